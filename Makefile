@@ -1,0 +1,119 @@
+# onnx-convert build. `make` builds build/onnx-convert and build/libonnxconvert.a;
+# `make check` runs every test and ends with "N passed, N failed";
+# `make demo` converts and optimizes a model from testdata/ and says what it did.
+
+CC      ?= cc
+PREFIX  ?= /usr/local
+BUILD   := build
+ASAN    := build-asan
+CSTD    := -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE
+WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+           -Wno-unused-parameter
+CFLAGS  ?= -O2 -g
+INC     := -Isrc -I$(BUILD)/gen
+LIBS    := -lprotobuf-c -lm
+SANFLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
+            -fno-sanitize-recover=undefined
+
+# Debian packages the build needs (`make deps` installs them when it can).
+DEB_PKGS := gcc make libprotobuf-c-dev protobuf-c-compiler uthash-dev
+
+LIB_SRC := $(sort $(wildcard src/*.c src/eval/*.c adapters/*.c passes/*.c))
+GEN_SRC := $(BUILD)/gen/onnx.pb-c.c
+CLI_SRC := src/cli/onnx-convert.c
+TEST_SRC := $(sort $(wildcard tests/test_*.c))
+TOOL_SRC := $(sort $(wildcard tests/tool_*.c))
+
+OBJ      := $(LIB_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/gen/onnx.pb-c.o
+ASAN_OBJ := $(LIB_SRC:%.c=$(ASAN)/obj/%.o) $(ASAN)/obj/gen/onnx.pb-c.o
+TESTS    := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
+ASAN_TESTS := $(TEST_SRC:tests/%.c=$(ASAN)/tests/%)
+TOOLS    := $(TOOL_SRC:tests/%.c=$(BUILD)/tests/%)
+
+.PHONY: all deps check demo install clean tests asan-tests testdata
+.SECONDARY:
+
+all: $(BUILD)/onnx-convert $(BUILD)/libonnxconvert.a
+
+# ---- generated protobuf code ----
+$(BUILD)/gen/onnx.pb-c.c $(BUILD)/gen/onnx.pb-c.h: proto/onnx.proto
+	@mkdir -p $(BUILD)/gen
+	protoc-c --c_out=$(BUILD)/gen -Iproto proto/onnx.proto
+
+# ---- normal build ----
+$(BUILD)/obj/gen/onnx.pb-c.o: $(BUILD)/gen/onnx.pb-c.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) $(CFLAGS) $(INC) -c $< -o $@
+
+$(BUILD)/obj/%.o: %.c $(BUILD)/gen/onnx.pb-c.h $(wildcard src/*.h src/*/*.h adapters/*.h passes/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) $(CFLAGS) $(WARN) $(INC) -c $< -o $@
+
+$(BUILD)/libonnxconvert.a: $(OBJ)
+	rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/onnx-convert: $(CLI_SRC) $(BUILD)/libonnxconvert.a
+	$(CC) $(CSTD) $(CFLAGS) $(WARN) $(INC) $< $(BUILD)/libonnxconvert.a $(LIBS) -o $@
+
+$(BUILD)/tests/%: tests/%.c tests/t.h $(BUILD)/libonnxconvert.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) $(CFLAGS) $(WARN) $(INC) -Itests $< $(BUILD)/libonnxconvert.a $(LIBS) -o $@
+
+# ---- sanitized build (AddressSanitizer + UndefinedBehaviorSanitizer) ----
+$(ASAN)/obj/gen/onnx.pb-c.o: $(BUILD)/gen/onnx.pb-c.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) $(SANFLAGS) $(INC) -c $< -o $@
+
+$(ASAN)/obj/%.o: %.c $(BUILD)/gen/onnx.pb-c.h $(wildcard src/*.h src/*/*.h adapters/*.h passes/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) $(SANFLAGS) $(WARN) $(INC) -c $< -o $@
+
+$(ASAN)/libonnxconvert.a: $(ASAN_OBJ)
+	rm -f $@
+	ar rcs $@ $^
+
+$(ASAN)/onnx-convert: $(CLI_SRC) $(ASAN)/libonnxconvert.a
+	$(CC) $(CSTD) $(SANFLAGS) $(WARN) $(INC) $< $(ASAN)/libonnxconvert.a $(LIBS) -o $@
+
+$(ASAN)/tests/%: tests/%.c tests/t.h $(ASAN)/libonnxconvert.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) $(SANFLAGS) $(WARN) $(INC) -Itests $< $(ASAN)/libonnxconvert.a $(LIBS) -o $@
+
+tests: all $(TESTS) $(TOOLS)
+asan-tests: $(ASAN)/onnx-convert $(ASAN_TESTS)
+
+# ---- entry points ----
+deps:
+	@missing=""; \
+	for p in $(DEB_PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing Debian packages:$$missing"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq$$missing >/dev/null || exit 1; \
+	  else \
+	    echo "onnx-convert needs Debian packages that are missing; run:"; \
+	    echo "  sudo apt-get install -y$$missing"; exit 1; \
+	  fi; \
+	fi
+
+check: deps
+	@$(MAKE) --no-print-directory tests asan-tests
+	@sh tests/run.sh $(BUILD) $(ASAN)
+
+demo: deps
+	@$(MAKE) --no-print-directory all
+	@sh tests/demo.sh $(BUILD)/onnx-convert
+
+# Rebuilds the models in testdata/ through the IR API (they are committed).
+testdata: tests
+	$(BUILD)/tests/tool_gen_models testdata
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include/onnx-convert
+	install -m 755 $(BUILD)/onnx-convert $(DESTDIR)$(PREFIX)/bin/
+	install -m 644 $(BUILD)/libonnxconvert.a $(DESTDIR)$(PREFIX)/lib/
+	install -m 644 src/ir.h src/load.h src/save.h src/info.h $(DESTDIR)$(PREFIX)/include/onnx-convert/
+
+clean:
+	rm -rf $(BUILD) $(ASAN)

@@ -1,0 +1,170 @@
+/*
+ * onnx-convert - the command line (prefix cli_).
+ *
+ * Exit status: 0 done; 1 the input was rejected or the operation is not
+ * possible (one line on stderr, no output file left behind); 2 usage error.
+ * This is the only place that prints or exits.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "info.h"
+#include "ir.h"
+#include "load.h"
+#include "save.h"
+
+#define CLI_OK 0
+#define CLI_FAIL 1
+#define CLI_USAGE 2
+
+static const char cli_usage_text[] =
+    "usage:\n"
+    "  onnx-convert convert IN.onnx -o OUT.onnx [--external-data FILE]\n"
+    "                       [--external-threshold BYTES]\n"
+    "  onnx-convert info MODEL.onnx [--json]\n"
+    "\n"
+    "convert without --opset writes the model back unchanged (a round trip).\n"
+    "--external-data FILE moves every tensor of at least BYTES (default 1024)\n"
+    "into FILE, beside OUT.onnx.\n";
+
+static int cli_usage(const char *msg)
+{
+    if (msg)
+        fprintf(stderr, "onnx-convert: %s\n", msg);
+    fputs(cli_usage_text, stderr);
+    return CLI_USAGE;
+}
+
+static int cli_error(const IrError *err)
+{
+    fprintf(stderr, "onnx-convert: %s\n", err->msg);
+    return CLI_FAIL;
+}
+
+/* Parses a non-negative decimal size; false on anything else. */
+static bool cli_parse_size(const char *s, size_t *out)
+{
+    char *end;
+    if (!s || !*s || *s == '-')
+        return false;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (*end || v > SIZE_MAX)
+        return false;
+    *out = (size_t)v;
+    return true;
+}
+
+/* Options of `convert`. */
+typedef struct CliConvert {
+    const char *in, *out;
+    SaveOptions save;
+    const char *unsupported; /* an option of a later stage, if given */
+} CliConvert;
+
+/* Returns 0, or CLI_USAGE after printing why. */
+static int cli_convert_args(int argc, char **argv, CliConvert *o)
+{
+    o->save.external_threshold = 1024;
+    for (int i = 2; i < argc; i++) {
+        const char *a = argv[i];
+        bool has_val = i + 1 < argc;
+        if (!strcmp(a, "-o") && has_val) {
+            o->out = argv[++i];
+        } else if (!strcmp(a, "--external-data") && has_val) {
+            o->save.external_file = argv[++i];
+        } else if (!strcmp(a, "--external-threshold") && has_val) {
+            if (!cli_parse_size(argv[++i], &o->save.external_threshold))
+                return cli_usage("--external-threshold takes a byte count");
+        } else if ((!strcmp(a, "--opset") || !strcmp(a, "--ir-version")) &&
+                   has_val) {
+            o->unsupported = a;
+            i++;
+        } else if (!strcmp(a, "--optimize") || !strcmp(a, "--verify")) {
+            o->unsupported = a;
+        } else if (a[0] == '-' && a[1]) {
+            fprintf(stderr, "onnx-convert: unknown or incomplete option '%s'\n",
+                    a);
+            return cli_usage(NULL);
+        } else if (!o->in) {
+            o->in = a;
+        } else {
+            return cli_usage("convert takes one input model");
+        }
+    }
+    if (!o->in || !o->out)
+        return cli_usage("convert needs IN.onnx and -o OUT.onnx");
+    return 0;
+}
+
+static int cli_convert(int argc, char **argv)
+{
+    CliConvert o = {0};
+    int rc = cli_convert_args(argc, argv, &o);
+    if (rc)
+        return rc;
+    if (o.unsupported) {
+        fprintf(stderr, "onnx-convert: %s is not implemented yet\n",
+                o.unsupported);
+        return CLI_FAIL;
+    }
+    IrError err;
+    IrModel *m;
+    if (load_model_file(o.in, NULL, &m, &err))
+        return cli_error(&err);
+    rc = save_model_file(m, o.out, &o.save, &err);
+    ir_model_free(m);
+    if (rc)
+        return cli_error(&err);
+    return CLI_OK;
+}
+
+static int cli_info(int argc, char **argv)
+{
+    const char *path = NULL;
+    bool json = false;
+    for (int i = 2; i < argc; i++) {
+        if (!strcmp(argv[i], "--json"))
+            json = true;
+        else if (argv[i][0] == '-' && argv[i][1])
+            return cli_usage("info takes MODEL.onnx and --json");
+        else if (!path)
+            path = argv[i];
+        else
+            return cli_usage("info takes one model");
+    }
+    if (!path)
+        return cli_usage("info needs MODEL.onnx");
+    IrError err;
+    IrModel *m;
+    LoadOptions lo = {.skip_external = 1};
+    if (load_model_file(path, &lo, &m, &err))
+        return cli_error(&err);
+    if (json)
+        info_print_json(stdout, m, path);
+    else
+        info_print_text(stdout, m, path);
+    ir_model_free(m);
+    if (fflush(stdout) || ferror(stdout)) {
+        fputs("onnx-convert: cannot write to standard output\n", stderr);
+        return CLI_FAIL;
+    }
+    return CLI_OK;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2)
+        return cli_usage(NULL);
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "convert"))
+        return cli_convert(argc, argv);
+    if (!strcmp(cmd, "info"))
+        return cli_info(argc, argv);
+    if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help")) {
+        fputs(cli_usage_text, stdout);
+        return CLI_OK;
+    }
+    fprintf(stderr, "onnx-convert: unknown command '%s'\n", cmd);
+    return cli_usage(NULL);
+}

@@ -1,0 +1,1058 @@
+/*
+ * ir.c - the mutable IR: memory, values, nodes, walks (prefix ir_).
+ */
+#include "ir.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+/* ---- errors and memory --------------------------------------------- */
+
+int ir_fail(IrError *err, const char *fmt, ...)
+{
+    if (err) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+        va_end(ap);
+        /* Messages are one line: fold any newline a name smuggled in. */
+        for (char *p = err->msg; *p; p++)
+            if (*p == '\n' || *p == '\r')
+                *p = ' ';
+    }
+    return -1;
+}
+
+/* Out of memory is not a user error we can report usefully mid-edit. */
+static void ir_oom(void)
+{
+    fputs("onnx-convert: out of memory\n", stderr);
+    abort();
+}
+
+void *ir_alloc(size_t n)
+{
+    void *p = calloc(1, n ? n : 1);
+    if (!p)
+        ir_oom();
+    return p;
+}
+
+void *ir_alloc_array(size_t n, size_t size)
+{
+    size_t total;
+    if (!ir_mul_size(n, size, &total))
+        ir_oom();
+    return ir_alloc(total);
+}
+
+void *ir_grow(void *p, size_t n, size_t size)
+{
+    size_t total;
+    if (!ir_mul_size(n, size, &total))
+        ir_oom();
+    void *q = realloc(p, total ? total : 1);
+    if (!q)
+        ir_oom();
+    return q;
+}
+
+char *ir_strdup(const char *s)
+{
+    if (!s)
+        return NULL;
+    size_t n = strlen(s) + 1;
+    char *d = ir_alloc(n);
+    memcpy(d, s, n);
+    return d;
+}
+
+bool ir_mul_size(size_t a, size_t b, size_t *out)
+{
+    if (a && b > SIZE_MAX / a)
+        return false;
+    *out = a * b;
+    return true;
+}
+
+bool ir_add_size(size_t a, size_t b, size_t *out)
+{
+    if (a > SIZE_MAX - b)
+        return false;
+    *out = a + b;
+    return true;
+}
+
+void ir_ptrlist_push(IrPtrList *l, void *p)
+{
+    if (l->n == l->cap) {
+        l->cap = l->cap ? l->cap * 2 : 4;
+        l->p = ir_grow(l->p, l->cap, sizeof *l->p);
+    }
+    l->p[l->n++] = p;
+}
+
+void ir_ptrlist_remove_at(IrPtrList *l, size_t i)
+{
+    memmove(l->p + i, l->p + i + 1, (l->n - i - 1) * sizeof *l->p);
+    l->n--;
+}
+
+/* ---- element types ------------------------------------------------- */
+
+static const struct {
+    const char *name;
+    int bits;
+} ir_dtypes[] = {
+    {"UNDEFINED", 0}, {"FLOAT", 32},   {"UINT8", 8},     {"INT8", 8},
+    {"UINT16", 16},   {"INT16", 16},   {"INT32", 32},    {"INT64", 64},
+    {"STRING", 0},    {"BOOL", 8},     {"FLOAT16", 16},  {"DOUBLE", 64},
+    {"UINT32", 32},   {"UINT64", 64},  {"COMPLEX64", 64}, {"COMPLEX128", 128},
+    {"BFLOAT16", 16}, {"FLOAT8E4M3FN", 8}, {"FLOAT8E4M3FNUZ", 8},
+    {"FLOAT8E5M2", 8}, {"FLOAT8E5M2FNUZ", 8}, {"UINT4", 4}, {"INT4", 4},
+    {"FLOAT4E2M1", 4}, {"FLOAT8E8M0", 8}, {"UINT2", 2}, {"INT2", 2},
+};
+
+const char *ir_dtype_name(int32_t dtype)
+{
+    if (dtype < 0 || (size_t)dtype >= sizeof ir_dtypes / sizeof ir_dtypes[0])
+        return NULL;
+    return ir_dtypes[dtype].name;
+}
+
+int ir_dtype_bits(int32_t dtype)
+{
+    if (dtype < 0 || (size_t)dtype >= sizeof ir_dtypes / sizeof ir_dtypes[0])
+        return 0;
+    return ir_dtypes[dtype].bits;
+}
+
+bool ir_tensor_numel(const IrTensor *t, uint64_t *out)
+{
+    uint64_t n = 1;
+    for (size_t i = 0; i < t->ndims; i++) {
+        if (t->dims[i] < 0)
+            return false;
+        uint64_t d = (uint64_t)t->dims[i];
+        if (d && n > UINT64_MAX / d)
+            return false;
+        n *= d;
+    }
+    *out = n;
+    return true;
+}
+
+uint64_t ir_tensor_stored_bytes(const IrTensor *t)
+{
+    uint64_t b = 0;
+    if (t->has_raw)
+        b += t->raw.len;
+    b += (uint64_t)t->n_float * 4 + (uint64_t)t->n_int32 * 4 +
+         (uint64_t)t->n_int64 * 8 + (uint64_t)t->n_double * 8 +
+         (uint64_t)t->n_uint64 * 8;
+    for (size_t i = 0; i < t->n_string; i++)
+        b += t->string_data[i].len;
+    b += t->ext.len;
+    return b;
+}
+
+/* ---- freeing -------------------------------------------------------- */
+
+void ir_unknown_free(IrUnknown *u)
+{
+    for (size_t i = 0; i < u->n; i++)
+        free(u->f[i].data);
+    free(u->f);
+    u->f = NULL;
+    u->n = 0;
+}
+
+void ir_strmap_free(IrStrMap *m)
+{
+    for (size_t i = 0; i < m->n; i++) {
+        free(m->p[i].key);
+        free(m->p[i].value);
+        ir_unknown_free(&m->p[i].unk);
+    }
+    free(m->p);
+    m->p = NULL;
+    m->n = 0;
+}
+
+static void ir_bytes_list_free(IrBytes *b, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(b[i].data);
+    free(b);
+}
+
+void ir_tensor_free(IrTensor *t)
+{
+    if (!t)
+        return;
+    free(t->name);
+    free(t->doc_string);
+    free(t->dims);
+    if (t->segment) {
+        ir_unknown_free(&t->segment->unk);
+        free(t->segment);
+    }
+    free(t->float_data);
+    free(t->int32_data);
+    ir_bytes_list_free(t->string_data, t->n_string);
+    free(t->int64_data);
+    free(t->double_data);
+    free(t->uint64_data);
+    free(t->raw.data);
+    ir_strmap_free(&t->external_data);
+    ir_strmap_free(&t->meta);
+    ir_unknown_free(&t->unk);
+    free(t);
+}
+
+void ir_sparse_free(IrSparse *s)
+{
+    if (!s)
+        return;
+    ir_tensor_free(s->values);
+    ir_tensor_free(s->indices);
+    free(s->dims);
+    ir_unknown_free(&s->unk);
+    free(s);
+}
+
+static void ir_shape_free(IrShape *s)
+{
+    if (!s)
+        return;
+    for (size_t i = 0; i < s->rank; i++) {
+        free(s->dims[i].param);
+        free(s->dims[i].denotation);
+        ir_unknown_free(&s->dims[i].unk);
+    }
+    free(s->dims);
+    ir_unknown_free(&s->unk);
+    free(s);
+}
+
+void ir_type_free(IrType *t)
+{
+    if (!t)
+        return;
+    ir_shape_free(t->shape);
+    ir_type_free(t->elem);
+    free(t->opaque_domain);
+    free(t->opaque_name);
+    free(t->denotation);
+    ir_unknown_free(&t->inner_unk);
+    ir_unknown_free(&t->unk);
+    free(t);
+}
+
+void ir_attr_free(IrAttr *a)
+{
+    if (!a)
+        return;
+    free(a->name);
+    free(a->ref_attr_name);
+    free(a->doc_string);
+    free(a->s.data);
+    ir_tensor_free(a->t);
+    ir_graph_free(a->g);
+    ir_sparse_free(a->sparse_tensor);
+    ir_type_free(a->tp);
+    free(a->floats);
+    free(a->ints);
+    ir_bytes_list_free(a->strings, a->n_strings);
+    for (size_t i = 0; i < a->n_tensors; i++)
+        ir_tensor_free(a->tensors[i]);
+    free(a->tensors);
+    for (size_t i = 0; i < a->n_graphs; i++)
+        ir_graph_free(a->graphs[i]);
+    free(a->graphs);
+    for (size_t i = 0; i < a->n_sparse; i++)
+        ir_sparse_free(a->sparse_tensors[i]);
+    free(a->sparse_tensors);
+    for (size_t i = 0; i < a->n_tps; i++)
+        ir_type_free(a->type_protos[i]);
+    free(a->type_protos);
+    ir_unknown_free(&a->unk);
+    free(a);
+}
+
+static void ir_shard_spec_free(IrShardSpec *s)
+{
+    free(s->tensor_name);
+    free(s->device);
+    for (size_t i = 0; i < s->n_groups; i++) {
+        free(s->groups[i].v);
+        ir_unknown_free(&s->groups[i].unk);
+    }
+    free(s->groups);
+    for (size_t i = 0; i < s->n_dims; i++) {
+        IrShardedDim *d = &s->dims[i];
+        for (size_t j = 0; j < d->n; j++) {
+            free(d->simple[j].dim_param);
+            ir_unknown_free(&d->simple[j].unk);
+        }
+        free(d->simple);
+        ir_unknown_free(&d->unk);
+    }
+    free(s->dims);
+    ir_unknown_free(&s->unk);
+}
+
+static void ir_devcfgs_free(IrNodeDevCfg *c, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(c[i].configuration_id);
+        for (size_t j = 0; j < c[i].n_specs; j++)
+            ir_shard_spec_free(&c[i].specs[j]);
+        free(c[i].specs);
+        ir_unknown_free(&c[i].unk);
+    }
+    free(c);
+}
+
+/* Frees a node's own fields; uses must already be detached. */
+static void ir_node_free_fields(IrNode *n)
+{
+    free(n->name);
+    free(n->op_type);
+    free(n->domain);
+    free(n->overload);
+    free(n->doc_string);
+    free(n->in);
+    free(n->out);
+    for (size_t i = 0; i < n->n_attr; i++)
+        ir_attr_free(n->attr[i]);
+    free(n->attr);
+    ir_strmap_free(&n->meta);
+    ir_devcfgs_free(n->devcfg, n->n_devcfg);
+    ir_unknown_free(&n->unk);
+    free(n);
+}
+
+void ir_valueinfo_free(IrValueInfo *vi)
+{
+    if (!vi)
+        return;
+    ir_type_free(vi->type);
+    free(vi->doc_string);
+    ir_strmap_free(&vi->meta);
+    ir_unknown_free(&vi->unk);
+    free(vi);
+}
+
+static void ir_vilist_free(IrPtrList *l)
+{
+    for (size_t i = 0; i < l->n; i++)
+        ir_valueinfo_free(l->p[i]);
+    free(l->p);
+}
+
+/* Removes the use (n, index) from v's use list. O(uses). */
+static void ir_use_remove(IrValue *v, IrNode *n, size_t index)
+{
+    for (size_t i = 0; i < v->n_uses; i++) {
+        if (v->uses[i].node == n && v->uses[i].index == index) {
+            v->uses[i] = v->uses[--v->n_uses];
+            return;
+        }
+    }
+}
+
+static void ir_use_add(IrValue *v, IrNode *n, size_t index)
+{
+    if (v->n_uses == v->cap_uses) {
+        v->cap_uses = v->cap_uses ? v->cap_uses * 2 : 2;
+        v->uses = ir_grow(v->uses, v->cap_uses, sizeof *v->uses);
+    }
+    v->uses[v->n_uses++] = (IrUse){n, index};
+}
+
+/* Detaches every use the nodes of g (and its subgraphs) hold on values of
+ * enclosing graphs, so that freeing a subgraph leaves no dangling use. */
+static void ir_graph_detach_outer_uses(IrGraph *g)
+{
+    for (IrNode *n = g->first; n; n = n->next) {
+        for (size_t i = 0; i < n->n_in; i++)
+            if (n->in[i] && n->in[i]->graph != g)
+                ir_use_remove(n->in[i], n, i);
+        for (size_t a = 0; a < n->n_attr; a++) {
+            IrAttr *at = n->attr[a];
+            if (at->g)
+                ir_graph_detach_outer_uses(at->g);
+            for (size_t k = 0; k < at->n_graphs; k++)
+                ir_graph_detach_outer_uses(at->graphs[k]);
+        }
+    }
+}
+
+static void ir_graph_free_inner(IrGraph *g)
+{
+    IrNode *n = g->first;
+    while (n) {
+        IrNode *next = n->next;
+        ir_node_free_fields(n);
+        n = next;
+    }
+    for (size_t i = 0; i < g->dead.n; i++)
+        ir_node_free_fields(g->dead.p[i]);
+    free(g->dead.p);
+    IrValue *v, *tmp;
+    HASH_ITER(hh, g->values, v, tmp) {
+        HASH_DEL(g->values, v);
+        free(v->name);
+        free(v->uses);
+        free(v);
+    }
+    ir_vilist_free(&g->inputs);
+    ir_vilist_free(&g->outputs);
+    ir_vilist_free(&g->value_info);
+    for (size_t i = 0; i < g->inits.n; i++)
+        ir_tensor_free(g->inits.p[i]);
+    free(g->inits.p);
+    for (size_t i = 0; i < g->sparse_inits.n; i++)
+        ir_sparse_free(g->sparse_inits.p[i]);
+    free(g->sparse_inits.p);
+    for (size_t i = 0; i < g->n_qann; i++) {
+        free(g->qann[i].tensor_name);
+        ir_strmap_free(&g->qann[i].params);
+        ir_unknown_free(&g->qann[i].unk);
+    }
+    free(g->qann);
+    ir_strmap_free(&g->meta);
+    ir_unknown_free(&g->unk);
+    free(g->name);
+    free(g->doc_string);
+    free(g);
+}
+
+void ir_graph_free(IrGraph *g)
+{
+    if (!g)
+        return;
+    /* Only a subgraph can hold uses on values it does not own. */
+    if (g->parent)
+        ir_graph_detach_outer_uses(g);
+    ir_graph_free_inner(g);
+}
+
+void ir_function_free(IrFunction *f)
+{
+    if (!f)
+        return;
+    free(f->name);
+    free(f->domain);
+    free(f->overload);
+    free(f->doc_string);
+    ir_graph_free(f->body);
+    for (size_t i = 0; i < f->n_attr_names; i++)
+        free(f->attr_names[i]);
+    free(f->attr_names);
+    for (size_t i = 0; i < f->n_attr; i++)
+        ir_attr_free(f->attr[i]);
+    free(f->attr);
+    for (size_t i = 0; i < f->n_opsets; i++) {
+        free(f->opsets[i].domain);
+        ir_unknown_free(&f->opsets[i].unk);
+    }
+    free(f->opsets);
+    ir_strmap_free(&f->meta);
+    ir_unknown_free(&f->unk);
+    free(f);
+}
+
+/* ---- model ---------------------------------------------------------- */
+
+IrModel *ir_model_new(void)
+{
+    return ir_alloc(sizeof(IrModel));
+}
+
+/* Releases the file mappings the loader made for m. */
+static void ir_model_unmap(IrModel *m)
+{
+    for (size_t i = 0; i < m->n_maps; i++) {
+        if (m->maps[i].base)
+            munmap(m->maps[i].base, m->maps[i].len);
+        free(m->maps[i].path);
+        free(m->maps[i].location);
+    }
+    free(m->maps);
+}
+
+void ir_model_free(IrModel *m)
+{
+    if (!m)
+        return;
+    for (size_t i = 0; i < m->n_opsets; i++) {
+        free(m->opsets[i].domain);
+        ir_unknown_free(&m->opsets[i].unk);
+    }
+    free(m->opsets);
+    free(m->producer_name);
+    free(m->producer_version);
+    free(m->domain);
+    free(m->doc_string);
+    ir_graph_free(m->graph);
+    ir_strmap_free(&m->meta);
+    for (size_t i = 0; i < m->n_training; i++) {
+        IrTraining *t = &m->training[i];
+        ir_graph_free(t->initialization);
+        ir_graph_free(t->algorithm);
+        ir_strmap_free(&t->init_binding);
+        ir_strmap_free(&t->update_binding);
+        ir_unknown_free(&t->unk);
+    }
+    free(m->training);
+    for (size_t i = 0; i < m->n_functions; i++)
+        ir_function_free(m->functions[i]);
+    free(m->functions);
+    for (size_t i = 0; i < m->n_configs; i++) {
+        IrDevCfg *c = &m->configs[i];
+        free(c->name);
+        for (size_t j = 0; j < c->n_device; j++)
+            free(c->device[j]);
+        free(c->device);
+        ir_unknown_free(&c->unk);
+    }
+    free(m->configs);
+    ir_unknown_free(&m->unk);
+    ir_model_unmap(m);
+    free(m->dir);
+    free(m);
+}
+
+/* "" and "ai.onnx" name the same operator set. */
+static bool ir_same_domain(const char *a, const char *b)
+{
+    if (!a || !strcmp(a, "ai.onnx"))
+        a = "";
+    if (!b || !strcmp(b, "ai.onnx"))
+        b = "";
+    return !strcmp(a, b);
+}
+
+int64_t ir_model_opset(const IrModel *m, const char *domain)
+{
+    for (size_t i = 0; i < m->n_opsets; i++)
+        if (ir_same_domain(m->opsets[i].domain, domain))
+            return m->opsets[i].has_version ? m->opsets[i].version : -1;
+    return -1;
+}
+
+void ir_model_set_opset(IrModel *m, const char *domain, int64_t version)
+{
+    for (size_t i = 0; i < m->n_opsets; i++) {
+        if (ir_same_domain(m->opsets[i].domain, domain)) {
+            m->opsets[i].has_version = true;
+            m->opsets[i].version = version;
+            return;
+        }
+    }
+    m->opsets = ir_grow(m->opsets, m->n_opsets + 1, sizeof *m->opsets);
+    m->opsets[m->n_opsets++] =
+        (IrOpset){.domain = ir_strdup(domain ? domain : ""),
+                  .has_version = true, .version = version};
+}
+
+/* ---- graphs and values ---------------------------------------------- */
+
+IrGraph *ir_graph_new(IrGraph *parent)
+{
+    IrGraph *g = ir_alloc(sizeof *g);
+    g->parent = parent;
+    return g;
+}
+
+IrValue *ir_graph_find_local(const IrGraph *g, const char *name)
+{
+    IrValue *v = NULL;
+    HASH_FIND_STR(g->values, name, v);
+    return v;
+}
+
+IrValue *ir_graph_lookup(const IrGraph *g, const char *name)
+{
+    for (; g; g = g->parent) {
+        IrValue *v = ir_graph_find_local(g, name);
+        if (v)
+            return v;
+    }
+    return NULL;
+}
+
+IrValue *ir_graph_value(IrGraph *g, const char *name)
+{
+    IrValue *v = ir_graph_find_local(g, name);
+    if (v)
+        return v;
+    v = ir_alloc(sizeof *v);
+    v->name = ir_strdup(name);
+    v->graph = g;
+    HASH_ADD_KEYPTR(hh, g->values, v->name, strlen(v->name), v);
+    return v;
+}
+
+/* True when `name` is taken in g, an enclosing graph, or a subgraph of g. */
+static bool ir_name_taken_below(const IrGraph *g, const char *name)
+{
+    if (ir_graph_find_local(g, name))
+        return true;
+    for (const IrNode *n = g->first; n; n = n->next) {
+        for (size_t a = 0; a < n->n_attr; a++) {
+            const IrAttr *at = n->attr[a];
+            if (at->g && ir_name_taken_below(at->g, name))
+                return true;
+            for (size_t k = 0; k < at->n_graphs; k++)
+                if (ir_name_taken_below(at->graphs[k], name))
+                    return true;
+        }
+    }
+    return false;
+}
+
+char *ir_graph_fresh_name(const IrGraph *g, const char *base)
+{
+    size_t cap = strlen(base) + 32;
+    char *s = ir_alloc(cap);
+    const IrGraph *top = g;
+    while (top->parent)
+        top = top->parent;
+    for (unsigned long i = 0;; i++) {
+        snprintf(s, cap, i ? "%s_%lu" : "%s", base, i);
+        if (!ir_name_taken_below(top, s))
+            return s;
+    }
+}
+
+int ir_value_rename(IrValue *v, const char *name, IrError *err)
+{
+    if (!strcmp(v->name, name))
+        return 0;
+    if (ir_graph_find_local(v->graph, name))
+        return ir_fail(err, "cannot rename value '%s' to '%s': name taken",
+                       v->name, name);
+    HASH_DEL(v->graph->values, v);
+    free(v->name);
+    v->name = ir_strdup(name);
+    HASH_ADD_KEYPTR(hh, v->graph->values, v->name, strlen(v->name), v);
+    if (v->init) {
+        free(v->init->name);
+        v->init->name = ir_strdup(name);
+    }
+    if (v->sparse_init && v->sparse_init->values) {
+        free(v->sparse_init->values->name);
+        v->sparse_init->values->name = ir_strdup(name);
+    }
+    return 0;
+}
+
+void ir_value_replace_uses(IrValue *from, IrValue *to)
+{
+    if (from == to)
+        return;
+    while (from->n_uses) {
+        IrUse u = from->uses[from->n_uses - 1];
+        ir_node_set_input(u.node, u.index, to);
+    }
+}
+
+bool ir_value_is_graph_output(const IrValue *v)
+{
+    const IrPtrList *l = &v->graph->outputs;
+    for (size_t i = 0; i < l->n; i++)
+        if (((IrValueInfo *)l->p[i])->value == v)
+            return true;
+    return false;
+}
+
+/* True when any ValueInfo of g refers to v. */
+static bool ir_value_described(const IrValue *v)
+{
+    const IrGraph *g = v->graph;
+    const IrPtrList *lists[] = {&g->inputs, &g->outputs, &g->value_info};
+    for (size_t k = 0; k < 3; k++)
+        for (size_t i = 0; i < lists[k]->n; i++)
+            if (((IrValueInfo *)lists[k]->p[i])->value == v)
+                return true;
+    return false;
+}
+
+void ir_value_drop_if_unused(IrValue *v)
+{
+    if (v->n_uses || v->producer || v->init || v->sparse_init ||
+        v->kind == IR_VAL_INPUT || ir_value_described(v))
+        return;
+    HASH_DEL(v->graph->values, v);
+    free(v->name);
+    free(v->uses);
+    free(v);
+}
+
+static IrValueInfo *ir_valueinfo_new(IrValue *v, IrType *type)
+{
+    IrValueInfo *vi = ir_alloc(sizeof *vi);
+    vi->value = v;
+    vi->type = type;
+    return vi;
+}
+
+IrValueInfo *ir_graph_add_input(IrGraph *g, const char *name, IrType *type)
+{
+    IrValue *v = ir_graph_value(g, name);
+    v->kind = IR_VAL_INPUT;
+    IrValueInfo *vi = ir_valueinfo_new(v, type);
+    ir_ptrlist_push(&g->inputs, vi);
+    return vi;
+}
+
+IrValueInfo *ir_graph_add_output(IrGraph *g, IrValue *v, IrType *type)
+{
+    IrValueInfo *vi = ir_valueinfo_new(v, type);
+    ir_ptrlist_push(&g->outputs, vi);
+    return vi;
+}
+
+IrValue *ir_graph_add_init(IrGraph *g, IrTensor *t)
+{
+    IrValue *v = ir_graph_value(g, t->name ? t->name : "");
+    if (v->kind == IR_VAL_UNDEF)
+        v->kind = IR_VAL_INIT;
+    v->init = t;
+    ir_ptrlist_push(&g->inits, t);
+    return v;
+}
+
+/* ---- nodes ---------------------------------------------------------- */
+
+static void ir_node_link(IrGraph *g, IrNode *n, IrNode *before)
+{
+    n->graph = g;
+    if (!before) {
+        n->prev = g->last;
+        n->next = NULL;
+        if (g->last)
+            g->last->next = n;
+        else
+            g->first = n;
+        g->last = n;
+    } else {
+        n->next = before;
+        n->prev = before->prev;
+        if (before->prev)
+            before->prev->next = n;
+        else
+            g->first = n;
+        before->prev = n;
+    }
+    g->n_nodes++;
+}
+
+/* Takes n out of the list; n->next is left pointing on so that a walk
+ * standing on n can continue. */
+static void ir_node_unlink(IrNode *n)
+{
+    IrGraph *g = n->graph;
+    if (n->prev)
+        n->prev->next = n->next;
+    else
+        g->first = n->next;
+    if (n->next)
+        n->next->prev = n->prev;
+    else
+        g->last = n->prev;
+    n->prev = NULL;
+    g->n_nodes--;
+}
+
+IrNode *ir_node_new(IrGraph *g, IrNode *before, const char *op_type,
+                    const char *domain, const char *name,
+                    size_t n_in, const char *const *in,
+                    size_t n_out, const char *const *out, IrError *err)
+{
+    for (size_t i = 0; i < n_out; i++) {
+        if (!out[i][0])
+            continue;
+        IrValue *v = ir_graph_find_local(g, out[i]);
+        if (v && v->kind != IR_VAL_UNDEF) {
+            ir_fail(err, "node '%s' (%s): output '%s' is already defined",
+                    name ? name : "", op_type, out[i]);
+            return NULL;
+        }
+    }
+    IrNode *n = ir_alloc(sizeof *n);
+    n->op_type = ir_strdup(op_type);
+    n->domain = ir_strdup(domain);
+    n->name = ir_strdup(name);
+    ir_node_link(g, n, before);
+    n->in = ir_alloc_array(n_in ? n_in : 1, sizeof *n->in);
+    n->n_in = n_in;
+    for (size_t i = 0; i < n_in; i++) {
+        if (!in[i][0])
+            continue;
+        IrValue *v = ir_graph_lookup(g, in[i]);
+        if (!v)
+            v = ir_graph_value(g, in[i]);
+        n->in[i] = v;
+        ir_use_add(v, n, i);
+    }
+    n->out = ir_alloc_array(n_out ? n_out : 1, sizeof *n->out);
+    n->n_out = n_out;
+    for (size_t i = 0; i < n_out; i++) {
+        if (!out[i][0])
+            continue;
+        IrValue *v = ir_graph_value(g, out[i]);
+        v->kind = IR_VAL_NODE;
+        v->producer = n;
+        v->producer_index = i;
+        n->out[i] = v;
+    }
+    return n;
+}
+
+void ir_node_set_input(IrNode *n, size_t i, IrValue *v)
+{
+    if (n->in[i])
+        ir_use_remove(n->in[i], n, i);
+    n->in[i] = v;
+    if (v)
+        ir_use_add(v, n, i);
+}
+
+void ir_node_add_input(IrNode *n, IrValue *v)
+{
+    n->in = ir_grow(n->in, n->n_in + 1, sizeof *n->in);
+    n->in[n->n_in] = NULL;
+    n->n_in++;
+    ir_node_set_input(n, n->n_in - 1, v);
+}
+
+void ir_node_delete(IrNode *n)
+{
+    if (n->dead)
+        return;
+    for (size_t i = 0; i < n->n_in; i++) {
+        IrValue *v = n->in[i];
+        if (!v)
+            continue;
+        ir_use_remove(v, n, i);
+        n->in[i] = NULL;
+        ir_value_drop_if_unused(v);
+    }
+    for (size_t a = 0; a < n->n_attr; a++) {
+        IrAttr *at = n->attr[a];
+        if (at->g)
+            ir_graph_detach_outer_uses(at->g);
+        for (size_t k = 0; k < at->n_graphs; k++)
+            ir_graph_detach_outer_uses(at->graphs[k]);
+    }
+    for (size_t i = 0; i < n->n_out; i++) {
+        IrValue *v = n->out[i];
+        if (!v)
+            continue;
+        v->producer = NULL;
+        v->kind = v->init ? IR_VAL_INIT : IR_VAL_UNDEF;
+        n->out[i] = NULL;
+        ir_value_drop_if_unused(v);
+    }
+    ir_node_unlink(n);
+    n->dead = true;
+    ir_ptrlist_push(&n->graph->dead, n);
+}
+
+void ir_node_move_before(IrNode *n, IrNode *before)
+{
+    if (n == before)
+        return;
+    ir_node_unlink(n);
+    ir_node_link(n->graph, n, before);
+}
+
+IrNode *ir_walk_first(IrGraph *g)
+{
+    return g->first;
+}
+
+IrNode *ir_walk_next(IrNode *n)
+{
+    IrNode *p = n->next;
+    while (p && p->dead)
+        p = p->next;
+    return p;
+}
+
+/* Frees the nodes deleted since the last collect. Their subgraphs' outer
+ * uses were detached at delete time, so subgraph attributes are freed as
+ * top-level graphs would be. */
+void ir_graph_collect(IrGraph *g)
+{
+    for (size_t i = 0; i < g->dead.n; i++) {
+        IrNode *n = g->dead.p[i];
+        for (size_t a = 0; a < n->n_attr; a++) {
+            IrAttr *at = n->attr[a];
+            if (at->g)
+                at->g->parent = NULL;
+            for (size_t k = 0; k < at->n_graphs; k++)
+                at->graphs[k]->parent = NULL;
+        }
+        ir_node_free_fields(n);
+    }
+    g->dead.n = 0;
+}
+
+IrAttr *ir_node_attr(const IrNode *n, const char *name)
+{
+    for (size_t i = 0; i < n->n_attr; i++)
+        if (n->attr[i]->name && !strcmp(n->attr[i]->name, name))
+            return n->attr[i];
+    return NULL;
+}
+
+void ir_node_set_attr(IrNode *n, IrAttr *a)
+{
+    for (size_t i = 0; i < n->n_attr; i++) {
+        if (n->attr[i]->name && a->name && !strcmp(n->attr[i]->name, a->name)) {
+            ir_attr_free(n->attr[i]);
+            n->attr[i] = a;
+            return;
+        }
+    }
+    n->attr = ir_grow(n->attr, n->n_attr + 1, sizeof *n->attr);
+    n->attr[n->n_attr++] = a;
+    if (a->g)
+        a->g->owner = n;
+    for (size_t k = 0; k < a->n_graphs; k++)
+        a->graphs[k]->owner = n;
+}
+
+bool ir_node_remove_attr(IrNode *n, const char *name)
+{
+    for (size_t i = 0; i < n->n_attr; i++) {
+        if (n->attr[i]->name && !strcmp(n->attr[i]->name, name)) {
+            ir_attr_free(n->attr[i]);
+            memmove(n->attr + i, n->attr + i + 1,
+                    (n->n_attr - i - 1) * sizeof *n->attr);
+            n->n_attr--;
+            return true;
+        }
+    }
+    return false;
+}
+
+static IrAttr *ir_attr_new(const char *name, int type)
+{
+    IrAttr *a = ir_alloc(sizeof *a);
+    a->name = ir_strdup(name);
+    a->has_type = true;
+    a->type = type;
+    return a;
+}
+
+/* AttributeProto.AttributeType codes used below. */
+enum { IR_AT_FLOAT = 1, IR_AT_INT = 2, IR_AT_STRING = 3, IR_AT_TENSOR = 4,
+       IR_AT_INTS = 7 };
+
+IrAttr *ir_attr_int(const char *name, int64_t v)
+{
+    IrAttr *a = ir_attr_new(name, IR_AT_INT);
+    a->has_i = true;
+    a->i = v;
+    return a;
+}
+
+IrAttr *ir_attr_float(const char *name, float v)
+{
+    IrAttr *a = ir_attr_new(name, IR_AT_FLOAT);
+    a->has_f = true;
+    a->f = v;
+    return a;
+}
+
+IrAttr *ir_attr_ints(const char *name, size_t n, const int64_t *v)
+{
+    IrAttr *a = ir_attr_new(name, IR_AT_INTS);
+    a->n_ints = n;
+    a->ints = ir_alloc_array(n ? n : 1, sizeof *a->ints);
+    if (n)
+        memcpy(a->ints, v, n * sizeof *v);
+    return a;
+}
+
+IrAttr *ir_attr_string(const char *name, const char *s)
+{
+    IrAttr *a = ir_attr_new(name, IR_AT_STRING);
+    a->has_s = true;
+    a->s.len = strlen(s);
+    a->s.data = ir_alloc(a->s.len + 1);
+    memcpy(a->s.data, s, a->s.len);
+    return a;
+}
+
+IrAttr *ir_attr_tensor(const char *name, IrTensor *t)
+{
+    IrAttr *a = ir_attr_new(name, IR_AT_TENSOR);
+    a->t = t;
+    return a;
+}
+
+IrTensor *ir_tensor_new(const char *name, int32_t dtype, size_t ndims,
+                        const int64_t *dims, const void *data, size_t bytes)
+{
+    IrTensor *t = ir_alloc(sizeof *t);
+    t->name = ir_strdup(name);
+    t->has_data_type = true;
+    t->data_type = dtype;
+    t->ndims = ndims;
+    t->dims = ir_alloc_array(ndims ? ndims : 1, sizeof *t->dims);
+    if (ndims)
+        memcpy(t->dims, dims, ndims * sizeof *dims);
+    t->has_raw = true;
+    t->raw.len = bytes;
+    t->raw.data = ir_alloc(bytes);
+    if (bytes)
+        memcpy(t->raw.data, data, bytes);
+    return t;
+}
+
+IrType *ir_type_tensor(int32_t elem_type, size_t rank, const int64_t *dims)
+{
+    IrType *t = ir_alloc(sizeof *t);
+    t->kind = IR_TYPE_TENSOR;
+    t->has_elem_type = true;
+    t->elem_type = elem_type;
+    t->shape = ir_alloc(sizeof *t->shape);
+    t->shape->rank = rank;
+    t->shape->dims = ir_alloc_array(rank ? rank : 1, sizeof(IrDim));
+    for (size_t i = 0; i < rank; i++) {
+        if (dims[i] >= 0) {
+            t->shape->dims[i].kind = IR_DIM_VALUE;
+            t->shape->dims[i].value = dims[i];
+        }
+    }
+    return t;
+}
+
+static size_t ir_attr_count_subgraphs(const IrAttr *a)
+{
+    size_t c = 0;
+    if (a->g)
+        c += 1 + ir_graph_count_subgraphs(a->g);
+    for (size_t k = 0; k < a->n_graphs; k++)
+        c += 1 + ir_graph_count_subgraphs(a->graphs[k]);
+    return c;
+}
+
+size_t ir_graph_count_subgraphs(const IrGraph *g)
+{
+    size_t c = 0;
+    for (const IrNode *n = g->first; n; n = n->next)
+        for (size_t a = 0; a < n->n_attr; a++)
+            c += ir_attr_count_subgraphs(n->attr[a]);
+    return c;
+}

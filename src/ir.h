@@ -1,0 +1,555 @@
+/*
+ * ir.h - the mutable in-memory model (prefix ir_).
+ *
+ * The IR mirrors every message and field of onnx.proto so that a model
+ * survives load followed by save with nothing lost, and adds what editing
+ * needs: values with a producer and a list of uses, a name index per graph
+ * (uthash, O(1) lookup), subgraphs that resolve names in enclosing scopes,
+ * and a node list that may be edited while it is walked.
+ *
+ * Conventions:
+ * - Optional proto fields keep their presence: a NULL string is "absent",
+ *   "" is "present and empty"; scalars have a has_ flag.
+ * - Every struct that mirrors a message carries `unk`, the unknown fields the
+ *   reader met in it, written back verbatim.
+ * - The IR owns all it points to (strings, arrays, tensors, subgraphs) unless
+ *   a comment says "borrowed". ir_*_free releases a whole subtree.
+ * - Names of values live in IrValue only for node inputs/outputs and graph
+ *   inputs/outputs/value_info; initializer tensors keep their own `name`,
+ *   which ir_value_rename keeps in step.
+ */
+#ifndef OC_IR_H
+#define OC_IR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "uthash.h"
+
+/* ---- plain data ---------------------------------------------------- */
+
+/* One field the reader did not know, kept as it was on the wire. */
+typedef struct IrUnknownField {
+    uint32_t tag;      /* field number */
+    uint8_t wire_type; /* protobuf wire type 0..5 */
+    size_t len;
+    uint8_t *data;     /* owned */
+} IrUnknownField;
+
+typedef struct IrUnknown {
+    size_t n;
+    IrUnknownField *f; /* owned array */
+} IrUnknown;
+
+/* A proto `bytes` value: may hold NUL bytes. */
+typedef struct IrBytes {
+    size_t len;
+    uint8_t *data; /* owned; may be NULL when len is 0 */
+} IrBytes;
+
+/* StringStringEntryProto. */
+typedef struct IrStrPair {
+    char *key;   /* NULL = absent */
+    char *value; /* NULL = absent */
+    IrUnknown unk;
+} IrStrPair;
+
+/* A list of StringStringEntryProto (metadata_props, external_data, ...). */
+typedef struct IrStrMap {
+    size_t n;
+    IrStrPair *p;
+} IrStrMap;
+
+/* OperatorSetIdProto. */
+typedef struct IrOpset {
+    char *domain; /* NULL = absent, which means "" (ai.onnx) */
+    bool has_version;
+    int64_t version;
+    IrUnknown unk;
+} IrOpset;
+
+/* ---- types --------------------------------------------------------- */
+
+/* TensorShapeProto.Dimension: a number, a symbol, or neither. */
+typedef enum { IR_DIM_UNSET = 0, IR_DIM_VALUE = 1, IR_DIM_PARAM = 2 } IrDimKind;
+
+typedef struct IrDim {
+    IrDimKind kind;
+    int64_t value;    /* when kind == IR_DIM_VALUE */
+    char *param;      /* when kind == IR_DIM_PARAM */
+    char *denotation; /* NULL = absent */
+    IrUnknown unk;
+} IrDim;
+
+/* TensorShapeProto. */
+typedef struct IrShape {
+    size_t rank;
+    IrDim *dims;
+    IrUnknown unk;
+} IrShape;
+
+/* Which member of TypeProto's oneof is set; the values are the field
+ * numbers, so they read the same as the wire. */
+typedef enum {
+    IR_TYPE_NONE = 0,
+    IR_TYPE_TENSOR = 1,
+    IR_TYPE_SEQUENCE = 4,
+    IR_TYPE_MAP = 5,
+    IR_TYPE_OPAQUE = 7,
+    IR_TYPE_SPARSE_TENSOR = 8,
+    IR_TYPE_OPTIONAL = 9
+} IrTypeKind;
+
+/* TypeProto with its oneof member flattened in. `inner_unk` holds the
+ * unknown fields of the member message (TypeProto.Tensor etc.). */
+typedef struct IrType IrType;
+struct IrType {
+    IrTypeKind kind;
+    /* tensor, sparse tensor */
+    bool has_elem_type;
+    int32_t elem_type;
+    IrShape *shape;          /* NULL = rank unknown */
+    /* sequence, optional: elem; map: value type */
+    IrType *elem;            /* NULL = absent */
+    bool has_key_type;       /* map */
+    int32_t key_type;
+    char *opaque_domain;     /* opaque */
+    char *opaque_name;
+    char *denotation;        /* of the whole TypeProto */
+    IrUnknown inner_unk;
+    IrUnknown unk;
+};
+
+/* ---- tensors ------------------------------------------------------- */
+
+/* TensorProto.Segment. */
+typedef struct IrSegment {
+    bool has_begin, has_end;
+    int64_t begin, end;
+    IrUnknown unk;
+} IrSegment;
+
+/* Where a tensor's external bytes were found at load time (borrowed from a
+ * mapping the model owns), so that save can write them again. */
+typedef struct IrExtRef {
+    const uint8_t *data; /* borrowed from IrModel's mappings */
+    size_t len;
+    bool bound;          /* false: not resolved (LoadOptions.skip_external) */
+} IrExtRef;
+
+/* TensorProto, every storage field kept as read. */
+typedef struct IrTensor {
+    char *name;
+    char *doc_string;
+    bool has_data_type;
+    int32_t data_type;
+    size_t ndims;
+    int64_t *dims;
+    IrSegment *segment; /* NULL = absent */
+    size_t n_float;    float *float_data;
+    size_t n_int32;    int32_t *int32_data;
+    size_t n_string;   IrBytes *string_data;
+    size_t n_int64;    int64_t *int64_data;
+    size_t n_double;   double *double_data;
+    size_t n_uint64;   uint64_t *uint64_data;
+    bool has_raw;
+    IrBytes raw;
+    IrStrMap external_data;
+    bool has_data_location;
+    int data_location;  /* 0 DEFAULT, 1 EXTERNAL (other codes kept) */
+    IrExtRef ext;       /* external bytes, when data_location is EXTERNAL */
+    IrStrMap meta;
+    IrUnknown unk;
+} IrTensor;
+
+/* SparseTensorProto. */
+typedef struct IrSparse {
+    IrTensor *values;  /* NULL = absent */
+    IrTensor *indices; /* NULL = absent */
+    size_t ndims;
+    int64_t *dims;
+    IrUnknown unk;
+} IrSparse;
+
+/* ---- graphs -------------------------------------------------------- */
+
+typedef struct IrGraph IrGraph;
+typedef struct IrNode IrNode;
+typedef struct IrValue IrValue;
+
+/* AttributeProto. Every value field has its own presence so that malformed
+ * or IR-1 attributes (several values, no type) survive a round trip. */
+typedef struct IrAttr {
+    char *name;
+    char *ref_attr_name;
+    char *doc_string;
+    bool has_type;
+    int type;           /* AttributeProto.AttributeType */
+    bool has_f;  float f;
+    bool has_i;  int64_t i;
+    bool has_s;  IrBytes s;
+    IrTensor *t;        /* NULL = absent */
+    IrGraph *g;         /* NULL = absent; a subgraph owned by this attr */
+    IrSparse *sparse_tensor;
+    IrType *tp;
+    size_t n_floats;    float *floats;
+    size_t n_ints;      int64_t *ints;
+    size_t n_strings;   IrBytes *strings;
+    size_t n_tensors;   IrTensor **tensors;
+    size_t n_graphs;    IrGraph **graphs;
+    size_t n_sparse;    IrSparse **sparse_tensors;
+    size_t n_tps;       IrType **type_protos;
+    IrUnknown unk;
+} IrAttr;
+
+/* IntIntListEntryProto. */
+typedef struct IrIntList {
+    bool has_key;
+    int64_t key;
+    size_t n;
+    int64_t *v;
+    IrUnknown unk;
+} IrIntList;
+
+/* SimpleShardedDimProto. */
+typedef struct IrSimpleShard {
+    IrDimKind kind;      /* dim_value, dim_param or neither */
+    int64_t dim_value;
+    char *dim_param;
+    bool has_num_shards;
+    int64_t num_shards;
+    IrUnknown unk;
+} IrSimpleShard;
+
+/* ShardedDimProto. */
+typedef struct IrShardedDim {
+    bool has_axis;
+    int64_t axis;
+    size_t n;
+    IrSimpleShard *simple;
+    IrUnknown unk;
+} IrShardedDim;
+
+/* ShardingSpecProto. */
+typedef struct IrShardSpec {
+    char *tensor_name;
+    size_t n_device;
+    int64_t *device;
+    size_t n_groups;
+    IrIntList *groups;
+    size_t n_dims;
+    IrShardedDim *dims;
+    IrUnknown unk;
+} IrShardSpec;
+
+/* NodeDeviceConfigurationProto. */
+typedef struct IrNodeDevCfg {
+    char *configuration_id;
+    size_t n_specs;
+    IrShardSpec *specs;
+    bool has_pipeline_stage;
+    int32_t pipeline_stage;
+    IrUnknown unk;
+} IrNodeDevCfg;
+
+/* One use of a value: input `index` of `node`. */
+typedef struct IrUse {
+    IrNode *node;
+    size_t index;
+} IrUse;
+
+/* NodeProto plus its place in the graph. */
+struct IrNode {
+    IrGraph *graph;
+    IrNode *prev, *next;   /* the graph's node list */
+    char *name, *op_type, *domain, *overload, *doc_string;
+    size_t n_in;
+    IrValue **in;          /* NULL entry = optional input left out ("") */
+    size_t n_out;
+    IrValue **out;         /* NULL entry = optional output left out */
+    size_t n_attr;
+    IrAttr **attr;
+    IrStrMap meta;
+    size_t n_devcfg;
+    IrNodeDevCfg *devcfg;
+    IrUnknown unk;
+    bool dead;             /* deleted: unlinked, `next` kept for walks */
+};
+
+/* What defines a value. */
+typedef enum {
+    IR_VAL_UNDEF = 0,      /* named by a use, defined nowhere (yet) */
+    IR_VAL_INPUT,          /* a graph input (may also have an initializer) */
+    IR_VAL_INIT,           /* an initializer that is not a graph input */
+    IR_VAL_NODE            /* a node's output */
+} IrValKind;
+
+/* A named value of one graph. Values are created and freed by the graph. */
+struct IrValue {
+    char *name;            /* owned; the hash key */
+    IrGraph *graph;
+    IrValKind kind;
+    IrNode *producer;      /* IR_VAL_NODE */
+    size_t producer_index;
+    IrTensor *init;        /* initializer, borrowed from graph->inits */
+    IrSparse *sparse_init; /* sparse initializer, borrowed from graph */
+    size_t n_uses, cap_uses;
+    IrUse *uses;
+    UT_hash_handle hh;
+};
+
+/* ValueInfoProto, bound to the value it describes. */
+typedef struct IrValueInfo {
+    IrValue *value;
+    bool name_absent;      /* the proto had no name field at all */
+    IrType *type;          /* NULL = absent */
+    char *doc_string;
+    IrStrMap meta;
+    IrUnknown unk;
+} IrValueInfo;
+
+/* TensorAnnotation. */
+typedef struct IrTensorAnn {
+    char *tensor_name;
+    IrStrMap params;
+    IrUnknown unk;
+} IrTensorAnn;
+
+/* An owned, growable array of pointers. */
+typedef struct IrPtrList {
+    size_t n, cap;
+    void **p;
+} IrPtrList;
+
+/* GraphProto (also the body of a FunctionProto). */
+struct IrGraph {
+    IrGraph *parent;       /* enclosing graph of a subgraph, else NULL */
+    IrNode *owner;         /* node whose attribute holds this subgraph */
+    char *name;
+    char *doc_string;
+    IrNode *first, *last;  /* the node list, in file (topological) order */
+    size_t n_nodes;
+    IrPtrList dead;        /* deleted nodes, freed by ir_graph_collect */
+    IrValue *values;       /* uthash: name -> value */
+    IrPtrList inputs;      /* IrValueInfo* */
+    IrPtrList outputs;     /* IrValueInfo* */
+    IrPtrList value_info;  /* IrValueInfo* */
+    IrPtrList inits;       /* IrTensor*, in file order */
+    IrPtrList sparse_inits;/* IrSparse* */
+    size_t n_qann;
+    IrTensorAnn *qann;
+    IrStrMap meta;
+    IrUnknown unk;
+    bool is_function;      /* a function body: inputs/outputs are bare names */
+};
+
+/* TrainingInfoProto. */
+typedef struct IrTraining {
+    IrGraph *initialization; /* NULL = absent */
+    IrGraph *algorithm;      /* NULL = absent */
+    IrStrMap init_binding;
+    IrStrMap update_binding;
+    IrUnknown unk;
+} IrTraining;
+
+/* FunctionProto. The body's inputs and outputs are the function's formal
+ * parameters (saved as bare names). */
+typedef struct IrFunction {
+    char *name, *domain, *overload, *doc_string;
+    IrGraph *body;
+    size_t n_attr_names;
+    char **attr_names;       /* attributes without defaults */
+    size_t n_attr;
+    IrAttr **attr;           /* attributes with defaults */
+    size_t n_opsets;
+    IrOpset *opsets;
+    IrStrMap meta;
+    IrUnknown unk;
+} IrFunction;
+
+/* DeviceConfigurationProto. */
+typedef struct IrDevCfg {
+    char *name;
+    bool has_num_devices;
+    int32_t num_devices;
+    size_t n_device;
+    char **device;
+    IrUnknown unk;
+} IrDevCfg;
+
+/* A file region mapped read-only for the model's lifetime. */
+typedef struct IrMapping {
+    char *path;            /* path as opened (for messages) */
+    char *location;        /* the external_data location naming it, or NULL */
+    void *base;
+    size_t len;
+} IrMapping;
+
+/* ModelProto plus what the loader opened for it. */
+typedef struct IrModel {
+    bool has_ir_version;
+    int64_t ir_version;
+    size_t n_opsets;
+    IrOpset *opsets;
+    char *producer_name, *producer_version, *domain, *doc_string;
+    bool has_model_version;
+    int64_t model_version;
+    IrGraph *graph;          /* NULL = absent */
+    IrStrMap meta;
+    size_t n_training;
+    IrTraining *training;
+    size_t n_functions;
+    IrFunction **functions;
+    size_t n_configs;
+    IrDevCfg *configs;
+    IrUnknown unk;
+    char *dir;               /* the model's folder (external data root) */
+    size_t n_maps;
+    IrMapping *maps;
+} IrModel;
+
+/* ---- errors -------------------------------------------------------- */
+
+/* A fallible call fills one of these with a one-line message. */
+typedef struct IrError {
+    char msg[512];
+} IrError;
+
+/* Formats into err (if not NULL); returns -1 so callers can
+ * `return ir_fail(err, ...)`. */
+int ir_fail(IrError *err, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* ---- memory helpers (abort on out-of-memory: a "cannot continue") --- */
+
+void *ir_alloc(size_t n);                 /* zeroed */
+void *ir_alloc_array(size_t n, size_t size); /* zeroed, overflow-checked */
+void *ir_grow(void *p, size_t n, size_t size); /* realloc, overflow-checked */
+char *ir_strdup(const char *s);           /* NULL stays NULL */
+void ir_ptrlist_push(IrPtrList *l, void *p);
+void ir_ptrlist_remove_at(IrPtrList *l, size_t i);
+
+/* Overflow-checked size arithmetic: return false on overflow. */
+bool ir_mul_size(size_t a, size_t b, size_t *out);
+bool ir_add_size(size_t a, size_t b, size_t *out);
+
+/* ---- element types ------------------------------------------------- */
+
+/* TensorProto.DataType name ("FLOAT", ...) or NULL for an unknown code. */
+const char *ir_dtype_name(int32_t dtype);
+/* Bits per element (1..128), 0 for STRING/UNDEFINED/unknown. */
+int ir_dtype_bits(int32_t dtype);
+
+/* Number of elements of a tensor, from its dims; false on a negative dim
+ * or overflow. */
+bool ir_tensor_numel(const IrTensor *t, uint64_t *out);
+/* Bytes the tensor's payload takes as stored (raw, typed lists or external),
+ * strings counted by length. */
+uint64_t ir_tensor_stored_bytes(const IrTensor *t);
+
+/* ---- model and graph lifetime -------------------------------------- */
+
+IrModel *ir_model_new(void);
+void ir_model_free(IrModel *m);
+/* A graph nested in `parent` (NULL for a top-level graph). */
+IrGraph *ir_graph_new(IrGraph *parent);
+void ir_graph_free(IrGraph *g);
+void ir_tensor_free(IrTensor *t);
+void ir_sparse_free(IrSparse *s);
+void ir_type_free(IrType *t);
+void ir_attr_free(IrAttr *a);
+void ir_function_free(IrFunction *f);
+void ir_unknown_free(IrUnknown *u);
+void ir_strmap_free(IrStrMap *m);
+void ir_valueinfo_free(IrValueInfo *vi);
+
+/* Sets the opset version of `domain` ("" = ai.onnx), adding the import if
+ * the model lacks it. Returns the version or -1 when absent. */
+int64_t ir_model_opset(const IrModel *m, const char *domain);
+void ir_model_set_opset(IrModel *m, const char *domain, int64_t version);
+
+/* ---- values -------------------------------------------------------- */
+
+/* The value named `name` in g itself, or NULL. O(1). */
+IrValue *ir_graph_find_local(const IrGraph *g, const char *name);
+/* The value named `name` in g or the nearest enclosing graph, as ONNX's
+ * scoping rules say, or NULL. */
+IrValue *ir_graph_lookup(const IrGraph *g, const char *name);
+/* The value named `name` in g, created (IR_VAL_UNDEF) if missing. */
+IrValue *ir_graph_value(IrGraph *g, const char *name);
+/* A name not yet used in g or any graph it encloses or is enclosed by,
+ * built from `base`. Caller frees. */
+char *ir_graph_fresh_name(const IrGraph *g, const char *base);
+/* Renames v; refuses (-1) if the new name is taken in v's graph. Keeps the
+ * initializer tensor's name in step. */
+int ir_value_rename(IrValue *v, const char *name, IrError *err);
+/* Points every node input that reads `from` at `to` (nodes in subgraphs
+ * too). Graph outputs are not touched: they are the model's interface. */
+void ir_value_replace_uses(IrValue *from, IrValue *to);
+/* True when v is listed among its graph's outputs. */
+bool ir_value_is_graph_output(const IrValue *v);
+/* Drops v from its graph if nothing refers to it any more. */
+void ir_value_drop_if_unused(IrValue *v);
+
+/* Marks v as a graph input of its graph with an (owned) type, appended at
+ * the end of the input list. Returns the new ValueInfo. */
+IrValueInfo *ir_graph_add_input(IrGraph *g, const char *name, IrType *type);
+IrValueInfo *ir_graph_add_output(IrGraph *g, IrValue *v, IrType *type);
+/* Adds an initializer (takes ownership of t, whose name must be set). */
+IrValue *ir_graph_add_init(IrGraph *g, IrTensor *t);
+
+/* ---- nodes --------------------------------------------------------- */
+
+/* A new node appended to g (before == NULL) or inserted before `before`.
+ * Outputs are created as values of g; an output name that is already
+ * produced in g is refused (returns NULL with err set). Empty names ("")
+ * stand for left-out optional inputs/outputs. */
+IrNode *ir_node_new(IrGraph *g, IrNode *before, const char *op_type,
+                    const char *domain, const char *name,
+                    size_t n_in, const char *const *in,
+                    size_t n_out, const char *const *out, IrError *err);
+/* Sets input i of n to v (NULL = left out), keeping use lists right. */
+void ir_node_set_input(IrNode *n, size_t i, IrValue *v);
+/* Appends an input. */
+void ir_node_add_input(IrNode *n, IrValue *v);
+/* Unlinks and frees n; its outputs lose their producer (they become
+ * IR_VAL_UNDEF values, dropped when unused). Safe inside IR_FOR_NODES. */
+void ir_node_delete(IrNode *n);
+/* Moves n to just before `before` (or to the end when NULL). */
+void ir_node_move_before(IrNode *n, IrNode *before);
+
+/* The attribute named `name`, or NULL. */
+IrAttr *ir_node_attr(const IrNode *n, const char *name);
+/* Adds or replaces an attribute (takes ownership). */
+void ir_node_set_attr(IrNode *n, IrAttr *a);
+/* Removes and frees the attribute named `name`; returns whether it existed. */
+bool ir_node_remove_attr(IrNode *n, const char *name);
+IrAttr *ir_attr_int(const char *name, int64_t v);
+IrAttr *ir_attr_float(const char *name, float v);
+IrAttr *ir_attr_ints(const char *name, size_t n, const int64_t *v);
+IrAttr *ir_attr_string(const char *name, const char *s);
+IrAttr *ir_attr_tensor(const char *name, IrTensor *t);
+
+/* A FLOAT/INT64/... tensor with raw little-endian data copied from `data`
+ * (`bytes` long). dims copied. */
+IrTensor *ir_tensor_new(const char *name, int32_t dtype, size_t ndims,
+                        const int64_t *dims, const void *data, size_t bytes);
+/* A tensor type with a fixed shape; dims < 0 become unset dimensions. */
+IrType *ir_type_tensor(int32_t elem_type, size_t rank, const int64_t *dims);
+
+/* Walks g's nodes in order. The body may delete the current node or any
+ * other (deleted nodes stay allocated, marked dead, until ir_graph_collect)
+ * and may insert nodes; nodes inserted or moved during a walk may or may not
+ * be visited. `break` is safe. */
+IrNode *ir_walk_first(IrGraph *g);
+IrNode *ir_walk_next(IrNode *n); /* next live node after n */
+#define IR_FOR_NODES(g, n) \
+    for (IrNode *n = ir_walk_first(g); n; n = ir_walk_next(n))
+/* Frees the nodes deleted since the last collect. No walk may be active. */
+void ir_graph_collect(IrGraph *g);
+
+/* Counts subgraphs (attribute graphs) at every depth below g. */
+size_t ir_graph_count_subgraphs(const IrGraph *g);
+
+#endif

@@ -1,0 +1,47 @@
+/*
+ * load.h - reading .onnx files into the IR (prefix load_).
+ *
+ * The reader first walks the raw protobuf wire format against the schema
+ * (lengths inside their parent, wire types that match the field, nesting no
+ * deeper than LOAD_MAX_DEPTH messages) so that protobuf-c only ever sees
+ * well-formed input, then converts the decoded messages into the IR, taking
+ * over protobuf-c's buffers instead of copying tensor payloads.
+ */
+#ifndef OC_LOAD_H
+#define OC_LOAD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ir.h"
+
+/* Messages nested deeper than this are refused. A subgraph level costs
+ * about four (Graph > Node > Attribute > Graph). */
+#define LOAD_MAX_DEPTH 128
+
+typedef struct LoadOptions {
+    /* Leave external data unopened (info does not need the bytes). */
+    int skip_external;
+} LoadOptions;
+
+/* Loads the model at `path`. External data is resolved relative to the
+ * file's folder and must stay inside it. On success *out owns the model
+ * (free with ir_model_free) and 0 is returned; on failure -1 with err set
+ * to a one-line reason naming the file and what is wrong. opt may be NULL. */
+int load_model_file(const char *path, const LoadOptions *opt, IrModel **out,
+                    IrError *err);
+
+/* The same from memory; `dir` is the folder external data is relative to
+ * (NULL: external data refused). `what` names the input in messages. */
+int load_model_buffer(const uint8_t *buf, size_t len, const char *dir,
+                      const char *what, const LoadOptions *opt, IrModel **out,
+                      IrError *err);
+
+/* Checks `buf` against the wire format of ModelProto without decoding it:
+ * 0 if protobuf-c may safely decode it, else -1 with err set. */
+int load_wire_check(const uint8_t *buf, size_t len, IrError *err);
+
+/* Reads a whole TensorProto file (the backend tests' input_K.pb). */
+int load_tensor_file(const char *path, IrTensor **out, IrError *err);
+
+#endif

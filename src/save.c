@@ -1,0 +1,973 @@
+/*
+ * save.c - IR to .onnx bytes (prefix save_).
+ *
+ * The IR is turned into a skeleton of protobuf-c message structs whose
+ * strings, arrays and tensor bytes point into the IR itself; the skeleton
+ * lives in an arena freed in one call. protobuf-c then packs it straight
+ * into the output stream, so no second copy of the weights is ever made.
+ * Nothing here writes to the IR (the casts from const are for protobuf-c's
+ * non-const field types only).
+ */
+#include "save.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "onnx.pb-c.h"
+
+/* ---- arena for the skeleton ------------------------------------------ */
+
+typedef struct SaveChunk {
+    struct SaveChunk *next;
+    size_t used, cap;
+    max_align_t data[];
+} SaveChunk;
+
+/* One file's worth of external tensor bytes to write. */
+typedef struct SaveExtWrite {
+    const char *location;   /* relative name beside the model */
+    uint64_t offset;
+    const uint8_t *data;
+    size_t len;
+} SaveExtWrite;
+
+typedef struct SaveCtx {
+    SaveChunk *chunks;
+    const SaveOptions *opt;
+    size_t n_ext, cap_ext;
+    SaveExtWrite *ext;      /* bytes the side files must hold */
+    uint64_t side_end;      /* next free offset in opt->external_file */
+    IrError *err;
+    int failed;
+} SaveCtx;
+
+/* Zeroed memory that lives until save_ctx_free. */
+static void *save_alloc(SaveCtx *c, size_t n)
+{
+    n = (n + sizeof(max_align_t) - 1) / sizeof(max_align_t) * sizeof(max_align_t);
+    if (!n)
+        n = sizeof(max_align_t);
+    SaveChunk *k = c->chunks;
+    if (!k || k->cap - k->used < n) {
+        size_t cap = n > 65536 ? n : 65536;
+        k = ir_alloc(sizeof *k + cap);
+        k->cap = cap;
+        k->next = c->chunks;
+        c->chunks = k;
+    }
+    void *p = (char *)k->data + k->used;
+    k->used += n;
+    memset(p, 0, n);
+    return p;
+}
+
+static void *save_array(SaveCtx *c, size_t n, size_t size)
+{
+    size_t total;
+    if (!ir_mul_size(n, size, &total))
+        abort(); /* n counts objects already in memory */
+    return save_alloc(c, total);
+}
+
+static void save_ctx_free(SaveCtx *c)
+{
+    while (c->chunks) {
+        SaveChunk *n = c->chunks->next;
+        free(c->chunks);
+        c->chunks = n;
+    }
+    free(c->ext);
+}
+
+/* ---- small pieces ------------------------------------------------------ */
+
+static void save_unknown(SaveCtx *c, ProtobufCMessage *m, const IrUnknown *u)
+{
+    if (!u->n)
+        return;
+    m->n_unknown_fields = u->n;
+    m->unknown_fields = save_array(c, u->n, sizeof *m->unknown_fields);
+    for (size_t i = 0; i < u->n; i++) {
+        ProtobufCMessageUnknownField *f = &m->unknown_fields[i];
+        f->tag = u->f[i].tag;
+        f->wire_type = (ProtobufCWireType)u->f[i].wire_type;
+        f->len = u->f[i].len;
+        f->data = u->f[i].data;
+    }
+}
+
+static ProtobufCBinaryData save_bytes(const IrBytes *b)
+{
+    return (ProtobufCBinaryData){b->len, b->data};
+}
+
+static ProtobufCBinaryData *save_bytes_list(SaveCtx *c, size_t n,
+                                            const IrBytes *b)
+{
+    ProtobufCBinaryData *d = save_array(c, n, sizeof *d);
+    for (size_t i = 0; i < n; i++)
+        d[i] = save_bytes(&b[i]);
+    return d;
+}
+
+static Onnx__StringStringEntryProto **save_strmap(SaveCtx *c,
+                                                  const IrStrMap *m)
+{
+    Onnx__StringStringEntryProto **e = save_array(c, m->n, sizeof *e);
+    for (size_t i = 0; i < m->n; i++) {
+        e[i] = save_alloc(c, sizeof **e);
+        onnx__string_string_entry_proto__init(e[i]);
+        e[i]->key = m->p[i].key;
+        e[i]->value = m->p[i].value;
+        save_unknown(c, &e[i]->base, &m->p[i].unk);
+    }
+    return e;
+}
+
+static Onnx__OperatorSetIdProto **save_opsets(SaveCtx *c, size_t n,
+                                              const IrOpset *o)
+{
+    Onnx__OperatorSetIdProto **e = save_array(c, n, sizeof *e);
+    for (size_t i = 0; i < n; i++) {
+        e[i] = save_alloc(c, sizeof **e);
+        onnx__operator_set_id_proto__init(e[i]);
+        e[i]->domain = o[i].domain;
+        e[i]->has_version = o[i].has_version;
+        e[i]->version = o[i].version;
+        save_unknown(c, &e[i]->base, &o[i].unk);
+    }
+    return e;
+}
+
+/* ---- types ------------------------------------------------------------- */
+
+static Onnx__TensorShapeProto *save_shape(SaveCtx *c, const IrShape *s)
+{
+    if (!s)
+        return NULL;
+    Onnx__TensorShapeProto *sp = save_alloc(c, sizeof *sp);
+    onnx__tensor_shape_proto__init(sp);
+    sp->n_dim = s->rank;
+    sp->dim = save_array(c, s->rank, sizeof *sp->dim);
+    for (size_t i = 0; i < s->rank; i++) {
+        Onnx__TensorShapeProto__Dimension *d = save_alloc(c, sizeof *d);
+        onnx__tensor_shape_proto__dimension__init(d);
+        const IrDim *o = &s->dims[i];
+        if (o->kind == IR_DIM_VALUE) {
+            d->value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE;
+            d->dim_value = o->value;
+        } else if (o->kind == IR_DIM_PARAM) {
+            d->value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM;
+            d->dim_param = o->param ? o->param : "";
+        }
+        d->denotation = o->denotation;
+        save_unknown(c, &d->base, &o->unk);
+        sp->dim[i] = d;
+    }
+    save_unknown(c, &sp->base, &s->unk);
+    return sp;
+}
+
+static Onnx__TypeProto *save_type(SaveCtx *c, const IrType *t);
+
+/* The oneof member of a TypeProto. */
+static void save_type_member(SaveCtx *c, const IrType *t, Onnx__TypeProto *tp)
+{
+    switch (t->kind) {
+    case IR_TYPE_TENSOR:
+    case IR_TYPE_SPARSE_TENSOR: {
+        /* TypeProto.Tensor and .SparseTensor share one layout. */
+        Onnx__TypeProto__Tensor *x = save_alloc(c, sizeof *x);
+        if (t->kind == IR_TYPE_TENSOR) {
+            onnx__type_proto__tensor__init(x);
+            tp->value_case = ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE;
+            tp->tensor_type = x;
+        } else {
+            onnx__type_proto__sparse_tensor__init(
+                (Onnx__TypeProto__SparseTensor *)x);
+            tp->value_case = ONNX__TYPE_PROTO__VALUE_SPARSE_TENSOR_TYPE;
+            tp->sparse_tensor_type = (Onnx__TypeProto__SparseTensor *)x;
+        }
+        x->has_elem_type = t->has_elem_type;
+        x->elem_type = t->elem_type;
+        x->shape = save_shape(c, t->shape);
+        save_unknown(c, &x->base, &t->inner_unk);
+        break;
+    }
+    case IR_TYPE_SEQUENCE: {
+        Onnx__TypeProto__Sequence *x = save_alloc(c, sizeof *x);
+        onnx__type_proto__sequence__init(x);
+        x->elem_type = save_type(c, t->elem);
+        save_unknown(c, &x->base, &t->inner_unk);
+        tp->value_case = ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE;
+        tp->sequence_type = x;
+        break;
+    }
+    case IR_TYPE_OPTIONAL: {
+        Onnx__TypeProto__Optional *x = save_alloc(c, sizeof *x);
+        onnx__type_proto__optional__init(x);
+        x->elem_type = save_type(c, t->elem);
+        save_unknown(c, &x->base, &t->inner_unk);
+        tp->value_case = ONNX__TYPE_PROTO__VALUE_OPTIONAL_TYPE;
+        tp->optional_type = x;
+        break;
+    }
+    case IR_TYPE_MAP: {
+        Onnx__TypeProto__Map *x = save_alloc(c, sizeof *x);
+        onnx__type_proto__map__init(x);
+        x->has_key_type = t->has_key_type;
+        x->key_type = t->key_type;
+        x->value_type = save_type(c, t->elem);
+        save_unknown(c, &x->base, &t->inner_unk);
+        tp->value_case = ONNX__TYPE_PROTO__VALUE_MAP_TYPE;
+        tp->map_type = x;
+        break;
+    }
+    case IR_TYPE_OPAQUE: {
+        Onnx__TypeProto__Opaque *x = save_alloc(c, sizeof *x);
+        onnx__type_proto__opaque__init(x);
+        x->domain = t->opaque_domain;
+        x->name = t->opaque_name;
+        save_unknown(c, &x->base, &t->inner_unk);
+        tp->value_case = ONNX__TYPE_PROTO__VALUE_OPAQUE_TYPE;
+        tp->opaque_type = x;
+        break;
+    }
+    default:
+        break;
+    }
+}
+
+static Onnx__TypeProto *save_type(SaveCtx *c, const IrType *t)
+{
+    if (!t)
+        return NULL;
+    Onnx__TypeProto *tp = save_alloc(c, sizeof *tp);
+    onnx__type_proto__init(tp);
+    save_type_member(c, t, tp);
+    tp->denotation = t->denotation;
+    save_unknown(c, &tp->base, &t->unk);
+    return tp;
+}
+
+/* ---- tensors ------------------------------------------------------------ */
+
+static void save_ext_push(SaveCtx *c, const char *loc, uint64_t off,
+                          const uint8_t *data, size_t len)
+{
+    if (c->n_ext == c->cap_ext) {
+        c->cap_ext = c->cap_ext ? c->cap_ext * 2 : 16;
+        c->ext = ir_grow(c->ext, c->cap_ext, sizeof *c->ext);
+    }
+    c->ext[c->n_ext++] = (SaveExtWrite){loc, off, data, len};
+}
+
+/* The offset a bound external tensor had, from its external_data keys. */
+static uint64_t save_ext_offset(const IrTensor *t)
+{
+    for (size_t i = 0; i < t->external_data.n; i++) {
+        const IrStrPair *p = &t->external_data.p[i];
+        if (p->key && p->value && !strcmp(p->key, "offset"))
+            return strtoull(p->value, NULL, 10);
+    }
+    return 0;
+}
+
+static const char *save_ext_location(const IrTensor *t)
+{
+    for (size_t i = 0; i < t->external_data.n; i++) {
+        const IrStrPair *p = &t->external_data.p[i];
+        if (p->key && !strcmp(p->key, "location"))
+            return p->value;
+    }
+    return NULL;
+}
+
+/* Moves a tensor's payload into the one side file the options name: the
+ * proto gets location/offset/length and loses raw_data. */
+static void save_to_side_file(SaveCtx *c, const IrTensor *t,
+                              Onnx__TensorProto *tp, const uint8_t *data,
+                              size_t len)
+{
+    /* 4096-byte alignment lets readers map each tensor directly. */
+    uint64_t off = (c->side_end + 4095) / 4096 * 4096;
+    c->side_end = off + len;
+    save_ext_push(c, c->opt->external_file, off, data, len);
+    tp->has_raw_data = 0;
+    tp->raw_data = (ProtobufCBinaryData){0, NULL};
+    tp->has_data_location = 1;
+    tp->data_location = ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
+    tp->n_external_data = 3;
+    tp->external_data = save_array(c, 3, sizeof *tp->external_data);
+    const char *keys[3] = {"location", "offset", "length"};
+    for (int i = 0; i < 3; i++) {
+        Onnx__StringStringEntryProto *e = save_alloc(c, sizeof *e);
+        onnx__string_string_entry_proto__init(e);
+        e->key = (char *)keys[i];
+        if (i == 0) {
+            e->value = (char *)c->opt->external_file;
+        } else {
+            e->value = save_alloc(c, 24);
+            snprintf(e->value, 24, "%llu",
+                     (unsigned long long)(i == 1 ? off : len));
+        }
+        tp->external_data[i] = e;
+    }
+}
+
+/* Decides where an external or large tensor's bytes go. */
+static void save_tensor_payload(SaveCtx *c, const IrTensor *t,
+                                Onnx__TensorProto *tp)
+{
+    bool external = t->has_data_location && t->data_location == 1;
+    if (external && !t->ext.bound) {
+        c->failed = 1;
+        ir_fail(c->err, "tensor '%s': external data was not loaded",
+                t->name ? t->name : "");
+        return;
+    }
+    const SaveOptions *o = c->opt;
+    if (o && o->external_file) {
+        const uint8_t *data = external ? t->ext.data : t->raw.data;
+        size_t len = external ? t->ext.len : t->raw.len;
+        if ((external || t->has_raw) && len >= o->external_threshold) {
+            save_to_side_file(c, t, tp, data, len);
+            return;
+        }
+        if (external) {
+            /* Too small for the side file: bring it back inline. */
+            tp->has_data_location = 0;
+            tp->n_external_data = 0;
+            tp->has_raw_data = 1;
+            tp->raw_data = (ProtobufCBinaryData){len, (uint8_t *)data};
+        }
+        return;
+    }
+    if (external) {
+        const char *loc = save_ext_location(t);
+        if (loc)
+            save_ext_push(c, loc, save_ext_offset(t), t->ext.data, t->ext.len);
+    }
+}
+
+static Onnx__TensorProto *save_tensor(SaveCtx *c, const IrTensor *t)
+{
+    if (!t)
+        return NULL;
+    Onnx__TensorProto *tp = save_alloc(c, sizeof *tp);
+    onnx__tensor_proto__init(tp);
+    tp->name = t->name;
+    tp->doc_string = t->doc_string;
+    tp->has_data_type = t->has_data_type;
+    tp->data_type = t->data_type;
+    tp->n_dims = t->ndims;
+    tp->dims = t->dims;
+    if (t->segment) {
+        Onnx__TensorProto__Segment *s = save_alloc(c, sizeof *s);
+        onnx__tensor_proto__segment__init(s);
+        s->has_begin = t->segment->has_begin;
+        s->begin = t->segment->begin;
+        s->has_end = t->segment->has_end;
+        s->end = t->segment->end;
+        save_unknown(c, &s->base, &t->segment->unk);
+        tp->segment = s;
+    }
+    tp->n_float_data = t->n_float;
+    tp->float_data = t->float_data;
+    tp->n_int32_data = t->n_int32;
+    tp->int32_data = t->int32_data;
+    tp->n_string_data = t->n_string;
+    tp->string_data = save_bytes_list(c, t->n_string, t->string_data);
+    tp->n_int64_data = t->n_int64;
+    tp->int64_data = t->int64_data;
+    tp->n_double_data = t->n_double;
+    tp->double_data = t->double_data;
+    tp->n_uint64_data = t->n_uint64;
+    tp->uint64_data = t->uint64_data;
+    tp->has_raw_data = t->has_raw;
+    tp->raw_data = save_bytes(&t->raw);
+    tp->n_external_data = t->external_data.n;
+    tp->external_data = save_strmap(c, &t->external_data);
+    tp->has_data_location = t->has_data_location;
+    tp->data_location = (Onnx__TensorProto__DataLocation)t->data_location;
+    tp->n_metadata_props = t->meta.n;
+    tp->metadata_props = save_strmap(c, &t->meta);
+    save_unknown(c, &tp->base, &t->unk);
+    save_tensor_payload(c, t, tp);
+    return tp;
+}
+
+static Onnx__SparseTensorProto *save_sparse(SaveCtx *c, const IrSparse *s)
+{
+    Onnx__SparseTensorProto *sp = save_alloc(c, sizeof *sp);
+    onnx__sparse_tensor_proto__init(sp);
+    sp->values = save_tensor(c, s->values);
+    sp->indices = save_tensor(c, s->indices);
+    sp->n_dims = s->ndims;
+    sp->dims = s->dims;
+    save_unknown(c, &sp->base, &s->unk);
+    return sp;
+}
+
+/* ---- graphs ------------------------------------------------------------- */
+
+static Onnx__GraphProto *save_graph(SaveCtx *c, const IrGraph *g);
+
+static Onnx__AttributeProto *save_attr(SaveCtx *c, const IrAttr *a)
+{
+    Onnx__AttributeProto *ap = save_alloc(c, sizeof *ap);
+    onnx__attribute_proto__init(ap);
+    ap->name = a->name;
+    ap->ref_attr_name = a->ref_attr_name;
+    ap->doc_string = a->doc_string;
+    ap->has_type = a->has_type;
+    ap->type = (Onnx__AttributeProto__AttributeType)a->type;
+    ap->has_f = a->has_f;
+    ap->f = a->f;
+    ap->has_i = a->has_i;
+    ap->i = a->i;
+    ap->has_s = a->has_s;
+    ap->s = save_bytes(&a->s);
+    ap->t = save_tensor(c, a->t);
+    ap->g = a->g ? save_graph(c, a->g) : NULL;
+    ap->sparse_tensor = a->sparse_tensor ? save_sparse(c, a->sparse_tensor) : NULL;
+    ap->tp = save_type(c, a->tp);
+    ap->n_floats = a->n_floats;
+    ap->floats = a->floats;
+    ap->n_ints = a->n_ints;
+    ap->ints = a->ints;
+    ap->n_strings = a->n_strings;
+    ap->strings = save_bytes_list(c, a->n_strings, a->strings);
+    ap->n_tensors = a->n_tensors;
+    ap->tensors = save_array(c, a->n_tensors, sizeof *ap->tensors);
+    for (size_t i = 0; i < a->n_tensors; i++)
+        ap->tensors[i] = save_tensor(c, a->tensors[i]);
+    ap->n_graphs = a->n_graphs;
+    ap->graphs = save_array(c, a->n_graphs, sizeof *ap->graphs);
+    for (size_t i = 0; i < a->n_graphs; i++)
+        ap->graphs[i] = save_graph(c, a->graphs[i]);
+    ap->n_sparse_tensors = a->n_sparse;
+    ap->sparse_tensors = save_array(c, a->n_sparse, sizeof *ap->sparse_tensors);
+    for (size_t i = 0; i < a->n_sparse; i++)
+        ap->sparse_tensors[i] = save_sparse(c, a->sparse_tensors[i]);
+    ap->n_type_protos = a->n_tps;
+    ap->type_protos = save_array(c, a->n_tps, sizeof *ap->type_protos);
+    for (size_t i = 0; i < a->n_tps; i++)
+        ap->type_protos[i] = save_type(c, a->type_protos[i]);
+    save_unknown(c, &ap->base, &a->unk);
+    return ap;
+}
+
+static Onnx__ShardingSpecProto *save_shard_spec(SaveCtx *c,
+                                                const IrShardSpec *s)
+{
+    Onnx__ShardingSpecProto *sp = save_alloc(c, sizeof *sp);
+    onnx__sharding_spec_proto__init(sp);
+    sp->tensor_name = s->tensor_name;
+    sp->n_device = s->n_device;
+    sp->device = s->device;
+    sp->n_index_to_device_group_map = s->n_groups;
+    sp->index_to_device_group_map = save_array(c, s->n_groups, sizeof(void *));
+    for (size_t i = 0; i < s->n_groups; i++) {
+        Onnx__IntIntListEntryProto *e = save_alloc(c, sizeof *e);
+        onnx__int_int_list_entry_proto__init(e);
+        e->has_key = s->groups[i].has_key;
+        e->key = s->groups[i].key;
+        e->n_value = s->groups[i].n;
+        e->value = s->groups[i].v;
+        save_unknown(c, &e->base, &s->groups[i].unk);
+        sp->index_to_device_group_map[i] = e;
+    }
+    sp->n_sharded_dim = s->n_dims;
+    sp->sharded_dim = save_array(c, s->n_dims, sizeof(void *));
+    for (size_t i = 0; i < s->n_dims; i++) {
+        const IrShardedDim *d = &s->dims[i];
+        Onnx__ShardedDimProto *dp = save_alloc(c, sizeof *dp);
+        onnx__sharded_dim_proto__init(dp);
+        dp->has_axis = d->has_axis;
+        dp->axis = d->axis;
+        dp->n_simple_sharding = d->n;
+        dp->simple_sharding = save_array(c, d->n, sizeof(void *));
+        for (size_t j = 0; j < d->n; j++) {
+            const IrSimpleShard *y = &d->simple[j];
+            Onnx__SimpleShardedDimProto *x = save_alloc(c, sizeof *x);
+            onnx__simple_sharded_dim_proto__init(x);
+            if (y->kind == IR_DIM_VALUE) {
+                x->dim_case = ONNX__SIMPLE_SHARDED_DIM_PROTO__DIM_DIM_VALUE;
+                x->dim_value = y->dim_value;
+            } else if (y->kind == IR_DIM_PARAM) {
+                x->dim_case = ONNX__SIMPLE_SHARDED_DIM_PROTO__DIM_DIM_PARAM;
+                x->dim_param = y->dim_param ? y->dim_param : "";
+            }
+            x->has_num_shards = y->has_num_shards;
+            x->num_shards = y->num_shards;
+            save_unknown(c, &x->base, &y->unk);
+            dp->simple_sharding[j] = x;
+        }
+        save_unknown(c, &dp->base, &d->unk);
+        sp->sharded_dim[i] = dp;
+    }
+    save_unknown(c, &sp->base, &s->unk);
+    return sp;
+}
+
+static void save_devcfgs(SaveCtx *c, const IrNode *n, Onnx__NodeProto *np)
+{
+    np->n_device_configurations = n->n_devcfg;
+    np->device_configurations = save_array(c, n->n_devcfg, sizeof(void *));
+    for (size_t i = 0; i < n->n_devcfg; i++) {
+        const IrNodeDevCfg *d = &n->devcfg[i];
+        Onnx__NodeDeviceConfigurationProto *dp = save_alloc(c, sizeof *dp);
+        onnx__node_device_configuration_proto__init(dp);
+        dp->configuration_id = d->configuration_id;
+        dp->n_sharding_spec = d->n_specs;
+        dp->sharding_spec = save_array(c, d->n_specs, sizeof(void *));
+        for (size_t j = 0; j < d->n_specs; j++)
+            dp->sharding_spec[j] = save_shard_spec(c, &d->specs[j]);
+        dp->has_pipeline_stage = d->has_pipeline_stage;
+        dp->pipeline_stage = d->pipeline_stage;
+        save_unknown(c, &dp->base, &d->unk);
+        np->device_configurations[i] = dp;
+    }
+}
+
+/* Value names as a string list; a left-out optional slot is "". */
+static char **save_names(SaveCtx *c, size_t n, IrValue *const *v)
+{
+    char **s = save_array(c, n, sizeof *s);
+    for (size_t i = 0; i < n; i++)
+        s[i] = v[i] ? v[i]->name : "";
+    return s;
+}
+
+static Onnx__NodeProto *save_node(SaveCtx *c, const IrNode *n)
+{
+    Onnx__NodeProto *np = save_alloc(c, sizeof *np);
+    onnx__node_proto__init(np);
+    np->n_input = n->n_in;
+    np->input = save_names(c, n->n_in, n->in);
+    np->n_output = n->n_out;
+    np->output = save_names(c, n->n_out, n->out);
+    np->name = n->name;
+    np->op_type = n->op_type;
+    np->domain = n->domain;
+    np->overload = n->overload;
+    np->doc_string = n->doc_string;
+    np->n_attribute = n->n_attr;
+    np->attribute = save_array(c, n->n_attr, sizeof *np->attribute);
+    for (size_t i = 0; i < n->n_attr; i++)
+        np->attribute[i] = save_attr(c, n->attr[i]);
+    np->n_metadata_props = n->meta.n;
+    np->metadata_props = save_strmap(c, &n->meta);
+    save_devcfgs(c, n, np);
+    save_unknown(c, &np->base, &n->unk);
+    return np;
+}
+
+static Onnx__ValueInfoProto *save_valueinfo(SaveCtx *c, const IrValueInfo *vi)
+{
+    Onnx__ValueInfoProto *vp = save_alloc(c, sizeof *vp);
+    onnx__value_info_proto__init(vp);
+    vp->name = vi->name_absent ? NULL : vi->value->name;
+    vp->type = save_type(c, vi->type);
+    vp->doc_string = vi->doc_string;
+    vp->n_metadata_props = vi->meta.n;
+    vp->metadata_props = save_strmap(c, &vi->meta);
+    save_unknown(c, &vp->base, &vi->unk);
+    return vp;
+}
+
+static Onnx__ValueInfoProto **save_vilist(SaveCtx *c, const IrPtrList *l)
+{
+    Onnx__ValueInfoProto **v = save_array(c, l->n, sizeof *v);
+    for (size_t i = 0; i < l->n; i++)
+        v[i] = save_valueinfo(c, l->p[i]);
+    return v;
+}
+
+static Onnx__NodeProto **save_nodes(SaveCtx *c, const IrGraph *g)
+{
+    Onnx__NodeProto **v = save_array(c, g->n_nodes, sizeof *v);
+    size_t i = 0;
+    for (const IrNode *n = g->first; n && i < g->n_nodes; n = n->next)
+        v[i++] = save_node(c, n);
+    return v;
+}
+
+static Onnx__GraphProto *save_graph(SaveCtx *c, const IrGraph *g)
+{
+    Onnx__GraphProto *gp = save_alloc(c, sizeof *gp);
+    onnx__graph_proto__init(gp);
+    gp->n_node = g->n_nodes;
+    gp->node = save_nodes(c, g);
+    gp->name = g->name;
+    gp->n_initializer = g->inits.n;
+    gp->initializer = save_array(c, g->inits.n, sizeof *gp->initializer);
+    for (size_t i = 0; i < g->inits.n; i++)
+        gp->initializer[i] = save_tensor(c, g->inits.p[i]);
+    gp->n_sparse_initializer = g->sparse_inits.n;
+    gp->sparse_initializer = save_array(c, g->sparse_inits.n, sizeof(void *));
+    for (size_t i = 0; i < g->sparse_inits.n; i++)
+        gp->sparse_initializer[i] = save_sparse(c, g->sparse_inits.p[i]);
+    gp->doc_string = g->doc_string;
+    gp->n_input = g->inputs.n;
+    gp->input = save_vilist(c, &g->inputs);
+    gp->n_output = g->outputs.n;
+    gp->output = save_vilist(c, &g->outputs);
+    gp->n_value_info = g->value_info.n;
+    gp->value_info = save_vilist(c, &g->value_info);
+    gp->n_quantization_annotation = g->n_qann;
+    gp->quantization_annotation = save_array(c, g->n_qann, sizeof(void *));
+    for (size_t i = 0; i < g->n_qann; i++) {
+        Onnx__TensorAnnotation *a = save_alloc(c, sizeof *a);
+        onnx__tensor_annotation__init(a);
+        a->tensor_name = g->qann[i].tensor_name;
+        a->n_quant_parameter_tensor_names = g->qann[i].params.n;
+        a->quant_parameter_tensor_names = save_strmap(c, &g->qann[i].params);
+        save_unknown(c, &a->base, &g->qann[i].unk);
+        gp->quantization_annotation[i] = a;
+    }
+    gp->n_metadata_props = g->meta.n;
+    gp->metadata_props = save_strmap(c, &g->meta);
+    save_unknown(c, &gp->base, &g->unk);
+    return gp;
+}
+
+/* A function body's formal inputs/outputs are bare names. */
+static char **save_vinames(SaveCtx *c, const IrPtrList *l)
+{
+    char **s = save_array(c, l->n, sizeof *s);
+    for (size_t i = 0; i < l->n; i++)
+        s[i] = ((IrValueInfo *)l->p[i])->value->name;
+    return s;
+}
+
+static Onnx__FunctionProto *save_function(SaveCtx *c, const IrFunction *f)
+{
+    Onnx__FunctionProto *fp = save_alloc(c, sizeof *fp);
+    onnx__function_proto__init(fp);
+    const IrGraph *g = f->body;
+    fp->name = f->name;
+    fp->n_input = g->inputs.n;
+    fp->input = save_vinames(c, &g->inputs);
+    fp->n_output = g->outputs.n;
+    fp->output = save_vinames(c, &g->outputs);
+    fp->n_attribute = f->n_attr_names;
+    fp->attribute = f->attr_names;
+    fp->n_attribute_proto = f->n_attr;
+    fp->attribute_proto = save_array(c, f->n_attr, sizeof(void *));
+    for (size_t i = 0; i < f->n_attr; i++)
+        fp->attribute_proto[i] = save_attr(c, f->attr[i]);
+    fp->n_node = g->n_nodes;
+    fp->node = save_nodes(c, g);
+    fp->doc_string = f->doc_string;
+    fp->n_opset_import = f->n_opsets;
+    fp->opset_import = save_opsets(c, f->n_opsets, f->opsets);
+    fp->domain = f->domain;
+    fp->overload = f->overload;
+    fp->n_value_info = g->value_info.n;
+    fp->value_info = save_vilist(c, &g->value_info);
+    fp->n_metadata_props = f->meta.n;
+    fp->metadata_props = save_strmap(c, &f->meta);
+    save_unknown(c, &fp->base, &f->unk);
+    return fp;
+}
+
+static Onnx__TrainingInfoProto *save_training(SaveCtx *c, const IrTraining *t)
+{
+    Onnx__TrainingInfoProto *tp = save_alloc(c, sizeof *tp);
+    onnx__training_info_proto__init(tp);
+    tp->initialization = t->initialization ? save_graph(c, t->initialization)
+                                           : NULL;
+    tp->algorithm = t->algorithm ? save_graph(c, t->algorithm) : NULL;
+    tp->n_initialization_binding = t->init_binding.n;
+    tp->initialization_binding = save_strmap(c, &t->init_binding);
+    tp->n_update_binding = t->update_binding.n;
+    tp->update_binding = save_strmap(c, &t->update_binding);
+    save_unknown(c, &tp->base, &t->unk);
+    return tp;
+}
+
+static Onnx__DeviceConfigurationProto **save_configs(SaveCtx *c,
+                                                     const IrModel *m)
+{
+    Onnx__DeviceConfigurationProto **v = save_array(c, m->n_configs,
+                                                    sizeof *v);
+    for (size_t i = 0; i < m->n_configs; i++) {
+        const IrDevCfg *d = &m->configs[i];
+        v[i] = save_alloc(c, sizeof *v[i]);
+        onnx__device_configuration_proto__init(v[i]);
+        v[i]->name = d->name;
+        v[i]->has_num_devices = d->has_num_devices;
+        v[i]->num_devices = d->num_devices;
+        v[i]->n_device = d->n_device;
+        v[i]->device = d->device;
+        save_unknown(c, &v[i]->base, &d->unk);
+    }
+    return v;
+}
+
+/* The whole skeleton of m, or NULL with c->err set. */
+static Onnx__ModelProto *save_model_msg(SaveCtx *c, const IrModel *m)
+{
+    Onnx__ModelProto *mp = save_alloc(c, sizeof *mp);
+    onnx__model_proto__init(mp);
+    mp->has_ir_version = m->has_ir_version;
+    mp->ir_version = m->ir_version;
+    mp->n_opset_import = m->n_opsets;
+    mp->opset_import = save_opsets(c, m->n_opsets, m->opsets);
+    mp->producer_name = m->producer_name;
+    mp->producer_version = m->producer_version;
+    mp->domain = m->domain;
+    mp->has_model_version = m->has_model_version;
+    mp->model_version = m->model_version;
+    mp->doc_string = m->doc_string;
+    mp->graph = m->graph ? save_graph(c, m->graph) : NULL;
+    mp->n_metadata_props = m->meta.n;
+    mp->metadata_props = save_strmap(c, &m->meta);
+    mp->n_training_info = m->n_training;
+    mp->training_info = save_array(c, m->n_training, sizeof(void *));
+    for (size_t i = 0; i < m->n_training; i++)
+        mp->training_info[i] = save_training(c, &m->training[i]);
+    mp->n_functions = m->n_functions;
+    mp->functions = save_array(c, m->n_functions, sizeof(void *));
+    for (size_t i = 0; i < m->n_functions; i++)
+        mp->functions[i] = save_function(c, m->functions[i]);
+    mp->n_configuration = m->n_configs;
+    mp->configuration = save_configs(c, m);
+    save_unknown(c, &mp->base, &m->unk);
+    return c->failed ? NULL : mp;
+}
+
+/* ---- output ---------------------------------------------------------------- */
+
+/* A ProtobufCBuffer that streams into a FILE. */
+typedef struct SaveFileBuf {
+    ProtobufCBuffer base;
+    FILE *f;
+    int failed;
+} SaveFileBuf;
+
+static void save_file_append(ProtobufCBuffer *b, size_t len,
+                             const uint8_t *data)
+{
+    SaveFileBuf *fb = (SaveFileBuf *)b;
+    if (!fb->failed && len && fwrite(data, 1, len, fb->f) != len)
+        fb->failed = 1;
+}
+
+static int save_pack_stream(const ProtobufCMessage *msg, FILE *f, IrError *err)
+{
+    SaveFileBuf fb = {{save_file_append}, f, 0};
+    protobuf_c_message_pack_to_buffer(msg, &fb.base);
+    if (fb.failed || ferror(f))
+        return ir_fail(err, "write failed: %s", strerror(errno));
+    return 0;
+}
+
+int save_model_stream(const IrModel *m, FILE *f, IrError *err)
+{
+    SaveCtx c = {.err = err};
+    Onnx__ModelProto *mp = save_model_msg(&c, m);
+    int rc = mp ? save_pack_stream(&mp->base, f, err) : -1;
+    save_ctx_free(&c);
+    return rc;
+}
+
+int save_model_buffer(const IrModel *m, uint8_t **buf, size_t *len,
+                      IrError *err)
+{
+    SaveCtx c = {.err = err};
+    *buf = NULL;
+    *len = 0;
+    Onnx__ModelProto *mp = save_model_msg(&c, m);
+    if (!mp) {
+        save_ctx_free(&c);
+        return -1;
+    }
+    size_t n = protobuf_c_message_get_packed_size(&mp->base);
+    *buf = ir_alloc(n);
+    *len = protobuf_c_message_pack(&mp->base, *buf);
+    save_ctx_free(&c);
+    return 0;
+}
+
+/* ---- atomic files ---------------------------------------------------------- */
+
+/* A temporary file beside `path`, mode 0666 less the umask. */
+static FILE *save_tmp_open(const char *path, char **tmp, IrError *err)
+{
+    size_t n = strlen(path) + 16;
+    *tmp = ir_alloc(n);
+    snprintf(*tmp, n, "%s.tmp.XXXXXX", path);
+    int fd = mkstemp(*tmp);
+    if (fd < 0) {
+        ir_fail(err, "%s: cannot create: %s", path, strerror(errno));
+        free(*tmp);
+        *tmp = NULL;
+        return NULL;
+    }
+    mode_t mask = umask(0);
+    umask(mask);
+    fchmod(fd, 0666 & ~mask);
+    FILE *f = fdopen(fd, "wb");
+    if (!f) {
+        close(fd);
+        unlink(*tmp);
+        free(*tmp);
+        *tmp = NULL;
+        ir_fail(err, "%s: cannot open: %s", path, strerror(errno));
+    }
+    return f;
+}
+
+/* Flushes and closes f; returns -1 (and removes tmp) on a write error. */
+static int save_tmp_close(FILE *f, const char *tmp, const char *path,
+                          IrError *err)
+{
+    int bad = fflush(f) != 0 || ferror(f) || fsync(fileno(f)) != 0;
+    if (fclose(f) != 0)
+        bad = 1;
+    if (bad) {
+        unlink(tmp);
+        return ir_fail(err, "%s: write failed: %s", path, strerror(errno));
+    }
+    return 0;
+}
+
+/* The folder of `path` joined with `name`. Caller frees. */
+static char *save_beside(const char *path, const char *name)
+{
+    const char *slash = strrchr(path, '/');
+    size_t dl = slash ? (size_t)(slash - path + 1) : 0;
+    char *s = ir_alloc(dl + strlen(name) + 1);
+    memcpy(s, path, dl);
+    strcpy(s + dl, name);
+    return s;
+}
+
+/* Writes the side files c->ext lists, each to a temporary name; the
+ * temporary names are returned in tmps (in c->ext order, NULL where the
+ * same location was already written). */
+static int save_side_files(SaveCtx *c, const char *path, char **tmps,
+                           IrError *err)
+{
+    for (size_t i = 0; i < c->n_ext; i++) {
+        bool seen = false;
+        for (size_t j = 0; j < i && !seen; j++)
+            seen = !strcmp(c->ext[j].location, c->ext[i].location);
+        if (seen)
+            continue;
+        char *target = save_beside(path, c->ext[i].location);
+        FILE *f = save_tmp_open(target, &tmps[i], err);
+        if (!f) {
+            free(target);
+            return -1;
+        }
+        int rc = 0;
+        for (size_t j = i; j < c->n_ext && !rc; j++) {
+            const SaveExtWrite *w = &c->ext[j];
+            if (strcmp(w->location, c->ext[i].location) || !w->len)
+                continue;
+            if (fseeko(f, (off_t)w->offset, SEEK_SET) ||
+                fwrite(w->data, 1, w->len, f) != w->len)
+                rc = -1;
+        }
+        if (save_tmp_close(f, tmps[i], target, err) || rc) {
+            if (rc)
+                ir_fail(err, "%s: write failed", target);
+            unlink(tmps[i]);
+            free(target);
+            return -1;
+        }
+        free(target);
+    }
+    return 0;
+}
+
+/* Renames the side files into place (or removes them on failure). */
+static int save_commit_side(SaveCtx *c, const char *path, char **tmps,
+                            bool commit, IrError *err)
+{
+    int rc = 0;
+    for (size_t i = 0; i < c->n_ext; i++) {
+        if (!tmps[i])
+            continue;
+        char *target = save_beside(path, c->ext[i].location);
+        if (!commit) {
+            unlink(tmps[i]);
+        } else if (rename(tmps[i], target)) {
+            rc = ir_fail(err, "%s: cannot rename into place: %s", target,
+                         strerror(errno));
+            unlink(tmps[i]);
+        }
+        free(target);
+        free(tmps[i]);
+    }
+    return rc;
+}
+
+int save_model_file(const IrModel *m, const char *path,
+                    const SaveOptions *opt, IrError *err)
+{
+    SaveCtx c = {.opt = opt, .err = err};
+    if (opt && opt->external_file &&
+        (strchr(opt->external_file, '/') || !opt->external_file[0]))
+        return ir_fail(err, "%s: external data file '%s' must be a plain file "
+                       "name", path, opt->external_file);
+    Onnx__ModelProto *mp = save_model_msg(&c, m);
+    if (!mp) {
+        save_ctx_free(&c);
+        return -1;
+    }
+    char *tmp = NULL;
+    char **tmps = ir_alloc_array(c.n_ext + 1, sizeof *tmps);
+    int rc = -1;
+    FILE *f = save_tmp_open(path, &tmp, err);
+    if (f) {
+        rc = save_pack_stream(&mp->base, f, err);
+        if (save_tmp_close(f, tmp, path, err))
+            rc = -1;
+    }
+    if (!rc)
+        rc = save_side_files(&c, path, tmps, err);
+    if (save_commit_side(&c, path, tmps, rc == 0, err))
+        rc = -1;
+    if (tmp) {
+        if (!rc && rename(tmp, path))
+            rc = ir_fail(err, "%s: cannot rename into place: %s", path,
+                         strerror(errno));
+        if (rc)
+            unlink(tmp);
+    }
+    free(tmp);
+    free(tmps);
+    save_ctx_free(&c);
+    return rc;
+}
+
+int save_tensor_file(const IrTensor *t, const char *path, IrError *err)
+{
+    SaveCtx c = {.err = err};
+    Onnx__TensorProto *tp = save_tensor(&c, t);
+    char *tmp = NULL;
+    int rc = -1;
+    FILE *f = tp && !c.failed ? save_tmp_open(path, &tmp, err) : NULL;
+    if (f) {
+        rc = save_pack_stream(&tp->base, f, err);
+        if (save_tmp_close(f, tmp, path, err))
+            rc = -1;
+        if (!rc && rename(tmp, path))
+            rc = ir_fail(err, "%s: cannot rename into place: %s", path,
+                         strerror(errno));
+        if (rc)
+            unlink(tmp);
+    }
+    free(tmp);
+    save_ctx_free(&c);
+    return rc;
+}

@@ -1,0 +1,41 @@
+/*
+ * save.h - writing the IR back to .onnx (prefix save_).
+ *
+ * The writer builds protobuf-c message structs that point into the IR (no
+ * copy of tensor data) and packs them straight into the output stream.
+ * Files are written to a temporary name beside the target and renamed, so a
+ * failure never leaves a half-written model.
+ */
+#ifndef OC_SAVE_H
+#define OC_SAVE_H
+
+#include <stdio.h>
+
+#include "ir.h"
+
+typedef struct SaveOptions {
+    /* When set, every tensor whose payload is at least external_threshold
+     * bytes is written to this one side file (a plain file name, created
+     * beside the model) and referenced from the model. When NULL, tensors
+     * keep the location, offset and length they were loaded with, and
+     * their side files are written again beside the output. */
+    const char *external_file;
+    size_t external_threshold;
+} SaveOptions;
+
+/* Writes m to `path` (and its side files). 0 or -1 with err set. */
+int save_model_file(const IrModel *m, const char *path,
+                    const SaveOptions *opt, IrError *err);
+
+/* Writes only the ModelProto bytes of m to f; external tensors are written
+ * as references, their bytes are not. 0 or -1 with err set. */
+int save_model_stream(const IrModel *m, FILE *f, IrError *err);
+
+/* Serializes m into a malloc'ed buffer (for tests and hashing). */
+int save_model_buffer(const IrModel *m, uint8_t **buf, size_t *len,
+                      IrError *err);
+
+/* Writes one TensorProto to `path` (run's output_K.pb). */
+int save_tensor_file(const IrTensor *t, const char *path, IrError *err);
+
+#endif

@@ -1,0 +1,34 @@
+/*
+ * t.h - the test harness every tests/test_*.c uses (prefix t_).
+ *
+ * A test program calls T_CHECK for each assertion and ends with
+ * `return t_done("name");`, which prints "name: N passed, N failed" (the
+ * runner sums these lines) and exits non-zero when anything failed. A
+ * failing check prints its file, line and a message.
+ */
+#ifndef OC_T_H
+#define OC_T_H
+
+#include <stdio.h>
+
+static int t_passed, t_failed;
+
+#define T_CHECK(cond, ...)                                                 \
+    do {                                                                   \
+        if (cond) {                                                        \
+            t_passed++;                                                    \
+        } else {                                                           \
+            t_failed++;                                                    \
+            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);           \
+            fprintf(stderr, __VA_ARGS__);                                  \
+            fputc('\n', stderr);                                           \
+        }                                                                  \
+    } while (0)
+
+static inline int t_done(const char *name)
+{
+    printf("%s: %d passed, %d failed\n", name, t_passed, t_failed);
+    return t_failed ? 1 : 0;
+}
+
+#endif
