@@ -30,7 +30,7 @@ TESTS    := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 ASAN_TESTS := $(TEST_SRC:tests/%.c=$(ASAN)/tests/%)
 TOOLS    := $(TOOL_SRC:tests/%.c=$(BUILD)/tests/%)
 
-.PHONY: all deps check demo install clean tests asan-tests testdata
+.PHONY: all deps check demo install clean tests asan-tests testdata bench
 .SECONDARY:
 
 all: $(BUILD)/onnx-convert $(BUILD)/libonnxconvert.a
@@ -117,3 +117,11 @@ install: all
 
 clean:
 	rm -rf $(BUILD) $(ASAN)
+
+# ---- benchmarks (measurements, never part of check) ----
+$(BUILD)/bench/%: bench/%.c $(BUILD)/libonnxconvert.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) $(CFLAGS) $(WARN) $(INC) $< $(BUILD)/libonnxconvert.a $(LIBS) -o $@
+
+bench: $(BUILD)/bench/bench_loadsave
+	$(BUILD)/bench/bench_loadsave
