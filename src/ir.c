@@ -252,7 +252,10 @@ void ir_type_free(IrType *t)
     free(t);
 }
 
-void ir_attr_free(IrAttr *a)
+static void ir_graph_free_inner(IrGraph *g);
+
+/* Frees a, assuming its subgraphs hold no uses on outer values any more. */
+static void ir_attr_free_inner(IrAttr *a)
 {
     if (!a)
         return;
@@ -261,7 +264,8 @@ void ir_attr_free(IrAttr *a)
     free(a->doc_string);
     free(a->s.data);
     ir_tensor_free(a->t);
-    ir_graph_free(a->g);
+    if (a->g)
+        ir_graph_free_inner(a->g);
     ir_sparse_free(a->sparse_tensor);
     ir_type_free(a->tp);
     free(a->floats);
@@ -271,7 +275,7 @@ void ir_attr_free(IrAttr *a)
         ir_tensor_free(a->tensors[i]);
     free(a->tensors);
     for (size_t i = 0; i < a->n_graphs; i++)
-        ir_graph_free(a->graphs[i]);
+        ir_graph_free_inner(a->graphs[i]);
     free(a->graphs);
     for (size_t i = 0; i < a->n_sparse; i++)
         ir_sparse_free(a->sparse_tensors[i]);
@@ -317,6 +321,20 @@ static void ir_devcfgs_free(IrNodeDevCfg *c, size_t n)
     free(c);
 }
 
+static void ir_graph_detach_outer_uses(IrGraph *g);
+
+void ir_attr_free(IrAttr *a)
+{
+    if (!a)
+        return;
+    if (a->g && a->g->parent)
+        ir_graph_detach_outer_uses(a->g);
+    for (size_t k = 0; k < a->n_graphs; k++)
+        if (a->graphs[k]->parent)
+            ir_graph_detach_outer_uses(a->graphs[k]);
+    ir_attr_free_inner(a);
+}
+
 /* Frees a node's own fields; uses must already be detached. */
 static void ir_node_free_fields(IrNode *n)
 {
@@ -328,7 +346,7 @@ static void ir_node_free_fields(IrNode *n)
     free(n->in);
     free(n->out);
     for (size_t i = 0; i < n->n_attr; i++)
-        ir_attr_free(n->attr[i]);
+        ir_attr_free_inner(n->attr[i]);
     free(n->attr);
     ir_strmap_free(&n->meta);
     ir_devcfgs_free(n->devcfg, n->n_devcfg);
@@ -340,6 +358,8 @@ void ir_valueinfo_free(IrValueInfo *vi)
 {
     if (!vi)
         return;
+    if (vi->value)
+        vi->value->n_infos--;
     ir_type_free(vi->type);
     free(vi->doc_string);
     ir_strmap_free(&vi->meta);
@@ -354,34 +374,42 @@ static void ir_vilist_free(IrPtrList *l)
     free(l->p);
 }
 
-/* Removes the use (n, index) from v's use list. O(uses). */
-static void ir_use_remove(IrValue *v, IrNode *n, size_t index)
+/* Removes the use (n, index, g) from v's use list. O(uses). */
+static void ir_use_remove(IrValue *v, IrNode *n, size_t index, IrGraph *g)
 {
     for (size_t i = 0; i < v->n_uses; i++) {
-        if (v->uses[i].node == n && v->uses[i].index == index) {
-            v->uses[i] = v->uses[--v->n_uses];
+        IrUse *u = &v->uses[i];
+        if (u->node == n && u->index == index && (n || u->graph == g)) {
+            *u = v->uses[--v->n_uses];
             return;
         }
     }
 }
 
-static void ir_use_add(IrValue *v, IrNode *n, size_t index)
+static void ir_use_add(IrValue *v, IrNode *n, size_t index, IrGraph *g)
 {
     if (v->n_uses == v->cap_uses) {
         v->cap_uses = v->cap_uses ? v->cap_uses * 2 : 2;
         v->uses = ir_grow(v->uses, v->cap_uses, sizeof *v->uses);
     }
-    v->uses[v->n_uses++] = (IrUse){n, index};
+    v->uses[v->n_uses++] = (IrUse){n, index, n ? NULL : g};
 }
 
-/* Detaches every use the nodes of g (and its subgraphs) hold on values of
- * enclosing graphs, so that freeing a subgraph leaves no dangling use. */
+/* Detaches every use the nodes and outputs of g (and its subgraphs) hold on
+ * values of enclosing graphs, so that freeing or dropping a subgraph leaves
+ * no dangling use. Uses of values inside g's own tree go too, harmlessly:
+ * those values go with it. */
 static void ir_graph_detach_outer_uses(IrGraph *g)
 {
+    for (size_t i = 0; i < g->outputs.n; i++) {
+        IrValue *v = ((IrValueInfo *)g->outputs.p[i])->value;
+        if (v->graph != g)
+            ir_use_remove(v, NULL, i, g);
+    }
     for (IrNode *n = g->first; n; n = n->next) {
         for (size_t i = 0; i < n->n_in; i++)
             if (n->in[i] && n->in[i]->graph != g)
-                ir_use_remove(n->in[i], n, i);
+                ir_use_remove(n->in[i], n, i, NULL);
         for (size_t a = 0; a < n->n_attr; a++) {
             IrAttr *at = n->attr[a];
             if (at->g)
@@ -403,6 +431,10 @@ static void ir_graph_free_inner(IrGraph *g)
     for (size_t i = 0; i < g->dead.n; i++)
         ir_node_free_fields(g->dead.p[i]);
     free(g->dead.p);
+    /* ValueInfos first: they count themselves off their values. */
+    ir_vilist_free(&g->inputs);
+    ir_vilist_free(&g->outputs);
+    ir_vilist_free(&g->value_info);
     IrValue *v, *tmp;
     HASH_ITER(hh, g->values, v, tmp) {
         HASH_DEL(g->values, v);
@@ -410,9 +442,6 @@ static void ir_graph_free_inner(IrGraph *g)
         free(v->uses);
         free(v);
     }
-    ir_vilist_free(&g->inputs);
-    ir_vilist_free(&g->outputs);
-    ir_vilist_free(&g->value_info);
     for (size_t i = 0; i < g->inits.n; i++)
         ir_tensor_free(g->inits.p[i]);
     free(g->inits.p);
@@ -631,6 +660,43 @@ char *ir_graph_fresh_name(const IrGraph *g, const char *base)
     }
 }
 
+/* The graph a use sits in. */
+static IrGraph *ir_use_graph(const IrUse *u)
+{
+    return u->node ? u->node->graph : u->graph;
+}
+
+/* True when, seen from graph g (nested in v->graph), `name` would mean a
+ * value other than what v's uses expect: some graph between g and
+ * v->graph defines it. */
+static bool ir_name_captured(const IrGraph *g, const IrGraph *home,
+                             const char *name)
+{
+    for (; g && g != home; g = g->parent)
+        if (ir_graph_find_local(g, name))
+            return true;
+    return false;
+}
+
+/* Renames the quantization annotations of g that mention `from`. */
+static void ir_qann_rename(IrGraph *g, const char *from, const char *to)
+{
+    for (size_t i = 0; i < g->n_qann; i++) {
+        IrTensorAnn *a = &g->qann[i];
+        if (a->tensor_name && !strcmp(a->tensor_name, from)) {
+            free(a->tensor_name);
+            a->tensor_name = ir_strdup(to);
+        }
+        for (size_t k = 0; k < a->params.n; k++) {
+            char **val = &a->params.p[k].value;
+            if (*val && !strcmp(*val, from)) {
+                free(*val);
+                *val = ir_strdup(to);
+            }
+        }
+    }
+}
+
 int ir_value_rename(IrValue *v, const char *name, IrError *err)
 {
     if (!strcmp(v->name, name))
@@ -638,6 +704,12 @@ int ir_value_rename(IrValue *v, const char *name, IrError *err)
     if (ir_graph_find_local(v->graph, name))
         return ir_fail(err, "cannot rename value '%s' to '%s': name taken",
                        v->name, name);
+    for (size_t i = 0; i < v->n_uses; i++)
+        if (ir_name_captured(ir_use_graph(&v->uses[i]), v->graph, name))
+            return ir_fail(err, "cannot rename value '%s' to '%s': a "
+                           "subgraph that reads it defines that name",
+                           v->name, name);
+    ir_qann_rename(v->graph, v->name, name);
     HASH_DEL(v->graph->values, v);
     free(v->name);
     v->name = ir_strdup(name);
@@ -653,14 +725,36 @@ int ir_value_rename(IrValue *v, const char *name, IrError *err)
     return 0;
 }
 
-void ir_value_replace_uses(IrValue *from, IrValue *to)
+/* Points output `index` of subgraph g at v, keeping use lists right. */
+static void ir_graph_set_output(IrGraph *g, size_t index, IrValue *v)
+{
+    IrValueInfo *vi = g->outputs.p[index];
+    if (vi->value->graph != g)
+        ir_use_remove(vi->value, NULL, index, g);
+    vi->value = v;
+    if (v->graph != g)
+        ir_use_add(v, NULL, index, g);
+}
+
+int ir_value_replace_uses(IrValue *from, IrValue *to, IrError *err)
 {
     if (from == to)
-        return;
+        return 0;
+    for (size_t i = 0; i < from->n_uses; i++) {
+        IrGraph *ug = ir_use_graph(&from->uses[i]);
+        if (ir_graph_lookup(ug, to->name) != to)
+            return ir_fail(err, "cannot replace '%s' by '%s': in a subgraph "
+                           "that reads it, '%s' names another value",
+                           from->name, to->name, to->name);
+    }
     while (from->n_uses) {
         IrUse u = from->uses[from->n_uses - 1];
-        ir_node_set_input(u.node, u.index, to);
+        if (u.node)
+            ir_node_set_input(u.node, u.index, to);
+        else
+            ir_graph_set_output(u.graph, u.index, to);
     }
+    return 0;
 }
 
 bool ir_value_is_graph_output(const IrValue *v)
@@ -672,22 +766,10 @@ bool ir_value_is_graph_output(const IrValue *v)
     return false;
 }
 
-/* True when any ValueInfo of g refers to v. */
-static bool ir_value_described(const IrValue *v)
-{
-    const IrGraph *g = v->graph;
-    const IrPtrList *lists[] = {&g->inputs, &g->outputs, &g->value_info};
-    for (size_t k = 0; k < 3; k++)
-        for (size_t i = 0; i < lists[k]->n; i++)
-            if (((IrValueInfo *)lists[k]->p[i])->value == v)
-                return true;
-    return false;
-}
-
 void ir_value_drop_if_unused(IrValue *v)
 {
     if (v->n_uses || v->producer || v->init || v->sparse_init ||
-        v->kind == IR_VAL_INPUT || ir_value_described(v))
+        v->kind == IR_VAL_INPUT || v->n_infos)
         return;
     HASH_DEL(v->graph->values, v);
     free(v->name);
@@ -700,12 +782,15 @@ static IrValueInfo *ir_valueinfo_new(IrValue *v, IrType *type)
     IrValueInfo *vi = ir_alloc(sizeof *vi);
     vi->value = v;
     vi->type = type;
+    v->n_infos++;
     return vi;
 }
 
 IrValueInfo *ir_graph_add_input(IrGraph *g, const char *name, IrType *type)
 {
     IrValue *v = ir_graph_value(g, name);
+    if (v->kind == IR_VAL_INPUT || v->kind == IR_VAL_NODE)
+        return NULL;
     v->kind = IR_VAL_INPUT;
     IrValueInfo *vi = ir_valueinfo_new(v, type);
     ir_ptrlist_push(&g->inputs, vi);
@@ -716,12 +801,36 @@ IrValueInfo *ir_graph_add_output(IrGraph *g, IrValue *v, IrType *type)
 {
     IrValueInfo *vi = ir_valueinfo_new(v, type);
     ir_ptrlist_push(&g->outputs, vi);
+    if (v->graph != g)
+        ir_use_add(v, NULL, g->outputs.n - 1, g);
     return vi;
+}
+
+IrValueInfo *ir_graph_add_value_info(IrGraph *g, IrValue *v, IrType *type)
+{
+    IrValueInfo *vi = ir_valueinfo_new(v, type);
+    ir_ptrlist_push(&g->value_info, vi);
+    return vi;
+}
+
+void ir_strmap_set(IrStrMap *m, const char *key, const char *value)
+{
+    for (size_t i = 0; i < m->n; i++) {
+        if (m->p[i].key && !strcmp(m->p[i].key, key)) {
+            free(m->p[i].value);
+            m->p[i].value = ir_strdup(value);
+            return;
+        }
+    }
+    m->p = ir_grow(m->p, m->n + 1, sizeof *m->p);
+    m->p[m->n++] = (IrStrPair){ir_strdup(key), ir_strdup(value), {0, NULL}};
 }
 
 IrValue *ir_graph_add_init(IrGraph *g, IrTensor *t)
 {
     IrValue *v = ir_graph_value(g, t->name ? t->name : "");
+    if (v->init || v->kind == IR_VAL_NODE)
+        return NULL;
     if (v->kind == IR_VAL_UNDEF)
         v->kind = IR_VAL_INIT;
     v->init = t;
@@ -780,7 +889,10 @@ IrNode *ir_node_new(IrGraph *g, IrNode *before, const char *op_type,
         if (!out[i][0])
             continue;
         IrValue *v = ir_graph_find_local(g, out[i]);
-        if (v && v->kind != IR_VAL_UNDEF) {
+        bool twice = false;
+        for (size_t j = 0; j < i; j++)
+            twice = twice || !strcmp(out[i], out[j]);
+        if ((v && v->kind != IR_VAL_UNDEF) || twice) {
             ir_fail(err, "node '%s' (%s): output '%s' is already defined",
                     name ? name : "", op_type, out[i]);
             return NULL;
@@ -800,7 +912,7 @@ IrNode *ir_node_new(IrGraph *g, IrNode *before, const char *op_type,
         if (!v)
             v = ir_graph_value(g, in[i]);
         n->in[i] = v;
-        ir_use_add(v, n, i);
+        ir_use_add(v, n, i, NULL);
     }
     n->out = ir_alloc_array(n_out ? n_out : 1, sizeof *n->out);
     n->n_out = n_out;
@@ -819,10 +931,10 @@ IrNode *ir_node_new(IrGraph *g, IrNode *before, const char *op_type,
 void ir_node_set_input(IrNode *n, size_t i, IrValue *v)
 {
     if (n->in[i])
-        ir_use_remove(n->in[i], n, i);
+        ir_use_remove(n->in[i], n, i, NULL);
     n->in[i] = v;
     if (v)
-        ir_use_add(v, n, i);
+        ir_use_add(v, n, i, NULL);
 }
 
 void ir_node_add_input(IrNode *n, IrValue *v)
@@ -841,7 +953,7 @@ void ir_node_delete(IrNode *n)
         IrValue *v = n->in[i];
         if (!v)
             continue;
-        ir_use_remove(v, n, i);
+        ir_use_remove(v, n, i, NULL);
         n->in[i] = NULL;
         ir_value_drop_if_unused(v);
     }
@@ -874,12 +986,13 @@ void ir_node_move_before(IrNode *n, IrNode *before)
     ir_node_link(n->graph, n, before);
 }
 
-IrNode *ir_walk_first(IrGraph *g)
+IrNode *ir_walk_first(const IrGraph *g)
 {
-    return g->first;
+    IrNode *n = g->first;
+    return n && n->dead ? ir_walk_next(n) : n;
 }
 
-IrNode *ir_walk_next(IrNode *n)
+IrNode *ir_walk_next(const IrNode *n)
 {
     IrNode *p = n->next;
     while (p && p->dead)
@@ -888,21 +1001,11 @@ IrNode *ir_walk_next(IrNode *n)
 }
 
 /* Frees the nodes deleted since the last collect. Their subgraphs' outer
- * uses were detached at delete time, so subgraph attributes are freed as
- * top-level graphs would be. */
+ * uses were detached at delete time. */
 void ir_graph_collect(IrGraph *g)
 {
-    for (size_t i = 0; i < g->dead.n; i++) {
-        IrNode *n = g->dead.p[i];
-        for (size_t a = 0; a < n->n_attr; a++) {
-            IrAttr *at = n->attr[a];
-            if (at->g)
-                at->g->parent = NULL;
-            for (size_t k = 0; k < at->n_graphs; k++)
-                at->graphs[k]->parent = NULL;
-        }
-        ir_node_free_fields(n);
-    }
+    for (size_t i = 0; i < g->dead.n; i++)
+        ir_node_free_fields(g->dead.p[i]);
     g->dead.n = 0;
 }
 
@@ -916,6 +1019,14 @@ IrAttr *ir_node_attr(const IrNode *n, const char *name)
 
 void ir_node_set_attr(IrNode *n, IrAttr *a)
 {
+    if (a->g) {
+        a->g->owner = n;
+        a->g->parent = n->graph;
+    }
+    for (size_t k = 0; k < a->n_graphs; k++) {
+        a->graphs[k]->owner = n;
+        a->graphs[k]->parent = n->graph;
+    }
     for (size_t i = 0; i < n->n_attr; i++) {
         if (n->attr[i]->name && a->name && !strcmp(n->attr[i]->name, a->name)) {
             ir_attr_free(n->attr[i]);
@@ -925,10 +1036,6 @@ void ir_node_set_attr(IrNode *n, IrAttr *a)
     }
     n->attr = ir_grow(n->attr, n->n_attr + 1, sizeof *n->attr);
     n->attr[n->n_attr++] = a;
-    if (a->g)
-        a->g->owner = n;
-    for (size_t k = 0; k < a->n_graphs; k++)
-        a->graphs[k]->owner = n;
 }
 
 bool ir_node_remove_attr(IrNode *n, const char *name)
@@ -956,7 +1063,7 @@ static IrAttr *ir_attr_new(const char *name, int type)
 
 /* AttributeProto.AttributeType codes used below. */
 enum { IR_AT_FLOAT = 1, IR_AT_INT = 2, IR_AT_STRING = 3, IR_AT_TENSOR = 4,
-       IR_AT_INTS = 7 };
+       IR_AT_GRAPH = 5, IR_AT_INTS = 7 };
 
 IrAttr *ir_attr_int(const char *name, int64_t v)
 {
@@ -998,6 +1105,13 @@ IrAttr *ir_attr_tensor(const char *name, IrTensor *t)
 {
     IrAttr *a = ir_attr_new(name, IR_AT_TENSOR);
     a->t = t;
+    return a;
+}
+
+IrAttr *ir_attr_graph(const char *name, IrGraph *g)
+{
+    IrAttr *a = ir_attr_new(name, IR_AT_GRAPH);
+    a->g = g;
     return a;
 }
 

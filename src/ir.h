@@ -253,10 +253,13 @@ typedef struct IrNodeDevCfg {
     IrUnknown unk;
 } IrNodeDevCfg;
 
-/* One use of a value: input `index` of `node`. */
+/* One use of a value: input `index` of `node`, or, when node is NULL,
+ * output `index` of the subgraph `graph` (a subgraph may return a value of
+ * an enclosing graph directly, e.g. an If branch passing x through). */
 typedef struct IrUse {
     IrNode *node;
     size_t index;
+    IrGraph *graph;  /* only for subgraph-output uses */
 } IrUse;
 
 /* NodeProto plus its place in the graph. */
@@ -296,6 +299,7 @@ struct IrValue {
     IrSparse *sparse_init; /* sparse initializer, borrowed from graph */
     size_t n_uses, cap_uses;
     IrUse *uses;
+    size_t n_infos;        /* ValueInfo entries bound to it (any graph) */
     UT_hash_handle hh;
 };
 
@@ -481,23 +485,35 @@ IrValue *ir_graph_value(IrGraph *g, const char *name);
 /* A name not yet used in g or any graph it encloses or is enclosed by,
  * built from `base`. Caller frees. */
 char *ir_graph_fresh_name(const IrGraph *g, const char *base);
-/* Renames v; refuses (-1) if the new name is taken in v's graph. Keeps the
- * initializer tensor's name in step. */
+/* Renames v; refuses (-1) if the new name is taken in v's graph or would
+ * be captured by a value of that name in a subgraph that reads v. Keeps the
+ * initializer tensor's name and quantization annotations in step.
+ * O(uses x subgraph depth). Training bindings are not renamed. */
 int ir_value_rename(IrValue *v, const char *name, IrError *err);
-/* Points every node input that reads `from` at `to` (nodes in subgraphs
- * too). Graph outputs are not touched: they are the model's interface. */
-void ir_value_replace_uses(IrValue *from, IrValue *to);
+/* Points every use of `from` at `to`: node inputs (in subgraphs too) and
+ * subgraph outputs that named `from`. The outputs of from's own graph are
+ * not touched: they are its interface. Refuses (-1, nothing changed) when
+ * a use sits in a subgraph where `to`'s name means another value. */
+int ir_value_replace_uses(IrValue *from, IrValue *to, IrError *err);
 /* True when v is listed among its graph's outputs. */
 bool ir_value_is_graph_output(const IrValue *v);
 /* Drops v from its graph if nothing refers to it any more. */
 void ir_value_drop_if_unused(IrValue *v);
 
-/* Marks v as a graph input of its graph with an (owned) type, appended at
- * the end of the input list. Returns the new ValueInfo. */
+/* Adds graph input `name` with an (owned) type, at the end of the input
+ * list. Returns the new ValueInfo, or NULL (type not taken) when the name
+ * is already an input or a node's output in g. */
 IrValueInfo *ir_graph_add_input(IrGraph *g, const char *name, IrType *type);
+/* Appends v (of g or an enclosing graph) to g's outputs. */
 IrValueInfo *ir_graph_add_output(IrGraph *g, IrValue *v, IrType *type);
-/* Adds an initializer (takes ownership of t, whose name must be set). */
+/* Adds a value_info annotation for v. */
+IrValueInfo *ir_graph_add_value_info(IrGraph *g, IrValue *v, IrType *type);
+/* Adds an initializer (takes ownership of t, whose name must be set).
+ * Returns NULL (t not taken) when the name already has an initializer or
+ * is a node's output. */
 IrValue *ir_graph_add_init(IrGraph *g, IrTensor *t);
+/* Sets key to value in a metadata-style map, adding the entry if new. */
+void ir_strmap_set(IrStrMap *m, const char *key, const char *value);
 
 /* ---- nodes --------------------------------------------------------- */
 
@@ -521,7 +537,8 @@ void ir_node_move_before(IrNode *n, IrNode *before);
 
 /* The attribute named `name`, or NULL. */
 IrAttr *ir_node_attr(const IrNode *n, const char *name);
-/* Adds or replaces an attribute (takes ownership). */
+/* Adds or replaces an attribute (takes ownership). A graph attribute's
+ * subgraphs become children of n's graph, owned by n. */
 void ir_node_set_attr(IrNode *n, IrAttr *a);
 /* Removes and frees the attribute named `name`; returns whether it existed. */
 bool ir_node_remove_attr(IrNode *n, const char *name);
@@ -530,6 +547,8 @@ IrAttr *ir_attr_float(const char *name, float v);
 IrAttr *ir_attr_ints(const char *name, size_t n, const int64_t *v);
 IrAttr *ir_attr_string(const char *name, const char *s);
 IrAttr *ir_attr_tensor(const char *name, IrTensor *t);
+/* A GRAPH attribute holding g (create g with ir_graph_new(node's graph)). */
+IrAttr *ir_attr_graph(const char *name, IrGraph *g);
 
 /* A FLOAT/INT64/... tensor with raw little-endian data copied from `data`
  * (`bytes` long). dims copied. */
@@ -542,8 +561,8 @@ IrType *ir_type_tensor(int32_t elem_type, size_t rank, const int64_t *dims);
  * other (deleted nodes stay allocated, marked dead, until ir_graph_collect)
  * and may insert nodes; nodes inserted or moved during a walk may or may not
  * be visited. `break` is safe. */
-IrNode *ir_walk_first(IrGraph *g);
-IrNode *ir_walk_next(IrNode *n); /* next live node after n */
+IrNode *ir_walk_first(const IrGraph *g);
+IrNode *ir_walk_next(const IrNode *n); /* next live node after n */
 #define IR_FOR_NODES(g, n) \
     for (IrNode *n = ir_walk_first(g); n; n = ir_walk_next(n))
 /* Frees the nodes deleted since the last collect. No walk may be active. */

@@ -770,6 +770,7 @@ static IrValueInfo *load_valueinfo(Onnx__ValueInfoProto *vp, IrGraph *g,
     if (define_input)
         v->kind = IR_VAL_INPUT;
     vi->value = v;
+    v->n_infos++;
     vi->type = load_type(vp->type);
     vi->doc_string = load_take(&vp->doc_string);
     load_strmap(vp->n_metadata_props, vp->metadata_props, &vi->meta);
@@ -836,6 +837,20 @@ static int load_nodes(LoadCtx *c, size_t n, Onnx__NodeProto **np, IrGraph *g)
     return rc;
 }
 
+/* Appends an output entry through the IR call that records a subgraph
+ * output naming an outer value as a use of that value. */
+static void load_output(IrGraph *g, IrValueInfo *vi)
+{
+    IrValueInfo *made = ir_graph_add_output(g, vi->value, NULL);
+    made->name_absent = vi->name_absent;
+    made->type = vi->type;
+    made->doc_string = vi->doc_string;
+    made->meta = vi->meta;
+    made->unk = vi->unk;
+    vi->value->n_infos--;
+    free(vi);
+}
+
 static IrGraph *load_graph(LoadCtx *c, Onnx__GraphProto *gp, IrGraph *parent)
 {
     IrGraph *g = ir_graph_new(parent);
@@ -848,7 +863,7 @@ static IrGraph *load_graph(LoadCtx *c, Onnx__GraphProto *gp, IrGraph *parent)
         return NULL;
     }
     for (size_t i = 0; i < gp->n_output; i++)
-        ir_ptrlist_push(&g->outputs, load_valueinfo(gp->output[i], g, false));
+        load_output(g, load_valueinfo(gp->output[i], g, false));
     for (size_t i = 0; i < gp->n_value_info; i++)
         ir_ptrlist_push(&g->value_info,
                         load_valueinfo(gp->value_info[i], g, false));
@@ -866,6 +881,7 @@ static IrValueInfo *load_name_info(IrGraph *g, const char *name, bool input)
     if (input)
         v->kind = IR_VAL_INPUT;
     vi->value = v;
+    v->n_infos++;
     return vi;
 }
 
