@@ -99,8 +99,10 @@ static int load_check_msg(const uint8_t *p, size_t len,
                           const ProtobufCMessageDescriptor *d, int depth,
                           size_t base, IrError *err);
 
-/* Checks one length-delimited field body against its descriptor. */
+/* Checks one length-delimited field body against its descriptor (fd is
+ * NULL for an unknown field of message d). */
 static int load_check_delimited(const uint8_t *p, size_t n,
+                                const ProtobufCMessageDescriptor *d,
                                 const ProtobufCFieldDescriptor *fd,
                                 int depth, size_t off, IrError *err)
 {
@@ -108,12 +110,18 @@ static int load_check_delimited(const uint8_t *p, size_t n,
         return 0; /* unknown field: kept as opaque bytes */
     if (fd->type == PROTOBUF_C_TYPE_MESSAGE)
         return load_check_msg(p, n, fd->descriptor, depth + 1, off, err);
+    /* protobuf-c hands strings over as C strings: a NUL would silently cut
+     * the name short (and might make it another value's name). */
+    if (fd->type == PROTOBUF_C_TYPE_STRING && memchr(p, 0, n))
+        return ir_fail(err, "byte %zu: string field '%s' of %s contains a "
+                       "NUL byte", off, fd->name, d->short_name);
     unsigned want = load_wire_type_of(fd->type);
     if (want == 2)
         return 0;
     if (fd->label != PROTOBUF_C_LABEL_REPEATED)
-        return ir_fail(err, "byte %zu: field '%s' has the wrong wire type "
-                       "(2, expected %u)", off, fd->name, want);
+        return ir_fail(err, "byte %zu: field '%s' of %s has the wrong wire "
+                       "type (2, expected %u)", off, fd->name, d->short_name,
+                       want);
     return load_check_packed(p, n, want, off, fd->name, err);
 }
 
@@ -168,8 +176,8 @@ static int load_check_msg(const uint8_t *p, size_t len,
                                "past the end of its message", at,
                                (unsigned long long)v, d->short_name,
                                fd ? fd->name : "(unknown field)");
-            if (load_check_delimited(p + i, (size_t)v, fd, depth, base + i,
-                                     err))
+            if (load_check_delimited(p + i, (size_t)v, d, fd, depth,
+                                     base + i, err))
                 return -1;
             i += (size_t)v;
             break;
@@ -422,7 +430,8 @@ static IrMapping *load_map_external(LoadCtx *c, const char *tname,
         free(real);
         return NULL;
     }
-    int fd = open(real, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: opening a FIFO must not wait for a writer. */
+    int fd = open(real, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     struct stat st;
     if (fd < 0 || fstat(fd, &st) || !S_ISREG(st.st_mode)) {
         ir_fail(c->err, "%s: tensor '%s': external data '%s' is not a "
@@ -472,6 +481,9 @@ static int load_external(LoadCtx *c, IrTensor *t)
     if (!loc)
         return ir_fail(c->err, "%s: tensor '%s': external data has no "
                        "location", c->what, tname);
+    if (!*loc)
+        return ir_fail(c->err, "%s: tensor '%s': external data location is "
+                       "empty", c->what, tname);
     if (!load_location_ok(loc))
         return ir_fail(c->err, "%s: tensor '%s': external data location '%s' "
                        "must be a relative path without '..'", c->what,
@@ -488,7 +500,11 @@ static int load_external(LoadCtx *c, IrTensor *t)
     IrMapping *mp = load_map_external(c, tname, loc);
     if (!mp)
         return -1;
-    if (off > mp->len || (sl && len > mp->len - off))
+    if (off > mp->len)
+        return ir_fail(c->err, "%s: tensor '%s': external data offset %llu "
+                       "is past the end of '%s' (%zu bytes)", c->what, tname,
+                       (unsigned long long)off, loc, mp->len);
+    if (sl && len > mp->len - off)
         return ir_fail(c->err, "%s: tensor '%s': external data offset %llu "
                        "length %llu runs past the end of '%s' (%zu bytes)",
                        c->what, tname, (unsigned long long)off,
@@ -994,6 +1010,8 @@ int load_model_buffer(const uint8_t *buf, size_t len, const char *dir,
 {
     *out = NULL;
     what = what ? what : "model";
+    if (!len)
+        return ir_fail(err, "%s: empty input", what);
     if (load_wire_check(buf, len, err)) {
         char tmp[sizeof err->msg];
         snprintf(tmp, sizeof tmp, "%s", err->msg);
@@ -1025,7 +1043,8 @@ int load_model_buffer(const uint8_t *buf, size_t len, const char *dir,
 static int load_map_file(const char *path, void **base, size_t *len,
                          IrError *err)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: opening a FIFO must not wait for a writer. */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0)
         return ir_fail(err, "%s: cannot open: %s", path, strerror(errno));
     struct stat st;

@@ -916,9 +916,14 @@ int save_model_file(const IrModel *m, const char *path,
 {
     SaveCtx c = {.opt = opt, .err = err};
     if (opt && opt->external_file &&
-        (strchr(opt->external_file, '/') || !opt->external_file[0]))
+        (strchr(opt->external_file, '/') || !opt->external_file[0] ||
+         !strcmp(opt->external_file, ".") || !strcmp(opt->external_file, "..")))
         return ir_fail(err, "%s: external data file '%s' must be a plain file "
                        "name", path, opt->external_file);
+    const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+    if (opt && opt->external_file && !strcmp(base, opt->external_file))
+        return ir_fail(err, "%s: the external data file cannot be the model "
+                       "file itself", path);
     Onnx__ModelProto *mp = save_model_msg(&c, m);
     if (!mp) {
         save_ctx_free(&c);
