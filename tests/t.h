@@ -25,6 +25,24 @@ static int t_passed, t_failed;
         }                                                                  \
     } while (0)
 
+/* Counts every check between t_group_begin and t_group_end as one case:
+ * one pass if all of them passed, else one failure (each failing check
+ * still prints). For suites that check many facts of one model. */
+static int t_group_passed, t_group_failed;
+
+static inline void t_group_begin(void)
+{
+    t_group_passed = t_passed;
+    t_group_failed = t_failed;
+}
+
+static inline void t_group_end(void)
+{
+    int bad = t_failed > t_group_failed;
+    t_passed = t_group_passed + !bad;
+    t_failed = t_group_failed + bad;
+}
+
 static inline int t_done(const char *name)
 {
     printf("%s: %d passed, %d failed\n", name, t_passed, t_failed);

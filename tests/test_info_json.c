@@ -1357,10 +1357,12 @@ static void test_corpus(void)
     size_t ok = 0;
     for (size_t i = 0; i < l.n; i++) {
         int before = t_failed;
+        t_group_begin();
         JVal *r = check_model(l.p[i]);
         if (r && t_failed == before)
             ok++;
         jv_free(r);
+        t_group_end();
         free(l.p[i]);
     }
     printf("test_info_json: %zu models checked, %zu clean\n", l.n, ok);
