@@ -56,7 +56,7 @@ $(BUILD)/libonnxconvert.a: $(OBJ)
 $(BUILD)/onnx-convert: $(CLI_SRC) $(BUILD)/libonnxconvert.a
 	$(CC) $(CSTD) $(CFLAGS) $(WARN) $(INC) $< $(BUILD)/libonnxconvert.a $(LIBS) -o $@
 
-$(BUILD)/tests/%: tests/%.c tests/t.h $(BUILD)/libonnxconvert.a
+$(BUILD)/tests/%: tests/%.c $(wildcard tests/*.h) $(BUILD)/libonnxconvert.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CSTD) $(CFLAGS) $(WARN) $(INC) -Itests $< $(BUILD)/libonnxconvert.a $(LIBS) -o $@
 
@@ -76,7 +76,7 @@ $(ASAN)/libonnxconvert.a: $(ASAN_OBJ)
 $(ASAN)/onnx-convert: $(CLI_SRC) $(ASAN)/libonnxconvert.a
 	$(CC) $(CSTD) $(SANFLAGS) $(WARN) $(INC) $< $(ASAN)/libonnxconvert.a $(LIBS) -o $@
 
-$(ASAN)/tests/%: tests/%.c tests/t.h $(ASAN)/libonnxconvert.a
+$(ASAN)/tests/%: tests/%.c $(wildcard tests/*.h) $(ASAN)/libonnxconvert.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CSTD) $(SANFLAGS) $(WARN) $(INC) -Itests $< $(ASAN)/libonnxconvert.a $(LIBS) -o $@
 

@@ -24,90 +24,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "corpus.h"
 #include "ir.h"
 #include "load.h"
 #include "onnx.pb-c.h"
 #include "save.h"
 #include "t.h"
+#include "wire.h"
 
-/* ==== a tiny protobuf encoder ========================================= */
-
-typedef struct Buf {
-    uint8_t *p;
-    size_t n, cap;
-} Buf;
-
-enum { WT_VARINT = 0, WT_I64 = 1, WT_LEN = 2, WT_SGROUP = 3, WT_EGROUP = 4,
-       WT_I32 = 5 };
-
-static void b_put(Buf *b, const void *d, size_t n)
-{
-    if (b->n + n > b->cap) {
-        size_t cap = b->cap ? b->cap : 64;
-        while (cap < b->n + n)
-            cap *= 2;
-        uint8_t *p = realloc(b->p, cap);
-        if (!p)
-            abort();
-        b->p = p;
-        b->cap = cap;
-    }
-    if (n)
-        memcpy(b->p + b->n, d, n);
-    b->n += n;
-}
-
-static void b_byte(Buf *b, uint8_t c)
-{
-    b_put(b, &c, 1);
-}
-
-static void b_varint(Buf *b, uint64_t v)
-{
-    do {
-        uint8_t c = (uint8_t)(v & 0x7f);
-        v >>= 7;
-        b_byte(b, (uint8_t)(c | (v ? 0x80 : 0)));
-    } while (v);
-}
-
-static void b_key(Buf *b, uint64_t field, unsigned wt)
-{
-    b_varint(b, (field << 3) | wt);
-}
-
-static void b_fvarint(Buf *b, uint32_t field, uint64_t v)
-{
-    b_key(b, field, WT_VARINT);
-    b_varint(b, v);
-}
-
-static void b_fixed(Buf *b, uint32_t field, uint64_t v, int bytes)
-{
-    b_key(b, field, bytes == 4 ? WT_I32 : WT_I64);
-    for (int i = 0; i < bytes; i++)
-        b_byte(b, (uint8_t)(v >> (8 * i)));
-}
-
-static void b_fbytes(Buf *b, uint32_t field, const void *d, size_t n)
-{
-    b_key(b, field, WT_LEN);
-    b_varint(b, n);
-    b_put(b, d, n);
-}
-
-static void b_fstr(Buf *b, uint32_t field, const char *s)
-{
-    b_fbytes(b, field, s, strlen(s));
-}
-
-/* Appends m as a length-delimited field and frees m's storage. */
-static void b_fmsg(Buf *b, uint32_t field, Buf *m)
-{
-    b_fbytes(b, field, m->p, m->n);
-    free(m->p);
-    memset(m, 0, sizeof *m);
-}
+/* ==== a front-growing writer (on top of wire.h) ====================== */
 
 /* A writer that grows towards the front, for nesting thousands deep in
  * linear time: the content so far becomes a field of its parent. */
@@ -136,7 +61,7 @@ static void rb_prepend(RBuf *r, const void *d, size_t n)
 }
 
 /* Prepends a whole field given as encoded bytes. */
-static void rb_prepend_buf(RBuf *r, Buf *b)
+static void rb_prepend_buf(RBuf *r, WireBuf *b)
 {
     rb_prepend(r, b->p, b->n);
     free(b->p);
@@ -146,9 +71,9 @@ static void rb_prepend_buf(RBuf *r, Buf *b)
 /* Turns the content into field `field` (length-delimited) of its parent. */
 static void rb_wrap(RBuf *r, uint32_t field)
 {
-    Buf h = {0};
-    b_key(&h, field, WT_LEN);
-    b_varint(&h, r->n);
+    WireBuf h = {0};
+    wire_key(&h, field, WIRE_LEN);
+    wire_varint(&h, r->n);
     rb_prepend_buf(r, &h);
 }
 
@@ -363,22 +288,6 @@ static uint64_t rng(void)
     return x * 0x2545f4914f6cdd1dull;
 }
 
-static int read_whole(const char *path, uint8_t **out, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return -1;
-    Buf b = {0};
-    uint8_t tmp[65536];
-    size_t k;
-    while ((k = fread(tmp, 1, sizeof tmp, f)) > 0)
-        b_put(&b, tmp, k);
-    fclose(f);
-    *out = b.p;
-    *len = b.n;
-    return 0;
-}
-
 static int write_whole(const char *path, const void *d, size_t n)
 {
     FILE *f = fopen(path, "wb");
@@ -391,60 +300,60 @@ static int write_whole(const char *path, const void *d, size_t n)
 /* A small model that uses most message kinds: opsets, a graph with an If
  * whose branches are graphs, attributes, an initializer, typed inputs and
  * outputs, and unknown fields. */
-static void build_small(Buf *m)
+static void build_small(WireBuf *m)
 {
-    Buf g = {0}, n = {0}, a = {0}, sub = {0}, sn = {0}, t = {0}, vi = {0},
+    WireBuf g = {0}, n = {0}, a = {0}, sub = {0}, sn = {0}, t = {0}, vi = {0},
         ty = {0}, tt = {0}, sh = {0}, d = {0}, op = {0};
-    b_fvarint(m, 1, 8);
-    b_fstr(&op, 1, "");
-    b_fvarint(&op, 2, 17);
-    b_fmsg(m, 8, &op);
-    b_fstr(m, 2, "hostile");
+    wire_fvarint(m, 1, 8);
+    wire_fstr(&op, 1, "");
+    wire_fvarint(&op, 2, 17);
+    wire_fmsg(m, 8, &op);
+    wire_fstr(m, 2, "hostile");
     /* then_branch: Identity(X) -> T */
-    b_fstr(&sn, 1, "X");
-    b_fstr(&sn, 2, "T");
-    b_fstr(&sn, 4, "Identity");
-    b_fmsg(&sub, 1, &sn);
-    b_fstr(&sub, 2, "then");
-    b_fstr(&vi, 1, "T");
-    b_fmsg(&sub, 12, &vi);
-    b_fstr(&a, 1, "then_branch");
-    b_fmsg(&a, 6, &sub);
-    b_fvarint(&a, 20, 5);
-    b_fstr(&n, 1, "C");
-    b_fstr(&n, 2, "Y");
-    b_fstr(&n, 3, "if0");
-    b_fstr(&n, 4, "If");
-    b_fmsg(&n, 5, &a);
-    b_fstr(&a, 1, "alpha");
-    b_fixed(&a, 2, 0x3f000000u, 4);
-    b_fvarint(&a, 20, 1);
-    b_fmsg(&n, 5, &a);
-    b_fvarint(&n, 51, 7);
-    b_fmsg(&g, 1, &n);
-    b_fstr(&g, 2, "main");
-    b_fvarint(&t, 1, 2);
-    b_fvarint(&t, 2, 1);
-    b_fstr(&t, 8, "W");
-    b_fbytes(&t, 9, "\0\0\x80\x3f\0\0\0\x40", 8);
-    b_fmsg(&g, 5, &t);
-    b_fvarint(&d, 1, 2);
-    b_fmsg(&sh, 1, &d);
-    b_fstr(&d, 2, "N");
-    b_fmsg(&sh, 1, &d);
-    b_fvarint(&tt, 1, 1);
-    b_fmsg(&tt, 2, &sh);
-    b_fmsg(&ty, 1, &tt);
-    b_fstr(&vi, 1, "X");
-    b_fmsg(&vi, 2, &ty);
-    b_fmsg(&g, 11, &vi);
-    b_fstr(&vi, 1, "C");
-    b_fmsg(&g, 11, &vi);
-    b_fstr(&vi, 1, "Y");
-    b_fmsg(&g, 12, &vi);
-    b_fixed(&g, 52, 1, 8);
-    b_fmsg(m, 7, &g);
-    b_fbytes(m, 53, "unknown", 7);
+    wire_fstr(&sn, 1, "X");
+    wire_fstr(&sn, 2, "T");
+    wire_fstr(&sn, 4, "Identity");
+    wire_fmsg(&sub, 1, &sn);
+    wire_fstr(&sub, 2, "then");
+    wire_fstr(&vi, 1, "T");
+    wire_fmsg(&sub, 12, &vi);
+    wire_fstr(&a, 1, "then_branch");
+    wire_fmsg(&a, 6, &sub);
+    wire_fvarint(&a, 20, 5);
+    wire_fstr(&n, 1, "C");
+    wire_fstr(&n, 2, "Y");
+    wire_fstr(&n, 3, "if0");
+    wire_fstr(&n, 4, "If");
+    wire_fmsg(&n, 5, &a);
+    wire_fstr(&a, 1, "alpha");
+    wire_fixed32(&a, 2, 0x3f000000u);
+    wire_fvarint(&a, 20, 1);
+    wire_fmsg(&n, 5, &a);
+    wire_fvarint(&n, 51, 7);
+    wire_fmsg(&g, 1, &n);
+    wire_fstr(&g, 2, "main");
+    wire_fvarint(&t, 1, 2);
+    wire_fvarint(&t, 2, 1);
+    wire_fstr(&t, 8, "W");
+    wire_fbytes(&t, 9, "\0\0\x80\x3f\0\0\0\x40", 8);
+    wire_fmsg(&g, 5, &t);
+    wire_fvarint(&d, 1, 2);
+    wire_fmsg(&sh, 1, &d);
+    wire_fstr(&d, 2, "N");
+    wire_fmsg(&sh, 1, &d);
+    wire_fvarint(&tt, 1, 1);
+    wire_fmsg(&tt, 2, &sh);
+    wire_fmsg(&ty, 1, &tt);
+    wire_fstr(&vi, 1, "X");
+    wire_fmsg(&vi, 2, &ty);
+    wire_fmsg(&g, 11, &vi);
+    wire_fstr(&vi, 1, "C");
+    wire_fmsg(&g, 11, &vi);
+    wire_fstr(&vi, 1, "Y");
+    wire_fmsg(&g, 12, &vi);
+    wire_fixed64(&g, 52, 1);
+    wire_fmsg(m, 7, &g);
+    wire_fbytes(m, 53, "unknown", 7);
 }
 
 static void test_empty(void)
@@ -541,20 +450,20 @@ static void test_mutations(const char *label, const uint8_t *buf, size_t len,
 
 static void test_wire(void)
 {
-    Buf b = {0}, g = {0};
+    WireBuf b = {0}, g = {0};
 
     /* Lengths that run past the end: of the buffer, and of the parent. */
     expect_wire_bad("graph length past end", BYTES(0x3a, 0x10, 0x0a, 0x00));
     expect_wire_bad("string length past end",
                     BYTES(0x08, 0x07, 0x12, 0x64, 'a', 'b'));
-    b_byte(&b, 0x3a);              /* graph, 4 bytes */
-    b_byte(&b, 0x04);
-    b_byte(&b, 0x0a);              /* node, 20 bytes: past the graph */
-    b_byte(&b, 0x14);
-    b_byte(&b, 0x22);
-    b_byte(&b, 0x00);
+    wire_byte(&b, 0x3a);           /* graph, 4 bytes */
+    wire_byte(&b, 0x04);
+    wire_byte(&b, 0x0a);           /* node, 20 bytes: past the graph */
+    wire_byte(&b, 0x14);
+    wire_byte(&b, 0x22);
+    wire_byte(&b, 0x00);
     for (int i = 0; i < 40; i++)   /* ... but inside the buffer */
-        b_fvarint(&b, 5, 1);
+        wire_fvarint(&b, 5, 1);
     expect_wire_bad("node length past its graph", b.p, b.n);
     b.n = 0;
 
@@ -564,30 +473,30 @@ static void test_wire(void)
     expect_wire_bad("ir_version as bytes", BYTES(0x0a, 0x01, 0x00));
     expect_wire_bad("producer_name as fixed64",
                     BYTES(0x11, 1, 2, 3, 4, 5, 6, 7, 8));
-    b_fvarint(&g, 1, 5);           /* graph.node as varint */
-    b_fmsg(&b, 7, &g);
+    wire_fvarint(&g, 1, 5);        /* graph.node as varint */
+    wire_fmsg(&b, 7, &g);
     expect_wire_bad("node as varint", b.p, b.n);
     b.n = 0;
     {
-        Buf t = {0};
-        b_fixed(&t, 4, 0, 8);      /* float_data as fixed64 */
-        b_fmsg(&g, 5, &t);
-        b_fmsg(&b, 7, &g);
+        WireBuf t = {0};
+        wire_fixed64(&t, 4, 0);    /* float_data as fixed64 */
+        wire_fmsg(&g, 5, &t);
+        wire_fmsg(&b, 7, &g);
         expect_wire_bad("float_data as fixed64", b.p, b.n);
         b.n = 0;
-        b_fixed(&t, 1, 7, 4);      /* dims as fixed32 */
-        b_fmsg(&g, 5, &t);
-        b_fmsg(&b, 7, &g);
+        wire_fixed32(&t, 1, 7);    /* dims as fixed32 */
+        wire_fmsg(&g, 5, &t);
+        wire_fmsg(&b, 7, &g);
         expect_wire_bad("dims as fixed32", b.p, b.n);
         b.n = 0;
-        b_fbytes(&t, 4, "\0\0\x80\x3f\0", 5); /* packed floats, 5 bytes */
-        b_fmsg(&g, 5, &t);
-        b_fmsg(&b, 7, &g);
+        wire_fbytes(&t, 4, "\0\0\x80\x3f\0", 5); /* packed floats, 5 bytes */
+        wire_fmsg(&g, 5, &t);
+        wire_fmsg(&b, 7, &g);
         expect_wire_bad("packed float_data of 5 bytes", b.p, b.n);
         b.n = 0;
-        b_fbytes(&t, 7, "\x80\x80", 2);       /* packed int64, cut varint */
-        b_fmsg(&g, 5, &t);
-        b_fmsg(&b, 7, &g);
+        wire_fbytes(&t, 7, "\x80\x80", 2);       /* packed int64, cut varint */
+        wire_fmsg(&g, 5, &t);
+        wire_fmsg(&b, 7, &g);
         expect_wire_bad("packed int64_data with a cut varint", b.p, b.n);
         b.n = 0;
     }
@@ -595,21 +504,21 @@ static void test_wire(void)
     /* Field number 0 and past the maximum. */
     expect_wire_bad("field 0 varint", BYTES(0x00, 0x00));
     expect_wire_bad("field 0 bytes", BYTES(0x02, 0x00));
-    b_key(&g, 0, WT_VARINT);
-    b_varint(&g, 1);
-    b_fmsg(&b, 7, &g);
+    wire_key(&g, 0, WIRE_VARINT);
+    wire_varint(&g, 1);
+    wire_fmsg(&b, 7, &g);
     expect_wire_bad("field 0 inside graph", b.p, b.n);
     b.n = 0;
-    b_key(&b, (uint64_t)1 << 29, WT_VARINT); /* 2^29 > max field number */
-    b_varint(&b, 1);
+    wire_key(&b, (uint64_t)1 << 29, WIRE_VARINT); /* 2^29 > max field number */
+    wire_varint(&b, 1);
     expect_wire_bad("field 2^29", b.p, b.n);
     b.n = 0;
-    b_key(&b, (uint64_t)1 << 35, WT_VARINT); /* beyond 32 bits */
-    b_varint(&b, 1);
+    wire_key(&b, (uint64_t)1 << 35, WIRE_VARINT); /* beyond 32 bits */
+    wire_varint(&b, 1);
     expect_wire_bad("field 2^35", b.p, b.n);
     b.n = 0;
-    b_key(&b, ((uint64_t)1 << 32) + 1, WT_VARINT); /* 2^32+1 wraps to 1 */
-    b_varint(&b, 8);
+    wire_key(&b, ((uint64_t)1 << 32) + 1, WIRE_VARINT); /* 2^32+1 wraps to 1 */
+    wire_varint(&b, 8);
     expect_wire_bad("field 2^32+1", b.p, b.n);
     b.n = 0;
 
@@ -620,9 +529,9 @@ static void test_wire(void)
     expect_wire_bad("end group alone", BYTES(0x9c, 0x03));
     expect_wire_bad("wire type 6", BYTES(0x9e, 0x03, 0x00));
     expect_wire_bad("wire type 7", BYTES(0x9f, 0x03, 0x00));
-    b_key(&g, 51, WT_SGROUP);
-    b_key(&g, 51, WT_EGROUP);
-    b_fmsg(&b, 7, &g);
+    wire_key(&g, 51, WIRE_SGROUP);
+    wire_key(&g, 51, WIRE_EGROUP);
+    wire_fmsg(&b, 7, &g);
     expect_wire_bad("group inside graph", b.p, b.n);
     b.n = 0;
 
@@ -645,36 +554,36 @@ static void test_wire(void)
                       0xff, 0x01));
 
     /* Huge lengths: 2^63, 2^64-1, and 2^32+1 (a 32-bit reader sees 1). */
-    b_key(&b, 7, WT_LEN);
-    b_varint(&b, (uint64_t)1 << 63);
-    b_put(&b, "\x0a\x00", 2);
+    wire_key(&b, 7, WIRE_LEN);
+    wire_varint(&b, (uint64_t)1 << 63);
+    wire_put(&b, "\x0a\x00", 2);
     expect_wire_bad("graph length 2^63", b.p, b.n);
     b.n = 0;
-    b_key(&b, 2, WT_LEN);
-    b_varint(&b, UINT64_MAX);
-    b_put(&b, "ab", 2);
+    wire_key(&b, 2, WIRE_LEN);
+    wire_varint(&b, UINT64_MAX);
+    wire_put(&b, "ab", 2);
     expect_wire_bad("string length 2^64-1", b.p, b.n);
     b.n = 0;
-    b_key(&b, 2, WT_LEN);
-    b_varint(&b, ((uint64_t)1 << 32) + 1);
-    b_put(&b, "a", 1);
+    wire_key(&b, 2, WIRE_LEN);
+    wire_varint(&b, ((uint64_t)1 << 32) + 1);
+    wire_put(&b, "a", 1);
     expect_wire_bad("string length 2^32+1", b.p, b.n);
     b.n = 0;
-    b_key(&g, 2, WT_LEN);            /* graph.name, 2^32+2 long */
-    b_varint(&g, ((uint64_t)1 << 32) + 2);
-    b_put(&g, "ab", 2);
-    b_fmsg(&b, 7, &g);
+    wire_key(&g, 2, WIRE_LEN);       /* graph.name, 2^32+2 long */
+    wire_varint(&g, ((uint64_t)1 << 32) + 2);
+    wire_put(&g, "ab", 2);
+    wire_fmsg(&b, 7, &g);
     expect_wire_bad("nested length 2^32+2", b.p, b.n);
     b.n = 0;
-    b_key(&b, 53, WT_LEN);           /* an unknown field, 2^63 long */
-    b_varint(&b, (uint64_t)1 << 63);
+    wire_key(&b, 53, WIRE_LEN);      /* an unknown field, 2^63 long */
+    wire_varint(&b, (uint64_t)1 << 63);
     expect_wire_bad("unknown field length 2^63", b.p, b.n);
     b.n = 0;
-    b_fixed(&b, 54, 0, 4);           /* unknown fixed32 cut short */
+    wire_fixed32(&b, 54, 0);         /* unknown fixed32 cut short */
     b.n -= 2;
     expect_wire_bad("unknown fixed32 cut short", b.p, b.n);
     b.n = 0;
-    b_fixed(&b, 52, 0, 8);
+    wire_fixed64(&b, 52, 0);
     b.n -= 1;
     expect_wire_bad("unknown fixed64 cut short", b.p, b.n);
     free(b.p);
@@ -688,37 +597,37 @@ static void test_wire(void)
 static void build_if_chain(RBuf *r, size_t levels, int where)
 {
     for (size_t i = 0; i < levels; i++) {
-        Buf h = {0};
+        WireBuf h = {0};
         rb_wrap(r, where == 3 ? 11 : 6);      /* graph -> attribute.g */
-        b_fvarint(&h, 20, where == 3 ? 10 : 5);
-        b_fstr(&h, 1, where == 3 ? "branches" : "then_branch");
+        wire_fvarint(&h, 20, where == 3 ? 10 : 5);
+        wire_fstr(&h, 1, where == 3 ? "branches" : "then_branch");
         rb_prepend_buf(r, &h);
         rb_wrap(r, 5);                        /* attribute -> node */
-        b_fstr(&h, 4, "If");
-        b_fstr(&h, 1, "cond");
+        wire_fstr(&h, 4, "If");
+        wire_fstr(&h, 1, "cond");
         rb_prepend_buf(r, &h);
         if (where == 1 && i + 1 == levels) {
             rb_wrap(r, 7);                    /* node -> function.node */
-            b_fstr(&h, 1, "DeepFn");
-            b_fstr(&h, 10, "local");
+            wire_fstr(&h, 1, "DeepFn");
+            wire_fstr(&h, 10, "local");
             rb_prepend_buf(r, &h);
             rb_wrap(r, 25);                   /* function -> model */
         } else {
             rb_wrap(r, 1);                    /* node -> graph.node */
         }
     }
-    Buf h = {0};
+    WireBuf h = {0};
     if (where == 2) {
         rb_wrap(r, 2);                        /* graph -> training.algorithm */
         rb_wrap(r, 20);                       /* training -> model */
     } else if (where != 1) {
         rb_wrap(r, 7);                        /* graph -> model.graph */
     }
-    b_fvarint(&h, 1, 8);
+    wire_fvarint(&h, 1, 8);
     {
-        Buf op = {0};
-        b_fvarint(&op, 2, 17);
-        b_fmsg(&h, 8, &op);
+        WireBuf op = {0};
+        wire_fvarint(&op, 2, 17);
+        wire_fmsg(&h, 8, &op);
     }
     rb_prepend_buf(r, &h);
 }
@@ -730,13 +639,13 @@ static void build_type_chain(RBuf *r, size_t levels)
         rb_wrap(r, 1); /* TypeProto -> Sequence.elem_type */
         rb_wrap(r, 4); /* Sequence -> TypeProto.sequence_type */
     }
-    Buf h = {0};
+    WireBuf h = {0};
     rb_wrap(r, 2);     /* TypeProto -> ValueInfo.type */
-    b_fstr(&h, 1, "x");
+    wire_fstr(&h, 1, "x");
     rb_prepend_buf(r, &h);
     rb_wrap(r, 13);    /* ValueInfo -> graph.value_info */
     rb_wrap(r, 7);
-    b_fvarint(&h, 1, 8);
+    wire_fvarint(&h, 1, 8);
     rb_prepend_buf(r, &h);
 }
 
@@ -811,9 +720,9 @@ static void test_depth(void)
     for (int i = 0; i < 100000; i++)
         rb_wrap(&r, 51);
     {
-        Buf h = {0};
+        WireBuf h = {0};
         rb_wrap(&r, 51);
-        b_fvarint(&h, 1, 8);
+        wire_fvarint(&h, 1, 8);
         rb_prepend_buf(&r, &h);
     }
     expect_good("unknown field holding 100000 nested messages", rb_data(&r),
@@ -829,15 +738,15 @@ static IrTensor *first_init(IrModel *m)
 }
 
 /* A model whose graph has one initializer built by `tensor` fields. */
-static void build_init_model(Buf *m, Buf *tensor)
+static void build_init_model(WireBuf *m, WireBuf *tensor)
 {
-    Buf g = {0}, op = {0};
-    b_fvarint(m, 1, 8);
-    b_fvarint(&op, 2, 17);
-    b_fmsg(m, 8, &op);
-    b_fmsg(&g, 5, tensor);
-    b_fstr(&g, 2, "g");
-    b_fmsg(m, 7, &g);
+    WireBuf g = {0}, op = {0};
+    wire_fvarint(m, 1, 8);
+    wire_fvarint(&op, 2, 17);
+    wire_fmsg(m, 8, &op);
+    wire_fmsg(&g, 5, tensor);
+    wire_fstr(&g, 2, "g");
+    wire_fmsg(m, 7, &g);
 }
 
 static void test_dims(void)
@@ -860,11 +769,11 @@ static void test_dims(void)
         {"dims [2^62, 0]", 2, {INT64_C(1) << 62, 0}, 1, 0},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        Buf t = {0}, m = {0};
+        WireBuf t = {0}, m = {0};
         for (size_t k = 0; k < cases[i].n; k++)
-            b_fvarint(&t, 1, (uint64_t)cases[i].d[k]);
-        b_fvarint(&t, 2, 1);
-        b_fstr(&t, 8, "big");
+            wire_fvarint(&t, 1, (uint64_t)cases[i].d[k]);
+        wire_fvarint(&t, 2, 1);
+        wire_fstr(&t, 8, "big");
         build_init_model(&m, &t);
         IrError err;
         IrModel *model = NULL;
@@ -892,11 +801,11 @@ static void test_dims(void)
     }
 
     /* A payload that does not match the dims: refuse or keep, no crash. */
-    Buf t = {0}, m = {0};
-    b_fvarint(&t, 1, INT64_C(1) << 62);
-    b_fvarint(&t, 1, 4);
-    b_fvarint(&t, 2, 1);
-    b_fbytes(&t, 9, "\0\0\0\0", 4);
+    WireBuf t = {0}, m = {0};
+    wire_fvarint(&t, 1, INT64_C(1) << 62);
+    wire_fvarint(&t, 1, 4);
+    wire_fvarint(&t, 2, 1);
+    wire_fbytes(&t, 9, "\0\0\0\0", 4);
     build_init_model(&m, &t);
     Tally ty = {0};
     judge(&ty, "raw_data shorter than dims", 0, m.p, m.n);
@@ -907,17 +816,17 @@ static void test_dims(void)
  * line. */
 static void test_message_newlines(void)
 {
-    Buf m = {0}, g = {0}, n = {0};
-    b_fvarint(&m, 1, 8);
+    WireBuf m = {0}, g = {0}, n = {0};
+    wire_fvarint(&m, 1, 8);
     for (int k = 0; k < 2; k++) {
-        b_fstr(&n, 1, "X");
-        b_fstr(&n, 2, "Y\nsecond line");
-        b_fstr(&n, 3, "evil\nnode\r");
-        b_fstr(&n, 4, "Relu\n");
-        b_fmsg(&g, 1, &n);
+        wire_fstr(&n, 1, "X");
+        wire_fstr(&n, 2, "Y\nsecond line");
+        wire_fstr(&n, 3, "evil\nnode\r");
+        wire_fstr(&n, 4, "Relu\n");
+        wire_fmsg(&g, 1, &n);
     }
-    b_fstr(&g, 2, "graph\nname");
-    b_fmsg(&m, 7, &g);
+    wire_fstr(&g, 2, "graph\nname");
+    wire_fmsg(&m, 7, &g);
     expect_bad("output produced twice, names with newlines", m.p, m.n);
 
     /* The `what` argument itself may hold a newline. */
@@ -961,38 +870,38 @@ static void cleanup_ext_dir(void)
 }
 
 
-static void ext_tensor(Buf *t, const char *location, const char *offset,
+static void ext_tensor(WireBuf *t, const char *location, const char *offset,
                        const char *length, int with_location_key)
 {
-    b_fvarint(t, 1, 4);
-    b_fvarint(t, 2, 1);
-    b_fstr(t, 8, "w");
+    wire_fvarint(t, 1, 4);
+    wire_fvarint(t, 2, 1);
+    wire_fstr(t, 8, "w");
     if (with_location_key || location) {
-        Buf e = {0};
-        b_fstr(&e, 1, "location");
-        b_fstr(&e, 2, location ? location : "");
-        b_fmsg(t, 13, &e);
+        WireBuf e = {0};
+        wire_fstr(&e, 1, "location");
+        wire_fstr(&e, 2, location ? location : "");
+        wire_fmsg(t, 13, &e);
     }
     if (offset) {
-        Buf e = {0};
-        b_fstr(&e, 1, "offset");
-        b_fstr(&e, 2, offset);
-        b_fmsg(t, 13, &e);
+        WireBuf e = {0};
+        wire_fstr(&e, 1, "offset");
+        wire_fstr(&e, 2, offset);
+        wire_fmsg(t, 13, &e);
     }
     if (length) {
-        Buf e = {0};
-        b_fstr(&e, 1, "length");
-        b_fstr(&e, 2, length);
-        b_fmsg(t, 13, &e);
+        WireBuf e = {0};
+        wire_fstr(&e, 1, "length");
+        wire_fstr(&e, 2, length);
+        wire_fmsg(t, 13, &e);
     }
-    b_fvarint(t, 14, 1);
+    wire_fvarint(t, 14, 1);
 }
 
 /* Writes the model to g_dir/model.onnx and loads it with load_model_file. */
 static int ext_load(const char *location, const char *offset,
                     const char *length, IrModel **keep, IrError *err)
 {
-    Buf t = {0}, m = {0};
+    WireBuf t = {0}, m = {0};
     char path[256];
     ext_tensor(&t, location, offset, length, 1);
     build_init_model(&m, &t);
@@ -1052,10 +961,10 @@ static void setup_ext_dir(void)
         abort();
     }
     /* w.bin: 4 bytes of junk, the payload, 4 more bytes of junk. */
-    Buf w = {0};
-    b_put(&w, "JUNK", 4);
-    b_put(&w, payload, sizeof payload);
-    b_put(&w, "TAIL", 4);
+    WireBuf w = {0};
+    wire_put(&w, "JUNK", 4);
+    wire_put(&w, payload, sizeof payload);
+    wire_put(&w, "TAIL", 4);
     snprintf(p, sizeof p, "%s/w.bin", g_dir);
     write_whole(p, w.p, w.n);
     snprintf(p, sizeof p, "%s/whole.bin", g_dir);
@@ -1166,7 +1075,7 @@ static void test_external(void)
     ext_bad("empty location", "", NULL, NULL, "location");
     {
         IrError err;
-        Buf t = {0}, m = {0};
+        WireBuf t = {0}, m = {0};
         char path[256];
         ext_tensor(&t, NULL, "4", "16", 0); /* EXTERNAL, no location key */
         build_init_model(&m, &t);
@@ -1318,23 +1227,9 @@ static const struct {
     {"light/light_squeezenet/model.onnx", 13, 1500},
 };
 
-static const char *backend_root(void)
-{
-    static const char *const roots[] = {"../shared/testdata/onnx-backend",
-                                        "/usr/share/libonnx-testdata/data"};
-    const char *env = getenv("ONNX_BACKEND_DATA");
-    struct stat st;
-    if (env && *env)
-        return env;
-    for (size_t i = 0; i < 2; i++)
-        if (stat(roots[i], &st) == 0 && S_ISDIR(st.st_mode))
-            return roots[i];
-    return NULL;
-}
-
 static void test_real_models(void)
 {
-    const char *root = backend_root();
+    const char *root = corpus_backend_root();
     if (!root) {
         printf("hostile: no backend test data: truncations of real models "
                "skipped\n");
@@ -1345,7 +1240,7 @@ static void test_real_models(void)
         uint8_t *buf = NULL;
         size_t len = 0;
         snprintf(path, sizeof path, "%s/%s", root, real_models[i].rel);
-        if (read_whole(path, &buf, &len) != 0) {
+        if (corpus_read_all(path, &buf, &len) != 0) {
             printf("hostile: %s not found, skipped\n", path);
             continue;
         }
@@ -1368,7 +1263,7 @@ int main(void)
     test_empty();
     test_random();
     {
-        Buf s = {0};
+        WireBuf s = {0};
         build_small(&s);
         T_CHECK(pbc_valid(s.p, s.n), "synthetic small model is not valid");
         expect_good("synthetic small model", s.p, s.n);

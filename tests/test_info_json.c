@@ -14,7 +14,6 @@
  *    counts). A few models are also checked against facts established with
  *    the Python onnx package (see the table `facts`).
  */
-#include <dirent.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -24,6 +23,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "corpus.h"
 #include "info.h"
 #include "ir.h"
 #include "load.h"
@@ -996,112 +996,23 @@ static void test_variants(void)
 
 /* ==== the corpus ====================================================== */
 
-typedef struct PathList {
-    size_t n, cap;
-    char **p;
-} PathList;
-
-static void paths_push(PathList *l, const char *s)
+/* protobuf-c's decoding of the file, or NULL when it cannot be read or
+ * decoded. *buf gets the file's bytes or NULL; the caller frees both. */
+static Onnx__ModelProto *unpack_file(const char *path, uint8_t **buf)
 {
-    if (l->n == l->cap) {
-        l->cap = l->cap ? l->cap * 2 : 256;
-        l->p = realloc(l->p, l->cap * sizeof *l->p);
-        if (!l->p)
-            abort();
-    }
-    l->p[l->n++] = strdup(s);
-}
-
-static bool ends_with(const char *s, const char *suf)
-{
-    size_t a = strlen(s), b = strlen(suf);
-    return a >= b && strcmp(s + a - b, suf) == 0;
-}
-
-/* Adds every regular *.onnx file under dir (recursively; symlinked
- * folders are not followed). */
-static void walk(const char *dir, PathList *out, int depth)
-{
-    DIR *d = depth < 32 ? opendir(dir) : NULL;
-    if (!d)
-        return;
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-            continue;
-        size_t n = strlen(dir) + strlen(e->d_name) + 2;
-        char *p = malloc(n);
-        if (!p)
-            abort();
-        snprintf(p, n, "%s/%s", dir, e->d_name);
-        struct stat st;
-        if (lstat(p, &st) == 0 && S_ISDIR(st.st_mode))
-            walk(p, out, depth + 1);
-        else if (stat(p, &st) == 0 && S_ISREG(st.st_mode) &&
-                 ends_with(e->d_name, ".onnx"))
-            paths_push(out, p);
-        free(p);
-    }
-    closedir(d);
-}
-
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-static bool is_dir(const char *p)
-{
-    struct stat st;
-    return p && *p && stat(p, &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-/* The backend-test root, or NULL. */
-static const char *backend_root(void)
-{
-    const char *env = getenv("ONNX_BACKEND_DATA");
-    if (is_dir(env))
-        return env;
-    if (is_dir("../shared/testdata/onnx-backend"))
-        return "../shared/testdata/onnx-backend";
-    if (is_dir("/usr/share/libonnx-testdata/data"))
-        return "/usr/share/libonnx-testdata/data";
-    return NULL;
-}
-
-/* The whole file; NULL when unreadable. Caller frees. */
-static uint8_t *read_all(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
+    size_t len = 0;
+    *buf = NULL;
+    if (corpus_read_all(path, buf, &len) != 0)
         return NULL;
-    uint8_t *buf = NULL;
-    size_t n = 0, cap = 0;
-    for (;;) {
-        if (n == cap) {
-            cap = cap ? cap * 2 : 1 << 16;
-            uint8_t *nb = realloc(buf, cap);
-            if (!nb)
-                abort();
-            buf = nb;
-        }
-        size_t k = fread(buf + n, 1, cap - n, f);
-        n += k;
-        if (k == 0)
-            break;
-    }
-    fclose(f);
-    *len = n;
-    return buf;
+    return onnx__model_proto__unpack(NULL, len, *buf);
 }
 
 /* Compares the JSON with protobuf-c's own decoding of the file (a reader
  * that shares nothing with src/load.c). */
 static void crosscheck_proto(const char *path, const JVal *r)
 {
-    size_t len;
-    uint8_t *buf = read_all(path, &len);
-    Onnx__ModelProto *mp = buf ? onnx__model_proto__unpack(NULL, len, buf) : NULL;
+    uint8_t *buf;
+    Onnx__ModelProto *mp = unpack_file(path, &buf);
     T_CHECK(mp != NULL, "%s: protobuf-c cannot decode it", path);
     if (!mp) {
         free(buf);
@@ -1290,9 +1201,8 @@ static size_t check_facts_of(const char *model_dir, int root, const char *model,
 /* The opset version of test_abs straight from the file via protobuf-c. */
 static void check_abs_opset(const char *path, const JVal *r)
 {
-    size_t len;
-    uint8_t *buf = read_all(path, &len);
-    Onnx__ModelProto *mp = buf ? onnx__model_proto__unpack(NULL, len, buf) : NULL;
+    uint8_t *buf;
+    Onnx__ModelProto *mp = unpack_file(path, &buf);
     T_CHECK(mp && mp->n_opset_import == 1 && mp->opset_import[0]->has_version,
             "%s: expected one opset import in the file", path);
     const char *pv[] = {"opset_import", "#0", "version", NULL};
@@ -1307,7 +1217,8 @@ static void check_abs_opset(const char *path, const JVal *r)
 /* Loads the models the facts name, from their roots. */
 static void check_facts(const char *backend)
 {
-    const char *roots[2] = {backend, is_dir("../shared/models") ? "../shared/models" : NULL};
+    const char *models = "../shared/models";
+    const char *roots[2] = {backend, corpus_is_dir(models) ? models : NULL};
     size_t checked = 0, wanted = 0;
     for (size_t i = 0; i < sizeof facts / sizeof *facts; i++) {
         const struct Fact *f = &facts[i];
@@ -1336,24 +1247,24 @@ static void check_facts(const char *backend)
 
 static void test_corpus(void)
 {
-    const char *backend = backend_root();
+    const char *backend = corpus_backend_root();
     const char *extra[] = {"../shared/models", "testdata"};
-    PathList l = {0};
+    CorpusList l = {0};
     if (backend)
-        walk(backend, &l, 0);
+        corpus_walk(backend, &l);
     for (size_t i = 0; i < 2; i++)
-        if (is_dir(extra[i]))
-            walk(extra[i], &l, 0);
-    if (!backend)
+        if (corpus_is_dir(extra[i]))
+            corpus_walk(extra[i], &l);
+    if (!corpus_is_dir(backend))
         printf("test_info_json: SKIP backend data: none found\n");
     if (l.n == 0) {
         printf("test_info_json: SKIP corpus: no ONNX models found "
                "($ONNX_BACKEND_DATA, ../shared/testdata/onnx-backend, "
                "/usr/share/libonnx-testdata/data, ../shared/models, testdata/)\n");
-        free(l.p);
+        corpus_free(&l);
         return;
     }
-    qsort(l.p, l.n, sizeof *l.p, cmp_str);
+    corpus_sort(&l);
     size_t ok = 0;
     for (size_t i = 0; i < l.n; i++) {
         int before = t_failed;
@@ -1363,10 +1274,9 @@ static void test_corpus(void)
             ok++;
         jv_free(r);
         t_group_end();
-        free(l.p[i]);
     }
     printf("test_info_json: %zu models checked, %zu clean\n", l.n, ok);
-    free(l.p);
+    corpus_free(&l);
     check_facts(backend);
 }
 

@@ -9,20 +9,20 @@
  * comparator that knows nothing but the descriptors. Saving the reloaded
  * result again must then give the very same bytes.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 
+#include "corpus.h"
 #include "load.h"
 #include "onnx.pb-c.h"
 #include "save.h"
 #include "t.h"
+#include "wire.h"
 
 /* ==== the comparator =================================================
  *
@@ -371,126 +371,6 @@ static int pb_cmp_model_bytes(PbCmp *c, const uint8_t *a, size_t na,
     return r;
 }
 
-/* ==== a tiny protobuf encoder ========================================= */
-
-typedef struct Buf {
-    uint8_t *p;
-    size_t n, cap;
-} Buf;
-
-enum { WT_VARINT = 0, WT_I64 = 1, WT_LEN = 2, WT_I32 = 5 };
-
-static void b_put(Buf *b, const void *d, size_t n)
-{
-    if (b->n + n > b->cap) {
-        size_t cap = b->cap ? b->cap : 64;
-        while (cap < b->n + n)
-            cap *= 2;
-        uint8_t *p = realloc(b->p, cap);
-        if (!p) {
-            perror("realloc");
-            abort();
-        }
-        b->p = p;
-        b->cap = cap;
-    }
-    if (n)
-        memcpy(b->p + b->n, d, n);
-    b->n += n;
-}
-
-static void b_varint(Buf *b, uint64_t v)
-{
-    uint8_t t[10];
-    size_t n = 0;
-    do {
-        t[n] = (uint8_t)(v & 0x7f);
-        v >>= 7;
-        if (v)
-            t[n] |= 0x80;
-        n++;
-    } while (v);
-    b_put(b, t, n);
-}
-
-static void b_key(Buf *b, uint32_t field, unsigned wt)
-{
-    b_varint(b, ((uint64_t)field << 3) | wt);
-}
-
-static void b_fvarint(Buf *b, uint32_t field, uint64_t v)
-{
-    b_key(b, field, WT_VARINT);
-    b_varint(b, v);
-}
-
-static void b_fixed32(Buf *b, uint32_t field, uint32_t v)
-{
-    uint8_t t[4];
-    for (int i = 0; i < 4; i++)
-        t[i] = (uint8_t)(v >> (8 * i));
-    b_key(b, field, WT_I32);
-    b_put(b, t, 4);
-}
-
-static void b_fixed64(Buf *b, uint32_t field, uint64_t v)
-{
-    uint8_t t[8];
-    for (int i = 0; i < 8; i++)
-        t[i] = (uint8_t)(v >> (8 * i));
-    b_key(b, field, WT_I64);
-    b_put(b, t, 8);
-}
-
-static void b_ffloat(Buf *b, uint32_t field, float f)
-{
-    uint32_t v;
-    memcpy(&v, &f, 4);
-    b_fixed32(b, field, v);
-}
-
-static void b_fbytes(Buf *b, uint32_t field, const void *d, size_t n)
-{
-    b_key(b, field, WT_LEN);
-    b_varint(b, n);
-    b_put(b, d, n);
-}
-
-static void b_fstr(Buf *b, uint32_t field, const char *s)
-{
-    b_fbytes(b, field, s, strlen(s));
-}
-
-/* Appends m as a length-delimited field and frees m's storage. */
-static void b_fmsg(Buf *b, uint32_t field, Buf *m)
-{
-    b_fbytes(b, field, m->p, m->n);
-    free(m->p);
-    memset(m, 0, sizeof *m);
-}
-
-/* Packed repeated int64 (varints). */
-static void b_fpacked_i64(Buf *b, uint32_t field, size_t n, const int64_t *v)
-{
-    Buf m = {0};
-    for (size_t i = 0; i < n; i++)
-        b_varint(&m, (uint64_t)v[i]);
-    b_fmsg(b, field, &m);
-}
-
-/* Packed repeated float. */
-static void b_fpacked_f32(Buf *b, uint32_t field, size_t n, const uint32_t *bits)
-{
-    Buf m = {0};
-    for (size_t i = 0; i < n; i++) {
-        uint8_t t[4];
-        for (int k = 0; k < 4; k++)
-            t[k] = (uint8_t)(bits[i] >> (8 * k));
-        b_put(&m, t, 4);
-    }
-    b_fmsg(b, field, &m);
-}
-
 /* ==== synthetic models ================================================ */
 
 /* When set, every message built below carries unknown fields 51..60. */
@@ -498,66 +378,68 @@ static int g_unk;
 
 /* Unknown fields of every wire type. `salt` varies the payloads so that
  * fields moved between messages would show. */
-static void put_unk(Buf *m, unsigned salt)
+static void put_unk(WireBuf *m, unsigned salt)
 {
     if (!g_unk)
         return;
-    Buf nested = {0};
-    b_fvarint(&nested, 1, 150 + salt);
-    b_fstr(&nested, 2, "nested");
-    b_fvarint(m, 51, 300 + salt);
-    b_fixed64(m, 52, 0x0102030405060708ull ^ salt);
+    WireBuf nested = {0};
+    wire_fvarint(&nested, 1, 150 + salt);
+    wire_fstr(&nested, 2, "nested");
+    wire_fvarint(m, 51, 300 + salt);
+    wire_fixed64(m, 52, 0x0102030405060708ull ^ salt);
     static const uint8_t blob[] = {0, 1, 2, 0xff, 0, 'x'};
-    b_fbytes(m, 53, blob, sizeof blob);
-    b_fixed32(m, 54, 0xdeadbeefu ^ salt);
-    b_fvarint(m, 55, UINT64_MAX - salt);
-    b_fbytes(m, 56, "", 0);
-    b_fixed32(m, 57, salt);
-    b_fixed64(m, 58, (uint64_t)-1 - salt);
-    b_fmsg(m, 59, &nested);
-    b_fvarint(m, 60, 0);
+    wire_fbytes(m, 53, blob, sizeof blob);
+    wire_fixed32(m, 54, 0xdeadbeefu ^ salt);
+    wire_fvarint(m, 55, UINT64_MAX - salt);
+    wire_fbytes(m, 56, "", 0);
+    wire_fixed32(m, 57, salt);
+    wire_fixed64(m, 58, (uint64_t)-1 - salt);
+    wire_fmsg(m, 59, &nested);
+    wire_fvarint(m, 60, 0);
 }
 
 /* A few unknown fields placed first, before the known ones. */
-static void put_unk_head(Buf *m, unsigned salt)
+static void put_unk_head(WireBuf *m, unsigned salt)
 {
     if (!g_unk)
         return;
-    b_fvarint(m, 60, salt);
-    b_fixed32(m, 54, salt);
+    wire_fvarint(m, 60, salt);
+    wire_fixed32(m, 54, salt);
 }
 
-static void put_strpair(Buf *out, uint32_t field, const char *k, const char *v)
+static void put_strpair(WireBuf *out, uint32_t field, const char *k,
+                        const char *v)
 {
-    Buf m = {0};
+    WireBuf m = {0};
     if (k)
-        b_fstr(&m, 1, k);
+        wire_fstr(&m, 1, k);
     if (v)
-        b_fstr(&m, 2, v);
+        wire_fstr(&m, 2, v);
     put_unk(&m, 1);
-    b_fmsg(out, field, &m);
+    wire_fmsg(out, field, &m);
 }
 
-static void put_opset(Buf *out, uint32_t field, const char *domain,
+static void put_opset(WireBuf *out, uint32_t field, const char *domain,
                       int64_t version)
 {
-    Buf m = {0};
+    WireBuf m = {0};
     if (domain)
-        b_fstr(&m, 1, domain);
+        wire_fstr(&m, 1, domain);
     if (version >= 0)
-        b_fvarint(&m, 2, (uint64_t)version);
+        wire_fvarint(&m, 2, (uint64_t)version);
     put_unk(&m, 2);
-    b_fmsg(out, field, &m);
+    wire_fmsg(out, field, &m);
 }
 
 /* TensorShapeProto: dims given as "value", "?param", "-" (neither) or
  * "value@denotation". */
-static void put_shape(Buf *out, uint32_t field, size_t n, const char *const *dims)
+static void put_shape(WireBuf *out, uint32_t field, size_t n,
+                      const char *const *dims)
 {
-    Buf s = {0};
+    WireBuf s = {0};
     put_unk_head(&s, 3);
     for (size_t i = 0; i < n; i++) {
-        Buf d = {0};
+        WireBuf d = {0};
         const char *spec = dims[i];
         const char *at = strchr(spec, '@');
         char body[64];
@@ -567,168 +449,169 @@ static void put_shape(Buf *out, uint32_t field, size_t n, const char *const *dim
         memcpy(body, spec, bl);
         body[bl] = '\0';
         if (body[0] == '?')
-            b_fstr(&d, 2, body + 1);
+            wire_fstr(&d, 2, body + 1);
         else if (body[0] != '-')
-            b_fvarint(&d, 1, (uint64_t)strtoll(body, NULL, 10));
+            wire_fvarint(&d, 1, (uint64_t)strtoll(body, NULL, 10));
         if (at)
-            b_fstr(&d, 3, at + 1);
+            wire_fstr(&d, 3, at + 1);
         put_unk(&d, 4);
-        b_fmsg(&s, 1, &d);
+        wire_fmsg(&s, 1, &d);
     }
     put_unk(&s, 5);
-    b_fmsg(out, field, &s);
+    wire_fmsg(out, field, &s);
 }
 
 /* TypeProto variants. */
-static void put_type(Buf *out, uint32_t field, int variant)
+static void put_type(WireBuf *out, uint32_t field, int variant)
 {
-    Buf t = {0}, in = {0};
+    WireBuf t = {0}, in = {0};
     switch (variant) {
     case 0: { /* tensor float [N, 3, unset, 224@denot] */
         static const char *const d[] = {"?N", "3", "-", "224@DATA_CHANNEL"};
-        b_fvarint(&in, 1, 1);
+        wire_fvarint(&in, 1, 1);
         put_shape(&in, 2, 4, d);
         put_unk(&in, 6);
-        b_fmsg(&t, 1, &in);
+        wire_fmsg(&t, 1, &in);
         break;
     }
     case 1: { /* sequence of int64 tensors of unknown rank */
-        Buf e = {0}, et = {0};
-        b_fvarint(&et, 1, 7);
+        WireBuf e = {0}, et = {0};
+        wire_fvarint(&et, 1, 7);
         put_unk(&et, 7);
-        b_fmsg(&e, 1, &et);
+        wire_fmsg(&e, 1, &et);
         put_unk(&e, 8);
-        b_fmsg(&in, 1, &e);
+        wire_fmsg(&in, 1, &e);
         put_unk(&in, 9);
-        b_fmsg(&t, 4, &in);
+        wire_fmsg(&t, 4, &in);
         break;
     }
     case 2: { /* map<int64, float scalar> (shape present, rank 0) */
-        Buf v = {0}, vt = {0};
-        b_fvarint(&vt, 1, 1);
+        WireBuf v = {0}, vt = {0};
+        wire_fvarint(&vt, 1, 1);
         put_shape(&vt, 2, 0, NULL);
-        b_fmsg(&v, 1, &vt);
-        b_fvarint(&in, 1, 7);
-        b_fmsg(&in, 2, &v);
+        wire_fmsg(&v, 1, &vt);
+        wire_fvarint(&in, 1, 7);
+        wire_fmsg(&in, 2, &v);
         put_unk(&in, 10);
-        b_fmsg(&t, 5, &in);
+        wire_fmsg(&t, 5, &in);
         break;
     }
     case 3: { /* optional(sequence(tensor float)) */
-        Buf s = {0}, si = {0}, e = {0}, et = {0};
-        b_fvarint(&et, 1, 1);
-        b_fmsg(&e, 1, &et);
-        b_fmsg(&si, 1, &e);
-        b_fmsg(&s, 4, &si);
-        b_fmsg(&in, 1, &s);
+        WireBuf s = {0}, si = {0}, e = {0}, et = {0};
+        wire_fvarint(&et, 1, 1);
+        wire_fmsg(&e, 1, &et);
+        wire_fmsg(&si, 1, &e);
+        wire_fmsg(&s, 4, &si);
+        wire_fmsg(&in, 1, &s);
         put_unk(&in, 11);
-        b_fmsg(&t, 9, &in);
+        wire_fmsg(&t, 9, &in);
         break;
     }
     case 4: { /* sparse tensor float [10, 20] */
         static const char *const d[] = {"10", "20"};
-        b_fvarint(&in, 1, 1);
+        wire_fvarint(&in, 1, 1);
         put_shape(&in, 2, 2, d);
         put_unk(&in, 12);
-        b_fmsg(&t, 8, &in);
+        wire_fmsg(&t, 8, &in);
         break;
     }
     case 5: /* opaque */
-        b_fstr(&in, 1, "com.example");
-        b_fstr(&in, 2, "Blob");
+        wire_fstr(&in, 1, "com.example");
+        wire_fstr(&in, 2, "Blob");
         put_unk(&in, 13);
-        b_fmsg(&t, 7, &in);
+        wire_fmsg(&t, 7, &in);
         break;
     case 6: /* no member, only a denotation */
-        b_fstr(&t, 6, "IMAGE");
+        wire_fstr(&t, 6, "IMAGE");
         break;
     case 7: /* empty tensor member (no elem_type, no shape) + denotation */
         put_unk(&in, 14);
-        b_fmsg(&t, 1, &in);
-        b_fstr(&t, 6, "TENSOR");
+        wire_fmsg(&t, 1, &in);
+        wire_fstr(&t, 6, "TENSOR");
         break;
     case 8: /* empty opaque, empty sequence, and nothing else */
-        b_fmsg(&t, 7, &in);
+        wire_fmsg(&t, 7, &in);
         break;
     default: /* tensor float of rank 1 */
     {
         static const char *const d[] = {"4"};
-        b_fvarint(&in, 1, 1);
+        wire_fvarint(&in, 1, 1);
         put_shape(&in, 2, 1, d);
-        b_fmsg(&t, 1, &in);
+        wire_fmsg(&t, 1, &in);
         break;
     }
     }
     put_unk(&t, 15);
-    b_fmsg(out, field, &t);
+    wire_fmsg(out, field, &t);
 }
 
-static void put_value_info(Buf *out, uint32_t field, const char *name,
+static void put_value_info(WireBuf *out, uint32_t field, const char *name,
                            int type_variant)
 {
-    Buf v = {0};
+    WireBuf v = {0};
     put_unk_head(&v, 16);
     if (name)
-        b_fstr(&v, 1, name);
+        wire_fstr(&v, 1, name);
     if (type_variant >= 0)
         put_type(&v, 2, type_variant);
-    b_fstr(&v, 3, "value info doc");
+    wire_fstr(&v, 3, "value info doc");
     put_strpair(&v, 4, "vi_key", "vi_value");
     put_unk(&v, 17);
-    b_fmsg(out, field, &v);
+    wire_fmsg(out, field, &v);
 }
 
 /* TensorProto variants. */
-static void put_tensor(Buf *out, uint32_t field, const char *name, int variant)
+static void put_tensor(WireBuf *out, uint32_t field, const char *name,
+                       int variant)
 {
-    Buf t = {0};
+    WireBuf t = {0};
     put_unk_head(&t, 18);
     switch (variant) {
     case 0: { /* raw float with NUL bytes, segment, metadata */
         static const int64_t dims[] = {2, 2};
         static const uint8_t raw[16] = {0, 0, 0x80, 0x3f, 0, 0, 0, 0,
                                         0, 0, 0, 0xc0, 1, 0, 0xc0, 0x7f};
-        Buf seg = {0};
+        WireBuf seg = {0};
         for (int i = 0; i < 2; i++)
-            b_fvarint(&t, 1, (uint64_t)dims[i]);
-        b_fvarint(&t, 2, 1);
-        b_fvarint(&seg, 1, 0);
-        b_fvarint(&seg, 2, 4);
+            wire_fvarint(&t, 1, (uint64_t)dims[i]);
+        wire_fvarint(&t, 2, 1);
+        wire_fvarint(&seg, 1, 0);
+        wire_fvarint(&seg, 2, 4);
         put_unk(&seg, 19);
-        b_fmsg(&t, 3, &seg);
-        b_fbytes(&t, 9, raw, sizeof raw);
-        b_fstr(&t, 12, "tensor doc");
+        wire_fmsg(&t, 3, &seg);
+        wire_fbytes(&t, 9, raw, sizeof raw);
+        wire_fstr(&t, 12, "tensor doc");
         put_strpair(&t, 16, "t_key", "t_value");
         break;
     }
     case 1: { /* float_data with a NaN payload, -0.0, inf */
         static const uint32_t bits[] = {0x7fc01234u, 0x80000000u, 0x7f800000u,
                                         0x3f800000u};
-        b_fvarint(&t, 1, 4);
-        b_fvarint(&t, 2, 1);
-        b_fpacked_f32(&t, 4, 4, bits);
+        wire_fvarint(&t, 1, 4);
+        wire_fvarint(&t, 2, 1);
+        wire_fpacked_f32(&t, 4, 4, bits);
         break;
     }
     case 2: { /* int32_data with negatives (INT8) */
         static const int64_t v[] = {-128, -1, 0, 127};
-        b_fvarint(&t, 1, 4);
-        b_fvarint(&t, 2, 3);
-        b_fpacked_i64(&t, 5, 4, v);
+        wire_fvarint(&t, 1, 4);
+        wire_fvarint(&t, 2, 3);
+        wire_fpacked_i64(&t, 5, 4, v);
         break;
     }
     case 3: /* strings, one empty, one with a NUL */
-        b_fvarint(&t, 1, 3);
-        b_fvarint(&t, 2, 8);
-        b_fbytes(&t, 6, "", 0);
-        b_fbytes(&t, 6, "a\0b", 3);
-        b_fstr(&t, 6, "xyz");
+        wire_fvarint(&t, 1, 3);
+        wire_fvarint(&t, 2, 8);
+        wire_fbytes(&t, 6, "", 0);
+        wire_fbytes(&t, 6, "a\0b", 3);
+        wire_fstr(&t, 6, "xyz");
         break;
     case 4: { /* int64, double and uint64 lists together, location DEFAULT */
         static const int64_t v[] = {INT64_MIN, -1, INT64_MAX};
-        Buf m = {0};
-        b_fvarint(&t, 1, 3);
-        b_fvarint(&t, 2, 7);
-        b_fpacked_i64(&t, 7, 3, v);
+        WireBuf m = {0};
+        wire_fvarint(&t, 1, 3);
+        wire_fvarint(&t, 2, 7);
+        wire_fpacked_i64(&t, 7, 3, v);
         for (int i = 0; i < 3; i++) {
             uint8_t d8[8];
             double d = i == 0 ? -0.0 : i == 1 ? 1e300 : 0.1;
@@ -736,55 +619,55 @@ static void put_tensor(Buf *out, uint32_t field, const char *name, int variant)
             memcpy(&u, &d, 8);
             for (int k = 0; k < 8; k++)
                 d8[k] = (uint8_t)(u >> (8 * k));
-            b_put(&m, d8, 8);
+            wire_put(&m, d8, 8);
         }
-        b_fmsg(&t, 10, &m);
-        b_fpacked_i64(&t, 11, 3, (const int64_t[]){0, 1, -1});
-        b_fvarint(&t, 14, 0);
+        wire_fmsg(&t, 10, &m);
+        wire_fpacked_i64(&t, 11, 3, (const int64_t[]){0, 1, -1});
+        wire_fvarint(&t, 14, 0);
         break;
     }
     case 5: /* raw_data present and empty, dims [0] */
-        b_fvarint(&t, 1, 0);
-        b_fvarint(&t, 2, 1);
-        b_fbytes(&t, 9, "", 0);
+        wire_fvarint(&t, 1, 0);
+        wire_fvarint(&t, 2, 1);
+        wire_fbytes(&t, 9, "", 0);
         break;
     case 6: /* a data type code beyond the enum, no data */
-        b_fvarint(&t, 2, 99);
+        wire_fvarint(&t, 2, 99);
         break;
     default: /* scalar int64 */
-        b_fvarint(&t, 2, 7);
-        b_fpacked_i64(&t, 7, 1, (const int64_t[]){42});
+        wire_fvarint(&t, 2, 7);
+        wire_fpacked_i64(&t, 7, 1, (const int64_t[]){42});
         break;
     }
     if (name)
-        b_fstr(&t, 8, name);
+        wire_fstr(&t, 8, name);
     put_unk(&t, 20);
-    b_fmsg(out, field, &t);
+    wire_fmsg(out, field, &t);
 }
 
-static void put_sparse(Buf *out, uint32_t field, const char *name)
+static void put_sparse(WireBuf *out, uint32_t field, const char *name)
 {
-    Buf s = {0}, v = {0}, ix = {0};
+    WireBuf s = {0}, v = {0}, ix = {0};
     static const uint32_t vals[] = {0x3f800000u, 0x40000000u};
-    b_fvarint(&v, 1, 2);
-    b_fvarint(&v, 2, 1);
-    b_fpacked_f32(&v, 4, 2, vals);
+    wire_fvarint(&v, 1, 2);
+    wire_fvarint(&v, 2, 1);
+    wire_fpacked_f32(&v, 4, 2, vals);
     if (name)
-        b_fstr(&v, 8, name);
+        wire_fstr(&v, 8, name);
     put_unk(&v, 21);
-    b_fmsg(&s, 1, &v);
-    b_fvarint(&ix, 1, 2);
-    b_fvarint(&ix, 2, 7);
-    b_fpacked_i64(&ix, 7, 2, (const int64_t[]){3, 17});
+    wire_fmsg(&s, 1, &v);
+    wire_fvarint(&ix, 1, 2);
+    wire_fvarint(&ix, 2, 7);
+    wire_fpacked_i64(&ix, 7, 2, (const int64_t[]){3, 17});
     put_unk(&ix, 22);
-    b_fmsg(&s, 2, &ix);
-    b_fvarint(&s, 3, 4);
-    b_fvarint(&s, 3, 5);
+    wire_fmsg(&s, 2, &ix);
+    wire_fvarint(&s, 3, 4);
+    wire_fvarint(&s, 3, 5);
     put_unk(&s, 23);
-    b_fmsg(out, field, &s);
+    wire_fmsg(out, field, &s);
 }
 
-static void put_graph(Buf *out, uint32_t field, int depth, const char *tag);
+static void put_graph(WireBuf *out, uint32_t field, int depth, const char *tag);
 
 enum {
     ATTR_F, ATTR_I, ATTR_S, ATTR_T, ATTR_G, ATTR_SPARSE, ATTR_TP, ATTR_FLOATS,
@@ -793,155 +676,155 @@ enum {
 };
 
 /* AttributeProto of one kind; `tag` makes subgraph names unique. */
-static void put_attr(Buf *out, uint32_t field, int kind, const char *tag)
+static void put_attr(WireBuf *out, uint32_t field, int kind, const char *tag)
 {
-    Buf a = {0};
+    WireBuf a = {0};
     char name[64], sub[64];
     snprintf(name, sizeof name, "attr_%d", kind);
     put_unk_head(&a, 24);
-    b_fstr(&a, 1, name);
+    wire_fstr(&a, 1, name);
     switch (kind) {
     case ATTR_F:
-        b_ffloat(&a, 2, 0.5f);
-        b_fvarint(&a, 20, 1);
+        wire_ffloat(&a, 2, 0.5f);
+        wire_fvarint(&a, 20, 1);
         break;
     case ATTR_I:
-        b_fvarint(&a, 3, (uint64_t)-5);
-        b_fvarint(&a, 20, 2);
+        wire_fvarint(&a, 3, (uint64_t)-5);
+        wire_fvarint(&a, 20, 2);
         break;
     case ATTR_S:
-        b_fbytes(&a, 4, "s\0x", 3);
-        b_fvarint(&a, 20, 3);
+        wire_fbytes(&a, 4, "s\0x", 3);
+        wire_fvarint(&a, 20, 3);
         break;
     case ATTR_T:
         put_tensor(&a, 5, "attr_tensor", 0);
-        b_fvarint(&a, 20, 4);
+        wire_fvarint(&a, 20, 4);
         break;
     case ATTR_G:
         snprintf(sub, sizeof sub, "%s_g", tag);
         put_graph(&a, 6, 9, sub);
-        b_fvarint(&a, 20, 5);
+        wire_fvarint(&a, 20, 5);
         break;
     case ATTR_SPARSE:
         put_sparse(&a, 22, "attr_sparse");
-        b_fvarint(&a, 20, 11);
+        wire_fvarint(&a, 20, 11);
         break;
     case ATTR_TP:
         put_type(&a, 14, 3);
-        b_fvarint(&a, 20, 13);
+        wire_fvarint(&a, 20, 13);
         break;
     case ATTR_FLOATS:
-        b_ffloat(&a, 7, 1.0f);
-        b_ffloat(&a, 7, -2.5f);
-        b_fvarint(&a, 20, 6);
+        wire_ffloat(&a, 7, 1.0f);
+        wire_ffloat(&a, 7, -2.5f);
+        wire_fvarint(&a, 20, 6);
         break;
     case ATTR_INTS:
-        b_fpacked_i64(&a, 8, 3, (const int64_t[]){1, -2, INT64_MAX});
-        b_fvarint(&a, 20, 7);
+        wire_fpacked_i64(&a, 8, 3, (const int64_t[]){1, -2, INT64_MAX});
+        wire_fvarint(&a, 20, 7);
         break;
     case ATTR_STRINGS:
-        b_fbytes(&a, 9, "", 0);
-        b_fstr(&a, 9, "two");
-        b_fvarint(&a, 20, 8);
+        wire_fbytes(&a, 9, "", 0);
+        wire_fstr(&a, 9, "two");
+        wire_fvarint(&a, 20, 8);
         break;
     case ATTR_TENSORS:
         put_tensor(&a, 10, "ts0", 1);
         put_tensor(&a, 10, "ts1", 3);
-        b_fvarint(&a, 20, 9);
+        wire_fvarint(&a, 20, 9);
         break;
     case ATTR_GRAPHS:
         snprintf(sub, sizeof sub, "%s_g0", tag);
         put_graph(&a, 11, 9, sub);
         snprintf(sub, sizeof sub, "%s_g1", tag);
         put_graph(&a, 11, 9, sub);
-        b_fvarint(&a, 20, 10);
+        wire_fvarint(&a, 20, 10);
         break;
     case ATTR_SPARSES:
         put_sparse(&a, 23, "sp0");
         put_sparse(&a, 23, NULL);
-        b_fvarint(&a, 20, 12);
+        wire_fvarint(&a, 20, 12);
         break;
     case ATTR_TPS:
         put_type(&a, 15, 5);
         put_type(&a, 15, 2);
         put_type(&a, 15, 6);
-        b_fvarint(&a, 20, 14);
+        wire_fvarint(&a, 20, 14);
         break;
     case ATTR_REF:
-        b_fstr(&a, 21, "outer_alpha");
-        b_fvarint(&a, 20, 1);
+        wire_fstr(&a, 21, "outer_alpha");
+        wire_fvarint(&a, 20, 1);
         break;
     case ATTR_IR1: /* IR-1 style: several values, no type */
-        b_ffloat(&a, 2, 3.0f);
-        b_fvarint(&a, 3, 7);
-        b_fstr(&a, 4, "both");
-        b_fvarint(&a, 8, 1);
-        b_fvarint(&a, 8, 2);
-        b_ffloat(&a, 7, 9.0f);
+        wire_ffloat(&a, 2, 3.0f);
+        wire_fvarint(&a, 3, 7);
+        wire_fstr(&a, 4, "both");
+        wire_fvarint(&a, 8, 1);
+        wire_fvarint(&a, 8, 2);
+        wire_ffloat(&a, 7, 9.0f);
         break;
     case ATTR_TYPE_ONLY: /* a type and no value */
-        b_fvarint(&a, 20, 4);
+        wire_fvarint(&a, 20, 4);
         break;
     }
-    b_fstr(&a, 13, "attr doc");
+    wire_fstr(&a, 13, "attr doc");
     put_unk(&a, 25);
-    b_fmsg(out, field, &a);
+    wire_fmsg(out, field, &a);
 }
 
-static void put_devcfg_node(Buf *out, uint32_t field)
+static void put_devcfg_node(WireBuf *out, uint32_t field)
 {
-    Buf c = {0}, spec = {0}, grp = {0}, sd = {0}, ss = {0}, ss2 = {0},
+    WireBuf c = {0}, spec = {0}, grp = {0}, sd = {0}, ss = {0}, ss2 = {0},
         ss3 = {0};
-    b_fstr(&c, 1, "cfg0");
-    b_fstr(&spec, 1, "Y");
-    b_fpacked_i64(&spec, 2, 2, (const int64_t[]){0, 1});
-    b_fvarint(&grp, 1, 0);
-    b_fpacked_i64(&grp, 2, 2, (const int64_t[]){0, 1});
+    wire_fstr(&c, 1, "cfg0");
+    wire_fstr(&spec, 1, "Y");
+    wire_fpacked_i64(&spec, 2, 2, (const int64_t[]){0, 1});
+    wire_fvarint(&grp, 1, 0);
+    wire_fpacked_i64(&grp, 2, 2, (const int64_t[]){0, 1});
     put_unk(&grp, 26);
-    b_fmsg(&spec, 3, &grp);
-    b_fvarint(&sd, 1, 0);
-    b_fvarint(&ss, 1, 8);
-    b_fvarint(&ss, 3, 2);
+    wire_fmsg(&spec, 3, &grp);
+    wire_fvarint(&sd, 1, 0);
+    wire_fvarint(&ss, 1, 8);
+    wire_fvarint(&ss, 3, 2);
     put_unk(&ss, 27);
-    b_fmsg(&sd, 2, &ss);
-    b_fstr(&ss2, 2, "batch");
-    b_fvarint(&ss2, 3, 4);
-    b_fmsg(&sd, 2, &ss2);
-    b_fvarint(&ss3, 3, 1); /* neither dim_value nor dim_param */
-    b_fmsg(&sd, 2, &ss3);
+    wire_fmsg(&sd, 2, &ss);
+    wire_fstr(&ss2, 2, "batch");
+    wire_fvarint(&ss2, 3, 4);
+    wire_fmsg(&sd, 2, &ss2);
+    wire_fvarint(&ss3, 3, 1); /* neither dim_value nor dim_param */
+    wire_fmsg(&sd, 2, &ss3);
     put_unk(&sd, 28);
-    b_fmsg(&spec, 4, &sd);
+    wire_fmsg(&spec, 4, &sd);
     put_unk(&spec, 29);
-    b_fmsg(&c, 2, &spec);
-    b_fvarint(&c, 3, 1);
+    wire_fmsg(&c, 2, &spec);
+    wire_fvarint(&c, 3, 1);
     put_unk(&c, 30);
-    b_fmsg(out, field, &c);
+    wire_fmsg(out, field, &c);
 }
 
 /* NodeProto: op `op`, inputs/outputs from NULL-terminated lists. */
-static void put_node(Buf *out, uint32_t field, const char *op,
+static void put_node(WireBuf *out, uint32_t field, const char *op,
                      const char *const *in, const char *const *outs,
                      const char *name)
 {
-    Buf n = {0};
+    WireBuf n = {0};
     put_unk_head(&n, 31);
     for (; in && *in; in++)
-        b_fstr(&n, 1, *in);
+        wire_fstr(&n, 1, *in);
     for (; outs && *outs; outs++)
-        b_fstr(&n, 2, *outs);
+        wire_fstr(&n, 2, *outs);
     if (name)
-        b_fstr(&n, 3, name);
-    b_fstr(&n, 4, op);
-    b_fstr(&n, 6, "node doc");
+        wire_fstr(&n, 3, name);
+    wire_fstr(&n, 4, op);
+    wire_fstr(&n, 6, "node doc");
     put_unk(&n, 32);
-    b_fmsg(out, field, &n);
+    wire_fmsg(out, field, &n);
 }
 
 /* A graph: at depth 0 the main graph with every field and attribute kind;
  * deeper, a small body that reads an outer value. */
-static void put_graph(Buf *out, uint32_t field, int depth, const char *tag)
+static void put_graph(WireBuf *out, uint32_t field, int depth, const char *tag)
 {
-    Buf g = {0};
+    WireBuf g = {0};
     char y[80], t[80];
     put_unk_head(&g, 33);
     if (depth > 0) {
@@ -950,36 +833,36 @@ static void put_graph(Buf *out, uint32_t field, int depth, const char *tag)
         const char *in[] = {"X", t, NULL}, *o[] = {y, NULL};
         put_tensor(&g, 5, t, 7);
         put_node(&g, 1, "Add", in, o, NULL);
-        b_fstr(&g, 2, tag);
+        wire_fstr(&g, 2, tag);
         put_value_info(&g, 12, y, 9);
         put_unk(&g, 34);
-        b_fmsg(out, field, &g);
+        wire_fmsg(out, field, &g);
         return;
     }
     /* nodes */
     {
-        Buf n = {0};
+        WireBuf n = {0};
         put_unk_head(&n, 35);
-        b_fstr(&n, 1, "X");
-        b_fstr(&n, 1, "");       /* left-out optional input */
-        b_fstr(&n, 1, "W");
-        b_fstr(&n, 2, "Y");
-        b_fstr(&n, 2, "");       /* left-out optional output */
-        b_fstr(&n, 3, "n0");
-        b_fstr(&n, 4, "Everything");
-        b_fstr(&n, 7, "custom");
-        b_fstr(&n, 8, "ov1");
+        wire_fstr(&n, 1, "X");
+        wire_fstr(&n, 1, "");    /* left-out optional input */
+        wire_fstr(&n, 1, "W");
+        wire_fstr(&n, 2, "Y");
+        wire_fstr(&n, 2, "");    /* left-out optional output */
+        wire_fstr(&n, 3, "n0");
+        wire_fstr(&n, 4, "Everything");
+        wire_fstr(&n, 7, "custom");
+        wire_fstr(&n, 8, "ov1");
         for (int k = 0; k < ATTR_COUNT; k++) {
             char tg[32];
             snprintf(tg, sizeof tg, "a%d", k);
             put_attr(&n, 5, k, tg);
         }
-        b_fstr(&n, 6, "node doc");
+        wire_fstr(&n, 6, "node doc");
         put_strpair(&n, 9, "node_key", "node_value");
         put_strpair(&n, 9, "", NULL);
         put_devcfg_node(&n, 10);
         put_unk(&n, 36);
-        b_fmsg(&g, 1, &n);
+        wire_fmsg(&g, 1, &n);
     }
     {
         const char *in[] = {"Y", "S", NULL}, *o[] = {"Z", NULL};
@@ -989,7 +872,7 @@ static void put_graph(Buf *out, uint32_t field, int depth, const char *tag)
         const char *in[] = {"Z", NULL}, *o[] = {"Q", NULL};
         put_node(&g, 1, "MyFn", in, o, "n2");
     }
-    b_fstr(&g, 2, "main");
+    wire_fstr(&g, 2, "main");
     put_tensor(&g, 5, "W", 0);
     put_tensor(&g, 5, "W1", 1);
     put_tensor(&g, 5, "W2", 2);
@@ -998,7 +881,7 @@ static void put_graph(Buf *out, uint32_t field, int depth, const char *tag)
     put_tensor(&g, 5, "W5", 5);
     put_tensor(&g, 5, "W6", 6);
     put_sparse(&g, 15, "S");
-    b_fstr(&g, 10, "graph doc");
+    wire_fstr(&g, 10, "graph doc");
     put_value_info(&g, 11, "X", 0);
     put_value_info(&g, 11, "W", 9);
     put_value_info(&g, 12, "Q", 0);
@@ -1010,91 +893,91 @@ static void put_graph(Buf *out, uint32_t field, int depth, const char *tag)
     }
     put_value_info(&g, 13, "Y", 0);
     {
-        Buf qa = {0};
-        b_fstr(&qa, 1, "W");
+        WireBuf qa = {0};
+        wire_fstr(&qa, 1, "W");
         put_strpair(&qa, 2, "SCALE_TENSOR", "W_scale");
         put_strpair(&qa, 2, "ZERO_POINT_TENSOR", "W_zp");
         put_unk(&qa, 37);
-        b_fmsg(&g, 14, &qa);
+        wire_fmsg(&g, 14, &qa);
     }
     put_strpair(&g, 16, "graph_key", "graph_value");
     put_unk(&g, 38);
-    b_fmsg(out, field, &g);
+    wire_fmsg(out, field, &g);
 }
 
-static void put_function(Buf *out, uint32_t field)
+static void put_function(WireBuf *out, uint32_t field)
 {
-    Buf f = {0};
+    WireBuf f = {0};
     put_unk_head(&f, 39);
-    b_fstr(&f, 1, "MyFn");
-    b_fstr(&f, 4, "a");
-    b_fstr(&f, 5, "c");
-    b_fstr(&f, 6, "alpha");
-    b_fstr(&f, 6, "gamma");
+    wire_fstr(&f, 1, "MyFn");
+    wire_fstr(&f, 4, "a");
+    wire_fstr(&f, 5, "c");
+    wire_fstr(&f, 6, "alpha");
+    wire_fstr(&f, 6, "gamma");
     {
-        Buf a = {0};
-        b_fstr(&a, 1, "beta");
-        b_fvarint(&a, 3, 3);
-        b_fvarint(&a, 20, 2);
+        WireBuf a = {0};
+        wire_fstr(&a, 1, "beta");
+        wire_fvarint(&a, 3, 3);
+        wire_fvarint(&a, 20, 2);
         put_unk(&a, 40);
-        b_fmsg(&f, 11, &a);
+        wire_fmsg(&f, 11, &a);
     }
     {
-        Buf n = {0};
-        b_fstr(&n, 1, "a");
-        b_fstr(&n, 2, "t");
-        b_fstr(&n, 4, "LeakyRelu");
+        WireBuf n = {0};
+        wire_fstr(&n, 1, "a");
+        wire_fstr(&n, 2, "t");
+        wire_fstr(&n, 4, "LeakyRelu");
         put_attr(&n, 5, ATTR_REF, "fn");
-        b_fmsg(&f, 7, &n);
+        wire_fmsg(&f, 7, &n);
         const char *in[] = {"t", "t", NULL}, *o[] = {"c", NULL};
         put_node(&f, 7, "Add", in, o, "fn_add");
     }
-    b_fstr(&f, 8, "function doc");
+    wire_fstr(&f, 8, "function doc");
     put_opset(&f, 9, "", 18);
-    b_fstr(&f, 10, "custom");
-    b_fstr(&f, 13, "ov1");
+    wire_fstr(&f, 10, "custom");
+    wire_fstr(&f, 13, "ov1");
     put_value_info(&f, 12, "t", 0);
     put_strpair(&f, 14, "fn_key", "fn_value");
     put_unk(&f, 41);
-    b_fmsg(out, field, &f);
+    wire_fmsg(out, field, &f);
 }
 
-static void put_training(Buf *out, uint32_t field)
+static void put_training(WireBuf *out, uint32_t field)
 {
-    Buf tr = {0};
+    WireBuf tr = {0};
     put_graph(&tr, 1, 1, "train_init");
     put_graph(&tr, 2, 1, "train_algo");
     put_strpair(&tr, 3, "W", "train_init_y");
     put_strpair(&tr, 4, "W", "train_algo_y");
     put_unk(&tr, 42);
-    b_fmsg(out, field, &tr);
+    wire_fmsg(out, field, &tr);
 }
 
-static void put_config(Buf *out, uint32_t field)
+static void put_config(WireBuf *out, uint32_t field)
 {
-    Buf c = {0};
-    b_fstr(&c, 1, "cfg0");
-    b_fvarint(&c, 2, 2);
-    b_fstr(&c, 3, "gpu:0");
-    b_fstr(&c, 3, "gpu:1");
+    WireBuf c = {0};
+    wire_fstr(&c, 1, "cfg0");
+    wire_fvarint(&c, 2, 2);
+    wire_fstr(&c, 3, "gpu:0");
+    wire_fstr(&c, 3, "gpu:1");
     put_unk(&c, 43);
-    b_fmsg(out, field, &c);
+    wire_fmsg(out, field, &c);
 }
 
 /* The model with every field of IR 1..13 (external data aside). */
-static void build_full(Buf *m, int with_unknown)
+static void build_full(WireBuf *m, int with_unknown)
 {
     g_unk = with_unknown;
     put_unk_head(m, 44);
-    b_fvarint(m, 1, 0x103);
+    wire_fvarint(m, 1, 0x103);
     put_opset(m, 8, "", 21);
     put_opset(m, 8, "custom", 1);
     put_opset(m, 8, NULL, -1);
-    b_fstr(m, 2, "synthetic");
-    b_fstr(m, 3, "1.0");
-    b_fstr(m, 4, "org.example");
-    b_fvarint(m, 5, 7);
-    b_fstr(m, 6, "model doc");
+    wire_fstr(m, 2, "synthetic");
+    wire_fstr(m, 3, "1.0");
+    wire_fstr(m, 4, "org.example");
+    wire_fvarint(m, 5, 7);
+    wire_fstr(m, 6, "model doc");
     put_graph(m, 7, 0, "main");
     put_strpair(m, 14, "model_key", "model_value");
     put_strpair(m, 14, NULL, "only value");
@@ -1106,68 +989,68 @@ static void build_full(Buf *m, int with_unknown)
 }
 
 /* Empty strings present versus absent, everywhere they can be. */
-static void build_empty_strings(Buf *m)
+static void build_empty_strings(WireBuf *m)
 {
-    Buf g = {0};
-    b_fvarint(m, 1, 9);
+    WireBuf g = {0};
+    wire_fvarint(m, 1, 9);
     put_opset(m, 8, "", 17);
     put_opset(m, 8, NULL, 1);
-    b_fstr(m, 2, "");       /* producer_name present, empty */
-    b_fstr(m, 4, "");       /* domain present, empty; version absent */
+    wire_fstr(m, 2, "");    /* producer_name present, empty */
+    wire_fstr(m, 4, "");    /* domain present, empty; version absent */
     {
-        Buf n = {0};
-        b_fstr(&n, 1, "A");
-        b_fstr(&n, 2, "B");
-        b_fstr(&n, 3, "");  /* name "" */
-        b_fstr(&n, 4, "Relu");
-        b_fstr(&n, 7, "");  /* domain "" */
-        b_fstr(&n, 6, "");
-        b_fmsg(&g, 1, &n);
+        WireBuf n = {0};
+        wire_fstr(&n, 1, "A");
+        wire_fstr(&n, 2, "B");
+        wire_fstr(&n, 3, "");  /* name "" */
+        wire_fstr(&n, 4, "Relu");
+        wire_fstr(&n, 7, "");  /* domain "" */
+        wire_fstr(&n, 6, "");
+        wire_fmsg(&g, 1, &n);
     }
     {
-        Buf n = {0}, a = {0}, t = {0};
-        b_fstr(&n, 1, "B");
-        b_fstr(&n, 2, "C");
-        b_fstr(&n, 4, "Identity"); /* no name, no domain */
-        b_fstr(&a, 1, "");
-        b_fbytes(&a, 4, "", 0);     /* s present, empty */
-        b_fbytes(&a, 9, "", 0);
-        b_fbytes(&a, 9, "", 0);
-        b_fvarint(&a, 20, 3);
-        b_fmsg(&n, 5, &a);
-        b_fstr(&a, 1, "empty_t");
-        b_fstr(&t, 8, "");          /* tensor name "" */
-        b_fbytes(&t, 9, "", 0);
-        b_fstr(&t, 12, "");
-        b_fmsg(&a, 5, &t);
-        b_fvarint(&a, 20, 4);
-        b_fmsg(&n, 5, &a);
-        b_fmsg(&a, 5, &t);          /* nameless attribute, no type */
-        b_fmsg(&n, 5, &a);
+        WireBuf n = {0}, a = {0}, t = {0};
+        wire_fstr(&n, 1, "B");
+        wire_fstr(&n, 2, "C");
+        wire_fstr(&n, 4, "Identity"); /* no name, no domain */
+        wire_fstr(&a, 1, "");
+        wire_fbytes(&a, 4, "", 0);  /* s present, empty */
+        wire_fbytes(&a, 9, "", 0);
+        wire_fbytes(&a, 9, "", 0);
+        wire_fvarint(&a, 20, 3);
+        wire_fmsg(&n, 5, &a);
+        wire_fstr(&a, 1, "empty_t");
+        wire_fstr(&t, 8, "");       /* tensor name "" */
+        wire_fbytes(&t, 9, "", 0);
+        wire_fstr(&t, 12, "");
+        wire_fmsg(&a, 5, &t);
+        wire_fvarint(&a, 20, 4);
+        wire_fmsg(&n, 5, &a);
+        wire_fmsg(&a, 5, &t);       /* nameless attribute, no type */
+        wire_fmsg(&n, 5, &a);
         put_strpair(&n, 9, "", "");
         put_strpair(&n, 9, NULL, NULL);
-        b_fmsg(&g, 1, &n);
+        wire_fmsg(&g, 1, &n);
     }
-    b_fstr(&g, 2, "");
-    b_fstr(&g, 10, "");
+    wire_fstr(&g, 2, "");
+    wire_fstr(&g, 10, "");
     {
-        Buf v = {0};
-        b_fstr(&v, 1, "A");
-        b_fstr(&v, 3, "");
-        b_fmsg(&g, 11, &v);
-        b_fstr(&v, 1, "C");
-        b_fmsg(&g, 12, &v);
-        b_fmsg(&g, 13, &v); /* a value_info with no name at all */
-        b_fstr(&v, 1, "B");
+        WireBuf v = {0};
+        wire_fstr(&v, 1, "A");
+        wire_fstr(&v, 3, "");
+        wire_fmsg(&g, 11, &v);
+        wire_fstr(&v, 1, "C");
+        wire_fmsg(&g, 12, &v);
+        wire_fmsg(&g, 13, &v); /* a value_info with no name at all */
+        wire_fstr(&v, 1, "B");
         {
-            Buf ty = {0}, in = {0};
-            b_fmsg(&ty, 1, &in);  /* tensor member present, empty */
-            b_fstr(&ty, 6, "");
-            b_fmsg(&v, 2, &ty);
+            WireBuf ty = {0}, in = {0};
+            wire_fmsg(&ty, 1, &in);  /* tensor member present, empty */
+            wire_fstr(&ty, 6, "");
+            wire_fmsg(&v, 2, &ty);
         }
-        b_fmsg(&g, 13, &v);
+        wire_fmsg(&g, 13, &v);
     }
-    b_fmsg(m, 7, &g);
+    wire_fmsg(m, 7, &g);
     put_strpair(m, 14, "", "");
 }
 
@@ -1175,87 +1058,87 @@ static void build_empty_strings(Buf *m)
  * packed fields sent unpacked and the reverse, repeated fields split up,
  * an optional scalar given twice (last wins), the graph given twice
  * (merged). The decoded trees must still match. */
-static void build_odd_encodings(Buf *m)
+static void build_odd_encodings(WireBuf *m)
 {
     static const uint8_t overlong_ir[] = {0x08, 0x87, 0x80, 0x80, 0x00};
-    b_fvarint(m, 1, 3);                 /* replaced by the next one */
-    b_put(m, overlong_ir, sizeof overlong_ir); /* ir_version 7, 4 bytes */
+    wire_fvarint(m, 1, 3);              /* replaced by the next one */
+    wire_put(m, overlong_ir, sizeof overlong_ir); /* ir_version 7, 4 bytes */
     put_opset(m, 8, "", 13);
     {
-        Buf g = {0}, t = {0};
+        WireBuf g = {0}, t = {0};
         const char *in[] = {"X", NULL}, *o[] = {"Y", NULL};
         put_node(&g, 1, "Relu", in, o, "r0");
-        b_fstr(&g, 2, "first name");
-        b_fpacked_i64(&t, 1, 2, (const int64_t[]){2, 3}); /* dims packed */
-        b_fvarint(&t, 2, 1);
+        wire_fstr(&g, 2, "first name");
+        wire_fpacked_i64(&t, 1, 2, (const int64_t[]){2, 3}); /* dims packed */
+        wire_fvarint(&t, 2, 1);
         for (int i = 0; i < 6; i++)                       /* float unpacked */
-            b_ffloat(&t, 4, (float)i);
-        b_fvarint(&t, 5, (uint64_t)-1);                    /* int32 unpacked */
-        b_fstr(&t, 8, "K");
-        b_fmsg(&g, 5, &t);
-        b_fmsg(m, 7, &g);
+            wire_ffloat(&t, 4, (float)i);
+        wire_fvarint(&t, 5, (uint64_t)-1);                 /* int32 unpacked */
+        wire_fstr(&t, 8, "K");
+        wire_fmsg(&g, 5, &t);
+        wire_fmsg(m, 7, &g);
     }
-    b_fstr(m, 2, "odd");
+    wire_fstr(m, 2, "odd");
     {
-        Buf g = {0};
+        WireBuf g = {0};
         const char *in[] = {"Y", "K", NULL}, *o[] = {"Z", NULL};
         put_node(&g, 1, "Add", in, o, "a0");
-        b_fstr(&g, 2, "second name");
+        wire_fstr(&g, 2, "second name");
         put_value_info(&g, 11, "X", 0);
         put_value_info(&g, 12, "Z", 0);
-        b_fmsg(m, 7, &g);
+        wire_fmsg(m, 7, &g);
     }
     put_opset(m, 8, "ai.onnx.ml", 3);  /* opset_import split by other fields */
-    b_fvarint(m, 5, (uint64_t)-3);      /* negative model_version */
+    wire_fvarint(m, 5, (uint64_t)-3);   /* negative model_version */
     {
         /* An int32 of -2 as a 5-byte varint (writers should use 10). */
         static const uint8_t short_neg[] = {0x10, 0xfe, 0xff, 0xff, 0xff, 0x0f};
-        Buf g = {0}, t = {0};
-        b_put(&t, short_neg, sizeof short_neg);   /* data_type -2 */
-        b_fstr(&t, 8, "neg_dtype");
-        b_fmsg(&g, 5, &t);
-        b_fmsg(m, 7, &g);                         /* a third graph part */
+        WireBuf g = {0}, t = {0};
+        wire_put(&t, short_neg, sizeof short_neg);   /* data_type -2 */
+        wire_fstr(&t, 8, "neg_dtype");
+        wire_fmsg(&g, 5, &t);
+        wire_fmsg(m, 7, &g);                         /* a third graph part */
     }
 }
 
 /* Enum codes onnx.proto does not list: attribute type 99, data_location
  * 7, and a tensor elem_type of 1000 in a type. */
-static void build_unknown_enums(Buf *m)
+static void build_unknown_enums(WireBuf *m)
 {
-    Buf g = {0}, n = {0}, a = {0}, t = {0};
-    b_fvarint(m, 1, 8);
+    WireBuf g = {0}, n = {0}, a = {0}, t = {0};
+    wire_fvarint(m, 1, 8);
     put_opset(m, 8, "", 17);
-    b_fstr(&a, 1, "strange");
-    b_fvarint(&a, 3, 1);
-    b_fvarint(&a, 20, 99);
-    b_fmsg(&n, 5, &a);
-    b_fstr(&n, 1, "X");
-    b_fstr(&n, 2, "Y");
-    b_fstr(&n, 4, "Relu");
-    b_fmsg(&g, 1, &n);
-    b_fvarint(&t, 1, 1);
-    b_fvarint(&t, 2, 1);
-    b_fbytes(&t, 9, "\0\0\0\0", 4);
-    b_fvarint(&t, 14, 7);
-    b_fstr(&t, 8, "W");
-    b_fmsg(&g, 5, &t);
+    wire_fstr(&a, 1, "strange");
+    wire_fvarint(&a, 3, 1);
+    wire_fvarint(&a, 20, 99);
+    wire_fmsg(&n, 5, &a);
+    wire_fstr(&n, 1, "X");
+    wire_fstr(&n, 2, "Y");
+    wire_fstr(&n, 4, "Relu");
+    wire_fmsg(&g, 1, &n);
+    wire_fvarint(&t, 1, 1);
+    wire_fvarint(&t, 2, 1);
+    wire_fbytes(&t, 9, "\0\0\0\0", 4);
+    wire_fvarint(&t, 14, 7);
+    wire_fstr(&t, 8, "W");
+    wire_fmsg(&g, 5, &t);
     {
-        Buf v = {0}, ty = {0}, in = {0};
-        b_fvarint(&in, 1, 1000);
-        b_fmsg(&ty, 1, &in);
-        b_fstr(&v, 1, "X");
-        b_fmsg(&v, 2, &ty);
-        b_fmsg(&g, 11, &v);
+        WireBuf v = {0}, ty = {0}, in = {0};
+        wire_fvarint(&in, 1, 1000);
+        wire_fmsg(&ty, 1, &in);
+        wire_fstr(&v, 1, "X");
+        wire_fmsg(&v, 2, &ty);
+        wire_fmsg(&g, 11, &v);
     }
-    b_fmsg(m, 7, &g);
+    wire_fmsg(m, 7, &g);
 }
 
 /* Graphs the IR's value model may find strange. The loader may refuse
  * them (with a message); if it accepts one it must keep it exactly. */
-static void build_odd_graph(Buf *m, int which)
+static void build_odd_graph(WireBuf *m, int which)
 {
-    Buf g = {0};
-    b_fvarint(m, 1, 8);
+    WireBuf g = {0};
+    wire_fvarint(m, 1, 8);
     put_opset(m, 8, "", 17);
     switch (which) {
     case 0: { /* two value_info for one name, one for an unused name */
@@ -1309,27 +1192,27 @@ static void build_odd_graph(Buf *m, int which)
     }
     default: { /* a subgraph that shadows an outer name, and reads "X"
                 * from two levels up */
-        Buf n = {0}, a = {0}, sub = {0};
+        WireBuf n = {0}, a = {0}, sub = {0};
         const char *in[] = {"X", NULL}, *o[] = {"Y", NULL};
         const char *oi[] = {"Y_sub", NULL};
         put_node(&sub, 1, "Relu", in, o, NULL); /* "Y" again, shadowing */
         put_node(&sub, 1, "Identity", (const char *[]){"Y", NULL}, oi, NULL);
         put_value_info(&sub, 12, "Y_sub", 9);
-        b_fstr(&a, 1, "then_branch");
-        b_fmsg(&a, 6, &sub);
-        b_fvarint(&a, 20, 5);
-        b_fstr(&n, 1, "C");
-        b_fstr(&n, 2, "Y");
-        b_fstr(&n, 4, "If");
-        b_fmsg(&n, 5, &a);
-        b_fmsg(&g, 1, &n);
+        wire_fstr(&a, 1, "then_branch");
+        wire_fmsg(&a, 6, &sub);
+        wire_fvarint(&a, 20, 5);
+        wire_fstr(&n, 1, "C");
+        wire_fstr(&n, 2, "Y");
+        wire_fstr(&n, 4, "If");
+        wire_fmsg(&n, 5, &a);
+        wire_fmsg(&g, 1, &n);
         put_value_info(&g, 11, "C", 0);
         put_value_info(&g, 11, "X", 0);
         put_value_info(&g, 12, "Y", 0);
         break;
     }
     }
-    b_fmsg(m, 7, &g);
+    wire_fmsg(m, 7, &g);
 }
 
 /* ==== the round trip ================================================== */
@@ -1462,123 +1345,11 @@ static void roundtrip_one(Stats *st, const uint8_t *orig, size_t len,
     free(c);
 }
 
-static int read_whole(const char *path, uint8_t **out, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return -1;
-    size_t cap = 1 << 16, n = 0;
-    uint8_t *p = malloc(cap);
-    if (!p)
-        abort();
-    for (;;) {
-        if (n == cap) {
-            cap *= 2;
-            uint8_t *q = realloc(p, cap);
-            if (!q)
-                abort();
-            p = q;
-        }
-        size_t k = fread(p + n, 1, cap - n, f);
-        n += k;
-        if (k == 0)
-            break;
-    }
-    int bad = ferror(f);
-    fclose(f);
-    if (bad) {
-        free(p);
-        return -1;
-    }
-    *out = p;
-    *len = n;
-    return 0;
-}
-
-typedef struct PathList {
-    size_t n, cap;
-    char **p;
-} PathList;
-
-static void pl_push(PathList *l, char *s)
-{
-    if (l->n == l->cap) {
-        l->cap = l->cap ? 2 * l->cap : 256;
-        char **q = realloc(l->p, l->cap * sizeof *q);
-        if (!q)
-            abort();
-        l->p = q;
-    }
-    l->p[l->n++] = s;
-}
-
-static int ends_with(const char *s, const char *suf)
-{
-    size_t a = strlen(s), b = strlen(suf);
-    return a >= b && strcmp(s + a - b, suf) == 0;
-}
-
-/* Collects every *.onnx under `dir` (symlinked folders are not followed). */
-static void walk(const char *dir, PathList *out)
-{
-    DIR *d = opendir(dir);
-    if (!d)
-        return;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-            continue;
-        size_t n = strlen(dir) + strlen(e->d_name) + 2;
-        char *p = malloc(n);
-        if (!p)
-            abort();
-        snprintf(p, n, "%s/%s", dir, e->d_name);
-        struct stat st;
-        if (lstat(p, &st) != 0) {
-            free(p);
-            continue;
-        }
-        if (S_ISDIR(st.st_mode)) {
-            walk(p, out);
-            free(p);
-        } else if (ends_with(e->d_name, ".onnx") &&
-                   (S_ISREG(st.st_mode) || S_ISLNK(st.st_mode))) {
-            pl_push(out, p);
-        } else {
-            free(p);
-        }
-    }
-    closedir(d);
-}
-
-static int cmp_str_ptr(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-static int is_dir(const char *p)
-{
-    struct stat st;
-    return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-static const char *backend_root(void)
-{
-    const char *env = getenv("ONNX_BACKEND_DATA");
-    if (env && *env)
-        return env;
-    if (is_dir("../shared/testdata/onnx-backend"))
-        return "../shared/testdata/onnx-backend";
-    if (is_dir("/usr/share/libonnx-testdata/data"))
-        return "/usr/share/libonnx-testdata/data";
-    return NULL;
-}
-
 static void run_files(Stats *st)
 {
-    PathList l = {0};
+    CorpusList l = {0};
     const char *roots[3];
-    roots[0] = backend_root();
+    roots[0] = corpus_backend_root();
     roots[1] = "../shared/models";
     roots[2] = "testdata";
     if (!roots[0])
@@ -1588,21 +1359,20 @@ static void run_files(Stats *st)
     for (int i = 0; i < 3; i++) {
         if (!roots[i])
             continue;
-        if (!is_dir(roots[i])) {
+        if (!corpus_is_dir(roots[i])) {
             printf("round-trip: %s not found, skipped\n", roots[i]);
             continue;
         }
         size_t before = l.n;
-        walk(roots[i], &l);
+        corpus_walk(roots[i], &l);
         printf("round-trip: %zu models under %s\n", l.n - before, roots[i]);
     }
-    qsort(l.p, l.n, sizeof *l.p, cmp_str_ptr);
+    corpus_sort(&l);
     for (size_t i = 0; i < l.n; i++) {
         uint8_t *buf = NULL;
         size_t len = 0;
-        if (read_whole(l.p[i], &buf, &len) != 0) {
+        if (corpus_read_all(l.p[i], &buf, &len) != 0) {
             report(st, l.p[i], "cannot read: %s", strerror(errno));
-            free(l.p[i]);
             continue;
         }
         char *dir = strdup(l.p[i]);
@@ -1616,16 +1386,15 @@ static void run_files(Stats *st)
         roundtrip_one(st, buf, len, dir, l.p[i], 0);
         free(dir);
         free(buf);
-        free(l.p[i]);
     }
-    free(l.p);
+    corpus_free(&l);
 }
 
 /* Checks that the comparator itself sees differences (a judge that always
  * says "equal" would make this whole test worthless). */
 static void self_test_comparator(void)
 {
-    Buf a = {0}, b = {0};
+    WireBuf a = {0}, b = {0};
     PbCmp *c = calloc(1, sizeof *c);
     if (!c)
         abort();
@@ -1642,50 +1411,50 @@ static void self_test_comparator(void)
     memset(&b, 0, sizeof b);
 
     /* One raw_data byte changed deep inside. */
-    Buf x = {0}, y = {0}, g = {0}, at = {0}, t = {0};
-    b_fstr(&t, 8, "k");
-    b_fbytes(&t, 9, "0123456789abcdef", 16);
-    b_fstr(&at, 1, "value");
-    b_fmsg(&at, 5, &t);
-    b_fstr(&g, 2, "g");
+    WireBuf x = {0}, y = {0}, g = {0}, at = {0}, t = {0};
+    wire_fstr(&t, 8, "k");
+    wire_fbytes(&t, 9, "0123456789abcdef", 16);
+    wire_fstr(&at, 1, "value");
+    wire_fmsg(&at, 5, &t);
+    wire_fstr(&g, 2, "g");
     for (int i = 0; i < 3; i++)
         put_node(&g, 1, "Relu", NULL, NULL, "pad");
     {
-        Buf nn = {0};
-        b_fstr(&nn, 4, "Constant");
-        b_fmsg(&nn, 5, &at);
-        b_fmsg(&g, 1, &nn);
+        WireBuf nn = {0};
+        wire_fstr(&nn, 4, "Constant");
+        wire_fmsg(&nn, 5, &at);
+        wire_fmsg(&g, 1, &nn);
     }
-    b_fmsg(&x, 7, &g);
-    b_fstr(&t, 8, "k");
-    b_fbytes(&t, 9, "0123456789ab", 12);
-    b_fstr(&at, 1, "value");
-    b_fmsg(&at, 5, &t);
-    b_fstr(&g, 2, "g");
+    wire_fmsg(&x, 7, &g);
+    wire_fstr(&t, 8, "k");
+    wire_fbytes(&t, 9, "0123456789ab", 12);
+    wire_fstr(&at, 1, "value");
+    wire_fmsg(&at, 5, &t);
+    wire_fstr(&g, 2, "g");
     for (int i = 0; i < 3; i++)
         put_node(&g, 1, "Relu", NULL, NULL, "pad");
     {
-        Buf nn = {0};
-        b_fstr(&nn, 4, "Constant");
-        b_fmsg(&nn, 5, &at);
-        b_fmsg(&g, 1, &nn);
+        WireBuf nn = {0};
+        wire_fstr(&nn, 4, "Constant");
+        wire_fmsg(&nn, 5, &at);
+        wire_fmsg(&g, 1, &nn);
     }
-    b_fmsg(&y, 7, &g);
+    wire_fmsg(&y, 7, &g);
     T_CHECK(pb_cmp_model_bytes(c, x.p, x.n, y.p, y.n) == 1 &&
                 strcmp(c->msg, "graph.node[3].attribute[0].t.raw_data: "
                                "length 16 vs 12") == 0,
             "comparator: wrong report: %s", c->msg);
 
     /* A float's sign bit, a has_ flag, a oneof case. */
-    Buf f1 = {0}, f2 = {0};
+    WireBuf f1 = {0}, f2 = {0};
     {
-        Buf gg = {0}, tt = {0};
-        b_ffloat(&tt, 4, 0.0f);
-        b_fmsg(&gg, 5, &tt);
-        b_fmsg(&f1, 7, &gg);
-        b_ffloat(&tt, 4, -0.0f);
-        b_fmsg(&gg, 5, &tt);
-        b_fmsg(&f2, 7, &gg);
+        WireBuf gg = {0}, tt = {0};
+        wire_ffloat(&tt, 4, 0.0f);
+        wire_fmsg(&gg, 5, &tt);
+        wire_fmsg(&f1, 7, &gg);
+        wire_ffloat(&tt, 4, -0.0f);
+        wire_fmsg(&gg, 5, &tt);
+        wire_fmsg(&f2, 7, &gg);
     }
     T_CHECK(pb_cmp_model_bytes(c, f1.p, f1.n, f2.p, f2.n) == 1 &&
                 strstr(c->msg, "graph.initializer[0].float_data"),
@@ -1694,7 +1463,7 @@ static void self_test_comparator(void)
     free(f2.p);
     memset(&f1, 0, sizeof f1);
     memset(&f2, 0, sizeof f2);
-    b_fvarint(&f1, 5, 0);
+    wire_fvarint(&f1, 5, 0);
     T_CHECK(pb_cmp_model_bytes(c, f1.p, f1.n, f2.p, f2.n) == 1 &&
                 strcmp(c->msg, "model_version: present vs absent") == 0,
             "comparator: missed has_ flag (%s)", c->msg);
@@ -1703,17 +1472,17 @@ static void self_test_comparator(void)
     memset(&f1, 0, sizeof f1);
     memset(&f2, 0, sizeof f2);
     /* An empty string against an absent one. */
-    b_fstr(&f1, 2, "");
+    wire_fstr(&f1, 2, "");
     T_CHECK(pb_cmp_model_bytes(c, f1.p, f1.n, f2.p, f2.n) == 1 &&
                 strcmp(c->msg, "producer_name: present vs absent") == 0,
             "comparator: missed empty vs absent string (%s)", c->msg);
     free(f1.p);
     memset(&f1, 0, sizeof f1);
     /* Two unknown fields swapped. */
-    b_fvarint(&f1, 51, 1);
-    b_fvarint(&f1, 52, 1);
-    b_fvarint(&f2, 52, 1);
-    b_fvarint(&f2, 51, 1);
+    wire_fvarint(&f1, 51, 1);
+    wire_fvarint(&f1, 52, 1);
+    wire_fvarint(&f2, 52, 1);
+    wire_fvarint(&f2, 51, 1);
     T_CHECK(pb_cmp_model_bytes(c, f1.p, f1.n, f2.p, f2.n) == 1 &&
                 strcmp(c->msg, "unknown_fields[0]: tag 51 vs 52") == 0,
             "comparator: missed reordered unknown fields (%s)", c->msg);
@@ -1734,22 +1503,22 @@ static void self_test_comparator(void)
     memset(&f2, 0, sizeof f2);
     {
         static const char *const dv[] = {"5"}, *const dp[] = {"?5"};
-        Buf g1 = {0}, g2 = {0}, v1 = {0}, v2 = {0}, t1 = {0}, t2 = {0},
+        WireBuf g1 = {0}, g2 = {0}, v1 = {0}, v2 = {0}, t1 = {0}, t2 = {0},
             i1 = {0}, i2 = {0};
-        b_fvarint(&i1, 1, 1);
+        wire_fvarint(&i1, 1, 1);
         put_shape(&i1, 2, 1, dv);
-        b_fvarint(&i2, 1, 1);
+        wire_fvarint(&i2, 1, 1);
         put_shape(&i2, 2, 1, dp);
-        b_fmsg(&t1, 1, &i1);
-        b_fmsg(&t2, 1, &i2);
-        b_fstr(&v1, 1, "x");
-        b_fstr(&v2, 1, "x");
-        b_fmsg(&v1, 2, &t1);
-        b_fmsg(&v2, 2, &t2);
-        b_fmsg(&g1, 11, &v1);
-        b_fmsg(&g2, 11, &v2);
-        b_fmsg(&f1, 7, &g1);
-        b_fmsg(&f2, 7, &g2);
+        wire_fmsg(&t1, 1, &i1);
+        wire_fmsg(&t2, 1, &i2);
+        wire_fstr(&v1, 1, "x");
+        wire_fstr(&v2, 1, "x");
+        wire_fmsg(&v1, 2, &t1);
+        wire_fmsg(&v2, 2, &t2);
+        wire_fmsg(&g1, 11, &v1);
+        wire_fmsg(&g2, 11, &v2);
+        wire_fmsg(&f1, 7, &g1);
+        wire_fmsg(&f2, 7, &g2);
     }
     T_CHECK(pb_cmp_model_bytes(c, f1.p, f1.n, f2.p, f2.n) == 1 &&
                 strcmp(c->msg, "graph.input[0].type.tensor_type.shape.dim[0]"
@@ -1779,20 +1548,20 @@ static int has_bytes(const uint8_t *hay, size_t n, const void *needle,
  * silently is not. */
 static void check_nul_strings(Stats *st)
 {
-    Buf m = {0}, g = {0};
+    WireBuf m = {0}, g = {0};
     const char *in[] = {"X", NULL}, *o[] = {"W", NULL};
-    b_fvarint(&m, 1, 8);
+    wire_fvarint(&m, 1, 8);
     put_opset(&m, 8, "", 17);
-    b_fbytes(&m, 2, "a\0b", 3);             /* producer_name */
+    wire_fbytes(&m, 2, "a\0b", 3);          /* producer_name */
     {
-        Buf n = {0};
-        b_fbytes(&n, 1, "X\0Y", 3);         /* node input */
-        b_fstr(&n, 2, "Z");
-        b_fstr(&n, 4, "Relu");
-        b_fmsg(&g, 1, &n);
+        WireBuf n = {0};
+        wire_fbytes(&n, 1, "X\0Y", 3);      /* node input */
+        wire_fstr(&n, 2, "Z");
+        wire_fstr(&n, 4, "Relu");
+        wire_fmsg(&g, 1, &n);
     }
     put_node(&g, 1, "Relu", in, o, "second");
-    b_fmsg(&m, 7, &g);
+    wire_fmsg(&m, 7, &g);
     char why[1024];
     uint8_t *out = NULL;
     size_t n = 0;
@@ -1821,7 +1590,7 @@ static void check_nul_strings(Stats *st)
 
 static void run_synthetic(Stats *st)
 {
-    Buf b = {0};
+    WireBuf b = {0};
     /* Each model must decode with protobuf-c, or the test itself is wrong. */
 #define SYN(label, build, refuse)                                          \
     do {                                                                   \
