@@ -1392,6 +1392,25 @@ static void run_files(Stats *st)
 
 /* Checks that the comparator itself sees differences (a judge that always
  * says "equal" would make this whole test worthless). */
+
+/* A model of three Relu nodes and a Constant whose tensor holds `raw`
+ * (n bytes): the comparator must find a raw_data difference four levels
+ * down. */
+static void put_const_model(WireBuf *out, const char *raw, size_t n)
+{
+    WireBuf g = {0}, at = {0}, t = {0}, nn = {0};
+    wire_fstr(&t, 8, "k");
+    wire_fbytes(&t, 9, raw, n);
+    wire_fstr(&at, 1, "value");
+    wire_fmsg(&at, 5, &t);
+    wire_fstr(&g, 2, "g");
+    for (int i = 0; i < 3; i++)
+        put_node(&g, 1, "Relu", NULL, NULL, "pad");
+    wire_fstr(&nn, 4, "Constant");
+    wire_fmsg(&nn, 5, &at);
+    wire_fmsg(&g, 1, &nn);
+    wire_fmsg(out, 7, &g);
+}
 static void self_test_comparator(void)
 {
     WireBuf a = {0}, b = {0};
@@ -1410,36 +1429,10 @@ static void self_test_comparator(void)
     free(b.p);
     memset(&b, 0, sizeof b);
 
-    /* One raw_data byte changed deep inside. */
-    WireBuf x = {0}, y = {0}, g = {0}, at = {0}, t = {0};
-    wire_fstr(&t, 8, "k");
-    wire_fbytes(&t, 9, "0123456789abcdef", 16);
-    wire_fstr(&at, 1, "value");
-    wire_fmsg(&at, 5, &t);
-    wire_fstr(&g, 2, "g");
-    for (int i = 0; i < 3; i++)
-        put_node(&g, 1, "Relu", NULL, NULL, "pad");
-    {
-        WireBuf nn = {0};
-        wire_fstr(&nn, 4, "Constant");
-        wire_fmsg(&nn, 5, &at);
-        wire_fmsg(&g, 1, &nn);
-    }
-    wire_fmsg(&x, 7, &g);
-    wire_fstr(&t, 8, "k");
-    wire_fbytes(&t, 9, "0123456789ab", 12);
-    wire_fstr(&at, 1, "value");
-    wire_fmsg(&at, 5, &t);
-    wire_fstr(&g, 2, "g");
-    for (int i = 0; i < 3; i++)
-        put_node(&g, 1, "Relu", NULL, NULL, "pad");
-    {
-        WireBuf nn = {0};
-        wire_fstr(&nn, 4, "Constant");
-        wire_fmsg(&nn, 5, &at);
-        wire_fmsg(&g, 1, &nn);
-    }
-    wire_fmsg(&y, 7, &g);
+    /* raw_data of different lengths deep inside the graph. */
+    WireBuf x = {0}, y = {0};
+    put_const_model(&x, "0123456789abcdef", 16);
+    put_const_model(&y, "0123456789ab", 12);
     T_CHECK(pb_cmp_model_bytes(c, x.p, x.n, y.p, y.n) == 1 &&
                 strcmp(c->msg, "graph.node[3].attribute[0].t.raw_data: "
                                "length 16 vs 12") == 0,
