@@ -11,12 +11,12 @@ WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototyp
            -Wno-unused-parameter
 CFLAGS  ?= -O2 -g
 INC     := -Isrc -I$(BUILD)/gen
-LIBS    := -lprotobuf-c -lm
+LIBS    := -lprotobuf-c -lopenblas -lm
 SANFLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
             -fno-sanitize-recover=undefined
 
 # Debian packages the build needs (`make deps` installs them when it can).
-DEB_PKGS := gcc make libprotobuf-c-dev protobuf-c-compiler uthash-dev
+DEB_PKGS := gcc make libprotobuf-c-dev protobuf-c-compiler uthash-dev libopenblas-dev
 
 LIB_SRC := $(sort $(wildcard src/*.c src/infer/*.c src/eval/*.c adapters/*.c passes/*.c))
 GEN_SRC := $(BUILD)/gen/onnx.pb-c.c
