@@ -270,6 +270,11 @@ IrTensor *ev_to_ir_tensor(const EvValue *v, const char *name);
  * which. 0 or -1 with err naming the file. */
 int ev_value_read(const char *path, const IrType *type, EvValue **out,
                   IrError *err);
+/* Reads DIR/input_0.pb, input_1.pb, ... for the model's feeds (see
+ * ev_model_run), each as its input's declared kind; a missing file names
+ * the input that needs it. */
+int ev_inputs_read(IrModel *m, const char *dir, EvValue ***in, size_t *n_in,
+                   IrError *err);
 /* Writes v as the message its kind needs, to path (temp file + rename). */
 int ev_value_write(const EvValue *v, const char *name, const char *path,
                    IrError *err);

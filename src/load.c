@@ -1120,3 +1120,33 @@ int load_tensor_file(const char *path, IrTensor **out, IrError *err)
     onnx__tensor_proto__free_unpacked(tp, NULL);
     return *out ? 0 : -1;
 }
+
+void *load_message_file(const char *path, const void *descriptor,
+                        IrError *err)
+{
+    const ProtobufCMessageDescriptor *d = descriptor;
+    void *base;
+    size_t len;
+    if (load_map_file(path, &base, &len, err))
+        return NULL;
+    IrError sub;
+    if (load_check_msg(base, len, d, 1, 0, &sub)) {
+        if (base)
+            munmap(base, len);
+        ir_fail(err, "%s: not a valid %s: %s", path, d->short_name, sub.msg);
+        return NULL;
+    }
+    ProtobufCMessage *msg = protobuf_c_message_unpack(d, NULL, len, base);
+    if (base)
+        munmap(base, len);
+    if (!msg)
+        ir_fail(err, "%s: not a valid %s", path, d->short_name);
+    return msg;
+}
+
+IrTensor *load_tensor_message(void *tensor_proto, const char *what,
+                              IrError *err)
+{
+    LoadCtx c = {NULL, what, NULL, NULL, true, err};
+    return load_tensor(&c, tensor_proto);
+}

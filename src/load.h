@@ -44,4 +44,14 @@ int load_wire_check(const uint8_t *buf, size_t len, IrError *err);
 /* Reads a whole TensorProto file (the backend tests' input_K.pb). */
 int load_tensor_file(const char *path, IrTensor **out, IrError *err);
 
+/* Maps `path`, checks its wire format against `descriptor` (a
+ * ProtobufCMessageDescriptor: SequenceProto, OptionalProto, ...) and
+ * unpacks it; free with protobuf_c_message_free_unpacked. NULL with err. */
+void *load_message_file(const char *path, const void *descriptor,
+                        IrError *err);
+/* Converts an unpacked Onnx__TensorProto (its buffers are taken over; the
+ * message is still freed by its owner). External data is not followed. */
+IrTensor *load_tensor_message(void *tensor_proto, const char *what,
+                              IrError *err);
+
 #endif

@@ -9,7 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <errno.h>
+#include <sys/stat.h>
+
 #include "check.h"
+#include "eval.h"
 #include "infer.h"
 #include "info.h"
 #include "ir.h"
@@ -26,6 +30,8 @@ static const char cli_usage_text[] =
     "                       [--external-threshold BYTES] [--infer-shapes]\n"
     "  onnx-convert info MODEL.onnx [--json]\n"
     "  onnx-convert check MODEL.onnx [--all]\n"
+    "  onnx-convert run MODEL.onnx --inputs DIR -o OUTDIR [--seed N]\n"
+    "  onnx-convert test CASE_DIR [--model OTHER.onnx] [--rtol R] [--atol A]\n"
     "\n"
     "convert without --opset writes the model back unchanged (a round trip).\n"
     "--external-data FILE moves every tensor of at least BYTES (default 1024)\n"
@@ -33,7 +39,11 @@ static const char cli_usage_text[] =
     "--infer-shapes checks the model and writes the inferred types of\n"
     "intermediate values as value_info.\n"
     "check prints the first rule the model breaks (--all: every one) and\n"
-    "exits 1, or says it is valid.\n";
+    "exits 1, or says it is valid.\n"
+    "run evaluates the model on DIR/input_K.pb and writes OUTDIR/output_K.pb.\n"
+    "test runs every test_data_set_* of an ONNX backend-test case folder and\n"
+    "compares the outputs: |got - want| <= atol + rtol*|want| for floats\n"
+    "(defaults rtol 1e-3, atol 1e-7; NaN equals NaN), exact otherwise.\n";
 
 static int cli_usage(const char *msg)
 {
@@ -232,6 +242,118 @@ static int cli_check(int argc, char **argv)
     return errors ? CLI_FAIL : CLI_OK;
 }
 
+/* Parses a finite non-negative number; false on anything else. */
+static bool cli_parse_tol(const char *s, double *out)
+{
+    char *end;
+    if (!s || !*s)
+        return false;
+    double v = strtod(s, &end);
+    if (*end || !(v >= 0) || v > 1e300)
+        return false;
+    *out = v;
+    return true;
+}
+
+/* `run`: outputs are written only when the whole model ran; a failure
+ * part-way through writing removes what was written. */
+static int cli_run(int argc, char **argv)
+{
+    const char *path = NULL, *in_dir = NULL, *out_dir = NULL;
+    EvOptions opt = {0};
+    for (int i = 2; i < argc; i++) {
+        if (!strcmp(argv[i], "--inputs") && i + 1 < argc)
+            in_dir = argv[++i];
+        else if (!strcmp(argv[i], "-o") && i + 1 < argc)
+            out_dir = argv[++i];
+        else if (!strcmp(argv[i], "--seed") && i + 1 < argc) {
+            size_t seed;
+            if (!cli_parse_size(argv[++i], &seed))
+                return cli_usage("--seed takes a non-negative integer");
+            opt.seed = seed;
+        } else if (argv[i][0] == '-' && argv[i][1])
+            return cli_usage("run takes MODEL.onnx --inputs DIR -o OUTDIR");
+        else if (!path)
+            path = argv[i];
+        else
+            return cli_usage("run takes one model");
+    }
+    if (!path || !in_dir || !out_dir)
+        return cli_usage("run needs MODEL.onnx, --inputs DIR and -o OUTDIR");
+    IrError err;
+    IrModel *m;
+    if (load_model_file(path, NULL, &m, &err))
+        return cli_error(&err);
+    EvValue **in = NULL, **out = NULL;
+    size_t n_in = 0, n_out = 0;
+    int rc = ev_inputs_read(m, in_dir, &in, &n_in, &err);
+    if (!rc)
+        rc = ev_model_run(m, &opt, n_in, in, &out, &n_out, &err);
+    if (!rc && mkdir(out_dir, 0777) && errno != EEXIST)
+        rc = ir_fail(&err, "%s: cannot create the folder", out_dir);
+    size_t written = 0;
+    char file[4096];
+    for (; !rc && written < n_out; written++) {
+        IrValueInfo *vi = m->graph->outputs.p[written];
+        int len = snprintf(file, sizeof file, "%s/output_%zu.pb", out_dir, written);
+        if (len < 0 || (size_t)len >= sizeof file) {
+            rc = ir_fail(&err, "%s: path too long", out_dir);
+            break;
+        }
+        rc = ev_value_write(out[written], vi->value->name, file, &err);
+    }
+    if (rc) {
+        for (size_t k = 0; k + 1 < written; k++) {
+            if (snprintf(file, sizeof file, "%s/output_%zu.pb", out_dir, k) > 0)
+                remove(file);
+        }
+    } else {
+        printf("%s: ran %zu nodes, wrote %zu outputs to %s\n", path,
+               m->graph->n_nodes, n_out, out_dir);
+    }
+    for (size_t k = 0; k < n_in; k++)
+        ev_unref(in[k]);
+    for (size_t k = 0; k < n_out; k++)
+        ev_unref(out[k]);
+    free(in);
+    free(out);
+    ir_model_free(m);
+    return rc ? cli_error(&err) : CLI_OK;
+}
+
+/* `test`: PASS on stdout, or the first difference on stderr and exit 1. */
+static int cli_test(int argc, char **argv)
+{
+    const char *dir = NULL, *model = NULL;
+    double rtol = 1e-3, atol = 1e-7;
+    for (int i = 2; i < argc; i++) {
+        if (!strcmp(argv[i], "--model") && i + 1 < argc)
+            model = argv[++i];
+        else if (!strcmp(argv[i], "--rtol") && i + 1 < argc) {
+            if (!cli_parse_tol(argv[++i], &rtol))
+                return cli_usage("--rtol takes a non-negative number");
+        } else if (!strcmp(argv[i], "--atol") && i + 1 < argc) {
+            if (!cli_parse_tol(argv[++i], &atol))
+                return cli_usage("--atol takes a non-negative number");
+        } else if (argv[i][0] == '-' && argv[i][1])
+            return cli_usage("test takes CASE_DIR [--model M] [--rtol R] [--atol A]");
+        else if (!dir)
+            dir = argv[i];
+        else
+            return cli_usage("test takes one case folder");
+    }
+    if (!dir)
+        return cli_usage("test needs CASE_DIR");
+    IrError err;
+    EvTestResult res;
+    if (ev_test_case(dir, model, rtol, atol, &res, &err)) {
+        fprintf(stderr, "onnx-convert: %s: %s\n", dir, err.msg);
+        return CLI_FAIL;
+    }
+    printf("%s: PASS (%zu data sets)\n", dir, res.sets);
+    return CLI_OK;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2)
@@ -243,6 +365,10 @@ int main(int argc, char **argv)
         return cli_info(argc, argv);
     if (!strcmp(cmd, "check"))
         return cli_check(argc, argv);
+    if (!strcmp(cmd, "run"))
+        return cli_run(argc, argv);
+    if (!strcmp(cmd, "test"))
+        return cli_test(argc, argv);
     if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help")) {
         fputs(cli_usage_text, stdout);
         return CLI_OK;

@@ -1,0 +1,779 @@
+/* The evaluator's driver: runs graphs node by node, finds each node's
+ * kernel, calls model-local functions and subgraphs, and gives kernels the
+ * helpers of eval.h (inputs, attributes, outputs, broadcasting).
+ *
+ * Values live in frames, one per graph activation, keyed by the IR value;
+ * a subgraph's frame has its owner's frame as parent, so names of enclosing
+ * graphs resolve the way the spec scopes them. A function body's frame has
+ * no parent: a body sees only its formal inputs. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <uthash.h>
+
+#include "eval.h"
+#include "infer.h"
+
+/* A decoded initializer, shared by every frame of the run. */
+typedef struct EvInit {
+    const IrTensor *key;
+    EvValue *v;
+    UT_hash_handle hh;
+} EvInit;
+
+struct EvRun {
+    IrModel *m;
+    EvOptions opt;
+    uint64_t rng;
+    unsigned depth;
+    EvInit *inits;
+};
+
+typedef struct EvSlot {
+    const IrValue *key;
+    EvValue *v;
+    UT_hash_handle hh;
+} EvSlot;
+
+struct EvFrame {
+    EvFrame *parent;
+    EvSlot *slots;
+};
+
+/* The attributes ref_attr_name refers to: those of the node calling the
+ * function whose body runs, then the function's defaults. */
+struct EvScope {
+    const IrNode *call;
+    const IrFunction *fn;
+    EvScope *parent;
+};
+
+/* ---- the kernel registry ---------------------------------------------- */
+
+/* Weak, so that the families can be built and tested one at a time. */
+#define EV_FAMILY(name) extern const EvOp name[] __attribute__((weak));
+EV_FAMILY(ev_ops_elementwise) EV_FAMILY(ev_ops_math) EV_FAMILY(ev_ops_tensor)
+EV_FAMILY(ev_ops_index) EV_FAMILY(ev_ops_nn) EV_FAMILY(ev_ops_norm)
+EV_FAMILY(ev_ops_reduce) EV_FAMILY(ev_ops_control) EV_FAMILY(ev_ops_sequence)
+EV_FAMILY(ev_ops_quant) EV_FAMILY(ev_ops_resize) EV_FAMILY(ev_ops_rnn)
+EV_FAMILY(ev_ops_signal) EV_FAMILY(ev_ops_string) EV_FAMILY(ev_ops_random)
+EV_FAMILY(ev_ops_attention) EV_FAMILY(ev_ops_misc) EV_FAMILY(ev_ops_ml)
+EV_FAMILY(ev_ops_training)
+
+typedef struct EvReg {
+    char *key;            /* "domain|op" */
+    EvKernel fn;
+    UT_hash_handle hh;
+} EvReg;
+
+static EvReg *ev_registry;
+
+static void ev_register(const EvOp *ops)
+{
+    for (size_t i = 0; ops && ops[i].op; i++) {
+        size_t n = strlen(ops[i].domain) + strlen(ops[i].op) + 2;
+        EvReg *r = ir_alloc(sizeof *r);
+        r->key = ir_alloc(n);
+        snprintf(r->key, n, "%s|%s", ops[i].domain, ops[i].op);
+        r->fn = ops[i].fn;
+        EvReg *old;
+        HASH_FIND_STR(ev_registry, r->key, old);
+        if (old) {
+            free(r->key);
+            free(r);
+            continue;
+        }
+        HASH_ADD_KEYPTR(hh, ev_registry, r->key, strlen(r->key), r);
+    }
+}
+
+static EvKernel ev_kernel(const char *domain, const char *op)
+{
+    if (!ev_registry) {
+        const EvOp *all[] = {
+            ev_ops_elementwise, ev_ops_math, ev_ops_tensor, ev_ops_index,
+            ev_ops_nn, ev_ops_norm, ev_ops_reduce, ev_ops_control,
+            ev_ops_sequence, ev_ops_quant, ev_ops_resize, ev_ops_rnn,
+            ev_ops_signal, ev_ops_string, ev_ops_random, ev_ops_attention,
+            ev_ops_misc, ev_ops_ml, ev_ops_training};
+        for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+            ev_register(all[i]);
+    }
+    char key[256];
+    snprintf(key, sizeof key, "%s|%s", os_domain_norm(domain), op);
+    EvReg *r;
+    HASH_FIND_STR(ev_registry, key, r);
+    return r ? r->fn : NULL;
+}
+
+/* ---- frames --------------------------------------------------------------- */
+
+static void ev_frame_set(EvFrame *f, const IrValue *key, EvValue *v)
+{
+    EvSlot *s;
+    HASH_FIND_PTR(f->slots, &key, s);
+    if (s) {
+        ev_unref(s->v);
+        s->v = v;
+        return;
+    }
+    s = ir_alloc(sizeof *s);
+    s->key = key;
+    s->v = v;
+    HASH_ADD_PTR(f->slots, key, s);
+}
+
+static void ev_frame_clear(EvFrame *f)
+{
+    EvSlot *s, *tmp;
+    HASH_ITER(hh, f->slots, s, tmp) {
+        HASH_DEL(f->slots, s);
+        ev_unref(s->v);
+        free(s);
+    }
+}
+
+static EvValue *ev_init_value(EvRun *r, const IrValue *iv, IrError *err)
+{
+    EvInit *e;
+    HASH_FIND_PTR(r->inits, &iv->init, e);
+    if (e)
+        return e->v;
+    EvValue *v = ev_from_ir_tensor(iv->init, err);
+    if (!v)
+        return NULL;
+    e = ir_alloc(sizeof *e);
+    e->key = iv->init;
+    e->v = v;
+    HASH_ADD_PTR(r->inits, key, e);
+    return v;
+}
+
+/* The value bound to iv in f or an enclosing frame, else its initializer;
+ * borrowed. NULL (err set) when nothing defines it yet. */
+static EvValue *ev_lookup(EvRun *r, EvFrame *f, const IrValue *iv,
+                          IrError *err)
+{
+    for (EvFrame *p = f; p; p = p->parent) {
+        EvSlot *s;
+        HASH_FIND_PTR(p->slots, &iv, s);
+        if (s)
+            return s->v;
+    }
+    if (iv->init)
+        return ev_init_value(r, iv, err);
+    ir_fail(err, "value '%s' has no value at run time", iv->name);
+    return NULL;
+}
+
+/* ---- kernel context helpers -------------------------------------------- */
+
+typedef struct EvTmp {
+    struct EvTmp *next;
+    max_align_t data[];
+} EvTmp;
+
+void *ev_tmp(EvCtx *c, size_t n, size_t size)
+{
+    size_t bytes;
+    if (!ir_mul_size(n, size, &bytes) ||
+        !ir_add_size(bytes, sizeof(EvTmp), &bytes) ||
+        bytes > EV_MAX_TENSOR_BYTES) {
+        ev_fail(c, "scratch memory of %zu x %zu bytes is too large", n, size);
+        return NULL;
+    }
+    EvTmp *t = ir_alloc(bytes);
+    t->next = c->tmp;
+    c->tmp = t;
+    return t->data;
+}
+
+static void ev_tmp_free(EvCtx *c)
+{
+    for (EvTmp *t = c->tmp, *next; t; t = next) {
+        next = t->next;
+        free(t);
+    }
+    c->tmp = NULL;
+}
+
+int ev_fail(EvCtx *c, const char *fmt, ...)
+{
+    char msg[400], label[200];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    inf_node_label(c->node, label, sizeof label);
+    return ir_fail(c->err, "node %s (%s-%lld): %s", label, c->node->op_type,
+                   (long long)c->ver, msg);
+}
+
+EvValue *ev_in(const EvCtx *c, size_t i)
+{
+    return i < c->n_in ? c->in[i] : NULL;
+}
+
+EvValue *ev_in_tensor(EvCtx *c, size_t i)
+{
+    EvValue *v = ev_in(c, i);
+    if (!v) {
+        ev_fail(c, "input %zu is missing", i);
+        return NULL;
+    }
+    if (v->kind != EV_TENSOR) {
+        ev_fail(c, "input %zu is not a tensor", i);
+        return NULL;
+    }
+    return v;
+}
+
+int64_t *ev_in_ints(EvCtx *c, size_t i, size_t *n)
+{
+    EvValue *v = ev_in_tensor(c, i);
+    if (!v)
+        return NULL;
+    if (v->dtype == EV_STRING) {
+        ev_fail(c, "input %zu must be numeric", i);
+        return NULL;
+    }
+    int64_t *out = ev_tmp(c, v->numel + 1, sizeof *out);
+    if (!out)
+        return NULL;
+    for (size_t k = 0; k < v->numel; k++)
+        out[k] = ev_get_i(v, k);
+    *n = v->numel;
+    return out;
+}
+
+bool ev_has_out(const EvCtx *c, size_t i)
+{
+    return i < c->node->n_out && c->node->out[i] != NULL;
+}
+
+static const IrAttr *ev_node_attr(const IrNode *n, const char *name)
+{
+    for (size_t i = 0; i < n->n_attr; i++)
+        if (n->attr[i]->name && strcmp(n->attr[i]->name, name) == 0)
+            return n->attr[i];
+    return NULL;
+}
+
+/* Follows ref_attr_name up the function-call scopes. */
+static const IrAttr *ev_resolve_attr(const EvScope *s, const IrAttr *a)
+{
+    while (a && a->ref_attr_name && a->ref_attr_name[0]) {
+        if (!s || !s->call)
+            return NULL;
+        const char *ref = a->ref_attr_name;
+        a = ev_node_attr(s->call, ref);
+        if (!a && s->fn) {
+            for (size_t i = 0; i < s->fn->n_attr; i++)
+                if (s->fn->attr[i]->name &&
+                    strcmp(s->fn->attr[i]->name, ref) == 0)
+                    a = s->fn->attr[i];
+            /* A default lives in the function's own scope: it cannot
+             * refer further. */
+            return a;
+        }
+        s = s->parent;
+    }
+    return a;
+}
+
+const IrAttr *ev_attr(const EvCtx *c, const char *name)
+{
+    return ev_resolve_attr(c->scope, ev_node_attr(c->node, name));
+}
+
+int64_t ev_attr_i(const EvCtx *c, const char *name, int64_t dflt)
+{
+    const IrAttr *a = ev_attr(c, name);
+    return a && a->has_i ? a->i : dflt;
+}
+
+float ev_attr_f(const EvCtx *c, const char *name, float dflt)
+{
+    const IrAttr *a = ev_attr(c, name);
+    return a && a->has_f ? a->f : dflt;
+}
+
+const char *ev_attr_s(EvCtx *c, const char *name, const char *dflt)
+{
+    const IrAttr *a = ev_attr(c, name);
+    if (!a || !a->has_s)
+        return dflt;
+    char *s = ev_tmp(c, a->s.len + 1, 1);
+    if (!s)
+        return dflt;
+    if (a->s.len)
+        memcpy(s, a->s.data, a->s.len);
+    return s;
+}
+
+long ev_attr_ints(const EvCtx *c, const char *name, const int64_t **v)
+{
+    const IrAttr *a = ev_attr(c, name);
+    *v = NULL;
+    if (!a || (!a->n_ints && !(a->has_type && a->type == 7)))
+        return -1;
+    *v = a->ints;
+    return (long)a->n_ints;
+}
+
+long ev_attr_floats(const EvCtx *c, const char *name, const float **v)
+{
+    const IrAttr *a = ev_attr(c, name);
+    *v = NULL;
+    if (!a || (!a->n_floats && !(a->has_type && a->type == 6)))
+        return -1;
+    *v = a->floats;
+    return (long)a->n_floats;
+}
+
+long ev_attr_strings(const EvCtx *c, const char *name, const IrBytes **v)
+{
+    const IrAttr *a = ev_attr(c, name);
+    *v = NULL;
+    if (!a || (!a->n_strings && !(a->has_type && a->type == 8)))
+        return -1;
+    *v = a->strings;
+    return (long)a->n_strings;
+}
+
+EvValue *ev_attr_tensor(EvCtx *c, const char *name)
+{
+    const IrAttr *a = ev_attr(c, name);
+    if (!a || !a->t)
+        return NULL;
+    IrError sub;
+    EvValue *v = ev_from_ir_tensor(a->t, &sub);
+    if (!v)
+        ev_fail(c, "attribute '%s': %s", name, sub.msg);
+    return v;
+}
+
+IrGraph *ev_attr_graph(const EvCtx *c, const char *name)
+{
+    const IrAttr *a = ev_attr(c, name);
+    return a ? a->g : NULL;
+}
+
+void ev_out_set(EvCtx *c, size_t i, EvValue *v)
+{
+    if (i >= c->n_out) {
+        ev_unref(v);
+        return;
+    }
+    ev_unref(c->out[i]);
+    c->out[i] = v;
+}
+
+EvValue *ev_out_tensor(EvCtx *c, size_t i, int32_t dtype, size_t rank,
+                       const int64_t *dims)
+{
+    IrError sub;
+    EvValue *v = ev_tensor_new(dtype, rank, dims, &sub);
+    if (!v) {
+        ev_fail(c, "output %zu: %s", i, sub.msg);
+        return NULL;
+    }
+    if (i >= c->n_out) {
+        /* An output the node does not name: still usable as scratch. */
+        ev_fail(c, "output %zu does not exist", i);
+        ev_unref(v);
+        return NULL;
+    }
+    ev_out_set(c, i, v);
+    return v;
+}
+
+int ev_axis(EvCtx *c, const char *what, int64_t axis, size_t rank,
+            size_t extra, size_t *out)
+{
+    int64_t r = (int64_t)(rank + extra);
+    if (axis < -r || axis >= r)
+        return ev_fail(c, "%s %lld is out of range for rank %zu", what,
+                       (long long)axis, rank);
+    *out = (size_t)(axis < 0 ? axis + r : axis);
+    return 0;
+}
+
+int ev_broadcast_shape(EvCtx *c, size_t n, EvValue *const *t, size_t *rank,
+                       int64_t *dims)
+{
+    size_t r = 0;
+    for (size_t j = 0; j < n; j++)
+        if (t[j]->rank > r)
+            r = t[j]->rank;
+    if (r > EV_MAX_RANK)
+        return ev_fail(c, "rank %zu is above the limit", r);
+    for (size_t d = 0; d < r; d++)
+        dims[d] = 1;
+    for (size_t j = 0; j < n; j++) {
+        size_t off = r - t[j]->rank;
+        for (size_t d = 0; d < t[j]->rank; d++) {
+            int64_t x = t[j]->dims[d], *o = &dims[off + d];
+            if (x == *o || x == 1)
+                continue;
+            if (*o != 1)
+                return ev_fail(c, "shapes cannot broadcast: dim %zu is %lld "
+                               "and %lld", off + d, (long long)*o,
+                               (long long)x);
+            *o = x;
+        }
+    }
+    *rank = r;
+    return 0;
+}
+
+void ev_bcast_init(EvBcast *b, size_t n, EvValue *const *t, size_t rank,
+                   const int64_t *dims)
+{
+    memset(b, 0, sizeof *b);
+    b->n = n < EV_BCAST_MAX ? n : EV_BCAST_MAX;
+    b->rank = rank;
+    memcpy(b->dims, dims, rank * sizeof *dims);
+    for (size_t j = 0; j < b->n; j++) {
+        size_t off = rank - t[j]->rank, s = 1;
+        for (size_t d = t[j]->rank; d-- > 0;) {
+            b->stride[j][off + d] = t[j]->dims[d] == 1 ? 0 : s;
+            s *= (size_t)t[j]->dims[d];
+        }
+    }
+}
+
+void ev_bcast_next(EvBcast *b)
+{
+    for (size_t d = b->rank; d-- > 0;) {
+        b->idx[d]++;
+        for (size_t j = 0; j < b->n; j++)
+            b->off[j] += b->stride[j][d];
+        if (b->idx[d] < (size_t)b->dims[d])
+            return;
+        for (size_t j = 0; j < b->n; j++)
+            b->off[j] -= b->stride[j][d] * b->idx[d];
+        b->idx[d] = 0;
+    }
+}
+
+size_t ev_dims_prod(const int64_t *dims, size_t from, size_t to)
+{
+    size_t p = 1;
+    for (size_t i = from; i < to; i++)
+        p *= (size_t)dims[i];
+    return p;
+}
+
+void ev_strides(size_t rank, const int64_t *dims, size_t *strides)
+{
+    size_t s = 1;
+    for (size_t d = rank; d-- > 0;) {
+        strides[d] = s;
+        s *= (size_t)dims[d];
+    }
+}
+
+/* splitmix64: small, fast, and good enough for random-op outputs whose
+ * values no test can demand exactly. */
+double ev_random(EvCtx *c)
+{
+    uint64_t z = (c->run->rng += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    z ^= z >> 31;
+    return (double)(z >> 11) * (1.0 / 9007199254740992.0);
+}
+
+uint64_t ev_max_loop_iters(const EvCtx *c)
+{
+    return c->run->opt.max_loop_iters ? c->run->opt.max_loop_iters
+                                      : EV_MAX_LOOP_ITERS;
+}
+
+/* ---- running graphs ---------------------------------------------------- */
+
+static int ev_graph(EvRun *r, EvFrame *f, EvScope *s, const IrFunction *fn,
+                    IrGraph *g, IrError *err);
+
+static int ev_bind_inputs(EvFrame *f, IrGraph *g, size_t n_in,
+                          EvValue *const *in, const char *what, IrError *err)
+{
+    if (n_in > g->inputs.n)
+        return ir_fail(err, "%s takes %zu inputs, %zu were given", what,
+                       g->inputs.n, n_in);
+    for (size_t k = 0; k < n_in; k++) {
+        IrValueInfo *vi = g->inputs.p[k];
+        if (in[k])
+            ev_frame_set(f, vi->value, ev_ref(in[k]));
+    }
+    return 0;
+}
+
+static int ev_collect_outputs(EvRun *r, EvFrame *f, IrGraph *g, size_t n_out,
+                              EvValue **out, IrError *err)
+{
+    for (size_t k = 0; k < n_out; k++) {
+        out[k] = NULL;
+        if (k >= g->outputs.n)
+            continue;
+        IrValueInfo *vi = g->outputs.p[k];
+        EvValue *v = ev_lookup(r, f, vi->value, err);
+        if (!v) {
+            for (size_t j = 0; j < k; j++)
+                ev_unref(out[j]);
+            return -1;
+        }
+        out[k] = ev_ref(v);
+    }
+    return 0;
+}
+
+int ev_run_subgraph(EvCtx *c, IrGraph *g, size_t n_in, EvValue *const *in,
+                    size_t n_out, EvValue **out)
+{
+    EvRun *r = c->run;
+    if (r->depth >= EV_MAX_CALL_DEPTH)
+        return ev_fail(c, "subgraphs nest deeper than %d at run time",
+                       EV_MAX_CALL_DEPTH);
+    EvFrame f = {c->frame, NULL};
+    IrError sub;
+    int rc = ev_bind_inputs(&f, g, n_in, in, "the subgraph", &sub);
+    r->depth++;
+    if (!rc)
+        rc = ev_graph(r, &f, c->scope, c->scope ? c->scope->fn : NULL, g,
+                      &sub);
+    r->depth--;
+    if (!rc)
+        rc = ev_collect_outputs(r, &f, g, n_out, out, &sub);
+    ev_frame_clear(&f);
+    if (rc) {
+        /* Inner failures already name their node; say where they came from. */
+        char label[200];
+        inf_node_label(c->node, label, sizeof label);
+        return ir_fail(c->err, "%s (in subgraph of %s %s)", sub.msg,
+                       c->node->op_type, label);
+    }
+    return 0;
+}
+
+static int ev_call_function(EvRun *r, EvScope *s, const IrFunction *fn,
+                            const IrNode *n, EvValue **in, EvValue **out,
+                            IrError *err)
+{
+    char label[200];
+    inf_node_label(n, label, sizeof label);
+    if (r->depth >= EV_MAX_CALL_DEPTH)
+        return ir_fail(err, "node %s (%s): function calls nest deeper than %d",
+                       label, n->op_type, EV_MAX_CALL_DEPTH);
+    EvFrame f = {NULL, NULL};
+    EvScope inner = {n, fn, s};
+    IrError sub;
+    size_t n_in = n->n_in < fn->body->inputs.n ? n->n_in : fn->body->inputs.n;
+    int rc = ev_bind_inputs(&f, fn->body, n_in, in, "the function", &sub);
+    r->depth++;
+    if (!rc)
+        rc = ev_graph(r, &f, &inner, fn, fn->body, &sub);
+    r->depth--;
+    if (!rc)
+        rc = ev_collect_outputs(r, &f, fn->body, n->n_out, out, &sub);
+    ev_frame_clear(&f);
+    if (rc)
+        return ir_fail(err, "%s (in function %s called by node %s)", sub.msg,
+                       fn->name, label);
+    return 0;
+}
+
+static int ev_call_kernel(EvRun *r, EvFrame *f, EvScope *s,
+                          const IrFunction *fn, IrNode *n, EvValue **in,
+                          EvValue **out, IrError *err)
+{
+    int64_t opset = ir_scope_opset(r->m, fn, n->domain);
+    const OsSchema *sc = os_find(n->domain, n->op_type, opset);
+    EvCtx c = {.run = r, .frame = f, .scope = s, .node = n, .schema = sc,
+               .ver = sc ? sc->since : opset, .opset = opset,
+               .n_in = n->n_in, .in = in, .n_out = n->n_out, .out = out,
+               .err = err};
+    EvKernel k = ev_kernel(n->domain ? n->domain : "", n->op_type);
+    if (!k)
+        return ev_fail(&c, "the evaluator has no kernel for %s%s%s",
+                       n->domain && n->domain[0] ? n->domain : "",
+                       n->domain && n->domain[0] ? "." : "", n->op_type);
+    int rc = k(&c);
+    ev_tmp_free(&c);
+    if (rc)
+        return -1;
+    for (size_t i = 0; i < n->n_out; i++)
+        if (n->out[i] && !out[i])
+            return ev_fail(&c, "output %zu was not produced", i);
+    return 0;
+}
+
+static int ev_node(EvRun *r, EvFrame *f, EvScope *s, const IrFunction *fn,
+                   IrNode *n, IrError *err)
+{
+    EvValue **in = ir_alloc_array(n->n_in + 1, sizeof *in);
+    EvValue **out = ir_alloc_array(n->n_out + 1, sizeof *out);
+    int rc = 0;
+    for (size_t i = 0; i < n->n_in && !rc; i++) {
+        if (!n->in[i])
+            continue;
+        IrError sub;
+        in[i] = ev_lookup(r, f, n->in[i], &sub);
+        if (!in[i]) {
+            char label[200];
+            inf_node_label(n, label, sizeof label);
+            rc = ir_fail(err, "node %s (%s): input %zu: %s", label,
+                         n->op_type, i, sub.msg);
+        }
+    }
+    const IrFunction *callee = rc ? NULL : ir_model_function(r->m, n);
+    if (!rc)
+        rc = callee ? ev_call_function(r, s, callee, n, in, out, err)
+                    : ev_call_kernel(r, f, s, fn, n, in, out, err);
+    for (size_t i = 0; i < n->n_out; i++) {
+        if (!rc && n->out[i])
+            ev_frame_set(f, n->out[i], out[i]);
+        else
+            ev_unref(out[i]);
+    }
+    free(in);
+    free(out);
+    return rc;
+}
+
+static int ev_graph(EvRun *r, EvFrame *f, EvScope *s, const IrFunction *fn,
+                    IrGraph *g, IrError *err)
+{
+    for (IrNode *n = g->first; n; n = n->next)
+        if (ev_node(r, f, s, fn, n, err))
+            return -1;
+    return 0;
+}
+
+/* ---- the model --------------------------------------------------------- */
+
+size_t ev_model_feeds(const IrModel *m, IrValueInfo ***feeds)
+{
+    const IrGraph *g = m->graph;
+    IrValueInfo **list = ir_alloc_array(g->inputs.n + 1, sizeof *list);
+    size_t n = 0;
+    for (size_t k = 0; k < g->inputs.n; k++) {
+        IrValueInfo *vi = g->inputs.p[k];
+        if (!vi->value->init)
+            list[n++] = vi;
+    }
+    *feeds = list;
+    return n;
+}
+
+static const char *ev_kind_name(EvKind k)
+{
+    switch (k) {
+    case EV_TENSOR: return "a tensor";
+    case EV_SEQUENCE: return "a sequence";
+    case EV_OPTIONAL: return "an optional";
+    default: return "a map";
+    }
+}
+
+/* A fed value against the input's declared type: kind, element type,
+ * rank and every fixed dim. */
+static int ev_check_feed(const IrValueInfo *vi, const EvValue *v, IrError *err)
+{
+    const IrType *t = vi->type;
+    const char *name = vi->value->name;
+    if (!t)
+        return 0;
+    EvKind want = t->kind == IR_TYPE_SEQUENCE ? EV_SEQUENCE
+                : t->kind == IR_TYPE_OPTIONAL ? EV_OPTIONAL
+                : t->kind == IR_TYPE_MAP ? EV_MAP : EV_TENSOR;
+    if (t->kind == IR_TYPE_OPTIONAL && v->kind != EV_OPTIONAL)
+        return 0;   /* a present value may stand for an optional */
+    if (v->kind != want)
+        return ir_fail(err, "input '%s': got %s, the model declares %s", name,
+                       ev_kind_name(v->kind), ev_kind_name(want));
+    if (want != EV_TENSOR || t->kind != IR_TYPE_TENSOR)
+        return 0;
+    if (t->has_elem_type && t->elem_type != v->dtype) {
+        const char *a = ir_dtype_name(v->dtype), *b = ir_dtype_name(t->elem_type);
+        return ir_fail(err, "input '%s': element type %s, the model declares %s",
+                       name, a ? a : "?", b ? b : "?");
+    }
+    if (!t->shape)
+        return 0;
+    if (t->shape->rank != v->rank)
+        return ir_fail(err, "input '%s': rank %zu, the model declares %zu",
+                       name, v->rank, t->shape->rank);
+    for (size_t d = 0; d < v->rank; d++) {
+        const IrDim *dim = &t->shape->dims[d];
+        if (dim->kind == IR_DIM_VALUE && dim->value != v->dims[d])
+            return ir_fail(err, "input '%s': dim %zu is %lld, the model "
+                           "declares %lld", name, d, (long long)v->dims[d],
+                           (long long)dim->value);
+    }
+    return 0;
+}
+
+static int ev_bind_feeds(IrModel *m, EvFrame *f, size_t n_in,
+                         EvValue *const *in, IrError *err)
+{
+    IrGraph *g = m->graph;
+    IrValueInfo **feeds;
+    size_t n_feeds = ev_model_feeds(m, &feeds);
+    bool all = n_in == g->inputs.n && n_in != n_feeds;
+    size_t want = all ? g->inputs.n : n_feeds;
+    int rc = 0;
+    if (n_in != want)
+        rc = ir_fail(err, "the model has %zu inputs to feed, %zu were given",
+                     n_feeds, n_in);
+    for (size_t k = 0; k < n_in && !rc; k++) {
+        IrValueInfo *vi = all ? g->inputs.p[k] : feeds[k];
+        if (!in[k])
+            continue;
+        rc = ev_check_feed(vi, in[k], err);
+        if (!rc)
+            ev_frame_set(f, vi->value, ev_ref(in[k]));
+    }
+    free(feeds);
+    return rc;
+}
+
+int ev_model_run(IrModel *m, const EvOptions *opt, size_t n_in,
+                 EvValue *const *in, EvValue ***out, size_t *n_out,
+                 IrError *err)
+{
+    *out = NULL;
+    *n_out = 0;
+    if (!m->graph)
+        return ir_fail(err, "the model has no graph");
+    EvRun r = {.m = m};
+    if (opt)
+        r.opt = *opt;
+    r.rng = r.opt.seed ? r.opt.seed : 0x6f6e6e78636f6e76ull;
+    EvFrame f = {NULL, NULL};
+    IrGraph *g = m->graph;
+    size_t n = g->outputs.n;
+    EvValue **res = ir_alloc_array(n + 1, sizeof *res);
+    int rc = ev_bind_feeds(m, &f, n_in, in, err);
+    if (!rc)
+        rc = ev_graph(&r, &f, NULL, NULL, g, err);
+    if (!rc)
+        rc = ev_collect_outputs(&r, &f, g, n, res, err);
+    ev_frame_clear(&f);
+    EvInit *e, *tmp;
+    HASH_ITER(hh, r.inits, e, tmp) {
+        HASH_DEL(r.inits, e);
+        ev_unref(e->v);
+        free(e);
+    }
+    if (rc) {
+        free(res);
+        return -1;
+    }
+    *out = res;
+    *n_out = n;
+    return 0;
+}

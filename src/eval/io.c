@@ -1,0 +1,630 @@
+/* Values in files (the backend tests' input_K.pb / output_K.pb: a
+ * TensorProto, or a SequenceProto / OptionalProto / MapProto for values
+ * that are not tensors), comparing values, and running a backend-test
+ * case folder (the `test` command). */
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "eval.h"
+#include "load.h"
+#include "onnx.pb-c.h"
+#include "save.h"
+
+/* ---- reading ------------------------------------------------------------ */
+
+static EvValue *ev_pb_tensor(Onnx__TensorProto *tp, const char *path,
+                             IrError *err)
+{
+    IrTensor *t = load_tensor_message(tp, path, err);
+    if (!t)
+        return NULL;
+    IrError sub;
+    EvValue *v = ev_from_ir_tensor(t, &sub);
+    ir_tensor_free(t);
+    if (!v)
+        ir_fail(err, "%s: %s", path, sub.msg);
+    return v;
+}
+
+static EvValue *ev_pb_sequence(Onnx__SequenceProto *sp, const char *path,
+                               int depth, IrError *err);
+static EvValue *ev_pb_map(Onnx__MapProto *mp, const char *path, int depth,
+                          IrError *err);
+static EvValue *ev_pb_optional(Onnx__OptionalProto *op, const char *path,
+                               int depth, IrError *err);
+
+static EvValue *ev_pb_sequence(Onnx__SequenceProto *sp, const char *path,
+                               int depth, IrError *err)
+{
+    if (depth > 64) {
+        ir_fail(err, "%s: values nested too deeply", path);
+        return NULL;
+    }
+    EvValue *seq = ev_sequence_new();
+    size_t n = sp->n_tensor_values + sp->n_sequence_values + sp->n_map_values +
+               sp->n_optional_values;
+    if (sp->n_sparse_tensor_values) {
+        ev_unref(seq);
+        ir_fail(err, "%s: sparse tensors in sequences are not supported", path);
+        return NULL;
+    }
+    for (size_t i = 0; i < n; i++) {
+        EvValue *item;
+        size_t k = i;
+        if (k < sp->n_tensor_values)
+            item = ev_pb_tensor(sp->tensor_values[k], path, err);
+        else if ((k -= sp->n_tensor_values) < sp->n_sequence_values)
+            item = ev_pb_sequence(sp->sequence_values[k], path, depth + 1, err);
+        else if ((k -= sp->n_sequence_values) < sp->n_map_values)
+            item = ev_pb_map(sp->map_values[k], path, depth + 1, err);
+        else
+            item = ev_pb_optional(sp->optional_values[k - sp->n_map_values],
+                                  path, depth + 1, err);
+        if (!item) {
+            ev_unref(seq);
+            return NULL;
+        }
+        ev_sequence_push(seq, item);
+    }
+    return seq;
+}
+
+static EvValue *ev_pb_map(Onnx__MapProto *mp, const char *path, int depth,
+                          IrError *err)
+{
+    bool str = mp->key_type == EV_STRING;
+    size_t n = str ? mp->n_string_keys : mp->n_keys;
+    int64_t dims[1] = {(int64_t)n};
+    EvValue *keys = ev_tensor_new(str ? EV_STRING : EV_INT64, 1, dims, err);
+    if (!keys)
+        return NULL;
+    for (size_t k = 0; k < n; k++) {
+        if (!str) {
+            ((int64_t *)keys->data)[k] = mp->keys[k];
+            continue;
+        }
+        EvStr *s = &((EvStr *)keys->data)[k];
+        s->len = mp->string_keys[k].len;
+        s->p = ir_alloc(s->len + 1);
+        if (s->len)
+            memcpy(s->p, mp->string_keys[k].data, s->len);
+    }
+    EvValue *vals = mp->values ? ev_pb_sequence(mp->values, path, depth + 1, err)
+                               : ev_sequence_new();
+    if (!vals) {
+        ev_unref(keys);
+        return NULL;
+    }
+    EvValue *m = ir_alloc(sizeof *m);
+    m->kind = EV_MAP;
+    m->refs = 1;
+    m->keys = keys;
+    m->vals = vals;
+    return m;
+}
+
+static EvValue *ev_pb_optional(Onnx__OptionalProto *op, const char *path,
+                               int depth, IrError *err)
+{
+    EvValue *item = NULL;
+    if (op->tensor_value)
+        item = ev_pb_tensor(op->tensor_value, path, err);
+    else if (op->sequence_value)
+        item = ev_pb_sequence(op->sequence_value, path, depth + 1, err);
+    else if (op->map_value)
+        item = ev_pb_map(op->map_value, path, depth + 1, err);
+    else if (op->optional_value)
+        item = ev_pb_optional(op->optional_value, path, depth + 1, err);
+    else
+        return ev_optional_new(NULL);
+    return item ? ev_optional_new(item) : NULL;
+}
+
+int ev_value_read(const char *path, const IrType *type, EvValue **out,
+                  IrError *err)
+{
+    *out = NULL;
+    IrTypeKind kind = type ? type->kind : IR_TYPE_TENSOR;
+    if (kind == IR_TYPE_TENSOR || kind == IR_TYPE_NONE ||
+        kind == IR_TYPE_SPARSE_TENSOR) {
+        IrTensor *t;
+        if (load_tensor_file(path, &t, err))
+            return -1;
+        IrError sub;
+        *out = ev_from_ir_tensor(t, &sub);
+        ir_tensor_free(t);
+        return *out ? 0 : ir_fail(err, "%s: %s", path, sub.msg);
+    }
+    const ProtobufCMessageDescriptor *d =
+        kind == IR_TYPE_SEQUENCE ? &onnx__sequence_proto__descriptor
+        : kind == IR_TYPE_MAP ? &onnx__map_proto__descriptor
+                              : &onnx__optional_proto__descriptor;
+    ProtobufCMessage *msg = load_message_file(path, d, err);
+    if (!msg)
+        return -1;
+    if (kind == IR_TYPE_SEQUENCE)
+        *out = ev_pb_sequence((Onnx__SequenceProto *)msg, path, 0, err);
+    else if (kind == IR_TYPE_MAP)
+        *out = ev_pb_map((Onnx__MapProto *)msg, path, 0, err);
+    else
+        *out = ev_pb_optional((Onnx__OptionalProto *)msg, path, 0, err);
+    protobuf_c_message_free_unpacked(msg, NULL);
+    return *out ? 0 : -1;
+}
+
+/* ---- writing -------------------------------------------------------------- */
+
+/* Builds protobuf-c messages for a value; the IrTensors made on the way are
+ * kept in `keep` until the message is packed. */
+typedef struct EvPb {
+    IrPtrList tensors;   /* IrTensor* */
+    IrPtrList msgs;      /* malloc'ed message structs and arrays */
+} EvPb;
+
+static void *ev_pb_alloc(EvPb *pb, size_t size)
+{
+    void *p = ir_alloc(size);
+    ir_ptrlist_push(&pb->msgs, p);
+    return p;
+}
+
+static Onnx__TensorProto *ev_pb_from_tensor(EvPb *pb, const EvValue *v)
+{
+    IrTensor *t = ev_to_ir_tensor(v, "");
+    ir_ptrlist_push(&pb->tensors, t);
+    Onnx__TensorProto *tp = ev_pb_alloc(pb, sizeof *tp);
+    onnx__tensor_proto__init(tp);
+    tp->n_dims = t->ndims;
+    tp->dims = t->dims;
+    tp->has_data_type = true;
+    tp->data_type = t->data_type;
+    if (t->has_raw) {
+        tp->has_raw_data = true;
+        tp->raw_data.len = t->raw.len;
+        tp->raw_data.data = t->raw.data;
+    }
+    if (t->n_string) {
+        tp->n_string_data = t->n_string;
+        tp->string_data = ev_pb_alloc(pb, t->n_string * sizeof *tp->string_data);
+        for (size_t k = 0; k < t->n_string; k++) {
+            tp->string_data[k].len = t->string_data[k].len;
+            tp->string_data[k].data = t->string_data[k].data;
+        }
+    }
+    return tp;
+}
+
+static Onnx__SequenceProto *ev_pb_to_sequence(EvPb *pb, const EvValue *v);
+static Onnx__OptionalProto *ev_pb_to_optional(EvPb *pb, const EvValue *v);
+
+static Onnx__SequenceProto *ev_pb_to_sequence(EvPb *pb, const EvValue *v)
+{
+    Onnx__SequenceProto *sp = ev_pb_alloc(pb, sizeof *sp);
+    onnx__sequence_proto__init(sp);
+    sp->has_elem_type = true;
+    sp->elem_type = ONNX__SEQUENCE_PROTO__DATA_TYPE__TENSOR;
+    size_t n = v->n_items;
+    if (n && v->items[0]->kind == EV_SEQUENCE) {
+        sp->elem_type = ONNX__SEQUENCE_PROTO__DATA_TYPE__SEQUENCE;
+        sp->sequence_values = ev_pb_alloc(pb, n * sizeof(void *));
+        sp->n_sequence_values = n;
+        for (size_t i = 0; i < n; i++)
+            sp->sequence_values[i] = ev_pb_to_sequence(pb, v->items[i]);
+    } else if (n && v->items[0]->kind == EV_OPTIONAL) {
+        sp->elem_type = ONNX__SEQUENCE_PROTO__DATA_TYPE__OPTIONAL;
+        sp->optional_values = ev_pb_alloc(pb, n * sizeof(void *));
+        sp->n_optional_values = n;
+        for (size_t i = 0; i < n; i++)
+            sp->optional_values[i] = ev_pb_to_optional(pb, v->items[i]);
+    } else {
+        sp->tensor_values = ev_pb_alloc(pb, (n + 1) * sizeof(void *));
+        sp->n_tensor_values = n;
+        for (size_t i = 0; i < n; i++)
+            sp->tensor_values[i] = ev_pb_from_tensor(pb, v->items[i]);
+    }
+    return sp;
+}
+
+static Onnx__OptionalProto *ev_pb_to_optional(EvPb *pb, const EvValue *v)
+{
+    Onnx__OptionalProto *op = ev_pb_alloc(pb, sizeof *op);
+    onnx__optional_proto__init(op);
+    op->has_elem_type = true;
+    if (!v->n_items) {
+        op->elem_type = ONNX__OPTIONAL_PROTO__DATA_TYPE__UNDEFINED;
+        return op;
+    }
+    const EvValue *x = v->items[0];
+    if (x->kind == EV_SEQUENCE) {
+        op->elem_type = ONNX__OPTIONAL_PROTO__DATA_TYPE__SEQUENCE;
+        op->sequence_value = ev_pb_to_sequence(pb, x);
+    } else if (x->kind == EV_OPTIONAL) {
+        op->elem_type = ONNX__OPTIONAL_PROTO__DATA_TYPE__OPTIONAL;
+        op->optional_value = ev_pb_to_optional(pb, x);
+    } else {
+        op->elem_type = ONNX__OPTIONAL_PROTO__DATA_TYPE__TENSOR;
+        op->tensor_value = ev_pb_from_tensor(pb, x);
+    }
+    return op;
+}
+
+static void ev_pb_free(EvPb *pb)
+{
+    for (size_t i = 0; i < pb->tensors.n; i++)
+        ir_tensor_free(pb->tensors.p[i]);
+    for (size_t i = 0; i < pb->msgs.n; i++)
+        free(pb->msgs.p[i]);
+    free(pb->tensors.p);
+    free(pb->msgs.p);
+}
+
+/* Packs msg into path through a temporary file renamed into place. */
+static int ev_pack_file(const ProtobufCMessage *msg, const char *path,
+                        IrError *err)
+{
+    size_t len = protobuf_c_message_get_packed_size(msg);
+    uint8_t *buf = ir_alloc(len + 1);
+    protobuf_c_message_pack(msg, buf);
+    size_t n = strlen(path) + 16;
+    char *tmp = ir_alloc(n);
+    snprintf(tmp, n, "%s.tmp", path);
+    FILE *f = fopen(tmp, "wb");
+    int rc = 0;
+    if (!f || fwrite(buf, 1, len, f) != len) {
+        rc = ir_fail(err, "%s: cannot write", path);
+    }
+    if (f && fclose(f) && !rc)
+        rc = ir_fail(err, "%s: cannot write", path);
+    if (!rc && rename(tmp, path))
+        rc = ir_fail(err, "%s: cannot rename the temporary file", path);
+    if (rc)
+        remove(tmp);
+    free(tmp);
+    free(buf);
+    return rc;
+}
+
+int ev_value_write(const EvValue *v, const char *name, const char *path,
+                   IrError *err)
+{
+    if (v->kind == EV_TENSOR) {
+        IrTensor *t = ev_to_ir_tensor(v, name);
+        int rc = save_tensor_file(t, path, err);
+        ir_tensor_free(t);
+        return rc;
+    }
+    if (v->kind == EV_MAP)
+        return ir_fail(err, "%s: writing maps is not supported", path);
+    EvPb pb = {0};
+    const ProtobufCMessage *msg;
+    if (v->kind == EV_SEQUENCE) {
+        Onnx__SequenceProto *sp = ev_pb_to_sequence(&pb, v);
+        sp->name = (char *)name;
+        msg = &sp->base;
+    } else {
+        Onnx__OptionalProto *op = ev_pb_to_optional(&pb, v);
+        op->name = (char *)name;
+        msg = &op->base;
+    }
+    int rc = ev_pack_file(msg, path, err);
+    ev_pb_free(&pb);
+    return rc;
+}
+
+/* ---- comparing -------------------------------------------------------- */
+
+static void ev_index_text(const EvValue *t, size_t k, char *buf, size_t cap)
+{
+    size_t used = 0;
+    size_t rem = k, idx[EV_MAX_RANK];
+    for (size_t d = t->rank; d-- > 0;) {
+        size_t n = (size_t)t->dims[d];
+        idx[d] = n ? rem % n : 0;
+        rem = n ? rem / n : 0;
+    }
+    used += (size_t)snprintf(buf + used, cap - used, "[");
+    for (size_t d = 0; d < t->rank && used < cap; d++)
+        used += (size_t)snprintf(buf + used, cap - used, "%s%zu", d ? "," : "",
+                                 idx[d]);
+    if (used < cap)
+        snprintf(buf + used, cap - used, "]");
+}
+
+static bool ev_float_close(double g, double w, double rtol, double atol)
+{
+    if (isnan(w) || isnan(g))
+        return isnan(w) && isnan(g);
+    if (isinf(w) || isinf(g))
+        return g == w;
+    return fabs(g - w) <= atol + rtol * fabs(w);
+}
+
+static bool ev_tensor_equal(const EvValue *g, const EvValue *w, double rtol,
+                            double atol, char *why, size_t cap)
+{
+    if (g->dtype != w->dtype) {
+        const char *a = ir_dtype_name(g->dtype), *b = ir_dtype_name(w->dtype);
+        snprintf(why, cap, "element type %s, expected %s", a ? a : "?",
+                 b ? b : "?");
+        return false;
+    }
+    bool same = g->rank == w->rank;
+    for (size_t d = 0; same && d < g->rank; d++)
+        same = g->dims[d] == w->dims[d];
+    if (!same) {
+        char a[200] = "", b[200] = "";
+        size_t ua = 0, ub = 0;
+        for (size_t d = 0; d < g->rank && ua < sizeof a; d++)
+            ua += (size_t)snprintf(a + ua, sizeof a - ua, "%s%lld", d ? "," : "",
+                                   (long long)g->dims[d]);
+        for (size_t d = 0; d < w->rank && ub < sizeof b; d++)
+            ub += (size_t)snprintf(b + ub, sizeof b - ub, "%s%lld", d ? "," : "",
+                                   (long long)w->dims[d]);
+        snprintf(why, cap, "shape [%s], expected [%s]", a, b);
+        return false;
+    }
+    for (size_t k = 0; k < g->numel; k++) {
+        char at[160];
+        if (g->dtype == EV_STRING) {
+            const EvStr *a = &((const EvStr *)g->data)[k];
+            const EvStr *b = &((const EvStr *)w->data)[k];
+            if (a->len == b->len && (!a->len || !memcmp(a->p, b->p, a->len)))
+                continue;
+            ev_index_text(g, k, at, sizeof at);
+            snprintf(why, cap, "element %s is \"%.40s\", expected \"%.40s\"",
+                     at, a->p ? a->p : "", b->p ? b->p : "");
+            return false;
+        }
+        if (g->dtype == EV_COMPLEX64 || g->dtype == EV_COMPLEX128) {
+            bool c64 = g->dtype == EV_COMPLEX64;
+            for (size_t part = 0; part < 2; part++) {
+                double a = c64 ? ((const float *)g->data)[2 * k + part]
+                               : ((const double *)g->data)[2 * k + part];
+                double b = c64 ? ((const float *)w->data)[2 * k + part]
+                               : ((const double *)w->data)[2 * k + part];
+                if (!ev_float_close(a, b, rtol, atol)) {
+                    ev_index_text(g, k, at, sizeof at);
+                    snprintf(why, cap, "element %s (%s part) is %.9g, "
+                             "expected %.9g", at, part ? "imaginary" : "real",
+                             a, b);
+                    return false;
+                }
+            }
+            continue;
+        }
+        if (ev_dtype_is_float(g->dtype)) {
+            double a = ev_get_f(g, k), b = ev_get_f(w, k);
+            if (ev_float_close(a, b, rtol, atol))
+                continue;
+            ev_index_text(g, k, at, sizeof at);
+            snprintf(why, cap, "element %s is %.9g, expected %.9g (rtol %g, "
+                     "atol %g)", at, a, b, rtol, atol);
+            return false;
+        }
+        if (ev_get_u(g, k) == ev_get_u(w, k))
+            continue;
+        ev_index_text(g, k, at, sizeof at);
+        if (g->dtype == EV_UINT64)
+            snprintf(why, cap, "element %s is %llu, expected %llu", at,
+                     (unsigned long long)ev_get_u(g, k),
+                     (unsigned long long)ev_get_u(w, k));
+        else
+            snprintf(why, cap, "element %s is %lld, expected %lld", at,
+                     (long long)ev_get_i(g, k), (long long)ev_get_i(w, k));
+        return false;
+    }
+    return true;
+}
+
+bool ev_value_equal(const EvValue *got, const EvValue *want, double rtol,
+                    double atol, char *why, size_t cap)
+{
+    /* An optional holding a value compares equal to the bare value: the
+     * test files do not always wrap optional outputs. */
+    if (got->kind == EV_OPTIONAL && want->kind != EV_OPTIONAL &&
+        got->n_items == 1)
+        got = got->items[0];
+    if (want->kind == EV_OPTIONAL && got->kind != EV_OPTIONAL &&
+        want->n_items == 1)
+        want = want->items[0];
+    if (got->kind != want->kind) {
+        snprintf(why, cap, "got a value of kind %d, expected kind %d",
+                 (int)got->kind, (int)want->kind);
+        return false;
+    }
+    if (got->kind == EV_TENSOR)
+        return ev_tensor_equal(got, want, rtol, atol, why, cap);
+    if (got->kind == EV_MAP) {
+        if (!ev_tensor_equal(got->keys, want->keys, 0, 0, why, cap))
+            return false;
+        return ev_value_equal(got->vals, want->vals, rtol, atol, why, cap);
+    }
+    if (got->n_items != want->n_items) {
+        snprintf(why, cap, "%zu elements, expected %zu", got->n_items,
+                 want->n_items);
+        return false;
+    }
+    for (size_t i = 0; i < got->n_items; i++) {
+        char sub[400];
+        if (!ev_value_equal(got->items[i], want->items[i], rtol, atol, sub,
+                            sizeof sub)) {
+            snprintf(why, cap, "item %zu: %s", i, sub);
+            return false;
+        }
+    }
+    return true;
+}
+
+/* ---- backend test cases ------------------------------------------------- */
+
+static int ev_name_cmp(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The test_data_set_* folders of a case, sorted. */
+static size_t ev_list_sets(const char *dir, char ***out)
+{
+    DIR *d = opendir(dir);
+    size_t n = 0;
+    char **names = NULL;
+    if (d) {
+        struct dirent *e;
+        while ((e = readdir(d))) {
+            if (strncmp(e->d_name, "test_data_set_", 14) != 0)
+                continue;
+            names = ir_grow(names, n + 1, sizeof *names);
+            names[n++] = ir_strdup(e->d_name);
+        }
+        closedir(d);
+    }
+    if (n)
+        qsort(names, n, sizeof *names, ev_name_cmp);
+    *out = names;
+    return n;
+}
+
+/* dir/name into buf; false when it does not fit (paths past PATH_MAX are
+ * refused rather than cut). */
+static bool ev_join(char *buf, size_t cap, const char *dir, const char *fmt,
+                    size_t k)
+{
+    char name[64];
+    snprintf(name, sizeof name, fmt, k);
+    int n = snprintf(buf, cap, "%s/%s", dir, name);
+    return n >= 0 && (size_t)n < cap;
+}
+
+static bool ev_file_exists(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+static void ev_values_free(EvValue **v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        ev_unref(v[i]);
+    free(v);
+}
+
+int ev_inputs_read(IrModel *m, const char *dir, EvValue ***in,
+                   size_t *n_in, IrError *err)
+{
+    IrValueInfo **feeds;
+    size_t n_feeds = ev_model_feeds(m, &feeds);
+    size_t n = 0;
+    char path[4096];
+    for (;; n++) {
+        if (!ev_join(path, sizeof path, dir, "input_%zu.pb", n) ||
+            !ev_file_exists(path))
+            break;
+    }
+    /* All inputs are fed when there is a file for each, initializers
+     * included; otherwise exactly the inputs without an initializer. */
+    bool all = n == m->graph->inputs.n && n > n_feeds;
+    int rc = 0;
+    if (!all && n < n_feeds)
+        rc = ir_fail(err, "%s/input_%zu.pb: missing: input '%s' of the model "
+                     "needs a value", dir, n, feeds[n]->value->name);
+    else if (!all && n > n_feeds)
+        rc = ir_fail(err, "%s: %zu input files, the model has %zu inputs to "
+                     "feed", dir, n, n_feeds);
+    EvValue **v = ir_alloc_array(n + 1, sizeof *v);
+    for (size_t k = 0; k < n && !rc; k++) {
+        ev_join(path, sizeof path, dir, "input_%zu.pb", k);
+        IrValueInfo *vi = all ? m->graph->inputs.p[k] : feeds[k];
+        rc = ev_value_read(path, vi->type, &v[k], err);
+    }
+    free(feeds);
+    if (rc) {
+        ev_values_free(v, n);
+        return -1;
+    }
+    *in = v;
+    *n_in = n;
+    return 0;
+}
+
+static int ev_check_outputs(IrModel *m, const char *set, EvValue **got,
+                            size_t n_got, double rtol, double atol,
+                            IrError *err)
+{
+    char path[4096];
+    for (size_t k = 0; k < n_got; k++) {
+        if (!ev_join(path, sizeof path, set, "output_%zu.pb", k) ||
+            !ev_file_exists(path))
+            return ir_fail(err, "%s: missing (the model has %zu outputs)",
+                           path, n_got);
+        IrValueInfo *vi = m->graph->outputs.p[k];
+        EvValue *want;
+        if (ev_value_read(path, vi->type, &want, err))
+            return -1;
+        char why[400];
+        bool ok = ev_value_equal(got[k], want, rtol, atol, why, sizeof why);
+        ev_unref(want);
+        if (!ok)
+            return ir_fail(err, "output %zu '%s': %s", k, vi->value->name, why);
+    }
+    return 0;
+}
+
+static int ev_test_set(IrModel *m, const char *set, double rtol, double atol,
+                       IrError *err)
+{
+    EvValue **in, **out;
+    size_t n_in, n_out;
+    if (ev_inputs_read(m, set, &in, &n_in, err))
+        return -1;
+    int rc = ev_model_run(m, NULL, n_in, in, &out, &n_out, err);
+    ev_values_free(in, n_in);
+    if (rc)
+        return -1;
+    rc = ev_check_outputs(m, set, out, n_out, rtol, atol, err);
+    ev_values_free(out, n_out);
+    return rc;
+}
+
+int ev_test_case(const char *case_dir, const char *model, double rtol,
+                 double atol, EvTestResult *res, IrError *err)
+{
+    memset(res, 0, sizeof *res);
+    char path[4096];
+    if (!model) {
+        if (!ev_join(path, sizeof path, case_dir, "model.onnx", 0))
+            return ir_fail(err, "%s: path too long", case_dir);
+        model = path;
+    }
+    IrModel *m;
+    if (load_model_file(model, NULL, &m, err))
+        return -1;
+    char **sets;
+    size_t n = ev_list_sets(case_dir, &sets);
+    int rc = n ? 0 : ir_fail(err, "%s: no test_data_set_* folders", case_dir);
+    for (size_t i = 0; i < n; i++) {
+        char set[4096];
+        int len = snprintf(set, sizeof set, "%s/%s", case_dir, sets[i]);
+        res->sets++;
+        if (len < 0 || (size_t)len >= sizeof set) {
+            if (!rc)
+                rc = ir_fail(err, "%s: path too long", case_dir);
+            free(sets[i]);
+            continue;
+        }
+        IrError sub;
+        if (ev_test_set(m, set, rtol, atol, &sub)) {
+            if (!rc)
+                rc = ir_fail(err, "%s: %s", sets[i], sub.msg);
+        } else {
+            res->passed++;
+        }
+        free(sets[i]);
+    }
+    free(sets);
+    ir_model_free(m);
+    return rc;
+}

@@ -1,0 +1,578 @@
+/* Run-time values of the evaluator: tensors, sequences, optionals and
+ * maps, their element accessors, and the conversion from and to the
+ * TensorProto storage of the IR (raw bytes, typed fields, external data,
+ * packed 4- and 2-bit types). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "eval.h"
+
+/* The evaluator reads raw_data by memcpy: TensorProto is little-endian. */
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
+               "the evaluator assumes a little-endian host");
+
+size_t ev_dtype_size(int32_t dtype)
+{
+    switch (dtype) {
+    case EV_FLOAT: case EV_INT32: case EV_UINT32: return 4;
+    case EV_DOUBLE: case EV_INT64: case EV_UINT64: case EV_COMPLEX64: return 8;
+    case EV_COMPLEX128: return 16;
+    case EV_INT16: case EV_UINT16: case EV_FLOAT16: case EV_BFLOAT16: return 2;
+    case EV_STRING: return sizeof(EvStr);
+    case EV_UINT8: case EV_INT8: case EV_BOOL: case EV_FLOAT8E4M3FN:
+    case EV_FLOAT8E4M3FNUZ: case EV_FLOAT8E5M2: case EV_FLOAT8E5M2FNUZ:
+    case EV_UINT4: case EV_INT4: case EV_FLOAT4E2M1: case EV_FLOAT8E8M0:
+    case EV_UINT2: case EV_INT2:
+        return 1;
+    default: return 0;
+    }
+}
+
+bool ev_dtype_is_float(int32_t dtype)
+{
+    switch (dtype) {
+    case EV_FLOAT: case EV_DOUBLE: case EV_FLOAT16: case EV_BFLOAT16:
+    case EV_FLOAT8E4M3FN: case EV_FLOAT8E4M3FNUZ: case EV_FLOAT8E5M2:
+    case EV_FLOAT8E5M2FNUZ: case EV_FLOAT4E2M1: case EV_FLOAT8E8M0:
+        return true;
+    default: return false;
+    }
+}
+
+bool ev_dtype_is_unsigned(int32_t dtype)
+{
+    switch (dtype) {
+    case EV_UINT8: case EV_UINT16: case EV_UINT32: case EV_UINT64:
+    case EV_UINT4: case EV_UINT2:
+        return true;
+    default: return false;
+    }
+}
+
+bool ev_dtype_is_int(int32_t dtype)
+{
+    switch (dtype) {
+    case EV_INT8: case EV_INT16: case EV_INT32: case EV_INT64: case EV_INT4:
+    case EV_INT2:
+        return true;
+    default: return ev_dtype_is_unsigned(dtype);
+    }
+}
+
+/* ---- creation and lifetime ---------------------------------------------- */
+
+EvValue *ev_tensor_new(int32_t dtype, size_t rank, const int64_t *dims,
+                       IrError *err)
+{
+    size_t esize = ev_dtype_size(dtype);
+    if (!esize) {
+        ir_fail(err, "element type %d is not supported", (int)dtype);
+        return NULL;
+    }
+    if (rank > EV_MAX_RANK) {
+        ir_fail(err, "rank %zu is above the evaluator's limit of %d", rank,
+                EV_MAX_RANK);
+        return NULL;
+    }
+    size_t numel = 1;
+    for (size_t i = 0; i < rank; i++) {
+        if (dims[i] < 0 || !ir_mul_size(numel, (size_t)dims[i], &numel)) {
+            ir_fail(err, "tensor dims overflow or are negative");
+            return NULL;
+        }
+    }
+    size_t bytes;
+    if (!ir_mul_size(numel, esize, &bytes) || bytes > EV_MAX_TENSOR_BYTES) {
+        ir_fail(err, "a tensor of %zu elements is above the evaluator's "
+                "limit of %llu bytes", numel, EV_MAX_TENSOR_BYTES);
+        return NULL;
+    }
+    EvValue *v = ir_alloc(sizeof *v);
+    v->kind = EV_TENSOR;
+    v->refs = 1;
+    v->dtype = dtype;
+    v->rank = rank;
+    if (rank) {
+        v->dims = ir_alloc_array(rank, sizeof *v->dims);
+        memcpy(v->dims, dims, rank * sizeof *dims);
+    }
+    v->numel = numel;
+    if (numel)
+        v->data = ir_alloc(bytes);
+    return v;
+}
+
+EvValue *ev_scalar_new(int32_t dtype, double x)
+{
+    EvValue *v = ev_tensor_new(dtype, 0, NULL, NULL);
+    if (v)
+        ev_set_f(v, 0, x);
+    return v;
+}
+
+EvValue *ev_sequence_new(void)
+{
+    EvValue *v = ir_alloc(sizeof *v);
+    v->kind = EV_SEQUENCE;
+    v->refs = 1;
+    return v;
+}
+
+void ev_sequence_push(EvValue *seq, EvValue *item)
+{
+    seq->items = ir_grow(seq->items, seq->n_items + 1, sizeof *seq->items);
+    seq->items[seq->n_items++] = item;
+}
+
+EvValue *ev_optional_new(EvValue *item)
+{
+    EvValue *v = ir_alloc(sizeof *v);
+    v->kind = EV_OPTIONAL;
+    v->refs = 1;
+    if (item)
+        ev_sequence_push(v, item);
+    return v;
+}
+
+EvValue *ev_tensor_copy(const EvValue *t, IrError *err)
+{
+    EvValue *v = ev_tensor_new(t->dtype, t->rank, t->dims, err);
+    if (!v)
+        return NULL;
+    if (t->dtype != EV_STRING) {
+        if (t->numel)
+            memcpy(v->data, t->data, t->numel * ev_dtype_size(t->dtype));
+        return v;
+    }
+    const EvStr *s = t->data;
+    EvStr *d = v->data;
+    for (size_t k = 0; k < t->numel; k++) {
+        d[k].len = s[k].len;
+        d[k].p = ir_alloc(s[k].len + 1);
+        if (s[k].len)
+            memcpy(d[k].p, s[k].p, s[k].len);
+    }
+    return v;
+}
+
+EvValue *ev_ref(EvValue *v)
+{
+    if (v)
+        v->refs++;
+    return v;
+}
+
+static void ev_value_free(EvValue *v)
+{
+    if (v->dtype == EV_STRING && v->kind == EV_TENSOR) {
+        EvStr *s = v->data;
+        for (size_t k = 0; k < v->numel; k++)
+            free(s[k].p);
+    }
+    for (size_t i = 0; i < v->n_items; i++)
+        ev_unref(v->items[i]);
+    ev_unref(v->keys);
+    ev_unref(v->vals);
+    ir_type_free(v->elem_type);
+    free(v->items);
+    free(v->dims);
+    free(v->data);
+    free(v);
+}
+
+void ev_unref(EvValue *v)
+{
+    if (v && --v->refs <= 0)
+        ev_value_free(v);
+}
+
+/* ---- element access -------------------------------------------------- */
+
+/* The float8/float4 codecs live in dtype_f8.c. */
+extern float ev_f8_to_float(int32_t dtype, uint8_t bits) __attribute__((weak));
+extern uint8_t ev_float_to_f8(int32_t dtype, float f, bool saturate)
+    __attribute__((weak));
+
+static double ev_get_small_float(const EvValue *t, size_t k)
+{
+    if (!ev_f8_to_float)
+        return NAN;
+    return ev_f8_to_float(t->dtype, ((const uint8_t *)t->data)[k]);
+}
+
+double ev_get_f(const EvValue *t, size_t k)
+{
+    const void *d = t->data;
+    switch (t->dtype) {
+    case EV_FLOAT: return ((const float *)d)[k];
+    case EV_DOUBLE: return ((const double *)d)[k];
+    case EV_FLOAT16: return ev_half_to_float(((const uint16_t *)d)[k]);
+    case EV_BFLOAT16: return ev_bf16_to_float(((const uint16_t *)d)[k]);
+    case EV_INT8: case EV_INT4: case EV_INT2: return ((const int8_t *)d)[k];
+    case EV_UINT8: case EV_BOOL: case EV_UINT4: case EV_UINT2:
+        return ((const uint8_t *)d)[k];
+    case EV_INT16: return ((const int16_t *)d)[k];
+    case EV_UINT16: return ((const uint16_t *)d)[k];
+    case EV_INT32: return ((const int32_t *)d)[k];
+    case EV_UINT32: return ((const uint32_t *)d)[k];
+    case EV_INT64: return (double)((const int64_t *)d)[k];
+    case EV_UINT64: return (double)((const uint64_t *)d)[k];
+    case EV_COMPLEX64: return ((const float *)d)[2 * k];
+    case EV_COMPLEX128: return ((const double *)d)[2 * k];
+    case EV_FLOAT8E4M3FN: case EV_FLOAT8E4M3FNUZ: case EV_FLOAT8E5M2:
+    case EV_FLOAT8E5M2FNUZ: case EV_FLOAT4E2M1: case EV_FLOAT8E8M0:
+        return ev_get_small_float(t, k);
+    default: return 0;
+    }
+}
+
+int64_t ev_get_i(const EvValue *t, size_t k)
+{
+    const void *d = t->data;
+    switch (t->dtype) {
+    case EV_INT8: case EV_INT4: case EV_INT2: return ((const int8_t *)d)[k];
+    case EV_UINT8: case EV_BOOL: case EV_UINT4: case EV_UINT2:
+        return ((const uint8_t *)d)[k];
+    case EV_INT16: return ((const int16_t *)d)[k];
+    case EV_UINT16: return ((const uint16_t *)d)[k];
+    case EV_INT32: return ((const int32_t *)d)[k];
+    case EV_UINT32: return ((const uint32_t *)d)[k];
+    case EV_INT64: return ((const int64_t *)d)[k];
+    case EV_UINT64: return (int64_t)((const uint64_t *)d)[k];
+    case EV_STRING: return 0;
+    default: {
+        /* Floats truncate toward zero; out-of-range and NaN give INT64_MIN
+         * rather than undefined behaviour. */
+        double x = ev_get_f(t, k);
+        if (!(x > -9223372036854775808.0 && x < 9223372036854775808.0))
+            return INT64_MIN;
+        return (int64_t)x;
+    }
+    }
+}
+
+uint64_t ev_get_u(const EvValue *t, size_t k)
+{
+    if (t->dtype == EV_UINT64)
+        return ((const uint64_t *)t->data)[k];
+    if (ev_dtype_is_float(t->dtype)) {
+        double x = ev_get_f(t, k);
+        if (x >= 0 && x < 18446744073709551616.0)
+            return (uint64_t)x;
+        return (uint64_t)ev_get_i(t, k);
+    }
+    return (uint64_t)ev_get_i(t, k);
+}
+
+/* Integer stores: the int64 value wraps to the element width like a C
+ * conversion to the unsigned type; 4- and 2-bit types keep their low bits
+ * (sign-extended for the signed ones). */
+void ev_set_i(EvValue *t, size_t k, int64_t v)
+{
+    void *d = t->data;
+    uint64_t u = (uint64_t)v;
+    switch (t->dtype) {
+    case EV_INT8: ((int8_t *)d)[k] = (int8_t)(uint8_t)u; return;
+    case EV_UINT8: ((uint8_t *)d)[k] = (uint8_t)u; return;
+    case EV_BOOL: ((uint8_t *)d)[k] = v != 0; return;
+    case EV_INT16: ((int16_t *)d)[k] = (int16_t)(uint16_t)u; return;
+    case EV_UINT16: ((uint16_t *)d)[k] = (uint16_t)u; return;
+    case EV_INT32: ((int32_t *)d)[k] = (int32_t)(uint32_t)u; return;
+    case EV_UINT32: ((uint32_t *)d)[k] = (uint32_t)u; return;
+    case EV_INT64: ((int64_t *)d)[k] = v; return;
+    case EV_UINT64: ((uint64_t *)d)[k] = u; return;
+    case EV_UINT4: ((uint8_t *)d)[k] = (uint8_t)(u & 0xf); return;
+    case EV_UINT2: ((uint8_t *)d)[k] = (uint8_t)(u & 0x3); return;
+    case EV_INT4: {
+        int x = (int)(u & 0xf);
+        ((int8_t *)d)[k] = (int8_t)(x >= 8 ? x - 16 : x);
+        return;
+    }
+    case EV_INT2: {
+        int x = (int)(u & 0x3);
+        ((int8_t *)d)[k] = (int8_t)(x >= 2 ? x - 4 : x);
+        return;
+    }
+    case EV_STRING: return;
+    default: ev_set_f(t, k, (double)v); return;
+    }
+}
+
+void ev_set_u(EvValue *t, size_t k, uint64_t v)
+{
+    if (t->dtype == EV_UINT64)
+        ((uint64_t *)t->data)[k] = v;
+    else if (ev_dtype_is_float(t->dtype))
+        ev_set_f(t, k, (double)v);
+    else
+        ev_set_i(t, k, (int64_t)v);
+}
+
+/* double -> int64 for integer stores: truncate toward zero; NaN and
+ * out-of-range values (undefined in C) become 0 and the type's limit. */
+static int64_t ev_double_to_i64(double v)
+{
+    if (v != v)
+        return 0;
+    if (v >= 9223372036854775807.0)
+        return INT64_MAX;
+    if (v <= -9223372036854775808.0)
+        return INT64_MIN;
+    return (int64_t)v;
+}
+
+void ev_set_f(EvValue *t, size_t k, double v)
+{
+    void *d = t->data;
+    switch (t->dtype) {
+    case EV_FLOAT: ((float *)d)[k] = (float)v; return;
+    case EV_DOUBLE: ((double *)d)[k] = v; return;
+    case EV_FLOAT16: ((uint16_t *)d)[k] = ev_float_to_half((float)v); return;
+    case EV_BFLOAT16: ((uint16_t *)d)[k] = ev_float_to_bf16((float)v); return;
+    case EV_BOOL: ((uint8_t *)d)[k] = v != 0; return;
+    case EV_COMPLEX64:
+        ((float *)d)[2 * k] = (float)v;
+        ((float *)d)[2 * k + 1] = 0;
+        return;
+    case EV_COMPLEX128:
+        ((double *)d)[2 * k] = v;
+        ((double *)d)[2 * k + 1] = 0;
+        return;
+    case EV_FLOAT8E4M3FN: case EV_FLOAT8E4M3FNUZ: case EV_FLOAT8E5M2:
+    case EV_FLOAT8E5M2FNUZ: case EV_FLOAT4E2M1: case EV_FLOAT8E8M0:
+        ((uint8_t *)d)[k] = ev_float_to_f8 ? ev_float_to_f8(t->dtype, (float)v, true) : 0;
+        return;
+    case EV_UINT64:
+        if (v >= 0 && v < 18446744073709551616.0) {
+            ((uint64_t *)d)[k] = (uint64_t)v;
+            return;
+        }
+        ev_set_i(t, k, ev_double_to_i64(v));
+        return;
+    case EV_STRING: return;
+    default: ev_set_i(t, k, ev_double_to_i64(v)); return;
+    }
+}
+
+/* ---- TensorProto <-> value --------------------------------------------- */
+
+/* Elements packed per byte in raw_data: 2 for the 4-bit types, 4 for the
+ * 2-bit ones, else 1 (whole bytes). */
+static unsigned ev_per_byte(int32_t dtype)
+{
+    switch (dtype) {
+    case EV_UINT4: case EV_INT4: case EV_FLOAT4E2M1: return 2;
+    case EV_UINT2: case EV_INT2: return 4;
+    default: return 1;
+    }
+}
+
+/* Unpacks sub-byte elements (first element in the lowest bits). */
+static void ev_unpack_bits(EvValue *v, const uint8_t *src)
+{
+    unsigned per = ev_per_byte(v->dtype), bits = 8 / per;
+    uint8_t mask = (uint8_t)((1u << bits) - 1);
+    for (size_t k = 0; k < v->numel; k++) {
+        uint8_t x = (uint8_t)((src[k / per] >> (bits * (k % per))) & mask);
+        if (v->dtype == EV_FLOAT4E2M1)
+            ((uint8_t *)v->data)[k] = x;
+        else
+            ev_set_i(v, k, x);
+    }
+}
+
+static int ev_decode_raw(EvValue *v, const uint8_t *p, size_t len,
+                         const char *name, IrError *err)
+{
+    unsigned per = ev_per_byte(v->dtype);
+    size_t want = per > 1 ? (v->numel + per - 1) / per
+                          : v->numel * ev_dtype_size(v->dtype);
+    if (v->dtype == EV_STRING)
+        return ir_fail(err, "tensor '%s': strings cannot be in raw_data", name);
+    if (len != want)
+        return ir_fail(err, "tensor '%s': raw_data has %zu bytes, its dims "
+                       "need %zu", name, len, want);
+    if (per > 1)
+        ev_unpack_bits(v, p);
+    else if (len)
+        memcpy(v->data, p, len);
+    return 0;
+}
+
+/* int32_data holds the small types one element per entry (float16 and
+ * bfloat16 as bit patterns); for the 4- and 2-bit types writers differ, so
+ * both one-per-entry and packed bytes are accepted. */
+static int ev_decode_int32(EvValue *v, const IrTensor *t, const char *name,
+                           IrError *err)
+{
+    unsigned per = ev_per_byte(v->dtype);
+    if (per > 1 && t->n_int32 != v->numel &&
+        t->n_int32 == (v->numel + per - 1) / per) {
+        uint8_t *b = ir_alloc(t->n_int32 + 1);
+        for (size_t k = 0; k < t->n_int32; k++)
+            b[k] = (uint8_t)t->int32_data[k];
+        ev_unpack_bits(v, b);
+        free(b);
+        return 0;
+    }
+    if (t->n_int32 != v->numel)
+        return ir_fail(err, "tensor '%s': int32_data has %zu values, its dims "
+                       "need %zu", name, t->n_int32, v->numel);
+    for (size_t k = 0; k < v->numel; k++) {
+        int32_t x = t->int32_data[k];
+        switch (v->dtype) {
+        case EV_FLOAT16: case EV_BFLOAT16:
+            ((uint16_t *)v->data)[k] = (uint16_t)x;
+            break;
+        case EV_FLOAT8E4M3FN: case EV_FLOAT8E4M3FNUZ: case EV_FLOAT8E5M2:
+        case EV_FLOAT8E5M2FNUZ: case EV_FLOAT4E2M1: case EV_FLOAT8E8M0:
+            ((uint8_t *)v->data)[k] = (uint8_t)x;
+            break;
+        default:
+            ev_set_i(v, k, x);
+        }
+    }
+    return 0;
+}
+
+static int ev_decode_count(size_t have, size_t want, const char *field,
+                           const char *name, IrError *err)
+{
+    if (have != want)
+        return ir_fail(err, "tensor '%s': %s has %zu values, its dims need "
+                       "%zu", name, field, have, want);
+    return 0;
+}
+
+static int ev_decode_strings(EvValue *v, const IrTensor *t, const char *name,
+                             IrError *err)
+{
+    if (ev_decode_count(t->n_string, v->numel, "string_data", name, err))
+        return -1;
+    EvStr *s = v->data;
+    for (size_t k = 0; k < v->numel; k++) {
+        s[k].len = t->string_data[k].len;
+        s[k].p = ir_alloc(s[k].len + 1);
+        if (s[k].len)
+            memcpy(s[k].p, t->string_data[k].data, s[k].len);
+    }
+    return 0;
+}
+
+static int ev_decode_typed(EvValue *v, const IrTensor *t, const char *name,
+                           IrError *err)
+{
+    size_t n = v->numel;
+    switch (v->dtype) {
+    case EV_FLOAT: case EV_COMPLEX64: {
+        size_t want = v->dtype == EV_FLOAT ? n : 2 * n;
+        if (ev_decode_count(t->n_float, want, "float_data", name, err))
+            return -1;
+        if (want)
+            memcpy(v->data, t->float_data, want * sizeof(float));
+        return 0;
+    }
+    case EV_DOUBLE: case EV_COMPLEX128: {
+        size_t want = v->dtype == EV_DOUBLE ? n : 2 * n;
+        if (ev_decode_count(t->n_double, want, "double_data", name, err))
+            return -1;
+        if (want)
+            memcpy(v->data, t->double_data, want * sizeof(double));
+        return 0;
+    }
+    case EV_INT64:
+        if (ev_decode_count(t->n_int64, n, "int64_data", name, err))
+            return -1;
+        if (n)
+            memcpy(v->data, t->int64_data, n * sizeof(int64_t));
+        return 0;
+    case EV_UINT32: case EV_UINT64:
+        if (ev_decode_count(t->n_uint64, n, "uint64_data", name, err))
+            return -1;
+        for (size_t k = 0; k < n; k++)
+            ev_set_u(v, k, t->uint64_data[k]);
+        return 0;
+    case EV_STRING:
+        return ev_decode_strings(v, t, name, err);
+    default:
+        return ev_decode_int32(v, t, name, err);
+    }
+}
+
+EvValue *ev_from_ir_tensor(const IrTensor *t, IrError *err)
+{
+    const char *name = t->name ? t->name : "";
+    if (!t->has_data_type || !ev_dtype_size(t->data_type)) {
+        ir_fail(err, "tensor '%s': element type %d is not supported", name,
+                (int)t->data_type);
+        return NULL;
+    }
+    IrError sub;
+    EvValue *v = ev_tensor_new(t->data_type, t->ndims, t->dims, &sub);
+    if (!v) {
+        ir_fail(err, "tensor '%s': %s", name, sub.msg);
+        return NULL;
+    }
+    int rc;
+    if (t->has_data_location && t->data_location == 1) {
+        if (!t->ext.bound) {
+            ev_unref(v);
+            ir_fail(err, "tensor '%s': external data was not loaded", name);
+            return NULL;
+        }
+        rc = ev_decode_raw(v, t->ext.data, t->ext.len, name, err);
+    } else if (t->has_raw) {
+        rc = ev_decode_raw(v, t->raw.data, t->raw.len, name, err);
+    } else {
+        rc = ev_decode_typed(v, t, name, err);
+    }
+    if (rc) {
+        ev_unref(v);
+        return NULL;
+    }
+    return v;
+}
+
+IrTensor *ev_to_ir_tensor(const EvValue *v, const char *name)
+{
+    IrTensor *t = ir_alloc(sizeof *t);
+    t->name = ir_strdup(name);
+    t->has_data_type = true;
+    t->data_type = v->dtype;
+    t->ndims = v->rank;
+    if (v->rank) {
+        t->dims = ir_alloc_array(v->rank, sizeof *t->dims);
+        memcpy(t->dims, v->dims, v->rank * sizeof *t->dims);
+    }
+    if (v->dtype == EV_STRING) {
+        const EvStr *s = v->data;
+        t->n_string = v->numel;
+        t->string_data = ir_alloc_array(v->numel ? v->numel : 1,
+                                        sizeof *t->string_data);
+        for (size_t k = 0; k < v->numel; k++) {
+            t->string_data[k].len = s[k].len;
+            t->string_data[k].data = ir_alloc(s[k].len + 1);
+            if (s[k].len)
+                memcpy(t->string_data[k].data, s[k].p, s[k].len);
+        }
+        return t;
+    }
+    unsigned per = ev_per_byte(v->dtype);
+    size_t len = per > 1 ? (v->numel + per - 1) / per
+                         : v->numel * ev_dtype_size(v->dtype);
+    t->has_raw = true;
+    t->raw.len = len;
+    t->raw.data = ir_alloc(len + 1);
+    if (per > 1) {
+        unsigned bits = 8 / per;
+        uint8_t mask = (uint8_t)((1u << bits) - 1);
+        for (size_t k = 0; k < v->numel; k++) {
+            uint8_t x = (uint8_t)(((const uint8_t *)v->data)[k] & mask);
+            t->raw.data[k / per] |= (uint8_t)(x << (bits * (k % per)));
+        }
+    } else if (len) {
+        memcpy(t->raw.data, v->data, len);
+    }
+    return t;
+}
