@@ -34,7 +34,7 @@ TESTS    := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 ASAN_TESTS := $(TEST_SRC:tests/%.c=$(ASAN)/tests/%)
 TOOLS    := $(TOOL_SRC:tests/%.c=$(BUILD)/tests/%)
 
-.PHONY: all deps check demo install clean tests asan-tests testdata bench opschema
+.PHONY: all deps check demo install clean tests asan-tests testdata bench bench-eval opschema
 .SECONDARY:
 
 all: $(BUILD)/onnx-convert $(BUILD)/libonnxconvert.a
@@ -135,3 +135,7 @@ $(BUILD)/bench/%: bench/%.c $(BUILD)/libonnxconvert.a
 
 bench: $(BUILD)/bench/bench_loadsave
 	$(BUILD)/bench/bench_loadsave
+
+# The evaluator against ONNX Runtime (single-threaded both), for the README.
+bench-eval: $(BUILD)/bench/bench_eval
+	sh bench/bench_eval.sh

@@ -1,0 +1,25 @@
+#!/bin/sh
+# bench_eval.sh - the evaluator against ONNX Runtime, both single-threaded,
+# on the largest shared models; prints a Markdown table for the README.
+# Usage: sh bench/bench_eval.sh [RUNS]   (from the project root; `make
+# bench-eval` builds and runs it). Needs ../shared/tools/ort/setup.sh done.
+runs=${1:-5}
+ort=../shared/tools/ort
+bin=build/bench/bench_eval
+OPENBLAS_NUM_THREADS=1
+export OPENBLAS_NUM_THREADS
+echo "| model | onnx-convert ms | ONNX Runtime ms | ratio |"
+echo "|---|---:|---:|---:|"
+for c in ../shared/models/mobilenet_v2_opset17 ../shared/models/shufflenet_v2_opset11 \
+         ../shared/models/squeezenet1_1_opset13 ../shared/models/vit_tiny_opset17 \
+         ../shared/models/tinybert_opset14 ../shared/models/lstm_tagger_opset14 \
+         ../shared/testdata/onnx-backend/light/light_resnet50 \
+         ../shared/testdata/onnx-backend/light/light_densenet121 \
+         ../shared/testdata/onnx-backend/light/light_inception_v2 \
+         ../shared/testdata/onnx-backend/light/light_vgg19; do
+    [ -d "$c" ] || continue
+    ours=$($bin "$c" "$runs" 2>/dev/null | tail -n 1 | awk '{print $2}')
+    theirs=$(node bench/ort_time.js "$ort" "$c" "$runs" 2>/dev/null | tail -n 1 | awk '{print $2}')
+    ratio=$(awk -v a="$ours" -v b="$theirs" 'BEGIN { if (b > 0 && a > 0) printf "%.2f", a / b; else print "-" }')
+    echo "| $(basename "$c") | $ours | $theirs | $ratio |"
+done
