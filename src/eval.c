@@ -644,13 +644,103 @@ static int ev_node(EvRun *r, EvFrame *f, EvScope *s, const IrFunction *fn,
     return rc;
 }
 
+/* Position of a node in its graph, to find each value's last user. */
+typedef struct EvPos {
+    const IrNode *key;
+    size_t idx;
+    UT_hash_handle hh;
+} EvPos;
+
+/* The top-level node of g that holds use u (the user itself, or the node
+ * owning the subgraph it sits in); NULL when u is an output of g or lies
+ * outside g. */
+static const IrNode *ev_use_holder(const IrGraph *g, const IrUse *u)
+{
+    const IrNode *n = u->node;
+    if (!n) {
+        if (u->graph == g)
+            return NULL;
+        n = u->graph ? u->graph->owner : NULL;
+    }
+    while (n && n->graph != g)
+        n = n->graph ? n->graph->owner : NULL;
+    return n;
+}
+
+/* Index of the last node of g that needs v, or -1 when v must live until
+ * the graph ends (a graph output, a use that cannot be placed, none). */
+static long ev_last_use(const IrGraph *g, const IrValue *v, EvPos *pos)
+{
+    long last = -1;
+    for (size_t k = 0; k < v->n_uses; k++) {
+        const IrNode *n = ev_use_holder(g, &v->uses[k]);
+        EvPos *p = NULL;
+        if (n)
+            HASH_FIND_PTR(pos, &n, p);
+        if (!p)
+            return -1;
+        if ((long)p->idx > last)
+            last = (long)p->idx;
+    }
+    return last;
+}
+
+/* For each node position, the values of g whose last user it is: they are
+ * dropped from the frame right after it runs, so that a large model keeps
+ * only the activations still needed. */
+static IrPtrList *ev_drops_build(const IrGraph *g, size_t *n_nodes)
+{
+    EvPos *pos = NULL, *p, *tmp;
+    size_t i = 0;
+    for (const IrNode *n = g->first; n; n = n->next, i++) {
+        p = ir_alloc(sizeof *p);
+        p->key = n;
+        p->idx = i;
+        HASH_ADD_PTR(pos, key, p);
+    }
+    IrPtrList *at = ir_alloc_array(i + 1, sizeof *at);
+    for (const IrValue *v = g->values; v; v = v->hh.next) {
+        if (v->kind == IR_VAL_INIT || v->kind == IR_VAL_UNDEF || v->init ||
+            ir_value_is_graph_output(v))
+            continue;
+        long last = ev_last_use(g, v, pos);
+        if (last >= 0)
+            ir_ptrlist_push(&at[last], (void *)v);
+    }
+    HASH_ITER(hh, pos, p, tmp) {
+        HASH_DEL(pos, p);
+        free(p);
+    }
+    *n_nodes = i;
+    return at;
+}
+
+static void ev_frame_drop(EvFrame *f, const IrValue *key)
+{
+    EvSlot *s;
+    HASH_FIND_PTR(f->slots, &key, s);
+    if (s) {
+        HASH_DEL(f->slots, s);
+        ev_unref(s->v);
+        free(s);
+    }
+}
+
 static int ev_graph(EvRun *r, EvFrame *f, EvScope *s, const IrFunction *fn,
                     IrGraph *g, IrError *err)
 {
-    for (IrNode *n = g->first; n; n = n->next)
-        if (ev_node(r, f, s, fn, n, err))
-            return -1;
-    return 0;
+    size_t n_nodes, i = 0;
+    IrPtrList *drops = ev_drops_build(g, &n_nodes);
+    int rc = 0;
+    for (IrNode *n = g->first; n && !rc; n = n->next, i++) {
+        rc = ev_node(r, f, s, fn, n, err);
+        for (size_t k = 0; !rc && k < drops[i].n; k++)
+            ev_frame_drop(f, drops[i].p[k]);
+    }
+    for (size_t k = 0; k < n_nodes; k++)
+        free(drops[k].p);
+    free(drops);
+    return rc;
 }
 
 /* ---- the model --------------------------------------------------------- */
