@@ -36,6 +36,17 @@ fi
 step "validated against the ONNX rules" "onnx-convert check $model"
 "$bin" check "$model"
 
+step "run by the reference evaluator" \
+     "onnx-convert run $model --inputs testdata/small_cnn_data -o outputs"
+"$bin" run "$model" --inputs testdata/small_cnn_data -o "$out/outputs"
+# A backend-test case folder from the shipped data, to compare with the
+# expected outputs (computed by an independent numpy forward pass).
+mkdir -p "$out/case/test_data_set_0"
+cp testdata/small_cnn_data/*.pb "$out/case/test_data_set_0/"
+step "compared with the expected outputs" \
+     "onnx-convert test case/ --model $model"
+"$bin" test "$out/case" --model "$model"
+
 tf=testdata/tiny_transformer.onnx
 step "inferred types written into a model that declares none" \
      "onnx-convert convert $tf -o typed.onnx --infer-shapes"
