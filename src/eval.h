@@ -216,8 +216,11 @@ EvValue *ev_out_tensor(EvCtx *c, size_t i, int32_t dtype, size_t rank,
 /* Sets output i to v (takes the reference). */
 void ev_out_set(EvCtx *c, size_t i, EvValue *v);
 
-/* Normalizes axis (negative counts from the end) for rank `rank` plus
- * `extra` (1 where the axis may equal rank); fails naming `what`. */
+/* Normalizes axis for an axis range of rank + extra: valid axes are
+ * [-(rank+extra), rank+extra), and a negative one counts from rank+extra
+ * (extra = 1 suits Unsqueeze and OneHot, whose axis indexes the output;
+ * ops like Flatten, whose axis may equal rank but counts negatives from
+ * rank, normalize by hand). Fails naming `what`. */
 int ev_axis(EvCtx *c, const char *what, int64_t axis, size_t rank,
             size_t extra, size_t *out);
 

@@ -75,10 +75,21 @@ EvValue *ev_tensor_new(int32_t dtype, size_t rank, const int64_t *dims,
                 EV_MAX_RANK);
         return NULL;
     }
+    /* A zero dim makes the tensor empty whatever the other dims are, so
+     * [2^40, 2^40, 0] is as valid as [0, 2^40, 2^40]. */
     size_t numel = 1;
-    for (size_t i = 0; i < rank; i++) {
+    for (size_t i = 0; i < rank; i++)
+        if (dims[i] == 0)
+            numel = 0;
+    for (size_t i = 0; i < rank && numel; i++) {
         if (dims[i] < 0 || !ir_mul_size(numel, (size_t)dims[i], &numel)) {
             ir_fail(err, "tensor dims overflow or are negative");
+            return NULL;
+        }
+    }
+    for (size_t i = 0; i < rank; i++) {
+        if (dims[i] < 0) {
+            ir_fail(err, "tensor dim %zu is negative", i);
             return NULL;
         }
     }
