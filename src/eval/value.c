@@ -201,14 +201,8 @@ void ev_unref(EvValue *v)
 /* ---- element access -------------------------------------------------- */
 
 /* The float8/float4 codecs live in dtype_f8.c. */
-extern float ev_f8_to_float(int32_t dtype, uint8_t bits) __attribute__((weak));
-extern uint8_t ev_float_to_f8(int32_t dtype, float f, bool saturate)
-    __attribute__((weak));
-
 static double ev_get_small_float(const EvValue *t, size_t k)
 {
-    if (!ev_f8_to_float)
-        return NAN;
     return ev_f8_to_float(t->dtype, ((const uint8_t *)t->data)[k]);
 }
 
@@ -352,7 +346,7 @@ void ev_set_f(EvValue *t, size_t k, double v)
         return;
     case EV_FLOAT8E4M3FN: case EV_FLOAT8E4M3FNUZ: case EV_FLOAT8E5M2:
     case EV_FLOAT8E5M2FNUZ: case EV_FLOAT4E2M1: case EV_FLOAT8E8M0:
-        ((uint8_t *)d)[k] = ev_float_to_f8 ? ev_float_to_f8(t->dtype, (float)v, true) : 0;
+        ((uint8_t *)d)[k] = ev_float_to_f8(t->dtype, (float)v, true);
         return;
     case EV_UINT64:
         if (v >= 0 && v < 18446744073709551616.0) {
