@@ -1,0 +1,867 @@
+/* Normalization kernels of the reference evaluator: BatchNormalization,
+ * InstanceNormalization, LayerNormalization, GroupNormalization,
+ * RMSNormalization, LRN, LpNormalization, MeanVarianceNormalization,
+ * Softmax, LogSoftmax, Hardmax and Dropout, every ai.onnx version.
+ *
+ * Subtle points:
+ * - Softmax/LogSoftmax/Hardmax before version 13 coerce the input to 2-D
+ *   at `axis` (default 1) and normalize each row of the flattened
+ *   trailing dims; from 13 they work along the single axis (default -1).
+ * - BatchNormalization: before 9 `spatial`=0 means one scale/bias/mean/var
+ *   per activation (shape C x D1 x ...). Training statistics are computed
+ *   when the version asks for them: is_test=0 with the statistics outputs
+ *   named (1, 6), the statistics outputs named (7, 9), training_mode=1
+ *   (14, 15). The running mean/var are input*momentum +
+ *   batch*(1-momentum), with the batch variance taken over N (biased).
+ *   Before 14, saved_var is the batch variance (the spec does not say
+ *   more).
+ * - GroupNormalization-18 has one scale/bias per group, 21 one per channel.
+ * - The mean/variance-style statistics are accumulated in double, with a
+ *   two-pass variance (the spec's E[x^2]-E[x]^2 can go negative in float).
+ * - Dropout is the identity in inference; training (is_test=0 before 7,
+ *   training_mode=true from 12) draws its mask from ev_random, so outputs
+ *   of training runs cannot match other implementations' random masks. */
+#include <math.h>
+#include <string.h>
+
+#include "eval.h"
+
+/* ---- shared helpers ------------------------------------------------------ */
+
+/* The floating point element types these ops take. */
+static bool ev_nm_is_real(int32_t t)
+{
+    return t == EV_FLOAT || t == EV_DOUBLE || t == EV_FLOAT16 ||
+           t == EV_BFLOAT16;
+}
+
+/* Input i, present, a tensor of a floating point type. */
+static EvValue *ev_nm_in(EvCtx *c, size_t i)
+{
+    EvValue *t = ev_in_tensor(c, i);
+    if (t && !ev_nm_is_real(t->dtype)) {
+        ev_fail(c, "input %zu has unsupported element type %d", i,
+                (int)t->dtype);
+        return NULL;
+    }
+    return t;
+}
+
+/* Optional input i: NULL when absent (no failure), else as ev_nm_in;
+ * *bad is set when present but unusable. */
+static EvValue *ev_nm_opt_in(EvCtx *c, size_t i, bool *bad)
+{
+    if (!ev_in(c, i))
+        return NULL;
+    EvValue *t = ev_nm_in(c, i);
+    if (!t)
+        *bad = true;
+    return t;
+}
+
+/* Elements [off, off+n) of t into buf as doubles. */
+static void ev_nm_get(const EvValue *t, size_t off, size_t n, double *buf)
+{
+    if (t->dtype == EV_FLOAT) {
+        const float *p = (const float *)t->data + off;
+        for (size_t k = 0; k < n; k++)
+            buf[k] = p[k];
+    } else if (t->dtype == EV_DOUBLE) {
+        if (n)
+            memcpy(buf, (const double *)t->data + off, n * sizeof *buf);
+    } else {
+        for (size_t k = 0; k < n; k++)
+            buf[k] = ev_get_f(t, off + k);
+    }
+}
+
+/* Stores buf into elements [off, off+n) of t. */
+static void ev_nm_set(EvValue *t, size_t off, size_t n, const double *buf)
+{
+    if (t->dtype == EV_FLOAT) {
+        float *p = (float *)t->data + off;
+        for (size_t k = 0; k < n; k++)
+            p[k] = (float)buf[k];
+    } else if (t->dtype == EV_DOUBLE) {
+        if (n)
+            memcpy((double *)t->data + off, buf, n * sizeof *buf);
+    } else {
+        for (size_t k = 0; k < n; k++)
+            ev_set_f(t, off + k, buf[k]);
+    }
+}
+
+/* All elements of t as doubles (scratch memory). */
+static double *ev_nm_load(EvCtx *c, const EvValue *t)
+{
+    double *v = ev_tmp(c, t->numel + 1, sizeof *v);
+    if (v)
+        ev_nm_get(t, 0, t->numel, v);
+    return v;
+}
+
+/* Mean and biased variance of v[0..n) (two passes, in double). */
+static void ev_nm_moments(const double *v, size_t n, double *mean,
+                          double *var)
+{
+    double s = 0;
+    for (size_t k = 0; k < n; k++)
+        s += v[k];
+    double m = n ? s / (double)n : 0;
+    double q = 0;
+    for (size_t k = 0; k < n; k++)
+        q += (v[k] - m) * (v[k] - m);
+    *mean = m;
+    *var = n ? q / (double)n : 0;
+}
+
+/* A parameter (scale or bias) of a normalization over X's trailing dims
+ * [ax, rank), expanded to their n elements. It broadcasts to those dims
+ * (right-aligned, 1s stretch; extra leading dims must be 1). */
+static double *ev_nm_param(EvCtx *c, const EvValue *p, const EvValue *x,
+                           size_t ax, size_t n, const char *what)
+{
+    size_t tr = x->rank - ax;
+    size_t stride[EV_MAX_RANK];
+    size_t s = 1;
+    for (size_t k = 1; k <= p->rank; k++) {
+        int64_t pd = p->dims[p->rank - k];
+        bool inside = k <= tr;
+        int64_t xd = inside ? x->dims[x->rank - k] : 1;
+        if (pd != xd && pd != 1) {
+            ev_fail(c, "%s does not broadcast to the normalized shape", what);
+            return NULL;
+        }
+        if (inside)
+            stride[tr - k] = pd == 1 ? 0 : s;
+        s *= (size_t)pd;
+    }
+    for (size_t k = p->rank; k < tr; k++)
+        stride[tr - 1 - k] = 0;
+    double *all = ev_nm_load(c, p);
+    double *out = ev_tmp(c, n + 1, sizeof *out);
+    if (!all || !out)
+        return NULL;
+    size_t idx[EV_MAX_RANK] = {0}, off = 0;
+    for (size_t k = 0; k < n; k++) {
+        out[k] = all[off];
+        for (size_t d = tr; d-- > 0;) {
+            idx[d]++;
+            off += stride[d];
+            if (idx[d] < (size_t)x->dims[ax + d])
+                break;
+            off -= stride[d] * idx[d];
+            idx[d] = 0;
+        }
+    }
+    return out;
+}
+
+/* A per-channel (or per-group) parameter vector of exactly n elements. */
+static double *ev_nm_vec(EvCtx *c, const EvValue *p, size_t n,
+                         const char *what)
+{
+    if (p->numel != n) {
+        ev_fail(c, "%s has %zu elements, expected %zu", what, p->numel, n);
+        return NULL;
+    }
+    return ev_nm_load(c, p);
+}
+
+/* The statistics type of LayerNormalization/GroupNormalization. */
+static int ev_nm_stash(EvCtx *c, int32_t *out)
+{
+    int64_t st = ev_attr_i(c, "stash_type", EV_FLOAT);
+    if (st < 0 || st > INT32_MAX || !ev_nm_is_real((int32_t)st))
+        return ev_fail(c, "stash_type %lld is not a floating point type",
+                       (long long)st);
+    *out = (int32_t)st;
+    return 0;
+}
+
+/* ---- Softmax, LogSoftmax, Hardmax ---------------------------------------- */
+
+typedef enum { EV_SM_SOFT, EV_SM_LOG, EV_SM_HARD } EvSmKind;
+
+/* One contiguous float row: the hot case of transformer models. */
+static void ev_sm_row_f(EvSmKind kind, const float *x, float *y, size_t n)
+{
+    float m = x[0];
+    for (size_t j = 1; j < n; j++)
+        if (x[j] > m)
+            m = x[j];
+    double s = 0;
+    if (kind == EV_SM_SOFT) {
+        for (size_t j = 0; j < n; j++) {
+            float e = expf(x[j] - m);
+            y[j] = e;
+            s += e;
+        }
+        float inv = (float)(1.0 / s);
+        for (size_t j = 0; j < n; j++)
+            y[j] *= inv;
+    } else {
+        for (size_t j = 0; j < n; j++)
+            s += expf(x[j] - m);
+        float ls = (float)log(s);
+        for (size_t j = 0; j < n; j++)
+            y[j] = x[j] - m - ls;
+    }
+}
+
+/* A float block of n rows by `inner` columns, normalized down the rows
+ * (softmax along a middle axis), walking memory in order. */
+static void ev_sm_block_f(EvSmKind kind, const float *x, float *y, size_t n,
+                          size_t inner, float *mx, double *sum)
+{
+    memcpy(mx, x, inner * sizeof *mx);
+    for (size_t i = 1; i < n; i++)
+        for (size_t j = 0; j < inner; j++)
+            if (x[i * inner + j] > mx[j])
+                mx[j] = x[i * inner + j];
+    memset(sum, 0, inner * sizeof *sum);
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < inner; j++) {
+            float e = expf(x[i * inner + j] - mx[j]);
+            if (kind == EV_SM_SOFT)
+                y[i * inner + j] = e;
+            sum[j] += e;
+        }
+    for (size_t j = 0; j < inner; j++)
+        sum[j] = kind == EV_SM_SOFT ? 1.0 / sum[j] : log(sum[j]);
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < inner; j++) {
+            size_t k = i * inner + j;
+            y[k] = kind == EV_SM_SOFT ? (float)(y[k] * sum[j])
+                                      : (float)(x[k] - mx[j] - sum[j]);
+        }
+}
+
+/* One row in double, in place. Hardmax marks the first maximum (a NaN
+ * counts as the maximum, as argmax does). */
+static void ev_sm_row_d(EvSmKind kind, double *v, size_t n)
+{
+    if (kind == EV_SM_HARD) {
+        size_t best = 0;
+        for (size_t j = 1; j < n && !isnan(v[best]); j++)
+            if (isnan(v[j]) || v[j] > v[best])
+                best = j;
+        for (size_t j = 0; j < n; j++)
+            v[j] = j == best ? 1.0 : 0.0;
+        return;
+    }
+    double m = v[0];
+    for (size_t j = 1; j < n; j++)
+        if (v[j] > m)
+            m = v[j];
+    double s = 0;
+    for (size_t j = 0; j < n; j++)
+        s += exp(v[j] - m);
+    for (size_t j = 0; j < n; j++)
+        v[j] = kind == EV_SM_SOFT ? exp(v[j] - m) / s : v[j] - m - log(s);
+}
+
+static int ev_softmax_kind(EvCtx *c, EvSmKind kind)
+{
+    EvValue *x = ev_nm_in(c, 0);
+    if (!x)
+        return -1;
+    bool old = c->ver < 13;
+    size_t outer = 1, n = 1, inner = 1;
+    if (x->rank > 0) {
+        size_t ax;
+        if (ev_axis(c, "axis", ev_attr_i(c, "axis", old ? 1 : -1), x->rank,
+                    0, &ax))
+            return -1;
+        outer = ev_dims_prod(x->dims, 0, ax);
+        if (old) {
+            n = ev_dims_prod(x->dims, ax, x->rank);
+        } else {
+            n = (size_t)x->dims[ax];
+            inner = ev_dims_prod(x->dims, ax + 1, x->rank);
+        }
+    }
+    EvValue *y = ev_out_tensor(c, 0, x->dtype, x->rank, x->dims);
+    if (!y)
+        return -1;
+    if (x->numel == 0)
+        return 0;
+    if (x->dtype == EV_FLOAT && kind != EV_SM_HARD) {
+        const float *xf = x->data;
+        float *yf = y->data, *mx = NULL;
+        double *sum = NULL;
+        if (inner > 1 && (!(mx = ev_tmp(c, inner, sizeof *mx)) ||
+                          !(sum = ev_tmp(c, inner, sizeof *sum))))
+            return -1;
+        for (size_t o = 0; o < outer; o++) {
+            if (inner == 1)
+                ev_sm_row_f(kind, xf + o * n, yf + o * n, n);
+            else
+                ev_sm_block_f(kind, xf + o * n * inner, yf + o * n * inner,
+                              n, inner, mx, sum);
+        }
+        return 0;
+    }
+    double *row = ev_tmp(c, n, sizeof *row);
+    if (!row)
+        return -1;
+    for (size_t o = 0; o < outer; o++) {
+        for (size_t i = 0; i < inner; i++) {
+            size_t base = o * n * inner + i;
+            for (size_t j = 0; j < n; j++)
+                row[j] = ev_get_f(x, base + j * inner);
+            ev_sm_row_d(kind, row, n);
+            for (size_t j = 0; j < n; j++)
+                ev_set_f(y, base + j * inner, row[j]);
+        }
+    }
+    return 0;
+}
+
+static int ev_softmax(EvCtx *c)
+{
+    return ev_softmax_kind(c, EV_SM_SOFT);
+}
+
+static int ev_logsoftmax(EvCtx *c)
+{
+    return ev_softmax_kind(c, EV_SM_LOG);
+}
+
+static int ev_hardmax(EvCtx *c)
+{
+    return ev_softmax_kind(c, EV_SM_HARD);
+}
+
+/* ---- LayerNormalization, RMSNormalization -------------------------------- */
+
+static int ev_layernorm(EvCtx *c)
+{
+    EvValue *x = ev_nm_in(c, 0), *sc = ev_nm_in(c, 1);
+    bool bad = false;
+    EvValue *b = ev_nm_opt_in(c, 2, &bad);
+    if (!x || !sc || bad)
+        return -1;
+    if (sc->dtype != x->dtype || (b && b->dtype != x->dtype))
+        return ev_fail(c, "Scale and B must have X's element type");
+    int32_t st;
+    size_t ax;
+    if (ev_nm_stash(c, &st))
+        return -1;
+    if (x->rank == 0)
+        return ev_fail(c, "X must have rank >= 1");
+    if (ev_axis(c, "axis", ev_attr_i(c, "axis", -1), x->rank, 0, &ax))
+        return -1;
+    double eps = ev_attr_f(c, "epsilon", 1e-5f);
+    size_t rows = ev_dims_prod(x->dims, 0, ax);
+    size_t n = ev_dims_prod(x->dims, ax, x->rank);
+    double *w = ev_nm_param(c, sc, x, ax, n, "Scale");
+    double *bias = b ? ev_nm_param(c, b, x, ax, n, "B") : NULL;
+    if (!w || (b && !bias))
+        return -1;
+    int64_t sdims[EV_MAX_RANK];
+    for (size_t d = 0; d < x->rank; d++)
+        sdims[d] = d < ax ? x->dims[d] : 1;
+    EvValue *y = ev_out_tensor(c, 0, x->dtype, x->rank, x->dims);
+    EvValue *mo = NULL, *io = NULL;
+    if (!y)
+        return -1;
+    if (ev_has_out(c, 1) && !(mo = ev_out_tensor(c, 1, st, x->rank, sdims)))
+        return -1;
+    if (ev_has_out(c, 2) && !(io = ev_out_tensor(c, 2, st, x->rank, sdims)))
+        return -1;
+    double *row = ev_tmp(c, n + 1, sizeof *row);
+    if (!row)
+        return -1;
+    /* With no elements, only the statistics outputs bound the rows. */
+    if (x->numel == 0 && !mo && !io)
+        rows = 0;
+    for (size_t r = 0; r < rows; r++) {
+        double mean, var;
+        ev_nm_get(x, r * n, n, row);
+        ev_nm_moments(row, n, &mean, &var);
+        double inv = 1.0 / sqrt(var + eps);
+        for (size_t k = 0; k < n; k++)
+            row[k] = (row[k] - mean) * inv * w[k] + (bias ? bias[k] : 0.0);
+        ev_nm_set(y, r * n, n, row);
+        if (mo)
+            ev_set_f(mo, r, mean);
+        if (io)
+            ev_set_f(io, r, inv);
+    }
+    return 0;
+}
+
+static int ev_rmsnorm(EvCtx *c)
+{
+    EvValue *x = ev_nm_in(c, 0), *sc = ev_nm_in(c, 1);
+    int32_t st;
+    size_t ax;
+    if (!x || !sc || ev_nm_stash(c, &st))
+        return -1;
+    if (x->rank == 0)
+        return ev_fail(c, "X must have rank >= 1");
+    if (ev_axis(c, "axis", ev_attr_i(c, "axis", -1), x->rank, 0, &ax))
+        return -1;
+    double eps = ev_attr_f(c, "epsilon", 1e-5f);
+    size_t rows = ev_dims_prod(x->dims, 0, ax);
+    size_t n = ev_dims_prod(x->dims, ax, x->rank);
+    double *w = ev_nm_param(c, sc, x, ax, n, "scale");
+    /* Y takes the scale's element type (V). */
+    EvValue *y = w ? ev_out_tensor(c, 0, sc->dtype, x->rank, x->dims) : NULL;
+    double *row = ev_tmp(c, n + 1, sizeof *row);
+    if (!y || !row)
+        return -1;
+    if (x->numel == 0)
+        return 0;
+    for (size_t r = 0; r < rows; r++) {
+        double q = 0;
+        ev_nm_get(x, r * n, n, row);
+        for (size_t k = 0; k < n; k++)
+            q += row[k] * row[k];
+        double inv = 1.0 / sqrt((n ? q / (double)n : 0) + eps);
+        for (size_t k = 0; k < n; k++)
+            row[k] = row[k] * inv * w[k];
+        ev_nm_set(y, r * n, n, row);
+    }
+    return 0;
+}
+
+/* ---- InstanceNormalization, GroupNormalization, MVN ---------------------- */
+
+static int ev_instancenorm(EvCtx *c)
+{
+    EvValue *x = ev_nm_in(c, 0), *sc = ev_nm_in(c, 1), *b = ev_nm_in(c, 2);
+    if (!x || !sc || !b)
+        return -1;
+    if (x->rank < 2)
+        return ev_fail(c, "input must have rank >= 2 (N x C x ...)");
+    double eps = ev_attr_f(c, "epsilon", 1e-5f);
+    size_t ch = (size_t)x->dims[1], n = ev_dims_prod(x->dims, 2, x->rank);
+    double *w = ev_nm_vec(c, sc, ch, "scale");
+    double *bias = w ? ev_nm_vec(c, b, ch, "B") : NULL;
+    EvValue *y = bias ? ev_out_tensor(c, 0, x->dtype, x->rank, x->dims) : NULL;
+    double *row = ev_tmp(c, n + 1, sizeof *row);
+    if (!y || !row)
+        return -1;
+    if (x->numel == 0)
+        return 0;
+    size_t blocks = ev_dims_prod(x->dims, 0, 2);
+    for (size_t i = 0; i < blocks; i++) {
+        double mean, var;
+        size_t k = i % ch;
+        ev_nm_get(x, i * n, n, row);
+        ev_nm_moments(row, n, &mean, &var);
+        double inv = 1.0 / sqrt(var + eps);
+        for (size_t j = 0; j < n; j++)
+            row[j] = (row[j] - mean) * inv * w[k] + bias[k];
+        ev_nm_set(y, i * n, n, row);
+    }
+    return 0;
+}
+
+static int ev_groupnorm(EvCtx *c)
+{
+    EvValue *x = ev_nm_in(c, 0), *sc = ev_nm_in(c, 1), *b = ev_nm_in(c, 2);
+    int32_t st;
+    if (!x || !sc || !b || ev_nm_stash(c, &st))
+        return -1;
+    if (x->rank < 2)
+        return ev_fail(c, "X must have rank >= 2 (N x C x ...)");
+    if (!ev_attr(c, "num_groups"))
+        return ev_fail(c, "attribute num_groups is required");
+    int64_t g = ev_attr_i(c, "num_groups", 1);
+    int64_t ch = x->dims[1];
+    if (g <= 0 || ch % g != 0)
+        return ev_fail(c, "num_groups %lld must be positive and divide the "
+                       "%lld channels", (long long)g, (long long)ch);
+    double eps = ev_attr_f(c, "epsilon", 1e-5f);
+    bool per_group = c->ver < 21;
+    size_t np = per_group ? (size_t)g : (size_t)ch;
+    double *w = ev_nm_vec(c, sc, np, "scale");
+    double *bias = w ? ev_nm_vec(c, b, np, "bias") : NULL;
+    EvValue *y = bias ? ev_out_tensor(c, 0, x->dtype, x->rank, x->dims) : NULL;
+    if (!y)
+        return -1;
+    if (x->numel == 0)
+        return 0;
+    size_t spatial = ev_dims_prod(x->dims, 2, x->rank);
+    size_t cpg = (size_t)(ch / g), n = cpg * spatial;
+    double *row = ev_tmp(c, n + 1, sizeof *row);
+    if (!row)
+        return -1;
+    size_t groups = (size_t)x->dims[0] * (size_t)g;
+    for (size_t i = 0; i < groups; i++) {
+        double mean, var;
+        size_t gi = i % (size_t)g;
+        ev_nm_get(x, i * n, n, row);
+        ev_nm_moments(row, n, &mean, &var);
+        double inv = 1.0 / sqrt(var + eps);
+        for (size_t j = 0; j < n; j++) {
+            size_t p = per_group ? gi : gi * cpg + j / (spatial ? spatial : 1);
+            row[j] = (row[j] - mean) * inv * w[p] + bias[p];
+        }
+        ev_nm_set(y, i * n, n, row);
+    }
+    return 0;
+}
+
+/* Y = (X - mean) / (std + 1e-9) over `axes`, as the spec's function. */
+static int ev_mvn(EvCtx *c)
+{
+    EvValue *x = ev_nm_in(c, 0);
+    if (!x)
+        return -1;
+    const int64_t *axes;
+    static const int64_t dflt[] = {0, 2, 3};
+    long na = ev_attr_ints(c, "axes", &axes);
+    if (na < 0) {
+        axes = dflt;
+        na = 3;
+    }
+    bool red[EV_MAX_RANK] = {false};
+    for (long i = 0; i < na; i++) {
+        size_t a;
+        if (ev_axis(c, "axes entry", axes[i], x->rank, 0, &a))
+            return -1;
+        red[a] = true;
+    }
+    EvValue *y = ev_out_tensor(c, 0, x->dtype, x->rank, x->dims);
+    double *v = ev_nm_load(c, x);
+    if (!y || !v || x->numel == 0)
+        return y && v ? 0 : -1;
+    /* Group index of each element: its coordinates on the kept axes. */
+    size_t ngroups = 1;
+    for (size_t d = 0; d < x->rank; d++)
+        if (!red[d])
+            ngroups *= (size_t)x->dims[d];
+    size_t per = x->numel / ngroups;
+    size_t *gidx = ev_tmp(c, x->numel, sizeof *gidx);
+    double *sum = ev_tmp(c, ngroups, sizeof *sum);
+    double *sq = ev_tmp(c, ngroups, sizeof *sq);
+    if (!gidx || !sum || !sq)
+        return -1;
+    size_t idx[EV_MAX_RANK] = {0};
+    for (size_t k = 0; k < x->numel; k++) {
+        size_t gi = 0;
+        for (size_t d = 0; d < x->rank; d++)
+            if (!red[d])
+                gi = gi * (size_t)x->dims[d] + idx[d];
+        gidx[k] = gi;
+        sum[gi] += v[k];
+        for (size_t d = x->rank; d-- > 0;) {
+            if (++idx[d] < (size_t)x->dims[d])
+                break;
+            idx[d] = 0;
+        }
+    }
+    for (size_t gi = 0; gi < ngroups; gi++)
+        sum[gi] /= (double)per;
+    for (size_t k = 0; k < x->numel; k++) {
+        double dv = v[k] - sum[gidx[k]];
+        sq[gidx[k]] += dv * dv;
+    }
+    for (size_t k = 0; k < x->numel; k++) {
+        double sd = sqrt(sq[gidx[k]] / (double)per);
+        v[k] = (v[k] - sum[gidx[k]]) / (sd + 1e-9);
+    }
+    ev_nm_set(y, 0, x->numel, v);
+    return 0;
+}
+
+/* ---- LRN, LpNormalization ------------------------------------------------ */
+
+static int ev_lrn(EvCtx *c)
+{
+    EvValue *x = ev_nm_in(c, 0);
+    if (!x)
+        return -1;
+    if (x->rank < 2)
+        return ev_fail(c, "X must have rank >= 2 (N x C x ...)");
+    if (!ev_attr(c, "size"))
+        return ev_fail(c, "attribute size is required");
+    int64_t size = ev_attr_i(c, "size", 1);
+    if (size <= 0)
+        return ev_fail(c, "size %lld must be positive", (long long)size);
+    double alpha = ev_attr_f(c, "alpha", 1e-4f);
+    double beta = ev_attr_f(c, "beta", 0.75f);
+    double bias = ev_attr_f(c, "bias", 1.0f);
+    EvValue *y = ev_out_tensor(c, 0, x->dtype, x->rank, x->dims);
+    double *v = ev_nm_load(c, x);
+    double *out = ev_tmp(c, x->numel + 1, sizeof *out);
+    if (!y || !v || !out)
+        return -1;
+    if (x->numel == 0)
+        return 0;
+    int64_t ch = x->dims[1];
+    size_t inner = ev_dims_prod(x->dims, 2, x->rank);
+    int64_t lo = (size - 1) / 2, hi = size - 1 - lo;
+    for (size_t n = 0; n < (size_t)x->dims[0]; n++) {
+        const double *xn = v + n * (size_t)ch * inner;
+        double *yn = out + n * (size_t)ch * inner;
+        for (int64_t k = 0; k < ch; k++) {
+            int64_t a = k - lo < 0 ? 0 : k - lo;
+            int64_t b = k > ch - 1 - hi ? ch - 1 : k + hi;
+            for (size_t i = 0; i < inner; i++) {
+                double s = 0;
+                for (int64_t j = a; j <= b; j++) {
+                    double e = xn[(size_t)j * inner + i];
+                    s += e * e;
+                }
+                size_t at = (size_t)k * inner + i;
+                yn[at] = xn[at] / pow(bias + alpha / (double)size * s, beta);
+            }
+        }
+    }
+    ev_nm_set(y, 0, x->numel, out);
+    return 0;
+}
+
+static int ev_lpnorm(EvCtx *c)
+{
+    EvValue *x = ev_nm_in(c, 0);
+    if (!x)
+        return -1;
+    int64_t p = ev_attr_i(c, "p", 2);
+    if (p != 1 && p != 2)
+        return ev_fail(c, "p must be 1 or 2, not %lld", (long long)p);
+    if (x->rank == 0)
+        return ev_fail(c, "input must have rank >= 1");
+    size_t ax;
+    if (ev_axis(c, "axis", ev_attr_i(c, "axis", -1), x->rank, 0, &ax))
+        return -1;
+    EvValue *y = ev_out_tensor(c, 0, x->dtype, x->rank, x->dims);
+    double *v = ev_nm_load(c, x);
+    if (!y || !v)
+        return -1;
+    if (x->numel == 0)
+        return 0;
+    size_t outer = ev_dims_prod(x->dims, 0, ax), n = (size_t)x->dims[ax];
+    size_t inner = ev_dims_prod(x->dims, ax + 1, x->rank);
+    for (size_t o = 0; o < outer; o++) {
+        for (size_t i = 0; i < inner; i++) {
+            double *base = v + o * n * inner + i, s = 0;
+            for (size_t j = 0; j < n; j++)
+                s += p == 1 ? fabs(base[j * inner])
+                            : base[j * inner] * base[j * inner];
+            if (p == 2)
+                s = sqrt(s);
+            /* A zero vector gives NaN, as x / norm does in the spec. */
+            for (size_t j = 0; j < n; j++)
+                base[j * inner] /= s;
+        }
+    }
+    ev_nm_set(y, 0, x->numel, v);
+    return 0;
+}
+
+/* ---- BatchNormalization -------------------------------------------------- */
+
+/* Whether this node computes batch statistics (see the file comment). */
+static bool ev_bn_training(const EvCtx *c)
+{
+    if (c->ver >= 14)
+        return ev_attr_i(c, "training_mode", 0) != 0;
+    bool stats = ev_has_out(c, 1) || ev_has_out(c, 2) || ev_has_out(c, 3) ||
+                 ev_has_out(c, 4);
+    if (c->ver < 7)
+        return stats && ev_attr_i(c, "is_test", 0) == 0;
+    return stats;
+}
+
+/* Batch mean and biased variance of each of the np parameters; the
+ * elements of parameter p are x[(o*np + p)*inner + i]. */
+static void ev_bn_stats(const double *x, size_t outer, size_t np,
+                        size_t inner, double *mean, double *var)
+{
+    size_t cnt = outer * inner;
+    for (size_t p = 0; p < np; p++) {
+        double s = 0, q = 0;
+        for (size_t o = 0; o < outer; o++)
+            for (size_t i = 0; i < inner; i++)
+                s += x[(o * np + p) * inner + i];
+        double m = cnt ? s / (double)cnt : 0;
+        for (size_t o = 0; o < outer; o++)
+            for (size_t i = 0; i < inner; i++) {
+                double d = x[(o * np + p) * inner + i] - m;
+                q += d * d;
+            }
+        mean[p] = m;
+        var[p] = cnt ? q / (double)cnt : 0;
+    }
+}
+
+/* Statistics output i, shaped like input `like`, holding v. */
+static int ev_bn_out(EvCtx *c, size_t i, const EvValue *like,
+                     const double *v)
+{
+    if (!ev_has_out(c, i))
+        return 0;
+    EvValue *t = ev_out_tensor(c, i, like->dtype, like->rank, like->dims);
+    if (!t)
+        return -1;
+    ev_nm_set(t, 0, t->numel, v);
+    return 0;
+}
+
+/* The batch statistics of a training run: writes the statistics outputs
+ * and points mean and var at the batch mean and variance. */
+static int ev_bn_train(EvCtx *c, EvValue *const *t, const double *v,
+                       size_t outer, size_t np, size_t inner,
+                       double **mean, double **var)
+{
+    double mom = ev_attr_f(c, "momentum", 0.9f);
+    double *bm = ev_tmp(c, np + 1, sizeof *bm);
+    double *bv = ev_tmp(c, np + 1, sizeof *bv);
+    double *rm = ev_tmp(c, np + 1, sizeof *rm);
+    double *rv = ev_tmp(c, np + 1, sizeof *rv);
+    if (!bm || !bv || !rm || !rv)
+        return -1;
+    if (t[0]->numel)
+        ev_bn_stats(v, outer, np, inner, bm, bv);
+    for (size_t k = 0; k < np; k++) {
+        rm[k] = (*mean)[k] * mom + bm[k] * (1 - mom);
+        rv[k] = (*var)[k] * mom + bv[k] * (1 - mom);
+    }
+    if (ev_bn_out(c, 1, t[3], rm) || ev_bn_out(c, 2, t[4], rv) ||
+        ev_bn_out(c, 3, t[3], bm) || ev_bn_out(c, 4, t[4], bv))
+        return -1;
+    *mean = bm;
+    *var = bv;
+    return 0;
+}
+
+/* X, scale, B, mean, var: floating point, typed as the version says. */
+static int ev_bn_inputs(EvCtx *c, EvValue **t)
+{
+    for (size_t i = 0; i < 5; i++)
+        if (!(t[i] = ev_nm_in(c, i)))
+            return -1;
+    if (c->ver < 15)
+        for (size_t i = 1; i < 5; i++)
+            if (t[i]->dtype != t[0]->dtype && (c->ver < 14 || i < 3))
+                return ev_fail(c, "input %zu must have X's element type", i);
+    if (t[3]->dtype != t[4]->dtype || t[1]->dtype != t[2]->dtype)
+        return ev_fail(c, "scale and B, mean and var must pair in type");
+    if (t[0]->rank < 1)
+        return ev_fail(c, "X must have rank >= 1");
+    return 0;
+}
+
+static int ev_batchnorm(EvCtx *c)
+{
+    EvValue *t[5], *x;
+    if (ev_bn_inputs(c, t))
+        return -1;
+    x = t[0];
+    double eps = ev_attr_f(c, "epsilon", 1e-5f);
+    bool spatial = c->ver >= 9 || ev_attr_i(c, "spatial", 1) != 0;
+    size_t ch = x->rank > 1 ? (size_t)x->dims[1] : 1;
+    size_t inner = ev_dims_prod(x->dims, 2 < x->rank ? 2 : x->rank, x->rank);
+    size_t outer = (size_t)x->dims[0];
+    /* Per-activation parameters: one per (channel, position). */
+    size_t np = spatial ? ch : ch * inner;
+    if (!spatial)
+        inner = 1;
+    double *p[5];
+    static const char *const names[5] = {"", "scale", "B", "mean", "var"};
+    for (size_t i = 1; i < 5; i++)
+        if (!(p[i] = ev_nm_vec(c, t[i], np, names[i])))
+            return -1;
+    double *v = ev_nm_load(c, x);
+    EvValue *y = ev_out_tensor(c, 0, x->dtype, x->rank, x->dims);
+    if (!v || !y)
+        return -1;
+    double *mean = p[3], *var = p[4];
+    if (ev_bn_training(c)) {
+        if (ev_bn_train(c, t, v, outer, np, inner, &mean, &var))
+            return -1;
+    } else {
+        /* Inference: the statistics outputs, when named, pass through. */
+        for (size_t i = 1; i < 5; i++)
+            if (ev_has_out(c, i))
+                ev_out_set(c, i, ev_ref(t[i % 2 ? 3 : 4]));
+    }
+    for (size_t o = 0; x->numel && o < outer; o++)
+        for (size_t k = 0; k < np; k++) {
+            double inv = 1.0 / sqrt(var[k] + eps);
+            double *r = v + (o * np + k) * inner;
+            for (size_t i = 0; i < inner; i++)
+                r[i] = (r[i] - mean[k]) * inv * p[1][k] + p[2][k];
+        }
+    ev_nm_set(y, 0, x->numel, v);
+    return 0;
+}
+
+/* ---- Dropout ------------------------------------------------------------- */
+
+static int ev_dropout(EvCtx *c)
+{
+    EvValue *x = ev_in_tensor(c, 0);
+    if (!x)
+        return -1;
+    bool f8 = c->ver >= 22 && x->dtype >= EV_FLOAT8E4M3FN &&
+              x->dtype <= EV_FLOAT8E5M2FNUZ;
+    if (!ev_nm_is_real(x->dtype) && !f8)
+        return ev_fail(c, "input 0 has unsupported element type %d",
+                       (int)x->dtype);
+    double ratio = 0.5;
+    bool training;
+    if (c->ver < 12) {
+        ratio = ev_attr_f(c, "ratio", 0.5f);
+        training = c->ver < 7 && ev_attr_i(c, "is_test", 0) == 0;
+    } else {
+        EvValue *r = ev_in(c, 1), *tm = ev_in(c, 2);
+        if (r) {
+            if (r->kind != EV_TENSOR || r->numel != 1 || r->dtype == EV_STRING)
+                return ev_fail(c, "ratio must be a scalar");
+            ratio = ev_get_f(r, 0);
+        }
+        if (tm && (tm->kind != EV_TENSOR || tm->numel != 1 ||
+                   tm->dtype != EV_BOOL))
+            return ev_fail(c, "training_mode must be a bool scalar");
+        training = tm && ev_get_i(tm, 0) != 0;
+    }
+    if (training && !(ratio >= 0 && ratio <= 1))
+        return ev_fail(c, "ratio %g is outside [0, 1]", ratio);
+    /* The mask is bool from version 10, of type T before. */
+    int32_t mtype = c->ver >= 10 ? EV_BOOL : x->dtype;
+    EvValue *mask = NULL;
+    if (ev_has_out(c, 1) &&
+        !(mask = ev_out_tensor(c, 1, mtype, x->rank, x->dims)))
+        return -1;
+    if (!training || ratio == 0) {
+        ev_out_set(c, 0, ev_ref(x));
+        for (size_t k = 0; mask && k < mask->numel; k++)
+            ev_set_f(mask, k, 1.0);
+        return 0;
+    }
+    EvValue *y = ev_out_tensor(c, 0, x->dtype, x->rank, x->dims);
+    if (!y)
+        return -1;
+    double scale = 1.0 / (1.0 - ratio);
+    for (size_t k = 0; k < x->numel; k++) {
+        bool keep = ev_random(c) >= ratio;
+        if (keep)
+            ev_set_f(y, k, ev_get_f(x, k) * scale);
+        if (mask)
+            ev_set_f(mask, k, keep ? 1.0 : 0.0);
+    }
+    return 0;
+}
+
+const EvOp ev_ops_norm[] = {
+    {"", "BatchNormalization", ev_batchnorm},
+    {"", "InstanceNormalization", ev_instancenorm},
+    {"", "LayerNormalization", ev_layernorm},
+    {"", "GroupNormalization", ev_groupnorm},
+    {"", "RMSNormalization", ev_rmsnorm},
+    {"", "LRN", ev_lrn},
+    {"", "LpNormalization", ev_lpnorm},
+    {"", "MeanVarianceNormalization", ev_mvn},
+    {"", "Softmax", ev_softmax},
+    {"", "LogSoftmax", ev_logsoftmax},
+    {"", "Hardmax", ev_hardmax},
+    {"", "Dropout", ev_dropout},
+    {NULL, NULL, NULL}
+};
