@@ -522,8 +522,10 @@ static int ev_collect_outputs(EvRun *r, EvFrame *f, IrGraph *g, size_t n_out,
         IrValueInfo *vi = g->outputs.p[k];
         EvValue *v = ev_lookup(r, f, vi->value, err);
         if (!v) {
-            for (size_t j = 0; j < k; j++)
+            for (size_t j = 0; j < k; j++) {
                 ev_unref(out[j]);
+                out[j] = NULL;
+            }
             return -1;
         }
         out[k] = ev_ref(v);
