@@ -646,9 +646,10 @@ static int ev_lpnorm(EvCtx *c)
                             : base[j * inner] * base[j * inner];
             if (p == 2)
                 s = sqrt(s);
-            /* A zero vector gives NaN, as x / norm does in the spec. */
+            /* A zero vector stays zero rather than 0/0 = NaN: the node
+             * test test_l2normalization_axis_0 expects exactly that. */
             for (size_t j = 0; j < n; j++)
-                base[j * inner] /= s;
+                base[j * inner] = s == 0 ? 0 : base[j * inner] / s;
         }
     }
     ev_nm_set(y, 0, x->numel, v);
