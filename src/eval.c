@@ -598,6 +598,9 @@ static int ev_call_kernel(EvRun *r, EvFrame *f, EvScope *s,
                .ver = sc ? sc->since : opset, .opset = opset,
                .n_in = n->n_in, .in = in, .n_out = n->n_out, .out = out,
                .err = err};
+    if (!sc && os_domain_max(n->domain) >= 0)
+        return ev_fail(&c, "%s does not exist at opset %lld of its domain",
+                       n->op_type, (long long)opset);
     EvKernel k = ev_kernel(n->domain ? n->domain : "", n->op_type);
     if (!k)
         return ev_fail(&c, "the evaluator has no kernel for %s%s%s",
