@@ -12,10 +12,6 @@ WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototyp
 CFLAGS  ?= -O2 -g
 INC     := -Isrc -I$(BUILD)/gen
 LIBS    := -lprotobuf-c -lopenblas -lm
-# The kernel families are found through weak references while they are
-# being written, so the library is linked whole.
-WHOLE   := -Wl,--whole-archive
-NOWHOLE := -Wl,--no-whole-archive
 SANFLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
             -fno-sanitize-recover=undefined
 
@@ -58,11 +54,11 @@ $(BUILD)/libonnxconvert.a: $(OBJ)
 	ar rcs $@ $^
 
 $(BUILD)/onnx-convert: $(CLI_SRC) $(BUILD)/libonnxconvert.a
-	$(CC) $(CSTD) $(CFLAGS) $(WARN) $(INC) $< $(WHOLE) $(BUILD)/libonnxconvert.a $(NOWHOLE) $(LIBS) -o $@
+	$(CC) $(CSTD) $(CFLAGS) $(WARN) $(INC) $< $(BUILD)/libonnxconvert.a $(LIBS) -o $@
 
 $(BUILD)/tests/%: tests/%.c $(wildcard tests/*.h) $(BUILD)/libonnxconvert.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CSTD) $(CFLAGS) $(WARN) $(INC) -Itests $< $(WHOLE) $(BUILD)/libonnxconvert.a $(NOWHOLE) $(LIBS) -o $@
+	$(CC) $(CSTD) $(CFLAGS) $(WARN) $(INC) -Itests $< $(BUILD)/libonnxconvert.a $(LIBS) -o $@
 
 # ---- sanitized build (AddressSanitizer + UndefinedBehaviorSanitizer) ----
 $(ASAN)/obj/gen/onnx.pb-c.o: $(BUILD)/gen/onnx.pb-c.c
@@ -78,11 +74,11 @@ $(ASAN)/libonnxconvert.a: $(ASAN_OBJ)
 	ar rcs $@ $^
 
 $(ASAN)/onnx-convert: $(CLI_SRC) $(ASAN)/libonnxconvert.a
-	$(CC) $(CSTD) $(SANFLAGS) $(WARN) $(INC) $< $(WHOLE) $(ASAN)/libonnxconvert.a $(NOWHOLE) $(LIBS) -o $@
+	$(CC) $(CSTD) $(SANFLAGS) $(WARN) $(INC) $< $(ASAN)/libonnxconvert.a $(LIBS) -o $@
 
 $(ASAN)/tests/%: tests/%.c $(wildcard tests/*.h) $(ASAN)/libonnxconvert.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CSTD) $(SANFLAGS) $(WARN) $(INC) -Itests $< $(WHOLE) $(ASAN)/libonnxconvert.a $(NOWHOLE) $(LIBS) -o $@
+	$(CC) $(CSTD) $(SANFLAGS) $(WARN) $(INC) -Itests $< $(ASAN)/libonnxconvert.a $(LIBS) -o $@
 
 tests: all $(TESTS) $(TOOLS)
 asan-tests: $(ASAN)/onnx-convert $(ASAN_TESTS)
@@ -131,7 +127,7 @@ clean:
 # ---- benchmarks (measurements, never part of check) ----
 $(BUILD)/bench/%: bench/%.c $(BUILD)/libonnxconvert.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CSTD) $(CFLAGS) $(WARN) $(INC) $< $(WHOLE) $(BUILD)/libonnxconvert.a $(NOWHOLE) $(LIBS) -o $@
+	$(CC) $(CSTD) $(CFLAGS) $(WARN) $(INC) $< $(BUILD)/libonnxconvert.a $(LIBS) -o $@
 
 bench: $(BUILD)/bench/bench_loadsave
 	$(BUILD)/bench/bench_loadsave

@@ -52,16 +52,6 @@ struct EvScope {
 
 /* ---- the kernel registry ---------------------------------------------- */
 
-/* Weak, so that the families can be built and tested one at a time. */
-#define EV_FAMILY(name) extern const EvOp name[] __attribute__((weak));
-EV_FAMILY(ev_ops_elementwise) EV_FAMILY(ev_ops_math) EV_FAMILY(ev_ops_tensor)
-EV_FAMILY(ev_ops_index) EV_FAMILY(ev_ops_nn) EV_FAMILY(ev_ops_norm)
-EV_FAMILY(ev_ops_reduce) EV_FAMILY(ev_ops_control) EV_FAMILY(ev_ops_sequence)
-EV_FAMILY(ev_ops_quant) EV_FAMILY(ev_ops_resize) EV_FAMILY(ev_ops_rnn)
-EV_FAMILY(ev_ops_signal) EV_FAMILY(ev_ops_string) EV_FAMILY(ev_ops_random)
-EV_FAMILY(ev_ops_attention) EV_FAMILY(ev_ops_misc) EV_FAMILY(ev_ops_ml)
-EV_FAMILY(ev_ops_training)
-
 typedef struct EvReg {
     char *key;            /* "domain|op" */
     EvKernel fn;
@@ -72,7 +62,7 @@ static EvReg *ev_registry;
 
 static void ev_register(const EvOp *ops)
 {
-    for (size_t i = 0; ops && ops[i].op; i++) {
+    for (size_t i = 0; ops[i].op; i++) {
         size_t n = strlen(ops[i].domain) + strlen(ops[i].op) + 2;
         EvReg *r = ir_alloc(sizeof *r);
         r->key = ir_alloc(n);
@@ -93,7 +83,7 @@ static EvKernel ev_kernel(const char *domain, const char *op)
 {
     if (!ev_registry) {
         const EvOp *all[] = {
-            ev_ops_elementwise, ev_ops_math, ev_ops_tensor, ev_ops_index,
+            ev_ops_elementwise, ev_ops_tensor, ev_ops_index,
             ev_ops_nn, ev_ops_norm, ev_ops_reduce, ev_ops_control,
             ev_ops_sequence, ev_ops_quant, ev_ops_resize, ev_ops_rnn,
             ev_ops_signal, ev_ops_string, ev_ops_random, ev_ops_attention,

@@ -303,7 +303,6 @@ int ev_test_case(const char *case_dir, const char *model, double rtol,
 
 /* The kernel tables of each family, ended by a NULL op. */
 extern const EvOp ev_ops_elementwise[];
-extern const EvOp ev_ops_math[];
 extern const EvOp ev_ops_tensor[];
 extern const EvOp ev_ops_index[];
 extern const EvOp ev_ops_nn[];
