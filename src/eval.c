@@ -238,6 +238,27 @@ int64_t *ev_in_ints(EvCtx *c, size_t i, size_t *n)
     return out;
 }
 
+EvValue *ev_in_real(EvCtx *c, size_t i)
+{
+    EvValue *t = ev_in_tensor(c, i);
+    if (t && !ev_dtype_is_real(t->dtype)) {
+        ev_fail(c, "input %zu has unsupported element type %d", i,
+                (int)t->dtype);
+        return NULL;
+    }
+    return t;
+}
+
+EvValue *ev_in_real_opt(EvCtx *c, size_t i, bool *bad)
+{
+    if (!ev_in(c, i))
+        return NULL;
+    EvValue *t = ev_in_real(c, i);
+    if (!t)
+        *bad = true;
+    return t;
+}
+
 bool ev_has_out(const EvCtx *c, size_t i)
 {
     return i < c->node->n_out && c->node->out[i] != NULL;

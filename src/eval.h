@@ -84,6 +84,8 @@ size_t ev_dtype_size(int32_t dtype);
 bool ev_dtype_is_float(int32_t dtype);
 bool ev_dtype_is_int(int32_t dtype);      /* signed or unsigned, any width */
 bool ev_dtype_is_unsigned(int32_t dtype);
+/* float, double, float16, bfloat16: the types most float ops take. */
+bool ev_dtype_is_real(int32_t dtype);
 
 /* A new tensor with zeroed elements, or NULL with err set when the size
  * overflows or passes EV_MAX_TENSOR_BYTES, or rank passes EV_MAX_RANK.
@@ -95,6 +97,10 @@ EvValue *ev_scalar_new(int32_t dtype, double v);
 EvValue *ev_sequence_new(void);
 void ev_sequence_push(EvValue *seq, EvValue *item); /* takes the reference */
 EvValue *ev_optional_new(EvValue *item);            /* NULL = none; takes it */
+/* Copies n elements of src from element soff to dst from element doff
+ * (same dtype); strings are duplicated, since each tensor owns its own. */
+void ev_copy_elems(EvValue *dst, size_t doff, const EvValue *src, size_t soff,
+                   size_t n);
 /* A deep copy of a tensor (strings copied too). */
 EvValue *ev_tensor_copy(const EvValue *t, IrError *err);
 EvValue *ev_ref(EvValue *v);      /* returns v, one more reference */
@@ -192,6 +198,11 @@ EvValue *ev_in_tensor(EvCtx *c, size_t i);
  * ev_tmp memory; *n = numel. NULL (with failure) when absent/not a tensor. */
 int64_t *ev_in_ints(EvCtx *c, size_t i, size_t *n);
 bool ev_has_out(const EvCtx *c, size_t i); /* the node names output i */
+/* Input i, present, a tensor of a ev_dtype_is_real type; else fails. */
+EvValue *ev_in_real(EvCtx *c, size_t i);
+/* Optional input i: NULL when absent (no failure), else as ev_in_real,
+ * setting *bad when it is present but unusable. */
+EvValue *ev_in_real_opt(EvCtx *c, size_t i, bool *bad);
 
 /* Attributes, resolving ref_attr_name inside function bodies. The
  * defaults are the caller's (kernels pass the spec's default). */

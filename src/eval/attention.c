@@ -39,37 +39,6 @@
 
 #include "eval.h"
 
-/* ---- shared helpers ------------------------------------------------------ */
-
-static bool ev_at_is_real(int32_t t)
-{
-    return t == EV_FLOAT || t == EV_DOUBLE || t == EV_FLOAT16 ||
-           t == EV_BFLOAT16;
-}
-
-/* Input i, present, a tensor of a floating point type. */
-static EvValue *ev_at_in(EvCtx *c, size_t i)
-{
-    EvValue *t = ev_in_tensor(c, i);
-    if (t && !ev_at_is_real(t->dtype)) {
-        ev_fail(c, "input %zu has unsupported element type %d", i,
-                (int)t->dtype);
-        return NULL;
-    }
-    return t;
-}
-
-/* Optional floating point input: NULL when absent; *bad when unusable. */
-static EvValue *ev_at_opt(EvCtx *c, size_t i, bool *bad)
-{
-    if (!ev_in(c, i))
-        return NULL;
-    EvValue *t = ev_at_in(c, i);
-    if (!t)
-        *bad = true;
-    return t;
-}
-
 static double ev_at_get(const EvValue *t, size_t k)
 {
     return t->dtype == EV_FLOAT ? ((const float *)t->data)[k]
@@ -235,7 +204,7 @@ typedef struct EvAttn {
 static int ev_attn_mask(EvCtx *c, EvAttn *a, const EvValue *m)
 {
     if (m->kind != EV_TENSOR || m->dtype == EV_STRING ||
-        !(ev_at_is_real(m->dtype) || m->dtype == EV_BOOL ||
+        !(ev_dtype_is_real(m->dtype) || m->dtype == EV_BOOL ||
           ev_dtype_is_int(m->dtype)))
         return ev_fail(c, "attn_mask has an unsupported type");
     if (m->rank < 1 || m->rank > 4)
@@ -517,10 +486,10 @@ static int ev_attn_load(EvCtx *c, const EvAttn *a, EvValue *const *in,
 static int ev_attention(EvCtx *c)
 {
     /* Q, K, V, (attn_mask), past_key, past_value */
-    EvValue *in[6] = {ev_at_in(c, 0), ev_at_in(c, 1), ev_at_in(c, 2)};
+    EvValue *in[6] = {ev_in_real(c, 0), ev_in_real(c, 1), ev_in_real(c, 2)};
     bool bad = false;
-    in[4] = ev_at_opt(c, 4, &bad);
-    in[5] = ev_at_opt(c, 5, &bad);
+    in[4] = ev_in_real_opt(c, 4, &bad);
+    in[5] = ev_in_real_opt(c, 5, &bad);
     EvValue *q = in[0], *k = in[1], *v = in[2];
     if (!q || !k || !v || bad)
         return -1;
@@ -568,7 +537,7 @@ static int ev_flex_mod(EvCtx *c, const char *name, EvValue **t)
     if (ev_run_subgraph(c, g, 1, t, 1, &out))
         return -1;
     EvValue *in = *t;
-    bool ok = out->kind == EV_TENSOR && ev_at_is_real(out->dtype) &&
+    bool ok = out->kind == EV_TENSOR && ev_dtype_is_real(out->dtype) &&
               ev_at_same_shape(out, in);
     if (!ok) {
         ev_unref(out);
@@ -661,7 +630,7 @@ static int ev_flex_precision(EvCtx *c, int32_t qtype, int32_t *pt)
     if (!ev_attr(c, "softmax_precision"))
         return 0;
     int64_t sp = ev_attr_i(c, "softmax_precision", EV_FLOAT);
-    if (sp < 0 || sp > INT32_MAX || !ev_at_is_real((int32_t)sp))
+    if (sp < 0 || sp > INT32_MAX || !ev_dtype_is_real((int32_t)sp))
         return ev_fail(c, "softmax_precision must be a float type");
     *pt = (int32_t)sp;
     return 0;
@@ -693,7 +662,7 @@ static int ev_flex_softmax(EvCtx *c, const EvFlex *f, EvValue **sc)
 
 static int ev_flex_attention(EvCtx *c)
 {
-    EvValue *q = ev_at_in(c, 0), *k = ev_at_in(c, 1), *v = ev_at_in(c, 2);
+    EvValue *q = ev_in_real(c, 0), *k = ev_in_real(c, 1), *v = ev_in_real(c, 2);
     EvFlex f = {0};
     int32_t pt;
     if (!q || !k || !v || ev_flex_shapes(c, q, k, v, &f) ||
@@ -808,7 +777,7 @@ static int ev_rope_caches(EvCtx *c, EvRope *r, EvValue *cs, EvValue *sn,
 
 static int ev_rotary_embedding(EvCtx *c)
 {
-    EvValue *x = ev_at_in(c, 0), *cs = ev_at_in(c, 1), *sn = ev_at_in(c, 2);
+    EvValue *x = ev_in_real(c, 0), *cs = ev_in_real(c, 1), *sn = ev_in_real(c, 2);
     if (!x || !cs || !sn)
         return -1;
     if (cs->dtype != x->dtype || sn->dtype != x->dtype)
@@ -986,12 +955,12 @@ static int ev_linear_attention(EvCtx *c)
 {
     EvLin l = {0};
     bool bad = false;
-    l.q = ev_at_in(c, 0);
-    l.k = ev_at_in(c, 1);
-    l.v = ev_at_in(c, 2);
-    EvValue *ps = ev_at_opt(c, 3, &bad);
-    l.decay = ev_at_opt(c, 4, &bad);
-    l.beta = ev_at_opt(c, 5, &bad);
+    l.q = ev_in_real(c, 0);
+    l.k = ev_in_real(c, 1);
+    l.v = ev_in_real(c, 2);
+    EvValue *ps = ev_in_real_opt(c, 3, &bad);
+    l.decay = ev_in_real_opt(c, 4, &bad);
+    l.beta = ev_in_real_opt(c, 5, &bad);
     int64_t hq, hkv;
     if (!l.q || !l.k || !l.v || bad || ev_at_heads(c, "q_num_heads", &hq) ||
         ev_at_heads(c, "kv_num_heads", &hkv) || ev_lin_rule(c, &l.rule))
@@ -1052,7 +1021,7 @@ static int ev_linear_attention(EvCtx *c)
 /* Y = Swish(A, alpha) * B, Swish(a) = a * sigmoid(alpha * a). */
 static int ev_swiglu(EvCtx *c)
 {
-    EvValue *t[2] = {ev_at_in(c, 0), ev_at_in(c, 1)};
+    EvValue *t[2] = {ev_in_real(c, 0), ev_in_real(c, 1)};
     if (!t[0] || !t[1])
         return -1;
     if (t[0]->dtype != t[1]->dtype)
@@ -1090,7 +1059,7 @@ static double ev_ag_coord(int64_t i, int64_t n, bool align)
 
 static int ev_affine_grid(EvCtx *c)
 {
-    EvValue *th = ev_at_in(c, 0);
+    EvValue *th = ev_in_real(c, 0);
     size_t ns;
     int64_t *sz = th ? ev_in_ints(c, 1, &ns) : NULL;
     if (!sz)
@@ -1386,7 +1355,7 @@ static int ev_gs_shapes(EvCtx *c, EvGs *g, const EvValue *x,
 
 static int ev_grid_sample(EvCtx *c)
 {
-    EvValue *x = ev_in_tensor(c, 0), *gr = ev_at_in(c, 1);
+    EvValue *x = ev_in_tensor(c, 0), *gr = ev_in_real(c, 1);
     EvGs g = {0};
     int64_t yd[EV_MAX_RANK];
     if (!x || !gr || ev_gs_modes(c, &g) || ev_gs_shapes(c, &g, x, gr, yd))

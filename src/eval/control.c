@@ -104,28 +104,6 @@ static EvValue *ev_scalar_bool(bool x)
     return v;
 }
 
-/* Copies n elements from src[soff..] to dst[doff..] (same dtype). */
-static void ev_copy_elems(EvValue *dst, size_t doff, const EvValue *src,
-                          size_t soff, size_t n)
-{
-    if (!n)
-        return;
-    if (src->dtype == EV_STRING) {
-        const EvStr *s = (const EvStr *)src->data + soff;
-        EvStr *d = (EvStr *)dst->data + doff;
-        for (size_t k = 0; k < n; k++) {
-            d[k].len = s[k].len;
-            d[k].p = ir_alloc(s[k].len + 1);
-            if (s[k].len)
-                memcpy(d[k].p, s[k].p, s[k].len);
-        }
-        return;
-    }
-    size_t es = ev_dtype_size(src->dtype);
-    memcpy((char *)dst->data + doff * es, (const char *)src->data + soff * es,
-           n * es);
-}
-
 /* The slice of x at index idx of axis ax, that axis removed. */
 static EvValue *ev_take_at(EvCtx *c, const EvValue *x, size_t ax, size_t idx)
 {

@@ -37,29 +37,6 @@
 
 /* ---- shared helpers ---------------------------------------------------- */
 
-/* Copies n elements, duplicating strings (the destination owns its own). */
-static void ev_copy_elems(EvValue *d, size_t di, const EvValue *s, size_t si,
-                          size_t n)
-{
-    if (n == 0)
-        return;
-    if (d->dtype != EV_STRING) {
-        size_t es = ev_dtype_size(d->dtype);
-        memcpy((char *)d->data + di * es, (const char *)s->data + si * es,
-               n * es);
-        return;
-    }
-    EvStr *dp = (EvStr *)d->data + di;
-    const EvStr *sp = (const EvStr *)s->data + si;
-    for (size_t k = 0; k < n; k++) {
-        free(dp[k].p);
-        dp[k].len = sp[k].len;
-        dp[k].p = ir_alloc(sp[k].len + 1);
-        if (sp[k].len)
-            memcpy(dp[k].p, sp[k].p, sp[k].len);
-    }
-}
-
 /* An index into a dim of size `dim`, negative counting from the end. */
 static int ev_index(EvCtx *c, const char *what, int64_t i, int64_t dim,
                     size_t *out)

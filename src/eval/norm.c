@@ -28,37 +28,6 @@
 
 /* ---- shared helpers ------------------------------------------------------ */
 
-/* The floating point element types these ops take. */
-static bool ev_nm_is_real(int32_t t)
-{
-    return t == EV_FLOAT || t == EV_DOUBLE || t == EV_FLOAT16 ||
-           t == EV_BFLOAT16;
-}
-
-/* Input i, present, a tensor of a floating point type. */
-static EvValue *ev_nm_in(EvCtx *c, size_t i)
-{
-    EvValue *t = ev_in_tensor(c, i);
-    if (t && !ev_nm_is_real(t->dtype)) {
-        ev_fail(c, "input %zu has unsupported element type %d", i,
-                (int)t->dtype);
-        return NULL;
-    }
-    return t;
-}
-
-/* Optional input i: NULL when absent (no failure), else as ev_nm_in;
- * *bad is set when present but unusable. */
-static EvValue *ev_nm_opt_in(EvCtx *c, size_t i, bool *bad)
-{
-    if (!ev_in(c, i))
-        return NULL;
-    EvValue *t = ev_nm_in(c, i);
-    if (!t)
-        *bad = true;
-    return t;
-}
-
 /* Elements [off, off+n) of t into buf as doubles. */
 static void ev_nm_get(const EvValue *t, size_t off, size_t n, double *buf)
 {
@@ -172,7 +141,7 @@ static double *ev_nm_vec(EvCtx *c, const EvValue *p, size_t n,
 static int ev_nm_stash(EvCtx *c, int32_t *out)
 {
     int64_t st = ev_attr_i(c, "stash_type", EV_FLOAT);
-    if (st < 0 || st > INT32_MAX || !ev_nm_is_real((int32_t)st))
+    if (st < 0 || st > INT32_MAX || !ev_dtype_is_real((int32_t)st))
         return ev_fail(c, "stash_type %lld is not a floating point type",
                        (long long)st);
     *out = (int32_t)st;
@@ -263,7 +232,7 @@ static void ev_sm_row_d(EvSmKind kind, double *v, size_t n)
 
 static int ev_softmax_kind(EvCtx *c, EvSmKind kind)
 {
-    EvValue *x = ev_nm_in(c, 0);
+    EvValue *x = ev_in_real(c, 0);
     if (!x)
         return -1;
     bool old = c->ver < 13;
@@ -337,14 +306,14 @@ static int ev_hardmax(EvCtx *c)
 
 static int ev_layernorm(EvCtx *c)
 {
-    EvValue *x = ev_nm_in(c, 0), *sc = ev_nm_in(c, 1);
+    EvValue *x = ev_in_real(c, 0), *sc = ev_in_real(c, 1);
     bool bad = false;
-    EvValue *b = ev_nm_opt_in(c, 2, &bad);
+    EvValue *b = ev_in_real_opt(c, 2, &bad);
     if (!x || !sc || bad)
         return -1;
     if (sc->dtype != x->dtype || (b && b->dtype != x->dtype))
         return ev_fail(c, "Scale and B must have X's element type");
-    int32_t st;
+    int32_t st = EV_FLOAT;
     size_t ax;
     if (ev_nm_stash(c, &st))
         return -1;
@@ -394,7 +363,7 @@ static int ev_layernorm(EvCtx *c)
 
 static int ev_rmsnorm(EvCtx *c)
 {
-    EvValue *x = ev_nm_in(c, 0), *sc = ev_nm_in(c, 1);
+    EvValue *x = ev_in_real(c, 0), *sc = ev_in_real(c, 1);
     int32_t st;
     size_t ax;
     if (!x || !sc || ev_nm_stash(c, &st))
@@ -431,7 +400,7 @@ static int ev_rmsnorm(EvCtx *c)
 
 static int ev_instancenorm(EvCtx *c)
 {
-    EvValue *x = ev_nm_in(c, 0), *sc = ev_nm_in(c, 1), *b = ev_nm_in(c, 2);
+    EvValue *x = ev_in_real(c, 0), *sc = ev_in_real(c, 1), *b = ev_in_real(c, 2);
     if (!x || !sc || !b)
         return -1;
     if (x->rank < 2)
@@ -462,7 +431,7 @@ static int ev_instancenorm(EvCtx *c)
 
 static int ev_groupnorm(EvCtx *c)
 {
-    EvValue *x = ev_nm_in(c, 0), *sc = ev_nm_in(c, 1), *b = ev_nm_in(c, 2);
+    EvValue *x = ev_in_real(c, 0), *sc = ev_in_real(c, 1), *b = ev_in_real(c, 2);
     int32_t st;
     if (!x || !sc || !b || ev_nm_stash(c, &st))
         return -1;
@@ -509,7 +478,7 @@ static int ev_groupnorm(EvCtx *c)
 /* Y = (X - mean) / (std + 1e-9) over `axes`, as the spec's function. */
 static int ev_mvn(EvCtx *c)
 {
-    EvValue *x = ev_nm_in(c, 0);
+    EvValue *x = ev_in_real(c, 0);
     if (!x)
         return -1;
     const int64_t *axes;
@@ -573,7 +542,7 @@ static int ev_mvn(EvCtx *c)
 
 static int ev_lrn(EvCtx *c)
 {
-    EvValue *x = ev_nm_in(c, 0);
+    EvValue *x = ev_in_real(c, 0);
     if (!x)
         return -1;
     if (x->rank < 2)
@@ -619,7 +588,7 @@ static int ev_lrn(EvCtx *c)
 
 static int ev_lpnorm(EvCtx *c)
 {
-    EvValue *x = ev_nm_in(c, 0);
+    EvValue *x = ev_in_real(c, 0);
     if (!x)
         return -1;
     int64_t p = ev_attr_i(c, "p", 2);
@@ -736,7 +705,7 @@ static int ev_bn_train(EvCtx *c, EvValue *const *t, const double *v,
 static int ev_bn_inputs(EvCtx *c, EvValue **t)
 {
     for (size_t i = 0; i < 5; i++)
-        if (!(t[i] = ev_nm_in(c, i)))
+        if (!(t[i] = ev_in_real(c, i)))
             return -1;
     if (c->ver < 15)
         for (size_t i = 1; i < 5; i++)
@@ -803,7 +772,7 @@ static int ev_dropout(EvCtx *c)
         return -1;
     bool f8 = c->ver >= 22 && x->dtype >= EV_FLOAT8E4M3FN &&
               x->dtype <= EV_FLOAT8E5M2FNUZ;
-    if (!ev_nm_is_real(x->dtype) && !f8)
+    if (!ev_dtype_is_real(x->dtype) && !f8)
         return ev_fail(c, "input 0 has unsupported element type %d",
                        (int)x->dtype);
     double ratio = 0.5;

@@ -93,29 +93,6 @@ static int ev_position(EvCtx *c, int64_t pos, size_t n, size_t extra,
     return 0;
 }
 
-/* Copies n elements from src[soff..] to dst[doff..] (same dtype); strings
- * are duplicated, since each tensor owns its strings. */
-static void ev_copy_elems(EvValue *dst, size_t doff, const EvValue *src,
-                          size_t soff, size_t n)
-{
-    if (!n)
-        return;
-    if (src->dtype == EV_STRING) {
-        const EvStr *s = (const EvStr *)src->data + soff;
-        EvStr *d = (EvStr *)dst->data + doff;
-        for (size_t k = 0; k < n; k++) {
-            d[k].len = s[k].len;
-            d[k].p = ir_alloc(s[k].len + 1);
-            if (s[k].len)
-                memcpy(d[k].p, s[k].p, s[k].len);
-        }
-        return;
-    }
-    size_t es = ev_dtype_size(src->dtype);
-    memcpy((char *)dst->data + doff * es, (const char *)src->data + soff * es,
-           n * es);
-}
-
 /* ---- sequences -------------------------------------------------------- */
 
 static int ev_sequence_construct(EvCtx *c)

@@ -48,24 +48,6 @@ static void ev_str_set(EvStr *d, const EvStr *s)
         memcpy(d->p, s->p, s->len);
 }
 
-/* Copies n elements src[si..] to dst[di..] (same dtype). */
-static void ev_copy_elems(EvValue *dst, size_t di, const EvValue *src,
-                          size_t si, size_t n)
-{
-    if (!n)
-        return;
-    if (src->dtype == EV_STRING) {
-        EvStr *d = dst->data;
-        const EvStr *s = src->data;
-        for (size_t k = 0; k < n; k++)
-            ev_str_set(&d[di + k], &s[si + k]);
-        return;
-    }
-    size_t esz = ev_dtype_size(src->dtype);
-    memcpy((char *)dst->data + di * esz, (const char *)src->data + si * esz,
-           n * esz);
-}
-
 /* Sets every element of a fresh (zeroed) dst to src[si]. */
 static void ev_fill(EvValue *dst, const EvValue *src, size_t si)
 {

@@ -60,6 +60,12 @@ bool ev_dtype_is_int(int32_t dtype)
     }
 }
 
+bool ev_dtype_is_real(int32_t dtype)
+{
+    return dtype == EV_FLOAT || dtype == EV_DOUBLE || dtype == EV_FLOAT16 ||
+           dtype == EV_BFLOAT16;
+}
+
 /* ---- creation and lifetime ---------------------------------------------- */
 
 EvValue *ev_tensor_new(int32_t dtype, size_t rank, const int64_t *dims,
@@ -146,24 +152,32 @@ EvValue *ev_optional_new(EvValue *item)
     return v;
 }
 
+void ev_copy_elems(EvValue *dst, size_t doff, const EvValue *src, size_t soff,
+                   size_t n)
+{
+    if (!n)
+        return;
+    if (src->dtype == EV_STRING) {
+        const EvStr *s = (const EvStr *)src->data + soff;
+        EvStr *d = (EvStr *)dst->data + doff;
+        for (size_t k = 0; k < n; k++) {
+            d[k].len = s[k].len;
+            d[k].p = ir_alloc(s[k].len + 1);
+            if (s[k].len)
+                memcpy(d[k].p, s[k].p, s[k].len);
+        }
+        return;
+    }
+    size_t es = ev_dtype_size(src->dtype);
+    memcpy((char *)dst->data + doff * es, (const char *)src->data + soff * es,
+           n * es);
+}
+
 EvValue *ev_tensor_copy(const EvValue *t, IrError *err)
 {
     EvValue *v = ev_tensor_new(t->dtype, t->rank, t->dims, err);
-    if (!v)
-        return NULL;
-    if (t->dtype != EV_STRING) {
-        if (t->numel)
-            memcpy(v->data, t->data, t->numel * ev_dtype_size(t->dtype));
-        return v;
-    }
-    const EvStr *s = t->data;
-    EvStr *d = v->data;
-    for (size_t k = 0; k < t->numel; k++) {
-        d[k].len = s[k].len;
-        d[k].p = ir_alloc(s[k].len + 1);
-        if (s[k].len)
-            memcpy(d[k].p, s[k].p, s[k].len);
-    }
+    if (v)
+        ev_copy_elems(v, 0, t, 0, t->numel);
     return v;
 }
 
