@@ -446,7 +446,8 @@ void ev_bcast_init(EvBcast *b, size_t n, EvValue *const *t, size_t rank,
     memset(b, 0, sizeof *b);
     b->n = n < EV_BCAST_MAX ? n : EV_BCAST_MAX;
     b->rank = rank;
-    memcpy(b->dims, dims, rank * sizeof *dims);
+    if (rank)   /* a scalar's dims may be NULL */
+        memcpy(b->dims, dims, rank * sizeof *dims);
     for (size_t j = 0; j < b->n; j++) {
         size_t off = rank - t[j]->rank, s = 1;
         for (size_t d = t[j]->rank; d-- > 0;) {

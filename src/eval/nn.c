@@ -154,8 +154,13 @@ static const void *ev_real_in(EvCtx *c, const EvValue *t, bool dbl)
         return t->data;
     if (dbl) {
         double *v = ev_tmp(c, t->numel, sizeof *v);
-        for (size_t k = 0; v && k < t->numel; k++)
-            v[k] = ev_get_f(t, k);
+        const float *f = t->data;
+        if (v && t->dtype == EV_FLOAT)   /* the common case, vectorized */
+            for (size_t k = 0; k < t->numel; k++)
+                v[k] = f[k];
+        else
+            for (size_t k = 0; v && k < t->numel; k++)
+                v[k] = ev_get_f(t, k);
         return v;
     }
     float *v = ev_tmp(c, t->numel, sizeof *v);
