@@ -8,8 +8,11 @@ ort=../shared/tools/ort
 bin=build/bench/bench_eval
 OPENBLAS_NUM_THREADS=1
 export OPENBLAS_NUM_THREADS
-echo "| model | onnx-convert ms | ONNX Runtime ms | ratio |"
-echo "|---|---:|---:|---:|"
+echo "| model | onnx-convert ms | ONNX Runtime ms | ratio | ONNX Runtime, no graph optimization, ms | ratio |"
+echo "|---|---:|---:|---:|---:|---:|"
+ratio() {
+    awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0 && a > 0) printf "%.1f", a / b; else print "-" }'
+}
 for c in ../shared/models/mobilenet_v2_opset17 ../shared/models/shufflenet_v2_opset11 \
          ../shared/models/squeezenet1_1_opset13 ../shared/models/vit_tiny_opset17 \
          ../shared/models/tinybert_opset14 ../shared/models/lstm_tagger_opset14 \
@@ -19,7 +22,7 @@ for c in ../shared/models/mobilenet_v2_opset17 ../shared/models/shufflenet_v2_op
          ../shared/testdata/onnx-backend/light/light_vgg19; do
     [ -d "$c" ] || continue
     ours=$($bin "$c" "$runs" 2>/dev/null | tail -n 1 | awk '{print $2}')
-    theirs=$(node bench/ort_time.js "$ort" "$c" "$runs" 2>/dev/null | tail -n 1 | awk '{print $2}')
-    ratio=$(awk -v a="$ours" -v b="$theirs" 'BEGIN { if (b > 0 && a > 0) printf "%.2f", a / b; else print "-" }')
-    echo "| $(basename "$c") | $ours | $theirs | $ratio |"
+    theirs=$(node bench/ort_time.js "$ort" "$c" "$runs" all 2>/dev/null | tail -n 1 | awk '{print $2}')
+    plain=$(node bench/ort_time.js "$ort" "$c" "$runs" disabled 2>/dev/null | tail -n 1 | awk '{print $2}')
+    echo "| $(basename "$c") | $ours | $theirs | $(ratio "$ours" "$theirs") | $plain | $(ratio "$ours" "$plain") |"
 done

@@ -2,8 +2,11 @@
 // ort_time.js - ONNX Runtime's time per inference on a backend-test case,
 // single-threaded, for bench_eval.sh (a measurement, never a test).
 //
-//   node bench/ort_time.js ORT_DIR CASE_DIR [RUNS]
+//   node bench/ort_time.js ORT_DIR CASE_DIR [RUNS] [all|disabled]
 //
+// The last argument is ONNX Runtime's graph optimization level: "all" (its
+// default: fusions such as Conv+BatchNorm+Relu) or "disabled" (op by op,
+// as our evaluator runs).
 // ORT_DIR is ../shared/tools/ort (after its setup.sh), whose node_modules
 // hold onnxruntime-node and protobufjs. Prints "CASE_DIR median_ms".
 'use strict';
@@ -12,6 +15,7 @@ const fs = require('fs');
 const ortDir = path.resolve(process.argv[2]);
 const caseDir = process.argv[3];
 const runs = Number(process.argv[4] || 5);
+const level = process.argv[5] === 'disabled' ? 'disabled' : 'all';
 const ort = require(path.join(ortDir, 'node_modules', 'onnxruntime-node'));
 const protobuf = require(path.join(ortDir, 'node_modules', 'protobufjs'));
 
@@ -42,7 +46,7 @@ function readInput(file) {
 
 (async () => {
   const session = await ort.InferenceSession.create(path.join(caseDir, 'model.onnx'),
-    { intraOpNumThreads: 1, interOpNumThreads: 1 });
+    { intraOpNumThreads: 1, interOpNumThreads: 1, graphOptimizationLevel: level });
   const feeds = {};
   session.inputNames.forEach((name, k) => {
     feeds[name] = readInput(path.join(caseDir, 'test_data_set_0', `input_${k}.pb`));
