@@ -318,5 +318,40 @@ check_usage "convert with an unknown option" \
     "$BIN" convert "$usage_in" -o "$OUTDIR/out.onnx" --no-such-option
 check_usage "info without a model" "$BIN" info
 
+# The evaluator: a model it cannot run ends with exit 1, one line naming
+# the input or node, and no output file in OUTDIR.
+case_dir=""
+[ -n "$good" ] && case_dir=$(dirname "$good")
+if [ -n "$case_dir" ] && [ -d "$case_dir/test_data_set_0" ]; then
+    check_run() {
+        label=$1
+        want_text=$2
+        shift 2
+        check_rejected "$label" 1 "$@"
+        if ! grep -q -- "$want_text" "$ERR"; then
+            bad "$label: the message does not name $want_text: $(snippet "$ERR")"
+        fi
+        left=$(leftovers)
+        if [ -n "$left" ]; then
+            bad "$label left files behind: $left"
+            clean_out
+        fi
+    }
+    mkdir "$TMP/no_inputs" "$TMP/wrong_type"
+    check_run "run with a missing input file" "input_0.pb" \
+        "$BIN" run "$good" --inputs "$TMP/no_inputs" -o "$OUTDIR/res"
+    # test_abs's input is float; feed it the int64 expected output of another case.
+    other=$(dirname "$case_dir")/test_argmax_default_axis_example/test_data_set_0/output_0.pb
+    if [ -f "$other" ]; then
+        cp "$other" "$TMP/wrong_type/input_0.pb"
+        check_run "run with an input of the wrong type" "INT64" \
+            "$BIN" run "$good" --inputs "$TMP/wrong_type" -o "$OUTDIR/res"
+    fi
+    check_run "test with a model that computes something else" "output 0" \
+        "$BIN" test "$case_dir" --model "$(dirname "$case_dir")/test_neg/model.onnx"
+    check_usage "run without -o" "$BIN" run "$good" --inputs "$case_dir/test_data_set_0"
+    check_usage "test with a bad tolerance" "$BIN" test "$case_dir" --rtol -1
+fi
+
 echo "hostile_cli: $passed passed, $failed failed"
 [ "$failed" = 0 ]
