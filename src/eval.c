@@ -23,12 +23,22 @@ typedef struct EvInit {
     UT_hash_handle hh;
 } EvInit;
 
+/* A graph's drop lists (see ev_drops_build), made once per run: a Loop or
+ * Scan body runs many times with the same lists. */
+typedef struct EvDrops {
+    const IrGraph *key;
+    size_t n_nodes;
+    IrPtrList *at;
+    UT_hash_handle hh;
+} EvDrops;
+
 struct EvRun {
     IrModel *m;
     EvOptions opt;
     uint64_t rng;
     unsigned depth;
     EvInit *inits;
+    EvDrops *drops;
 };
 
 typedef struct EvSlot {
@@ -746,18 +756,40 @@ static void ev_frame_drop(EvFrame *f, const IrValue *key)
 static int ev_graph(EvRun *r, EvFrame *f, EvScope *s, const IrFunction *fn,
                     IrGraph *g, IrError *err)
 {
-    size_t n_nodes, i = 0;
-    IrPtrList *drops = ev_drops_build(g, &n_nodes);
+    EvDrops *d;
+    HASH_FIND_PTR(r->drops, &g, d);
+    if (!d) {
+        d = ir_alloc(sizeof *d);
+        d->key = g;
+        d->at = ev_drops_build(g, &d->n_nodes);
+        HASH_ADD_PTR(r->drops, key, d);
+    }
+    size_t i = 0;
     int rc = 0;
     for (IrNode *n = g->first; n && !rc; n = n->next, i++) {
         rc = ev_node(r, f, s, fn, n, err);
-        for (size_t k = 0; !rc && k < drops[i].n; k++)
-            ev_frame_drop(f, drops[i].p[k]);
+        for (size_t k = 0; !rc && i < d->n_nodes && k < d->at[i].n; k++)
+            ev_frame_drop(f, d->at[i].p[k]);
     }
-    for (size_t k = 0; k < n_nodes; k++)
-        free(drops[k].p);
-    free(drops);
     return rc;
+}
+
+static void ev_run_free(EvRun *r)
+{
+    EvInit *e, *etmp;
+    HASH_ITER(hh, r->inits, e, etmp) {
+        HASH_DEL(r->inits, e);
+        ev_unref(e->v);
+        free(e);
+    }
+    EvDrops *d, *dtmp;
+    HASH_ITER(hh, r->drops, d, dtmp) {
+        HASH_DEL(r->drops, d);
+        for (size_t k = 0; k < d->n_nodes; k++)
+            free(d->at[k].p);
+        free(d->at);
+        free(d);
+    }
 }
 
 /* ---- the model --------------------------------------------------------- */
@@ -870,12 +902,7 @@ int ev_model_run(IrModel *m, const EvOptions *opt, size_t n_in,
     if (!rc)
         rc = ev_collect_outputs(&r, &f, g, n, res, err);
     ev_frame_clear(&f);
-    EvInit *e, *tmp;
-    HASH_ITER(hh, r.inits, e, tmp) {
-        HASH_DEL(r.inits, e);
-        ev_unref(e->v);
-        free(e);
-    }
+    ev_run_free(&r);
     if (rc) {
         free(res);
         return -1;
