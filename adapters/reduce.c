@@ -123,6 +123,194 @@ static int ad_red_noop(AdCtx *c)
     return 0;
 }
 
+/* ---- axes input that is not a constant ------------------------------- */
+
+/* How a reduction with runtime axes is rebuilt one axis at a time: an
+ * element step before (x*x, |x|), the op that is folded over each chosen
+ * axis, and a step after (sqrt, log). Folding per axis is the same
+ * reduction because each of these ops is associative over the elements it
+ * combines (sum, product, max, min, mean of equal-size groups, and
+ * log-sum-exp of log-sum-exps). */
+typedef struct {
+    const char *op;      /* the reduction */
+    const char *pre;     /* "Abs", "Square" (x*x) or NULL */
+    const char *fold;    /* op applied per axis */
+    const char *post;    /* "Sqrt", "Log" or NULL */
+    bool float_only;     /* folding rounds differently on integers */
+} AdRedPlan;
+
+static const AdRedPlan ad_red_plans[] = {
+    {"ReduceSum", NULL, "ReduceSum", NULL, false},
+    {"ReduceProd", NULL, "ReduceProd", NULL, false},
+    {"ReduceMax", NULL, "ReduceMax", NULL, false},
+    {"ReduceMin", NULL, "ReduceMin", NULL, false},
+    {"ReduceMean", NULL, "ReduceMean", NULL, true},
+    {"ReduceL1", "Abs", "ReduceSum", NULL, false},
+    {"ReduceSumSquare", "Square", "ReduceSum", NULL, false},
+    {"ReduceL2", "Square", "ReduceSum", "Sqrt", true},
+    {"ReduceLogSum", NULL, "ReduceSum", "Log", true},
+    {"ReduceLogSumExp", NULL, "ReduceLogSumExp", NULL, true},
+};
+
+static const AdRedPlan *ad_red_plan(const char *op)
+{
+    for (size_t i = 0; i < sizeof ad_red_plans / sizeof ad_red_plans[0]; i++)
+        if (strcmp(op, ad_red_plans[i].op) == 0)
+            return &ad_red_plans[i];
+    return NULL;
+}
+
+static bool ad_red_is_float(int32_t t)
+{
+    return t == 1 || t == 10 || t == 11 || t == 16;
+}
+
+/* Whether `op` takes its axes as an input at `opset` (ReduceSum from 13,
+ * the other reductions from 18). */
+static bool ad_red_axes_input(const char *op, int64_t opset)
+{
+    return opset >= (strcmp(op, "ReduceSum") == 0 ? 13 : 18);
+}
+
+/* One branch of an If: a graph nested in c->g whose only node is `op` on y
+ * (for a reduction: over axis `axis` alone, keepdims as given), with its
+ * output typed et. An axes input is a constant of the enclosing graph,
+ * which the branch reads from there. */
+static IrGraph *ad_red_branch(AdCtx *c, const char *op, IrValue *y, int64_t axis,
+                              int64_t keepdims, int32_t et)
+{
+    bool reduce = strcmp(op, "Identity") != 0;
+    IrValue *in[2] = {y, NULL};
+    size_t n_in = 1;
+    if (reduce && ad_red_axes_input(op, c->build_opset)) {
+        if (!(in[1] = ad_const_i64s(c, 1, &axis)))
+            return NULL;
+        n_in = 2;
+    }
+    IrGraph *outer = c->g, *sub = ir_graph_new(outer);
+    c->g = sub;
+    IrNode *k = ad_node_in(c, c->domain, NULL, op, n_in, in, 1);
+    if (k && reduce) {
+        if (n_in == 1)
+            ad_set_attr_ints(c, k, "axes", 1, &axis);
+        ad_set_attr_i(c, k, "keepdims", keepdims);
+    }
+    int rc = k ? ad_infer(c, k) : -1;
+    c->g = outer;
+    if (rc < 0) {
+        ir_graph_free(sub);
+        return NULL;
+    }
+    IrType *t = ir_type_tensor(et, 0, NULL);
+    ir_shape_free(t->shape);
+    t->shape = NULL;
+    ir_graph_add_output(sub, k->out[0], t);
+    return sub;
+}
+
+/* flags[i] (a bool vector of length r) says whether axis i is reduced: it
+ * is named in axes (as i or i - r), or axes is empty and
+ * noop_with_empty_axes is 0 (then every axis is). */
+static IrValue *ad_red_flags(AdCtx *c, IrValue *axes, int r, bool noop)
+{
+    int64_t one = 1, *pos = ir_alloc_array((size_t)r, sizeof *pos),
+            *neg = ir_alloc_array((size_t)r, sizeof *neg);
+    for (int i = 0; i < r; i++) {
+        pos[i] = i;
+        neg[i] = i - r;
+    }
+    IrValue *col = ad_axes_op(c, c->n, "Unsqueeze", axes, 1, &one);  /* [n,1] */
+    IrValue *pv = ad_const_i64s(c, (size_t)r, pos), *nv = ad_const_i64s(c, (size_t)r, neg);
+    free(pos);
+    free(neg);
+    IrValue *hit = ad_op2(c, "Or", ad_op2(c, "Equal", col, pv), ad_op2(c, "Equal", col, nv));
+    /* Summed over the axes entries (axis 0), in the build opset's form. */
+    int64_t zero = 0;
+    IrValue *sin[2] = {ad_cast(c, hit, 1), NULL};
+    size_t n_sin = 1;
+    if (c->build_opset >= 13) {
+        sin[1] = ad_const_i64s(c, 1, &zero);
+        n_sin = 2;
+    }
+    IrNode *sum = sin[0] && (n_sin == 1 || sin[1])
+                      ? ad_node_in(c, c->domain, c->n, "ReduceSum", n_sin, sin, 1) : NULL;
+    if (sum) {
+        if (c->build_opset < 13)
+            ad_set_attr_ints(c, sum, "axes", 1, &zero);
+        ad_set_attr_i(c, sum, "keepdims", 0);
+        if (ad_infer(c, sum) < 0)
+            sum = NULL;
+    }
+    IrValue *flags = ad_op2(c, "Greater", sum ? sum->out[0] : NULL,
+                            ad_const_scalar(c, 1, 0.0));
+    if (!noop) {
+        IrValue *empty = ad_op2(c, "Equal", ad_op1(c, "Size", axes),
+                                ad_const_scalar(c, 7, 0.0));
+        flags = ad_op2(c, "Or", flags, empty);
+    }
+    return flags;
+}
+
+/* Down with an axes input that is not a constant (its values come at run
+ * time): the input's rank r is known, so each axis i = r-1 .. 0 gets an If
+ * whose then-branch reduces axis i alone (keepdims as the node says) and
+ * whose else-branch passes the data on. Going from the last axis down
+ * keeps the numbering of the axes not yet visited when keepdims is 0.
+ * The conditions are computed from axes with ops of every opset:
+ * Equal/Or against i and i - r, summed. */
+static int ad_red_dynamic(AdCtx *c, IrValue *axes, bool noop)
+{
+    IrValue *x = ad_in(c, 0);
+    const AdRedPlan *p = ad_red_plan(c->n->op_type);
+    int r = ad_rank(x);
+    int32_t et = ad_elem(x);
+    if (!p || r < 1)
+        return ad_refuse(c, "not-constant",
+                         "axes '%s' is not a constant and the input's rank is %s",
+                         axes->name, r < 0 ? "unknown" : "0");
+    if (!et)
+        return ad_refuse(c, "type-unknown", "the input's element type is unknown");
+    if (p->float_only && !ad_red_is_float(et))
+        return ad_refuse(c, "not-constant",
+                         "axes '%s' is not a constant, and reducing %s one axis at a "
+                         "time rounds differently", axes->name, ir_dtype_name(et));
+    int64_t keep = ad_attr_i(c, "keepdims", 1);
+    IrValue *flags = ad_red_flags(c, axes, r, noop);
+    IrValue *y = x;
+    if (p->pre)
+        y = strcmp(p->pre, "Square") == 0 ? ad_op2(c, "Mul", x, x) : ad_op1(c, p->pre, x);
+    IrNode *last = NULL;
+    for (int i = r - 1; i >= 0 && flags && y; i--) {
+        IrValue *cond = ad_op2(c, "Gather", flags, ad_const_scalar(c, 7, (double)i));
+        IrGraph *tb = cond ? ad_red_branch(c, p->fold, y, i, keep, et) : NULL;
+        IrGraph *eb = tb ? ad_red_branch(c, "Identity", y, 0, 0, et) : NULL;
+        if (!eb) {
+            if (tb)
+                ir_graph_free(tb);
+            return c->reason ? -1 : ad_refuse(c, "internal", "cannot build an If");
+        }
+        last = ad_node_in(c, c->domain, c->n, "If", 1, &cond, 1);
+        if (!last) {
+            ir_graph_free(tb);
+            ir_graph_free(eb);
+            return -1;
+        }
+        ir_node_set_attr(last, ir_attr_graph("then_branch", tb));
+        ir_node_set_attr(last, ir_attr_graph("else_branch", eb));
+        if (ad_infer(c, last) < 0)
+            return -1;
+        y = last->out[0];
+    }
+    if (p->post && y) {
+        last = ad_node(c, c->n, p->post, 1, &y, 1);
+        y = last ? last->out[0] : NULL;
+    }
+    if (!y || !last)
+        return c->reason ? -1 : ad_refuse(c, "internal", "cannot rebuild the reduction");
+    ad_replace(c, last);
+    return 0;
+}
+
 /* Down (ReduceSum 13 -> 11, the others 18 -> 13): a constant axes input
  * becomes the attribute; no or empty axes reduce everything (no
  * attribute) unless noop_with_empty_axes is 1 (see ad_red_noop). With
@@ -134,9 +322,7 @@ static int ad_red_down(AdCtx *c)
     int64_t *v = NULL;
     size_t n = 0;
     if (ax && !ad_const_ints(ax, &v, &n))
-        return ad_refuse(c, "not-constant",
-                         "axes '%s' must be a constant to become the axes attribute",
-                         ax->name);
+        return ad_red_dynamic(c, ax, noop);
     ad_drop_attr(c, "noop_with_empty_axes");
     if (ax) {
         ir_node_set_input(c->n, 1, NULL);
