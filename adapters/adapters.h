@@ -58,6 +58,9 @@ typedef struct AdCtx {
                                 not exist there (or is deprecated there) */
     int64_t build_opset;     /* the opset new nodes are built for; starts at
                                 to_opset */
+    int64_t goal_opset;      /* the opset the whole conversion goes to: an
+                                adapter may pick a form that later steps
+                                can carry there (0 = unknown) */
     IrError *err;
     const char *reason;      /* set by ad_refuse: a short stable key for
                                 reports ("not-constant", "type", ...) */
@@ -203,6 +206,21 @@ IrValue *ad_const_tensor(AdCtx *c, int32_t dtype, size_t ndims,
 IrValue *ad_const_i64s(AdCtx *c, size_t n, const int64_t *v);
 /* A 0-D (scalar) constant of the given element type holding x. */
 IrValue *ad_const_scalar(AdCtx *c, int32_t dtype, double x);
+
+/* Subgraphs (If branches, Loop bodies): make one with ir_graph_new(c->g)
+ * and attach it with ir_node_set_attr(node, ir_attr_graph(name, sub)).
+ * ad_sub_node appends a node of `op` to sub (inputs may be values of sub or
+ * of an enclosing graph), typed at c->build_opset when `infer` (set its
+ * attributes first, or pass false and call ad_sub_infer after). Constants
+ * a subgraph needs are best made in c->g before the node (ad_const_*) and
+ * read from there. */
+IrNode *ad_sub_node(AdCtx *c, IrGraph *sub, const char *op, size_t n_in,
+                    IrValue *const *in, size_t n_out, bool infer);
+int ad_sub_infer(AdCtx *c, IrNode *k);
+/* A scalar input of sub (a Loop body's iteration number or condition). */
+IrValue *ad_sub_input(IrGraph *sub, const char *base, int32_t dtype);
+/* Makes v an output of sub, typed with dtype and no shape. */
+void ad_sub_output(IrGraph *sub, IrValue *v, int32_t dtype);
 
 /* The output of op(a) / op(a, b), a new node before c->n typed at
  * c->build_opset; NULL when building failed or an input is NULL (a builder

@@ -227,6 +227,47 @@ IrNode *ad_node(AdCtx *c, IrNode *before, const char *op, size_t n_in,
     return k;
 }
 
+IrNode *ad_sub_node(AdCtx *c, IrGraph *sub, const char *op, size_t n_in,
+                    IrValue *const *in, size_t n_out, bool infer)
+{
+    IrGraph *outer = c->g;
+    c->g = sub;
+    IrNode *k = ad_node_in(c, c->domain, NULL, op, n_in, in, n_out);
+    if (k && infer && ad_infer(c, k) < 0)
+        k = NULL;
+    c->g = outer;
+    return k;
+}
+
+int ad_sub_infer(AdCtx *c, IrNode *k)
+{
+    IrGraph *outer = c->g;
+    c->g = k->graph;
+    int rc = ad_infer(c, k);
+    c->g = outer;
+    return rc;
+}
+
+IrValue *ad_sub_input(IrGraph *sub, const char *base, int32_t dtype)
+{
+    char *nm = ir_graph_fresh_name(sub, base);
+    IrValueInfo *vi = ir_graph_add_input(sub, nm, ir_type_tensor(dtype, 0, NULL));
+    free(nm);
+    if (!vi)
+        return NULL;
+    if (!vi->value->type)
+        vi->value->type = ir_type_tensor(dtype, 0, NULL);
+    return vi->value;
+}
+
+void ad_sub_output(IrGraph *sub, IrValue *v, int32_t dtype)
+{
+    IrType *t = ir_type_tensor(dtype, 0, NULL);
+    ir_shape_free(t->shape);
+    t->shape = NULL;
+    ir_graph_add_output(sub, v, t);
+}
+
 IrValue *ad_axes_op(AdCtx *c, IrNode *before, const char *op, IrValue *x,
                     size_t n, const int64_t *axes)
 {

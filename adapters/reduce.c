@@ -172,12 +172,14 @@ static bool ad_red_axes_input(const char *op, int64_t opset)
     return opset >= (strcmp(op, "ReduceSum") == 0 ? 13 : 18);
 }
 
-/* One branch of an If: a graph nested in c->g whose only node is `op` on y
- * (for a reduction: over axis `axis` alone, keepdims as given), with its
- * output typed et. An axes input is a constant of the enclosing graph,
- * which the branch reads from there. */
+/* One branch of an If: a graph nested in c->g that computes `op` on y
+ * (for a reduction: over axis `axis` alone, keepdims as given) and, when
+ * `full` is given, broadcasts the result back to y's shape: Expand to
+ * the shape `full`, or Mul by `full` when it is a ones tensor (opset 7
+ * has no Expand; x * 1 is x for every value). Its output is typed et.
+ * An axes input is a constant of the enclosing graph, read from there. */
 static IrGraph *ad_red_branch(AdCtx *c, const char *op, IrValue *y, int64_t axis,
-                              int64_t keepdims, int32_t et)
+                              int64_t keepdims, int32_t et, IrValue *full)
 {
     bool reduce = strcmp(op, "Identity") != 0;
     IrValue *in[2] = {y, NULL};
@@ -187,25 +189,81 @@ static IrGraph *ad_red_branch(AdCtx *c, const char *op, IrValue *y, int64_t axis
             return NULL;
         n_in = 2;
     }
-    IrGraph *outer = c->g, *sub = ir_graph_new(outer);
-    c->g = sub;
-    IrNode *k = ad_node_in(c, c->domain, NULL, op, n_in, in, 1);
+    IrGraph *sub = ir_graph_new(c->g);
+    IrNode *k = ad_sub_node(c, sub, op, n_in, in, 1, false);
     if (k && reduce) {
         if (n_in == 1)
             ad_set_attr_ints(c, k, "axes", 1, &axis);
         ad_set_attr_i(c, k, "keepdims", keepdims);
     }
-    int rc = k ? ad_infer(c, k) : -1;
-    c->g = outer;
-    if (rc < 0) {
+    if (k && ad_sub_infer(c, k) < 0)
+        k = NULL;
+    if (k && reduce && full) {
+        IrValue *b[2] = {k->out[0], full};
+        k = ad_sub_node(c, sub, ad_elem(full) == 7 ? "Expand" : "Mul", 2, b, 1, true);
+    }
+    if (!k) {
         ir_graph_free(sub);
         return NULL;
     }
-    IrType *t = ir_type_tensor(et, 0, NULL);
-    ir_shape_free(t->shape);
-    t->shape = NULL;
-    ir_graph_add_output(sub, k->out[0], t);
+    ad_sub_output(sub, k->out[0], et);
     return sub;
+}
+
+/* If(cond) with then-branch `op` over axis i of y (see ad_red_branch) and
+ * else-branch y itself. Returns the If's output. */
+static IrValue *ad_red_if(AdCtx *c, IrValue *cond, const char *op, IrValue *y,
+                          int64_t i, int64_t keepdims, int32_t et, IrValue *full)
+{
+    IrGraph *tb = cond && y ? ad_red_branch(c, op, y, i, keepdims, et, full) : NULL;
+    IrGraph *eb = tb ? ad_red_branch(c, "Identity", y, 0, 0, et, NULL) : NULL;
+    IrNode *k = eb ? ad_node_in(c, c->domain, c->n, "If", 1, &cond, 1) : NULL;
+    if (!k) {
+        if (tb)
+            ir_graph_free(tb);
+        if (eb)
+            ir_graph_free(eb);
+        if (!c->reason)
+            ad_refuse(c, "internal", "cannot build an If");
+        return NULL;
+    }
+    ir_node_set_attr(k, ir_attr_graph("then_branch", tb));
+    ir_node_set_attr(k, ir_attr_graph("else_branch", eb));
+    return ad_infer(c, k) < 0 ? NULL : k->out[0];
+}
+
+/* 0, 1, ..., n-1 (int64) for a scalar n known at run time, as the scan
+ * output of a Loop of n iterations that emits its iteration number (the
+ * form every opset has; Loop-1 needs a loop-carried value, so n itself is
+ * carried along unchanged). */
+static IrValue *ad_red_iota(AdCtx *c, IrValue *n)
+{
+    IrValue *yes = n ? ad_const_scalar(c, 9, 1.0) : NULL;
+    IrGraph *b = yes ? ir_graph_new(c->g) : NULL;
+    if (!b)
+        return NULL;
+    IrValue *it = ad_sub_input(b, "iota_iter", 7), *cond = ad_sub_input(b, "iota_cond", 9);
+    IrValue *carry = ad_sub_input(b, "iota_carry", 7);
+    IrNode *k[3] = {NULL, NULL, NULL};
+    IrValue *src[3] = {cond, carry, it};
+    for (int j = 0; j < 3 && src[j]; j++)
+        if (!(k[j] = ad_sub_node(c, b, "Identity", 1, &src[j], 1, true)))
+            break;
+    if (!k[2]) {
+        ir_graph_free(b);
+        return NULL;
+    }
+    ad_sub_output(b, k[0]->out[0], 9);
+    ad_sub_output(b, k[1]->out[0], 7);
+    ad_sub_output(b, k[2]->out[0], 7);
+    IrValue *in[3] = {n, yes, n};
+    IrNode *loop = ad_node_in(c, c->domain, c->n, "Loop", 3, in, 2);
+    if (!loop) {
+        ir_graph_free(b);
+        return NULL;
+    }
+    ir_node_set_attr(loop, ir_attr_graph("body", b));
+    return ad_infer(c, loop) < 0 ? NULL : loop->out[1];
 }
 
 /* flags[i] (a bool vector of length r) says whether axis i is reduced: it
@@ -251,6 +309,133 @@ static IrValue *ad_red_flags(AdCtx *c, IrValue *axes, int r, bool noop)
     return flags;
 }
 
+/* A constant of y's (static) shape, r dims and n elements, all ones of
+ * type et. */
+static IrValue *ad_red_ones(AdCtx *c, IrValue *y, int r, uint64_t n, int32_t et)
+{
+    int bits = ir_dtype_bits(et);
+    if (bits < 8) {
+        ad_refuse(c, "type", "no ones tensor of %s", ir_dtype_name(et) ? ir_dtype_name(et) : "?");
+        return NULL;
+    }
+    size_t w = (size_t)bits / 8;
+    uint8_t one[8] = {0};
+    switch (et) {
+    case 1: { float f = 1.0f; memcpy(one, &f, 4); break; }
+    case 11: { double d = 1.0; memcpy(one, &d, 8); break; }
+    case 10: one[1] = 0x3c; break;         /* float16 1.0 = 0x3c00 */
+    case 16: one[0] = 0x80; one[1] = 0x3f; break; /* bfloat16 0x3f80 */
+    default: one[0] = 1; break;           /* integers (little-endian) */
+    }
+    uint8_t *buf = ir_alloc_array((size_t)n, w);
+    for (uint64_t i = 0; i < n; i++)
+        memcpy(buf + i * w, one, w);
+    int64_t dims[64];
+    for (int i = 0; i < r && i < 64; i++)
+        dims[i] = ad_dim(y, i);
+    IrValue *v = r <= 64 ? ad_const_tensor(c, et, (size_t)r, dims, buf, (size_t)n * w) : NULL;
+    free(buf);
+    return v;
+}
+
+/* The sum of the int64 vector v, as a scalar, in the build opset's form. */
+static IrValue *ad_red_sum_all(AdCtx *c, IrValue *v)
+{
+    int64_t zero = 0;
+    IrValue *in[2] = {v, NULL};
+    size_t n_in = 1;
+    if (c->build_opset >= 13) {
+        in[1] = ad_const_i64s(c, 1, &zero);
+        n_in = 2;
+    }
+    IrNode *k = v && (n_in == 1 || in[1])
+                    ? ad_node_in(c, c->domain, c->n, "ReduceSum", n_in, in, 1) : NULL;
+    if (!k)
+        return NULL;
+    if (c->build_opset < 13)
+        ad_set_attr_ints(c, k, "axes", 1, &zero);
+    ad_set_attr_i(c, k, "keepdims", 0);
+    return ad_infer(c, k) < 0 ? NULL : k->out[0];
+}
+
+/* keepdims=0 below opset 11: y has length len[i] on axis i, 1 on the
+ * reduced ones (fi[i] = 1). Axis i gets the score (1 - fi[i]) * 2r + r - i,
+ * so a TopK of all r scores lists the kept axes first, in order; the first
+ * r - sum(fi) of them give the shape y is reshaped to. */
+static IrValue *ad_red_drop_axes(AdCtx *c, IrValue *y, IrValue *len, IrValue *fi, int r)
+{
+    int64_t *rank_left = ir_alloc_array((size_t)r, sizeof *rank_left), k = r;
+    for (int i = 0; i < r; i++)
+        rank_left[i] = r - i;
+    IrValue *kept = ad_op2(c, "Sub", ad_const_scalar(c, 7, 1.0), fi);
+    IrValue *score = ad_op2(c, "Add", ad_op2(c, "Mul", kept, ad_const_scalar(c, 7, 2.0 * r)),
+                            ad_const_i64s(c, (size_t)r, rank_left));
+    free(rank_left);
+    IrValue *in[2] = {ad_cast(c, score, 1), NULL};
+    size_t n_in = 1;
+    if (c->build_opset >= 10) {
+        in[1] = ad_const_i64s(c, 1, &k);
+        n_in = 2;
+    }
+    IrNode *top = in[0] && (n_in == 1 || in[1])
+                      ? ad_node_in(c, c->domain, c->n, "TopK", n_in, in, 2) : NULL;
+    if (top && c->build_opset < 10)
+        ad_set_attr_i(c, top, "k", k);
+    if (!top || ad_infer(c, top) < 0)
+        return NULL;
+    IrValue *nk = ad_op2(c, "Sub", ad_const_scalar(c, 7, (double)r), ad_red_sum_all(c, fi));
+    IrValue *order = ad_op2(c, "Gather", top->out[1], ad_red_iota(c, nk));
+    return ad_op2(c, "Reshape", y, ad_op2(c, "Gather", len, order));
+}
+
+/* Below opset 11 an If's branches must return the same shape, so each
+ * axis' If reduces it and broadcasts the result back (or passes y on):
+ * after all r of them every element holds its group's reduction. Then
+ * each axis i keeps its first L_i positions (L_i = 1 when reduced, else
+ * its length) by a Gather on 0..L_i-1, which gives the keepdims=1 result;
+ * for keepdims=0 a Reshape drops the reduced axes (the kept lengths, in
+ * order, are the first entries of a TopK that ranks kept axes first). */
+static IrValue *ad_red_same_shape(AdCtx *c, const AdRedPlan *p, IrValue *y,
+                                  IrValue *flags, int r, int64_t keep, int32_t et)
+{
+    /* A length-0 axis would be broadcast back to length 0, leaving no
+     * position to keep: every length must be known and positive. */
+    uint64_t n = 1;
+    for (int i = 0; i < r; i++)
+        n = ad_dim(y, i) <= 0 ? 0 : n * (uint64_t)ad_dim(y, i);
+    if (n == 0 || n > ((uint64_t)1 << 24)) {
+        ad_refuse(c, "shape-unknown",
+                  "below opset 11 the input's shape must be known, without empty axes");
+        return NULL;
+    }
+    IrValue *shp = ad_op1(c, "Shape", y), *full = shp;
+    if (c->goal_opset < 8) {              /* no Expand: multiply by ones */
+        if (n > ((uint64_t)1 << 20)) {
+            ad_refuse(c, "too-large", "opset 7 would need a ones tensor of %llu elements",
+                      (unsigned long long)n);
+            return NULL;
+        }
+        full = ad_red_ones(c, y, r, n, et);
+    }
+    for (int i = 0; i < r && y && full; i++)
+        y = ad_red_if(c, ad_op2(c, "Gather", flags, ad_const_scalar(c, 7, (double)i)),
+                      p->fold, y, i, 1, et, full);
+    IrValue *fi = ad_cast(c, flags, 7);
+    IrValue *len = ad_op2(c, "Sub", shp,
+                          ad_op2(c, "Mul", fi, ad_op2(c, "Sub", shp, ad_const_scalar(c, 7, 1.0))));
+    for (int i = 0; i < r && y; i++) {
+        IrValue *li = ad_op2(c, "Gather", len, ad_const_scalar(c, 7, (double)i));
+        IrValue *in[2] = {y, ad_red_iota(c, li)};
+        IrNode *g = in[1] ? ad_node_in(c, c->domain, c->n, "Gather", 2, in, 1) : NULL;
+        if (g)
+            ad_set_attr_i(c, g, "axis", i);
+        y = g && ad_infer(c, g) == 0 ? g->out[0] : NULL;
+    }
+    if (keep || !y)
+        return y;
+    return ad_red_drop_axes(c, y, len, fi, r);
+}
+
 /* Down with an axes input that is not a constant (its values come at run
  * time): the input's rank r is known, so each axis i = r-1 .. 0 gets an If
  * whose then-branch reduces axis i alone (keepdims as the node says) and
@@ -279,28 +464,13 @@ static int ad_red_dynamic(AdCtx *c, IrValue *axes, bool noop)
     IrValue *y = x;
     if (p->pre)
         y = strcmp(p->pre, "Square") == 0 ? ad_op2(c, "Mul", x, x) : ad_op1(c, p->pre, x);
-    IrNode *last = NULL;
-    for (int i = r - 1; i >= 0 && flags && y; i--) {
-        IrValue *cond = ad_op2(c, "Gather", flags, ad_const_scalar(c, 7, (double)i));
-        IrGraph *tb = cond ? ad_red_branch(c, p->fold, y, i, keep, et) : NULL;
-        IrGraph *eb = tb ? ad_red_branch(c, "Identity", y, 0, 0, et) : NULL;
-        if (!eb) {
-            if (tb)
-                ir_graph_free(tb);
-            return c->reason ? -1 : ad_refuse(c, "internal", "cannot build an If");
-        }
-        last = ad_node_in(c, c->domain, c->n, "If", 1, &cond, 1);
-        if (!last) {
-            ir_graph_free(tb);
-            ir_graph_free(eb);
-            return -1;
-        }
-        ir_node_set_attr(last, ir_attr_graph("then_branch", tb));
-        ir_node_set_attr(last, ir_attr_graph("else_branch", eb));
-        if (ad_infer(c, last) < 0)
-            return -1;
-        y = last->out[0];
-    }
+    if (c->goal_opset > 0 && c->goal_opset < 11)
+        y = ad_red_same_shape(c, p, y, flags, r, keep, et);
+    else
+        for (int i = r - 1; i >= 0 && flags && y; i--)
+            y = ad_red_if(c, ad_op2(c, "Gather", flags, ad_const_scalar(c, 7, (double)i)),
+                          p->fold, y, i, keep, et, NULL);
+    IrNode *last = y ? y->producer : NULL;
     if (p->post && y) {
         last = ad_node(c, c->n, p->post, 1, &y, 1);
         y = last ? last->out[0] : NULL;

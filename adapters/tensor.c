@@ -1225,6 +1225,74 @@ static int ad_onehot_gone(AdCtx *c)
 
 /* ---- Range ---------------------------------------------------------- */
 
+/* The Loop body of ad_range_loop: iteration i emits start + T(i) * delta
+ * (start and delta are read from the enclosing graph). Loop-1 needs at
+ * least one loop-carried value: a copy of start is carried unchanged. */
+static IrGraph *ad_range_body(AdCtx *c, IrValue *start, IrValue *delta, int32_t dt)
+{
+    IrGraph *b = ir_graph_new(c->g);
+    IrValue *it = ad_sub_input(b, "range_iter", 7), *cond = ad_sub_input(b, "range_cond", 9);
+    IrValue *carry = ad_sub_input(b, "range_carry", dt);
+    IrNode *keep = it && cond ? ad_sub_node(c, b, "Identity", 1, &cond, 1, true) : NULL;
+    IrNode *pass = keep && carry ? ad_sub_node(c, b, "Identity", 1, &carry, 1, true) : NULL;
+    if (!pass)
+        keep = NULL;
+    IrNode *cast = keep ? ad_sub_node(c, b, "Cast", 1, &it, 1, false) : NULL;
+    if (cast)
+        ad_set_attr_i(c, cast, "to", dt);
+    IrNode *mul = NULL, *add = NULL;
+    if (cast && ad_sub_infer(c, cast) == 0) {
+        IrValue *m[2] = {cast->out[0], delta};
+        mul = ad_sub_node(c, b, "Mul", 2, m, 1, true);
+    }
+    if (mul) {
+        IrValue *a[2] = {start, mul->out[0]};
+        add = ad_sub_node(c, b, "Add", 2, a, 1, true);
+    }
+    if (!add) {
+        ir_graph_free(b);
+        return NULL;
+    }
+    ad_sub_output(b, keep->out[0], 9);
+    ad_sub_output(b, pass->out[0], dt);
+    ad_sub_output(b, add->out[0], dt);
+    return b;
+}
+
+/* Range below 11 with inputs known only at run time: a Loop of
+ * max(ceil((limit - start) / delta), 0) iterations, iteration i emitting
+ * start + i * delta as a scan output, which is Range's definition (the
+ * spec's own function body is such a Loop). The count is computed in
+ * double, as ONNX Runtime does: exact for every float and for integers
+ * below 2^53 in magnitude. */
+static int ad_range_loop(AdCtx *c)
+{
+    IrValue *s = ad_in(c, 0), *l = ad_in(c, 1), *d = ad_in(c, 2);
+    int32_t dt = ad_elem(s);
+    if (!dt)
+        return ad_refuse(c, "type-unknown", "Range's type is unknown");
+    IrValue *q = ad_op2(c, "Div", ad_op2(c, "Sub", ad_cast(c, l, 11), ad_cast(c, s, 11)),
+                        ad_cast(c, d, 11));
+    IrValue *n = ad_cast(c, ad_op2(c, "Max", ad_op1(c, "Ceil", q),
+                                   ad_const_scalar(c, 11, 0.0)), 7);
+    IrValue *yes = n ? ad_const_scalar(c, 9, 1.0) : NULL;
+    IrGraph *body = yes ? ad_range_body(c, s, d, dt) : NULL;
+    if (!body)
+        return c->reason ? -1 : ad_refuse(c, "internal", "cannot build Range's Loop");
+    IrValue *in[3] = {n, yes, s};
+    IrNode *loop = ad_node_in(c, c->domain, c->n, "Loop", 3, in, 2);
+    if (!loop) {
+        ir_graph_free(body);
+        return -1;
+    }
+    ir_node_set_attr(loop, ir_attr_graph("body", body));
+    if (ad_infer(c, loop) < 0)
+        return -1;
+    ad_move_output(c, 0, loop, 1);
+    ir_node_delete(c->n);
+    return 0;
+}
+
 /* Range below 11: constant start, limit and delta give a constant output
  * of max(ceil((limit - start) / delta), 0) elements start + i * delta,
  * computed in the input type (float arithmetic for float). */
@@ -1272,8 +1340,10 @@ static int ad_range_gone(AdCtx *c)
     }
     for (int i = 0; i < 3; i++)
         ev_unref(t[i]);
+    if (!y && !ok)
+        return ad_range_loop(c);
     if (!y)
-        return ad_refuse(c, ok ? "too-large" : "not-constant",
+        return ad_refuse(c, "too-large",
                          "start, limit and delta must be small constants");
     IrValue *v = ad_t_const_of(c, y);
     ev_unref(y);
@@ -1281,10 +1351,33 @@ static int ad_range_gone(AdCtx *c)
 }
 
 /* Range 27 -> 11: stash_type only sets the precision of float16/bfloat16
- * ranges, types version 11 lacks, so it goes. */
+ * ranges, types version 11 lacks. Version 27 computes such a range in the
+ * stash type (float by default) and casts the elements back, which is a
+ * Range-11 in float or double between two Casts. */
 static int ad_range_27_11(AdCtx *c)
 {
+    int64_t stash = ad_attr_i(c, "stash_type", 1);
     ad_drop_attr(c, "stash_type");
+    int32_t dt = ad_elem(ad_in(c, 0));
+    if (dt != 10 && dt != 16)
+        return 0;
+    if (stash != 1 && stash != 11)
+        return ad_refuse(c, "type", "Range-11 cannot compute in %s (stash_type)",
+                         ir_dtype_name((int32_t)stash) ? ir_dtype_name((int32_t)stash) : "?");
+    IrValue *in[3];
+    for (int i = 0; i < 3; i++)
+        in[i] = ad_cast(c, ad_in(c, (size_t)i), (int32_t)stash);
+    if (!in[0] || !in[1] || !in[2])
+        return -1;
+    IrNode *r = ad_node(c, c->n, "Range", 3, in, 1);
+    IrValue *y = r ? r->out[0] : NULL;
+    IrNode *back = y ? ad_node_in(c, c->domain, c->n, "Cast", 1, &y, 1) : NULL;
+    if (!back)
+        return -1;
+    ad_set_attr_i(c, back, "to", dt);
+    if (ad_infer(c, back) < 0)
+        return -1;
+    ad_replace(c, back);
     return 0;
 }
 

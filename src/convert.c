@@ -31,6 +31,7 @@ typedef struct CvRun {
     IrError *err;
     const char *domain;     /* the domain being walked */
     IrFunction *fn;         /* the function being walked, NULL = main scope */
+    int64_t goal;           /* the opset the walk of this domain ends at */
     int depth;              /* lowering recursion */
 } CvRun;
 
@@ -301,7 +302,7 @@ static int cv_apply(CvRun *run, IrGraph *g, IrNode *k, int64_t s, int64_t t)
                              k->attr[a]->ref_attr_name);
     AdCtx c = {.m = run->m, .fn = run->fn, .g = g, .n = k, .domain = run->domain,
                .from_opset = s, .to_opset = t, .from = F, .to = T,
-               .build_opset = t, .err = run->err};
+               .build_opset = t, .goal_opset = run->goal, .err = run->err};
     IrNode *after = k->prev, *stop = k->next;
     if (e->fn && e->fn(&c) < 0) {
         run->r->reason = c.reason ? c.reason : "adapter";
@@ -603,6 +604,7 @@ static int cv_domain(CvRun *run, const char *domain, int64_t to)
         return ir_fail(run->err, "opset %lld of %s is not one this tool knows (1..%lld)",
                        (long long)to, domain[0] ? domain : "ai.onnx", (long long)max);
     run->domain = domain;
+    run->goal = to;
     int64_t from = ir_model_opset(run->m, domain);
     if (from > max)
         return ir_fail(run->err, "the model imports %s opset %lld, newer than this tool knows (%lld)",
