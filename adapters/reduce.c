@@ -266,6 +266,26 @@ static IrValue *ad_red_iota(AdCtx *c, IrValue *n)
     return ad_infer(c, loop) < 0 ? NULL : loop->out[1];
 }
 
+/* v summed over its axis 0 (keepdims 0), in the build opset's form. */
+static IrValue *ad_red_sum0(AdCtx *c, IrValue *v)
+{
+    int64_t zero = 0;
+    IrValue *in[2] = {v, NULL};
+    size_t n_in = 1;
+    if (c->build_opset >= 13) {
+        in[1] = ad_const_i64s(c, 1, &zero);
+        n_in = 2;
+    }
+    IrNode *k = v && (n_in == 1 || in[1])
+                    ? ad_node_in(c, c->domain, c->n, "ReduceSum", n_in, in, 1) : NULL;
+    if (!k)
+        return NULL;
+    if (c->build_opset < 13)
+        ad_set_attr_ints(c, k, "axes", 1, &zero);
+    ad_set_attr_i(c, k, "keepdims", 0);
+    return ad_infer(c, k) < 0 ? NULL : k->out[0];
+}
+
 /* flags[i] (a bool vector of length r) says whether axis i is reduced: it
  * is named in axes (as i or i - r), or axes is empty and
  * noop_with_empty_axes is 0 (then every axis is). */
@@ -282,24 +302,8 @@ static IrValue *ad_red_flags(AdCtx *c, IrValue *axes, int r, bool noop)
     free(pos);
     free(neg);
     IrValue *hit = ad_op2(c, "Or", ad_op2(c, "Equal", col, pv), ad_op2(c, "Equal", col, nv));
-    /* Summed over the axes entries (axis 0), in the build opset's form. */
-    int64_t zero = 0;
-    IrValue *sin[2] = {ad_cast(c, hit, 1), NULL};
-    size_t n_sin = 1;
-    if (c->build_opset >= 13) {
-        sin[1] = ad_const_i64s(c, 1, &zero);
-        n_sin = 2;
-    }
-    IrNode *sum = sin[0] && (n_sin == 1 || sin[1])
-                      ? ad_node_in(c, c->domain, c->n, "ReduceSum", n_sin, sin, 1) : NULL;
-    if (sum) {
-        if (c->build_opset < 13)
-            ad_set_attr_ints(c, sum, "axes", 1, &zero);
-        ad_set_attr_i(c, sum, "keepdims", 0);
-        if (ad_infer(c, sum) < 0)
-            sum = NULL;
-    }
-    IrValue *flags = ad_op2(c, "Greater", sum ? sum->out[0] : NULL,
+    IrValue *count = ad_red_sum0(c, ad_cast(c, hit, 1));   /* hits per axis */
+    IrValue *flags = ad_op2(c, "Greater", count,
                             ad_const_scalar(c, 1, 0.0));
     if (!noop) {
         IrValue *empty = ad_op2(c, "Equal", ad_op1(c, "Size", axes),
@@ -338,26 +342,6 @@ static IrValue *ad_red_ones(AdCtx *c, IrValue *y, int r, uint64_t n, int32_t et)
     return v;
 }
 
-/* The sum of the int64 vector v, as a scalar, in the build opset's form. */
-static IrValue *ad_red_sum_all(AdCtx *c, IrValue *v)
-{
-    int64_t zero = 0;
-    IrValue *in[2] = {v, NULL};
-    size_t n_in = 1;
-    if (c->build_opset >= 13) {
-        in[1] = ad_const_i64s(c, 1, &zero);
-        n_in = 2;
-    }
-    IrNode *k = v && (n_in == 1 || in[1])
-                    ? ad_node_in(c, c->domain, c->n, "ReduceSum", n_in, in, 1) : NULL;
-    if (!k)
-        return NULL;
-    if (c->build_opset < 13)
-        ad_set_attr_ints(c, k, "axes", 1, &zero);
-    ad_set_attr_i(c, k, "keepdims", 0);
-    return ad_infer(c, k) < 0 ? NULL : k->out[0];
-}
-
 /* keepdims=0 below opset 11: y has length len[i] on axis i, 1 on the
  * reduced ones (fi[i] = 1). Axis i gets the score (1 - fi[i]) * 2r + r - i,
  * so a TopK of all r scores lists the kept axes first, in order; the first
@@ -383,7 +367,7 @@ static IrValue *ad_red_drop_axes(AdCtx *c, IrValue *y, IrValue *len, IrValue *fi
         ad_set_attr_i(c, top, "k", k);
     if (!top || ad_infer(c, top) < 0)
         return NULL;
-    IrValue *nk = ad_op2(c, "Sub", ad_const_scalar(c, 7, (double)r), ad_red_sum_all(c, fi));
+    IrValue *nk = ad_op2(c, "Sub", ad_const_scalar(c, 7, (double)r), ad_red_sum0(c, fi));
     IrValue *order = ad_op2(c, "Gather", top->out[1], ad_red_iota(c, nk));
     return ad_op2(c, "Reshape", y, ad_op2(c, "Gather", len, order));
 }
