@@ -228,6 +228,10 @@ void ad_sub_output(IrGraph *sub, IrValue *v, int32_t dtype);
  * expressions can be chained and checked once. */
 IrValue *ad_op1(AdCtx *c, const char *op, IrValue *a);
 IrValue *ad_op2(AdCtx *c, const char *op, IrValue *a, IrValue *b);
+/* Reduce op (ReduceSum, ReduceMax, ...) of x over axes[0..n) (n = 0: all),
+ * in c->build_opset's form (axes an attribute or an input). */
+IrValue *ad_reduce(AdCtx *c, const char *op, IrValue *x, size_t n, const int64_t *axes,
+                   bool keepdims);
 /* x cast to element type `to` (x itself when it has that type already),
  * in c->build_opset's form (`to` a type name before opset 6). */
 IrValue *ad_cast(AdCtx *c, IrValue *x, int32_t to);

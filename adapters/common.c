@@ -290,6 +290,24 @@ IrValue *ad_axes_op(AdCtx *c, IrNode *before, const char *op, IrValue *x,
     return k->out[0];
 }
 
+IrValue *ad_reduce(AdCtx *c, const char *op, IrValue *x, size_t n, const int64_t *axes,
+                   bool keepdims)
+{
+    if (!x || c->reason)
+        return NULL;
+    bool input = c->build_opset >= (strcmp(op, "ReduceSum") == 0 ? 13 : 18);
+    IrValue *in[2] = {x, input && n ? ad_const_i64s(c, n, axes) : NULL};
+    if (input && n && !in[1])
+        return NULL;
+    IrNode *k = ad_node_in(c, c->domain, c->n, op, in[1] ? 2 : 1, in, 1);
+    if (!k)
+        return NULL;
+    if (!input && n)
+        ad_set_attr_ints(c, k, "axes", n, axes);
+    ad_set_attr_i(c, k, "keepdims", keepdims ? 1 : 0);
+    return ad_infer(c, k) < 0 ? NULL : k->out[0];
+}
+
 IrValue *ad_op1(AdCtx *c, const char *op, IrValue *a)
 {
     if (c->reason || !a)

@@ -253,24 +253,11 @@ static IrValue *ad_red_iota(AdCtx *c, IrValue *n)
     return ad_infer(c, loop) < 0 ? NULL : loop->out[1];
 }
 
-/* v summed over its axis 0 (keepdims 0), in the build opset's form. */
+/* v summed over its axis 0 (keepdims 0). */
 static IrValue *ad_red_sum0(AdCtx *c, IrValue *v)
 {
     int64_t zero = 0;
-    IrValue *in[2] = {v, NULL};
-    size_t n_in = 1;
-    if (c->build_opset >= 13) {
-        in[1] = ad_const_i64s(c, 1, &zero);
-        n_in = 2;
-    }
-    IrNode *k = v && (n_in == 1 || in[1])
-                    ? ad_node_in(c, c->domain, c->n, "ReduceSum", n_in, in, 1) : NULL;
-    if (!k)
-        return NULL;
-    if (c->build_opset < 13)
-        ad_set_attr_ints(c, k, "axes", 1, &zero);
-    ad_set_attr_i(c, k, "keepdims", 0);
-    return ad_infer(c, k) < 0 ? NULL : k->out[0];
+    return ad_reduce(c, "ReduceSum", v, 1, &zero, false);
 }
 
 /* flags[i] (a bool vector of length r) says whether axis i is reduced: it
@@ -548,7 +535,7 @@ static int ad_arg_last_down(AdCtx *c)
     AD_UP(op, 13, 18, AD_ATTR_INPUT, ad_red_up), \
     AD_DOWN(op, 13, 18, AD_ATTR_INPUT, ad_red_down)
 
-static const AdEntry ad_reduce[] = {
+static const AdEntry ad_reduce_table[] = {
     AD_RED_EARLY("ReduceL1"), AD_BOTH("ReduceL1", 11, 13), AD_RED_18("ReduceL1"),
     AD_RED_EARLY("ReduceL2"), AD_BOTH("ReduceL2", 11, 13), AD_RED_18("ReduceL2"),
     AD_RED_EARLY("ReduceLogSum"), AD_BOTH("ReduceLogSum", 11, 13),
@@ -579,5 +566,5 @@ static const AdEntry ad_reduce[] = {
     AD_BOTH("ArgMin", 12, 13),
 };
 
-const AdFamily ad_family_reduce = {"reduce", ad_reduce,
-                                   sizeof ad_reduce / sizeof ad_reduce[0]};
+const AdFamily ad_family_reduce = {"reduce", ad_reduce_table,
+                                   sizeof ad_reduce_table / sizeof ad_reduce_table[0]};

@@ -244,10 +244,72 @@ static int ad_unsqueeze_up(AdCtx *c)
 }
 
 /* Down 13 -> 11 (Unsqueeze): a constant axes input becomes the attribute. */
+/* Unsqueeze 13 -> 11 with axes known only at run time (their number k
+ * is known from the type): the output has rank R = r + k, and position j
+ * is a new 1 when j (or j - R) is among the axes, else the next input
+ * dim, input dim j - (new dims before j). Those lengths are computed with
+ * integer ops and x is reshaped to them. Every input dim must be known
+ * and positive, since Reshape before 14 reads a 0 as "copy this dim". */
+static int ad_unsqueeze_dynamic(AdCtx *c, IrValue *axes)
+{
+    IrValue *x = ad_in(c, 0);
+    int r = ad_rank(x), k = ad_rank(axes) == 1 ? (int)ad_dim(axes, 0) : -1;
+    bool dims_ok = r >= 0;
+    for (int i = 0; i < r; i++)
+        dims_ok = dims_ok && ad_dim(x, i) > 0;
+    if (k < 0 || !dims_ok)
+        return ad_refuse(c, "not-constant", "axes '%s' is not a constant, and the %s",
+                         axes->name, k < 0 ? "number of axes is unknown"
+                                           : "input's dims are not all known");
+    int R = r + k;
+    int64_t one = 1, *pos = ir_alloc_array((size_t)R, sizeof *pos),
+            *neg = ir_alloc_array((size_t)R, sizeof *neg),
+            *tri = ir_alloc_array((size_t)R * (size_t)R, sizeof *tri),
+            *dims = ir_alloc_array((size_t)r + 1, sizeof *dims);
+    for (int j = 0; j < R; j++) {
+        pos[j] = j;
+        neg[j] = j - R;
+        for (int m = 0; m < R; m++)
+            tri[j * R + m] = m < j;       /* row j sums the flags before j */
+    }
+    for (int i = 0; i < r; i++)
+        dims[i] = ad_dim(x, i);
+    dims[r] = 1;                          /* a scalar x reads only this */
+    int64_t td[2] = {R, R}, rr = r + 1, zero = 0;
+    IrValue *col = ad_axes_op(c, c->n, "Unsqueeze", axes, 1, &one);
+    IrValue *pv = ad_const_i64s(c, (size_t)R, pos), *nv = ad_const_i64s(c, (size_t)R, neg);
+    IrValue *tv = ad_const_tensor(c, 7, 2, td, tri, (size_t)R * (size_t)R * sizeof *tri);
+    IrValue *dv = ad_const_tensor(c, 7, 1, &rr, dims, (size_t)rr * sizeof *dims);
+    free(pos);
+    free(neg);
+    free(tri);
+    free(dims);
+    IrValue *hit = ad_op2(c, "Or", ad_op2(c, "Equal", col, pv), ad_op2(c, "Equal", col, nv));
+    IrValue *f = ad_reduce(c, "ReduceSum", ad_cast(c, hit, 7), 1, &zero, false);  /* [R] */
+    IrValue *before = ad_reduce(c, "ReduceSum", ad_op2(c, "Mul", tv, f), 1, &one, false);
+    IrValue *keep = ad_op2(c, "Sub", ad_const_scalar(c, 7, 1.0), f);
+    /* new positions read the spare 1 at index r; the others their dim */
+    IrValue *src = ad_op2(c, "Add", ad_op2(c, "Mul", ad_op2(c, "Sub", pv, before), keep),
+                          ad_op2(c, "Mul", f, ad_const_scalar(c, 7, (double)r)));
+    IrValue *shape = ad_op2(c, "Gather", dv, src);
+    IrValue *in[2] = {x, shape};
+    IrNode *rs = shape ? ad_node(c, c->n, "Reshape", 2, in, 1) : NULL;
+    if (!rs)
+        return -1;
+    ad_replace(c, rs);
+    return 0;
+}
+
 static int ad_unsqueeze_down(AdCtx *c)
 {
-    if (!ad_in(c, 1))
+    IrValue *axes = ad_in(c, 1);
+    if (!axes)
         return ad_refuse(c, "attribute", "Unsqueeze without axes");
+    int64_t *v;
+    size_t n;
+    if (!ad_const_ints(axes, &v, &n))
+        return ad_unsqueeze_dynamic(c, axes);
+    free(v);
     return ad_input_to_attr(c, 1, "axes");
 }
 
