@@ -417,8 +417,53 @@ static int ad_split_up_11_13(AdCtx *c)
 }
 
 /* Down 13 -> 11: a constant split input becomes the attribute. */
+/* Split 13 -> 11 with part lengths known only at run time: part j is a
+ * Slice of x along the axis from the sum of the lengths before j to that
+ * plus its own (the prefix sums come from a product with a triangular
+ * constant, all in int64). Slice takes its bounds as inputs from opset
+ * 10; lower targets then refuse at Slice's own step. */
+static int ad_split_dynamic(AdCtx *c, IrValue *split)
+{
+    int n = (int)c->n->n_out;
+    if (ad_rank(split) != 1 || ad_dim(split, 0) != n)
+        return ad_refuse(c, "not-constant",
+                         "split '%s' is not a constant and its length is not known to be %d",
+                         split->name, n);
+    int64_t axis = ad_attr_i(c, "axis", 0), one = 1, td[2] = {n, n};
+    int64_t *tri = ir_alloc_array((size_t)n * (size_t)n, sizeof *tri);
+    for (int j = 0; j < n; j++)
+        for (int m = 0; m < n; m++)
+            tri[j * n + m] = m < j;
+    IrValue *tv = ad_const_tensor(c, 7, 2, td, tri, (size_t)n * (size_t)n * sizeof *tri);
+    free(tri);
+    IrValue *starts = ad_reduce(c, "ReduceSum", ad_op2(c, "Mul", tv, split), 1, &one, false);
+    IrValue *ends = ad_op2(c, "Add", starts, split), *av = ad_const_i64s(c, 1, &axis);
+    for (int j = 0; j < n; j++) {
+        int64_t jj = j;
+        IrValue *at = ad_const_i64s(c, 1, &jj);
+        IrValue *in[4] = {ad_in(c, 0), ad_op2(c, "Gather", starts, at),
+                          ad_op2(c, "Gather", ends, at), av};
+        if (!in[1] || !in[2] || !in[3])
+            return -1;
+        IrNode *k = c->n->out[j] ? ad_node(c, c->n, "Slice", 4, in, 1) : NULL;
+        if (c->n->out[j] && !k)
+            return -1;
+        if (k)
+            ad_move_output(c, (size_t)j, k, 0);
+    }
+    ir_node_delete(c->n);
+    return 0;
+}
+
 static int ad_split_down_13_11(AdCtx *c)
 {
+    IrValue *split = ad_in(c, 1);
+    int64_t *v;
+    size_t n;
+    if (split && !ad_const_ints(split, &v, &n))
+        return ad_split_dynamic(c, split);
+    if (split)
+        free(v);
     return ad_input_to_attr(c, 1, "split");
 }
 
