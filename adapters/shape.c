@@ -770,6 +770,57 @@ static int ad_pad_down_11_2(AdCtx *c)
     return ad_input_to_attr(c, 1, "pads");
 }
 
+/* Pad 18 -> 13 with axes or pads known only at run time: the full pads
+ * (begin and end for each of the r axes) are the per-axis pads scattered
+ * onto their axes. M[j][k] = 1 when axes[k] is j (or j - r), and
+ * begin[j] = sum_k M[j][k] * pads[k], end[j] likewise with pads[na + k],
+ * all in int64, which is exact. Pad-13 reads the result as its input. */
+static int ad_pad_axes_dynamic(AdCtx *c, IrValue *axv, IrValue *pv)
+{
+    int r = ad_rank(ad_in(c, 0));
+    int64_t na = ad_rank(axv) == 1 ? ad_dim(axv, 0) : -1;
+    if (r < 0 || na < 0 || ad_rank(pv) != 1 || ad_dim(pv, 0) != 2 * na)
+        return ad_refuse(c, "not-constant",
+                         "axes and pads are not constants, and the rank or their lengths are unknown");
+    int64_t *pos = ir_alloc_array((size_t)r + 1, sizeof *pos),
+            *neg = ir_alloc_array((size_t)r + 1, sizeof *neg),
+            *lo = ir_alloc_array((size_t)na + 1, sizeof *lo),
+            *hi = ir_alloc_array((size_t)na + 1, sizeof *hi);
+    for (int j = 0; j < r; j++) {
+        pos[j] = j;
+        neg[j] = j - r;
+    }
+    for (int64_t k = 0; k < na; k++) {
+        lo[k] = k;
+        hi[k] = na + k;
+    }
+    int64_t cd[2] = {r, 1}, zero = 0, one = 1;
+    IrValue *pc = ad_const_tensor(c, 7, 2, cd, pos, (size_t)r * sizeof *pos);
+    IrValue *nc = ad_const_tensor(c, 7, 2, cd, neg, (size_t)r * sizeof *neg);
+    IrValue *lv = ad_const_i64s(c, (size_t)na, lo), *hv = ad_const_i64s(c, (size_t)na, hi);
+    free(pos);
+    free(neg);
+    free(lo);
+    free(hi);
+    IrValue *row = ad_axes_op(c, c->n, "Unsqueeze", axv, 1, &zero);          /* [1,na] */
+    IrValue *m = ad_cast(c, ad_op2(c, "Or", ad_op2(c, "Equal", row, pc),
+                                   ad_op2(c, "Equal", row, nc)), 7);       /* [r,na] */
+    IrValue *begin = ad_reduce(c, "ReduceSum", ad_op2(c, "Mul", m, ad_op2(c, "Gather", pv, lv)),
+                               1, &one, false);
+    IrValue *end = ad_reduce(c, "ReduceSum", ad_op2(c, "Mul", m, ad_op2(c, "Gather", pv, hv)),
+                             1, &one, false);
+    IrValue *in[2] = {begin, end};
+    IrNode *cat = begin && end ? ad_node_in(c, c->domain, c->n, "Concat", 2, in, 1) : NULL;
+    if (!cat)
+        return -1;
+    ad_set_attr_i(c, cat, "axis", 0);
+    if (ad_infer(c, cat) < 0)
+        return -1;
+    ad_set_input(c, 1, cat->out[0]);
+    ad_sh_drop_input(c, 3);
+    return 0;
+}
+
 /* Down 18 -> 13: with the axes input, pads holds begins then ends for
  * those axes only; version 13 wants them for every axis. Constant axes
  * and pads and a known rank give the full pads (0 for the other axes). */
@@ -783,7 +834,7 @@ static int ad_pad_axes_down(AdCtx *c)
     size_t na, np;
     if (!ad_const_ints(axv, &ax, &na) || !ad_const_ints(pv, &p, &np)) {
         free(ax);
-        return ad_refuse(c, "not-constant", "axes and pads must be constants to expand pads");
+        return ad_pad_axes_dynamic(c, axv, pv);
     }
     bool changed;
     int rc = r < 0 ? ad_refuse(c, "shape-unknown", "the rank of the data is unknown")
