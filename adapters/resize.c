@@ -379,6 +379,189 @@ static IrValue *ad_rs_scales_for_10(AdCtx *c, double **s, size_t *n)
     return sc;
 }
 
+/* ---- nearest Resize as Gathers --------------------------------------- */
+
+/* Nearest resizing copies, per resized axis, input position idx[k] to
+ * output position k, so with a known input shape and constant scales or
+ * sizes it is a Gather per axis with a constant index table, at every
+ * opset and for every coordinate mode and rounding. The tables follow
+ * the spec: output lengths (floor(s * in) from scales; sizes, or under
+ * keep_aspect_ratio_policy round(s * in) with s the smallest/largest
+ * ratio), the coordinate transformation (on the real output length
+ * s * in when scales are given), then the rounding of nearest_mode and a
+ * clamp into the input. */
+typedef struct {
+    int64_t in, out;
+    double scale, outf;
+} AdRsAxis;
+
+static int ad_rs_which(AdCtx *c);
+static int64_t *ad_rs_axes(AdCtx *c, int r, size_t *n, bool *bad);
+
+/* x_original of output index x (tf_crop_and_resize is refused before). */
+static double ad_rs_coord(const char *ctm, const AdRsAxis *a, int64_t x)
+{
+    double xr = (double)x, in = (double)a->in, s = a->scale;
+    if (!strcmp(ctm, "align_corners"))
+        return a->outf == 1 ? 0.0 : xr * (in - 1) / (a->outf - 1);
+    if (!strcmp(ctm, "asymmetric"))
+        return xr / s;
+    if (!strcmp(ctm, "pytorch_half_pixel"))
+        return a->outf > 1 ? (xr + 0.5) / s - 0.5 : 0.0;
+    if (!strcmp(ctm, "tf_half_pixel_for_nn"))
+        return (xr + 0.5) / s;
+    if (!strcmp(ctm, "half_pixel_symmetric")) {
+        double adjust = (double)a->out / a->outf;
+        return in / 2 * (1 - adjust) + (xr + 0.5) / s - 0.5;
+    }
+    return (xr + 0.5) / s - 0.5;   /* half_pixel */
+}
+
+/* The input index nearest_mode nm picks for coordinate xo, clamped. */
+static int64_t ad_rs_near_pick(const char *nm, const AdRsAxis *a, double xo)
+{
+    double base = ceil(xo) - 1, ratio = xo - base;   /* ratio in (0, 1] */
+    bool up = ratio == 1 ? true
+            : !strcmp(nm, "round_prefer_ceil") ? ratio >= 0.5
+            : !strcmp(nm, "floor") ? false
+            : !strcmp(nm, "ceil") ? true
+            : ratio > 0.5;                           /* round_prefer_floor */
+    double v = base + (up ? 1 : 0);
+    if (!(v > 0))
+        return 0;
+    return v >= (double)(a->in - 1) ? a->in - 1 : (int64_t)v;
+}
+
+/* Fills ax[0..r) from the node's scales or sizes (over the resized axes
+ * `axes`, n of them); 0, or -1 after refusing. */
+static int ad_rs_lengths(AdCtx *c, AdRsAxis *ax, int r, const int64_t *axes, size_t n)
+{
+    char pb[32];
+    const char *pol = ad_rs_s(c, "keep_aspect_ratio_policy", "stretch", pb, sizeof pb);
+    int which = ad_rs_which(c);
+    double *sv = NULL, best = 0;
+    int64_t *zv = NULL;
+    size_t m = 0;
+    if (which < 0)
+        return -1;
+    if (which == 2 ? !ad_const_floats(ad_in(c, 2), &sv, &m)
+                   : !ad_const_ints(ad_in(c, 3), &zv, &m))
+        return ad_refuse(c, "not-constant", "%s must be a constant",
+                         which == 2 ? "scales" : "sizes");
+    int rc = m == n ? 0 : ad_refuse(c, "attribute", "%zu %s for %zu axes", m,
+                                    which == 2 ? "scales" : "sizes", n);
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        AdRsAxis *a = &ax[axes[i]];
+        double v = which == 2 ? sv[i] : (double)zv[i] / (double)a->in;
+        if (!(v > 0) || !(v * (double)a->in < 1e7))
+            rc = ad_refuse(c, "attribute", "scale %g cannot be tabled", v);
+        if (i == 0 || (pol[4] == 'l' ? v < best : v > best))
+            best = v;
+    }
+    bool keep = which == 3 && strcmp(pol, "stretch") != 0;
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        AdRsAxis *a = &ax[axes[i]];
+        double s = which == 2 ? sv[i] : keep ? best : (double)zv[i] / (double)a->in;
+        a->scale = s;
+        a->outf = which == 3 && !keep ? (double)zv[i] : s * (double)a->in;
+        a->out = which == 2 ? (int64_t)floor(a->outf)
+               : keep ? (int64_t)(a->outf + 0.5) : zv[i];
+        if (a->out < 1)
+            rc = ad_refuse(c, "attribute", "axis %lld would have length %lld",
+                           (long long)axes[i], (long long)a->out);
+    }
+    free(sv);
+    free(zv);
+    (void)r;
+    return rc;
+}
+
+/* Gather(y, table, axis) for one resized axis; y itself when the table
+ * maps every position onto itself. */
+static IrValue *ad_rs_gather_axis(AdCtx *c, IrValue *y, const char *ctm, const char *nm,
+                                  const AdRsAxis *a, int64_t axis)
+{
+    int64_t *idx = ir_alloc_array((size_t)a->out, sizeof *idx);
+    bool same = a->out == a->in;
+    for (int64_t k = 0; k < a->out; k++) {
+        idx[k] = ad_rs_near_pick(nm, a, ad_rs_coord(ctm, a, k));
+        same = same && idx[k] == k;
+    }
+    IrValue *t = same ? NULL : ad_const_i64s(c, (size_t)a->out, idx);
+    free(idx);
+    if (same)
+        return y;
+    IrValue *in[2] = {y, t};
+    IrNode *g = t ? ad_node_in(c, c->domain, c->n, "Gather", 2, in, 1) : NULL;
+    if (!g)
+        return NULL;
+    ad_set_attr_i(c, g, "axis", axis);
+    return ad_infer(c, g) < 0 ? NULL : g->out[0];
+}
+
+/* Replaces a nearest Resize (11 and later) by Gathers; refuses when the
+ * input shape, the scales or sizes are not known, or in
+ * tf_crop_and_resize (which writes extrapolation_value outside). */
+static int ad_rs_nearest_gather(AdCtx *c)
+{
+    char cb[48], nb[48];
+    const char *ctm = ad_rs_s(c, "coordinate_transformation_mode", "half_pixel", cb,
+                              sizeof cb);
+    const char *nm = ad_rs_s(c, "nearest_mode", "round_prefer_floor", nb, sizeof nb);
+    IrValue *x = ad_in(c, 0), *y = x;
+    int r = ad_rank(x);
+    if (!strcmp(ctm, "tf_crop_and_resize"))
+        return ad_refuse(c, "attribute", "tf_crop_and_resize needs a Resize with roi");
+    if (r < 1 || r > 64)
+        return ad_refuse(c, "shape-unknown", "the rank of X is unknown");
+    AdRsAxis ax[64];
+    for (int i = 0; i < r; i++) {
+        ax[i] = (AdRsAxis){ad_dim(x, i), ad_dim(x, i), 1.0, (double)ad_dim(x, i)};
+        if (ax[i].in < 1)
+            return ad_refuse(c, "shape-unknown", "the dims of X must be known and positive");
+    }
+    size_t n;
+    bool bad;
+    int64_t *axes = ad_rs_axes(c, r, &n, &bad), all[64];
+    if (bad)
+        return -1;
+    if (!axes) {
+        n = (size_t)r;
+        for (int i = 0; i < r; i++)
+            all[i] = i;
+    }
+    const int64_t *use = axes ? axes : all;
+    int rc = ad_rs_lengths(c, ax, r, use, n);
+    for (size_t i = 0; rc == 0 && i < n && y; i++)
+        y = ad_rs_gather_axis(c, y, ctm, nm, &ax[use[i]], use[i]);
+    free(axes);
+    if (rc < 0 || !y)
+        return -1;
+    IrNode *k = y == x ? ad_node(c, c->n, "Identity", 1, &x, 1) : y->producer;
+    if (!k)
+        return -1;
+    ad_replace(c, k);
+    return 0;
+}
+
+/* Whether Resize-10 says what this nearest Resize-11 node says:
+ * asymmetric coordinates, constant scales, and a rounding that matches
+ * Resize-10's on every axis. */
+static bool ad_rs_nearest_fits_10(AdCtx *c, const char *ctm, const char *nm)
+{
+    IrValue *sc = ad_in(c, 2), *sz = ad_in(c, 3);
+    double *s;
+    size_t n;
+    if (strcmp(ctm, "asymmetric") != 0 || (sz && !ad_rs_is_empty(sz)) || !sc ||
+        !ad_const_floats(sc, &s, &n))
+        return false;
+    bool ok = true;
+    for (size_t i = 0; i < n; i++)
+        ok = ok && ad_rs_axis_ok(nm, s[i]);
+    free(s);
+    return ok;
+}
+
 /* Resize 11 -> 10: Resize-10 is Resize-11 with asymmetric coordinates,
  * nearest or linear mode, scales only, and the nearest rounding described
  * at the top. Exact when the node uses only that: the nearest_mode must
@@ -392,6 +575,8 @@ static int ad_rs_11_10(AdCtx *c)
     const char *nm = ad_rs_s(c, "nearest_mode", "round_prefer_floor", nb, sizeof nb);
     double *s;
     size_t n;
+    if (!strcmp(mode, "nearest") && !ad_rs_nearest_fits_10(c, ctm, nm))
+        return ad_rs_nearest_gather(c);
     if (ad_rs_check_10(c, mode, ctm) < 0)
         return -1;
     IrValue *scales = ad_rs_scales_for_10(c, &s, &n);
@@ -708,9 +893,11 @@ static int ad_rs_18_13(AdCtx *c)
     IrValue *x = ad_in(c, 0), *sz = ad_in(c, 3);
     if (ad_attr_i(c, "antialias", 0) != 0 && strcmp(mode, "nearest") != 0)
         return ad_refuse(c, "attribute", "Resize-13 has no antialias");
-    if (sz && strcmp(pol, "stretch") != 0)
-        return ad_refuse(c, "attribute",
-                         "Resize-13 has no keep_aspect_ratio_policy '%s'", pol);
+    if (sz && !ad_rs_is_empty(sz) && strcmp(pol, "stretch") != 0)
+        return strcmp(mode, "nearest") == 0
+                   ? ad_rs_nearest_gather(c)
+                   : ad_refuse(c, "attribute",
+                               "Resize-13 has no keep_aspect_ratio_policy '%s'", pol);
     int r = ad_rank(x);
     size_t n;
     bool bad;
@@ -768,6 +955,10 @@ static int ad_rs_19_18(AdCtx *c)
     const char *pol = ad_rs_s(c, "keep_aspect_ratio_policy", "stretch", pb, sizeof pb);
     IrValue *sc = ad_in(c, 2), *sz = ad_in(c, 3);
     bool sizes = sz && (!sc || ad_rs_is_empty(sc)) && strcmp(pol, "stretch") == 0;
+    char mb[32];
+    if (!sizes && !(sc && !sz && ad_rs_integral_out(c, ad_in(c, 0), sc)) &&
+        !strcmp(ad_rs_s(c, "mode", "nearest", mb, sizeof mb), "nearest"))
+        return ad_rs_nearest_gather(c);
     if (!sizes && !(sc && !sz && ad_rs_integral_out(c, ad_in(c, 0), sc)))
         return ad_refuse(c, "semantics",
                          "half_pixel_symmetric differs from half_pixel unless every "
