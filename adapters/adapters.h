@@ -207,13 +207,15 @@ IrValue *ad_const_i64s(AdCtx *c, size_t n, const int64_t *v);
 /* A 0-D (scalar) constant of the given element type holding x. */
 IrValue *ad_const_scalar(AdCtx *c, int32_t dtype, double x);
 
-/* Subgraphs (If branches, Loop bodies): make one with ir_graph_new(c->g)
- * and attach it with ir_node_set_attr(node, ir_attr_graph(name, sub)).
+/* Subgraphs (If branches, Loop bodies): make one with ad_sub_new (a graph
+ * nested in c->g; runtimes require a graph name) and attach it with
+ * ir_node_set_attr(node, ir_attr_graph(name, sub)).
  * ad_sub_node appends a node of `op` to sub (inputs may be values of sub or
  * of an enclosing graph), typed at c->build_opset when `infer` (set its
  * attributes first, or pass false and call ad_sub_infer after). Constants
  * a subgraph needs are best made in c->g before the node (ad_const_*) and
  * read from there. */
+IrGraph *ad_sub_new(AdCtx *c, const char *name);
 IrNode *ad_sub_node(AdCtx *c, IrGraph *sub, const char *op, size_t n_in,
                     IrValue *const *in, size_t n_out, bool infer);
 int ad_sub_infer(AdCtx *c, IrNode *k);

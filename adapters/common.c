@@ -227,6 +227,13 @@ IrNode *ad_node(AdCtx *c, IrNode *before, const char *op, size_t n_in,
     return k;
 }
 
+IrGraph *ad_sub_new(AdCtx *c, const char *name)
+{
+    IrGraph *g = ir_graph_new(c->g);
+    g->name = ir_strdup(name);
+    return g;
+}
+
 IrNode *ad_sub_node(AdCtx *c, IrGraph *sub, const char *op, size_t n_in,
                     IrValue *const *in, size_t n_out, bool infer)
 {

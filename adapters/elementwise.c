@@ -5,7 +5,11 @@
  *
  * The version changes of this family are of four kinds:
  *  - type lists grow (most changes): compatible entries, the driver
- *    refuses a type the target lacks;
+ *    refuses a type the target lacks; where the older version computes
+ *    the same on exact conversions of the value (Less/Greater before 9,
+ *    Equal before 11, Max/Min before 12 on integers: casts to wider
+ *    types or double, or 64-bit values split in exact 32-bit halves) the
+ *    downgrade rewrites the node;
  *  - opset 1 versions carry `consumed_inputs`, an optimisation hint with
  *    no effect on the result: dropped going up, nothing going down;
  *  - binary ops before opset 7 broadcast only B onto A, and only with
@@ -30,7 +34,8 @@
 enum {
     AD_T_FLOAT = 1, AD_T_UINT8 = 2, AD_T_INT8 = 3, AD_T_UINT16 = 4,
     AD_T_INT16 = 5, AD_T_INT32 = 6, AD_T_INT64 = 7, AD_T_BOOL = 9,
-    AD_T_FLOAT16 = 10, AD_T_DOUBLE = 11, AD_T_UINT32 = 12, AD_T_UINT64 = 13
+    AD_T_FLOAT16 = 10, AD_T_DOUBLE = 11, AD_T_UINT32 = 12, AD_T_UINT64 = 13,
+    AD_T_BFLOAT16 = 16
 };
 
 /* ---- small helpers ---------------------------------------------------- */
@@ -92,16 +97,23 @@ static bool ad_is_signed_int(int32_t t)
     return t == AD_T_INT8 || t == AD_T_INT16 || t == AD_T_INT32 || t == AD_T_INT64;
 }
 
-/* Refuses (key "type") unless `op` at c->build_opset takes element type
- * t for its first input; 0 when it does. */
-static int ad_need_type(AdCtx *c, const char *op, int32_t t)
+/* Whether `op` at c->build_opset takes element type t for its first
+ * input. */
+static bool ad_has_type(const AdCtx *c, const char *op, int32_t t)
 {
     const OsSchema *s = os_find(c->domain, op, c->build_opset);
     const OsParam *p = s ? os_in_param(s, 0) : NULL;
     IrType *ty = ir_type_tensor(t, 0, NULL);
     bool ok = p && os_param_allows(s, p, ty);
     ir_type_free(ty);
-    if (ok)
+    return ok;
+}
+
+/* Refuses (key "type") unless `op` at c->build_opset takes element type
+ * t for its first input; 0 when it does. */
+static int ad_need_type(AdCtx *c, const char *op, int32_t t)
+{
+    if (ad_has_type(c, op, t))
         return 0;
     return ad_refuse(c, "type", "the expansion needs %s of %s, which opset %lld lacks",
                      op, ir_dtype_name(t) ? ir_dtype_name(t) : "?",
@@ -129,6 +141,236 @@ static IrValue *ad_const_bits(AdCtx *c, int32_t dtype, uint64_t bits)
     for (int i = 0; i < w; i++)
         buf[i] = (uint8_t)(bits >> (8 * i));
     return ad_const_tensor(c, dtype, 0, NULL, buf, (size_t)w);
+}
+
+/* ---- building blocks of the exact rewrites ---------------------------- */
+
+#define AD_MAX_RANK 16
+/* Largest output (elements) the index-table select builds constants for. */
+#define AD_SELECT_CAP (INT64_C(1) << 20)
+/* Longest axis CumSum/CumProd are unrolled along. */
+#define AD_SCAN_CAP 4096
+
+/* Whether a constant of c becomes an initializer (the main graph) rather
+ * than a Constant node, which holds floating types only before opset 9. */
+static bool ad_consts_in_graph(const AdCtx *c)
+{
+    return c->m && c->g == c->m->graph && !c->fn;
+}
+
+/* An integer constant of type dtype (int8..uint64) and the given dims
+ * holding v[0..n) (each in dtype's range). Outside the main graph it is a
+ * float Constant cast to dtype when a float holds every value exactly (so
+ * that it can be lowered to any opset: Constant-1 takes floating types
+ * only), else an integer Constant, which needs opset 9. */
+static IrValue *ad_const_int_tensor(AdCtx *c, int32_t dtype, size_t ndims,
+                                    const int64_t *dims, const int64_t *v, size_t n)
+{
+    if (c->reason)
+        return NULL;
+    bool direct = ad_consts_in_graph(c);
+    for (size_t i = 0; i < n && !direct; i++)
+        direct = (double)(float)v[i] != (double)v[i];
+    if (direct && !ad_consts_in_graph(c) && c->build_opset < 9) {
+        ad_refuse(c, "type", "an integer constant needs a Constant of an integer "
+                  "type, which opset %lld lacks", (long long)c->build_opset);
+        return NULL;
+    }
+    size_t w = direct ? (size_t)ir_dtype_bits(dtype) / 8 : 4;
+    uint8_t *raw = ir_alloc_array(n ? n * w : 1, 1);
+    for (size_t i = 0; i < n; i++) {
+        float f = (float)v[i];
+        if (!direct)
+            memcpy(raw + i * w, &f, 4);
+        for (size_t b = 0; direct && b < w; b++)
+            raw[i * w + b] = (uint8_t)((uint64_t)v[i] >> (8 * b));
+    }
+    IrValue *k = ad_const_tensor(c, direct ? dtype : AD_T_FLOAT, ndims, dims, raw, n * w);
+    free(raw);
+    return direct ? k : ad_cast(c, k, dtype);
+}
+
+/* A scalar integer constant of type dtype. */
+static IrValue *ad_const_int(AdCtx *c, int32_t dtype, int64_t v)
+{
+    return ad_const_int_tensor(c, dtype, 0, NULL, &v, 1);
+}
+
+/* The bytes of 0 or 1 (unit) in a numeric type; 0 when t is not one. */
+static size_t ad_unit_bytes(int32_t t, int unit, uint8_t *buf)
+{
+    memset(buf, 0, 8);
+    switch (t) {
+    case AD_T_FLOAT: { float f = (float)unit; memcpy(buf, &f, 4); return 4; }
+    case AD_T_DOUBLE: { double d = unit; memcpy(buf, &d, 8); return 8; }
+    case AD_T_FLOAT16: buf[1] = unit ? 0x3c : 0; return 2;
+    case AD_T_BFLOAT16: buf[1] = unit ? 0x3f : 0; buf[0] = unit ? 0x80 : 0; return 2;
+    default: break;
+    }
+    int bits = ir_dtype_bits(t);
+    if (!ad_is_unsigned(t) && !ad_is_signed_int(t))
+        return 0;
+    buf[0] = (uint8_t)unit;
+    return (size_t)bits / 8;
+}
+
+/* A constant of type t and dims d (all known) filled with 0 or 1
+ * (integers through ad_const_int_tensor). */
+static IrValue *ad_const_fill(AdCtx *c, int32_t t, size_t r, const int64_t *d, int unit)
+{
+    uint8_t one[8];
+    size_t w = ad_unit_bytes(t, unit, one), n = 1;
+    if (c->reason)
+        return NULL;
+    if (!w) {
+        ad_refuse(c, "type", "no constant %d of type %s", unit,
+                  ir_dtype_name(t) ? ir_dtype_name(t) : "?");
+        return NULL;
+    }
+    for (size_t i = 0; i < r; i++)
+        n *= (size_t)d[i];
+    IrValue *k;
+    if (ad_is_unsigned(t) || ad_is_signed_int(t)) {
+        int64_t *v = ir_alloc_array(n ? n : 1, sizeof *v);
+        for (size_t i = 0; i < n; i++)
+            v[i] = unit;
+        k = ad_const_int_tensor(c, t, r, d, v, n);
+        free(v);
+        return k;
+    }
+    uint8_t *raw = ir_alloc_array(n ? n * w : 1, 1);
+    for (size_t i = 0; i < n; i++)
+        memcpy(raw + i * w, one, w);
+    k = ad_const_tensor(c, t, r, d, raw, n * w);
+    free(raw);
+    return k;
+}
+
+/* The dims of v when every one is a known number; false otherwise. */
+static bool ad_static_dims(const IrValue *v, int64_t *d, size_t *r)
+{
+    const IrShape *s = ad_shape(v);
+    if (!ad_shape_known(s) || s->rank > AD_MAX_RANK)
+        return false;
+    for (size_t i = 0; i < s->rank; i++) {
+        if (s->dims[i].value < 0)
+            return false;
+        d[i] = s->dims[i].value;
+    }
+    *r = s->rank;
+    return true;
+}
+
+/* The number of elements of dims d, or -1 beyond AD_SELECT_CAP. */
+static int64_t ad_numel(const int64_t *d, size_t r)
+{
+    int64_t n = 1;
+    for (size_t i = 0; i < r; i++) {
+        if (d[i] && n > AD_SELECT_CAP / d[i])
+            return -1;
+        n *= d[i];
+    }
+    return n > AD_SELECT_CAP ? -1 : n;
+}
+
+/* Broadcasts dims d (rank r) into out (rank *ro), numpy style; false when
+ * they do not broadcast. */
+static bool ad_bcast_into(int64_t *out, size_t *ro, const int64_t *d, size_t r)
+{
+    if (r > *ro) {
+        size_t sh = r - *ro;
+        memmove(out + sh, out, *ro * sizeof *out);
+        for (size_t i = 0; i < sh; i++)
+            out[i] = 1;
+        *ro = r;
+    }
+    for (size_t i = 0; i < r; i++) {
+        int64_t *o = &out[*ro - r + i];
+        if (*o == d[i] || d[i] == 1)
+            continue;
+        if (*o != 1)
+            return false;
+        *o = d[i];
+    }
+    return true;
+}
+
+/* For each element p of the output (dims od, rank ro, n elements), the
+ * flat index of the element of an input of dims d (rank r) broadcast to
+ * it: dims of 1 repeat their one element. */
+static void ad_bcast_map(const int64_t *od, size_t ro, int64_t n, const int64_t *d,
+                         size_t r, int64_t *idx)
+{
+    int64_t m[AD_MAX_RANK] = {0}, stride[AD_MAX_RANK];
+    int64_t s = 1;
+    for (size_t i = r; i-- > 0;) {
+        stride[i] = d[i] == 1 ? 0 : s;
+        s *= d[i];
+    }
+    for (int64_t p = 0; p < n; p++) {
+        int64_t f = 0;
+        for (size_t i = 0; i < r; i++)
+            f += m[ro - r + i] * stride[i];
+        idx[p] = f;
+        for (size_t i = ro; i-- > 0;) {
+            if (++m[i] < od[i])
+                break;
+            m[i] = 0;
+        }
+    }
+}
+
+/* Reshape (opset 5 form: the shape is an input) of x to dims d. */
+static IrValue *ad_reshape(AdCtx *c, IrValue *x, size_t r, const int64_t *d)
+{
+    int64_t nr = (int64_t)r;
+    if (!x || c->reason)
+        return NULL;
+    if (c->build_opset < 5) {
+        ad_refuse(c, "internal", "Reshape takes its shape as an input from opset 5");
+        return NULL;
+    }
+    return ad_op2(c, "Reshape", x, ad_const_int_tensor(c, AD_T_INT64, 1, &nr, d, r));
+}
+
+/* Gather of x at indices idx along axis. */
+static IrValue *ad_gather(AdCtx *c, IrValue *x, IrValue *idx, int64_t axis)
+{
+    IrValue *in[2] = {x, idx};
+    if (!x || !idx || c->reason)
+        return NULL;
+    IrNode *k = ad_raw(c, "Gather", 2, in);
+    if (!k)
+        return NULL;
+    ad_set_attr_i(c, k, "axis", axis);
+    return ad_infer(c, k) == 0 ? k->out[0] : NULL;
+}
+
+/* Concat of in[0..n) along axis. */
+static IrValue *ad_concat(AdCtx *c, IrValue *const *in, size_t n, int64_t axis)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!in[i])
+            return NULL;
+    if (c->reason)
+        return NULL;
+    IrNode *k = ad_raw(c, "Concat", n, in);
+    if (!k)
+        return NULL;
+    ad_set_attr_i(c, k, "axis", axis);
+    return ad_infer(c, k) == 0 ? k->out[0] : NULL;
+}
+
+/* Replaces c->n by the node computing v (built last); -1 when v is NULL. */
+static int ad_finish(AdCtx *c, IrValue *v)
+{
+    if (!v || !v->producer) {
+        if (!c->reason)
+            ad_refuse(c, "internal", "the rewrite could not be built");
+        return -1;
+    }
+    ad_replace(c, v->producer);
+    return 0;
 }
 
 /* ---- consumed_inputs (opset 1 -> 6) ------------------------------------ */
@@ -512,13 +754,142 @@ static int ad_clip_11_6(AdCtx *c)
     return 0;
 }
 
+/* ---- integer comparisons below the versions that take integers ------- */
+
+static bool ad_is_int(int32_t t)
+{
+    return ad_is_unsigned(t) || ad_is_signed_int(t);
+}
+
+/* A 64-bit integer v split as hi = v / 2^32 (Div truncates) and lo = v -
+ * hi * 2^32, both cast to double (|hi| <= 2^32 and |lo| < 2^32: exact).
+ * hi never decreases as v grows, and v - w = (hi_v - hi_w) * 2^32 +
+ * (lo_v - lo_w), so v < w exactly when hi_v < hi_w, or hi_v = hi_w and
+ * lo_v < lo_w. */
+static void ad_split64(AdCtx *c, IrValue *v, int32_t t, IrValue **hi, IrValue **lo)
+{
+    IrValue *k = ad_const_int(c, t, INT64_C(1) << 32);
+    IrValue *h = ad_op2(c, "Div", v, k);
+    *lo = ad_cast(c, ad_op2(c, "Sub", v, ad_op2(c, "Mul", h, k)), AD_T_DOUBLE);
+    *hi = ad_cast(c, h, AD_T_DOUBLE);
+}
+
+/* a < b for integers a, b of type t with Less on doubles only (Less and
+ * Greater take integers from opset 9): up to 32 bits both convert to
+ * double exactly; 64-bit values are compared by their exact (hi, lo)
+ * halves, lexicographically. Broadcasting is the same: every step
+ * broadcasts as Less does. */
+static IrValue *ad_int_less(AdCtx *c, IrValue *a, IrValue *b, int32_t t)
+{
+    if (ir_dtype_bits(t) <= 32)
+        return ad_op2(c, "Less", ad_cast(c, a, AD_T_DOUBLE), ad_cast(c, b, AD_T_DOUBLE));
+    IrValue *ha, *la, *hb, *lb;
+    ad_split64(c, a, t, &ha, &la);
+    ad_split64(c, b, t, &hb, &lb);
+    IrValue *lt = ad_op2(c, "Less", ha, hb), *gt = ad_op2(c, "Less", hb, ha);
+    IrValue *eq = ad_op1(c, "Not", ad_op2(c, "Or", lt, gt));
+    return ad_op2(c, "Or", lt, ad_op2(c, "And", eq, ad_op2(c, "Less", la, lb)));
+}
+
+/* Less / Greater 9 -> 7: version 9 added the integer types. Floating
+ * inputs need nothing; integers are compared exactly by ad_int_less
+ * (Greater(a, b) is Less(b, a)). */
+static int ad_cmp_down(AdCtx *c, bool greater)
+{
+    IrValue *a = ad_in(c, 0), *b = ad_in(c, 1);
+    int32_t t = ad_elem(a);
+    if (!t)
+        return ad_refuse(c, "type-unknown", "the compared type is unknown");
+    if (!ad_is_int(t))
+        return 0;
+    return ad_finish(c, greater ? ad_int_less(c, b, a, t) : ad_int_less(c, a, b, t));
+}
+
+static int ad_less_down(AdCtx *c)
+{
+    return ad_cmp_down(c, false);
+}
+
+static int ad_greater_down(AdCtx *c)
+{
+    return ad_cmp_down(c, true);
+}
+
+/* Equal of the integer types Equal-7 lacks: 8- and 16-bit values widen
+ * to int32, uint32 to int64 (Cast is exact, and equal values stay equal,
+ * different ones different); uint64 compares its two exact 32-bit halves
+ * (ad_split64; the halves are cast to int64, exactly). */
+static IrValue *ad_int_equal(AdCtx *c, IrValue *a, IrValue *b, int32_t t)
+{
+    if (t == AD_T_UINT64) {
+        IrValue *ha, *la, *hb, *lb;
+        ad_split64(c, a, t, &ha, &la);
+        ad_split64(c, b, t, &hb, &lb);
+        return ad_op2(c, "And", ad_op2(c, "Equal", ad_cast(c, ha, AD_T_INT64),
+                                       ad_cast(c, hb, AD_T_INT64)),
+                      ad_op2(c, "Equal", ad_cast(c, la, AD_T_INT64),
+                             ad_cast(c, lb, AD_T_INT64)));
+    }
+    int32_t w = t == AD_T_UINT32 ? AD_T_INT64 : AD_T_INT32;
+    return ad_op2(c, "Equal", ad_cast(c, a, w), ad_cast(c, b, w));
+}
+
+/* ---- Max / Min (8 <-> 12) --------------------------------------------- */
+
+/* Max-12 / Min-12 added the integer types. Down: floating inputs need
+ * nothing. Integers up to 32 bits: every input cast to double (exact),
+ * Max/Min of those (the same broadcasting), and the result, one of the
+ * inputs' values, cast back exactly. 64-bit integers: a chain m =
+ * Where(Less(m, x), x, m) (Less(x, m) for Min), built at opset 11 where
+ * Where and Less take them; below, their own adapters lower them. */
+static int ad_minmax_down(AdCtx *c, bool is_max)
+{
+    size_t n = c->n->n_in;
+    int32_t t = ad_elem(ad_in(c, 0));
+    if (!t)
+        return ad_refuse(c, "type-unknown", "the input type is unknown");
+    if (!ad_is_int(t) || n == 0)
+        return 0;
+    if (ir_dtype_bits(t) > 32) {
+        IrValue *m = ad_in(c, 0);
+        if (n == 1)
+            return ad_finish(c, ad_op1(c, "Identity", m));
+        for (size_t i = 1; i < n; i++) {
+            IrValue *x = ad_in(c, i);
+            IrValue *lt = is_max ? ad_op2(c, "Less", m, x) : ad_op2(c, "Less", x, m);
+            IrValue *in[3] = {lt, x, m};
+            IrNode *k = lt && x && m ? ad_node(c, c->n, "Where", 3, in, 1) : NULL;
+            m = k ? k->out[0] : NULL;
+        }
+        return ad_finish(c, m);
+    }
+    IrValue **in = ir_alloc_array(n, sizeof *in);
+    bool ok = true;
+    for (size_t i = 0; i < n; i++)
+        ok = ok && (in[i] = ad_cast(c, ad_in(c, i), AD_T_DOUBLE)) != NULL;
+    IrNode *k = ok ? ad_node(c, c->n, is_max ? "Max" : "Min", n, in, 1) : NULL;
+    free(in);
+    return ad_finish(c, k ? ad_cast(c, k->out[0], t) : NULL);
+}
+
+static int ad_max_down(AdCtx *c)
+{
+    return ad_minmax_down(c, true);
+}
+
+static int ad_min_down(AdCtx *c)
+{
+    return ad_minmax_down(c, false);
+}
+
 /* ---- Equal (7 <-> 11) -------------------------------------------------- */
 
-/* Equal-11 added the floating (and more integer) types. Down, for a
+/* Equal-11 added the floating and more integer types. Down, for a
  * floating input: a == b is "neither a < b nor a > b, and neither is
  * NaN" (IEEE: -0 == +0, inf == inf, NaN equals nothing), with Less,
  * Greater (floating since opset 1) and IsNaN (9; below, IsNaN's own
- * expansion). Other types need no change (the driver checks them). */
+ * expansion). The integer types Equal-7 lacks: ad_int_equal. Others
+ * need no change (the driver checks them). */
 static int ad_equal_down(AdCtx *c)
 {
     IrValue *a = ad_in(c, 0), *b = ad_in(c, 1);
@@ -526,6 +897,8 @@ static int ad_equal_down(AdCtx *c)
     if (!t)
         return ad_refuse(c, "type-unknown",
                          "Equal-7 lacks the floating types (the type is unknown here)");
+    if (ad_is_int(t) && !ad_has_type(c, "Equal", t))
+        return ad_finish(c, ad_int_equal(c, a, b, t));
     if (!ad_is_float(t))
         return 0;
     IrValue *ord = ad_op2(c, "Or", ad_op2(c, "Less", a, b), ad_op2(c, "Greater", a, b));
@@ -713,49 +1086,141 @@ static int ad_bitshift_gone(AdCtx *c)
     return 0;
 }
 
-/* Mod (10) of unsigned integers: a - b * (a / b), where Div truncates;
- * nothing can overflow and fmod makes no difference for non-negative
- * values. Signed integers are refused (a / b overflows for MIN / -1,
- * where Mod is 0), floats too (no exact fmod in older ops). */
+/* The C remainder of signed integers a, b of type t (int32 or int64):
+ * r = a - b2 * (a / b2), where Div truncates toward zero (the spec's
+ * integer Div) and b2 is b with -1 replaced by 1: a % -1 = a % 1 = 0,
+ * and a / -1 overflows for the type's minimum. |b2 * (a / b2)| <= |a|
+ * and the result lies strictly between -|b| and |b|: nothing overflows. */
+static IrValue *ad_cmod(AdCtx *c, IrValue *a, IrValue *b, int32_t t)
+{
+    IrValue *m1 = ad_cast(c, ad_op2(c, "Equal", b, ad_const_int(c, t, -1)), t);
+    IrValue *b2 = ad_op2(c, "Add", b, ad_op2(c, "Mul", m1, ad_const_int(c, t, 2)));
+    return ad_op2(c, "Sub", a, ad_op2(c, "Mul", b2, ad_op2(c, "Div", a, b2)));
+}
+
+/* Whether integer x is negative, as bool: x cast to double keeps its sign
+ * and zero-ness for every integer (Less takes integers from opset 9 only). */
+static IrValue *ad_negative(AdCtx *c, IrValue *x)
+{
+    return ad_op2(c, "Less", ad_cast(c, x, AD_T_DOUBLE),
+                  ad_const_scalar(c, AD_T_DOUBLE, 0));
+}
+
+/* Python's remainder from the C one: r + b where r != 0 and r, b differ
+ * in sign (|r| < |b|, opposite signs: no overflow), else r; the select is
+ * r + b * flag with flag cast to t (b * 1 = b, b * 0 = 0). */
+static IrValue *ad_pymod(AdCtx *c, IrValue *r, IrValue *b, int32_t t)
+{
+    IrValue *nz = ad_op1(c, "Not", ad_op2(c, "Equal", r, ad_const_int(c, t, 0)));
+    IrValue *flip = ad_op2(c, "Xor", ad_negative(c, r), ad_negative(c, b));
+    IrValue *fix = ad_cast(c, ad_op2(c, "And", nz, flip), t);
+    return ad_op2(c, "Add", r, ad_op2(c, "Mul", b, fix));
+}
+
+/* Mod (10) of integers. Div, Mul, Sub and Equal take 32- and 64-bit
+ * integers before opset 10 (Equal the signed ones), so 8- and 16-bit
+ * values are widened by Cast (exact) to int32 / uint32 and the result
+ * (smaller in magnitude than the divisor) cast back exactly. Unsigned:
+ * a - b * (a / b), fmod makes no difference. Signed: the C remainder
+ * (fmod=1), turned into Python's (fmod=0, the divisor's sign). A zero
+ * divisor is an error for Mod and Div alike. Floating values are
+ * refused: a - b * trunc(a / b) rounds, and no older op has fmod. */
 static int ad_mod_gone(AdCtx *c)
 {
     IrValue *a = ad_in(c, 0), *b = ad_in(c, 1);
     int32_t t = ad_elem(a);
-    if (!ad_is_unsigned(t))
-        return ad_refuse(c, t ? "semantics" : "type-unknown",
-                         "Mod has an exact older form only for unsigned integers");
-    if (ad_need_type(c, "Div", t) < 0)
+    if (!t)
+        return ad_refuse(c, "type-unknown", "Mod's input type is unknown");
+    if (!ad_is_unsigned(t) && !ad_is_signed_int(t))
+        return ad_refuse(c, "semantics", "Mod of %s has no exact older form "
+                         "(a - b*trunc(a/b) rounds)", ir_dtype_name(t));
+    int32_t w = t == AD_T_INT8 || t == AD_T_INT16 ? AD_T_INT32
+              : t == AD_T_UINT8 || t == AD_T_UINT16 ? AD_T_UINT32 : t;
+    if (ad_need_type(c, "Div", w) < 0)
         return -1;
-    IrValue *q = ad_op2(c, "Mul", b, ad_op2(c, "Div", a, b));
-    IrValue *in[2] = {a, q};
-    if (!q)
-        return -1;
-    IrNode *k = ad_node(c, c->n, "Sub", 2, in, 1);
-    if (!k)
-        return -1;
-    ad_replace(c, k);
-    return 0;
+    IrValue *aw = ad_cast(c, a, w), *bw = ad_cast(c, b, w), *r;
+    if (ad_is_unsigned(w)) {
+        r = ad_op2(c, "Sub", aw, ad_op2(c, "Mul", bw, ad_op2(c, "Div", aw, bw)));
+    } else {
+        r = ad_cmod(c, aw, bw, w);
+        if (ad_attr_i(c, "fmod", 0) == 0)
+            r = ad_pymod(c, r, bw, w);
+    }
+    return ad_finish(c, ad_cast(c, r, t));
 }
 
-/* Where (9) for bool and integer values: x*c + y*(not c) with c cast to
- * the value type (x*1 + y*0 = x: no overflow, integers are exact); for
- * bool, (c and x) or (not c and y). The broadcast shapes are the same.
- * Floating values are refused: inf*0 and NaN*0 are NaN and -0 + 0 is
- * +0, so no arithmetic select is exact. */
+/* x (dims d, rank r, n elements) as a 1-D tensor of n elements. */
+static IrValue *ad_flat(AdCtx *c, IrValue *x, size_t r, int64_t n)
+{
+    return r == 1 ? x : ad_reshape(c, x, 1, &n);
+}
+
+/* Where (9) by an index table, for any value type and static shapes: the
+ * flattened x and y are concatenated into one table of Nx + Ny elements,
+ * and output element p is the table's element cond[p] ? ix[p] : Nx + iy[p]
+ * (ix, iy: the flat indices of x's and y's elements broadcast to p,
+ * constants), computed as base[p] + c[p] * delta[p] on int32 with c[p] =
+ * 0 or 1 (base = Nx + iy, delta = ix - base; the values stay below 2^21).
+ * Gather copies elements, so every value (NaN, infinities, -0, strings)
+ * arrives unchanged; the output has the broadcast shape. Empty tensors
+ * are refused: a 0 in Reshape's shape copies a dim before opset 14. */
+static int ad_where_select(AdCtx *c)
+{
+    IrValue *in[3] = {ad_in(c, 0), ad_in(c, 1), ad_in(c, 2)};
+    int64_t d[3][AD_MAX_RANK], od[AD_MAX_RANK], n[3];
+    size_t r[3], ro = 0;
+    for (size_t i = 0; i < 3; i++)
+        if (!ad_static_dims(in[i], d[i], &r[i]))
+            return ad_refuse(c, "shape-unknown", "the select needs every input's shape "
+                             "before opset 9 (input %zu's is not fully known)", i);
+    for (size_t i = 0; i < 3; i++)
+        if (!ad_bcast_into(od, &ro, d[i], r[i]))
+            return ad_refuse(c, "shape", "the inputs do not broadcast");
+    int64_t no = ad_numel(od, ro);
+    for (size_t i = 0; i < 3; i++)
+        n[i] = ad_numel(d[i], r[i]);
+    if (no <= 0 || n[0] <= 0 || n[1] <= 0 || n[2] <= 0)
+        return ad_refuse(c, "shape", "the select is built only for non-empty tensors "
+                         "of at most %lld elements", (long long)AD_SELECT_CAP);
+    int64_t *map = ir_alloc_array((size_t)no * 4, sizeof *map);
+    int64_t *ix = map, *iy = map + no, *base = map + 2 * no, *delta = map + 3 * no;
+    ad_bcast_map(od, ro, no, d[1], r[1], ix);
+    ad_bcast_map(od, ro, no, d[2], r[2], iy);
+    for (int64_t p = 0; p < no; p++) {
+        base[p] = n[1] + iy[p];
+        delta[p] = ix[p] - base[p];
+    }
+    IrValue *tab[2] = {ad_flat(c, in[1], r[1], n[1]), ad_flat(c, in[2], r[2], n[2])};
+    IrValue *cv = ad_flat(c, ad_cast(c, in[0], AD_T_INT32), r[0], n[0]);
+    bool same = r[0] == ro && !memcmp(d[0], od, ro * sizeof *od);
+    if (!same) {
+        ad_bcast_map(od, ro, no, d[0], r[0], ix);
+        cv = ad_gather(c, cv, ad_const_int_tensor(c, AD_T_INT32, 1, &no, ix, (size_t)no), 0);
+    }
+    IrValue *bv = ad_const_int_tensor(c, AD_T_INT32, 1, &no, base, (size_t)no);
+    IrValue *dv = ad_const_int_tensor(c, AD_T_INT32, 1, &no, delta, (size_t)no);
+    free(map);
+    IrValue *idx = ad_op2(c, "Add", bv, ad_op2(c, "Mul", cv, dv));
+    IrValue *z = ad_gather(c, ad_concat(c, tab, 2, 0), idx, 0);
+    return ad_finish(c, ro == 1 ? z : ad_reshape(c, z, ro, od));
+}
+
+/* Where (9) below opset 9. Bool values: (c and x) or (not c and y).
+ * Integer values whose type Mul has: x*c + y*(not c) with c cast to the
+ * value type (x*1 + y*0 = x: no overflow, integers are exact); the
+ * broadcast shapes are the same. Every other type (floating: inf*0 and
+ * NaN*0 are NaN and -0 + 0 is +0, so no arithmetic select is exact; the
+ * narrow integers, strings) goes through the index-table select, which
+ * needs static shapes. */
 static int ad_where_gone(AdCtx *c)
 {
     IrValue *cond = ad_in(c, 0), *x = ad_in(c, 1), *y = ad_in(c, 2);
     int32_t t = ad_elem(x);
-    bool is_int = ad_is_unsigned(t) || ad_is_signed_int(t);
     if (!t)
         return ad_refuse(c, "type-unknown", "Where's value type is unknown");
+    bool is_int = (ad_is_unsigned(t) || ad_is_signed_int(t)) && ad_has_type(c, "Mul", t);
     if (t != AD_T_BOOL && !is_int)
-        return ad_refuse(c, "semantics",
-                         "no exact select for %s before opset 9 (x*1 + y*0 is not "
-                         "x for infinite, NaN or negative-zero values)",
-                         ir_dtype_name(t));
-    if (is_int && ad_need_type(c, "Mul", t) < 0)
-        return -1;
+        return ad_where_select(c);
     IrValue *nc = ad_op1(c, "Not", cond);
     IrValue *in[2];
     if (is_int) {
@@ -765,13 +1230,7 @@ static int ad_where_gone(AdCtx *c)
         in[0] = ad_op2(c, "And", cond, x);
         in[1] = ad_op2(c, "And", nc, y);
     }
-    if (!in[0] || !in[1])
-        return -1;
-    IrNode *k = ad_node(c, c->n, is_int ? "Add" : "Or", 2, in, 1);
-    if (!k)
-        return -1;
-    ad_replace(c, k);
-    return 0;
+    return ad_finish(c, ad_op2(c, is_int ? "Add" : "Or", in[0], in[1]));
 }
 
 /* Round (11), half to even, as Round(|x|) with x's sign: Round is odd
@@ -897,6 +1356,156 @@ static int ad_sign_gone(AdCtx *c)
     return 0;
 }
 
+/* ---- CumSum (11) and CumProd (26) below their first version ----------- */
+
+/* Slice j of x along axis, keeping the axis (length 1). */
+static IrValue *ad_scan_slice(AdCtx *c, IrValue *x, int64_t j, int64_t axis)
+{
+    int64_t one = 1;
+    return ad_gather(c, x, ad_const_int_tensor(c, AD_T_INT64, 1, &one, &j, 1), axis);
+}
+
+/* The tensor of 0 (CumSum) or 1 (CumProd) an exclusive scan starts with,
+ * shaped like one slice of x along the axis: a constant when x's shape
+ * is static, else the scalar expanded to the shape of slice s (built
+ * from slice j when s is NULL; Expand copies). */
+static IrValue *ad_scan_unit(AdCtx *c, IrValue *x, IrValue *s, int64_t j,
+                             int64_t axis, int unit)
+{
+    int32_t t = ad_elem(x);
+    int64_t d[AD_MAX_RANK];
+    size_t r;
+    if (ad_static_dims(x, d, &r)) {
+        d[axis] = 1;
+        if (ad_numel(d, r) >= 0)
+            return ad_const_fill(c, t, r, d, unit);
+    }
+    if (!s)
+        s = ad_scan_slice(c, x, j, axis);
+    return ad_op2(c, "Expand", ad_const_fill(c, t, 0, NULL, unit), ad_op1(c, "Shape", s));
+}
+
+/* The length of dim `axis` of x (0 <= axis), refused when unknown or
+ * beyond AD_SCAN_CAP; -1 after a refusal. */
+static int64_t ad_scan_len(AdCtx *c, const IrValue *x, int64_t axis)
+{
+    int64_t len = ad_dim(x, (int)axis);
+    if (len < 0)
+        return ad_refuse(c, "shape-unknown", "the length of axis %lld is unknown",
+                         (long long)axis);
+    if (len > AD_SCAN_CAP)
+        return ad_refuse(c, "shape", "the axis is longer than %d elements",
+                         AD_SCAN_CAP);
+    return len;
+}
+
+/* CumSum / CumProd of x along `axis` (of length n) unrolled: slice j is
+ * Gather(x, [j], axis) (which keeps the axis, of length 1), and the
+ * running total is op(total, slice) from the first slice on (the last
+ * when reverse=1), one rounding per step, the order of the reference
+ * (numpy's cumsum / cumprod): the first total is the slice itself, so -0
+ * stays -0. With exclusive=1 output j is the total before slice j, and
+ * the first is 0 (1). The outputs are concatenated in position order.
+ * Integers wrap as the op's own accumulation does. An empty axis gives x
+ * itself. */
+static IrValue *ad_scan_along(AdCtx *c, const char *op, int unit, int64_t axis,
+                              int64_t n)
+{
+    IrValue *x = ad_in(c, 0);
+    if (n == 0)
+        return ad_op1(c, "Identity", x);
+    bool excl = ad_attr_i(c, "exclusive", 0) != 0;
+    bool rev = ad_attr_i(c, "reverse", 0) != 0;
+    IrValue **out = ir_alloc_array((size_t)n, sizeof *out), *acc = NULL;
+    for (int64_t s = 0; s < n; s++) {
+        int64_t j = rev ? n - 1 - s : s;
+        /* exclusive: the last slice adds to no output */
+        IrValue *sl = !excl || s + 1 < n ? ad_scan_slice(c, x, j, axis) : NULL;
+        if (excl && !acc)
+            out[j] = ad_scan_unit(c, x, sl, j, axis, unit);
+        else if (excl)
+            out[j] = acc;
+        if (sl)
+            acc = acc ? ad_op2(c, op, acc, sl) : sl;
+        if (!excl)
+            out[j] = acc;
+    }
+    IrValue *y = ad_concat(c, out, (size_t)n, axis);
+    free(out);
+    return y;
+}
+
+/* The scan along a run-time axis a of x (rank r, every dim known): the
+ * scan along each axis k, selected by Where(a == k or a == k - r, ...)
+ * (Where copies; built at opset 10 or 25, where Where exists; below,
+ * Where's own adapter lowers it). A 1-D x has one axis: no select. */
+static IrValue *ad_scan_any_axis(AdCtx *c, const char *op, int unit, int r)
+{
+    IrValue *x = ad_in(c, 0), *a = ad_in(c, 1);
+    int32_t ta = ad_elem(a);
+    int64_t len[AD_MAX_RANK], total = 0;
+    if (r < 1 || r > AD_MAX_RANK) {
+        ad_refuse(c, "shape-unknown", "an axis given at run time needs x's rank");
+        return NULL;
+    }
+    for (int k = 0; k < r; k++)
+        if ((len[k] = ad_scan_len(c, x, k)) < 0 || (total += len[k]) > AD_SCAN_CAP) {
+            if (!c->reason)
+                ad_refuse(c, "shape", "the axes are longer than %d elements in all",
+                          AD_SCAN_CAP);
+            return NULL;
+        }
+    if (r > 1 && ta != AD_T_INT32 && ta != AD_T_INT64) {
+        ad_refuse(c, "type-unknown", "the axis type is unknown");
+        return NULL;
+    }
+    IrValue *y = ad_scan_along(c, op, unit, r - 1, len[r - 1]);
+    for (int k = r - 2; k >= 0; k--) {
+        IrValue *is = ad_op2(c, "Or", ad_op2(c, "Equal", a, ad_const_int(c, ta, k)),
+                             ad_op2(c, "Equal", a, ad_const_int(c, ta, k - r)));
+        IrValue *in[3] = {is, ad_scan_along(c, op, unit, k, len[k]), y};
+        IrNode *w = is && in[1] && y ? ad_node(c, c->n, "Where", 3, in, 1) : NULL;
+        y = w ? w->out[0] : NULL;
+    }
+    return y;
+}
+
+/* CumSum (11) / CumProd (26) where they do not exist, unrolled along a
+ * constant axis (ad_scan_along), or along each axis and selected when
+ * the axis is known only at run time (ad_scan_any_axis). */
+static int ad_scan_gone(AdCtx *c, const char *op, int unit)
+{
+    IrValue *x = ad_in(c, 0);
+    int32_t t = ad_elem(x);
+    int64_t *v, axis;
+    size_t n;
+    bool changed;
+    if (!t)
+        return ad_refuse(c, "type-unknown", "the scan's input type is unknown");
+    if (ad_need_type(c, op, t) < 0)
+        return -1;
+    if (!ad_const_ints(ad_in(c, 1), &v, &n))
+        return ad_finish(c, ad_scan_any_axis(c, op, unit, ad_rank(x)));
+    axis = n == 1 ? v[0] : 0;
+    free(v);
+    if (n != 1)
+        return ad_refuse(c, "attribute", "the axis holds %zu values, not one", n);
+    if (ad_norm_axes(c, &axis, 1, ad_rank(x), "axis", &changed) < 0)
+        return -1;
+    int64_t len = ad_scan_len(c, x, axis);
+    return len < 0 ? -1 : ad_finish(c, ad_scan_along(c, op, unit, axis, len));
+}
+
+static int ad_cumsum_gone(AdCtx *c)
+{
+    return ad_scan_gone(c, "Add", 0);
+}
+
+static int ad_cumprod_gone(AdCtx *c)
+{
+    return ad_scan_gone(c, "Mul", 1);
+}
+
 /* ---- the table -------------------------------------------------------- */
 
 /* An op whose opset-1 version differs from 6 only by consumed_inputs. */
@@ -945,8 +1554,14 @@ static const AdEntry ad_elementwise[] = {
     AD_UP("Equal", 7, 11, AD_COMPATIBLE, NULL),
     AD_DOWN("Equal", 7, 11, AD_EXPAND, ad_equal_down),
     AD_BOTH("Equal", 11, 13), AD_BOTH("Equal", 13, 19),
-    AD_BCAST("Greater", 1, 7), AD_BOTH("Greater", 7, 9), AD_BOTH("Greater", 9, 13),
-    AD_BCAST("Less", 1, 7), AD_BOTH("Less", 7, 9), AD_BOTH("Less", 9, 13),
+    AD_BCAST("Greater", 1, 7),
+    AD_UP("Greater", 7, 9, AD_COMPATIBLE, NULL),
+    AD_DOWN("Greater", 7, 9, AD_EXPAND, ad_greater_down),
+    AD_BOTH("Greater", 9, 13),
+    AD_BCAST("Less", 1, 7),
+    AD_UP("Less", 7, 9, AD_COMPATIBLE, NULL),
+    AD_DOWN("Less", 7, 9, AD_EXPAND, ad_less_down),
+    AD_BOTH("Less", 9, 13),
     AD_BOTH("GreaterOrEqual", 12, 16),
     AD_GONE("GreaterOrEqual", 12, AD_EXPAND, ad_ge_gone),
     AD_BOTH("LessOrEqual", 12, 16),
@@ -965,11 +1580,15 @@ static const AdEntry ad_elementwise[] = {
     AD_CONSUMED("Max"),
     AD_UP("Max", 6, 8, AD_SEMANTIC, ad_nothing),
     AD_DOWN("Max", 6, 8, AD_SEMANTIC, ad_variadic_down),
-    AD_BOTH("Max", 8, 12), AD_BOTH("Max", 12, 13),
+    AD_UP("Max", 8, 12, AD_COMPATIBLE, NULL),
+    AD_DOWN("Max", 8, 12, AD_EXPAND, ad_max_down),
+    AD_BOTH("Max", 12, 13),
     AD_CONSUMED("Min"),
     AD_UP("Min", 6, 8, AD_SEMANTIC, ad_nothing),
     AD_DOWN("Min", 6, 8, AD_SEMANTIC, ad_variadic_down),
-    AD_BOTH("Min", 8, 12), AD_BOTH("Min", 12, 13),
+    AD_UP("Min", 8, 12, AD_COMPATIBLE, NULL),
+    AD_DOWN("Min", 8, 12, AD_EXPAND, ad_min_down),
+    AD_BOTH("Min", 12, 13),
     AD_CONSUMED("Sum"),
     AD_UP("Sum", 6, 8, AD_SEMANTIC, ad_nothing),
     AD_DOWN("Sum", 6, 8, AD_SEMANTIC, ad_variadic_down),
@@ -991,6 +1610,8 @@ static const AdEntry ad_elementwise[] = {
     AD_BOTH("Erf", 9, 13),
     AD_BOTH("Round", 11, 22), AD_GONE("Round", 11, AD_EXPAND, ad_round_gone),
     AD_BOTH("CumSum", 11, 14),
+    AD_GONE("CumSum", 11, AD_EXPAND, ad_cumsum_gone),
+    AD_GONE("CumProd", 26, AD_EXPAND, ad_cumprod_gone),
     AD_BOTH("Det", 11, 22),
 };
 

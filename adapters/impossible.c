@@ -41,8 +41,6 @@ const AdImpossible ad_impossible_list[] = {
     {"", "BitwiseAnd", 18, 0, "no integer bitwise op before opset 18 (And/Or/Xor take bool only)"},
     {"", "BitwiseOr", 18, 0, "no integer bitwise op before opset 18 (And/Or/Xor take bool only)"},
     {"", "BitwiseXor", 18, 0, "no integer bitwise op before opset 18 (And/Or/Xor take bool only)"},
-    {"", "CumProd", 26, 0, "no prefix-product op; Exp(CumSum(Log)) is inexact and fails for values <= 0"},
-    {"", "CumSum", 11, 0, "no prefix-sum op; a MatMul with a triangular matrix sums in another order"},
     {"", "Det", 11, 0, "no older form: it needs a pivoting LU decomposition"},
     {"", "Einsum", 12, 0, "rewrites into Transpose/MatMul/ReduceSum change the summation order"},
     {"", "DFT", 17, 0, "no FFT in older ops; a MatMul with twiddle-factor constants sums in another order"},

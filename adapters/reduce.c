@@ -176,7 +176,7 @@ static IrGraph *ad_red_branch(AdCtx *c, const char *op, IrValue *y, int64_t axis
             return NULL;
         n_in = 2;
     }
-    IrGraph *sub = ir_graph_new(c->g);
+    IrGraph *sub = ad_sub_new(c, reduce ? "reduce_axis" : "pass");
     IrNode *k = ad_sub_node(c, sub, op, n_in, in, 1, false);
     if (k && reduce) {
         if (n_in == 1)
@@ -226,7 +226,7 @@ static IrValue *ad_red_if(AdCtx *c, IrValue *cond, const char *op, IrValue *y,
 static IrValue *ad_red_iota(AdCtx *c, IrValue *n)
 {
     IrValue *yes = n ? ad_const_scalar(c, 9, 1.0) : NULL;
-    IrGraph *b = yes ? ir_graph_new(c->g) : NULL;
+    IrGraph *b = yes ? ad_sub_new(c, "iota_body") : NULL;
     if (!b)
         return NULL;
     IrValue *it = ad_sub_input(b, "iota_iter", 7), *cond = ad_sub_input(b, "iota_cond", 9);

@@ -1230,7 +1230,7 @@ static int ad_onehot_gone(AdCtx *c)
  * least one loop-carried value: a copy of start is carried unchanged. */
 static IrGraph *ad_range_body(AdCtx *c, IrValue *start, IrValue *delta, int32_t dt)
 {
-    IrGraph *b = ir_graph_new(c->g);
+    IrGraph *b = ad_sub_new(c, "range_body");
     IrValue *it = ad_sub_input(b, "range_iter", 7), *cond = ad_sub_input(b, "range_cond", 9);
     IrValue *carry = ad_sub_input(b, "range_carry", dt);
     IrNode *keep = it && cond ? ad_sub_node(c, b, "Identity", 1, &cond, 1, true) : NULL;
