@@ -407,10 +407,10 @@ static int ad_red_dynamic(AdCtx *c, IrValue *axes, bool noop)
     const AdRedPlan *p = ad_red_plan(c->n->op_type);
     int r = ad_rank(x);
     int32_t et = ad_elem(x);
-    if (!p || r < 1)
+    if (!p || r < 1 || r > 64)
         return ad_refuse(c, "not-constant",
                          "axes '%s' is not a constant and the input's rank is %s",
-                         axes->name, r < 0 ? "unknown" : "0");
+                         axes->name, r < 0 ? "unknown" : r == 0 ? "0" : "above 64");
     if (!et)
         return ad_refuse(c, "type-unknown", "the input's element type is unknown");
     if (p->float_only && !ad_red_is_float(et))

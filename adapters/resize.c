@@ -453,7 +453,7 @@ static int ad_rs_lengths(AdCtx *c, AdRsAxis *ax, int r, const int64_t *axes, siz
     for (size_t i = 0; rc == 0 && i < n; i++) {
         AdRsAxis *a = &ax[axes[i]];
         double v = which == 2 ? sv[i] : (double)zv[i] / (double)a->in;
-        if (!(v > 0) || !(v * (double)a->in < 1e7))
+        if (!(v > 0) || !(v * (double)a->in < 1048576.0))
             rc = ad_refuse(c, "attribute", "scale %g cannot be tabled", v);
         if (i == 0 || (pol[4] == 'l' ? v < best : v > best))
             best = v;

@@ -257,10 +257,11 @@ static int ad_unsqueeze_dynamic(AdCtx *c, IrValue *axes)
     bool dims_ok = r >= 0;
     for (int i = 0; i < r; i++)
         dims_ok = dims_ok && ad_dim(x, i) > 0;
-    if (k < 0 || !dims_ok)
+    if (k < 0 || !dims_ok || r + k > 64)
         return ad_refuse(c, "not-constant", "axes '%s' is not a constant, and the %s",
                          axes->name, k < 0 ? "number of axes is unknown"
-                                           : "input's dims are not all known");
+                                 : !dims_ok ? "input's dims are not all known"
+                                            : "output rank is above 64");
     int R = r + k;
     int64_t one = 1, *pos = ir_alloc_array((size_t)R, sizeof *pos),
             *neg = ir_alloc_array((size_t)R, sizeof *neg),
@@ -424,8 +425,8 @@ static int ad_split_up_11_13(AdCtx *c)
  * 10; lower targets then refuse at Slice's own step. */
 static int ad_split_dynamic(AdCtx *c, IrValue *split)
 {
-    int n = (int)c->n->n_out;
-    if (ad_rank(split) != 1 || ad_dim(split, 0) != n)
+    int n = c->n->n_out <= 4096 ? (int)c->n->n_out : -1;
+    if (n < 0 || ad_rank(split) != 1 || ad_dim(split, 0) != n)
         return ad_refuse(c, "not-constant",
                          "split '%s' is not a constant and its length is not known to be %d",
                          split->name, n);
@@ -779,7 +780,7 @@ static int ad_pad_axes_dynamic(AdCtx *c, IrValue *axv, IrValue *pv)
 {
     int r = ad_rank(ad_in(c, 0));
     int64_t na = ad_rank(axv) == 1 ? ad_dim(axv, 0) : -1;
-    if (r < 0 || na < 0 || ad_rank(pv) != 1 || ad_dim(pv, 0) != 2 * na)
+    if (r < 0 || r > 64 || na < 0 || na > 64 || ad_rank(pv) != 1 || ad_dim(pv, 0) != 2 * na)
         return ad_refuse(c, "not-constant",
                          "axes and pads are not constants, and the rank or their lengths are unknown");
     int64_t *pos = ir_alloc_array((size_t)r + 1, sizeof *pos),
