@@ -71,5 +71,5 @@ step "machine-readable summary" "onnx-convert info --json $model"
 "$bin" info --json "$model" | head -c 400
 echo
 echo
-echo "Version conversion (--opset) and optimization are not built yet: they"
-echo "arrive with the converter and optimizer issues; demo will show them then."
+echo "Optimization (--optimize) is not built yet: it arrives with the optimizer"
+echo "issue; demo will show it then."
