@@ -363,6 +363,11 @@ if [ -n "$case_dir" ] && [ -d "$case_dir/test_data_set_0" ]; then
         -o "$OUTDIR/out.onnx" --ir-version 7
     check_usage "convert with --opset 0" "$BIN" convert "$good" -o "$OUTDIR/out.onnx" --opset 0
     check_usage "convert with --opset abc" "$BIN" convert "$good" -o "$OUTDIR/out.onnx" --opset abc
+
+    # The optimizer: an unknown pass name is refused, naming it.
+    check_run "optimize with a pass that does not exist" "'nope'" \
+        "$BIN" optimize "$good" -o "$OUTDIR/out.onnx" --passes identity,nope
+    check_usage "optimize without -o" "$BIN" optimize "$good"
 fi
 
 echo "hostile_cli: $passed passed, $failed failed"

@@ -20,6 +20,7 @@
 #include "ir.h"
 #include "load.h"
 #include "opschema.h"
+#include "../../passes/passes.h"
 #include "save.h"
 #include "verify.h"
 
@@ -32,6 +33,10 @@ static const char cli_usage_text[] =
     "  onnx-convert convert IN.onnx -o OUT.onnx [--opset N] [--opset-ml N]\n"
     "                       [--ir-version N] [--verify] [--external-data FILE]\n"
     "                       [--external-threshold BYTES] [--infer-shapes]\n"
+    "                       [--optimize] [--passes a,b,c] [--stats]\n"
+    "  onnx-convert optimize IN.onnx -o OUT.onnx [--passes a,b,c] [--verify]\n"
+    "                       [--stats]\n"
+    "  onnx-convert optimize --list-passes\n"
     "  onnx-convert info MODEL.onnx [--json] [--targets]\n"
     "  onnx-convert check MODEL.onnx [--all]\n"
     "  onnx-convert run MODEL.onnx --inputs DIR -o OUTDIR [--seed N]\n"
@@ -45,6 +50,9 @@ static const char cli_usage_text[] =
     "difference.\n"
     "--external-data FILE moves every tensor of at least BYTES (default 1024)\n"
     "into FILE, beside OUT.onnx.\n"
+    "--optimize (and the optimize command) runs the optimization passes\n"
+    "(--passes: these, in this order) to a fixed point after any conversion;\n"
+    "--stats prints how many changes each pass made.\n"
     "--infer-shapes checks the model and writes the inferred types of\n"
     "intermediate values as value_info.\n"
     "info --targets tries every ai.onnx opset and prints, for each one it\n"
@@ -87,10 +95,11 @@ static bool cli_parse_size(const char *s, size_t *out)
 typedef struct CliConvert {
     const char *in, *out;
     SaveOptions save;
-    const char *unsupported; /* an option of a later stage, if given */
     bool infer_shapes;       /* write inferred types as value_info */
     CvOptions cv;            /* --opset, --opset-ml, --ir-version */
     bool verify;
+    bool optimize, stats;    /* --optimize / the optimize command, --stats */
+    OptOptions opt;          /* --passes */
 } CliConvert;
 
 /* Parses a positive opset or IR version. */
@@ -131,7 +140,12 @@ static int cli_convert_args(int argc, char **argv, CliConvert *o)
         } else if (!strcmp(a, "--verify")) {
             o->verify = true;
         } else if (!strcmp(a, "--optimize")) {
-            o->unsupported = a;
+            o->optimize = true;
+        } else if (!strcmp(a, "--passes") && has_val) {
+            o->optimize = true;
+            o->opt.passes = argv[++i];
+        } else if (!strcmp(a, "--stats")) {
+            o->stats = true;
         } else if (a[0] == '-' && a[1]) {
             fprintf(stderr, "onnx-convert: unknown or incomplete option '%s'\n",
                     a);
@@ -143,7 +157,7 @@ static int cli_convert_args(int argc, char **argv, CliConvert *o)
         }
     }
     if (!o->in || !o->out)
-        return cli_usage("convert needs IN.onnx and -o OUT.onnx");
+        return cli_usage("convert and optimize need IN.onnx and -o OUT.onnx");
     return 0;
 }
 
@@ -212,8 +226,20 @@ static void cli_convert_summary(const CliConvert *o, const IrModel *m,
     printf("\n");
 }
 
-/* Converts m as o says and, with --verify, compares it with a fresh load
- * of the input. */
+/* Prints what the optimizer did: one line, or one per pass (--stats). */
+static void cli_optimize_summary(const CliConvert *o, const OptStats *st)
+{
+    long total = 0;
+    for (size_t i = 0; i < st->n; i++)
+        total += st->changes[i];
+    printf("optimized: %zu -> %zu nodes, %ld changes in %d rounds\n", st->nodes_before,
+           st->nodes_after, total, st->iterations);
+    for (size_t i = 0; o->stats && i < st->n; i++)
+        printf("  %-20s %ld\n", st->pass[i]->name, st->changes[i]);
+}
+
+/* Converts m as o says, optimizes it when asked, and with --verify
+ * compares it with a fresh load of the input. */
 static int cli_convert_model(const CliConvert *o, IrModel *m, IrError *err)
 {
     int64_t from = ir_model_opset(m, ""), from_ml = ir_model_opset(m, "ai.onnx.ml");
@@ -222,6 +248,13 @@ static int cli_convert_model(const CliConvert *o, IrModel *m, IrError *err)
     if (rc == 0)
         cli_convert_summary(o, m, from, from_ml, &r);
     cv_report_free(&r);
+    if (rc == 0 && o->optimize) {
+        OptStats st;
+        rc = opt_optimize(m, &o->opt, &st, err);
+        if (rc == 0)
+            cli_optimize_summary(o, &st);
+        opt_stats_free(&st);
+    }
     if (rc < 0 || !o->verify)
         return rc;
     IrModel *orig;
@@ -238,17 +271,24 @@ static int cli_convert_model(const CliConvert *o, IrModel *m, IrError *err)
     return rc;
 }
 
-static int cli_convert(int argc, char **argv)
+/* `optimize --list-passes`. */
+static int cli_list_passes(void)
+{
+    for (size_t i = 0; i < opt_passes_n; i++)
+        printf("%-20s %s%s\n", opt_passes[i]->name, opt_passes[i]->what,
+               opt_passes[i]->idempotent ? "" : " (not idempotent)");
+    return CLI_OK;
+}
+
+static int cli_convert(int argc, char **argv, bool optimize)
 {
     CliConvert o = {0};
+    if (optimize && argc == 3 && !strcmp(argv[2], "--list-passes"))
+        return cli_list_passes();
+    o.optimize = optimize;
     int rc = cli_convert_args(argc, argv, &o);
     if (rc)
         return rc;
-    if (o.unsupported) {
-        fprintf(stderr, "onnx-convert: %s is not implemented yet\n",
-                o.unsupported);
-        return CLI_FAIL;
-    }
     IrError err;
     IrModel *m;
     if (load_model_file(o.in, NULL, &m, &err))
@@ -507,7 +547,9 @@ int main(int argc, char **argv)
         return cli_usage(NULL);
     const char *cmd = argv[1];
     if (!strcmp(cmd, "convert"))
-        return cli_convert(argc, argv);
+        return cli_convert(argc, argv, false);
+    if (!strcmp(cmd, "optimize"))
+        return cli_convert(argc, argv, true);
     if (!strcmp(cmd, "info"))
         return cli_info(argc, argv);
     if (!strcmp(cmd, "check"))

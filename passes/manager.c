@@ -1,0 +1,193 @@
+/*
+ * manager.c - the pass list and the pass manager (prefix opt_).
+ *
+ * A pipeline is a list of passes run in order, over and over, until one
+ * round changes nothing (a fixed point) or the round cap is reached. Each
+ * pass sees each scope separately: the main graph, then its subgraphs
+ * (depth first), then each function body and its subgraphs. Passes that
+ * need types get a fresh inference of the whole model first, since an
+ * earlier pass may have changed what flows where.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "passes.h"
+#include "../src/infer.h"
+
+#define OPT_DEFAULT_ITERS 8
+
+/* The default pipeline, in this order. */
+const OptPass *const opt_passes[] = {
+    &opt_pass_constant_to_init,
+    &opt_pass_identity,
+    &opt_pass_dead_code,
+    &opt_pass_unused_init,
+};
+const size_t opt_passes_n = sizeof opt_passes / sizeof opt_passes[0];
+
+const OptPass *opt_find(const char *name)
+{
+    for (size_t i = 0; i < opt_passes_n; i++)
+        if (strcmp(opt_passes[i]->name, name) == 0)
+            return opt_passes[i];
+    return NULL;
+}
+
+/* ---- helpers for passes ---------------------------------------------- */
+
+bool opt_is_output(const IrValue *v)
+{
+    return ir_value_is_graph_output(v);
+}
+
+int opt_replace_uses(OptCtx *c, IrValue *from, IrValue *to)
+{
+    return ir_value_replace_uses(from, to, c->err);
+}
+
+/* ---- walking scopes --------------------------------------------------- */
+
+static size_t opt_count_graph(const IrGraph *g)
+{
+    size_t n = 0;
+    for (const IrNode *k = g->first; k; k = k->next) {
+        n++;
+        for (size_t a = 0; a < k->n_attr; a++) {
+            if (k->attr[a]->g)
+                n += opt_count_graph(k->attr[a]->g);
+            for (size_t j = 0; j < k->attr[a]->n_graphs; j++)
+                n += opt_count_graph(k->attr[a]->graphs[j]);
+        }
+    }
+    return n;
+}
+
+size_t opt_count_nodes(const IrModel *m)
+{
+    size_t n = m->graph ? opt_count_graph(m->graph) : 0;
+    for (size_t i = 0; i < m->n_functions; i++)
+        if (m->functions[i]->body)
+            n += opt_count_graph(m->functions[i]->body);
+    return n;
+}
+
+/* Runs the pass on g and, depth first, on its subgraphs. Subgraphs go
+ * first, so that a node's body is simplified before the node is judged. */
+static long opt_run_graph(OptCtx *c, const OptPass *p, IrGraph *g, bool main)
+{
+    long total = 0;
+    for (IrNode *k = g->first; k; k = k->next)
+        for (size_t a = 0; a < k->n_attr; a++) {
+            IrAttr *at = k->attr[a];
+            long r = at->g ? opt_run_graph(c, p, at->g, false) : 0;
+            if (r < 0)
+                return -1;
+            total += r;
+            for (size_t j = 0; j < at->n_graphs; j++) {
+                if ((r = opt_run_graph(c, p, at->graphs[j], false)) < 0)
+                    return -1;
+                total += r;
+            }
+        }
+    c->g = g;
+    c->main = main;
+    long r = p->run(c);
+    if (r > 0)
+        ir_graph_collect(g);
+    return r < 0 ? -1 : total + r;
+}
+
+/* One pass over every scope of the model. */
+static long opt_run_pass(IrModel *m, const OptOptions *o, const OptPass *p, IrError *err)
+{
+    if (p->needs & OPT_NEEDS_TYPES) {
+        IrError e;
+        if (inf_model(m, NULL, &e) < 0)
+            return ir_fail(err, "%s: types are needed and inference failed: %s", p->name,
+                           e.msg);
+    }
+    OptCtx c = {.m = m, .o = o, .err = err};
+    long total = 0, r = m->graph ? opt_run_graph(&c, p, m->graph, true) : 0;
+    if (r < 0)
+        return -1;
+    total += r;
+    for (size_t i = 0; i < m->n_functions; i++) {
+        if (!m->functions[i]->body)
+            continue;
+        c.fn = m->functions[i];
+        if ((r = opt_run_graph(&c, p, m->functions[i]->body, false)) < 0)
+            return -1;
+        total += r;
+    }
+    return total;
+}
+
+/* ---- the pipeline ----------------------------------------------------- */
+
+/* Fills st->pass from a comma-separated list (NULL: the default). */
+static int opt_pick(const char *list, OptStats *st, IrError *err)
+{
+    if (!list) {
+        st->n = opt_passes_n;
+        st->pass = ir_alloc_array(st->n, sizeof *st->pass);
+        for (size_t i = 0; i < st->n; i++)
+            st->pass[i] = opt_passes[i];
+        return 0;
+    }
+    size_t cap = 1;
+    for (const char *s = list; *s; s++)
+        cap += *s == ',';
+    st->pass = ir_alloc_array(cap, sizeof *st->pass);
+    const char *s = list;
+    while (*s) {
+        const char *e = strchr(s, ',');
+        size_t len = e ? (size_t)(e - s) : strlen(s);
+        char name[64];
+        if (len == 0 || len >= sizeof name)
+            return ir_fail(err, "--passes: an empty or too long pass name");
+        memcpy(name, s, len);
+        name[len] = 0;
+        const OptPass *p = opt_find(name);
+        if (!p)
+            return ir_fail(err, "--passes: no pass named '%s' (see --list-passes)", name);
+        st->pass[st->n++] = p;
+        s += len + (e ? 1 : 0);
+    }
+    if (st->n == 0)
+        return ir_fail(err, "--passes: no pass named");
+    return 0;
+}
+
+int opt_optimize(IrModel *m, const OptOptions *o, OptStats *st, IrError *err)
+{
+    memset(st, 0, sizeof *st);
+    if (opt_pick(o ? o->passes : NULL, st, err) < 0)
+        return -1;
+    st->changes = ir_alloc_array(st->n, sizeof *st->changes);
+    st->nodes_before = opt_count_nodes(m);
+    int cap = o && o->max_iters > 0 ? o->max_iters : OPT_DEFAULT_ITERS;
+    for (int it = 0; it < cap; it++) {
+        long round = 0;
+        st->iterations = it + 1;
+        for (size_t i = 0; i < st->n; i++) {
+            long r = opt_run_pass(m, o, st->pass[i], err);
+            if (r < 0)
+                return -1;
+            st->changes[i] += r;
+            round += r;
+        }
+        if (round == 0)
+            break;
+    }
+    if (m->graph)
+        ir_graph_clear_inferred(m->graph);
+    st->nodes_after = opt_count_nodes(m);
+    return 0;
+}
+
+void opt_stats_free(OptStats *st)
+{
+    free(st->pass);
+    free(st->changes);
+    memset(st, 0, sizeof *st);
+}
