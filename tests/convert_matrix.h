@@ -115,23 +115,12 @@ static IrModel *cm_load(const char *path)
     return load_model_file(path, NULL, &m, &err) ? NULL : m;
 }
 
-/* Whether m passes the checker. */
-static int cm_valid(IrModel *m, char *why, size_t cap)
-{
-    ChkReport rep;
-    int bad = chk_model(m, &rep);
-    if (bad && why)
-        snprintf(why, cap, "%s", chk_first_error(&rep) ? chk_first_error(&rep) : "invalid");
-    chk_report_free(&rep);
-    return !bad;
-}
-
 /* Judges converted model m against the case; 1 ok, 0 wrong (why set). */
 static int cm_judge(CmRun *r, const char *dir, IrModel *m, int orig_valid,
                     char *why, size_t cap)
 {
     char cw[400];
-    if (orig_valid && !cm_valid(m, cw, sizeof cw)) {
+    if (orig_valid && !corpus_valid(m, cw, sizeof cw)) {
         snprintf(why, cap, "invalid: %s", cw);
         return 0;
     }
@@ -244,7 +233,7 @@ static void cm_case(CmRun *r, const char *dir)
     char reason[512];
     int unjudged = r->xfail_name && xfail_listed(r->xfail_name, name, reason, sizeof reason);
     int64_t s = ir_model_opset(orig, "");
-    int valid = cm_valid(orig, NULL, 0);
+    int valid = corpus_valid(orig, NULL, 0);
     for (int t = 1; t <= CM_MAX_T; t++) {
         if (unjudged)
             r->row[t].unjudged++;

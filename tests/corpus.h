@@ -20,6 +20,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "check.h"
 #include "load.h"
 #include "save.h"
 
@@ -229,6 +230,17 @@ static inline IrModel *corpus_copy_model(const IrModel *m)
         out = NULL;
     free(buf);
     return out;
+}
+
+/* Whether m passes the checker; the first broken rule goes to why. */
+static inline int corpus_valid(IrModel *m, char *why, size_t cap)
+{
+    ChkReport rep;
+    int bad = chk_model(m, &rep);
+    if (bad && why)
+        snprintf(why, cap, "%s", chk_first_error(&rep) ? chk_first_error(&rep) : "invalid");
+    chk_report_free(&rep);
+    return !bad;
 }
 
 #endif

@@ -35,16 +35,6 @@ typedef struct OcGroup {
     size_t before, after;
 } OcGroup;
 
-static int oc_valid(IrModel *m, char *why, size_t cap)
-{
-    ChkReport rep;
-    int bad = chk_model(m, &rep);
-    if (bad && why)
-        snprintf(why, cap, "%s", chk_first_error(&rep) ? chk_first_error(&rep) : "invalid");
-    chk_report_free(&rep);
-    return !bad;
-}
-
 /* Optimizes one case and judges it. */
 static void oc_case(OcGroup *g, const char *xname, const char *dir, double atol)
 {
@@ -62,7 +52,7 @@ static void oc_case(OcGroup *g, const char *xname, const char *dir, double atol)
         g->unjudged++;
         return;
     }
-    int orig_valid = oc_valid(m, NULL, 0);
+    int orig_valid = corpus_valid(m, NULL, 0);
     OptStats st;
     int rc = opt_optimize(m, NULL, &st, &err);
     g->before += st.nodes_before;
@@ -72,7 +62,7 @@ static void oc_case(OcGroup *g, const char *xname, const char *dir, double atol)
     int ok = rc == 0;
     if (!ok)
         snprintf(why, sizeof why, "optimize failed: %s", err.msg);
-    if (ok && orig_valid && !oc_valid(m, why, sizeof why))
+    if (ok && orig_valid && !corpus_valid(m, why, sizeof why))
         ok = 0;
     if (ok && ev_test_case_model(dir, m, 1e-3, atol, &res, &err)) {
         snprintf(why, sizeof why, "%s", err.msg);
