@@ -202,6 +202,19 @@ int ad_infer(AdCtx *c, IrNode *k);
  * c->err set (e.g. a Constant of that type does not exist at the opset). */
 IrValue *ad_const_tensor(AdCtx *c, int32_t dtype, size_t ndims,
                          const int64_t *dims, const void *data, size_t bytes);
+/* Whether constants become initializers (the main graph) rather than
+ * Constant nodes (subgraphs, function bodies). */
+bool ad_const_is_init(const AdCtx *c);
+/* An integer constant of type dtype (int8..uint64), dims[0..ndims), values
+ * v[0..n). A Constant node that will live below opset 9 (Constant-1 is
+ * floating only) is a float Constant cast to dtype when a float holds
+ * every value exactly, else refused. */
+IrValue *ad_const_int_tensor(AdCtx *c, int32_t dtype, size_t ndims, const int64_t *dims,
+                             const int64_t *v, size_t n);
+IrValue *ad_const_int(AdCtx *c, int32_t dtype, int64_t v);
+/* A constant of numeric type t and dims d[0..r) (all known) filled with 0
+ * or 1 (unit). */
+IrValue *ad_const_fill(AdCtx *c, int32_t t, size_t r, const int64_t *d, int unit);
 /* A 1-D INT64 constant of n elements. */
 IrValue *ad_const_i64s(AdCtx *c, size_t n, const int64_t *v);
 /* A 0-D (scalar) constant of the given element type holding x. */
@@ -234,6 +247,13 @@ IrValue *ad_op2(AdCtx *c, const char *op, IrValue *a, IrValue *b);
  * in c->build_opset's form (axes an attribute or an input). */
 IrValue *ad_reduce(AdCtx *c, const char *op, IrValue *x, size_t n, const int64_t *axes,
                    bool keepdims);
+/* For axes known only at run time (a 1-D int64 value of n entries) and a
+ * rank r: the int64 [n, r] matrix whose entry (k, j) is 1 when axes[k]
+ * names axis j (as j or j - r), else 0. */
+IrValue *ad_axes_hits(AdCtx *c, IrValue *axes, int r);
+/* The exclusive prefix sums of the int64 vector v of n entries (entry j
+ * is the sum of the entries before j), through a triangular constant. */
+IrValue *ad_prefix_sums(AdCtx *c, IrValue *v, int n);
 /* x cast to element type `to` (x itself when it has that type already),
  * in c->build_opset's form (`to` a type name before opset 6). */
 IrValue *ad_cast(AdCtx *c, IrValue *x, int32_t to);

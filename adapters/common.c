@@ -348,9 +348,7 @@ IrValue *ad_cast(AdCtx *c, IrValue *x, int32_t to)
     return ad_infer(c, k) < 0 ? NULL : k->out[0];
 }
 
-/* Whether constants go into initializers (the main graph) or Constant
- * nodes (subgraphs, function bodies, training graphs). */
-static bool ad_use_initializer(const AdCtx *c)
+bool ad_const_is_init(const AdCtx *c)
 {
     return c->m && c->g == c->m->graph && !c->fn;
 }
@@ -364,7 +362,7 @@ IrValue *ad_const_tensor(AdCtx *c, int32_t dtype, size_t ndims,
     char *nm = ad_fresh_name(c->g, base);
     IrTensor *t = ir_tensor_new(nm, dtype, ndims, dims, data, bytes);
     IrValue *v = NULL;
-    if (ad_use_initializer(c)) {
+    if (ad_const_is_init(c)) {
         v = ir_graph_add_init(c->g, t);
         if (!v)
             ir_tensor_free(t);
@@ -391,10 +389,119 @@ IrValue *ad_const_tensor(AdCtx *c, int32_t dtype, size_t ndims,
     return v;
 }
 
+IrValue *ad_const_int_tensor(AdCtx *c, int32_t dtype, size_t ndims, const int64_t *dims,
+                             const int64_t *v, size_t n)
+{
+    if (c->reason)
+        return NULL;
+    /* A Constant node that will live below opset 9 must be floating. */
+    bool low = c->build_opset < 9 || (c->goal_opset > 0 && c->goal_opset < 9);
+    bool direct = ad_const_is_init(c) || !low;
+    for (size_t i = 0; i < n && !direct; i++)
+        direct = (double)(float)v[i] != (double)v[i];
+    if (direct && !ad_const_is_init(c) && low) {
+        ad_refuse(c, "type", "an integer constant outside the main graph needs a "
+                  "Constant of an integer type, which opsets below 9 lack");
+        return NULL;
+    }
+    size_t w = direct ? (size_t)ir_dtype_bits(dtype) / 8 : 4;
+    uint8_t *raw = ir_alloc_array(n ? n * w : 1, 1);
+    for (size_t i = 0; i < n; i++) {
+        float f = (float)v[i];
+        if (!direct)
+            memcpy(raw + i * w, &f, 4);
+        for (size_t b = 0; direct && b < w; b++)   /* little-endian */
+            raw[i * w + b] = (uint8_t)((uint64_t)v[i] >> (8 * b));
+    }
+    IrValue *k = ad_const_tensor(c, direct ? dtype : 1, ndims, dims, raw, n * w);
+    free(raw);
+    return direct ? k : ad_cast(c, k, dtype);
+}
+
+IrValue *ad_const_int(AdCtx *c, int32_t dtype, int64_t v)
+{
+    return ad_const_int_tensor(c, dtype, 0, NULL, &v, 1);
+}
+
+/* Whether t is an integer type (signed or unsigned, 8 to 64 bits). */
+static bool ad_is_int_type(int32_t t)
+{
+    switch (t) {
+    case 2: case 3: case 4: case 5: case 6: case 7: case 12: case 13:
+        return true;
+    default:
+        return false;
+    }
+}
+
+IrValue *ad_const_fill(AdCtx *c, int32_t t, size_t r, const int64_t *d, int unit)
+{
+    if (c->reason)
+        return NULL;
+    size_t n = 1;
+    for (size_t i = 0; i < r; i++)
+        n *= (size_t)d[i];
+    if (ad_is_int_type(t)) {
+        int64_t *v = ir_alloc_array(n ? n : 1, sizeof *v);
+        for (size_t i = 0; i < n; i++)
+            v[i] = unit;
+        IrValue *k = ad_const_int_tensor(c, t, r, d, v, n);
+        free(v);
+        return k;
+    }
+    uint8_t one[8] = {0};
+    size_t w;
+    switch (t) {
+    case 1: { float f = (float)unit; memcpy(one, &f, 4); w = 4; break; }
+    case 11: { double x = unit; memcpy(one, &x, 8); w = 8; break; }
+    case 10: one[1] = unit ? 0x3c : 0; w = 2; break;                      /* 1.0 = 0x3c00 */
+    case 16: one[1] = unit ? 0x3f : 0; one[0] = unit ? 0x80 : 0; w = 2; break; /* 0x3f80 */
+    default:
+        ad_refuse(c, "type", "no constant %d of type %s", unit,
+                  ir_dtype_name(t) ? ir_dtype_name(t) : "?");
+        return NULL;
+    }
+    uint8_t *raw = ir_alloc_array(n ? n * w : 1, 1);
+    for (size_t i = 0; i < n; i++)
+        memcpy(raw + i * w, one, w);
+    IrValue *k = ad_const_tensor(c, t, r, d, raw, n * w);
+    free(raw);
+    return k;
+}
+
 IrValue *ad_const_i64s(AdCtx *c, size_t n, const int64_t *v)
 {
     int64_t dim = (int64_t)n;
-    return ad_const_tensor(c, 7, 1, &dim, v, n * sizeof *v);
+    return ad_const_int_tensor(c, 7, 1, &dim, v, n);
+}
+
+IrValue *ad_axes_hits(AdCtx *c, IrValue *axes, int r)
+{
+    int64_t one = 1, *pos = ir_alloc_array((size_t)r + 1, sizeof *pos),
+            *neg = ir_alloc_array((size_t)r + 1, sizeof *neg);
+    for (int j = 0; j < r; j++) {
+        pos[j] = j;
+        neg[j] = j - r;
+    }
+    IrValue *col = ad_axes_op(c, c->n, "Unsqueeze", axes, 1, &one);       /* [n,1] */
+    IrValue *pv = ad_const_i64s(c, (size_t)r, pos), *nv = ad_const_i64s(c, (size_t)r, neg);
+    free(pos);
+    free(neg);
+    return ad_cast(c, ad_op2(c, "Or", ad_op2(c, "Equal", col, pv),
+                             ad_op2(c, "Equal", col, nv)), 7);
+}
+
+IrValue *ad_prefix_sums(AdCtx *c, IrValue *v, int n)
+{
+    int64_t one = 1, td[2] = {n, n};
+    int64_t *tri = ir_alloc_array((size_t)n * (size_t)n + 1, sizeof *tri);
+    for (int j = 0; j < n; j++)
+        for (int m = 0; m < n; m++)
+            tri[j * n + m] = m < j;               /* row j adds the entries before j */
+    int64_t cnt = (int64_t)n * n;
+    IrValue *tv = ad_const_int_tensor(c, 7, 2, td, tri, (size_t)cnt);
+    free(tri);
+    return ad_reduce(c, "ReduceSum", ad_op2(c, "Mul", tv, v), 1, &one, false);
 }
 
 IrValue *ad_const_scalar(AdCtx *c, int32_t dtype, double x)
@@ -404,8 +511,8 @@ IrValue *ad_const_scalar(AdCtx *c, int32_t dtype, double x)
     switch (dtype) {
     case 1: { float f = (float)x; memcpy(buf, &f, 4); len = 4; break; }
     case 11: memcpy(buf, &x, 8); len = 8; break;
-    case 7: { int64_t i = (int64_t)x; memcpy(buf, &i, 8); len = 8; break; }
-    case 6: { int32_t i = (int32_t)x; memcpy(buf, &i, 4); len = 4; break; }
+    case 7: case 6:
+        return ad_const_int(c, dtype, (int64_t)x);
     case 9: buf[0] = x != 0; len = 1; break;
     case 10: { /* float16, round to nearest even via float */
         float f = (float)x;

@@ -265,18 +265,8 @@ static IrValue *ad_red_sum0(AdCtx *c, IrValue *v)
  * noop_with_empty_axes is 0 (then every axis is). */
 static IrValue *ad_red_flags(AdCtx *c, IrValue *axes, int r, bool noop)
 {
-    int64_t one = 1, *pos = ir_alloc_array((size_t)r, sizeof *pos),
-            *neg = ir_alloc_array((size_t)r, sizeof *neg);
-    for (int i = 0; i < r; i++) {
-        pos[i] = i;
-        neg[i] = i - r;
-    }
-    IrValue *col = ad_axes_op(c, c->n, "Unsqueeze", axes, 1, &one);  /* [n,1] */
-    IrValue *pv = ad_const_i64s(c, (size_t)r, pos), *nv = ad_const_i64s(c, (size_t)r, neg);
-    free(pos);
-    free(neg);
-    IrValue *hit = ad_op2(c, "Or", ad_op2(c, "Equal", col, pv), ad_op2(c, "Equal", col, nv));
-    IrValue *count = ad_red_sum0(c, ad_cast(c, hit, 1));   /* hits per axis */
+    /* counted in float: Greater takes integers only from opset 9 */
+    IrValue *count = ad_red_sum0(c, ad_cast(c, ad_axes_hits(c, axes, r), 1));
     IrValue *flags = ad_op2(c, "Greater", count,
                             ad_const_scalar(c, 1, 0.0));
     if (!noop) {
@@ -285,35 +275,6 @@ static IrValue *ad_red_flags(AdCtx *c, IrValue *axes, int r, bool noop)
         flags = ad_op2(c, "Or", flags, empty);
     }
     return flags;
-}
-
-/* A constant of y's (static) shape, r dims and n elements, all ones of
- * type et. */
-static IrValue *ad_red_ones(AdCtx *c, IrValue *y, int r, uint64_t n, int32_t et)
-{
-    int bits = ir_dtype_bits(et);
-    if (bits < 8) {
-        ad_refuse(c, "type", "no ones tensor of %s", ir_dtype_name(et) ? ir_dtype_name(et) : "?");
-        return NULL;
-    }
-    size_t w = (size_t)bits / 8;
-    uint8_t one[8] = {0};
-    switch (et) {
-    case 1: { float f = 1.0f; memcpy(one, &f, 4); break; }
-    case 11: { double d = 1.0; memcpy(one, &d, 8); break; }
-    case 10: one[1] = 0x3c; break;         /* float16 1.0 = 0x3c00 */
-    case 16: one[0] = 0x80; one[1] = 0x3f; break; /* bfloat16 0x3f80 */
-    default: one[0] = 1; break;           /* integers (little-endian) */
-    }
-    uint8_t *buf = ir_alloc_array((size_t)n, w);
-    for (uint64_t i = 0; i < n; i++)
-        memcpy(buf + i * w, one, w);
-    int64_t dims[64];
-    for (int i = 0; i < r && i < 64; i++)
-        dims[i] = ad_dim(y, i);
-    IrValue *v = r <= 64 ? ad_const_tensor(c, et, (size_t)r, dims, buf, (size_t)n * w) : NULL;
-    free(buf);
-    return v;
 }
 
 /* keepdims=0 below opset 11: y has length len[i] on axis i, 1 on the
@@ -373,7 +334,10 @@ static IrValue *ad_red_same_shape(AdCtx *c, const AdRedPlan *p, IrValue *y,
                       (unsigned long long)n);
             return NULL;
         }
-        full = ad_red_ones(c, y, r, n, et);
+        int64_t dims[64];
+        for (int i = 0; i < r; i++)
+            dims[i] = ad_dim(y, i);
+        full = ad_const_fill(c, et, (size_t)r, dims, 1);
     }
     for (int i = 0; i < r && y && full; i++)
         y = ad_red_if(c, ad_op2(c, "Gather", flags, ad_const_scalar(c, 7, (double)i)),

@@ -263,33 +263,20 @@ static int ad_unsqueeze_dynamic(AdCtx *c, IrValue *axes)
                                  : !dims_ok ? "input's dims are not all known"
                                             : "output rank is above 64");
     int R = r + k;
-    int64_t one = 1, *pos = ir_alloc_array((size_t)R, sizeof *pos),
-            *neg = ir_alloc_array((size_t)R, sizeof *neg),
-            *tri = ir_alloc_array((size_t)R * (size_t)R, sizeof *tri),
+    int64_t zero = 0, rr = r + 1, *pos = ir_alloc_array((size_t)R, sizeof *pos),
             *dims = ir_alloc_array((size_t)r + 1, sizeof *dims);
-    for (int j = 0; j < R; j++) {
+    for (int j = 0; j < R; j++)
         pos[j] = j;
-        neg[j] = j - R;
-        for (int m = 0; m < R; m++)
-            tri[j * R + m] = m < j;       /* row j sums the flags before j */
-    }
     for (int i = 0; i < r; i++)
         dims[i] = ad_dim(x, i);
-    dims[r] = 1;                          /* a scalar x reads only this */
-    int64_t td[2] = {R, R}, rr = r + 1, zero = 0;
-    IrValue *col = ad_axes_op(c, c->n, "Unsqueeze", axes, 1, &one);
-    IrValue *pv = ad_const_i64s(c, (size_t)R, pos), *nv = ad_const_i64s(c, (size_t)R, neg);
-    IrValue *tv = ad_const_tensor(c, 7, 2, td, tri, (size_t)R * (size_t)R * sizeof *tri);
-    IrValue *dv = ad_const_tensor(c, 7, 1, &rr, dims, (size_t)rr * sizeof *dims);
+    dims[r] = 1;                          /* new positions read this spare 1 */
+    IrValue *pv = ad_const_i64s(c, (size_t)R, pos);
+    IrValue *dv = ad_const_int_tensor(c, 7, 1, &rr, dims, (size_t)rr);
     free(pos);
-    free(neg);
-    free(tri);
     free(dims);
-    IrValue *hit = ad_op2(c, "Or", ad_op2(c, "Equal", col, pv), ad_op2(c, "Equal", col, nv));
-    IrValue *f = ad_reduce(c, "ReduceSum", ad_cast(c, hit, 7), 1, &zero, false);  /* [R] */
-    IrValue *before = ad_reduce(c, "ReduceSum", ad_op2(c, "Mul", tv, f), 1, &one, false);
+    IrValue *f = ad_reduce(c, "ReduceSum", ad_axes_hits(c, axes, R), 1, &zero, false);
+    IrValue *before = ad_prefix_sums(c, f, R);       /* new dims before j */
     IrValue *keep = ad_op2(c, "Sub", ad_const_scalar(c, 7, 1.0), f);
-    /* new positions read the spare 1 at index r; the others their dim */
     IrValue *src = ad_op2(c, "Add", ad_op2(c, "Mul", ad_op2(c, "Sub", pv, before), keep),
                           ad_op2(c, "Mul", f, ad_const_scalar(c, 7, (double)r)));
     IrValue *shape = ad_op2(c, "Gather", dv, src);
@@ -430,14 +417,8 @@ static int ad_split_dynamic(AdCtx *c, IrValue *split)
         return ad_refuse(c, "not-constant",
                          "split '%s' is not a constant and its length is not known to be %d",
                          split->name, n);
-    int64_t axis = ad_attr_i(c, "axis", 0), one = 1, td[2] = {n, n};
-    int64_t *tri = ir_alloc_array((size_t)n * (size_t)n, sizeof *tri);
-    for (int j = 0; j < n; j++)
-        for (int m = 0; m < n; m++)
-            tri[j * n + m] = m < j;
-    IrValue *tv = ad_const_tensor(c, 7, 2, td, tri, (size_t)n * (size_t)n * sizeof *tri);
-    free(tri);
-    IrValue *starts = ad_reduce(c, "ReduceSum", ad_op2(c, "Mul", tv, split), 1, &one, false);
+    int64_t axis = ad_attr_i(c, "axis", 0);
+    IrValue *starts = ad_prefix_sums(c, split, n);
     IrValue *ends = ad_op2(c, "Add", starts, split), *av = ad_const_i64s(c, 1, &axis);
     for (int j = 0; j < n; j++) {
         int64_t jj = j;
@@ -773,8 +754,8 @@ static int ad_pad_down_11_2(AdCtx *c)
 
 /* Pad 18 -> 13 with axes or pads known only at run time: the full pads
  * (begin and end for each of the r axes) are the per-axis pads scattered
- * onto their axes. M[j][k] = 1 when axes[k] is j (or j - r), and
- * begin[j] = sum_k M[j][k] * pads[k], end[j] likewise with pads[na + k],
+ * onto their axes. M[k][j] = 1 when axes[k] is j (or j - r), and
+ * begin[j] = sum_k M[k][j] * pads[k], end[j] likewise with pads[na + k],
  * all in int64, which is exact. Pad-13 reads the result as its input. */
 static int ad_pad_axes_dynamic(AdCtx *c, IrValue *axv, IrValue *pv)
 {
@@ -783,33 +764,22 @@ static int ad_pad_axes_dynamic(AdCtx *c, IrValue *axv, IrValue *pv)
     if (r < 0 || r > 64 || na < 0 || na > 64 || ad_rank(pv) != 1 || ad_dim(pv, 0) != 2 * na)
         return ad_refuse(c, "not-constant",
                          "axes and pads are not constants, and the rank or their lengths are unknown");
-    int64_t *pos = ir_alloc_array((size_t)r + 1, sizeof *pos),
-            *neg = ir_alloc_array((size_t)r + 1, sizeof *neg),
-            *lo = ir_alloc_array((size_t)na + 1, sizeof *lo),
-            *hi = ir_alloc_array((size_t)na + 1, sizeof *hi);
-    for (int j = 0; j < r; j++) {
-        pos[j] = j;
-        neg[j] = j - r;
-    }
+    int64_t *lo = ir_alloc_array((size_t)na + 1, sizeof *lo),
+            *hi = ir_alloc_array((size_t)na + 1, sizeof *hi), zero = 0;
     for (int64_t k = 0; k < na; k++) {
         lo[k] = k;
         hi[k] = na + k;
     }
-    int64_t cd[2] = {r, 1}, zero = 0, one = 1;
-    IrValue *pc = ad_const_tensor(c, 7, 2, cd, pos, (size_t)r * sizeof *pos);
-    IrValue *nc = ad_const_tensor(c, 7, 2, cd, neg, (size_t)r * sizeof *neg);
     IrValue *lv = ad_const_i64s(c, (size_t)na, lo), *hv = ad_const_i64s(c, (size_t)na, hi);
-    free(pos);
-    free(neg);
     free(lo);
     free(hi);
-    IrValue *row = ad_axes_op(c, c->n, "Unsqueeze", axv, 1, &zero);          /* [1,na] */
-    IrValue *m = ad_cast(c, ad_op2(c, "Or", ad_op2(c, "Equal", row, pc),
-                                   ad_op2(c, "Equal", row, nc)), 7);       /* [r,na] */
-    IrValue *begin = ad_reduce(c, "ReduceSum", ad_op2(c, "Mul", m, ad_op2(c, "Gather", pv, lv)),
-                               1, &one, false);
-    IrValue *end = ad_reduce(c, "ReduceSum", ad_op2(c, "Mul", m, ad_op2(c, "Gather", pv, hv)),
-                             1, &one, false);
+    IrValue *m = ad_axes_hits(c, axv, r);                                /* [na,r] */
+    IrValue *col_lo = ad_axes_op(c, c->n, "Unsqueeze", ad_op2(c, "Gather", pv, lv), 1,
+                                 (int64_t[]){1});
+    IrValue *col_hi = ad_axes_op(c, c->n, "Unsqueeze", ad_op2(c, "Gather", pv, hv), 1,
+                                 (int64_t[]){1});
+    IrValue *begin = ad_reduce(c, "ReduceSum", ad_op2(c, "Mul", m, col_lo), 1, &zero, false);
+    IrValue *end = ad_reduce(c, "ReduceSum", ad_op2(c, "Mul", m, col_hi), 1, &zero, false);
     IrValue *in[2] = {begin, end};
     IrNode *cat = begin && end ? ad_node_in(c, c->domain, c->n, "Concat", 2, in, 1) : NULL;
     if (!cat)

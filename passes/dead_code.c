@@ -14,7 +14,7 @@ static bool opt_dc_live(const IrNode *k)
 {
     for (size_t i = 0; i < k->n_out; i++) {
         const IrValue *v = k->out[i];
-        if (v && (v->n_uses || opt_is_output(v)))
+        if (v && (v->n_uses || ir_value_is_graph_output(v)))
             return true;
     }
     return false;

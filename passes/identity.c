@@ -18,7 +18,7 @@ static long opt_id_run(OptCtx *c)
             k->n_in != 1 || k->n_out != 1 || !k->in[0] || !k->out[0])
             continue;
         IrValue *x = k->in[0], *y = k->out[0];
-        if (opt_is_output(y))
+        if (ir_value_is_graph_output(y))
             continue;
         IrError e;
         if (ir_value_replace_uses(y, x, &e) < 0)

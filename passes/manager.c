@@ -33,18 +33,6 @@ const OptPass *opt_find(const char *name)
     return NULL;
 }
 
-/* ---- helpers for passes ---------------------------------------------- */
-
-bool opt_is_output(const IrValue *v)
-{
-    return ir_value_is_graph_output(v);
-}
-
-int opt_replace_uses(OptCtx *c, IrValue *from, IrValue *to)
-{
-    return ir_value_replace_uses(from, to, c->err);
-}
-
 /* ---- walking scopes --------------------------------------------------- */
 
 static size_t opt_count_graph(const IrGraph *g)

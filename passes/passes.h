@@ -78,14 +78,6 @@ void opt_stats_free(OptStats *st);
 /* Nodes in every scope the passes see. */
 size_t opt_count_nodes(const IrModel *m);
 
-/* ---- helpers for passes (passes/manager.c) ------------------------- */
-
-/* Whether v must keep its name and producer: an output of its graph. */
-bool opt_is_output(const IrValue *v);
-/* Makes every use of `from` read `to` instead; -1 on a name clash with a
- * subgraph (then nothing changed). */
-int opt_replace_uses(OptCtx *c, IrValue *from, IrValue *to);
-
 /* The passes (one per file in passes/). */
 extern const OptPass opt_pass_dead_code;
 extern const OptPass opt_pass_identity;

@@ -17,7 +17,7 @@ static long opt_ui_run(OptCtx *c)
     for (size_t i = g->inits.n; i-- > 0;) {
         IrTensor *t = g->inits.p[i];
         IrValue *v = t->name ? ir_graph_find_local(g, t->name) : NULL;
-        if (!v || v->kind != IR_VAL_INIT || v->n_uses || opt_is_output(v))
+        if (!v || v->kind != IR_VAL_INIT || v->n_uses || ir_value_is_graph_output(v))
             continue;
         ir_ptrlist_remove_at(&g->inits, i);
         v->init = NULL;
