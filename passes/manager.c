@@ -19,6 +19,8 @@
 /* The default pipeline, in this order. */
 const OptPass *const opt_passes[] = {
     &opt_pass_constant_to_init,
+    &opt_pass_fold_shapes,
+    &opt_pass_fold,
     &opt_pass_identity,
     &opt_pass_dead_code,
     &opt_pass_unused_init,

@@ -32,6 +32,7 @@ enum {
 typedef struct OptOptions {
     const char *passes;     /* comma-separated pass names; NULL = default */
     int max_iters;          /* fixed-point iteration cap; 0 = 8 */
+    uint64_t fold_limit;    /* bytes one constant fold may add; 0 = 1 MiB */
 } OptOptions;
 
 /* One scope being optimized. */
@@ -78,10 +79,26 @@ void opt_stats_free(OptStats *st);
 /* Nodes in every scope the passes see. */
 size_t opt_count_nodes(const IrModel *m);
 
+/* ---- helpers several passes share (passes/util.c) ---- */
+
+/* Whether a constant of dtype can be placed in c's scope (initializers in
+ * the main graph from IR 4; Constant nodes elsewhere, which hold only
+ * float types below opset 9). */
+bool opt_can_place_const(const OptCtx *c, int32_t dtype);
+/* Makes output i of k a constant holding t (takes t): an initializer of
+ * the same name in the main graph, else a Constant node inserted before k
+ * that takes over the value. k keeps its other outputs. 0 or -1. */
+int opt_replace_by_const(OptCtx *c, IrNode *k, size_t i, IrTensor *t);
+/* A new constant value named after base holding t (takes t), inserted
+ * before `before` when it is a Constant node; NULL on failure. */
+IrValue *opt_add_const(OptCtx *c, IrNode *before, const char *base, IrTensor *t);
+
 /* The passes (one per file in passes/). */
 extern const OptPass opt_pass_dead_code;
 extern const OptPass opt_pass_identity;
 extern const OptPass opt_pass_constant_to_init;
 extern const OptPass opt_pass_unused_init;
+extern const OptPass opt_pass_fold;
+extern const OptPass opt_pass_fold_shapes;
 
 #endif

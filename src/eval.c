@@ -880,6 +880,26 @@ static int ev_bind_feeds(IrModel *m, EvFrame *f, size_t n_in,
     return rc;
 }
 
+int ev_node_run(IrModel *m, const IrFunction *fn, IrNode *n, EvValue *const *in,
+                EvValue **out, IrError *err)
+{
+    EvRun r = {.m = m};
+    r.rng = 0x6f6e6e78636f6e76ull;
+    EvFrame f = {NULL, NULL};
+    const IrFunction *callee = ir_model_function(m, n);
+    EvValue **ins = (EvValue **)in;
+    int rc = callee ? ev_call_function(&r, NULL, callee, n, ins, out, err)
+                    : ev_call_kernel(&r, &f, NULL, fn, n, ins, out, err);
+    ev_frame_clear(&f);
+    ev_run_free(&r);
+    if (rc)
+        for (size_t i = 0; i < n->n_out; i++) {
+            ev_unref(out[i]);
+            out[i] = NULL;
+        }
+    return rc;
+}
+
 int ev_model_run(IrModel *m, const EvOptions *opt, size_t n_in,
                  EvValue *const *in, EvValue ***out, size_t *n_out,
                  IrError *err)

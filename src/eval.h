@@ -147,6 +147,14 @@ typedef struct EvOptions {
 int ev_model_run(IrModel *m, const EvOptions *opt, size_t n_in,
                  EvValue *const *in, EvValue ***out, size_t *n_out,
                  IrError *err);
+/* Runs the single node n of scope fn (NULL: the main graph or a subgraph)
+ * on in[] (one per input, NULL for left-out ones), as if alone in a fresh
+ * run: for constant folding. Nodes whose attributes refer to a function's
+ * attributes (ref_attr_name) or whose subgraphs read outer values cannot
+ * run this way. Fills out[] (n->n_out new references, NULL for left-out
+ * outputs); 0, or -1 with err set and out[] all NULL. */
+int ev_node_run(IrModel *m, const IrFunction *fn, IrNode *n, EvValue *const *in,
+                EvValue **out, IrError *err);
 /* The graph inputs a caller must feed (no initializer), in order. */
 size_t ev_model_feeds(const IrModel *m, IrValueInfo ***feeds);
 

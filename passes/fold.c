@@ -1,0 +1,197 @@
+/*
+ * fold.c - constant folding: a node whose inputs are all constants is run
+ * once, now, by the evaluator, and its outputs become constants.
+ *
+ * Any deterministic ai.onnx / ai.onnx.ml op folds (random ops, control
+ * flow and nodes reading function attributes do not). The evaluator is the
+ * same one that judges conversions, so a fold computes what the op means at
+ * the scope's opset. A fold that fails to run is left alone: the model
+ * reports its own error at run time, as before.
+ *
+ * The growth guard: folding turns a small recipe (Tile, Expand,
+ * ConstantOfShape, Range ...) into stored bytes. A fold is done only when
+ * the bytes it adds, less the bytes of constant inputs only this node
+ * reads, stay within OptOptions.fold_limit (default 1 MiB). Outputs whose
+ * inferred shapes are static are measured before running anything.
+ */
+#include <string.h>
+
+#include "passes.h"
+#include "../src/eval.h"
+#include "../src/infer.h"
+
+#define OPT_FOLD_LIMIT_DEFAULT (1u << 20)
+
+static bool opt_fold_domain(const char *d)
+{
+    return !d || !d[0] || !strcmp(d, "ai.onnx") || !strcmp(d, "ai.onnx.ml");
+}
+
+/* Ops whose result is not a function of their inputs alone, or that run
+ * graphs: never folded. */
+static bool opt_fold_op_skipped(const IrNode *k)
+{
+    static const char *const skip[] = {
+        "Constant", "RandomNormal", "RandomUniform", "RandomNormalLike",
+        "RandomUniformLike", "Bernoulli", "Multinomial", "If", "Loop", "Scan",
+        "SequenceMap",
+    };
+    if (!opt_fold_domain(k->domain) || k->n_in == 0)
+        return true;
+    for (size_t i = 0; i < sizeof skip / sizeof skip[0]; i++)
+        if (!strcmp(k->op_type, skip[i]))
+            return true;
+    for (size_t a = 0; a < k->n_attr; a++)
+        if (k->attr[a]->ref_attr_name || k->attr[a]->g || k->attr[a]->n_graphs)
+            return true;
+    return false;
+}
+
+/* Whether every present input is a constant; adds the bytes of those only
+ * k reads to *freed. */
+static bool opt_fold_inputs(const IrNode *k, uint64_t *freed)
+{
+    bool any = false;
+    for (size_t i = 0; i < k->n_in; i++) {
+        const IrValue *v = k->in[i];
+        if (!v)
+            continue;
+        /* an initializer that is also a graph input is only a default */
+        const IrTensor *t = v->kind == IR_VAL_INPUT ? NULL : inf_value_const(v);
+        if (!t)
+            return false;
+        any = true;
+        bool only_k = !ir_value_is_graph_output(v);
+        for (size_t u = 0; u < v->n_uses && only_k; u++)
+            only_k = v->uses[u].node == k;
+        bool first = true;          /* count a value read twice once */
+        for (size_t j = 0; j < i; j++)
+            first = first && k->in[j] != v;
+        if (only_k && first)
+            *freed += ir_tensor_stored_bytes(t);
+    }
+    return any;
+}
+
+/* The bytes k's outputs will take, from inferred static shapes; false
+ * when some output is not a tensor of a static shape and known type. */
+static bool opt_fold_static_bytes(const IrNode *k, uint64_t *bytes)
+{
+    *bytes = 0;
+    for (size_t i = 0; i < k->n_out; i++) {
+        const IrValue *v = k->out[i];
+        if (!v)
+            continue;
+        const IrType *t = v->type;
+        if (!t || t->kind != IR_TYPE_TENSOR || !t->has_elem_type || !t->shape)
+            return false;
+        uint64_t n = 1;
+        for (size_t d = 0; d < t->shape->rank; d++) {
+            const IrDim *dm = &t->shape->dims[d];
+            if (dm->kind != IR_DIM_VALUE || dm->value < 0 ||
+                (dm->value && n > UINT64_MAX / (uint64_t)dm->value))
+                return false;
+            n *= (uint64_t)dm->value;
+        }
+        int bits = ir_dtype_bits(t->elem_type);
+        if (bits <= 0 || n > UINT64_MAX / 64)
+            return false;
+        *bytes += (n * (uint64_t)bits + 7) / 8;
+    }
+    return true;
+}
+
+/* Runs k on its constant inputs; out[] gets one tensor per output (NULL
+ * for left-out ones). false when it cannot run or yields a non-tensor. */
+static bool opt_fold_eval(OptCtx *c, IrNode *k, IrTensor **out)
+{
+    EvValue **in = ir_alloc_array(k->n_in + 1, sizeof *in);
+    EvValue **res = ir_alloc_array(k->n_out + 1, sizeof *res);
+    bool ok = true;
+    IrError e;
+    for (size_t i = 0; i < k->n_in && ok; i++)
+        if (k->in[i])
+            ok = (in[i] = ev_from_ir_tensor(inf_value_const(k->in[i]), &e)) != NULL;
+    ok = ok && ev_node_run(c->m, c->fn, k, in, res, &e) == 0;
+    for (size_t i = 0; i < k->n_out && ok; i++) {
+        if (!k->out[i])
+            continue;
+        const IrType *t = k->out[i]->type;
+        ok = res[i] && res[i]->kind == EV_TENSOR &&
+             (!t || (t->kind == IR_TYPE_TENSOR &&
+                     (!t->has_elem_type || t->elem_type == res[i]->dtype)));
+        if (ok)
+            out[i] = ev_to_ir_tensor(res[i], "");
+    }
+    for (size_t i = 0; i < k->n_in; i++)
+        ev_unref(in[i]);
+    for (size_t i = 0; i < k->n_out; i++)
+        ev_unref(res[i]);
+    free(in);
+    free(res);
+    return ok;
+}
+
+static void opt_fold_free(IrTensor **t, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        ir_tensor_free(t[i]);
+    free(t);
+}
+
+/* Folds k if it may; 1 when folded, 0 when not, -1 on failure. */
+static int opt_fold_node(OptCtx *c, IrNode *k, uint64_t limit)
+{
+    uint64_t freed = 0, bytes = 0;
+    if (opt_fold_op_skipped(k) || !opt_fold_inputs(k, &freed))
+        return 0;
+    if (opt_fold_static_bytes(k, &bytes) && bytes > freed + limit)
+        return 0;
+    IrTensor **t = ir_alloc_array(k->n_out + 1, sizeof *t);
+    if (!opt_fold_eval(c, k, t)) {
+        opt_fold_free(t, k->n_out);
+        return 0;
+    }
+    bytes = 0;
+    bool placeable = true;
+    for (size_t i = 0; i < k->n_out; i++)
+        if (t[i]) {
+            bytes += ir_tensor_stored_bytes(t[i]);
+            placeable = placeable && opt_can_place_const(c, t[i]->data_type);
+        }
+    if (bytes > freed + limit || !placeable) {
+        opt_fold_free(t, k->n_out);
+        return 0;
+    }
+    for (size_t i = 0; i < k->n_out; i++) {
+        if (!t[i])
+            continue;
+        IrTensor *ti = t[i];
+        t[i] = NULL;
+        if (opt_replace_by_const(c, k, i, ti) < 0) {
+            opt_fold_free(t, k->n_out);
+            return -1;
+        }
+    }
+    free(t);
+    ir_node_delete(k);
+    return 1;
+}
+
+static long opt_fold_run(OptCtx *c)
+{
+    uint64_t limit = c->o && c->o->fold_limit ? c->o->fold_limit : OPT_FOLD_LIMIT_DEFAULT;
+    long n = 0;
+    IR_FOR_NODES(c->g, k) {
+        int r = opt_fold_node(c, k, limit);
+        if (r < 0)
+            return -1;
+        n += r;
+    }
+    return n;
+}
+
+const OptPass opt_pass_fold = {
+    "fold", "runs nodes whose inputs are all constant and stores their results "
+    "(within a size bound)", true, OPT_NEEDS_TYPES, opt_fold_run,
+};

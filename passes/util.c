@@ -1,0 +1,83 @@
+/*
+ * util.c - what several passes need: reading constant values and putting
+ * new constants into a scope (prefix opt_).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "passes.h"
+
+/* Constant-1..8 holds only float16, float and double tensors. */
+static bool opt_constant_holds(const OptCtx *c, int32_t dtype)
+{
+    if (ir_scope_opset(c->m, c->fn, "") >= 9)
+        return true;
+    return dtype == 1 || dtype == 10 || dtype == 11;
+}
+
+bool opt_can_place_const(const OptCtx *c, int32_t dtype)
+{
+    bool inits = c->main && !(c->m->has_ir_version && c->m->ir_version < 4);
+    return inits || opt_constant_holds(c, dtype);
+}
+
+int opt_replace_by_const(OptCtx *c, IrNode *k, size_t i, IrTensor *t)
+{
+    IrValue *v = k->out[i];
+    bool inits = c->main && !(c->m->has_ir_version && c->m->ir_version < 4);
+    if (inits) {
+        /* The value keeps its name and uses; it loses its producer and
+         * becomes the initializer's. */
+        k->out[i] = NULL;
+        v->kind = IR_VAL_UNDEF;
+        v->producer = NULL;
+        free(t->name);
+        t->name = ir_strdup(v->name);
+        if (!ir_graph_add_init(c->g, t)) {
+            ir_tensor_free(t);
+            return ir_fail(c->err, "fold: cannot add initializer '%s'", v->name);
+        }
+        return 0;
+    }
+    IrError e;
+    char *nm = ir_graph_fresh_name(c->g, "folded");
+    const char *none[1] = {""};
+    IrNode *kc = ir_node_new(c->g, k, "Constant", NULL, nm, 0, NULL, 1, none, &e);
+    free(nm);
+    if (!kc) {
+        ir_tensor_free(t);
+        return ir_fail(c->err, "fold: %s", e.msg);
+    }
+    free(t->name);
+    t->name = NULL;
+    ir_node_set_attr(kc, ir_attr_tensor("value", t));
+    ir_node_take_output(kc, 0, k, i);
+    return 0;
+}
+
+IrValue *opt_add_const(OptCtx *c, IrNode *before, const char *base, IrTensor *t)
+{
+    char *nm = ir_graph_fresh_name(c->g, base);
+    IrValue *v = NULL;
+    bool inits = c->main && !(c->m->has_ir_version && c->m->ir_version < 4);
+    if (inits) {
+        free(t->name);
+        t->name = nm;
+        v = ir_graph_add_init(c->g, t);
+        if (!v)
+            ir_tensor_free(t);
+        return v;
+    }
+    IrError e;
+    const char *outs[1] = {nm};
+    IrNode *kc = ir_node_new(c->g, before, "Constant", NULL, nm, 0, NULL, 1, outs, &e);
+    free(nm);
+    if (!kc) {
+        ir_tensor_free(t);
+        return NULL;
+    }
+    free(t->name);
+    t->name = NULL;
+    ir_node_set_attr(kc, ir_attr_tensor("value", t));
+    return kc->out[0];
+}
