@@ -76,6 +76,11 @@ const OptPass *opt_find(const char *name);
 int opt_optimize(IrModel *m, const OptOptions *o, OptStats *st, IrError *err);
 void opt_stats_free(OptStats *st);
 
+/* Applies `--input-shape NAME=D1,D2,...` (passes/input_shape.c): the main
+ * graph input NAME gets these static dims (an empty list: a scalar). The
+ * rank and any dims the model fixes must agree. 0, or -1 with err set. */
+int opt_set_input_shape(IrModel *m, const char *spec, IrError *err);
+
 /* Nodes in every scope the passes see. */
 size_t opt_count_nodes(const IrModel *m);
 

@@ -96,7 +96,8 @@ int vf_compare(IrModel *before, IrModel *after, const VfOptions *o, IrError *err
         d.atol = 1e-5;
     EvValue **in, **out_a = NULL, **out_b = NULL;
     size_t n_in, n_a = 0, n_b = 0;
-    if (vf_inputs(before, &d, &in, &n_in, err) < 0)
+    /* `after` may declare more specific input shapes (--input-shape) */
+    if (vf_inputs(after, &d, &in, &n_in, err) < 0)
         return -1;
     EvOptions eo = {.seed = d.seed};
     IrError e;

@@ -368,6 +368,11 @@ if [ -n "$case_dir" ] && [ -d "$case_dir/test_data_set_0" ]; then
     check_run "optimize with a pass that does not exist" "'nope'" \
         "$BIN" optimize "$good" -o "$OUTDIR/out.onnx" --passes identity,nope
     check_usage "optimize without -o" "$BIN" optimize "$good"
+    # --input-shape naming an input the model lacks, or a wrong rank.
+    check_run "optimize with --input-shape of a missing input" "'nope'" \
+        "$BIN" optimize "$good" -o "$OUTDIR/out.onnx" --input-shape nope=1,2
+    check_run "optimize with --input-shape of the wrong rank" "rank" \
+        "$BIN" optimize "$good" -o "$OUTDIR/out.onnx" --input-shape x=3
 fi
 
 echo "hostile_cli: $passed passed, $failed failed"

@@ -220,6 +220,31 @@ static void test_fold_input_default(void)
     ir_model_free(m);
 }
 
+/* --input-shape makes a symbolic dim static; then Shape folds. Bad
+ * requests are refused with a reason and change nothing. */
+static void test_input_shape(void)
+{
+    IrModel *m = tb_model("input x float n,3\n"
+                          "s = Shape x\n"
+                          "y = Reshape x,s\n"
+                          "output y\n");
+    IrError e;
+    static const char *const bad[] = {"q=4,3", "x=4", "x=4,5", "x=a,3", "x", "=4,3",
+                                      "x=4,3,", "x=-1,3", "x=4,,3"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        T_CHECK(opt_set_input_shape(m, bad[i], &e) < 0, "input shape: '%s' accepted", bad[i]);
+    const IrType *t = ((IrValueInfo *)m->graph->inputs.p[0])->type;
+    T_CHECK(t->shape->dims[0].kind == IR_DIM_PARAM, "input shape: refusals changed nothing");
+    T_CHECK(opt_set_input_shape(m, "x=4,3", &e) == 0, "input shape: %s", e.msg);
+    T_CHECK(t->shape->dims[0].kind == IR_DIM_VALUE && t->shape->dims[0].value == 4,
+            "input shape: dim 0 is 4");
+    long ch;
+    IrModel *o = tb_run(m, "fold_shapes", &ch);
+    T_CHECK(o && ch == 1 && tb_count(o, "Shape") == 0, "input shape: %ld changes", ch);
+    ir_model_free(o);
+    ir_model_free(m);
+}
+
 int main(void)
 {
     test_fold_chain();
@@ -230,5 +255,6 @@ int main(void)
     test_fold_bound_ops();
     test_fold_constant_nodes();
     test_fold_shapes();
+    test_input_shape();
     return t_done("test_pass_fold");
 }

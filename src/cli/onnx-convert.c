@@ -34,8 +34,9 @@ static const char cli_usage_text[] =
     "                       [--ir-version N] [--verify] [--external-data FILE]\n"
     "                       [--external-threshold BYTES] [--infer-shapes]\n"
     "                       [--optimize] [--passes a,b,c] [--stats]\n"
+    "                       [--input-shape NAME=D1,D2,...]\n"
     "  onnx-convert optimize IN.onnx -o OUT.onnx [--passes a,b,c] [--verify]\n"
-    "                       [--stats]\n"
+    "                       [--stats] [--input-shape NAME=D1,D2,...]\n"
     "  onnx-convert optimize --list-passes\n"
     "  onnx-convert info MODEL.onnx [--json] [--targets]\n"
     "  onnx-convert check MODEL.onnx [--all]\n"
@@ -52,7 +53,8 @@ static const char cli_usage_text[] =
     "into FILE, beside OUT.onnx.\n"
     "--optimize (and the optimize command) runs the optimization passes\n"
     "(--passes: these, in this order) to a fixed point after any conversion;\n"
-    "--stats prints how many changes each pass made.\n"
+    "--stats prints how many changes each pass made. --input-shape fixes the\n"
+    "dynamic dims of an input (repeat it for several), so more folds apply.\n"
     "--infer-shapes checks the model and writes the inferred types of\n"
     "intermediate values as value_info.\n"
     "info --targets tries every ai.onnx opset and prints, for each one it\n"
@@ -92,6 +94,8 @@ static bool cli_parse_size(const char *s, size_t *out)
 }
 
 /* Options of `convert`. */
+#define CLI_MAX_SHAPES 64
+
 typedef struct CliConvert {
     const char *in, *out;
     SaveOptions save;
@@ -100,6 +104,8 @@ typedef struct CliConvert {
     bool verify;
     bool optimize, stats;    /* --optimize / the optimize command, --stats */
     OptOptions opt;          /* --passes */
+    const char *input_shape[CLI_MAX_SHAPES]; /* --input-shape NAME=DIMS */
+    size_t n_input_shape;
 } CliConvert;
 
 /* Parses a positive opset or IR version. */
@@ -146,6 +152,10 @@ static int cli_convert_args(int argc, char **argv, CliConvert *o)
             o->opt.passes = argv[++i];
         } else if (!strcmp(a, "--stats")) {
             o->stats = true;
+        } else if (!strcmp(a, "--input-shape") && has_val) {
+            if (o->n_input_shape == CLI_MAX_SHAPES)
+                return cli_usage("--input-shape: too many inputs");
+            o->input_shape[o->n_input_shape++] = argv[++i];
         } else if (a[0] == '-' && a[1]) {
             fprintf(stderr, "onnx-convert: unknown or incomplete option '%s'\n",
                     a);
@@ -248,6 +258,8 @@ static int cli_convert_model(const CliConvert *o, IrModel *m, IrError *err)
     if (rc == 0)
         cli_convert_summary(o, m, from, from_ml, &r);
     cv_report_free(&r);
+    for (size_t i = 0; rc == 0 && i < o->n_input_shape; i++)
+        rc = opt_set_input_shape(m, o->input_shape[i], err);
     if (rc == 0 && o->optimize) {
         OptStats st;
         rc = opt_optimize(m, &o->opt, &st, err);
