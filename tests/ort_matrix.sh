@@ -1,7 +1,12 @@
 #!/bin/sh
-# ONNX Runtime as a second judge of the conversion matrix.
+# ONNX Runtime as a second judge of the conversion matrix, or (with
+# `optimize`) of the optimizer over the corpus.
 #
-#   tests/ort_matrix.sh [BUILD_DIR]      (from the project root)
+#   tests/ort_matrix.sh [BUILD_DIR] [convert|optimize]   (from the project root)
+#
+# optimize: writes every optimized case the evaluator judged ok with
+# test_optimize_corpus --ort-out, and counts them per opset the same way
+# (prints "ort_optimize: N passed, N failed").
 #
 # Writes every converted node test and model for targets 7..26 (those the
 # evaluator judged ok) with test_convert_matrix / test_convert_models
@@ -14,23 +19,32 @@
 # Prints "ort_matrix: N passed, N failed" (passed = ok, failed = wrong).
 # Skips (0 passed, 0 failed) when node or the oracle is missing.
 build=${1:-build}
+mode=${2:-convert}
+name=ort_matrix
+[ "$mode" = optimize ] && name=ort_optimize
 ort=../shared/tools/ort
-out=$build/ort-matrix
+out=$build/$name
 if ! command -v node >/dev/null 2>&1 || [ ! -f "$ort/ort-check.js" ]; then
-    echo "ort_matrix: skipped (no node or no ../shared/tools/ort)"
-    echo "ort_matrix: 0 passed, 0 failed"
+    echo "$name: skipped (no node or no ../shared/tools/ort)"
+    echo "$name: 0 passed, 0 failed"
     exit 0
 fi
 sh "$ort/setup.sh" >/dev/null 2>&1 || {
-    echo "ort_matrix: skipped (the oracle's npm packages cannot be installed)"
-    echo "ort_matrix: 0 passed, 0 failed"
+    echo "$name: skipped (the oracle's npm packages cannot be installed)"
+    echo "$name: 0 passed, 0 failed"
     exit 0
 }
 rm -rf "$out"
-mkdir -p "$out/node" "$out/models"
-"$build/tests/test_convert_matrix" --ort-out "$out/node" >/dev/null 2>&1
-"$build/tests/test_convert_models" --ort-out "$out/models" >/dev/null 2>&1
-cat "$out/node/list.txt" "$out/models/list.txt" >"$out/converted.txt"
+if [ "$mode" = optimize ]; then
+    mkdir -p "$out/opt"
+    "$build/tests/test_optimize_corpus" --ort-out "$out/opt" >/dev/null 2>&1
+    cp "$out/opt/list.txt" "$out/converted.txt"
+else
+    mkdir -p "$out/node" "$out/models"
+    "$build/tests/test_convert_matrix" --ort-out "$out/node" >/dev/null 2>&1
+    "$build/tests/test_convert_models" --ort-out "$out/models" >/dev/null 2>&1
+    cat "$out/node/list.txt" "$out/models/list.txt" >"$out/converted.txt"
+fi
 cut -d' ' -f1 "$out/converted.txt" | sort -u >"$out/originals.txt"
 
 # Runs a batch list in chunks (ORT aborts the process on a few malformed
@@ -52,7 +66,8 @@ judge() {
 judge "$out/originals.txt" "$out/originals.out"
 judge "$out/converted.txt" "$out/converted.out"
 
-awk -v orig="$out/originals.out" -v conv="$out/converted.out" '
+awk -v orig="$out/originals.out" -v conv="$out/converted.out" -v name="$name" \
+    -v what="$mode" '
     BEGIN {
         while ((getline l < orig) > 0) {
             split(l, f, " ")
@@ -72,13 +87,16 @@ awk -v orig="$out/originals.out" -v conv="$out/converted.out" '
             else if (f[1] == "FAIL") { bad[t]++; print "WRONG (ORT) " l > "/dev/stderr" }
             else { nj[t]++; print "NO-JUDGE " l > "/dev/stderr" }
         }
-        printf "ort_matrix: converted models judged by ONNX Runtime 1.30\n"
-        printf "  target      ok  wrong  no-judge\n"
-        for (t = 7; t <= 26; t++) {
+        printf "%s: %s models judged by ONNX Runtime 1.30\n", name,
+               what == "optimize" ? "optimized" : "converted"
+        printf "  opset       ok  wrong  no-judge\n"
+        for (t = 1; t <= 28; t++) {
+            if (ok[t] + bad[t] + nj[t] == 0)
+                continue
             printf "  %6d %7d %6d %9d\n", t, ok[t], bad[t], nj[t]
             tok += ok[t]; tbad += bad[t]; tnj += nj[t]
         }
         printf "  total  %7d %6d %9d\n", tok, tbad, tnj
-        printf "ort_matrix: %d passed, %d failed\n", tok, tbad
+        printf "%s: %d passed, %d failed\n", name, tok, tbad
     }' "$out/converted.txt" 2>"$out/details.txt"
 echo "details: $out/details.txt"

@@ -57,6 +57,8 @@ run adapter_coverage "$build/tests/test_adapter_table" --coverage \
     "$build/coverage-test_adapter_cases.txt"
 # ONNX Runtime judges the converted models for targets 7..26
 run ort_matrix sh tests/ort_matrix.sh "$build"
+# and the optimized corpus (every case the evaluator judged ok)
+run ort_optimize sh tests/ort_matrix.sh "$build" optimize
 for t in "$asan"/tests/test_*; do
     [ -x "$t" ] && ASAN_OPTIONS=detect_leaks=1 run "asan/$(basename "$t")" "$t"
 done

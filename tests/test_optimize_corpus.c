@@ -13,10 +13,14 @@
  * "eval-models") are counted as unjudged. Prints the node counts before
  * and after per group.
  *
- *   test_optimize_corpus [-v] [FILTER]
+ *   test_optimize_corpus [-v] [--ort-out DIR] [FILTER]
+ *
+ * --ort-out DIR writes each optimized model the evaluator judged ok to DIR,
+ * listed in DIR/list.txt, for ONNX Runtime to judge (tests/ort_matrix.sh).
  */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "check.h"
 #include "corpus.h"
@@ -28,6 +32,22 @@
 #include "xfail.h"
 
 static int verbose;
+static const char *ort_dir;      /* --ort-out: where judged models go */
+static FILE *ort_list;
+
+/* Writes an optimized model the evaluator judged ok for ONNX Runtime to
+ * judge too (tests/ort_matrix.sh optimize): "CASE MODEL OPSET" lines. */
+static void oc_ort_save(const IrModel *m, const char *group, const char *name,
+                        const char *dir)
+{
+    if (!ort_list)
+        return;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s-%s.onnx", ort_dir, group, name);
+    IrError err;
+    if (save_model_file(m, path, NULL, &err) == 0)
+        fprintf(ort_list, "%s %s %lld\n", dir, path, (long long)ir_model_opset(m, ""));
+}
 
 typedef struct OcGroup {
     const char *name;
@@ -80,9 +100,10 @@ static void oc_case(OcGroup *g, const char *xname, const char *dir, double atol)
         }
     }
     T_CHECK(ok, "%s: %s", name, why);
-    if (ok)
+    if (ok) {
         g->ok++;
-    else
+        oc_ort_save(m, g->name, name, dir);
+    } else
         g->wrong++;
     if (verbose)
         printf("%s %s\n", ok ? "OK" : "WRONG", name);
@@ -106,8 +127,16 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-v"))
             verbose = 1;
+        else if (!strcmp(argv[i], "--ort-out") && i + 1 < argc)
+            ort_dir = argv[++i];
         else
             filter = argv[i];
+    }
+    if (ort_dir) {
+        char p[4096];
+        mkdir(ort_dir, 0777);
+        snprintf(p, sizeof p, "%s/list.txt", ort_dir);
+        ort_list = fopen(p, "w");
     }
     const char *root = corpus_backend_root();
     T_CHECK(root != NULL, "no ONNX backend test data (../shared/testdata)");
@@ -130,5 +159,7 @@ int main(int argc, char **argv)
         printf("  %-18s %6ld %6ld %6ld %9ld %9zu %9zu\n", groups[k].name, groups[k].cases,
                groups[k].ok, groups[k].wrong, groups[k].unjudged, groups[k].before,
                groups[k].after);
+    if (ort_list)
+        fclose(ort_list);
     return t_done("test_optimize_corpus");
 }
