@@ -8,7 +8,8 @@
  * The product of x, the constant(s) and the (1 + ...) factor may be
  * grouped any way with two Mul nodes (or a final Div by 2); x / sqrt(2) may
  * be Mul by 1/sqrt(2); x^3 may be Pow(x, 3) or x * (x * x); every Mul and
- * Add takes its operands in either order.
+ * Add takes its operands in either order, and an Add may be a Sum of two
+ * (as Gelu's own function body writes it).
  *
  * Why it is exact: Gelu-20 is defined as exactly these two formulas.
  * The constants must be scalars (or one-element tensors no higher in rank
@@ -48,6 +49,15 @@ static IrNode *opt_ge_inner(OptGe *p, IrValue *v, const char *op, IrNode *reader
         return NULL;
     p->nodes[p->n++] = k;
     return k;
+}
+
+/* An Add, or a Sum of two, producing v read only by `reader`. */
+static IrNode *opt_ge_add(OptGe *p, IrValue *v, IrNode *reader)
+{
+    IrNode *k = opt_ge_inner(p, v, "Add", reader);
+    if (!k)
+        k = opt_ge_inner(p, v, "Sum", reader);
+    return k && k->n_in == 2 ? k : NULL;
 }
 
 /* Binary k with one operand a constant ~ c: the other operand. */
@@ -95,8 +105,8 @@ static bool opt_ge_tanh(OptGe *p, IrNode *th)
 {
     IrNode *k = opt_ge_inner(p, th->in[0], "Mul", th);
     IrValue *w = k ? opt_ge_other(p, k, sqrt(2.0 / M_PI)) : NULL;
-    IrNode *a = w ? opt_ge_inner(p, w, "Add", k) : NULL;
-    if (!a || a->n_in != 2)
+    IrNode *a = w ? opt_ge_add(p, w, k) : NULL;
+    if (!a)
         return false;
     for (int i = 0; i < 2; i++)
         if (a->in[i] == p->x) {
@@ -110,7 +120,7 @@ static bool opt_ge_tanh(OptGe *p, IrNode *th)
 /* The factor 1 + Erf(...) or 1 + Tanh(...). */
 static bool opt_ge_one_plus(OptGe *p, const OptGeLeaf *f)
 {
-    IrNode *a = opt_ge_inner(p, f->v, "Add", f->reader);
+    IrNode *a = opt_ge_add(p, f->v, f->reader);
     IrValue *t = a ? opt_ge_other(p, a, 1.0) : NULL;
     IrNode *e = t ? opt_ge_inner(p, t, "Erf", a) : NULL;
     if (e)
