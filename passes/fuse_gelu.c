@@ -198,24 +198,23 @@ static bool opt_ge_match(OptGe *p, IrNode *f)
     return false;
 }
 
+static int opt_ge_fuse(OptCtx *c, IrNode *k)
+{
+    OptGe p = {.g = c->g};
+    if (!opt_ge_match(&p, k))
+        return 0;
+    IrNode *ge = opt_fz_replace(c, k, "Gelu", 1, &p.x);
+    if (!ge)
+        return -1;
+    if (p.tanh)
+        ir_node_set_attr(ge, ir_attr_string("approximate", "tanh"));
+    opt_fz_delete(p.nodes, p.n);
+    return 1;
+}
+
 static long opt_ge_run(OptCtx *c)
 {
-    if (ir_scope_opset(c->m, c->fn, "") < 20)
-        return 0;
-    long n = 0;
-    IR_FOR_NODES(c->g, k) {
-        OptGe p = {.g = c->g};
-        if (!opt_ge_match(&p, k))
-            continue;
-        IrNode *ge = opt_fz_replace(c, k, "Gelu", 1, &p.x);
-        if (!ge)
-            return -1;
-        if (p.tanh)
-            ir_node_set_attr(ge, ir_attr_string("approximate", "tanh"));
-        opt_fz_delete(p.nodes, p.n);
-        n++;
-    }
-    return n;
+    return opt_fz_run(c, 20, opt_ge_fuse);
 }
 
 const OptPass opt_pass_fuse_gelu = {

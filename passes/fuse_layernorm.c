@@ -121,8 +121,8 @@ static bool opt_ln_match(const OptCtx *c, IrNode *k, OptLn *p)
         return false;
     p->x = p->sub->in[0];
     p->mean = opt_fz_def(g, p->sub->in[1], "ReduceMean");
-    if (!p->x || !opt_fz_real(p->x, &rank) || !p->mean || p->mean->n_in < 1 || p->mean->in[0] != p->x ||
-        !opt_fz_private(p->mean->out[0], &p->sub, 1) ||
+    if (!p->x || !opt_fz_real(p->x, &rank) || !p->mean || p->mean->n_in < 1 ||
+        p->mean->in[0] != p->x || !opt_fz_private(p->mean->out[0], &p->sub, 1) ||
         !opt_fz_private(s, p->recip ? &p->recip : &p->div, 1))
         return false;
     p->add = opt_fz_def(g, p->sqrt->in[0], "Add");
@@ -154,20 +154,17 @@ static int opt_ln_rewrite(OptCtx *c, OptLn *p)
     return 0;
 }
 
+static int opt_ln_fuse(OptCtx *c, IrNode *k)
+{
+    OptLn p = {0};
+    if (!opt_ln_match(c, k, &p))
+        return 0;
+    return opt_ln_rewrite(c, &p) < 0 ? -1 : 1;
+}
+
 static long opt_ln_run(OptCtx *c)
 {
-    if (ir_scope_opset(c->m, c->fn, "") < 17)
-        return 0;
-    long n = 0;
-    IR_FOR_NODES(c->g, k) {
-        OptLn p = {0};
-        if (!opt_ln_match(c, k, &p))
-            continue;
-        if (opt_ln_rewrite(c, &p) < 0)
-            return -1;
-        n++;
-    }
-    return n;
+    return opt_fz_run(c, 17, opt_ln_fuse);
 }
 
 const OptPass opt_pass_fuse_layernorm = {

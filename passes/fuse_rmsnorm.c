@@ -171,21 +171,18 @@ static int opt_rms_rewrite(OptCtx *c, OptRms *p)
     return 0;
 }
 
+static int opt_rms_fuse(OptCtx *c, IrNode *k)
+{
+    OptRms p = {0};
+    if (!opt_rms_norm(c->g, &p, k) || !opt_rms_mean(c, &p))
+        return 0;
+    opt_rms_weight(c->g, &p);
+    return opt_rms_rewrite(c, &p) < 0 ? -1 : 1;
+}
+
 static long opt_rms_run(OptCtx *c)
 {
-    if (ir_scope_opset(c->m, c->fn, "") < 23)
-        return 0;
-    long n = 0;
-    IR_FOR_NODES(c->g, k) {
-        OptRms p = {0};
-        if (!opt_rms_norm(c->g, &p, k) || !opt_rms_mean(c, &p))
-            continue;
-        opt_rms_weight(c->g, &p);
-        if (opt_rms_rewrite(c, &p) < 0)
-            return -1;
-        n++;
-    }
-    return n;
+    return opt_fz_run(c, 23, opt_rms_fuse);
 }
 
 const OptPass opt_pass_fuse_rmsnorm = {

@@ -330,3 +330,17 @@ void opt_fz_delete(IrNode *const *nodes, size_t n)
         if (nodes[i])
             ir_node_delete(nodes[i]);
 }
+
+long opt_fz_run(OptCtx *c, int64_t min_opset, OptFzFuse fuse)
+{
+    if (ir_scope_opset(c->m, c->fn, "") < min_opset)
+        return 0;
+    long n = 0;
+    IR_FOR_NODES(c->g, k) {
+        int r = fuse(c, k);
+        if (r < 0)
+            return -1;
+        n += r;
+    }
+    return n;
+}

@@ -63,4 +63,11 @@ IrNode *opt_fz_replace(OptCtx *c, IrNode *last, const char *op, size_t n_in,
 /* Deletes nodes[0..n) (NULL entries skipped), last first. */
 void opt_fz_delete(IrNode *const *nodes, size_t n);
 
+/* A fusion tried at node k: 1 when it rewrote, 0 when k does not end the
+ * pattern, -1 with c->err set on failure. */
+typedef int (*OptFzFuse)(OptCtx *c, IrNode *k);
+/* Runs `fuse` at every node of c->g when the scope's ai.onnx opset is at
+ * least min_opset; the number of rewrites, or -1. */
+long opt_fz_run(OptCtx *c, int64_t min_opset, OptFzFuse fuse);
+
 #endif

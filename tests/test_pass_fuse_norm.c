@@ -77,7 +77,8 @@ static const char LN[] = "opset 17\n"
 
 static void test_layernorm_applies(void)
 {
-    const char *P = "fuse_layernorm", *ONE = "LayerNormalization=1 ReduceMean=0 Sqrt=0 Mul=0 Add=0";
+    const char *P = "fuse_layernorm";
+    const char *ONE = "LayerNormalization=1 ReduceMean=0 Sqrt=0 Mul=0 Add=0";
     check("ln plain", edit(LN, NULL), P, 1, ONE);
     check("ln default pipeline", edit(LN, NULL), NULL, -1, ONE);
     check("ln Mul(d,d), reciprocal, swapped operands",
