@@ -22,6 +22,9 @@ const OptPass *const opt_passes[] = {
     &opt_pass_fold_shapes,
     &opt_pass_fold,
     &opt_pass_identity,
+    &opt_pass_fuse_layernorm,
+    &opt_pass_fuse_gelu,
+    &opt_pass_fuse_rmsnorm,
     &opt_pass_dead_code,
     &opt_pass_unused_init,
 };

@@ -105,5 +105,8 @@ extern const OptPass opt_pass_constant_to_init;
 extern const OptPass opt_pass_unused_init;
 extern const OptPass opt_pass_fold;
 extern const OptPass opt_pass_fold_shapes;
+extern const OptPass opt_pass_fuse_layernorm;
+extern const OptPass opt_pass_fuse_gelu;
+extern const OptPass opt_pass_fuse_rmsnorm;
 
 #endif

@@ -1,0 +1,346 @@
+/*
+ * fuse_util.c - pattern-matching helpers the fusion passes share (see
+ * fuse_util.h).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fuse_util.h"
+
+bool opt_fz_op(const IrNode *k, const char *op)
+{
+    return k && !k->dead && strcmp(k->op_type, op) == 0 &&
+           (!k->domain || !k->domain[0] || strcmp(k->domain, "ai.onnx") == 0);
+}
+
+IrNode *opt_fz_def(const IrGraph *g, const IrValue *v, const char *op)
+{
+    if (!v || v->kind != IR_VAL_NODE || !v->producer || v->producer->graph != g)
+        return NULL;
+    return opt_fz_op(v->producer, op) ? v->producer : NULL;
+}
+
+bool opt_fz_private(const IrValue *v, IrNode *const *nodes, size_t n)
+{
+    if (!v || v->n_uses == 0 || ir_value_is_graph_output(v))
+        return false;
+    for (size_t u = 0; u < v->n_uses; u++) {
+        bool ours = false;
+        for (size_t i = 0; i < n; i++)
+            ours = ours || (nodes[i] && v->uses[u].node == nodes[i]);
+        if (!ours)
+            return false;
+    }
+    return true;
+}
+
+IrNode *opt_fz_reader(const IrValue *v)
+{
+    if (!v || v->n_uses != 1 || ir_value_is_graph_output(v))
+        return NULL;
+    return v->uses[0].node;
+}
+
+/* ---- constants ---------------------------------------------------------- */
+
+/* A 1-D tensor of n floats or int64s from a Constant's list attribute. */
+static EvValue *opt_fz_list(int32_t dtype, size_t n, const float *f, const int64_t *i)
+{
+    IrError e;
+    int64_t d = (int64_t)n;
+    EvValue *t = ev_tensor_new(dtype, 1, &d, &e);
+    for (size_t k = 0; t && k < n; k++) {
+        if (f)
+            ev_set_f(t, k, f[k]);
+        else
+            ev_set_i(t, k, i[k]);
+    }
+    return t;
+}
+
+/* The tensor a Constant node's single attribute defines, or NULL. */
+static EvValue *opt_fz_constant_node(const IrNode *k)
+{
+    if (k->n_attr != 1 || k->attr[0]->ref_attr_name)
+        return NULL;
+    const IrAttr *a = k->attr[0];
+    IrError e;
+    if (strcmp(a->name, "value") == 0 && a->t)
+        return ev_from_ir_tensor(a->t, &e);
+    if (strcmp(a->name, "value_float") == 0 && a->has_f)
+        return ev_scalar_new(EV_FLOAT, a->f);
+    if (strcmp(a->name, "value_int") == 0 && a->has_i)
+        return ev_scalar_new(EV_INT64, (double)a->i);
+    if (strcmp(a->name, "value_floats") == 0)
+        return opt_fz_list(EV_FLOAT, a->n_floats, a->floats, NULL);
+    if (strcmp(a->name, "value_ints") == 0)
+        return opt_fz_list(EV_INT64, a->n_ints, NULL, a->ints);
+    return NULL;
+}
+
+EvValue *opt_fz_const(const IrValue *v)
+{
+    IrError e;
+    if (!v)
+        return NULL;
+    if (v->kind == IR_VAL_INIT && v->init)
+        return ev_from_ir_tensor(v->init, &e);
+    if (v->kind == IR_VAL_NODE && v->producer && opt_fz_op(v->producer, "Constant"))
+        return opt_fz_constant_node(v->producer);
+    return NULL;
+}
+
+/* opt_fz_scalar, also giving the constant's element type. */
+static bool opt_fz_scalar_t(const IrValue *v, size_t max_rank, double *out, int32_t *dtype)
+{
+    EvValue *t = opt_fz_const(v);
+    bool ok = t && t->kind == EV_TENSOR && t->numel == 1 && t->rank <= max_rank &&
+              (ev_dtype_is_real(t->dtype) || ev_dtype_is_int(t->dtype));
+    if (ok) {
+        *out = ev_get_f(t, 0);
+        *dtype = t->dtype;
+        ok = isfinite(*out);
+    }
+    ev_unref(t);
+    return ok;
+}
+
+bool opt_fz_scalar(const IrValue *v, size_t max_rank, double *out)
+{
+    int32_t dt;
+    return opt_fz_scalar_t(v, max_rank, out, &dt);
+}
+
+bool opt_fz_near(const IrValue *v, size_t max_rank, double want)
+{
+    double got;
+    int32_t dt;
+    if (!opt_fz_scalar_t(v, max_rank, &got, &dt))
+        return false;
+    /* Half an ulp of the constant's type, at least 1e-6 relative. */
+    double tol = dt == EV_FLOAT16 ? 4.9e-4 : dt == EV_BFLOAT16 ? 3.9e-3 : 1e-6;
+    return fabs(got - want) <= tol * fabs(want);
+}
+
+/* ---- types and axes ----------------------------------------------------- */
+
+int32_t opt_fz_real(const IrValue *v, size_t *rank)
+{
+    const IrType *t = v ? v->type : NULL;
+    if (!t || t->kind != IR_TYPE_TENSOR || !t->has_elem_type || !t->shape)
+        return 0;
+    int32_t dt = t->elem_type;
+    if (dt != EV_FLOAT && dt != EV_DOUBLE && dt != EV_FLOAT16 && dt != EV_BFLOAT16)
+        return 0;
+    *rank = t->shape->rank;
+    return dt;
+}
+
+bool opt_fz_tail_dims(const IrValue *v, size_t k, int64_t *dims)
+{
+    const IrShape *s = v->type ? v->type->shape : NULL;
+    if (!s || k > s->rank)
+        return false;
+    for (size_t i = 0; i < k; i++) {
+        const IrDim *d = &s->dims[s->rank - k + i];
+        if (d->kind != IR_DIM_VALUE || d->value <= 0)
+            return false;
+        dims[i] = d->value;
+    }
+    return true;
+}
+
+/* The axes ReduceMean rm lists into ax (*n of them; *all when it reduces
+ * every axis); false when they are not known or rm keeps the input. */
+static bool opt_fz_axes(const OptCtx *c, const IrNode *rm, int64_t *ax, size_t *n, bool *all)
+{
+    *n = 0;
+    *all = false;
+    if (ir_scope_opset(c->m, c->fn, "") < 18) {
+        const IrAttr *a = ir_node_attr(rm, "axes");
+        if (rm->n_in != 1 || (a && (a->ref_attr_name || a->n_ints > EV_MAX_RANK)))
+            return false;
+        *all = !a;
+        for (size_t i = 0; a && i < a->n_ints; i++)
+            ax[(*n)++] = a->ints[i];
+        return true;
+    }
+    const IrAttr *noop = ir_node_attr(rm, "noop_with_empty_axes");
+    if (noop && (noop->ref_attr_name || noop->i != 0))
+        return false;
+    if (rm->n_in < 2 || !rm->in[1]) {
+        *all = rm->n_in <= 2;
+        return *all;
+    }
+    EvValue *t = opt_fz_const(rm->in[1]);
+    bool ok = t && t->kind == EV_TENSOR && t->rank == 1 && ev_dtype_is_int(t->dtype) &&
+              t->numel <= EV_MAX_RANK && rm->n_in == 2;
+    for (size_t i = 0; ok && i < t->numel; i++)
+        ax[(*n)++] = ev_get_i(t, i);
+    *all = ok && *n == 0;
+    ev_unref(t);
+    return ok;
+}
+
+size_t opt_fz_tail_axes(const OptCtx *c, const IrNode *rm, size_t rank)
+{
+    if (!opt_fz_op(rm, "ReduceMean") || rm->n_out != 1 || rank == 0 || rank > EV_MAX_RANK)
+        return 0;
+    const IrAttr *kd = ir_node_attr(rm, "keepdims");
+    if (kd && (kd->ref_attr_name || !kd->has_i || kd->i != 1))
+        return 0;
+    int64_t ax[EV_MAX_RANK];
+    size_t n;
+    bool all, seen[EV_MAX_RANK] = {false};
+    if (!opt_fz_axes(c, rm, ax, &n, &all))
+        return 0;
+    if (all)
+        return rank;
+    for (size_t i = 0; i < n; i++) {
+        int64_t a = ax[i] < 0 ? ax[i] + (int64_t)rank : ax[i];
+        if (a < 0 || a >= (int64_t)rank || seen[a])
+            return 0;
+        seen[a] = true;
+    }
+    for (size_t i = 0; i < rank; i++)
+        if (seen[i] != (i >= rank - n))
+            return 0;
+    return n;
+}
+
+/* ---- scale and bias parameters ------------------------------------------ */
+
+bool opt_fz_param_ok(const IrValue *p, const IrValue *x, size_t k)
+{
+    if (!p)
+        return true;
+    int64_t xd[EV_MAX_RANK];
+    size_t xr;
+    int32_t dt = opt_fz_real(x, &xr);
+    if (!dt || k > xr || k > EV_MAX_RANK || !opt_fz_tail_dims(x, k, xd))
+        return false;
+    EvValue *t = opt_fz_const(p);
+    bool ok = t && t->kind == EV_TENSOR && t->dtype == dt && t->rank <= xr;
+    for (size_t j = 0; ok && j < t->rank; j++) {
+        int64_t pd = t->dims[t->rank - 1 - j];
+        ok = pd == 1 || (j < k && pd == xd[k - 1 - j]);
+    }
+    ev_unref(t);
+    return ok;
+}
+
+/* A constant holding t (not taken), placed before `before`: an
+ * initializer in the main graph, a Constant node elsewhere. */
+static IrValue *opt_fz_add_const(OptCtx *c, IrNode *before, const EvValue *t)
+{
+    char *name = ir_graph_fresh_name(c->g, "fused_param");
+    IrTensor *it = ev_to_ir_tensor(t, name);
+    IrValue *v = NULL;
+    if (c->main && !(c->m->has_ir_version && c->m->ir_version < 4)) {
+        if (!(v = ir_graph_add_init(c->g, it)))
+            ir_tensor_free(it);
+    } else {
+        const char *out = name;
+        IrError e;
+        IrNode *k = ir_node_new(c->g, before, "Constant", "", name, 0, NULL, 1, &out, &e);
+        if (k) {
+            ir_node_set_attr(k, ir_attr_tensor("value", it));
+            v = k->out[0];
+        } else {
+            ir_tensor_free(it);
+        }
+    }
+    if (!v)
+        ir_fail(c->err, "fusion: cannot add the constant '%s'", name);
+    free(name);
+    return v;
+}
+
+/* Fills o (shape dims[0..k)) from p broadcast to it, or with `fill`. */
+static void opt_fz_broadcast(EvValue *o, const EvValue *p, double fill)
+{
+    for (size_t e = 0; e < o->numel; e++) {
+        size_t off = 0, rest = e, stride = 1;
+        for (size_t j = 0; p && j < p->rank; j++) {
+            size_t od = (size_t)o->dims[o->rank - 1 - j];
+            size_t pd = (size_t)p->dims[p->rank - 1 - j];
+            size_t i = rest % od;
+            rest /= od;
+            off += (pd == 1 ? 0 : i) * stride;
+            stride *= pd;
+        }
+        ev_set_f(o, e, p ? ev_get_f(p, off) : fill);
+    }
+}
+
+IrValue *opt_fz_param(OptCtx *c, IrNode *before, IrValue *p, const IrValue *x, size_t k,
+                      double fill)
+{
+    int64_t xd[EV_MAX_RANK];
+    size_t xr;
+    int32_t dt = opt_fz_real(x, &xr);
+    if (!dt || !opt_fz_tail_dims(x, k, xd)) {
+        ir_fail(c->err, "fusion: the normalized dims are not known");
+        return NULL;
+    }
+    EvValue *t = p ? opt_fz_const(p) : NULL;
+    bool same = t && t->rank == k;
+    for (size_t i = 0; same && i < k; i++)
+        same = t->dims[i] == xd[i];
+    IrValue *v = same ? p : NULL;
+    if (!same && (!p || t)) {
+        IrError e;
+        EvValue *o = ev_tensor_new(dt, k, xd, &e);
+        if (o) {
+            opt_fz_broadcast(o, t, fill);
+            v = opt_fz_add_const(c, before, o);
+        } else {
+            ir_fail(c->err, "fusion: %s", e.msg);
+        }
+        ev_unref(o);
+    }
+    if (p && !t)
+        ir_fail(c->err, "fusion: '%s' is not a constant", p->name);
+    ev_unref(t);
+    return v;
+}
+
+/* ---- rewriting ---------------------------------------------------------- */
+
+IrNode *opt_fz_replace(OptCtx *c, IrNode *last, const char *op, size_t n_in,
+                       IrValue *const *in)
+{
+    const char *none = "";
+    IrError e;
+    IrNode *n = ir_node_new(c->g, last, op, "", last->name, 0, NULL, 1, &none, &e);
+    if (!n) {
+        ir_fail(c->err, "fusion: %s", e.msg);
+        return NULL;
+    }
+    for (size_t i = 0; i < n_in; i++)
+        ir_node_add_input(n, in[i]);
+    ir_node_take_output(n, 0, last, 0);
+    return n;
+}
+
+void opt_fz_delete(IrNode *const *nodes, size_t n)
+{
+    for (size_t i = n; i-- > 0;)
+        if (nodes[i])
+            ir_node_delete(nodes[i]);
+}
+
+long opt_fz_run(OptCtx *c, int64_t min_opset, OptFzFuse fuse)
+{
+    if (ir_scope_opset(c->m, c->fn, "") < min_opset)
+        return 0;
+    long n = 0;
+    IR_FOR_NODES(c->g, k) {
+        int r = fuse(c, k);
+        if (r < 0)
+            return -1;
+        n += r;
+    }
+    return n;
+}

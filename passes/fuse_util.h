@@ -1,0 +1,73 @@
+/*
+ * fuse_util.h - pattern-matching helpers the fusion passes share
+ * (fuse_layernorm, fuse_gelu, fuse_rmsnorm; prefix opt_fz_).
+ *
+ * A fusion finds a chain of ai.onnx nodes of the scope being optimized,
+ * checks that every intermediate is read only inside the chain, reads its
+ * constants (initializers or Constant nodes), and replaces the chain by one
+ * node that takes over the chain's last value (name, readers, graph-output
+ * listing).
+ */
+#ifndef OC_FUSE_UTIL_H
+#define OC_FUSE_UTIL_H
+
+#include "passes.h"
+#include "../src/eval.h"
+
+/* k is the ai.onnx op `op`. */
+bool opt_fz_op(const IrNode *k, const char *op);
+/* The node of g that produces v when it is the ai.onnx op `op`, else NULL. */
+IrNode *opt_fz_def(const IrGraph *g, const IrValue *v, const char *op);
+/* Every reader of v is one of nodes[0..n) (at least one read), and v is
+ * not an output of its graph: the chain may swallow v. */
+bool opt_fz_private(const IrValue *v, IrNode *const *nodes, size_t n);
+/* The single node reading v (once) when v is not a graph output, else NULL. */
+IrNode *opt_fz_reader(const IrValue *v);
+
+/* The tensor of a constant value (an initializer that is not a graph
+ * input, or a Constant node's output), decoded; NULL when not constant.
+ * The caller ev_unrefs it. */
+EvValue *opt_fz_const(const IrValue *v);
+/* v is a constant of one element and rank <= max_rank (so that it
+ * broadcasts without growing a rank-max_rank operand); its value in *out. */
+bool opt_fz_scalar(const IrValue *v, size_t max_rank, double *out);
+/* opt_fz_scalar and the value equals want up to the rounding of the
+ * constant's element type (relative 1e-6 for float and double). */
+bool opt_fz_near(const IrValue *v, size_t max_rank, double want);
+
+/* The element type of v when inference knows it is a float, double,
+ * float16 or bfloat16 tensor of known rank (in *rank), else 0. */
+int32_t opt_fz_real(const IrValue *v, size_t *rank);
+/* The static dims of the last k axes of v (known, positive) into dims;
+ * false when any is unknown. */
+bool opt_fz_tail_dims(const IrValue *v, size_t k, int64_t *dims);
+/* ReduceMean node rm with keepdims=1 reducing exactly the last k axes of a
+ * rank-`rank` input (axes as attribute below opset 18, as a constant input
+ * from 18; absent = all): returns k, else 0. */
+size_t opt_fz_tail_axes(const OptCtx *c, const IrNode *rm, size_t rank);
+
+/* Whether constant p (NULL = none) can scale the last k axes of x
+ * elementwise without changing x's shape: x's element type, rank <= x's,
+ * each dim 1 or equal to x's on the last k axes and 1 before them. */
+bool opt_fz_param_ok(const IrValue *p, const IrValue *x, size_t k);
+/* A constant of shape x's last k dims for p (p itself when it has that
+ * shape already; its values broadcast, or `fill` everywhere when p is
+ * NULL), made before node `before`. NULL with c->err set on failure. */
+IrValue *opt_fz_param(OptCtx *c, IrNode *before, IrValue *p, const IrValue *x, size_t k,
+                      double fill);
+
+/* A new node `op` with inputs in[0..n_in) (NULL = left out), placed before
+ * `last`, that takes over last's output 0. NULL with c->err set. */
+IrNode *opt_fz_replace(OptCtx *c, IrNode *last, const char *op, size_t n_in,
+                       IrValue *const *in);
+/* Deletes nodes[0..n) (NULL entries skipped), last first. */
+void opt_fz_delete(IrNode *const *nodes, size_t n);
+
+/* A fusion tried at node k: 1 when it rewrote, 0 when k does not end the
+ * pattern, -1 with c->err set on failure. */
+typedef int (*OptFzFuse)(OptCtx *c, IrNode *k);
+/* Runs `fuse` at every node of c->g when the scope's ai.onnx opset is at
+ * least min_opset; the number of rewrites, or -1. */
+long opt_fz_run(OptCtx *c, int64_t min_opset, OptFzFuse fuse);
+
+#endif
