@@ -18,10 +18,11 @@
  * normalized axes elementwise without changing x's shape; when they are
  * absent or merely broadcast, full-size constants are made (Scale of ones;
  * no B). Every intermediate must be read only inside the chain (d exactly
- * by the square and the division), and x's element type (float, double,
- * float16, bfloat16), rank and normalized dims must be known. The
- * statistics run in float (stash_type 1), at least as precise as the
- * chain for float16/bfloat16; for double they round to float precision.
+ * by the square and the division), and x's element type (float, float16,
+ * bfloat16), rank and normalized dims must be known. The statistics run in
+ * float (stash_type 1), at least as precise as the chain for float16 and
+ * bfloat16. Double is not fused: stash_type cannot be double, and the
+ * fused node would round the chain's double statistics to float.
  */
 #include "fuse_util.h"
 
@@ -121,7 +122,8 @@ static bool opt_ln_match(const OptCtx *c, IrNode *k, OptLn *p)
         return false;
     p->x = p->sub->in[0];
     p->mean = opt_fz_def(g, p->sub->in[1], "ReduceMean");
-    if (!p->x || !opt_fz_real(p->x, &rank) || !p->mean || p->mean->n_in < 1 ||
+    /* double: LayerNormalization-17's statistics are at most float */
+    if (!p->x || !opt_fz_real(p->x, &rank) || opt_fz_real(p->x, &rank) == EV_DOUBLE || !p->mean || p->mean->n_in < 1 ||
         p->mean->in[0] != p->x || !opt_fz_private(p->mean->out[0], &p->sub, 1) ||
         !opt_fz_private(s, p->recip ? &p->recip : &p->div, 1))
         return false;

@@ -27,6 +27,7 @@
 
 #include "ir.h"
 #include "load.h"
+#include "eval.h"
 #include "../passes/passes.h"
 #include "save.h"
 #include "t.h"
@@ -114,6 +115,7 @@ static void tb_init(IrGraph *g, char *name, char *type, char *dims, char *vals)
         else if (dt == 11) memcpy(raw + 8 * i, &v[i], 8);
         else if (dt == 7) { int64_t x = (int64_t)v[i]; memcpy(raw + 8 * i, &x, 8); }
         else if (dt == 6) { int32_t x = (int32_t)v[i]; memcpy(raw + 4 * i, &x, 4); }
+        else if (dt == 10) { uint16_t h = ev_float_to_half((float)v[i]); memcpy(raw + 2 * i, &h, 2); }
         else raw[i] = (unsigned char)(int)v[i];
     }
     ir_graph_add_init(g, ir_tensor_new(name, dt, r, d, raw, n * es));
