@@ -83,5 +83,6 @@ extern const OptPass opt_pass_dead_code;
 extern const OptPass opt_pass_identity;
 extern const OptPass opt_pass_constant_to_init;
 extern const OptPass opt_pass_unused_init;
+extern const OptPass opt_pass_fuse_bn;
 
 #endif

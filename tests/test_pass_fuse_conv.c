@@ -1,0 +1,135 @@
+/* test_pass_fuse_conv - the fusions into Conv and friends: fuse_bn,
+ * fuse_conv_add, fuse_conv_mul and fuse_pad apply where they are exact
+ * (outputs checked by tb_run on random inputs) and leave alone the models
+ * where they are not. */
+#include "eval.h"
+#include "passes_build.h"
+
+/* Runs `passes` on the model `text`; checks the change count and that the
+ * result has `n_a` nodes of op a and `n_b` of op b. */
+static void fc_case(const char *what, const char *text, const char *passes, long want,
+                    const char *a, size_t n_a, const char *b, size_t n_b)
+{
+    IrModel *m = tb_model(text);
+    long ch;
+    IrModel *o = tb_run(m, passes, &ch);
+    T_CHECK(o && ch == want, "%s: %ld changes, want %ld", what, ch, want);
+    T_CHECK(o && tb_count(o, a) == n_a, "%s: %zu %s, want %zu", what, o ? tb_count(o, a) : 0,
+            a, n_a);
+    T_CHECK(o && tb_count(o, b) == n_b, "%s: %zu %s, want %zu", what, o ? tb_count(o, b) : 0,
+            b, n_b);
+    ir_model_free(o);
+    ir_model_free(m);
+}
+
+/* The BN parameters (C = 4) every BN case uses. */
+#define BN_PARAMS "init s float 4 rand\ninit bb float 4 rand\ninit mu float 4 rand\n" \
+                  "init var float 4 pos\n"
+
+static void test_bn_applies(void)
+{
+    fc_case("bn conv", "opset 13\ninput x float 2,3,8,8\ninit W float 4,3,3,3 rand\n"
+            "init b float 4 rand\n" BN_PARAMS
+            "y = Conv x,W,b pads=[1,1,1,1]\nz = BatchNormalization y,s,bb,mu,var epsilon=0.01\n"
+            "output z\n", "fuse_bn", 1, "Conv", 1, "BatchNormalization", 0);
+    fc_case("bn conv group, no bias, opset 15", "opset 15\ninput x float 1,4,6,6\n"
+            "init W float 4,2,3,3 rand\n" BN_PARAMS
+            "y = Conv x,W group=2 strides=[2,2]\n"
+            "z = BatchNormalization y,s,bb,mu,var training_mode=0\nw = Relu z\noutput w\n",
+            "fuse_bn", 1, "Conv", 1, "BatchNormalization", 0);
+    fc_case("bn conv1d double, opset 7", "opset 7\ninput x double 2,3,9\n"
+            "init W double 4,3,2 rand\ninit s double 4 rand\ninit bb double 4 rand\n"
+            "init mu double 4 rand\ninit var double 4 pos\n"
+            "y = Conv x,W\nz = BatchNormalization y,s,bb,mu,var\noutput z\n",
+            "fuse_bn", 1, "Conv", 1, "BatchNormalization", 0);
+    fc_case("bn convtranspose group 2", "opset 13\ninput x float 1,6,5,5\n"
+            "init W float 6,2,3,3 rand\ninit b float 4 rand\n" BN_PARAMS
+            "y = ConvTranspose x,W,b group=2 strides=[2,2]\n"
+            "z = BatchNormalization y,s,bb,mu,var\noutput z\n",
+            "fuse_bn", 1, "ConvTranspose", 1, "BatchNormalization", 0);
+    fc_case("bn convtranspose group 1", "opset 13\ninput x float 1,3,5,5\n"
+            "init W float 3,4,2,2 rand\n" BN_PARAMS
+            "y = ConvTranspose x,W\nz = BatchNormalization y,s,bb,mu,var\noutput z\n",
+            "fuse_bn", 1, "ConvTranspose", 1, "BatchNormalization", 0);
+    fc_case("bn gemm transB, C [N], beta", "opset 13\ninput a float 3,5\n"
+            "init W float 4,5 rand\ninit c float 4 rand\n" BN_PARAMS
+            "y = Gemm a,W,c transB=1 beta=0.5 alpha=2.0\n"
+            "z = BatchNormalization y,s,bb,mu,var\noutput z\n",
+            "fuse_bn", 1, "Gemm", 1, "BatchNormalization", 0);
+    fc_case("bn gemm no C", "opset 13\ninput a float 3,5\ninit W float 5,4 rand\n" BN_PARAMS
+            "y = Gemm a,W beta=3.0\nz = BatchNormalization y,s,bb,mu,var\noutput z\n",
+            "fuse_bn", 1, "Gemm", 1, "BatchNormalization", 0);
+    fc_case("bn gemm C [M,1], transA", "opset 9\ninput a float 5,3\ninit W float 5,4 rand\n"
+            "init c float 3,1 rand\n" BN_PARAMS
+            "y = Gemm a,W,c transA=1\nz = BatchNormalization y,s,bb,mu,var\noutput z\n",
+            "fuse_bn", 1, "Gemm", 1, "BatchNormalization", 0);
+    fc_case("bn matmul 2-D", "opset 13\ninput a float 3,5\ninit W float 5,4 rand\n" BN_PARAMS
+            "y = MatMul a,W\nz = BatchNormalization y,s,bb,mu,var\noutput z\n",
+            "fuse_bn", 1, "Gemm", 1, "MatMul", 0);
+    fc_case("bn old is_test", "opset 6\ninput x float 2,3,8,8\ninit W float 4,3,3,3 rand\n"
+            BN_PARAMS "y = Conv x,W\nz = BatchNormalization y,s,bb,mu,var is_test=1\n"
+            "output z\n", "fuse_bn", 1, "Conv", 1, "BatchNormalization", 0);
+    /* the default pipeline runs it and drops the old weights */
+    IrModel *m = tb_model("opset 13\ninput x float 2,3,8,8\ninit W float 4,3,3,3 rand\n"
+                          BN_PARAMS "y = Conv x,W\nz = BatchNormalization y,s,bb,mu,var\n"
+                          "output z\n");
+    long ch;
+    IrModel *o = tb_run(m, NULL, &ch);
+    T_CHECK(o && ch >= 1 && tb_count(o, "BatchNormalization") == 0 &&
+            o->graph->inits.n == 2, "bn default pipeline: %ld changes, %zu inits", ch,
+            o ? o->graph->inits.n : 0);
+    ir_model_free(o);
+    ir_model_free(m);
+}
+
+static void test_bn_refuses(void)
+{
+    fc_case("bn: conv output read twice", "opset 13\ninput x float 2,3,8,8\n"
+            "init W float 4,3,3,3 rand\n" BN_PARAMS
+            "y = Conv x,W\nz = BatchNormalization y,s,bb,mu,var\nr = Relu y\noutput z\n"
+            "output r\n", "fuse_bn", 0, "Conv", 1, "BatchNormalization", 1);
+    fc_case("bn: conv output a graph output", "opset 13\ninput x float 2,3,8,8\n"
+            "init W float 4,3,3,3 rand\n" BN_PARAMS
+            "y = Conv x,W\nz = BatchNormalization y,s,bb,mu,var\noutput z\noutput y\n",
+            "fuse_bn", 0, "Conv", 1, "BatchNormalization", 1);
+    fc_case("bn: training_mode", "opset 15\ninput x float 2,3,8,8\n"
+            "init W float 4,3,3,3 rand\n" BN_PARAMS
+            "y = Conv x,W\nz = BatchNormalization y,s,bb,mu,var training_mode=1\noutput z\n",
+            "fuse_bn", 0, "Conv", 1, "BatchNormalization", 1);
+    fc_case("bn: statistics outputs (opset 9)", "opset 9\ninput x float 2,3,8,8\n"
+            "init W float 4,3,3,3 rand\n" BN_PARAMS
+            "y = Conv x,W\nz,m1,v1 = BatchNormalization y,s,bb,mu,var\noutput z\n",
+            "fuse_bn", 0, "Conv", 1, "BatchNormalization", 1);
+    fc_case("bn: is_test=0 (opset 6)", "opset 6\ninput x float 2,3,8,8\n"
+            "init W float 4,3,3,3 rand\n" BN_PARAMS
+            "y = Conv x,W\nz = BatchNormalization y,s,bb,mu,var\noutput z\n",
+            "fuse_bn", 0, "Conv", 1, "BatchNormalization", 1);
+    fc_case("bn: spatial=0 (opset 7)", "opset 7\ninput x float 2,3,8,8\n"
+            "init W float 4,3,3,3 rand\ninit s float 4,6,6 rand\ninit bb float 4,6,6 rand\n"
+            "init mu float 4,6,6 rand\ninit var float 4,6,6 pos\n"
+            "y = Conv x,W\nz = BatchNormalization y,s,bb,mu,var spatial=0\noutput z\n",
+            "fuse_bn", 0, "Conv", 1, "BatchNormalization", 1);
+    fc_case("bn: scale not constant", "opset 13\ninput x float 2,3,8,8\ninput s float 4\n"
+            "init W float 4,3,3,3 rand\ninit bb float 4 rand\ninit mu float 4 rand\n"
+            "init var float 4 pos\n"
+            "y = Conv x,W\nz = BatchNormalization y,s,bb,mu,var\noutput z\n",
+            "fuse_bn", 0, "Conv", 1, "BatchNormalization", 1);
+    fc_case("bn: weight not constant", "opset 13\ninput x float 2,3,8,8\n"
+            "input W float 4,3,3,3\n" BN_PARAMS
+            "y = Conv x,W\nz = BatchNormalization y,s,bb,mu,var\noutput z\n",
+            "fuse_bn", 0, "Conv", 1, "BatchNormalization", 1);
+    fc_case("bn: matmul 3-D (BN axis is not the last)", "opset 13\ninput a float 2,4,5\n"
+            "init W float 5,4 rand\n" BN_PARAMS
+            "y = MatMul a,W\nz = BatchNormalization y,s,bb,mu,var\noutput z\n",
+            "fuse_bn", 0, "MatMul", 1, "BatchNormalization", 1);
+    fc_case("bn: after Relu", "opset 13\ninput x float 2,4,5,5\n" BN_PARAMS
+            "y = Relu x\nz = BatchNormalization y,s,bb,mu,var\noutput z\n",
+            "fuse_bn", 0, "Relu", 1, "BatchNormalization", 1);
+}
+
+int main(void)
+{
+    test_bn_applies();
+    test_bn_refuses();
+    return t_done("test_pass_fuse_conv");
+}
