@@ -21,6 +21,8 @@ const OptPass *const opt_passes[] = {
     &opt_pass_constant_to_init,
     &opt_pass_identity,
     &opt_pass_fuse_bn,
+    &opt_pass_fuse_conv_add,
+    &opt_pass_fuse_conv_mul,
     &opt_pass_dead_code,
     &opt_pass_unused_init,
 };

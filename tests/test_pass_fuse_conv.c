@@ -127,8 +127,63 @@ static void test_bn_refuses(void)
             "fuse_bn", 0, "Relu", 1, "BatchNormalization", 1);
 }
 
+#define CONV_HEAD "input x float 2,3,8,8\ninit W float 4,3,3,3 rand\n"
+
+static void test_conv_add(void)
+{
+    const char *add = "fuse_conv_add", *mul = "fuse_conv_mul";
+    fc_case("add [C,1,1], bias", "opset 13\n" CONV_HEAD "init b float 4 rand\n"
+            "init k float 4,1,1 rand\ny = Conv x,W,b pads=[1,1,1,1]\nz = Add y,k\noutput z\n",
+            add, 1, "Conv", 1, "Add", 0);
+    fc_case("add [1,C,1,1] first, no bias", "opset 13\n" CONV_HEAD "init k float 1,4,1,1 rand\n"
+            "y = Conv x,W\nz = Add k,y\noutput z\n", add, 1, "Conv", 1, "Add", 0);
+    fc_case("add scalar", "opset 13\n" CONV_HEAD "init k float - 0.25\n"
+            "y = Conv x,W\nz = Add y,k\nr = Relu z\noutput r\n", add, 1, "Conv", 1, "Add", 0);
+    fc_case("add legacy broadcast axis=1", "opset 6\n" CONV_HEAD "init k float 4 rand\n"
+            "y = Conv x,W\nz = Add y,k broadcast=1 axis=1\noutput z\n", add, 1, "Conv", 1,
+            "Add", 0);
+    fc_case("mul [C,1,1], bias", "opset 13\n" CONV_HEAD "init b float 4 rand\n"
+            "init k float 4,1,1 rand\ny = Conv x,W,b\nz = Mul y,k\noutput z\n", mul, 1,
+            "Conv", 1, "Mul", 0);
+    fc_case("mul scalar first, no bias, group", "opset 13\ninput x float 1,4,6,6\n"
+            "init W float 4,2,3,3 rand\ninit k float 1 -1.5\ny = Conv x,W group=2\n"
+            "z = Mul k,y\noutput z\n", mul, 1, "Conv", 1, "Mul", 0);
+    fc_case("add then mul, default pipeline", "opset 13\n" CONV_HEAD "init k float 4,1,1 rand\n"
+            "init q float 4,1,1 rand\ny = Conv x,W\nz = Add y,k\nu = Mul z,q\noutput u\n",
+            NULL, 6, "Conv", 1, "Mul", 0);
+    /* must not */
+    fc_case("add [1,C,H,W]", "opset 13\n" CONV_HEAD "init k float 1,4,6,6 rand\n"
+            "y = Conv x,W\nz = Add y,k\noutput z\n", add, 0, "Conv", 1, "Add", 1);
+    fc_case("add [C] (last axis)", "opset 13\ninput x float 2,3,8,8\ninit W float 6,3,3,3 rand\n"
+            "init k float 6 rand\ny = Conv x,W\nz = Add y,k\noutput z\n", add, 0, "Conv", 1,
+            "Add", 1);
+    fc_case("add [2,C,1,1] (grows the batch)", "opset 13\ninput x float 1,3,8,8\n"
+            "init W float 4,3,3,3 rand\ninit k float 2,4,1,1 rand\n"
+            "y = Conv x,W\nz = Add y,k\noutput z\n", add, 0, "Conv", 1, "Add", 1);
+    fc_case("add [1,1,C,1,1] (grows the rank)", "opset 13\n" CONV_HEAD
+            "init k float 1,1,4,1,1 rand\ny = Conv x,W\nz = Add y,k\noutput z\n", add, 0,
+            "Conv", 1, "Add", 1);
+    fc_case("add legacy broadcast at the last axis", "opset 6\n" CONV_HEAD "init k float 6 rand\n"
+            "y = Conv x,W\nz = Add y,k broadcast=1\noutput z\n", add, 0, "Conv", 1, "Add", 1);
+    fc_case("add conv output read twice", "opset 13\n" CONV_HEAD "init k float 4,1,1 rand\n"
+            "y = Conv x,W\nz = Add y,k\nr = Relu y\noutput z\noutput r\n", add, 0, "Conv", 1,
+            "Add", 1);
+    fc_case("add conv output a graph output", "opset 13\n" CONV_HEAD "init k float 4,1,1 rand\n"
+            "y = Conv x,W\nz = Add y,k\noutput z\noutput y\n", add, 0, "Conv", 1, "Add", 1);
+    fc_case("add not constant", "opset 13\n" CONV_HEAD "input k float 4,1,1\n"
+            "y = Conv x,W\nz = Add y,k\noutput z\n", add, 0, "Conv", 1, "Add", 1);
+    fc_case("add weight not constant", "opset 13\ninput x float 2,3,8,8\ninput W float 4,3,3,3\n"
+            "init k float 4,1,1 rand\ny = Conv x,W\nz = Add y,k\noutput z\n", add, 0, "Conv", 1,
+            "Add", 1);
+    fc_case("mul [1,C,H,W]", "opset 13\n" CONV_HEAD "init k float 1,4,6,6 rand\n"
+            "y = Conv x,W\nz = Mul y,k\noutput z\n", mul, 0, "Conv", 1, "Mul", 1);
+    fc_case("mul not constant", "opset 13\n" CONV_HEAD "input k float 4,1,1\n"
+            "y = Conv x,W\nz = Mul y,k\noutput z\n", mul, 0, "Conv", 1, "Mul", 1);
+}
+
 int main(void)
 {
+    test_conv_add();
     test_bn_applies();
     test_bn_refuses();
     return t_done("test_pass_fuse_conv");
