@@ -20,6 +20,7 @@
 const OptPass *const opt_passes[] = {
     &opt_pass_constant_to_init,
     &opt_pass_identity,
+    &opt_pass_fuse_pad,
     &opt_pass_fuse_bn,
     &opt_pass_fuse_conv_add,
     &opt_pass_fuse_conv_mul,

@@ -83,6 +83,7 @@ extern const OptPass opt_pass_dead_code;
 extern const OptPass opt_pass_identity;
 extern const OptPass opt_pass_constant_to_init;
 extern const OptPass opt_pass_unused_init;
+extern const OptPass opt_pass_fuse_pad;
 extern const OptPass opt_pass_fuse_bn;
 extern const OptPass opt_pass_fuse_conv_add;
 extern const OptPass opt_pass_fuse_conv_mul;

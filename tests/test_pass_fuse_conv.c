@@ -181,8 +181,144 @@ static void test_conv_add(void)
             "y = Conv x,W\nz = Mul y,k\noutput z\n", mul, 0, "Conv", 1, "Mul", 1);
 }
 
+static void test_pad(void)
+{
+    const char *pd = "fuse_pad";
+    fc_case("pad attr (opset 10) into conv with pads", "opset 10\n" CONV_HEAD
+            "p = Pad x pads=[0,0,1,2,0,0,3,0]\ny = Conv p,W pads=[1,0,0,1]\noutput y\n", pd, 1,
+            "Conv", 1, "Pad", 0);
+    fc_case("pad input (opset 13), value 0", "opset 13\n" CONV_HEAD
+            "init pp int64 8 0,0,1,1,0,0,1,1\ninit v float - 0\n"
+            "p = Pad x,pp,v mode=\"constant\"\ny = Conv p,W strides=[2,2]\noutput y\n", pd, 1,
+            "Conv", 1, "Pad", 0);
+    fc_case("pad axes (opset 18)", "opset 18\n" CONV_HEAD
+            "init pp int64 4 2,0,1,2\ninit ax int64 2 -1,2\n"
+            "p = Pad x,pp,,ax\ny = Conv p,W dilations=[2,1]\noutput y\n", pd, 1,
+            "Conv", 1, "Pad", 0);
+    fc_case("pad into avgpool count_include_pad=1", "opset 13\n" CONV_HEAD
+            "init pp int64 8 0,0,1,0,0,0,0,1\n"
+            "p = Pad x,pp\ny = AveragePool p kernel_shape=[3,3] count_include_pad=1 "
+            "pads=[1,1,1,1]\noutput y\n", pd, 1, "AveragePool", 1, "Pad", 0);
+    fc_case("pad into avgpool without pads", "opset 13\n" CONV_HEAD
+            "init pp int64 8 0,0,1,1,0,0,1,1\n"
+            "p = Pad x,pp\ny = AveragePool p kernel_shape=[3,3] strides=[2,2]\noutput y\n", pd,
+            1, "AveragePool", 1, "Pad", 0);
+    /* must not */
+    fc_case("pad nonzero value", "opset 13\n" CONV_HEAD
+            "init pp int64 8 0,0,1,1,0,0,1,1\ninit v float - 0.5\n"
+            "p = Pad x,pp,v\ny = Conv p,W\noutput y\n", pd, 0, "Conv", 1, "Pad", 1);
+    fc_case("pad nonzero value attr", "opset 10\n" CONV_HEAD
+            "p = Pad x pads=[0,0,1,1,0,0,1,1] value=1.0\ny = Conv p,W\noutput y\n", pd, 0,
+            "Conv", 1, "Pad", 1);
+    fc_case("pad on the channel axis", "opset 13\n" CONV_HEAD "init W2 float 4,4,3,3 rand\n"
+            "init pp int64 8 0,1,1,1,0,0,1,1\np = Pad x,pp\ny = Conv p,W2\noutput y\n", pd, 0,
+            "Conv", 1, "Pad", 1);
+    fc_case("pad reflect", "opset 13\n" CONV_HEAD "init pp int64 8 0,0,1,1,0,0,1,1\n"
+            "p = Pad x,pp mode=\"reflect\"\ny = Conv p,W\noutput y\n", pd, 0, "Conv", 1, "Pad",
+            1);
+    fc_case("pad negative (crop)", "opset 13\n" CONV_HEAD "init pp int64 8 0,0,-1,1,0,0,1,1\n"
+            "p = Pad x,pp\ny = Conv p,W\noutput y\n", pd, 0, "Conv", 1, "Pad", 1);
+    fc_case("pad not constant", "opset 13\n" CONV_HEAD "input pp int64 8\n"
+            "p = Pad x,pp\ny = Conv p,W\noutput y\n", pd, 0, "Conv", 1, "Pad", 1);
+    fc_case("pad conv auto_pad", "opset 13\n" CONV_HEAD "init pp int64 8 0,0,1,1,0,0,1,1\n"
+            "p = Pad x,pp\ny = Conv p,W auto_pad=\"SAME_UPPER\"\noutput y\n", pd, 0, "Conv",
+            1, "Pad", 1);
+    fc_case("pad read twice", "opset 13\n" CONV_HEAD "init pp int64 8 0,0,1,1,0,0,1,1\n"
+            "p = Pad x,pp\ny = Conv p,W\nr = Relu p\noutput y\noutput r\n", pd, 0, "Conv", 1,
+            "Pad", 1);
+    fc_case("pad a graph output", "opset 13\n" CONV_HEAD "init pp int64 8 0,0,1,1,0,0,1,1\n"
+            "p = Pad x,pp\ny = Conv p,W\noutput y\noutput p\n", pd, 0, "Conv", 1, "Pad", 1);
+    fc_case("pad into avgpool count_include_pad=0 with pads", "opset 13\n" CONV_HEAD
+            "init pp int64 8 0,0,1,1,0,0,1,1\n"
+            "p = Pad x,pp\ny = AveragePool p kernel_shape=[3,3] pads=[1,1,1,1]\noutput y\n", pd,
+            0, "AveragePool", 1, "Pad", 1);
+    fc_case("pad into avgpool ceil_mode", "opset 13\n" CONV_HEAD
+            "init pp int64 8 0,0,1,1,0,0,1,1\n"
+            "p = Pad x,pp\ny = AveragePool p kernel_shape=[3,3] strides=[2,2] ceil_mode=1 "
+            "count_include_pad=1\noutput y\n", pd, 0, "AveragePool", 1, "Pad", 1);
+    fc_case("pad into maxpool", "opset 13\n" CONV_HEAD "init pp int64 8 0,0,1,1,0,0,1,1\n"
+            "p = Pad x,pp\ny = MaxPool p kernel_shape=[3,3]\noutput y\n", pd, 0, "MaxPool", 1,
+            "Pad", 1);
+}
+
+/* A Constant node in g giving `name` a tensor of random values. */
+static void fc_sub_const(IrGraph *g, const char *name, size_t rank, const int64_t *dims,
+                         double lo)
+{
+    IrError e;
+    EvValue *t = ev_tensor_new(EV_FLOAT, rank, dims, &e);
+    for (size_t i = 0; i < t->numel; i++)
+        ev_set_f(t, i, lo + tb_rand());
+    const char *out[1] = {name};
+    IrNode *k = ir_node_new(g, NULL, "Constant", NULL, name, 0, NULL, 1, out, &e);
+    ir_node_set_attr(k, ir_attr_tensor("value", ev_to_ir_tensor(t, NULL)));
+    ev_unref(t);
+}
+
+/* A branch computing Conv(x) (+ BN when bn) from Constant nodes. */
+static IrGraph *fc_branch(IrGraph *parent, const char *tag, bool bn)
+{
+    IrError e;
+    IrGraph *g = ir_graph_new(parent);
+    g->name = ir_strdup(tag);
+    int64_t wd[4] = {4, 3, 3, 3}, c4 = 4;
+    char nm[6][32];
+    const char *roles[6] = {"W", "s", "bb", "mu", "var", "y"};
+    for (size_t i = 0; i < 6; i++)
+        snprintf(nm[i], sizeof nm[i], "%s_%s", tag, roles[i]);
+    fc_sub_const(g, nm[0], 4, wd, -0.5);
+    const char *in[5] = {"x", nm[0]}, *out[1] = {nm[5]};
+    IrNode *conv = ir_node_new(g, NULL, "Conv", NULL, NULL, 2, in, 1, out, &e);
+    if (bn) {
+        for (size_t i = 1; i < 5; i++)
+            fc_sub_const(g, nm[i], 1, &c4, i == 4 ? 0.5 : -0.5);
+        char z[40];
+        snprintf(z, sizeof z, "%s_z", tag);
+        const char *bin[5] = {nm[5], nm[1], nm[2], nm[3], nm[4]}, *bout[1] = {z};
+        IrNode *k = ir_node_new(g, NULL, "BatchNormalization", NULL, NULL, 5, bin, 1, bout, &e);
+        ir_graph_add_output(g, k->out[0], NULL);
+    } else {
+        ir_graph_add_output(g, conv->out[0], NULL);
+    }
+    return g;
+}
+
+static size_t fc_count_in(const IrGraph *g, const char *op)
+{
+    size_t n = 0;
+    for (const IrNode *k = g->first; k; k = k->next)
+        n += strcmp(k->op_type, op) == 0;
+    return n;
+}
+
+/* fuse_bn inside an If branch: the new weights are Constant nodes. */
+static void test_bn_subgraph(void)
+{
+    IrError e;
+    IrModel *m = tb_model("opset 13\ninput x float 1,3,5,5\ninput c bool -\n");
+    const char *in[1] = {"c"}, *out[1] = {"out"};
+    IrNode *iff = ir_node_new(m->graph, NULL, "If", NULL, "if", 1, in, 1, out, &e);
+    ir_node_set_attr(iff, ir_attr_graph("then_branch", fc_branch(m->graph, "t", true)));
+    ir_node_set_attr(iff, ir_attr_graph("else_branch", fc_branch(m->graph, "e", false)));
+    ir_graph_add_output(m->graph, iff->out[0], NULL);
+    long ch;
+    IrModel *o = tb_run(m, "fuse_bn", &ch);
+    IrGraph *th = o ? ir_node_attr(o->graph->first, "then_branch")->g : NULL;
+    T_CHECK(o && ch == 1 && o->graph->inits.n == 0, "bn subgraph: %ld changes", ch);
+    T_CHECK(th && fc_count_in(th, "BatchNormalization") == 0 && fc_count_in(th, "Conv") == 1 &&
+            fc_count_in(th, "Constant") == 7, "bn subgraph: branch not folded with Constants");
+    ir_model_free(o);
+    o = tb_run(m, NULL, &ch);
+    th = o ? ir_node_attr(o->graph->first, "then_branch")->g : NULL;
+    T_CHECK(th && th->n_nodes == 3, "bn subgraph default: %zu nodes", th ? th->n_nodes : 0);
+    ir_model_free(o);
+    ir_model_free(m);
+}
+
 int main(void)
 {
+    test_bn_subgraph();
+    test_pad();
     test_conv_add();
     test_bn_applies();
     test_bn_refuses();
