@@ -19,7 +19,8 @@
  * outputs named (7..13 train when they are; 14+ may name unread ones),
  * is_test set (1..6), spatial 1 (before 9). scale, B, mean and var are
  * constant 1-D tensors of C elements, the weight (and bias / Gemm C) are
- * constant, the element type is float, double or float16, and x is read
+ * constant, the element type is float or double (not float16: see
+ * fuse_util.h), and x is read
  * by the BatchNormalization alone and is not a graph output. The new
  * weights are new constants; the old ones are left to unused_init.
  */

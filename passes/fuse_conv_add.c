@@ -8,7 +8,8 @@
  * Conv(x, W * k[c] per output slice W[c], b * k) by linearity. Exact up
  * to float rounding (computed in double, stored in W's type).
  *
- * k is constant, finite, of W's type (float, double, float16), and
+ * k is constant, finite, of W's type (float or double; not float16, see
+ * fuse_util.h), and
  * broadcasts to the Conv output [N, C, D1...] with every dim 1 except
  * maybe the channel dim (1 or C): [C,1,1], [1,C,1,1], [1], a scalar ...
  * so the result keeps the Conv output's shape. Either operand order from

@@ -65,7 +65,7 @@ IrNode *opt_fu_sole_reader(const IrGraph *g, const IrValue *v, size_t *index)
 
 bool opt_fu_float(int32_t dtype)
 {
-    return dtype == EV_FLOAT || dtype == EV_DOUBLE || dtype == EV_FLOAT16;
+    return dtype == EV_FLOAT || dtype == EV_DOUBLE;
 }
 
 IrValue *opt_fu_emit(OptCtx *c, IrNode *before, const EvValue *t, const char *base)
