@@ -25,51 +25,213 @@ static void fc_case(const char *what, const char *text, const char *passes, long
 /* The BN parameters (C = 4) every BN case uses. */
 #define BN_PARAMS "init s float 4 rand\ninit bb float 4 rand\ninit mu float 4 rand\n" \
                   "init var float 4 pos\n"
+/* The Conv input and weight of the Add/Mul/Pad cases. */
+#define CONV_HEAD "input x float 2,3,8,8\ninit W float 4,3,3,3 rand\n"
 
-static void test_bn_applies(void)
+/* Every case: what, model, passes, changes wanted, then two op counts. */
+typedef struct FcCase {
+    const char *what, *text, *passes;
+    long want;
+    const char *a;
+    size_t n_a;
+    const char *b;
+    size_t n_b;
+} FcCase;
+
+static const FcCase fc_cases[] = {
+    /* fuse_bn applies */
+    {"bn conv", "opset 13\ninput x float 2,3,8,8\ninit W float 4,3,3,3 rand\n"
+     "init b float 4 rand\n" BN_PARAMS
+     "y = Conv x,W,b pads=[1,1,1,1]\nz = BatchNormalization y,s,bb,mu,var epsilon=0.01\n"
+     "output z\n", "fuse_bn", 1, "Conv", 1, "BatchNormalization", 0},
+    {"bn conv group, no bias, opset 15", "opset 15\ninput x float 1,4,6,6\n"
+     "init W float 4,2,3,3 rand\n" BN_PARAMS
+     "y = Conv x,W group=2 strides=[2,2]\n"
+     "z = BatchNormalization y,s,bb,mu,var training_mode=0\nw = Relu z\noutput w\n",
+     "fuse_bn", 1, "Conv", 1, "BatchNormalization", 0},
+    {"bn conv1d double, opset 7", "opset 7\ninput x double 2,3,9\n"
+     "init W double 4,3,2 rand\ninit s double 4 rand\ninit bb double 4 rand\n"
+     "init mu double 4 rand\ninit var double 4 pos\n"
+     "y = Conv x,W\nz = BatchNormalization y,s,bb,mu,var\noutput z\n",
+     "fuse_bn", 1, "Conv", 1, "BatchNormalization", 0},
+    {"bn convtranspose group 2", "opset 13\ninput x float 1,6,5,5\n"
+     "init W float 6,2,3,3 rand\ninit b float 4 rand\n" BN_PARAMS
+     "y = ConvTranspose x,W,b group=2 strides=[2,2]\n"
+     "z = BatchNormalization y,s,bb,mu,var\noutput z\n",
+     "fuse_bn", 1, "ConvTranspose", 1, "BatchNormalization", 0},
+    {"bn convtranspose group 1", "opset 13\ninput x float 1,3,5,5\n"
+     "init W float 3,4,2,2 rand\n" BN_PARAMS
+     "y = ConvTranspose x,W\nz = BatchNormalization y,s,bb,mu,var\noutput z\n",
+     "fuse_bn", 1, "ConvTranspose", 1, "BatchNormalization", 0},
+    {"bn gemm transB, C [N], beta", "opset 13\ninput a float 3,5\n"
+     "init W float 4,5 rand\ninit c float 4 rand\n" BN_PARAMS
+     "y = Gemm a,W,c transB=1 beta=0.5 alpha=2.0\n"
+     "z = BatchNormalization y,s,bb,mu,var\noutput z\n",
+     "fuse_bn", 1, "Gemm", 1, "BatchNormalization", 0},
+    {"bn gemm no C", "opset 13\ninput a float 3,5\ninit W float 5,4 rand\n" BN_PARAMS
+     "y = Gemm a,W beta=3.0\nz = BatchNormalization y,s,bb,mu,var\noutput z\n",
+     "fuse_bn", 1, "Gemm", 1, "BatchNormalization", 0},
+    {"bn gemm C [M,1], transA", "opset 9\ninput a float 5,3\ninit W float 5,4 rand\n"
+     "init c float 3,1 rand\n" BN_PARAMS
+     "y = Gemm a,W,c transA=1\nz = BatchNormalization y,s,bb,mu,var\noutput z\n",
+     "fuse_bn", 1, "Gemm", 1, "BatchNormalization", 0},
+    {"bn matmul 2-D", "opset 13\ninput a float 3,5\ninit W float 5,4 rand\n" BN_PARAMS
+     "y = MatMul a,W\nz = BatchNormalization y,s,bb,mu,var\noutput z\n",
+     "fuse_bn", 1, "Gemm", 1, "MatMul", 0},
+    {"bn old is_test", "opset 6\ninput x float 2,3,8,8\ninit W float 4,3,3,3 rand\n"
+     BN_PARAMS "y = Conv x,W\nz = BatchNormalization y,s,bb,mu,var is_test=1\n"
+     "output z\n", "fuse_bn", 1, "Conv", 1, "BatchNormalization", 0},
+    /* fuse_bn must not */
+    {"bn: conv output read twice", "opset 13\ninput x float 2,3,8,8\n"
+     "init W float 4,3,3,3 rand\n" BN_PARAMS
+     "y = Conv x,W\nz = BatchNormalization y,s,bb,mu,var\nr = Relu y\noutput z\n"
+     "output r\n", "fuse_bn", 0, "Conv", 1, "BatchNormalization", 1},
+    {"bn: conv output a graph output", "opset 13\ninput x float 2,3,8,8\n"
+     "init W float 4,3,3,3 rand\n" BN_PARAMS
+     "y = Conv x,W\nz = BatchNormalization y,s,bb,mu,var\noutput z\noutput y\n",
+     "fuse_bn", 0, "Conv", 1, "BatchNormalization", 1},
+    {"bn: training_mode", "opset 15\ninput x float 2,3,8,8\n"
+     "init W float 4,3,3,3 rand\n" BN_PARAMS
+     "y = Conv x,W\nz = BatchNormalization y,s,bb,mu,var training_mode=1\noutput z\n",
+     "fuse_bn", 0, "Conv", 1, "BatchNormalization", 1},
+    {"bn: statistics outputs (opset 9)", "opset 9\ninput x float 2,3,8,8\n"
+     "init W float 4,3,3,3 rand\n" BN_PARAMS
+     "y = Conv x,W\nz,m1,v1 = BatchNormalization y,s,bb,mu,var\noutput z\n",
+     "fuse_bn", 0, "Conv", 1, "BatchNormalization", 1},
+    {"bn: is_test=0 (opset 6)", "opset 6\ninput x float 2,3,8,8\n"
+     "init W float 4,3,3,3 rand\n" BN_PARAMS
+     "y = Conv x,W\nz = BatchNormalization y,s,bb,mu,var\noutput z\n",
+     "fuse_bn", 0, "Conv", 1, "BatchNormalization", 1},
+    {"bn: spatial=0 (opset 7)", "opset 7\ninput x float 2,3,8,8\n"
+     "init W float 4,3,3,3 rand\ninit s float 4,6,6 rand\ninit bb float 4,6,6 rand\n"
+     "init mu float 4,6,6 rand\ninit var float 4,6,6 pos\n"
+     "y = Conv x,W\nz = BatchNormalization y,s,bb,mu,var spatial=0\noutput z\n",
+     "fuse_bn", 0, "Conv", 1, "BatchNormalization", 1},
+    {"bn: scale not constant", "opset 13\ninput x float 2,3,8,8\ninput s float 4\n"
+     "init W float 4,3,3,3 rand\ninit bb float 4 rand\ninit mu float 4 rand\n"
+     "init var float 4 pos\n"
+     "y = Conv x,W\nz = BatchNormalization y,s,bb,mu,var\noutput z\n",
+     "fuse_bn", 0, "Conv", 1, "BatchNormalization", 1},
+    {"bn: weight not constant", "opset 13\ninput x float 2,3,8,8\n"
+     "input W float 4,3,3,3\n" BN_PARAMS
+     "y = Conv x,W\nz = BatchNormalization y,s,bb,mu,var\noutput z\n",
+     "fuse_bn", 0, "Conv", 1, "BatchNormalization", 1},
+    {"bn: matmul 3-D (BN axis is not the last)", "opset 13\ninput a float 2,4,5\n"
+     "init W float 5,4 rand\n" BN_PARAMS
+     "y = MatMul a,W\nz = BatchNormalization y,s,bb,mu,var\noutput z\n",
+     "fuse_bn", 0, "MatMul", 1, "BatchNormalization", 1},
+    {"bn: after Relu", "opset 13\ninput x float 2,4,5,5\n" BN_PARAMS
+     "y = Relu x\nz = BatchNormalization y,s,bb,mu,var\noutput z\n",
+     "fuse_bn", 0, "Relu", 1, "BatchNormalization", 1},
+    /* fuse_conv_add / fuse_conv_mul apply */
+    {"add [C,1,1], bias", "opset 13\n" CONV_HEAD "init b float 4 rand\n"
+     "init k float 4,1,1 rand\ny = Conv x,W,b pads=[1,1,1,1]\nz = Add y,k\noutput z\n",
+     "fuse_conv_add", 1, "Conv", 1, "Add", 0},
+    {"add [1,C,1,1] first, no bias", "opset 13\n" CONV_HEAD "init k float 1,4,1,1 rand\n"
+     "y = Conv x,W\nz = Add k,y\noutput z\n", "fuse_conv_add", 1, "Conv", 1, "Add", 0},
+    {"add scalar", "opset 13\n" CONV_HEAD "init k float - 0.25\n"
+     "y = Conv x,W\nz = Add y,k\nr = Relu z\noutput r\n", "fuse_conv_add", 1, "Conv", 1, "Add", 0},
+    {"add legacy broadcast axis=1", "opset 6\n" CONV_HEAD "init k float 4 rand\n"
+     "y = Conv x,W\nz = Add y,k broadcast=1 axis=1\noutput z\n", "fuse_conv_add", 1, "Conv", 1,
+     "Add", 0},
+    {"mul [C,1,1], bias", "opset 13\n" CONV_HEAD "init b float 4 rand\n"
+     "init k float 4,1,1 rand\ny = Conv x,W,b\nz = Mul y,k\noutput z\n", "fuse_conv_mul", 1,
+     "Conv", 1, "Mul", 0},
+    {"mul scalar first, no bias, group", "opset 13\ninput x float 1,4,6,6\n"
+     "init W float 4,2,3,3 rand\ninit k float 1 -1.5\ny = Conv x,W group=2\n"
+     "z = Mul k,y\noutput z\n", "fuse_conv_mul", 1, "Conv", 1, "Mul", 0},
+    {"add then mul, default pipeline", "opset 13\n" CONV_HEAD "init k float 4,1,1 rand\n"
+     "init q float 4,1,1 rand\ny = Conv x,W\nz = Add y,k\nu = Mul z,q\noutput u\n",
+     NULL, 6, "Conv", 1, "Mul", 0},
+    /* ... must not */
+    {"add [1,C,H,W]", "opset 13\n" CONV_HEAD "init k float 1,4,6,6 rand\n"
+     "y = Conv x,W\nz = Add y,k\noutput z\n", "fuse_conv_add", 0, "Conv", 1, "Add", 1},
+    {"add [C] (last axis)", "opset 13\ninput x float 2,3,8,8\ninit W float 6,3,3,3 rand\n"
+     "init k float 6 rand\ny = Conv x,W\nz = Add y,k\noutput z\n", "fuse_conv_add", 0, "Conv", 1,
+     "Add", 1},
+    {"add [2,C,1,1] (grows the batch)", "opset 13\ninput x float 1,3,8,8\n"
+     "init W float 4,3,3,3 rand\ninit k float 2,4,1,1 rand\n"
+     "y = Conv x,W\nz = Add y,k\noutput z\n", "fuse_conv_add", 0, "Conv", 1, "Add", 1},
+    {"add [1,1,C,1,1] (grows the rank)", "opset 13\n" CONV_HEAD
+     "init k float 1,1,4,1,1 rand\ny = Conv x,W\nz = Add y,k\noutput z\n", "fuse_conv_add", 0,
+     "Conv", 1, "Add", 1},
+    {"add legacy broadcast at the last axis", "opset 6\n" CONV_HEAD "init k float 6 rand\n"
+     "y = Conv x,W\nz = Add y,k broadcast=1\noutput z\n", "fuse_conv_add", 0, "Conv", 1, "Add", 1},
+    {"add conv output read twice", "opset 13\n" CONV_HEAD "init k float 4,1,1 rand\n"
+     "y = Conv x,W\nz = Add y,k\nr = Relu y\noutput z\noutput r\n", "fuse_conv_add", 0, "Conv", 1,
+     "Add", 1},
+    {"add conv output a graph output", "opset 13\n" CONV_HEAD "init k float 4,1,1 rand\n"
+     "y = Conv x,W\nz = Add y,k\noutput z\noutput y\n", "fuse_conv_add", 0, "Conv", 1, "Add", 1},
+    {"add not constant", "opset 13\n" CONV_HEAD "input k float 4,1,1\n"
+     "y = Conv x,W\nz = Add y,k\noutput z\n", "fuse_conv_add", 0, "Conv", 1, "Add", 1},
+    {"add weight not constant", "opset 13\ninput x float 2,3,8,8\ninput W float 4,3,3,3\n"
+     "init k float 4,1,1 rand\ny = Conv x,W\nz = Add y,k\noutput z\n", "fuse_conv_add", 0, "Conv", 1,
+     "Add", 1},
+    {"mul [1,C,H,W]", "opset 13\n" CONV_HEAD "init k float 1,4,6,6 rand\n"
+     "y = Conv x,W\nz = Mul y,k\noutput z\n", "fuse_conv_mul", 0, "Conv", 1, "Mul", 1},
+    {"mul not constant", "opset 13\n" CONV_HEAD "input k float 4,1,1\n"
+     "y = Conv x,W\nz = Mul y,k\noutput z\n", "fuse_conv_mul", 0, "Conv", 1, "Mul", 1},
+    /* fuse_pad applies */
+    {"pad attr (opset 10) into conv with pads", "opset 10\n" CONV_HEAD
+     "p = Pad x pads=[0,0,1,2,0,0,3,0]\ny = Conv p,W pads=[1,0,0,1]\noutput y\n", "fuse_pad", 1,
+     "Conv", 1, "Pad", 0},
+    {"pad input (opset 13), value 0", "opset 13\n" CONV_HEAD
+     "init pp int64 8 0,0,1,1,0,0,1,1\ninit v float - 0\n"
+     "p = Pad x,pp,v mode=\"constant\"\ny = Conv p,W strides=[2,2]\noutput y\n", "fuse_pad", 1,
+     "Conv", 1, "Pad", 0},
+    {"pad axes (opset 18)", "opset 18\n" CONV_HEAD
+     "init pp int64 4 2,0,1,2\ninit ax int64 2 -1,2\n"
+     "p = Pad x,pp,,ax\ny = Conv p,W dilations=[2,1]\noutput y\n", "fuse_pad", 1,
+     "Conv", 1, "Pad", 0},
+    {"pad into avgpool count_include_pad=1", "opset 13\n" CONV_HEAD
+     "init pp int64 8 0,0,1,0,0,0,0,1\n"
+     "p = Pad x,pp\ny = AveragePool p kernel_shape=[3,3] count_include_pad=1 "
+     "pads=[1,1,1,1]\noutput y\n", "fuse_pad", 1, "AveragePool", 1, "Pad", 0},
+    {"pad into avgpool without pads", "opset 13\n" CONV_HEAD
+     "init pp int64 8 0,0,1,1,0,0,1,1\n"
+     "p = Pad x,pp\ny = AveragePool p kernel_shape=[3,3] strides=[2,2]\noutput y\n", "fuse_pad",
+     1, "AveragePool", 1, "Pad", 0},
+    /* fuse_pad must not */
+    {"pad nonzero value", "opset 13\n" CONV_HEAD
+     "init pp int64 8 0,0,1,1,0,0,1,1\ninit v float - 0.5\n"
+     "p = Pad x,pp,v\ny = Conv p,W\noutput y\n", "fuse_pad", 0, "Conv", 1, "Pad", 1},
+    {"pad nonzero value attr", "opset 10\n" CONV_HEAD
+     "p = Pad x pads=[0,0,1,1,0,0,1,1] value=1.0\ny = Conv p,W\noutput y\n", "fuse_pad", 0,
+     "Conv", 1, "Pad", 1},
+    {"pad on the channel axis", "opset 13\n" CONV_HEAD "init W2 float 4,4,3,3 rand\n"
+     "init pp int64 8 0,1,1,1,0,0,1,1\np = Pad x,pp\ny = Conv p,W2\noutput y\n", "fuse_pad", 0,
+     "Conv", 1, "Pad", 1},
+    {"pad reflect", "opset 13\n" CONV_HEAD "init pp int64 8 0,0,1,1,0,0,1,1\n"
+     "p = Pad x,pp mode=\"reflect\"\ny = Conv p,W\noutput y\n", "fuse_pad", 0, "Conv", 1, "Pad",
+     1},
+    {"pad negative (crop)", "opset 13\n" CONV_HEAD "init pp int64 8 0,0,-1,1,0,0,1,1\n"
+     "p = Pad x,pp\ny = Conv p,W\noutput y\n", "fuse_pad", 0, "Conv", 1, "Pad", 1},
+    {"pad not constant", "opset 13\n" CONV_HEAD "input pp int64 8\n"
+     "p = Pad x,pp\ny = Conv p,W\noutput y\n", "fuse_pad", 0, "Conv", 1, "Pad", 1},
+    {"pad conv auto_pad", "opset 13\n" CONV_HEAD "init pp int64 8 0,0,1,1,0,0,1,1\n"
+     "p = Pad x,pp\ny = Conv p,W auto_pad=\"SAME_UPPER\"\noutput y\n", "fuse_pad", 0, "Conv",
+     1, "Pad", 1},
+    {"pad read twice", "opset 13\n" CONV_HEAD "init pp int64 8 0,0,1,1,0,0,1,1\n"
+     "p = Pad x,pp\ny = Conv p,W\nr = Relu p\noutput y\noutput r\n", "fuse_pad", 0, "Conv", 1,
+     "Pad", 1},
+    {"pad a graph output", "opset 13\n" CONV_HEAD "init pp int64 8 0,0,1,1,0,0,1,1\n"
+     "p = Pad x,pp\ny = Conv p,W\noutput y\noutput p\n", "fuse_pad", 0, "Conv", 1, "Pad", 1},
+    {"pad into avgpool count_include_pad=0 with pads", "opset 13\n" CONV_HEAD
+     "init pp int64 8 0,0,1,1,0,0,1,1\n"
+     "p = Pad x,pp\ny = AveragePool p kernel_shape=[3,3] pads=[1,1,1,1]\noutput y\n", "fuse_pad",
+     0, "AveragePool", 1, "Pad", 1},
+    {"pad into avgpool ceil_mode", "opset 13\n" CONV_HEAD
+     "init pp int64 8 0,0,1,1,0,0,1,1\n"
+     "p = Pad x,pp\ny = AveragePool p kernel_shape=[3,3] strides=[2,2] ceil_mode=1 "
+     "count_include_pad=1\noutput y\n", "fuse_pad", 0, "AveragePool", 1, "Pad", 1},
+    {"pad into maxpool", "opset 13\n" CONV_HEAD "init pp int64 8 0,0,1,1,0,0,1,1\n"
+     "p = Pad x,pp\ny = MaxPool p kernel_shape=[3,3]\noutput y\n", "fuse_pad", 0, "MaxPool", 1,
+     "Pad", 1},
+};
+
+/* The default pipeline runs fuse_bn and drops the old weights. */
+static void test_bn_pipeline(void)
 {
-    fc_case("bn conv", "opset 13\ninput x float 2,3,8,8\ninit W float 4,3,3,3 rand\n"
-            "init b float 4 rand\n" BN_PARAMS
-            "y = Conv x,W,b pads=[1,1,1,1]\nz = BatchNormalization y,s,bb,mu,var epsilon=0.01\n"
-            "output z\n", "fuse_bn", 1, "Conv", 1, "BatchNormalization", 0);
-    fc_case("bn conv group, no bias, opset 15", "opset 15\ninput x float 1,4,6,6\n"
-            "init W float 4,2,3,3 rand\n" BN_PARAMS
-            "y = Conv x,W group=2 strides=[2,2]\n"
-            "z = BatchNormalization y,s,bb,mu,var training_mode=0\nw = Relu z\noutput w\n",
-            "fuse_bn", 1, "Conv", 1, "BatchNormalization", 0);
-    fc_case("bn conv1d double, opset 7", "opset 7\ninput x double 2,3,9\n"
-            "init W double 4,3,2 rand\ninit s double 4 rand\ninit bb double 4 rand\n"
-            "init mu double 4 rand\ninit var double 4 pos\n"
-            "y = Conv x,W\nz = BatchNormalization y,s,bb,mu,var\noutput z\n",
-            "fuse_bn", 1, "Conv", 1, "BatchNormalization", 0);
-    fc_case("bn convtranspose group 2", "opset 13\ninput x float 1,6,5,5\n"
-            "init W float 6,2,3,3 rand\ninit b float 4 rand\n" BN_PARAMS
-            "y = ConvTranspose x,W,b group=2 strides=[2,2]\n"
-            "z = BatchNormalization y,s,bb,mu,var\noutput z\n",
-            "fuse_bn", 1, "ConvTranspose", 1, "BatchNormalization", 0);
-    fc_case("bn convtranspose group 1", "opset 13\ninput x float 1,3,5,5\n"
-            "init W float 3,4,2,2 rand\n" BN_PARAMS
-            "y = ConvTranspose x,W\nz = BatchNormalization y,s,bb,mu,var\noutput z\n",
-            "fuse_bn", 1, "ConvTranspose", 1, "BatchNormalization", 0);
-    fc_case("bn gemm transB, C [N], beta", "opset 13\ninput a float 3,5\n"
-            "init W float 4,5 rand\ninit c float 4 rand\n" BN_PARAMS
-            "y = Gemm a,W,c transB=1 beta=0.5 alpha=2.0\n"
-            "z = BatchNormalization y,s,bb,mu,var\noutput z\n",
-            "fuse_bn", 1, "Gemm", 1, "BatchNormalization", 0);
-    fc_case("bn gemm no C", "opset 13\ninput a float 3,5\ninit W float 5,4 rand\n" BN_PARAMS
-            "y = Gemm a,W beta=3.0\nz = BatchNormalization y,s,bb,mu,var\noutput z\n",
-            "fuse_bn", 1, "Gemm", 1, "BatchNormalization", 0);
-    fc_case("bn gemm C [M,1], transA", "opset 9\ninput a float 5,3\ninit W float 5,4 rand\n"
-            "init c float 3,1 rand\n" BN_PARAMS
-            "y = Gemm a,W,c transA=1\nz = BatchNormalization y,s,bb,mu,var\noutput z\n",
-            "fuse_bn", 1, "Gemm", 1, "BatchNormalization", 0);
-    fc_case("bn matmul 2-D", "opset 13\ninput a float 3,5\ninit W float 5,4 rand\n" BN_PARAMS
-            "y = MatMul a,W\nz = BatchNormalization y,s,bb,mu,var\noutput z\n",
-            "fuse_bn", 1, "Gemm", 1, "MatMul", 0);
-    fc_case("bn old is_test", "opset 6\ninput x float 2,3,8,8\ninit W float 4,3,3,3 rand\n"
-            BN_PARAMS "y = Conv x,W\nz = BatchNormalization y,s,bb,mu,var is_test=1\n"
-            "output z\n", "fuse_bn", 1, "Conv", 1, "BatchNormalization", 0);
-    /* the default pipeline runs it and drops the old weights */
     IrModel *m = tb_model("opset 13\ninput x float 2,3,8,8\ninit W float 4,3,3,3 rand\n"
                           BN_PARAMS "y = Conv x,W\nz = BatchNormalization y,s,bb,mu,var\n"
                           "output z\n");
@@ -82,166 +244,7 @@ static void test_bn_applies(void)
     ir_model_free(m);
 }
 
-static void test_bn_refuses(void)
-{
-    fc_case("bn: conv output read twice", "opset 13\ninput x float 2,3,8,8\n"
-            "init W float 4,3,3,3 rand\n" BN_PARAMS
-            "y = Conv x,W\nz = BatchNormalization y,s,bb,mu,var\nr = Relu y\noutput z\n"
-            "output r\n", "fuse_bn", 0, "Conv", 1, "BatchNormalization", 1);
-    fc_case("bn: conv output a graph output", "opset 13\ninput x float 2,3,8,8\n"
-            "init W float 4,3,3,3 rand\n" BN_PARAMS
-            "y = Conv x,W\nz = BatchNormalization y,s,bb,mu,var\noutput z\noutput y\n",
-            "fuse_bn", 0, "Conv", 1, "BatchNormalization", 1);
-    fc_case("bn: training_mode", "opset 15\ninput x float 2,3,8,8\n"
-            "init W float 4,3,3,3 rand\n" BN_PARAMS
-            "y = Conv x,W\nz = BatchNormalization y,s,bb,mu,var training_mode=1\noutput z\n",
-            "fuse_bn", 0, "Conv", 1, "BatchNormalization", 1);
-    fc_case("bn: statistics outputs (opset 9)", "opset 9\ninput x float 2,3,8,8\n"
-            "init W float 4,3,3,3 rand\n" BN_PARAMS
-            "y = Conv x,W\nz,m1,v1 = BatchNormalization y,s,bb,mu,var\noutput z\n",
-            "fuse_bn", 0, "Conv", 1, "BatchNormalization", 1);
-    fc_case("bn: is_test=0 (opset 6)", "opset 6\ninput x float 2,3,8,8\n"
-            "init W float 4,3,3,3 rand\n" BN_PARAMS
-            "y = Conv x,W\nz = BatchNormalization y,s,bb,mu,var\noutput z\n",
-            "fuse_bn", 0, "Conv", 1, "BatchNormalization", 1);
-    fc_case("bn: spatial=0 (opset 7)", "opset 7\ninput x float 2,3,8,8\n"
-            "init W float 4,3,3,3 rand\ninit s float 4,6,6 rand\ninit bb float 4,6,6 rand\n"
-            "init mu float 4,6,6 rand\ninit var float 4,6,6 pos\n"
-            "y = Conv x,W\nz = BatchNormalization y,s,bb,mu,var spatial=0\noutput z\n",
-            "fuse_bn", 0, "Conv", 1, "BatchNormalization", 1);
-    fc_case("bn: scale not constant", "opset 13\ninput x float 2,3,8,8\ninput s float 4\n"
-            "init W float 4,3,3,3 rand\ninit bb float 4 rand\ninit mu float 4 rand\n"
-            "init var float 4 pos\n"
-            "y = Conv x,W\nz = BatchNormalization y,s,bb,mu,var\noutput z\n",
-            "fuse_bn", 0, "Conv", 1, "BatchNormalization", 1);
-    fc_case("bn: weight not constant", "opset 13\ninput x float 2,3,8,8\n"
-            "input W float 4,3,3,3\n" BN_PARAMS
-            "y = Conv x,W\nz = BatchNormalization y,s,bb,mu,var\noutput z\n",
-            "fuse_bn", 0, "Conv", 1, "BatchNormalization", 1);
-    fc_case("bn: matmul 3-D (BN axis is not the last)", "opset 13\ninput a float 2,4,5\n"
-            "init W float 5,4 rand\n" BN_PARAMS
-            "y = MatMul a,W\nz = BatchNormalization y,s,bb,mu,var\noutput z\n",
-            "fuse_bn", 0, "MatMul", 1, "BatchNormalization", 1);
-    fc_case("bn: after Relu", "opset 13\ninput x float 2,4,5,5\n" BN_PARAMS
-            "y = Relu x\nz = BatchNormalization y,s,bb,mu,var\noutput z\n",
-            "fuse_bn", 0, "Relu", 1, "BatchNormalization", 1);
-}
-
-#define CONV_HEAD "input x float 2,3,8,8\ninit W float 4,3,3,3 rand\n"
-
-static void test_conv_add(void)
-{
-    const char *add = "fuse_conv_add", *mul = "fuse_conv_mul";
-    fc_case("add [C,1,1], bias", "opset 13\n" CONV_HEAD "init b float 4 rand\n"
-            "init k float 4,1,1 rand\ny = Conv x,W,b pads=[1,1,1,1]\nz = Add y,k\noutput z\n",
-            add, 1, "Conv", 1, "Add", 0);
-    fc_case("add [1,C,1,1] first, no bias", "opset 13\n" CONV_HEAD "init k float 1,4,1,1 rand\n"
-            "y = Conv x,W\nz = Add k,y\noutput z\n", add, 1, "Conv", 1, "Add", 0);
-    fc_case("add scalar", "opset 13\n" CONV_HEAD "init k float - 0.25\n"
-            "y = Conv x,W\nz = Add y,k\nr = Relu z\noutput r\n", add, 1, "Conv", 1, "Add", 0);
-    fc_case("add legacy broadcast axis=1", "opset 6\n" CONV_HEAD "init k float 4 rand\n"
-            "y = Conv x,W\nz = Add y,k broadcast=1 axis=1\noutput z\n", add, 1, "Conv", 1,
-            "Add", 0);
-    fc_case("mul [C,1,1], bias", "opset 13\n" CONV_HEAD "init b float 4 rand\n"
-            "init k float 4,1,1 rand\ny = Conv x,W,b\nz = Mul y,k\noutput z\n", mul, 1,
-            "Conv", 1, "Mul", 0);
-    fc_case("mul scalar first, no bias, group", "opset 13\ninput x float 1,4,6,6\n"
-            "init W float 4,2,3,3 rand\ninit k float 1 -1.5\ny = Conv x,W group=2\n"
-            "z = Mul k,y\noutput z\n", mul, 1, "Conv", 1, "Mul", 0);
-    fc_case("add then mul, default pipeline", "opset 13\n" CONV_HEAD "init k float 4,1,1 rand\n"
-            "init q float 4,1,1 rand\ny = Conv x,W\nz = Add y,k\nu = Mul z,q\noutput u\n",
-            NULL, 6, "Conv", 1, "Mul", 0);
-    /* must not */
-    fc_case("add [1,C,H,W]", "opset 13\n" CONV_HEAD "init k float 1,4,6,6 rand\n"
-            "y = Conv x,W\nz = Add y,k\noutput z\n", add, 0, "Conv", 1, "Add", 1);
-    fc_case("add [C] (last axis)", "opset 13\ninput x float 2,3,8,8\ninit W float 6,3,3,3 rand\n"
-            "init k float 6 rand\ny = Conv x,W\nz = Add y,k\noutput z\n", add, 0, "Conv", 1,
-            "Add", 1);
-    fc_case("add [2,C,1,1] (grows the batch)", "opset 13\ninput x float 1,3,8,8\n"
-            "init W float 4,3,3,3 rand\ninit k float 2,4,1,1 rand\n"
-            "y = Conv x,W\nz = Add y,k\noutput z\n", add, 0, "Conv", 1, "Add", 1);
-    fc_case("add [1,1,C,1,1] (grows the rank)", "opset 13\n" CONV_HEAD
-            "init k float 1,1,4,1,1 rand\ny = Conv x,W\nz = Add y,k\noutput z\n", add, 0,
-            "Conv", 1, "Add", 1);
-    fc_case("add legacy broadcast at the last axis", "opset 6\n" CONV_HEAD "init k float 6 rand\n"
-            "y = Conv x,W\nz = Add y,k broadcast=1\noutput z\n", add, 0, "Conv", 1, "Add", 1);
-    fc_case("add conv output read twice", "opset 13\n" CONV_HEAD "init k float 4,1,1 rand\n"
-            "y = Conv x,W\nz = Add y,k\nr = Relu y\noutput z\noutput r\n", add, 0, "Conv", 1,
-            "Add", 1);
-    fc_case("add conv output a graph output", "opset 13\n" CONV_HEAD "init k float 4,1,1 rand\n"
-            "y = Conv x,W\nz = Add y,k\noutput z\noutput y\n", add, 0, "Conv", 1, "Add", 1);
-    fc_case("add not constant", "opset 13\n" CONV_HEAD "input k float 4,1,1\n"
-            "y = Conv x,W\nz = Add y,k\noutput z\n", add, 0, "Conv", 1, "Add", 1);
-    fc_case("add weight not constant", "opset 13\ninput x float 2,3,8,8\ninput W float 4,3,3,3\n"
-            "init k float 4,1,1 rand\ny = Conv x,W\nz = Add y,k\noutput z\n", add, 0, "Conv", 1,
-            "Add", 1);
-    fc_case("mul [1,C,H,W]", "opset 13\n" CONV_HEAD "init k float 1,4,6,6 rand\n"
-            "y = Conv x,W\nz = Mul y,k\noutput z\n", mul, 0, "Conv", 1, "Mul", 1);
-    fc_case("mul not constant", "opset 13\n" CONV_HEAD "input k float 4,1,1\n"
-            "y = Conv x,W\nz = Mul y,k\noutput z\n", mul, 0, "Conv", 1, "Mul", 1);
-}
-
-static void test_pad(void)
-{
-    const char *pd = "fuse_pad";
-    fc_case("pad attr (opset 10) into conv with pads", "opset 10\n" CONV_HEAD
-            "p = Pad x pads=[0,0,1,2,0,0,3,0]\ny = Conv p,W pads=[1,0,0,1]\noutput y\n", pd, 1,
-            "Conv", 1, "Pad", 0);
-    fc_case("pad input (opset 13), value 0", "opset 13\n" CONV_HEAD
-            "init pp int64 8 0,0,1,1,0,0,1,1\ninit v float - 0\n"
-            "p = Pad x,pp,v mode=\"constant\"\ny = Conv p,W strides=[2,2]\noutput y\n", pd, 1,
-            "Conv", 1, "Pad", 0);
-    fc_case("pad axes (opset 18)", "opset 18\n" CONV_HEAD
-            "init pp int64 4 2,0,1,2\ninit ax int64 2 -1,2\n"
-            "p = Pad x,pp,,ax\ny = Conv p,W dilations=[2,1]\noutput y\n", pd, 1,
-            "Conv", 1, "Pad", 0);
-    fc_case("pad into avgpool count_include_pad=1", "opset 13\n" CONV_HEAD
-            "init pp int64 8 0,0,1,0,0,0,0,1\n"
-            "p = Pad x,pp\ny = AveragePool p kernel_shape=[3,3] count_include_pad=1 "
-            "pads=[1,1,1,1]\noutput y\n", pd, 1, "AveragePool", 1, "Pad", 0);
-    fc_case("pad into avgpool without pads", "opset 13\n" CONV_HEAD
-            "init pp int64 8 0,0,1,1,0,0,1,1\n"
-            "p = Pad x,pp\ny = AveragePool p kernel_shape=[3,3] strides=[2,2]\noutput y\n", pd,
-            1, "AveragePool", 1, "Pad", 0);
-    /* must not */
-    fc_case("pad nonzero value", "opset 13\n" CONV_HEAD
-            "init pp int64 8 0,0,1,1,0,0,1,1\ninit v float - 0.5\n"
-            "p = Pad x,pp,v\ny = Conv p,W\noutput y\n", pd, 0, "Conv", 1, "Pad", 1);
-    fc_case("pad nonzero value attr", "opset 10\n" CONV_HEAD
-            "p = Pad x pads=[0,0,1,1,0,0,1,1] value=1.0\ny = Conv p,W\noutput y\n", pd, 0,
-            "Conv", 1, "Pad", 1);
-    fc_case("pad on the channel axis", "opset 13\n" CONV_HEAD "init W2 float 4,4,3,3 rand\n"
-            "init pp int64 8 0,1,1,1,0,0,1,1\np = Pad x,pp\ny = Conv p,W2\noutput y\n", pd, 0,
-            "Conv", 1, "Pad", 1);
-    fc_case("pad reflect", "opset 13\n" CONV_HEAD "init pp int64 8 0,0,1,1,0,0,1,1\n"
-            "p = Pad x,pp mode=\"reflect\"\ny = Conv p,W\noutput y\n", pd, 0, "Conv", 1, "Pad",
-            1);
-    fc_case("pad negative (crop)", "opset 13\n" CONV_HEAD "init pp int64 8 0,0,-1,1,0,0,1,1\n"
-            "p = Pad x,pp\ny = Conv p,W\noutput y\n", pd, 0, "Conv", 1, "Pad", 1);
-    fc_case("pad not constant", "opset 13\n" CONV_HEAD "input pp int64 8\n"
-            "p = Pad x,pp\ny = Conv p,W\noutput y\n", pd, 0, "Conv", 1, "Pad", 1);
-    fc_case("pad conv auto_pad", "opset 13\n" CONV_HEAD "init pp int64 8 0,0,1,1,0,0,1,1\n"
-            "p = Pad x,pp\ny = Conv p,W auto_pad=\"SAME_UPPER\"\noutput y\n", pd, 0, "Conv",
-            1, "Pad", 1);
-    fc_case("pad read twice", "opset 13\n" CONV_HEAD "init pp int64 8 0,0,1,1,0,0,1,1\n"
-            "p = Pad x,pp\ny = Conv p,W\nr = Relu p\noutput y\noutput r\n", pd, 0, "Conv", 1,
-            "Pad", 1);
-    fc_case("pad a graph output", "opset 13\n" CONV_HEAD "init pp int64 8 0,0,1,1,0,0,1,1\n"
-            "p = Pad x,pp\ny = Conv p,W\noutput y\noutput p\n", pd, 0, "Conv", 1, "Pad", 1);
-    fc_case("pad into avgpool count_include_pad=0 with pads", "opset 13\n" CONV_HEAD
-            "init pp int64 8 0,0,1,1,0,0,1,1\n"
-            "p = Pad x,pp\ny = AveragePool p kernel_shape=[3,3] pads=[1,1,1,1]\noutput y\n", pd,
-            0, "AveragePool", 1, "Pad", 1);
-    fc_case("pad into avgpool ceil_mode", "opset 13\n" CONV_HEAD
-            "init pp int64 8 0,0,1,1,0,0,1,1\n"
-            "p = Pad x,pp\ny = AveragePool p kernel_shape=[3,3] strides=[2,2] ceil_mode=1 "
-            "count_include_pad=1\noutput y\n", pd, 0, "AveragePool", 1, "Pad", 1);
-    fc_case("pad into maxpool", "opset 13\n" CONV_HEAD "init pp int64 8 0,0,1,1,0,0,1,1\n"
-            "p = Pad x,pp\ny = MaxPool p kernel_shape=[3,3]\noutput y\n", pd, 0, "MaxPool", 1,
-            "Pad", 1);
-}
-
-/* A Constant node in g giving `name` a tensor of random values. */
+/* A tensor of random values in [lo, lo + 1). */
 static EvValue *fc_rand(int32_t dtype, size_t rank, const int64_t *dims, double lo)
 {
     IrError e;
@@ -251,6 +254,7 @@ static EvValue *fc_rand(int32_t dtype, size_t rank, const int64_t *dims, double 
     return t;
 }
 
+/* A Constant node in g giving `name` a tensor of random values. */
 static void fc_sub_const(IrGraph *g, const char *name, size_t rank, const int64_t *dims,
                          double lo)
 {
@@ -345,11 +349,12 @@ static void test_bn_float16(void)
 
 int main(void)
 {
+    for (size_t i = 0; i < sizeof fc_cases / sizeof fc_cases[0]; i++) {
+        const FcCase *k = &fc_cases[i];
+        fc_case(k->what, k->text, k->passes, k->want, k->a, k->n_a, k->b, k->n_b);
+    }
+    test_bn_pipeline();
     test_bn_float16();
     test_bn_subgraph();
-    test_pad();
-    test_conv_add();
-    test_bn_applies();
-    test_bn_refuses();
     return t_done("test_pass_fuse_conv");
 }
