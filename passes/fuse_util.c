@@ -230,11 +230,9 @@ bool opt_fz_param_ok(const IrValue *p, const IrValue *x, size_t k)
     return ok;
 }
 
-/* A constant holding t (not taken), placed before `before`: an
- * initializer in the main graph, a Constant node elsewhere. */
-static IrValue *opt_fz_add_const(OptCtx *c, IrNode *before, const EvValue *t)
+IrValue *opt_fz_emit(OptCtx *c, IrNode *before, const EvValue *t, const char *base)
 {
-    char *name = ir_graph_fresh_name(c->g, "fused_param");
+    char *name = ir_graph_fresh_name(c->g, base);
     IrTensor *it = ev_to_ir_tensor(t, name);
     IrValue *v = NULL;
     if (c->main && !(c->m->has_ir_version && c->m->ir_version < 4)) {
@@ -294,7 +292,7 @@ IrValue *opt_fz_param(OptCtx *c, IrNode *before, IrValue *p, const IrValue *x, s
         EvValue *o = ev_tensor_new(dt, k, xd, &e);
         if (o) {
             opt_fz_broadcast(o, t, fill);
-            v = opt_fz_add_const(c, before, o);
+            v = opt_fz_emit(c, before, o, "fused_param");
         } else {
             ir_fail(c->err, "fusion: %s", e.msg);
         }
@@ -343,4 +341,54 @@ long opt_fz_run(OptCtx *c, int64_t min_opset, OptFzFuse fuse)
         n += r;
     }
     return n;
+}
+
+/* ---- attributes, readers, types (the weight fusions) ---- */
+
+int64_t opt_fz_attr_i(const IrNode *k, const char *name, int64_t dflt, bool *ok)
+{
+    IrAttr *a = ir_node_attr(k, name);
+    if (!a)
+        return dflt;
+    if (a->ref_attr_name || !a->has_i) {
+        *ok = false;
+        return dflt;
+    }
+    return a->i;
+}
+
+double opt_fz_attr_f(const IrNode *k, const char *name, double dflt, bool *ok)
+{
+    IrAttr *a = ir_node_attr(k, name);
+    if (!a)
+        return dflt;
+    if (a->ref_attr_name || !a->has_f) {
+        *ok = false;
+        return dflt;
+    }
+    return a->f;
+}
+
+IrNode *opt_fz_sole_reader(const IrGraph *g, const IrValue *v, size_t *index)
+{
+    if (!v || v->n_uses != 1 || ir_value_is_graph_output(v))
+        return NULL;
+    const IrUse *u = &v->uses[0];
+    if (!u->node || u->node->graph != g || u->node->dead)
+        return NULL;
+    *index = u->index;
+    return u->node;
+}
+
+bool opt_fz_float(int32_t dtype)
+{
+    return dtype == EV_FLOAT || dtype == EV_DOUBLE;
+}
+
+bool opt_fz_ones_from(const EvValue *t, size_t from)
+{
+    for (size_t i = from; i < t->rank; i++)
+        if (t->dims[i] != 1)
+            return false;
+    return true;
 }

@@ -70,4 +70,25 @@ typedef int (*OptFzFuse)(OptCtx *c, IrNode *k);
  * least min_opset; the number of rewrites, or -1. */
 long opt_fz_run(OptCtx *c, int64_t min_opset, OptFzFuse fuse);
 
+/* A constant holding t (not taken), named after base, placed before
+ * `before`: an initializer in the main graph, a Constant node elsewhere.
+ * NULL with c->err set on failure. */
+IrValue *opt_fz_emit(OptCtx *c, IrNode *before, const EvValue *t, const char *base);
+/* Integer attribute (dflt when absent). *ok is cleared when the attribute
+ * is a reference (function bodies) or not an int. */
+int64_t opt_fz_attr_i(const IrNode *k, const char *name, int64_t dflt, bool *ok);
+/* Float attribute, likewise. */
+double opt_fz_attr_f(const IrNode *k, const char *name, double dflt, bool *ok);
+/* The node of g that is v's only reader (*index = its input slot), when
+ * v is read once, by a node of g, and is not a graph output; else NULL. */
+IrNode *opt_fz_sole_reader(const IrGraph *g, const IrValue *v, size_t *index);
+/* float or double: the types the weight fusions compute exactly enough.
+ * Not float16: rounding the folded weights to half precision moves
+ * results by more than the verifier's tolerance (rtol 1e-3, atol 1e-5)
+ * where the channel's terms cancel, while the original rounds only its
+ * output. */
+bool opt_fz_float(int32_t dtype);
+/* Whether every dims entry of t past `from` is 1. */
+bool opt_fz_ones_from(const EvValue *t, size_t from);
+
 #endif

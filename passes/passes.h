@@ -108,5 +108,9 @@ extern const OptPass opt_pass_fold_shapes;
 extern const OptPass opt_pass_fuse_layernorm;
 extern const OptPass opt_pass_fuse_gelu;
 extern const OptPass opt_pass_fuse_rmsnorm;
+extern const OptPass opt_pass_fuse_pad;
+extern const OptPass opt_pass_fuse_bn;
+extern const OptPass opt_pass_fuse_conv_add;
+extern const OptPass opt_pass_fuse_conv_mul;
 
 #endif
