@@ -22,6 +22,11 @@ const OptPass *const opt_passes[] = {
     &opt_pass_fold_shapes,
     &opt_pass_fold,
     &opt_pass_identity,
+    &opt_pass_fuse_transpose,
+    &opt_pass_fuse_reshape,
+    &opt_pass_fuse_cast,
+    &opt_pass_fuse_concat,
+    &opt_pass_fuse_gemm,
     &opt_pass_dead_code,
     &opt_pass_unused_init,
 };

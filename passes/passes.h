@@ -105,5 +105,10 @@ extern const OptPass opt_pass_constant_to_init;
 extern const OptPass opt_pass_unused_init;
 extern const OptPass opt_pass_fold;
 extern const OptPass opt_pass_fold_shapes;
+extern const OptPass opt_pass_fuse_transpose;
+extern const OptPass opt_pass_fuse_reshape;
+extern const OptPass opt_pass_fuse_cast;
+extern const OptPass opt_pass_fuse_concat;
+extern const OptPass opt_pass_fuse_gemm;
 
 #endif
