@@ -114,33 +114,15 @@ static inline long opt_fu_const_ints(const IrValue *v, int64_t *out, size_t cap)
     return n;
 }
 
-/* A new 1-D int64 constant holding v[0..n) for graph g, placed before node
- * `before`: an initializer in the main graph, a Constant node elsewhere.
- * NULL when it cannot be made. */
+/* A new 1-D int64 constant holding v[0..n), placed as the scope allows
+ * (passes/util.c), before node `before`. NULL when it cannot be made. */
 static inline IrValue *opt_fu_new_ints(OptCtx *c, IrNode *before, const char *base,
                                        size_t n, const int64_t *v)
 {
-    char *name = ir_graph_fresh_name(c->g, base);
+    if (!opt_can_place_const(c, EV_INT64))
+        return NULL;
     int64_t d = (int64_t)n;
-    IrTensor *t = ir_tensor_new(c->main ? name : NULL, EV_INT64, 1, &d, v, n * sizeof *v);
-    IrValue *out = NULL;
-    if (c->main) {
-        out = ir_graph_add_init(c->g, t);
-        if (!out)
-            ir_tensor_free(t);
-    } else {
-        IrError e;
-        const char *outs[1] = {name};
-        IrNode *k = ir_node_new(c->g, before, "Constant", "", name, 0, NULL, 1, outs, &e);
-        if (k) {
-            ir_node_set_attr(k, ir_attr_tensor("value", t));
-            out = k->out[0];
-        } else {
-            ir_tensor_free(t);
-        }
-    }
-    free(name);
-    return out;
+    return opt_add_const(c, before, base, ir_tensor_new(NULL, EV_INT64, 1, &d, v, n * sizeof *v));
 }
 
 /* An INT attribute of k, or dflt when absent; *ok cleared when present
