@@ -26,6 +26,7 @@ const OptPass *const opt_passes[] = {
     &opt_pass_fuse_reshape,
     &opt_pass_fuse_cast,
     &opt_pass_fuse_concat,
+    &opt_pass_fuse_slice,
     &opt_pass_fuse_gemm,
     &opt_pass_dead_code,
     &opt_pass_unused_init,

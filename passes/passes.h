@@ -110,5 +110,6 @@ extern const OptPass opt_pass_fuse_reshape;
 extern const OptPass opt_pass_fuse_cast;
 extern const OptPass opt_pass_fuse_concat;
 extern const OptPass opt_pass_fuse_gemm;
+extern const OptPass opt_pass_fuse_slice;
 
 #endif

@@ -389,6 +389,54 @@ static void test_concat(void)
              "output y\n", P, 0, "Concat", 2);
 }
 
+static void test_slice(void)
+{
+    const char *P = "fuse_slice";
+    fc_check("slice of slice",
+             "input x float 4,5,6\n"
+             "init s1 int64 1 1\ninit e1 int64 1 3\ninit a1 int64 1 0\n"
+             "init s2 int32 2 -4,2\ninit e2 int32 2 100,-1\ninit a2 int32 2 -1,1\n"
+             "init st int32 2 1\n"
+             "m = Slice x,s1,e1,a1\n"
+             "y = Slice m,s2,e2,a2,st\n"
+             "output y\n", P, 1, "Slice", 1);
+    fc_check("slice of slice, default axes",
+             "input x float 4,5\n"
+             "init s1 int64 1 1\ninit e1 int64 1 3\n"
+             "init s2 int64 1 2\ninit e2 int64 1 9\ninit a2 int64 1 1\n"
+             "m = Slice x,s1,e1\n"
+             "y = Slice m,s2,e2,a2\n"
+             "output y\n", P, 1, "Slice", 1);
+    fc_check("slice of slice on the same axis",
+             "input x float 4,5,6\n"
+             "init s1 int64 1 1\ninit e1 int64 1 4\ninit a1 int64 1 1\n"
+             "init s2 int64 1 1\ninit e2 int64 1 2\ninit a2 int64 1 -2\n"
+             "m = Slice x,s1,e1,a1\n"
+             "y = Slice m,s2,e2,a2\n"
+             "output y\n", P, 0, "Slice", 2);
+    fc_check("slice with step 2",
+             "input x float 4,5,6\n"
+             "init s1 int64 1 0\ninit e1 int64 1 4\ninit a1 int64 1 0\ninit t1 int64 1 2\n"
+             "init s2 int64 1 1\ninit e2 int64 1 3\ninit a2 int64 1 1\n"
+             "m = Slice x,s1,e1,a1,t1\n"
+             "y = Slice m,s2,e2,a2\n"
+             "output y\n", P, 0, "Slice", 2);
+    fc_check("slice middle read elsewhere",
+             "input x float 4,5\n"
+             "init s1 int64 1 1\ninit e1 int64 1 3\ninit a1 int64 1 0\n"
+             "init s2 int64 1 2\ninit e2 int64 1 9\ninit a2 int64 1 1\n"
+             "m = Slice x,s1,e1,a1\n"
+             "y = Slice m,s2,e2,a2\n"
+             "output y\noutput m\n", P, 0, "Slice", 2);
+    fc_check("slice with runtime starts",
+             "input x float 4,5\ninput s1 int64 1\n"
+             "init e1 int64 1 3\ninit a1 int64 1 0\n"
+             "init s2 int64 1 2\ninit e2 int64 1 9\ninit a2 int64 1 1\n"
+             "m = Slice x,s1,e1,a1\n"
+             "y = Slice m,s2,e2,a2\n"
+             "output y\n", P, 0, "Slice", 2);
+}
+
 int main(void)
 {
     test_transpose();
@@ -396,5 +444,6 @@ int main(void)
     test_reshape();
     test_cast();
     test_concat();
+    test_slice();
     return t_done("test_pass_fuse_chain");
 }
