@@ -73,7 +73,7 @@ static int32_t opt_fc_to(const IrNode *k)
     return (int32_t)to;
 }
 
-static bool opt_fc_one(IrNode *y)
+static bool opt_fc_one(OptCtx *c, IrNode *y)
 {
     int32_t t2 = opt_fc_to(y);
     IrNode *t = opt_fu_sole(y->in[0], y, "Cast");
@@ -99,11 +99,7 @@ static long opt_fc_run(OptCtx *c)
 {
     if (ir_scope_opset(c->m, c->fn, "") < 6)
         return 0;
-    long n = 0;
-    IR_FOR_NODES(c->g, k)
-        if (opt_fu_is(k, "Cast") && opt_fc_one(k))
-            n++;
-    return n;
+    return opt_fu_each(c, "Cast", opt_fc_one);
 }
 
 const OptPass opt_pass_fuse_cast = {

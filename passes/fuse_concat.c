@@ -78,11 +78,7 @@ static bool opt_fcc_one(OptCtx *c, IrNode *k)
 
 static long opt_fcc_run(OptCtx *c)
 {
-    long n = 0;
-    IR_FOR_NODES(c->g, k)
-        while (opt_fu_is(k, "Concat") && opt_fcc_one(c, k))
-            n++;
-    return n;
+    return opt_fu_each(c, "Concat", opt_fcc_one);
 }
 
 const OptPass opt_pass_fuse_concat = {

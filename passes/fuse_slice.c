@@ -88,11 +88,7 @@ static long opt_sl_run(OptCtx *c)
 {
     if (ir_scope_opset(c->m, c->fn, "") < 10)
         return 0;
-    long n = 0;
-    IR_FOR_NODES(c->g, k)
-        if (opt_fu_is(k, "Slice") && opt_sl_one(c, k))
-            n++;
-    return n;
+    return opt_fu_each(c, "Slice", opt_sl_one);
 }
 
 const OptPass opt_pass_fuse_slice = {

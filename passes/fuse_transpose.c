@@ -38,7 +38,7 @@ static long opt_ft_perm(const IrNode *k, long rank, int64_t *p)
 }
 
 /* Tries to merge Transpose y with the Transpose producing its input. */
-static bool opt_ft_one(IrNode *y)
+static bool opt_ft_one(OptCtx *c, IrNode *y)
 {
     if (y->n_in != 1 || y->n_out != 1 || !y->in[0] || !y->out[0])
         return false;
@@ -70,11 +70,7 @@ static bool opt_ft_one(IrNode *y)
 
 static long opt_ft_run(OptCtx *c)
 {
-    long n = 0;
-    IR_FOR_NODES(c->g, k)
-        if (opt_fu_is(k, "Transpose") && opt_ft_one(k))
-            n++;
-    return n;
+    return opt_fu_each(c, "Transpose", opt_ft_one);
 }
 
 const OptPass opt_pass_fuse_transpose = {

@@ -164,6 +164,17 @@ static inline void opt_fu_set_inputs(IrNode *k, size_t n, IrValue *const *vals)
         ir_node_set_input(k, i, vals[i]);
 }
 
+/* Runs `one` on every `op` node of c's graph, again while it changes the
+ * node (each change removes a node, so this ends); the change count. */
+static inline long opt_fu_each(OptCtx *c, const char *op, bool (*one)(OptCtx *, IrNode *))
+{
+    long n = 0;
+    IR_FOR_NODES(c->g, k)
+        while (opt_fu_is(k, op) && one(c, k))
+            n++;
+    return n;
+}
+
 /* Whether any attribute of k is not in the NULL-ended list `known`. */
 static inline bool opt_fu_other_attrs(const IrNode *k, const char *const *known)
 {
