@@ -392,3 +392,134 @@ bool opt_fz_ones_from(const EvValue *t, size_t from)
             return false;
     return true;
 }
+
+/* ---- the chain fusions ---- */
+
+IrNode *opt_fz_producer(const IrValue *v, const IrGraph *g)
+{
+    if (!v || v->kind != IR_VAL_NODE || !v->producer || v->producer->graph != g ||
+        v->producer->dead)
+        return NULL;
+    return v->producer;
+}
+
+IrNode *opt_fz_sole(const IrValue *v, const IrNode *reader, const char *op)
+{
+    IrNode *p = opt_fz_producer(v, reader->graph);
+    if (!p || !opt_fz_op(p, op) || p->n_out != 1 || v->n_uses != 1 ||
+        v->uses[0].node != reader || ir_value_is_graph_output(v))
+        return NULL;
+    return p;
+}
+
+const IrType *opt_fz_type(const IrValue *v)
+{
+    const IrType *t = v ? v->type : NULL;
+    return t && t->kind == IR_TYPE_TENSOR && t->has_elem_type && t->elem_type ? t : NULL;
+}
+
+int32_t opt_fz_elem(const IrValue *v)
+{
+    const IrType *t = opt_fz_type(v);
+    return t ? t->elem_type : 0;
+}
+
+long opt_fz_rank(const IrValue *v)
+{
+    const IrType *t = v ? v->type : NULL;
+    return t && t->kind == IR_TYPE_TENSOR && t->shape ? (long)t->shape->rank : -1;
+}
+
+int64_t opt_fz_dim(const IrValue *v, size_t i)
+{
+    long r = opt_fz_rank(v);
+    if (r < 0 || i >= (size_t)r)
+        return -1;
+    const IrDim *d = &v->type->shape->dims[i];
+    return d->kind == IR_DIM_VALUE && d->value >= 0 ? d->value : -1;
+}
+
+const IrTensor *opt_fz_const_tensor(const IrValue *v)
+{
+    if (!v)
+        return NULL;
+    if (v->kind == IR_VAL_INIT)
+        return v->init;
+    if (v->kind == IR_VAL_NODE && v->producer && opt_fz_op(v->producer, "Constant") &&
+        v->producer->n_attr == 1) {
+        const IrAttr *a = v->producer->attr[0];
+        if (a->name && strcmp(a->name, "value") == 0 && !a->ref_attr_name)
+            return a->t;
+    }
+    return NULL;
+}
+
+long opt_fz_const_ints(const IrValue *v, int64_t *out, size_t cap)
+{
+    const IrTensor *t = opt_fz_const_tensor(v);
+    if (!t || !t->has_data_type || (t->data_type != EV_INT64 && t->data_type != EV_INT32) ||
+        t->ndims > 1)
+        return -1;
+    IrError e;
+    EvValue *ev = ev_from_ir_tensor(t, &e);
+    if (!ev)
+        return -1;
+    long n = -1;
+    if (ev->numel <= cap) {
+        for (size_t i = 0; i < ev->numel; i++)
+            out[i] = ev_get_i(ev, i);
+        n = (long)ev->numel;
+    }
+    ev_unref(ev);
+    return n;
+}
+
+IrValue *opt_fz_new_ints(OptCtx *c, IrNode *before, const char *base, size_t n, const int64_t *v)
+{
+    if (!opt_can_place_const(c, EV_INT64))
+        return NULL;
+    int64_t d = (int64_t)n;
+    return opt_add_const(c, before, base, ir_tensor_new(NULL, EV_INT64, 1, &d, v, n * sizeof *v));
+}
+
+long opt_fz_attr_ints(const IrNode *k, const char *name, int64_t *out, size_t cap)
+{
+    const IrAttr *a = ir_node_attr(k, name);
+    if (!a)
+        return -1;
+    if (a->ref_attr_name || a->n_ints > cap || (a->has_type && a->type != 7))
+        return -2;
+    memcpy(out, a->ints, a->n_ints * sizeof *out);
+    return (long)a->n_ints;
+}
+
+void opt_fz_set_inputs(IrNode *k, size_t n, IrValue *const *vals)
+{
+    for (size_t i = 0; i < k->n_in; i++)
+        ir_node_set_input(k, i, NULL);
+    while (k->n_in < n)
+        ir_node_add_input(k, NULL);
+    for (size_t i = 0; i < n; i++)
+        ir_node_set_input(k, i, vals[i]);
+}
+
+long opt_fz_each(OptCtx *c, const char *op, bool (*one)(OptCtx *, IrNode *))
+{
+    long n = 0;
+    IR_FOR_NODES(c->g, k)
+        while (opt_fz_op(k, op) && one(c, k))
+            n++;
+    return n;
+}
+
+bool opt_fz_other_attrs(const IrNode *k, const char *const *known)
+{
+    for (size_t a = 0; a < k->n_attr; a++) {
+        bool found = false;
+        for (size_t i = 0; known[i] && !found; i++)
+            found = k->attr[a]->name && strcmp(k->attr[a]->name, known[i]) == 0;
+        if (!found)
+            return true;
+    }
+    return false;
+}

@@ -91,4 +91,43 @@ bool opt_fz_float(int32_t dtype);
 /* Whether every dims entry of t past `from` is 1. */
 bool opt_fz_ones_from(const EvValue *t, size_t from);
 
+
+/* ---- the chain fusions (transpose, reshape, cast, concat, slice, gemm) ---- */
+
+#define OPT_FZ_MAX_RANK 16
+
+/* The node of graph g that produces v as one of its outputs, or NULL. */
+IrNode *opt_fz_producer(const IrValue *v, const IrGraph *g);
+/* The producer of v when it is op `op` (in g) and v is read by nothing but
+ * node `reader` (once) and is not a graph output: an intermediate a fusion
+ * may swallow. */
+IrNode *opt_fz_sole(const IrValue *v, const IrNode *reader, const char *op);
+/* The tensor type of v when inference knows its element type, else NULL. */
+const IrType *opt_fz_type(const IrValue *v);
+/* The element type of v, or 0 when unknown. */
+int32_t opt_fz_elem(const IrValue *v);
+/* The rank of v, or -1 when unknown. */
+long opt_fz_rank(const IrValue *v);
+/* Static extent of dim i of v, or -1 when unknown. */
+int64_t opt_fz_dim(const IrValue *v, size_t i);
+/* The constant tensor v holds: an initializer that is not a graph input,
+ * or the `value` of a Constant node. NULL otherwise. */
+const IrTensor *opt_fz_const_tensor(const IrValue *v);
+/* The elements of constant integer tensor v (rank <= 1) into out (cap
+ * entries). Returns the count, or -1 when v is not such a constant. */
+long opt_fz_const_ints(const IrValue *v, int64_t *out, size_t cap);
+/* A new 1-D int64 constant holding v[0..n), placed as the scope allows
+ * (passes/util.c), before node `before`. NULL when it cannot be made. */
+IrValue *opt_fz_new_ints(OptCtx *c, IrNode *before, const char *base, size_t n, const int64_t *v);
+/* An INTS attribute of k into out (cap entries): the count, -1 when
+ * absent, -2 when unusable (a reference, or too long). */
+long opt_fz_attr_ints(const IrNode *k, const char *name, int64_t *out, size_t cap);
+/* Sets k's inputs to vals[0..n) (n >= k->n_in), keeping use lists right. */
+void opt_fz_set_inputs(IrNode *k, size_t n, IrValue *const *vals);
+/* Runs `one` on every `op` node of c's graph, again while it changes the
+ * node (each change removes a node, so this ends); the change count. */
+long opt_fz_each(OptCtx *c, const char *op, bool (*one)(OptCtx *, IrNode *));
+/* Whether any attribute of k is not in the NULL-ended list `known`. */
+bool opt_fz_other_attrs(const IrNode *k, const char *const *known);
+
 #endif

@@ -112,5 +112,11 @@ extern const OptPass opt_pass_fuse_pad;
 extern const OptPass opt_pass_fuse_bn;
 extern const OptPass opt_pass_fuse_conv_add;
 extern const OptPass opt_pass_fuse_conv_mul;
+extern const OptPass opt_pass_fuse_transpose;
+extern const OptPass opt_pass_fuse_reshape;
+extern const OptPass opt_pass_fuse_cast;
+extern const OptPass opt_pass_fuse_concat;
+extern const OptPass opt_pass_fuse_gemm;
+extern const OptPass opt_pass_fuse_slice;
 
 #endif
