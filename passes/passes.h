@@ -105,5 +105,9 @@ extern const OptPass opt_pass_constant_to_init;
 extern const OptPass opt_pass_unused_init;
 extern const OptPass opt_pass_fold;
 extern const OptPass opt_pass_fold_shapes;
+extern const OptPass opt_pass_noop;
+extern const OptPass opt_pass_dedup_init;
+extern const OptPass opt_pass_cse;
+extern const OptPass opt_pass_value_info;
 
 #endif
