@@ -22,6 +22,9 @@ const OptPass *const opt_passes[] = {
     &opt_pass_fold_shapes,
     &opt_pass_fold,
     &opt_pass_identity,
+    &opt_pass_noop,
+    &opt_pass_dedup_init,
+    &opt_pass_cse,
     &opt_pass_fuse_transpose,
     &opt_pass_fuse_reshape,
     &opt_pass_fuse_cast,
@@ -37,6 +40,7 @@ const OptPass *const opt_passes[] = {
     &opt_pass_fuse_rmsnorm,
     &opt_pass_dead_code,
     &opt_pass_unused_init,
+    &opt_pass_value_info,
 };
 const size_t opt_passes_n = sizeof opt_passes / sizeof opt_passes[0];
 

@@ -118,5 +118,9 @@ extern const OptPass opt_pass_fuse_cast;
 extern const OptPass opt_pass_fuse_concat;
 extern const OptPass opt_pass_fuse_gemm;
 extern const OptPass opt_pass_fuse_slice;
+extern const OptPass opt_pass_noop;
+extern const OptPass opt_pass_dedup_init;
+extern const OptPass opt_pass_cse;
+extern const OptPass opt_pass_value_info;
 
 #endif

@@ -561,15 +561,7 @@ void cv_report_free(CvReport *r)
  * used by nothing any more), in g and its subgraphs. */
 static void cv_tidy_graph(IrGraph *g)
 {
-    for (size_t i = g->value_info.n; i-- > 0;) {
-        IrValueInfo *vi = g->value_info.p[i];
-        IrValue *v = vi->value;
-        if (!v || v->kind != IR_VAL_UNDEF || v->n_uses)
-            continue;
-        ir_ptrlist_remove_at(&g->value_info, i);
-        ir_valueinfo_free(vi);
-        ir_value_drop_if_unused(v);
-    }
+    ir_graph_drop_stale_info(g);
     for (IrNode *k = g->first; k; k = k->next)
         for (size_t a = 0; a < k->n_attr; a++) {
             if (k->attr[a]->g)

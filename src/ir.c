@@ -1308,3 +1308,19 @@ void ir_graph_clear_inferred(IrGraph *g)
         for (size_t i = 0; i < n->n_attr; i++)
             ir_attr_clear_inferred(n->attr[i]);
 }
+
+size_t ir_graph_drop_stale_info(IrGraph *g)
+{
+    size_t n = 0;
+    for (size_t i = g->value_info.n; i-- > 0;) {
+        IrValueInfo *vi = g->value_info.p[i];
+        IrValue *v = vi->value;
+        if (!v || v->kind != IR_VAL_UNDEF || v->n_uses || ir_value_is_graph_output(v))
+            continue;
+        ir_ptrlist_remove_at(&g->value_info, i);
+        ir_valueinfo_free(vi);
+        ir_value_drop_if_unused(v);
+        n++;
+    }
+    return n;
+}

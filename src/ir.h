@@ -594,6 +594,11 @@ IrNode *ir_walk_next(const IrNode *n); /* next live node after n */
 /* Frees the nodes deleted since the last collect. No walk may be active. */
 void ir_graph_collect(IrGraph *g);
 
+/* Drops g's value_info entries of values defined nowhere, read by nothing
+ * and not graph outputs (left by rewrites that deleted their producers);
+ * not recursive. Returns how many went. */
+size_t ir_graph_drop_stale_info(IrGraph *g);
+
 /* Counts subgraphs (attribute graphs) at every depth below g. */
 size_t ir_graph_count_subgraphs(const IrGraph *g);
 

@@ -1,0 +1,178 @@
+/*
+ * dedup_init.c - makes readers of equal initializers read one of them.
+ *
+ * Two initializers of the main graph (not graph inputs, whose initializer
+ * is a default a caller may replace) with the same element type, the same
+ * dims and the same decoded elements, bit for bit, hold the same tensor:
+ * every reader of the later one may read the first instead. The later one
+ * is then unread and unused_init removes it. Elements are compared after
+ * decoding (raw, typed fields or external bytes alike) and bitwise, so
+ * 0.0 and -0.0, or NaNs with different payloads, stay apart. Skipped when
+ * the model has training_info, whose graphs may update either tensor.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "passes.h"
+#include "../src/eval.h"
+
+/* One initializer: its value, its tensor and the hash of its elements. */
+typedef struct OptDiItem {
+    IrValue *v;
+    const IrTensor *t;
+    size_t pos;    /* place in the file's initializer list */
+    uint64_t hash;
+    bool hashed;   /* hash computed (the tensor decoded once) */
+    bool dup;      /* found equal to an earlier one */
+} OptDiItem;
+
+/* Bytes of the decoded elements of a non-string tensor. */
+static size_t opt_di_nbytes(const EvValue *e)
+{
+    return e->numel * ev_dtype_size(e->dtype);
+}
+
+/* FNV-1a over the decoded elements (strings: lengths and bytes). */
+static uint64_t opt_di_hash_value(const EvValue *e)
+{
+    uint64_t h = 1469598103934665603ull;
+    const uint8_t *p = e->data;
+    size_t n = opt_di_nbytes(e);
+    if (e->dtype == EV_STRING) {
+        const EvStr *s = e->data;
+        for (size_t k = 0; k < e->numel; k++) {
+            h = (h ^ s[k].len) * 1099511628211ull;
+            for (size_t j = 0; j < s[k].len; j++)
+                h = (h ^ (uint8_t)s[k].p[j]) * 1099511628211ull;
+        }
+        return h;
+    }
+    for (size_t k = 0; k < n; k++)
+        h = (h ^ p[k]) * 1099511628211ull;
+    return h;
+}
+
+/* Whether two decoded tensors of one dtype and shape hold the same bits. */
+static bool opt_di_same_value(const EvValue *a, const EvValue *b)
+{
+    if (a->numel != b->numel)
+        return false;
+    if (a->dtype != EV_STRING)
+        return opt_di_nbytes(a) == 0 || memcmp(a->data, b->data, opt_di_nbytes(a)) == 0;
+    const EvStr *x = a->data, *y = b->data;
+    for (size_t k = 0; k < a->numel; k++)
+        if (x[k].len != y[k].len || memcmp(x[k].p, y[k].p, x[k].len) != 0)
+            return false;
+    return true;
+}
+
+/* Same element type and dims (the cheap test before decoding). */
+static bool opt_di_same_kind(const IrTensor *a, const IrTensor *b)
+{
+    return a->has_data_type && b->has_data_type && a->data_type == b->data_type &&
+           a->ndims == b->ndims &&
+           (a->ndims == 0 || memcmp(a->dims, b->dims, a->ndims * sizeof *a->dims) == 0);
+}
+
+/* Hashes item it (decoding its tensor once); false when it cannot be
+ * decoded. */
+static bool opt_di_hash(OptDiItem *it)
+{
+    if (it->hashed)
+        return true;
+    IrError e;
+    EvValue *x = ev_from_ir_tensor(it->t, &e);
+    if (!x)
+        return false;
+    it->hash = opt_di_hash_value(x);
+    it->hashed = true;
+    ev_unref(x);
+    return true;
+}
+
+/* Whether the tensors of a and b hold the same elements. */
+static bool opt_di_equal(const OptDiItem *a, const OptDiItem *b)
+{
+    IrError e;
+    EvValue *x = ev_from_ir_tensor(a->t, &e);
+    EvValue *y = x ? ev_from_ir_tensor(b->t, &e) : NULL;
+    bool same = x && y && x->dtype == y->dtype && opt_di_same_value(x, y);
+    ev_unref(x);
+    ev_unref(y);
+    return same;
+}
+
+/* The initializers this pass may merge, in file order. */
+static size_t opt_di_collect(IrGraph *g, OptDiItem *items)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < g->inits.n; i++) {
+        IrTensor *t = g->inits.p[i];
+        IrValue *v = t->name ? ir_graph_find_local(g, t->name) : NULL;
+        if (v && v->kind == IR_VAL_INIT && v->init == t)
+            items[n++] = (OptDiItem){.v = v, .t = t, .pos = i};
+    }
+    return n;
+}
+
+/* Orders items by element type, then dims, then file order. */
+static int opt_di_cmp(const void *pa, const void *pb)
+{
+    const IrTensor *a = ((const OptDiItem *)pa)->t, *b = ((const OptDiItem *)pb)->t;
+    if (a->data_type != b->data_type)
+        return a->data_type < b->data_type ? -1 : 1;
+    if (a->ndims != b->ndims)
+        return a->ndims < b->ndims ? -1 : 1;
+    for (size_t i = 0; i < a->ndims; i++)
+        if (a->dims[i] != b->dims[i])
+            return a->dims[i] < b->dims[i] ? -1 : 1;
+    const OptDiItem *x = pa, *y = pb;
+    return x->pos == y->pos ? 0 : (x->pos < y->pos ? -1 : 1);
+}
+
+/* Within one run of items of the same kind, points the readers of each
+ * later duplicate at its first equal. Returns the changes. */
+static long opt_di_run_group(OptDiItem *it, size_t n)
+{
+    long changes = 0;
+    for (size_t j = 1; j < n; j++) {
+        if (!opt_di_hash(&it[j]))
+            continue;
+        for (size_t i = 0; i < j; i++) {
+            if (it[i].dup || !opt_di_hash(&it[i]) || it[i].hash != it[j].hash ||
+                !opt_di_equal(&it[i], &it[j]))
+                continue;
+            it[j].dup = true;
+            IrError e;
+            if (it[j].v->n_uses && ir_value_replace_uses(it[j].v, it[i].v, &e) == 0)
+                changes++;
+            break;
+        }
+    }
+    return changes;
+}
+
+static long opt_di_run(OptCtx *c)
+{
+    IrGraph *g = c->g;
+    if (!c->main || c->m->n_training || g->inits.n < 2)
+        return 0;
+    OptDiItem *items = ir_alloc_array(g->inits.n, sizeof *items);
+    size_t n = opt_di_collect(g, items);
+    qsort(items, n, sizeof *items, opt_di_cmp);
+    long changes = 0;
+    for (size_t s = 0; s < n;) {
+        size_t e = s + 1;
+        while (e < n && opt_di_same_kind(items[s].t, items[e].t))
+            e++;
+        changes += opt_di_run_group(items + s, e - s);
+        s = e;
+    }
+    free(items);
+    return changes;
+}
+
+const OptPass opt_pass_dedup_init = {
+    "dedup_init", "makes readers of equal initializers read the first of them", true, 0,
+    opt_di_run,
+};
