@@ -1,6 +1,8 @@
 /*
- * util.c - what several passes need: reading constant values and putting
- * new constants into a scope (prefix opt_).
+ * util.c - what several passes need: putting new constants into a scope,
+ * as initializers or Constant nodes as the scope allows (prefix opt_).
+ * Reading constants: inf_value_const (src/infer.h) and, for the fusions,
+ * opt_fz_const / opt_fz_const_tensor (passes/fuse_util.h).
  */
 #include <stdlib.h>
 #include <string.h>

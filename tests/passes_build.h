@@ -45,8 +45,9 @@ static int32_t tb_dtype(const char *s)
     return 0;
 }
 
-/* Parses "1,3,n,8" into dims (symbolic names give -1 and *sym set). */
-static size_t tb_dims(const char *s, int64_t *d, const char **sym)
+/* Parses "1,3,n,8" into dims; a symbolic dim gives -1 and its name in
+ * sym[i] (caller frees). */
+static size_t tb_dims(const char *s, int64_t *d, char **sym)
 {
     size_t r = 0;
     if (!strcmp(s, "-"))
@@ -54,10 +55,11 @@ static size_t tb_dims(const char *s, int64_t *d, const char **sym)
     char buf[128];
     snprintf(buf, sizeof buf, "%s", s);
     for (char *t = strtok(buf, ","); t && r < 8; t = strtok(NULL, ",")) {
+        sym[r] = NULL;
         if (t[0] >= '0' && t[0] <= '9')
             d[r++] = strtoll(t, NULL, 10);
         else
-            d[r++] = -1, sym[r - 1] = strstr(s, t);
+            d[r] = -1, sym[r++] = ir_strdup(t);
     }
     return r;
 }
@@ -74,17 +76,13 @@ static double tb_rand(void)
 static void tb_input(IrGraph *g, char *name, char *type, char *dims)
 {
     int64_t d[8];
-    const char *sym[8] = {0};
+    char *sym[8] = {0};
     size_t r = tb_dims(dims ? dims : "-", d, sym);
     IrType *t = ir_type_tensor(tb_dtype(type), r, d);
     for (size_t i = 0; i < r; i++)
         if (sym[i]) {
-            const char *e = strchr(sym[i], ',');
-            size_t n = e ? (size_t)(e - sym[i]) : strlen(sym[i]);
-            char *p = ir_alloc(n + 1);
-            memcpy(p, sym[i], n);
             t->shape->dims[i].kind = IR_DIM_PARAM;
-            t->shape->dims[i].param = p;
+            t->shape->dims[i].param = sym[i];
         }
     ir_graph_add_input(g, name, t);
 }
@@ -92,8 +90,10 @@ static void tb_input(IrGraph *g, char *name, char *type, char *dims)
 static void tb_init(IrGraph *g, char *name, char *type, char *dims, char *vals)
 {
     int64_t d[8];
-    const char *sym[8] = {0};
+    char *sym[8] = {0};
     size_t r = tb_dims(dims, d, sym), n = 1;
+    for (size_t i = 0; i < r; i++)
+        free(sym[i]);           /* initializers have numeric dims */
     for (size_t i = 0; i < r; i++)
         n *= (size_t)d[i];
     int32_t dt = tb_dtype(type);
