@@ -140,8 +140,9 @@ static void opt_fold_free(IrTensor **t, size_t n)
 }
 
 /* Folds k if it may; 1 when folded, 0 when not, -1 on failure. */
-static int opt_fold_node(OptCtx *c, IrNode *k, uint64_t limit)
+static int opt_fold_node(OptCtx *c, IrNode *k)
 {
+    uint64_t limit = c->o && c->o->fold_limit ? c->o->fold_limit : OPT_FOLD_LIMIT_DEFAULT;
     uint64_t freed = 0, bytes = 0;
     if (opt_fold_op_skipped(k) || !opt_fold_inputs(k, &freed))
         return 0;
@@ -180,15 +181,7 @@ static int opt_fold_node(OptCtx *c, IrNode *k, uint64_t limit)
 
 static long opt_fold_run(OptCtx *c)
 {
-    uint64_t limit = c->o && c->o->fold_limit ? c->o->fold_limit : OPT_FOLD_LIMIT_DEFAULT;
-    long n = 0;
-    IR_FOR_NODES(c->g, k) {
-        int r = opt_fold_node(c, k, limit);
-        if (r < 0)
-            return -1;
-        n += r;
-    }
-    return n;
+    return opt_each_node(c, opt_fold_node);
 }
 
 const OptPass opt_pass_fold = {

@@ -95,14 +95,7 @@ static int opt_fs_node(OptCtx *c, IrNode *k)
 
 static long opt_fs_run(OptCtx *c)
 {
-    long n = 0;
-    IR_FOR_NODES(c->g, k) {
-        int r = opt_fs_node(c, k);
-        if (r < 0)
-            return -1;
-        n += r;
-    }
-    return n;
+    return opt_each_node(c, opt_fs_node);
 }
 
 const OptPass opt_pass_fold_shapes = {

@@ -333,14 +333,7 @@ long opt_fz_run(OptCtx *c, int64_t min_opset, OptFzFuse fuse)
 {
     if (ir_scope_opset(c->m, c->fn, "") < min_opset)
         return 0;
-    long n = 0;
-    IR_FOR_NODES(c->g, k) {
-        int r = fuse(c, k);
-        if (r < 0)
-            return -1;
-        n += r;
-    }
-    return n;
+    return opt_each_node(c, fuse);
 }
 
 /* ---- attributes, readers, types (the weight fusions) ---- */

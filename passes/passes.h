@@ -98,6 +98,10 @@ int opt_replace_by_const(OptCtx *c, IrNode *k, size_t i, IrTensor *t);
  * before `before` when it is a Constant node; NULL on failure. */
 IrValue *opt_add_const(OptCtx *c, IrNode *before, const char *base, IrTensor *t);
 
+/* Calls fn on every node of c->g in order (fn may delete the node it is
+ * given): the sum of its results (1 per rewrite), or -1 when one fails. */
+long opt_each_node(OptCtx *c, int (*fn)(OptCtx *c, IrNode *k));
+
 /* The passes (one per file in passes/). */
 extern const OptPass opt_pass_dead_code;
 extern const OptPass opt_pass_identity;

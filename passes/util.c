@@ -83,3 +83,15 @@ IrValue *opt_add_const(OptCtx *c, IrNode *before, const char *base, IrTensor *t)
     ir_node_set_attr(kc, ir_attr_tensor("value", t));
     return kc->out[0];
 }
+
+long opt_each_node(OptCtx *c, int (*fn)(OptCtx *c, IrNode *k))
+{
+    long n = 0;
+    IR_FOR_NODES(c->g, k) {
+        int r = fn(c, k);
+        if (r < 0)
+            return -1;
+        n += r;
+    }
+    return n;
+}

@@ -33,7 +33,7 @@
 #include "t.h"
 #include "verify.h"
 
-static int32_t tb_dtype(const char *s)
+static inline int32_t tb_dtype(const char *s)
 {
     static const struct { const char *n; int32_t t; } k[] = {
         {"float", 1}, {"uint8", 2}, {"int8", 3}, {"int32", 6}, {"int64", 7},
@@ -47,7 +47,7 @@ static int32_t tb_dtype(const char *s)
 
 /* Parses "1,3,n,8" into dims; a symbolic dim gives -1 and its name in
  * sym[i] (caller frees). */
-static size_t tb_dims(const char *s, int64_t *d, char **sym)
+static inline size_t tb_dims(const char *s, int64_t *d, char **sym)
 {
     size_t r = 0;
     if (!strcmp(s, "-"))
@@ -65,7 +65,7 @@ static size_t tb_dims(const char *s, int64_t *d, char **sym)
 }
 
 static uint64_t tb_seed = 0x9e3779b97f4a7c15ull;
-static double tb_rand(void)
+static inline double tb_rand(void)
 {
     tb_seed ^= tb_seed << 13;
     tb_seed ^= tb_seed >> 7;
@@ -73,7 +73,7 @@ static double tb_rand(void)
     return (double)(tb_seed >> 11) / 9007199254740992.0;
 }
 
-static void tb_input(IrGraph *g, char *name, char *type, char *dims)
+static inline void tb_input(IrGraph *g, char *name, char *type, char *dims)
 {
     int64_t d[8];
     char *sym[8] = {0};
@@ -87,7 +87,7 @@ static void tb_input(IrGraph *g, char *name, char *type, char *dims)
     ir_graph_add_input(g, name, t);
 }
 
-static void tb_init(IrGraph *g, char *name, char *type, char *dims, char *vals)
+static inline void tb_init(IrGraph *g, char *name, char *type, char *dims, char *vals)
 {
     int64_t d[8];
     char *sym[8] = {0};
@@ -124,7 +124,7 @@ static void tb_init(IrGraph *g, char *name, char *type, char *dims, char *vals)
 }
 
 /* One attribute "key=value". */
-static IrAttr *tb_attr(char *kv)
+static inline IrAttr *tb_attr(char *kv)
 {
     char *eq = strchr(kv, '=');
     *eq = 0;
@@ -149,7 +149,7 @@ static IrAttr *tb_attr(char *kv)
 }
 
 /* Splits a comma list keeping empty entries; returns the count. */
-static size_t tb_names(char *s, char **out, size_t cap)
+static inline size_t tb_names(char *s, char **out, size_t cap)
 {
     size_t n = 0;
     while (s && n < cap) {
@@ -162,7 +162,7 @@ static size_t tb_names(char *s, char **out, size_t cap)
     return n;
 }
 
-static void tb_node(IrGraph *g, char **w, int n_w, int idx)
+static inline void tb_node(IrGraph *g, char **w, int n_w, int idx)
 {
     char *outs[8], *ins[8];
     size_t n_o = tb_names(w[0], outs, 8), n_i = 0;
@@ -180,7 +180,7 @@ static void tb_node(IrGraph *g, char **w, int n_w, int idx)
 }
 
 /* Builds the model the text describes (IR version 8). */
-static IrModel *tb_model(const char *text)
+static inline IrModel *tb_model(const char *text)
 {
     IrModel *m = ir_model_new();
     m->has_ir_version = true;
@@ -213,7 +213,7 @@ static IrModel *tb_model(const char *text)
 }
 
 /* Nodes of type op in the main graph. */
-static size_t tb_count(const IrModel *m, const char *op)
+static inline size_t tb_count(const IrModel *m, const char *op)
 {
     size_t n = 0;
     for (const IrNode *k = m->graph->first; k; k = k->next)
@@ -224,7 +224,7 @@ static size_t tb_count(const IrModel *m, const char *op)
 /* Optimizes a copy of m with `passes` (NULL = default pipeline), checks
  * that the copy's outputs equal m's, and returns the copy (caller frees;
  * NULL when it could not be made) and the total number of changes. */
-static IrModel *tb_run(const IrModel *m, const char *passes, long *changes)
+static inline IrModel *tb_run(const IrModel *m, const char *passes, long *changes)
 {
     uint8_t *buf;
     size_t len;

@@ -11,12 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ir.h"
-#include "load.h"
-#include "../passes/passes.h"
-#include "save.h"
-#include "t.h"
-#include "verify.h"
+#include "passes_build.h"
 
 /* A model with input x: float[2,3], the given nodes (each "outs = Op ins
  * [attr=value]"), initializers named in inits (float [3], values 1..3)
@@ -79,44 +74,12 @@ static size_t tp_count_op(const IrModel *m, const char *op)
     return n;
 }
 
-/* Runs `passes` on a copy of m; checks the outputs equal m's and returns
- * the optimized copy (caller frees) and the number of changes. */
-static IrModel *tp_run(const IrModel *m, const char *passes, long *changes)
-{
-    uint8_t *buf;
-    size_t len;
-    IrError err;
-    IrModel *copy = NULL;
-    *changes = -1;
-    if (save_model_buffer(m, &buf, &len, &err) ||
-        load_model_buffer(buf, len, NULL, "copy", NULL, &copy, &err)) {
-        T_CHECK(0, "%s: the test model does not save/load: %s", passes, err.msg);
-        return NULL;
-    }
-    free(buf);
-    OptOptions o = {.passes = passes};
-    OptStats st;
-    if (opt_optimize(copy, &o, &st, &err)) {
-        T_CHECK(0, "%s: %s", passes, err.msg);
-        opt_stats_free(&st);
-        return copy;
-    }
-    *changes = 0;
-    for (size_t i = 0; i < st.n; i++)
-        *changes += st.changes[i];
-    opt_stats_free(&st);
-    VfOptions vo = {.seed = 3};
-    T_CHECK(vf_compare((IrModel *)m, copy, &vo, &err) == 0, "%s: outputs differ: %s",
-            passes, err.msg);
-    return copy;
-}
-
 static void test_identity(void)
 {
     const char *nodes[] = {"a = Identity x", "b = Relu a", "y = Identity b"};
     IrModel *m = tp_build(8, nodes, 3, NULL, "y");
     long ch;
-    IrModel *o = tp_run(m, "identity", &ch);
+    IrModel *o = tb_run(m, "identity", &ch);
     /* the first goes; the last produces the graph output y and stays */
     T_CHECK(ch == 1 && o && tp_count_op(o, "Identity") == 1, "identity: %ld changes", ch);
     T_CHECK(o && ir_graph_find_local(o->graph, "y"), "identity: output y kept");
@@ -129,7 +92,7 @@ static void test_dead_code(void)
     const char *nodes[] = {"a = Relu x", "b = Neg a", "c = Abs x", "y = Sigmoid x"};
     IrModel *m = tp_build(8, nodes, 4, NULL, "y,c");
     long ch;
-    IrModel *o = tp_run(m, "dead_code", &ch);
+    IrModel *o = tb_run(m, "dead_code", &ch);
     /* Relu and Neg feed nothing; Abs is an output */
     T_CHECK(ch == 2 && o && o->graph->n_nodes == 2, "dead_code: %ld changes", ch);
     T_CHECK(o && tp_count_op(o, "Abs") == 1, "dead_code: the output's producer stays");
@@ -142,14 +105,14 @@ static void test_constant_to_init(void)
     const char *nodes[] = {"k = Constant value_float=2.5", "y = Mul x,k"};
     IrModel *m = tp_build(8, nodes, 2, NULL, "y");
     long ch;
-    IrModel *o = tp_run(m, "constant_to_init", &ch);
+    IrModel *o = tb_run(m, "constant_to_init", &ch);
     T_CHECK(ch == 1 && o && tp_count_op(o, "Constant") == 0 && o->graph->inits.n == 1,
             "constant_to_init: %ld changes", ch);
     ir_model_free(o);
     ir_model_free(m);
     /* IR 3 lists initializers as inputs: the pass must not add one */
     m = tp_build(3, nodes, 2, NULL, "y");
-    o = tp_run(m, "constant_to_init", &ch);
+    o = tb_run(m, "constant_to_init", &ch);
     T_CHECK(ch == 0 && o && tp_count_op(o, "Constant") == 1, "constant_to_init at IR 3: %ld",
             ch);
     ir_model_free(o);
@@ -161,13 +124,13 @@ static void test_unused_init(void)
     const char *nodes[] = {"y = Add x,w"};
     IrModel *m = tp_build(8, nodes, 1, "w,unused", "y");
     long ch;
-    IrModel *o = tp_run(m, "unused_init", &ch);
+    IrModel *o = tb_run(m, "unused_init", &ch);
     T_CHECK(ch == 1 && o && o->graph->inits.n == 1, "unused_init: %ld changes", ch);
     ir_model_free(o);
     ir_model_free(m);
     /* an initializer that is also a graph input is a default: it stays */
     m = tp_build(3, nodes, 1, "w,unused", "y");
-    o = tp_run(m, "unused_init", &ch);
+    o = tb_run(m, "unused_init", &ch);
     T_CHECK(ch == 0 && o && o->graph->inits.n == 2, "unused_init with input defaults: %ld",
             ch);
     ir_model_free(o);
@@ -182,8 +145,8 @@ static void test_idempotent(void)
                            "c = Relu b", "y = Identity c", "d = Neg x"};
     IrModel *m = tp_build(8, nodes, 6, "unused", "y");
     long ch = 0, again = -1;
-    IrModel *o = tp_run(m, NULL, &ch);
-    IrModel *o2 = o ? tp_run(o, NULL, &again) : NULL;
+    IrModel *o = tb_run(m, NULL, &ch);
+    IrModel *o2 = o ? tb_run(o, NULL, &again) : NULL;
     T_CHECK(ch > 0 && o2 && again == 0, "default pipeline: %ld then %ld changes", ch, again);
     T_CHECK(o && o->graph->n_nodes == 3, "default pipeline leaves Mul, Relu, Identity");
     ir_model_free(o2);
