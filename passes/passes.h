@@ -108,5 +108,6 @@ extern const OptPass opt_pass_fold_shapes;
 extern const OptPass opt_pass_fuse_layernorm;
 extern const OptPass opt_pass_fuse_gelu;
 extern const OptPass opt_pass_fuse_rmsnorm;
+extern const OptPass opt_pass_fuse_attention;
 
 #endif
