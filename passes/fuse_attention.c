@@ -9,9 +9,9 @@
  *   probs  = Softmax(scores, axis=-1 or 3)
  *   Y      = MatMul(probs, V)
  * becomes Y = Attention(Q, K, V[, mask], scale=s). Q and Kt may each be
- * pre-scaled by a scalar (Mul(Q, a), Div(Q, a), Mul(Kt, b), as PyTorch's
- * SDPA export scales both by sqrt(scale)), and K by a scalar before the
- * Transpose; s is the product of every factor. Mul and Add take their
+ * pre-scaled by a scalar (Mul or Div: PyTorch's SDPA export scales both
+ * by sqrt(scale)), and K by a scalar before the Transpose; s is the
+ * product of every factor. Mul and Add take their
  * operands in either order.
  *
  * Why it is exact: Attention-23 with 4-D inputs, no past key/value,
@@ -35,8 +35,9 @@
  *   A mask computed at run time is taken as it is (see the report): only
  *   rows that the chain turns into NaN could differ.
  * - The scores, the scaled scores, the masked scores and the
- *   probabilities are read only inside the chain; the Transpose and the
- *   pre-scaling Muls are deleted only when nothing else reads them.
+ *   probabilities are read only inside the chain, and neither the mask
+ *   nor V is one of them (Add(s, s), MatMul(p, p)); the Transpose and
+ *   the pre-scalings are deleted only when nothing else reads them.
  * 3-D attention ([B*H, S, D], as torch's MultiheadAttention exports it)
  * is not fused: Attention's 3-D form splits heads out of the last axis,
  * another layout.
@@ -199,11 +200,14 @@ static bool opt_at_match(OptAt *p, IrNode *k)
         return false;
     p->mm2 = k;
     p->v = k->in[1];
+    if (p->v == k->in[0])
+        return false;       /* V is the probabilities themselves */
     if (!opt_at_softmax(p, k->in[0]))
         return false;
     IrValue *x = p->sm->in[0];
     IrNode *add = opt_fz_def(p->g, x, "Add");
-    if (add && add->n_in == 2 && add->n_out == 1 && opt_fz_private(x, &p->sm, 1)) {
+    if (add && add->n_in == 2 && add->n_out == 1 && add->in[0] != add->in[1] &&
+        opt_fz_private(x, &p->sm, 1)) {
         for (int i = 0; i < 2; i++) {
             OptAt t = *p;
             t.add = add;
@@ -218,7 +222,9 @@ static bool opt_at_match(OptAt *p, IrNode *k)
     return opt_at_scores(p, x, p->sm) && opt_at_types(p);
 }
 
-/* The node is deleted when nothing outside the chain reads its output. */
+/* n, when nothing outside the chain reads its output. Judged once the
+ * Attention node exists, so its own reads (Q may be the Transpose's
+ * output itself, as in Kt Kt) keep a node alive. */
 static IrNode *opt_at_if_private(IrNode *n, IrNode *reader)
 {
     return n && opt_fz_private(n->out[0], &reader, 1) ? n : NULL;
@@ -239,7 +245,8 @@ static int opt_at_fuse(OptCtx *c, IrNode *k)
     ir_node_set_attr(at, ir_attr_float("scale", scale));
     /* The scalings and the Transpose go only with their last reader. */
     IrNode *kmul = opt_at_if_private(p.pre[1], p.mm1);
-    IrNode *tr = p.pre[1] && !kmul ? NULL : opt_at_if_private(p.tr, p.pre[1] ? p.pre[1] : p.mm1);
+    IrNode *tr = p.pre[1] && !kmul ? NULL
+                                   : opt_at_if_private(p.tr, p.pre[1] ? p.pre[1] : p.mm1);
     IrNode *kpre = tr ? opt_at_if_private(p.pre[2], p.tr) : NULL;
     IrNode *dead[] = {kpre, tr, kmul, opt_at_if_private(p.pre[0], p.mm1), p.mm1, p.scale,
                       p.add, p.sm, p.mm2};

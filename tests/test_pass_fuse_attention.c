@@ -6,58 +6,8 @@
  * intermediates) stays. tb_run compares outputs before and after on
  * random inputs. */
 #include <math.h>
-#include <stdarg.h>
 
-#include "passes_build.h"
-
-/* base with each "from" line replaced by "to" (pairs, NULL-ended). */
-static char *edit(const char *base, ...)
-{
-    char *s = ir_strdup(base);
-    va_list ap;
-    va_start(ap, base);
-    for (const char *from; (from = va_arg(ap, const char *)) != NULL;) {
-        const char *to = va_arg(ap, const char *);
-        char *at = strstr(s, from);
-        T_CHECK(at != NULL, "edit: '%s' is not in the model", from);
-        if (!at)
-            continue;
-        size_t n = strlen(s) - strlen(from) + strlen(to) + 1;
-        char *r = ir_alloc(n);
-        memcpy(r, s, (size_t)(at - s));
-        strcpy(r + (at - s), to);
-        strcat(r, at + strlen(from));
-        free(s);
-        s = r;
-    }
-    va_end(ap);
-    return s;
-}
-
-/* Runs `passes` on the model, expects `want` changes (-1: any positive)
- * and the op counts "Op=n Op=n". Frees text. */
-static void check(const char *what, char *text, const char *passes, long want,
-                  const char *counts)
-{
-    IrModel *m = tb_model(text);
-    if (getenv("T_VERBOSE"))
-        fprintf(stderr, "-- %s\n", what);
-    long ch;
-    IrModel *o = tb_run(m, passes, &ch);
-    T_CHECK(o && (want < 0 ? ch > 0 : ch == want), "%s: %ld changes, expected %ld", what, ch,
-            want);
-    char buf[256];
-    snprintf(buf, sizeof buf, "%s", counts);
-    for (char *t = strtok(buf, " "); o && t; t = strtok(NULL, " ")) {
-        char *eq = strchr(t, '=');
-        *eq = 0;
-        size_t n = tb_count(o, t), w = strtoul(eq + 1, NULL, 10);
-        T_CHECK(n == w, "%s: %zu %s nodes, expected %zu", what, n, t, w);
-    }
-    ir_model_free(o);
-    ir_model_free(m);
-    free(text);
-}
+#include "passes_check.h"
 
 static const char AT[] = "opset 23\n"
                          "input q float 2,3,4,8\n"
@@ -165,6 +115,15 @@ static void test_masks_types(void)
     check("at the Transpose read elsewhere stays",
           edit(AT, "output y\n", "output y\noutput kt\n", NULL), P, 1,
           "Attention=1 Transpose=1 Softmax=0");
+    check("at Kt times Kt (Q is the Transpose's output)",
+          edit(AT, "input k float 2,3,5,8", "input k float 2,3,4,4", "input v float 2,3,5,6",
+               "input v float 2,3,4,6", "s = MatMul q,kt", "s = MatMul kt,kt", NULL),
+          P, 1, "Attention=1 Transpose=1 Softmax=0");
+    check("at Ks times Ks, both scaled by one Mul",
+          edit(AT, "input k float 2,3,5,8", "input k float 2,3,4,4", "input v float 2,3,5,6",
+               "input v float 2,3,4,6", "s = MatMul q,kt\nss = Mul s,c\np = Softmax ss",
+               "ks = Mul kt,c\ns = MatMul ks,ks\np = Softmax s", NULL),
+          P, 1, "Attention=1 Transpose=1 Mul=0 Softmax=0");
     check("at a shared Q scaling stays",
           edit(AT, "s = MatMul q,kt\nss = Mul s,c\np = Softmax ss",
                "qs = Mul q,c\ns = MatMul qs,kt\np = Softmax s", "output y\n",
@@ -221,6 +180,12 @@ static void test_refuses(void)
                "init c float - 0.35355\ninit m float 4,5 "
                "0,0,0,0,0,-inf,-inf,-inf,-inf,-inf,0,0,0,0,0,0,0,0,0,0\n",
                "p = Softmax ss", "a = Add ss,m\np = Softmax a", NULL),
+          P, 0, NONE);
+    check("at scores added to themselves",
+          edit(AT, "p = Softmax ss", "a = Add ss,ss\np = Softmax a", NULL), P, 0, NONE);
+    check("at V the probabilities",
+          edit(AT, "input k float 2,3,5,8", "input k float 2,3,4,8", "y = MatMul p,v",
+               "y = MatMul p,p", NULL),
           P, 0, NONE);
     check("at a zero scale", edit(AT, "init c float - 0.35355", "init c float - 0", NULL), P, 0,
           NONE);
