@@ -38,6 +38,7 @@ const OptPass *const opt_passes[] = {
     &opt_pass_fuse_layernorm,
     &opt_pass_fuse_gelu,
     &opt_pass_fuse_rmsnorm,
+    &opt_pass_fuse_attention,
     &opt_pass_dead_code,
     &opt_pass_unused_init,
     &opt_pass_value_info,

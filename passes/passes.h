@@ -126,5 +126,6 @@ extern const OptPass opt_pass_noop;
 extern const OptPass opt_pass_dedup_init;
 extern const OptPass opt_pass_cse;
 extern const OptPass opt_pass_value_info;
+extern const OptPass opt_pass_fuse_attention;
 
 #endif

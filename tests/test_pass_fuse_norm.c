@@ -3,60 +3,7 @@
  * grouping it claims, refuses what it must (opset too low, eps in the
  * wrong place, wrong constants, shared intermediates, wrong axes), and
  * tb_run checks the outputs before and after on random inputs. */
-#include <stdarg.h>
-
-#include "passes_build.h"
-
-/* base with each "from" line replaced by "to" (pairs, NULL-ended). */
-static char *edit(const char *base, ...)
-{
-    char *s = ir_strdup(base);
-    va_list ap;
-    va_start(ap, base);
-    for (const char *from; (from = va_arg(ap, const char *)) != NULL;) {
-        const char *to = va_arg(ap, const char *);
-        char *at = strstr(s, from);
-        T_CHECK(at != NULL, "edit: '%s' is not in the model", from);
-        if (!at)
-            continue;
-        size_t n = strlen(s) - strlen(from) + strlen(to) + 1;
-        char *r = ir_alloc(n);
-        memcpy(r, s, (size_t)(at - s));
-        strcpy(r + (at - s), to);
-        strcat(r, at + strlen(from));
-        free(s);
-        s = r;
-    }
-    va_end(ap);
-    return s;
-}
-
-/* Runs `passes` on the model, expects `want` changes (-1: any positive)
- * and the op counts "Op=n Op=n". Frees text. */
-static void check(const char *what, char *text, const char *passes, long want,
-                  const char *counts)
-{
-    IrModel *m = tb_model(text);
-    if (getenv("T_VERBOSE"))
-        fprintf(stderr, "-- %s\n", what);
-    long ch;
-    IrModel *o = tb_run(m, passes, &ch);
-    T_CHECK(o && (want < 0 ? ch > 0 : ch == want), "%s: %ld changes, expected %ld", what, ch,
-            want);
-    char buf[256];
-    snprintf(buf, sizeof buf, "%s", counts);
-    for (char *t = strtok(buf, " "); o && t; t = strtok(NULL, " ")) {
-        char *eq = strchr(t, '=');
-        *eq = 0;
-        size_t n = tb_count(o, t), w = strtoul(eq + 1, NULL, 10);
-        T_CHECK(n == w, "%s: %zu %s nodes, expected %zu", what, n, t, w);
-    }
-    ir_model_free(o);
-    ir_model_free(m);
-    free(text);
-}
-
-/* ---- fuse_layernorm ------------------------------------------------------ */
+#include "passes_check.h"
 
 static const char LN[] = "opset 17\n"
                          "input x float 2,5,8\n"
