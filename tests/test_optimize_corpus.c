@@ -15,8 +15,9 @@
  *
  *   test_optimize_corpus [-v] [--ort-out DIR] [FILTER]
  *
- * --ort-out DIR writes each optimized model the evaluator judged ok to DIR,
- * listed in DIR/list.txt, for ONNX Runtime to judge (tests/ort_matrix.sh).
+ * --ort-out DIR writes each optimized model the evaluator judged ok, and
+ * those it cannot judge, to DIR, listed in DIR/list.txt, for ONNX Runtime
+ * to judge (tests/ort_matrix.sh).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -62,13 +63,19 @@ static void oc_case(OcGroup *g, const char *xname, const char *dir, double atol)
     char path[4096], why[600];
     snprintf(path, sizeof path, "%s/model.onnx", dir);
     g->cases++;
-    if (xfail_listed(xname, name, NULL, 0)) {
-        g->unjudged++;
-        return;
-    }
     IrError err;
     IrModel *m;
     if (load_model_file(path, NULL, &m, &err)) {
+        g->unjudged++;
+        return;
+    }
+    if (xfail_listed(xname, name, NULL, 0)) {
+        /* the evaluator cannot judge it; ONNX Runtime may (--ort-out) */
+        OptStats st;
+        if (opt_optimize(m, NULL, &st, &err) == 0)
+            oc_ort_save(m, g->name, name, dir);
+        opt_stats_free(&st);
+        ir_model_free(m);
         g->unjudged++;
         return;
     }
