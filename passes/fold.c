@@ -18,7 +18,6 @@
 
 #include "passes.h"
 #include "../src/eval.h"
-#include "../src/infer.h"
 
 #define OPT_FOLD_LIMIT_DEFAULT (1u << 20)
 
@@ -56,8 +55,7 @@ static bool opt_fold_inputs(const IrNode *k, uint64_t *freed)
         const IrValue *v = k->in[i];
         if (!v)
             continue;
-        /* an initializer that is also a graph input is only a default */
-        const IrTensor *t = v->kind == IR_VAL_INPUT ? NULL : inf_value_const(v);
+        const IrTensor *t = opt_const_tensor(v);
         if (!t)
             return false;
         any = true;
@@ -111,7 +109,7 @@ static bool opt_fold_eval(OptCtx *c, IrNode *k, IrTensor **out)
     IrError e;
     for (size_t i = 0; i < k->n_in && ok; i++)
         if (k->in[i])
-            ok = (in[i] = ev_from_ir_tensor(inf_value_const(k->in[i]), &e)) != NULL;
+            ok = (in[i] = ev_from_ir_tensor(opt_const_tensor(k->in[i]), &e)) != NULL;
     ok = ok && ev_node_run(c->m, c->fn, k, in, res, &e) == 0;
     for (size_t i = 0; i < k->n_out && ok; i++) {
         if (!k->out[i])

@@ -232,26 +232,9 @@ bool opt_fz_param_ok(const IrValue *p, const IrValue *x, size_t k)
 
 IrValue *opt_fz_emit(OptCtx *c, IrNode *before, const EvValue *t, const char *base)
 {
-    char *name = ir_graph_fresh_name(c->g, base);
-    IrTensor *it = ev_to_ir_tensor(t, name);
-    IrValue *v = NULL;
-    if (c->main && !(c->m->has_ir_version && c->m->ir_version < 4)) {
-        if (!(v = ir_graph_add_init(c->g, it)))
-            ir_tensor_free(it);
-    } else {
-        const char *out = name;
-        IrError e;
-        IrNode *k = ir_node_new(c->g, before, "Constant", "", name, 0, NULL, 1, &out, &e);
-        if (k) {
-            ir_node_set_attr(k, ir_attr_tensor("value", it));
-            v = k->out[0];
-        } else {
-            ir_tensor_free(it);
-        }
-    }
+    IrValue *v = opt_add_const(c, before, base, ev_to_ir_tensor(t, ""));
     if (!v)
-        ir_fail(c->err, "fusion: cannot add the constant '%s'", name);
-    free(name);
+        ir_fail(c->err, "fusion: cannot add a constant named after '%s'", base);
     return v;
 }
 
@@ -432,24 +415,9 @@ int64_t opt_fz_dim(const IrValue *v, size_t i)
     return d->kind == IR_DIM_VALUE && d->value >= 0 ? d->value : -1;
 }
 
-const IrTensor *opt_fz_const_tensor(const IrValue *v)
-{
-    if (!v)
-        return NULL;
-    if (v->kind == IR_VAL_INIT)
-        return v->init;
-    if (v->kind == IR_VAL_NODE && v->producer && opt_fz_op(v->producer, "Constant") &&
-        v->producer->n_attr == 1) {
-        const IrAttr *a = v->producer->attr[0];
-        if (a->name && strcmp(a->name, "value") == 0 && !a->ref_attr_name)
-            return a->t;
-    }
-    return NULL;
-}
-
 long opt_fz_const_ints(const IrValue *v, int64_t *out, size_t cap)
 {
-    const IrTensor *t = opt_fz_const_tensor(v);
+    const IrTensor *t = opt_const_tensor(v);
     if (!t || !t->has_data_type || (t->data_type != EV_INT64 && t->data_type != EV_INT32) ||
         t->ndims > 1)
         return -1;

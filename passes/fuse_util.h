@@ -110,9 +110,6 @@ int32_t opt_fz_elem(const IrValue *v);
 long opt_fz_rank(const IrValue *v);
 /* Static extent of dim i of v, or -1 when unknown. */
 int64_t opt_fz_dim(const IrValue *v, size_t i);
-/* The constant tensor v holds: an initializer that is not a graph input,
- * or the `value` of a Constant node. NULL otherwise. */
-const IrTensor *opt_fz_const_tensor(const IrValue *v);
 /* The elements of constant integer tensor v (rank <= 1) into out (cap
  * entries). Returns the count, or -1 when v is not such a constant. */
 long opt_fz_const_ints(const IrValue *v, int64_t *out, size_t cap);

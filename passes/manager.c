@@ -106,13 +106,17 @@ static long opt_run_graph(OptCtx *c, const OptPass *p, IrGraph *g, bool main)
 }
 
 /* One pass over every scope of the model. */
-static long opt_run_pass(IrModel *m, const OptOptions *o, const OptPass *p, IrError *err)
+/* *typed says whether the inferred types still describe the model: a
+ * pass that needs them re-infers only after some pass changed something. */
+static long opt_run_pass(IrModel *m, const OptOptions *o, const OptPass *p, bool *typed,
+                         IrError *err)
 {
-    if (p->needs & OPT_NEEDS_TYPES) {
+    if ((p->needs & OPT_NEEDS_TYPES) && !*typed) {
         IrError e;
         if (inf_model(m, NULL, &e) < 0)
             return ir_fail(err, "%s: types are needed and inference failed: %s", p->name,
                            e.msg);
+        *typed = true;
     }
     OptCtx c = {.m = m, .o = o, .err = err};
     long total = 0, r = m->graph ? opt_run_graph(&c, p, m->graph, true) : 0;
@@ -174,13 +178,15 @@ int opt_optimize(IrModel *m, const OptOptions *o, OptStats *st, IrError *err)
     st->changes = ir_alloc_array(st->n, sizeof *st->changes);
     st->nodes_before = opt_count_nodes(m);
     int cap = o && o->max_iters > 0 ? o->max_iters : OPT_DEFAULT_ITERS;
+    bool typed = false;     /* inference has run since the last change */
     for (int it = 0; it < cap; it++) {
         long round = 0;
         st->iterations = it + 1;
         for (size_t i = 0; i < st->n; i++) {
-            long r = opt_run_pass(m, o, st->pass[i], err);
+            long r = opt_run_pass(m, o, st->pass[i], &typed, err);
             if (r < 0)
                 return -1;
+            typed = typed && r == 0;
             st->changes[i] += r;
             round += r;
         }

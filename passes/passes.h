@@ -86,6 +86,10 @@ size_t opt_count_nodes(const IrModel *m);
 
 /* ---- helpers several passes share (passes/util.c) ---- */
 
+/* The tensor a value always holds: an initializer that is not a graph
+ * input (one that is, is a default a caller may replace), or an ai.onnx
+ * Constant node's `value`; else NULL. Borrowed. */
+const IrTensor *opt_const_tensor(const IrValue *v);
 /* Whether a constant of dtype can be placed in c's scope (initializers in
  * the main graph from IR 4; Constant nodes elsewhere, which hold only
  * float types below opset 9). */

@@ -1,13 +1,34 @@
 /*
  * util.c - what several passes need: putting new constants into a scope,
  * as initializers or Constant nodes as the scope allows (prefix opt_).
- * Reading constants: inf_value_const (src/infer.h) and, for the fusions,
- * opt_fz_const / opt_fz_const_tensor (passes/fuse_util.h).
+ * Reading constants: opt_const_tensor here; decoded, opt_fz_const
+ * (passes/fuse_util.h).
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "passes.h"
+
+const IrTensor *opt_const_tensor(const IrValue *v)
+{
+    if (!v)
+        return NULL;
+    if (v->kind == IR_VAL_INIT)
+        return v->init;
+    const IrNode *k = v->kind == IR_VAL_NODE ? v->producer : NULL;
+    if (!k || k->dead || strcmp(k->op_type, "Constant") != 0 || k->n_attr != 1 ||
+        (k->domain && k->domain[0] && strcmp(k->domain, "ai.onnx") != 0))
+        return NULL;
+    const IrAttr *a = k->attr[0];
+    return a->name && strcmp(a->name, "value") == 0 && !a->ref_attr_name ? a->t : NULL;
+}
+
+/* New constants become initializers: the main graph from IR 4 (below, an
+ * initializer would also have to be a graph input). */
+static bool opt_inits_ok(const OptCtx *c)
+{
+    return c->main && !(c->m->has_ir_version && c->m->ir_version < 4);
+}
 
 /* Constant-1..8 holds only float16, float and double tensors. */
 static bool opt_constant_holds(const OptCtx *c, int32_t dtype)
@@ -19,15 +40,13 @@ static bool opt_constant_holds(const OptCtx *c, int32_t dtype)
 
 bool opt_can_place_const(const OptCtx *c, int32_t dtype)
 {
-    bool inits = c->main && !(c->m->has_ir_version && c->m->ir_version < 4);
-    return inits || opt_constant_holds(c, dtype);
+    return opt_inits_ok(c) || opt_constant_holds(c, dtype);
 }
 
 int opt_replace_by_const(OptCtx *c, IrNode *k, size_t i, IrTensor *t)
 {
     IrValue *v = k->out[i];
-    bool inits = c->main && !(c->m->has_ir_version && c->m->ir_version < 4);
-    if (inits) {
+    if (opt_inits_ok(c)) {
         /* The value keeps its name and uses; it loses its producer and
          * becomes the initializer's. */
         k->out[i] = NULL;
@@ -61,8 +80,7 @@ IrValue *opt_add_const(OptCtx *c, IrNode *before, const char *base, IrTensor *t)
 {
     char *nm = ir_graph_fresh_name(c->g, base);
     IrValue *v = NULL;
-    bool inits = c->main && !(c->m->has_ir_version && c->m->ir_version < 4);
-    if (inits) {
+    if (opt_inits_ok(c)) {
         free(t->name);
         t->name = nm;
         v = ir_graph_add_init(c->g, t);

@@ -221,16 +221,17 @@ static inline size_t tb_count(const IrModel *m, const char *op)
     return n;
 }
 
-/* Optimizes a copy of m with `passes` (NULL = default pipeline), checks
- * that the copy's outputs equal m's, and returns the copy (caller frees;
- * NULL when it could not be made) and the total number of changes. */
-static inline IrModel *tb_run(const IrModel *m, const char *passes, long *changes)
+/* Optimizes a copy of m with options o (o->passes NULL = the default
+ * pipeline), checks that the copy's outputs equal m's, and returns the
+ * copy (caller frees; NULL when it could not be made) and the total
+ * number of changes. */
+static inline IrModel *tb_run_opts(const IrModel *m, const OptOptions *o, long *changes)
 {
     uint8_t *buf;
     size_t len;
     IrError err;
     IrModel *copy = NULL;
-    const char *what = passes ? passes : "default";
+    const char *what = o->passes ? o->passes : "default";
     *changes = -1;
     if (save_model_buffer(m, &buf, &len, &err) ||
         load_model_buffer(buf, len, NULL, "copy", NULL, &copy, &err)) {
@@ -238,9 +239,8 @@ static inline IrModel *tb_run(const IrModel *m, const char *passes, long *change
         return NULL;
     }
     free(buf);
-    OptOptions o = {.passes = passes};
     OptStats st;
-    if (opt_optimize(copy, &o, &st, &err)) {
+    if (opt_optimize(copy, o, &st, &err)) {
         T_CHECK(0, "%s: %s", what, err.msg);
         opt_stats_free(&st);
         return copy;
@@ -253,6 +253,13 @@ static inline IrModel *tb_run(const IrModel *m, const char *passes, long *change
     T_CHECK(vf_compare((IrModel *)m, copy, &vo, &err) == 0, "%s: outputs differ: %s", what,
             err.msg);
     return copy;
+}
+
+/* tb_run_opts with only a pass list. */
+static inline IrModel *tb_run(const IrModel *m, const char *passes, long *changes)
+{
+    OptOptions o = {.passes = passes};
+    return tb_run_opts(m, &o, changes);
 }
 
 #endif

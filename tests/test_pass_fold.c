@@ -6,27 +6,11 @@
  */
 #include "passes_build.h"
 
-/* Runs the single pass `pass` with a fold limit on a copy of m, checks
- * outputs before/after; returns the copy and the changes. */
+/* Runs `pass` with a fold limit on a copy of m (outputs compared). */
 static IrModel *tf_run_limit(const IrModel *m, const char *pass, uint64_t limit, long *ch)
 {
-    uint8_t *buf;
-    size_t len;
-    IrError err;
-    IrModel *copy = NULL;
-    *ch = -1;
-    if (save_model_buffer(m, &buf, &len, &err) ||
-        load_model_buffer(buf, len, NULL, "copy", NULL, &copy, &err))
-        return NULL;
-    free(buf);
     OptOptions o = {.passes = pass, .fold_limit = limit};
-    OptStats st;
-    if (opt_optimize(copy, &o, &st, &err) == 0)
-        *ch = st.changes[0];
-    opt_stats_free(&st);
-    VfOptions vo = {.seed = 5};
-    T_CHECK(vf_compare((IrModel *)m, copy, &vo, &err) == 0, "%s: %s", pass, err.msg);
-    return copy;
+    return tb_run_opts(m, &o, ch);
 }
 
 static void test_fold_chain(void)
