@@ -30,7 +30,7 @@ TESTS    := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 ASAN_TESTS := $(TEST_SRC:tests/%.c=$(ASAN)/tests/%)
 TOOLS    := $(TOOL_SRC:tests/%.c=$(BUILD)/tests/%)
 
-.PHONY: all deps check demo install clean tests asan-tests testdata bench bench-eval opschema
+.PHONY: all deps check demo install clean tests asan-tests testdata bench bench-eval opschema fuzz
 .SECONDARY:
 
 all: $(BUILD)/onnx-convert $(BUILD)/libonnxconvert.a
@@ -122,7 +122,43 @@ install: all
 	install -m 644 src/ir.h src/load.h src/save.h src/info.h $(DESTDIR)$(PREFIX)/include/onnx-convert/
 
 clean:
-	rm -rf $(BUILD) $(ASAN)
+	rm -rf $(BUILD) $(ASAN) $(FUZZ)
+
+# ---- fuzzing (libFuzzer; needs Debian's clang and libclang-rt-14-dev) ----
+# `make fuzz FUZZ_TIME=1800` runs the whole tool (tests/fuzz_target.h) on
+# mutations of the seed models for that many seconds, one job. New inputs
+# go to build-fuzz/corpus; an input that breaks something is written to
+# build-fuzz/crash-* and belongs in tests/crashers/ (a regression test).
+FUZZ      := build-fuzz
+FUZZ_CC   ?= clang
+FUZZ_TIME ?= 60
+FUZZ_FLAGS := -O1 -g -fsanitize=fuzzer-no-link,address,undefined \
+              -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+FUZZ_SEEDS ?= ../shared/testdata/onnx-backend/node
+FUZZ_OBJ := $(LIB_SRC:%.c=$(FUZZ)/obj/%.o) $(FUZZ)/obj/gen/onnx.pb-c.o
+
+$(FUZZ)/obj/gen/onnx.pb-c.o: $(BUILD)/gen/onnx.pb-c.c
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(CSTD) $(FUZZ_FLAGS) $(INC) -c $< -o $@
+
+$(FUZZ)/obj/%.o: %.c $(BUILD)/gen/onnx.pb-c.h $(wildcard src/*.h src/*/*.h adapters/*.h passes/*.h)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(CSTD) $(FUZZ_FLAGS) $(WARN) $(INC) -c $< -o $@
+
+$(FUZZ)/fuzz_model: tests/fuzz_model.c tests/fuzz_target.h $(FUZZ_OBJ)
+	$(FUZZ_CC) $(CSTD) $(FUZZ_FLAGS) -fsanitize=fuzzer $(WARN) $(INC) -Itests \
+	    tests/fuzz_model.c $(FUZZ_OBJ) $(LIBS) -o $@
+
+fuzz: $(FUZZ)/fuzz_model
+	@mkdir -p $(FUZZ)/corpus $(FUZZ)/seeds
+	@cp tests/crashers/* testdata/*.onnx $(FUZZ)/seeds/ 2>/dev/null || true
+	@if [ -d "$(FUZZ_SEEDS)" ]; then \
+	  for d in $(FUZZ_SEEDS)/*/; do \
+	    [ -f "$$d/model.onnx" ] && cp "$$d/model.onnx" "$(FUZZ)/seeds/$$(basename $$d).onnx"; \
+	  done; fi; true
+	$(FUZZ)/fuzz_model -max_total_time=$(FUZZ_TIME) -timeout=20 -rss_limit_mb=4096 \
+	    -max_len=65536 -print_final_stats=1 -artifact_prefix=$(FUZZ)/ \
+	    $(FUZZ)/corpus $(FUZZ)/seeds
 
 # ---- benchmarks (measurements, never part of check) ----
 $(BUILD)/bench/%: bench/%.c $(BUILD)/libonnxconvert.a
