@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 /* ---- errors and memory --------------------------------------------- */
 
@@ -207,7 +208,8 @@ void ir_tensor_free(IrTensor *t)
     free(t->int64_data);
     free(t->double_data);
     free(t->uint64_data);
-    free(t->raw.data);
+    if (!t->raw_borrowed)
+        free(t->raw.data);
     ir_strmap_free(&t->external_data);
     ir_strmap_free(&t->meta);
     ir_unknown_free(&t->unk);
@@ -518,6 +520,8 @@ static void ir_model_unmap(IrModel *m)
     for (size_t i = 0; i < m->n_maps; i++) {
         if (m->maps[i].base)
             munmap(m->maps[i].base, m->maps[i].len);
+        if (m->maps[i].fd >= 0)
+            close(m->maps[i].fd);
         free(m->maps[i].path);
         free(m->maps[i].location);
     }

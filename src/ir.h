@@ -155,6 +155,8 @@ typedef struct IrTensor {
     size_t n_uint64;   uint64_t *uint64_data;
     bool has_raw;
     IrBytes raw;
+    bool raw_borrowed;  /* raw.data points into one of the model's
+                           mappings (IrModel.maps): read-only, not freed */
     IrStrMap external_data;
     bool has_data_location;
     int data_location;  /* 0 DEFAULT, 1 EXTERNAL (other codes kept) */
@@ -392,6 +394,8 @@ typedef struct IrMapping {
     char *location;        /* the external_data location naming it, or NULL */
     void *base;
     size_t len;
+    int fd;                /* the file, kept open so that save can copy file
+                              to file (copy_file_range); -1 = closed */
 } IrMapping;
 
 /* ModelProto plus what the loader opened for it. */

@@ -19,8 +19,14 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
+#ifdef SYS_openat2
+#include <linux/openat2.h>
+#endif
+
+#include "load_borrow.h"
 #include "onnx.pb-c.h"
 
 /* What one load needs besides the message being converted. */
@@ -31,6 +37,8 @@ typedef struct LoadCtx {
     char *dir_real;       /* realpath(dir) */
     bool skip_external;
     IrError *err;
+    const LbHoles *holes; /* raw_data left in the mapped file, or NULL */
+    bool *hole_used;      /* one flag per hole */
 } LoadCtx;
 
 /* ---- wire format check --------------------------------------------- */
@@ -401,9 +409,102 @@ static bool load_location_ok(const char *loc)
     return true;
 }
 
+/* Keeps fd open for save's file-to-file copies when the file is big
+ * enough to matter; small files are written from the mapping. */
+static int load_keep_fd(int fd, size_t len)
+{
+    if (len >= LOAD_KEEP_FD_BYTES)
+        return fd;
+    close(fd);
+    return -1;
+}
+
+/* Without openat2 (kernels before 5.6): the resolved path must lie inside
+ * the folder, the last step must not be a link, and the file opened must
+ * be the one that was checked. */
+static int load_open_checked(LoadCtx *c, const char *loc)
+{
+    size_t n = strlen(c->dir_real) + strlen(loc) + 2;
+    char *joined = ir_alloc(n);
+    snprintf(joined, n, "%s/%s", c->dir_real, loc);
+    char *real = realpath(joined, NULL);
+    int fd = -1, e = errno;
+    size_t dl = strlen(c->dir_real);
+    if (!real) {
+        e = errno;
+    } else if (strncmp(real, c->dir_real, dl) ||
+               !(real[dl] == '/' || (dl == 1 && c->dir_real[0] == '/'))) {
+        e = EXDEV;
+    } else if (strcmp(real, joined)) {
+        e = ELOOP; /* a link somewhere on the way */
+    } else {
+        fd = open(real, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
+        e = errno;
+        struct stat a, b;
+        if (fd >= 0 && (fstat(fd, &a) || stat(real, &b) || a.st_dev != b.st_dev ||
+                        a.st_ino != b.st_ino)) {
+            close(fd);
+            fd = -1;
+            e = ELOOP;
+        }
+    }
+    free(joined);
+    free(real);
+    errno = e;
+    return fd;
+}
+
+/* Why opening an external data file failed, for the message. */
+static const char *load_open_why(int e)
+{
+    switch (e) {
+    case ELOOP:
+        return "it is, or goes through, a symbolic link";
+    case EXDEV:
+        return "it resolves outside the model's folder";
+    default:
+        return strerror(e);
+    }
+}
+
+/* Opens `loc` below the model's folder without following any symbolic
+ * link, and with the kernel guaranteeing that no step leaves the folder
+ * (openat2 RESOLVE_BENEATH): a link swapped in between a check and the
+ * open cannot redirect it. Returns the fd, or -1 with errno set. */
+static bool load_no_openat2;
+
+void load_test_no_openat2(bool on)
+{
+    load_no_openat2 = on;
+}
+
+static int load_open_beneath(LoadCtx *c, const char *loc)
+{
+#ifdef SYS_openat2
+    if (load_no_openat2)
+        return load_open_checked(c, loc);
+    int dfd = open(c->dir_real, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0)
+        return -1;
+    /* O_NONBLOCK: opening a FIFO must not wait for a writer. */
+    struct open_how how = {
+        .flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW,
+        .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+    };
+    int fd = (int)syscall(SYS_openat2, dfd, loc, &how, sizeof how);
+    int e = errno;
+    close(dfd);
+    errno = e;
+    if (fd >= 0 || errno != ENOSYS)
+        return fd;
+#endif
+    return load_open_checked(c, loc);
+}
+
 /* Maps the external file at `loc` (once per location) after checking that
- * it resolves, through symlinks, to a regular file inside the model's
- * folder. Returns the mapping or NULL with the error set. */
+ * it is a regular file inside the model's folder with no other name (a
+ * hard link could be a file from anywhere). Returns the mapping or NULL
+ * with the error set. */
 static IrMapping *load_map_external(LoadCtx *c, const char *tname,
                                     const char *loc)
 {
@@ -411,34 +512,23 @@ static IrMapping *load_map_external(LoadCtx *c, const char *tname,
     for (size_t i = 0; i < m->n_maps; i++)
         if (m->maps[i].location && !strcmp(m->maps[i].location, loc))
             return &m->maps[i];
-    size_t n = strlen(c->dir) + strlen(loc) + 2;
-    char *joined = ir_alloc(n);
-    snprintf(joined, n, "%s/%s", c->dir, loc);
-    char *real = realpath(joined, NULL);
-    free(joined);
-    if (!real) {
+    int fd = load_open_beneath(c, loc);
+    if (fd < 0) {
         ir_fail(c->err, "%s: tensor '%s': external data file '%s' cannot be "
-                "opened: %s", c->what, tname, loc, strerror(errno));
+                "opened: %s", c->what, tname, loc, load_open_why(errno));
         return NULL;
     }
-    size_t dl = strlen(c->dir_real);
-    bool inside = !strncmp(real, c->dir_real, dl) &&
-                  (real[dl] == '/' || (dl == 1 && c->dir_real[0] == '/'));
-    if (!inside) {
-        ir_fail(c->err, "%s: tensor '%s': external data location '%s' "
-                "resolves outside the model's folder", c->what, tname, loc);
-        free(real);
-        return NULL;
-    }
-    /* O_NONBLOCK: opening a FIFO must not wait for a writer. */
-    int fd = open(real, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     struct stat st;
-    if (fd < 0 || fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-        ir_fail(c->err, "%s: tensor '%s': external data '%s' is not a "
-                "readable regular file", c->what, tname, loc);
-        if (fd >= 0)
-            close(fd);
-        free(real);
+    const char *bad = NULL;
+    if (fstat(fd, &st) || !S_ISREG(st.st_mode))
+        bad = "is not a readable regular file";
+    else if (st.st_nlink != 1)
+        bad = "has more than one hard link (it may be a file from outside "
+              "the model's folder)";
+    if (bad) {
+        ir_fail(c->err, "%s: tensor '%s': external data '%s' %s", c->what,
+                tname, loc, bad);
+        close(fd);
         return NULL;
     }
     void *base = NULL;
@@ -448,14 +538,16 @@ static IrMapping *load_map_external(LoadCtx *c, const char *tname,
             ir_fail(c->err, "%s: tensor '%s': cannot map '%s': %s", c->what,
                     tname, loc, strerror(errno));
             close(fd);
-            free(real);
             return NULL;
         }
     }
-    close(fd);
     m->maps = ir_grow(m->maps, m->n_maps + 1, sizeof *m->maps);
     IrMapping *mp = &m->maps[m->n_maps++];
-    *mp = (IrMapping){real, ir_strdup(loc), base, (size_t)st.st_size};
+    size_t n = strlen(c->dir) + strlen(loc) + 2;
+    char *path = ir_alloc(n);
+    snprintf(path, n, "%s/%s", c->dir, loc);
+    *mp = (IrMapping){path, ir_strdup(loc), base, (size_t)st.st_size,
+                      load_keep_fd(fd, (size_t)st.st_size)};
     return mp;
 }
 
@@ -519,6 +611,26 @@ static int load_external(LoadCtx *c, IrTensor *t)
 
 /* ---- tensors ---------------------------------------------------------- */
 
+/* Points t at its raw_data where lb_strip left it in the mapped file, and
+ * drops the ticket that stood in for it (it is not a field of the model). */
+static void load_borrowed_raw(LoadCtx *c, Onnx__TensorProto *tp, IrTensor *t)
+{
+    ProtobufCMessage *m = &tp->base;
+    for (size_t i = 0; c->holes && i < m->n_unknown_fields; i++) {
+        IrBytes b;
+        if (!lb_take(c->holes, c->hole_used, &m->unknown_fields[i], &b))
+            continue;
+        t->has_raw = true;
+        t->raw = b;
+        t->raw_borrowed = true;
+        free(m->unknown_fields[i].data);
+        memmove(&m->unknown_fields[i], &m->unknown_fields[i + 1],
+                (m->n_unknown_fields - i - 1) * sizeof *m->unknown_fields);
+        m->n_unknown_fields--;
+        return;
+    }
+}
+
 static IrTensor *load_tensor(LoadCtx *c, Onnx__TensorProto *tp)
 {
     if (!tp)
@@ -552,6 +664,7 @@ static IrTensor *load_tensor(LoadCtx *c, Onnx__TensorProto *tp)
     t->has_data_location = tp->has_data_location;
     t->data_location = (int)tp->data_location;
     load_strmap(tp->n_metadata_props, tp->metadata_props, &t->meta);
+    load_borrowed_raw(c, tp, t);
     load_unknown(&tp->base, &t->unk);
     if (t->has_data_location && t->data_location == 1 && load_external(c, t)) {
         ir_tensor_free(t);
@@ -1004,12 +1117,48 @@ static int load_model_msg(LoadCtx *c, Onnx__ModelProto *mp, IrModel *m)
 
 /* ---- entry points ------------------------------------------------------ */
 
-int load_model_buffer(const uint8_t *buf, size_t len, const char *dir,
-                      const char *what, const LoadOptions *opt, IrModel **out,
-                      IrError *err)
+/* Decodes a checked ModelProto (bytes from lb_strip when holes is set)
+ * into *out. */
+static int load_decode(const uint8_t *buf, size_t len, const char *dir,
+                       const char *what, const LoadOptions *opt,
+                       const LbHoles *holes, IrModel **out, IrError *err)
 {
-    *out = NULL;
-    what = what ? what : "model";
+    Onnx__ModelProto *mp = onnx__model_proto__unpack(NULL, len, buf);
+    if (!mp)
+        return ir_fail(err, "%s: not a valid ONNX model: protobuf decoding "
+                       "failed", what);
+    IrModel *m = ir_model_new();
+    LoadCtx c = {m, what, dir, NULL, opt && opt->skip_external, err, NULL, NULL};
+    if (holes && holes->n) {
+        c.holes = holes;
+        c.hole_used = ir_alloc_array(holes->n, sizeof *c.hole_used);
+    }
+    if (dir)
+        c.dir_real = realpath(dir, NULL);
+    if (dir && !c.dir_real)
+        c.dir = NULL;
+    m->dir = ir_strdup(dir);
+    int rc = load_model_msg(&c, mp, m);
+    /* Every ticket must have found its tensor; if one did not (a tensor
+     * the IR does not keep), the caller decodes the ordinary way. */
+    for (size_t i = 0; rc == 0 && c.hole_used && i < holes->n; i++)
+        if (!c.hole_used[i])
+            rc = 1;
+    free(c.hole_used);
+    free(c.dir_real);
+    onnx__model_proto__free_unpacked(mp, NULL);
+    if (rc) {
+        ir_model_free(m);
+        return rc;
+    }
+    *out = m;
+    return 0;
+}
+
+/* The wire check, with the file's name in front of its message. */
+static int load_checked(const uint8_t *buf, size_t len, const char *what,
+                        IrError *err)
+{
     if (!len)
         return ir_fail(err, "%s: empty input", what);
     if (load_wire_check(buf, len, err)) {
@@ -1017,51 +1166,76 @@ int load_model_buffer(const uint8_t *buf, size_t len, const char *dir,
         snprintf(tmp, sizeof tmp, "%s", err->msg);
         return ir_fail(err, "%s: not a valid ONNX model: %s", what, tmp);
     }
-    Onnx__ModelProto *mp = onnx__model_proto__unpack(NULL, len, buf);
-    if (!mp)
-        return ir_fail(err, "%s: not a valid ONNX model: protobuf decoding "
-                       "failed", what);
-    IrModel *m = ir_model_new();
-    LoadCtx c = {m, what, dir, NULL, opt && opt->skip_external, err};
-    if (dir)
-        c.dir_real = realpath(dir, NULL);
-    if (dir && !c.dir_real)
-        c.dir = NULL;
-    m->dir = ir_strdup(dir);
-    int rc = load_model_msg(&c, mp, m);
-    free(c.dir_real);
-    onnx__model_proto__free_unpacked(mp, NULL);
-    if (rc) {
-        ir_model_free(m);
-        return -1;
-    }
-    *out = m;
     return 0;
 }
 
-/* Maps a whole file read-only; *base is NULL for an empty file. */
-static int load_map_file(const char *path, void **base, size_t *len,
+int load_model_buffer(const uint8_t *buf, size_t len, const char *dir,
+                      const char *what, const LoadOptions *opt, IrModel **out,
+                      IrError *err)
+{
+    *out = NULL;
+    what = what ? what : "model";
+    if (load_checked(buf, len, what, err))
+        return -1;
+    return load_decode(buf, len, dir, what, opt, NULL, out, err) ? -1 : 0;
+}
+
+/* Loads a mapped model file, borrowing its raw_data where it can; on
+ * success the model owns the mapping (it holds the borrowed bytes). */
+static int load_mapped(void *base, size_t len, int fd, const char *path,
+                       const char *dir, const LoadOptions *opt,
+                       IrModel **out, IrError *err)
+{
+    if (load_checked(base, len, path, err)) {
+        munmap(base, len);
+        close(fd);
+        return -1;
+    }
+    LbHoles holes;
+    size_t slen = 0;
+    uint8_t *small = lb_strip(base, len, &holes, &slen);
+    int rc = 1;
+    if (small)
+        rc = load_decode(small, slen, dir, path, opt, &holes, out, err);
+    free(small);
+    free(holes.h);
+    if (rc == 0) {
+        IrModel *m = *out;
+        m->maps = ir_grow(m->maps, m->n_maps + 1, sizeof *m->maps);
+        m->maps[m->n_maps++] = (IrMapping){ir_strdup(path), NULL, base, len,
+                                           load_keep_fd(fd, len)};
+        return 0;
+    }
+    if (rc == 1)
+        rc = load_decode(base, len, dir, path, opt, NULL, out, err) ? -1 : 0;
+    munmap(base, len);
+    close(fd);
+    return rc;
+}
+
+/* Maps a whole file read-only; *base is NULL for an empty file. *fd stays
+ * open (the caller closes it). */
+static int load_map_file(const char *path, void **base, size_t *len, int *fd,
                          IrError *err)
 {
     /* O_NONBLOCK: opening a FIFO must not wait for a writer. */
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-    if (fd < 0)
+    *fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (*fd < 0)
         return ir_fail(err, "%s: cannot open: %s", path, strerror(errno));
     struct stat st;
-    if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-        close(fd);
+    if (fstat(*fd, &st) || !S_ISREG(st.st_mode)) {
+        close(*fd);
         return ir_fail(err, "%s: not a regular file", path);
     }
     *len = (size_t)st.st_size;
     *base = NULL;
     if (*len) {
-        *base = mmap(NULL, *len, PROT_READ, MAP_PRIVATE, fd, 0);
+        *base = mmap(NULL, *len, PROT_READ, MAP_PRIVATE, *fd, 0);
         if (*base == MAP_FAILED) {
-            close(fd);
+            close(*fd);
             return ir_fail(err, "%s: cannot map: %s", path, strerror(errno));
         }
     }
-    close(fd);
     return 0;
 }
 
@@ -1084,15 +1258,17 @@ int load_model_file(const char *path, const LoadOptions *opt, IrModel **out,
 {
     void *base;
     size_t len;
+    int fd;
     *out = NULL;
-    if (load_map_file(path, &base, &len, err))
+    if (load_map_file(path, &base, &len, &fd, err))
         return -1;
-    if (!len)
+    if (!len) {
+        close(fd);
         return ir_fail(err, "%s: empty file", path);
+    }
     char *dir = load_dirname(path);
-    int rc = load_model_buffer(base, len, dir, path, opt, out, err);
+    int rc = load_mapped(base, len, fd, path, dir, opt, out, err);
     free(dir);
-    munmap(base, len);
     return rc;
 }
 
@@ -1100,9 +1276,11 @@ int load_tensor_file(const char *path, IrTensor **out, IrError *err)
 {
     void *base;
     size_t len;
+    int fd;
     *out = NULL;
-    if (load_map_file(path, &base, &len, err))
+    if (load_map_file(path, &base, &len, &fd, err))
         return -1;
+    close(fd);
     IrError sub;
     if (load_check_msg(base, len, &onnx__tensor_proto__descriptor, 1, 0,
                        &sub)) {
@@ -1115,7 +1293,7 @@ int load_tensor_file(const char *path, IrTensor **out, IrError *err)
         munmap(base, len);
     if (!tp)
         return ir_fail(err, "%s: not a valid TensorProto", path);
-    LoadCtx c = {NULL, path, NULL, NULL, true, err};
+    LoadCtx c = {NULL, path, NULL, NULL, true, err, NULL, NULL};
     *out = load_tensor(&c, tp);
     onnx__tensor_proto__free_unpacked(tp, NULL);
     return *out ? 0 : -1;
@@ -1127,8 +1305,10 @@ void *load_message_file(const char *path, const void *descriptor,
     const ProtobufCMessageDescriptor *d = descriptor;
     void *base;
     size_t len;
-    if (load_map_file(path, &base, &len, err))
+    int fd;
+    if (load_map_file(path, &base, &len, &fd, err))
         return NULL;
+    close(fd);
     IrError sub;
     if (load_check_msg(base, len, d, 1, 0, &sub)) {
         if (base)
@@ -1147,6 +1327,6 @@ void *load_message_file(const char *path, const void *descriptor,
 IrTensor *load_tensor_message(void *tensor_proto, const char *what,
                               IrError *err)
 {
-    LoadCtx c = {NULL, what, NULL, NULL, true, err};
+    LoadCtx c = {NULL, what, NULL, NULL, true, err, NULL, NULL};
     return load_tensor(&c, tensor_proto);
 }

@@ -10,6 +10,7 @@
 #ifndef OC_LOAD_H
 #define OC_LOAD_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -18,6 +19,10 @@
 /* Messages nested deeper than this are refused. A subgraph level costs
  * about four (Graph > Node > Attribute > Graph). */
 #define LOAD_MAX_DEPTH 128
+
+/* A mapped file at least this big keeps its descriptor open for the
+ * model's lifetime, so that saving copies its bytes file to file. */
+#define LOAD_KEEP_FD_BYTES (1u << 20)
 
 typedef struct LoadOptions {
     /* Leave external data unopened (info does not need the bytes). */
@@ -53,5 +58,9 @@ void *load_message_file(const char *path, const void *descriptor,
  * message is still freed by its owner). External data is not followed. */
 IrTensor *load_tensor_message(void *tensor_proto, const char *what,
                               IrError *err);
+
+/* Tests only: makes external data open the way it does on kernels without
+ * openat2 (path checks plus O_NOFOLLOW and an inode comparison). */
+void load_test_no_openat2(bool on);
 
 #endif

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "onnx.pb-c.h"
+#include "save_out.h"
 
 /* ---- arena for the skeleton ------------------------------------------ */
 
@@ -43,6 +44,7 @@ typedef struct SaveCtx {
     uint64_t side_end;      /* next free offset in opt->external_file */
     IrError *err;
     int failed;
+    const IrModel *model;   /* whose mappings the side files copy from */
 } SaveCtx;
 
 /* Zeroed memory that lives until save_ctx_free. */
@@ -769,11 +771,27 @@ static int save_pack_stream(const ProtobufCMessage *msg, FILE *f, IrError *err)
     return 0;
 }
 
+/* Protobuf messages are limited to 2 GiB (readers use 32-bit sizes, and
+ * other tools corrupt or refuse what is bigger): refuse, and say how to
+ * get under the limit. */
+static int save_size_ok(const ProtobufCMessage *msg, const char *what,
+                        IrError *err)
+{
+    size_t n = protobuf_c_message_get_packed_size(msg);
+    if (n <= SAVE_MAX_MESSAGE)
+        return 0;
+    return ir_fail(err, "%s: the model would be %zu bytes, over protobuf's "
+                   "2 GiB limit for one message; write the weights to a side "
+                   "file with --external-data FILE", what, n);
+}
+
 int save_model_stream(const IrModel *m, FILE *f, IrError *err)
 {
     SaveCtx c = {.err = err};
     Onnx__ModelProto *mp = save_model_msg(&c, m);
-    int rc = mp ? save_pack_stream(&mp->base, f, err) : -1;
+    int rc = mp ? save_size_ok(&mp->base, "output", err) : -1;
+    if (!rc)
+        rc = save_pack_stream(&mp->base, f, err);
     save_ctx_free(&c);
     return rc;
 }
@@ -789,6 +807,10 @@ int save_model_buffer(const IrModel *m, uint8_t **buf, size_t *len,
         save_ctx_free(&c);
         return -1;
     }
+    if (save_size_ok(&mp->base, "output", err)) {
+        save_ctx_free(&c);
+        return -1;
+    }
     size_t n = protobuf_c_message_get_packed_size(&mp->base);
     *buf = ir_alloc(n);
     *len = protobuf_c_message_pack(&mp->base, *buf);
@@ -798,8 +820,9 @@ int save_model_buffer(const IrModel *m, uint8_t **buf, size_t *len,
 
 /* ---- atomic files ---------------------------------------------------------- */
 
-/* A temporary file beside `path`, mode 0666 less the umask. */
-static FILE *save_tmp_open(const char *path, char **tmp, IrError *err)
+/* A temporary file beside `path`, mode 0666 less the umask: its fd, or
+ * -1 with err set. */
+static int save_tmp_open(const char *path, char **tmp, IrError *err)
 {
     size_t n = strlen(path) + 16;
     *tmp = ir_alloc(n);
@@ -809,32 +832,28 @@ static FILE *save_tmp_open(const char *path, char **tmp, IrError *err)
         ir_fail(err, "%s: cannot create: %s", path, strerror(errno));
         free(*tmp);
         *tmp = NULL;
-        return NULL;
+        return -1;
     }
     mode_t mask = umask(0);
     umask(mask);
     fchmod(fd, 0666 & ~mask);
-    FILE *f = fdopen(fd, "wb");
-    if (!f) {
-        close(fd);
-        unlink(*tmp);
-        free(*tmp);
-        *tmp = NULL;
-        ir_fail(err, "%s: cannot open: %s", path, strerror(errno));
-    }
-    return f;
+    return fd;
 }
 
-/* Flushes and closes f; returns -1 (and removes tmp) on a write error. */
-static int save_tmp_close(FILE *f, const char *tmp, const char *path,
+/* Finishes the writes to fd, makes them durable (the rename that follows
+ * must never put a partly written file in place) and closes it; returns -1
+ * (and removes tmp) on a write error. */
+static int save_tmp_close(SoFile *f, const char *tmp, const char *path,
                           IrError *err)
 {
-    int bad = fflush(f) != 0 || ferror(f) || fsync(fileno(f)) != 0;
-    if (fclose(f) != 0)
-        bad = 1;
-    if (bad) {
+    int e = so_finish(f);
+    if (!e && fsync(f->fd) != 0)
+        e = errno;
+    if (close(f->fd) != 0 && !e)
+        e = errno;
+    if (e) {
         unlink(tmp);
-        return ir_fail(err, "%s: write failed: %s", path, strerror(errno));
+        return ir_fail(err, "%s: write failed: %s", path, strerror(e));
     }
     return 0;
 }
@@ -863,24 +882,21 @@ static int save_side_files(SaveCtx *c, const char *path, char **tmps,
         if (seen)
             continue;
         char *target = save_beside(path, c->ext[i].location);
-        FILE *f = save_tmp_open(target, &tmps[i], err);
-        if (!f) {
+        int fd = save_tmp_open(target, &tmps[i], err);
+        if (fd < 0) {
             free(target);
             return -1;
         }
-        int rc = 0;
-        for (size_t j = i; j < c->n_ext && !rc; j++) {
+        SoFile f;
+        so_init(&f, fd, c->model);
+        for (size_t j = i; j < c->n_ext; j++) {
             const SaveExtWrite *w = &c->ext[j];
             if (strcmp(w->location, c->ext[i].location) || !w->len)
                 continue;
-            if (fseeko(f, (off_t)w->offset, SEEK_SET) ||
-                fwrite(w->data, 1, w->len, f) != w->len)
-                rc = -1;
+            so_seek(&f, w->offset);
+            so_write(&f, w->data, w->len);
         }
-        if (save_tmp_close(f, tmps[i], target, err) || rc) {
-            if (rc)
-                ir_fail(err, "%s: write failed", target);
-            unlink(tmps[i]);
+        if (save_tmp_close(&f, tmps[i], target, err)) {
             free(target);
             return -1;
         }
@@ -914,7 +930,7 @@ static int save_commit_side(SaveCtx *c, const char *path, char **tmps,
 int save_model_file(const IrModel *m, const char *path,
                     const SaveOptions *opt, IrError *err)
 {
-    SaveCtx c = {.opt = opt, .err = err};
+    SaveCtx c = {.opt = opt, .err = err, .model = m};
     if (opt && opt->external_file &&
         (strchr(opt->external_file, '/') || !opt->external_file[0] ||
          !strcmp(opt->external_file, ".") || !strcmp(opt->external_file, "..")))
@@ -931,12 +947,15 @@ int save_model_file(const IrModel *m, const char *path,
     }
     char *tmp = NULL;
     char **tmps = ir_alloc_array(c.n_ext + 1, sizeof *tmps);
-    int rc = -1;
-    FILE *f = save_tmp_open(path, &tmp, err);
-    if (f) {
-        rc = save_pack_stream(&mp->base, f, err);
-        if (save_tmp_close(f, tmp, path, err))
-            rc = -1;
+    int rc = save_size_ok(&mp->base, path, err);
+    int fd = rc ? -1 : save_tmp_open(path, &tmp, err);
+    if (fd < 0)
+        rc = -1;
+    if (fd >= 0) {
+        SoFile f;
+        so_init(&f, fd, m);
+        protobuf_c_message_pack_to_buffer(&mp->base, &f.base);
+        rc = save_tmp_close(&f, tmp, path, err);
     }
     if (!rc)
         rc = save_side_files(&c, path, tmps, err);
@@ -961,11 +980,12 @@ int save_tensor_file(const IrTensor *t, const char *path, IrError *err)
     Onnx__TensorProto *tp = save_tensor(&c, t);
     char *tmp = NULL;
     int rc = -1;
-    FILE *f = tp && !c.failed ? save_tmp_open(path, &tmp, err) : NULL;
-    if (f) {
-        rc = save_pack_stream(&tp->base, f, err);
-        if (save_tmp_close(f, tmp, path, err))
-            rc = -1;
+    int fd = tp && !c.failed ? save_tmp_open(path, &tmp, err) : -1;
+    if (fd >= 0) {
+        SoFile f;
+        so_init(&f, fd, NULL);
+        protobuf_c_message_pack_to_buffer(&tp->base, &f.base);
+        rc = save_tmp_close(&f, tmp, path, err);
         if (!rc && rename(tmp, path))
             rc = ir_fail(err, "%s: cannot rename into place: %s", path,
                          strerror(errno));

@@ -13,6 +13,10 @@
 
 #include "ir.h"
 
+/* The largest ModelProto written: protobuf's 2 GiB limit on one message.
+ * A bigger model is refused with a hint to use external data. */
+#define SAVE_MAX_MESSAGE 2147483647u
+
 typedef struct SaveOptions {
     /* When set, every tensor whose payload is at least external_threshold
      * bytes is written to this one side file (a plain file name, created
