@@ -45,6 +45,7 @@ typedef struct SaveCtx {
     IrError *err;
     int failed;
     const IrModel *model;   /* whose mappings the side files copy from */
+    uint64_t inline_bytes;  /* tensor payload bytes inside the message */
 } SaveCtx;
 
 /* Zeroed memory that lives until save_ctx_free. */
@@ -400,6 +401,10 @@ static Onnx__TensorProto *save_tensor(SaveCtx *c, const IrTensor *t)
     tp->metadata_props = save_strmap(c, &t->meta);
     save_unknown(c, &tp->base, &t->unk);
     save_tensor_payload(c, t, tp);
+    c->inline_bytes += tp->raw_data.len + 4 * (t->n_float + t->n_int32) +
+                       8 * (t->n_int64 + t->n_double + t->n_uint64);
+    for (size_t i = 0; i < t->n_string; i++)
+        c->inline_bytes += t->string_data[i].len;
     return tp;
 }
 
@@ -772,24 +777,35 @@ static int save_pack_stream(const ProtobufCMessage *msg, FILE *f, IrError *err)
 }
 
 /* Protobuf messages are limited to 2 GiB (readers use 32-bit sizes, and
- * other tools corrupt or refuse what is bigger): refuse, and say how to
- * get under the limit. */
-static int save_size_ok(const ProtobufCMessage *msg, const char *what,
-                        IrError *err)
+ * other tools corrupt or refuse what is bigger). */
+static int save_too_big(uint64_t n, const char *what, IrError *err)
 {
-    size_t n = protobuf_c_message_get_packed_size(msg);
-    if (n <= SAVE_MAX_MESSAGE)
-        return 0;
-    return ir_fail(err, "%s: the model would be %zu bytes, over protobuf's "
+    return ir_fail(err, "%s: the model would be %llu bytes, over protobuf's "
                    "2 GiB limit for one message; write the weights to a side "
-                   "file with --external-data FILE", what, n);
+                   "file with --external-data FILE", what, (unsigned long long)n);
+}
+
+/* Refuses before anything is written when the tensors alone pass the
+ * limit; near it, sizes the whole message (a walk over the structure, not
+ * the bytes). Below half the limit, the writers count what they write. */
+static int save_size_ok(const SaveCtx *c, const ProtobufCMessage *msg,
+                        const char *what, IrError *err)
+{
+    if (c->inline_bytes > SAVE_MAX_MESSAGE)
+        return save_too_big(c->inline_bytes, what, err);
+    if (c->inline_bytes <= SAVE_MAX_MESSAGE / 2)
+        return 0;
+    size_t n = protobuf_c_message_get_packed_size(msg);
+    return n > SAVE_MAX_MESSAGE ? save_too_big(n, what, err) : 0;
 }
 
 int save_model_stream(const IrModel *m, FILE *f, IrError *err)
 {
     SaveCtx c = {.err = err};
     Onnx__ModelProto *mp = save_model_msg(&c, m);
-    int rc = mp ? save_size_ok(&mp->base, "output", err) : -1;
+    /* A stream cannot be taken back: size it exactly first. */
+    size_t n = mp ? protobuf_c_message_get_packed_size(&mp->base) : 0;
+    int rc = !mp ? -1 : n > SAVE_MAX_MESSAGE ? save_too_big(n, "output", err) : 0;
     if (!rc)
         rc = save_pack_stream(&mp->base, f, err);
     save_ctx_free(&c);
@@ -807,11 +823,11 @@ int save_model_buffer(const IrModel *m, uint8_t **buf, size_t *len,
         save_ctx_free(&c);
         return -1;
     }
-    if (save_size_ok(&mp->base, "output", err)) {
-        save_ctx_free(&c);
-        return -1;
-    }
     size_t n = protobuf_c_message_get_packed_size(&mp->base);
+    if (n > SAVE_MAX_MESSAGE) {
+        save_ctx_free(&c);
+        return save_too_big(n, "output", err);
+    }
     *buf = ir_alloc(n);
     *len = protobuf_c_message_pack(&mp->base, *buf);
     save_ctx_free(&c);
@@ -947,7 +963,7 @@ int save_model_file(const IrModel *m, const char *path,
     }
     char *tmp = NULL;
     char **tmps = ir_alloc_array(c.n_ext + 1, sizeof *tmps);
-    int rc = save_size_ok(&mp->base, path, err);
+    int rc = save_size_ok(&c, &mp->base, path, err);
     int fd = rc ? -1 : save_tmp_open(path, &tmp, err);
     if (fd < 0)
         rc = -1;
@@ -955,7 +971,10 @@ int save_model_file(const IrModel *m, const char *path,
         SoFile f;
         so_init(&f, fd, m);
         protobuf_c_message_pack_to_buffer(&mp->base, &f.base);
+        uint64_t written = f.total;
         rc = save_tmp_close(&f, tmp, path, err);
+        if (!rc && written > SAVE_MAX_MESSAGE)
+            rc = save_too_big(written, path, err);
     }
     if (!rc)
         rc = save_side_files(&c, path, tmps, err);

@@ -25,7 +25,7 @@ static void so_append(ProtobufCBuffer *b, size_t len, const uint8_t *data)
 
 void so_init(SoFile *f, int fd, const IrModel *m)
 {
-    *f = (SoFile){{so_append}, fd, m, NULL, 0, 0};
+    *f = (SoFile){{so_append}, fd, m, NULL, 0, 0, 0};
 }
 
 /* write() until done; records the first error. */
@@ -110,6 +110,7 @@ static void so_from_memory(SoFile *f, const IrMapping *mp, const uint8_t *p, siz
 
 void so_write(SoFile *f, const uint8_t *data, size_t len)
 {
+    f->total += len;
     if (f->err || !len)
         return;
     if (len >= SO_DIRECT) {

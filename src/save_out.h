@@ -26,6 +26,7 @@ typedef struct SoFile {
     uint8_t *buf;
     size_t n;
     int err;                /* errno of the first failure; 0 = none */
+    uint64_t total;         /* bytes handed to so_write */
 } SoFile;
 
 void so_init(SoFile *f, int fd, const IrModel *m);

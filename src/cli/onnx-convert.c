@@ -171,6 +171,23 @@ static int cli_convert_args(int argc, char **argv, CliConvert *o)
     return 0;
 }
 
+/* The last use of a model before the process exits. Its memory goes back
+ * to the system at exit at once, while freeing a 100k-node model piece by
+ * piece takes a fifth of the whole run; sanitized builds still free it so
+ * that the leak checker sees everything. */
+static void cli_drop_model(IrModel *m)
+{
+#if defined(__SANITIZE_ADDRESS__)
+    ir_model_free(m);
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+    ir_model_free(m);
+#endif
+#else
+    (void)m;
+#endif
+}
+
 /* Checks m and records the inferred types of intermediate values as
  * value_info. Refuses (-1) a model the checker refuses. */
 static int cli_infer_shapes(IrModel *m, const char *path, IrError *err)
@@ -311,7 +328,7 @@ static int cli_convert(int argc, char **argv, bool optimize)
         return cli_error(&err);
     }
     rc = save_model_file(m, o.out, &o.save, &err);
-    ir_model_free(m);
+    cli_drop_model(m);
     if (rc)
         return cli_error(&err);
     return CLI_OK;
@@ -387,7 +404,7 @@ static int cli_info(int argc, char **argv)
         info_print_json(stdout, m, path);
     else
         info_print_text(stdout, m, path);
-    ir_model_free(m);
+    cli_drop_model(m);
     if (fflush(stdout) || ferror(stdout)) {
         fputs("onnx-convert: cannot write to standard output\n", stderr);
         return CLI_FAIL;
@@ -437,7 +454,7 @@ static int cli_check(int argc, char **argv)
                 printf("note: %s\n", r.items[i].msg);
     }
     chk_report_free(&r);
-    ir_model_free(m);
+    cli_drop_model(m);
     return errors ? CLI_FAIL : CLI_OK;
 }
 
