@@ -10,8 +10,8 @@
 # unprintable names, ...) into a temporary folder. For each file F,
 # `check F`, `convert F --opset 17 -o OUT` and `optimize F -o OUT` must exit
 # 1 with exactly one line on stderr naming the rule (or, for what the loader
-# refuses, naming the loader's limit or reason), and leave nothing in OUT's
-# folder. A command that runs longer than 60 s counts as a hang. Ends with
+# refuses, naming the file), and leave nothing in OUT's folder; `info F`
+# may describe the model or refuse it in one line, but never crash. A command that runs longer than 60 s counts as a hang. Ends with
 # "hostile_models: N passed, N failed".
 
 BIN=$1
@@ -101,6 +101,17 @@ while read -r name rule; do
     refused "convert $name --opset 17" "$want" \
         "$BIN" convert "$f" --opset 17 -o "$OUTDIR/out.onnx"
     refused "optimize $name" "$want" "$BIN" optimize "$f" -o "$OUTDIR/out.onnx"
+    # info describes what it can load (inference included) and refuses
+    # what it cannot: exit status 0, or 1 with one line; never a crash
+    limited "$BIN" info "$f" > /dev/null 2> "$ERR"
+    rc=$?
+    if [ "$rc" = 0 ] && [ ! -s "$ERR" ]; then
+        ok
+    elif [ "$rc" = 1 ] && [ "$(wc -l < "$ERR" | tr -d ' ')" = 1 ]; then
+        ok
+    else
+        bad "info $name: exit status $rc; stderr: $(snippet "$ERR")"
+    fi
 done < "$TMP/cases"
 
 [ "$n" -gt 0 ] || bad "tool_hostile_gen wrote no cases"
