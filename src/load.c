@@ -33,6 +33,8 @@ typedef struct LoadCtx {
     IrError *err;
     size_t n_nodes;       /* nodes loaded so far, all scopes */
     size_t max_nodes;     /* LOAD_MAX_NODES unless LoadOptions says */
+    const char *node;     /* the node whose attributes are loading, for
+                             messages about their (often unnamed) tensors */
 } LoadCtx;
 
 /* ---- wire format check --------------------------------------------- */
@@ -312,10 +314,13 @@ static const char *load_shown(const char *s)
 static int load_dims_ok(LoadCtx *c, const char *name, int32_t dtype,
                         size_t ndims, const int64_t *dims)
 {
-    name = load_shown(name);
+    char tname[160];
+    snprintf(tname, sizeof tname, "tensor '%s'%s%s%s", load_shown(name),
+             c->node ? " of node '" : "", c->node ? load_shown(c->node) : "",
+             c->node ? "'" : "");
     if (ndims > LOAD_MAX_RANK)
-        return ir_fail(c->err, "%s: tensor '%s' has rank %zu, more than %d "
-                       "(LOAD_MAX_RANK)", c->what, name, ndims, LOAD_MAX_RANK);
+        return ir_fail(c->err, "%s: %s has rank %zu, more than %d "
+                       "(LOAD_MAX_RANK)", c->what, tname, ndims, LOAD_MAX_RANK);
     for (size_t k = 0; k < ndims; k++)
         if (dims[k] <= 0)
             return 0; /* no elements, or negative: nothing to size */
@@ -327,12 +332,12 @@ static int load_dims_ok(LoadCtx *c, const char *name, int32_t dtype,
         numel *= over ? 1 : (uint64_t)dims[k];
     }
     if (over || numel > (UINT64_MAX - 7) / bits)
-        return ir_fail(c->err, "%s: tensor-overflow: tensor '%s': the product "
-                       "of its %zu dims overflows 64 bits", c->what, name, ndims);
+        return ir_fail(c->err, "%s: tensor-overflow: %s: the product of its "
+                       "%zu dims overflows 64 bits", c->what, tname, ndims);
     uint64_t bytes = (numel * bits + 7) / 8;
     if (bytes > LOAD_MAX_TENSOR_BYTES)
-        return ir_fail(c->err, "%s: tensor '%s' declares %llu bytes, more than "
-                       "%llu (LOAD_MAX_TENSOR_BYTES)", c->what, name,
+        return ir_fail(c->err, "%s: %s declares %llu bytes, more than "
+                       "%llu (LOAD_MAX_TENSOR_BYTES)", c->what, tname,
                        (unsigned long long)bytes,
                        (unsigned long long)LOAD_MAX_TENSOR_BYTES);
     return 0;
@@ -956,8 +961,11 @@ static IrNode *load_node_shell(LoadCtx *c, Onnx__NodeProto *np, IrGraph *g)
 /* Loads a node's attributes (subgraphs included) and binds its inputs. */
 static int load_node_body(LoadCtx *c, Onnx__NodeProto *np, IrNode *n)
 {
+    const char *outer = c->node;
     for (size_t i = 0; i < np->n_attribute; i++) {
+        c->node = n->name ? n->name : "";
         IrAttr *a = load_attr(c, np->attribute[i], n->graph);
+        c->node = outer;
         if (!a)
             return -1;
         n->attr[n->n_attr++] = a;
@@ -1001,7 +1009,7 @@ static IrValueInfo *load_valueinfo(Onnx__ValueInfoProto *vp, IrGraph *g,
 }
 
 /* Registers the graph's initializers (dense and sparse) as values. */
-static int load_inits(LoadCtx *c, Onnx__GraphProto *gp, IrGraph *g)
+static int load_inits_of(LoadCtx *c, Onnx__GraphProto *gp, IrGraph *g)
 {
     for (size_t i = 0; i < gp->n_initializer; i++) {
         IrTensor *t = load_tensor_bounded(c, gp->initializer[i]);
@@ -1027,6 +1035,16 @@ static int load_inits(LoadCtx *c, Onnx__GraphProto *gp, IrGraph *g)
         ir_ptrlist_push(&g->sparse_inits, s);
     }
     return 0;
+}
+
+static int load_inits(LoadCtx *c, Onnx__GraphProto *gp, IrGraph *g)
+{
+    /* a subgraph's initializers are no attribute tensors of its node */
+    const char *outer = c->node;
+    c->node = NULL;
+    int rc = load_inits_of(c, gp, g);
+    c->node = outer;
+    return rc;
 }
 
 static void load_qann(Onnx__GraphProto *gp, IrGraph *g)

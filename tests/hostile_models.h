@@ -525,6 +525,39 @@ static inline void hm_fn_undefined(IrModel *m)
     hm_call_from_main(m, "F");
 }
 
+/* F's body is a -> b -> a; main calls F. */
+static inline void hm_fn_cycle(IrModel *m)
+{
+    hm_add_function(m, "F", NULL);
+    IrGraph *b = m->functions[0]->body;
+    hm_add_cycle(b, "cyc_out");
+    ir_graph_add_output(b, ir_graph_find_local(b, "cyc_out"), NULL);
+    hm_call_from_main(m, "F");
+}
+
+/* relu0 becomes a Constant whose value tensor has `rank` dims `dims`. */
+static inline void hm_constant_dims(IrModel *m, size_t rank, const int64_t *dims)
+{
+    IrNode *n = hm_find(m->graph, "relu0");
+    hm_set_op(n, "Constant");
+    ir_node_set_input(n, 0, NULL);
+    n->n_in = 0;
+    IrTensor *t = ir_tensor_new("", HM_FLOAT, rank, dims, NULL, 0);
+    ir_node_set_attr(n, ir_attr_tensor("value", t));
+}
+
+static inline void hm_constant_overflow(IrModel *m)
+{
+    int64_t d[2] = {INT64_C(1) << 40, INT64_C(1) << 40};
+    hm_constant_dims(m, 2, d);
+}
+
+static inline void hm_constant_negative(IrModel *m)
+{
+    int64_t d[2] = {2, -7};
+    hm_constant_dims(m, 2, d);
+}
+
 /* ---- sparse initializers --------------------------------------------- */
 
 static inline void hm_sparse_range(IrModel *m)
@@ -567,6 +600,12 @@ static inline void hm_sparse_duplicate(IrModel *m)
 {
     int64_t d = 4, nnz = 2, idx[2] = {2, 2};
     hm_add_sparse(m, 1, &d, 1, &nnz, 1, &nnz, 2, idx);
+}
+
+static inline void hm_sparse_negative_dense_dim(IrModel *m)
+{
+    int64_t d = -4, nnz = 1, idx[1] = {0};
+    hm_add_sparse(m, 1, &d, 1, &nnz, 1, &nnz, 1, idx);
 }
 
 static inline void hm_sparse_coords_unsorted(IrModel *m)
@@ -672,6 +711,9 @@ static const HmCase hm_cases[] = {
     {"function_calls_itself", hm_fn_self, NULL, "function-recursion", "'F'"},
     {"functions_call_each_other", hm_fn_mutual, NULL, "function-recursion", "'F'"},
     {"function_calls_undefined", hm_fn_undefined, NULL, "op-unknown", "Nope|'F'"},
+    {"cycle_in_function_body", hm_fn_cycle, NULL, "topo-order", "cyc_a|'F'"},
+    {"constant_dims_overflow", hm_constant_overflow, NULL, NULL, "tensor-overflow|relu0"},
+    {"constant_negative_dim", hm_constant_negative, NULL, "tensor-dims", "relu0|-7"},
     {"sparse_index_out_of_range", hm_sparse_range, NULL, "sparse-index", "'S'|4"},
     {"sparse_index_negative", hm_sparse_negative, NULL, "sparse-index", "'S'|-1"},
     {"sparse_index_count", hm_sparse_count, NULL, "sparse-shape", "'S'"},
@@ -680,6 +722,7 @@ static const HmCase hm_cases[] = {
     {"sparse_unsorted", hm_sparse_unsorted, NULL, "sparse-order", "'S'"},
     {"sparse_duplicate", hm_sparse_duplicate, NULL, "sparse-unique", "'S'"},
     {"sparse_coords_unsorted", hm_sparse_coords_unsorted, NULL, "sparse-order", "'S'"},
+    {"sparse_negative_dense_dim", hm_sparse_negative_dense_dim, NULL, "tensor-dims", "'S'"},
     {"huge_node_name", hm_huge_node_name, NULL, NULL, "node|LOAD_MAX_NAME"},
     {"huge_value_name", hm_huge_value_name, NULL, NULL, "LOAD_MAX_NAME"},
     {"huge_op_type", hm_huge_op_type, NULL, NULL, "op_type|LOAD_MAX_NAME"},
