@@ -367,6 +367,26 @@ static void chk_type_features(ChkCtx *c, const IrType *t, const char *where, int
     chk_type_features(c, t->elem, where, depth + 1);
 }
 
+/* A declared type's element types and dims: an element type code that
+ * names no type, or a negative dim_value, describes no tensor at all (and
+ * inference would carry the -5 along as if it were a size). */
+static void chk_type_values(ChkCtx *c, const IrType *t, const char *where, int depth)
+{
+    if (!t || depth > 32)
+        return;
+    if ((t->kind == IR_TYPE_TENSOR || t->kind == IR_TYPE_SPARSE_TENSOR) && t->has_elem_type &&
+        t->elem_type != 0 && !ir_dtype_name(t->elem_type))
+        chk_add(c->r, CHK_ERROR, "value-type: %s has unknown element type %d", where,
+                (int)t->elem_type);
+    for (size_t k = 0; t->shape && k < t->shape->rank; k++)
+        if (t->shape->dims[k].kind == IR_DIM_VALUE && t->shape->dims[k].value < 0) {
+            chk_add(c->r, CHK_ERROR, "value-type: %s: dimension %zu is negative (%lld)",
+                    where, k, (long long)t->shape->dims[k].value);
+            break;
+        }
+    chk_type_values(c, t->elem, where, depth + 1);
+}
+
 /* A value_info's type: present (main graph inputs/outputs must have one)
  * and of features the IR version has. */
 static void chk_valueinfo(ChkCtx *c, const IrValueInfo *vi, const char *role,
@@ -379,10 +399,13 @@ static void chk_valueinfo(ChkCtx *c, const IrValueInfo *vi, const char *role,
         chk_add(c->r, CHK_ERROR, "name-empty: %s has no name", where);
         return;
     }
+    /* elem_type 0 is UNDEFINED: no more an element type than none at all */
     if (need_type && (!vi->type || vi->type->kind == IR_TYPE_NONE))
         chk_add(c->r, CHK_ERROR, "value-type: %s has no type", where);
-    else if (need_type && vi->type->kind == IR_TYPE_TENSOR && !vi->type->has_elem_type)
+    else if (need_type && vi->type->kind == IR_TYPE_TENSOR &&
+             (!vi->type->has_elem_type || vi->type->elem_type == 0))
         chk_add(c->r, CHK_ERROR, "value-type: %s has no element type", where);
+    chk_type_values(c, vi->type, where, 0);
     chk_type_features(c, vi->type, where, 0);
 }
 
@@ -534,6 +557,15 @@ static void chk_outputs(ChkCtx *c, const IrNode *n, ChkScope *s, const char *whe
     }
 }
 
+/* Whether some model-local function lives in (normalized) domain dom. */
+static bool chk_function_domain(const IrModel *m, const char *dom)
+{
+    for (size_t k = 0; k < m->n_functions; k++)
+        if (!strcmp(os_domain_norm(m->functions[k]->domain), dom))
+            return true;
+    return false;
+}
+
 static void chk_node(ChkCtx *c, IrNode *n, ChkScope *s)
 {
     char where[400];
@@ -553,7 +585,16 @@ static void chk_node(ChkCtx *c, IrNode *n, ChkScope *s)
                 where, dom[0] ? dom : "ai.onnx");
     } else if (os_domain_max(dom) < 0) {
         chk_where(s, n, 0, where, sizeof where);
-        c->r->n_unchecked++;
+        /* A domain the model defines functions in is taken to hold only
+         * them: a call that matches none calls nothing (otherwise a
+         * function calling a missing one would pass as a custom op). */
+        if (chk_function_domain(c->m, dom))
+            chk_add(c->r, CHK_ERROR, "op-unknown: %s: domain '%s' has no model-local "
+                    "function '%s'%s%s", where, dom, n->op_type,
+                    n->overload && n->overload[0] ? " with overload " : "",
+                    n->overload && n->overload[0] ? n->overload : "");
+        else
+            c->r->n_unchecked++;
     } else {
         sc = os_find(dom, n->op_type, opset);
         chk_where(s, n, sc ? sc->since : 0, where, sizeof where);
@@ -645,8 +686,14 @@ static void chk_graph_outputs(ChkCtx *c, IrGraph *g, ChkScope *s, bool main)
                     "produced by any node, input or initializer", v->name,
                     s->up || s->fn ? " of " : "", s->up || s->fn ? s->label : "");
     }
-    for (size_t k = 0; k < g->value_info.n; k++)
-        chk_type_features(c, ((const IrValueInfo *)g->value_info.p[k])->type, "value_info", 0);
+    for (size_t k = 0; k < g->value_info.n; k++) {
+        const IrValueInfo *vi = g->value_info.p[k];
+        char where[320];
+        snprintf(where, sizeof where, "value_info '%s'%s%s", vi->value->name,
+                 s->up || s->fn ? " in " : "", s->up || s->fn ? s->label : "");
+        chk_type_values(c, vi->type, where, 0);
+        chk_type_features(c, vi->type, "value_info", 0);
+    }
 }
 
 static int chk_graph(ChkCtx *c, IrGraph *g, ChkScope *up, const IrFunction *fn,

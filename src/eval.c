@@ -604,10 +604,16 @@ static int ev_call_function(EvRun *r, EvScope *s, const IrFunction *fn,
     if (!rc)
         rc = ev_collect_outputs(r, &f, fn->body, n->n_out, out, &sub);
     ev_frame_clear(&f);
-    if (rc)
-        return ir_fail(err, "%s (in function %s called by node %s)", sub.msg,
-                       fn->name, label);
-    return 0;
+    if (!rc)
+        return 0;
+    /* Each frame once: a recursive function would otherwise fill the
+     * message with 64 copies of the same call before saying anything. */
+    char frame[512];
+    snprintf(frame, sizeof frame, " (in function %s called by node %s)",
+             fn->name ? fn->name : "", label);
+    if (strstr(sub.msg, frame))
+        return ir_fail(err, "%s", sub.msg);
+    return ir_fail(err, "%s%s", sub.msg, frame);
 }
 
 static int ev_call_kernel(EvRun *r, EvFrame *f, EvScope *s,

@@ -1052,10 +1052,15 @@ static int inf_call(InfCtx *c, IrFunction *f)
     sub.fn = f;
     sub.depth = c->depth + 1;
     size_t n_in = body->inputs.n < c->node->n_in ? body->inputs.n : c->node->n_in;
-    const IrType **types = ir_alloc_array(n_in ? n_in : 1, sizeof *types);
+    /* Copies: when a function calls itself (a model the checker refuses,
+     * but info and the converter infer it anyway) the call's arguments are
+     * the body's own inputs, whose types inf_seed frees first. */
+    IrType **types = ir_alloc_array(n_in ? n_in : 1, sizeof *types);
     for (size_t k = 0; k < n_in; k++)
-        types[k] = inf_in(c, k);
-    inf_seed(&sub, body, n_in, types);
+        types[k] = ir_type_copy(inf_in(c, k));
+    inf_seed(&sub, body, n_in, (const IrType *const *)types);
+    for (size_t k = 0; k < n_in; k++)
+        ir_type_free(types[k]);
     free(types);
     int rc = inf_graph_nodes(&sub, body);
     for (size_t k = 0; rc == 0 && k < c->node->n_out && k < body->outputs.n; k++) {

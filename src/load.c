@@ -39,6 +39,10 @@ typedef struct LoadCtx {
     IrError *err;
     const LbHoles *holes; /* raw_data left in the mapped file, or NULL */
     bool *hole_used;      /* one flag per hole */
+    size_t n_nodes;       /* nodes loaded so far, all scopes */
+    size_t max_nodes;     /* LOAD_MAX_NODES unless LoadOptions says */
+    const char *node;     /* the node whose attributes are loading, for
+                             messages about their (often unnamed) tensors */
 } LoadCtx;
 
 /* ---- wire format check --------------------------------------------- */
@@ -290,6 +294,197 @@ static char **load_str_list(size_t n, char **src)
     for (size_t i = 0; i < n; i++)
         s[i] = load_take(&src[i]);
     return s;
+}
+
+/* ---- limits (load.h) --------------------------------------------------- */
+
+/* Refuses a name longer than LOAD_MAX_NAME; `what` says whose it is. Only
+ * the start of the name is shown: it may be megabytes long. */
+static int load_name_ok(LoadCtx *c, const char *s, const char *what)
+{
+    if (!s || strnlen(s, (size_t)LOAD_MAX_NAME + 1) <= LOAD_MAX_NAME)
+        return 0;
+    return ir_fail(c->err, "%s: %s ('%.32s...') is longer than %d bytes "
+                   "(LOAD_MAX_NAME)", c->what, what, s, LOAD_MAX_NAME);
+}
+
+/* A name short enough to show whole in a message about something else
+ * (the name itself may be what is too long). */
+static const char *load_shown(const char *s)
+{
+    return s && strnlen(s, 65) <= 64 ? s : "";
+}
+
+/* Refuses dims of more than LOAD_MAX_RANK entries, or declaring more than
+ * LOAD_MAX_TENSOR_BYTES or a product that overflows 64 bits. A negative
+ * dim declares no size: that is the checker's tensor-dims rule, and every
+ * later step treats such a tensor as having no elements it can read. */
+static int load_dims_ok(LoadCtx *c, const char *name, int32_t dtype,
+                        size_t ndims, const int64_t *dims)
+{
+    char tname[160];
+    snprintf(tname, sizeof tname, "tensor '%s'%s%s%s", load_shown(name),
+             c->node ? " of node '" : "", c->node ? load_shown(c->node) : "",
+             c->node ? "'" : "");
+    if (ndims > LOAD_MAX_RANK)
+        return ir_fail(c->err, "%s: %s has rank %zu, more than %d "
+                       "(LOAD_MAX_RANK)", c->what, tname, ndims, LOAD_MAX_RANK);
+    for (size_t k = 0; k < ndims; k++)
+        if (dims[k] <= 0)
+            return 0; /* no elements, or negative: nothing to size */
+    uint64_t numel = 1;
+    uint64_t bits = ir_dtype_bits(dtype) ? (uint64_t)ir_dtype_bits(dtype) : 8;
+    bool over = false;
+    for (size_t k = 0; k < ndims && !over; k++) {
+        over = numel > UINT64_MAX / (uint64_t)dims[k];
+        numel *= over ? 1 : (uint64_t)dims[k];
+    }
+    if (over || numel > (UINT64_MAX - 7) / bits)
+        return ir_fail(c->err, "%s: tensor-overflow: %s: the product of its "
+                       "%zu dims overflows 64 bits", c->what, tname, ndims);
+    uint64_t bytes = (numel * bits + 7) / 8;
+    if (bytes > LOAD_MAX_TENSOR_BYTES)
+        return ir_fail(c->err, "%s: %s declares %llu bytes, more than "
+                       "%llu (LOAD_MAX_TENSOR_BYTES)", c->what, tname,
+                       (unsigned long long)bytes,
+                       (unsigned long long)LOAD_MAX_TENSOR_BYTES);
+    return 0;
+}
+
+/* Refuses a declared type whose shape (at any nesting) has more than
+ * LOAD_MAX_RANK dims. */
+static int load_type_ok(LoadCtx *c, const Onnx__TypeProto *tp,
+                        const char *name)
+{
+    for (int depth = 0; tp && depth <= LOAD_MAX_DEPTH; depth++) {
+        const Onnx__TensorShapeProto *sh =
+            tp->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE
+                ? tp->tensor_type->shape
+            : tp->value_case == ONNX__TYPE_PROTO__VALUE_SPARSE_TENSOR_TYPE
+                ? tp->sparse_tensor_type->shape : NULL;
+        if (sh && sh->n_dim > LOAD_MAX_RANK)
+            return ir_fail(c->err, "%s: the type of '%s' has a shape of rank "
+                           "%zu, more than %d (LOAD_MAX_RANK)", c->what,
+                           load_shown(name), sh->n_dim, LOAD_MAX_RANK);
+        tp = tp->value_case == ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE
+                 ? tp->sequence_type->elem_type
+             : tp->value_case == ONNX__TYPE_PROTO__VALUE_OPTIONAL_TYPE
+                 ? tp->optional_type->elem_type
+             : tp->value_case == ONNX__TYPE_PROTO__VALUE_MAP_TYPE
+                 ? tp->map_type->value_type : NULL;
+    }
+    return 0;
+}
+
+/* A list of names (inputs, outputs) within LOAD_MAX_NAME. */
+static int load_names_ok(LoadCtx *c, size_t n, char **names, const char *what)
+{
+    for (size_t i = 0; i < n; i++)
+        if (load_name_ok(c, names[i], what))
+            return -1;
+    return 0;
+}
+
+static int load_valueinfos_ok(LoadCtx *c, size_t n,
+                              Onnx__ValueInfoProto **vi, const char *what)
+{
+    for (size_t i = 0; i < n; i++)
+        if (load_name_ok(c, vi[i]->name, what) ||
+            load_type_ok(c, vi[i]->type, vi[i]->name))
+            return -1;
+    return 0;
+}
+
+/* A node's names (its own, op_type, domain, overload, inputs, outputs,
+ * attribute names) and its attributes' declared types. */
+static int load_node_ok(LoadCtx *c, const Onnx__NodeProto *np)
+{
+    char what[128];
+    if (load_name_ok(c, np->name, "the name of a node"))
+        return -1;
+    const char *id = load_shown(np->name);
+    static const char *const field[] = {"op_type", "domain", "overload"};
+    const char *const value[] = {np->op_type, np->domain, np->overload};
+    for (int k = 0; k < 3; k++) {
+        snprintf(what, sizeof what, "the %s of node '%s'", field[k], id);
+        if (load_name_ok(c, value[k], what))
+            return -1;
+    }
+    snprintf(what, sizeof what, "an input name of node '%s'", id);
+    if (load_names_ok(c, np->n_input, np->input, what))
+        return -1;
+    snprintf(what, sizeof what, "an output name of node '%s'", id);
+    if (load_names_ok(c, np->n_output, np->output, what))
+        return -1;
+    snprintf(what, sizeof what, "an attribute name of node '%s'", id);
+    for (size_t i = 0; i < np->n_attribute; i++) {
+        const Onnx__AttributeProto *a = np->attribute[i];
+        if (load_name_ok(c, a->name, what) ||
+            load_name_ok(c, a->ref_attr_name, what) ||
+            load_type_ok(c, a->tp, a->name))
+            return -1;
+        for (size_t k = 0; k < a->n_type_protos; k++)
+            if (load_type_ok(c, a->type_protos[k], a->name))
+                return -1;
+    }
+    return 0;
+}
+
+/* A graph's own names and declared types (its nodes are checked one by
+ * one as they load). */
+static int load_graph_ok(LoadCtx *c, const Onnx__GraphProto *gp)
+{
+    if (load_name_ok(c, gp->name, "the name of a graph") ||
+        load_valueinfos_ok(c, gp->n_input, gp->input, "a graph input name") ||
+        load_valueinfos_ok(c, gp->n_output, gp->output,
+                           "a graph output name") ||
+        load_valueinfos_ok(c, gp->n_value_info, gp->value_info,
+                           "a value_info name"))
+        return -1;
+    for (size_t i = 0; i < gp->n_initializer; i++)
+        if (load_name_ok(c, gp->initializer[i]->name,
+                         "the name of an initializer"))
+            return -1;
+    for (size_t i = 0; i < gp->n_sparse_initializer; i++) {
+        const Onnx__SparseTensorProto *sp = gp->sparse_initializer[i];
+        if (sp->values && load_name_ok(c, sp->values->name,
+                                       "the name of a sparse initializer"))
+            return -1;
+    }
+    return 0;
+}
+
+static int load_opsets_ok(LoadCtx *c, size_t n, Onnx__OperatorSetIdProto **o)
+{
+    for (size_t i = 0; i < n; i++)
+        if (load_name_ok(c, o[i]->domain, "the domain of an opset import"))
+            return -1;
+    return 0;
+}
+
+static int load_function_ok(LoadCtx *c, const Onnx__FunctionProto *fp)
+{
+    char what[128];
+    if (load_name_ok(c, fp->name, "the name of a function"))
+        return -1;
+    const char *id = load_shown(fp->name);
+    snprintf(what, sizeof what, "the domain of function '%s'", id);
+    if (load_name_ok(c, fp->domain, what))
+        return -1;
+    snprintf(what, sizeof what, "the overload of function '%s'", id);
+    if (load_name_ok(c, fp->overload, what))
+        return -1;
+    snprintf(what, sizeof what, "a name in function '%s'", id);
+    if (load_names_ok(c, fp->n_input, fp->input, what) ||
+        load_names_ok(c, fp->n_output, fp->output, what) ||
+        load_names_ok(c, fp->n_attribute, fp->attribute, what) ||
+        load_valueinfos_ok(c, fp->n_value_info, fp->value_info, what) ||
+        load_opsets_ok(c, fp->n_opset_import, fp->opset_import))
+        return -1;
+    for (size_t i = 0; i < fp->n_attribute_proto; i++)
+        if (load_name_ok(c, fp->attribute_proto[i]->name, what))
+            return -1;
+    return 0;
 }
 
 /* ---- types ----------------------------------------------------------- */
@@ -673,12 +868,21 @@ static IrTensor *load_tensor(LoadCtx *c, Onnx__TensorProto *tp)
     return t;
 }
 
+/* load_tensor within LOAD_MAX_RANK and LOAD_MAX_TENSOR_BYTES, checked
+ * before any payload (or external file) is touched. */
+static IrTensor *load_tensor_bounded(LoadCtx *c, Onnx__TensorProto *tp)
+{
+    if (tp && load_dims_ok(c, tp->name, tp->data_type, tp->n_dims, tp->dims))
+        return NULL;
+    return load_tensor(c, tp);
+}
+
 /* A tensor that is allowed to be absent: *ok turns false on an error. */
 static IrTensor *load_opt_tensor(LoadCtx *c, Onnx__TensorProto *tp, bool *ok)
 {
     if (!tp)
         return NULL;
-    IrTensor *t = load_tensor(c, tp);
+    IrTensor *t = load_tensor_bounded(c, tp);
     if (!t)
         *ok = false;
     return t;
@@ -686,6 +890,11 @@ static IrTensor *load_opt_tensor(LoadCtx *c, Onnx__TensorProto *tp, bool *ok)
 
 static IrSparse *load_sparse(LoadCtx *c, Onnx__SparseTensorProto *sp)
 {
+    /* the dense shape is a tensor's declared size like any other */
+    if (load_dims_ok(c, sp->values ? sp->values->name : NULL,
+                     sp->values ? sp->values->data_type : 0, sp->n_dims,
+                     sp->dims))
+        return NULL;
     IrSparse *s = ir_alloc(sizeof *s);
     bool ok = true;
     s->values = load_opt_tensor(c, sp->values, &ok);
@@ -731,7 +940,7 @@ static IrAttr *load_attr(LoadCtx *c, Onnx__AttributeProto *ap, IrGraph *g)
     a->strings = load_bytes_list(ap->n_strings, ap->strings);
     a->tensors = ir_alloc_array(ap->n_tensors + 1, sizeof *a->tensors);
     for (size_t i = 0; ok && i < ap->n_tensors; i++, a->n_tensors++)
-        ok = (a->tensors[i] = load_tensor(c, ap->tensors[i])) != NULL;
+        ok = (a->tensors[i] = load_tensor_bounded(c, ap->tensors[i])) != NULL;
     a->graphs = ir_alloc_array(ap->n_graphs + 1, sizeof *a->graphs);
     for (size_t i = 0; ok && i < ap->n_graphs; i++, a->n_graphs++)
         ok = (a->graphs[i] = load_graph(c, ap->graphs[i], g)) != NULL;
@@ -819,6 +1028,8 @@ static void load_devcfgs(IrNode *n, Onnx__NodeProto *np)
  * subgraphs may name any value of g). */
 static IrNode *load_node_shell(LoadCtx *c, Onnx__NodeProto *np, IrGraph *g)
 {
+    if (load_node_ok(c, np))
+        return NULL;
     IrNode *n = ir_alloc(sizeof *n);
     n->graph = g;
     n->prev = g->last;
@@ -863,8 +1074,11 @@ static IrNode *load_node_shell(LoadCtx *c, Onnx__NodeProto *np, IrGraph *g)
 /* Loads a node's attributes (subgraphs included) and binds its inputs. */
 static int load_node_body(LoadCtx *c, Onnx__NodeProto *np, IrNode *n)
 {
+    const char *outer = c->node;
     for (size_t i = 0; i < np->n_attribute; i++) {
+        c->node = n->name ? n->name : "";
         IrAttr *a = load_attr(c, np->attribute[i], n->graph);
+        c->node = outer;
         if (!a)
             return -1;
         n->attr[n->n_attr++] = a;
@@ -908,10 +1122,10 @@ static IrValueInfo *load_valueinfo(Onnx__ValueInfoProto *vp, IrGraph *g,
 }
 
 /* Registers the graph's initializers (dense and sparse) as values. */
-static int load_inits(LoadCtx *c, Onnx__GraphProto *gp, IrGraph *g)
+static int load_inits_of(LoadCtx *c, Onnx__GraphProto *gp, IrGraph *g)
 {
     for (size_t i = 0; i < gp->n_initializer; i++) {
-        IrTensor *t = load_tensor(c, gp->initializer[i]);
+        IrTensor *t = load_tensor_bounded(c, gp->initializer[i]);
         if (!t)
             return -1;
         IrValue *v = ir_graph_value(g, t->name ? t->name : "");
@@ -936,6 +1150,16 @@ static int load_inits(LoadCtx *c, Onnx__GraphProto *gp, IrGraph *g)
     return 0;
 }
 
+static int load_inits(LoadCtx *c, Onnx__GraphProto *gp, IrGraph *g)
+{
+    /* a subgraph's initializers are no attribute tensors of its node */
+    const char *outer = c->node;
+    c->node = NULL;
+    int rc = load_inits_of(c, gp, g);
+    c->node = outer;
+    return rc;
+}
+
 static void load_qann(Onnx__GraphProto *gp, IrGraph *g)
 {
     g->n_qann = gp->n_quantization_annotation;
@@ -955,6 +1179,11 @@ static void load_qann(Onnx__GraphProto *gp, IrGraph *g)
  * load_node_shell). */
 static int load_nodes(LoadCtx *c, size_t n, Onnx__NodeProto **np, IrGraph *g)
 {
+    /* counted before anything is built: c->n_nodes never passes the limit */
+    if (n > c->max_nodes - c->n_nodes)
+        return ir_fail(c->err, "%s: the model has more than %zu nodes in all "
+                       "its graphs (LOAD_MAX_NODES)", c->what, c->max_nodes);
+    c->n_nodes += n;
     IrNode **made = ir_alloc_array(n + 1, sizeof *made);
     int rc = 0;
     for (size_t i = 0; i < n && !rc; i++)
@@ -982,6 +1211,8 @@ static void load_output(IrGraph *g, IrValueInfo *vi)
 
 static IrGraph *load_graph(LoadCtx *c, Onnx__GraphProto *gp, IrGraph *parent)
 {
+    if (load_graph_ok(c, gp))
+        return NULL;
     IrGraph *g = ir_graph_new(parent);
     g->name = load_take(&gp->name);
     g->doc_string = load_take(&gp->doc_string);
@@ -1016,6 +1247,8 @@ static IrValueInfo *load_name_info(IrGraph *g, const char *name, bool input)
 
 static IrFunction *load_function(LoadCtx *c, Onnx__FunctionProto *fp)
 {
+    if (load_function_ok(c, fp))
+        return NULL;
     IrFunction *f = ir_alloc(sizeof *f);
     f->name = load_take(&fp->name);
     f->domain = load_take(&fp->domain);
@@ -1090,6 +1323,8 @@ static void load_configs(Onnx__ModelProto *mp, IrModel *m)
 
 static int load_model_msg(LoadCtx *c, Onnx__ModelProto *mp, IrModel *m)
 {
+    if (load_opsets_ok(c, mp->n_opset_import, mp->opset_import))
+        return -1;
     m->has_ir_version = mp->has_ir_version;
     m->ir_version = mp->ir_version;
     load_opsets(mp->n_opset_import, mp->opset_import, &m->n_opsets, &m->opsets);
@@ -1128,7 +1363,9 @@ static int load_decode(const uint8_t *buf, size_t len, const char *dir,
         return ir_fail(err, "%s: not a valid ONNX model: protobuf decoding "
                        "failed", what);
     IrModel *m = ir_model_new();
-    LoadCtx c = {m, what, dir, NULL, opt && opt->skip_external, err, NULL, NULL};
+    LoadCtx c = {.model = m, .what = what, .dir = dir,
+                 .skip_external = opt && opt->skip_external, .err = err};
+    c.max_nodes = opt && opt->max_nodes ? opt->max_nodes : LOAD_MAX_NODES;
     if (holes && holes->n) {
         c.holes = holes;
         c.hole_used = ir_alloc_array(holes->n, sizeof *c.hole_used);
@@ -1293,8 +1530,8 @@ int load_tensor_file(const char *path, IrTensor **out, IrError *err)
         munmap(base, len);
     if (!tp)
         return ir_fail(err, "%s: not a valid TensorProto", path);
-    LoadCtx c = {NULL, path, NULL, NULL, true, err, NULL, NULL};
-    *out = load_tensor(&c, tp);
+    LoadCtx c = {.what = path, .skip_external = true, .err = err};
+    *out = load_tensor_bounded(&c, tp);
     onnx__tensor_proto__free_unpacked(tp, NULL);
     return *out ? 0 : -1;
 }
@@ -1327,6 +1564,6 @@ void *load_message_file(const char *path, const void *descriptor,
 IrTensor *load_tensor_message(void *tensor_proto, const char *what,
                               IrError *err)
 {
-    LoadCtx c = {NULL, what, NULL, NULL, true, err, NULL, NULL};
-    return load_tensor(&c, tensor_proto);
+    LoadCtx c = {.what = what, .skip_external = true, .err = err};
+    return load_tensor_bounded(&c, tensor_proto);
 }

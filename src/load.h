@@ -24,9 +24,26 @@
  * model's lifetime, so that saving copies its bytes file to file. */
 #define LOAD_KEEP_FD_BYTES (1u << 20)
 
+/* Limits on what a file may declare, checked while the IR is built so
+ * that no later step meets sizes it cannot handle. No real model comes
+ * near them; a file past one is refused with a message naming it. */
+/* Nodes in the whole model: main graph, subgraphs, functions, training. */
+#define LOAD_MAX_NODES ((size_t)1 << 24)
+/* Bytes of one name: node, value, graph, function, attribute names,
+ * op_type and domain (doc strings and metadata are text, not names). */
+#define LOAD_MAX_NAME 65536
+/* Bytes one tensor declares: its dims product times its element size
+ * (a STRING element counts 1); the product must not overflow either. */
+#define LOAD_MAX_TENSOR_BYTES ((uint64_t)1 << 40)
+/* Dims of one tensor or declared shape; the evaluator's EV_MAX_RANK. */
+#define LOAD_MAX_RANK 64
+
 typedef struct LoadOptions {
     /* Leave external data unopened (info does not need the bytes). */
     int skip_external;
+    /* Another node limit than LOAD_MAX_NODES (0: that one), so that tests
+     * can reach a limit without building 16 million nodes. */
+    size_t max_nodes;
 } LoadOptions;
 
 /* Loads the model at `path`. External data is resolved relative to the

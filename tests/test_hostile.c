@@ -763,6 +763,8 @@ static void build_init_model(WireBuf *m, WireBuf *tensor)
     wire_fmsg(m, 7, &g);
 }
 
+/* Dims whose product overflows are refused by the loader (load.h,
+ * LOAD_MAX_TENSOR_BYTES); negative ones load and are the checker's. */
 static void test_dims(void)
 {
     static const struct {
@@ -771,11 +773,32 @@ static void test_dims(void)
         int64_t d[4];
         int numel_ok;
         uint64_t numel;
-    } cases[] = {
+    } overflow[] = {
         {"dims [2^62, 2^62]", 2, {INT64_C(1) << 62, INT64_C(1) << 62}, 0, 0},
         {"dims [2^32, 2^32]", 2, {INT64_C(1) << 32, INT64_C(1) << 32}, 0, 0},
         {"dims [2^31, 2^31, 4]", 3, {INT64_C(1) << 31, INT64_C(1) << 31, 4},
          0, 0},
+    };
+    for (size_t i = 0; i < sizeof overflow / sizeof overflow[0]; i++) {
+        WireBuf t = {0}, m = {0};
+        for (size_t k = 0; k < overflow[i].n; k++)
+            wire_fvarint(&t, 1, (uint64_t)overflow[i].d[k]);
+        wire_fvarint(&t, 2, 1);
+        wire_fstr(&t, 8, "big");
+        build_init_model(&m, &t);
+        IrError err;
+        int rc = try_load(m.p, m.n, NULL, NULL, NULL, &err);
+        T_CHECK(rc == -1 && one_line(err.msg) && strstr(err.msg, "overflow"),
+                "%s: rc %d, message \"%s\"", overflow[i].label, rc, err.msg);
+        free(m.p);
+    }
+    static const struct {
+        const char *label;
+        size_t n;
+        int64_t d[4];
+        int numel_ok;
+        uint64_t numel;
+    } cases[] = {
         {"dims [-1]", 1, {-1}, 0, 0},
         {"dims [INT64_MIN, 0]", 2, {INT64_MIN, 0}, 0, 0},
         {"dims [3, 0]", 2, {3, 0}, 1, 0},

@@ -188,17 +188,25 @@ static void cli_drop_model(IrModel *m)
 #endif
 }
 
+/* Refuses (-1) a model the checker refuses, naming the first broken rule
+ * as `check` does. */
+static int cli_require_valid(IrModel *m, const char *path, IrError *err)
+{
+    ChkReport r;
+    int rc = 0;
+    if (chk_model(m, &r))
+        rc = ir_fail(err, "%s: %s", path,
+                     chk_first_error(&r) ? chk_first_error(&r) : "invalid");
+    chk_report_free(&r);
+    return rc;
+}
+
 /* Checks m and records the inferred types of intermediate values as
  * value_info. Refuses (-1) a model the checker refuses. */
 static int cli_infer_shapes(IrModel *m, const char *path, IrError *err)
 {
-    ChkReport r;
-    if (chk_model(m, &r)) {
-        ir_fail(err, "%s: %s", path, chk_first_error(&r) ? chk_first_error(&r) : "invalid");
-        chk_report_free(&r);
+    if (cli_require_valid(m, path, err))
         return -1;
-    }
-    chk_report_free(&r);
     inf_write_value_info(m->graph);
     return 0;
 }
@@ -322,6 +330,15 @@ static int cli_convert(int argc, char **argv, bool optimize)
     IrModel *m;
     if (load_model_file(o.in, NULL, &m, &err))
         return cli_error(&err);
+    /* Converting or optimizing builds on the model's structure: a cycle,
+     * an undefined value or data that does not fit its dims would give a
+     * wrong model (or a crash deep in a pass), so such a model is refused
+     * first. A plain round trip keeps any model as it is. */
+    bool changes = o.cv.opset || o.cv.opset_ml || o.cv.ir_version || o.optimize;
+    if (changes && cli_require_valid(m, o.in, &err) < 0) {
+        ir_model_free(m);
+        return cli_error(&err);
+    }
     if (cli_convert_model(&o, m, &err) < 0 ||
         (o.infer_shapes && cli_infer_shapes(m, o.in, &err) < 0)) {
         ir_model_free(m);

@@ -207,10 +207,13 @@ static int inf_cast(InfCtx *c)
 {
     int32_t to = 0;
     const IrAttr *a = inf_attr(c, "to");
-    if (a && a->has_i)
-        to = (int32_t)a->i;
+    if (a && a->has_i) /* range first: 2^32 + 1 must not pass as 1, FLOAT */
+        to = a->i > 0 && a->i <= INT32_MAX ? (int32_t)a->i : 0;
     else if (a && a->has_s && a->s.data)
         to = os_dtype_from_name((const char *)a->s.data, a->s.len);
+    if ((to <= 0 || !ir_dtype_name(to)) && a && a->has_i)
+        return inf_fail(c, "attribute", "'to' (%lld) is not a known data type",
+                        (long long)a->i);
     if (to <= 0 || !ir_dtype_name(to))
         return inf_fail(c, "attribute", "'to' is not a known data type");
     inf_out_elem(c, 0, to);
