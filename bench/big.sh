@@ -10,8 +10,10 @@
 # (a tmpfs /tmp would measure memory, not the disk).
 # Environment: BIG_MB (transformer size in MiB, default 1024), RUNS (runs
 # per step, default 3; the median wall time and the largest RSS are kept),
-# CHAIN_SMALL / CHAIN_BIG (chain node counts, 10000 / 100000), KEEP=1
-# keeps the folder.
+# CHAIN_SMALL / CHAIN_BIG (chain node counts, 10000 / 100000), LONG_S (a
+# step whose first run takes longer runs only once, default 60: noise is
+# small beside such times), PY_TIMEOUT (seconds one onnx run may take,
+# default 1800; its cell then says TIMEOUT), KEEP=1 keeps the folder.
 #
 # Models (bench/gen_model, opset 13): a BIG_MB transformer with embedded
 # weights, the same with external data, and two chains of small nodes.
@@ -26,10 +28,13 @@ RUNS=${RUNS:-3}
 CHAIN_SMALL=${CHAIN_SMALL:-10000}
 CHAIN_BIG=${CHAIN_BIG:-100000}
 KEEP=${KEEP:-0}
+LONG_S=${LONG_S:-60}
+PY_TIMEOUT=${PY_TIMEOUT:-1800}
 tool=build/onnx-convert
 gen=build/bench/gen_model
 py=/usr/bin/python3
 TIME=/usr/bin/time
+. bench/timing.sh
 
 for f in "$tool" "$gen"; do
     [ -x "$f" ] || { echo "big.sh: $f is missing; run 'make bench-big'" >&2; exit 1; }
@@ -64,24 +69,10 @@ fi
 
 # ---- measuring --------------------------------------------------------
 
-# Seconds from /usr/bin/time's "h:mm:ss" or "m:ss.ss".
-wall_of() {
-    awk -F': ' '/Elapsed \(wall clock\)/ {
-        n = split($2, p, ":"); s = 0
-        for (i = 1; i <= n; i++) s = s * 60 + p[i]
-        printf "%.2f\n", s }' "$1"
-}
-rss_of() {
-    awk -F': ' '/Maximum resident set size/ { print $2 }' "$1"
-}
-median() {
-    printf '%s\n' "$@" | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'
-}
-
 # measure KEY STEP CLEAN CMD...: runs CMD RUNS times under time -v,
 # removing the files CLEAN (a space-separated list) before each run, and
 # records KEY_STEP_wall (median seconds) and KEY_STEP_rss (largest, KB),
-# or FAILED in both when any run exits non-zero.
+# or FAILED (TIMEOUT when `timeout` stopped it) when a run exits non-zero.
 measure() {
     key=$1 step=$2 clean=$3
     shift 3
@@ -89,16 +80,22 @@ measure() {
     while [ "$i" -lt "$RUNS" ]; do
         # shellcheck disable=SC2086 # CLEAN is a list of paths without spaces
         rm -rf $clean
-        if ! $TIME -v -o "$work/time.txt" "$@" >"$work/step.log" 2>&1; then
-            echo "  $step: FAILED (run $((i + 1))): $*" >&2
+        $TIME -v -o "$work/time.txt" "$@" >"$work/step.log" 2>&1
+        st=$?
+        if [ "$st" != 0 ]; then
+            bad=FAILED
+            [ "$st" = 124 ] && bad=TIMEOUT
+            echo "  $step: $bad (run $((i + 1)), exit status $st): $*" >&2
             tail -n 5 "$work/step.log" | sed 's/^/    /' >&2
-            eval "${key}_${step}_wall=FAILED ${key}_${step}_rss=FAILED"
+            eval "${key}_${step}_wall=$bad ${key}_${step}_rss=$bad"
             return 1
         fi
-        walls="$walls $(wall_of "$work/time.txt")"
+        w=$(wall_of "$work/time.txt")
+        walls="$walls $w"
         r=$(rss_of "$work/time.txt")
         [ "$r" -gt "$rss" ] && rss=$r
         i=$((i + 1))
+        awk -v w="$w" -v l="$LONG_S" 'BEGIN { exit !(w > l) }' && break
     done
     # shellcheck disable=SC2086
     w=$(median $walls)
@@ -152,7 +149,7 @@ bench_model() {
         "$tool" optimize "$in" -o "$out/opt.onnx" $(ext opt.data)
     if [ "$have_py" = 1 ]; then
         measure "$key" py "$out/py17.onnx $out/py17.data" \
-            $py bench/onnx_convert_version.py "$in" "$out/py17.onnx" 17 ${data:+py17.data}
+            timeout "$PY_TIMEOUT" $py bench/onnx_convert_version.py "$in" "$out/py17.onnx" 17 ${data:+py17.data}
     fi
     rm -rf "$out"
 }
@@ -184,7 +181,10 @@ fmt_mb() { awk -v b="$1" 'BEGIN { printf "%.1f MB", b / 1048576 }'; }
 cell() {
     eval "w=\${${1}_${2}_wall:-FAILED} r=\${${1}_${2}_rss:-FAILED}"
     eval "cw=\${${1}_cp_wall:-FAILED} b=\${${1}_bytes}"
-    if [ "$w" = FAILED ]; then printf 'FAILED'; return; fi
+    case $w in
+    FAILED) printf 'FAILED'; return ;;
+    TIMEOUT) printf 'TIMEOUT (> %s s)' "$PY_TIMEOUT"; return ;;
+    esac
     awk -v w="$w" -v r="$r" -v cw="$cw" -v b="$b" -v step="$2" 'BEGIN {
         mb = r / 1024; fmb = b / 1048576
         if (step == "cp") { printf "%.2f s, %.0f MB", w, mb; exit }
@@ -195,7 +195,10 @@ cell() {
 # ratio_cell STEP: chain CHAIN_BIG time / CHAIN_SMALL time.
 ratio_cell() {
     eval "a=\${cbig_${1}_wall:-FAILED} b=\${csmall_${1}_wall:-FAILED}"
-    if [ "$a" = FAILED ] || [ "$b" = FAILED ]; then printf 'FAILED'; return; fi
+    case "$a$b" in
+    *FAILED*) printf 'FAILED'; return ;;
+    *TIMEOUT*) printf 'TIMEOUT'; return ;;
+    esac
     awk -v a="$a" -v b="$b" 'BEGIN {
         if (b > 0) printf "%.1fx", a / b; else printf "- (%.2f s / 0.00 s)", a }'
 }
@@ -224,7 +227,7 @@ gen_and_bench csmall "$small" chain --nodes "$CHAIN_SMALL" --out "$work/csmall/m
 gen_and_bench cbig "$big" chain --nodes "$CHAIN_BIG" --out "$work/cbig/model.onnx"
 
 echo
-echo "MB are MiB. Median wall time of $RUNS runs (x cp: divided by the cp of the same bytes) and the largest peak RSS of the runs (x file: divided by the model's bytes on disk, .onnx plus data)."
+echo "MB are MiB. Median wall time of $RUNS runs (1 when the first took over $LONG_S s) (x cp: divided by the cp of the same bytes) and the largest peak RSS of the runs (x file: divided by the model's bytes on disk, .onnx plus data)."
 echo
 head="| model | size | cp (floor) | load+save | convert 13 -> 17 | convert 17 -> 13 | optimize |"
 sep="|---|---:|---:|---:|---:|---:|---:|"
