@@ -175,8 +175,9 @@ bench-eval: $(BUILD)/bench/bench_eval
 # Big models (issue 7): time and peak memory of load+save, conversions and
 # optimize against cp of the same bytes, on generated models (~1 GB
 # transformers, 10k/100k-node chains; BIG_MB=200 for a quick look), and a
-# ~3 GB convert --optimize --verify. They need several GB of disk (see the
-# scripts); `make bench-big-tools` only builds.
+# ~3 GB convert --optimize --verify. Free disk needed: about 4 x BIG_MB
+# (4.6 GB at the default) and 7 GB; BIG_DIR=... puts the files elsewhere.
+# `make bench-big-tools` only builds.
 BENCH_BIG_TOOLS := $(BUILD)/onnx-convert $(BUILD)/bench/gen_model $(BUILD)/bench/cmp_outputs
 
 bench-big-tools: $(BENCH_BIG_TOOLS)
