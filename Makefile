@@ -30,7 +30,7 @@ TESTS    := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 ASAN_TESTS := $(TEST_SRC:tests/%.c=$(ASAN)/tests/%)
 TOOLS    := $(TOOL_SRC:tests/%.c=$(BUILD)/tests/%)
 
-.PHONY: all deps check demo install clean tests asan-tests testdata bench bench-eval opschema fuzz
+.PHONY: all deps check demo install clean tests asan-tests testdata bench bench-eval bench-big bench-big-tools bench-big3g opschema fuzz
 .SECONDARY:
 
 all: $(BUILD)/onnx-convert $(BUILD)/libonnxconvert.a
@@ -171,3 +171,19 @@ bench: $(BUILD)/bench/bench_loadsave
 # The evaluator against ONNX Runtime (single-threaded both), for the README.
 bench-eval: $(BUILD)/bench/bench_eval
 	sh bench/bench_eval.sh
+
+# Big models (issue 7): time and peak memory of load+save, conversions and
+# optimize against cp of the same bytes, on generated models (~1 GB
+# transformers, 10k/100k-node chains; BIG_MB=200 for a quick look), and a
+# ~3 GB convert --optimize --verify. Free disk needed: about 4 x BIG_MB
+# (4.6 GB at the default) and 7 GB; BIG_DIR=... puts the files elsewhere.
+# `make bench-big-tools` only builds.
+BENCH_BIG_TOOLS := $(BUILD)/onnx-convert $(BUILD)/bench/gen_model $(BUILD)/bench/cmp_outputs
+
+bench-big-tools: $(BENCH_BIG_TOOLS)
+
+bench-big: $(BENCH_BIG_TOOLS)
+	sh bench/big.sh $(BIG_DIR)
+
+bench-big3g: $(BENCH_BIG_TOOLS)
+	sh bench/big3g.sh $(BIG_DIR)
