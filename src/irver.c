@@ -116,8 +116,25 @@ static void irv_attr(IrvRun *r, const IrAttr *a, const char *where)
     irv_unknown(r, &a->unk, "AttributeProto", where);
 }
 
+/* True when n holds nothing a version could lack: most nodes, and then
+ * the message prefix is not worth formatting. */
+static bool irv_node_plain(const IrNode *n)
+{
+    if (n->overload || n->meta.n || n->n_devcfg || n->unk.n)
+        return false;
+    for (size_t i = 0; i < n->n_attr; i++) {
+        const IrAttr *a = n->attr[i];
+        if (a->sparse_tensor || a->n_sparse || a->tp || a->n_tps || a->t ||
+            a->n_tensors || a->g || a->n_graphs || a->unk.n)
+            return false;
+    }
+    return true;
+}
+
 static void irv_node(IrvRun *r, const IrNode *n)
 {
+    if (irv_node_plain(n))
+        return;
     char where[200];
     snprintf(where, sizeof where, "node '%s' (%s)", n->name ? n->name : "",
              n->op_type ? n->op_type : "");

@@ -315,6 +315,15 @@ static const char *load_shown(const char *s)
     return s && strnlen(s, 65) <= 64 ? s : "";
 }
 
+/* "tensor 'NAME' of node 'N'" in buf[160], for messages. */
+static const char *load_tensor_label(const LoadCtx *c, const char *name, char *buf)
+{
+    snprintf(buf, 160, "tensor '%s'%s%s%s", load_shown(name),
+             c->node ? " of node '" : "", c->node ? load_shown(c->node) : "",
+             c->node ? "'" : "");
+    return buf;
+}
+
 /* Refuses dims of more than LOAD_MAX_RANK entries, or declaring more than
  * LOAD_MAX_TENSOR_BYTES or a product that overflows 64 bits. A negative
  * dim declares no size: that is the checker's tensor-dims rule, and every
@@ -323,12 +332,10 @@ static int load_dims_ok(LoadCtx *c, const char *name, int32_t dtype,
                         size_t ndims, const int64_t *dims)
 {
     char tname[160];
-    snprintf(tname, sizeof tname, "tensor '%s'%s%s%s", load_shown(name),
-             c->node ? " of node '" : "", c->node ? load_shown(c->node) : "",
-             c->node ? "'" : "");
     if (ndims > LOAD_MAX_RANK)
         return ir_fail(c->err, "%s: %s has rank %zu, more than %d "
-                       "(LOAD_MAX_RANK)", c->what, tname, ndims, LOAD_MAX_RANK);
+                       "(LOAD_MAX_RANK)", c->what, load_tensor_label(c, name, tname),
+                       ndims, LOAD_MAX_RANK);
     for (size_t k = 0; k < ndims; k++)
         if (dims[k] <= 0)
             return 0; /* no elements, or negative: nothing to size */
@@ -341,11 +348,13 @@ static int load_dims_ok(LoadCtx *c, const char *name, int32_t dtype,
     }
     if (over || numel > (UINT64_MAX - 7) / bits)
         return ir_fail(c->err, "%s: tensor-overflow: %s: the product of its "
-                       "%zu dims overflows 64 bits", c->what, tname, ndims);
+                       "%zu dims overflows 64 bits", c->what,
+                       load_tensor_label(c, name, tname), ndims);
     uint64_t bytes = (numel * bits + 7) / 8;
     if (bytes > LOAD_MAX_TENSOR_BYTES)
         return ir_fail(c->err, "%s: %s declares %llu bytes, more than "
-                       "%llu (LOAD_MAX_TENSOR_BYTES)", c->what, tname,
+                       "%llu (LOAD_MAX_TENSOR_BYTES)", c->what,
+                       load_tensor_label(c, name, tname),
                        (unsigned long long)bytes,
                        (unsigned long long)LOAD_MAX_TENSOR_BYTES);
     return 0;
@@ -395,32 +404,39 @@ static int load_valueinfos_ok(LoadCtx *c, size_t n,
     return 0;
 }
 
+/* One name of a node; the message (naming the node) is only formatted
+ * when the name is too long, since this runs for every node. */
+static int load_node_name_ok(LoadCtx *c, const char *s, const char *field,
+                             const char *id)
+{
+    if (!s || strnlen(s, (size_t)LOAD_MAX_NAME + 1) <= LOAD_MAX_NAME)
+        return 0;
+    char what[128];
+    snprintf(what, sizeof what, "%s of node '%s'", field, id);
+    return load_name_ok(c, s, what);
+}
+
 /* A node's names (its own, op_type, domain, overload, inputs, outputs,
  * attribute names) and its attributes' declared types. */
 static int load_node_ok(LoadCtx *c, const Onnx__NodeProto *np)
 {
-    char what[128];
     if (load_name_ok(c, np->name, "the name of a node"))
         return -1;
     const char *id = load_shown(np->name);
-    static const char *const field[] = {"op_type", "domain", "overload"};
-    const char *const value[] = {np->op_type, np->domain, np->overload};
-    for (int k = 0; k < 3; k++) {
-        snprintf(what, sizeof what, "the %s of node '%s'", field[k], id);
-        if (load_name_ok(c, value[k], what))
+    if (load_node_name_ok(c, np->op_type, "the op_type", id) ||
+        load_node_name_ok(c, np->domain, "the domain", id) ||
+        load_node_name_ok(c, np->overload, "the overload", id))
+        return -1;
+    for (size_t i = 0; i < np->n_input; i++)
+        if (load_node_name_ok(c, np->input[i], "an input name", id))
             return -1;
-    }
-    snprintf(what, sizeof what, "an input name of node '%s'", id);
-    if (load_names_ok(c, np->n_input, np->input, what))
-        return -1;
-    snprintf(what, sizeof what, "an output name of node '%s'", id);
-    if (load_names_ok(c, np->n_output, np->output, what))
-        return -1;
-    snprintf(what, sizeof what, "an attribute name of node '%s'", id);
+    for (size_t i = 0; i < np->n_output; i++)
+        if (load_node_name_ok(c, np->output[i], "an output name", id))
+            return -1;
     for (size_t i = 0; i < np->n_attribute; i++) {
         const Onnx__AttributeProto *a = np->attribute[i];
-        if (load_name_ok(c, a->name, what) ||
-            load_name_ok(c, a->ref_attr_name, what) ||
+        if (load_node_name_ok(c, a->name, "an attribute name", id) ||
+            load_node_name_ok(c, a->ref_attr_name, "an attribute name", id) ||
             load_type_ok(c, a->tp, a->name))
             return -1;
         for (size_t k = 0; k < a->n_type_protos; k++)
