@@ -7,7 +7,9 @@
  * every reader of the later one may read the first instead. The later one
  * is then unread and unused_init removes it. Elements are compared after
  * decoding (raw, typed fields or external bytes alike) and bitwise, so
- * 0.0 and -0.0, or NaNs with different payloads, stay apart. Skipped when
+ * 0.0 and -0.0, or NaNs with different payloads, stay apart. Tensors kept
+ * as raw or external bytes are compared as stored, after a hash of samples,
+ * so big weights are neither copied nor read whole. Skipped when
  * the model has training_info, whose graphs may update either tensor.
  */
 #include <stdlib.h>
@@ -22,7 +24,9 @@ typedef struct OptDiItem {
     const IrTensor *t;
     size_t pos;    /* place in the file's initializer list */
     uint64_t hash;
-    bool hashed;   /* hash computed (the tensor decoded once) */
+    bool hashed;   /* hash computed */
+    bool stored;   /* hash of sampled stored bytes (opt_di_stored), not of
+                      the decoded elements */
     bool dup;      /* found equal to an earlier one */
 } OptDiItem;
 
@@ -74,12 +78,52 @@ static bool opt_di_same_kind(const IrTensor *a, const IrTensor *b)
            (a->ndims == 0 || memcmp(a->dims, b->dims, a->ndims * sizeof *a->dims) == 0);
 }
 
-/* Hashes item it (decoding its tensor once); false when it cannot be
- * decoded. */
+/* The tensor's elements as stored, when the stored bytes are exactly its
+ * little-endian elements (raw or external data of a whole-byte type): two
+ * such tensors are equal bit for bit when their bytes are, with no need to
+ * decode (copy) weights that may be gigabytes in a mapped file. */
+static const uint8_t *opt_di_stored(const IrTensor *t, size_t *len)
+{
+    int bits = ir_dtype_bits(t->data_type);
+    if (bits <= 0 || bits % 8)
+        return NULL;
+    if (t->has_data_location && t->data_location == 1) {
+        *len = t->ext.len;
+        return t->ext.bound ? t->ext.data : NULL;
+    }
+    *len = t->raw.len;
+    return t->has_raw ? t->raw.data : NULL;
+}
+
+/* FNV-1a over the length and three 4 KiB samples (start, middle, end):
+ * weights that differ almost always differ there, and only the few pairs
+ * that agree are compared whole, so most pages are never read. */
+static uint64_t opt_di_sample_hash(const uint8_t *p, size_t n)
+{
+    enum { SAMPLE = 4096 };
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < sizeof n; i++)
+        h = (h ^ ((n >> (8 * i)) & 0xff)) * 1099511628211ull;
+    size_t at[3] = {0, n / 2, n > SAMPLE ? n - SAMPLE : 0};
+    for (int k = 0; k < 3; k++)
+        for (size_t i = at[k]; i < n && i < at[k] + SAMPLE; i++)
+            h = (h ^ p[i]) * 1099511628211ull;
+    return h;
+}
+
+/* Hashes item it (decoding its tensor once unless its stored bytes can
+ * be sampled); false when it cannot be decoded. */
 static bool opt_di_hash(OptDiItem *it)
 {
     if (it->hashed)
         return true;
+    size_t len;
+    const uint8_t *bytes = opt_di_stored(it->t, &len);
+    if (bytes) {
+        it->hash = opt_di_sample_hash(bytes, len);
+        it->hashed = it->stored = true;
+        return true;
+    }
     IrError e;
     EvValue *x = ev_from_ir_tensor(it->t, &e);
     if (!x)
@@ -93,6 +137,12 @@ static bool opt_di_hash(OptDiItem *it)
 /* Whether the tensors of a and b hold the same elements. */
 static bool opt_di_equal(const OptDiItem *a, const OptDiItem *b)
 {
+    if (a->stored != b->stored)
+        return false; /* hashed differently: not worth a decode to find out */
+    size_t la, lb;
+    const uint8_t *pa = opt_di_stored(a->t, &la), *pb = opt_di_stored(b->t, &lb);
+    if (a->stored)
+        return la == lb && (la == 0 || memcmp(pa, pb, la) == 0);
     IrError e;
     EvValue *x = ev_from_ir_tensor(a->t, &e);
     EvValue *y = x ? ev_from_ir_tensor(b->t, &e) : NULL;
