@@ -289,6 +289,45 @@ if [ -n "$weights" ]; then
     fi
 fi
 
+# External data that leads out of the folder by a link. The model and its
+# side file are good; only the way to the file is not. The real bytes sit
+# outside, so following the link would load fine: the refusal is the test,
+# and where strace is installed, so is the absence of any successful open
+# of a path outside the folder.
+if [ -n "$weights" ]; then
+    L=$TMP/links
+    mkdir -p "$L/m" "$L/outside"
+    if "$BIN" convert "$weights" -o "$L/m/model.onnx" --external-data w.bin \
+           --external-threshold 1 > /dev/null 2> "$ERR"; then
+        mv "$L/m/w.bin" "$L/outside/w.bin"
+        for how in symlink-out hardlink symlink-in; do
+            rm -f "$L/m/w.bin" "$L/m/real.bin"
+            case $how in
+            symlink-out) ln -s ../outside/w.bin "$L/m/w.bin" ;;
+            hardlink) ln "$L/outside/w.bin" "$L/m/w.bin" ;;
+            symlink-in) cp "$L/outside/w.bin" "$L/m/real.bin"
+                        ln -s real.bin "$L/m/w.bin" ;;
+            esac
+            check_rejected "external data through a $how" 1 \
+                "$BIN" convert "$L/m/model.onnx" -o "$OUTDIR/out.onnx"
+            left=$(leftovers)
+            [ -z "$left" ] || bad "external data through a $how: left $left"
+            if command -v strace > /dev/null 2>&1; then
+                strace -f -o "$TMP/trace" -e trace=open,openat,openat2 \
+                    "$BIN" convert "$L/m/model.onnx" -o "$OUTDIR/out.onnx" > /dev/null 2>&1
+                if grep -v ' = -1 ' "$TMP/trace" | grep -q 'outside'; then
+                    bad "external data through a $how: a file outside the folder was opened"
+                else
+                    ok
+                fi
+            fi
+            clean_out
+        done
+    else
+        bad "could not write a model with external data: $(snippet "$ERR")"
+    fi
+fi
+
 # Usage errors: exit 2, nothing written.
 usage_in=${good:-$IN/truncated_1.onnx}
 check_usage() {
