@@ -70,6 +70,23 @@ static size_t opt_count_graph(const IrGraph *g)
     return n;
 }
 
+/* The first node of g or its subgraphs without an op_type, or NULL. */
+static const IrNode *opt_no_op_type(const IrGraph *g)
+{
+    for (const IrNode *k = g->first; k; k = k->next) {
+        if (!k->op_type)
+            return k;
+        for (size_t a = 0; a < k->n_attr; a++) {
+            const IrNode *bad = k->attr[a]->g ? opt_no_op_type(k->attr[a]->g) : NULL;
+            for (size_t j = 0; !bad && j < k->attr[a]->n_graphs; j++)
+                bad = opt_no_op_type(k->attr[a]->graphs[j]);
+            if (bad)
+                return bad;
+        }
+    }
+    return NULL;
+}
+
 size_t opt_count_nodes(const IrModel *m)
 {
     size_t n = m->graph ? opt_count_graph(m->graph) : 0;
@@ -175,6 +192,16 @@ int opt_optimize(IrModel *m, const OptOptions *o, OptStats *st, IrError *err)
     memset(st, 0, sizeof *st);
     if (opt_pick(o ? o->passes : NULL, st, err) < 0)
         return -1;
+    /* The loader keeps a NodeProto without op_type (the checker reports
+     * it); such a node computes nothing anyone can name, so no pass can
+     * reason about it, and every pass may rely on op_type being set. */
+    const IrNode *bad = m->graph ? opt_no_op_type(m->graph) : NULL;
+    for (size_t i = 0; !bad && i < m->n_functions; i++)
+        if (m->functions[i]->body)
+            bad = opt_no_op_type(m->functions[i]->body);
+    if (bad)
+        return ir_fail(err, "node '%s' has no op_type: cannot optimize a model with it",
+                       bad->name ? bad->name : "");
     st->changes = ir_alloc_array(st->n, sizeof *st->changes);
     st->nodes_before = opt_count_nodes(m);
     int cap = o && o->max_iters > 0 ? o->max_iters : OPT_DEFAULT_ITERS;
