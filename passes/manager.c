@@ -70,16 +70,27 @@ static size_t opt_count_graph(const IrGraph *g)
     return n;
 }
 
-/* The first node of g or its subgraphs without an op_type, or NULL. */
-static const IrNode *opt_no_op_type(const IrGraph *g)
+/* Whether node k lacks its op_type or has an attribute without a name. */
+static bool opt_unnamed(const IrNode *k)
+{
+    if (!k->op_type)
+        return true;
+    for (size_t a = 0; a < k->n_attr; a++)
+        if (!k->attr[a]->name)
+            return true;
+    return false;
+}
+
+/* The first node of g or its subgraphs that opt_unnamed finds, or NULL. */
+static const IrNode *opt_find_unnamed(const IrGraph *g)
 {
     for (const IrNode *k = g->first; k; k = k->next) {
-        if (!k->op_type)
+        if (opt_unnamed(k))
             return k;
         for (size_t a = 0; a < k->n_attr; a++) {
-            const IrNode *bad = k->attr[a]->g ? opt_no_op_type(k->attr[a]->g) : NULL;
+            const IrNode *bad = k->attr[a]->g ? opt_find_unnamed(k->attr[a]->g) : NULL;
             for (size_t j = 0; !bad && j < k->attr[a]->n_graphs; j++)
-                bad = opt_no_op_type(k->attr[a]->graphs[j]);
+                bad = opt_find_unnamed(k->attr[a]->graphs[j]);
             if (bad)
                 return bad;
         }
@@ -192,16 +203,18 @@ int opt_optimize(IrModel *m, const OptOptions *o, OptStats *st, IrError *err)
     memset(st, 0, sizeof *st);
     if (opt_pick(o ? o->passes : NULL, st, err) < 0)
         return -1;
-    /* The loader keeps a NodeProto without op_type (the checker reports
-     * it); such a node computes nothing anyone can name, so no pass can
-     * reason about it, and every pass may rely on op_type being set. */
-    const IrNode *bad = m->graph ? opt_no_op_type(m->graph) : NULL;
+    /* The loader keeps a NodeProto without op_type, or an attribute
+     * without a name (the checker reports both). Such a node computes
+     * nothing anyone can name, so no pass can reason about it, and every
+     * pass may rely on op_type and attribute names being set. */
+    const IrNode *bad = m->graph ? opt_find_unnamed(m->graph) : NULL;
     for (size_t i = 0; !bad && i < m->n_functions; i++)
         if (m->functions[i]->body)
-            bad = opt_no_op_type(m->functions[i]->body);
+            bad = opt_find_unnamed(m->functions[i]->body);
     if (bad)
-        return ir_fail(err, "node '%s' has no op_type: cannot optimize a model with it",
-                       bad->name ? bad->name : "");
+        return ir_fail(err, "node '%s' (%s) lacks its op_type or an attribute name: cannot "
+                       "optimize a model with it", bad->name ? bad->name : "",
+                       bad->op_type ? bad->op_type : "");
     st->changes = ir_alloc_array(st->n, sizeof *st->changes);
     st->nodes_before = opt_count_nodes(m);
     int cap = o && o->max_iters > 0 ? o->max_iters : OPT_DEFAULT_ITERS;
