@@ -1695,9 +1695,13 @@ static int ad_tensor_scatter_gone(AdCtx *c)
             perm[n++] = d;
     for (int64_t d = 0; d < r; d++)
         inv[perm[d]] = d;
-    int64_t *bg = ir_alloc_array((size_t)(B * S) + 1, sizeof *bg);
-    int64_t *jg = ir_alloc_array((size_t)(B * S) + 1, sizeof *jg);
-    for (int64_t p = 0; p < B * S; p++) {
+    /* bg and jg are the [B, S] index tables; the first S entries of jg
+     * also serve as the [1, S] table of the write_indices form, so there
+     * are at least S of them even when the batch is empty (B == 0). */
+    int64_t nt = B * S > S ? B * S : S;
+    int64_t *bg = ir_alloc_array((size_t)nt + 1, sizeof *bg);
+    int64_t *jg = ir_alloc_array((size_t)nt + 1, sizeof *jg);
+    for (int64_t p = 0; p < nt; p++) {
         bg[p] = p / (S ? S : 1);
         jg[p] = p % (S ? S : 1);
     }
