@@ -308,7 +308,8 @@ static int cv_apply(CvRun *run, IrGraph *g, IrNode *k, int64_t s, int64_t t)
         if (k->attr[a]->ref_attr_name)
             return cv_refuse(run, k, s, t, "attribute-reference",
                              "attribute '%s' refers to the function's attribute '%s', "
-                             "whose value the rewrite needs", k->attr[a]->name,
+                             "whose value the rewrite needs",
+                             k->attr[a]->name ? k->attr[a]->name : "",
                              k->attr[a]->ref_attr_name);
     AdCtx c = {.m = run->m, .fn = run->fn, .g = g, .n = k, .domain = run->domain,
                .from_opset = s, .to_opset = t, .from = F, .to = T,
