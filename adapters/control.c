@@ -508,6 +508,25 @@ static IrNode *ad_smap_body_node(AdCtx *c, IrGraph *g, IrNode *before, const cha
     return ir_node_new(g, before, op, NULL, op, n_in, in, 1, outs, c->err);
 }
 
+/* Whether g's inputs from `first` on may become values computed in the
+ * body (as the SequenceMap and Scan-8 rewrites make them): every input is
+ * a value of its own (a name listed twice would end up with two producers,
+ * or as an input and a node output at once) and none of those has an
+ * initializer (a producer would contradict it). Such a body is invalid
+ * anyway (check says so), but the rewrite must not corrupt the graph. */
+static bool ad_ct_inputs_rebindable(const IrGraph *g, size_t first)
+{
+    for (size_t i = 0; i < g->inputs.n; i++) {
+        const IrValue *v = ((const IrValueInfo *)g->inputs.p[i])->value;
+        if (!v || v->graph != g || v->kind != IR_VAL_INPUT || (i >= first && v->init))
+            return false;
+        for (size_t j = 0; j < i; j++)
+            if (((const IrValueInfo *)g->inputs.p[j])->value == v)
+                return false;
+    }
+    return true;
+}
+
 /* Checks that SequenceMap's body g can become a Loop body: one body input
  * per node input, known kinds, no name shadowing, outputs computed in g. */
 static int ad_smap_check(AdCtx *c, const IrGraph *g, int32_t *odt)
@@ -515,6 +534,9 @@ static int ad_smap_check(AdCtx *c, const IrGraph *g, int32_t *odt)
     size_t m = c->n->n_in, k = c->n->n_out;
     if (!g || g->inputs.n != m || g->outputs.n != k)
         return ad_refuse(c, "attribute", "the body does not match the node's inputs/outputs");
+    if (!ad_ct_inputs_rebindable(g, 0))
+        return ad_refuse(c, "semantics",
+                         "the body's inputs are not distinct values without initializers");
     for (size_t j = 0; j < m; j++) {
         const IrType *t = ad_type(c->n->in[j]);
         if (!t || (t->kind != IR_TYPE_SEQUENCE && (j == 0 || t->kind != IR_TYPE_TENSOR)))
@@ -734,6 +756,9 @@ static int ad_scan_8_0(AdCtx *c)
     if (m < 1 || (size_t)m > n_vals || !g || g->inputs.n != n_vals ||
         g->outputs.n != c->n->n_out || (d && d->n_ints != (size_t)m))
         return ad_refuse(c, "attribute", "bad num_scan_inputs, directions or body");
+    if (!ad_ct_inputs_rebindable(g, n_vals - (size_t)m))
+        return ad_refuse(c, "semantics",
+                         "the body's inputs are not distinct values without initializers");
     size_t n_state = n_vals - (size_t)m;
     if (n_state == 0)
         return ad_refuse(c, "arity", "Loop-1 needs at least one loop-carried value");

@@ -325,9 +325,22 @@ static int ad_t_replace_by(AdCtx *c, IrValue *y)
 {
     if (!y)
         return -1;
+    /* Only constants (initializers, other nodes' outputs) are kept to drop
+     * afterwards, each once: deleting c->n frees an input defined nowhere
+     * (IR_VAL_UNDEF) that nothing else reads, or an output of c->n that it
+     * reads itself, and dropping a constant frees it, so any other pointer
+     * kept here would dangle. */
     IrValue *ins[8] = {NULL};
-    size_t n = c->n->n_in < 8 ? c->n->n_in : 8;
-    memcpy(ins, c->n->in, n * sizeof *ins);
+    size_t n = 0;
+    for (size_t i = 0; i < c->n->n_in && n < 8; i++) {
+        IrValue *v = c->n->in[i];
+        bool seen = false;
+        for (size_t j = 0; v && j < n; j++)
+            seen = seen || ins[j] == v;
+        if (v && !seen && (v->kind == IR_VAL_INIT ||
+                           (v->kind == IR_VAL_NODE && v->producer != c->n)))
+            ins[n++] = v;
+    }
     ad_replace(c, y->producer);
     for (size_t i = 0; i < n; i++)
         if (ins[i])
@@ -1695,9 +1708,13 @@ static int ad_tensor_scatter_gone(AdCtx *c)
             perm[n++] = d;
     for (int64_t d = 0; d < r; d++)
         inv[perm[d]] = d;
-    int64_t *bg = ir_alloc_array((size_t)(B * S) + 1, sizeof *bg);
-    int64_t *jg = ir_alloc_array((size_t)(B * S) + 1, sizeof *jg);
-    for (int64_t p = 0; p < B * S; p++) {
+    /* bg and jg are the [B, S] index tables; the first S entries of jg
+     * also serve as the [1, S] table of the write_indices form, so there
+     * are at least S of them even when the batch is empty (B == 0). */
+    int64_t nt = B * S > S ? B * S : S;
+    int64_t *bg = ir_alloc_array((size_t)nt + 1, sizeof *bg);
+    int64_t *jg = ir_alloc_array((size_t)nt + 1, sizeof *jg);
+    for (int64_t p = 0; p < nt; p++) {
         bg[p] = p / (S ? S : 1);
         jg[p] = p % (S ? S : 1);
     }

@@ -70,6 +70,34 @@ static size_t opt_count_graph(const IrGraph *g)
     return n;
 }
 
+/* Whether node k lacks its op_type or has an attribute without a name. */
+static bool opt_unnamed(const IrNode *k)
+{
+    if (!k->op_type)
+        return true;
+    for (size_t a = 0; a < k->n_attr; a++)
+        if (!k->attr[a]->name)
+            return true;
+    return false;
+}
+
+/* The first node of g or its subgraphs that opt_unnamed finds, or NULL. */
+static const IrNode *opt_find_unnamed(const IrGraph *g)
+{
+    for (const IrNode *k = g->first; k; k = k->next) {
+        if (opt_unnamed(k))
+            return k;
+        for (size_t a = 0; a < k->n_attr; a++) {
+            const IrNode *bad = k->attr[a]->g ? opt_find_unnamed(k->attr[a]->g) : NULL;
+            for (size_t j = 0; !bad && j < k->attr[a]->n_graphs; j++)
+                bad = opt_find_unnamed(k->attr[a]->graphs[j]);
+            if (bad)
+                return bad;
+        }
+    }
+    return NULL;
+}
+
 size_t opt_count_nodes(const IrModel *m)
 {
     size_t n = m->graph ? opt_count_graph(m->graph) : 0;
@@ -175,6 +203,18 @@ int opt_optimize(IrModel *m, const OptOptions *o, OptStats *st, IrError *err)
     memset(st, 0, sizeof *st);
     if (opt_pick(o ? o->passes : NULL, st, err) < 0)
         return -1;
+    /* The loader keeps a NodeProto without op_type, or an attribute
+     * without a name (the checker reports both). Such a node computes
+     * nothing anyone can name, so no pass can reason about it, and every
+     * pass may rely on op_type and attribute names being set. */
+    const IrNode *bad = m->graph ? opt_find_unnamed(m->graph) : NULL;
+    for (size_t i = 0; !bad && i < m->n_functions; i++)
+        if (m->functions[i]->body)
+            bad = opt_find_unnamed(m->functions[i]->body);
+    if (bad)
+        return ir_fail(err, "node '%s' (%s) lacks its op_type or an attribute name: cannot "
+                       "optimize a model with it", bad->name ? bad->name : "",
+                       bad->op_type ? bad->op_type : "");
     st->changes = ir_alloc_array(st->n, sizeof *st->changes);
     st->nodes_before = opt_count_nodes(m);
     int cap = o && o->max_iters > 0 ? o->max_iters : OPT_DEFAULT_ITERS;

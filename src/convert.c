@@ -294,11 +294,22 @@ static int cv_apply(CvRun *run, IrGraph *g, IrNode *k, int64_t s, int64_t t)
     if (!e)
         return cv_refuse(run, k, s, t, "no-adapter",
                          "no adapter from %s-%d to version %d", k->op_type, from, to);
+    /* Adapters read the inputs their source form requires without looking
+     * for holes (ad_in gives NULL past the end): a node missing one is
+     * invalid (check reports arity / input-missing) and is refused here,
+     * before any rewrite starts. */
+    for (size_t i = 0; e->fn && i < (size_t)(F->min_in > 0 ? F->min_in : 0); i++) {
+        const OsParam *p = os_in_param(F, i);
+        if (i >= k->n_in || (!k->in[i] && p && !p->optional && !p->variadic))
+            return cv_refuse(run, k, s, t, "arity", "%s-%d: required input %zu is missing",
+                             k->op_type, F->since, i);
+    }
     for (size_t a = 0; e->fn && a < k->n_attr; a++)
         if (k->attr[a]->ref_attr_name)
             return cv_refuse(run, k, s, t, "attribute-reference",
                              "attribute '%s' refers to the function's attribute '%s', "
-                             "whose value the rewrite needs", k->attr[a]->name,
+                             "whose value the rewrite needs",
+                             k->attr[a]->name ? k->attr[a]->name : "",
                              k->attr[a]->ref_attr_name);
     AdCtx c = {.m = run->m, .fn = run->fn, .g = g, .n = k, .domain = run->domain,
                .from_opset = s, .to_opset = t, .from = F, .to = T,
