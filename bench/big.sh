@@ -80,6 +80,10 @@ measure() {
     while [ "$i" -lt "$n" ]; do
         # shellcheck disable=SC2086 # CLEAN is a list of paths without spaces
         rm -rf $clean
+        # Every run starts with nothing waiting to be written back: a run
+        # that writes 1 GB leaves dirty pages that would otherwise slow down
+        # whichever run comes next (cp and ours alike) by seconds.
+        sync
         t0=$(date +%s%N)
         $TIME -v -o "$work/time.txt" "$@" >"$work/step.log" 2>&1
         st=$?
