@@ -20,17 +20,22 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <uthash.h>
-
 #include "passes.h"
 
-/* Nodes seen so far with one hash. */
-typedef struct OptCseEntry {
+/* The nodes seen so far, by hash: open addressing in one array with at
+ * least twice as many slots as candidates, so a run costs one allocation
+ * (a table of per-hash lists cost two per node, which on a 100k-node graph
+ * was most of the pass). Nodes with one hash follow each other along the
+ * probe sequence in the order they were seen. */
+typedef struct OptCseSlot {
     uint64_t key;
-    size_t n, cap;
-    IrNode **nodes;
-    UT_hash_handle hh;
-} OptCseEntry;
+    IrNode *node;    /* NULL = free */
+} OptCseSlot;
+
+typedef struct OptCseTable {
+    OptCseSlot *s;
+    size_t mask;
+} OptCseTable;
 
 #define OPT_CSE_MIX(h, x) ((h) = ((h) ^ (uint64_t)(x)) * 1099511628211ull)
 
@@ -232,24 +237,14 @@ static bool opt_cse_candidate(const OptCtx *c, const IrNode *k)
 /* ---- the pass ------------------------------------------------------------- */
 
 /* The earlier node equal to k (added to the table when there is none). */
-static IrNode *opt_cse_find(OptCseEntry **table, IrNode *k)
+static IrNode *opt_cse_find(OptCseTable *t, IrNode *k)
 {
     uint64_t key = opt_cse_hash(k);
-    OptCseEntry *e;
-    HASH_FIND(hh, *table, &key, sizeof key, e);
-    if (!e) {
-        e = ir_alloc(sizeof *e);
-        e->key = key;
-        HASH_ADD(hh, *table, key, sizeof e->key, e);
-    }
-    for (size_t i = 0; i < e->n; i++)
-        if (opt_cse_same(e->nodes[i], k))
-            return e->nodes[i];
-    if (e->n == e->cap) {
-        e->cap = e->cap ? 2 * e->cap : 2;
-        e->nodes = ir_grow(e->nodes, e->cap, sizeof *e->nodes);
-    }
-    e->nodes[e->n++] = k;
+    size_t i = (size_t)(key ^ (key >> 32)) & t->mask;
+    for (; t->s[i].node; i = (i + 1) & t->mask)
+        if (t->s[i].key == key && opt_cse_same(t->s[i].node, k))
+            return t->s[i].node;
+    t->s[i] = (OptCseSlot){key, k};
     return NULL;
 }
 
@@ -283,20 +278,22 @@ static bool opt_cse_merge(IrNode *p, IrNode *k)
 
 static long opt_cse_run(OptCtx *c)
 {
-    OptCseEntry *table = NULL, *e, *tmp;
+    size_t count = 0;
+    IR_FOR_NODES(c->g, k)
+        count++;
+    size_t cap = 16;
+    while (cap < 2 * count + 1)
+        cap *= 2;
+    OptCseTable t = {ir_alloc_array(cap, sizeof *t.s), cap - 1};
     long n = 0;
     IR_FOR_NODES(c->g, k) {
         if (!opt_cse_candidate(c, k) || opt_cse_any_output(k))
             continue;
-        IrNode *p = opt_cse_find(&table, k);
+        IrNode *p = opt_cse_find(&t, k);
         if (p && opt_cse_merge(p, k))
             n++;
     }
-    HASH_ITER(hh, table, e, tmp) {
-        HASH_DEL(table, e);
-        free(e->nodes);
-        free(e);
-    }
+    free(t.s);
     return n;
 }
 
