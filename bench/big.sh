@@ -41,25 +41,10 @@ for f in "$tool" "$gen"; do
 done
 [ -x "$TIME" ] || { echo "big.sh: needs $TIME (apt-get install time)" >&2; exit 1; }
 
-base=${1:-build}
-mkdir -p "$base" || exit 1
-work=$(mktemp -d "$base/bench-big.XXXXXX") || exit 1
-cleanup() {
-    if [ "$KEEP" = 1 ]; then echo "kept $work"; else rm -rf "$work"; fi
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
 # Disk: one model at a time is kept (generated before its steps, deleted
 # after), plus the cp copy or one step's output, plus the 17 output that
 # the 17 -> 13 step reads: about 4 x BIG_MB, with room to spare.
-need=$((4 * BIG_MB + 512))
-avail=$(df -Pm "$work" | awk 'NR == 2 { print $4 }')
-echo "disk: $avail MB free at $work, this run needs about $need MB"
-if [ "$avail" -lt "$need" ]; then
-    echo "big.sh: not enough free disk space (need about $need MB); use a smaller BIG_MB or another DIR" >&2
-    exit 1
-fi
+bench_workdir "${1:-build}" bench-big $((4 * BIG_MB + 512)) big.sh
 
 have_py=0
 if $py -c 'import onnx' >/dev/null 2>&1; then

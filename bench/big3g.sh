@@ -24,24 +24,9 @@ for f in "$tool" "$gen" "$cmp"; do
 done
 [ -x "$TIME" ] || { echo "big3g.sh: needs $TIME (apt-get install time)" >&2; exit 1; }
 
-base=${1:-build}
-mkdir -p "$base" || exit 1
-work=$(mktemp -d "$base/bench-3g.XXXXXX") || exit 1
-cleanup() {
-    if [ "$KEEP" = 1 ]; then echo "kept $work"; else rm -rf "$work"; fi
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
 # The model and the converted one (no larger: LayerNormalization fusion
 # drops a few small tensors), plus room.
-need=$((2 * BIG3G_MB + 1024))
-avail=$(df -Pm "$work" | awk 'NR == 2 { print $4 }')
-echo "disk: $avail MB free at $work, this run needs about $need MB"
-if [ "$avail" -lt "$need" ]; then
-    echo "big3g.sh: not enough free disk space (need about $need MB)" >&2
-    exit 1
-fi
+bench_workdir "${1:-build}" bench-3g $((2 * BIG3G_MB + 1024)) big3g.sh
 mem=$(awk '/MemAvailable/ { printf "%d", $2 / 1024 }' /proc/meminfo)
 echo "memory: $mem MB available"
 

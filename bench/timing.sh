@@ -18,3 +18,19 @@ rss_of() {
 median() {
     printf '%s\n' "$@" | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'
 }
+
+# bench_workdir BASE PREFIX NEED_MB SCRIPT: sets $work to a fresh folder
+# PREFIX.XXXXXX under BASE, removed at exit (kept with KEEP=1), and stops
+# the script when its disk has less than NEED_MB free.
+bench_workdir() {
+    mkdir -p "$1" || exit 1
+    work=$(mktemp -d "$1/$2.XXXXXX") || exit 1
+    trap 'if [ "${KEEP:-0}" = 1 ]; then echo "kept $work"; else rm -rf "$work"; fi' EXIT
+    trap 'exit 130' INT TERM
+    avail=$(df -Pm "$work" | awk 'NR == 2 { print $4 }')
+    echo "disk: $avail MB free at $work, this run needs about $3 MB"
+    if [ "$avail" -lt "$3" ]; then
+        echo "$4: not enough free disk space (need about $3 MB); use a smaller size or another DIR" >&2
+        exit 1
+    fi
+}
