@@ -30,7 +30,7 @@ TESTS    := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 ASAN_TESTS := $(TEST_SRC:tests/%.c=$(ASAN)/tests/%)
 TOOLS    := $(TOOL_SRC:tests/%.c=$(BUILD)/tests/%)
 
-.PHONY: all deps check demo install clean tests asan-tests testdata bench bench-eval bench-big bench-big-tools bench-big3g opschema fuzz
+.PHONY: all deps check demo install clean tests asan-tests testdata bench bench-eval bench-big bench-big-tools bench-big3g opschema fuzz fuzz-deps
 .SECONDARY:
 
 all: $(BUILD)/onnx-convert $(BUILD)/libonnxconvert.a
@@ -149,7 +149,13 @@ $(FUZZ)/fuzz_model: tests/fuzz_model.c tests/fuzz_target.h $(FUZZ_OBJ)
 	$(FUZZ_CC) $(CSTD) $(FUZZ_FLAGS) -fsanitize=fuzzer $(WARN) $(INC) -Itests \
 	    tests/fuzz_model.c $(FUZZ_OBJ) $(LIBS) -o $@
 
-fuzz: $(FUZZ)/fuzz_model
+fuzz-deps:
+	@command -v $(FUZZ_CC) >/dev/null 2>&1 && \
+	  [ -n "$$(find /usr/lib/llvm-*/lib/clang -name 'libclang_rt.fuzzer-x86_64.a' 2>/dev/null | head -n 1)" ] || { \
+	  echo "make fuzz needs clang and libFuzzer; run:"; \
+	  echo "  sudo apt-get install -y clang libclang-rt-14-dev"; exit 1; }
+
+fuzz: fuzz-deps $(FUZZ)/fuzz_model
 	@mkdir -p $(FUZZ)/corpus $(FUZZ)/seeds
 	@cp tests/crashers/* testdata/*.onnx $(FUZZ)/seeds/ 2>/dev/null || true
 	@if [ -d "$(FUZZ_SEEDS)" ]; then \
