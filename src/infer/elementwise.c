@@ -41,6 +41,20 @@ static int inf_bcast_all(InfCtx *c)
  * the output has A's shape. */
 static int inf_legacy_binary(InfCtx *c)
 {
+    const IrShape *a = inf_in_shape(c, 0), *b = inf_in_shape(c, 1);
+    if (!inf_attr_i(c, "broadcast", 0) && a && b) {
+        /* Without broadcast=1 the shapes must be equal; the converter's
+         * upgrade to numpy broadcasting relies on it (35 vs 3 would
+         * otherwise pass here and fail after the conversion). */
+        bool differ = a->rank != b->rank;
+        for (size_t k = 0; !differ && k < a->rank; k++)
+            differ = inf_dim_known(&a->dims[k]) && inf_dim_known(&b->dims[k]) &&
+                     a->dims[k].value != b->dims[k].value;
+        if (differ)
+            return inf_fail(c, "shape", "without broadcast=1 both inputs must "
+                            "have one shape (rank %zu and %zu, or a dimension "
+                            "differs)", a->rank, b->rank);
+    }
     return inf_same_as_input(c, 0);
 }
 
