@@ -763,6 +763,17 @@ static void build_init_model(WireBuf *m, WireBuf *tensor)
     wire_fmsg(m, 7, &g);
 }
 
+/* A model whose one initializer, 'big', is a FLOAT tensor of dims d[0..n). */
+static void build_dims_model(WireBuf *m, const int64_t *d, size_t n)
+{
+    WireBuf t = {0};
+    for (size_t k = 0; k < n; k++)
+        wire_fvarint(&t, 1, (uint64_t)d[k]);
+    wire_fvarint(&t, 2, 1);
+    wire_fstr(&t, 8, "big");
+    build_init_model(m, &t);
+}
+
 /* Dims whose product overflows are refused by the loader (load.h,
  * LOAD_MAX_TENSOR_BYTES); negative ones load and are the checker's. */
 static void test_dims(void)
@@ -771,21 +782,14 @@ static void test_dims(void)
         const char *label;
         size_t n;
         int64_t d[4];
-        int numel_ok;
-        uint64_t numel;
     } overflow[] = {
-        {"dims [2^62, 2^62]", 2, {INT64_C(1) << 62, INT64_C(1) << 62}, 0, 0},
-        {"dims [2^32, 2^32]", 2, {INT64_C(1) << 32, INT64_C(1) << 32}, 0, 0},
-        {"dims [2^31, 2^31, 4]", 3, {INT64_C(1) << 31, INT64_C(1) << 31, 4},
-         0, 0},
+        {"dims [2^62, 2^62]", 2, {INT64_C(1) << 62, INT64_C(1) << 62}},
+        {"dims [2^32, 2^32]", 2, {INT64_C(1) << 32, INT64_C(1) << 32}},
+        {"dims [2^31, 2^31, 4]", 3, {INT64_C(1) << 31, INT64_C(1) << 31, 4}},
     };
     for (size_t i = 0; i < sizeof overflow / sizeof overflow[0]; i++) {
-        WireBuf t = {0}, m = {0};
-        for (size_t k = 0; k < overflow[i].n; k++)
-            wire_fvarint(&t, 1, (uint64_t)overflow[i].d[k]);
-        wire_fvarint(&t, 2, 1);
-        wire_fstr(&t, 8, "big");
-        build_init_model(&m, &t);
+        WireBuf m = {0};
+        build_dims_model(&m, overflow[i].d, overflow[i].n);
         IrError err;
         int rc = try_load(m.p, m.n, NULL, NULL, NULL, &err);
         T_CHECK(rc == -1 && one_line(err.msg) && strstr(err.msg, "overflow"),
@@ -806,12 +810,8 @@ static void test_dims(void)
         {"dims [2^62, 0]", 2, {INT64_C(1) << 62, 0}, 1, 0},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        WireBuf t = {0}, m = {0};
-        for (size_t k = 0; k < cases[i].n; k++)
-            wire_fvarint(&t, 1, (uint64_t)cases[i].d[k]);
-        wire_fvarint(&t, 2, 1);
-        wire_fstr(&t, 8, "big");
-        build_init_model(&m, &t);
+        WireBuf m = {0};
+        build_dims_model(&m, cases[i].d, cases[i].n);
         IrError err;
         IrModel *model = NULL;
         int rc = try_load(m.p, m.n, NULL, NULL, &model, &err);
