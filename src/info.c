@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include "info.h"
+#include "json.h"
 
 /* The newest IR version this tool knows (proto/onnx.proto's IR_VERSION). */
 #define INFO_IR_NEWEST 14
@@ -99,36 +100,6 @@ static void buf_free(Buf *b)
     b->len = b->cap = 0;
 }
 
-/* Length of the valid UTF-8 sequence at p (at most `avail` bytes), or 0
- * when the bytes there are not one: overlong forms, surrogates and code
- * points above U+10FFFF are invalid. */
-static size_t utf8_seq_len(const unsigned char *p, size_t avail)
-{
-    unsigned c = p[0];
-    size_t n;
-    unsigned lo = 0x80, hi = 0xbf;
-    if (c < 0x80)
-        return 1;
-    if (c >= 0xc2 && c <= 0xdf)
-        n = 2;
-    else if (c >= 0xe0 && c <= 0xef)
-        n = 3;
-    else if (c >= 0xf0 && c <= 0xf4)
-        n = 4;
-    else
-        return 0;
-    if (c == 0xe0) lo = 0xa0;
-    if (c == 0xed) hi = 0x9f;
-    if (c == 0xf0) lo = 0x90;
-    if (c == 0xf4) hi = 0x8f;
-    if (avail < n || p[1] < lo || p[1] > hi)
-        return 0;
-    for (size_t i = 2; i < n; i++)
-        if (p[i] < 0x80 || p[i] > 0xbf)
-            return 0;
-    return n;
-}
-
 /* Appends s for a terminal: control bytes, DEL and bytes that are not
  * valid UTF-8 as \xNN, a backslash doubled, the rest as is. NULL appends
  * "-", the empty string "". */
@@ -141,7 +112,7 @@ static void buf_text(Buf *b, const char *s)
     const unsigned char *p = (const unsigned char *)s;
     size_t len = strlen(s);
     for (size_t i = 0; i < len;) {
-        size_t n = utf8_seq_len(p + i, len - i);
+        size_t n = js_utf8_len(p + i, len - i);
         if (p[i] == '\\') {
             buf_puts(b, "\\\\");
         } else if (n == 0 || p[i] < 0x20 || p[i] == 0x7f) {
@@ -397,153 +368,6 @@ static void stats_free(InfoStats *st)
     optable_free(&st->total);
 }
 
-/* ---- JSON writer ----------------------------------------------------- */
-
-/* Writes s (len bytes) as a JSON string literal. */
-static void json_strn(FILE *f, const char *s, size_t len)
-{
-    const unsigned char *p = (const unsigned char *)s;
-    fputc('"', f);
-    for (size_t i = 0; i < len;) {
-        unsigned c = p[i];
-        if (c == '"' || c == '\\') {
-            fputc('\\', f);
-            fputc((int)c, f);
-            i++;
-        } else if (c < 0x20) {
-            switch (c) {
-            case '\b': fputs("\\b", f); break;
-            case '\f': fputs("\\f", f); break;
-            case '\n': fputs("\\n", f); break;
-            case '\r': fputs("\\r", f); break;
-            case '\t': fputs("\\t", f); break;
-            default: fprintf(f, "\\u%04x", c); break;
-            }
-            i++;
-        } else {
-            size_t n = utf8_seq_len(p + i, len - i);
-            if (n == 0) {
-                fputs("\\ufffd", f);
-                i++;
-            } else {
-                fwrite(p + i, 1, n, f);
-                i += n;
-            }
-        }
-    }
-    fputc('"', f);
-}
-
-/* Writes s as a JSON string, or null when s is NULL. */
-static void json_str(FILE *f, const char *s)
-{
-    if (s)
-        json_strn(f, s, strlen(s));
-    else
-        fputs("null", f);
-}
-
-/* A pretty-printing emitter: containers open on the current line, their
- * members each on a line of their own, except inside an "inline" container
- * where members follow each other on one line. */
-#define JS_MAX_DEPTH 32
-
-typedef struct Js {
-    FILE *f;
-    int depth;
-    bool first[JS_MAX_DEPTH];  /* no member written yet at that depth */
-    bool inl[JS_MAX_DEPTH];    /* that container is written on one line */
-    bool after_key;            /* a key was just written: no separator */
-} Js;
-
-/* Writes what goes before a value or key: comma, newline, indent. */
-static void js_sep(Js *j)
-{
-    if (j->after_key) {
-        j->after_key = false;
-        return;
-    }
-    if (j->depth == 0)
-        return;
-    if (!j->first[j->depth])
-        fputc(',', j->f);
-    if (j->inl[j->depth]) {
-        if (!j->first[j->depth])
-            fputc(' ', j->f);
-    } else {
-        fputc('\n', j->f);
-        for (int i = 0; i < j->depth; i++)
-            fputs("  ", j->f);
-    }
-    j->first[j->depth] = false;
-}
-
-/* Opens '{' or '['; inline containers (and all inside them) use one line. */
-static void js_open(Js *j, char c, bool inl)
-{
-    js_sep(j);
-    if (j->depth + 1 >= JS_MAX_DEPTH)
-        abort(); /* our own nesting is shallow: cannot happen */
-    bool outer_inl = j->depth > 0 && j->inl[j->depth];
-    fputc(c, j->f);
-    j->depth++;
-    j->first[j->depth] = true;
-    j->inl[j->depth] = inl || outer_inl;
-}
-
-static void js_close(Js *j, char c)
-{
-    bool empty = j->first[j->depth], inl = j->inl[j->depth];
-    j->depth--;
-    if (!empty && !inl) {
-        fputc('\n', j->f);
-        for (int i = 0; i < j->depth; i++)
-            fputs("  ", j->f);
-    }
-    fputc(c, j->f);
-}
-
-static void js_key(Js *j, const char *k)
-{
-    js_sep(j);
-    json_str(j->f, k);
-    fputs(": ", j->f);
-    j->after_key = true;
-}
-
-static void js_string(Js *j, const char *s)
-{
-    js_sep(j);
-    json_str(j->f, s);
-}
-
-static void js_int(Js *j, int64_t v)
-{
-    js_sep(j);
-    fprintf(j->f, "%" PRId64, v);
-}
-
-static void js_uint(Js *j, uint64_t v)
-{
-    js_sep(j);
-    fprintf(j->f, "%" PRIu64, v);
-}
-
-static void js_null(Js *j)
-{
-    js_sep(j);
-    fputs("null", j->f);
-}
-
-/* An int64 with presence: the number, or null. */
-static void js_opt_int(Js *j, bool has, int64_t v)
-{
-    if (has)
-        js_int(j, v);
-    else
-        js_null(j);
-}
-
 /* ---- JSON sections --------------------------------------------------- */
 
 /* "ops": {"domain": {"op": count, ...}, ...} from a sorted table. */
@@ -726,8 +550,8 @@ static void json_functions(Js *j, const IrModel *m)
 void info_print_json(FILE *f, const IrModel *m, const char *path)
 {
     InfoStats st;
-    Js j = {0};
-    j.f = f;
+    Js j;
+    js_init(&j, f, 0);
     stats_collect(&st, m);
     js_open(&j, '{', false);
     js_key(&j, "path");
