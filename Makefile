@@ -20,7 +20,7 @@ DEB_PKGS := gcc make libprotobuf-c-dev protobuf-c-compiler uthash-dev libopenbla
 
 LIB_SRC := $(sort $(wildcard src/*.c src/infer/*.c src/eval/*.c adapters/*.c passes/*.c))
 GEN_SRC := $(BUILD)/gen/onnx.pb-c.c
-CLI_SRC := src/cli/onnx-convert.c
+CLI_SRC := $(sort $(wildcard src/cli/*.c))
 TEST_SRC := $(sort $(wildcard tests/test_*.c))
 TOOL_SRC := $(sort $(wildcard tests/tool_*.c))
 
@@ -53,8 +53,8 @@ $(BUILD)/libonnxconvert.a: $(OBJ)
 	rm -f $@
 	ar rcs $@ $^
 
-$(BUILD)/onnx-convert: $(CLI_SRC) $(BUILD)/libonnxconvert.a
-	$(CC) $(CSTD) $(CFLAGS) $(WARN) $(INC) $< $(BUILD)/libonnxconvert.a $(LIBS) -o $@
+$(BUILD)/onnx-convert: $(CLI_SRC) src/cli/cli.h $(BUILD)/libonnxconvert.a
+	$(CC) $(CSTD) $(CFLAGS) $(WARN) $(INC) $(CLI_SRC) $(BUILD)/libonnxconvert.a $(LIBS) -o $@
 
 $(BUILD)/tests/%: tests/%.c $(wildcard tests/*.h) $(BUILD)/libonnxconvert.a
 	@mkdir -p $(dir $@)
@@ -73,8 +73,8 @@ $(ASAN)/libonnxconvert.a: $(ASAN_OBJ)
 	rm -f $@
 	ar rcs $@ $^
 
-$(ASAN)/onnx-convert: $(CLI_SRC) $(ASAN)/libonnxconvert.a
-	$(CC) $(CSTD) $(SANFLAGS) $(WARN) $(INC) $< $(ASAN)/libonnxconvert.a $(LIBS) -o $@
+$(ASAN)/onnx-convert: $(CLI_SRC) src/cli/cli.h $(ASAN)/libonnxconvert.a
+	$(CC) $(CSTD) $(SANFLAGS) $(WARN) $(INC) $(CLI_SRC) $(ASAN)/libonnxconvert.a $(LIBS) -o $@
 
 $(ASAN)/tests/%: tests/%.c $(wildcard tests/*.h) $(ASAN)/libonnxconvert.a
 	@mkdir -p $(dir $@)

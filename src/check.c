@@ -11,8 +11,6 @@
 #include "infer.h"
 #include "opschema.h"
 
-/* The newest IR version whose fields this build knows (proto/onnx.proto). */
-#define CHK_IR_MAX 14
 /* The IR version number some PyTorch/Caffe2 exports wrote for IR 3. */
 #define CHK_IR_VARIANT_3 0x103
 

@@ -87,6 +87,20 @@ static int cv_refuse(CvRun *run, const IrNode *k, int64_t s, int64_t t,
                      const char *key, const char *fmt, ...)
     __attribute__((format(printf, 6, 7)));
 
+/* Keeps where a refusal happened for reports (the first, innermost one:
+ * an enclosing node's failure only passes it on). */
+static void cv_note_failure(CvRun *run, const IrNode *k, int64_t s, int64_t t)
+{
+    CvReport *r = run->r;
+    if (r->fail_op)
+        return;
+    r->fail_node = ir_strdup(k->name ? k->name : "");
+    r->fail_op = ir_strdup(k->op_type ? k->op_type : "");
+    r->fail_domain = ir_strdup(run->domain);
+    r->fail_from = s;
+    r->fail_to = t;
+}
+
 /* Fails naming node k, the step and the reason; key counts it in reports. */
 static int cv_refuse(CvRun *run, const IrNode *k, int64_t s, int64_t t,
                      const char *key, const char *fmt, ...)
@@ -97,6 +111,7 @@ static int cv_refuse(CvRun *run, const IrNode *k, int64_t s, int64_t t,
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     run->r->reason = key;
+    cv_note_failure(run, k, s, t);
     return ir_fail(run->err, "node '%s' (%s): opset %lld -> %lld: %s",
                    k->name ? k->name : "", k->op_type, (long long)s,
                    (long long)t, msg);
@@ -317,6 +332,7 @@ static int cv_apply(CvRun *run, IrGraph *g, IrNode *k, int64_t s, int64_t t)
     IrNode *after = k->prev, *stop = k->next;
     if (e->fn && e->fn(&c) < 0) {
         run->r->reason = c.reason ? c.reason : "adapter";
+        cv_note_failure(run, k, s, t);
         return -1;
     }
     run->r->adapted++;
@@ -564,6 +580,10 @@ void cv_report_free(CvReport *r)
     free(r->custom);
     r->custom = NULL;
     r->n_custom = 0;
+    free(r->fail_node);
+    free(r->fail_op);
+    free(r->fail_domain);
+    r->fail_node = r->fail_op = r->fail_domain = NULL;
 }
 
 /* ---- tidying -------------------------------------------------------- */

@@ -43,6 +43,10 @@ typedef struct CvReport {
     int64_t ir_from, ir_to;
     const char *reason;     /* on refusal: a short key ("not-constant",
                                "type", "impossible", ...) for counting */
+    /* On a refusal that a node is to blame for: its name ("" when it has
+     * none), op, domain and the opset step (owned; NULL otherwise). */
+    char *fail_node, *fail_op, *fail_domain;
+    int64_t fail_from, fail_to;
     /* If set, called for every adapter applied: (domain, op, version from,
      * version to). The tests use it to know which adapters were exercised. */
     void (*on_adapt)(void *arg, const char *domain, const char *op, int from, int to);

@@ -8,8 +8,9 @@
  * and invalid UTF-8 bytes as escapes.
  *
  * The JSON object (keys always present, absent proto fields as null):
- *   path, ir_version, ir_variant, producer {name, version}, domain,
- *   model_version, opset_import [{domain ("" as "ai.onnx"), version}],
+ *   schema (JS_REPORT_SCHEMA), path, command "info", status "ok",
+ *   ir_version, ir_variant, producer {name, version}, domain, model_version,
+ *   opset_import [{domain ("" as "ai.onnx"), version}],
  *   graph (null when absent) {name, nodes, ops {domain: {op: count}},
  *     inputs/outputs [{name, type "seq(tensor(float))", elem_type "FLOAT"
  *     (a number for an unknown code; null for non-tensor types), shape
@@ -554,8 +555,14 @@ void info_print_json(FILE *f, const IrModel *m, const char *path)
     js_init(&j, f, 0);
     stats_collect(&st, m);
     js_open(&j, '{', false);
+    js_key(&j, "schema");
+    js_int(&j, JS_REPORT_SCHEMA);
     js_key(&j, "path");
     js_string(&j, path);
+    js_key(&j, "command");
+    js_string(&j, "info");
+    js_key(&j, "status");
+    js_string(&j, "ok");
     js_key(&j, "ir_version");
     js_opt_int(&j, m->has_ir_version, m->ir_version);
     js_key(&j, "ir_variant");

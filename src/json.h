@@ -15,6 +15,10 @@
 #include <stdint.h>
 #include <stdio.h>
 
+/* The version of the --json reports' schema (README "JSON reports"): it
+ * changes only when a key is removed or changes meaning. */
+#define JS_REPORT_SCHEMA 1
+
 #define JS_MAX_DEPTH 32
 
 typedef struct Js {

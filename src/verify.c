@@ -107,13 +107,13 @@ int vf_compare(IrModel *before, IrModel *after, const VfOptions *o, IrError *err
     else if (ev_model_run(after, &eo, n_in, in, &out_b, &n_b, &e) < 0)
         rc = ir_fail(err, "verify: the converted model does not run: %s", e.msg);
     else if (n_a != n_b)
-        rc = ir_fail(err, "verify: %zu outputs before, %zu after", n_a, n_b);
+        rc = ir_fail(err, "verify: %zu outputs before, %zu after", n_a, n_b) - 1;
     for (size_t i = 0; rc == 0 && i < n_a; i++) {
         char why[256];
         if (!ev_value_equal(out_b[i], out_a[i], d.rtol, d.atol, why, sizeof why)) {
             const IrValueInfo *vi = after->graph->outputs.p[i];
             rc = ir_fail(err, "verify: output '%s' differs after conversion: %s",
-                         vi->value->name, why);
+                         vi->value->name, why) - 1;
         }
     }
     vf_free(in, n_in);

@@ -21,8 +21,8 @@ typedef struct VfOptions {
 } VfOptions;
 
 /* Evaluates `before` and `after` on the same inputs and compares their
- * outputs. 0 when equal; -1 with err naming the first output that
- * differs (or why a model could not run). */
+ * outputs. 0 when equal; -2 with err naming the first output that
+ * differs; -1 with err saying why a model could not run. */
 int vf_compare(IrModel *before, IrModel *after, const VfOptions *o, IrError *err);
 
 #endif

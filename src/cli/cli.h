@@ -1,0 +1,70 @@
+/*
+ * cli.h - what the command line's files share (prefix cli_).
+ *
+ * onnx-convert.c parses the command and runs the one-model commands,
+ * convert.c runs convert and optimize on one model, batch.c runs a command
+ * over many models in worker processes, help.c holds every --help text
+ * (README "Command-line reference" repeats them; a test compares).
+ *
+ * Exit status: 0 done; 1 a model was rejected or an operation is not
+ * possible (one line on stderr, no output file left behind); 2 usage
+ * error. Only these files print or exit.
+ */
+#ifndef OC_CLI_H
+#define OC_CLI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "ir.h"
+#include "job.h"
+
+#define CLI_OK 0
+#define CLI_FAIL 1
+#define CLI_USAGE 2
+
+#define CLI_MAX_SHAPES 64
+#define CLI_MAX_JOBS 256
+
+/* The options of convert, optimize and check. */
+typedef struct CliOpts {
+    const char *command;        /* "convert", "optimize", "check" */
+    char **inputs;              /* the models (or folders) named */
+    size_t n_inputs;
+    const char *out, *out_dir;  /* -o, --out-dir */
+    int jobs;                   /* -j (0: not given) */
+    bool json, stats, all;      /* --json, --stats, check --all */
+    JobOptions job;
+    const char *input_shape[CLI_MAX_SHAPES];
+} CliOpts;
+
+/* help.c: the help of `command` (NULL: the overview) on f. */
+void cli_help(FILE *f, const char *command);
+/* Prints "onnx-convert: MSG" (when msg is set) and the command's help on
+ * stderr; returns CLI_USAGE. */
+int cli_usage(const char *command, const char *msg);
+/* --version. */
+void cli_version(FILE *f);
+
+/* onnx-convert.c: parses a non-negative decimal size. */
+bool cli_parse_size(const char *s, size_t *out);
+/* The last use of a model before the process exits (not freed outside
+ * sanitized builds: exiting returns its memory at once). */
+void cli_drop_model(IrModel *m);
+/* Prints a report as one JSON document on f (an object with "schema"). */
+void cli_print_json(FILE *f, const JobReport *r);
+/* Writes the one-line failure of r on stderr, naming the model's path. */
+void cli_print_failure(const JobReport *r);
+
+/* convert.c */
+int cli_convert(int argc, char **argv, const char *command);
+/* The text lines a successful convert or optimize prints. */
+void cli_convert_text(FILE *f, const CliOpts *o, const JobReport *r);
+
+/* batch.c: runs o->command over every input (folders searched for *.onnx)
+ * with o->jobs workers; prints failures as they happen, a progress line
+ * on a terminal, and a table (or the JSON document) at the end. */
+int cli_batch(CliOpts *o);
+
+#endif

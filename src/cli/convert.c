@@ -1,0 +1,239 @@
+/*
+ * convert.c - `convert` and `optimize` (prefix cli_).
+ *
+ * One model (-o) runs in this process; several, or --out-dir, go to the
+ * batch runner. Either way the work is job_convert's, so a batch reports
+ * what each single conversion reports.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+/* Parses a positive opset or IR version. */
+static bool cli_parse_version(const char *s, int64_t *out)
+{
+    size_t v;
+    if (!cli_parse_size(s, &v) || v == 0 || v > 1000)
+        return false;
+    *out = (int64_t)v;
+    return true;
+}
+
+/* Parses -j N. */
+static bool cli_parse_jobs(const char *s, int *out)
+{
+    size_t v;
+    if (!cli_parse_size(s, &v) || v == 0 || v > CLI_MAX_JOBS)
+        return false;
+    *out = (int)v;
+    return true;
+}
+
+/* The options only `convert` takes: 1 when argv[*i] was one (its value
+ * consumed), 0 when not, -1 after saying why its value is wrong. */
+static int cli_convert_only(CliOpts *o, char **argv, int *i, int argc)
+{
+    const char *a = argv[*i];
+    bool has_val = *i + 1 < argc;
+    int64_t *target = NULL;
+    if (!strcmp(a, "--opset") && has_val)
+        target = &o->job.cv.opset;
+    else if (!strcmp(a, "--opset-ml") && has_val)
+        target = &o->job.cv.opset_ml;
+    else if (!strcmp(a, "--ir-version") && has_val)
+        target = &o->job.cv.ir_version;
+    else if (!strcmp(a, "--optimize")) {
+        o->job.optimize = true;
+        return 1;
+    } else
+        return 0;
+    if (!cli_parse_version(argv[++*i], target)) {
+        fprintf(stderr, "onnx-convert: %s takes a positive number\n", a);
+        return -1;
+    }
+    return 1;
+}
+
+/* Options with a value that convert and optimize share; 1, 0 or -1. */
+static int cli_shared_value(CliOpts *o, char **argv, int *i, int argc)
+{
+    const char *a = argv[*i];
+    if (*i + 1 >= argc)
+        return 0;
+    const char *v = argv[*i + 1];
+    if (!strcmp(a, "-o"))
+        o->out = v;
+    else if (!strcmp(a, "--out-dir"))
+        o->out_dir = v;
+    else if (!strcmp(a, "-j")) {
+        if (!cli_parse_jobs(v, &o->jobs)) {
+            fprintf(stderr, "onnx-convert: -j takes a number of jobs, 1..%d\n", CLI_MAX_JOBS);
+            return -1;
+        }
+    } else if (!strcmp(a, "--external-data"))
+        o->job.save.external_file = v;
+    else if (!strcmp(a, "--external-threshold")) {
+        if (!cli_parse_size(v, &o->job.save.external_threshold)) {
+            fputs("onnx-convert: --external-threshold takes a byte count\n", stderr);
+            return -1;
+        }
+    } else if (!strcmp(a, "--passes")) {
+        o->job.optimize = true;
+        o->job.opt.passes = v;
+    } else if (!strcmp(a, "--input-shape")) {
+        if (o->job.n_input_shape == CLI_MAX_SHAPES) {
+            fputs("onnx-convert: --input-shape: too many inputs\n", stderr);
+            return -1;
+        }
+        o->input_shape[o->job.n_input_shape++] = v;
+    } else
+        return 0;
+    ++*i;
+    return 1;
+}
+
+/* Flags convert and optimize share; true when a was one. */
+static bool cli_shared_flag(CliOpts *o, const char *a)
+{
+    if (!strcmp(a, "--verify"))
+        o->job.verify = true;
+    else if (!strcmp(a, "--infer-shapes"))
+        o->job.infer_shapes = true;
+    else if (!strcmp(a, "--stats"))
+        o->stats = true;
+    else if (!strcmp(a, "--json"))
+        o->json = true;
+    else
+        return false;
+    return true;
+}
+
+/* Whether the options fit together; CLI_USAGE after saying why, or 0. */
+static int cli_convert_consistent(const CliOpts *o)
+{
+    const char *cmd = o->command;
+    if (!o->n_inputs)
+        return cli_usage(cmd, "no input model");
+    if (o->out && o->out_dir)
+        return cli_usage(cmd, "-o and --out-dir do not go together");
+    if (!o->out && !o->out_dir)
+        return cli_usage(cmd, "-o OUT.onnx (one model) or --out-dir DIR is needed");
+    if (o->out && o->n_inputs > 1)
+        return cli_usage(cmd, "-o takes one input model; use --out-dir for several");
+    if (o->jobs && !o->out_dir)
+        return cli_usage(cmd, "-j goes with --out-dir");
+    if (o->out_dir && o->job.save.external_file)
+        return cli_usage(cmd, "--external-data names one side file, which the models of "
+                              "a batch would share; convert them one at a time");
+    return 0;
+}
+
+/* Returns 0, or CLI_USAGE after printing why. */
+static int cli_convert_args(int argc, char **argv, CliOpts *o)
+{
+    o->job.save.external_threshold = 1024;
+    o->job.input_shape = o->input_shape;
+    o->inputs = calloc((size_t)argc, sizeof *o->inputs);
+    if (!o->inputs)
+        return cli_usage(o->command, "out of memory");
+    for (int i = 2; i < argc; i++) {
+        const char *a = argv[i];
+        int got = strcmp(o->command, "convert") ? 0 : cli_convert_only(o, argv, &i, argc);
+        if (!got)
+            got = cli_shared_value(o, argv, &i, argc);
+        if (got < 0)
+            return cli_usage(o->command, NULL);
+        if (got || cli_shared_flag(o, a))
+            continue;
+        if (a[0] == '-' && a[1]) {
+            fprintf(stderr, "onnx-convert: %s: unknown or incomplete option '%s'\n",
+                    o->command, a);
+            return cli_usage(o->command, NULL);
+        }
+        o->inputs[o->n_inputs++] = argv[i];
+    }
+    return cli_convert_consistent(o);
+}
+
+void cli_convert_text(FILE *f, const CliOpts *o, const JobReport *r)
+{
+    if (r->converting) {
+        fputs("converted", f);
+        if (o->job.cv.opset && r->opset_from > 0)
+            fprintf(f, " opset %lld -> %lld,", (long long)r->opset_from,
+                    (long long)r->opset_to);
+        if (o->job.cv.opset_ml && r->ml_from > 0)
+            fprintf(f, " ai.onnx.ml %lld -> %lld,", (long long)r->ml_from,
+                    (long long)r->ml_to);
+        fprintf(f, " %zu nodes adapted", r->adapted);
+        static const char *const kinds[] = {"compatible", "attribute-input", "semantic",
+                                            "rename", "expand", "attributes"};
+        const char *sep = " (";
+        for (int k = 0; k < 6; k++)
+            if (r->by_kind[k]) {
+                fprintf(f, "%s%zu %s", sep, r->by_kind[k], kinds[k]);
+                sep = ", ";
+            }
+        fprintf(f, "%s, ir_version %lld -> %lld", r->adapted ? ")" : "",
+                (long long)r->ir_from, (long long)r->ir_to);
+        for (size_t i = 0; i < r->n_custom; i++)
+            fprintf(f, "; domain %s passed through (%zu nodes)", r->custom[i].domain,
+                    r->custom[i].nodes);
+        fputc('\n', f);
+    }
+    if (r->optimized) {
+        long total = 0;
+        for (size_t i = 0; i < r->n_passes; i++)
+            total += r->changes[i];
+        fprintf(f, "optimized: %zu -> %zu nodes, %ld changes in %d rounds\n",
+                r->nodes_before, r->nodes_after, total, r->rounds);
+        for (size_t i = 0; o->stats && i < r->n_passes; i++)
+            fprintf(f, "  %-20s %ld\n", r->pass[i]->name, r->changes[i]);
+    }
+    if (r->verified == 1)
+        fprintf(f, "verified: outputs equal on %s inputs\n",
+                r->verify_case ? "the case's" : "random");
+}
+
+/* `optimize --list-passes`. */
+static int cli_list_passes(void)
+{
+    for (size_t i = 0; i < opt_passes_n; i++)
+        printf("%-20s %s%s\n", opt_passes[i]->name, opt_passes[i]->what,
+               opt_passes[i]->idempotent ? "" : " (not idempotent)");
+    return CLI_OK;
+}
+
+/* One model, in this process. */
+static int cli_convert_one(const CliOpts *o)
+{
+    JobReport r;
+    IrModel *keep;
+    int rc = job_convert(&o->job, o->inputs[0], o->out, &r, &keep);
+    if (o->json)
+        cli_print_json(stdout, &r);
+    else if (rc == 0)
+        cli_convert_text(stdout, o, &r);
+    if (rc < 0)
+        fprintf(stderr, "onnx-convert: %s\n", r.msg);
+    cli_drop_model(keep);
+    job_report_free(&r);
+    return rc < 0 ? CLI_FAIL : CLI_OK;
+}
+
+int cli_convert(int argc, char **argv, const char *command)
+{
+    bool optimize = !strcmp(command, "optimize");
+    if (optimize && argc == 3 && !strcmp(argv[2], "--list-passes"))
+        return cli_list_passes();
+    CliOpts o = {.command = command};
+    o.job.command = command;
+    o.job.optimize = optimize;
+    int rc = cli_convert_args(argc, argv, &o);
+    if (rc == 0)
+        rc = o.out_dir ? cli_batch(&o) : cli_convert_one(&o);
+    free(o.inputs);
+    return rc;
+}

@@ -1,0 +1,190 @@
+/*
+ * help.c - every --help text and --version (prefix cli_).
+ *
+ * These texts are the command line's documentation: README "Command-line
+ * reference" shows each one verbatim and tests/cli_help.sh fails when they
+ * differ, or when the man page (src/cli/onnx-convert.1) misses an option.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "check.h"
+#include "opschema.h"
+#include "../../include/onnxconvert.h"
+
+static const char cli_help_overview[] =
+    "usage: onnx-convert COMMAND [OPTIONS]\n"
+    "\n"
+    "Converts ONNX models between operator-set versions, optimizes them, and\n"
+    "checks with its own reference evaluator that they compute the same thing.\n"
+    "\n"
+    "commands:\n"
+    "  convert   convert models to another opset, or write them back unchanged\n"
+    "  optimize  fold constants, remove what computes nothing, fuse patterns\n"
+    "  check     validate models against the ONNX rules\n"
+    "  info      describe a model\n"
+    "  run       evaluate a model on input files\n"
+    "  test      run an ONNX backend-test case folder and compare its outputs\n"
+    "\n"
+    "  onnx-convert COMMAND --help   the options of one command\n"
+    "  onnx-convert help COMMAND     the same\n"
+    "  onnx-convert --version        the version, the newest opsets and IR\n"
+    "\n"
+    "Exit status: 0 done; 1 a model was rejected or an operation is not\n"
+    "possible (one line on stderr per model, no output file left behind);\n"
+    "2 usage error.\n";
+
+static const char cli_help_convert[] =
+    "usage: onnx-convert convert IN.onnx -o OUT.onnx [OPTIONS]\n"
+    "       onnx-convert convert IN... --out-dir DIR [-j N] [OPTIONS]\n"
+    "\n"
+    "Converts ai.onnx (and ai.onnx.ml) to another opset one step at a time,\n"
+    "in every graph and function, and refuses, naming node, op, step and\n"
+    "reason, whatever it cannot convert exactly. Without --opset, --opset-ml\n"
+    "or --ir-version it writes the model back unchanged.\n"
+    "\n"
+    "  -o OUT.onnx             where to write the model\n"
+    "  --out-dir DIR           batch mode: convert every IN (a model, or a\n"
+    "                          folder searched for *.onnx at any depth) into\n"
+    "                          DIR, keeping the paths below each folder; a\n"
+    "                          model that fails does not stop the others\n"
+    "  -j N                    batch mode: run N models at a time (default 1)\n"
+    "  --opset N               convert ai.onnx to opset N\n"
+    "  --opset-ml N            convert ai.onnx.ml to opset N\n"
+    "  --ir-version N          write IR version N (default: what the opsets\n"
+    "                          need)\n"
+    "  --optimize              run the optimizer after converting\n"
+    "  --passes a,b,c          run these passes, in this order (implies\n"
+    "                          --optimize; optimize --list-passes names them)\n"
+    "  --stats                 print how many changes each pass made\n"
+    "  --input-shape NAME=D,.. give input NAME these static dims (repeat for\n"
+    "                          several inputs), so that more of the graph folds\n"
+    "  --verify                evaluate the model before and after on the\n"
+    "                          case's inputs (IN's folder/test_data_set_0) or\n"
+    "                          seeded random ones; fail on any difference\n"
+    "  --infer-shapes          check the model and write the inferred types of\n"
+    "                          intermediate values as value_info\n"
+    "  --external-data FILE    write every tensor of at least BYTES to FILE,\n"
+    "                          beside the output (not with --out-dir)\n"
+    "  --external-threshold BYTES\n"
+    "                          the size for --external-data (default 1024)\n"
+    "  --json                  print a JSON report instead of text\n"
+    "  -h, --help              this help\n"
+    "\n"
+    "Batch mode prints a progress line on stderr when it is a terminal, each\n"
+    "failure as it happens, and a table at the end (on stderr with --json);\n"
+    "the exit status is 0 only when every model was converted.\n";
+
+static const char cli_help_optimize[] =
+    "usage: onnx-convert optimize IN.onnx -o OUT.onnx [OPTIONS]\n"
+    "       onnx-convert optimize IN... --out-dir DIR [-j N] [OPTIONS]\n"
+    "       onnx-convert optimize --list-passes\n"
+    "\n"
+    "Folds constants and shapes, removes what computes nothing and fuses\n"
+    "patterns into standard ops of the model's opset, in every graph and\n"
+    "function, until a round changes nothing. A graph's inputs and outputs\n"
+    "keep their names, types and order.\n"
+    "\n"
+    "  -o OUT.onnx             where to write the model\n"
+    "  --out-dir DIR           batch mode, as in convert\n"
+    "  -j N                    batch mode: run N models at a time (default 1)\n"
+    "  --passes a,b,c          run these passes, in this order\n"
+    "  --list-passes           print every pass and what it does\n"
+    "  --stats                 print how many changes each pass made\n"
+    "  --input-shape NAME=D,.. give input NAME these static dims (repeat for\n"
+    "                          several inputs), so that more of the graph folds\n"
+    "  --verify                evaluate the model before and after; fail on any\n"
+    "                          difference\n"
+    "  --infer-shapes          write the inferred types of intermediate values\n"
+    "                          as value_info\n"
+    "  --external-data FILE    write every tensor of at least BYTES to FILE,\n"
+    "                          beside the output (not with --out-dir)\n"
+    "  --external-threshold BYTES\n"
+    "                          the size for --external-data (default 1024)\n"
+    "  --json                  print a JSON report instead of text\n"
+    "  -h, --help              this help\n";
+
+static const char cli_help_check[] =
+    "usage: onnx-convert check MODEL... [--all] [--json] [-j N]\n"
+    "\n"
+    "Validates models against the ONNX rules and those onnx.checker misses.\n"
+    "Prints the first rule a model breaks (--all: every one) and exits 1, or\n"
+    "says it is valid. A MODEL may be a folder, searched for *.onnx at any\n"
+    "depth; with several models a table follows.\n"
+    "\n"
+    "  --all                   print every broken rule, not only the first\n"
+    "  --json                  print a JSON report instead of text\n"
+    "  -j N                    check N models at a time (default 1)\n"
+    "  -h, --help              this help\n";
+
+static const char cli_help_info[] =
+    "usage: onnx-convert info MODEL.onnx [--json] [--targets]\n"
+    "\n"
+    "Describes a model: IR version, producer, opset imports, operator counts,\n"
+    "initializers, inputs and outputs with declared and inferred types,\n"
+    "functions and subgraphs.\n"
+    "\n"
+    "  --json                  print the description as JSON\n"
+    "  --targets               try every ai.onnx opset and print, for each one\n"
+    "                          the model cannot reach, the first node that\n"
+    "                          blocks it and why\n"
+    "  -h, --help              this help\n";
+
+static const char cli_help_run[] =
+    "usage: onnx-convert run MODEL.onnx --inputs DIR -o OUTDIR [--seed N]\n"
+    "\n"
+    "Evaluates the model with the reference evaluator on DIR/input_K.pb and\n"
+    "writes OUTDIR/output_K.pb (written only when the whole model ran).\n"
+    "\n"
+    "  --inputs DIR            the folder of input_0.pb, input_1.pb, ...\n"
+    "  -o OUTDIR               the folder to write output_K.pb into\n"
+    "  --seed N                the seed of random ops (default 0)\n"
+    "  -h, --help              this help\n";
+
+static const char cli_help_test[] =
+    "usage: onnx-convert test CASE_DIR [--model OTHER.onnx] [--rtol R]\n"
+    "                         [--atol A]\n"
+    "\n"
+    "Runs every test_data_set_* of an ONNX backend-test case folder with its\n"
+    "model.onnx and compares the outputs: |got - want| <= atol + rtol*|want|\n"
+    "for floats (NaN equals NaN), exact for the other types.\n"
+    "\n"
+    "  --model OTHER.onnx      run this model instead (a converted one)\n"
+    "  --rtol R                relative tolerance (default 1e-3)\n"
+    "  --atol A                absolute tolerance (default 1e-7)\n"
+    "  -h, --help              this help\n";
+
+static const struct {
+    const char *command, *text;
+} cli_helps[] = {
+    {"convert", cli_help_convert}, {"optimize", cli_help_optimize},
+    {"check", cli_help_check},     {"info", cli_help_info},
+    {"run", cli_help_run},         {"test", cli_help_test},
+};
+
+void cli_help(FILE *f, const char *command)
+{
+    for (size_t i = 0; command && i < sizeof cli_helps / sizeof cli_helps[0]; i++)
+        if (!strcmp(cli_helps[i].command, command)) {
+            fputs(cli_helps[i].text, f);
+            return;
+        }
+    fputs(cli_help_overview, f);
+}
+
+int cli_usage(const char *command, const char *msg)
+{
+    if (msg)
+        fprintf(stderr, "onnx-convert: %s\n", msg);
+    cli_help(stderr, command);
+    return CLI_USAGE;
+}
+
+void cli_version(FILE *f)
+{
+    fprintf(f, "onnx-convert %s\n", ONNXCONVERT_VERSION);
+    fprintf(f, "newest opsets: ai.onnx %lld, ai.onnx.ml %lld\n",
+            (long long)os_domain_max(""), (long long)os_domain_max("ai.onnx.ml"));
+    fprintf(f, "newest IR version: %d\n", CHK_IR_MAX);
+}

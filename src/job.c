@@ -1,0 +1,549 @@
+/*
+ * job.c - one command on one model, and its report (prefix job_).
+ *
+ * The stages of a convert or optimize job, each of which can end it:
+ * load, check (only when the model is to change: a cycle or an undefined
+ * value would otherwise give a wrong model), convert, input-shape,
+ * optimize, verify, the checker again for --infer-shapes, save. The report
+ * keeps what each stage did so that text and JSON say the same thing.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sys/stat.h>
+
+#include "infer.h"
+#include "ir.h"
+#include "job.h"
+#include "load.h"
+#include "verify.h"
+
+static const char *const job_kind_names[] = {"compatible", "attribute-input", "semantic",
+                                             "rename", "expand", "attributes"};
+#define JOB_N_KINDS (sizeof job_kind_names / sizeof job_kind_names[0])
+
+const char *job_status_name(JobStatus s)
+{
+    switch (s) {
+    case JOB_OK: return "ok";
+    case JOB_INVALID: return "invalid";
+    case JOB_REFUSED: return "refused";
+    default: return "error";
+    }
+}
+
+/* Ends the job: status, stage, reason and the one-line message. */
+static int job_end(JobReport *r, JobStatus st, const char *stage, const char *reason,
+                   const char *msg)
+{
+    r->status = st;
+    r->stage = stage;
+    r->reason = reason;
+    size_t n = strlen(msg);   /* a longer message is cut */
+    if (n >= sizeof r->msg)
+        n = sizeof r->msg - 1;
+    memcpy(r->msg, msg, n);
+    r->msg[n] = '\0';
+    return -1;
+}
+
+static void job_start(JobReport *r, const char *command, const char *path)
+{
+    memset(r, 0, sizeof *r);
+    r->command = command;
+    r->path = ir_strdup(path);
+}
+
+void job_fail(JobReport *r, const char *command, const char *path, const char *stage,
+              const char *reason, const char *msg)
+{
+    job_start(r, command, path);
+    job_end(r, JOB_ERROR, stage, reason, msg);
+}
+
+/* The checker's rule of a finding "RULE: WHERE: WHAT" (static storage:
+ * one of chk_rules), or "invalid". */
+static const char *job_rule_of(const char *msg)
+{
+    for (size_t i = 0; chk_rules[i]; i++) {
+        size_t n = strlen(chk_rules[i]);
+        if (!strncmp(msg, chk_rules[i], n) && msg[n] == ':')
+            return chk_rules[i];
+    }
+    return "invalid";
+}
+
+/* Refuses (INVALID) a model the checker refuses, naming the first rule it
+ * breaks as `check` does. */
+static int job_require_valid(JobReport *r, IrModel *m)
+{
+    ChkReport c;
+    int rc = 0;
+    if (chk_model(m, &c)) {
+        const char *first = chk_first_error(&c) ? chk_first_error(&c) : "invalid";
+        char msg[600];
+        snprintf(msg, sizeof msg, "%s: %s", r->path, first);
+        rc = job_end(r, JOB_INVALID, "check", job_rule_of(first), msg);
+    }
+    chk_report_free(&c);
+    return rc;
+}
+
+/* CvReport.on_adapt: counts nodes per (domain, op, from, to). */
+static void job_on_adapt(void *arg, const char *domain, const char *op, int from, int to)
+{
+    JobReport *r = arg;
+    for (size_t i = 0; i < r->n_adapt; i++) {
+        JobAdapt *a = &r->adapt[i];
+        if (a->from == from && a->to == to && !strcmp(a->op, op) &&
+            !strcmp(a->domain, domain)) {
+            a->nodes++;
+            return;
+        }
+    }
+    r->adapt = ir_grow(r->adapt, r->n_adapt + 1, sizeof *r->adapt);
+    r->adapt[r->n_adapt++] = (JobAdapt){.domain = ir_strdup(domain), .op = ir_strdup(op),
+                                        .from = from, .to = to, .nodes = 1};
+}
+
+/* Keeps the converter's refusal: key, node, op, step. */
+static int job_refused(JobReport *r, const CvReport *cr, const IrError *err)
+{
+    JobStatus st = JOB_REFUSED;
+    if (cr->reason && !strcmp(cr->reason, "invalid-source"))
+        st = JOB_INVALID;
+    r->node = ir_strdup(cr->fail_node);
+    r->op = ir_strdup(cr->fail_op);
+    r->domain = ir_strdup(cr->fail_domain);
+    r->step_from = cr->fail_from;
+    r->step_to = cr->fail_to;
+    return job_end(r, st, "convert", cr->reason ? cr->reason : "refused", err->msg);
+}
+
+static int job_run_convert(const JobOptions *o, JobReport *r, IrModel *m)
+{
+    IrError err;
+    CvReport cr = {.on_adapt = job_on_adapt, .on_adapt_arg = r};
+    int rc = cv_convert(m, &o->cv, &cr, &err);
+    if (rc < 0) {
+        job_refused(r, &cr, &err);
+    } else {
+        r->adapted = cr.adapted;
+        memcpy(r->by_kind, cr.by_kind, sizeof r->by_kind);
+        r->ir_to = cr.ir_to;
+        r->n_custom = cr.n_custom;
+        r->custom = cr.custom;      /* taken over */
+        cr.custom = NULL;
+        cr.n_custom = 0;
+    }
+    cv_report_free(&cr);
+    return rc;
+}
+
+static int job_run_optimize(const JobOptions *o, JobReport *r, IrModel *m)
+{
+    IrError err;
+    OptStats st;
+    if (opt_optimize(m, &o->opt, &st, &err) < 0) {
+        opt_stats_free(&st);
+        return job_end(r, JOB_ERROR, "optimize", "optimize", err.msg);
+    }
+    r->optimized = true;
+    r->rounds = st.iterations;
+    r->n_passes = st.n;
+    r->pass = st.pass;              /* taken over */
+    r->changes = st.changes;
+    st.pass = NULL;
+    st.changes = NULL;
+    st.n = 0;
+    opt_stats_free(&st);
+    return 0;
+}
+
+char *job_case_inputs(const char *in)
+{
+    const char *slash = strrchr(in, '/');
+    size_t dl = slash ? (size_t)(slash - in) : 1;
+    const char *dir = slash ? in : ".";
+    size_t cap = dl + 40;
+    char *p = malloc(cap);
+    if (!p)
+        return NULL;
+    snprintf(p, cap, "%.*s/test_data_set_0", (int)dl, dir);
+    size_t pcap = cap + 20;
+    char *probe = malloc(pcap);
+    struct stat sb;
+    bool found = probe && snprintf(probe, pcap, "%s/input_0.pb", p) > 0 &&
+                 stat(probe, &sb) == 0;
+    free(probe);
+    if (!found) {
+        free(p);
+        return NULL;
+    }
+    return p;
+}
+
+/* Evaluates a fresh load of the input and m on the same inputs. */
+static int job_run_verify(const char *in, JobReport *r, IrModel *m)
+{
+    IrError err;
+    IrModel *orig;
+    r->verify_asked = true;
+    if (load_model_file(in, NULL, &orig, &err) < 0)
+        return job_end(r, JOB_ERROR, "verify", "load", err.msg);
+    VfOptions vo = {.seed = 1};
+    char *dir = job_case_inputs(in);
+    vo.inputs_dir = dir;
+    r->verify_case = dir != NULL;
+    int rc = vf_compare(orig, m, &vo, &err);
+    r->verified = rc == 0 ? 1 : rc;
+    free(dir);
+    ir_model_free(orig);
+    if (rc < 0)
+        return job_end(r, JOB_ERROR, "verify", rc == -2 ? "differs" : "eval", err.msg);
+    return 0;
+}
+
+/* Every stage after loading; the model is changed in place. */
+static int job_stages(const JobOptions *o, const char *in, JobReport *r, IrModel *m)
+{
+    bool changes = r->converting || o->optimize;
+    if (changes && job_require_valid(r, m) < 0)
+        return -1;
+    if (r->converting && job_run_convert(o, r, m) < 0)
+        return -1;
+    IrError err;
+    for (size_t i = 0; i < o->n_input_shape; i++)
+        if (opt_set_input_shape(m, o->input_shape[i], &err) < 0)
+            return job_end(r, JOB_ERROR, "input-shape", "input-shape", err.msg);
+    if (o->optimize && job_run_optimize(o, r, m) < 0)
+        return -1;
+    if (o->verify && job_run_verify(in, r, m) < 0)
+        return -1;
+    if (o->infer_shapes) {
+        if (job_require_valid(r, m) < 0)
+            return -1;
+        inf_write_value_info(m->graph);
+    }
+    return 0;
+}
+
+/* The model's opsets, IR version and node count before any change. */
+static void job_describe_before(JobReport *r, const IrModel *m)
+{
+    r->loaded = true;
+    r->opset_from = ir_model_opset(m, "");
+    r->ml_from = ir_model_opset(m, "ai.onnx.ml");
+    r->ir_from = m->has_ir_version ? m->ir_version : 0;
+    r->nodes_before = opt_count_nodes(m);
+}
+
+static void job_describe_after(JobReport *r, const IrModel *m)
+{
+    r->opset_to = ir_model_opset(m, "");
+    r->ml_to = ir_model_opset(m, "ai.onnx.ml");
+    r->ir_to = m->has_ir_version ? m->ir_version : 0;
+    r->nodes_after = opt_count_nodes(m);
+}
+
+/* Hands m to *keep, or frees it. */
+static void job_release(IrModel *m, IrModel **keep)
+{
+    if (keep)
+        *keep = m;
+    else
+        ir_model_free(m);
+}
+
+int job_convert(const JobOptions *o, const char *in, const char *out, JobReport *r,
+                IrModel **keep)
+{
+    job_start(r, o->command, in);
+    if (keep)
+        *keep = NULL;
+    r->converting = o->cv.opset || o->cv.opset_ml || o->cv.ir_version;
+    IrError err;
+    IrModel *m;
+    if (load_model_file(in, NULL, &m, &err) < 0)
+        return job_end(r, JOB_ERROR, "load", "load", err.msg);
+    job_describe_before(r, m);
+    if (job_stages(o, in, r, m) < 0) {
+        ir_model_free(m);   /* half converted: never kept */
+        return -1;
+    }
+    job_describe_after(r, m);
+    if (save_model_file(m, out, &o->save, &err) < 0) {
+        ir_model_free(m);
+        return job_end(r, JOB_ERROR, "save", "save", err.msg);
+    }
+    r->output = ir_strdup(out);
+    job_release(m, keep);
+    return 0;
+}
+
+int job_check(const char *path, JobReport *r, IrModel **keep)
+{
+    job_start(r, "check", path);
+    if (keep)
+        *keep = NULL;
+    IrError err;
+    IrModel *m;
+    if (load_model_file(path, NULL, &m, &err) < 0)
+        return job_end(r, JOB_ERROR, "load", "load", err.msg);
+    job_describe_before(r, m);
+    r->checked = true;
+    size_t errors = chk_model(m, &r->chk);
+    job_release(m, keep);
+    if (errors) {
+        const char *first = chk_first_error(&r->chk);
+        char msg[600];
+        snprintf(msg, sizeof msg, "%s: %s", path, first ? first : "invalid");
+        return job_end(r, JOB_INVALID, "check", job_rule_of(first ? first : ""), msg);
+    }
+    return 0;
+}
+
+void job_report_free(JobReport *r)
+{
+    free(r->path);
+    free(r->output);
+    free(r->node);
+    free(r->op);
+    free(r->domain);
+    for (size_t i = 0; i < r->n_adapt; i++) {
+        free(r->adapt[i].domain);
+        free(r->adapt[i].op);
+    }
+    free(r->adapt);
+    CvReport cr = {.custom = r->custom, .n_custom = r->n_custom};
+    cv_report_free(&cr);
+    free(r->pass);
+    free(r->changes);
+    if (r->checked)
+        chk_report_free(&r->chk);
+    memset(r, 0, sizeof *r);
+}
+
+/* ---- JSON ----------------------------------------------------------- */
+
+/* {"from": a, "to": b}; null when the model imports no such domain; "to"
+ * is null when nothing was written. */
+static void job_json_pair(Js *j, bool loaded, int64_t from, bool done, int64_t to)
+{
+    if (!loaded || from <= 0) {
+        js_null(j);
+        return;
+    }
+    js_open(j, '{', true);
+    js_key(j, "from");
+    js_int(j, from);
+    js_key(j, "to");
+    js_opt_int(j, done, to);
+    js_close(j, '}');
+}
+
+static void job_json_conversion(Js *j, const JobReport *r)
+{
+    if (!r->converting || r->status == JOB_INVALID || !r->loaded ||
+        (r->stage && !strcmp(r->stage, "convert"))) {
+        js_null(j);
+        return;
+    }
+    js_open(j, '{', false);
+    js_key(j, "adapted");
+    js_uint(j, r->adapted);
+    js_key(j, "by_kind");
+    js_open(j, '{', true);
+    for (size_t k = 0; k < JOB_N_KINDS; k++) {
+        js_key(j, job_kind_names[k]);
+        js_uint(j, r->by_kind[k]);
+    }
+    js_close(j, '}');
+    js_key(j, "adapters");
+    js_open(j, '[', false);
+    for (size_t i = 0; i < r->n_adapt; i++) {
+        const JobAdapt *a = &r->adapt[i];
+        js_open(j, '{', true);
+        js_key(j, "domain");
+        js_string(j, a->domain);
+        js_key(j, "op");
+        js_string(j, a->op);
+        js_key(j, "from");
+        js_int(j, a->from);
+        js_key(j, "to");
+        js_opt_int(j, a->to != 0, a->to);   /* null: the op is gone there */
+        js_key(j, "nodes");
+        js_uint(j, a->nodes);
+        js_close(j, '}');
+    }
+    js_close(j, ']');
+    js_key(j, "custom_domains");
+    js_open(j, '[', false);
+    for (size_t i = 0; i < r->n_custom; i++) {
+        js_open(j, '{', true);
+        js_key(j, "domain");
+        js_string(j, r->custom[i].domain);
+        js_key(j, "nodes");
+        js_uint(j, r->custom[i].nodes);
+        js_close(j, '}');
+    }
+    js_close(j, ']');
+    js_close(j, '}');
+}
+
+static void job_json_optimization(Js *j, const JobReport *r)
+{
+    if (!r->optimized) {
+        js_null(j);
+        return;
+    }
+    js_open(j, '{', false);
+    js_key(j, "rounds");
+    js_int(j, r->rounds);
+    js_key(j, "passes");
+    js_open(j, '[', false);
+    for (size_t i = 0; i < r->n_passes; i++) {
+        js_open(j, '{', true);
+        js_key(j, "name");
+        js_string(j, r->pass[i]->name);
+        js_key(j, "changes");
+        js_int(j, r->changes[i]);
+        js_close(j, '}');
+    }
+    js_close(j, ']');
+    js_close(j, '}');
+}
+
+static void job_json_verification(Js *j, const JobReport *r)
+{
+    if (!r->verify_asked) {
+        js_null(j);
+        return;
+    }
+    js_open(j, '{', true);
+    js_key(j, "result");
+    js_string(j, r->verified == 1 ? "equal" : r->verified == -2 ? "differs" : "error");
+    js_key(j, "inputs");
+    js_string(j, r->verify_case ? "case" : "random");
+    js_close(j, '}');
+}
+
+static void job_json_error(Js *j, const JobReport *r)
+{
+    if (r->status == JOB_OK) {
+        js_null(j);
+        return;
+    }
+    js_open(j, '{', false);
+    js_key(j, "stage");
+    js_string(j, r->stage);
+    js_key(j, "reason");
+    js_string(j, r->reason);
+    js_key(j, "node");
+    js_string(j, r->node);
+    js_key(j, "op");
+    js_string(j, r->op);
+    js_key(j, "domain");
+    js_string(j, r->op ? (r->domain && r->domain[0] ? r->domain : "ai.onnx") : NULL);
+    js_key(j, "step");
+    if (r->op) {
+        js_open(j, '{', true);
+        js_key(j, "from");
+        js_int(j, r->step_from);
+        js_key(j, "to");
+        js_int(j, r->step_to);
+        js_close(j, '}');
+    } else {
+        js_null(j);
+    }
+    js_key(j, "message");
+    js_string(j, r->msg);
+    js_close(j, '}');
+}
+
+static void job_json_findings(Js *j, const JobReport *r, ChkSeverity sev)
+{
+    js_open(j, '[', false);
+    for (size_t i = 0; r->checked && i < r->chk.n; i++) {
+        const ChkItem *it = &r->chk.items[i];
+        if (it->sev != sev)
+            continue;
+        if (sev == CHK_NOTE) {
+            js_string(j, it->msg);
+            continue;
+        }
+        js_open(j, '{', true);
+        js_key(j, "rule");
+        js_string(j, job_rule_of(it->msg));
+        js_key(j, "message");
+        js_string(j, it->msg);
+        js_close(j, '}');
+    }
+    js_close(j, ']');
+}
+
+static void job_json_check(Js *j, const JobReport *r)
+{
+    js_key(j, "nodes");
+    js_opt_int(j, r->checked, (int64_t)r->chk.n_nodes);
+    js_key(j, "unchecked_nodes");
+    js_opt_int(j, r->checked, (int64_t)r->chk.n_unchecked);
+    js_key(j, "errors");
+    job_json_findings(j, r, CHK_ERROR);
+    js_key(j, "errors_total");
+    js_opt_int(j, r->checked, (int64_t)r->chk.n_errors);
+    js_key(j, "notes");
+    job_json_findings(j, r, CHK_NOTE);
+}
+
+static void job_json_convert(Js *j, const JobReport *r)
+{
+    bool done = r->status == JOB_OK;
+    js_key(j, "output");
+    js_string(j, r->output);
+    js_key(j, "opset");
+    job_json_pair(j, r->loaded, r->opset_from, done, r->opset_to);
+    js_key(j, "opset_ml");
+    job_json_pair(j, r->loaded, r->ml_from, done, r->ml_to);
+    js_key(j, "ir_version");
+    job_json_pair(j, r->loaded, r->ir_from, done, r->ir_to);
+    js_key(j, "nodes");
+    if (r->loaded) {
+        js_open(j, '{', true);
+        js_key(j, "before");
+        js_uint(j, r->nodes_before);
+        js_key(j, "after");
+        js_opt_int(j, done, (int64_t)r->nodes_after);
+        js_close(j, '}');
+    } else {
+        js_null(j);
+    }
+    js_key(j, "conversion");
+    job_json_conversion(j, r);
+    js_key(j, "optimization");
+    job_json_optimization(j, r);
+    js_key(j, "verification");
+    job_json_verification(j, r);
+}
+
+void job_json(Js *j, const JobReport *r)
+{
+    js_open(j, '{', false);
+    js_key(j, "schema");
+    js_int(j, JS_REPORT_SCHEMA);
+    js_key(j, "path");
+    js_string(j, r->path);
+    js_key(j, "command");
+    js_string(j, r->command);
+    js_key(j, "status");
+    js_string(j, job_status_name(r->status));
+    if (!strcmp(r->command, "check"))
+        job_json_check(j, r);
+    else
+        job_json_convert(j, r);
+    js_key(j, "error");
+    job_json_error(j, r);
+    js_close(j, '}');
+}

@@ -1,0 +1,110 @@
+/*
+ * job.h - one command on one model, and the report of what it did
+ * (prefix job_).
+ *
+ * `convert`, `optimize` and `check` run through here, one model at a time
+ * or many in a batch; the report is what the command line prints, as text
+ * or as the JSON object of README "JSON reports" (job_json). Nothing here
+ * prints or exits.
+ */
+#ifndef OC_JOB_H
+#define OC_JOB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "check.h"
+#include "convert.h"
+#include "json.h"
+#include "save.h"
+#include "../passes/passes.h"
+
+/* How a model's job ended. The names (job_status_name) are the JSON
+ * "status" values. */
+typedef enum {
+    JOB_OK = 0,     /* done: written (convert, optimize) or valid (check) */
+    JOB_INVALID,    /* the checker refused the model */
+    JOB_REFUSED,    /* no exact conversion exists (the converter's refusal) */
+    JOB_ERROR       /* anything else: unreadable, verification failed, ... */
+} JobStatus;
+
+/* Nodes one adapter was applied to: (domain, op, version from -> to). */
+typedef struct JobAdapt {
+    char *domain, *op;
+    int from, to;
+    size_t nodes;
+} JobAdapt;
+
+typedef struct JobOptions {
+    const char *command;         /* "convert" or "optimize" */
+    CvOptions cv;                /* --opset, --opset-ml, --ir-version */
+    bool optimize;
+    OptOptions opt;              /* --passes */
+    bool verify, infer_shapes;
+    SaveOptions save;
+    const char *const *input_shape;  /* --input-shape NAME=DIMS */
+    size_t n_input_shape;
+} JobOptions;
+
+/* What a job did; every string is owned (job_report_free). */
+typedef struct JobReport {
+    const char *command;
+    char *path, *output;         /* output: NULL unless written */
+    JobStatus status;
+    /* a failure: the stage ("load", "check", "convert", "input-shape",
+     * "optimize", "verify", "save", "run"), a short key (the converter's
+     * reason, the checker's rule, "differs", ...), the node, op, domain
+     * and opset step when a node is to blame, and the one-line message */
+    const char *stage, *reason;
+    char *node, *op, *domain;
+    int64_t step_from, step_to;
+    char msg[512];
+    bool loaded;                 /* the fields below describe the model */
+    bool converting;             /* --opset, --opset-ml or --ir-version */
+    int64_t opset_from, opset_to, ml_from, ml_to, ir_from, ir_to;
+    size_t nodes_before, nodes_after;
+    size_t adapted, by_kind[8];
+    size_t n_adapt;
+    JobAdapt *adapt;
+    size_t n_custom;
+    CvCustom *custom;
+    bool optimized;
+    int rounds;
+    size_t n_passes;
+    const OptPass **pass;
+    long *changes;
+    bool verify_asked, verify_case; /* on the case's own inputs */
+    int verified;                /* 1 equal, -2 differs, -1 could not run,
+                                    0 not reached */
+    bool checked;                /* check: chk holds the findings */
+    ChkReport chk;
+} JobReport;
+
+/* Converts and/or optimizes `in` as o says and writes `out`. Returns 0 or
+ * -1; either way r says what happened (r->msg: why it failed). When
+ * `keep` is not NULL the model is handed over there (or NULL), so that a
+ * process about to exit need not free it. */
+int job_convert(const JobOptions *o, const char *in, const char *out,
+                JobReport *r, IrModel **keep);
+
+/* Checks `path`: 0 valid, -1 with r->status INVALID or ERROR. */
+int job_check(const char *path, JobReport *r, IrModel **keep);
+
+/* A failure that happened outside a job (a batch worker that died). */
+void job_fail(JobReport *r, const char *command, const char *path,
+              const char *stage, const char *reason, const char *msg);
+
+void job_report_free(JobReport *r);
+
+/* "ok", "invalid", "refused", "error". */
+const char *job_status_name(JobStatus s);
+
+/* Writes the report as one JSON object (README "JSON reports"). */
+void job_json(Js *j, const JobReport *r);
+
+/* The folder of a backend-test case's first inputs when `in` sits in one
+ * (IN's folder/test_data_set_0/input_0.pb exists), else NULL; owned. */
+char *job_case_inputs(const char *in);
+
+#endif
