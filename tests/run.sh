@@ -64,6 +64,9 @@ for t in "$asan"/tests/test_*; do
 done
 run hostile_cli sh tests/hostile_cli.sh "$build/onnx-convert"
 run asan/hostile_cli sh tests/hostile_cli.sh "$asan/onnx-convert"
+# batch mode and --json against single runs (needs ../shared and python3)
+run batch_cli /usr/bin/python3 tests/batch_cli.py "$build/onnx-convert"
+run asan/batch_cli /usr/bin/python3 tests/batch_cli.py "$asan/onnx-convert"
 # semantically hostile models (the generator is built in the normal build)
 run hostile_models sh tests/hostile_models.sh "$build/onnx-convert" "$build/tests/tool_hostile_gen"
 run asan/hostile_models sh tests/hostile_models.sh "$asan/onnx-convert" "$build/tests/tool_hostile_gen"
