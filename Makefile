@@ -17,6 +17,8 @@ SANFLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
 
 # Debian packages the build needs (`make deps` installs them when it can).
 DEB_PKGS := gcc make libprotobuf-c-dev protobuf-c-compiler uthash-dev libopenblas-dev
+# and the tests (the install test, the man page, the JSON reports' parser)
+CHECK_PKGS := pkg-config man-db python3
 
 LIB_SRC := $(sort $(wildcard src/*.c src/infer/*.c src/eval/*.c adapters/*.c passes/*.c))
 GEN_SRC := $(BUILD)/gen/onnx.pb-c.c
@@ -86,7 +88,7 @@ asan-tests: $(ASAN)/onnx-convert $(ASAN_TESTS)
 # ---- entry points ----
 deps:
 	@missing=""; \
-	for p in $(DEB_PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	for p in $(DEB_PKGS) $(if $(filter check,$(MAKECMDGOALS)),$(CHECK_PKGS)); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 	    echo "installing Debian packages:$$missing"; \

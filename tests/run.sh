@@ -64,6 +64,8 @@ for t in "$asan"/tests/test_*; do
 done
 run hostile_cli sh tests/hostile_cli.sh "$build/onnx-convert"
 run asan/hostile_cli sh tests/hostile_cli.sh "$asan/onnx-convert"
+# --help, README, the man page and --version agree
+run cli_help /usr/bin/python3 tests/cli_help.py "$build/onnx-convert"
 # batch mode and --json against single runs (needs ../shared and python3)
 run batch_cli /usr/bin/python3 tests/batch_cli.py "$build/onnx-convert"
 run asan/batch_cli /usr/bin/python3 tests/batch_cli.py "$asan/onnx-convert"
