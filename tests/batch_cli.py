@@ -16,6 +16,10 @@ file), converts it with `convert --opset 13 --verify -j 2 --json
 - the text table's totals line agrees with the JSON summary;
 - `check` over the same folder agrees with single checks;
 - a progress line shows on a terminal and only there;
+- single reports state what `info --json` of the input and the output
+  says (opsets, IR versions, node counts), adapter counts add up, passes
+  come in pipeline order, a refusal names op and step, and a broken file
+  gives status error at stage load for convert, optimize, check and info;
 - usage errors: two inputs written to one path, --external-data with
   --out-dir, -j without --out-dir: exit 2, nothing written.
 
@@ -184,6 +188,56 @@ def check_progress(bin_):
     check("\033[K" not in p.stderr + p.stdout, "progress line written to a pipe")
 
 
+def info(bin_, path):
+    return json.loads(run(bin_, "info", "--json", path).stdout)
+
+
+def check_single_reports(bin_, tmp):
+    """The reports' facts against `info --json` and --list-passes."""
+    src = "testdata/tiny_transformer.onnx"
+    out = os.path.join(tmp, "t20.onnx")
+    p = run(bin_, "convert", src, "-o", out, "--opset", "20", "--optimize", "--json")
+    r = json.loads(p.stdout)
+    a, b = info(bin_, src), info(bin_, out)
+    check(p.returncode == 0 and r["status"] == "ok" and r["error"] is None, "convert --json: ok")
+    check(r["opset"] == {"from": a["opset_import"][0]["version"],
+                         "to": b["opset_import"][0]["version"]}, "opset from/to: %s" % r["opset"])
+    check(r["ir_version"] == {"from": a["ir_version"], "to": b["ir_version"]},
+          "ir_version from/to: %s" % r["ir_version"])
+    check(r["nodes"] == {"before": a["nodes_total"], "after": b["nodes_total"]},
+          "nodes before/after: %s" % r["nodes"])
+    conv = r["conversion"]
+    check(conv["adapted"] == sum(x["nodes"] for x in conv["adapters"]) ==
+          sum(conv["by_kind"].values()), "adapted counts agree: %s" % conv)
+    names = [l.split()[0] for l in run(bin_, "optimize", "--list-passes").stdout.splitlines()]
+    opt = r["optimization"]
+    check([x["name"] for x in opt["passes"]] == names, "passes in pipeline order")
+    fused = {k: v for k, v in b["ops_total"].get("ai.onnx", {}).items()}
+    check(fused.get("Gelu", 0) >= 1 and
+          any(x["name"] == "fuse_gelu" and x["changes"] >= 1 for x in opt["passes"]),
+          "fuse_gelu counted and Gelu in the output")
+    # a refusal names the op and the step; nothing written
+    out8 = os.path.join(tmp, "t8.onnx")
+    p = run(bin_, "convert", src, "-o", out8, "--opset", "8", "--json")
+    r = json.loads(p.stdout)
+    e = r["error"]
+    check(p.returncode == 1 and r["status"] == "refused" and not os.path.exists(out8),
+          "opset 8: refused, nothing written")
+    check(e["op"] in ("Erf", "LayerNormalization") and e["step"]["to"] < e["step"]["from"] and
+          e["message"] in p.stderr, "refusal: %s" % e)
+    # unreadable input: status error at stage load, for each command
+    bad = os.path.join(tmp, "bad.onnx")
+    with open(bad, "wb") as f:
+        f.write(b"\x0a\xff")
+    for cmd in (["convert", bad, "-o", bad + ".out"], ["optimize", bad, "-o", bad + ".out"],
+                ["check", bad], ["info", bad]):
+        p = run(bin_, *(cmd + ["--json"]))
+        r = json.loads(p.stdout)
+        check(p.returncode == 1 and r["status"] == "error" and r["error"]["stage"] == "load" and
+              r["command"] == cmd[0] and len(p.stderr.splitlines()) == 1,
+              "%s --json of a broken file: %s" % (cmd[0], r))
+
+
 def check_usage(bin_, root, tmp):
     a = os.path.join(tmp, "a")
     b = os.path.join(tmp, "b")
@@ -227,6 +281,7 @@ def main():
         check_check_batch(bin_, root)
         check_usage(bin_, root, tmp)
         check_progress(bin_)
+        check_single_reports(bin_, tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     print("batch_cli: %d passed, %d failed" % (passed, failed))
