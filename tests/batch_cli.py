@@ -38,20 +38,7 @@ NODE = os.path.join(SHARED, "testdata/onnx-backend/node")
 MODELS = os.path.join(SHARED, "models")
 OPSET = "13"
 
-passed = failed = 0
-
-
-def check(cond, what):
-    global passed, failed
-    if cond:
-        passed += 1
-    else:
-        failed += 1
-        print("FAIL", what, file=sys.stderr)
-
-
-def run(*args):
-    return subprocess.run(list(args), capture_output=True, text=True)
+from clitest import check, report, run
 
 
 def build_folder(root):
@@ -265,8 +252,7 @@ def main():
     bin_ = sys.argv[1]
     if not os.path.isdir(NODE) or not os.path.isdir(MODELS):
         check(False, "needs ../shared (node tests and models)")
-        print("batch_cli: %d passed, %d failed" % (passed, failed))
-        return 1
+        return report("batch_cli")
     tmp = tempfile.mkdtemp(prefix="batch_cli.")
     try:
         root = os.path.join(tmp, "in")
@@ -284,8 +270,7 @@ def main():
         check_single_reports(bin_, tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    print("batch_cli: %d passed, %d failed" % (passed, failed))
-    return 1 if failed else 0
+    return report("batch_cli")
 
 
 if __name__ == "__main__":

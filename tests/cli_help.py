@@ -18,25 +18,11 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import sys
 
 COMMANDS = ["overview", "convert", "optimize", "check", "info", "run", "test"]
 MAN = "src/cli/onnx-convert.1"
-passed = failed = 0
-
-
-def check(cond, what):
-    global passed, failed
-    if cond:
-        passed += 1
-    else:
-        failed += 1
-        print("FAIL", what, file=sys.stderr)
-
-
-def run(*args, env=None):
-    return subprocess.run(list(args), capture_output=True, text=True, env=env)
+from clitest import check, report, run
 
 
 def readme_blocks():
@@ -135,8 +121,7 @@ def main():
     check(len(options) >= 25, "only %d options found in the help texts" % len(options))
     check_man(options)
     check_version(bin_)
-    print("cli_help: %d passed, %d failed" % (passed, failed))
-    return 1 if failed else 0
+    return report("cli_help")
 
 
 if __name__ == "__main__":

@@ -268,6 +268,22 @@ static bool cli_write_all(int fd, const void *p, size_t n)
     return true;
 }
 
+/* The JSON object of r, indented to sit in the batch document's array;
+ * malloc'd (NULL when out of memory: the document then says null). */
+static char *cli_json_text(const JobReport *r, size_t *len)
+{
+    char *json = NULL;
+    *len = 0;
+    FILE *mf = open_memstream(&json, len);
+    if (!mf)
+        return NULL;
+    Js j;
+    js_init(&j, mf, 2);
+    job_json(&j, r);
+    fclose(mf);
+    return json;
+}
+
 /* The worker process: runs the job, sends brief and JSON, exits. */
 static void cli_worker(const CliOpts *o, CliItem *it, int fd)
 {
@@ -280,15 +296,8 @@ static void cli_worker(const CliOpts *o, CliItem *it, int fd)
     cli_run_job(o, it, &r);
     CliBrief b;
     cli_brief_of(&b, &r);
-    char *json = NULL;
-    size_t len = 0;
-    FILE *mf = open_memstream(&json, &len);
-    if (mf) {
-        Js j;
-        js_init(&j, mf, 2);
-        job_json(&j, &r);
-        fclose(mf);
-    }
+    size_t len;
+    char *json = cli_json_text(&r, &len);
     bool ok = cli_write_all(fd, &b, sizeof b) && (!json || cli_write_all(fd, json, len));
     _exit(ok ? 0 : 3);
 }
@@ -325,16 +334,8 @@ static void cli_item_lost(const CliRun *run, CliItem *it, const char *why)
     JobReport r;
     job_fail(&r, run->o->command, it->in, "run", "crash", why);
     cli_brief_of(&it->brief, &r);
-    char *json = NULL;
-    size_t len = 0;
-    FILE *mf = open_memstream(&json, &len);
-    if (mf) {
-        Js j;
-        js_init(&j, mf, 2);
-        job_json(&j, &r);
-        fclose(mf);
-    }
-    it->json = json;
+    size_t len;
+    it->json = cli_json_text(&r, &len);
     job_report_free(&r);
 }
 
