@@ -133,6 +133,11 @@ uint8_t ev_float_to_f8(int32_t dtype, float f, bool saturate);
 
 /* ---- running a model ------------------------------------------------- */
 
+/* Builds the kernel registry now instead of at the first node run. The
+ * build is not synchronized: a program that evaluates on several threads
+ * calls it once first (the oc_ library does, under pthread_once). */
+void ev_init(void);
+
 typedef struct EvOptions {
     uint64_t seed;            /* for the random ops; 0 = a fixed default */
     uint64_t max_loop_iters;  /* 0 = EV_MAX_LOOP_ITERS */
