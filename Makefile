@@ -1,24 +1,33 @@
-# onnx-convert build. `make` builds build/onnx-convert and build/libonnxconvert.a;
+# onnx-convert build. `make` builds build/onnx-convert and the library
+# (build/libonnxconvert.a and build/libonnxconvert.so.VERSION);
 # `make check` runs every test and ends with "N passed, N failed";
 # `make demo` converts and optimizes a model from testdata/ and says what it did.
 
 CC      ?= cc
 PREFIX  ?= /usr/local
+BINDIR  ?= $(PREFIX)/bin
+LIBDIR  ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+MANDIR  ?= $(PREFIX)/share/man
 BUILD   := build
 ASAN    := build-asan
 CSTD    := -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE
 WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
            -Wno-unused-parameter
 CFLAGS  ?= -O2 -g
-INC     := -Isrc -I$(BUILD)/gen
+INC     := -Isrc -Iinclude -I$(BUILD)/gen
 LIBS    := -lprotobuf-c -lopenblas -lm
+# The normal build's objects go into the shared library too: position
+# independent, and hidden unless include/onnxconvert.h marks them
+# ONNXCONVERT_API, so that the .so exports only oc_*.
+LIBFLAGS := -fPIC -fvisibility=hidden
 SANFLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
             -fno-sanitize-recover=undefined
 
 # Debian packages the build needs (`make deps` installs them when it can).
 DEB_PKGS := gcc make libprotobuf-c-dev protobuf-c-compiler uthash-dev libopenblas-dev
 # and the tests (the install test, the man page, the JSON reports' parser)
-CHECK_PKGS := pkg-config man-db python3
+CHECK_PKGS := pkgconf man-db python3
 
 LIB_SRC := $(sort $(wildcard src/*.c src/infer/*.c src/eval/*.c adapters/*.c passes/*.c))
 GEN_SRC := $(BUILD)/gen/onnx.pb-c.c
@@ -26,16 +35,25 @@ CLI_SRC := $(sort $(wildcard src/cli/*.c))
 TEST_SRC := $(sort $(wildcard tests/test_*.c))
 TOOL_SRC := $(sort $(wildcard tests/tool_*.c))
 
+# The library's version: the one written in the public header.
+VERSION_PART = $(shell sed -n 's/^\#define ONNXCONVERT_VERSION_$(1) \([0-9][0-9]*\)$$/\1/p' include/onnxconvert.h)
+MAJOR := $(call VERSION_PART,MAJOR)
+MINOR := $(call VERSION_PART,MINOR)
+PATCH := $(call VERSION_PART,PATCH)
+VERSION := $(MAJOR).$(MINOR).$(PATCH)
+SONAME  := libonnxconvert.so.$(MAJOR)
+SHLIB   := libonnxconvert.so.$(VERSION)
+
 OBJ      := $(LIB_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/gen/onnx.pb-c.o
 ASAN_OBJ := $(LIB_SRC:%.c=$(ASAN)/obj/%.o) $(ASAN)/obj/gen/onnx.pb-c.o
 TESTS    := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 ASAN_TESTS := $(TEST_SRC:tests/%.c=$(ASAN)/tests/%)
 TOOLS    := $(TOOL_SRC:tests/%.c=$(BUILD)/tests/%)
 
-.PHONY: all deps check demo install clean tests asan-tests testdata bench bench-eval bench-big bench-big-tools bench-big3g opschema fuzz fuzz-deps
+.PHONY: all deps check demo install uninstall clean FORCE tests asan-tests testdata bench bench-eval bench-big bench-big-tools bench-big3g opschema fuzz fuzz-deps
 .SECONDARY:
 
-all: $(BUILD)/onnx-convert $(BUILD)/libonnxconvert.a
+all: $(BUILD)/onnx-convert $(BUILD)/libonnxconvert.a $(BUILD)/$(SHLIB)
 
 # ---- generated protobuf code ----
 $(BUILD)/gen/onnx.pb-c.c $(BUILD)/gen/onnx.pb-c.h: proto/onnx.proto
@@ -43,17 +61,34 @@ $(BUILD)/gen/onnx.pb-c.c $(BUILD)/gen/onnx.pb-c.h: proto/onnx.proto
 	protoc-c --c_out=$(BUILD)/gen -Iproto proto/onnx.proto
 
 # ---- normal build ----
-$(BUILD)/obj/gen/onnx.pb-c.o: $(BUILD)/gen/onnx.pb-c.c
-	@mkdir -p $(dir $@)
-	$(CC) $(CSTD) $(CFLAGS) $(INC) -c $< -o $@
+HEADERS := $(wildcard include/*.h src/*.h src/*/*.h adapters/*.h passes/*.h)
 
-$(BUILD)/obj/%.o: %.c $(BUILD)/gen/onnx.pb-c.h $(wildcard src/*.h src/*/*.h adapters/*.h passes/*.h)
+# The normal build's compile flags; when they change (a new CFLAGS, or
+# objects from before they were -fPIC) every object is built again.
+FLAGS_NOW := $(CC) $(CSTD) $(CFLAGS) $(LIBFLAGS) $(WARN) $(INC)
+$(BUILD)/flags: FORCE
+	@mkdir -p $(BUILD)
+	@echo '$(FLAGS_NOW)' | cmp -s - $@ || echo '$(FLAGS_NOW)' > $@
+FORCE:
+
+$(BUILD)/obj/gen/onnx.pb-c.o: $(BUILD)/gen/onnx.pb-c.c $(BUILD)/flags
 	@mkdir -p $(dir $@)
-	$(CC) $(CSTD) $(CFLAGS) $(WARN) $(INC) -c $< -o $@
+	$(CC) $(CSTD) $(CFLAGS) $(LIBFLAGS) $(INC) -c $< -o $@
+
+$(BUILD)/obj/%.o: %.c $(BUILD)/gen/onnx.pb-c.h $(HEADERS) $(BUILD)/flags
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) $(CFLAGS) $(LIBFLAGS) $(WARN) $(INC) -c $< -o $@
 
 $(BUILD)/libonnxconvert.a: $(OBJ)
 	rm -f $@
 	ar rcs $@ $^
+
+# The shared library, its soname link (what programs load) and its
+# development link (what -lonnxconvert finds).
+$(BUILD)/$(SHLIB): $(OBJ)
+	$(CC) -shared -Wl,-soname,$(SONAME) -Wl,--no-undefined $(CFLAGS) $^ $(LIBS) -o $@
+	ln -sf $(SHLIB) $(BUILD)/$(SONAME)
+	ln -sf $(SONAME) $(BUILD)/libonnxconvert.so
 
 $(BUILD)/onnx-convert: $(CLI_SRC) src/cli/cli.h $(BUILD)/libonnxconvert.a
 	$(CC) $(CSTD) $(CFLAGS) $(WARN) $(INC) $(CLI_SRC) $(BUILD)/libonnxconvert.a $(LIBS) -o $@
@@ -67,7 +102,7 @@ $(ASAN)/obj/gen/onnx.pb-c.o: $(BUILD)/gen/onnx.pb-c.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CSTD) $(SANFLAGS) $(INC) -c $< -o $@
 
-$(ASAN)/obj/%.o: %.c $(BUILD)/gen/onnx.pb-c.h $(wildcard src/*.h src/*/*.h adapters/*.h passes/*.h)
+$(ASAN)/obj/%.o: %.c $(BUILD)/gen/onnx.pb-c.h $(HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CSTD) $(SANFLAGS) $(WARN) $(INC) -c $< -o $@
 
@@ -117,11 +152,30 @@ opschema:
 testdata: tests
 	$(BUILD)/tests/tool_gen_models testdata
 
+# `make install PREFIX=/usr/local` (DESTDIR=/stage puts the same tree under
+# /stage, for packaging): the tool, its man page, the static and shared
+# libraries, the public header and onnxconvert.pc, which names the real
+# PREFIX (never DESTDIR). After installing to a system folder, run ldconfig.
 install: all
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include/onnx-convert
-	install -m 755 $(BUILD)/onnx-convert $(DESTDIR)$(PREFIX)/bin/
-	install -m 644 $(BUILD)/libonnxconvert.a $(DESTDIR)$(PREFIX)/lib/
-	install -m 644 src/ir.h src/load.h src/save.h src/info.h $(DESTDIR)$(PREFIX)/include/onnx-convert/
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR) \
+	    $(DESTDIR)$(MANDIR)/man1
+	install -m 755 $(BUILD)/onnx-convert $(DESTDIR)$(BINDIR)/
+	install -m 644 src/cli/onnx-convert.1 $(DESTDIR)$(MANDIR)/man1/
+	install -m 644 $(BUILD)/libonnxconvert.a $(DESTDIR)$(LIBDIR)/
+	install -m 755 $(BUILD)/$(SHLIB) $(DESTDIR)$(LIBDIR)/
+	ln -sf $(SHLIB) $(DESTDIR)$(LIBDIR)/$(SONAME)
+	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libonnxconvert.so
+	install -m 644 include/onnxconvert.h $(DESTDIR)$(INCLUDEDIR)/
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' \
+	    -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|g' -e 's|@VERSION@|$(VERSION)|g' \
+	    src/onnxconvert.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/onnxconvert.pc
+	chmod 644 $(DESTDIR)$(LIBDIR)/pkgconfig/onnxconvert.pc
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/onnx-convert $(DESTDIR)$(MANDIR)/man1/onnx-convert.1 \
+	    $(DESTDIR)$(LIBDIR)/libonnxconvert.a $(DESTDIR)$(LIBDIR)/$(SHLIB) \
+	    $(DESTDIR)$(LIBDIR)/$(SONAME) $(DESTDIR)$(LIBDIR)/libonnxconvert.so \
+	    $(DESTDIR)$(INCLUDEDIR)/onnxconvert.h $(DESTDIR)$(LIBDIR)/pkgconfig/onnxconvert.pc
 
 clean:
 	rm -rf $(BUILD) $(ASAN) $(FUZZ)
@@ -143,7 +197,7 @@ $(FUZZ)/obj/gen/onnx.pb-c.o: $(BUILD)/gen/onnx.pb-c.c
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(CSTD) $(FUZZ_FLAGS) $(INC) -c $< -o $@
 
-$(FUZZ)/obj/%.o: %.c $(BUILD)/gen/onnx.pb-c.h $(wildcard src/*.h src/*/*.h adapters/*.h passes/*.h)
+$(FUZZ)/obj/%.o: %.c $(BUILD)/gen/onnx.pb-c.h $(HEADERS)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(CSTD) $(FUZZ_FLAGS) $(WARN) $(INC) -c $< -o $@
 
@@ -171,7 +225,7 @@ fuzz: fuzz-deps $(FUZZ)/fuzz_model
 # ---- benchmarks (measurements, never part of check) ----
 $(BUILD)/bench/%: bench/%.c $(BUILD)/libonnxconvert.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CSTD) $(CFLAGS) $(WARN) $(INC) $< $(BUILD)/libonnxconvert.a $(LIBS) -o $@
+	$(CC) $(CSTD) $(CFLAGS) $(WARN) $(INC) $(CLI_SRC) $(BUILD)/libonnxconvert.a $(LIBS) -o $@
 
 bench: $(BUILD)/bench/bench_loadsave
 	$(BUILD)/bench/bench_loadsave

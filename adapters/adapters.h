@@ -120,6 +120,10 @@ typedef struct AdFamily {
 
 /* ---- the table (adapters/table.c) ------------------------------------ */
 
+/* Builds the lookup index now instead of at the first lookup. The build
+ * is not synchronized: a program that converts on several threads calls it
+ * once first (the oc_ library does, under pthread_once). */
+void ad_init(void);
 /* The adapter for (domain, op, from, to), or NULL. */
 const AdEntry *ad_find(const char *domain, const char *op, int from, int to);
 /* The "impossible" entry for it, or NULL. */

@@ -83,8 +83,9 @@ int ad_rank(const IrValue *v)
 }
 
 /* Set while converting a model of IR < 4, where every initializer had to
- * be listed as a graph input: there such an input means "constant". */
-static bool ad_ir3_inputs;
+ * be listed as a graph input: there such an input means "constant". One
+ * per thread, so that conversions on different threads do not mix. */
+static _Thread_local bool ad_ir3_inputs;
 
 void ad_set_ir3_inputs(bool on)
 {

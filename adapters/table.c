@@ -75,7 +75,7 @@ static AdIndex *ad_slot(const char *domain, const char *op, int from, int to)
 
 /* Builds the index on first use. A key listed twice keeps its first entry;
  * the table test reports duplicates. */
-static void ad_index_build(void)
+void ad_init(void)
 {
     if (ad_index)
         return;
@@ -96,7 +96,7 @@ static void ad_index_build(void)
 
 static const AdIndex *ad_lookup(const char *domain, const char *op, int from, int to)
 {
-    ad_index_build();
+    ad_init();
     char key[128];
     ad_key(key, sizeof key, domain, op, from, to);
     AdIndex *x;

@@ -72,7 +72,8 @@ const OptPass *opt_find(const char *name);
 /* Runs the pipeline (o->passes, or the default) over every scope of m
  * until a round changes nothing or o->max_iters rounds ran. Fills *st
  * (free with opt_stats_free). Returns 0, or -1 with err set (an unknown
- * pass name, or a pass that failed). */
+ * pass name, or a pass that failed). A failure before the first round
+ * leaves m unchanged and st->iterations 0. */
 int opt_optimize(IrModel *m, const OptOptions *o, OptStats *st, IrError *err);
 void opt_stats_free(OptStats *st);
 

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "infer.h"
+#include "irver.h"
 #include "opschema.h"
 
 /* The IR version number some PyTorch/Caffe2 exports wrote for IR 3. */
@@ -718,9 +719,9 @@ static void chk_ir_version(ChkCtx *c)
         return;
     }
     c->ir = m->ir_version == CHK_IR_VARIANT_3 ? 3 : m->ir_version;
-    if (c->ir < 1 || c->ir > CHK_IR_MAX) {
+    if (c->ir < 1 || c->ir > IRV_NEWEST) {
         chk_add(c->r, CHK_ERROR, "ir-version: model: ir_version %lld is not a known IR "
-                "version (1..%d)", (long long)m->ir_version, CHK_IR_MAX);
+                "version (1..%d)", (long long)m->ir_version, IRV_NEWEST);
         c->ir = 0;
     }
 }

@@ -22,10 +22,6 @@
 
 #include "ir.h"
 
-/* The newest IR version this build knows (IR 14, which opset 28 needs,
- * adds no field over the 13 of proto/onnx.proto). */
-#define CHK_IR_MAX 14
-
 typedef enum { CHK_ERROR = 0, CHK_NOTE = 1 } ChkSeverity;
 
 typedef struct ChkItem {

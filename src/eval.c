@@ -89,18 +89,23 @@ static void ev_register(const EvOp *ops)
     }
 }
 
+void ev_init(void)
+{
+    if (ev_registry)
+        return;
+    const EvOp *all[] = {
+        ev_ops_elementwise, ev_ops_tensor, ev_ops_index,
+        ev_ops_nn, ev_ops_norm, ev_ops_reduce, ev_ops_control,
+        ev_ops_sequence, ev_ops_quant, ev_ops_resize, ev_ops_rnn,
+        ev_ops_signal, ev_ops_string, ev_ops_random, ev_ops_attention,
+        ev_ops_misc, ev_ops_ml, ev_ops_training};
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+        ev_register(all[i]);
+}
+
 static EvKernel ev_kernel(const char *domain, const char *op)
 {
-    if (!ev_registry) {
-        const EvOp *all[] = {
-            ev_ops_elementwise, ev_ops_tensor, ev_ops_index,
-            ev_ops_nn, ev_ops_norm, ev_ops_reduce, ev_ops_control,
-            ev_ops_sequence, ev_ops_quant, ev_ops_resize, ev_ops_rnn,
-            ev_ops_signal, ev_ops_string, ev_ops_random, ev_ops_attention,
-            ev_ops_misc, ev_ops_ml, ev_ops_training};
-        for (size_t i = 0; i < sizeof all / sizeof *all; i++)
-            ev_register(all[i]);
-    }
+    ev_init();
     char key[256];
     snprintf(key, sizeof key, "%s|%s", os_domain_norm(domain), op);
     EvReg *r;

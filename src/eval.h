@@ -105,6 +105,9 @@ void ev_copy_elems(EvValue *dst, size_t doff, const EvValue *src, size_t soff,
 EvValue *ev_tensor_copy(const EvValue *t, IrError *err);
 EvValue *ev_ref(EvValue *v);      /* returns v, one more reference */
 void ev_unref(EvValue *v);        /* frees at the last reference; NULL ok */
+/* Drops one reference to each of n values (NULL entries ok) and frees the
+ * array (NULL ok): inputs and outputs of ev_model_run. */
+void ev_values_free(EvValue **v, size_t n);
 
 /* Element k of a numeric or bool tensor, as double / int64 / uint64
  * (float16, bfloat16, float8, float4, e8m0 decoded; strings give 0). */
@@ -132,6 +135,11 @@ float ev_f8_to_float(int32_t dtype, uint8_t bits);
 uint8_t ev_float_to_f8(int32_t dtype, float f, bool saturate);
 
 /* ---- running a model ------------------------------------------------- */
+
+/* Builds the kernel registry now instead of at the first node run. The
+ * build is not synchronized: a program that evaluates on several threads
+ * calls it once first (the oc_ library does, under pthread_once). */
+void ev_init(void);
 
 typedef struct EvOptions {
     uint64_t seed;            /* for the random ops; 0 = a fixed default */

@@ -56,10 +56,15 @@ static void inf_index_build(void)
     inf_index = idx;
 }
 
-static InfFn inf_lookup(const char *domain, const char *op)
+void inf_init(void)
 {
     if (!inf_index)
         inf_index_build();
+}
+
+static InfFn inf_lookup(const char *domain, const char *op)
+{
+    inf_init();
     InfOp key = {domain, op, NULL};
     const InfOp *kp = &key;
     const InfOp **hit = bsearch(&kp, inf_index, inf_index_n, sizeof *inf_index,

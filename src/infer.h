@@ -89,6 +89,11 @@ struct InfCtx {
  * dropped first. Returns 0, or -1 with err naming node, op and rule. */
 int inf_model(IrModel *m, const InfOptions *opt, IrError *err);
 
+/* Builds the op lookup index now instead of at the first node inferred.
+ * The build is not synchronized: a program that infers on several threads
+ * calls it once first (the oc_ library does, under pthread_once). */
+void inf_init(void);
+
 /* Infers one node (and its subgraphs) as if `domain` ("" = ai.onnx) were
  * imported at `opset` (nodes of other domains use the model's imports),
  * from the types its inputs already have. For the version converter, which

@@ -14,6 +14,11 @@
 
 #include "ir.h"
 
+/* The newest IR version this build knows (proto/onnx.proto is IR 13; IR
+ * 14, which opset 28 needs, adds no field). The checker refuses newer
+ * ones; the library reports it (oc_newest_ir_version). */
+#define IRV_NEWEST 14
+
 /* The IR version that introduced element type `dtype` (TensorProto code). */
 int irv_dtype_ir(int32_t dtype);
 /* Returns 0 when m holds only what IR version `ir` has, else -1 with err

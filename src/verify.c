@@ -78,13 +78,6 @@ static int vf_inputs(IrModel *m, const VfOptions *o, EvValue ***in, size_t *n,
     return 0;
 }
 
-static void vf_free(EvValue **v, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        ev_unref(v[i]);
-    free(v);
-}
-
 int vf_compare(IrModel *before, IrModel *after, const VfOptions *o, IrError *err)
 {
     VfOptions d = *o;
@@ -116,8 +109,8 @@ int vf_compare(IrModel *before, IrModel *after, const VfOptions *o, IrError *err
                          vi->value->name, why) - 1;
         }
     }
-    vf_free(in, n_in);
-    vf_free(out_a, n_a);
-    vf_free(out_b, n_b);
+    ev_values_free(in, n_in);
+    ev_values_free(out_a, n_a);
+    ev_values_free(out_b, n_b);
     return rc;
 }

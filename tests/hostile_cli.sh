@@ -19,17 +19,8 @@ fi
 LC_ALL=C
 export LC_ALL
 
-passed=0
-failed=0
-
-ok() {
-    passed=$((passed + 1))
-}
-
-bad() {
-    failed=$((failed + 1))
-    echo "FAIL hostile_cli: $*" >&2
-}
+TALLY=hostile_cli
+. "$(dirname "$0")/tally.sh"
 
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/oc_hostile_cli.XXXXXX") || exit 1
 trap 'rm -rf "${TMP:?}"' EXIT

@@ -24,13 +24,8 @@ fi
 LC_ALL=C
 export LC_ALL
 
-passed=0
-failed=0
-ok() { passed=$((passed + 1)); }
-bad() {
-    failed=$((failed + 1))
-    echo "FAIL hostile_models: $*" >&2
-}
+TALLY=hostile_models
+. "$(dirname "$0")/tally.sh"
 
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/oc_hostile_models.XXXXXX") || exit 1
 trap 'rm -rf "${TMP:?}"' EXIT

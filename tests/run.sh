@@ -72,6 +72,9 @@ run asan/batch_cli /usr/bin/python3 tests/batch_cli.py "$asan/onnx-convert"
 # semantically hostile models (the generator is built in the normal build)
 run hostile_models sh tests/hostile_models.sh "$build/onnx-convert" "$build/tests/tool_hostile_gen"
 run asan/hostile_models sh tests/hostile_models.sh "$asan/onnx-convert" "$build/tests/tool_hostile_gen"
+# `make install` into a temporary folder, and the README's example built
+# against the installed library (shared and static)
+run install sh tests/install.sh "$build"
 
 # Cross-check with Debian's python3-onnx shape inference (opsets <= 17),
 # when it is installed: a second opinion, never a dependency.

@@ -9,8 +9,6 @@
 #include <string.h>
 
 #include "cli.h"
-#include "check.h"
-#include "opschema.h"
 #include "../../include/onnxconvert.h"
 
 static const char cli_help_overview[] =
@@ -183,8 +181,8 @@ int cli_usage(const char *command, const char *msg)
 
 void cli_version(FILE *f)
 {
-    fprintf(f, "onnx-convert %s\n", ONNXCONVERT_VERSION);
+    fprintf(f, "onnx-convert %s\n", oc_version());
     fprintf(f, "newest opsets: ai.onnx %lld, ai.onnx.ml %lld\n",
-            (long long)os_domain_max(""), (long long)os_domain_max("ai.onnx.ml"));
-    fprintf(f, "newest IR version: %d\n", CHK_IR_MAX);
+            (long long)oc_newest_opset(""), (long long)oc_newest_opset("ai.onnx.ml"));
+    fprintf(f, "newest IR version: %lld\n", (long long)oc_newest_ir_version());
 }

@@ -505,13 +505,6 @@ static bool ev_file_exists(const char *path)
     return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-static void ev_values_free(EvValue **v, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        ev_unref(v[i]);
-    free(v);
-}
-
 int ev_inputs_read(IrModel *m, const char *dir, EvValue ***in,
                    size_t *n_in, IrError *err)
 {

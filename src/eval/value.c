@@ -212,6 +212,13 @@ void ev_unref(EvValue *v)
         ev_value_free(v);
 }
 
+void ev_values_free(EvValue **v, size_t n)
+{
+    for (size_t i = 0; v && i < n; i++)
+        ev_unref(v[i]);
+    free(v);
+}
+
 /* ---- element access -------------------------------------------------- */
 
 /* The float8/float4 codecs live in dtype_f8.c. */
