@@ -24,7 +24,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "../../include/onnxconvert.h"
+#include "onnxconvert.h"
 
 /* Folders deeper than this below a named folder are not searched. */
 #define CLI_MAX_WALK_DEPTH 64

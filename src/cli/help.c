@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "../../include/onnxconvert.h"
+#include "onnxconvert.h"
 
 static const char cli_help_overview[] =
     "usage: onnx-convert COMMAND [OPTIONS]\n"
