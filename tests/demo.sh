@@ -76,6 +76,14 @@ step "inferred types written into a model that declares none" \
 echo "  $(wc -c <"$tf") bytes before, $(wc -c <"$out/typed.onnx") bytes after: every intermediate value now carries its type and shape"
 "$bin" check "$out/typed.onnx"
 
+step "every model of a folder at once, two at a time, with a table" \
+     "onnx-convert convert testdata --out-dir zoo9 --opset 9 --verify -j 2"
+"$bin" convert testdata --out-dir "$out/zoo9" --opset 9 --verify -j 2
+
+step "what a conversion did, as JSON" "onnx-convert convert $model -o m9.onnx --opset 9 --json"
+"$bin" convert "$model" -o "$out/m9.onnx" --opset 9 --json | sed -n '1,22p' 
+echo "  ..."
+
 step "machine-readable summary" "onnx-convert info --json $model"
 "$bin" info --json "$model" | head -c 400
 echo
