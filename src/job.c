@@ -20,9 +20,8 @@
 #include "load.h"
 #include "verify.h"
 
-static const char *const job_kind_names[] = {"compatible", "attribute-input", "semantic",
-                                             "rename", "expand", "attributes"};
-#define JOB_N_KINDS (sizeof job_kind_names / sizeof job_kind_names[0])
+const char *const job_kind_names[JOB_N_KINDS] = {
+    "compatible", "attribute-input", "semantic", "rename", "expand", "attributes"};
 
 const char *job_status_name(JobStatus s)
 {

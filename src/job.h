@@ -97,6 +97,11 @@ void job_fail(JobReport *r, const char *command, const char *path,
 
 void job_report_free(JobReport *r);
 
+/* The names of the adapter kinds (AdKind order): the keys of the
+ * report's by_kind, and the words of the text summary. */
+#define JOB_N_KINDS 6
+extern const char *const job_kind_names[JOB_N_KINDS];
+
 /* "ok", "invalid", "refused", "error". */
 const char *job_status_name(JobStatus s);
 

@@ -370,11 +370,7 @@ static void cli_item_done(CliRun *run, CliSlot *s)
         run->failed++;
         if (run->progress)
             fputs("\r\033[K", stderr);
-        size_t pl = strlen(it->in);
-        if (!strncmp(it->brief.msg, it->in, pl) && it->brief.msg[pl] == ':')
-            fprintf(stderr, "onnx-convert: %s\n", it->brief.msg);
-        else
-            fprintf(stderr, "onnx-convert: %s: %s\n", it->in, it->brief.msg);
+        cli_print_failure(it->in, it->brief.msg);
     }
     cli_progress(run, it->in);
 }
@@ -500,19 +496,29 @@ static void cli_table_row(FILE *f, const CliOpts *o, const CliItem *it)
     fputc('\n', f);
 }
 
-/* The table and the totals line. */
-static void cli_table(FILE *f, const CliOpts *o, const CliList *l)
+/* Models per JobStatus, and how many --verify proved. */
+static size_t cli_count(const CliList *l, size_t count[4])
 {
-    size_t count[4] = {0}, verified = 0;
-    fprintf(f, "%-8s  %-9s  %-14s  %-8s  %s\n", "status", "opset", "nodes", "verified",
-            "model");
+    size_t verified = 0;
+    memset(count, 0, 4 * sizeof *count);
     for (size_t i = 0; i < l->n; i++) {
         const CliBrief *b = &l->items[i].brief;
-        cli_table_row(f, o, &l->items[i]);
         if (b->status >= 0 && b->status < 4)
             count[b->status]++;
         verified += b->verified == 1;
     }
+    return verified;
+}
+
+/* The table and the totals line. */
+static void cli_table(FILE *f, const CliOpts *o, const CliList *l)
+{
+    size_t count[4];
+    size_t verified = cli_count(l, count);
+    fprintf(f, "%-8s  %-9s  %-14s  %-8s  %s\n", "status", "opset", "nodes", "verified",
+            "model");
+    for (size_t i = 0; i < l->n; i++)
+        cli_table_row(f, o, &l->items[i]);
     fprintf(f, "%zu models: %zu ok, %zu refused, %zu invalid, %zu failed", l->n,
             count[JOB_OK], count[JOB_REFUSED], count[JOB_INVALID], count[JOB_ERROR]);
     if (o->job.verify)
@@ -524,16 +530,14 @@ static void cli_table(FILE *f, const CliOpts *o, const CliList *l)
  * summary {models, ok, refused, invalid, error, verified}}. */
 static void cli_batch_json(FILE *f, const CliOpts *o, const CliList *l)
 {
-    size_t count[4] = {0}, verified = 0;
+    size_t count[4];
+    size_t verified = cli_count(l, count);
     fprintf(f, "{\n  \"schema\": %d,\n  \"onnx_convert\": \"%s\",\n  \"command\": \"%s\",\n"
                "  \"models\": [",
             JS_REPORT_SCHEMA, ONNXCONVERT_VERSION, o->command);
     for (size_t i = 0; i < l->n; i++) {
         const CliItem *it = &l->items[i];
         fprintf(f, "%s\n    %s", i ? "," : "", it->json ? it->json : "null");
-        if (it->brief.status >= 0 && it->brief.status < 4)
-            count[it->brief.status]++;
-        verified += it->brief.verified == 1;
     }
     fprintf(f, "%s],\n  \"summary\": {\"models\": %zu, \"ok\": %zu, \"refused\": %zu, "
                "\"invalid\": %zu, \"error\": %zu, \"verified\": %zu}\n}\n",

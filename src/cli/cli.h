@@ -49,13 +49,15 @@ void cli_version(FILE *f);
 
 /* onnx-convert.c: parses a non-negative decimal size. */
 bool cli_parse_size(const char *s, size_t *out);
+/* Parses -j N (1..CLI_MAX_JOBS). */
+bool cli_parse_jobs(const char *s, int *out);
 /* The last use of a model before the process exits (not freed outside
  * sanitized builds: exiting returns its memory at once). */
 void cli_drop_model(IrModel *m);
 /* Prints a report as one JSON document on f (an object with "schema"). */
 void cli_print_json(FILE *f, const JobReport *r);
-/* Writes the one-line failure of r on stderr, naming the model's path. */
-void cli_print_failure(const JobReport *r);
+/* Writes a model's one-line failure on stderr, naming its path. */
+void cli_print_failure(const char *path, const char *msg);
 
 /* convert.c */
 int cli_convert(int argc, char **argv, const char *command);

@@ -21,16 +21,6 @@ static bool cli_parse_version(const char *s, int64_t *out)
     return true;
 }
 
-/* Parses -j N. */
-static bool cli_parse_jobs(const char *s, int *out)
-{
-    size_t v;
-    if (!cli_parse_size(s, &v) || v == 0 || v > CLI_MAX_JOBS)
-        return false;
-    *out = (int)v;
-    return true;
-}
-
 /* The options only `convert` takes: 1 when argv[*i] was one (its value
  * consumed), 0 when not, -1 after saying why its value is wrong. */
 static int cli_convert_only(CliOpts *o, char **argv, int *i, int argc)
@@ -168,12 +158,10 @@ void cli_convert_text(FILE *f, const CliOpts *o, const JobReport *r)
             fprintf(f, " ai.onnx.ml %lld -> %lld,", (long long)r->ml_from,
                     (long long)r->ml_to);
         fprintf(f, " %zu nodes adapted", r->adapted);
-        static const char *const kinds[] = {"compatible", "attribute-input", "semantic",
-                                            "rename", "expand", "attributes"};
         const char *sep = " (";
-        for (int k = 0; k < 6; k++)
+        for (size_t k = 0; k < JOB_N_KINDS; k++)
             if (r->by_kind[k]) {
-                fprintf(f, "%s%zu %s", sep, r->by_kind[k], kinds[k]);
+                fprintf(f, "%s%zu %s", sep, r->by_kind[k], job_kind_names[k]);
                 sep = ", ";
             }
         fprintf(f, "%s, ir_version %lld -> %lld", r->adapted ? ")" : "",

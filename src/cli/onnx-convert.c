@@ -36,6 +36,15 @@ bool cli_parse_size(const char *s, size_t *out)
     return true;
 }
 
+bool cli_parse_jobs(const char *s, int *out)
+{
+    size_t v;
+    if (!cli_parse_size(s, &v) || v == 0 || v > CLI_MAX_JOBS)
+        return false;
+    *out = (int)v;
+    return true;
+}
+
 static int cli_error(const IrError *err)
 {
     fprintf(stderr, "onnx-convert: %s\n", err->msg);
@@ -68,13 +77,13 @@ void cli_print_json(FILE *f, const JobReport *r)
 
 /* Messages of the loader and the checker name the file; the converter's
  * and the evaluator's name the node, so batch output adds the path. */
-void cli_print_failure(const JobReport *r)
+void cli_print_failure(const char *path, const char *msg)
 {
-    size_t pl = strlen(r->path);
-    if (!strncmp(r->msg, r->path, pl) && r->msg[pl] == ':')
-        fprintf(stderr, "onnx-convert: %s\n", r->msg);
+    size_t pl = strlen(path);
+    if (!strncmp(msg, path, pl) && msg[pl] == ':')
+        fprintf(stderr, "onnx-convert: %s\n", msg);
     else
-        fprintf(stderr, "onnx-convert: %s: %s\n", r->path, r->msg);
+        fprintf(stderr, "onnx-convert: %s: %s\n", path, msg);
 }
 
 static int cli_convert_cmd(int argc, char **argv)
@@ -209,15 +218,13 @@ static int cli_check(int argc, char **argv)
         return cli_usage("check", "out of memory");
     int rc = 0;
     for (int i = 2; i < argc && rc == 0; i++) {
-        size_t jobs = 0;
         if (!strcmp(argv[i], "--all"))
             o.all = true;
         else if (!strcmp(argv[i], "--json"))
             o.json = true;
         else if (!strcmp(argv[i], "-j") && i + 1 < argc) {
-            if (!cli_parse_size(argv[++i], &jobs) || jobs == 0 || jobs > CLI_MAX_JOBS)
+            if (!cli_parse_jobs(argv[++i], &o.jobs))
                 rc = cli_usage("check", "-j takes a number of jobs, 1..256");
-            o.jobs = (int)jobs;
         } else if (argv[i][0] == '-' && argv[i][1])
             rc = cli_usage("check", "check takes MODEL..., --all, --json and -j N");
         else
