@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Batch mode and --json against single runs (issue 8).
 
-Builds a folder of models (the PyTorch exports of ../shared/models, a
-sample of the backend node tests with their test_data_set_0, a corrupt
+Builds a folder of models (the PyTorch exports of ../shared/models when
+present, a sample of the backend node tests with their test_data_set_0, a corrupt
 file), converts it with `convert --opset 13 --verify -j 2 --json
 --out-dir`, and checks that:
 - the JSON document parses (Python's own parser, not ours), has one object
@@ -33,9 +33,20 @@ import subprocess
 import sys
 import tempfile
 
-SHARED = "../shared"
-NODE = os.path.join(SHARED, "testdata/onnx-backend/node")
-MODELS = os.path.join(SHARED, "models")
+def backend_dir():
+    """Where the backend tests are, in the order tests/corpus.h looks:
+    $ONNX_BACKEND_DATA, ../shared, Debian's libonnx-testdata."""
+    env = os.environ.get("ONNX_BACKEND_DATA")
+    if env:
+        return env
+    for d in ("../shared/testdata/onnx-backend", "/usr/share/libonnx-testdata/data"):
+        if os.path.isdir(os.path.join(d, "node")):
+            return d
+    return "../shared/testdata/onnx-backend"
+
+
+NODE = os.path.join(backend_dir(), "node")
+MODELS = "../shared/models"
 OPSET = "13"
 
 from clitest import check, report, run
@@ -50,7 +61,8 @@ def build_folder(root):
         src = os.path.join(NODE, c)
         if os.path.isdir(src):
             shutil.copytree(src, os.path.join(root, "node", c))
-    shutil.copytree(MODELS, os.path.join(root, "models"))
+    if os.path.isdir(MODELS):   # the PyTorch exports, when beside the project
+        shutil.copytree(MODELS, os.path.join(root, "models"))
     with open(os.path.join(root, "broken.onnx"), "wb") as f:
         f.write(b"\x08\x07\x12\xff\xff\xff\xff\x0fnot a model")
     # not a model by name: must be ignored by the folder walk
@@ -250,8 +262,9 @@ def check_usage(bin_, root, tmp):
 
 def main():
     bin_ = sys.argv[1]
-    if not os.path.isdir(NODE) or not os.path.isdir(MODELS):
-        check(False, "needs ../shared (node tests and models)")
+    if not os.path.isdir(NODE):
+        check(False, "needs the backend node tests (../shared, $ONNX_BACKEND_DATA "
+                     "or Debian's libonnx-testdata)")
         return report("batch_cli")
     tmp = tempfile.mkdtemp(prefix="batch_cli.")
     try:
