@@ -1,6 +1,7 @@
 /*
  * ir.c - the mutable IR: memory, values, nodes, walks (prefix ir_).
  */
+#include "guard.h"
 #include "ir.h"
 
 #include <stdarg.h>
@@ -518,8 +519,10 @@ IrModel *ir_model_new(void)
 static void ir_model_unmap(IrModel *m)
 {
     for (size_t i = 0; i < m->n_maps; i++) {
-        if (m->maps[i].base)
+        if (m->maps[i].base) {
+            guard_map_remove(m->maps[i].base);
             munmap(m->maps[i].base, m->maps[i].len);
+        }
         if (m->maps[i].fd >= 0)
             close(m->maps[i].fd);
         free(m->maps[i].path);

@@ -26,6 +26,7 @@
 #include <linux/openat2.h>
 #endif
 
+#include "guard.h"
 #include "load_borrow.h"
 #include "onnx.pb-c.h"
 
@@ -759,6 +760,7 @@ static IrMapping *load_map_external(LoadCtx *c, const char *tname,
     snprintf(path, n, "%s/%s", c->dir, loc);
     *mp = (IrMapping){path, ir_strdup(loc), base, (size_t)st.st_size,
                       load_keep_fd(fd, (size_t)st.st_size)};
+    guard_map_add(base, mp->len, path);
     return mp;
 }
 
@@ -775,6 +777,15 @@ static const char *load_strmap_get(const IrStrMap *m, const char *key)
 static int load_external(LoadCtx *c, IrTensor *t)
 {
     const char *tname = t->name ? t->name : "";
+    const IrStrMap *x = &t->external_data;
+    /* Readers differ on which of two equal keys wins (onnx takes the
+     * last): such a tensor means different things to different tools. */
+    for (size_t i = 0; i < x->n; i++)
+        for (size_t j = 0; j < i; j++)
+            if (x->p[i].key && x->p[j].key && !strcmp(x->p[i].key, x->p[j].key))
+                return ir_fail(c->err, "%s: tensor '%s': external data key "
+                               "'%s' is given twice", c->what, tname,
+                               x->p[i].key);
     if (c->skip_external)
         return 0;
     if (!c->dir)
@@ -1433,6 +1444,13 @@ int load_model_buffer(const uint8_t *buf, size_t len, const char *dir,
     return load_decode(buf, len, dir, what, opt, NULL, out, err) ? -1 : 0;
 }
 
+/* Unmaps what load_map_file mapped (and unlists it). */
+static void load_unmap(void *base, size_t len)
+{
+    guard_map_remove(base);
+    munmap(base, len);
+}
+
 /* Loads a mapped model file, borrowing its raw_data where it can; on
  * success the model owns the mapping (it holds the borrowed bytes). */
 static int load_mapped(void *base, size_t len, int fd, const char *path,
@@ -1440,7 +1458,7 @@ static int load_mapped(void *base, size_t len, int fd, const char *path,
                        IrModel **out, IrError *err)
 {
     if (load_checked(base, len, path, err)) {
-        munmap(base, len);
+        load_unmap(base, len);
         close(fd);
         return -1;
     }
@@ -1461,8 +1479,15 @@ static int load_mapped(void *base, size_t len, int fd, const char *path,
     }
     if (rc == 1)
         rc = load_decode(base, len, dir, path, opt, NULL, out, err) ? -1 : 0;
-    munmap(base, len);
+    load_unmap(base, len);
     close(fd);
+    if (rc == 0) {
+        /* Nothing borrowed, but save still asks which file this was (a
+         * rewrite in place): an entry without a mapping. */
+        IrModel *m = *out;
+        m->maps = ir_grow(m->maps, m->n_maps + 1, sizeof *m->maps);
+        m->maps[m->n_maps++] = (IrMapping){ir_strdup(path), NULL, NULL, 0, -1};
+    }
     return rc;
 }
 
@@ -1488,6 +1513,7 @@ static int load_map_file(const char *path, void **base, size_t *len, int *fd,
             close(*fd);
             return ir_fail(err, "%s: cannot map: %s", path, strerror(errno));
         }
+        guard_map_add(*base, *len, path);
     }
     return 0;
 }
@@ -1538,12 +1564,12 @@ int load_tensor_file(const char *path, IrTensor **out, IrError *err)
     if (load_check_msg(base, len, &onnx__tensor_proto__descriptor, 1, 0,
                        &sub)) {
         if (base)
-            munmap(base, len);
+            load_unmap(base, len);
         return ir_fail(err, "%s: not a valid TensorProto: %s", path, sub.msg);
     }
     Onnx__TensorProto *tp = onnx__tensor_proto__unpack(NULL, len, base);
     if (base)
-        munmap(base, len);
+        load_unmap(base, len);
     if (!tp)
         return ir_fail(err, "%s: not a valid TensorProto", path);
     LoadCtx c = {.what = path, .skip_external = true, .err = err};
@@ -1565,13 +1591,13 @@ void *load_message_file(const char *path, const void *descriptor,
     IrError sub;
     if (load_check_msg(base, len, d, 1, 0, &sub)) {
         if (base)
-            munmap(base, len);
+            load_unmap(base, len);
         ir_fail(err, "%s: not a valid %s: %s", path, d->short_name, sub.msg);
         return NULL;
     }
     ProtobufCMessage *msg = protobuf_c_message_unpack(d, NULL, len, base);
     if (base)
-        munmap(base, len);
+        load_unmap(base, len);
     if (!msg)
         ir_fail(err, "%s: not a valid %s", path, d->short_name);
     return msg;

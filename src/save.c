@@ -10,6 +10,7 @@
  */
 #include "save.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -17,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "guard.h"
 #include "onnx.pb-c.h"
 #include "save_out.h"
 
@@ -31,6 +33,9 @@ typedef struct SaveChunk {
 /* One file's worth of external tensor bytes to write. */
 typedef struct SaveExtWrite {
     const char *location;   /* relative name beside the model */
+    Onnx__StringStringEntryProto *entry; /* the skeleton's location entry,
+                                            renamed when the file is */
+    char *norm;             /* location with "." and empty steps dropped */
     uint64_t offset;
     const uint8_t *data;
     size_t len;
@@ -259,14 +264,15 @@ static Onnx__TypeProto *save_type(SaveCtx *c, const IrType *t)
 
 /* ---- tensors ------------------------------------------------------------ */
 
-static void save_ext_push(SaveCtx *c, const char *loc, uint64_t off,
+static void save_ext_push(SaveCtx *c, const char *loc,
+                          Onnx__StringStringEntryProto *entry, uint64_t off,
                           const uint8_t *data, size_t len)
 {
     if (c->n_ext == c->cap_ext) {
         c->cap_ext = c->cap_ext ? c->cap_ext * 2 : 16;
         c->ext = ir_grow(c->ext, c->cap_ext, sizeof *c->ext);
     }
-    c->ext[c->n_ext++] = (SaveExtWrite){loc, off, data, len};
+    c->ext[c->n_ext++] = (SaveExtWrite){loc, entry, NULL, off, data, len};
 }
 
 /* The offset a bound external tensor had, from its external_data keys. */
@@ -299,7 +305,6 @@ static void save_to_side_file(SaveCtx *c, const IrTensor *t,
     /* 4096-byte alignment lets readers map each tensor directly. */
     uint64_t off = (c->side_end + 4095) / 4096 * 4096;
     c->side_end = off + len;
-    save_ext_push(c, c->opt->external_file, off, data, len);
     tp->has_raw_data = 0;
     tp->raw_data = (ProtobufCBinaryData){0, NULL};
     tp->has_data_location = 1;
@@ -320,6 +325,8 @@ static void save_to_side_file(SaveCtx *c, const IrTensor *t,
         }
         tp->external_data[i] = e;
     }
+    save_ext_push(c, c->opt->external_file, tp->external_data[0], off, data,
+                  len);
 }
 
 /* Decides where an external or large tensor's bytes go. */
@@ -352,8 +359,14 @@ static void save_tensor_payload(SaveCtx *c, const IrTensor *t,
     }
     if (external) {
         const char *loc = save_ext_location(t);
+        Onnx__StringStringEntryProto *e = NULL;
+        for (size_t i = 0; i < tp->n_external_data && !e; i++)
+            if (tp->external_data[i]->key &&
+                !strcmp(tp->external_data[i]->key, "location"))
+                e = tp->external_data[i];
         if (loc)
-            save_ext_push(c, loc, save_ext_offset(t), t->ext.data, t->ext.len);
+            save_ext_push(c, loc, e, save_ext_offset(t), t->ext.data,
+                          t->ext.len);
     }
 }
 
@@ -834,118 +847,357 @@ int save_model_buffer(const IrModel *m, uint8_t **buf, size_t *len,
     return 0;
 }
 
-/* ---- atomic files ---------------------------------------------------------- */
+/* ---- target files ---------------------------------------------------------- */
 
-/* A temporary file beside `path`, mode 0666 less the umask: its fd, or
- * -1 with err set. */
-static int save_tmp_open(const char *path, char **tmp, IrError *err)
+/* Test-only: the point of a save at which to _exit (see save.h). */
+static const char *save_die_point;
+
+void save_test_die_at(const char *point)
 {
-    size_t n = strlen(path) + 16;
-    *tmp = ir_alloc(n);
-    snprintf(*tmp, n, "%s.tmp.XXXXXX", path);
-    int fd = mkstemp(*tmp);
-    if (fd < 0) {
-        ir_fail(err, "%s: cannot create: %s", path, strerror(errno));
-        free(*tmp);
-        *tmp = NULL;
-        return -1;
+    save_die_point = point;
+}
+
+static void save_maybe_die(const char *point)
+{
+    if (save_die_point && !strcmp(save_die_point, point))
+        _exit(99);
+}
+
+static const char *save_kind(mode_t m)
+{
+    return S_ISDIR(m) ? "a folder" : S_ISFIFO(m) ? "a FIFO" :
+           S_ISCHR(m) ? "a character device" : S_ISBLK(m) ? "a block device" :
+           S_ISSOCK(m) ? "a socket" : "not a regular file";
+}
+
+/* The folder part of a path ("." when there is none). Caller frees. */
+static char *save_dirname(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        return ir_strdup(".");
+    size_t n = slash == path ? 1 : (size_t)(slash - path);
+    char *d = ir_alloc(n + 1);
+    memcpy(d, path, n);
+    return d;
+}
+
+static char *save_join(const char *dir, const char *name)
+{
+    size_t n = strlen(dir) + strlen(name) + 2;
+    char *s = ir_alloc(n);
+    snprintf(s, n, "%s/%s", dir, name);
+    return s;
+}
+
+/* The file that writing `path` replaces, symbolic links followed (the
+ * link stays; the file it names is replaced in its own folder); *exists
+ * and *st describe it. Anything but a regular file is refused, as is a
+ * missing folder. Returns a malloc'ed path, or NULL with err set. */
+static char *save_target(const char *path, struct stat *st, bool *exists,
+                         IrError *err)
+{
+    struct stat fs;
+    if (stat(path, &fs) == 0 && !S_ISREG(fs.st_mode)) {
+        ir_fail(err, "%s: is %s, not a regular file: refusing to replace it",
+                path, save_kind(fs.st_mode));
+        return NULL;
+    }
+    char *p = ir_strdup(path);
+    for (int hops = 0; hops < 40; hops++) {
+        if (lstat(p, st) != 0) {
+            char *d = save_dirname(p);
+            struct stat ds;
+            bool ok = errno == ENOENT && stat(d, &ds) == 0 && S_ISDIR(ds.st_mode);
+            if (!ok)
+                ir_fail(err, "%s: cannot write: folder '%s' does not exist "
+                        "or cannot be read", path, d);
+            free(d);
+            *exists = false;
+            if (ok)
+                return p;
+            free(p);
+            return NULL;
+        }
+        if (!S_ISLNK(st->st_mode)) {
+            *exists = true;
+            if (S_ISREG(st->st_mode))
+                return p;
+            ir_fail(err, "%s: is %s, not a regular file: refusing to replace "
+                    "it", path, save_kind(st->st_mode));
+            free(p);
+            return NULL;
+        }
+        char buf[4096];
+        ssize_t n = readlink(p, buf, sizeof buf - 1);
+        if (n < 0)
+            break;
+        buf[n] = 0;
+        char *d = save_dirname(p);
+        char *next = buf[0] == '/' ? ir_strdup(buf) : save_join(d, buf);
+        free(d);
+        free(p);
+        p = next;
+    }
+    ir_fail(err, "%s: cannot write: a symbolic link that cannot be followed",
+            path);
+    free(p);
+    return NULL;
+}
+
+/* Gives a finished temporary file the mode (and owner, when we may) of
+ * the file it replaces, or the usual 0666 less the umask. */
+static void save_final_mode(int fd, bool exists, const struct stat *st)
+{
+    if (exists) {
+        if (st->st_uid != geteuid() || st->st_gid != getegid())
+            if (fchown(fd, st->st_uid, st->st_gid)) {
+                /* not permitted: the file stays ours */
+            }
+        fchmod(fd, st->st_mode & 07777);
+        return;
     }
     mode_t mask = umask(0);
     umask(mask);
     fchmod(fd, 0666 & ~mask);
+}
+
+/* Finishes the writes to fd, sets its mode and closes it: 0, or -1 with
+ * err naming `what`. When the rename that follows replaces a file (a
+ * model rewritten), the data is made durable first: a crash between the
+ * rename and the write-back must never cost the old file. A new file is
+ * left to the system's write-back, as cp does: after a crash it may be
+ * missing or short, but nothing that was there before is lost. */
+static int save_tmp_finish(SoFile *f, bool durable, bool exists,
+                           const struct stat *st, const char *what,
+                           IrError *err)
+{
+    int e = so_finish(f);
+    if (!e && durable && fsync(f->fd) != 0)
+        e = errno;
+    if (!e)
+        save_final_mode(f->fd, exists, st);
+    if (close(f->fd) != 0 && !e)
+        e = errno;
+    if (e)
+        return ir_fail(err, "%s: write failed: %s", what, strerror(e));
+    return 0;
+}
+
+/* A temporary file beside `target`: its fd, or -1 with err set. */
+static int save_tmp_open(const char *target, char **tmp, IrError *err)
+{
+    size_t n = strlen(target) + 8;
+    char *prefix = ir_alloc(n);
+    snprintf(prefix, n, "%s.tmp-", target);
+    int fd = guard_tmp_open(prefix, tmp);
+    free(prefix);
+    if (fd < 0)
+        ir_fail(err, "%s: cannot create: %s", target, strerror(errno));
     return fd;
 }
 
-/* Finishes the writes to fd and closes it; returns -1 (and removes tmp)
- * on a write error. When the rename that follows replaces a file that
- * exists (a model rewritten in place, a side file written again), the
- * data is made durable first: a crash between the rename and the
- * write-back must never cost the old file. A new file is left to the
- * system's write-back, as cp does: after a crash it may be missing or
- * short, but nothing that was there before is lost, and not waiting for
- * the disk keeps a 1 GB save near the time of a cp. */
-static int save_tmp_close(SoFile *f, const char *tmp, const char *path,
-                          IrError *err)
-{
-    int e = so_finish(f);
-    struct stat st;
-    if (!e && lstat(path, &st) == 0 && fsync(f->fd) != 0)
-        e = errno;
-    if (close(f->fd) != 0 && !e)
-        e = errno;
-    if (e) {
-        unlink(tmp);
-        return ir_fail(err, "%s: write failed: %s", path, strerror(e));
-    }
-    return 0;
-}
+/* ---- side files -------------------------------------------------------------- */
 
-/* The folder of `path` joined with `name`. Caller frees. */
-static char *save_beside(const char *path, const char *name)
+/* A location with empty and "." steps dropped: "./a//b" is "a/b". */
+static char *save_norm(SaveCtx *c, const char *loc)
 {
-    const char *slash = strrchr(path, '/');
-    size_t dl = slash ? (size_t)(slash - path + 1) : 0;
-    char *s = ir_alloc(dl + strlen(name) + 1);
-    memcpy(s, path, dl);
-    strcpy(s + dl, name);
+    char *s = save_alloc(c, strlen(loc) + 1);
+    size_t n = 0;
+    for (const char *p = loc; *p;) {
+        const char *e = strchr(p, '/');
+        size_t k = e ? (size_t)(e - p) : strlen(p);
+        if (k && !(k == 1 && p[0] == '.')) {
+            if (n)
+                s[n++] = '/';
+            memcpy(s + n, p, k);
+            n += k;
+        }
+        p += k + (e ? 1 : 0);
+    }
+    s[n] = 0;
     return s;
 }
 
-/* Writes the side files c->ext lists, each to a temporary name; the
- * temporary names are returned in tmps (in c->ext order, NULL where the
- * same location was already written). */
-static int save_side_files(SaveCtx *c, const char *path, char **tmps,
-                           IrError *err)
+static int save_cmp_norm(const void *a, const void *b)
 {
-    for (size_t i = 0; i < c->n_ext; i++) {
-        bool seen = false;
-        for (size_t j = 0; j < i && !seen; j++)
-            seen = !strcmp(c->ext[j].location, c->ext[i].location);
-        if (seen)
-            continue;
-        char *target = save_beside(path, c->ext[i].location);
-        int fd = save_tmp_open(target, &tmps[i], err);
-        if (fd < 0) {
-            free(target);
-            return -1;
-        }
-        SoFile f;
-        so_init(&f, fd, c->model);
-        for (size_t j = i; j < c->n_ext; j++) {
-            const SaveExtWrite *w = &c->ext[j];
-            if (strcmp(w->location, c->ext[i].location) || !w->len)
-                continue;
-            so_seek(&f, w->offset);
-            so_write(&f, w->data, w->len);
-        }
-        if (save_tmp_close(&f, tmps[i], target, err)) {
-            free(target);
-            return -1;
-        }
-        free(target);
+    const SaveExtWrite *x = *(SaveExtWrite *const *)a;
+    const SaveExtWrite *y = *(SaveExtWrite *const *)b;
+    int r = strcmp(x->norm, y->norm);
+    return r ? r : (x < y ? -1 : x > y);
+}
+
+/* The name a side file would rather have: its location less the suffix
+ * a rewrite in place added (".oc-" and 8 letters or digits), so that
+ * rewriting a model again and again alternates between two names. */
+static const char *save_preferred(SaveCtx *c, const char *norm)
+{
+    size_t n = strlen(norm);
+    if (n <= 12 || strncmp(norm + n - 12, ".oc-", 4) || norm[n - 13] == '/')
+        return norm;
+    for (size_t i = n - 8; i < n; i++)
+        if (!isalnum((unsigned char)norm[i]))
+            return norm;
+    char *s = save_alloc(c, n - 11);
+    memcpy(s, norm, n - 12);
+    return s;
+}
+
+/* The side files being written, for the commit or the undo. */
+typedef struct SaveSides {
+    size_t n;
+    char **made;            /* full paths of files created */
+} SaveSides;
+
+static void save_sides_end(SaveSides *s, bool commit)
+{
+    for (size_t i = 0; i < s->n; i++) {
+        if (commit)
+            guard_forget(s->made[i]);
+        else
+            guard_discard(s->made[i]);
+        free(s->made[i]);
     }
+    free(s->made);
+    s->made = NULL;
+    s->n = 0;
+}
+
+/* Writes the writes w[0..n) (all of one file) into a new file beside the
+ * model and names it: `norm` itself when no such file exists yet, else
+ * the temporary name (an existing file is never overwritten: the model
+ * it belongs to stays valid until the new model replaces it). Sets each
+ * tensor's location to the name. */
+static int save_side_file(SaveCtx *c, const char *dir, SaveExtWrite **w,
+                          size_t n, bool durable, SaveSides *s, IrError *err)
+{
+    const char *norm = save_preferred(c, w[0]->norm);
+    char *full = save_join(dir, norm);
+    size_t pl = strlen(full) + 8;
+    char *prefix = ir_alloc(pl);
+    snprintf(prefix, pl, "%s.oc-", full);
+    char *tmp = NULL;
+    int fd = guard_tmp_open(prefix, &tmp);
+    free(prefix);
+    if (fd < 0) {
+        ir_fail(err, "%s: cannot create: %s", full, strerror(errno));
+        free(full);
+        return -1;
+    }
+    s->made = ir_grow(s->made, s->n + 1, sizeof *s->made);
+    s->made[s->n++] = tmp;
+    SoFile f;
+    so_init(&f, fd, c->model);
+    for (size_t j = 0; j < n; j++) {
+        if (!w[j]->len)
+            continue;
+        so_seek(&f, w[j]->offset);
+        so_write(&f, w[j]->data, w[j]->len);
+    }
+    struct stat none = {0};
+    if (save_tmp_finish(&f, durable, false, &none, full, err)) {
+        free(full);
+        return -1;
+    }
+    const char *name = tmp + strlen(dir) + 1;
+    /* Claim `norm` only if nothing has it (no replace, even in a race). */
+    if (link(tmp, full) == 0) {
+        unlink(tmp);
+        guard_forget(tmp);
+        guard_keep(full);
+        free(tmp);
+        s->made[s->n - 1] = full;
+        name = norm;
+    } else {
+        free(full);
+    }
+    char *kept = save_alloc(c, strlen(name) + 1);
+    strcpy(kept, name);
+    for (size_t j = 0; j < n; j++)
+        if (w[j]->entry)
+            w[j]->entry->value = kept;
     return 0;
 }
 
-/* Renames the side files into place (or removes them on failure). */
-static int save_commit_side(SaveCtx *c, const char *path, char **tmps,
-                            bool commit, IrError *err)
+/* Writes every side file c->ext lists, one per distinct normalised
+ * location, each tensor at its offset. */
+static int save_side_files(SaveCtx *c, const char *dir, const char *model_base,
+                           bool durable, SaveSides *s, IrError *err)
 {
-    int rc = 0;
+    if (!c->n_ext)
+        return 0;
+    SaveExtWrite **v = ir_alloc_array(c->n_ext, sizeof *v);
     for (size_t i = 0; i < c->n_ext; i++) {
-        if (!tmps[i])
-            continue;
-        char *target = save_beside(path, c->ext[i].location);
-        if (!commit) {
-            unlink(tmps[i]);
-        } else if (rename(tmps[i], target)) {
-            rc = ir_fail(err, "%s: cannot rename into place: %s", target,
-                         strerror(errno));
-            unlink(tmps[i]);
-        }
-        free(target);
-        free(tmps[i]);
+        c->ext[i].norm = save_norm(c, c->ext[i].location);
+        v[i] = &c->ext[i];
     }
+    qsort(v, c->n_ext, sizeof *v, save_cmp_norm);
+    int rc = 0;
+    for (size_t i = 0, j; i < c->n_ext && !rc; i = j) {
+        for (j = i + 1; j < c->n_ext && !strcmp(v[j]->norm, v[i]->norm); j++)
+            ;
+        if (!strcmp(v[i]->norm, model_base))
+            rc = ir_fail(err, "%s/%s: external data location '%s' is the "
+                         "output model itself", dir, model_base,
+                         v[i]->location);
+        else
+            rc = save_side_file(c, dir, v + i, j - i, durable, s, err);
+    }
+    free(v);
+    return rc;
+}
+
+/* Whether the input model's own file is the one `old` describes (a
+ * rewrite in place); asked before the new model replaces it. */
+static bool save_in_place(const IrModel *m, const struct stat *old)
+{
+    struct stat st;
+    for (size_t i = 0; i < m->n_maps; i++)
+        if (!m->maps[i].location && m->maps[i].path &&
+            stat(m->maps[i].path, &st) == 0 && st.st_dev == old->st_dev &&
+            st.st_ino == old->st_ino)
+            return true;
+    return false;
+}
+
+/* After an in-place rewrite, removes the side files the old model used:
+ * the new model names new ones. */
+static void save_drop_old_sides(const IrModel *m)
+{
+    for (size_t i = 0; i < m->n_maps; i++)
+        if (m->maps[i].location && m->maps[i].path)
+            unlink(m->maps[i].path);
+}
+
+/* ---- writing a file ---------------------------------------------------------- */
+
+/* Packs msg into a temporary file beside `target` and renames it over
+ * target; the temporary file never outlives a failure. */
+static int save_packed(const ProtobufCMessage *msg, const IrModel *m,
+                       const char *target, bool exists, const struct stat *st,
+                       const char *what, IrError *err)
+{
+    char *tmp = NULL;
+    int fd = save_tmp_open(target, &tmp, err);
+    if (fd < 0)
+        return -1;
+    SoFile f;
+    so_init(&f, fd, m);
+    protobuf_c_message_pack_to_buffer(msg, &f.base);
+    uint64_t written = f.total;
+    int rc = save_tmp_finish(&f, exists, exists, st, what, err);
+    if (!rc && written > SAVE_MAX_MESSAGE)
+        rc = save_too_big(written, what, err);
+    if (!rc)
+        save_maybe_die("before-model-rename");
+    if (!rc && rename(tmp, target))
+        rc = ir_fail(err, "%s: cannot rename into place: %s", what,
+                     strerror(errno));
+    if (rc)
+        guard_discard(tmp);
+    else
+        guard_forget(tmp);
+    free(tmp);
     return rc;
 }
 
@@ -958,43 +1210,38 @@ int save_model_file(const IrModel *m, const char *path,
          !strcmp(opt->external_file, ".") || !strcmp(opt->external_file, "..")))
         return ir_fail(err, "%s: external data file '%s' must be a plain file "
                        "name", path, opt->external_file);
-    const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
-    if (opt && opt->external_file && !strcmp(base, opt->external_file))
-        return ir_fail(err, "%s: the external data file cannot be the model "
-                       "file itself", path);
-    Onnx__ModelProto *mp = save_model_msg(&c, m);
-    if (!mp) {
-        save_ctx_free(&c);
+    struct stat st;
+    bool exists = false;
+    char *target = save_target(path, &st, &exists, err);
+    if (!target)
         return -1;
-    }
-    char *tmp = NULL;
-    char **tmps = ir_alloc_array(c.n_ext + 1, sizeof *tmps);
-    int rc = save_size_ok(&c, &mp->base, path, err);
-    int fd = rc ? -1 : save_tmp_open(path, &tmp, err);
-    if (fd < 0)
+    char *dir = save_dirname(target);
+    const char *base = strrchr(target, '/') ? strrchr(target, '/') + 1 : target;
+    int rc = 0;
+    if (opt && opt->external_file && !strcmp(base, opt->external_file))
+        rc = ir_fail(err, "%s: the external data file cannot be the model "
+                     "file itself", path);
+    Onnx__ModelProto *mp = rc ? NULL : save_model_msg(&c, m);
+    if (!mp)
         rc = -1;
-    if (fd >= 0) {
-        SoFile f;
-        so_init(&f, fd, m);
-        protobuf_c_message_pack_to_buffer(&mp->base, &f.base);
-        uint64_t written = f.total;
-        rc = save_tmp_close(&f, tmp, path, err);
-        if (!rc && written > SAVE_MAX_MESSAGE)
-            rc = save_too_big(written, path, err);
-    }
     if (!rc)
-        rc = save_side_files(&c, path, tmps, err);
-    if (save_commit_side(&c, path, tmps, rc == 0, err))
-        rc = -1;
-    if (tmp) {
-        if (!rc && rename(tmp, path))
-            rc = ir_fail(err, "%s: cannot rename into place: %s", path,
-                         strerror(errno));
-        if (rc)
-            unlink(tmp);
+        rc = save_size_ok(&c, &mp->base, path, err);
+    SaveSides sides = {0};
+    bool in_place = exists && save_in_place(m, &st);
+    if (!rc)
+        rc = save_side_files(&c, dir, base, exists, &sides, err);
+    if (!rc)
+        save_maybe_die("after-side-files");
+    if (!rc)
+        rc = save_packed(&mp->base, m, target, exists, &st, path, err);
+    save_sides_end(&sides, rc == 0);
+    if (!rc) {
+        save_maybe_die("after-model-rename");
+        if (in_place)
+            save_drop_old_sides(m);
     }
-    free(tmp);
-    free(tmps);
+    free(dir);
+    free(target);
     save_ctx_free(&c);
     return rc;
 }
@@ -1003,21 +1250,49 @@ int save_tensor_file(const IrTensor *t, const char *path, IrError *err)
 {
     SaveCtx c = {.err = err};
     Onnx__TensorProto *tp = save_tensor(&c, t);
+    int rc = !tp || c.failed ? -1 : 0;
+    struct stat st;
+    bool exists = false;
+    char *target = rc ? NULL : save_target(path, &st, &exists, err);
+    if (!target)
+        rc = -1;
+    if (!rc)
+        rc = save_packed(&tp->base, NULL, target, exists, &st, path, err);
+    free(target);
+    save_ctx_free(&c);
+    return rc;
+}
+
+int save_bytes_file(const uint8_t *data, size_t len, const char *path,
+                    IrError *err)
+{
+    struct stat st;
+    bool exists = false;
+    char *target = save_target(path, &st, &exists, err);
+    if (!target)
+        return -1;
     char *tmp = NULL;
-    int rc = -1;
-    int fd = tp && !c.failed ? save_tmp_open(path, &tmp, err) : -1;
-    if (fd >= 0) {
+    int fd = save_tmp_open(target, &tmp, err);
+    int rc = fd < 0 ? -1 : 0;
+    if (!rc) {
         SoFile f;
         so_init(&f, fd, NULL);
-        protobuf_c_message_pack_to_buffer(&tp->base, &f.base);
-        rc = save_tmp_close(&f, tmp, path, err);
-        if (!rc && rename(tmp, path))
+        so_write(&f, data, len);
+        rc = save_tmp_finish(&f, exists, exists, &st, path, err);
+        if (!rc && rename(tmp, target))
             rc = ir_fail(err, "%s: cannot rename into place: %s", path,
                          strerror(errno));
         if (rc)
-            unlink(tmp);
+            guard_discard(tmp);
+        else
+            guard_forget(tmp);
     }
     free(tmp);
-    save_ctx_free(&c);
+    free(target);
     return rc;
+}
+
+void save_cleanup_on_signals(const char *prog)
+{
+    guard_install_signals(prog);
 }

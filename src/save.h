@@ -42,4 +42,29 @@ int save_model_buffer(const IrModel *m, uint8_t **buf, size_t *len,
 /* Writes one TensorProto to `path` (run's output_K.pb). */
 int save_tensor_file(const IrTensor *t, const char *path, IrError *err);
 
+/* Writes len bytes to `path` the way every file is written: a temporary
+ * file beside it (random name, O_EXCL|O_NOFOLLOW) renamed over it. */
+int save_bytes_file(const uint8_t *data, size_t len, const char *path,
+                    IrError *err);
+
+/* Every output path: an existing target that is not a regular file (a
+ * FIFO, a device, a socket, a folder) is refused; a symbolic link is
+ * followed and the file it names replaced in its own folder; a replaced
+ * file keeps its mode (and owner, when permitted). Side files are never
+ * overwritten: when a file of that name exists, the new model names a new
+ * file, the model is renamed last, and after an in-place rewrite the old
+ * side files are removed; a crash at any point leaves the old pair valid.
+ *
+ * Installs the handlers that remove live temporary files on SIGINT,
+ * SIGTERM and SIGHUP, and turn a SIGBUS inside a mapped input (a file
+ * that shrank while read) into the line "PROG: FILE: file changed size
+ * while being read" and exit 1. The library installs nothing unless
+ * asked; the CLI calls this first. */
+void save_cleanup_on_signals(const char *prog);
+
+/* Test-only: save_model_file _exit(99)s at the named point
+ * ("after-side-files", "before-model-rename", "after-model-rename");
+ * NULL turns it off. */
+void save_test_die_at(const char *point);
+
 #endif

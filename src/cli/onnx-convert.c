@@ -381,6 +381,9 @@ static const struct {
 
 int main(int argc, char **argv)
 {
+    /* Temporary files go on SIGINT/SIGTERM; a mapped input that shrinks
+     * is an error line, not SIGBUS. */
+    save_cleanup_on_signals("onnx-convert");
     if (argc < 2)
         return cli_usage(NULL, NULL);
     const char *cmd = argv[1];

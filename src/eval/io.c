@@ -262,28 +262,15 @@ static void ev_pb_free(EvPb *pb)
     free(pb->msgs.p);
 }
 
-/* Packs msg into path through a temporary file renamed into place. */
+/* Packs msg into path through a temporary file renamed into place (the
+ * way save writes every file: random name, O_EXCL|O_NOFOLLOW). */
 static int ev_pack_file(const ProtobufCMessage *msg, const char *path,
                         IrError *err)
 {
     size_t len = protobuf_c_message_get_packed_size(msg);
     uint8_t *buf = ir_alloc(len + 1);
     protobuf_c_message_pack(msg, buf);
-    size_t n = strlen(path) + 16;
-    char *tmp = ir_alloc(n);
-    snprintf(tmp, n, "%s.tmp", path);
-    FILE *f = fopen(tmp, "wb");
-    int rc = 0;
-    if (!f || fwrite(buf, 1, len, f) != len) {
-        rc = ir_fail(err, "%s: cannot write", path);
-    }
-    if (f && fclose(f) && !rc)
-        rc = ir_fail(err, "%s: cannot write", path);
-    if (!rc && rename(tmp, path))
-        rc = ir_fail(err, "%s: cannot rename the temporary file", path);
-    if (rc)
-        remove(tmp);
-    free(tmp);
+    int rc = save_bytes_file(buf, len, path, err);
     free(buf);
     return rc;
 }
