@@ -979,6 +979,9 @@ static int save_tmp_finish(SoFile *f, bool durable, bool exists,
         save_final_mode(f->fd, exists, st);
     if (close(f->fd) != 0 && !e)
         e = errno;
+    if (e && f->shrunk)
+        return ir_fail(err, "%s: file changed size while being read",
+                       f->shrunk);
     if (e)
         return ir_fail(err, "%s: write failed: %s", what, strerror(e));
     return 0;

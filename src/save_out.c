@@ -25,7 +25,7 @@ static void so_append(ProtobufCBuffer *b, size_t len, const uint8_t *data)
 
 void so_init(SoFile *f, int fd, const IrModel *m)
 {
-    *f = (SoFile){{so_append}, fd, m, NULL, 0, 0, 0};
+    *f = (SoFile){{so_append}, fd, m, NULL, 0, 0, 0, NULL};
 }
 
 /* write() until done; records the first error. */
@@ -77,8 +77,14 @@ static bool so_copy(SoFile *f, const IrMapping *mp, const uint8_t *p, size_t len
         if (w < 0 && first && (errno == EXDEV || errno == EINVAL || errno == ENOSYS ||
                                errno == EOPNOTSUPP || errno == EBADF))
             return false;
-        if (w <= 0) {
-            f->err = w < 0 ? errno : EIO;
+        if (w == 0) {
+            /* the end of the input came early: it was truncated */
+            f->err = EIO;
+            f->shrunk = mp->path;
+            break;
+        }
+        if (w < 0) {
+            f->err = errno;
             break;
         }
         first = false;

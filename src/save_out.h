@@ -27,6 +27,8 @@ typedef struct SoFile {
     size_t n;
     int err;                /* errno of the first failure; 0 = none */
     uint64_t total;         /* bytes handed to so_write */
+    const char *shrunk;     /* a mapped file found shorter than its
+                               mapping while copied from, or NULL */
 } SoFile;
 
 void so_init(SoFile *f, int fd, const IrModel *m);

@@ -526,6 +526,65 @@ static void test_shrunk_mapping(void)
             count_entries("out", NULL));
 }
 
+/* The same for a side file big enough to be copied file to file
+ * (copy_file_range meets the end early instead of a fault). */
+static void test_shrunk_copy(void)
+{
+    fresh_dir("in");
+    fresh_dir("out");
+    WireBuf m = {0}, g = {0}, op = {0}, t = {0};
+    wire_fvarint(&m, 1, 8);
+    wire_fvarint(&op, 2, 17);
+    wire_fmsg(&m, 8, &op);
+    wire_fstr(&g, 2, "g");
+    wire_fvarint(&t, 1, 524288);
+    wire_fvarint(&t, 2, 1);
+    wire_fstr(&t, 8, "a");
+    ext_entry(&t, "location", "w.bin");
+    ext_entry(&t, "length", "2097152");
+    wire_fvarint(&t, 14, 1);
+    wire_fmsg(&g, 5, &t);
+    wire_fmsg(&m, 7, &g);
+    write_whole(path_of("in/model.onnx"), m.p, m.n);
+    free(m.p);
+    uint8_t *w = calloc(1, 2097152);
+    if (!w)
+        die("calloc");
+    write_whole(path_of("in/w.bin"), w, 2097152);
+    free(w);
+    pid_t pid = fork();
+    if (pid == 0) {
+        int fd = open(path_of("stderr"), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        if (fd < 0 || dup2(fd, 2) < 0)
+            _exit(3);
+        save_cleanup_on_signals("test_files");
+        IrModel *md = NULL;
+        IrError e;
+        if (load_model_file(path_of("in/model.onnx"), NULL, &md, &e))
+            _exit(3);
+        if (truncate(path_of("in/w.bin"), 4096))
+            _exit(3);
+        if (save_model_file(md, path_of("out/model.onnx"), NULL, &e) == 0)
+            _exit(5);
+        fprintf(stderr, "test_files: %s\n", e.msg);
+        _exit(1);
+    }
+    int st = 0;
+    waitpid(pid, &st, 0);
+    char err[2048] = "";
+    FILE *f = fopen(path_of("stderr"), "r");
+    size_t k = f ? fread(err, 1, sizeof err - 1, f) : 0;
+    err[k] = 0;
+    if (f)
+        fclose(f);
+    T_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 1 && one_line(err) &&
+            strstr(err, "w.bin") && strstr(err, "changed size"),
+            "big side file truncated while copied: status %x: \"%s\"", st, err);
+    T_CHECK(count_entries("out", NULL) == 0,
+            "big side file truncated while copied: %d files left in out",
+            count_entries("out", NULL));
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1) {
@@ -556,6 +615,7 @@ int main(int argc, char **argv)
     test_sigterm();
     test_crash_points();
     test_shrunk_mapping();
+    test_shrunk_copy();
     char cmd[PATH_MAX + 16];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_tmp);
     if (system(cmd))
