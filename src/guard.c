@@ -49,7 +49,8 @@ static size_t guard_slot(GuardList *l, bool maps)
         size_t cap = l->cap ? l->cap * 2 : 16;
         size_t size = maps ? sizeof(GuardMap) : sizeof(char *);
         void *p = ir_alloc_array(cap, size);
-        memcpy(p, maps ? (void *)l->map : (void *)l->tmp, l->n * size);
+        if (l->n)
+            memcpy(p, maps ? (void *)l->map : (void *)l->tmp, l->n * size);
         void *old = maps ? (void *)l->map : (void *)l->tmp;
         if (maps)
             l->map = p;
