@@ -585,6 +585,63 @@ static void test_shrunk_copy(void)
             count_entries("out", NULL));
 }
 
+/* The model file itself shrinks while its embedded weights, still in
+ * the mapping, are being written out. */
+static void test_shrunk_model(void)
+{
+    fresh_dir("in");
+    fresh_dir("out");
+    WireBuf m = {0}, g = {0}, op = {0}, t = {0};
+    wire_fvarint(&m, 1, 8);
+    wire_fvarint(&op, 2, 17);
+    wire_fmsg(&m, 8, &op);
+    wire_fstr(&g, 2, "g");
+    wire_fvarint(&t, 1, 16384);
+    wire_fvarint(&t, 2, 1);
+    wire_fstr(&t, 8, "a");
+    uint8_t *w = calloc(1, 65536);
+    if (!w)
+        die("calloc");
+    wire_fbytes(&t, 9, w, 65536);
+    free(w);
+    wire_fmsg(&g, 5, &t);
+    wire_fmsg(&m, 7, &g);
+    write_whole(path_of("in/model.onnx"), m.p, m.n);
+    free(m.p);
+    pid_t pid = fork();
+    if (pid == 0) {
+        int fd = open(path_of("stderr"), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        if (fd < 0 || dup2(fd, 2) < 0)
+            _exit(3);
+        save_cleanup_on_signals("test_files");
+        IrModel *md = NULL;
+        IrError e;
+        if (load_model_file(path_of("in/model.onnx"), NULL, &md, &e))
+            _exit(3);
+        if (truncate(path_of("in/model.onnx"), 0))
+            _exit(3);
+        SaveOptions o = {"w.bin", 0};
+        if (save_model_file(md, path_of("out/model.onnx"), &o, &e) == 0)
+            _exit(5);
+        fprintf(stderr, "test_files: %s\n", e.msg);
+        _exit(1);
+    }
+    int st = 0;
+    waitpid(pid, &st, 0);
+    char err[2048] = "";
+    FILE *f = fopen(path_of("stderr"), "r");
+    size_t k = f ? fread(err, 1, sizeof err - 1, f) : 0;
+    err[k] = 0;
+    if (f)
+        fclose(f);
+    T_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 1 && one_line(err) &&
+            strstr(err, "model.onnx") && strstr(err, "changed size"),
+            "model file truncated while mapped: status %x: \"%s\"", st, err);
+    T_CHECK(count_entries("out", NULL) == 0,
+            "model file truncated while mapped: %d files left in out",
+            count_entries("out", NULL));
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1) {
@@ -616,6 +673,7 @@ int main(int argc, char **argv)
     test_crash_points();
     test_shrunk_mapping();
     test_shrunk_copy();
+    test_shrunk_model();
     char cmd[PATH_MAX + 16];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_tmp);
     if (system(cmd))
