@@ -363,11 +363,17 @@ static void test_targets(void)
     /* a plain file of mode 0600 keeps it */
     write_whole(path_of("out/m600.onnx"), "old", 3);
     chmod(path_of("out/m600.onnx"), 0600);
+    /* and its owner, where we may give files away (as root) */
+    bool chowned = chown(path_of("out/m600.onnx"), 4321, 4321) == 0;
     rc = cli(err, sizeof err, "convert '%s' -o '%s'", path_of("in/model.onnx"),
              path_of("out/m600.onnx"));
     T_CHECK(rc == 0 && stat(path_of("out/m600.onnx"), &st) == 0 &&
             (st.st_mode & 07777) == 0600, "replaced 0600 file: exit %d, mode %o",
             rc, (unsigned)(st.st_mode & 07777));
+    if (chowned)
+        T_CHECK(st.st_uid == 4321 && st.st_gid == 4321,
+                "replaced file of owner 4321: now %u:%u", (unsigned)st.st_uid,
+                (unsigned)st.st_gid);
 
     /* a missing folder */
     rc = cli(err, sizeof err, "convert '%s' -o '%s'", path_of("in/model.onnx"),
