@@ -198,7 +198,9 @@ ONNXCONVERT_API size_t oc_elem_size(int32_t elem_type);
 ONNXCONVERT_API int oc_model_inputs(const oc_model *m, oc_tensor **inputs,
                                     size_t *n_inputs);
 
-/* Runs the model's main graph with the reference evaluator. `inputs` holds
+/* Runs the model's main graph with the reference evaluator, once the
+ * checker accepts the model (as oc_check; a refusal fails the call with
+ * its finding, and nothing runs). `inputs` holds
  * one tensor for each graph input that has no initializer (the ones
  * oc_model_inputs lists), in any order: they are matched by name, so
  * every name must be given exactly once. Each input must have the

@@ -6,7 +6,8 @@
  * flow and nodes reading function attributes do not). The evaluator is the
  * same one that judges conversions, so a fold computes what the op means at
  * the scope's opset. A fold that fails to run is left alone: the model
- * reports its own error at run time, as before.
+ * reports its own error at run time, as before. A node the checker would
+ * refuse on its own (a pass may have made it) is never run.
  *
  * The growth guard: folding turns a small recipe (Tile, Expand,
  * ConstantOfShape, Range ...) into stored bytes. A fold is done only when
@@ -17,6 +18,7 @@
 #include <string.h>
 
 #include "passes.h"
+#include "../src/check.h"
 #include "../src/eval.h"
 
 #define OPT_FOLD_LIMIT_DEFAULT (1u << 20)
@@ -137,12 +139,24 @@ static void opt_fold_free(IrTensor **t, size_t n)
     free(t);
 }
 
+/* Whether the checker would accept k on its own (op, arity, attributes).
+ * The optimizer's callers check the whole model first, but a pass may
+ * have made k since: the evaluator runs only what the checker accepts. */
+static bool opt_fold_node_valid(OptCtx *c, IrNode *k)
+{
+    ChkReport r;
+    size_t errors = chk_node_alone(c->m, c->fn, k, &r);
+    chk_report_free(&r);
+    return errors == 0;
+}
+
 /* Folds k if it may; 1 when folded, 0 when not, -1 on failure. */
 static int opt_fold_node(OptCtx *c, IrNode *k)
 {
     uint64_t limit = c->o && c->o->fold_limit ? c->o->fold_limit : OPT_FOLD_LIMIT_DEFAULT;
     uint64_t freed = 0, bytes = 0;
-    if (opt_fold_op_skipped(k) || !opt_fold_inputs(k, &freed))
+    if (opt_fold_op_skipped(k) || !opt_fold_inputs(k, &freed) ||
+        !opt_fold_node_valid(c, k))
         return 0;
     if (opt_fold_static_bytes(k, &bytes) && bytes > freed + limit)
         return 0;

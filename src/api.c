@@ -48,6 +48,9 @@ struct oc_model {
     /* NULL, or the name of the call that failed halfway through changing
      * the IR: such a model must not be saved, evaluated or changed again. */
     const char *broken;
+    /* the checker accepted the model as it is now: oc_evaluate runs only
+     * such a model, and checks once, not at every call */
+    bool valid;
 };
 
 /* ---- errors ---------------------------------------------------------- */
@@ -226,7 +229,9 @@ int oc_check(oc_model *m)
 {
     if (oc_usable(m, __func__) < 0)
         return -1;
-    return oc_require_valid(m->ir);
+    int rc = oc_require_valid(m->ir);
+    m->valid = rc == 0;
+    return rc;
 }
 
 /* 0 when v is 0 (keep) or in 1..max; else -1 naming the argument. */
@@ -251,6 +256,7 @@ static int oc_convert_as(const char *fn, oc_model *m, const CvOptions *o)
         return -1;
     CvReport r = {0};
     IrError err;
+    m->valid = false;   /* changed: checked again before it runs */
     int rc = cv_convert(m->ir, o, &r, &err);
     cv_report_free(&r);
     if (rc < 0) {
@@ -280,6 +286,7 @@ int oc_optimize(oc_model *m, const char *passes)
         return -1;
     OptOptions o = {.passes = passes};
     OptStats st;
+    m->valid = false;   /* changed: checked again before it runs */
     IrError err;
     int rc = opt_optimize(m->ir, &o, &st, &err);
     /* A failure before the first round (an unknown pass name) changed
@@ -530,6 +537,13 @@ int oc_evaluate(oc_model *m, const oc_tensor *inputs, size_t n_inputs,
         return oc_null(__func__, "inputs");
     if (!m->ir->graph)
         return oc_fail("oc_evaluate: the model has no graph");
+    /* the evaluator runs only what the checker accepts */
+    if (!m->valid && oc_require_valid(m->ir) < 0) {
+        char why[sizeof oc_msg];
+        memcpy(why, oc_msg, sizeof why);
+        return oc_fail("oc_evaluate: %s", why);
+    }
+    m->valid = true;
     IrValueInfo **feeds;
     size_t n = ev_model_feeds(m->ir, &feeds);
     EvValue **in = ir_alloc_array(n + 1, sizeof *in);

@@ -850,3 +850,67 @@ size_t chk_model(IrModel *m, ChkReport *r)
     }
     return r->n_errors;
 }
+
+/* ---- gates: what runs only on checked input ------------------------- */
+
+int chk_require(IrModel *m, const char *what, IrError *err)
+{
+    ChkReport r;
+    int rc = 0;
+    if (chk_model(m, &r)) {
+        const char *first = chk_first_error(&r);
+        rc = ir_fail(err, "%s: %s", what, first ? first : "the checker refuses the model");
+    }
+    chk_report_free(&r);
+    return rc;
+}
+
+/* Whether some attribute of n holds a graph. */
+static bool chk_has_subgraph(const IrNode *n)
+{
+    for (size_t i = 0; i < n->n_attr; i++)
+        if (n->attr[i]->g || n->attr[i]->n_graphs)
+            return true;
+    return false;
+}
+
+size_t chk_node_alone(IrModel *m, const IrFunction *fn, IrNode *n, ChkReport *r)
+{
+    memset(r, 0, sizeof *r);
+    ChkCtx c = {.m = m, .r = r};
+    chk_ir_version(&c);
+    ChkScope s = {.g = n->graph, .fn = fn, .label = "its graph"};
+    char where[400];
+    chk_where(&s, n, 0, where, sizeof where);
+    r->n_nodes = 1;
+    if (!n->op_type || !n->op_type[0]) {
+        chk_add(r, CHK_ERROR, "op-unknown: %s: node has no op_type", where);
+        return r->n_errors;
+    }
+    if (chk_has_subgraph(n)) {
+        /* a subgraph's names resolve in the scopes around it: only the
+         * whole model's check can judge it */
+        chk_add(r, CHK_ERROR, "subgraph: %s: a node with a subgraph is checked only "
+                "within its model", where);
+        return r->n_errors;
+    }
+    const char *dom = os_domain_norm(n->domain);
+    int64_t opset = ir_scope_opset(m, fn, n->domain);
+    const OsSchema *sc = NULL;
+    if (ir_model_function(m, n)) {
+        ;   /* a call of a model-local function: no schema */
+    } else if (opset < 0) {
+        chk_add(r, CHK_ERROR, "op-domain: %s: domain '%s' is not in opset_import", where,
+                dom[0] ? dom : "ai.onnx");
+    } else if (os_domain_max(dom) < 0) {
+        r->n_unchecked++;
+    } else if (!(sc = os_find(dom, n->op_type, opset))) {
+        chk_add(r, CHK_ERROR, "op-unknown: %s: %s is not an operator of %s at opset %lld",
+                where, n->op_type, dom[0] ? dom : "ai.onnx", (long long)opset);
+    } else {
+        chk_where(&s, n, sc->since, where, sizeof where);
+        chk_arity(&c, n, sc, where);
+    }
+    chk_attrs(&c, n, sc, where, &s);
+    return r->n_errors;
+}

@@ -46,6 +46,21 @@ void chk_report_free(ChkReport *r);
 /* The first error's message, or NULL. */
 const char *chk_first_error(const ChkReport *r);
 
+/* The gate before anything runs a model (the evaluator, `run`, `test`,
+ * --verify, the library's oc_evaluate): 0 when chk_model accepts m; else
+ * -1 with err "WHAT: FIRST FINDING", WHAT naming the file. */
+int chk_require(IrModel *m, const char *what, IrError *err);
+
+/* The checker's rules for node n on its own, as it sits in m (in the body
+ * of fn, or NULL): op_type set, the op known at the scope's opset, arity,
+ * left-out required inputs, attribute names, types, values and required
+ * attributes. Not its place in the graph, nor types (the whole model's
+ * check does those); a node holding a subgraph is refused (its names
+ * resolve in the scopes around it). For a node a pass made, before
+ * constant folding runs it. Returns the number of errors; fills r as
+ * chk_model does. */
+size_t chk_node_alone(IrModel *m, const IrFunction *fn, IrNode *n, ChkReport *r);
+
 /* The rule names, NULL-terminated (for documentation and tests). */
 extern const char *const chk_rules[];
 

@@ -621,10 +621,30 @@ static int ev_call_function(EvRun *r, EvScope *s, const IrFunction *fn,
     return ir_fail(err, "%s%s", sub.msg, frame);
 }
 
+/* A node the checker would refuse for its arity or a left-out required
+ * input: the callers run checked models only, but a kernel must never
+ * read past its inputs when called on an unchecked node. */
+static int ev_node_fits(EvCtx *c, const OsSchema *sc)
+{
+    const IrNode *n = c->node;
+    if ((int64_t)n->n_in < sc->min_in || (sc->max_in >= 0 && (int64_t)n->n_in > sc->max_in) ||
+        (int64_t)n->n_out < sc->min_out || (sc->max_out >= 0 && (int64_t)n->n_out > sc->max_out))
+        return ev_fail(c, "%zu inputs and %zu outputs: the schema does not allow them",
+                       n->n_in, n->n_out);
+    for (size_t i = 0; i < n->n_in; i++) {
+        const OsParam *p = os_in_param(sc, i);
+        if (!c->in[i] && p && !p->optional)
+            return ev_fail(c, "required input %zu is missing", i);
+    }
+    return 0;
+}
+
 static int ev_call_kernel(EvRun *r, EvFrame *f, EvScope *s,
                           const IrFunction *fn, IrNode *n, EvValue **in,
                           EvValue **out, IrError *err)
 {
+    if (!n->op_type || !n->op_type[0])
+        return ir_fail(err, "a node has no op_type");
     int64_t opset = ir_scope_opset(r->m, fn, n->domain);
     const OsSchema *sc = os_find(n->domain, n->op_type, opset);
     EvCtx c = {.run = r, .frame = f, .scope = s, .node = n, .schema = sc,
@@ -634,6 +654,8 @@ static int ev_call_kernel(EvRun *r, EvFrame *f, EvScope *s,
     if (!sc && os_domain_max(n->domain) >= 0)
         return ev_fail(&c, "%s does not exist at opset %lld of its domain",
                        n->op_type, (long long)opset);
+    if (sc && ev_node_fits(&c, sc))
+        return -1;
     EvKernel k = ev_kernel(n->domain ? n->domain : "", n->op_type);
     if (!k)
         return ev_fail(&c, "the evaluator has no kernel for %s%s%s",
@@ -664,7 +686,7 @@ static int ev_node(EvRun *r, EvFrame *f, EvScope *s, const IrFunction *fn,
             char label[200];
             inf_node_label(n, label, sizeof label);
             rc = ir_fail(err, "node %s (%s): input %zu: %s", label,
-                         n->op_type, i, sub.msg);
+                         n->op_type ? n->op_type : "", i, sub.msg);
         }
     }
     const IrFunction *callee = rc ? NULL : ir_model_function(r->m, n);
@@ -808,9 +830,10 @@ static void ev_run_free(EvRun *r)
 size_t ev_model_feeds(const IrModel *m, IrValueInfo ***feeds)
 {
     const IrGraph *g = m->graph;
-    IrValueInfo **list = ir_alloc_array(g->inputs.n + 1, sizeof *list);
+    size_t n_inputs = g ? g->inputs.n : 0;   /* no graph: nothing to feed */
+    IrValueInfo **list = ir_alloc_array(n_inputs + 1, sizeof *list);
     size_t n = 0;
-    for (size_t k = 0; k < g->inputs.n; k++) {
+    for (size_t k = 0; k < n_inputs; k++) {
         IrValueInfo *vi = g->inputs.p[k];
         if (!vi->value->init)
             list[n++] = vi;

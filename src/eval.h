@@ -163,7 +163,8 @@ int ev_model_run(IrModel *m, const EvOptions *opt, size_t n_in,
  * outputs); 0, or -1 with err set and out[] all NULL. */
 int ev_node_run(IrModel *m, const IrFunction *fn, IrNode *n, EvValue *const *in,
                 EvValue **out, IrError *err);
-/* The graph inputs a caller must feed (no initializer), in order. */
+/* The graph inputs a caller must feed (no initializer), in order; none
+ * when the model has no graph. *feeds is malloc'ed (free it). */
 size_t ev_model_feeds(const IrModel *m, IrValueInfo ***feeds);
 
 /* ---- kernels --------------------------------------------------------- */

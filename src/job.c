@@ -2,8 +2,9 @@
  * job.c - one command on one model, and its report (prefix job_).
  *
  * The stages of a convert or optimize job, each of which can end it:
- * load, check (only when the model is to change: a cycle or an undefined
- * value would otherwise give a wrong model), convert, input-shape,
+ * load, check (only when the model is to change or to run: a cycle or an
+ * undefined value would otherwise give a wrong model, and the evaluator
+ * runs only what the checker accepts), convert, input-shape,
  * optimize, verify, the checker again for --infer-shapes, save. The report
  * keeps what each stage did so that text and JSON say the same thing.
  */
@@ -192,6 +193,14 @@ static int job_run_verify(const char *in, JobReport *r, IrModel *m)
     r->verify_asked = true;
     if (load_model_file(in, NULL, &orig, &err) < 0)
         return job_end(r, JOB_ERROR, "verify", "load", err.msg);
+    /* the evaluator runs only what the checker accepts: the input passed
+     * (job_stages), the converted or optimized model must too */
+    char what[600];
+    snprintf(what, sizeof what, "%s: verify: the result", in);
+    if (chk_require(m, what, &err) < 0) {
+        ir_model_free(orig);
+        return job_end(r, JOB_ERROR, "verify", "invalid-result", err.msg);
+    }
     VfOptions vo = {.seed = 1};
     char *dir = job_case_inputs(in);
     vo.inputs_dir = dir;
@@ -208,8 +217,9 @@ static int job_run_verify(const char *in, JobReport *r, IrModel *m)
 /* Every stage after loading; the model is changed in place. */
 static int job_stages(const JobOptions *o, const char *in, JobReport *r, IrModel *m)
 {
+    /* a model to change or to run (--verify) must pass the checker */
     bool changes = r->converting || o->optimize;
-    if (changes && job_require_valid(r, m) < 0)
+    if ((changes || o->verify) && job_require_valid(r, m) < 0)
         return -1;
     if (r->converting && job_run_convert(o, r, m) < 0)
         return -1;

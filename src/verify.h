@@ -22,7 +22,9 @@ typedef struct VfOptions {
 
 /* Evaluates `before` and `after` on the same inputs and compares their
  * outputs. 0 when equal; -2 with err naming the first output that
- * differs; -1 with err saying why a model could not run. */
+ * differs; -1 with err saying why a model could not run. The evaluator
+ * trusts what the checker checks: callers pass checked models
+ * (chk_require), as job.c does. */
 int vf_compare(IrModel *before, IrModel *after, const VfOptions *o, IrError *err);
 
 #endif

@@ -75,6 +75,8 @@ run asan/hostile_models sh tests/hostile_models.sh "$asan/onnx-convert" "$build/
 # `make install` into a temporary folder, and the README's example built
 # against the installed library (shared and static)
 run install sh tests/install.sh "$build"
+run eval_gate sh tests/eval_gate.sh "$build/onnx-convert" "$build/tests/tool_eval_gate_gen"
+run asan/eval_gate sh tests/eval_gate.sh "$asan/onnx-convert" "$build/tests/tool_eval_gate_gen" 60
 
 # Cross-check with Debian's python3-onnx shape inference (opsets <= 17),
 # when it is installed: a second opinion, never a dependency.

@@ -291,6 +291,11 @@ static int cli_run(int argc, char **argv)
     IrModel *m;
     if (load_model_file(path, NULL, &m, &err))
         return cli_error(&err);
+    /* the evaluator runs only what the checker accepts */
+    if (chk_require(m, path, &err)) {
+        ir_model_free(m);
+        return cli_error(&err);
+    }
     EvValue **in = NULL, **out = NULL;
     size_t n_in = 0, n_out = 0;
     int rc = ev_inputs_read(m, in_dir, &in, &n_in, &err);
@@ -351,9 +356,30 @@ static int cli_test(int argc, char **argv)
     }
     if (!dir)
         return cli_usage("test", "test needs CASE_DIR");
+    char path[4096];
+    if (!model) {
+        int len = snprintf(path, sizeof path, "%s/model.onnx", dir);
+        if (len < 0 || (size_t)len >= sizeof path) {
+            fprintf(stderr, "onnx-convert: %s: path too long\n", dir);
+            return CLI_FAIL;
+        }
+        model = path;
+    }
     IrError err;
     EvTestResult res;
-    if (ev_test_case(dir, model, rtol, atol, &res, &err)) {
+    IrModel *m;
+    if (load_model_file(model, NULL, &m, &err)) {
+        fprintf(stderr, "onnx-convert: %s: %s\n", dir, err.msg);
+        return CLI_FAIL;
+    }
+    /* the evaluator runs only what the checker accepts */
+    if (chk_require(m, model, &err)) {
+        ir_model_free(m);
+        return cli_error(&err);
+    }
+    int rc = ev_test_case_model(dir, m, rtol, atol, &res, &err);
+    ir_model_free(m);
+    if (rc) {
         fprintf(stderr, "onnx-convert: %s: %s\n", dir, err.msg);
         return CLI_FAIL;
     }

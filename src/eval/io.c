@@ -495,6 +495,8 @@ static bool ev_file_exists(const char *path)
 int ev_inputs_read(IrModel *m, const char *dir, EvValue ***in,
                    size_t *n_in, IrError *err)
 {
+    if (!m->graph)
+        return ir_fail(err, "the model has no graph");
     IrValueInfo **feeds;
     size_t n_feeds = ev_model_feeds(m, &feeds);
     size_t n = 0;

@@ -573,8 +573,7 @@ static int ev_zip_map(EvCtx *c)
     EvValue *keys = ev_tensor_new(L.ints ? EV_INT64 : EV_STRING, 1, &d, NULL);
     for (size_t j = 0; j < L.n; j++)
         ev_label_set(keys, &L, j, j);
-    EvValue *seq = ev_sequence_new();
-    ev_out_set(c, 0, seq);
+    EvValue *seq = ev_sequence_new();   /* handed over once filled */
     for (size_t i = 0; i < n; i++) {
         EvValue *mp = ir_alloc(sizeof *mp);
         mp->kind = EV_MAP;
@@ -586,6 +585,7 @@ static int ev_zip_map(EvCtx *c)
         ev_sequence_push(seq, mp);
     }
     ev_unref(keys);
+    ev_out_set(c, 0, seq);
     return 0;
 }
 

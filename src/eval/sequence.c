@@ -287,17 +287,21 @@ static int ev_split_to_sequence(EvCtx *c)
     size_t n = 0;
     if (ev_split_lengths(c, x->dims[ax], &lens, &n))
         return -1;
+    /* Filled first, handed over last: ev_out_set drops a value for an
+     * output the node does not have, so s must not be touched after. */
     EvValue *s = ev_sequence_new();
     s->elem_type = ev_tensor_type(x->dtype);
-    ev_out_set(c, 0, s);
     int64_t start = 0;
     for (size_t i = 0; i < n; i++) {
         EvValue *part = ev_take_range(c, x, ax, start, lens[i], squeeze);
-        if (!part)
+        if (!part) {
+            ev_unref(s);
             return -1;
+        }
         ev_sequence_push(s, part);
         start += lens[i];
     }
+    ev_out_set(c, 0, s);
     return 0;
 }
 
