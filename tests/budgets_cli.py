@@ -182,18 +182,22 @@ def m_loop_scan():
 
 
 def m_nested_loop():
-    inner_body = graph([node("Identity", ["ci"], ["co"], "inner_keep")],
-                       [vinfo("j", ttype(INT64, [])), vinfo("ci", ttype(BOOL, []))],
-                       [vinfo("co", ttype(BOOL, []))], name="inner_body")
+    """Loop of 2^20 iterations around a Loop of 2^20, carrying x through."""
+    inner_body = graph([node("Identity", ["ci"], ["co"], "inner_keep"),
+                        node("Identity", ["xi"], ["xo"], "inner_x")],
+                       [vinfo("j", ttype(INT64, [])), vinfo("ci", ttype(BOOL, [])),
+                        vinfo("xi", ttype(FLOAT, [1]))],
+                       [vinfo("co", ttype(BOOL, [])), vinfo("xo", ttype(FLOAT, [1]))],
+                       name="inner_body")
     outer_body = graph([node("Identity", ["c1"], ["c2"], "outer_keep"),
-                        node("Loop", ["N", ""], [], "inner",
+                        node("Loop", ["N", "", "x1"], ["x2"], "inner",
                              [attr_g("body", inner_body)])],
-                       [vinfo("i", ttype(INT64, [])), vinfo("c1", ttype(BOOL, []))],
-                       [vinfo("c2", ttype(BOOL, []))], name="outer_body")
-    # x flows through, so the model has an input to feed and an output.
-    return model(graph([node("Loop", ["N", ""], [], "outer",
-                             [attr_g("body", outer_body)]),
-                        node("Identity", ["x"], ["y"], "out")],
+                       [vinfo("i", ttype(INT64, [])), vinfo("c1", ttype(BOOL, [])),
+                        vinfo("x1", ttype(FLOAT, [1]))],
+                       [vinfo("c2", ttype(BOOL, [])), vinfo("x2", ttype(FLOAT, [1]))],
+                       name="outer_body")
+    return model(graph([node("Loop", ["N", "", "x"], ["y"], "outer",
+                             [attr_g("body", outer_body)])],
                        [vinfo("x", ttype(FLOAT, [1]))],
                        [vinfo("y", ttype(FLOAT, [1]))],
                        [tensor("N", INT64, [], ints=[1 << 20])]))
