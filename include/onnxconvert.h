@@ -215,6 +215,16 @@ ONNXCONVERT_API int oc_evaluate(oc_model *m, const oc_tensor *inputs,
                                 size_t n_inputs, oc_tensor **outputs,
                                 size_t *n_outputs);
 
+/* Bounds every later oc_evaluate of m: at most `max_memory` bytes of
+ * values alive at once (0: three quarters of physical memory, the
+ * default), at most `max_steps` node runs, every iteration of a Loop or
+ * Scan body counted (0: 2^30, the default), and at most `timeout_seconds`
+ * of time (0: no limit, the default). A run that would pass one fails
+ * with a message naming the node, its op and the bound, before the
+ * allocation that would pass the memory budget is made. Fails on a
+ * negative or NaN timeout. */
+ONNXCONVERT_API int oc_set_eval_limits(oc_model *m, uint64_t max_memory, uint64_t max_steps, double timeout_seconds);
+
 /* Frees an array of n tensors that oc_model_inputs or oc_evaluate handed
  * out, with their names, dims and data. NULL is allowed. Not for arrays
  * the caller built. */

@@ -45,6 +45,7 @@ OC_SAME_CODE(UINT2) OC_SAME_CODE(INT2)
 
 struct oc_model {
     IrModel *ir;
+    EvOptions limits;    /* oc_set_eval_limits (zeros: the defaults) */
     /* NULL, or the name of the call that failed halfway through changing
      * the IR: such a model must not be saved, evaluated or changed again. */
     const char *broken;
@@ -551,7 +552,7 @@ int oc_evaluate(oc_model *m, const oc_tensor *inputs, size_t n_inputs,
     size_t n_out = 0;
     IrError err;
     int rc = oc_bind_inputs(feeds, n, inputs, n_inputs, in);
-    if (rc == 0 && (rc = ev_model_run(m->ir, NULL, n, in, &out, &n_out, &err)) < 0)
+    if (rc == 0 && (rc = ev_model_run(m->ir, &m->limits, n, in, &out, &n_out, &err)) < 0)
         oc_fail_ir(&err);
     if (rc == 0)
         rc = oc_outputs(m->ir->graph, out, n_out, outputs);
@@ -561,6 +562,19 @@ int oc_evaluate(oc_model *m, const oc_tensor *inputs, size_t n_inputs,
     ev_values_free(out, n_out);
     free(feeds);
     return rc;
+}
+
+int oc_set_eval_limits(oc_model *m, uint64_t max_memory, uint64_t max_steps,
+                       double timeout_seconds)
+{
+    if (oc_usable(m, __func__) < 0)
+        return -1;
+    if (!(timeout_seconds >= 0))
+        return oc_fail("oc_set_eval_limits: the timeout must be 0 or more seconds");
+    m->limits.max_memory = max_memory;
+    m->limits.max_steps = max_steps;
+    m->limits.timeout = timeout_seconds;
+    return 0;
 }
 
 void oc_tensors_free(oc_tensor *t, size_t n)

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <uthash.h>
 
@@ -37,6 +38,9 @@ struct EvRun {
     EvOptions opt;
     uint64_t rng;
     unsigned depth;
+    uint64_t steps;           /* node and subgraph runs so far */
+    double deadline;          /* ev_now() past which the run stops; 0 none */
+    EvBudget budget;
     EvInit *inits;
     EvDrops *drops;
 };
@@ -177,6 +181,8 @@ static EvValue *ev_lookup(EvRun *r, EvFrame *f, const IrValue *iv,
 
 typedef struct EvTmp {
     struct EvTmp *next;
+    uint64_t budget;          /* as EvValue's: what was charged, and where */
+    size_t charged;
     max_align_t data[];
 } EvTmp;
 
@@ -189,7 +195,15 @@ void *ev_tmp(EvCtx *c, size_t n, size_t size)
         ev_fail(c, "scratch memory of %zu x %zu bytes is too large", n, size);
         return NULL;
     }
+    uint64_t id;
+    IrError sub;
+    if (ev_budget_take(bytes, &id, &sub)) {
+        ev_fail(c, "scratch memory %s", sub.msg);
+        return NULL;
+    }
     EvTmp *t = ir_alloc(bytes);
+    t->budget = id;
+    t->charged = bytes;
     t->next = c->tmp;
     c->tmp = t;
     return t->data;
@@ -199,6 +213,7 @@ static void ev_tmp_free(EvCtx *c)
 {
     for (EvTmp *t = c->tmp, *next; t; t = next) {
         next = t->next;
+        ev_budget_give(t->budget, t->charged);
         free(t);
     }
     c->tmp = NULL;
@@ -520,6 +535,45 @@ uint64_t ev_max_loop_iters(const EvCtx *c)
                                       : EV_MAX_LOOP_ITERS;
 }
 
+/* ---- the work budget -------------------------------------------------- */
+
+static double ev_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void ev_limits_start(EvRun *r)
+{
+    if (!r->opt.max_steps)
+        r->opt.max_steps = EV_DEFAULT_MAX_STEPS;
+    if (!r->opt.max_memory)
+        r->opt.max_memory = ev_default_max_memory();
+    r->deadline = r->opt.timeout > 0 ? ev_now() + r->opt.timeout : 0;
+    ev_budget_push(&r->budget, r->opt.max_memory);
+}
+
+/* Counts one node or subgraph run of n: 0, or -1 with err naming n when
+ * the run has used up its steps or its time. */
+static int ev_tick(EvRun *r, const IrNode *n, IrError *err)
+{
+    r->steps++;
+    bool steps = r->steps > r->opt.max_steps;
+    if (!steps && !r->deadline)
+        return 0;
+    if (!steps && ev_now() <= r->deadline)
+        return 0;
+    char label[200];
+    inf_node_label(n, label, sizeof label);
+    if (steps)
+        return ir_fail(err, "node %s (%s): over the work budget of %llu node "
+                       "runs; raise --max-steps", label, n->op_type,
+                       (unsigned long long)r->opt.max_steps);
+    return ir_fail(err, "node %s (%s): over the time limit of %g s; raise "
+                   "--timeout", label, n->op_type, r->opt.timeout);
+}
+
 /* ---- running graphs ---------------------------------------------------- */
 
 static int ev_graph(EvRun *r, EvFrame *f, EvScope *s, const IrFunction *fn,
@@ -567,6 +621,9 @@ int ev_run_subgraph(EvCtx *c, IrGraph *g, size_t n_in, EvValue *const *in,
     if (r->depth >= EV_MAX_CALL_DEPTH)
         return ev_fail(c, "subgraphs nest deeper than %d at run time",
                        EV_MAX_CALL_DEPTH);
+    /* Each iteration counts, even of a body with no nodes. */
+    if (ev_tick(r, c->node, c->err))
+        return -1;
     EvFrame f = {c->frame, NULL};
     IrError sub;
     int rc = ev_bind_inputs(&f, g, n_in, in, "the subgraph", &sub);
@@ -674,6 +731,8 @@ static int ev_call_kernel(EvRun *r, EvFrame *f, EvScope *s,
 static int ev_node(EvRun *r, EvFrame *f, EvScope *s, const IrFunction *fn,
                    IrNode *n, IrError *err)
 {
+    if (ev_tick(r, n, err))
+        return -1;
     EvValue **in = ir_alloc_array(n->n_in + 1, sizeof *in);
     EvValue **out = ir_alloc_array(n->n_out + 1, sizeof *out);
     int rc = 0;
@@ -823,6 +882,7 @@ static void ev_run_free(EvRun *r)
         free(d->at);
         free(d);
     }
+    ev_budget_pop(&r->budget);
 }
 
 /* ---- the model --------------------------------------------------------- */
@@ -919,6 +979,7 @@ int ev_node_run(IrModel *m, const IrFunction *fn, IrNode *n, EvValue *const *in,
 {
     EvRun r = {.m = m};
     r.rng = 0x6f6e6e78636f6e76ull;
+    ev_limits_start(&r);
     EvFrame f = {NULL, NULL};
     const IrFunction *callee = ir_model_function(m, n);
     EvValue **ins = (EvValue **)in;
@@ -946,6 +1007,10 @@ int ev_model_run(IrModel *m, const EvOptions *opt, size_t n_in,
     if (opt)
         r.opt = *opt;
     r.rng = r.opt.seed ? r.opt.seed : 0x6f6e6e78636f6e76ull;
+    ev_limits_start(&r);
+    /* The fed values are live for the whole run: they count. */
+    for (size_t k = 0; k < n_in; k++)
+        r.budget.live += in[k] ? ev_value_bytes(in[k]) : 0;
     EvFrame f = {NULL, NULL};
     IrGraph *g = m->graph;
     size_t n = g->outputs.n;

@@ -27,6 +27,11 @@
 #define EV_MAX_TENSOR_BYTES (1ull << 34) /* 16 GiB for one tensor */
 #define EV_MAX_LOOP_ITERS (1ull << 20)  /* iterations of one Loop/Scan run */
 #define EV_MAX_CALL_DEPTH 64            /* nested subgraph/function runs */
+/* Node runs (every node of every subgraph iteration) of one model run,
+ * unless EvOptions says otherwise: far above any real model (a model of
+ * 10^5 nodes, or a 10^4-step Loop over 10^4 nodes), low enough that a
+ * runaway Loop ends within minutes. */
+#define EV_DEFAULT_MAX_STEPS (1ull << 30)
 
 /* TensorProto.DataType codes, named for the kernels' switch statements. */
 enum {
@@ -62,6 +67,9 @@ typedef struct EvValue EvValue;
 struct EvValue {
     EvKind kind;
     int refs;
+    /* bytes charged to the memory budget numbered `budget` (0: none) */
+    uint64_t budget;
+    size_t charged;
     /* tensor */
     int32_t dtype;
     size_t rank;
@@ -88,8 +96,11 @@ bool ev_dtype_is_unsigned(int32_t dtype);
 bool ev_dtype_is_real(int32_t dtype);
 
 /* A new tensor with zeroed elements, or NULL with err set when the size
- * overflows or passes EV_MAX_TENSOR_BYTES, or rank passes EV_MAX_RANK.
- * dims may be NULL when rank is 0. */
+ * overflows or passes EV_MAX_TENSOR_BYTES, or rank passes EV_MAX_RANK, or
+ * it would take the memory budget in force past its maximum (checked
+ * before allocating). With err NULL (a scalar a kernel cannot fail on)
+ * the budget is charged but never refuses. dims may be NULL when rank
+ * is 0. */
 EvValue *ev_tensor_new(int32_t dtype, size_t rank, const int64_t *dims,
                        IrError *err);
 /* A rank-0 tensor holding v (converted to dtype). */
@@ -108,6 +119,32 @@ void ev_unref(EvValue *v);        /* frees at the last reference; NULL ok */
 /* Drops one reference to each of n values (NULL entries ok) and frees the
  * array (NULL ok): inputs and outputs of ev_model_run. */
 void ev_values_free(EvValue **v, size_t n);
+
+/* The memory budget of a run: every tensor and scratch block allocated on
+ * this thread while it is pushed is charged to it and refused past `max`;
+ * a value freed later gives its bytes back to the budget it was charged
+ * to, when that budget is still pushed. Budgets nest (a stack per
+ * thread), ids are unique per process. */
+typedef struct EvBudget {
+    uint64_t id, max, live;
+    struct EvBudget *prev;
+} EvBudget;
+void ev_budget_push(EvBudget *b, uint64_t max);
+void ev_budget_pop(EvBudget *b);
+/* Charges `bytes` to the budget in force (none: 0 is stored in *id and
+ * nothing refused). -1 with err = "needs X, over the memory budget of Y
+ * (Z in use); raise --max-memory" when it would pass the maximum and err
+ * is not NULL. */
+int ev_budget_take(size_t bytes, uint64_t *id, IrError *err);
+void ev_budget_give(uint64_t id, size_t bytes);
+/* Bytes v takes (elements and bookkeeping, items of sequences, maps and
+ * optionals too): what a fed value weighs against a budget. */
+uint64_t ev_value_bytes(const EvValue *v);
+/* Three quarters of physical memory (4 GiB when the system does not say):
+ * the default maximum. */
+uint64_t ev_default_max_memory(void);
+/* "8 GiB", "1.5 MiB", "300 bytes" into buf. */
+const char *ev_fmt_bytes(uint64_t n, char *buf, size_t cap);
 
 /* Element k of a numeric or bool tensor, as double / int64 / uint64
  * (float16, bfloat16, float8, float4, e8m0 decoded; strings give 0). */
@@ -144,6 +181,9 @@ void ev_init(void);
 typedef struct EvOptions {
     uint64_t seed;            /* for the random ops; 0 = a fixed default */
     uint64_t max_loop_iters;  /* 0 = EV_MAX_LOOP_ITERS */
+    uint64_t max_memory;      /* bytes live at once; 0 = ev_default_max_memory */
+    uint64_t max_steps;       /* node and subgraph runs; 0 = EV_DEFAULT_MAX_STEPS */
+    double timeout;           /* seconds for the whole run; 0 = none */
 } EvOptions;
 
 /* Runs m's main graph. `in` holds n_in values for the graph inputs that
@@ -331,6 +371,13 @@ int ev_test_case(const char *case_dir, const char *model, double rtol,
 /* The same with a model already loaded (m is run, not freed). */
 int ev_test_case_model(const char *case_dir, IrModel *m, double rtol,
                        double atol, EvTestResult *res, IrError *err);
+/* Both with the run's options (budgets; NULL = the defaults). */
+int ev_test_case_opt(const char *case_dir, const char *model,
+                     const EvOptions *opt, double rtol, double atol,
+                     EvTestResult *res, IrError *err);
+int ev_test_case_model_opt(const char *case_dir, IrModel *m,
+                           const EvOptions *opt, double rtol, double atol,
+                           EvTestResult *res, IrError *err);
 
 /* The kernel tables of each family, ended by a NULL op. */
 extern const EvOp ev_ops_elementwise[];

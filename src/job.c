@@ -186,7 +186,8 @@ char *job_case_inputs(const char *in)
 }
 
 /* Evaluates a fresh load of the input and m on the same inputs. */
-static int job_run_verify(const char *in, JobReport *r, IrModel *m)
+static int job_run_verify(const JobOptions *o, const char *in, JobReport *r,
+                          IrModel *m)
 {
     IrError err;
     IrModel *orig;
@@ -201,7 +202,16 @@ static int job_run_verify(const char *in, JobReport *r, IrModel *m)
         ir_model_free(orig);
         return job_end(r, JOB_ERROR, "verify", "invalid-result", err.msg);
     }
-    VfOptions vo = {.seed = 1};
+    /* The original gets the --input-shape the output got, so that both
+     * take the same (smaller) inputs. */
+    for (size_t i = 0; i < o->n_input_shape; i++)
+        if (opt_set_input_shape(orig, o->input_shape[i], &err) < 0) {
+            ir_model_free(orig);
+            return job_end(r, JOB_ERROR, "input-shape", "input-shape", err.msg);
+        }
+    VfOptions vo = {.seed = 1, .eval = o->eval};
+    if (vo.eval.timeout <= 0)
+        vo.eval.timeout = JOB_VERIFY_TIMEOUT;
     char *dir = job_case_inputs(in);
     vo.inputs_dir = dir;
     r->verify_case = dir != NULL;
@@ -229,7 +239,7 @@ static int job_stages(const JobOptions *o, const char *in, JobReport *r, IrModel
             return job_end(r, JOB_ERROR, "input-shape", "input-shape", err.msg);
     if (o->optimize && job_run_optimize(o, r, m) < 0)
         return -1;
-    if (o->verify && job_run_verify(in, r, m) < 0)
+    if (o->verify && job_run_verify(o, in, r, m) < 0)
         return -1;
     if (o->infer_shapes) {
         if (job_require_valid(r, m) < 0)

@@ -16,6 +16,7 @@
 
 #include "check.h"
 #include "convert.h"
+#include "eval.h"
 #include "json.h"
 #include "save.h"
 #include "../passes/passes.h"
@@ -45,7 +46,12 @@ typedef struct JobOptions {
     SaveOptions save;
     const char *const *input_shape;  /* --input-shape NAME=DIMS */
     size_t n_input_shape;
+    EvOptions eval;              /* --verify's budgets (timeout 0: JOB_VERIFY_TIMEOUT) */
 } JobOptions;
+
+/* Seconds --verify runs each model at most unless --timeout says: a
+ * runaway Loop in a model to convert must not hang a script. */
+#define JOB_VERIFY_TIMEOUT 600
 
 /* What a job did; every string is owned (job_report_free). */
 typedef struct JobReport {

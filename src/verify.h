@@ -11,6 +11,7 @@
 
 #include <stdint.h>
 
+#include "eval.h"
 #include "ir.h"
 
 typedef struct VfOptions {
@@ -18,7 +19,16 @@ typedef struct VfOptions {
     uint64_t seed;           /* for random inputs and random ops */
     int64_t dim_default;     /* size given to symbolic dims (default 2) */
     double rtol, atol;       /* 0 = 1e-3 and 1e-5 */
+    EvOptions eval;          /* budgets of both runs (seed: from `seed`) */
+    uint64_t max_input_bytes; /* random inputs, all together; 0 = a quarter
+                                 of eval.max_memory, or when that is 0 of the
+                                 default budget but at most VF_MAX_INPUT_BYTES */
 } VfOptions;
+
+/* Random inputs are made at most this large by default: a model declaring
+ * a [100000,3,32,32] input is refused, naming --input-shape, rather than
+ * fed 1.2 GB. */
+#define VF_MAX_INPUT_BYTES (256ull << 20)
 
 /* Evaluates `before` and `after` on the same inputs and compares their
  * outputs. 0 when equal; -2 with err naming the first output that

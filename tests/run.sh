@@ -69,6 +69,9 @@ run cli_help /usr/bin/python3 tests/cli_help.py "$build/onnx-convert"
 # batch mode and --json against single runs (needs ../shared and python3)
 run batch_cli /usr/bin/python3 tests/batch_cli.py "$build/onnx-convert"
 run asan/batch_cli /usr/bin/python3 tests/batch_cli.py "$asan/onnx-convert"
+# the evaluator's budgets: memory, steps, time, --verify's inputs (issue 18)
+run budgets_cli /usr/bin/python3 tests/budgets_cli.py "$build/onnx-convert"
+run asan/budgets_cli /usr/bin/python3 tests/budgets_cli.py "$asan/onnx-convert"
 # semantically hostile models (the generator is built in the normal build)
 run hostile_models sh tests/hostile_models.sh "$build/onnx-convert" "$build/tests/tool_hostile_gen"
 run asan/hostile_models sh tests/hostile_models.sh "$asan/onnx-convert" "$build/tests/tool_hostile_gen"

@@ -650,6 +650,37 @@ static const BadInput bad_inputs[] = {
     {"4-bit type", "INT4", OC_INT4, 4, {1, 3, 32, 32}, CNN_BYTES, ALL},
 };
 
+/* oc_set_eval_limits: a ConstantOfShape of 2^30 floats is refused under a
+ * 64 MiB budget before it is allocated (naming node, op and budget), one
+ * node is over a budget of 0.. steps, and the defaults come back with 0. */
+static void test_eval_limits(void)
+{
+    IrModel *ir = one_node(17, "ConstantOfShape", ir_type_tensor(OC_INT64, 1, (const int64_t[]){1}),
+                           ir_type_tensor(OC_FLOAT, 1, (const int64_t[]){-1}));
+    oc_model *m = from_ir(ir);
+    int64_t big = (int64_t)1 << 30, dims[1] = {1};
+    oc_tensor in = {.name = "x", .elem_type = OC_INT64, .rank = 1, .dims = dims,
+                    .data = &big, .size = sizeof big};
+    oc_tensor *out = NULL;
+    size_t n = 0;
+    T_OK(oc_set_eval_limits(m, 64u << 20, 0, 0));
+    T_CHECK(oc_evaluate(m, &in, 1, &out, &n) == -1 && out == NULL &&
+            has(oc_error(), "node 'n' (ConstantOfShape") &&
+            has(oc_error(), "memory budget of 64 MiB"), "2^30 floats in 64 MiB: %s", oc_error());
+    int64_t small = 1000;
+    in.data = &small;
+    T_OK(oc_evaluate(m, &in, 1, &out, &n));
+    T_CHECK(n == 1 && out && out[0].size == 4000, "1000 floats fit");
+    oc_tensors_free(out, n);
+    T_OK(oc_set_eval_limits(m, 0, 0, 30));
+    T_OK(oc_evaluate(m, &in, 1, &out, &n));
+    oc_tensors_free(out, n);
+    T_CHECK(oc_set_eval_limits(m, 0, 0, -1) == -1 && has(oc_error(), "timeout"),
+            "a negative timeout is refused");
+    T_CHECK(oc_set_eval_limits(NULL, 0, 0, 0) == -1, "NULL model refused");
+    oc_model_free(m);
+}
+
 static void test_evaluate_refusals(void)
 {
     oc_model *m = load(CNN);
@@ -881,6 +912,7 @@ int main(void)
     test_optimize();
     test_model_inputs();
     test_evaluate_refusals();
+    test_eval_limits();
     test_evaluate_kinds();
     test_save();
     T_CHECK(cleanup(), "%s held files no test wrote", tmpdir);

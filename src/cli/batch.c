@@ -21,6 +21,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -229,8 +230,15 @@ static void cli_run_job(const CliOpts *o, CliItem *it, JobReport *r)
         job_check(it->in, r, &keep);
     else if (cli_make_parents(it->out, &err) < 0)
         job_fail(r, o->command, it->in, "save", "save", err.msg);
-    else
-        job_convert(&o->job, it->in, it->out, r, &keep);
+    else {
+        /* The parent ends the worker at --timeout and reports it; the
+         * worker's own evaluator gets a little longer, so that one clock,
+         * the parent's, decides. */
+        JobOptions jo = o->job;
+        if (jo.eval.timeout > 0)
+            jo.eval.timeout += 10;
+        job_convert(&jo, it->in, it->out, r, &keep);
+    }
     cli_drop_model(keep);
 }
 
@@ -307,6 +315,8 @@ static void cli_worker(const CliOpts *o, CliItem *it, int fd)
 typedef struct CliSlot {
     pid_t pid;
     size_t item;
+    double started;              /* cli_clock() at fork */
+    bool timed_out;              /* killed at --timeout */
     char *buf;
     size_t len, cap;
     bool truncated;
@@ -328,15 +338,29 @@ static void cli_progress(const CliRun *run, const char *what)
     fflush(stderr);
 }
 
-/* Fills the item of a worker that did not report (crash, kill, fork). */
-static void cli_item_lost(const CliRun *run, CliItem *it, const char *why)
+static double cli_clock(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Fills the item of a worker that did not report (crash, kill, fork, or
+ * `reason` "timeout"). */
+static void cli_item_lost_as(const CliRun *run, CliItem *it, const char *reason,
+                             const char *why)
 {
     JobReport r;
-    job_fail(&r, run->o->command, it->in, "run", "crash", why);
+    job_fail(&r, run->o->command, it->in, "run", reason, why);
     cli_brief_of(&it->brief, &r);
     size_t len;
     it->json = cli_json_text(&r, &len);
     job_report_free(&r);
+}
+
+static void cli_item_lost(const CliRun *run, CliItem *it, const char *why)
+{
+    cli_item_lost_as(run, it, "crash", why);
 }
 
 /* A worker finished: its output is complete (EOF); reap and decode it. */
@@ -347,7 +371,11 @@ static void cli_item_done(CliRun *run, CliSlot *s)
     while (waitpid(s->pid, &st, 0) < 0 && errno == EINTR)
         ;
     char why[200];
-    if (WIFSIGNALED(st)) {
+    if (s->timed_out) {
+        snprintf(why, sizeof why, "%s: over the time limit of %g s; raise "
+                 "--timeout", it->in, run->o->job.eval.timeout);
+        cli_item_lost_as(run, it, "timeout", why);
+    } else if (WIFSIGNALED(st)) {
         snprintf(why, sizeof why, "%s: the worker was killed by signal %d (%s)", it->in,
                  WTERMSIG(st), strsignal(WTERMSIG(st)));
         cli_item_lost(run, it, why);
@@ -400,7 +428,7 @@ static bool cli_start(CliRun *run, CliSlot *s, struct pollfd *pfd)
         run->done++, run->failed++;
         return false;
     }
-    *s = (CliSlot){.pid = pid, .item = k};
+    *s = (CliSlot){.pid = pid, .item = k, .started = cli_clock()};
     *pfd = (struct pollfd){.fd = fds[0], .events = POLLIN};
     cli_progress(run, it->in);
     return true;
@@ -430,6 +458,27 @@ static bool cli_read_slot(CliSlot *s, int fd)
     return false;
 }
 
+/* Kills the workers past --timeout; the milliseconds poll may wait
+ * until the next one is due (-1: no limit). */
+static int cli_reap_late(CliRun *run, CliSlot *slots, int active)
+{
+    double limit = run->o->job.eval.timeout, now = cli_clock(), next = -1;
+    if (limit <= 0)
+        return -1;
+    for (int i = 0; i < active; i++) {
+        if (slots[i].timed_out)
+            continue;
+        double left = slots[i].started + limit - now;
+        if (left <= 0) {
+            kill(slots[i].pid, SIGKILL);
+            slots[i].timed_out = true;
+        } else if (next < 0 || left < next) {
+            next = left;
+        }
+    }
+    return next < 0 ? -1 : (int)(next * 1000) + 1;
+}
+
 static void cli_run_all(CliRun *run, int jobs)
 {
     CliSlot slots[CLI_MAX_JOBS];
@@ -439,9 +488,10 @@ static void cli_run_all(CliRun *run, int jobs)
         while (active < jobs && run->next < run->l->n)
             if (cli_start(run, &slots[active], &pfd[active]))
                 active++;
-        if (active == 0)
+        if (active <= 0)
             continue;
-        if (poll(pfd, (nfds_t)active, -1) < 0 && errno != EINTR)
+        int wait_ms = cli_reap_late(run, slots, active);
+        if (poll(pfd, (nfds_t)active, wait_ms) < 0 && errno != EINTR)
             abort();
         for (int i = 0; i < active; i++) {
             if (!pfd[i].revents || !cli_read_slot(&slots[i], pfd[i].fd))

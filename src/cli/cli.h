@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "eval.h"
 #include "ir.h"
 #include "job.h"
 
@@ -49,6 +50,13 @@ void cli_version(FILE *f);
 
 /* onnx-convert.c: parses a non-negative decimal size. */
 bool cli_parse_size(const char *s, size_t *out);
+/* Parses a byte count with an optional suffix K, M, G or T (powers of
+ * 1024): --max-memory. */
+bool cli_parse_bytes(const char *s, uint64_t *out);
+/* The evaluator's budgets (--max-memory, --max-steps, --timeout) at
+ * argv[*i] into *e: 1 when it was one (its value consumed), 0 when not,
+ * -1 after printing why its value is wrong. */
+int cli_limit_opt(EvOptions *e, char **argv, int *i, int argc);
 /* Parses -j N (1..CLI_MAX_JOBS). */
 bool cli_parse_jobs(const char *s, int *out);
 /* The last use of a model before the process exits (not freed outside

@@ -133,6 +133,8 @@ static int cli_convert_args(int argc, char **argv, CliOpts *o)
         int got = strcmp(o->command, "convert") ? 0 : cli_convert_only(o, argv, &i, argc);
         if (!got)
             got = cli_shared_value(o, argv, &i, argc);
+        if (!got)
+            got = cli_limit_opt(&o->job.eval, argv, &i, argc);
         if (got < 0)
             return cli_usage(o->command, NULL);
         if (got || cli_shared_flag(o, a))

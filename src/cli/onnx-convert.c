@@ -36,6 +36,60 @@ bool cli_parse_size(const char *s, size_t *out)
     return true;
 }
 
+bool cli_parse_bytes(const char *s, uint64_t *out)
+{
+    char *end;
+    if (!s || *s < '0' || *s > '9')
+        return false;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    unsigned shift = 0;
+    if (*end) {
+        const char *u = strchr("KMGT", end[0] & ~0x20);
+        if (!u || !*u || end[1])
+            return false;
+        shift = 10 * (unsigned)(u - "KMGT" + 1);
+    }
+    if (errno || v == 0 || v > (UINT64_MAX >> shift))
+        return false;
+    *out = (uint64_t)v << shift;
+    return true;
+}
+
+int cli_limit_opt(EvOptions *e, char **argv, int *i, int argc)
+{
+    const char *a = argv[*i];
+    if (*i + 1 >= argc)
+        return 0;
+    const char *v = argv[*i + 1];
+    size_t n;
+    if (!strcmp(a, "--max-memory")) {
+        if (!cli_parse_bytes(v, &e->max_memory)) {
+            fputs("onnx-convert: --max-memory takes a positive byte count "
+                  "(suffixes K, M, G, T)\n", stderr);
+            return -1;
+        }
+    } else if (!strcmp(a, "--max-steps")) {
+        if (!cli_parse_size(v, &n) || n == 0) {
+            fputs("onnx-convert: --max-steps takes a positive number\n", stderr);
+            return -1;
+        }
+        e->max_steps = n;
+    } else if (!strcmp(a, "--timeout")) {
+        char *end;
+        double t = strtod(v, &end);
+        if (!*v || *end || !(t > 0) || t > 1e9) {
+            fputs("onnx-convert: --timeout takes a positive number of "
+                  "seconds\n", stderr);
+            return -1;
+        }
+        e->timeout = t;
+    } else
+        return 0;
+    ++*i;
+    return 1;
+}
+
 bool cli_parse_jobs(const char *s, int *out)
 {
     size_t v;
@@ -268,6 +322,7 @@ static int cli_run(int argc, char **argv)
 {
     const char *path = NULL, *in_dir = NULL, *out_dir = NULL;
     EvOptions opt = {0};
+    int lim;
     for (int i = 2; i < argc; i++) {
         if (!strcmp(argv[i], "--inputs") && i + 1 < argc)
             in_dir = argv[++i];
@@ -278,6 +333,9 @@ static int cli_run(int argc, char **argv)
             if (!cli_parse_size(argv[++i], &seed))
                 return cli_usage("run", "--seed takes a non-negative integer");
             opt.seed = seed;
+        } else if ((lim = cli_limit_opt(&opt, argv, &i, argc)) != 0) {
+            if (lim < 0)
+                return cli_usage("run", NULL);
         } else if (argv[i][0] == '-' && argv[i][1])
             return cli_usage("run", "run takes MODEL.onnx --inputs DIR -o OUTDIR");
         else if (!path)
@@ -338,9 +396,15 @@ static int cli_test(int argc, char **argv)
 {
     const char *dir = NULL, *model = NULL;
     double rtol = 1e-3, atol = 1e-7;
+    EvOptions opt = {0};
+    int lim;
     for (int i = 2; i < argc; i++) {
         if (!strcmp(argv[i], "--model") && i + 1 < argc)
             model = argv[++i];
+        else if ((lim = cli_limit_opt(&opt, argv, &i, argc)) != 0) {
+            if (lim < 0)
+                return cli_usage("test", NULL);
+        }
         else if (!strcmp(argv[i], "--rtol") && i + 1 < argc) {
             if (!cli_parse_tol(argv[++i], &rtol))
                 return cli_usage("test", "--rtol takes a non-negative number");
@@ -377,7 +441,7 @@ static int cli_test(int argc, char **argv)
         ir_model_free(m);
         return cli_error(&err);
     }
-    int rc = ev_test_case_model(dir, m, rtol, atol, &res, &err);
+    int rc = ev_test_case_model_opt(dir, m, &opt, rtol, atol, &res, &err);
     ir_model_free(m);
     if (rc) {
         fprintf(stderr, "onnx-convert: %s: %s\n", dir, err.msg);

@@ -555,14 +555,14 @@ static int ev_check_outputs(IrModel *m, const char *set, EvValue **got,
     return 0;
 }
 
-static int ev_test_set(IrModel *m, const char *set, double rtol, double atol,
-                       IrError *err)
+static int ev_test_set(IrModel *m, const char *set, const EvOptions *opt,
+                       double rtol, double atol, IrError *err)
 {
     EvValue **in, **out;
     size_t n_in, n_out;
     if (ev_inputs_read(m, set, &in, &n_in, err))
         return -1;
-    int rc = ev_model_run(m, NULL, n_in, in, &out, &n_out, err);
+    int rc = ev_model_run(m, opt, n_in, in, &out, &n_out, err);
     ev_values_free(in, n_in);
     if (rc)
         return -1;
@@ -573,6 +573,13 @@ static int ev_test_set(IrModel *m, const char *set, double rtol, double atol,
 
 int ev_test_case_model(const char *case_dir, IrModel *m, double rtol,
                        double atol, EvTestResult *res, IrError *err)
+{
+    return ev_test_case_model_opt(case_dir, m, NULL, rtol, atol, res, err);
+}
+
+int ev_test_case_model_opt(const char *case_dir, IrModel *m,
+                           const EvOptions *opt, double rtol, double atol,
+                           EvTestResult *res, IrError *err)
 {
     memset(res, 0, sizeof *res);
     char **sets;
@@ -589,7 +596,7 @@ int ev_test_case_model(const char *case_dir, IrModel *m, double rtol,
             continue;
         }
         IrError sub;
-        if (ev_test_set(m, set, rtol, atol, &sub)) {
+        if (ev_test_set(m, set, opt, rtol, atol, &sub)) {
             if (!rc)
                 rc = ir_fail(err, "%s: %s", sets[i], sub.msg);
         } else {
@@ -604,6 +611,13 @@ int ev_test_case_model(const char *case_dir, IrModel *m, double rtol,
 int ev_test_case(const char *case_dir, const char *model, double rtol,
                  double atol, EvTestResult *res, IrError *err)
 {
+    return ev_test_case_opt(case_dir, model, NULL, rtol, atol, res, err);
+}
+
+int ev_test_case_opt(const char *case_dir, const char *model,
+                     const EvOptions *opt, double rtol, double atol,
+                     EvTestResult *res, IrError *err)
+{
     memset(res, 0, sizeof *res);
     char path[4096];
     if (!model) {
@@ -614,7 +628,7 @@ int ev_test_case(const char *case_dir, const char *model, double rtol,
     IrModel *m;
     if (load_model_file(model, NULL, &m, err))
         return -1;
-    int rc = ev_test_case_model(case_dir, m, rtol, atol, res, err);
+    int rc = ev_test_case_model_opt(case_dir, m, opt, rtol, atol, res, err);
     ir_model_free(m);
     return rc;
 }

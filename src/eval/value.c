@@ -3,8 +3,11 @@
  * TensorProto storage of the IR (raw bytes, typed fields, external data,
  * packed 4- and 2-bit types). */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <unistd.h>
 
 #include "eval.h"
 
@@ -66,6 +69,97 @@ bool ev_dtype_is_real(int32_t dtype)
            dtype == EV_BFLOAT16;
 }
 
+/* ---- the memory budget ------------------------------------------------- */
+
+/* Per thread: runs on other threads have their own budgets. */
+static _Thread_local EvBudget *ev_budget_top;
+static uint64_t ev_budget_ids;
+
+void ev_budget_push(EvBudget *b, uint64_t max)
+{
+    b->id = __atomic_add_fetch(&ev_budget_ids, 1, __ATOMIC_RELAXED);
+    b->max = max;
+    b->live = 0;
+    b->prev = ev_budget_top;
+    ev_budget_top = b;
+}
+
+void ev_budget_pop(EvBudget *b)
+{
+    /* Pops b and anything a failed inner run left above it. */
+    for (EvBudget *p = ev_budget_top; p; p = p->prev)
+        if (p == b) {
+            ev_budget_top = b->prev;
+            return;
+        }
+}
+
+const char *ev_fmt_bytes(uint64_t n, char *buf, size_t cap)
+{
+    static const char *const unit[] = {"KiB", "MiB", "GiB", "TiB", "PiB"};
+    if (n < 1024) {
+        snprintf(buf, cap, "%llu bytes", (unsigned long long)n);
+        return buf;
+    }
+    double x = (double)n / 1024;
+    size_t u = 0;
+    while (x >= 1024 && u + 1 < sizeof unit / sizeof *unit) {
+        x /= 1024;
+        u++;
+    }
+    snprintf(buf, cap, "%.4g %s", x, unit[u]);
+    return buf;
+}
+
+int ev_budget_take(size_t bytes, uint64_t *id, IrError *err)
+{
+    EvBudget *b = ev_budget_top;
+    *id = 0;
+    if (!b)
+        return 0;
+    if (err && (bytes > b->max || b->live > b->max - bytes)) {
+        char need[32], max[32], used[32];
+        return ir_fail(err, "needs %s, over the memory budget of %s (%s in "
+                       "use); raise --max-memory",
+                       ev_fmt_bytes(bytes, need, sizeof need),
+                       ev_fmt_bytes(b->max, max, sizeof max),
+                       ev_fmt_bytes(b->live, used, sizeof used));
+    }
+    b->live += bytes;
+    *id = b->id;
+    return 0;
+}
+
+void ev_budget_give(uint64_t id, size_t bytes)
+{
+    for (EvBudget *b = ev_budget_top; id && b; b = b->prev)
+        if (b->id == id) {
+            b->live = bytes < b->live ? b->live - bytes : 0;
+            return;
+        }
+}
+
+uint64_t ev_value_bytes(const EvValue *v)
+{
+    uint64_t n = sizeof *v + v->rank * sizeof(int64_t) +
+                 (uint64_t)v->numel * ev_dtype_size(v->dtype);
+    for (size_t i = 0; i < v->n_items; i++)
+        n += ev_value_bytes(v->items[i]);
+    if (v->keys)
+        n += ev_value_bytes(v->keys);
+    if (v->vals)
+        n += ev_value_bytes(v->vals);
+    return n;
+}
+
+uint64_t ev_default_max_memory(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGE_SIZE);
+    if (pages <= 0 || size <= 0)
+        return 4ull << 30;
+    return (uint64_t)pages / 4 * 3 * (uint64_t)size;
+}
+
 /* ---- creation and lifetime ---------------------------------------------- */
 
 EvValue *ev_tensor_new(int32_t dtype, size_t rank, const int64_t *dims,
@@ -105,7 +199,16 @@ EvValue *ev_tensor_new(int32_t dtype, size_t rank, const int64_t *dims,
                 "limit of %llu bytes", numel, EV_MAX_TENSOR_BYTES);
         return NULL;
     }
+    /* Checked before allocating: what is refused is never touched. The
+     * cost counts the bookkeeping too, so that a sequence of a million
+     * scalars is not free. */
+    uint64_t id;
+    size_t cost = bytes + sizeof(EvValue) + rank * sizeof(int64_t);
+    if (ev_budget_take(cost, &id, err))
+        return NULL;
     EvValue *v = ir_alloc(sizeof *v);
+    v->budget = id;
+    v->charged = cost;
     v->kind = EV_TENSOR;
     v->refs = 1;
     v->dtype = dtype;
@@ -190,6 +293,7 @@ EvValue *ev_ref(EvValue *v)
 
 static void ev_value_free(EvValue *v)
 {
+    ev_budget_give(v->budget, v->charged);
     if (v->dtype == EV_STRING && v->kind == EV_TENSOR) {
         EvStr *s = v->data;
         for (size_t k = 0; k < v->numel; k++)
@@ -526,6 +630,62 @@ static int ev_decode_typed(EvValue *v, const IrTensor *t, const char *name,
     }
 }
 
+/* How many elements the data t carries holds (for the packed 4- and 2-bit
+ * types, the most its bytes can hold), or SIZE_MAX when it cannot be told
+ * before decoding (external data not loaded, strings in raw_data): the
+ * decoders say why. */
+static size_t ev_present_elems(const IrTensor *t)
+{
+    int32_t dt = t->data_type;
+    unsigned per = ev_per_byte(dt);
+    size_t es = ev_dtype_size(dt), len;
+    if (t->has_data_location && t->data_location == 1) {
+        if (!t->ext.bound)
+            return SIZE_MAX;
+        len = t->ext.len;
+    } else if (t->has_raw) {
+        if (dt == EV_STRING)
+            return SIZE_MAX;
+        len = t->raw.len;
+    } else {
+        switch (dt) {
+        case EV_FLOAT: return t->n_float;
+        case EV_COMPLEX64: return t->n_float / 2;
+        case EV_DOUBLE: return t->n_double;
+        case EV_COMPLEX128: return t->n_double / 2;
+        case EV_INT64: return t->n_int64;
+        case EV_UINT32: case EV_UINT64: return t->n_uint64;
+        case EV_STRING: return t->n_string;
+        default:
+            return per > 1 && t->n_int32 <= SIZE_MAX / per ? t->n_int32 * per
+                                                           : t->n_int32;
+        }
+    }
+    if (per > 1)
+        return len <= SIZE_MAX / per ? len * per : SIZE_MAX;
+    return len / es;
+}
+
+/* Declared dims against the data present, before anything is allocated:
+ * a tensor declaring 2^31 elements and holding one is refused here, not
+ * after a 8 GiB allocation. */
+static int ev_check_declared(const IrTensor *t, const char *name, IrError *err)
+{
+    size_t numel = 1;
+    for (size_t i = 0; i < t->ndims; i++)
+        if (t->dims[i] == 0)
+            return 0;
+    for (size_t i = 0; i < t->ndims; i++)
+        if (t->dims[i] < 0 || !ir_mul_size(numel, (size_t)t->dims[i], &numel))
+            return ir_fail(err, "tensor '%s': dims overflow or are negative",
+                           name);
+    size_t have = ev_present_elems(t);
+    if (have != SIZE_MAX && numel > have)
+        return ir_fail(err, "tensor '%s': its dims declare %zu elements, its "
+                       "data holds %zu", name, numel, have);
+    return 0;
+}
+
 EvValue *ev_from_ir_tensor(const IrTensor *t, IrError *err)
 {
     const char *name = t->name ? t->name : "";
@@ -534,6 +694,8 @@ EvValue *ev_from_ir_tensor(const IrTensor *t, IrError *err)
                 (int)t->data_type);
         return NULL;
     }
+    if (ev_check_declared(t, name, err))
+        return NULL;
     IrError sub;
     EvValue *v = ev_tensor_new(t->data_type, t->ndims, t->dims, &sub);
     if (!v) {
