@@ -117,7 +117,7 @@ $(ASAN)/tests/%: tests/%.c $(wildcard tests/*.h) $(ASAN)/libonnxconvert.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CSTD) $(SANFLAGS) $(WARN) $(INC) -Itests $< $(ASAN)/libonnxconvert.a $(LIBS) -o $@
 
-tests: all $(TESTS) $(TOOLS)
+tests: all $(TESTS) $(TOOLS) $(BENCHES)
 asan-tests: $(ASAN)/onnx-convert $(ASAN_TESTS)
 
 # ---- entry points ----
@@ -222,10 +222,14 @@ fuzz: fuzz-deps $(FUZZ)/fuzz_model
 	    -max_len=65536 -print_final_stats=1 -artifact_prefix=$(FUZZ)/ \
 	    $(FUZZ)/corpus $(FUZZ)/seeds
 
-# ---- benchmarks (measurements, never part of check) ----
+# ---- benchmarks (measurements; `make check` builds every one and runs
+# each once on a tiny input, tests/bench_smoke.sh, so none breaks unseen) ----
+# A bench program is its own file and the library: never the CLI's main.
+BENCH_SRC := $(sort $(wildcard bench/*.c))
+BENCHES   := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 $(BUILD)/bench/%: bench/%.c $(BUILD)/libonnxconvert.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CSTD) $(CFLAGS) $(WARN) $(INC) $(CLI_SRC) $(BUILD)/libonnxconvert.a $(LIBS) -o $@
+	$(CC) $(CSTD) $(CFLAGS) $(WARN) $(INC) $< $(BUILD)/libonnxconvert.a $(LIBS) -o $@
 
 bench: $(BUILD)/bench/bench_loadsave
 	$(BUILD)/bench/bench_loadsave
