@@ -5,7 +5,9 @@
  * large weight tensors (bytes dominate) and long chains of small nodes
  * (structure dominates), saves each, then times load and save and prints
  * MB/s, so that a non-linear step shows as a falling rate.
- * Usage: bench_loadsave [DIR]   (default /tmp)
+ * Usage: bench_loadsave [--quick] [DIR]   (default /tmp)
+ * --quick: one small model of each shape (1 MB, 1000 nodes), so that
+ * `make check` runs it in a moment (tests/bench_smoke.sh).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -111,20 +113,23 @@ static void bench_one(const char *label, IrModel *m, const char *path)
 
 int main(int argc, char **argv)
 {
-    const char *dir = argc > 1 ? argv[1] : "/tmp";
+    bool quick = argc > 1 && !strcmp(argv[1], "--quick");
+    const char *dir = argc > 1 + quick ? argv[1 + quick] : "/tmp";
     char path[4096];
     snprintf(path, sizeof path, "%s/bench_loadsave.onnx", dir);
-    size_t mbs[] = {25, 50, 100, 200};
-    for (size_t i = 0; i < 4; i++) {
+    size_t mbs[] = {25, 50, 100, 200}, quick_mbs[] = {1};
+    size_t ns[] = {100000, 200000, 400000}, quick_ns[] = {1000};
+    size_t n_mbs = quick ? 1 : 4, n_ns = quick ? 1 : 3;
+    size_t *mb_at = quick ? quick_mbs : mbs, *n_at = quick ? quick_ns : ns;
+    for (size_t i = 0; i < n_mbs; i++) {
         char label[32];
-        snprintf(label, sizeof label, "weights %zuMB", mbs[i]);
-        bench_one(label, bench_weights_model(mbs[i]), path);
+        snprintf(label, sizeof label, "weights %zuMB", mb_at[i]);
+        bench_one(label, bench_weights_model(mb_at[i]), path);
     }
-    size_t ns[] = {100000, 200000, 400000};
-    for (size_t i = 0; i < 3; i++) {
+    for (size_t i = 0; i < n_ns; i++) {
         char label[32];
-        snprintf(label, sizeof label, "nodes %zuk", ns[i] / 1000);
-        bench_one(label, bench_nodes_model(ns[i]), path);
+        snprintf(label, sizeof label, "nodes %zuk", n_at[i] / 1000);
+        bench_one(label, bench_nodes_model(n_at[i]), path);
     }
     return 0;
 }

@@ -9,11 +9,13 @@
  * keeps what each stage did so that text and JSON say the same thing.
  */
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "infer.h"
 #include "ir.h"
@@ -32,6 +34,119 @@ const char *job_status_name(JobStatus s)
     case JOB_REFUSED: return "refused";
     default: return "error";
     }
+}
+
+/* ---- the input "-" --------------------------------------------------- */
+
+/* A model from standard input must fit ONNX's protobuf limit of 2 GiB
+ * (bigger models keep their weights in external data, which a model read
+ * from standard input cannot have: it has no folder). */
+#define JOB_MAX_STDIN ((size_t)1 << 31)
+
+/* Standard input is read once and kept: --verify and info --targets load
+ * the input again. */
+static struct {
+    bool read;
+    int rc;
+    uint8_t *buf;
+    size_t len;
+    char msg[200];
+} job_stdin;
+
+static void job_read_stdin(void)
+{
+    job_stdin.read = true;
+    size_t cap = 0, len = 0;
+    uint8_t *buf = NULL;
+    for (;;) {
+        if (len == cap) {
+            size_t ncap = cap ? cap * 2 : (size_t)1 << 16;
+            uint8_t *nb = cap > JOB_MAX_STDIN ? NULL : realloc(buf, ncap);
+            if (!nb) {
+                snprintf(job_stdin.msg, sizeof job_stdin.msg, "-: standard input is "
+                         "larger than %zu bytes (a model that big keeps its weights "
+                         "in external data; give its path)", JOB_MAX_STDIN);
+                free(buf);
+                job_stdin.rc = -1;
+                return;
+            }
+            buf = nb;
+            cap = ncap;
+        }
+        size_t got = fread(buf + len, 1, cap - len, stdin);
+        len += got;
+        if (got == 0)
+            break;
+    }
+    if (ferror(stdin) || len > JOB_MAX_STDIN) {
+        snprintf(job_stdin.msg, sizeof job_stdin.msg, "-: %s",
+                 len > JOB_MAX_STDIN ? "standard input is larger than 2 GiB"
+                                     : "cannot read standard input");
+        free(buf);
+        job_stdin.rc = -1;
+        return;
+    }
+    job_stdin.buf = buf;
+    job_stdin.len = len;
+}
+
+int job_load(const char *in, const LoadOptions *opt, IrModel **m, IrError *err)
+{
+    if (strcmp(in, "-"))
+        return load_model_file(in, opt, m, err);
+    if (!job_stdin.read)
+        job_read_stdin();
+    if (job_stdin.rc) {
+        *m = NULL;
+        return ir_fail(err, "%s", job_stdin.msg);
+    }
+    return load_model_buffer(job_stdin.buf, job_stdin.len, NULL, "-", opt, m, err);
+}
+
+/* Copies the file at path to standard output. */
+static int job_copy_out(const char *path, IrError *err)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return ir_fail(err, "-: cannot read back the temporary copy");
+    char buf[1 << 16];
+    size_t n;
+    int rc = 0;
+    while (!rc && (n = fread(buf, 1, sizeof buf, f)) > 0)
+        if (fwrite(buf, 1, n, stdout) != n)
+            rc = -1;
+    if (ferror(f))
+        rc = -1;
+    fclose(f);
+    if (rc || fflush(stdout) || ferror(stdout))
+        return ir_fail(err, "-: cannot write to standard output");
+    return 0;
+}
+
+/* Writes m to `out`, or to standard output for "-": a stream has no
+ * folder for side files, so every tensor goes inline (a side-file name
+ * with a threshold nothing reaches brings external tensors back inline),
+ * through a temporary file so that a failure writes nothing. */
+static int job_save(const IrModel *m, const char *out, const SaveOptions *so, IrError *err)
+{
+    if (strcmp(out, "-"))
+        return save_model_file(m, out, so, err);
+    const char *tmp = getenv("TMPDIR");
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s/onnx-convert-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (!mkdtemp(dir))
+        return ir_fail(err, "-: cannot create a temporary folder in %s",
+                       tmp && *tmp ? tmp : "/tmp");
+    char path[4200];
+    snprintf(path, sizeof path, "%s/model.onnx", dir);
+    SaveOptions inline_all = {.external_file = "unused.bin",
+                              .external_threshold = SIZE_MAX};
+    int rc = save_model_file(m, path, &inline_all, err);
+    if (rc == 0)
+        rc = job_copy_out(path, err);
+    remove(path);
+    rmdir(dir);
+    return rc;
 }
 
 /* Ends the job: status, stage, reason and the one-line message. */
@@ -164,6 +279,8 @@ static int job_run_optimize(const JobOptions *o, JobReport *r, IrModel *m)
 
 char *job_case_inputs(const char *in)
 {
+    if (!strcmp(in, "-"))   /* standard input has no folder */
+        return NULL;
     const char *slash = strrchr(in, '/');
     size_t dl = slash ? (size_t)(slash - in) : 1;
     const char *dir = slash ? in : ".";
@@ -192,7 +309,7 @@ static int job_run_verify(const JobOptions *o, const char *in, JobReport *r,
     IrError err;
     IrModel *orig;
     r->verify_asked = true;
-    if (load_model_file(in, NULL, &orig, &err) < 0)
+    if (job_load(in, NULL, &orig, &err) < 0)
         return job_end(r, JOB_ERROR, "verify", "load", err.msg);
     /* the evaluator runs only what the checker accepts: the input passed
      * (job_stages), the converted or optimized model must too */
@@ -285,7 +402,7 @@ int job_convert(const JobOptions *o, const char *in, const char *out, JobReport 
     r->converting = o->cv.opset || o->cv.opset_ml || o->cv.ir_version;
     IrError err;
     IrModel *m;
-    if (load_model_file(in, NULL, &m, &err) < 0)
+    if (job_load(in, NULL, &m, &err) < 0)
         return job_end(r, JOB_ERROR, "load", "load", err.msg);
     job_describe_before(r, m);
     if (job_stages(o, in, r, m) < 0) {
@@ -293,7 +410,7 @@ int job_convert(const JobOptions *o, const char *in, const char *out, JobReport 
         return -1;
     }
     job_describe_after(r, m);
-    if (save_model_file(m, out, &o->save, &err) < 0) {
+    if (job_save(m, out, &o->save, &err) < 0) {
         ir_model_free(m);
         return job_end(r, JOB_ERROR, "save", "save", err.msg);
     }
@@ -309,7 +426,7 @@ int job_check(const char *path, JobReport *r, IrModel **keep)
         *keep = NULL;
     IrError err;
     IrModel *m;
-    if (load_model_file(path, NULL, &m, &err) < 0)
+    if (job_load(path, NULL, &m, &err) < 0)
         return job_end(r, JOB_ERROR, "load", "load", err.msg);
     job_describe_before(r, m);
     r->checked = true;

@@ -18,6 +18,7 @@
 #include "convert.h"
 #include "eval.h"
 #include "json.h"
+#include "load.h"
 #include "save.h"
 #include "../passes/passes.h"
 
@@ -87,12 +88,18 @@ typedef struct JobReport {
     ChkReport chk;
 } JobReport;
 
-/* Converts and/or optimizes `in` as o says and writes `out`. Returns 0 or
+/* Converts and/or optimizes `in` as o says and writes `out` ("-":
+ * standard output; `in` "-": standard input, as job_load). Returns 0 or
  * -1; either way r says what happened (r->msg: why it failed). When
  * `keep` is not NULL the model is handed over there (or NULL), so that a
  * process about to exit need not free it. */
 int job_convert(const JobOptions *o, const char *in, const char *out,
                 JobReport *r, IrModel **keep);
+
+/* Loads the model `in` (load_model_file), or for "-" the model on
+ * standard input: read into memory once (at most 2 GiB, no external
+ * data) and loaded from there as often as asked. */
+int job_load(const char *in, const LoadOptions *opt, IrModel **m, IrError *err);
 
 /* Checks `path`: 0 valid, -1 with r->status INVALID or ERROR. */
 int job_check(const char *path, JobReport *r, IrModel **keep);

@@ -22,7 +22,7 @@ import sys
 
 COMMANDS = ["overview", "convert", "optimize", "check", "info", "run", "test"]
 MAN = "src/cli/onnx-convert.1"
-from clitest import check, report, run
+from clitest import check, report, run, skip
 
 
 def readme_blocks():
@@ -113,6 +113,8 @@ def check_version(bin_):
     if os.path.exists(spec):
         want = "newest opsets: ai.onnx %d, ai.onnx.ml %d" % (newest(spec, ""), newest(spec, "ai.onnx.ml"))
         check(want in lines, "--version: %r, the operator data says %r" % (lines, want))
+    else:
+        skip("cli_help: %s not found: --version's opsets not compared" % spec)
 
 
 def main():

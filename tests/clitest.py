@@ -1,10 +1,11 @@
 """What the Python command-line tests share: counting checks, running the
 tool. Each test ends with report(NAME), which prints the runner's
-"NAME: N passed, N failed" line."""
+"NAME: N passed, N failed" line (", N skipped" after it when skip() was
+called: what the machine lacks, never a failure)."""
 import subprocess
 import sys
 
-counts = {"passed": 0, "failed": 0}
+counts = {"passed": 0, "failed": 0, "skipped": 0}
 
 
 def check(cond, what):
@@ -15,10 +16,18 @@ def check(cond, what):
         print("FAIL", what, file=sys.stderr)
 
 
+def skip(what):
+    counts["skipped"] += 1
+    print("SKIP", what)
+
+
 def run(*args, env=None):
     return subprocess.run(list(args), capture_output=True, text=True, env=env)
 
 
 def report(name):
-    print("%s: %d passed, %d failed" % (name, counts["passed"], counts["failed"]))
+    line = "%s: %d passed, %d failed" % (name, counts["passed"], counts["failed"])
+    if counts["skipped"]:
+        line += ", %d skipped" % counts["skipped"]
+    print(line)
     return 1 if counts["failed"] else 0

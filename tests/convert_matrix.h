@@ -222,6 +222,11 @@ static void cm_case(CmRun *r, const char *dir)
     const char *name = strrchr(dir, '/') ? strrchr(dir, '/') + 1 : dir;
     if (r->filter && !strstr(name, r->filter))
         return;
+    const char *skip = corpus_skip_why(dir);
+    if (skip) {
+        T_SKIP("%s: %s", name, skip);
+        return;
+    }
     char path[4096];
     snprintf(path, sizeof path, "%s/model.onnx", dir);
     IrModel *orig = cm_load(path);
@@ -320,9 +325,10 @@ static int cm_main(CmRun *r, int argc, char **argv, const char *name,
     if (cm_args(r, argc, argv))
         return 2;
     CorpusList cases = {0};
-    corpus_cases_in(dir, &cases);
+    if (dir)
+        corpus_cases_in(dir, &cases);
     if (cases.n == 0) {
-        printf("%s: no cases at %s (skipped)\n", name, dir);
+        T_SKIP("%s: no cases at %s", name, dir ? dir : "(no backend data)");
         return t_done(name);
     }
     for (size_t i = 0; i < cases.n; i++) {

@@ -17,7 +17,8 @@
 #   no-judge  ORT cannot run the converted model (a type or op it lacks at
 #             that opset) or fails the original too
 # Prints "ort_matrix: N passed, N failed" (passed = ok, failed = wrong).
-# Skips (0 passed, 0 failed) when node or the oracle is missing.
+# Skips ("NAME: 0 passed, 0 failed, 1 skipped" after a SKIP line naming
+# why) when node or the oracle is missing.
 build=${1:-build}
 mode=${2:-convert}
 name=ort_matrix
@@ -25,13 +26,13 @@ name=ort_matrix
 ort=../shared/tools/ort
 out=$build/$name
 if ! command -v node >/dev/null 2>&1 || [ ! -f "$ort/ort-check.js" ]; then
-    echo "$name: skipped (no node or no ../shared/tools/ort)"
-    echo "$name: 0 passed, 0 failed"
+    echo "SKIP $name: no node or no ../shared/tools/ort (ONNX Runtime)"
+    echo "$name: 0 passed, 0 failed, 1 skipped"
     exit 0
 fi
 sh "$ort/setup.sh" >/dev/null 2>&1 || {
-    echo "$name: skipped (the oracle's npm packages cannot be installed)"
-    echo "$name: 0 passed, 0 failed"
+    echo "SKIP $name: the oracle's npm packages cannot be installed"
+    echo "$name: 0 passed, 0 failed, 1 skipped"
     exit 0
 }
 rm -rf "$out"

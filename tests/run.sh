@@ -1,19 +1,35 @@
 #!/bin/sh
 # Runs every test program of a normal build and of the sanitized build, and
-# the command-line scripts, then prints the sum as "N passed, N failed".
+# the command-line scripts, then prints the sum as "N passed, N failed,
+# N skipped" after naming what was skipped.
 # Usage: tests/run.sh BUILD_DIR ASAN_DIR   (from the project root)
+#
+# A skip is what a test could not run on this machine (no ../shared, no
+# ONNX Runtime): a program says so with a line "SKIP what: why" and
+# ", N skipped" after its counts, or, when it ran nothing at all, with the
+# one line "NAME: skipped (why)". Skips are never failures.
 build=${1:-build}
 asan=${2:-build-asan}
 passed=0
 failed=0
+skipped=0
 log=$(mktemp)
-trap 'rm -f "$log"' EXIT
+skips=$(mktemp)
+trap 'rm -f "$log" "$skips"' EXIT
 
-# Adds the counts of one "name: N passed, N failed" line; a program that
-# crashed or printed no such line counts as one failure.
+# Adds the counts of one "name: N passed, N failed[, N skipped]" line; a
+# program that crashed or printed no such line counts as one failure,
+# unless it said that it skipped everything.
 tally() {
     name=$1 status=$2
     line=$(grep -E '^[A-Za-z0-9_.-]+: [0-9]+ passed, [0-9]+ failed' "$log" | tail -n 1)
+    whole=$(grep -E '^[A-Za-z0-9_./-]+: skipped \(.*\)$' "$log" | tail -n 1)
+    if [ -z "$line" ] && [ -n "$whole" ] && [ "$status" -eq 0 ]; then
+        echo "$name: skipped (${whole#*(}"
+        echo "$name (${whole#*(}" >> "$skips"
+        skipped=$((skipped + 1))
+        return
+    fi
     if [ -z "$line" ]; then
         echo "$name: no result line (exit status $status)"
         tail -n 5 "$log"
@@ -22,10 +38,17 @@ tally() {
     fi
     p=$(echo "$line" | sed -E 's/.*: ([0-9]+) passed, ([0-9]+) failed.*/\1/')
     f=$(echo "$line" | sed -E 's/.*: ([0-9]+) passed, ([0-9]+) failed.*/\2/')
+    s=$(echo "$line" | sed -n -E 's/.*, ([0-9]+) skipped.*/\1/p')
     if [ "$status" -ne 0 ] && [ "$f" -eq 0 ]; then
         f=1  # exited non-zero (a sanitizer report) after counting nothing failed
     fi
-    echo "$name: $p passed, $f failed"
+    if [ -n "$s" ] && [ "$s" -gt 0 ]; then
+        echo "$name: $p passed, $f failed, $s skipped"
+        grep -E '^SKIP ' "$log" | sed "s|^SKIP |$name: |" >> "$skips"
+        skipped=$((skipped + s))
+    else
+        echo "$name: $p passed, $f failed"
+    fi
     [ "$f" -eq 0 ] || grep -E '^(FAIL|ERROR|==[0-9]+==|.*runtime error)' "$log" | head -n 20
     passed=$((passed + p))
     failed=$((failed + f))
@@ -63,6 +86,11 @@ for t in "$asan"/tests/test_*; do
     [ -x "$t" ] && ASAN_OPTIONS=detect_leaks=1 run "asan/$(basename "$t")" "$t"
 done
 run hostile_cli sh tests/hostile_cli.sh "$build/onnx-convert"
+# --name=value, check DIR, failure lines, usage lines, - and -o -, deep folders
+run cli_conventions sh tests/cli_conventions.sh "$build/onnx-convert"
+run asan/cli_conventions sh tests/cli_conventions.sh "$asan/onnx-convert"
+# every bench program builds and runs once on a tiny input
+run bench_smoke sh tests/bench_smoke.sh "$build"
 run asan/hostile_cli sh tests/hostile_cli.sh "$asan/onnx-convert"
 # --help, README, the man page and --version agree
 run cli_help /usr/bin/python3 tests/cli_help.py "$build/onnx-convert"
@@ -94,9 +122,15 @@ if [ -n "$node_dir" ] && /usr/bin/python3 -c 'import onnx' 2>/dev/null; then
     grep -E '^onnx .* cross-check' "$log"
 else
     echo "onnx_crosscheck: skipped (no python3-onnx or no node tests)"
+    echo "onnx_crosscheck (no python3-onnx or no node tests)" >> "$skips"
+    skipped=$((skipped + 1))
 fi
 
 xfail=$(grep -cvE '^(#|$)' tests/xfail.txt 2>/dev/null || true)
 echo "expected failures listed in tests/xfail.txt: ${xfail:-0}"
-echo "$passed passed, $failed failed"
+if [ "$skipped" -gt 0 ]; then
+    echo "skipped (not on this machine; never failures):"
+    sed 's/^/  /' "$skips"
+fi
+echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]

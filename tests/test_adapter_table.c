@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "../adapters/adapters.h"
+#include "corpus.h"
 #include "opschema.h"
 #include "t.h"
 
@@ -173,12 +174,26 @@ static int in_files(char **files, int n, const char *key)
 static int coverage_main(char **files, int n)
 {
     int missed = 0;
+    /* The demand holds for ../shared's data (the node tests of the newest
+     * ONNX and the PyTorch models); with less, an adapter no case reaches
+     * is skipped by name instead. */
+    const char *root = corpus_backend_root();
+    const char *partial = !root ? "no backend test data"
+                          : corpus_in_system_data(root) ? "ONNX 1.12's node tests only"
+                          : !corpus_is_dir("../shared/models") ? "no ../shared/models"
+                                                              : NULL;
     for (size_t f = 0; f < ad_families_n; f++)
         for (size_t i = 0; i < ad_families[f]->n; i++) {
             const AdEntry *e = &ad_families[f]->e[i];
             char key[200];
             snprintf(key, sizeof key, "%s|%s|%d|%d", e->domain, e->op, e->from, e->to);
             int ok = in_files(files, n, key);
+            if (!ok && partial) {
+                T_SKIP("adapter_coverage: %s %s %d -> %d: no judged conversion in the "
+                       "data here (%s)", e->domain[0] ? e->domain : "ai.onnx", e->op,
+                       e->from, e->to, partial);
+                continue;
+            }
             if (!ok && verbose)
                 printf("not exercised: %s %s %s %d -> %d\n", ad_families[f]->name,
                        e->domain[0] ? e->domain : "ai.onnx", e->op, e->from, e->to);

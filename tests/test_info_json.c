@@ -1256,11 +1256,11 @@ static void test_corpus(void)
         if (corpus_is_dir(extra[i]))
             corpus_walk(extra[i], &l);
     if (!corpus_is_dir(backend))
-        printf("test_info_json: SKIP backend data: none found\n");
+        T_SKIP("test_info_json: backend data: none found");
     if (l.n == 0) {
-        printf("test_info_json: SKIP corpus: no ONNX models found "
+        T_SKIP("test_info_json: corpus: no ONNX models found "
                "($ONNX_BACKEND_DATA, ../shared/testdata/onnx-backend, "
-               "/usr/share/libonnx-testdata/data, ../shared/models, testdata/)\n");
+               "/usr/share/libonnx-testdata/data, ../shared/models, testdata/)");
         corpus_free(&l);
         return;
     }

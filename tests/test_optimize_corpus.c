@@ -62,6 +62,11 @@ static void oc_case(OcGroup *g, const char *xname, const char *dir, double atol)
     const char *name = strrchr(dir, '/') ? strrchr(dir, '/') + 1 : dir;
     char path[4096], why[600];
     snprintf(path, sizeof path, "%s/model.onnx", dir);
+    const char *skip = corpus_skip_why(dir);
+    if (skip) {
+        T_SKIP("%s: %s", name, skip);
+        return;
+    }
     g->cases++;
     IrError err;
     IrModel *m;
@@ -146,7 +151,11 @@ int main(int argc, char **argv)
         ort_list = fopen(p, "w");
     }
     const char *root = corpus_backend_root();
-    T_CHECK(root != NULL, "no ONNX backend test data (../shared/testdata)");
+    if (!root)
+        T_SKIP("optimize_corpus: no ONNX backend test data ($ONNX_BACKEND_DATA, "
+               CORPUS_BACKEND_DIR ", " CORPUS_SYSTEM_DIR ")");
+    if (!corpus_is_dir("../shared/models"))
+        T_SKIP("optimize_corpus: ../shared/models (PyTorch exports) not found");
     static const char *const names[6] = {"node", "light", "simple", "pytorch-converted",
                                          "pytorch-operator", "models"};
     OcGroup groups[6];

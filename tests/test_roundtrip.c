@@ -1353,14 +1353,13 @@ static void run_files(Stats *st)
     roots[1] = "../shared/models";
     roots[2] = "testdata";
     if (!roots[0])
-        printf("round-trip: no backend test data ($ONNX_BACKEND_DATA, "
-               "../shared/testdata/onnx-backend, "
-               "/usr/share/libonnx-testdata/data): skipped\n");
+        T_SKIP("round-trip: no backend test data ($ONNX_BACKEND_DATA, "
+               "../shared/testdata/onnx-backend, /usr/share/libonnx-testdata/data)");
     for (int i = 0; i < 3; i++) {
         if (!roots[i])
             continue;
         if (!corpus_is_dir(roots[i])) {
-            printf("round-trip: %s not found, skipped\n", roots[i]);
+            T_SKIP("round-trip: %s not found", roots[i]);
             continue;
         }
         size_t before = l.n;

@@ -27,7 +27,9 @@
 #include "cli.h"
 #include "onnxconvert.h"
 
-/* Folders deeper than this below a named folder are not searched. */
+/* Folders deeper than this below a named folder are not searched: each
+ * is reported as a failed item instead, so a batch never misses models
+ * silently. */
 #define CLI_MAX_WALK_DEPTH 64
 /* A worker's JSON object larger than this is cut (and reported so). */
 #define CLI_MAX_REPORT_BYTES ((size_t)64 << 20)
@@ -49,6 +51,7 @@ typedef struct CliItem {
     char *in, *out;              /* out: NULL for check */
     CliBrief brief;
     char *json;                  /* the worker's JSON object */
+    const char *unsearched;      /* a folder the walk did not enter: why */
 } CliItem;
 
 typedef struct CliList {
@@ -122,8 +125,17 @@ typedef struct CliWalk {
     struct stat out_dir;         /* skipped when met (st_ino 0: none) */
 } CliWalk;
 
+/* A folder (or name) the walk cannot search: a failed item of its own,
+ * which takes ownership of path. */
+static void cli_walk_refuse(CliWalk *w, char *path, const char *sub, const char *why)
+{
+    cli_list_add(w->list, path, w->o->out_dir ? cli_join(w->o->out_dir, sub) : NULL);
+    w->list->items[w->list->n - 1].unsearched = why;
+}
+
 /* Adds every *.onnx below `dir` (rel: its path below the named folder).
- * Symbolic links to folders are not followed: they could loop. */
+ * Symbolic links to folders are not followed: they could loop. The walk
+ * holds no folder open while it descends (cli_read_dir closes it). */
 static void cli_walk(CliWalk *w, const char *dir, const char *rel, int depth)
 {
     size_t n;
@@ -137,12 +149,19 @@ static void cli_walk(CliWalk *w, const char *dir, const char *rel, int depth)
         char *path = cli_join(dir, names[i]);
         char *sub = rel ? cli_join(rel, names[i]) : ir_strdup(names[i]);
         struct stat st;
-        bool dir_here = lstat(path, &st) == 0 && S_ISDIR(st.st_mode);
+        bool seen = lstat(path, &st) == 0;
+        bool dir_here = seen && S_ISDIR(st.st_mode);
         bool is_out = dir_here && w->out_dir.st_ino && st.st_ino == w->out_dir.st_ino &&
                       st.st_dev == w->out_dir.st_dev;
-        if (dir_here && !is_out && depth < CLI_MAX_WALK_DEPTH)
+        if (!seen && errno == ENAMETOOLONG) {
+            cli_walk_refuse(w, path, sub, "path too long: not searched");
+            path = NULL;
+        } else if (dir_here && !is_out && depth >= CLI_MAX_WALK_DEPTH) {
+            cli_walk_refuse(w, path, sub, "folder more than 64 levels deep: not searched");
+            path = NULL;
+        } else if (dir_here && !is_out)
             cli_walk(w, path, sub, depth + 1);
-        if (!dir_here && cli_is_onnx(names[i]) && stat(path, &st) == 0 &&
+        if (path && !dir_here && cli_is_onnx(names[i]) && stat(path, &st) == 0 &&
             S_ISREG(st.st_mode)) {
             cli_list_add(w->list, path,
                          w->o->out_dir ? cli_join(w->o->out_dir, sub) : NULL);
@@ -409,6 +428,19 @@ static bool cli_start(CliRun *run, CliSlot *s, struct pollfd *pfd)
 {
     size_t k = run->next++;
     CliItem *it = &run->l->items[k];
+    if (it->unsearched) {   /* nothing to run: it fails as it stands */
+        char why[600];
+        snprintf(why, sizeof why, "%s: %s", it->in, it->unsearched);
+        JobReport r;
+        job_fail(&r, run->o->command, it->in, "load", "load", why);
+        cli_brief_of(&it->brief, &r);
+        size_t len;
+        it->json = cli_json_text(&r, &len);
+        job_report_free(&r);
+        run->done++, run->failed++;
+        cli_print_failure(it->in, it->brief.msg);
+        return false;
+    }
     int fds[2];
     fflush(NULL);   /* nothing buffered may be written twice */
     if (pipe(fds) != 0) {

@@ -42,8 +42,8 @@ typedef struct CliOpts {
 
 /* help.c: the help of `command` (NULL: the overview) on f. */
 void cli_help(FILE *f, const char *command);
-/* Prints "onnx-convert: MSG" (when msg is set) and the command's help on
- * stderr; returns CLI_USAGE. */
+/* Prints "onnx-convert: MSG" (when msg is set) and "see onnx-convert
+ * COMMAND --help" on stderr; returns CLI_USAGE. */
 int cli_usage(const char *command, const char *msg);
 /* --version. */
 void cli_version(FILE *f);

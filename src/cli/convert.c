@@ -114,6 +114,11 @@ static int cli_convert_consistent(const CliOpts *o)
         return cli_usage(cmd, "-o takes one input model; use --out-dir for several");
     if (o->jobs && !o->out_dir)
         return cli_usage(cmd, "-j goes with --out-dir");
+    if (o->out && !strcmp(o->out, "-") && o->job.save.external_file)
+        return cli_usage(cmd, "-o - writes one stream: it cannot have --external-data");
+    for (size_t i = 0; o->out_dir && i < o->n_inputs; i++)
+        if (!strcmp(o->inputs[i], "-"))
+            return cli_usage(cmd, "- (standard input) is one model: give -o, not --out-dir");
     if (o->out_dir && o->job.save.external_file)
         return cli_usage(cmd, "--external-data names one side file, which the models of "
                               "a batch would share; convert them one at a time");
@@ -202,12 +207,14 @@ static int cli_convert_one(const CliOpts *o)
     JobReport r;
     IrModel *keep;
     int rc = job_convert(&o->job, o->inputs[0], o->out, &r, &keep);
+    /* with -o - standard output carries the model: the report goes aside */
+    FILE *report = strcmp(o->out, "-") ? stdout : stderr;
     if (o->json)
-        cli_print_json(stdout, &r);
+        cli_print_json(report, &r);
     else if (rc == 0)
-        cli_convert_text(stdout, o, &r);
+        cli_convert_text(report, o, &r);
     if (rc < 0)
-        fprintf(stderr, "onnx-convert: %s\n", r.msg);
+        cli_print_failure(o->inputs[0], r.msg);
     cli_drop_model(keep);
     job_report_free(&r);
     return rc < 0 ? CLI_FAIL : CLI_OK;

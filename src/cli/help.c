@@ -29,9 +29,13 @@ static const char cli_help_overview[] =
     "  onnx-convert help COMMAND     the same\n"
     "  onnx-convert --version        the version, the newest opsets and IR\n"
     "\n"
+    "Every option with a value takes --name VALUE or --name=VALUE. A model\n"
+    "path of - is standard input (convert, optimize, check, info), and -o -\n"
+    "writes the model to standard output.\n"
+    "\n"
     "Exit status: 0 done; 1 a model was rejected or an operation is not\n"
-    "possible (one line on stderr per model, no output file left behind);\n"
-    "2 usage error.\n";
+    "possible (one line on stderr per model, naming it, no output file left\n"
+    "behind); 2 usage error (one line, and where to read more).\n";
 
 static const char cli_help_convert[] =
     "usage: onnx-convert convert IN.onnx -o OUT.onnx [OPTIONS]\n"
@@ -42,9 +46,10 @@ static const char cli_help_convert[] =
     "reason, whatever it cannot convert exactly. Without --opset, --opset-ml\n"
     "or --ir-version it writes the model back unchanged.\n"
     "\n"
-    "  -o OUT.onnx             where to write the model\n"
+    "  -o OUT.onnx             where to write the model (-: standard output)\n"
     "  --out-dir DIR           batch mode: convert every IN (a model, or a\n"
-    "                          folder searched for *.onnx at any depth) into\n"
+    "                          folder searched for *.onnx 64 levels deep; a\n"
+    "                          deeper folder is reported as a failure) into\n"
     "                          DIR, keeping the paths below each folder; a\n"
     "                          model that fails does not stop the others\n"
     "  -j N                    batch mode: run N models at a time (default 1)\n"
@@ -93,7 +98,7 @@ static const char cli_help_optimize[] =
     "function, until a round changes nothing. A graph's inputs and outputs\n"
     "keep their names, types and order.\n"
     "\n"
-    "  -o OUT.onnx             where to write the model\n"
+    "  -o OUT.onnx             where to write the model (-: standard output)\n"
     "  --out-dir DIR           batch mode, as in convert\n"
     "  -j N                    batch mode: run N models at a time (default 1)\n"
     "  --passes a,b,c          run these passes, in this order\n"
@@ -126,8 +131,9 @@ static const char cli_help_check[] =
     "\n"
     "Validates models against the ONNX rules and those onnx.checker misses.\n"
     "Prints the first rule a model breaks (--all: every one) and exits 1, or\n"
-    "says it is valid. A MODEL may be a folder, searched for *.onnx at any\n"
-    "depth; with several models a table follows.\n"
+    "says it is valid. A MODEL may be a folder, searched for *.onnx 64\n"
+    "levels deep (a deeper folder is reported as a failure); with a folder\n"
+    "or several models a table follows.\n"
     "\n"
     "  --all                   print every broken rule, not only the first\n"
     "  --json                  print a JSON report instead of text\n"
@@ -199,11 +205,16 @@ void cli_help(FILE *f, const char *command)
     fputs(cli_help_overview, f);
 }
 
+/* One line of what is wrong, and where the whole story is: the help of
+ * forty lines would bury the line that matters. */
 int cli_usage(const char *command, const char *msg)
 {
     if (msg)
         fprintf(stderr, "onnx-convert: %s\n", msg);
-    cli_help(stderr, command);
+    if (command)
+        fprintf(stderr, "see onnx-convert %s --help\n", command);
+    else
+        fputs("see onnx-convert --help\n", stderr);
     return CLI_USAGE;
 }
 

@@ -99,9 +99,10 @@ bool cli_parse_jobs(const char *s, int *out)
     return true;
 }
 
-static int cli_error(const IrError *err)
+/* A failure of the model at path: one line naming it. */
+static int cli_error(const char *path, const IrError *err)
 {
-    fprintf(stderr, "onnx-convert: %s\n", err->msg);
+    cli_print_failure(path, err->msg);
     return CLI_FAIL;
 }
 
@@ -156,8 +157,8 @@ static int cli_targets(const char *path)
 {
     IrError err;
     IrModel *m;
-    if (load_model_file(path, NULL, &m, &err))
-        return cli_error(&err);
+    if (job_load(path, NULL, &m, &err))
+        return cli_error(path, &err);
     int64_t own = ir_model_opset(m, "");
     ir_model_free(m);
     if (own < 1) {
@@ -168,8 +169,8 @@ static int cli_targets(const char *path)
     printf("%s (ai.onnx opset %lld), converted to each opset:\n", path, (long long)own);
     int reachable = 0;
     for (int64_t t = 1; t <= max; t++) {
-        if (load_model_file(path, NULL, &m, &err))
-            return cli_error(&err);
+        if (job_load(path, NULL, &m, &err))
+            return cli_error(path, &err);
         CvOptions o = {.opset = t};
         CvReport r = {0};
         int rc = cv_convert(m, &o, &r, &err);
@@ -209,14 +210,14 @@ static int cli_info(int argc, char **argv)
     IrError err;
     IrModel *m;
     LoadOptions lo = {.skip_external = 1};
-    if (load_model_file(path, &lo, &m, &err)) {
+    if (job_load(path, &lo, &m, &err)) {
         if (json) {
             JobReport r;
             job_fail(&r, "info", path, "load", "load", err.msg);
             cli_print_json(stdout, &r);
             job_report_free(&r);
         }
-        return cli_error(&err);
+        return cli_error(path, &err);
     }
     /* Inferred types show beside the declared ones; a model inference
      * refuses is still described (check says why). */
@@ -240,7 +241,7 @@ static int cli_info(int argc, char **argv)
 static void cli_check_text(const JobReport *r, bool all)
 {
     if (!r->checked) {
-        fprintf(stderr, "onnx-convert: %s\n", r->msg);
+        cli_print_failure(r->path, r->msg);
         return;
     }
     const ChkReport *c = &r->chk;
@@ -286,7 +287,13 @@ static int cli_check(int argc, char **argv)
     }
     if (rc == 0 && !o.n_inputs)
         rc = cli_usage("check", "check needs MODEL.onnx");
-    if (rc == 0 && (o.n_inputs > 1 || o.jobs)) {
+    for (size_t i = 0; rc == 0 && o.n_inputs > 1 && i < o.n_inputs; i++)
+        if (!strcmp(o.inputs[i], "-"))
+            rc = cli_usage("check", "- (standard input) is one model: check it alone");
+    struct stat st;
+    bool one_folder = rc == 0 && o.n_inputs == 1 && stat(o.inputs[0], &st) == 0 &&
+                      S_ISDIR(st.st_mode);
+    if (rc == 0 && (o.n_inputs > 1 || o.jobs || one_folder)) {
         rc = cli_batch(&o);
     } else if (rc == 0) {
         JobReport r;
@@ -348,11 +355,11 @@ static int cli_run(int argc, char **argv)
     IrError err;
     IrModel *m;
     if (load_model_file(path, NULL, &m, &err))
-        return cli_error(&err);
+        return cli_error(path, &err);
     /* the evaluator runs only what the checker accepts */
     if (chk_require(m, path, &err)) {
         ir_model_free(m);
-        return cli_error(&err);
+        return cli_error(path, &err);
     }
     EvValue **in = NULL, **out = NULL;
     size_t n_in = 0, n_out = 0;
@@ -388,7 +395,7 @@ static int cli_run(int argc, char **argv)
     free(in);
     free(out);
     ir_model_free(m);
-    return rc ? cli_error(&err) : CLI_OK;
+    return rc ? cli_error(path, &err) : CLI_OK;
 }
 
 /* `test`: PASS on stdout, or the first difference on stderr and exit 1. */
@@ -432,21 +439,17 @@ static int cli_test(int argc, char **argv)
     IrError err;
     EvTestResult res;
     IrModel *m;
-    if (load_model_file(model, NULL, &m, &err)) {
-        fprintf(stderr, "onnx-convert: %s: %s\n", dir, err.msg);
-        return CLI_FAIL;
-    }
+    if (load_model_file(model, NULL, &m, &err))
+        return cli_error(model, &err);
     /* the evaluator runs only what the checker accepts */
     if (chk_require(m, model, &err)) {
         ir_model_free(m);
-        return cli_error(&err);
+        return cli_error(model, &err);
     }
     int rc = ev_test_case_model_opt(dir, m, &opt, rtol, atol, &res, &err);
     ir_model_free(m);
-    if (rc) {
-        fprintf(stderr, "onnx-convert: %s: %s\n", dir, err.msg);
-        return CLI_FAIL;
-    }
+    if (rc)
+        return cli_error(dir, &err);
     printf("%s: PASS (%zu data sets)\n", dir, res.sets);
     return CLI_OK;
 }
@@ -458,6 +461,29 @@ static bool cli_wants_help(int argc, char **argv)
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
             return true;
     return false;
+}
+
+/* `--name=value` becomes `--name value`, so that every option with a
+ * value takes either form; a value containing '=' (--input-shape=x=1,3)
+ * keeps it. Returns the new argv (argc updated), NULL-terminated. */
+static char **cli_split_equals(int *argc, char **argv)
+{
+    char **out = ir_alloc_array((size_t)*argc * 2 + 1, sizeof *out);
+    int n = 0;
+    for (int i = 0; i < *argc; i++) {
+        char *a = argv[i], *eq = strchr(a, '=');
+        if (i >= 2 && !strncmp(a, "--", 2) && eq && eq > a + 2) {
+            size_t len = (size_t)(eq - a);
+            char *name = ir_alloc(len + 1);
+            memcpy(name, a, len);
+            out[n++] = name;
+            out[n++] = eq + 1;
+        } else {
+            out[n++] = a;
+        }
+    }
+    *argc = n;
+    return out;
 }
 
 static const struct {
@@ -475,7 +501,10 @@ int main(int argc, char **argv)
      * is an error line, not SIGBUS. */
     save_cleanup_on_signals("onnx-convert");
     if (argc < 2)
-        return cli_usage(NULL, NULL);
+        return cli_usage(NULL, "a command is needed: convert, optimize, check, info, "
+                               "run or test");
+    /* the split names are never freed: they live as long as the process */
+    argv = cli_split_equals(&argc, argv);
     const char *cmd = argv[1];
     if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") ||
         (!strcmp(cmd, "help") && argc <= 3)) {
@@ -495,6 +524,7 @@ int main(int argc, char **argv)
         }
         return cli_commands[i].run(argc, argv);
     }
-    fprintf(stderr, "onnx-convert: unknown command '%s'\n", cmd);
-    return cli_usage(NULL, NULL);
+    char msg[200];
+    snprintf(msg, sizeof msg, "unknown command '%.100s'", cmd);
+    return cli_usage(NULL, msg);
 }
