@@ -1205,7 +1205,13 @@ static void save_old_sides(const IrModel *m, const char *target,
     SaveCtx c = {.err = &e, .collect = true};
     save_model_msg(&c, old);
     for (size_t i = 0; i < c.n_ext; i++) {
-        char *full = save_join(dir, save_norm(&c, c.ext[i].location));
+        /* Loaded without its external data, the old model's locations
+         * were never checked: only plain names in the folder are taken,
+         * so that no link on the way and no ".." can lead elsewhere. */
+        const char *norm = save_norm(&c, c.ext[i].location);
+        if (!*norm || strchr(norm, '/') || !strcmp(norm, ".."))
+            continue;
+        char *full = save_join(dir, norm);
         struct stat st;
         bool dup = false;
         for (size_t j = 0; j < o->n && !dup; j++)
@@ -1307,9 +1313,8 @@ int save_model_file(const IrModel *m, const char *path,
     if (!rc)
         rc = save_packed(&mp->base, m, target, exists, &st, path, err);
     save_sides_end(&sides, rc == 0);
-    if (!rc) {
+    if (!rc)
         save_maybe_die("after-model-rename");
-    }
     save_old_drop(&olds, rc == 0);
     free(dir);
     free(target);

@@ -520,6 +520,26 @@ static void test_repeat_saves(void)
             count_entries("in", NULL));
 }
 
+/* A target model naming files outside its folder as its side files: they
+ * are not removed when it is replaced. */
+static void test_old_sides_outside(void)
+{
+    char err[2048];
+    fresh_dir("in");
+    fresh_dir("out");
+    fresh_dir("out2");
+    make_model(path_of("in"), "w.bin", "w.bin", NULL, false);
+    write_whole(path_of("victim.bin"), "precious", 8);
+    /* out/model.onnx names ../victim.bin and out2/../victim.bin */
+    make_model(path_of("out"), "../victim.bin", "out2/../../victim.bin", NULL,
+               false);
+    int rc = cli(err, sizeof err, "convert '%s' -o '%s'",
+                 path_of("in/model.onnx"), path_of("out/model.onnx"));
+    T_CHECK(rc == 0 && access(path_of("victim.bin"), F_OK) == 0,
+            "replacing a model that names ../victim.bin: exit %d, victim %s: %s",
+            rc, access(path_of("victim.bin"), F_OK) ? "removed" : "kept", err);
+}
+
 /* ---- 6. a mapped side file that shrinks ---------------------------------- */
 
 static void test_shrunk_mapping(void)
@@ -707,6 +727,7 @@ int main(int argc, char **argv)
     test_sigterm();
     test_crash_points();
     test_repeat_saves();
+    test_old_sides_outside();
     test_shrunk_mapping();
     test_shrunk_copy();
     test_shrunk_model();
