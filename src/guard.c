@@ -3,16 +3,20 @@
  * handlers that use them (prefix guard_; see guard.h).
  *
  * A handler may run between any two instructions of the code that edits a
- * list, so a list is only ever replaced whole: a bigger copy is built,
- * published with one pointer store, and the old one freed after. An entry
- * is filled before the count that exposes it grows, and cleared before
- * its string is freed. The handlers only read, and call only
+ * list (on this thread or another), so a list is only ever replaced
+ * whole: a bigger copy is built and published with one pointer store; the
+ * old one is kept (a handler may still be reading it; the lists double,
+ * so what is kept is never more than what is in use). An entry is filled
+ * before the count that exposes it grows, and cleared before its string
+ * is freed. Edits hold a mutex (threads may load and save different
+ * models at once); the handlers take no lock, only read, and call only
  * async-signal-safe functions (unlink, write, sigaction, raise, _exit).
  */
 #define _GNU_SOURCE
 #include "guard.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -37,6 +41,10 @@ typedef struct GuardList {
 } GuardList;
 
 static GuardList guard_tmps, guard_maps;
+static pthread_mutex_t guard_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Replaced arrays, kept for a handler that may still read one. */
+static void *guard_retired[64];
+static size_t guard_n_retired;
 static const char *guard_prog = "onnx-convert";
 
 /* A free slot of l (growing it), as an index. */
@@ -52,13 +60,15 @@ static size_t guard_slot(GuardList *l, bool maps)
         if (l->n)
             memcpy(p, maps ? (void *)l->map : (void *)l->tmp, l->n * size);
         void *old = maps ? (void *)l->map : (void *)l->tmp;
+        atomic_thread_fence(memory_order_seq_cst);
         if (maps)
             l->map = p;
         else
             l->tmp = p;
-        atomic_signal_fence(memory_order_seq_cst);
+        atomic_thread_fence(memory_order_seq_cst);
         l->cap = cap;
-        free(old);
+        if (old && guard_n_retired < 64)
+            guard_retired[guard_n_retired++] = old;
     }
     return l->n;
 }
@@ -66,29 +76,35 @@ static size_t guard_slot(GuardList *l, bool maps)
 /* Publishes slot i once its entry is complete. */
 static void guard_publish(GuardList *l, size_t i)
 {
-    atomic_signal_fence(memory_order_seq_cst);
+    atomic_thread_fence(memory_order_seq_cst);
     if (i == l->n)
         l->n++;
 }
 
 void guard_keep(const char *path)
 {
+    char *s = ir_strdup(path);
+    pthread_mutex_lock(&guard_lock);
     size_t i = guard_slot(&guard_tmps, false);
-    guard_tmps.tmp[i] = ir_strdup(path);
+    guard_tmps.tmp[i] = s;
     guard_publish(&guard_tmps, i);
+    pthread_mutex_unlock(&guard_lock);
 }
 
 void guard_forget(const char *path)
 {
-    for (size_t i = 0; i < guard_tmps.n; i++) {
+    char *gone = NULL;
+    pthread_mutex_lock(&guard_lock);
+    for (size_t i = 0; i < guard_tmps.n && !gone; i++) {
         char *s = guard_tmps.tmp[i];
         if (s && !strcmp(s, path)) {
             guard_tmps.tmp[i] = NULL;
-            atomic_signal_fence(memory_order_seq_cst);
-            free(s);
-            return;
+            gone = s;
         }
     }
+    pthread_mutex_unlock(&guard_lock);
+    atomic_thread_fence(memory_order_seq_cst);
+    free(gone);
 }
 
 void guard_discard(const char *path)
@@ -136,25 +152,31 @@ void guard_map_add(const void *base, size_t len, const char *path)
 {
     if (!base)
         return;
+    char *s = ir_strdup(path);
+    pthread_mutex_lock(&guard_lock);
     size_t i = guard_slot(&guard_maps, true);
     guard_maps.map[i].len = len;
-    guard_maps.map[i].path = ir_strdup(path);
-    atomic_signal_fence(memory_order_seq_cst);
+    guard_maps.map[i].path = s;
+    atomic_thread_fence(memory_order_seq_cst);
     guard_maps.map[i].base = base;
     guard_publish(&guard_maps, i);
+    pthread_mutex_unlock(&guard_lock);
 }
 
 void guard_map_remove(const void *base)
 {
-    for (size_t i = 0; base && i < guard_maps.n; i++) {
+    char *gone = NULL;
+    pthread_mutex_lock(&guard_lock);
+    for (size_t i = 0; base && i < guard_maps.n && !gone; i++) {
         if (guard_maps.map[i].base == base) {
             guard_maps.map[i].base = NULL;
-            atomic_signal_fence(memory_order_seq_cst);
-            free(guard_maps.map[i].path);
+            atomic_thread_fence(memory_order_seq_cst);
+            gone = guard_maps.map[i].path;
             guard_maps.map[i].path = NULL;
-            return;
         }
     }
+    pthread_mutex_unlock(&guard_lock);
+    free(gone);
 }
 
 /* ---- handlers (async-signal-safe only) ------------------------------- */

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "guard.h"
+#include "load.h"
 #include "onnx.pb-c.h"
 #include "save_out.h"
 
@@ -50,6 +51,8 @@ typedef struct SaveCtx {
     IrError *err;
     int failed;
     const IrModel *model;   /* whose mappings the side files copy from */
+    bool collect;           /* only list external locations (of a model
+                               loaded without its external data) */
     uint64_t inline_bytes;  /* tensor payload bytes inside the message */
 } SaveCtx;
 
@@ -334,6 +337,12 @@ static void save_tensor_payload(SaveCtx *c, const IrTensor *t,
                                 Onnx__TensorProto *tp)
 {
     bool external = t->has_data_location && t->data_location == 1;
+    if (external && c->collect) {
+        const char *loc = save_ext_location(t);
+        if (loc)
+            save_ext_push(c, loc, NULL, 0, NULL, 0);
+        return;
+    }
     if (external && !t->ext.bound) {
         c->failed = 1;
         ir_fail(c->err, "tensor '%s': external data was not loaded",
@@ -1163,13 +1172,77 @@ static bool save_in_place(const IrModel *m, const struct stat *old)
     return false;
 }
 
-/* After an in-place rewrite, removes the side files the old model used:
- * the new model names new ones. */
-static void save_drop_old_sides(const IrModel *m)
+/* Whether the input model reads the file `st` describes. */
+static bool save_input_uses(const IrModel *m, const struct stat *st)
 {
+    struct stat x;
     for (size_t i = 0; i < m->n_maps; i++)
-        if (m->maps[i].location && m->maps[i].path)
-            unlink(m->maps[i].path);
+        if (m->maps[i].location && m->maps[i].path &&
+            stat(m->maps[i].path, &x) == 0 && x.st_dev == st->st_dev &&
+            x.st_ino == st->st_ino)
+            return true;
+    return false;
+}
+
+/* A side file the replaced model used, to remove once it is replaced. */
+typedef struct SaveOld {
+    size_t n;
+    char **path;
+    struct stat *st;        /* the file as it was: only that one goes */
+} SaveOld;
+
+/* Lists the side files of the model at `target` (about to be replaced),
+ * less those the input model still reads, unless the input is that very
+ * model. A target that does not load lists nothing. */
+static void save_old_sides(const IrModel *m, const char *target,
+                           const char *dir, bool in_place, SaveOld *o)
+{
+    LoadOptions lo = {.skip_external = 1};
+    IrModel *old = NULL;
+    IrError e;
+    if (load_model_file(target, &lo, &old, &e))
+        return;
+    SaveCtx c = {.err = &e, .collect = true};
+    save_model_msg(&c, old);
+    for (size_t i = 0; i < c.n_ext; i++) {
+        /* Loaded without its external data, the old model's locations
+         * were never checked: only plain names in the folder are taken,
+         * so that no link on the way and no ".." can lead elsewhere. */
+        const char *norm = save_norm(&c, c.ext[i].location);
+        if (!*norm || strchr(norm, '/') || !strcmp(norm, ".."))
+            continue;
+        char *full = save_join(dir, norm);
+        struct stat st;
+        bool dup = false;
+        for (size_t j = 0; j < o->n && !dup; j++)
+            dup = !strcmp(o->path[j], full);
+        if (dup || lstat(full, &st) || !S_ISREG(st.st_mode) ||
+            (!in_place && save_input_uses(m, &st))) {
+            free(full);
+            continue;
+        }
+        o->path = ir_grow(o->path, o->n + 1, sizeof *o->path);
+        o->st = ir_grow(o->st, o->n + 1, sizeof *o->st);
+        o->path[o->n] = full;
+        o->st[o->n++] = st;
+    }
+    save_ctx_free(&c);
+    ir_model_free(old);
+}
+
+/* Removes the listed files that are still the files listed (never one
+ * this save created under a name that was free), and frees the list. */
+static void save_old_drop(SaveOld *o, bool remove)
+{
+    for (size_t i = 0; i < o->n; i++) {
+        struct stat st;
+        if (remove && lstat(o->path[i], &st) == 0 &&
+            st.st_dev == o->st[i].st_dev && st.st_ino == o->st[i].st_ino)
+            unlink(o->path[i]);
+        free(o->path[i]);
+    }
+    free(o->path);
+    free(o->st);
 }
 
 /* ---- writing a file ---------------------------------------------------------- */
@@ -1230,7 +1303,9 @@ int save_model_file(const IrModel *m, const char *path,
     if (!rc)
         rc = save_size_ok(&c, &mp->base, path, err);
     SaveSides sides = {0};
-    bool in_place = exists && save_in_place(m, &st);
+    SaveOld olds = {0};
+    if (!rc && exists)
+        save_old_sides(m, target, dir, save_in_place(m, &st), &olds);
     if (!rc)
         rc = save_side_files(&c, dir, base, exists, &sides, err);
     if (!rc)
@@ -1238,11 +1313,9 @@ int save_model_file(const IrModel *m, const char *path,
     if (!rc)
         rc = save_packed(&mp->base, m, target, exists, &st, path, err);
     save_sides_end(&sides, rc == 0);
-    if (!rc) {
+    if (!rc)
         save_maybe_die("after-model-rename");
-        if (in_place)
-            save_drop_old_sides(m);
-    }
+    save_old_drop(&olds, rc == 0);
     free(dir);
     free(target);
     save_ctx_free(&c);

@@ -491,6 +491,55 @@ static void test_crash_points(void)
             count_entries("in", NULL));
 }
 
+/* Saving again and again onto one target leaves one side file: the one
+ * the replaced model used goes, unless the input model still reads it. */
+static void test_repeat_saves(void)
+{
+    char why[600] = "";
+    fresh_dir("in");
+    fresh_dir("out");
+    make_model(path_of("in"), "w.bin", "w.bin", NULL, false);
+    for (int k = 0; k < 3; k++) {
+        IrModel *m = NULL;
+        IrError e;
+        SaveOptions o = {"b.bin", 0};
+        if (load_model_file(path_of("in/model.onnx"), NULL, &m, &e) == 0) {
+            T_CHECK(save_model_file(m, path_of("out/b.onnx"), &o, &e) == 0 &&
+                    save_model_file(m, path_of("in/copy.onnx"), NULL, &e) == 0,
+                    "save %d: %s", k, e.msg);
+            ir_model_free(m);
+        }
+    }
+    T_CHECK(model_intact(path_of("out/b.onnx"), why, sizeof why) &&
+            count_entries("out", NULL) == 2, "three saves onto out/b.onnx: "
+            "%s, %d files, not 2", why, count_entries("out", NULL));
+    T_CHECK(model_intact(path_of("in/copy.onnx"), why, sizeof why) &&
+            model_intact(path_of("in/model.onnx"), why, sizeof why) &&
+            count_entries("in", NULL) == 4, "three saves beside the input "
+            "sharing its folder: %s, %d files, not 4", why,
+            count_entries("in", NULL));
+}
+
+/* A target model naming files outside its folder as its side files: they
+ * are not removed when it is replaced. */
+static void test_old_sides_outside(void)
+{
+    char err[2048];
+    fresh_dir("in");
+    fresh_dir("out");
+    fresh_dir("out2");
+    make_model(path_of("in"), "w.bin", "w.bin", NULL, false);
+    write_whole(path_of("victim.bin"), "precious", 8);
+    /* out/model.onnx names ../victim.bin and out2/../victim.bin */
+    make_model(path_of("out"), "../victim.bin", "out2/../../victim.bin", NULL,
+               false);
+    int rc = cli(err, sizeof err, "convert '%s' -o '%s'",
+                 path_of("in/model.onnx"), path_of("out/model.onnx"));
+    T_CHECK(rc == 0 && access(path_of("victim.bin"), F_OK) == 0,
+            "replacing a model that names ../victim.bin: exit %d, victim %s: %s",
+            rc, access(path_of("victim.bin"), F_OK) ? "removed" : "kept", err);
+}
+
 /* ---- 6. a mapped side file that shrinks ---------------------------------- */
 
 static void test_shrunk_mapping(void)
@@ -677,6 +726,8 @@ int main(int argc, char **argv)
     test_planted_tmp();
     test_sigterm();
     test_crash_points();
+    test_repeat_saves();
+    test_old_sides_outside();
     test_shrunk_mapping();
     test_shrunk_copy();
     test_shrunk_model();
