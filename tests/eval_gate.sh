@@ -13,7 +13,8 @@
 # that part is skipped, counted and said). For each model, `check` must
 # refuse it (exit 1, one line naming the file), and `run` and `test` must
 # refuse it the same way: exit 1, exactly the line `check` printed, and no
-# output folder or file written. Ends with
+# output folder or file written; for the built models, `convert --verify`
+# and `optimize --verify` too. Ends with
 # "eval_gate: N passed, N failed, N skipped".
 
 BIN=$1
@@ -106,6 +107,12 @@ while read -r name rule model case; do
     same "$name: run" "$out" "$BIN" run "$model" --inputs "$case/test_data_set_0" -o "$out"
     rm -rf "$out"
     same "$name: test" "" "$BIN" test "$case" --model "$model"
+    case $name in
+    node_*) ;;
+    *)
+        same "$name: convert --verify" "$out.onnx" "$BIN" convert "$model" -o "$out.onnx" --verify
+        same "$name: optimize --verify" "$out.onnx" "$BIN" optimize "$model" -o "$out.onnx" --verify ;;
+    esac
 done < "$TMP/list"
 
 echo "eval_gate: $passed passed, $failed failed, $skipped skipped"
