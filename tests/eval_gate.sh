@@ -72,7 +72,7 @@ limited() {
 # printed ($TMP/check), OUT not created.
 same() {
     label=$1
-    out=$2
+    s_out=$2
     shift 2
     limited "$@" > /dev/null 2> "$TMP/stderr"
     rc=$?
@@ -80,8 +80,8 @@ same() {
         bad "$label: exit status $rc, expected 1; stderr: $(snippet "$TMP/stderr")"
     elif ! cmp -s "$TMP/stderr" "$TMP/check"; then
         bad "$label: stderr is not the checker's line: $(snippet "$TMP/stderr")"
-    elif [ -n "$out" ] && [ -e "$out" ]; then
-        bad "$label wrote $out: $(ls -A "$out" | head -n 3 | tr '\n' ' ')"
+    elif [ -n "$s_out" ] && [ -e "$s_out" ]; then
+        bad "$label wrote $s_out: $(ls -A "$s_out" | head -n 3 | tr '\n' ' ')"
     else
         ok
     fi
