@@ -678,14 +678,16 @@ static int ev_call_function(EvRun *r, EvScope *s, const IrFunction *fn,
     return ir_fail(err, "%s%s", sub.msg, frame);
 }
 
-/* A node the checker would refuse for its arity or a left-out required
- * input: the callers run checked models only, but a kernel must never
- * read past its inputs when called on an unchecked node. */
+/* A node the checker would refuse for its inputs' arity, a left-out
+ * required input or too many outputs: the callers run checked models
+ * only, but a kernel must never read past its inputs when called on an
+ * unchecked node. (Too few outputs are left to the kernels, which never
+ * write past c->n_out.) */
 static int ev_node_fits(EvCtx *c, const OsSchema *sc)
 {
     const IrNode *n = c->node;
     if ((int64_t)n->n_in < sc->min_in || (sc->max_in >= 0 && (int64_t)n->n_in > sc->max_in) ||
-        (int64_t)n->n_out < sc->min_out || (sc->max_out >= 0 && (int64_t)n->n_out > sc->max_out))
+        (sc->max_out >= 0 && (int64_t)n->n_out > sc->max_out))
         return ev_fail(c, "%zu inputs and %zu outputs: the schema does not allow them",
                        n->n_in, n->n_out);
     for (size_t i = 0; i < n->n_in; i++) {

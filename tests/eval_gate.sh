@@ -13,7 +13,8 @@
 # that part is skipped, counted and said). For each model, `check` must
 # refuse it (exit 1, one line naming the file), and `run` and `test` must
 # refuse it the same way: exit 1, exactly the line `check` printed, and no
-# output folder or file written. Ends with
+# output folder or file written; for the built models, `convert --verify`
+# and `optimize --verify` too. Ends with
 # "eval_gate: N passed, N failed, N skipped".
 
 BIN=$1
@@ -71,7 +72,7 @@ limited() {
 # printed ($TMP/check), OUT not created.
 same() {
     label=$1
-    out=$2
+    s_out=$2
     shift 2
     limited "$@" > /dev/null 2> "$TMP/stderr"
     rc=$?
@@ -79,8 +80,8 @@ same() {
         bad "$label: exit status $rc, expected 1; stderr: $(snippet "$TMP/stderr")"
     elif ! cmp -s "$TMP/stderr" "$TMP/check"; then
         bad "$label: stderr is not the checker's line: $(snippet "$TMP/stderr")"
-    elif [ -n "$out" ] && [ -e "$out" ]; then
-        bad "$label wrote $out: $(ls -A "$out" | head -n 3 | tr '\n' ' ')"
+    elif [ -n "$s_out" ] && [ -e "$s_out" ]; then
+        bad "$label wrote $s_out: $(ls -A "$s_out" | head -n 3 | tr '\n' ' ')"
     else
         ok
     fi
@@ -106,6 +107,12 @@ while read -r name rule model case; do
     same "$name: run" "$out" "$BIN" run "$model" --inputs "$case/test_data_set_0" -o "$out"
     rm -rf "$out"
     same "$name: test" "" "$BIN" test "$case" --model "$model"
+    case $name in
+    node_*) ;;
+    *)
+        same "$name: convert --verify" "$out.onnx" "$BIN" convert "$model" -o "$out.onnx" --verify
+        same "$name: optimize --verify" "$out.onnx" "$BIN" optimize "$model" -o "$out.onnx" --verify ;;
+    esac
 done < "$TMP/list"
 
 echo "eval_gate: $passed passed, $failed failed, $skipped skipped"
