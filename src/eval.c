@@ -698,6 +698,21 @@ static int ev_node_fits(EvCtx *c, const OsSchema *sc)
     return 0;
 }
 
+/* Elements of a string tensor a kernel left unset (padding, say) become
+ * empty strings, so that every EvStr.p is a string, as eval.h promises
+ * the next kernel. */
+static void ev_strings_fill(EvValue *v)
+{
+    if (!v || v->kind != EV_TENSOR || v->dtype != EV_STRING)
+        return;
+    EvStr *s = v->data;
+    for (size_t k = 0; k < v->numel; k++)
+        if (!s[k].p) {
+            s[k].p = ir_alloc(1);
+            s[k].len = 0;
+        }
+}
+
 static int ev_call_kernel(EvRun *r, EvFrame *f, EvScope *s,
                           const IrFunction *fn, IrNode *n, EvValue **in,
                           EvValue **out, IrError *err)
@@ -724,9 +739,11 @@ static int ev_call_kernel(EvRun *r, EvFrame *f, EvScope *s,
     ev_tmp_free(&c);
     if (rc)
         return -1;
-    for (size_t i = 0; i < n->n_out; i++)
+    for (size_t i = 0; i < n->n_out; i++) {
         if (n->out[i] && !out[i])
             return ev_fail(&c, "output %zu was not produced", i);
+        ev_strings_fill(out[i]);
+    }
     return 0;
 }
 

@@ -362,8 +362,43 @@ static void t_function_ref_attr(void)
     ir_model_free(m);
 }
 
+/* The memory budget: refused before allocating, with the sizes; bytes
+ * come back when values are freed; declared dims are compared with the
+ * data before the tensor is allocated (2^31 floats declared, one held:
+ * the budget of 1 MiB is never asked for 8 GiB). */
+static void t_budget(void)
+{
+    EvBudget b;
+    IrError err;
+    ev_budget_push(&b, 1u << 20);
+    int64_t d = 1 << 20;
+    EvValue *v = ev_tensor_new(EV_FLOAT, 1, &d, &err);
+    T_CHECK(!v && strstr(err.msg, "needs 4 MiB") &&
+            strstr(err.msg, "memory budget of 1 MiB"), "4 MiB in 1 MiB: %s",
+            v ? "(allocated)" : err.msg);
+    T_CHECK(b.live == 0, "a refusal charges nothing (%llu)", (unsigned long long)b.live);
+    d = 1000;
+    v = ev_tensor_new(EV_FLOAT, 1, &d, &err);
+    T_CHECK(v && b.live >= 4000 && b.live < 4400, "4000 bytes charged: %llu",
+            (unsigned long long)b.live);
+    ev_unref(v);
+    T_CHECK(b.live == 0, "freed: given back (%llu)", (unsigned long long)b.live);
+
+    int64_t big = (int64_t)1 << 31;
+    float one = 1;
+    IrTensor *t = ir_tensor_new("c", EV_FLOAT, 1, &big, &one, sizeof one);
+    v = ev_from_ir_tensor(t, &err);
+    T_CHECK(!v && strstr(err.msg, "2147483648") && !strstr(err.msg, "budget"),
+            "2^31 declared, 1 held: %s", v ? "(decoded)" : err.msg);
+    ir_tensor_free(t);
+    ev_budget_pop(&b);
+    T_CHECK(ev_budget_take(100, &(uint64_t){0}, &err) == 0,
+            "no budget in force after the pop");
+}
+
 int main(void)
 {
+    t_budget();
     t_half();
     t_decode();
     t_compare();

@@ -680,10 +680,15 @@ static int ev_check_declared(const IrTensor *t, const char *name, IrError *err)
             return ir_fail(err, "tensor '%s': dims overflow or are negative",
                            name);
     size_t have = ev_present_elems(t);
-    if (have != SIZE_MAX && numel > have)
-        return ir_fail(err, "tensor '%s': its dims declare %zu elements, its "
-                       "data holds %zu", name, numel, have);
-    return 0;
+    if (have == SIZE_MAX || numel <= have)
+        return 0;
+    bool ext = t->has_data_location && t->data_location == 1;
+    if (ext || t->has_raw)   /* in bytes, as the decoders say it */
+        return ir_fail(err, "tensor '%s': %s has %zu bytes, its dims declare "
+                       "%zu elements", name, ext ? "external data" : "raw_data",
+                       ext ? t->ext.len : t->raw.len, numel);
+    return ir_fail(err, "tensor '%s': its dims declare %zu elements, its "
+                   "data holds %zu", name, numel, have);
 }
 
 EvValue *ev_from_ir_tensor(const IrTensor *t, IrError *err)
