@@ -36,6 +36,8 @@ static double cs_now(void)
 static void cs_expect(const char *label, IrModel *m, const char *rule)
 {
     ChkReport r;
+    if (getenv("CS_VERBOSE"))
+        fprintf(stderr, "%s\n", label);
     double t0 = cs_now();
     size_t n = chk_model(m, &r);
     double dt = cs_now() - t0;
@@ -157,8 +159,90 @@ static void cs_many_names(void)
     cs_expect("100k nodes, 100k opset imports", cs_nodes_opsets(100000), NULL);
 }
 
+/* ---- output counts --------------------------------------------------- */
+
+enum { CS_SPLIT_NONE, CS_SPLIT_CONST, CS_SPLIT_INPUT };
+
+/* X float [d, 2] split along axis 0 into n outputs at opset `opset`;
+ * `how` gives `split` as an initializer (or, before 13, an attribute)
+ * holding sizes[0..ns) or as a graph input of shape [ns]; num_outputs > 0
+ * sets that attribute. */
+static IrModel *cs_split(int64_t opset, int64_t d, size_t n, int how,
+                         const int64_t *sizes, size_t ns, int64_t num_outputs)
+{
+    IrModel *m = ir_model_new();
+    m->has_ir_version = true;
+    m->ir_version = 8;
+    ir_model_set_opset(m, "", opset);
+    m->graph = ir_graph_new(NULL);
+    IrGraph *g = m->graph;
+    int64_t xd[2] = {d, 2}, sd = (int64_t)ns;
+    ir_graph_add_input(g, "X", ir_type_tensor(HM_FLOAT, 2, xd));
+    bool split_in = how != CS_SPLIT_NONE && opset >= 13;
+    if (how == CS_SPLIT_CONST && split_in)
+        hm_add_init(g, ir_tensor_new("S", HM_INT64, 1, &sd, sizes, ns * sizeof *sizes));
+    if (how == CS_SPLIT_INPUT)
+        ir_graph_add_input(g, "S", ir_type_tensor(HM_INT64, 1, &sd));
+    char **outs = ir_alloc_array(n, sizeof *outs);
+    for (size_t k = 0; k < n; k++) {
+        outs[k] = ir_alloc(24);
+        snprintf(outs[k], 24, "o%zu", k);
+    }
+    IrNode *sp = hm_node(g, "Split", "split0", split_in ? 2 : 1,
+                         (const char *[]){"X", "S"}, n, (const char *const *)outs);
+    ir_node_set_attr(sp, ir_attr_int("axis", 0));
+    if (how == CS_SPLIT_CONST && !split_in)
+        ir_node_set_attr(sp, ir_attr_ints("split", ns, sizes));
+    if (num_outputs > 0)
+        ir_node_set_attr(sp, ir_attr_int("num_outputs", num_outputs));
+    IrType *ot = ir_type_tensor(HM_FLOAT, 2, xd);   /* float, shape left out */
+    ir_shape_free(ot->shape);
+    ot->shape = NULL;
+    ir_graph_add_output(g, ir_graph_find_local(g, "o0"), ot);
+    for (size_t k = 0; k < n; k++)
+        free(outs[k]);
+    free(outs);
+    return m;
+}
+
+static void cs_split_counts(void)
+{
+    const int64_t s12[2] = {1, 2}, s111[3] = {1, 1, 1};
+    cs_expect("Split-13 of 3 into 100000", cs_split(13, 3, 100000, CS_SPLIT_NONE, NULL,
+              0, 0), "shape");
+    cs_expect("Split-13 of 3 into 2 equal parts", cs_split(13, 3, 2, CS_SPLIT_NONE, NULL,
+              0, 0), "shape");
+    cs_expect("Split-13 of 3 into 3", cs_split(13, 3, 3, CS_SPLIT_NONE, NULL, 0, 0), NULL);
+    cs_expect("Split-13 of 6 into 3", cs_split(13, 6, 3, CS_SPLIT_NONE, NULL, 0, 0), NULL);
+    cs_expect("Split-11 of 3 into 100000", cs_split(11, 3, 100000, CS_SPLIT_NONE, NULL,
+              0, 0), "shape");
+    cs_expect("Split-18 num_outputs 100000 of 3", cs_split(18, 3, 100000, CS_SPLIT_NONE,
+              NULL, 0, 100000), "shape");
+    cs_expect("Split-18 num_outputs 4 of 3", cs_split(18, 3, 4, CS_SPLIT_NONE, NULL, 0, 4),
+              "shape");
+    cs_expect("Split-18 num_outputs 4 of 5", cs_split(18, 5, 4, CS_SPLIT_NONE, NULL, 0, 4),
+              "shape");
+    cs_expect("Split-18 num_outputs 2 of 3", cs_split(18, 3, 2, CS_SPLIT_NONE, NULL, 0, 2),
+              NULL);
+    cs_expect("Split-18 num_outputs 3 of 3", cs_split(18, 3, 3, CS_SPLIT_NONE, NULL, 0, 3),
+              NULL);
+    cs_expect("Split-18 split and num_outputs", cs_split(18, 3, 2, CS_SPLIT_CONST, s12, 2,
+              2), "attribute");
+    cs_expect("Split-13 split [1,2] into 2", cs_split(13, 3, 2, CS_SPLIT_CONST, s12, 2, 0),
+              NULL);
+    cs_expect("Split-13 split [1,1,1] into 2", cs_split(13, 3, 2, CS_SPLIT_CONST, s111, 3,
+              0), "shape");
+    cs_expect("Split-11 split attribute [1,2] into 2", cs_split(11, 3, 2, CS_SPLIT_CONST,
+              s12, 2, 0), NULL);
+    cs_expect("Split-13 run-time split of 5 into 2", cs_split(13, 3, 2, CS_SPLIT_INPUT,
+              NULL, 5, 0), "shape");
+    cs_expect("Split-13 run-time split of 2 into 2", cs_split(13, 3, 2, CS_SPLIT_INPUT,
+              NULL, 2, 0), NULL);
+}
+
 int main(void)
 {
     cs_many_names();
+    cs_split_counts();
     return t_done("test_check_scale");
 }
