@@ -1,9 +1,10 @@
 #!/bin/sh
 # Runs every test program of a normal build and of the sanitized build, and
 # the command-line scripts, then prints the sum as "N passed, N failed".
-# Usage: tests/run.sh BUILD_DIR ASAN_DIR   (from the project root)
+# Usage: tests/run.sh BUILD_DIR ASAN_DIR [CLANG_DIR]   (from the project root)
 build=${1:-build}
 asan=${2:-build-asan}
+clang=${3:-build-clang}
 passed=0
 failed=0
 log=$(mktemp)
@@ -61,6 +62,10 @@ run ort_matrix sh tests/ort_matrix.sh "$build"
 run ort_optimize sh tests/ort_matrix.sh "$build" optimize
 for t in "$asan"/tests/test_*; do
     [ -x "$t" ] && ASAN_OPTIONS=detect_leaks=1 run "asan/$(basename "$t")" "$t"
+done
+# the same tests built by clang (float-cast-overflow too)
+for t in "$clang"/tests/test_*; do
+    [ -x "$t" ] && ASAN_OPTIONS=detect_leaks=1 run "clang/$(basename "$t")" "$t"
 done
 run hostile_cli sh tests/hostile_cli.sh "$build/onnx-convert"
 run asan/hostile_cli sh tests/hostile_cli.sh "$asan/onnx-convert"

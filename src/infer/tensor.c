@@ -741,6 +741,17 @@ static void inf_t_split_symval(InfCtx *c, size_t k, int64_t at, int64_t len)
     inf_out_symval(c, k, o);
 }
 
+/* Whether node n sits in a branch of an If, which may never run: ONNX's
+ * own models (affine_grid's expansion) keep a Split there that only the
+ * other branch's shapes allow. */
+static bool inf_t_in_branch(const IrNode *n)
+{
+    for (const IrGraph *g = n->graph; g; g = g->parent)
+        if (g->owner && g->owner->op_type && !strcmp(g->owner->op_type, "If"))
+            return true;
+    return false;
+}
+
 /* Whether n outputs can split a dim d (known or not) with no `split`:
  * into equal parts, or with num_outputs (`uneven`) into parts of
  * ceil(d/n) and a last one of what is left; 0 or -1 with the error. */
@@ -752,7 +763,8 @@ static int inf_split_parts(InfCtx *c, const IrDim *d, size_t n, bool uneven)
     int64_t chunk = dv / np + (dv % np != 0);
     /* more outputs than elements, or parts of ceil(d/n) that leave the
      * last one less than nothing (5 into 4: 2, 2, 2, -1) */
-    if (uneven && ((dv > 0 && np > dv) || (np > 1 && chunk > dv / (np - 1))))
+    if (uneven && !inf_t_in_branch(c->node) &&
+        ((dv > 0 && np > dv) || (np > 1 && chunk > dv / (np - 1))))
         return inf_fail(c, "shape", "num_outputs %zu exceeds what the axis of size %lld "
                         "can give", n, (long long)dv);
     if (!uneven && dv % np != 0)
