@@ -23,6 +23,12 @@ LIBS    := -lprotobuf-c -lopenblas -lm
 LIBFLAGS := -fPIC -fvisibility=hidden
 SANFLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
             -fno-sanitize-recover=undefined
+# The tests again under clang: its UBSan also knows float-cast-overflow,
+# which gcc's does not.
+CLANG    := build-clang
+CLANG_CC ?= clang
+CLANG_SANFLAGS := -O1 -g -fsanitize=address,undefined,float-cast-overflow \
+                  -fno-sanitize-recover=all -fno-omit-frame-pointer
 
 # Debian packages the build needs (`make deps` installs them when it can).
 DEB_PKGS := gcc make libprotobuf-c-dev protobuf-c-compiler uthash-dev libopenblas-dev
@@ -34,6 +40,8 @@ CHECK_PKGS := pkgconf man-db python3
 ifeq ($(ONNX_BACKEND_DATA)$(wildcard ../shared/testdata/onnx-backend),)
 CHECK_PKGS += libonnx-testdata
 endif
+# and the second sanitized build (clang's UBSan catches float-to-integer overflow)
+CHECK_PKGS += clang libclang-rt-14-dev
 
 LIB_SRC := $(sort $(wildcard src/*.c src/infer/*.c src/eval/*.c adapters/*.c passes/*.c))
 GEN_SRC := $(BUILD)/gen/onnx.pb-c.c
@@ -54,9 +62,11 @@ OBJ      := $(LIB_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/gen/onnx.pb-c.o
 ASAN_OBJ := $(LIB_SRC:%.c=$(ASAN)/obj/%.o) $(ASAN)/obj/gen/onnx.pb-c.o
 TESTS    := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 ASAN_TESTS := $(TEST_SRC:tests/%.c=$(ASAN)/tests/%)
+CLANG_OBJ := $(LIB_SRC:%.c=$(CLANG)/obj/%.o) $(CLANG)/obj/gen/onnx.pb-c.o
+CLANG_TESTS := $(TEST_SRC:tests/%.c=$(CLANG)/tests/%)
 TOOLS    := $(TOOL_SRC:tests/%.c=$(BUILD)/tests/%)
 
-.PHONY: all deps check demo install uninstall clean FORCE tests asan-tests testdata bench bench-eval bench-big bench-big-tools bench-big3g opschema fuzz fuzz-deps
+.PHONY: all deps check demo install uninstall clean FORCE tests asan-tests clang-tests testdata bench bench-eval bench-big bench-big-tools bench-big3g opschema fuzz fuzz-deps
 .SECONDARY:
 
 all: $(BUILD)/onnx-convert $(BUILD)/libonnxconvert.a $(BUILD)/$(SHLIB)
@@ -123,8 +133,26 @@ $(ASAN)/tests/%: tests/%.c $(wildcard tests/*.h) $(ASAN)/libonnxconvert.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CSTD) $(SANFLAGS) $(WARN) $(INC) -Itests $< $(ASAN)/libonnxconvert.a $(LIBS) -o $@
 
+# ---- the same sanitized tests built by clang ----
+$(CLANG)/obj/gen/onnx.pb-c.o: $(BUILD)/gen/onnx.pb-c.c
+	@mkdir -p $(dir $@)
+	$(CLANG_CC) $(CSTD) $(CLANG_SANFLAGS) $(INC) -c $< -o $@
+
+$(CLANG)/obj/%.o: %.c $(BUILD)/gen/onnx.pb-c.h $(HEADERS)
+	@mkdir -p $(dir $@)
+	$(CLANG_CC) $(CSTD) $(CLANG_SANFLAGS) $(WARN) $(INC) -c $< -o $@
+
+$(CLANG)/libonnxconvert.a: $(CLANG_OBJ)
+	rm -f $@
+	ar rcs $@ $^
+
+$(CLANG)/tests/%: tests/%.c $(wildcard tests/*.h) $(CLANG)/libonnxconvert.a
+	@mkdir -p $(dir $@)
+	$(CLANG_CC) $(CSTD) $(CLANG_SANFLAGS) $(WARN) $(INC) -Itests $< $(CLANG)/libonnxconvert.a $(LIBS) -o $@
+
 tests: all $(TESTS) $(TOOLS) $(BENCHES)
 asan-tests: $(ASAN)/onnx-convert $(ASAN_TESTS)
+clang-tests: $(CLANG_TESTS)
 
 # ---- entry points ----
 deps:
@@ -141,8 +169,8 @@ deps:
 	fi
 
 check: deps
-	@$(MAKE) --no-print-directory tests asan-tests
-	@sh tests/run.sh $(BUILD) $(ASAN)
+	@$(MAKE) --no-print-directory tests asan-tests clang-tests
+	@sh tests/run.sh $(BUILD) $(ASAN) $(CLANG)
 
 demo: deps
 	@$(MAKE) --no-print-directory all
@@ -184,7 +212,7 @@ uninstall:
 	    $(DESTDIR)$(INCLUDEDIR)/onnxconvert.h $(DESTDIR)$(LIBDIR)/pkgconfig/onnxconvert.pc
 
 clean:
-	rm -rf $(BUILD) $(ASAN) $(FUZZ)
+	rm -rf $(BUILD) $(ASAN) $(CLANG) $(FUZZ)
 
 # ---- fuzzing (libFuzzer; needs Debian's clang and libclang-rt-14-dev) ----
 # `make fuzz FUZZ_TIME=1800` runs the whole tool (tests/fuzz_target.h) on

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "adapters.h"
+#include "../src/fconv.h"
 #include "../src/infer.h"
 
 /* ---- refusing ------------------------------------------------------- */
@@ -398,8 +399,12 @@ IrValue *ad_const_int_tensor(AdCtx *c, int32_t dtype, size_t ndims, const int64_
     /* A Constant node that will live below opset 9 must be floating. */
     bool low = c->build_opset < 9 || (c->goal_opset > 0 && c->goal_opset < 9);
     bool direct = ad_const_is_init(c) || !low;
-    for (size_t i = 0; i < n && !direct; i++)
-        direct = (double)(float)v[i] != (double)v[i];
+    /* compared as integers: through double, 2^53 + 1 would pass for a
+     * float, and INT64_MAX for 2^63 */
+    for (size_t i = 0; i < n && !direct; i++) {
+        int64_t back;
+        direct = !fc_i64((double)(float)v[i], &back) || back != v[i];
+    }
     if (direct && !ad_const_is_init(c) && low) {
         ad_refuse(c, "type", "an integer constant outside the main graph needs a "
                   "Constant of an integer type, which opsets below 9 lack");
@@ -512,8 +517,15 @@ IrValue *ad_const_scalar(AdCtx *c, int32_t dtype, double x)
     switch (dtype) {
     case 1: { float f = (float)x; memcpy(buf, &f, 4); len = 4; break; }
     case 11: memcpy(buf, &x, 8); len = 8; break;
-    case 7: case 6:
-        return ad_const_int(c, dtype, (int64_t)x);
+    case 7: case 6: {
+        int64_t v;
+        if (!fc_i64(x, &v) || (dtype == 6 && (v < INT32_MIN || v > INT32_MAX))) {
+            ad_refuse(c, "attribute", "the constant %g does not fit an %s", x,
+                      dtype == 6 ? "int32" : "int64");
+            return NULL;
+        }
+        return ad_const_int(c, dtype, v);
+    }
     case 9: buf[0] = x != 0; len = 1; break;
     case 10: { /* float16, round to nearest even via float */
         float f = (float)x;

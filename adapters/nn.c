@@ -601,10 +601,20 @@ static IrValue *ad_nn_nll(AdCtx *c, IrValue *lp)
         ad_refuse(c, "attribute", "reduction '%s' is unknown", red);
         return NULL;
     }
+    int64_t ig = ad_attr_i(c, "ignore_index", 0);
+    if (ii && tt != 6 && tt != 7) {
+        ad_refuse(c, "type", "the target must be int32 or int64");
+        return NULL;
+    }
+    if (ii && tt == 6 && (ig < INT32_MIN || ig > INT32_MAX)) {
+        ad_refuse(c, "attribute", "ignore_index %lld does not fit the int32 target",
+                  (long long)ig);
+        return NULL;
+    }
     IrValue *tu = ad_nn_ints_op(c, "Unsqueeze", tg, "axes", 1, ax), *m = NULL;
     if (ii) {
-        m = ad_op2(c, "Equal", tu,
-                      ad_nn_scalar(c, tt, (double)ad_attr_i(c, "ignore_index", 0)));
+        /* the index itself, never through double: 2^63 - 1 is no double */
+        m = ad_op2(c, "Equal", tu, c->reason ? NULL : ad_const_int(c, tt, ig));
         tu = ad_nn_where(c, m, ad_nn_scalar(c, tt, 0), tu);
     }
     IrNode *k = ad_nn_raw(c, "GatherElements", 2, (IrValue *[]){lp, tu});

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "adapters.h"
+#include "../src/fconv.h"
 
 enum { AD_FLOAT = 1, AD_INT64 = 7, AD_ATTR_FLOATS = 6 };
 
@@ -464,8 +465,16 @@ static int ad_rs_lengths(AdCtx *c, AdRsAxis *ax, int r, const int64_t *axes, siz
         double s = which == 2 ? sv[i] : keep ? best : (double)zv[i] / (double)a->in;
         a->scale = s;
         a->outf = which == 3 && !keep ? (double)zv[i] : s * (double)a->in;
-        a->out = which == 2 ? (int64_t)floor(a->outf)
-               : keep ? (int64_t)(a->outf + 0.5) : zv[i];
+        int64_t o = zv[i];
+        if (which == 2 || keep) {
+            double of = which == 2 ? floor(a->outf) : a->outf + 0.5;
+            if (!fc_i64(of, &o)) {
+                rc = ad_refuse(c, "attribute", "axis %lld would have length %g",
+                               (long long)axes[i], of);
+                break;
+            }
+        }
+        a->out = o;
         if (a->out < 1)
             rc = ad_refuse(c, "attribute", "axis %lld would have length %lld",
                            (long long)axes[i], (long long)a->out);

@@ -10,6 +10,7 @@
 
 #include "infer.h"
 #include "irver.h"
+#include "keyset.h"
 #include "opschema.h"
 
 /* The IR version number some PyTorch/Caffe2 exports wrote for IR 3. */
@@ -90,7 +91,55 @@ typedef struct ChkCtx {
     IrModel *m;
     ChkReport *r;
     int64_t ir;               /* effective IR version (0 = unknown) */
+    /* Look-ups every node makes, by hash, so that checking stays linear
+     * with 200k imports or 50k functions. */
+    KsSet opsets;             /* normalized domain -> version (-1: none) */
+    KsSet funcs;              /* (name, domain, overload) -> index */
+    KsSet func_domains;       /* domains the model-local functions live in */
+    KsSet fn_opsets;          /* the imports of function fn_cur */
+    const IrFunction *fn_cur;
 } ChkCtx;
+
+/* The version of `domain` imported where a node of function fn (NULL:
+ * the model's graphs) lives, or -1: what ir_scope_opset says. */
+static int64_t chk_scope_opset(ChkCtx *c, const IrFunction *fn, const char *domain)
+{
+    const char *key[1] = {os_domain_norm(domain)};
+    int64_t v;
+    if (fn && fn != c->fn_cur) {
+        ks_free(&c->fn_opsets);
+        for (size_t k = 0; k < fn->n_opsets; k++) {
+            const IrOpset *o = &fn->opsets[k];
+            const char *d[1] = {os_domain_norm(o->domain)};
+            ks_add(&c->fn_opsets, d, 1, o->has_version ? o->version : -1);
+        }
+        c->fn_cur = fn;
+    }
+    if (fn && ks_find(&c->fn_opsets, key, 1, &v))
+        return v;
+    return ks_find(&c->opsets, key, 1, &v) ? v : -1;
+}
+
+/* The key of a function or of a call: (name, normalized domain, overload). */
+static void chk_func_key(const char *name, const char *domain, const char *overload,
+                         const char *key[3])
+{
+    key[0] = name;
+    key[1] = os_domain_norm(domain);
+    key[2] = overload ? overload : "";
+}
+
+/* The index of the model-local function node n calls, or -1: what
+ * ir_model_function finds (the first of equal definitions). */
+static int64_t chk_function_of(const ChkCtx *c, const IrNode *n)
+{
+    const char *key[3];
+    int64_t k;
+    if (!n->op_type)
+        return -1;
+    chk_func_key(n->op_type, n->domain, n->overload, key);
+    return ks_find(&c->funcs, key, 3, &k) ? k : -1;
+}
 
 static void chk_seen_add(ChkScope *s, const IrValue *v)
 {
@@ -475,16 +524,16 @@ static void chk_attr_value(ChkCtx *c, IrAttr *a, const char *where, ChkScope *s)
 static void chk_attrs(ChkCtx *c, IrNode *n, const OsSchema *sc, const char *where,
                       ChkScope *s)
 {
+    KsSet names = {0};
     for (size_t i = 0; i < n->n_attr; i++) {
         IrAttr *a = n->attr[i];
         if (!a->name || !a->name[0]) {
             chk_add(c->r, CHK_ERROR, "attr-name: %s: attribute %zu has no name", where, i);
             continue;
         }
-        for (size_t j = 0; j < i; j++)
-            if (n->attr[j]->name && strcmp(n->attr[j]->name, a->name) == 0)
-                chk_add(c->r, CHK_ERROR, "attr-duplicate: %s: attribute '%s' appears "
-                        "twice", where, a->name);
+        if (!ks_add(&names, (const char *[]){a->name}, 1, 0))
+            chk_add(c->r, CHK_ERROR, "attr-duplicate: %s: attribute '%s' appears "
+                    "twice", where, a->name);
         if (sc) {
             const OsAttr *sa = os_attr(sc, a->name);
             if (!sa)
@@ -499,9 +548,11 @@ static void chk_attrs(ChkCtx *c, IrNode *n, const OsSchema *sc, const char *wher
         chk_attr_value(c, a, where, s);
     }
     for (size_t k = 0; sc && k < sc->n_attr; k++)
-        if (sc->attr[k].required && !ir_node_attr(n, sc->attr[k].name))
+        if (sc->attr[k].required && !ks_find(&names, (const char *[]){sc->attr[k].name},
+                                             1, NULL))
             chk_add(c->r, CHK_ERROR, "attr-required: %s: required attribute '%s' is "
                     "missing", where, sc->attr[k].name);
+    ks_free(&names);
 }
 
 /* ---- nodes ---------------------------------------------------------- */
@@ -557,21 +608,19 @@ static void chk_outputs(ChkCtx *c, const IrNode *n, ChkScope *s, const char *whe
 }
 
 /* Whether some model-local function lives in (normalized) domain dom. */
-static bool chk_function_domain(const IrModel *m, const char *dom)
+static bool chk_function_domain(const ChkCtx *c, const char *dom)
 {
-    for (size_t k = 0; k < m->n_functions; k++)
-        if (!strcmp(os_domain_norm(m->functions[k]->domain), dom))
-            return true;
-    return false;
+    return ks_find(&c->func_domains, (const char *[]){dom}, 1, NULL);
 }
 
 static void chk_node(ChkCtx *c, IrNode *n, ChkScope *s)
 {
     char where[400];
     c->r->n_nodes++;
-    const IrFunction *f = ir_model_function(c->m, n);
+    int64_t fk = chk_function_of(c, n);
+    const IrFunction *f = fk >= 0 ? c->m->functions[fk] : NULL;
     const char *dom = os_domain_norm(n->domain);
-    int64_t opset = ir_scope_opset(c->m, s->fn, n->domain);
+    int64_t opset = chk_scope_opset(c, s->fn, n->domain);
     const OsSchema *sc = NULL;
     if (!n->op_type || !n->op_type[0]) {
         chk_where(s, n, 0, where, sizeof where);
@@ -587,7 +636,7 @@ static void chk_node(ChkCtx *c, IrNode *n, ChkScope *s)
         /* A domain the model defines functions in is taken to hold only
          * them: a call that matches none calls nothing (otherwise a
          * function calling a missing one would pass as a custom op). */
-        if (chk_function_domain(c->m, dom))
+        if (chk_function_domain(c, dom))
             chk_add(c->r, CHK_ERROR, "op-unknown: %s: domain '%s' has no model-local "
                     "function '%s'%s%s", where, dom, n->op_type,
                     n->overload && n->overload[0] ? " with overload " : "",
@@ -660,17 +709,19 @@ static void chk_inits(ChkCtx *c, IrGraph *g, ChkScope *s)
 /* Graph inputs: named, typed in the main graph, not listed twice. */
 static void chk_graph_inputs(ChkCtx *c, IrGraph *g, ChkScope *s, bool main)
 {
+    /* one value per name in a graph: the same name is the same value */
+    KsSet seen = {0};
     for (size_t k = 0; k < g->inputs.n; k++) {
         const IrValueInfo *vi = g->inputs.p[k];
         chk_valueinfo(c, vi, "graph input", main && !g->is_function, s);
-        for (size_t j = 0; j < k; j++)
-            if (((const IrValueInfo *)g->inputs.p[j])->value == vi->value)
-                chk_add(c->r, CHK_ERROR, "ssa: graph input '%s' is listed twice",
-                        vi->value->name);
+        if (!ks_add(&seen, (const char *[]){vi->value->name}, 1, 0))
+            chk_add(c->r, CHK_ERROR, "ssa: graph input '%s' is listed twice",
+                    vi->value->name);
         if (g->parent && ir_graph_lookup(g->parent, vi->value->name))
             chk_add(c->r, CHK_ERROR, "ssa: input '%s' of %s reuses a name of an "
                     "enclosing graph", vi->value->name, s->label);
     }
+    ks_free(&seen);
 }
 
 /* Graph outputs: each produced (in this graph or an enclosing one). */
@@ -735,10 +786,9 @@ static void chk_opsets(ChkCtx *c)
         const IrOpset *o = &m->opsets[k];
         const char *d = os_domain_norm(o->domain);
         const char *shown = d[0] ? d : "ai.onnx";
-        for (size_t j = 0; j < k; j++)
-            if (strcmp(os_domain_norm(m->opsets[j].domain), d) == 0)
-                chk_add(c->r, CHK_ERROR, "opset-duplicate: model: domain '%s' is "
-                        "imported twice", shown);
+        if (!ks_add(&c->opsets, (const char *[]){d}, 1, o->has_version ? o->version : -1))
+            chk_add(c->r, CHK_ERROR, "opset-duplicate: model: domain '%s' is "
+                    "imported twice", shown);
         int max = os_domain_max(d);
         if (!o->has_version)
             chk_add(c->r, CHK_ERROR, "opset-range: model: the import of '%s' has no "
@@ -757,21 +807,22 @@ static void chk_functions(ChkCtx *c)
         chk_feature(c, 8, "model-local functions", "model");
     for (size_t k = 0; k < m->n_functions; k++) {
         const IrFunction *f = m->functions[k];
-        for (size_t j = 0; j < k; j++) {
-            const IrFunction *h = m->functions[j];
-            if (f->name && h->name && strcmp(f->name, h->name) == 0 &&
-                strcmp(os_domain_norm(f->domain), os_domain_norm(h->domain)) == 0 &&
-                strcmp(f->overload ? f->overload : "", h->overload ? h->overload : "") == 0)
-                chk_add(c->r, CHK_ERROR, "function-duplicate: function '%s' of domain "
-                        "'%s' is defined twice", f->name, os_domain_norm(f->domain));
-        }
+        ks_add(&c->func_domains, (const char *[]){os_domain_norm(f->domain)}, 1, 0);
+        if (!f->name)
+            continue;   /* calls nothing (the loader refuses it anyway) */
+        const char *key[3];
+        chk_func_key(f->name, f->domain, f->overload, key);
+        if (!ks_add(&c->funcs, key, 3, (int64_t)k))
+            chk_add(c->r, CHK_ERROR, "function-duplicate: function '%s' of domain "
+                    "'%s' is defined twice", f->name, os_domain_norm(f->domain));
     }
 }
 
 /* Depth-first search for a call cycle starting at function k. state:
  * 0 unvisited, 1 on the stack, 2 done. Returns true when a cycle exists. */
-static bool chk_calls_cycle(const IrModel *m, size_t k, uint8_t *state, int depth)
+static bool chk_calls_cycle(const ChkCtx *c, size_t k, uint8_t *state, int depth)
 {
+    const IrModel *m = c->m;
     if (state[k] == 1)
         return true;
     if (state[k] == 2 || depth > 10000)
@@ -779,12 +830,9 @@ static bool chk_calls_cycle(const IrModel *m, size_t k, uint8_t *state, int dept
     state[k] = 1;
     const IrGraph *b = m->functions[k]->body;
     for (const IrNode *n = b ? b->first : NULL; n; n = n->next) {
-        const IrFunction *f = ir_model_function(m, n);
-        if (!f)
-            continue;
-        for (size_t j = 0; j < m->n_functions; j++)
-            if (m->functions[j] == f && chk_calls_cycle(m, j, state, depth + 1))
-                return true;
+        int64_t j = chk_function_of(c, n);
+        if (j >= 0 && chk_calls_cycle(c, (size_t)j, state, depth + 1))
+            return true;
     }
     state[k] = 2;
     return false;
@@ -796,7 +844,7 @@ static bool chk_recursion(ChkCtx *c)
     uint8_t *state = ir_alloc(m->n_functions + 1);
     bool bad = false;
     for (size_t k = 0; k < m->n_functions && !bad; k++) {
-        if (chk_calls_cycle(m, k, state, 0)) {
+        if (chk_calls_cycle(c, k, state, 0)) {
             chk_add(c->r, CHK_ERROR, "function-recursion: function '%s' calls itself, "
                     "directly or through others", m->functions[k]->name ?
                     m->functions[k]->name : "");
@@ -813,33 +861,48 @@ static void chk_on_note(void *arg, const char *msg)
     chk_add(arg, CHK_NOTE, "declared-type: %s", msg);
 }
 
+/* Every check of chk_model, with c's look-up sets built as it goes. */
+static void chk_run(ChkCtx *c);
+
 size_t chk_model(IrModel *m, ChkReport *r)
 {
     memset(r, 0, sizeof *r);
     ChkCtx c = {.m = m, .r = r};
-    chk_ir_version(&c);
-    chk_opsets(&c);
-    chk_functions(&c);
-    bool recursive = chk_recursion(&c);
+    chk_run(&c);
+    ks_free(&c.opsets);
+    ks_free(&c.funcs);
+    ks_free(&c.func_domains);
+    ks_free(&c.fn_opsets);
+    return r->n_errors;
+}
+
+static void chk_run(ChkCtx *c)
+{
+    IrModel *m = c->m;
+    ChkReport *r = c->r;
+    chk_ir_version(c);
+    chk_opsets(c);
+    chk_functions(c);
+    bool recursive = chk_recursion(c);
     if (!m->graph) {
         chk_add(r, CHK_ERROR, "graph-missing: model: there is no graph");
-        return r->n_errors;
+        return;
     }
     if (m->n_training)
-        chk_feature(&c, 7, "training_info", "model");
+        chk_feature(c, 7, "training_info", "model");
     if (m->n_configs)
-        chk_feature(&c, 11, "device configurations", "model");
-    chk_graph(&c, m->graph, NULL, NULL, "main graph");
+        chk_feature(c, 11, "device configurations", "model");
+    chk_graph(c, m->graph, NULL, NULL, "main graph");
     char label[300];
     for (size_t k = 0; k < m->n_functions; k++) {
         IrFunction *f = m->functions[k];
         snprintf(label, sizeof label, "function '%s'", f->name ? f->name : "");
         if (f->body)
-            chk_graph(&c, f->body, NULL, f, label);
+            chk_graph(c, f->body, NULL, f, label);
     }
     for (size_t k = 0; k < m->n_training; k++) {
         if (m->training[k].initialization)
-            chk_graph(&c, m->training[k].initialization, NULL, NULL, "training initialization");
+            chk_graph(c, m->training[k].initialization, NULL, NULL, "training initialization");
     }
     /* Inference assumes a sound structure: run it only then. */
     if (r->n_errors == 0 && !recursive) {
@@ -848,7 +911,7 @@ size_t chk_model(IrModel *m, ChkReport *r)
         if (inf_model(m, &opt, &err) < 0)
             chk_add(r, CHK_ERROR, "%s", err.msg);
     }
-    return r->n_errors;
+    return;
 }
 
 /* ---- gates: what runs only on checked input ------------------------- */

@@ -3,6 +3,7 @@
  * (prefix inf_). The op functions live in src/infer/, one file per family.
  */
 #include "infer.h"
+#include "keyset.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -1094,6 +1095,31 @@ int inf_other_subgraphs(InfCtx *c, const char *skip)
     return 0;
 }
 
+/* What ir_model_function finds, through c's index when there is one. */
+static IrFunction *inf_function_of(const InfCtx *c, const IrNode *n)
+{
+    if (!c->funcs)
+        return ir_model_function(c->model, n);
+    int64_t k;
+    const char *key[3] = {n->op_type, os_domain_norm(n->domain),
+                          n->overload ? n->overload : ""};
+    return n->op_type && ks_find(c->funcs, key, 3, &k) ? c->model->functions[k] : NULL;
+}
+
+/* What ir_scope_opset says, through c's index of the model's imports
+ * when there is one (a function's own imports are searched in turn). */
+static int64_t inf_scope_opset(const InfCtx *c, const char *domain)
+{
+    if (!c->opsets)
+        return ir_scope_opset(c->model, c->fn, domain);
+    for (size_t k = 0; c->fn && k < c->fn->n_opsets; k++)
+        if (!strcmp(os_domain_norm(c->fn->opsets[k].domain), os_domain_norm(domain)))
+            return c->fn->opsets[k].has_version ? c->fn->opsets[k].version : -1;
+    int64_t v;
+    const char *key[1] = {os_domain_norm(domain)};
+    return ks_find(c->opsets, key, 1, &v) ? v : -1;
+}
+
 static int inf_node(InfCtx *parent, IrNode *n)
 {
     InfCtx c = *parent;
@@ -1108,10 +1134,10 @@ static int inf_node(InfCtx *parent, IrNode *n)
             ir_shape_free(n->out[i]->symval);
             n->out[i]->symval = NULL;
         }
-    IrFunction *f = ir_model_function(c.model, n);
+    IrFunction *f = inf_function_of(&c, n);
     bool forced = c.force_opset > 0 &&
                   strcmp(os_domain_norm(n->domain), c.force_domain) == 0;
-    c.opset = forced ? c.force_opset : ir_scope_opset(c.model, c.fn, n->domain);
+    c.opset = forced ? c.force_opset : inf_scope_opset(&c, n->domain);
     if (!f && n->op_type && c.opset > 0)
         c.schema = os_find(n->domain, n->op_type, c.opset);
     int rc = 0;
@@ -1171,13 +1197,48 @@ int inf_subgraph(InfCtx *c, IrGraph *g, size_t n_in,
     return inf_graph_nodes(&sub, g);
 }
 
+static void inf_model_index(const IrModel *m, KsSet *opsets, KsSet *funcs);
+static int inf_model_graphs(InfCtx *pc);
+
 int inf_model(IrModel *m, const InfOptions *opt, IrError *err)
 {
     static const InfOptions dflt = {.use_value_info = true};
     if (!m->graph)
         return 0;
     ir_graph_clear_inferred(m->graph);
-    InfCtx c = {.model = m, .opt = opt ? opt : &dflt, .err = err};
+    KsSet opsets = {0}, funcs = {0};
+    inf_model_index(m, &opsets, &funcs);
+    InfCtx c = {.model = m, .opt = opt ? opt : &dflt, .err = err,
+                .opsets = &opsets, .funcs = &funcs};
+    int rc = inf_model_graphs(&c);
+    ks_free(&opsets);
+    ks_free(&funcs);
+    return rc;
+}
+
+/* Indexes m's imports (normalized domain -> version) and functions
+ * ((name, domain, overload) -> index); the first of equals wins, as in
+ * ir_model_opset and ir_model_function. */
+static void inf_model_index(const IrModel *m, KsSet *opsets, KsSet *funcs)
+{
+    for (size_t k = 0; k < m->n_opsets; k++) {
+        const IrOpset *o = &m->opsets[k];
+        ks_add(opsets, (const char *[]){os_domain_norm(o->domain)}, 1,
+               o->has_version ? o->version : -1);
+    }
+    for (size_t k = 0; k < m->n_functions; k++) {
+        const IrFunction *f = m->functions[k];
+        const char *key[3] = {f->name, os_domain_norm(f->domain),
+                              f->overload ? f->overload : ""};
+        if (f->name)
+            ks_add(funcs, key, 3, (int64_t)k);
+    }
+}
+
+static int inf_model_graphs(InfCtx *pc)
+{
+    InfCtx c = *pc;
+    IrModel *m = c.model;
     inf_seed(&c, m->graph, 0, NULL);
     if (inf_graph_nodes(&c, m->graph) < 0)
         return -1;

@@ -82,6 +82,11 @@ struct InfCtx {
     int64_t force_opset;     /* > 0: the opset nodes of force_domain are
                                 read at (inf_node_at), instead of the import */
     const char *force_domain;
+    /* inf_model's indexes of the model's imports and functions (NULL:
+     * look them up one by one), so that 100k nodes under 100k imports
+     * are inferred in linear time */
+    const struct KsSet *opsets;
+    const struct KsSet *funcs;
 };
 
 /* Infers every value of every graph of m (main graph, subgraphs, and the

@@ -2,7 +2,7 @@
 # Runs every test program of a normal build and of the sanitized build, and
 # the command-line scripts, then prints the sum as "N passed, N failed,
 # N skipped" after naming what was skipped.
-# Usage: tests/run.sh BUILD_DIR ASAN_DIR   (from the project root)
+# Usage: tests/run.sh BUILD_DIR ASAN_DIR [CLANG_DIR]   (from the project root)
 #
 # A skip is what a test could not run on this machine (no ../shared, no
 # ONNX Runtime): a program says so with a line "SKIP what: why" and
@@ -10,6 +10,7 @@
 # one line "NAME: skipped (why)". Skips are never failures.
 build=${1:-build}
 asan=${2:-build-asan}
+clang=${3:-build-clang}
 passed=0
 failed=0
 skipped=0
@@ -84,6 +85,10 @@ run ort_matrix sh tests/ort_matrix.sh "$build"
 run ort_optimize sh tests/ort_matrix.sh "$build" optimize
 for t in "$asan"/tests/test_*; do
     [ -x "$t" ] && ASAN_OPTIONS=detect_leaks=1 run "asan/$(basename "$t")" "$t"
+done
+# the same tests built by clang (float-cast-overflow too)
+for t in "$clang"/tests/test_*; do
+    [ -x "$t" ] && ASAN_OPTIONS=detect_leaks=1 run "clang/$(basename "$t")" "$t"
 done
 run hostile_cli sh tests/hostile_cli.sh "$build/onnx-convert"
 # --name=value, check DIR, failure lines, usage lines, - and -o -, deep folders

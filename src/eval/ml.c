@@ -31,6 +31,7 @@
 #include <string.h>
 
 #include "eval.h"
+#include "fconv.h"
 
 /* ---- shared helpers ------------------------------------------------- */
 
@@ -1076,7 +1077,7 @@ static int ev_kernel_attr(EvCtx *c, EvKernelP *k)
     long n = ev_attr_floats(c, "kernel_params", &p);
     k->gamma = n > 0 ? p[0] : 0;
     k->coef0 = n > 1 ? p[1] : 0;
-    k->degree = n > 2 ? (double)(int64_t)p[2] : 0;
+    k->degree = n > 2 ? (double)fc_i64_sat(p[2]) : 0;
     return 0;
 }
 

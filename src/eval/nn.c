@@ -44,6 +44,7 @@
  *   interpolated value.
  */
 #include "eval.h"
+#include "fconv.h"
 
 #include <cblas.h>
 #include <limits.h>
@@ -811,7 +812,7 @@ static int ev_convinteger(EvCtx *c)
                      (size_t)w->dims[0], groups, xv, wv, NULL, yv) < 0)
         return -1;
     for (size_t k = 0; k < y->numel; k++)
-        ev_set_i(y, k, (int64_t)yv[k]);
+        ev_set_i(y, k, fc_i64_sat(yv[k]));
     return 0;
 }
 
@@ -1951,7 +1952,7 @@ static int ev_matmulinteger(EvCtx *c)
     if (!av || !bv || !yv || ev_mm_real(c, &mm, true, av, bv, yv) < 0)
         return -1;
     for (size_t k = 0; k < y->numel; k++)
-        ev_set_i(y, k, (int64_t)yv[k]);
+        ev_set_i(y, k, fc_i64_sat(yv[k]));
     return 0;
 }
 

@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "eval.h"
+#include "fconv.h"
 
 /* ---- element helpers ------------------------------------------------- */
 
@@ -335,7 +336,7 @@ static int ev_dynamicquantizelinear(EvCtx *c)
     if (!y || !ys || !yz)
         return -1;
     *(float *)ys->data = scale;
-    *(uint8_t *)yz->data = (uint8_t)zp;
+    *(uint8_t *)yz->data = (uint8_t)fc_clamp(zp, 0, 255);   /* NaN (from Inf inputs) gives 0 */
     for (size_t k = 0; k < x->numel; k++) {
         double q = scale != 0 ? (double)(xv[k] / scale) : 0.0;
         ev_q_store(y, k, q, zp, true);

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "eval.h"
+#include "fconv.h"
 
 /* The evaluator reads raw_data by memcpy: TensorProto is little-endian. */
 _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
@@ -443,13 +444,7 @@ void ev_set_u(EvValue *t, size_t k, uint64_t v)
  * out-of-range values (undefined in C) become 0 and the type's limit. */
 static int64_t ev_double_to_i64(double v)
 {
-    if (v != v)
-        return 0;
-    if (v >= 9223372036854775807.0)
-        return INT64_MAX;
-    if (v <= -9223372036854775808.0)
-        return INT64_MIN;
-    return (int64_t)v;
+    return fc_i64_sat(v);
 }
 
 void ev_set_f(EvValue *t, size_t k, double v)
@@ -474,8 +469,8 @@ void ev_set_f(EvValue *t, size_t k, double v)
         ((uint8_t *)d)[k] = ev_float_to_f8(t->dtype, (float)v, true);
         return;
     case EV_UINT64:
-        if (v >= 0 && v < 18446744073709551616.0) {
-            ((uint64_t *)d)[k] = (uint64_t)v;
+        if (v >= 0) {
+            ((uint64_t *)d)[k] = fc_u64_sat(v);
             return;
         }
         ev_set_i(t, k, ev_double_to_i64(v));

@@ -741,6 +741,38 @@ static void inf_t_split_symval(InfCtx *c, size_t k, int64_t at, int64_t len)
     inf_out_symval(c, k, o);
 }
 
+/* Whether node n sits in a branch of an If, which may never run: ONNX's
+ * own models (affine_grid's expansion) keep a Split there that only the
+ * other branch's shapes allow. */
+static bool inf_t_in_branch(const IrNode *n)
+{
+    for (const IrGraph *g = n->graph; g; g = g->parent)
+        if (g->owner && g->owner->op_type && !strcmp(g->owner->op_type, "If"))
+            return true;
+    return false;
+}
+
+/* Whether n outputs can split a dim d (known or not) with no `split`:
+ * into equal parts, or with num_outputs (`uneven`) into parts of
+ * ceil(d/n) and a last one of what is left; 0 or -1 with the error. */
+static int inf_split_parts(InfCtx *c, const IrDim *d, size_t n, bool uneven)
+{
+    if (!inf_dim_known(d) || n == 0)
+        return 0;
+    int64_t dv = d->value, np = (int64_t)n;
+    int64_t chunk = dv / np + (dv % np != 0);
+    /* more outputs than elements, or parts of ceil(d/n) that leave the
+     * last one less than nothing (5 into 4: 2, 2, 2, -1) */
+    if (uneven && !inf_t_in_branch(c->node) &&
+        ((dv > 0 && np > dv) || (np > 1 && chunk > dv / (np - 1))))
+        return inf_fail(c, "shape", "num_outputs %zu exceeds what the axis of size %lld "
+                        "can give", n, (long long)dv);
+    if (!uneven && dv % np != 0)
+        return inf_fail(c, "shape", "the axis of size %lld does not split evenly into "
+                        "%zu outputs", (long long)dv, n);
+    return 0;
+}
+
 /* Split: the sizes along `axis` from `split` (attribute before 13, input
  * from 13, also an input in opset 1), else num_outputs parts (18+, the
  * last one smaller), else equal parts. */
@@ -772,6 +804,12 @@ static int inf_split(InfCtx *c)
     if (rc == 0 && st == 1 && ns != n)
         rc = inf_fail(c, "shape", "split has %zu entries but the node has %zu outputs",
                       ns, n);
+    /* a split input whose values come at run time still has a length */
+    const IrShape *ss = st < 0 ? inf_in_shape(c, 1) : NULL;
+    if (rc == 0 && ss && ss->rank == 1 && inf_dim_known(&ss->dims[0]) &&
+        ss->dims[0].value != (int64_t)n)
+        rc = inf_fail(c, "shape", "split has %lld entries but the node has %zu outputs",
+                      (long long)ss->dims[0].value, n);
     if (rc == 0 && st == 1 && in && inf_dim_known(&in->dims[axis]) &&
         in->dims[axis].value != sum)
         rc = inf_fail(c, "shape", "split sums to %lld but the axis has size %lld",
@@ -785,6 +823,10 @@ static int inf_split(InfCtx *c)
             rc = inf_fail(c, "shape", "num_outputs is %lld but the node has %zu outputs",
                           (long long)parts, n);
     }
+    if (rc == 0 && st != 0 && c->since >= 18 && inf_attr_has(c, "num_outputs"))
+        rc = inf_fail(c, "attribute", "both split and num_outputs are given");
+    if (rc == 0 && st == 0 && in)
+        rc = inf_split_parts(c, &in->dims[axis], n, uneven);
     if (rc < 0 || !in) {
         free(split);
         return rc;
