@@ -7,12 +7,16 @@
 # Usage: sh tests/cli_conventions.sh PATH/TO/onnx-convert   (from the
 # project root). Prints "cli_conventions: N passed, N failed".
 BIN=${1:?usage: sh tests/cli_conventions.sh PATH/TO/onnx-convert}
-M=testdata/small_cnn.onnx
-TR=testdata/tiny_transformer.onnx
+case $BIN in /*) ;; *) BIN=$PWD/$BIN ;; esac
+M=$PWD/testdata/small_cnn.onnx
+TR=$PWD/testdata/tiny_transformer.onnx
 passed=0
 failed=0
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
+# a tool that takes -o - or w.bin for file names writes them here, not
+# into the project
+cd "$T" || exit 1
 
 ok() { passed=$((passed + 1)); }
 bad() { echo "FAIL $*"; failed=$((failed + 1)); }

@@ -45,7 +45,7 @@ tally() {
     fi
     if [ -n "$s" ] && [ "$s" -gt 0 ]; then
         echo "$name: $p passed, $f failed, $s skipped"
-        grep -E '^SKIP ' "$log" | sed "s|^SKIP |$name: |" >> "$skips"
+        grep -E '^SKIP ' "$log" | sed "s|^SKIP \(.*\)|\1  [$name]|" >> "$skips"
         skipped=$((skipped + s))
     else
         echo "$name: $p passed, $f failed"

@@ -465,18 +465,25 @@ static bool cli_wants_help(int argc, char **argv)
 
 /* `--name=value` becomes `--name value`, so that every option with a
  * value takes either form; a value containing '=' (--input-shape=x=1,3)
- * keeps it. Returns the new argv (argc updated), NULL-terminated. */
-static char **cli_split_equals(int *argc, char **argv)
+ * keeps it. Returns the new argv (argc updated); the option names split
+ * off live in *store. Free both. */
+static char **cli_split_equals(int *argc, char **argv, char **store)
 {
+    size_t total = 1;
+    for (int i = 0; i < *argc; i++)
+        if (!ir_add_size(total, strlen(argv[i]) + 1, &total))
+            abort();
     char **out = ir_alloc_array((size_t)*argc * 2 + 1, sizeof *out);
+    char *next = *store = ir_alloc(total);
     int n = 0;
     for (int i = 0; i < *argc; i++) {
         char *a = argv[i], *eq = strchr(a, '=');
         if (i >= 2 && !strncmp(a, "--", 2) && eq && eq > a + 2) {
             size_t len = (size_t)(eq - a);
-            char *name = ir_alloc(len + 1);
-            memcpy(name, a, len);
-            out[n++] = name;
+            memcpy(next, a, len);
+            next[len] = '\0';
+            out[n++] = next;
+            next += len + 1;
             out[n++] = eq + 1;
         } else {
             out[n++] = a;
@@ -495,16 +502,12 @@ static const struct {
     {"run", cli_run},             {"test", cli_test},
 };
 
-int main(int argc, char **argv)
+/* Runs the command argv[1] names. */
+static int cli_dispatch(int argc, char **argv)
 {
     /* Temporary files go on SIGINT/SIGTERM; a mapped input that shrinks
      * is an error line, not SIGBUS. */
     save_cleanup_on_signals("onnx-convert");
-    if (argc < 2)
-        return cli_usage(NULL, "a command is needed: convert, optimize, check, info, "
-                               "run or test");
-    /* the split names are never freed: they live as long as the process */
-    argv = cli_split_equals(&argc, argv);
     const char *cmd = argv[1];
     if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") ||
         (!strcmp(cmd, "help") && argc <= 3)) {
@@ -527,4 +530,17 @@ int main(int argc, char **argv)
     char msg[200];
     snprintf(msg, sizeof msg, "unknown command '%.100s'", cmd);
     return cli_usage(NULL, msg);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2)
+        return cli_usage(NULL, "a command is needed: convert, optimize, check, info, "
+                               "run or test");
+    char *store;
+    char **args = cli_split_equals(&argc, argv, &store);
+    int rc = cli_dispatch(argc, args);
+    free(args);
+    free(store);
+    return rc;
 }
