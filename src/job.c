@@ -195,12 +195,17 @@ static int job_run_verify(const char *in, JobReport *r, IrModel *m)
         return job_end(r, JOB_ERROR, "verify", "load", err.msg);
     /* the evaluator runs only what the checker accepts: the input passed
      * (job_stages), the converted or optimized model must too */
-    char what[600];
-    snprintf(what, sizeof what, "%s: verify: the result", in);
-    if (chk_require(m, what, &err) < 0) {
+    ChkReport c;
+    if (chk_model(m, &c)) {
+        const char *first = chk_first_error(&c) ? chk_first_error(&c) : "invalid";
+        char msg[700];
+        snprintf(msg, sizeof msg, "%s: verify: the result: %s", in, first);
+        job_end(r, JOB_ERROR, "verify", job_rule_of(first), msg);
+        chk_report_free(&c);
         ir_model_free(orig);
-        return job_end(r, JOB_ERROR, "verify", "invalid-result", err.msg);
+        return -1;
     }
+    chk_report_free(&c);
     VfOptions vo = {.seed = 1};
     char *dir = job_case_inputs(in);
     vo.inputs_dir = dir;
