@@ -313,12 +313,17 @@ static int job_run_verify(const JobOptions *o, const char *in, JobReport *r,
         return job_end(r, JOB_ERROR, "verify", "load", err.msg);
     /* the evaluator runs only what the checker accepts: the input passed
      * (job_stages), the converted or optimized model must too */
-    char what[600];
-    snprintf(what, sizeof what, "%s: verify: the result", in);
-    if (chk_require(m, what, &err) < 0) {
+    ChkReport c;
+    if (chk_model(m, &c)) {
+        const char *first = chk_first_error(&c) ? chk_first_error(&c) : "invalid";
+        char msg[700];
+        snprintf(msg, sizeof msg, "%s: verify: the result: %s", in, first);
+        job_end(r, JOB_ERROR, "verify", job_rule_of(first), msg);
+        chk_report_free(&c);
         ir_model_free(orig);
-        return job_end(r, JOB_ERROR, "verify", "invalid-result", err.msg);
+        return -1;
     }
+    chk_report_free(&c);
     /* The original gets the --input-shape the output got, so that both
      * take the same (smaller) inputs. */
     for (size_t i = 0; i < o->n_input_shape; i++)
