@@ -75,7 +75,8 @@ struct EvValue {
     size_t rank;
     int64_t *dims;       /* rank entries (NULL when rank is 0) */
     size_t numel;
-    void *data;          /* numel elements (NULL when numel is 0) */
+    void *data;          /* numel elements (never NULL: a small block when
+                            numel is 0) */
     /* sequence (n_items elements) or optional (n_items 0 = none, or 1) */
     size_t n_items;
     EvValue **items;

@@ -219,8 +219,9 @@ EvValue *ev_tensor_new(int32_t dtype, size_t rank, const int64_t *dims,
         memcpy(v->dims, dims, rank * sizeof *dims);
     }
     v->numel = numel;
-    if (numel)
-        v->data = ir_alloc(bytes);
+    /* An empty tensor still gets a block: kernels compute `data + offset`
+     * with offset 0, which is undefined on a NULL pointer. */
+    v->data = ir_alloc(numel ? bytes : sizeof(max_align_t));
     return v;
 }
 
