@@ -55,6 +55,9 @@ ASAN_OBJ := $(LIB_SRC:%.c=$(ASAN)/obj/%.o) $(ASAN)/obj/gen/onnx.pb-c.o
 TESTS    := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 ASAN_TESTS := $(TEST_SRC:tests/%.c=$(ASAN)/tests/%)
 TOOLS    := $(TOOL_SRC:tests/%.c=$(BUILD)/tests/%)
+# (defined before the `tests` rule, which names them as prerequisites)
+BENCH_SRC := $(sort $(wildcard bench/*.c))
+BENCHES   := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 
 .PHONY: all deps check demo install uninstall clean FORCE tests asan-tests testdata bench bench-eval bench-big bench-big-tools bench-big3g opschema fuzz fuzz-deps
 .SECONDARY:
@@ -231,8 +234,6 @@ fuzz: fuzz-deps $(FUZZ)/fuzz_model
 # ---- benchmarks (measurements; `make check` builds every one and runs
 # each once on a tiny input, tests/bench_smoke.sh, so none breaks unseen) ----
 # A bench program is its own file and the library: never the CLI's main.
-BENCH_SRC := $(sort $(wildcard bench/*.c))
-BENCHES   := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 $(BUILD)/bench/%: bench/%.c $(BUILD)/libonnxconvert.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CSTD) $(CFLAGS) $(WARN) $(INC) $< $(BUILD)/libonnxconvert.a $(LIBS) -o $@
