@@ -65,6 +65,9 @@ ASAN_TESTS := $(TEST_SRC:tests/%.c=$(ASAN)/tests/%)
 CLANG_OBJ := $(LIB_SRC:%.c=$(CLANG)/obj/%.o) $(CLANG)/obj/gen/onnx.pb-c.o
 CLANG_TESTS := $(TEST_SRC:tests/%.c=$(CLANG)/tests/%)
 TOOLS    := $(TOOL_SRC:tests/%.c=$(BUILD)/tests/%)
+# (defined before the `tests` rule, which names them as prerequisites)
+BENCH_SRC := $(sort $(wildcard bench/*.c))
+BENCHES   := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 
 .PHONY: all deps check demo install uninstall clean FORCE tests asan-tests clang-tests testdata bench bench-eval bench-big bench-big-tools bench-big3g opschema fuzz fuzz-deps
 .SECONDARY:
@@ -259,8 +262,6 @@ fuzz: fuzz-deps $(FUZZ)/fuzz_model
 # ---- benchmarks (measurements; `make check` builds every one and runs
 # each once on a tiny input, tests/bench_smoke.sh, so none breaks unseen) ----
 # A bench program is its own file and the library: never the CLI's main.
-BENCH_SRC := $(sort $(wildcard bench/*.c))
-BENCHES   := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 $(BUILD)/bench/%: bench/%.c $(BUILD)/libonnxconvert.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CSTD) $(CFLAGS) $(WARN) $(INC) $< $(BUILD)/libonnxconvert.a $(LIBS) -o $@
