@@ -574,6 +574,23 @@ static int ev_tick(EvRun *r, const IrNode *n, IrError *err)
                    "--timeout", label, n->op_type, r->opt.timeout);
 }
 
+/* Counts `units` of work a kernel does beyond its own node run (a
+ * sequence op copying its items). A Loop that grows a sequence does work
+ * that grows with the square of its iterations; counting node runs alone
+ * would let it run for hours under the default budget. */
+int ev_charge(EvCtx *c, uint64_t units)
+{
+    EvRun *r = c->run;
+    if (!r)
+        return 0;
+    r->steps += units;
+    if (r->steps <= r->opt.max_steps)
+        return 0;
+    return ev_fail(c, "over the work budget of %llu node runs (the items a "
+                   "sequence op copies count too); raise --max-steps",
+                   (unsigned long long)r->opt.max_steps);
+}
+
 /* ---- running graphs ---------------------------------------------------- */
 
 static int ev_graph(EvRun *r, EvFrame *f, EvScope *s, const IrFunction *fn,

@@ -240,6 +240,9 @@ typedef struct EvOp {
     EvKernel fn;
 } EvOp;
 
+/* Counts units of work beyond the node's own run against the run's
+ * --max-steps budget: 0, or -1 (err set, naming the node) past it. */
+int ev_charge(EvCtx *c, uint64_t units);
 /* Fails the node: err = "node 'NAME' (OP-VER): <message>"; returns -1. */
 int ev_fail(EvCtx *c, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

@@ -339,6 +339,12 @@ def main():
                    ["run", gm, "--inputs", empty, "-o", out, "--timeout", "2"],
                    "--timeout")
     check(secs < 15, "growing sequence --timeout 2 ended in %.1f s" % secs)
+    # Without --timeout the copies a sequence op makes count as work, so
+    # the quadratic growth ends at the budget instead of running for hours.
+    secs = refused("run growing sequence --max-steps",
+                   ["run", gm, "--inputs", empty, "-o", out, "--max-steps", "20000000"],
+                   "work budget of 20000000", "SequenceInsert")
+    check(secs < 30, "growing sequence --max-steps ended in %.1f s" % secs)
     refused("convert --verify growing sequence --timeout",
             ["convert", gm, "-o", os.path.join(tmp, "grow_out.onnx"), "--verify",
              "--timeout", "2"], "--timeout")

@@ -109,6 +109,8 @@ static int ev_sequence_construct(EvCtx *c)
                            i, (int)t->dtype, (int)dtype);
         dtype = t->dtype;
     }
+    if (ev_charge(c, c->n_in))
+        return -1;
     EvValue *s = ev_sequence_new();
     s->elem_type = ev_tensor_type(dtype);
     for (size_t i = 0; i < c->n_in; i++)
@@ -158,6 +160,8 @@ static int ev_sequence_insert(EvCtx *c)
             ev_position(c, pos, s->n_items, 1, &k))
             return -1;
     }
+    if (ev_charge(c, s->n_items))
+        return -1;
     EvValue *r = ev_seq_like(s);
     if (!r->elem_type)
         r->elem_type = ev_tensor_type(t->dtype);
@@ -185,6 +189,8 @@ static int ev_sequence_erase(EvCtx *c)
             ev_position(c, pos, s->n_items, 0, &k))
             return -1;
     }
+    if (ev_charge(c, s->n_items))
+        return -1;
     EvValue *r = ev_seq_like(s);
     for (size_t i = 0; i < s->n_items; i++)
         if (i != k)
