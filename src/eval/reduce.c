@@ -247,7 +247,8 @@ static bool ev_red_block_f(EvCtx *c, const EvValue *x, const EvRed *r,
     double *acc = ev_tmp(c, in, sizeof *acc);
     float *out = y->data;
     for (size_t o = 0; o < r->outer; o++) {
-        const float *p = (const float *)x->data + o * n * in;
+        /* an empty input has no data: no pointer arithmetic on NULL */
+        const float *p = n ? (const float *)x->data + o * n * in : NULL;
         for (size_t e = 0; e < in; e++)
             acc[e] = mx ? -INFINITY : mn ? INFINITY : 0;
         for (size_t k = 0; k < n; k++, p += in)
