@@ -273,7 +273,7 @@ static double ev_red_f(const EvValue *x, const EvRed *r, size_t i, EvRk kind)
 {
     size_t b = ev_red_base(r, i), n = r->nred;
     if (r->contig && x->dtype == EV_FLOAT) {
-        const float *p = (const float *)x->data + b;
+        const float *p = n ? (const float *)x->data + b : NULL;
         switch (kind) {
         case EV_R_SUM: return ev_sum_run(p, n, false);
         case EV_R_MEAN: return ev_sum_run(p, n, false) / (double)n;
