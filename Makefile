@@ -149,13 +149,16 @@ $(CLANG)/libonnxconvert.a: $(CLANG_OBJ)
 	rm -f $@
 	ar rcs $@ $^
 
+$(CLANG)/onnx-convert: $(CLI_SRC) src/cli/cli.h $(CLANG)/libonnxconvert.a
+	$(CLANG_CC) $(CSTD) $(CLANG_SANFLAGS) $(WARN) $(INC) $(CLI_SRC) $(CLANG)/libonnxconvert.a $(LIBS) -o $@
+
 $(CLANG)/tests/%: tests/%.c $(wildcard tests/*.h) $(CLANG)/libonnxconvert.a
 	@mkdir -p $(dir $@)
 	$(CLANG_CC) $(CSTD) $(CLANG_SANFLAGS) $(WARN) $(INC) -Itests $< $(CLANG)/libonnxconvert.a $(LIBS) -o $@
 
 tests: all $(TESTS) $(TOOLS) $(BENCHES)
 asan-tests: $(ASAN)/onnx-convert $(ASAN_TESTS)
-clang-tests: $(CLANG_TESTS)
+clang-tests: $(CLANG)/onnx-convert $(CLANG_TESTS)
 
 # ---- entry points ----
 deps:

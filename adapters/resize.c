@@ -465,7 +465,7 @@ static int ad_rs_lengths(AdCtx *c, AdRsAxis *ax, int r, const int64_t *axes, siz
         double s = which == 2 ? sv[i] : keep ? best : (double)zv[i] / (double)a->in;
         a->scale = s;
         a->outf = which == 3 && !keep ? (double)zv[i] : s * (double)a->in;
-        int64_t o = zv[i];
+        int64_t o = which == 3 ? zv[i] : 0;
         if (which == 2 || keep) {
             double of = which == 2 ? floor(a->outf) : a->outf + 0.5;
             if (!fc_i64(of, &o)) {

@@ -3,6 +3,7 @@
  */
 #include "guard.h"
 #include "ir.h"
+#include "keyset.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -916,19 +917,43 @@ static void ir_node_unlink(IrNode *n)
     g->n_nodes--;
 }
 
+/* The first output name of out[0..n) that an earlier one repeats, or
+ * NULL: pairwise for the usual few, by hash past that (a Split of 100k
+ * outputs must not take 5e9 comparisons). */
+static const char *ir_node_out_twice(size_t n, const char *const *out)
+{
+    const char *twice = NULL;
+    if (n <= 16) {
+        for (size_t i = 0; i < n && !twice; i++)
+            for (size_t j = 0; j < i && !twice; j++)
+                if (out[i][0] && !strcmp(out[i], out[j]))
+                    twice = out[i];
+        return twice;
+    }
+    KsSet seen = {0};
+    for (size_t i = 0; i < n && !twice; i++)
+        if (out[i][0] && !ks_add(&seen, &out[i], 1, 0))
+            twice = out[i];
+    ks_free(&seen);
+    return twice;
+}
+
 IrNode *ir_node_new(IrGraph *g, IrNode *before, const char *op_type,
                     const char *domain, const char *name,
                     size_t n_in, const char *const *in,
                     size_t n_out, const char *const *out, IrError *err)
 {
+    const char *twice = ir_node_out_twice(n_out, out);
+    if (twice) {
+        ir_fail(err, "node '%s' (%s): output '%s' is already defined",
+                name ? name : "", op_type, twice);
+        return NULL;
+    }
     for (size_t i = 0; i < n_out; i++) {
         if (!out[i][0])
             continue;
         IrValue *v = ir_graph_find_local(g, out[i]);
-        bool twice = false;
-        for (size_t j = 0; j < i; j++)
-            twice = twice || !strcmp(out[i], out[j]);
-        if ((v && v->kind != IR_VAL_UNDEF) || twice) {
+        if (v && v->kind != IR_VAL_UNDEF) {
             ir_fail(err, "node '%s' (%s): output '%s' is already defined",
                     name ? name : "", op_type, out[i]);
             return NULL;

@@ -17,6 +17,7 @@
 #include "corpus.h"
 #include "convert.h"
 #include "eval.h"
+#include "fconv.h"
 #include "infer.h"
 #include "load.h"
 #include "opschema.h"
@@ -84,7 +85,8 @@ static int parse_dims(const char *s, int64_t *dims, int cap)
     return n;
 }
 
-/* Encodes one number as element type `dt` at p; returns its size. */
+/* Encodes one number as element type `dt` at p; returns its size. A case
+ * file's INT64_MAX reads as 2^63, which saturates back (fconv.h). */
 static size_t encode(int32_t dt, double v, uint8_t *p)
 {
     switch (dt) {
@@ -92,11 +94,11 @@ static size_t encode(int32_t dt, double v, uint8_t *p)
     case 11: memcpy(p, &v, 8); return 8;
     case 10: { uint16_t h = ev_float_to_half((float)v); memcpy(p, &h, 2); return 2; }
     case 16: { uint16_t h = ev_float_to_bf16((float)v); memcpy(p, &h, 2); return 2; }
-    case 2: case 9: p[0] = (uint8_t)(int64_t)v; return 1;
-    case 3: p[0] = (uint8_t)(int8_t)(int64_t)v; return 1;
-    case 4: case 5: { uint16_t x = (uint16_t)(int64_t)v; memcpy(p, &x, 2); return 2; }
-    case 6: case 12: { uint32_t x = (uint32_t)(int64_t)v; memcpy(p, &x, 4); return 4; }
-    default: { int64_t x = (int64_t)v; memcpy(p, &x, 8); return 8; }
+    case 2: case 9: p[0] = (uint8_t)fc_i64_sat(v); return 1;
+    case 3: p[0] = (uint8_t)(int8_t)fc_i64_sat(v); return 1;
+    case 4: case 5: { uint16_t x = (uint16_t)fc_i64_sat(v); memcpy(p, &x, 2); return 2; }
+    case 6: case 12: { uint32_t x = (uint32_t)fc_i64_sat(v); memcpy(p, &x, 4); return 4; }
+    default: { int64_t x = fc_i64_sat(v); memcpy(p, &x, 8); return 8; }
     }
 }
 

@@ -247,7 +247,8 @@ static bool ev_red_block_f(EvCtx *c, const EvValue *x, const EvRed *r,
     double *acc = ev_tmp(c, in, sizeof *acc);
     float *out = y->data;
     for (size_t o = 0; o < r->outer; o++) {
-        const float *p = (const float *)x->data + o * n * in;
+        /* an empty input has no data: no pointer arithmetic on NULL */
+        const float *p = n ? (const float *)x->data + o * n * in : NULL;
         for (size_t e = 0; e < in; e++)
             acc[e] = mx ? -INFINITY : mn ? INFINITY : 0;
         for (size_t k = 0; k < n; k++, p += in)
@@ -272,7 +273,7 @@ static double ev_red_f(const EvValue *x, const EvRed *r, size_t i, EvRk kind)
 {
     size_t b = ev_red_base(r, i), n = r->nred;
     if (r->contig && x->dtype == EV_FLOAT) {
-        const float *p = (const float *)x->data + b;
+        const float *p = n ? (const float *)x->data + b : NULL;
         switch (kind) {
         case EV_R_SUM: return ev_sum_run(p, n, false);
         case EV_R_MEAN: return ev_sum_run(p, n, false) / (double)n;
