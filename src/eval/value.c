@@ -241,9 +241,17 @@ EvValue *ev_sequence_new(void)
     return v;
 }
 
+/* The items array grows to powers of two (at least 4), so its capacity
+ * follows from n_items alone: a sequence built item by item costs
+ * linear time, not a realloc per item (quadratic where realloc copies,
+ * as under AddressSanitizer). Only this function writes items. */
 void ev_sequence_push(EvValue *seq, EvValue *item)
 {
-    seq->items = ir_grow(seq->items, seq->n_items + 1, sizeof *seq->items);
+    size_t n = seq->n_items;
+    if (n == 0)
+        seq->items = ir_grow(seq->items, 4, sizeof *seq->items);
+    else if (n >= 4 && (n & (n - 1)) == 0)
+        seq->items = ir_grow(seq->items, 2 * n, sizeof *seq->items);
     seq->items[seq->n_items++] = item;
 }
 
