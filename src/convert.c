@@ -580,10 +580,26 @@ void cv_report_free(CvReport *r)
     free(r->custom);
     r->custom = NULL;
     r->n_custom = 0;
+    for (size_t i = 0; i < r->n_dropped; i++)
+        free(r->dropped[i]);
+    free(r->dropped);
+    r->dropped = NULL;
+    r->n_dropped = 0;
     free(r->fail_node);
     free(r->fail_op);
     free(r->fail_domain);
     r->fail_node = r->fail_op = r->fail_domain = NULL;
+}
+
+void cv_report_drop(CvReport *r, const char *fmt, ...)
+{
+    char line[300];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    r->dropped = ir_grow(r->dropped, r->n_dropped + 1, sizeof *r->dropped);
+    r->dropped[r->n_dropped++] = ir_strdup(line);
 }
 
 /* ---- tidying -------------------------------------------------------- */

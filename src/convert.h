@@ -26,6 +26,8 @@ typedef struct CvOptions {
     int64_t opset;        /* target ai.onnx opset; 0 = keep the model's */
     int64_t opset_ml;     /* target ai.onnx.ml opset; 0 = keep */
     int64_t ir_version;   /* 0 = what the target opsets need */
+    bool keep_metadata;   /* --keep-metadata: keep annotation-only content
+                             (and a higher IR) instead of dropping it */
 } CvOptions;
 
 /* A domain the converter passed through untouched. */
@@ -51,12 +53,20 @@ typedef struct CvReport {
      * version to). The tests use it to know which adapters were exercised. */
     void (*on_adapt)(void *arg, const char *domain, const char *op, int from, int to);
     void *on_adapt_arg;
+    /* What the conversion dropped to fit the target (metadata, fields of a
+     * vendor variant), one short line each ("NodeProto.metadata_props x12");
+     * owned, freed by cv_report_free. */
+    char **dropped;
+    size_t n_dropped;
 } CvReport;
 
 /* Converts m in place. Returns 0, or -1 with err naming the node, op, step
  * and reason (and r->reason set). */
 int cv_convert(IrModel *m, const CvOptions *o, CvReport *r, IrError *err);
 void cv_report_free(CvReport *r);
+/* Adds one line to r->dropped. */
+void cv_report_drop(CvReport *r, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 
 /* The IR version a model importing ai.onnx at `opset` needs (the release
  * table of ONNX's versioning document), or -1 for an unknown opset. */
