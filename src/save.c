@@ -879,6 +879,15 @@ static const char *save_kind(mode_t m)
            S_ISSOCK(m) ? "a socket" : "not a regular file";
 }
 
+/* Refuses to replace `path`, which is not a regular file. A FIFO or a
+ * device is most often /dev/stdout or a pipe: the message names `-o -`. */
+static void save_not_regular(IrError *err, const char *path, mode_t m)
+{
+    ir_fail(err, "%s: is %s, not a regular file: refusing to replace it%s",
+            path, save_kind(m),
+            S_ISFIFO(m) || S_ISCHR(m) ? " (to write to standard output, use -o -)" : "");
+}
+
 /* The folder part of a path ("." when there is none). Caller frees. */
 static char *save_dirname(const char *path)
 {
@@ -908,8 +917,7 @@ static char *save_target(const char *path, struct stat *st, bool *exists,
 {
     struct stat fs;
     if (stat(path, &fs) == 0 && !S_ISREG(fs.st_mode)) {
-        ir_fail(err, "%s: is %s, not a regular file: refusing to replace it",
-                path, save_kind(fs.st_mode));
+        save_not_regular(err, path, fs.st_mode);
         return NULL;
     }
     char *p = ir_strdup(path);
@@ -932,8 +940,7 @@ static char *save_target(const char *path, struct stat *st, bool *exists,
             *exists = true;
             if (S_ISREG(st->st_mode))
                 return p;
-            ir_fail(err, "%s: is %s, not a regular file: refusing to replace "
-                    "it", path, save_kind(st->st_mode));
+            save_not_regular(err, path, st->st_mode);
             free(p);
             return NULL;
         }

@@ -307,6 +307,9 @@ static void refused_target(const char *name, const char *label)
     int rc = cli(err, sizeof err, "convert '%s' -o '%s'",
                  path_of("in/model.onnx"), path_of(name));
     T_CHECK(rc == 1 && one_line(err), "-o onto %s: exit %d: %s", label, rc, err);
+    /* a pipe or a device is most often meant as standard output */
+    bool stream = S_ISFIFO(a.st_mode) || S_ISCHR(a.st_mode);
+    T_CHECK(!stream || strstr(err, "use -o -"), "-o onto %s: no hint of -o -: %s", label, err);
     T_CHECK(lstat(path_of(name), &b) == 0 &&
             (a.st_mode & S_IFMT) == (b.st_mode & S_IFMT) &&
             a.st_rdev == b.st_rdev && a.st_ino == b.st_ino,
