@@ -42,6 +42,9 @@ CHECK_PKGS += libonnx-testdata
 endif
 # and the second sanitized build (clang's UBSan catches float-to-integer overflow)
 CHECK_PKGS += clang libclang-rt-14-dev
+# and onnx 1.12's shape inference as a second opinion (tests/onnx_crosscheck.py;
+# a test's judge only, never a dependency of the tool)
+CHECK_PKGS += python3-onnx
 
 LIB_SRC := $(sort $(wildcard src/*.c src/infer/*.c src/eval/*.c adapters/*.c passes/*.c))
 GEN_SRC := $(BUILD)/gen/onnx.pb-c.c

@@ -128,12 +128,14 @@ run eval_gate sh tests/eval_gate.sh "$build/onnx-convert" "$build/tests/tool_eva
 run asan/eval_gate sh tests/eval_gate.sh "$asan/onnx-convert" "$build/tests/tool_eval_gate_gen" 60
 
 # Cross-check with Debian's python3-onnx shape inference (opsets <= 17),
-# when it is installed: a second opinion, never a dependency.
+# when it is installed: a second opinion, never a dependency. (A bare
+# `import onnx` is not the probe: libonnx-testdata alone leaves an empty
+# onnx/ namespace folder that imports, and the cross-check then counted 0.)
 node_dir=""
 for d in "${ONNX_BACKEND_DATA:-}" ../shared/testdata/onnx-backend /usr/share/libonnx-testdata/data; do
     if [ -n "$d" ] && [ -d "$d/node" ]; then node_dir="$d/node"; break; fi
 done
-if [ -n "$node_dir" ] && /usr/bin/python3 -c 'import onnx' 2>/dev/null; then
+if [ -n "$node_dir" ] && /usr/bin/python3 -c 'import onnx.shape_inference' 2>/dev/null; then
     models=""
     [ -d ../shared/models ] && models=../shared/models
     run onnx_crosscheck /usr/bin/python3 tests/onnx_crosscheck.py "$build/onnx-convert" "$node_dir" $models
