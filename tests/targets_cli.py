@@ -170,7 +170,7 @@ def check_schema(label, rep):
 def check_agreement(label, path, rep, tmp, pool):
     jobs = []
     for d, flag in DOMAINS.items():
-        for i, row in enumerate(rep["targets"][d] or []):
+        for row in rep["targets"][d] or []:
             out = os.path.join(tmp, "%s-%d.onnx" % (flag.strip("-"), row["opset"]))
             jobs.append((d, row, pool.submit(convert_one, path, flag, row["opset"], out)))
     for d, row, fut in jobs:
@@ -254,6 +254,27 @@ def check_load_error(tmp):
           "unreadable model: exit %d, %r, %r" % (p.returncode, rep, p.stderr))
 
 
+def check_no_domain(tmp):
+    """A model of a custom domain alone: no target to list, either form."""
+    n = node("Thing", ["x"], ["y"]) + f_bytes(7, "com.example")
+    g = graph_bytes([n], [vinfo("x", ttype(FLOAT, [2]))], [vinfo("y", ttype(FLOAT, [2]))])
+    path = os.path.join(tmp, "custom.onnx")
+    with open(path, "wb") as f:
+        f.write(model_bytes(g, [("com.example", 1)]))
+    p = run("info", path, "--targets")
+    check(p.returncode == 0 and p.stdout ==
+          "%s imports no ai.onnx or ai.onnx.ml opset: nothing to convert\n" % path,
+          "custom domain only: text %r" % p.stdout)
+    p = run("info", path, "--targets", "--json")
+    try:
+        rep = json.loads(p.stdout)
+    except ValueError:
+        rep = None
+    if check_schema("custom", rep):
+        check(rep["opsets"] == {"ai.onnx": None, "ai.onnx.ml": None},
+              "custom domain only: opsets %r" % rep["opsets"])
+
+
 def check_stdin(path, rep):
     with open(path, "rb") as f:
         p = run("info", "-", "--targets", "--json", stdin=f)
@@ -281,6 +302,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp, \
             concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
         check_load_error(tmp)
+        check_no_domain(tmp)
         for name, path in built_models(tmp):
             rep = one_model(name, path, tmp, pool, text=True)
             if rep and name == "ml":
