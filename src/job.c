@@ -415,6 +415,10 @@ int job_convert(const JobOptions *o, const char *in, const char *out, JobReport 
         return -1;
     }
     job_describe_after(r, m);
+    if (o->dry_run) {
+        job_release(m, keep);
+        return 0;
+    }
     if (job_save(m, out, &o->save, &err) < 0) {
         ir_model_free(m);
         return job_end(r, JOB_ERROR, "save", "save", err.msg);
@@ -571,7 +575,7 @@ static void job_json_verification(Js *j, const JobReport *r)
     js_close(j, '}');
 }
 
-static void job_json_error(Js *j, const JobReport *r)
+void job_json_error(Js *j, const JobReport *r)
 {
     if (r->status == JOB_OK) {
         js_null(j);

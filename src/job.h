@@ -48,6 +48,9 @@ typedef struct JobOptions {
     const char *const *input_shape;  /* --input-shape NAME=DIMS */
     size_t n_input_shape;
     EvOptions eval;              /* --verify's budgets (timeout 0: JOB_VERIFY_TIMEOUT) */
+    /* every stage but save: `info --targets` asks what convert would do
+     * through the very same stages, so that the two cannot disagree */
+    bool dry_run;
 } JobOptions;
 
 /* Seconds --verify runs each model at most unless --timeout says: a
@@ -89,7 +92,8 @@ typedef struct JobReport {
 } JobReport;
 
 /* Converts and/or optimizes `in` as o says and writes `out` ("-":
- * standard output; `in` "-": standard input, as job_load). Returns 0 or
+ * standard output; `in` "-": standard input, as job_load; with
+ * o->dry_run nothing is written and `out` may be NULL). Returns 0 or
  * -1; either way r says what happened (r->msg: why it failed). When
  * `keep` is not NULL the model is handed over there (or NULL), so that a
  * process about to exit need not free it. */
@@ -120,6 +124,9 @@ const char *job_status_name(JobStatus s);
 
 /* Writes the report as one JSON object (README "JSON reports"). */
 void job_json(Js *j, const JobReport *r);
+/* Writes the report's "error" value alone: null when ok, else the object
+ * of stage, reason, node, op, domain, step and message. */
+void job_json_error(Js *j, const JobReport *r);
 
 /* The folder of a backend-test case's first inputs when `in` sits in one
  * (IN's folder/test_data_set_0/input_0.pb exists), else NULL; owned. */

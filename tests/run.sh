@@ -118,6 +118,9 @@ run asan/batch_cli /usr/bin/python3 tests/batch_cli.py "$asan/onnx-convert"
 # the evaluator's budgets: memory, steps, time, --verify's inputs (issue 18)
 run budgets_cli /usr/bin/python3 tests/budgets_cli.py "$build/onnx-convert"
 run asan/budgets_cli /usr/bin/python3 tests/budgets_cli.py "$asan/onnx-convert"
+# info --targets and convert agree on every target (issue 19; sanitized: one model of ../shared)
+run targets_cli /usr/bin/python3 tests/targets_cli.py "$build/onnx-convert"
+run asan/targets_cli /usr/bin/python3 tests/targets_cli.py "$asan/onnx-convert" quick
 # semantically hostile models (the generator is built in the normal build)
 run hostile_models sh tests/hostile_models.sh "$build/onnx-convert" "$build/tests/tool_hostile_gen"
 run asan/hostile_models sh tests/hostile_models.sh "$asan/onnx-convert" "$build/tests/tool_hostile_gen"

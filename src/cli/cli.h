@@ -3,7 +3,8 @@
  *
  * onnx-convert.c parses the command and runs the one-model commands,
  * convert.c runs convert and optimize on one model, batch.c runs a command
- * over many models in worker processes, help.c holds every --help text
+ * over many models in worker processes, targets.c runs info --targets,
+ * help.c holds every --help text
  * (README "Command-line reference" repeats them; a test compares).
  *
  * Exit status: 0 done; 1 a model was rejected or an operation is not
@@ -71,6 +72,11 @@ void cli_print_failure(const char *path, const char *msg);
 int cli_convert(int argc, char **argv, const char *command);
 /* The text lines a successful convert or optimize prints. */
 void cli_convert_text(FILE *f, const CliOpts *o, const JobReport *r);
+
+/* targets.c: `info --targets [--json]`: convert's stages (writing
+ * nothing) for every ai.onnx target, and every ai.onnx.ml target when the
+ * model imports it. */
+int cli_targets(const char *path, bool json);
 
 /* batch.c: runs o->command over every input (folders searched for *.onnx)
  * with o->jobs workers; prints failures as they happen, a progress line

@@ -148,9 +148,12 @@ static const char cli_help_info[] =
     "functions and subgraphs.\n"
     "\n"
     "  --json                  print the description as JSON\n"
-    "  --targets               try every ai.onnx opset and print, for each one\n"
-    "                          the model cannot reach, the first node that\n"
-    "                          blocks it and why\n"
+    "  --targets               run convert's checks (writing nothing) for every\n"
+    "                          ai.onnx opset as --opset, and every ai.onnx.ml\n"
+    "                          opset as --opset-ml when the model imports it;\n"
+    "                          print per target yes, or convert's refusal\n"
+    "                          (with --json: per domain and target the status\n"
+    "                          and convert's error object)\n"
     "  -h, --help              this help\n";
 
 static const char cli_help_run[] =

@@ -151,42 +151,6 @@ static int cli_optimize_cmd(int argc, char **argv)
     return cli_convert(argc, argv, "optimize");
 }
 
-/* `info --targets`: tries the conversion to every ai.onnx opset and prints,
- * per opset, "yes" or the first node that blocks it and why. */
-static int cli_targets(const char *path)
-{
-    IrError err;
-    IrModel *m;
-    if (job_load(path, NULL, &m, &err))
-        return cli_error(path, &err);
-    int64_t own = ir_model_opset(m, "");
-    ir_model_free(m);
-    if (own < 1) {
-        printf("%s imports no ai.onnx opset: nothing to convert\n", path);
-        return CLI_OK;
-    }
-    int64_t max = os_domain_max("");
-    printf("%s (ai.onnx opset %lld), converted to each opset:\n", path, (long long)own);
-    int reachable = 0;
-    for (int64_t t = 1; t <= max; t++) {
-        if (job_load(path, NULL, &m, &err))
-            return cli_error(path, &err);
-        CvOptions o = {.opset = t};
-        CvReport r = {0};
-        int rc = cv_convert(m, &o, &r, &err);
-        if (rc == 0) {
-            reachable++;
-            printf("  %2lld  yes%s\n", (long long)t, t == own ? " (the model's own)" : "");
-        } else {
-            printf("  %2lld  no   %s\n", (long long)t, err.msg);
-        }
-        cv_report_free(&r);
-        ir_model_free(m);
-    }
-    printf("%d of %lld opsets reachable\n", reachable, (long long)max);
-    return CLI_OK;
-}
-
 static int cli_info(int argc, char **argv)
 {
     const char *path = NULL;
@@ -206,7 +170,7 @@ static int cli_info(int argc, char **argv)
     if (!path)
         return cli_usage("info", "info needs MODEL.onnx");
     if (targets)
-        return cli_targets(path);
+        return cli_targets(path, json);
     IrError err;
     IrModel *m;
     LoadOptions lo = {.skip_external = 1};
