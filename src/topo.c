@@ -209,9 +209,10 @@ static int topo_cycle_fail(const TopoScope *s, size_t at, const char *label,
         snprintf(who, sizeof who, "%zu", at);
     if (label)
         snprintf(scope, sizeof scope, "%s", label);
+    else if (s->g->name && s->g->name[0])
+        snprintf(scope, sizeof scope, "graph '%.150s'", s->g->name);
     else
-        snprintf(scope, sizeof scope, "graph '%.150s'",
-                 s->g->name && s->g->name[0] ? s->g->name : "");
+        snprintf(scope, sizeof scope, "%s", s->g->parent ? "a subgraph" : "the main graph");
     return ir_fail(err, "%s: node %s (%.60s) is on a cycle: an input it "
                    "reads depends on its own output", scope, who,
                    n->op_type ? n->op_type : "");

@@ -1,0 +1,193 @@
+/*
+ * tool_topo_gen.c - writes a float16 model laid out the way
+ * onnxconverter-common's float16 conversion writes it, with its Cast
+ * nodes at the end of the node list, for tests/topo_ort.sh.
+ *
+ *   tool_topo_gen OUT_DIR
+ *
+ * The model: X float [1,3,8,8] -> Cast 'graph_input_cast_0' to float16 ->
+ * Conv (3x3, pads 1) -> Relu -> MaxPool 2x2 -> Mul by a scalar ->
+ * GlobalAveragePool -> Flatten -> MatMul -> Add -> Softmax -> Cast
+ * 'graph_output_cast_0' to float -> Y [1,5]; the MaxPool's output also
+ * leaves through Cast 'graph_output_cast_1' -> Z [1,4,4,4]. Opset 13,
+ * IR 7, weights from a fixed seed.
+ *
+ * Writes OUT_DIR/case/model.onnx (the Casts last: out of order),
+ * OUT_DIR/case/sorted.onnx (the same nodes in order, written by hand
+ * here, not by the sort), OUT_DIR/case/test_data_set_0/input_0.pb (X from
+ * the same seed; no expected output: ONNX Runtime writes it) and
+ * OUT_DIR/cycle.onnx (two nodes that read each other). Nothing is
+ * committed: the files are built on every run.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sys/stat.h>
+
+#include "eval.h"
+#include "ir.h"
+#include "save.h"
+
+enum { DT_FLOAT = 1, DT_FLOAT16 = 10 };
+
+static void gen_die(const char *what)
+{
+    fprintf(stderr, "tool_topo_gen: %s\n", what);
+    exit(1);
+}
+
+static uint32_t gen_seed = 12345;
+
+/* A number in [-1, 1) from a fixed linear congruential sequence. */
+static float gen_rand(void)
+{
+    gen_seed = gen_seed * 1664525u + 1013904223u;
+    return (float)(gen_seed >> 8) / (float)(1u << 23) - 1.0f;
+}
+
+/* A float16 initializer of random values times `scale`. */
+static void gen_init(IrGraph *g, const char *name, size_t rank, const int64_t *dims,
+                     float scale)
+{
+    size_t n = 1;
+    for (size_t i = 0; i < rank; i++)
+        n *= (size_t)dims[i];
+    uint16_t *h = ir_alloc_array(n, sizeof *h);
+    for (size_t i = 0; i < n; i++)
+        h[i] = ev_float_to_half(gen_rand() * scale);
+    uint8_t *raw = ir_alloc_array(n, 2);
+    for (size_t i = 0; i < n; i++) {
+        raw[2 * i] = (uint8_t)(h[i] & 0xff);
+        raw[2 * i + 1] = (uint8_t)(h[i] >> 8);
+    }
+    if (!ir_graph_add_init(g, ir_tensor_new(name, DT_FLOAT16, rank, dims, raw, n * 2)))
+        gen_die(name);
+    free(h);
+    free(raw);
+}
+
+static IrNode *gen_node(IrGraph *g, const char *op, const char *name, size_t n_in,
+                        const char *const *in, const char *out)
+{
+    IrError err;
+    IrNode *n = ir_node_new(g, NULL, op, "", name, n_in, in, 1,
+                            (const char *const[]){out}, &err);
+    if (!n)
+        gen_die(err.msg);
+    return n;
+}
+#define GN(g, op, name, out, ...)                                              \
+    gen_node(g, op, name, sizeof((const char *const[]){__VA_ARGS__}) / sizeof(char *), \
+             (const char *const[]){__VA_ARGS__}, out)
+
+static IrNode *gen_cast(IrGraph *g, const char *name, const char *in, const char *out,
+                        int32_t to)
+{
+    IrNode *n = GN(g, "Cast", name, out, in);
+    ir_node_set_attr(n, ir_attr_int("to", to));
+    return n;
+}
+
+/* The model, its nodes in order; `unsorted` moves the Casts to the end. */
+static IrModel *gen_model(bool unsorted)
+{
+    gen_seed = 12345;
+    IrModel *m = ir_model_new();
+    m->has_ir_version = true;
+    m->ir_version = 7;
+    m->producer_name = ir_strdup("onnxconverter-common layout (test)");
+    ir_model_set_opset(m, "", 13);
+    IrGraph *g = m->graph = ir_graph_new(NULL);
+    g->name = ir_strdup("fp16");
+    int64_t xd[4] = {1, 3, 8, 8}, yd[2] = {1, 5}, zd[4] = {1, 4, 4, 4};
+    ir_graph_add_input(g, "X", ir_type_tensor(DT_FLOAT, 4, xd));
+    gen_init(g, "W", 4, (int64_t[]){4, 3, 3, 3}, 0.5f);
+    gen_init(g, "B", 1, (int64_t[]){4}, 0.1f);
+    gen_init(g, "S", 1, (int64_t[]){1}, 2.0f);
+    gen_init(g, "Wm", 2, (int64_t[]){4, 5}, 1.0f);
+    gen_init(g, "Bm", 1, (int64_t[]){5}, 0.2f);
+    IrNode *cin = gen_cast(g, "graph_input_cast_0", "X", "graph_input_cast_0", DT_FLOAT16);
+    IrNode *conv = GN(g, "Conv", "conv", "c", "graph_input_cast_0", "W", "B");
+    ir_node_set_attr(conv, ir_attr_ints("pads", 4, (int64_t[]){1, 1, 1, 1}));
+    ir_node_set_attr(conv, ir_attr_ints("kernel_shape", 2, (int64_t[]){3, 3}));
+    GN(g, "Relu", "relu", "r", "c");
+    IrNode *pool = GN(g, "MaxPool", "pool", "p", "r");
+    ir_node_set_attr(pool, ir_attr_ints("kernel_shape", 2, (int64_t[]){2, 2}));
+    ir_node_set_attr(pool, ir_attr_ints("strides", 2, (int64_t[]){2, 2}));
+    GN(g, "Mul", "mul", "s", "p", "S");
+    GN(g, "GlobalAveragePool", "gap", "ga", "s");
+    GN(g, "Flatten", "flatten", "f", "ga");
+    GN(g, "MatMul", "matmul", "mm", "f", "Wm");
+    GN(g, "Add", "add", "a", "mm", "Bm");
+    IrNode *soft = GN(g, "Softmax", "softmax", "graph_output_cast_0", "a");
+    ir_node_set_attr(soft, ir_attr_int("axis", 1));
+    IrNode *c0 = gen_cast(g, "graph_output_cast_0", "graph_output_cast_0", "Y", DT_FLOAT);
+    IrNode *c1 = gen_cast(g, "graph_output_cast_1", "p", "Z", DT_FLOAT);
+    ir_graph_add_output(g, ir_graph_value(g, "Y"), ir_type_tensor(DT_FLOAT, 2, yd));
+    ir_graph_add_output(g, ir_graph_value(g, "Z"), ir_type_tensor(DT_FLOAT, 4, zd));
+    if (unsorted) {
+        ir_node_move_before(cin, NULL);
+        ir_node_move_before(c0, NULL);
+        ir_node_move_before(c1, NULL);
+    }
+    return m;
+}
+
+/* Two nodes that read each other's output. */
+static IrModel *gen_cycle(void)
+{
+    IrModel *m = ir_model_new();
+    m->has_ir_version = true;
+    m->ir_version = 7;
+    ir_model_set_opset(m, "", 13);
+    IrGraph *g = m->graph = ir_graph_new(NULL);
+    int64_t d[2] = {2, 3};
+    ir_graph_add_input(g, "X", ir_type_tensor(DT_FLOAT, 2, d));
+    GN(g, "Add", "loop_add", "P", "X", "Q");
+    GN(g, "Neg", "loop_neg", "Q", "P");
+    ir_graph_add_output(g, ir_graph_value(g, "Q"), ir_type_tensor(DT_FLOAT, 2, d));
+    return m;
+}
+
+static void gen_save(IrModel *m, const char *path)
+{
+    IrError err;
+    if (save_model_file(m, path, NULL, &err))
+        gen_die(err.msg);
+    ir_model_free(m);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 2) {
+        fputs("usage: tool_topo_gen OUT_DIR\n", stderr);
+        return 2;
+    }
+    char dir[4096], path[4200];
+    snprintf(dir, sizeof dir, "%s/case", argv[1]);
+    snprintf(path, sizeof path, "%s/test_data_set_0", dir);
+    if (mkdir(dir, 0777) || mkdir(path, 0777))
+        gen_die(dir);
+    snprintf(path, sizeof path, "%s/model.onnx", dir);
+    gen_save(gen_model(true), path);
+    snprintf(path, sizeof path, "%s/sorted.onnx", dir);
+    gen_save(gen_model(false), path);
+    snprintf(path, sizeof path, "%s/cycle.onnx", argv[1]);
+    gen_save(gen_cycle(), path);
+    /* the input: its own sequence */
+    gen_seed = 999;
+    int64_t xd[4] = {1, 3, 8, 8};
+    IrError err;
+    EvValue *x = ev_tensor_new(DT_FLOAT, 4, xd, &err);
+    if (!x)
+        gen_die(err.msg);
+    for (size_t i = 0; i < x->numel; i++)
+        ((float *)x->data)[i] = gen_rand() * 2.0f;
+    snprintf(path, sizeof path, "%s/test_data_set_0/input_0.pb", dir);
+    if (ev_value_write(x, "X", path, &err))
+        gen_die(err.msg);
+    ev_unref(x);
+    return 0;
+}
