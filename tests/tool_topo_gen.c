@@ -3,7 +3,7 @@
  * onnxconverter-common's float16 conversion writes it, with its Cast
  * nodes at the end of the node list, for tests/topo_ort.sh.
  *
- *   tool_topo_gen OUT_DIR
+ *   tool_topo_gen OUT_DIR [MODEL_DIR]
  *
  * The model: X float [1,3,8,8] -> Cast 'graph_input_cast_0' to float16 ->
  * Conv (3x3, pads 1) -> Relu -> MaxPool 2x2 -> Mul by a scalar ->
@@ -16,8 +16,14 @@
  * OUT_DIR/case/sorted.onnx (the same nodes in order, written by hand
  * here, not by the sort), OUT_DIR/case/test_data_set_0/input_0.pb (X from
  * the same seed; no expected output: ONNX Runtime writes it) and
- * OUT_DIR/cycle.onnx (two nodes that read each other). Nothing is
- * committed: the files are built on every run.
+ * OUT_DIR/cycle.onnx (two nodes that read each other). With MODEL_DIR
+ * (a float model of Conv/Relu/MaxPool/Concat/... with its case in
+ * test_data_set_0, e.g. ../shared/models/squeezenet1_1_opset13), also
+ * OUT_DIR/real/{model,sorted}.onnx: that model converted to float16 the
+ * converter's way (float initializers to float16, value_info dropped,
+ * every float input through a Cast 'graph_input_cast_K', every float
+ * output through a Cast 'graph_output_cast_K'), and its case's input_0.pb.
+ * Nothing is committed: the files are built on every run.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -28,6 +34,7 @@
 
 #include "eval.h"
 #include "ir.h"
+#include "load.h"
 #include "save.h"
 
 enum { DT_FLOAT = 1, DT_FLOAT16 = 10 };
@@ -151,6 +158,158 @@ static IrModel *gen_cycle(void)
     return m;
 }
 
+/* ---- a real model, to float16 ----------------------------------------- */
+
+/* t's elements as floats (raw little-endian or float_data); malloc'ed. */
+static float *gen_floats(const IrTensor *t, size_t *n)
+{
+    uint64_t numel;
+    if (!ir_tensor_numel(t, &numel) || numel > ((size_t)1 << 28))
+        gen_die("a float initializer too big or with bad dims");
+    *n = (size_t)numel;
+    float *f = ir_alloc_array(*n + 1, sizeof *f);
+    for (size_t i = 0; i < *n; i++) {
+        if (t->has_raw && t->raw.len >= 4 * *n) {
+            const uint8_t *b = t->raw.data + 4 * i;
+            uint32_t u = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 |
+                         (uint32_t)b[3] << 24;
+            memcpy(&f[i], &u, 4);
+        } else if (t->n_float == *n) {
+            f[i] = t->float_data[i];
+        } else {
+            gen_die("a float initializer whose data does not fit its dims");
+        }
+    }
+    return f;
+}
+
+/* Float initializers become float16 ones of the same name. */
+static void gen_inits_half(IrGraph *g)
+{
+    for (size_t k = 0; k < g->inits.n; k++) {
+        IrTensor *t = g->inits.p[k];
+        if (t->data_type != DT_FLOAT)
+            continue;
+        size_t n;
+        float *f = gen_floats(t, &n);
+        uint8_t *raw = ir_alloc_array(n + 1, 2);
+        for (size_t i = 0; i < n; i++) {
+            uint16_t h = ev_float_to_half(f[i]);
+            raw[2 * i] = (uint8_t)(h & 0xff);
+            raw[2 * i + 1] = (uint8_t)(h >> 8);
+        }
+        IrTensor *h = ir_tensor_new(t->name, DT_FLOAT16, t->ndims, t->dims, raw, n * 2);
+        ir_graph_find_local(g, t->name)->init = h;
+        g->inits.p[k] = h;
+        ir_tensor_free(t);
+        free(f);
+        free(raw);
+    }
+}
+
+static bool gen_is_float(const IrValueInfo *vi)
+{
+    return vi->type && vi->type->kind == IR_TYPE_TENSOR && vi->type->elem_type == DT_FLOAT;
+}
+
+/* Every float graph input read through a Cast to float16, placed first. */
+static void gen_input_casts(IrGraph *g)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < g->inputs.n; i++) {
+        IrValueInfo *vi = g->inputs.p[i];
+        if (!gen_is_float(vi) || vi->value->init)
+            continue;
+        char name[64];
+        snprintf(name, sizeof name, "graph_input_cast_%zu", k++);
+        IrError err;
+        if (ir_value_replace_uses(vi->value, ir_graph_value(g, name), &err))
+            gen_die(err.msg);
+        IrNode *c = ir_node_new(g, g->first, "Cast", "", name, 1,
+                                (const char *const[]){vi->value->name}, 1,
+                                (const char *const[]){name}, &err);
+        if (!c)
+            gen_die(err.msg);
+        ir_node_set_attr(c, ir_attr_int("to", DT_FLOAT16));
+    }
+}
+
+/* Every float graph output produced in float16 and cast back: the
+ * producer's value is renamed graph_output_cast_K, and a Cast writes the
+ * output's name. */
+static void gen_output_casts(IrGraph *g)
+{
+    for (size_t k = 0; k < g->outputs.n; k++) {
+        IrValueInfo *vi = g->outputs.p[k];
+        if (!gen_is_float(vi))
+            continue;
+        char name[64], *out = ir_strdup(vi->value->name);
+        snprintf(name, sizeof name, "graph_output_cast_%zu", k);
+        IrError err;
+        if (ir_value_rename(vi->value, name, &err))
+            gen_die(err.msg);
+        IrNode *c = ir_node_new(g, NULL, "Cast", "", name, 1, (const char *const[]){name},
+                                1, (const char *const[]){out}, &err);
+        if (!c)
+            gen_die(err.msg);
+        ir_node_set_attr(c, ir_attr_int("to", DT_FLOAT));
+        vi->value->n_infos--;
+        vi->value = c->out[0];
+        vi->value->n_infos++;
+        free(out);
+    }
+}
+
+/* MODEL_DIR/model.onnx in float16; `unsorted` moves the Casts last. */
+static IrModel *gen_real(const char *model_dir, bool unsorted)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/model.onnx", model_dir);
+    IrModel *m;
+    IrError err;
+    if (load_model_file(path, NULL, &m, &err))
+        gen_die(err.msg);
+    IrGraph *g = m->graph;
+    for (size_t i = 0; i < g->value_info.n; i++) {
+        IrValueInfo *vi = g->value_info.p[i];
+        vi->value->n_infos--;
+        ir_valueinfo_free(vi);
+    }
+    g->value_info.n = 0;
+    for (IrNode *n = g->first; n; n = n->next)
+        if (!strcmp(n->op_type, "Constant") || !strcmp(n->op_type, "Cast"))
+            gen_die("the model has Constant or Cast nodes, which this tool leaves float");
+    gen_inits_half(g);
+    gen_input_casts(g);
+    gen_output_casts(g);
+    if (unsorted) {
+        IrNode *casts[64];
+        size_t nc = 0;
+        for (IrNode *n = g->first; n; n = n->next)
+            if (!strcmp(n->op_type, "Cast") && nc < 64)
+                casts[nc++] = n;
+        for (size_t i = 0; i < nc; i++)
+            ir_node_move_before(casts[i], NULL);
+    }
+    return m;
+}
+
+/* Copies a file. */
+static void gen_copy(const char *from, const char *to)
+{
+    FILE *in = fopen(from, "rb"), *out = fopen(to, "wb");
+    if (!in || !out)
+        gen_die(from);
+    char buf[1 << 16];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, in)) > 0)
+        if (fwrite(buf, 1, n, out) != n)
+            gen_die(to);
+    fclose(in);
+    if (fclose(out))
+        gen_die(to);
+}
+
 static void gen_save(IrModel *m, const char *path)
 {
     IrError err;
@@ -161,8 +320,8 @@ static void gen_save(IrModel *m, const char *path)
 
 int main(int argc, char **argv)
 {
-    if (argc != 2) {
-        fputs("usage: tool_topo_gen OUT_DIR\n", stderr);
+    if (argc != 2 && argc != 3) {
+        fputs("usage: tool_topo_gen OUT_DIR [MODEL_DIR]\n", stderr);
         return 2;
     }
     char dir[4096], path[4200];
@@ -189,5 +348,19 @@ int main(int argc, char **argv)
     if (ev_value_write(x, "X", path, &err))
         gen_die(err.msg);
     ev_unref(x);
+    if (argc == 3) {
+        snprintf(dir, sizeof dir, "%s/real", argv[1]);
+        snprintf(path, sizeof path, "%s/test_data_set_0", dir);
+        if (mkdir(dir, 0777) || mkdir(path, 0777))
+            gen_die(dir);
+        snprintf(path, sizeof path, "%s/model.onnx", dir);
+        gen_save(gen_real(argv[2], true), path);
+        snprintf(path, sizeof path, "%s/sorted.onnx", dir);
+        gen_save(gen_real(argv[2], false), path);
+        char from[4200];
+        snprintf(from, sizeof from, "%s/test_data_set_0/input_0.pb", argv[2]);
+        snprintf(path, sizeof path, "%s/test_data_set_0/input_0.pb", dir);
+        gen_copy(from, path);
+    }
     return 0;
 }
