@@ -550,7 +550,7 @@ int oc_evaluate(oc_model *m, const oc_tensor *inputs, size_t n_inputs,
     if (!m->ir->graph)
         return oc_fail("oc_evaluate: the model has no graph");
     /* the evaluator runs only what the checker accepts */
-    if (!m->valid && oc_require_valid(m->ir) < 0) {
+    if (!m->valid && oc_sort_and_check(m->ir) < 0) {
         char why[sizeof oc_msg];
         memcpy(why, oc_msg, sizeof why);
         return oc_fail("oc_evaluate: %s", why);

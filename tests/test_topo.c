@@ -11,7 +11,8 @@
  * nothing changed, a 100k-node chain written backwards sorted in well
  * under a second; then through job.c: `check` reports topo-order with its
  * hint, convert (with --verify) and optimize sort and report how many
- * nodes moved, in the text and JSON reports, and refuse a cycle.
+ * nodes moved, in the text and JSON reports, and refuse a cycle; and the
+ * C library's oc_convert, oc_optimize and oc_evaluate sort too.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -25,6 +26,7 @@
 #include "job.h"
 #include "json.h"
 #include "load.h"
+#include "onnxconvert.h"
 #include "save.h"
 #include "t.h"
 #include "topo.h"
@@ -498,6 +500,75 @@ static void t_jobs(void)
     remove(out);
 }
 
+/* ---- through the C library ------------------------------------------ */
+
+static oc_model *api_model(IrModel *ir)
+{
+    uint8_t *buf;
+    size_t len;
+    IrError err;
+    if (save_model_buffer(ir, &buf, &len, &err) < 0)
+        die(err.msg);
+    ir_model_free(ir);
+    oc_model *m = NULL;
+    if (oc_load_memory(buf, len, &m) < 0)
+        die(oc_error());
+    free(buf);
+    return m;
+}
+
+/* Y of the float16 model on fixed inputs; false when oc_evaluate fails. */
+static bool api_eval(oc_model *m, float y[6])
+{
+    oc_tensor *in, *out;
+    size_t n_in, n_out;
+    if (oc_model_inputs(m, &in, &n_in) < 0 || n_in != 1)
+        return false;
+    for (size_t i = 0; i < 6; i++)
+        ((float *)in[0].data)[i] = (float)i * 0.75f - 2.0f;
+    int rc = oc_evaluate(m, in, n_in, &out, &n_out);
+    oc_tensors_free(in, n_in);
+    if (rc < 0 || n_out != 1 || out[0].size != 6 * sizeof(float))
+        return false;
+    memcpy(y, out[0].data, 6 * sizeof(float));
+    oc_tensors_free(out, n_out);
+    return true;
+}
+
+static void t_api(void)
+{
+    float want[6], got[6];
+    oc_model *sorted = api_model(fp16_model(false));
+    T_CHECK(api_eval(sorted, want), "the sorted model runs: %s", oc_error());
+    oc_model_free(sorted);
+
+    oc_model *m = api_model(fp16_model(true));
+    T_CHECK(oc_check(m) < 0 && !strncmp(oc_error(), "topo-order:", 11),
+            "oc_check names the order: %s", oc_error());
+    T_CHECK(api_eval(m, got) && !memcmp(got, want, sizeof got),
+            "oc_evaluate sorts, and computes what the sorted model does: %s", oc_error());
+    oc_model_free(m);
+    m = api_model(fp16_model(true));
+    T_CHECK(oc_convert(m, 17) == 0 && oc_model_opset(m, "") == 17, "oc_convert: %s",
+            oc_error());
+    T_CHECK(api_eval(m, got) && !memcmp(got, want, sizeof got), "converted, same: %s",
+            oc_error());
+    oc_model_free(m);
+    m = api_model(fp16_model(true));
+    T_CHECK(oc_optimize(m, NULL) == 0, "oc_optimize: %s", oc_error());
+    oc_model_free(m);
+
+    IrModel *ir = model_new();
+    ND(ir->graph, "Add", "p", "P", "X", "Q");
+    ND(ir->graph, "Neg", "q", "Q", "P");
+    output(ir->graph, "Q", DT_FLOAT);
+    m = api_model(ir);
+    T_CHECK(oc_convert(m, 17) < 0 && !strncmp(oc_error(), "topo-order:", 11) &&
+            strstr(oc_error(), "cycle") && oc_model_opset(m, "") == 13,
+            "a cycle refused, the model left as it was: %s", oc_error());
+    oc_model_free(m);
+}
+
 int main(void)
 {
     snprintf(tmpdir, sizeof tmpdir, "%s/oc_topo_XXXXXX",
@@ -511,6 +582,7 @@ int main(void)
     t_cycles();
     t_big_chain();
     t_jobs();
+    t_api();
     rmdir(tmpdir);
     return t_done("test_topo");
 }
