@@ -372,7 +372,9 @@ static int job_stages(const JobOptions *o, const char *in, JobReport *r, IrModel
 {
     /* a model to change or to run (--verify) must pass the checker */
     bool changes = r->converting || o->optimize;
-    if ((changes || o->verify) && (job_sort(r, m) < 0 || job_require_valid(r, m) < 0))
+    if ((changes || o->verify || o->infer_shapes) && job_sort(r, m) < 0)
+        return -1;
+    if ((changes || o->verify) && job_require_valid(r, m) < 0)
         return -1;
     if (r->converting && job_run_convert(o, r, m) < 0)
         return -1;
