@@ -23,7 +23,7 @@
 typedef struct TopoPlan {
     IrGraph *g;
     size_t n;
-    IrNode **order;   /* owned; NULL when the scope keeps its order */
+    IrNode **order;   /* owned; only scopes whose order changes get a plan */
 } TopoPlan;
 
 typedef struct TopoPlans {
@@ -109,6 +109,12 @@ static void topo_edges(TopoScope *s)
             }
         }
     }
+}
+
+/* The edges as lists of producers per consumer (CSR), each in file order
+ * since the edges were made in producer order. */
+static void topo_csr(TopoScope *s)
+{
     s->first = ir_alloc_array(s->n + 2, sizeof *s->first);
     s->pred = ir_alloc_array(s->n_edges + 1, sizeof *s->pred);
     for (size_t e = 0; e < s->n_edges; e++)
@@ -218,6 +224,23 @@ static int topo_cycle_fail(const TopoScope *s, size_t at, const char *label,
                    n->op_type ? n->op_type : "");
 }
 
+/* Records s's new order (positions in order) in ps, unless nothing moved. */
+static void topo_plan_add(TopoPlans *ps, const TopoScope *s, const size_t *order)
+{
+    size_t kept = topo_kept(order, s->n);
+    if (kept == s->n)
+        return;
+    IrNode **nodes = ir_alloc_array(s->n, sizeof *nodes);
+    for (size_t i = 0; i < s->n; i++)
+        nodes[i] = s->nodes[order[i]];
+    if (ps->n == ps->cap) {
+        ps->cap = ps->cap ? ps->cap * 2 : 8;
+        ps->p = ir_grow(ps->p, ps->cap, sizeof *ps->p);
+    }
+    ps->p[ps->n++] = (TopoPlan){s->g, s->n, nodes};
+    ps->moved += s->n - kept;
+}
+
 /* Plans g's order into ps (not its subgraphs); -1 on a cycle. */
 static int topo_plan_scope(IrGraph *g, const char *label, TopoPlans *ps, IrError *err)
 {
@@ -235,6 +258,7 @@ static int topo_plan_scope(IrGraph *g, const char *label, TopoPlans *ps, IrError
     }
     qsort(s.pos, s.n, sizeof *s.pos, topo_pos_cmp);
     topo_edges(&s);
+    topo_csr(&s);
     size_t *order = ir_alloc_array(s.n, sizeof *order);
     size_t cycle = topo_walk(&s, order);
     if (cycle != SIZE_MAX) {
@@ -243,18 +267,7 @@ static int topo_plan_scope(IrGraph *g, const char *label, TopoPlans *ps, IrError
         topo_scope_free(&s);
         return rc;
     }
-    size_t kept = topo_kept(order, s.n);
-    if (kept < s.n) {
-        IrNode **nodes = ir_alloc_array(s.n, sizeof *nodes);
-        for (i = 0; i < s.n; i++)
-            nodes[i] = s.nodes[order[i]];
-        if (ps->n == ps->cap) {
-            ps->cap = ps->cap ? ps->cap * 2 : 8;
-            ps->p = ir_grow(ps->p, ps->cap, sizeof *ps->p);
-        }
-        ps->p[ps->n++] = (TopoPlan){g, s.n, nodes};
-        ps->moved += s.n - kept;
-    }
+    topo_plan_add(ps, &s, order);
     free(order);
     topo_scope_free(&s);
     return 0;
