@@ -166,7 +166,9 @@ ONNXCONVERT_API int oc_convert(oc_model *m, int64_t opset);
  * with the same message and is left as it was, and so are out-of-range
  * arguments. A conversion the converter cannot do exactly is refused
  * naming the node, op, opset step and reason: then the model is left half
- * converted, and every later call on it fails except oc_model_free. */
+ * converted, and every later call on it fails except oc_model_free.
+ * Nodes out of topological order are first put in order, in every graph
+ * (as `onnx-convert convert` does); a cycle is refused as topo-order. */
 ONNXCONVERT_API int oc_convert_ex(oc_model *m, int64_t opset,
                                   int64_t opset_ml, int64_t ir_version);
 
@@ -178,7 +180,8 @@ ONNXCONVERT_API int oc_convert_ex(oc_model *m, int64_t opset,
  * order. The model must pass oc_check first (refused as in oc_convert_ex,
  * and an unknown pass name is refused with the model left as it was); a
  * pass that fails leaves the model half optimized: every later call on it
- * fails except oc_model_free. */
+ * fails except oc_model_free. Nodes out of order are sorted first, as in
+ * oc_convert_ex. */
 ONNXCONVERT_API int oc_optimize(oc_model *m, const char *passes);
 
 /* ---- evaluating ----------------------------------------------------- */
@@ -210,7 +213,8 @@ ONNXCONVERT_API int oc_model_inputs(const oc_model *m, oc_tensor **inputs,
  * per graph output in the graph's order, named after them, to free with
  * oc_tensors_free; on failure *outputs is NULL and *n_outputs 0. Outputs
  * that are not dense tensors (strings, sequences, maps, optionals, the 4-
- * and 2-bit types) make the call fail. The inputs are only read. */
+ * and 2-bit types) make the call fail. The inputs are only read. Nodes
+ * out of topological order are sorted first, as in oc_convert_ex. */
 ONNXCONVERT_API int oc_evaluate(oc_model *m, const oc_tensor *inputs,
                                 size_t n_inputs, oc_tensor **outputs,
                                 size_t *n_outputs);

@@ -28,6 +28,7 @@
 #include "load.h"
 #include "opschema.h"
 #include "save.h"
+#include "topo.h"
 
 /* The public header repeats the evaluator's element type codes (it must
  * stand alone); both are ONNX's TensorProto.DataType, and every one is
@@ -226,6 +227,16 @@ static int oc_require_valid(IrModel *ir)
     return rc;
 }
 
+/* Before ir changes: its nodes in topological order (as `convert` and
+ * `optimize` do), then the checker; -1 on a cycle or a finding. */
+static int oc_sort_and_check(IrModel *ir)
+{
+    IrError err;
+    if (topo_sort_model(ir, NULL, &err) < 0)
+        return oc_fail("topo-order: %s", err.msg);
+    return oc_require_valid(ir);
+}
+
 int oc_check(oc_model *m)
 {
     if (oc_usable(m, __func__) < 0)
@@ -253,7 +264,7 @@ static int oc_convert_as(const char *fn, oc_model *m, const CvOptions *o)
         oc_range(fn, "opset", o->opset, os_domain_max("")) < 0 ||
         oc_range(fn, "opset_ml", o->opset_ml, os_domain_max("ai.onnx.ml")) < 0 ||
         oc_range(fn, "ir_version", o->ir_version, IRV_NEWEST) < 0 ||
-        oc_require_valid(m->ir) < 0)
+        oc_sort_and_check(m->ir) < 0)
         return -1;
     CvReport r = {0};
     IrError err;
@@ -283,7 +294,7 @@ int oc_convert_ex(oc_model *m, int64_t opset, int64_t opset_ml, int64_t ir_versi
 
 int oc_optimize(oc_model *m, const char *passes)
 {
-    if (oc_usable(m, __func__) < 0 || oc_require_valid(m->ir) < 0)
+    if (oc_usable(m, __func__) < 0 || oc_sort_and_check(m->ir) < 0)
         return -1;
     OptOptions o = {.passes = passes};
     OptStats st;
@@ -539,7 +550,7 @@ int oc_evaluate(oc_model *m, const oc_tensor *inputs, size_t n_inputs,
     if (!m->ir->graph)
         return oc_fail("oc_evaluate: the model has no graph");
     /* the evaluator runs only what the checker accepts */
-    if (!m->valid && oc_require_valid(m->ir) < 0) {
+    if (!m->valid && oc_sort_and_check(m->ir) < 0) {
         char why[sizeof oc_msg];
         memcpy(why, oc_msg, sizeof why);
         return oc_fail("oc_evaluate: %s", why);

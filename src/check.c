@@ -586,7 +586,7 @@ static void chk_inputs_defined(ChkCtx *c, const IrNode *n, ChkScope *s, const ch
             continue;
         if (v->kind == IR_VAL_NODE)
             chk_add(c->r, CHK_ERROR, "topo-order: %s: input '%s' is produced by a later "
-                    "node", where, v->name);
+                    "node (convert and optimize put the nodes in order)", where, v->name);
         else
             chk_add(c->r, CHK_ERROR, "input-undefined: %s: input '%s' is not a graph "
                     "input, an initializer, or an earlier node's output", where, v->name);

@@ -21,6 +21,7 @@
 #include "ir.h"
 #include "job.h"
 #include "load.h"
+#include "topo.h"
 #include "verify.h"
 
 const char *const job_kind_names[JOB_N_KINDS] = {
@@ -206,6 +207,21 @@ static int job_require_valid(JobReport *r, IrModel *m)
     return rc;
 }
 
+/* Puts m's nodes in topological order before the checker sees it (tools
+ * write graphs that are not, and ONNX Runtime runs them); a cycle is
+ * refused as the checker's rule topo-order. */
+static int job_sort(JobReport *r, IrModel *m)
+{
+    IrError err;
+    if (topo_sort_model(m, &r->sorted, &err) < 0) {
+        char msg[700];
+        snprintf(msg, sizeof msg, "%s: topo-order: %s", r->path, err.msg);
+        return job_end(r, JOB_INVALID, "check", "topo-order", msg);
+    }
+    r->sort_ran = true;
+    return 0;
+}
+
 /* CvReport.on_adapt: counts nodes per (domain, op, from, to). */
 static void job_on_adapt(void *arg, const char *domain, const char *op, int from, int to)
 {
@@ -311,6 +327,11 @@ static int job_run_verify(const JobOptions *o, const char *in, JobReport *r,
     r->verify_asked = true;
     if (job_load(in, NULL, &orig, &err) < 0)
         return job_end(r, JOB_ERROR, "verify", "load", err.msg);
+    /* the input was sorted before it changed (job_stages): so is its copy */
+    if (topo_sort_model(orig, NULL, &err) < 0) {
+        ir_model_free(orig);
+        return job_end(r, JOB_ERROR, "verify", "topo-order", err.msg);
+    }
     /* the evaluator runs only what the checker accepts: the input passed
      * (job_stages), the converted or optimized model must too */
     ChkReport c;
@@ -351,6 +372,8 @@ static int job_stages(const JobOptions *o, const char *in, JobReport *r, IrModel
 {
     /* a model to change or to run (--verify) must pass the checker */
     bool changes = r->converting || o->optimize;
+    if ((changes || o->verify || o->infer_shapes) && job_sort(r, m) < 0)
+        return -1;
     if ((changes || o->verify) && job_require_valid(r, m) < 0)
         return -1;
     if (r->converting && job_run_convert(o, r, m) < 0)
@@ -665,6 +688,8 @@ static void job_json_convert(Js *j, const JobReport *r)
     } else {
         js_null(j);
     }
+    js_key(j, "sorted");
+    js_opt_int(j, r->sort_ran, (int64_t)r->sorted);
     js_key(j, "conversion");
     job_json_conversion(j, r);
     js_key(j, "optimization");

@@ -79,6 +79,8 @@ typedef struct JobReport {
     JobAdapt *adapt;
     size_t n_custom;
     CvCustom *custom;
+    bool sort_ran;               /* the model was put in topological order */
+    size_t sorted;               /* nodes that moved (topo.h) */
     bool optimized;
     int rounds;
     size_t n_passes;

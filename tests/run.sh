@@ -129,6 +129,10 @@ run asan/hostile_models sh tests/hostile_models.sh "$asan/onnx-convert" "$build/
 run install sh tests/install.sh "$build"
 run eval_gate sh tests/eval_gate.sh "$build/onnx-convert" "$build/tests/tool_eval_gate_gen"
 run asan/eval_gate sh tests/eval_gate.sh "$asan/onnx-convert" "$build/tests/tool_eval_gate_gen" 60
+# a graph out of topological order: sorted by convert, optimize and run,
+# and ONNX Runtime agrees (issue 19)
+run topo_ort sh tests/topo_ort.sh "$build/onnx-convert" "$build/tests/tool_topo_gen"
+run asan/topo_ort sh tests/topo_ort.sh "$asan/onnx-convert" "$build/tests/tool_topo_gen"
 
 # Cross-check with Debian's python3-onnx shape inference (opsets <= 17),
 # when it is installed: a second opinion, never a dependency. (A bare

@@ -156,6 +156,9 @@ static int cli_convert_args(int argc, char **argv, CliOpts *o)
 
 void cli_convert_text(FILE *f, const CliOpts *o, const JobReport *r)
 {
+    if (r->sorted)
+        fprintf(f, "sorted %zu node%s into topological order\n", r->sorted,
+                r->sorted == 1 ? "" : "s");
     if (r->converting) {
         fputs("converted", f);
         if (o->job.cv.opset && r->opset_from > 0)

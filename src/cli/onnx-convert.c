@@ -21,6 +21,7 @@
 #include "opschema.h"
 #include "../../passes/passes.h"
 #include "save.h"
+#include "topo.h"
 #include "verify.h"
 
 /* Parses a non-negative decimal size; false on anything else. */
@@ -104,6 +105,18 @@ static int cli_error(const char *path, const IrError *err)
 {
     cli_print_failure(path, err->msg);
     return CLI_FAIL;
+}
+
+/* The gate before `run` and `test` evaluate m (loaded from `what`): its
+ * nodes put in topological order first (the evaluator walks the list, and
+ * tools write graphs out of order that ONNX Runtime runs), then the
+ * checker. -1 with err "WHAT: RULE: ..." on a cycle or a finding. */
+static int cli_runnable(IrModel *m, const char *what, IrError *err)
+{
+    IrError e;
+    if (topo_sort_model(m, NULL, &e) < 0)
+        return ir_fail(err, "%s: topo-order: %s", what, e.msg);
+    return chk_require(m, what, err);
 }
 
 /* Freeing a 100k-node model piece by piece takes a fifth of the whole
@@ -321,7 +334,7 @@ static int cli_run(int argc, char **argv)
     if (load_model_file(path, NULL, &m, &err))
         return cli_error(path, &err);
     /* the evaluator runs only what the checker accepts */
-    if (chk_require(m, path, &err)) {
+    if (cli_runnable(m, path, &err)) {
         ir_model_free(m);
         return cli_error(path, &err);
     }
@@ -406,7 +419,7 @@ static int cli_test(int argc, char **argv)
     if (load_model_file(model, NULL, &m, &err))
         return cli_error(model, &err);
     /* the evaluator runs only what the checker accepts */
-    if (chk_require(m, model, &err)) {
+    if (cli_runnable(m, model, &err)) {
         ir_model_free(m);
         return cli_error(model, &err);
     }
