@@ -19,43 +19,6 @@
 #include "load.h"
 #include "onnx.pb-c.h"
 
-/* A growable output buffer. */
-typedef struct Lc2Buf {
-    uint8_t *p;
-    size_t n, cap;
-} Lc2Buf;
-
-static void lc2_put(Lc2Buf *b, const void *d, size_t n)
-{
-    if (n > b->cap - b->n) {
-        size_t cap = b->cap ? b->cap : 256;
-        while (cap - b->n < n) {
-            if (cap > SIZE_MAX / 2)
-                abort(); /* larger than the input could ever make it */
-            cap *= 2;
-        }
-        b->p = ir_grow(b->p, cap, 1);
-        b->cap = cap;
-    }
-    if (n)
-        memcpy(b->p + b->n, d, n);
-    b->n += n;
-}
-
-static void lc2_put_varint(Lc2Buf *b, uint64_t v)
-{
-    uint8_t t[10];
-    size_t n = 0;
-    do {
-        t[n] = (uint8_t)(v & 0x7f);
-        v >>= 7;
-        if (v)
-            t[n] |= 0x80;
-        n++;
-    } while (v);
-    lc2_put(b, t, n);
-}
-
 static bool lc2_varint(const uint8_t *p, size_t len, size_t *i, uint64_t *out)
 {
     uint64_t v = 0;
@@ -135,49 +98,106 @@ static int lc2_kind(const ProtobufCMessageDescriptor *d)
     return -1;
 }
 
-/* The walk's state: 1 malformed (leave it to the wire check), -1 a
- * private number in the input. */
+/* The walk's state. Two passes over the input, as lb_strip does, so that
+ * a deep nest costs one output buffer and not a copy per level: the size
+ * pass checks the wire and records every rewritten sub-message's length in
+ * visit order; the emit pass writes into the buffer of the final size. */
 typedef struct Lc2Run {
-    int bad;
+    int bad;          /* 1 malformed (left to the wire check), -1 a clash */
     uint64_t clash;
+    size_t *sizes;    /* sub-message lengths, visit order */
+    size_t n_sizes, cap_sizes, next;
+    uint8_t *out;     /* emit pass only */
+    size_t at;
 } Lc2Run;
 
-/* Writes message d at p[0..len) to out with the variant's fields
- * renumbered. */
-static void lc2_msg(Lc2Run *r, const uint8_t *p, size_t len,
-                    const ProtobufCMessageDescriptor *d, int depth, Lc2Buf *out)
+static size_t lc2_varint_len(uint64_t v)
+{
+    size_t n = 1;
+    while (v >= 0x80) {
+        v >>= 7;
+        n++;
+    }
+    return n;
+}
+
+static void lc2_emit_varint(Lc2Run *r, uint64_t v)
+{
+    do {
+        uint8_t c = (uint8_t)(v & 0x7f);
+        v >>= 7;
+        r->out[r->at++] = c | (v ? 0x80 : 0);
+    } while (v);
+}
+
+static void lc2_emit(Lc2Run *r, const uint8_t *p, size_t n)
+{
+    memcpy(r->out + r->at, p, n);
+    r->at += n;
+}
+
+/* What to do with one field of message d: 1 renumber, 2 descend, 0 copy. */
+static int lc2_action(const ProtobufCMessageDescriptor *d, int kind, int depth,
+                      const Lc2Field *f, const ProtobufCMessageDescriptor **sub)
+{
+    if (kind >= 0 && c2_find((C2Msg)kind, (uint32_t)f->num) >= 0)
+        return 1;
+    const ProtobufCFieldDescriptor *fd =
+        protobuf_c_message_descriptor_get_field(d, (unsigned)f->num);
+    if (f->wt == 2 && fd && fd->type == PROTOBUF_C_TYPE_MESSAGE && depth < LOAD_MAX_DEPTH) {
+        *sub = fd->descriptor;
+        return 2;
+    }
+    return 0;
+}
+
+/* One pass over message d at p[0..len): with r->out NULL, returns its
+ * renumbered size (and records sub-message sizes); else writes it. */
+static size_t lc2_msg(Lc2Run *r, const uint8_t *p, size_t len,
+                      const ProtobufCMessageDescriptor *d, int depth)
 {
     int kind = lc2_kind(d);
-    size_t i = 0;
+    size_t i = 0, total = 0;
     Lc2Field f;
     while (i < len && !r->bad) {
         size_t start = i;
         if (!lc2_next(p, len, &i, &f) || f.num == 0 || f.num > 536870911u) {
             r->bad = 1;
-            return;
+            return 0;
         }
         if (f.num >= C2_TAG_BASE && f.num < C2_TAG_BASE + C2_TAG_SPAN) {
             r->bad = -1;
             r->clash = f.num;
-            return;
+            return 0;
         }
-        const ProtobufCFieldDescriptor *fd =
-            protobuf_c_message_descriptor_get_field(d, (unsigned)f.num);
-        if (kind >= 0 && c2_find((C2Msg)kind, (uint32_t)f.num) >= 0) {
-            lc2_put_varint(out, ((uint64_t)(C2_TAG_BASE + f.num) << 3) | f.wt);
-            lc2_put(out, p + f.value, f.end - f.value);
-        } else if (f.wt == 2 && fd && fd->type == PROTOBUF_C_TYPE_MESSAGE &&
-                   depth < LOAD_MAX_DEPTH) {
-            Lc2Buf sub = {0};
-            lc2_msg(r, p + f.body, f.end - f.body, fd->descriptor, depth + 1, &sub);
-            lc2_put(out, p + start, f.value - start);
-            lc2_put_varint(out, sub.n);
-            lc2_put(out, sub.p, sub.n);
-            free(sub.p);
+        const ProtobufCMessageDescriptor *sub = NULL;
+        int act = lc2_action(d, kind, depth, &f, &sub);
+        uint64_t key = ((uint64_t)(C2_TAG_BASE + f.num) << 3) | f.wt;
+        if (act == 1 && r->out) {
+            lc2_emit_varint(r, key);
+            lc2_emit(r, p + f.value, f.end - f.value);
+        } else if (act == 1) {
+            total += lc2_varint_len(key) + (f.end - f.value);
+        } else if (act == 2 && r->out) {
+            lc2_emit(r, p + start, f.value - start);
+            lc2_emit_varint(r, r->sizes[r->next++]);
+            (void)lc2_msg(r, p + f.body, f.end - f.body, sub, depth + 1);
+        } else if (act == 2) {
+            if (r->n_sizes == r->cap_sizes) {
+                r->cap_sizes = r->cap_sizes ? 2 * r->cap_sizes : 256;
+                r->sizes = ir_grow(r->sizes, r->cap_sizes, sizeof *r->sizes);
+            }
+            size_t slot = r->n_sizes++;
+            size_t n = lc2_msg(r, p + f.body, f.end - f.body, sub, depth + 1);
+            r->sizes[slot] = n;
+            total += (f.value - start) + lc2_varint_len(n) + n;
+        } else if (r->out) {
+            lc2_emit(r, p + start, f.end - start);
         } else {
-            lc2_put(out, p + start, f.end - start);
+            total += f.end - start;
         }
     }
+    return total;
 }
 
 /* The last top-level ir_version of a ModelProto, or -1. */
@@ -205,22 +225,26 @@ int lc2_rewrite(const uint8_t *buf, size_t len, uint8_t **out, size_t *out_len,
 {
     *out = NULL;
     *out_len = 0;
-    if (!lc2_ir_variant(buf, len))
+    /* A renumbered key grows by at most 4 bytes and a length by 9, on
+     * fields of 2 bytes or more: the copy is under 8 times the input, so
+     * no size below overflows. */
+    if (!lc2_ir_variant(buf, len) || len > SIZE_MAX / 8)
         return 0;
     Lc2Run r = {0};
-    Lc2Buf b = {0};
-    lc2_msg(&r, buf, len, &onnx__model_proto__descriptor, 1, &b);
+    const ProtobufCMessageDescriptor *d = &onnx__model_proto__descriptor;
+    size_t n = lc2_msg(&r, buf, len, d, 1);
     if (r.bad) {
-        free(b.p);
+        free(r.sizes);
         if (r.bad < 0)
             return ir_fail(err, "field number %llu is one this tool reserves for "
                            "the PyTorch/Caffe2 variant's fields",
                            (unsigned long long)r.clash);
         return 0;
     }
-    if (!b.p)
-        b.p = ir_alloc(1);
-    *out = b.p;
-    *out_len = b.n;
+    r.out = ir_alloc(n ? n : 1);
+    (void)lc2_msg(&r, buf, len, d, 1);
+    free(r.sizes);
+    *out = r.out;
+    *out_len = r.at;
     return 0;
 }

@@ -795,6 +795,54 @@ static void t_refusals(void)
     }
 }
 
+/* Input the renumbering must survive: a private number of its own
+ * (refused by name), a truncated file, nesting past the loader's depth
+ * limit. Each fails cleanly with a message. */
+static void t_hostile(void)
+{
+    IrError err;
+    IrModel *m = NULL;
+    WireBuf b = {0};
+    wire_fvarint(&b, 1, 0x103);
+    wire_fstr(&b, 536870400u + 16, "mine");
+    int rc = load_model_buffer(b.p, b.n, NULL, "clash", NULL, &m, &err);
+    T_CHECK(rc < 0 && strstr(err.msg, "536870416") && strstr(err.msg, "reserves"),
+            "a private field number in the input is refused: %s", rc ? err.msg : "loaded");
+    ir_model_free(m);
+    m = NULL;
+    free(b.p);
+    b = (WireBuf){0};
+    build_model(&b, &(Variant){.w_strides = ROW_MAJOR, .k_alias = "Kinit"});
+    for (size_t cut = 1; cut < b.n; cut += b.n / 7 + 1) {
+        rc = load_model_buffer(b.p, b.n - cut, NULL, "cut", NULL, &m, &err);
+        T_CHECK(rc < 0 && err.msg[0], "a variant model cut %zu bytes short is refused", cut);
+        ir_model_free(m);
+        m = NULL;
+    }
+    free(b.p);
+    /* Graph > Node > Attribute > Graph ... 200 times: 600 levels. */
+    WireBuf g = {0};
+    for (int i = 0; i < 200; i++) {
+        WireBuf a = {0}, n = {0}, outer = {0};
+        wire_fstr(&a, 1, "then_branch");
+        wire_fmsg(&a, 6, &g);
+        wire_fvarint(&a, 20, 5);
+        wire_fstr(&n, 4, "If");
+        wire_fvarint(&n, 51, 1);
+        wire_fmsg(&n, 5, &a);
+        wire_fmsg(&outer, 1, &n);
+        g = outer;
+    }
+    b = (WireBuf){0};
+    wire_fvarint(&b, 1, 0x103);
+    wire_fmsg(&b, 7, &g);
+    rc = load_model_buffer(b.p, b.n, NULL, "deep", NULL, &m, &err);
+    T_CHECK(rc < 0 && strstr(err.msg, "nested"), "a variant nested 600 deep is refused: %s",
+            rc ? err.msg : "loaded");
+    ir_model_free(m);
+    free(b.p);
+}
+
 int main(void)
 {
     snprintf(g_dir, sizeof g_dir, "/tmp/test_caffe2.XXXXXX");
@@ -811,6 +859,7 @@ int main(void)
         t_convert_to(opsets[i]);
     t_keep();
     t_refusals();
+    t_hostile();
     static const char *const files[] = {"load.onnx", "info.onnx", "rt.onnx", "cv7.onnx",
         "cv9.onnx", "cv13.onnx", "cv17.onnx", "keep.onnx", "refuse.onnx"};
     char path[128];
