@@ -9,7 +9,9 @@
  *
  * The JSON object (keys always present, absent proto fields as null):
  *   schema (JS_REPORT_SCHEMA), path, command "info", status "ok",
- *   ir_version, ir_variant, producer {name, version}, domain, model_version,
+ *   ir_version, ir_variant, variant_fields (null unless the PyTorch/Caffe2
+ *   variant: [{field, type, count, onnx}]), producer {name, version},
+ *   domain, model_version,
  *   opset_import [{domain ("" as "ai.onnx"), version}],
  *   graph (null when absent) {name, nodes, ops {domain: {op: count}},
  *     inputs/outputs [{name, type "seq(tensor(float))", elem_type "FLOAT"
