@@ -77,6 +77,7 @@ struct C2Walk {
     size_t *counts;
     bool keep;
     IrError *err;
+    const char *value;   /* the value whose type is being walked, or NULL */
 };
 
 static int c2_walk_graph(C2Walk *w, IrGraph *g);
@@ -134,9 +135,14 @@ static int c2_walk_graph(C2Walk *w, IrGraph *g)
         return -1;
     const IrPtrList *lists[3] = {&g->inputs, &g->outputs, &g->value_info};
     for (int l = 0; l < 3; l++)
-        for (size_t i = 0; i < lists[l]->n; i++)
-            if (c2_walk_type(w, ((IrValueInfo *)lists[l]->p[i])->type, g))
+        for (size_t i = 0; i < lists[l]->n; i++) {
+            IrValueInfo *vi = lists[l]->p[i];
+            w->value = vi->value ? vi->value->name : NULL;
+            int rc = c2_walk_type(w, vi->type, g);
+            w->value = NULL;
+            if (rc)
                 return -1;
+        }
     for (size_t i = 0; i < g->inits.n; i++)
         if (c2_walk_tensor(w, g->inits.p[i], g))
             return -1;
@@ -408,8 +414,31 @@ static int c2_fate(C2Walk *w, C2Msg msg, void *owner, IrGraph *g,
     return 0;
 }
 
+/* Refuses the variant's SPECIAL element type (51), which ONNX never
+ * defined: written as it is, the model would name a type no reader has. */
+static int c2_check_dtype(C2Walk *w, C2Msg msg, const void *owner)
+{
+    if (msg == C2_TENSOR) {
+        const IrTensor *t = owner;
+        if (t->has_data_type && t->data_type == C2_DTYPE_SPECIAL)
+            return ir_fail(w->err, "tensor '%s': element type SPECIAL (%d) of "
+                           "PyTorch/Caffe2 has no ONNX equivalent", c2_tname(t),
+                           C2_DTYPE_SPECIAL);
+    }
+    if (msg == C2_TYPE) {
+        const IrType *t = owner;
+        if (t->has_elem_type && t->elem_type == C2_DTYPE_SPECIAL)
+            return ir_fail(w->err, "value '%s': element type SPECIAL (%d) of "
+                           "PyTorch/Caffe2 has no ONNX equivalent",
+                           w->value ? w->value : "", C2_DTYPE_SPECIAL);
+    }
+    return 0;
+}
+
 static int c2_std_one(C2Walk *w, C2Msg msg, IrUnknown *u, void *owner, IrGraph *g)
 {
+    if (c2_check_dtype(w, msg, owner))
+        return -1;
     size_t out = 0;
     int rc = 0;
     for (size_t i = 0; i < u->n; i++) {

@@ -25,6 +25,8 @@
 
 /* The ir_version of the variant. */
 #define C2_IR_VERSION 0x103
+/* The variant's element type SPECIAL ("the real type is elsewhere"). */
+#define C2_DTYPE_SPECIAL 51
 /* Private field numbers: C2_TAG_BASE + the variant's number (all < 64),
  * below load_borrow's ticket (the largest number protobuf allows). */
 #define C2_TAG_BASE 536870400u
@@ -80,9 +82,9 @@ void c2_adopt(IrModel *m);
  * equivalent, removes the rest, counting removals in dropped[] (one per
  * table field) or, with keep, keeps fields whose number ONNX leaves free
  * as unknown fields under their own number. Sets ir_version 3.
- * Returns 0, or -1 with err naming the tensor (strides that are not
- * row-major, external data file, alias to nothing) and m unchanged in
- * meaning (it may be partly standardized). */
+ * Returns 0, or -1 with err naming the tensor or value (strides that are
+ * not row-major, external data file, alias to nothing, element type
+ * SPECIAL); m may then be partly standardized. */
 int c2_standardize(IrModel *m, bool keep, size_t *dropped, IrError *err);
 
 #endif

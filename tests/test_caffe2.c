@@ -157,6 +157,7 @@ typedef struct TensorSpec {
     const char *ext_file;    /* TensorProto.external_data (13), a string */
     bool extras;             /* device_detail, require_gradient, is_buffer */
     bool segment;            /* a Segment with the variant's chunk fields */
+    int dtype;               /* 0: FLOAT */
 } TensorSpec;
 
 static void put_tensor(WireBuf *b, uint32_t field, const TensorSpec *s)
@@ -164,7 +165,7 @@ static void put_tensor(WireBuf *b, uint32_t field, const TensorSpec *s)
     WireBuf t = {0};
     for (size_t i = 0; i < s->rank; i++)
         wire_fvarint(&t, 1, (uint64_t)s->dims[i]);
-    wire_fvarint(&t, 2, 1);
+    wire_fvarint(&t, 2, s->dtype ? (uint64_t)s->dtype : 1);
     if (s->segment) {
         WireBuf g = {0};
         wire_fvarint(&g, 1, 0);
@@ -213,6 +214,7 @@ typedef struct Variant {
     const int64_t *w_strides;   /* TensorProto.strides of W */
     const char *k_alias;        /* alias of the Constant's value */
     const char *ext_file;       /* TensorProto.external_data on W */
+    bool special;               /* U has the variant's element type SPECIAL */
 } Variant;
 
 static const int64_t ROW_MAJOR[4] = {4, 4, 2, 1};
@@ -290,7 +292,7 @@ static void put_inits(WireBuf *g, const Variant *v)
     TensorSpec gm = {.name = "G", .rank = 2, .dims = {3, 4}, .data = G_DATA, .n = 12};
     TensorSpec cb = {.name = "Cb", .rank = 1, .dims = {3}, .data = CB_DATA, .n = 3};
     TensorSpec u = {.name = "U", .rank = 1, .dims = {2}, .data = U_DATA, .n = 2,
-                    .segment = true};
+                    .segment = true, .dtype = v->special ? 51 : 1};
     const TensorSpec *all[6] = {&w, &b, &k, &gm, &cb, &u};
     for (int i = 0; i < 6; i++)
         put_tensor(g, 5, all[i]);
@@ -769,6 +771,7 @@ static void t_refusals(void)
         {{.w_strides = ROW_MAJOR, .k_alias = "nowhere"}, "alias"},
         {{.w_strides = ROW_MAJOR, .k_alias = "Kinit", .ext_file = "w.bin"},
          "external_data"},
+        {{.w_strides = ROW_MAJOR, .k_alias = "Kinit", .special = true}, "SPECIAL"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         IrError err;
@@ -783,7 +786,8 @@ static void t_refusals(void)
         CvReport r = {0};
         int rc = cv_convert(m, &o, &r, &err);
         T_CHECK(rc < 0 && strstr(err.msg, cases[i].want) &&
-                (strstr(err.msg, "'W'") || strstr(err.msg, "'K_value'")),
+                (strstr(err.msg, "'W'") || strstr(err.msg, "'K_value'") ||
+                 strstr(err.msg, "'U'")),
                 "refusal %zu: refused naming the tensor and %s: %s", i, cases[i].want,
                 rc < 0 ? err.msg : "converted");
         cv_report_free(&r);
