@@ -14,7 +14,6 @@
 #include "keyset.h"
 #include "opschema.h"
 
-
 const char *const chk_rules[] = {
     "ir-version", "opset-import", "opset-duplicate", "opset-range",
     "graph-missing", "ir-feature", "init-not-input", "name-empty",
