@@ -8,13 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "caffe2.h"
 #include "infer.h"
 #include "irver.h"
 #include "keyset.h"
 #include "opschema.h"
-
-/* The IR version number some PyTorch/Caffe2 exports wrote for IR 3. */
-#define CHK_IR_VARIANT_3 0x103
 
 const char *const chk_rules[] = {
     "ir-version", "opset-import", "opset-duplicate", "opset-range",
@@ -769,7 +767,7 @@ static void chk_ir_version(ChkCtx *c)
         chk_add(c->r, CHK_ERROR, "ir-version: model: ir_version is missing");
         return;
     }
-    c->ir = m->ir_version == CHK_IR_VARIANT_3 ? 3 : m->ir_version;
+    c->ir = m->ir_version == C2_IR_VERSION ? 3 : m->ir_version;
     if (c->ir < 1 || c->ir > IRV_NEWEST) {
         chk_add(c->r, CHK_ERROR, "ir-version: model: ir_version %lld is not a known IR "
                 "version (1..%d)", (long long)m->ir_version, IRV_NEWEST);

@@ -19,6 +19,7 @@
 
 #include "convert.h"
 #include "uthash.h"
+#include "caffe2.h"
 #include "infer.h"
 #include "irver.h"
 #include "opschema.h"
@@ -688,11 +689,31 @@ static int64_t cv_target_ir(const IrModel *m, const CvOptions *o)
     return want > 0 ? want : ir;
 }
 
+/* A PyTorch/Caffe2 variant model becomes standard IR 3 before anything
+ * else (the IR policy then treats it as IR 3); each field dropped on the
+ * way is one line of r->dropped. */
+static int cv_caffe2(IrModel *m, const CvOptions *o, CvReport *r, IrError *err)
+{
+    size_t n = c2_n_fields();
+    size_t *dropped = ir_alloc_array(n, sizeof *dropped);
+    int rc = c2_standardize(m, o->keep_metadata, dropped, err);
+    for (size_t i = 0; rc == 0 && i < n; i++)
+        if (dropped[i])
+            cv_report_drop(r, "%s x%zu (PyTorch/Caffe2 variant)",
+                           c2_fields()[i].name, dropped[i]);
+    free(dropped);
+    if (rc < 0)
+        r->reason = "caffe2-variant";
+    return rc;
+}
+
 int cv_convert(IrModel *m, const CvOptions *o, CvReport *r, IrError *err)
 {
     CvRun run = {.m = m, .r = r, .err = err};
-    r->ir_from = m->has_ir_version ? m->ir_version : 0;
     r->reason = NULL;
+    if (c2_is_variant(m) && cv_caffe2(m, o, r, err) < 0)
+        return -1;
+    r->ir_from = m->has_ir_version ? m->ir_version : 0;
     if (m->graph)
         cv_count_custom(r, m->graph);
     for (size_t i = 0; i < m->n_functions; i++)

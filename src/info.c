@@ -9,7 +9,9 @@
  *
  * The JSON object (keys always present, absent proto fields as null):
  *   schema (JS_REPORT_SCHEMA), path, command "info", status "ok",
- *   ir_version, ir_variant, producer {name, version}, domain, model_version,
+ *   ir_version, ir_variant, variant_fields (null unless the PyTorch/Caffe2
+ *   variant: [{field, type, count, onnx}]), producer {name, version},
+ *   domain, model_version,
  *   opset_import [{domain ("" as "ai.onnx"), version}],
  *   graph (null when absent) {name, nodes, ops {domain: {op: count}},
  *     inputs/outputs [{name, type "seq(tensor(float))", elem_type "FLOAT"
@@ -30,18 +32,17 @@
 #include <string.h>
 
 #include "info.h"
+#include "caffe2.h"
 #include "json.h"
 
 /* The newest IR version this tool knows (proto/onnx.proto's IR_VERSION). */
 #define INFO_IR_NEWEST 14
-/* PyTorch/Caffe2 wrote 0x103 for "IR 3 plus their extensions". */
-#define INFO_IR_CAFFE2 0x103
 
 static const char INFO_AI_ONNX[] = "ai.onnx";
 
 const char *info_ir_variant(int64_t ir_version)
 {
-    if (ir_version == INFO_IR_CAFFE2)
+    if (ir_version == C2_IR_VERSION)
         return "PyTorch/Caffe2 variant of IR 3";
     if (ir_version > INFO_IR_NEWEST)
         return "newer than this tool knows";
@@ -548,6 +549,38 @@ static void json_functions(Js *j, const IrModel *m)
     js_close(j, ']');
 }
 
+/* The PyTorch/Caffe2 variant's fields present, [{field, type, count,
+ * onnx}] (onnx: what standard ONNX reads under that number, or null), or
+ * null when m is not the variant. */
+static void json_variant_fields(Js *j, const IrModel *m)
+{
+    if (!c2_is_variant(m)) {
+        js_null(j);
+        return;
+    }
+    size_t n = c2_n_fields();
+    size_t *counts = ir_alloc_array(n, sizeof *counts);
+    c2_count(m, counts);
+    js_open(j, '[', false);
+    for (size_t i = 0; i < n; i++) {
+        if (!counts[i])
+            continue;
+        const C2Field *d = &c2_fields()[i];
+        js_open(j, '{', true);
+        js_key(j, "field");
+        js_string(j, d->name);
+        js_key(j, "type");
+        js_string(j, d->type);
+        js_key(j, "count");
+        js_uint(j, counts[i]);
+        js_key(j, "onnx");
+        js_string(j, d->onnx);
+        js_close(j, '}');
+    }
+    js_close(j, ']');
+    free(counts);
+}
+
 void info_print_json(FILE *f, const IrModel *m, const char *path)
 {
     InfoStats st;
@@ -567,6 +600,8 @@ void info_print_json(FILE *f, const IrModel *m, const char *path)
     js_opt_int(&j, m->has_ir_version, m->ir_version);
     js_key(&j, "ir_variant");
     js_string(&j, m->has_ir_version ? info_ir_variant(m->ir_version) : NULL);
+    js_key(&j, "variant_fields");
+    json_variant_fields(&j, m);
     js_key(&j, "producer");
     js_open(&j, '{', true);
     js_key(&j, "name");
@@ -816,6 +851,39 @@ static void text_ir_version(FILE *f, const IrModel *m)
     buf_free(&b);
 }
 
+/* For the PyTorch/Caffe2 variant: which of its own fields the model has
+ * and how often ("TensorProto.strides x2 (ONNX reads 14 as
+ * data_location), ..."). */
+static void text_variant_fields(FILE *f, const IrModel *m)
+{
+    if (!c2_is_variant(m))
+        return;
+    size_t n = c2_n_fields();
+    size_t *counts = ir_alloc_array(n, sizeof *counts);
+    c2_count(m, counts);
+    Buf b = {0};
+    for (size_t i = 0; i < n; i++) {
+        if (!counts[i])
+            continue;
+        const C2Field *d = &c2_fields()[i];
+        if (b.len)
+            buf_puts(&b, ", ");
+        buf_puts(&b, d->name);
+        buf_puts(&b, " x");
+        buf_i64(&b, (int64_t)counts[i]);
+        if (d->onnx) {
+            buf_puts(&b, " (ONNX reads ");
+            buf_i64(&b, d->num);
+            buf_puts(&b, " as ");
+            buf_puts(&b, d->onnx);
+            buf_puts(&b, ")");
+        }
+    }
+    text_line(f, "variant_fields", b.len ? buf_str(&b) : "(none)");
+    buf_free(&b);
+    free(counts);
+}
+
 /* The model-level facts, and the counts that span all graphs. */
 static void text_model(FILE *f, const IrModel *m, const char *path,
                        const InfoStats *st)
@@ -824,6 +892,7 @@ static void text_model(FILE *f, const IrModel *m, const char *path,
     fputs("model\n", f);
     text_field(f, "path", path);
     text_ir_version(f, m);
+    text_variant_fields(f, m);
     buf_text(&b, m->producer_name);
     if (m->producer_version && *m->producer_version) {
         buf_puts(&b, " ");

@@ -26,8 +26,10 @@
 #include <linux/openat2.h>
 #endif
 
+#include "caffe2.h"
 #include "guard.h"
 #include "load_borrow.h"
+#include "load_caffe2.h"
 #include "onnx.pb-c.h"
 
 /* What one load needs besides the message being converted. */
@@ -1403,6 +1405,8 @@ static int load_decode(const uint8_t *buf, size_t len, const char *dir,
         c.dir = NULL;
     m->dir = ir_strdup(dir);
     int rc = load_model_msg(&c, mp, m);
+    if (rc == 0 && c2_is_variant(m))
+        c2_adopt(m);
     /* Every ticket must have found its tensor; if one did not (a tensor
      * the IR does not keep), the caller decodes the ordinary way. */
     for (size_t i = 0; rc == 0 && c.hole_used && i < holes->n; i++)
@@ -1433,15 +1437,37 @@ static int load_checked(const uint8_t *buf, size_t len, const char *what,
     return 0;
 }
 
+/* A model in memory, the PyTorch/Caffe2 variant included: that one is
+ * decoded from lc2_rewrite's copy, with its own field meanings. */
+static int load_buffer(const uint8_t *buf, size_t len, const char *dir,
+                       const char *what, const LoadOptions *opt, IrModel **out,
+                       IrError *err)
+{
+    uint8_t *copy = NULL;
+    size_t clen = 0;
+    if (lc2_rewrite(buf, len, &copy, &clen, err)) {
+        char tmp[sizeof err->msg];
+        snprintf(tmp, sizeof tmp, "%s", err->msg);
+        return ir_fail(err, "%s: %s", what, tmp);
+    }
+    int rc = copy ? load_checked(copy, clen, what, err)
+                  : load_checked(buf, len, what, err);
+    if (rc == 0)
+        rc = copy ? load_decode(copy, clen, dir, what, opt, NULL, out, err)
+                  : load_decode(buf, len, dir, what, opt, NULL, out, err);
+    free(copy);
+    return rc ? -1 : 0;
+}
+
 int load_model_buffer(const uint8_t *buf, size_t len, const char *dir,
                       const char *what, const LoadOptions *opt, IrModel **out,
                       IrError *err)
 {
     *out = NULL;
     what = what ? what : "model";
-    if (load_checked(buf, len, what, err))
-        return -1;
-    return load_decode(buf, len, dir, what, opt, NULL, out, err) ? -1 : 0;
+    if (!len)
+        return ir_fail(err, "%s: empty input", what);
+    return load_buffer(buf, len, dir, what, opt, out, err);
 }
 
 /* Unmaps what load_map_file mapped (and unlists it). */
@@ -1457,6 +1483,18 @@ static int load_mapped(void *base, size_t len, int fd, const char *path,
                        const char *dir, const LoadOptions *opt,
                        IrModel **out, IrError *err)
 {
+    if (len && lc2_ir_variant(base, len)) {
+        /* The variant is decoded from a renumbered copy: nothing borrowed. */
+        int rc = load_buffer(base, len, dir, path, opt, out, err);
+        load_unmap(base, len);
+        close(fd);
+        if (rc == 0) {
+            IrModel *m = *out;
+            m->maps = ir_grow(m->maps, m->n_maps + 1, sizeof *m->maps);
+            m->maps[m->n_maps++] = (IrMapping){ir_strdup(path), NULL, NULL, 0, -1};
+        }
+        return rc;
+    }
     if (load_checked(base, len, path, err)) {
         load_unmap(base, len);
         close(fd);

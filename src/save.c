@@ -10,6 +10,8 @@
  */
 #include "save.h"
 
+#include "caffe2.h"
+
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -104,7 +106,8 @@ static void save_unknown(SaveCtx *c, ProtobufCMessage *m, const IrUnknown *u)
     m->unknown_fields = save_array(c, u->n, sizeof *m->unknown_fields);
     for (size_t i = 0; i < u->n; i++) {
         ProtobufCMessageUnknownField *f = &m->unknown_fields[i];
-        f->tag = u->f[i].tag;
+        /* Variant data goes back under the variant's own number. */
+        f->tag = c2_wire_num(u->f[i].tag);
         f->wire_type = (ProtobufCWireType)u->f[i].wire_type;
         f->len = u->f[i].len;
         f->data = u->f[i].data;
