@@ -76,6 +76,8 @@ typedef struct JobReport {
     JobAdapt *adapt;
     size_t n_custom;
     CvCustom *custom;
+    char **dropped;              /* what the conversion dropped (CvReport) */
+    size_t n_dropped;
     bool optimized;
     int rounds;
     size_t n_passes;
