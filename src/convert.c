@@ -767,6 +767,14 @@ static int cv_policy(IrModel *m, const CvOptions *o, CvReport *r, bool down,
         }
         cv_report_drop(r, "ModelProto.functions x%zu (inlined at %zu calls: IR %lld has "
                        "no functions)", fns, calls, (long long)ir);
+        /* the calls counted as passed through are gone */
+        for (size_t i = 0; i < r->n_custom; i++)
+            free(r->custom[i].domain);
+        free(r->custom);
+        r->custom = NULL;
+        r->n_custom = 0;
+        if (m->graph)
+            cv_count_custom(r, m->graph);
         cv_reinfer(m);
     }
     if (!o->keep_metadata) {

@@ -11,9 +11,11 @@
  *       model-local function local.ConvRelu(X, W, B), whose Conv takes
  *       its attributes by reference (strides, pads, ...) and whose Relu
  *       is a call of a second function, local.Act: calls in a body.
- *   tool_irpolicy_gen cast8 OUT.onnx
- *       IR 8, opset 19: Y = Cast(Cast(X, to=FLOAT8E4M3FN), to=FLOAT),
- *       a model whose declared types are all float.
+ *   tool_irpolicy_gen cast8 OUT.onnx IR
+ *       IR as given, opset 19: Y = Cast(Cast(X, to=FLOAT8E4M3FN),
+ *       to=FLOAT), a model whose declared types are all float.
+ *   tool_irpolicy_gen ml OUT.onnx
+ *       IR 7, ai.onnx 13 and ai.onnx.ml 2: Y = Binarizer(X).
  * Prints what it did on one line; exit 1 on failure.
  */
 #include <stdio.h>
@@ -188,13 +190,13 @@ static int gen_func_model(IrModel *m)
     return k ? 0 : gen_fail("func", NULL);
 }
 
-/* X -> Cast(float8e4m3fn) -> Cast(float) -> Y, IR 8, opset 19. */
-static int gen_cast8(IrModel **out)
+/* X -> Cast(float8e4m3fn) -> Cast(float) -> Y at opset 19. */
+static int gen_cast8(IrModel **out, int64_t ir)
 {
     IrError err;
     IrModel *m = ir_model_new();
     m->has_ir_version = true;
-    m->ir_version = 8;
+    m->ir_version = ir;
     ir_model_set_opset(m, "", 19);
     m->graph = ir_graph_new(NULL);
     m->graph->name = ir_strdup("cast8");
@@ -209,7 +211,30 @@ static int gen_cast8(IrModel **out)
     ir_node_set_attr(b, ir_attr_int("to", 1));
     ir_graph_add_output(m->graph, b->out[0], ir_type_tensor(1, 1, dims));
     *out = m;
-    printf("cast8: Cast to FLOAT8E4M3FN at IR 8\n");
+    printf("cast8: Cast to FLOAT8E4M3FN at IR %lld\n", (long long)ir);
+    return 0;
+}
+
+/* Y = ai.onnx.ml Binarizer(X), IR 7, ai.onnx 13, ai.onnx.ml 2. */
+static int gen_ml(IrModel **out)
+{
+    IrError err;
+    IrModel *m = ir_model_new();
+    m->has_ir_version = true;
+    m->ir_version = 7;
+    ir_model_set_opset(m, "", 13);
+    ir_model_set_opset(m, "ai.onnx.ml", 2);
+    m->graph = ir_graph_new(NULL);
+    m->graph->name = ir_strdup("ml");
+    int64_t dims[1] = {4};
+    ir_graph_add_input(m->graph, "X", ir_type_tensor(1, 1, dims));
+    const char *x[1] = {"X"}, *y[1] = {"Y"};
+    IrNode *b = ir_node_new(m->graph, NULL, "Binarizer", "ai.onnx.ml", "bin", 1, x, 1, y, &err);
+    if (!b)
+        return gen_fail("ml", &err);
+    ir_graph_add_output(m->graph, b->out[0], ir_type_tensor(1, 1, dims));
+    *out = m;
+    printf("ml: Binarizer at ai.onnx.ml 2, IR 7\n");
     return 0;
 }
 
@@ -218,18 +243,22 @@ int main(int argc, char **argv)
     IrError err;
     IrModel *m = NULL;
     int rc;
-    if (argc == 3 && !strcmp(argv[1], "cast8")) {
-        rc = gen_cast8(&m);
+    if (argc == 4 && !strcmp(argv[1], "cast8")) {
+        rc = gen_cast8(&m, atoi(argv[3]));
+    } else if (argc == 3 && !strcmp(argv[1], "ml")) {
+        rc = gen_ml(&m);
     } else if (argc == 4 && (!strcmp(argv[1], "meta") || !strcmp(argv[1], "func"))) {
         if (load_model_file(argv[2], NULL, &m, &err) < 0)
             return gen_fail(argv[2], &err);
         rc = !strcmp(argv[1], "meta") ? gen_meta_model(m) : gen_func_model(m);
     } else {
-        fputs("usage: tool_irpolicy_gen meta|func IN.onnx OUT.onnx | cast8 OUT.onnx\n", stderr);
+        fputs("usage: tool_irpolicy_gen meta|func IN.onnx OUT.onnx | cast8 OUT.onnx IR "
+              "| ml OUT.onnx\n", stderr);
         return 2;
     }
-    if (rc == 0 && save_model_file(m, argv[argc - 1], NULL, &err) < 0)
-        rc = gen_fail(argv[argc - 1], &err);
+    const char *path = !strcmp(argv[1], "cast8") || !strcmp(argv[1], "ml") ? argv[2] : argv[3];
+    if (rc == 0 && save_model_file(m, path, NULL, &err) < 0)
+        rc = gen_fail(path, &err);
     ir_model_free(m);
     return rc;
 }
