@@ -90,6 +90,13 @@ static int cvi_copy(const IrModel *m, const IrFunction *f, const IrNode *call,
         for (size_t i = 0; i < n->n_attr; i++)
             if (n->attr[i]->ref_attr_name) {
                 IrAttr *v = cvi_attr_value(f, call, n->attr[i]->ref_attr_name);
+                if (v && (v->g || v->n_graphs)) {
+                    free(vals.p);
+                    return ir_fail(err, "node '%s' (%s): cannot inline function '%s' "
+                                   "for an IR before 8: attribute '%s' passes a graph; "
+                                   "write IR 8 or newer", call->name ? call->name : "",
+                                   call->op_type, f->name ? f->name : "", v->name);
+                }
                 *found = ir_grow(*found, nref + 1, sizeof **found);
                 (*found)[nref++] = v != NULL;
                 if (v)

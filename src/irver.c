@@ -156,8 +156,11 @@ static void irv_tensor(IrvRun *r, const IrTensor *t, const char *where)
     irv_unknown(r, &t->unk, "TensorProto", where);
 }
 
-static void irv_valueinfo(IrvRun *r, const IrValueInfo *vi, const char *where)
+static void irv_valueinfo(IrvRun *r, const IrValueInfo *vi, const char *graph)
 {
+    char where[300];
+    snprintf(where, sizeof where, "value '%.120s' of %.150s",
+             vi->value && vi->value->name ? vi->value->name : "", graph);
     irv_type(r, vi->type, where);
     if (vi->meta.n)
         irv_ann(r, IRV_A_VI_META, where);

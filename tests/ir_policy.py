@@ -206,6 +206,22 @@ def check_meta(bin_, tool, tmp, judged):
           "--keep-metadata at opset 12: %s %s" % (o, err))
     if rc == 0:
         judged.append((CASE, out))
+    # batch mode takes --keep-metadata too, and optimize accepts it
+    outdir = os.path.join(tmp, "batch")
+    p = run(bin_, "convert", meta, "--out-dir", outdir, "--opset", "12", "--keep-metadata",
+            "--json")
+    try:
+        js = json.loads(p.stdout)["models"][0]
+    except (ValueError, KeyError, IndexError):
+        js = {}
+    out = os.path.join(outdir, "meta.onnx")
+    check(p.returncode == 0 and js.get("dropped") == [] and os.path.exists(out) and
+          describe(out)["ir"] == 10, "batch --keep-metadata: %s %s" % (js.get("dropped"), p.stderr))
+    out = os.path.join(tmp, "opt.onnx")
+    p = run(bin_, "optimize", meta, "-o", out, "--keep-metadata")
+    o = describe(out) if p.returncode == 0 else {}
+    check(p.returncode == 0 and o["ir"] == 10 and o["graph"] == 1 and o["nodes"] > 0,
+          "optimize --keep-metadata: %s %s" % (o, p.stderr))
     # the text report's one summary line
     p = run(bin_, "convert", meta, "-o", os.path.join(tmp, "text12.onnx"), "--opset", "12")
     want = "dropped to fit IR 7: " + ", ".join(expected_drops(d))
