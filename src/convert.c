@@ -721,6 +721,28 @@ static void cv_reinfer(IrModel *m)
         (void)ie;   /* a value inference cannot type is not checked */
 }
 
+/* Inlines the model-local functions for IR `ir` (< 8), reporting it as a
+ * drop; the calls counted as passed-through custom nodes are gone. */
+static int cv_inline(IrModel *m, CvReport *r, int64_t ir, IrError *err)
+{
+    size_t calls = 0, fns = m->n_functions;
+    if (cvi_inline(m, &calls, err) < 0) {
+        r->reason = "ir-version";
+        return -1;
+    }
+    cv_report_drop(r, "ModelProto.functions x%zu (inlined at %zu calls: IR %lld has "
+                   "no functions)", fns, calls, (long long)ir);
+    for (size_t i = 0; i < r->n_custom; i++)
+        free(r->custom[i].domain);
+    free(r->custom);
+    r->custom = NULL;
+    r->n_custom = 0;
+    if (m->graph)
+        cv_count_custom(r, m->graph);
+    cv_reinfer(m);
+    return 0;
+}
+
 /*
  * The IR version policy (README "IR versions"). `down` says whether some
  * converted domain went to a lower opset; `ir_in` is the input's version.
@@ -759,24 +781,8 @@ static int cv_policy(IrModel *m, const CvOptions *o, CvReport *r, bool down,
         if (o->keep_metadata && need.annotations > ir)
             ir = need.annotations;
     }
-    if (ir < 8 && m->n_functions) {
-        size_t calls = 0, fns = m->n_functions;
-        if (cvi_inline(m, &calls, err) < 0) {
-            r->reason = "ir-version";
-            return -1;
-        }
-        cv_report_drop(r, "ModelProto.functions x%zu (inlined at %zu calls: IR %lld has "
-                       "no functions)", fns, calls, (long long)ir);
-        /* the calls counted as passed through are gone */
-        for (size_t i = 0; i < r->n_custom; i++)
-            free(r->custom[i].domain);
-        free(r->custom);
-        r->custom = NULL;
-        r->n_custom = 0;
-        if (m->graph)
-            cv_count_custom(r, m->graph);
-        cv_reinfer(m);
-    }
+    if (ir < 8 && m->n_functions && cv_inline(m, r, ir, err) < 0)
+        return -1;
     if (!o->keep_metadata) {
         size_t counts[IRV_N_ANN] = {0};
         irv_strip(m, ir, counts);
