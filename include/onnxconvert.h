@@ -154,15 +154,19 @@ ONNXCONVERT_API int oc_check(oc_model *m);
 
 /* Converts the model to ai.onnx opset `opset` (1..oc_newest_opset("")),
  * one opset step at a time, in every graph and model-local function, and
- * sets ir_version to what that opset needs. Same as
+ * sets ir_version as README "IR versions" says. Same as
  * oc_convert_ex(m, opset, 0, 0). */
 ONNXCONVERT_API int oc_convert(oc_model *m, int64_t opset);
 
 /* Converts the model's ai.onnx opset to `opset` and its ai.onnx.ml opset
  * to `opset_ml` (ignored when the model does not import ai.onnx.ml), and
  * sets ir_version to `ir_version`. An opset of 0 keeps that opset; an
- * ir_version of 0 sets the one the converted opsets need (and keeps the
- * model's when both opsets are 0). The model must pass oc_check first; a model it refuses is refused here
+ * ir_version of 0 lets the IR version policy of README "IR versions"
+ * choose (the lowest holding the target opsets and the model's content,
+ * never below the model's own when no opset goes down; annotations an
+ * older IR lacks are dropped). A non-zero ir_version is written exactly:
+ * 3..oc_newest_ir_version() and not below what the target opsets need,
+ * else an error; model-local functions are inlined below IR 8. The model must pass oc_check first; a model it refuses is refused here
  * with the same message and is left as it was, and so are out-of-range
  * arguments. A conversion the converter cannot do exactly is refused
  * naming the node, op, opset step and reason: then the model is left half

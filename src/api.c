@@ -255,6 +255,16 @@ static int oc_range(const char *fn, const char *what, int64_t v, int64_t max)
                    (long long)v, (long long)max);
 }
 
+/* An ir_version the converter cannot write (below 3, or below what the
+ * target opsets need). */
+static int oc_ir_check(const char *fn, const CvOptions *o)
+{
+    IrError err;
+    if (cv_options_check(o, &err) < 0)
+        return oc_fail("%s: %s", fn, err.msg);
+    return 0;
+}
+
 /* oc_convert and oc_convert_ex; fn names the call in messages. Arguments
  * and the checker are settled before the converter touches the model, so
  * that only a refusal of the conversion itself breaks it. */
@@ -264,7 +274,7 @@ static int oc_convert_as(const char *fn, oc_model *m, const CvOptions *o)
         oc_range(fn, "opset", o->opset, os_domain_max("")) < 0 ||
         oc_range(fn, "opset_ml", o->opset_ml, os_domain_max("ai.onnx.ml")) < 0 ||
         oc_range(fn, "ir_version", o->ir_version, IRV_NEWEST) < 0 ||
-        oc_sort_and_check(m->ir) < 0)
+        oc_ir_check(fn, o) < 0 || oc_sort_and_check(m->ir) < 0)
         return -1;
     CvReport r = {0};
     IrError err;

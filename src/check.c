@@ -378,18 +378,6 @@ static void chk_sparse(ChkCtx *c, const IrSparse *s, const char *where)
 
 /* ---- IR features ---------------------------------------------------- */
 
-/* The IR version that introduced element type d. */
-static int chk_dtype_ir(int32_t d)
-{
-    if (d == 16) return 4;                 /* bfloat16 */
-    if (d >= 17 && d <= 20) return 9;      /* float8 */
-    if (d == 21 || d == 22) return 10;     /* uint4, int4 */
-    if (d == 23) return 11;                /* float4e2m1 */
-    if (d == 24) return 12;                /* float8e8m0 */
-    if (d == 25 || d == 26) return 13;     /* uint2, int2 */
-    return 1;
-}
-
 static void chk_feature(ChkCtx *c, int need, const char *what, const char *where)
 {
     if (c->ir && c->ir < need)
@@ -404,7 +392,7 @@ static void chk_type_features(ChkCtx *c, const IrType *t, const char *where, int
     if (t->kind == IR_TYPE_OPTIONAL)
         chk_feature(c, 8, "an optional type", where);
     if ((t->kind == IR_TYPE_TENSOR || t->kind == IR_TYPE_SPARSE_TENSOR) && t->has_elem_type) {
-        int need = chk_dtype_ir(t->elem_type);
+        int need = irv_dtype_ir(t->elem_type);
         char what[64];
         snprintf(what, sizeof what, "element type %s", ir_dtype_name(t->elem_type) ?
                  ir_dtype_name(t->elem_type) : "?");
@@ -662,6 +650,15 @@ static void chk_node(ChkCtx *c, IrNode *n, ChkScope *s)
         chk_feature(c, 10, "node metadata_props", where);
     if (n->n_devcfg)
         chk_feature(c, 11, "node device configurations", where);
+    for (size_t i = 0; i < n->n_attr; i++) {
+        int32_t dt = irv_attr_dtype(n, n->attr[i]);
+        if (dt < 0)
+            continue;
+        char what[120];
+        snprintf(what, sizeof what, "element type %s (attribute '%s')",
+                 ir_dtype_name(dt) ? ir_dtype_name(dt) : "?", n->attr[i]->name);
+        chk_feature(c, irv_dtype_ir(dt), what, where);
+    }
     if (sc)
         chk_arity(c, n, sc, where);
     chk_inputs_defined(c, n, s, where);
@@ -862,6 +859,29 @@ static void chk_on_note(void *arg, const char *msg)
 /* Every check of chk_model, with c's look-up sets built as it goes. */
 static void chk_run(ChkCtx *c);
 
+/* The inferred types of what g's nodes compute (and its subgraphs'):
+ * a node can make values of a type the declared IR lacks (a Cast to
+ * float8 at IR 8) whatever value_info says. */
+static void chk_computed_types(ChkCtx *c, const IrGraph *g, int depth)
+{
+    char where[400];
+    for (const IrValue *v = g->values; v && depth < 64; v = v->hh.next) {
+        if (!v->type || v->kind != IR_VAL_NODE || !v->producer)
+            continue;
+        const IrNode *n = v->producer;
+        snprintf(where, sizeof where, "value '%.150s' (output of node '%.100s' (%.60s))",
+                 v->name, n->name ? n->name : "", n->op_type ? n->op_type : "");
+        chk_type_features(c, v->type, where, 0);
+    }
+    for (const IrNode *n = g->first; n; n = n->next)
+        for (size_t i = 0; i < n->n_attr; i++) {
+            if (n->attr[i]->g)
+                chk_computed_types(c, n->attr[i]->g, depth + 1);
+            for (size_t k = 0; k < n->attr[i]->n_graphs; k++)
+                chk_computed_types(c, n->attr[i]->graphs[k], depth + 1);
+        }
+}
+
 size_t chk_model(IrModel *m, ChkReport *r)
 {
     memset(r, 0, sizeof *r);
@@ -908,6 +928,8 @@ static void chk_run(ChkCtx *c)
         InfOptions opt = {.use_value_info = true, .note = chk_on_note, .note_arg = r};
         if (inf_model(m, &opt, &err) < 0)
             chk_add(r, CHK_ERROR, "%s", err.msg);
+        else
+            chk_computed_types(c, m->graph, 0);
     }
     return;
 }

@@ -47,11 +47,12 @@ int64_t cv_ir_for_opset(int64_t opset)
     return opset >= 1 && opset <= 28 ? ir[opset] : -1;
 }
 
-/* ai.onnx.ml 1 came with ONNX 1.2 (IR 3), 2 with 1.6 (IR 6), 3 with 1.9
- * (IR 7), 4 with 1.15 (IR 9), 5 with 1.17 (IR 10). */
+/* ai.onnx.ml 1 came with ONNX 1.2 (IR 3), 2 with 1.6 (IR 6), 3 with 1.11
+ * (IR 8: Versioning.md's table; 1.9 had only defined it), 4 with 1.15 (IR
+ * 9), 5 with 1.17 (IR 10). */
 int64_t cv_ir_for_ml(int64_t opset)
 {
-    static const int8_t ir[6] = {0, 3, 6, 7, 9, 10};
+    static const int8_t ir[6] = {0, 3, 6, 8, 9, 10};
     return opset >= 1 && opset <= 5 ? ir[opset] : -1;
 }
 
@@ -672,21 +673,124 @@ static int cv_domain(CvRun *run, const char *domain, int64_t to)
     return 0;
 }
 
-/* The IR version the converted model gets. */
-static int64_t cv_target_ir(const IrModel *m, const CvOptions *o)
+/* The IR version Versioning.md's table gives the model's imports of
+ * ai.onnx and ai.onnx.ml (the higher of the two; 3 with neither). */
+static int64_t cv_table_ir(int64_t opset, int64_t opset_ml)
 {
-    if (o->ir_version > 0)
-        return o->ir_version;
-    int64_t ir = m->has_ir_version ? m->ir_version : 3;
-    if (o->opset <= 0 && o->opset_ml <= 0)
-        return ir;
-    int64_t want = 0, v = ir_model_opset(m, "");
-    if (v > 0)
-        want = cv_ir_for_opset(v);
-    v = ir_model_opset(m, "ai.onnx.ml");
-    if (v > 0 && cv_ir_for_ml(v) > want)
-        want = cv_ir_for_ml(v);
-    return want > 0 ? want : ir;
+    int64_t t = 3;
+    if (opset > 0 && cv_ir_for_opset(opset) > t)
+        t = cv_ir_for_opset(opset);
+    if (opset_ml > 0 && cv_ir_for_ml(opset_ml) > t)
+        t = cv_ir_for_ml(opset_ml);
+    return t;
+}
+
+int cv_options_check(const CvOptions *o, IrError *err)
+{
+    if (!o->ir_version)
+        return 0;
+    if (o->ir_version < 3 || o->ir_version > IRV_NEWEST)
+        return ir_fail(err, "ir_version %lld is not one this tool writes (3..%d)",
+                       (long long)o->ir_version, IRV_NEWEST);
+    int64_t t = cv_table_ir(o->opset, o->opset_ml);
+    if (o->ir_version < t)
+        return ir_fail(err, "ir_version %lld is below IR %lld, which %s opset %lld needs",
+                       (long long)o->ir_version, (long long)t,
+                       o->opset > 0 && cv_ir_for_opset(o->opset) == t ? "ai.onnx" : "ai.onnx.ml",
+                       (long long)(o->opset > 0 && cv_ir_for_opset(o->opset) == t ?
+                                   o->opset : o->opset_ml));
+    return 0;
+}
+
+/* Reports the annotations irv_strip dropped, one line per field. */
+static void cv_report_strip(CvReport *r, const size_t counts[IRV_N_ANN])
+{
+    for (size_t i = 0; i < IRV_N_ANN; i++)
+        if (counts[i])
+            cv_report_drop(r, "%s x%zu", irv_ann_name[i], counts[i]);
+}
+
+/* Re-infers m's types from scratch, so that the IR check sees what the
+ * converted nodes compute. */
+static void cv_reinfer(IrModel *m)
+{
+    IrError ie;
+    if (m->graph)
+        ir_graph_clear_inferred(m->graph);
+    InfOptions io = {.use_value_info = true};
+    if (inf_model(m, &io, &ie) < 0)
+        (void)ie;   /* a value inference cannot type is not checked */
+}
+
+/* Inlines the model-local functions for IR `ir` (< 8), reporting it as a
+ * drop; the calls counted as passed-through custom nodes are gone. */
+static int cv_inline(IrModel *m, CvReport *r, int64_t ir, IrError *err)
+{
+    size_t calls = 0, fns = m->n_functions;
+    if (cvi_inline(m, &calls, err) < 0) {
+        r->reason = "ir-version";
+        return -1;
+    }
+    cv_report_drop(r, "ModelProto.functions x%zu (inlined at %zu calls: IR %lld has "
+                   "no functions)", fns, calls, (long long)ir);
+    for (size_t i = 0; i < r->n_custom; i++)
+        free(r->custom[i].domain);
+    free(r->custom);
+    r->custom = NULL;
+    r->n_custom = 0;
+    if (m->graph)
+        cv_count_custom(r, m->graph);
+    cv_reinfer(m);
+    return 0;
+}
+
+/*
+ * The IR version policy (README "IR versions"). `down` says whether some
+ * converted domain went to a lower opset; `ir_in` is the input's version.
+ *   table    = the Versioning.md IR of the target opsets (cv_table_ir)
+ *   content  = the lowest IR holding what the model computes: functions
+ *              (8), training info (7), sparse tensors (6), element types
+ *              of declared and inferred types and of data-type attributes
+ *   default  = max(table, content), and max(.., ir_in) when converting up
+ *              or to the same opset; annotation-only fields (irver.h
+ *              IRV_ANNOTATIONS) that this IR lacks are dropped and
+ *              reported, or with keep_metadata the IR rises to hold them
+ *   explicit = o->ir_version exactly (cv_options_check: 3..14, not below
+ *              table); annotations it lacks are dropped unless
+ *              keep_metadata, and then refused like content
+ *   model-local functions in an IR below 8 (only an explicit version can
+ *   choose one) are inlined at every call (cvi_inline) and reported.
+ * Whatever still does not fit is refused (irv_check), naming it.
+ */
+static int cv_policy(IrModel *m, const CvOptions *o, CvReport *r, bool down,
+                     IrError *err, int64_t *ir_out)
+{
+    int64_t ir_in = r->ir_from >= 1 && r->ir_from <= IRV_NEWEST ? r->ir_from : 0;
+    int64_t table = cv_table_ir(ir_model_opset(m, ""), ir_model_opset(m, "ai.onnx.ml"));
+    cv_reinfer(m);
+    IrvNeed need = irv_need(m);
+    int64_t ir = o->ir_version;
+    if (ir && ir < table) {
+        r->reason = "ir-version";
+        return ir_fail(err, "ir_version %lld is below IR %lld, which the model's opsets need",
+                       (long long)ir, (long long)table);
+    }
+    if (!ir) {
+        ir = table > need.content ? table : need.content;
+        if (!down && ir_in > ir)
+            ir = ir_in;
+        if (o->keep_metadata && need.annotations > ir)
+            ir = need.annotations;
+    }
+    if (ir < 8 && m->n_functions && cv_inline(m, r, ir, err) < 0)
+        return -1;
+    if (!o->keep_metadata) {
+        size_t counts[IRV_N_ANN] = {0};
+        irv_strip(m, ir, counts);
+        cv_report_strip(r, counts);
+    }
+    *ir_out = ir;
+    return 0;
 }
 
 /* A PyTorch/Caffe2 variant model becomes standard IR 3 before anything
@@ -711,9 +815,15 @@ int cv_convert(IrModel *m, const CvOptions *o, CvReport *r, IrError *err)
 {
     CvRun run = {.m = m, .r = r, .err = err};
     r->reason = NULL;
+    if (cv_options_check(o, err) < 0) {
+        r->reason = "ir-version";
+        return -1;
+    }
     if (c2_is_variant(m) && cv_caffe2(m, o, r, err) < 0)
         return -1;
     r->ir_from = m->has_ir_version ? m->ir_version : 0;
+    int64_t own = ir_model_opset(m, ""), own_ml = ir_model_opset(m, "ai.onnx.ml");
+    bool down = (o->opset > 0 && o->opset < own) || (o->opset_ml > 0 && o->opset_ml < own_ml);
     if (m->graph)
         cv_count_custom(r, m->graph);
     for (size_t i = 0; i < m->n_functions; i++)
@@ -730,7 +840,9 @@ int cv_convert(IrModel *m, const CvOptions *o, CvReport *r, IrError *err)
     if (rc < 0)
         return -1;
     cv_tidy(m);
-    int64_t ir = cv_target_ir(m, o);
+    int64_t ir = 0;
+    if (cv_policy(m, o, r, down, err, &ir) < 0)
+        return -1;
     r->ir_to = ir;
     irv_fit(m, ir);
     if (irv_check(m, ir, r->ir_from, err) < 0) {

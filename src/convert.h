@@ -7,8 +7,8 @@
  * graphs and every model-local function body (a function that imports the
  * domain itself is walked from its own version). Nodes of other domains pass
  * through untouched and are counted in the report. Afterwards the IR version
- * is set to the one the target opset needs, and the model is checked to
- * hold no field that IR version lacks.
+ * is chosen by the policy of cv_policy (README "IR versions"), and the
+ * model is checked to hold nothing that IR version lacks.
  *
  * On a refusal the model is left half converted: callers discard it (the
  * CLI writes nothing).
@@ -67,6 +67,17 @@ void cv_report_free(CvReport *r);
 /* Adds one line to r->dropped. */
 void cv_report_drop(CvReport *r, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+
+/* Whether o's ir_version can be written: 0 (the policy chooses), or 3..14
+ * and not below what o's target opsets need (Versioning.md). -1 with err
+ * saying why (the command line makes it a usage error). */
+int cv_options_check(const CvOptions *o, IrError *err);
+
+/* Inlines every call of a model-local function (main graph, subgraphs,
+ * training graphs, calls in bodies) and removes the functions, for an IR
+ * version that predates them (convert_inline.c). *calls = call sites
+ * expanded. -1 with err naming the function and call it cannot inline. */
+int cvi_inline(IrModel *m, size_t *calls, IrError *err);
 
 /* The IR version a model importing ai.onnx at `opset` needs (the release
  * table of ONNX's versioning document), or -1 for an unknown opset. */

@@ -336,6 +336,13 @@ static void ir_devcfgs_free(IrNodeDevCfg *c, size_t n)
     free(c);
 }
 
+void ir_node_clear_devcfg(IrNode *n)
+{
+    ir_devcfgs_free(n->devcfg, n->n_devcfg);
+    n->devcfg = NULL;
+    n->n_devcfg = 0;
+}
+
 static void ir_graph_detach_outer_uses(IrGraph *g);
 
 void ir_attr_free(IrAttr *a)
@@ -435,6 +442,18 @@ static void ir_graph_detach_outer_uses(IrGraph *g)
     }
 }
 
+void ir_graph_clear_qann(IrGraph *g)
+{
+    for (size_t i = 0; i < g->n_qann; i++) {
+        free(g->qann[i].tensor_name);
+        ir_strmap_free(&g->qann[i].params);
+        ir_unknown_free(&g->qann[i].unk);
+    }
+    free(g->qann);
+    g->qann = NULL;
+    g->n_qann = 0;
+}
+
 static void ir_graph_free_inner(IrGraph *g)
 {
     IrNode *n = g->first;
@@ -461,12 +480,7 @@ static void ir_graph_free_inner(IrGraph *g)
     for (size_t i = 0; i < g->sparse_inits.n; i++)
         ir_sparse_free(g->sparse_inits.p[i]);
     free(g->sparse_inits.p);
-    for (size_t i = 0; i < g->n_qann; i++) {
-        free(g->qann[i].tensor_name);
-        ir_strmap_free(&g->qann[i].params);
-        ir_unknown_free(&g->qann[i].unk);
-    }
-    free(g->qann);
+    ir_graph_clear_qann(g);
     ir_strmap_free(&g->meta);
     ir_unknown_free(&g->unk);
     free(g->name);
@@ -532,6 +546,21 @@ static void ir_model_unmap(IrModel *m)
     free(m->maps);
 }
 
+void ir_model_clear_configs(IrModel *m)
+{
+    for (size_t i = 0; i < m->n_configs; i++) {
+        IrDevCfg *c = &m->configs[i];
+        free(c->name);
+        for (size_t j = 0; j < c->n_device; j++)
+            free(c->device[j]);
+        free(c->device);
+        ir_unknown_free(&c->unk);
+    }
+    free(m->configs);
+    m->configs = NULL;
+    m->n_configs = 0;
+}
+
 void ir_model_free(IrModel *m)
 {
     if (!m)
@@ -559,15 +588,7 @@ void ir_model_free(IrModel *m)
     for (size_t i = 0; i < m->n_functions; i++)
         ir_function_free(m->functions[i]);
     free(m->functions);
-    for (size_t i = 0; i < m->n_configs; i++) {
-        IrDevCfg *c = &m->configs[i];
-        free(c->name);
-        for (size_t j = 0; j < c->n_device; j++)
-            free(c->device[j]);
-        free(c->device);
-        ir_unknown_free(&c->unk);
-    }
-    free(m->configs);
+    ir_model_clear_configs(m);
     ir_unknown_free(&m->unk);
     ir_model_unmap(m);
     free(m->dir);

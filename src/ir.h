@@ -484,6 +484,11 @@ void ir_function_free(IrFunction *f);
 void ir_unknown_free(IrUnknown *u);
 void ir_strmap_free(IrStrMap *m);
 void ir_valueinfo_free(IrValueInfo *vi);
+/* Drop node device configurations, quantization annotations, model
+ * configurations (annotations an older IR lacks: irver.h). */
+void ir_node_clear_devcfg(IrNode *n);
+void ir_graph_clear_qann(IrGraph *g);
+void ir_model_clear_configs(IrModel *m);
 
 /* Sets the opset version of `domain` ("" = ai.onnx), adding the import if
  * the model lacks it. Returns the version or -1 when absent. */

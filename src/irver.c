@@ -8,6 +8,14 @@
 #include <string.h>
 
 #include "irver.h"
+#include "opschema.h"
+
+#define IRV_A_NAME(id, name, ir) name,
+#define IRV_A_IR(id, name, ir) ir,
+const char *const irv_ann_name[IRV_N_ANN] = {IRV_ANNOTATIONS(IRV_A_NAME)};
+const int irv_ann_ir[IRV_N_ANN] = {IRV_ANNOTATIONS(IRV_A_IR)};
+#undef IRV_A_NAME
+#undef IRV_A_IR
 
 int irv_dtype_ir(int32_t dtype)
 {
@@ -26,16 +34,62 @@ int irv_dtype_ir(int32_t dtype)
     return 1;
 }
 
-/* The state of one check: the target, and the first offence found. */
+/* The INT attributes of ai.onnx whose value is a TensorProto.DataType
+ * code (the spec describes each so): Cast.to, the dtype of EyeLike,
+ * Random*, Multinomial, Bernoulli, SequenceEmpty, output_dtype of
+ * Quantize/DequantizeLinear, precision of QuantizeLinear, output_datatype
+ * of the window ops and MelWeightMatrix, softmax_precision of Attention,
+ * stash_type of the normalizations. The op table confirms the attribute
+ * (irv_attr_dtype), so an op with a same-named attribute of another
+ * meaning is not mistaken. */
+static const char *const irv_dtype_attrs[] = {
+    "to", "dtype", "output_dtype", "output_datatype", "precision",
+    "softmax_precision", "stash_type", NULL
+};
+
+/* Whether op has, at some version, an INT attribute `name`. */
+static bool irv_op_has_int_attr(const char *op, const char *name)
+{
+    size_t n;
+    const OsSchema *v = os_versions("", op, &n);
+    for (size_t i = 0; v && i < n; i++) {
+        const OsAttr *a = os_attr(&v[i], name);
+        if (a && a->type == 2)
+            return true;
+    }
+    return false;
+}
+
+int32_t irv_attr_dtype(const IrNode *n, const IrAttr *a)
+{
+    if (!a->has_i || !a->name || !n->op_type || a->ref_attr_name ||
+        os_domain_norm(n->domain)[0])
+        return -1;
+    for (size_t i = 0; irv_dtype_attrs[i]; i++)
+        if (!strcmp(a->name, irv_dtype_attrs[i]))
+            return irv_op_has_int_attr(n->op_type, a->name) &&
+                   a->i >= INT32_MIN && a->i <= INT32_MAX ? (int32_t)a->i : -1;
+    return -1;
+}
+
+/* The state of one walk: checking (the target, and the first offence
+ * found) or surveying (the highest version each kind of field needs). */
 typedef struct IrvRun {
     int64_t ir, ir_from;
     IrError *err;
     int bad;
+    bool survey;
+    IrvNeed need;
 } IrvRun;
 
 /* Records "ir_version N cannot hold WHAT (IR k) in WHERE" once. */
 static void irv_bad(IrvRun *r, int need, const char *what, const char *where)
 {
+    if (r->survey) {
+        if (need > r->need.content)
+            r->need.content = need;
+        return;
+    }
     if (r->bad || r->ir >= need)
         return;
     r->bad = 1;
@@ -43,11 +97,23 @@ static void irv_bad(IrvRun *r, int need, const char *what, const char *where)
             "keep a newer IR with --ir-version", (long long)r->ir, what, need, where);
 }
 
-/* Unknown fields may belong to any version newer than the target. */
+/* An annotation: in a survey it counts apart from the content. */
+static void irv_ann(IrvRun *r, IrvAnn id, const char *where)
+{
+    if (r->survey) {
+        if (irv_ann_ir[id] > r->need.annotations)
+            r->need.annotations = irv_ann_ir[id];
+        return;
+    }
+    irv_bad(r, irv_ann_ir[id], irv_ann_name[id], where);
+}
+
+/* Unknown fields may belong to any version newer than the target (a
+ * survey cannot know which: the check judges them). */
 static void irv_unknown(IrvRun *r, const IrUnknown *u, const char *msg,
                         const char *where)
 {
-    if (r->bad || u->n == 0 || r->ir >= r->ir_from)
+    if (r->survey || r->bad || u->n == 0 || r->ir >= r->ir_from)
         return;
     char what[160];
     snprintf(what, sizeof what, "unknown field %u of %s", u->f[0].tag, msg);
@@ -86,22 +152,32 @@ static void irv_tensor(IrvRun *r, const IrTensor *t, const char *where)
     if (t->has_data_type)
         irv_dtype(r, t->data_type, where);
     if (t->meta.n)
-        irv_bad(r, 10, "TensorProto.metadata_props", where);
+        irv_ann(r, IRV_A_TENSOR_META, where);
     irv_unknown(r, &t->unk, "TensorProto", where);
 }
 
-static void irv_valueinfo(IrvRun *r, const IrValueInfo *vi, const char *where)
+static void irv_valueinfo(IrvRun *r, const IrValueInfo *vi, const char *graph)
 {
+    char where[300];
+    snprintf(where, sizeof where, "value '%.120s' of %.150s",
+             vi->value && vi->value->name ? vi->value->name : "", graph);
     irv_type(r, vi->type, where);
     if (vi->meta.n)
-        irv_bad(r, 10, "ValueInfoProto.metadata_props", where);
+        irv_ann(r, IRV_A_VI_META, where);
     irv_unknown(r, &vi->unk, "ValueInfoProto", where);
 }
 
 static void irv_graph(IrvRun *r, const IrGraph *g);
 
-static void irv_attr(IrvRun *r, const IrAttr *a, const char *where)
+static void irv_attr(IrvRun *r, const IrNode *n, const IrAttr *a, const char *where)
 {
+    int32_t dt = irv_attr_dtype(n, a);
+    if (dt >= 0) {
+        char what[120];
+        snprintf(what, sizeof what, "element type %s (attribute '%s')",
+                 ir_dtype_name(dt) ? ir_dtype_name(dt) : "?", a->name);
+        irv_bad(r, irv_dtype_ir(dt), what, where);
+    }
     if (a->sparse_tensor || a->n_sparse)
         irv_bad(r, 6, "a sparse tensor attribute", where);
     if (a->tp || a->n_tps)
@@ -125,7 +201,7 @@ static bool irv_node_plain(const IrNode *n)
     for (size_t i = 0; i < n->n_attr; i++) {
         const IrAttr *a = n->attr[i];
         if (a->sparse_tensor || a->n_sparse || a->tp || a->n_tps || a->t ||
-            a->n_tensors || a->g || a->n_graphs || a->unk.n)
+            a->n_tensors || a->g || a->n_graphs || a->unk.n || irv_attr_dtype(n, a) >= 0)
             return false;
     }
     return true;
@@ -141,11 +217,11 @@ static void irv_node(IrvRun *r, const IrNode *n)
     if (n->overload)
         irv_bad(r, 10, "NodeProto.overload", where);
     if (n->meta.n)
-        irv_bad(r, 10, "NodeProto.metadata_props", where);
+        irv_ann(r, IRV_A_NODE_META, where);
     if (n->n_devcfg)
-        irv_bad(r, 11, "NodeProto.device_configurations", where);
+        irv_ann(r, IRV_A_NODE_DEVCFG, where);
     for (size_t i = 0; i < n->n_attr; i++)
-        irv_attr(r, n->attr[i], where);
+        irv_attr(r, n, n->attr[i], where);
     irv_unknown(r, &n->unk, "NodeProto", where);
 }
 
@@ -156,19 +232,28 @@ static void irv_graph(IrvRun *r, const IrGraph *g)
     if (g->sparse_inits.n)
         irv_bad(r, 6, "GraphProto.sparse_initializer", where);
     if (g->n_qann)
-        irv_bad(r, 5, "GraphProto.quantization_annotation", where);
+        irv_ann(r, IRV_A_QANN, where);
     if (g->meta.n)
-        irv_bad(r, 10, "GraphProto.metadata_props", where);
+        irv_ann(r, IRV_A_GRAPH_META, where);
     const IrPtrList *lists[3] = {&g->inputs, &g->outputs, &g->value_info};
     for (int l = 0; l < 3; l++)
         for (size_t i = 0; i < lists[l]->n; i++)
             irv_valueinfo(r, lists[l]->p[i], where);
     if (g->is_function && g->value_info.n)
-        irv_bad(r, 10, "FunctionProto.value_info", where);
+        irv_ann(r, IRV_A_FN_VI, where);
     for (size_t i = 0; i < g->inits.n; i++)
         irv_tensor(r, g->inits.p[i], where);
     for (const IrNode *n = g->first; n && !r->bad; n = n->next)
         irv_node(r, n);
+    /* what the nodes compute: a Cast or CastLike to a type the IR lacks
+     * makes values of that type whatever the declared types say */
+    char vwhere[300];
+    for (const IrValue *v = g->values; v && !r->bad; v = v->hh.next) {
+        if (!v->type || v->kind != IR_VAL_NODE)
+            continue;
+        snprintf(vwhere, sizeof vwhere, "value '%.120s' of %.150s", v->name, where);
+        irv_type(r, v->type, vwhere);
+    }
     irv_unknown(r, &g->unk, "GraphProto", where);
 }
 
@@ -181,34 +266,146 @@ static void irv_function(IrvRun *r, const IrFunction *f)
     if (f->overload)
         irv_bad(r, 10, "FunctionProto.overload", where);
     if (f->meta.n)
-        irv_bad(r, 10, "FunctionProto.metadata_props", where);
+        irv_ann(r, IRV_A_FN_META, where);
     if (f->body)
         irv_graph(r, f->body);
     irv_unknown(r, &f->unk, "FunctionProto", where);
 }
 
+/* Checks or surveys the whole model. */
+static void irv_model(IrvRun *r, const IrModel *m)
+{
+    if (m->n_training)
+        irv_bad(r, 7, "ModelProto.training_info", "the model");
+    if (m->n_functions)
+        irv_bad(r, 8, "ModelProto.functions", "the model");
+    if (m->n_configs)
+        irv_ann(r, IRV_A_CONFIG, "the model");
+    irv_unknown(r, &m->unk, "ModelProto", "the model");
+    if (m->graph)
+        irv_graph(r, m->graph);
+    for (size_t i = 0; i < m->n_training; i++) {
+        if (m->training[i].initialization)
+            irv_graph(r, m->training[i].initialization);
+        if (m->training[i].algorithm)
+            irv_graph(r, m->training[i].algorithm);
+    }
+    for (size_t i = 0; i < m->n_functions; i++)
+        irv_function(r, m->functions[i]);
+}
+
+IrvNeed irv_need(const IrModel *m)
+{
+    IrvRun r = {.survey = true, .need = {3, 3}};
+    irv_model(&r, m);
+    return r.need;
+}
+
 int irv_check(const IrModel *m, int64_t ir, int64_t ir_from, IrError *err)
 {
     IrvRun r = {.ir = ir, .ir_from = ir_from, .err = err};
-    if (m->n_training)
-        irv_bad(&r, 7, "ModelProto.training_info", "the model");
-    if (m->n_functions)
-        irv_bad(&r, 8, "ModelProto.functions", "the model");
-    if (m->n_configs)
-        irv_bad(&r, 11, "ModelProto.configuration", "the model");
-    irv_unknown(&r, &m->unk, "ModelProto", "the model");
-    if (m->graph)
-        irv_graph(&r, m->graph);
-    for (size_t i = 0; i < m->n_training; i++) {
-        if (m->training[i].initialization)
-            irv_graph(&r, m->training[i].initialization);
-        if (m->training[i].algorithm)
-            irv_graph(&r, m->training[i].algorithm);
-    }
-    for (size_t i = 0; i < m->n_functions; i++)
-        irv_function(&r, m->functions[i]);
+    irv_model(&r, m);
     return r.bad ? -1 : 0;
 }
+
+/* ---- dropping annotations ------------------------------------------- */
+
+typedef struct IrvStrip {
+    int64_t ir;
+    size_t *counts;
+} IrvStrip;
+
+/* Drops one metadata_props map when the IR lacks it, counting it. */
+static void irv_strip_meta(IrvStrip *s, IrStrMap *meta, IrvAnn id)
+{
+    if (!meta->n || s->ir >= irv_ann_ir[id])
+        return;
+    ir_strmap_free(meta);
+    s->counts[id]++;
+}
+
+static void irv_strip_tensor(IrvStrip *s, IrTensor *t)
+{
+    if (t)
+        irv_strip_meta(s, &t->meta, IRV_A_TENSOR_META);
+}
+
+static void irv_strip_graph(IrvStrip *s, IrGraph *g);
+
+static void irv_strip_node(IrvStrip *s, IrNode *n)
+{
+    irv_strip_meta(s, &n->meta, IRV_A_NODE_META);
+    if (n->n_devcfg && s->ir < irv_ann_ir[IRV_A_NODE_DEVCFG]) {
+        ir_node_clear_devcfg(n);
+        s->counts[IRV_A_NODE_DEVCFG]++;
+    }
+    for (size_t i = 0; i < n->n_attr; i++) {
+        IrAttr *a = n->attr[i];
+        irv_strip_tensor(s, a->t);
+        for (size_t k = 0; k < a->n_tensors; k++)
+            irv_strip_tensor(s, a->tensors[k]);
+        if (a->sparse_tensor) {
+            irv_strip_tensor(s, a->sparse_tensor->values);
+            irv_strip_tensor(s, a->sparse_tensor->indices);
+        }
+        if (a->g)
+            irv_strip_graph(s, a->g);
+        for (size_t k = 0; k < a->n_graphs; k++)
+            irv_strip_graph(s, a->graphs[k]);
+    }
+}
+
+static void irv_strip_graph(IrvStrip *s, IrGraph *g)
+{
+    irv_strip_meta(s, &g->meta, IRV_A_GRAPH_META);
+    if (g->n_qann && s->ir < irv_ann_ir[IRV_A_QANN]) {
+        ir_graph_clear_qann(g);
+        s->counts[IRV_A_QANN]++;
+    }
+    IrPtrList *lists[3] = {&g->inputs, &g->outputs, &g->value_info};
+    for (int l = 0; l < 3; l++)
+        for (size_t i = 0; i < lists[l]->n; i++)
+            irv_strip_meta(s, &((IrValueInfo *)lists[l]->p[i])->meta, IRV_A_VI_META);
+    if (g->is_function && g->value_info.n && s->ir < irv_ann_ir[IRV_A_FN_VI]) {
+        for (size_t i = 0; i < g->value_info.n; i++)
+            ir_valueinfo_free(g->value_info.p[i]);
+        s->counts[IRV_A_FN_VI] += g->value_info.n;
+        g->value_info.n = 0;
+    }
+    for (size_t i = 0; i < g->inits.n; i++)
+        irv_strip_tensor(s, g->inits.p[i]);
+    for (size_t i = 0; i < g->sparse_inits.n; i++) {
+        IrSparse *sp = g->sparse_inits.p[i];
+        irv_strip_tensor(s, sp->values);
+        irv_strip_tensor(s, sp->indices);
+    }
+    for (IrNode *n = g->first; n; n = n->next)
+        irv_strip_node(s, n);
+}
+
+void irv_strip(IrModel *m, int64_t ir, size_t counts[IRV_N_ANN])
+{
+    IrvStrip s = {.ir = ir, .counts = counts};
+    if (m->n_configs && ir < irv_ann_ir[IRV_A_CONFIG]) {
+        ir_model_clear_configs(m);
+        counts[IRV_A_CONFIG]++;
+    }
+    if (m->graph)
+        irv_strip_graph(&s, m->graph);
+    for (size_t i = 0; i < m->n_training; i++) {
+        if (m->training[i].initialization)
+            irv_strip_graph(&s, m->training[i].initialization);
+        if (m->training[i].algorithm)
+            irv_strip_graph(&s, m->training[i].algorithm);
+    }
+    for (size_t i = 0; i < m->n_functions; i++) {
+        IrFunction *f = m->functions[i];
+        irv_strip_meta(&s, &f->meta, IRV_A_FN_META);
+        if (f->body)
+            irv_strip_graph(&s, f->body);
+    }
+}
+
 
 /* The tensor type of an initializer. */
 static IrType *irv_init_type(const IrTensor *t)

@@ -268,6 +268,10 @@ static int job_run_convert(const JobOptions *o, JobReport *r, IrModel *m)
         r->custom = cr.custom;      /* taken over */
         cr.custom = NULL;
         cr.n_custom = 0;
+        r->dropped = cr.dropped;    /* taken over */
+        r->n_dropped = cr.n_dropped;
+        cr.dropped = NULL;
+        cr.n_dropped = 0;
     }
     cv_report_free(&cr);
     return rc;
@@ -485,7 +489,8 @@ void job_report_free(JobReport *r)
         free(r->adapt[i].op);
     }
     free(r->adapt);
-    CvReport cr = {.custom = r->custom, .n_custom = r->n_custom};
+    CvReport cr = {.custom = r->custom, .n_custom = r->n_custom,
+                   .dropped = r->dropped, .n_dropped = r->n_dropped};
     cv_report_free(&cr);
     free(r->pass);
     free(r->changes);
@@ -692,6 +697,15 @@ static void job_json_convert(Js *j, const JobReport *r)
     js_opt_int(j, r->sort_ran, (int64_t)r->sorted);
     js_key(j, "conversion");
     job_json_conversion(j, r);
+    js_key(j, "dropped");
+    if (done) {
+        js_open(j, '[', false);
+        for (size_t i = 0; i < r->n_dropped; i++)
+            js_string(j, r->dropped[i]);
+        js_close(j, ']');
+    } else {
+        js_null(j);
+    }
     js_key(j, "optimization");
     job_json_optimization(j, r);
     js_key(j, "verification");

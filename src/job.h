@@ -81,6 +81,8 @@ typedef struct JobReport {
     CvCustom *custom;
     bool sort_ran;               /* the model was put in topological order */
     size_t sorted;               /* nodes that moved (topo.h) */
+    char **dropped;              /* what the conversion dropped (CvReport) */
+    size_t n_dropped;
     bool optimized;
     int rounds;
     size_t n_passes;

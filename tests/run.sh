@@ -115,6 +115,9 @@ run cli_help /usr/bin/python3 tests/cli_help.py "$build/onnx-convert"
 # batch mode and --json against single runs (needs ../shared and python3)
 run batch_cli /usr/bin/python3 tests/batch_cli.py "$build/onnx-convert"
 run asan/batch_cli /usr/bin/python3 tests/batch_cli.py "$asan/onnx-convert"
+# the IR version policy: metadata, functions, --ir-version (issue 19)
+run ir_policy /usr/bin/python3 tests/ir_policy.py "$build/onnx-convert" "$build/tests/tool_irpolicy_gen"
+run asan/ir_policy /usr/bin/python3 tests/ir_policy.py "$asan/onnx-convert" "$build/tests/tool_irpolicy_gen"
 # the evaluator's budgets: memory, steps, time, --verify's inputs (issue 18)
 run budgets_cli /usr/bin/python3 tests/budgets_cli.py "$build/onnx-convert"
 run asan/budgets_cli /usr/bin/python3 tests/budgets_cli.py "$asan/onnx-convert"

@@ -466,6 +466,11 @@ static void test_convert(void)
             has(oc_error(), "opset_ml"), "opset_ml past the newest: %s", oc_error());
     T_CHECK(oc_convert_ex(m, 13, 0, oc_newest_ir_version() + 1) == -1 &&
             has(oc_error(), "ir_version"), "IR past the newest: %s", oc_error());
+    /* an IR below what the target opset needs, or below 3 (issue 19) */
+    T_CHECK(oc_convert_ex(m, 17, 0, 4) == -1 && has(oc_error(), "ir_version 4 is below IR 8"),
+            "opset 17 at IR 4: %s", oc_error());
+    T_CHECK(oc_convert_ex(m, 0, 0, 2) == -1 && has(oc_error(), "3..14"), "IR 2: %s",
+            oc_error());
     T_CHECK(oc_model_opset(m, "") == 17 && oc_model_ir_version(m) == 9,
             "still usable after refused arguments");
     oc_model_free(m);

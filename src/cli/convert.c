@@ -95,6 +95,8 @@ static bool cli_shared_flag(CliOpts *o, const char *a)
         o->stats = true;
     else if (!strcmp(a, "--json"))
         o->json = true;
+    else if (!strcmp(a, "--keep-metadata"))
+        o->job.cv.keep_metadata = true;
     else
         return false;
     return true;
@@ -122,6 +124,11 @@ static int cli_convert_consistent(const CliOpts *o)
     if (o->out_dir && o->job.save.external_file)
         return cli_usage(cmd, "--external-data names one side file, which the models of "
                               "a batch would share; convert them one at a time");
+    IrError err;
+    if (cv_options_check(&o->job.cv, &err) < 0) {
+        fprintf(stderr, "onnx-convert: %s: --ir-version: %s\n", cmd, err.msg);
+        return cli_usage(cmd, NULL);
+    }
     return 0;
 }
 
@@ -179,6 +186,12 @@ void cli_convert_text(FILE *f, const CliOpts *o, const JobReport *r)
         for (size_t i = 0; i < r->n_custom; i++)
             fprintf(f, "; domain %s passed through (%zu nodes)", r->custom[i].domain,
                     r->custom[i].nodes);
+        fputc('\n', f);
+    }
+    if (r->n_dropped) {
+        fprintf(f, "dropped to fit IR %lld: ", (long long)r->ir_to);
+        for (size_t i = 0; i < r->n_dropped; i++)
+            fprintf(f, "%s%s", i ? ", " : "", r->dropped[i]);
         fputc('\n', f);
     }
     if (r->optimized) {
