@@ -588,14 +588,7 @@ void info_print_json(FILE *f, const IrModel *m, const char *path)
     js_init(&j, f, 0);
     stats_collect(&st, m);
     js_open(&j, '{', false);
-    js_key(&j, "schema");
-    js_int(&j, JS_REPORT_SCHEMA);
-    js_key(&j, "path");
-    js_string(&j, path);
-    js_key(&j, "command");
-    js_string(&j, "info");
-    js_key(&j, "status");
-    js_string(&j, "ok");
+    js_report_head(&j, path, "info", "ok");
     js_key(&j, "ir_version");
     js_opt_int(&j, m->has_ir_version, m->ir_version);
     js_key(&j, "ir_variant");

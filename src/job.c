@@ -715,14 +715,7 @@ static void job_json_convert(Js *j, const JobReport *r)
 void job_json(Js *j, const JobReport *r)
 {
     js_open(j, '{', false);
-    js_key(j, "schema");
-    js_int(j, JS_REPORT_SCHEMA);
-    js_key(j, "path");
-    js_string(j, r->path);
-    js_key(j, "command");
-    js_string(j, r->command);
-    js_key(j, "status");
-    js_string(j, job_status_name(r->status));
+    js_report_head(j, r->path, r->command, job_status_name(r->status));
     if (!strcmp(r->command, "check"))
         job_json_check(j, r);
     else

@@ -180,3 +180,15 @@ void js_init(Js *j, FILE *f, int indent)
     j->f = f;
     j->indent = indent;
 }
+
+void js_report_head(Js *j, const char *path, const char *command, const char *status)
+{
+    js_key(j, "schema");
+    js_int(j, JS_REPORT_SCHEMA);
+    js_key(j, "path");
+    js_string(j, path);
+    js_key(j, "command");
+    js_string(j, command);
+    js_key(j, "status");
+    js_string(j, status);
+}

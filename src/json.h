@@ -55,4 +55,8 @@ void js_write_strn(FILE *f, const char *s, size_t len);
  * points above U+10FFFF are invalid. */
 size_t js_utf8_len(const unsigned char *p, size_t avail);
 
+/* The keys every report object starts with: schema (JS_REPORT_SCHEMA),
+ * path, command and status, in that order (README "JSON reports"). */
+void js_report_head(Js *j, const char *path, const char *command, const char *status);
+
 #endif

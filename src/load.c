@@ -1477,6 +1477,14 @@ static void load_unmap(void *base, size_t len)
     munmap(base, len);
 }
 
+/* Records that m was read from `path` without borrowing from a mapping:
+ * save still asks which file a model came from (a rewrite in place). */
+static void load_note_source(IrModel *m, const char *path)
+{
+    m->maps = ir_grow(m->maps, m->n_maps + 1, sizeof *m->maps);
+    m->maps[m->n_maps++] = (IrMapping){ir_strdup(path), NULL, NULL, 0, -1};
+}
+
 /* Loads a mapped model file, borrowing its raw_data where it can; on
  * success the model owns the mapping (it holds the borrowed bytes). */
 static int load_mapped(void *base, size_t len, int fd, const char *path,
@@ -1488,11 +1496,8 @@ static int load_mapped(void *base, size_t len, int fd, const char *path,
         int rc = load_buffer(base, len, dir, path, opt, out, err);
         load_unmap(base, len);
         close(fd);
-        if (rc == 0) {
-            IrModel *m = *out;
-            m->maps = ir_grow(m->maps, m->n_maps + 1, sizeof *m->maps);
-            m->maps[m->n_maps++] = (IrMapping){ir_strdup(path), NULL, NULL, 0, -1};
-        }
+        if (rc == 0)
+            load_note_source(*out, path);
         return rc;
     }
     if (load_checked(base, len, path, err)) {
@@ -1519,13 +1524,8 @@ static int load_mapped(void *base, size_t len, int fd, const char *path,
         rc = load_decode(base, len, dir, path, opt, NULL, out, err) ? -1 : 0;
     load_unmap(base, len);
     close(fd);
-    if (rc == 0) {
-        /* Nothing borrowed, but save still asks which file this was (a
-         * rewrite in place): an entry without a mapping. */
-        IrModel *m = *out;
-        m->maps = ir_grow(m->maps, m->n_maps + 1, sizeof *m->maps);
-        m->maps[m->n_maps++] = (IrMapping){ir_strdup(path), NULL, NULL, 0, -1};
-    }
+    if (rc == 0)
+        load_note_source(*out, path);
     return rc;
 }
 

@@ -87,14 +87,7 @@ static void cli_tg_json(const char *path, const int64_t own[CLI_TG_N], int64_t i
     Js j;
     js_init(&j, stdout, 0);
     js_open(&j, '{', false);
-    js_key(&j, "schema");
-    js_int(&j, JS_REPORT_SCHEMA);
-    js_key(&j, "path");
-    js_string(&j, path);
-    js_key(&j, "command");
-    js_string(&j, "info");
-    js_key(&j, "status");
-    js_string(&j, "ok");
+    js_report_head(&j, path, "info", "ok");
     js_key(&j, "ir_version");
     js_opt_int(&j, ir > 0, ir);
     js_key(&j, "opsets");
