@@ -220,6 +220,24 @@ static int cv_check_vars(CvRun *run, const IrNode *k, const OsSchema *T,
     return 0;
 }
 
+/* Counts the target's schema forbids although they are within min..max
+ * (BatchNormalization-9: 1 or 5 outputs), counted as written as onnx's
+ * checker does, so that no adapter writes such a node silently. */
+static int cv_check_counts(CvRun *run, const IrNode *k, const OsSchema *T, int64_t s,
+                           int64_t t)
+{
+    char allowed[96];
+    if (T->in_counts && !os_in_count_ok(T, k->n_in))
+        return cv_refuse(run, k, s, t, "arity", "%s-%d allows %s inputs, not %zu",
+                         k->op_type, T->since, os_counts_str(T, false, allowed, sizeof allowed),
+                         k->n_in);
+    if (T->out_counts && !os_out_count_ok(T, k->n_out))
+        return cv_refuse(run, k, s, t, "arity", "%s-%d allows %s outputs, not %zu",
+                         k->op_type, T->since, os_counts_str(T, true, allowed, sizeof allowed),
+                         k->n_out);
+    return 0;
+}
+
 /* Checks node k at opset t (after the step s -> t); F is its schema before
  * the step when k is the converted node itself. */
 static int cv_check_node(CvRun *run, const IrNode *k, const OsSchema *F,
@@ -250,7 +268,8 @@ static int cv_check_node(CvRun *run, const IrNode *k, const OsSchema *F,
                                  "%s-%d has at most %d outputs",
                                  k->op_type, T->since, T->max_out);
     }
-    if (cv_check_attrs(run, k, T, s, t) < 0 || cv_check_vars(run, k, T, s, t) < 0)
+    if (cv_check_counts(run, k, T, s, t) < 0 ||
+        cv_check_attrs(run, k, T, s, t) < 0 || cv_check_vars(run, k, T, s, t) < 0)
         return -1;
     for (size_t i = 0; i < k->n_in; i++)
         if (cv_check_value(run, k, k->in[i], T, os_in_param(T, i), F,
