@@ -258,16 +258,14 @@ static int cv_check_node(CvRun *run, const IrNode *k, const OsSchema *F,
     if ((long)n_in < T->min_in)
         return cv_refuse(run, k, s, t, "arity", "%s-%d takes at least %d inputs",
                          k->op_type, T->since, T->min_in);
-    if ((T->max_in >= 0 && (long)n_in > T->max_in))
-        return cv_refuse(run, k, s, t, "arity", "%s-%d takes at most %d inputs",
-                         k->op_type, T->since, T->max_in);
-    if ((long)k->n_out > T->max_out && T->max_out >= 0) {
-        for (size_t i = (size_t)T->max_out; i < k->n_out; i++)
-            if (k->out[i])
-                return cv_refuse(run, k, s, t, "arity",
-                                 "%s-%d has at most %d outputs",
-                                 k->op_type, T->since, T->max_out);
-    }
+    /* the maxima count inputs and outputs as written, trailing empty
+     * names included, as onnx's checker does */
+    if (T->max_in >= 0 && (long)k->n_in > T->max_in)
+        return cv_refuse(run, k, s, t, "arity", "%s-%d takes at most %d inputs, not %zu",
+                         k->op_type, T->since, T->max_in, k->n_in);
+    if (T->max_out >= 0 && (long)k->n_out > T->max_out)
+        return cv_refuse(run, k, s, t, "arity", "%s-%d has at most %d outputs, not %zu",
+                         k->op_type, T->since, T->max_out, k->n_out);
     if (cv_check_counts(run, k, T, s, t) < 0 ||
         cv_check_attrs(run, k, T, s, t) < 0 || cv_check_vars(run, k, T, s, t) < 0)
         return -1;

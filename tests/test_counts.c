@@ -14,7 +14,8 @@
  *     unread), 3 when 9 goes up to 14, and every written model passes the
  *     check;
  *   - the converter refuses to write a forbidden count (a 3-output
- *     BatchNormalization-9 taken down to 7 by the step that changes nothing).
+ *     BatchNormalization-9 taken down to 7 by the step that changes nothing,
+ *     or a Dropout-13 with 3 outputs, 2 of them empty, taken to 12).
  * Models are built here through the IR API.
  */
 #include <stdint.h>
@@ -95,6 +96,26 @@ static IrModel *bn_model(int opset, size_t n_out, const char *const *outs,
         ir_graph_add_output(g, ir_graph_find_local(g, o[i]),
                             ir_type_tensor(DT_FLOAT, i == 0 ? 3 : 1, d));
     }
+    return m;
+}
+
+/* X [4,3,2] -> Dropout(opset) -> Y and n_out - 1 left-out outputs. */
+static IrModel *dropout_model(int opset, size_t n_out)
+{
+    IrModel *m = ir_model_new();
+    m->has_ir_version = true;
+    m->ir_version = 7;
+    ir_model_set_opset(m, "", opset);
+    m->graph = ir_graph_new(NULL);
+    m->graph->name = ir_strdup("g");
+    int64_t dx[3] = {4, 3, 2};
+    ir_graph_add_input(m->graph, "X", ir_type_tensor(DT_FLOAT, 3, dx));
+    const char *in[1] = {"X"}, *o[4] = {"Y", "", "", ""};
+    IrError err;
+    if (!ir_node_new(m->graph, NULL, "Dropout", "", "drop", 1, in, n_out, o, &err))
+        die(err.msg);
+    ir_graph_add_output(m->graph, ir_graph_find_local(m->graph, "Y"),
+                        ir_type_tensor(DT_FLOAT, 3, dx));
     return m;
 }
 
@@ -322,6 +343,21 @@ static void test_convert(void)
                 strstr(msg, "BatchNormalization-7") && strstr(msg, "1 or 5"),
             "a 3-output BatchNormalization-9 is refused at 7 (rc %d, %s: %s)", rc,
             reason ? reason : "-", msg);
+    ir_model_free(m);
+
+    /* nor one with more outputs than the maximum, trailing empty names
+     * included: 3 outputs of Dropout-13 (at most 2), through the
+     * compatible step 13 -> 12 */
+    m = dropout_model(13, 3);
+    rc = convert_to(m, 12, msg, sizeof msg, &reason);
+    T_CHECK(rc != 0 && reason && !strcmp(reason, "arity") &&
+                strstr(msg, "Dropout-12 has at most 2 outputs, not 3"),
+            "a Dropout-13 with 3 outputs (2 of them empty) is refused at 12 (rc %d, %s: %s)",
+            rc, reason ? reason : "-", msg);
+    ir_model_free(m);
+    m = dropout_model(13, 2);
+    rc = convert_to(m, 12, msg, sizeof msg, &reason);
+    T_CHECK(rc == 0, "a Dropout-13 with 2 outputs (1 empty) converts to 12 (%s)", msg);
     ir_model_free(m);
 }
 
