@@ -500,12 +500,17 @@ static int32_t ad_smap_out_dt(AdCtx *c, const IrGraph *g, size_t k)
 }
 
 /* A node of op in graph g (before `before`) on named inputs, with one
- * output named out. */
+ * output named out. Its name is free among g's nodes: one body gets a
+ * SequenceAt (or Gather) per input, and runtimes refuse a graph with two
+ * nodes of one name. */
 static IrNode *ad_smap_body_node(AdCtx *c, IrGraph *g, IrNode *before, const char *op,
                                  size_t n_in, const char *const *in, const char *out)
 {
     const char *outs[1] = {out};
-    return ir_node_new(g, before, op, NULL, op, n_in, in, 1, outs, c->err);
+    char *nm = ad_fresh_name(g, op);
+    IrNode *k = ir_node_new(g, before, op, NULL, nm, n_in, in, 1, outs, c->err);
+    free(nm);
+    return k;
 }
 
 /* Whether g's inputs from `first` on may become values computed in the

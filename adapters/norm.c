@@ -33,7 +33,15 @@ static bool ad_nm_used(const IrValue *v)
     return v && (v->n_uses > 0 || ir_value_is_graph_output(v));
 }
 
-/* Leaves output i of c->n out; its value must be unused. */
+/* Drops trailing left-out outputs of c->n while it has more than keep. */
+static void ad_nm_trim_outputs(AdCtx *c, size_t keep)
+{
+    while (c->n->n_out > keep && !c->n->out[c->n->n_out - 1])
+        c->n->n_out--;
+}
+
+/* Leaves output i of c->n out (the slot stays, empty); its value must be
+ * unused. */
 static int ad_nm_drop_out(AdCtx *c, size_t i)
 {
     if (!ad_nm_named(c, i))
@@ -46,8 +54,6 @@ static int ad_nm_drop_out(AdCtx *c, size_t i)
     }
     ir_node_take_output(t, 0, c->n, i);
     ir_node_delete(t);
-    while (c->n->n_out > 1 && !c->n->out[c->n->n_out - 1])
-        c->n->n_out--;
     return 0;
 }
 
@@ -289,7 +295,9 @@ static int ad_nm_bn_7_9(AdCtx *c)
  * (0: inference, the default); the outputs saved_mean and saved_var were
  * removed and mean/var became running_mean/running_var (the same
  * momentum update). A node with statistics outputs gets training_mode=1;
- * saved_mean/saved_var that something reads have no form at 14. */
+ * saved_mean/saved_var that something reads have no form at 14. 14 allows
+ * 1 or 3 outputs (as written, empty names included): 3 while mean or var
+ * is named, else 1. */
 static int ad_nm_bn_9_14(AdCtx *c)
 {
     bool stats = ad_nm_bn_stats(c);
@@ -303,6 +311,9 @@ static int ad_nm_bn_9_14(AdCtx *c)
         if (ad_nm_drop_out(c, i) < 0)
             return -1;
     }
+    ad_nm_trim_outputs(c, 3);
+    if (!ad_nm_named(c, 1) && !ad_nm_named(c, 2))
+        ad_nm_trim_outputs(c, 1);
     if (stats)
         ad_set_attr_i(c, c->n, "training_mode", 1);
     return 0;
@@ -326,10 +337,11 @@ static int ad_nm_bn_one_type(AdCtx *c)
 }
 
 /* BatchNormalization 14 -> 9: training_mode=1 becomes "statistics outputs
- * named" (running_mean/running_var are mean/var at 9); a training node
- * without them gets an unread mean output to ask for training. Inference
- * with running outputs named is not valid at 14 and is refused. The
- * parameters must share X's type at 9. */
+ * named" (running_mean/running_var are mean/var at 9). 9 (like 6 and 7)
+ * allows 1 or 5 outputs, so a training node becomes one with all five, the
+ * ones 14 lacks (or left out) fresh and unread. Inference with running
+ * outputs named is not valid at 14 and is refused; an inference node keeps
+ * Y alone. The parameters must share X's type at 9. */
 static int ad_nm_bn_14_9(AdCtx *c)
 {
     if (ad_nm_bn_one_type(c) < 0)
@@ -340,14 +352,17 @@ static int ad_nm_bn_14_9(AdCtx *c)
         return ad_refuse(c, "semantics",
                          "running statistics outputs in inference mode");
     ad_drop_attr(c, "training_mode");
-    if (!training || named)
+    if (!training) {
+        ad_nm_trim_outputs(c, 1);
         return 0;
-    IrNode *k = ad_node_in(c, c->domain, c->n, "BatchNormalization", 5, c->n->in, 2);
+    }
+    IrNode *k = ad_node_in(c, c->domain, c->n, "BatchNormalization", 5, c->n->in, 5);
     if (!k)
         return -1;
     ad_set_attr_f(c, k, "epsilon", ad_attr_f(c, "epsilon", 1e-5f));
     ad_set_attr_f(c, k, "momentum", ad_attr_f(c, "momentum", 0.9f));
-    ad_move_output(c, 0, k, 0);
+    for (size_t i = 0; i < 3; i++)
+        ad_move_output(c, i, k, i);
     ir_node_delete(c->n);
     return ad_infer(c, k);
 }

@@ -543,6 +543,24 @@ static void chk_attrs(ChkCtx *c, IrNode *n, const OsSchema *sc, const char *wher
 
 /* ---- nodes ---------------------------------------------------------- */
 
+/* Counts within min..max that the spec still forbids (BatchNormalization-9
+ * allows 1 or 5 outputs, not 3), counted as written like onnx's checker:
+ * trailing empty names count. */
+static void chk_counts(ChkCtx *c, const IrNode *n, const OsSchema *sc, const char *where)
+{
+    char allowed[96];
+    bool in_range = (int64_t)n->n_in >= sc->min_in &&
+                    (sc->max_in < 0 || (int64_t)n->n_in <= sc->max_in);
+    if (in_range && !os_in_count_ok(sc, n->n_in))
+        chk_add(c->r, CHK_ERROR, "arity: %s: %zu inputs, the schema allows only %s",
+                where, n->n_in, os_counts_str(sc, false, allowed, sizeof allowed));
+    in_range = (int64_t)n->n_out >= sc->min_out &&
+               (sc->max_out < 0 || (int64_t)n->n_out <= sc->max_out);
+    if (in_range && !os_out_count_ok(sc, n->n_out))
+        chk_add(c->r, CHK_ERROR, "arity: %s: %zu outputs, the schema allows only %s",
+                where, n->n_out, os_counts_str(sc, true, allowed, sizeof allowed));
+}
+
 /* Arity and left-out required inputs/outputs against the schema. */
 static void chk_arity(ChkCtx *c, const IrNode *n, const OsSchema *sc, const char *where)
 {
@@ -555,6 +573,7 @@ static void chk_arity(ChkCtx *c, const IrNode *n, const OsSchema *sc, const char
     if ((int64_t)n->n_out < sc->min_out || (sc->max_out >= 0 && (int64_t)n->n_out > sc->max_out))
         chk_add(c->r, CHK_ERROR, "arity: %s: %zu outputs, the schema allows %d..%s",
                 where, n->n_out, sc->min_out, out_max);
+    chk_counts(c, n, sc, where);
     for (size_t i = 0; i < n->n_in; i++) {
         const OsParam *p = os_in_param(sc, i);
         if (!n->in[i] && p && !p->optional && !p->variadic)

@@ -222,6 +222,24 @@ static int cv_check_vars(CvRun *run, const IrNode *k, const OsSchema *T,
     return 0;
 }
 
+/* Counts the target's schema forbids although they are within min..max
+ * (BatchNormalization-9: 1 or 5 outputs), counted as written as onnx's
+ * checker does, so that no adapter writes such a node silently. */
+static int cv_check_counts(CvRun *run, const IrNode *k, const OsSchema *T, int64_t s,
+                           int64_t t)
+{
+    char allowed[96];
+    if (T->in_counts && !os_in_count_ok(T, k->n_in))
+        return cv_refuse(run, k, s, t, "arity", "%s-%d allows %s inputs, not %zu",
+                         k->op_type, T->since, os_counts_str(T, false, allowed, sizeof allowed),
+                         k->n_in);
+    if (T->out_counts && !os_out_count_ok(T, k->n_out))
+        return cv_refuse(run, k, s, t, "arity", "%s-%d allows %s outputs, not %zu",
+                         k->op_type, T->since, os_counts_str(T, true, allowed, sizeof allowed),
+                         k->n_out);
+    return 0;
+}
+
 /* Checks node k at opset t (after the step s -> t); F is its schema before
  * the step when k is the converted node itself. */
 static int cv_check_node(CvRun *run, const IrNode *k, const OsSchema *F,
@@ -242,17 +260,16 @@ static int cv_check_node(CvRun *run, const IrNode *k, const OsSchema *F,
     if ((long)n_in < T->min_in)
         return cv_refuse(run, k, s, t, "arity", "%s-%d takes at least %d inputs",
                          k->op_type, T->since, T->min_in);
-    if ((T->max_in >= 0 && (long)n_in > T->max_in))
-        return cv_refuse(run, k, s, t, "arity", "%s-%d takes at most %d inputs",
-                         k->op_type, T->since, T->max_in);
-    if ((long)k->n_out > T->max_out && T->max_out >= 0) {
-        for (size_t i = (size_t)T->max_out; i < k->n_out; i++)
-            if (k->out[i])
-                return cv_refuse(run, k, s, t, "arity",
-                                 "%s-%d has at most %d outputs",
-                                 k->op_type, T->since, T->max_out);
-    }
-    if (cv_check_attrs(run, k, T, s, t) < 0 || cv_check_vars(run, k, T, s, t) < 0)
+    /* the maxima count inputs and outputs as written, trailing empty
+     * names included, as onnx's checker does */
+    if (T->max_in >= 0 && (long)k->n_in > T->max_in)
+        return cv_refuse(run, k, s, t, "arity", "%s-%d takes at most %d inputs, not %zu",
+                         k->op_type, T->since, T->max_in, k->n_in);
+    if (T->max_out >= 0 && (long)k->n_out > T->max_out)
+        return cv_refuse(run, k, s, t, "arity", "%s-%d has at most %d outputs, not %zu",
+                         k->op_type, T->since, T->max_out, k->n_out);
+    if (cv_check_counts(run, k, T, s, t) < 0 ||
+        cv_check_attrs(run, k, T, s, t) < 0 || cv_check_vars(run, k, T, s, t) < 0)
         return -1;
     for (size_t i = 0; i < k->n_in; i++)
         if (cv_check_value(run, k, k->in[i], T, os_in_param(T, i), F,

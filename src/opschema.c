@@ -107,6 +107,54 @@ const OsParam *os_out_param(const OsSchema *s, size_t i)
     return os_param_at(s->out, s->n_out, i);
 }
 
+/* n within lo..hi (hi < 0: unbounded) and, when mask lists counts, one of
+ * them. */
+static bool os_count_ok(int lo, int hi, uint32_t mask, size_t n)
+{
+    if (n < (size_t)(lo > 0 ? lo : 0) || (hi >= 0 && n > (size_t)hi))
+        return false;
+    return !mask || (n < 32 && (mask >> n & 1u));
+}
+
+bool os_in_count_ok(const OsSchema *s, size_t n)
+{
+    return os_count_ok(s->min_in, s->max_in, s->in_counts, n);
+}
+
+bool os_out_count_ok(const OsSchema *s, size_t n)
+{
+    return os_count_ok(s->min_out, s->max_out, s->out_counts, n);
+}
+
+char *os_counts_str(const OsSchema *s, bool outputs, char *buf, size_t cap)
+{
+    int lo = outputs ? s->min_out : s->min_in, hi = outputs ? s->max_out : s->max_in;
+    uint32_t mask = outputs ? s->out_counts : s->in_counts;
+    if (!cap)
+        return buf;
+    buf[0] = '\0';
+    if (!mask) {
+        if (hi < 0)
+            snprintf(buf, cap, "%d or more", lo);
+        else if (hi == lo)
+            snprintf(buf, cap, "%d", lo);
+        else
+            snprintf(buf, cap, "%d..%d", lo, hi);
+        return buf;
+    }
+    size_t len = 0;
+    for (int k = 0; k < 32 && len < cap; k++) {
+        if (!(mask >> k & 1u))
+            continue;
+        uint32_t later = k < 31 ? mask >> (k + 1) : 0;
+        int w = snprintf(buf + len, cap - len, "%s%d", !len ? "" : later ? ", " : " or ", k);
+        if (w < 0)
+            break;
+        len += (size_t)w;
+    }
+    return buf;
+}
+
 int32_t os_dtype_from_name(const char *name, size_t len)
 {
     for (int32_t d = 1; d < 64; d++) {

@@ -89,6 +89,11 @@ typedef struct OsSchema {
     uint32_t flags;
     uint8_t n_fb;
     const int *fb_opsets;        /* opsets the spec's function body uses */
+    /* Allowed input/output counts where the spec allows only some counts
+     * between min and max (BatchNormalization-9: 1 or 5 outputs): bit N
+     * set = N allowed; 0 = every count in min..max. From
+     * src/opschema_flags.txt. */
+    uint32_t in_counts, out_counts;
 } OsSchema;
 
 typedef struct OsDomain {
@@ -121,6 +126,14 @@ const OsTypeCons *os_tc(const OsSchema *s, const char *var);
  * variadic last parameter; NULL past the end. */
 const OsParam *os_in_param(const OsSchema *s, size_t i);
 const OsParam *os_out_param(const OsSchema *s, size_t i);
+/* Whether a node of s may have n inputs (outputs), counted as written
+ * (trailing empty names included, as onnx's checker counts them): within
+ * min..max and, where the spec lists allowed counts, one of them. */
+bool os_in_count_ok(const OsSchema *s, size_t n);
+bool os_out_count_ok(const OsSchema *s, size_t n);
+/* Writes the counts s allows for its inputs (outputs = false) or outputs
+ * ("1 or 5", "2..3", "1 or more") into buf; returns buf. */
+char *os_counts_str(const OsSchema *s, bool outputs, char *buf, size_t cap);
 /* Whether type t matches the type string ts ("tensor(float)",
  * "seq(tensor(int64))", "map(string, tensor(float))", "optional(...)",
  * "sparse_tensor(float)"). Parts of t that are unknown (no elem type)

@@ -14,9 +14,17 @@
 # 1.30 (../shared/tools/ort), and counts, per target:
 #   ok        ORT's outputs match the case's expected outputs
 #   wrong     they do not, although ORT runs the original case correctly
+#   invalid   ORT refuses the converted model as invalid when loading it
+#             (a model-validation error: "This is an invalid model", "not
+#             in allowed output sizes", "Unrecognized attribute", a type or
+#             shape inference error), judged whatever ORT does with the
+#             original unless the original is refused the same way: a model
+#             we write must be valid even where ORT cannot run it
 #   no-judge  ORT cannot run the converted model (a type or op it lacks at
-#             that opset) or fails the original too
-# Prints "ort_matrix: N passed, N failed" (passed = ok, failed = wrong).
+#             that opset: "not implemented", no kernel, an opset newer
+#             than it knows) or fails the original too
+# Prints "ort_matrix: N passed, N failed" (passed = ok, failed = wrong +
+# invalid); the INVALID lines go to the details file.
 # Skips ("NAME: 0 passed, 0 failed, 1 skipped" after a SKIP line naming
 # why) when node or the oracle is missing.
 build=${1:-build}
@@ -69,11 +77,21 @@ judge "$out/converted.txt" "$out/converted.out"
 
 awk -v orig="$out/originals.out" -v conv="$out/converted.out" -v name="$name" \
     -v what="$mode" '
+    # ORT refusing a model as not valid ONNX (at load or in its type and
+    # shape inference), as opposed to something ORT lacks
+    function invalid(l) {
+        if (l !~ /^ERROR /)
+            return 0
+        if (l ~ /is not a registered function\/op|ValidateOpsetForDomain|[Nn]ot implemented|NOT_IMPLEMENTED|Could not find an implementation|Unsupported model IR version/)
+            return 0
+        return l ~ /This is an invalid model|INVALID_GRAPH|INVALID_PROTOBUF|Protobuf parsing failed|not in allowed (input|output) sizes|Unrecognized attribute|ShapeInferenceError|TypeInferenceError|Type Error:/
+    }
     BEGIN {
         while ((getline l < orig) > 0) {
             split(l, f, " ")
             m = f[2]; sub(/\/model\.onnx$/, "", m)
             if (f[1] == "PASS") good[m] = 1
+            if (invalid(l)) orig_invalid[m] = 1
         }
     }
     {   # converted.txt lines: CASE MODEL TARGET
@@ -83,6 +101,7 @@ awk -v orig="$out/originals.out" -v conv="$out/converted.out" -v name="$name" \
         while ((getline l < conv) > 0) {
             split(l, f, " ")
             m = f[2]; c = case_of[m]; t = target[m]
+            if (invalid(l) && !orig_invalid[c]) { inv[t]++; print "INVALID (ORT) " l > "/dev/stderr"; continue }
             if (!good[c]) { nj[t]++; continue }
             if (f[1] == "PASS") ok[t]++
             else if (f[1] == "FAIL") { bad[t]++; print "WRONG (ORT) " l > "/dev/stderr" }
@@ -90,14 +109,16 @@ awk -v orig="$out/originals.out" -v conv="$out/converted.out" -v name="$name" \
         }
         printf "%s: %s models judged by ONNX Runtime 1.30\n", name,
                what == "optimize" ? "optimized" : "converted"
-        printf "  opset       ok  wrong  no-judge\n"
+        printf "  opset       ok  wrong  invalid  no-judge\n"
         for (t = 1; t <= 28; t++) {
-            if (ok[t] + bad[t] + nj[t] == 0)
+            if (ok[t] + bad[t] + inv[t] + nj[t] == 0)
                 continue
-            printf "  %6d %7d %6d %9d\n", t, ok[t], bad[t], nj[t]
-            tok += ok[t]; tbad += bad[t]; tnj += nj[t]
+            printf "  %6d %7d %6d %8d %9d\n", t, ok[t], bad[t], inv[t], nj[t]
+            tok += ok[t]; tbad += bad[t]; tinv += inv[t]; tnj += nj[t]
         }
-        printf "  total  %7d %6d %9d\n", tok, tbad, tnj
-        printf "%s: %d passed, %d failed\n", name, tok, tbad
+        printf "  total  %7d %6d %8d %9d\n", tok, tbad, tinv, tnj
+        if (tinv)
+            printf "%d converted models ORT refuses as invalid (INVALID lines in the details)\n", tinv
+        printf "%s: %d passed, %d failed\n", name, tok, tbad + tinv
     }' "$out/converted.txt" 2>"$out/details.txt"
 echo "details: $out/details.txt"
