@@ -363,6 +363,10 @@ static int ad_nm_bn_14_9(AdCtx *c)
     ad_set_attr_f(c, k, "momentum", ad_attr_f(c, "momentum", 0.9f));
     for (size_t i = 0; i < 3; i++)
         ad_move_output(c, i, k, i);
+    /* the node is rebuilt, not renamed: it keeps the name users know */
+    free(k->name);
+    k->name = c->n->name;
+    c->n->name = NULL;
     ir_node_delete(c->n);
     return ad_infer(c, k);
 }

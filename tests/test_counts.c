@@ -289,6 +289,8 @@ static void convert_case(int from, size_t n, const char *const *outs, bool outpu
     IrNode *k = rc == 0 ? bn_of(m) : NULL;
     T_CHECK(k && k->n_out == want_out, "BatchNormalization %d -> %d (%zu outputs) writes %zu "
             "outputs (got %zu)", from, to, n, want_out, k ? k->n_out : 0);
+    T_CHECK(k && k->name && !strcmp(k->name, "bn"), "BatchNormalization %d -> %d keeps the "
+            "node's name 'bn' (got '%s')", from, to, k && k->name ? k->name : "");
     for (size_t i = 0; k && i < k->n_out && i < want_out; i++) {
         IrValue *v = k->out[i];
         if (i < kept) {
