@@ -986,6 +986,7 @@ IrNode *ir_node_new(IrGraph *g, IrNode *before, const char *op_type,
     n->name = ir_strdup(name);
     ir_node_link(g, n, before);
     n->in = ir_alloc_array(n_in ? n_in : 1, sizeof *n->in);
+    n->cap_in = n_in ? n_in : 1;
     n->n_in = n_in;
     for (size_t i = 0; i < n_in; i++) {
         if (!in[i][0])
@@ -1021,7 +1022,10 @@ void ir_node_set_input(IrNode *n, size_t i, IrValue *v)
 
 void ir_node_add_input(IrNode *n, IrValue *v)
 {
-    n->in = ir_grow(n->in, n->n_in + 1, sizeof *n->in);
+    if (n->n_in >= n->cap_in) {
+        n->cap_in = n->n_in ? n->n_in * 2 : 2;
+        n->in = ir_grow(n->in, n->cap_in, sizeof *n->in);
+    }
     n->in[n->n_in] = NULL;
     n->n_in++;
     ir_node_set_input(n, n->n_in - 1, v);

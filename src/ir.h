@@ -271,6 +271,8 @@ struct IrNode {
     char *name, *op_type, *domain, *overload, *doc_string;
     size_t n_in;
     IrValue **in;          /* NULL entry = optional input left out ("") */
+    size_t cap_in;         /* room in `in` (ir_node_add_input doubles it:
+                              one realloc per input was quadratic) */
     size_t n_out;
     IrValue **out;         /* NULL entry = optional output left out */
     size_t n_attr;

@@ -1076,6 +1076,7 @@ static IrNode *load_node_shell(LoadCtx *c, Onnx__NodeProto *np, IrGraph *g)
     n->n_out = np->n_output;
     n->out = ir_alloc_array(n->n_out + 1, sizeof *n->out);
     n->in = ir_alloc_array(np->n_input + 1, sizeof *n->in);
+    n->cap_in = np->n_input + 1;
     n->attr = ir_alloc_array(np->n_attribute + 1, sizeof *n->attr);
     for (size_t i = 0; i < np->n_output; i++) {
         const char *name = np->output[i];
