@@ -18,8 +18,8 @@
  *         13 -> 18     num_outputs (equal parts, the last one smaller when
  *                      the dim does not divide).
  *   Slice 1 -> 10      starts/ends/axes attributes -> inputs, steps added;
- *         10 -> 11     negative axes (and the clamping of backward slices
- *                      spelled out).
+ *         10 -> 11     negative axes (the clamping of backward slices,
+ *                      numpy's in both, spelled out).
  *   Pad 1 -> 2         attribute paddings renamed pads (removal by
  *                      negative pads described);
  *       2 -> 11        pads and value -> inputs (value of the data's type);
@@ -561,63 +561,13 @@ static int ad_slice_down(AdCtx *c)
     return 0;
 }
 
-/* Checks that a backward step on input axis `a` reads the same in
- * Slice-10 and 11: version 10 says an out-of-range start or end "is n",
- * which for a backward slice is not an index; version 11 clamps to [0,
- * n-1] and [-1, n-1]. With start and end inside [-n, n-1] both mean the
- * Python slice. */
-static int ad_slice_back_ok(AdCtx *c, int64_t a, int64_t s, int64_t e)
-{
-    int64_t n = ad_dim(ad_in(c, 0), (int)a);
-    if (n < 0)
-        return ad_refuse(c, "shape-unknown",
-                         "a backward slice needs the length of axis %lld known",
-                         (long long)a);
-    if (s < -n || s > n - 1 || e < -n || e > n - 1)
-        return ad_refuse(c, "semantics",
-                         "backward slice with start %lld / end %lld outside the axis: "
-                         "Slice-10 does not define its clamping",
-                         (long long)s, (long long)e);
-    return 0;
-}
-
-/* Checks the steps of a Slice-11 node for Slice-10 (see ad_slice_back_ok);
- * ax are the normalized axes (NULL = 0, 1, ...). */
-static int ad_slice_steps_ok(AdCtx *c, const int64_t *ax, size_t nax)
-{
-    IrValue *stv = ad_in(c, 4);
-    int64_t *sp = NULL, *s = NULL, *e = NULL;
-    size_t n, ns, ne;
-    if (!stv)
-        return 0;
-    if (!ad_const_ints(stv, &sp, &n))
-        return ad_refuse(c, "not-constant",
-                         "steps '%s' must be a constant to check its direction", stv->name);
-    bool back = false;
-    for (size_t i = 0; i < n; i++)
-        back = back || sp[i] < 0;
-    int rc = 0;
-    if (back && (!ad_const_ints(ad_in(c, 1), &s, &ns) ||
-                 !ad_const_ints(ad_in(c, 2), &e, &ne)))
-        rc = ad_refuse(c, "not-constant", "a backward slice needs constant starts and ends");
-    for (size_t i = 0; back && rc == 0 && i < n; i++) {
-        if (sp[i] >= 0)
-            continue;
-        if (i >= ns || i >= ne || (ax && i >= nax)) {
-            rc = ad_refuse(c, "attribute", "starts, ends, axes and steps differ in length");
-            break;
-        }
-        rc = ad_slice_back_ok(c, ax ? ax[i] : (int64_t)i, s[i], e[i]);
-    }
-    free(sp);
-    free(s);
-    free(e);
-    return rc;
-}
-
 /* Down 11 -> 10: negative axes become axis + rank (a new constant of the
- * same index type as the other inputs); backward steps must read the same
- * (ad_slice_steps_ok). */
+ * same index type as the other inputs). Backward steps pass as they are:
+ * Slice-10's text says an out-of-range start or end "is n", which is no
+ * index for a backward slice, but the text also says "similar to numpy",
+ * and its node tests and ONNX's reference implementation slice as numpy
+ * (Python) does, which is the clamping Slice-11 spells out; the bump to
+ * 11 was for negative axes. So the same starts and ends mean the same. */
 static int ad_slice_axes_down(AdCtx *c)
 {
     IrValue *axv = ad_in(c, 3);
@@ -638,9 +588,8 @@ static int ad_slice_axes_down(AdCtx *c)
             return -1;
         }
     }
-    int rc = ad_slice_steps_ok(c, ax, n);
     free(ax);
-    return rc;
+    return 0;
 }
 
 /* ---- Pad --------------------------------------------------------------- */
