@@ -169,13 +169,10 @@ int64_t ad_dim(const IrValue *v, int i);
  * *changed says whether any entry moved. */
 int ad_norm_axes(AdCtx *c, int64_t *ax, size_t n, int rank, const char *what,
                  bool *changed);
-/* The constant tensor v holds: an initializer that is not a graph input (an
- * input's initializer is a default the caller may override), or a Constant
- * node's `value`. NULL otherwise. */
+/* The known value of v (src/known.h: an initializer that is not a graph
+ * input, a Constant, or a value inference proved ahead of time, such as a
+ * chain computed from the Shape of a static input). NULL otherwise. */
 const IrTensor *ad_const(const IrValue *v);
-/* The driver says whether the model is IR < 4, where initializers listed as
- * graph inputs are constants (that version required the listing). */
-void ad_set_ir3_inputs(bool on);
 /* Reads a constant integer value (rank <= 1) into *v (caller frees), *n
  * elements. False when v is not a known constant. */
 bool ad_const_ints(const IrValue *val, int64_t **v, size_t *n);

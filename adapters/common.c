@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "adapters.h"
+#include "../src/known.h"
 #include "../src/fconv.h"
 #include "../src/infer.h"
 
@@ -83,16 +84,6 @@ int ad_rank(const IrValue *v)
     return t && t->kind == IR_TYPE_TENSOR && t->shape ? (int)t->shape->rank : -1;
 }
 
-/* Set while converting a model of IR < 4, where every initializer had to
- * be listed as a graph input: there such an input means "constant". One
- * per thread, so that conversions on different threads do not mix. */
-static _Thread_local bool ad_ir3_inputs;
-
-void ad_set_ir3_inputs(bool on)
-{
-    ad_ir3_inputs = on;
-}
-
 int64_t ad_dim(const IrValue *v, int i)
 {
     const IrType *t = ad_type(v);
@@ -127,29 +118,22 @@ int ad_norm_axes(AdCtx *c, int64_t *ax, size_t n, int rank, const char *what,
     return 0;
 }
 
-/* Whether v may be read as a constant at all. A graph input with an
- * initializer is a default the caller may override, so it is not one,
- * except in IR 3 models (see ad_ir3_inputs). */
-static bool ad_is_fixed(const IrValue *v)
-{
-    if (v && v->kind == IR_VAL_INPUT)
-        return ad_ir3_inputs && v->init && !v->graph->parent;
-    return v && v->kind != IR_VAL_UNDEF;
-}
-
+/* The constant readers are the one rule of src/known.h: an initializer
+ * that is not a graph input (IR 3 inputs excepted), a Constant, or a value
+ * inference proved ahead of time. */
 const IrTensor *ad_const(const IrValue *v)
 {
-    return ad_is_fixed(v) ? inf_value_const(v) : NULL;
+    return kv_value(v);
 }
 
 bool ad_const_ints(const IrValue *val, int64_t **v, size_t *n)
 {
-    return ad_is_fixed(val) && inf_value_ints(val, v, n);
+    return val && inf_value_ints(val, v, n);
 }
 
 bool ad_const_floats(const IrValue *val, double **v, size_t *n)
 {
-    return ad_is_fixed(val) && inf_value_floats(val, v, n);
+    return val && inf_value_floats(val, v, n);
 }
 
 /* ---- building ------------------------------------------------------- */

@@ -20,32 +20,16 @@
 #include "passes.h"
 #include "../src/check.h"
 #include "../src/eval.h"
+#include "../src/known.h"
 
 #define OPT_FOLD_LIMIT_DEFAULT (1u << 20)
 
-static bool opt_fold_domain(const char *d)
-{
-    return !d || !d[0] || !strcmp(d, "ai.onnx") || !strcmp(d, "ai.onnx.ml");
-}
-
 /* Ops whose result is not a function of their inputs alone, or that run
- * graphs: never folded. */
+ * graphs, are never folded (the rule of src/known.h); nor is a Constant,
+ * which is already one, nor a node without inputs. */
 static bool opt_fold_op_skipped(const IrNode *k)
 {
-    static const char *const skip[] = {
-        "Constant", "RandomNormal", "RandomUniform", "RandomNormalLike",
-        "RandomUniformLike", "Bernoulli", "Multinomial", "If", "Loop", "Scan",
-        "SequenceMap",
-    };
-    if (!opt_fold_domain(k->domain) || k->n_in == 0)
-        return true;
-    for (size_t i = 0; i < sizeof skip / sizeof skip[0]; i++)
-        if (!strcmp(k->op_type, skip[i]))
-            return true;
-    for (size_t a = 0; a < k->n_attr; a++)
-        if (k->attr[a]->ref_attr_name || k->attr[a]->g || k->attr[a]->n_graphs)
-            return true;
-    return false;
+    return k->n_in == 0 || !strcmp(k->op_type, "Constant") || !kv_deterministic(k);
 }
 
 /* Whether every present input is a constant; adds the bytes of those only

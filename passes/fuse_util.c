@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "fuse_util.h"
+#include "../src/known.h"
 
 bool opt_fz_op(const IrNode *k, const char *op)
 {
@@ -84,8 +85,10 @@ EvValue *opt_fz_const(const IrValue *v)
     IrError e;
     if (!v)
         return NULL;
-    if (v->kind == IR_VAL_INIT && v->init)
-        return ev_from_ir_tensor(v->init, &e);
+    const IrTensor *t = kv_value(v);
+    if (t)
+        return ev_from_ir_tensor(t, &e);
+    /* a Constant of another value form a pass built after inference ran */
     if (v->kind == IR_VAL_NODE && v->producer && opt_fz_op(v->producer, "Constant"))
         return opt_fz_constant_node(v->producer);
     return NULL;

@@ -8,19 +8,13 @@
 #include <string.h>
 
 #include "passes.h"
+#include "../src/known.h"
 
+/* The one rule of src/known.h: an initializer that is not a graph input,
+ * a Constant, or a value inference proved ahead of time. */
 const IrTensor *opt_const_tensor(const IrValue *v)
 {
-    if (!v)
-        return NULL;
-    if (v->kind == IR_VAL_INIT)
-        return v->init;
-    const IrNode *k = v->kind == IR_VAL_NODE ? v->producer : NULL;
-    if (!k || k->dead || strcmp(k->op_type, "Constant") != 0 || k->n_attr != 1 ||
-        (k->domain && k->domain[0] && strcmp(k->domain, "ai.onnx") != 0))
-        return NULL;
-    const IrAttr *a = k->attr[0];
-    return a->name && strcmp(a->name, "value") == 0 && !a->ref_attr_name ? a->t : NULL;
+    return kv_value(v);
 }
 
 /* New constants become initializers: the main graph from IR 4 (below, an

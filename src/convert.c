@@ -846,14 +846,12 @@ int cv_convert(IrModel *m, const CvOptions *o, CvReport *r, IrError *err)
     for (size_t i = 0; i < m->n_functions; i++)
         if (m->functions[i]->body)
             cv_count_custom(r, m->functions[i]->body);
-    ad_set_ir3_inputs(m->has_ir_version && m->ir_version < 4);
     int rc = 0;
     if (o->opset > 0 && cv_domain(&run, "", o->opset) < 0)
         rc = -1;
     if (rc == 0 && o->opset_ml > 0 && ir_model_opset(m, "ai.onnx.ml") > 0 &&
         cv_domain(&run, "ai.onnx.ml", o->opset_ml) < 0)
         rc = -1;
-    ad_set_ir3_inputs(false);
     if (rc < 0)
         return -1;
     cv_tidy(m);

@@ -3,6 +3,7 @@
  * (prefix inf_). The op functions live in src/infer/, one file per family.
  */
 #include "infer.h"
+#include "known.h"
 #include "keyset.h"
 
 #include <math.h>
@@ -149,25 +150,10 @@ const IrShape *inf_in_symval(const InfCtx *c, size_t i)
 }
 
 /* The tensor a Constant node holds in its `value` attribute, or NULL. */
-static const IrTensor *inf_constant_tensor(const IrNode *n)
-{
-    if (!n || !n->op_type || strcmp(n->op_type, "Constant") != 0 ||
-        (n->domain && n->domain[0] && strcmp(n->domain, "ai.onnx") != 0))
-        return NULL;
-    const IrAttr *a = ir_node_attr(n, "value");
-    return a ? a->t : NULL;
-}
-
-/* The constant tensor of value v: its initializer, or a Constant's. */
+/* The known value of v (src/known.h: the one rule). */
 const IrTensor *inf_value_const(const IrValue *v)
 {
-    if (!v)
-        return NULL;
-    if (v->init)
-        return v->init;
-    if (v->kind == IR_VAL_NODE)
-        return inf_constant_tensor(v->producer);
-    return NULL;
+    return kv_value(v);
 }
 
 const IrTensor *inf_in_const(const InfCtx *c, size_t i)
@@ -1133,6 +1119,8 @@ static int inf_node(InfCtx *parent, IrNode *n)
             n->out[i]->type = NULL;
             ir_shape_free(n->out[i]->symval);
             n->out[i]->symval = NULL;
+            ir_tensor_free(n->out[i]->known);
+            n->out[i]->known = NULL;
         }
     IrFunction *f = inf_function_of(&c, n);
     bool forced = c.force_opset > 0 &&
@@ -1168,10 +1156,16 @@ static int inf_node(InfCtx *parent, IrNode *n)
         IrValue *v = n->out[i];
         if (!v)
             continue;
-        inf_const_symval(v);
         if (c.opt && c.opt->use_value_info && !ir_value_is_graph_output(v))
             v->type = inf_merge(&c, v->type, inf_declared(&c, v), v->name);
     }
+    /* values proved ahead of time: only where the node is read at the
+     * scope's own opset and once (not per call of a function body) */
+    if (!forced && !c.call && !c.fn)
+        kv_infer_node(c.model, n);
+    for (size_t i = 0; i < n->n_out; i++)
+        if (n->out[i])
+            inf_const_symval(n->out[i]);
     return 0;
 }
 
@@ -1206,6 +1200,7 @@ int inf_model(IrModel *m, const InfOptions *opt, IrError *err)
     if (!m->graph)
         return 0;
     ir_graph_clear_inferred(m->graph);
+    kv_mark_inputs(m);
     KsSet opsets = {0}, funcs = {0};
     inf_model_index(m, &opsets, &funcs);
     InfCtx c = {.model = m, .opt = opt ? opt : &dflt, .err = err,

@@ -250,6 +250,7 @@ static void ir_value_free(IrValue *v)
     free(v->uses);
     ir_type_free(v->type);
     ir_shape_free(v->symval);
+    ir_tensor_free(v->known);
     free(v);
 }
 
@@ -1360,6 +1361,9 @@ void ir_graph_clear_inferred(IrGraph *g)
         v->type = NULL;
         ir_shape_free(v->symval);
         v->symval = NULL;
+        ir_tensor_free(v->known);
+        v->known = NULL;
+        v->known_input = false;
     }
     for (IrNode *n = g->first; n; n = n->next)
         for (size_t i = 0; i < n->n_attr; i++)

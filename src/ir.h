@@ -308,6 +308,10 @@ struct IrValue {
     IrType *type;          /* the inferred type */
     IrShape *symval;       /* elements of a small integer tensor, as dims
                               (number, symbol or unknown): shape arithmetic */
+    IrTensor *known;       /* its value, when computed before any run from
+                              known inputs (src/known.h; read it with kv_value) */
+    bool known_input;      /* a graph input whose initializer is a constant
+                              (IR 3, where initializers had to be inputs) */
     UT_hash_handle hh;
 };
 
@@ -478,7 +482,7 @@ IrType *ir_type_copy(const IrType *t);
 IrShape *ir_shape_copy(const IrShape *s);
 /* A shape of `rank` unset dimensions. */
 IrShape *ir_shape_new(size_t rank);
-/* Drops inference results (type, symval) from every value of g and of
+/* Drops inference results (type, symval, known) from every value of g and of
  * the graphs nested in it. */
 void ir_graph_clear_inferred(IrGraph *g);
 void ir_attr_free(IrAttr *a);

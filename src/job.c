@@ -380,12 +380,14 @@ static int job_stages(const JobOptions *o, const char *in, JobReport *r, IrModel
         return -1;
     if ((changes || o->verify) && job_require_valid(r, m) < 0)
         return -1;
-    if (r->converting && job_run_convert(o, r, m) < 0)
-        return -1;
+    /* before converting: dims it fixes make more values known (scales and
+     * shapes computed from Shape), which some rewrites need */
     IrError err;
     for (size_t i = 0; i < o->n_input_shape; i++)
         if (opt_set_input_shape(m, o->input_shape[i], &err) < 0)
             return job_end(r, JOB_ERROR, "input-shape", "input-shape", err.msg);
+    if (r->converting && job_run_convert(o, r, m) < 0)
+        return -1;
     if (o->optimize && job_run_optimize(o, r, m) < 0)
         return -1;
     if (o->verify && job_run_verify(o, in, r, m) < 0)

@@ -1,0 +1,228 @@
+/*
+ * known.c - whether a value is known before the model runs (see known.h).
+ */
+#include <string.h>
+
+#include "eval.h"
+#include "known.h"
+
+/* ---- reading -------------------------------------------------------- */
+
+/* A Constant node's `value` tensor (the other value_* forms are proved by
+ * kv_infer_node into IrValue.known). */
+static const IrTensor *kv_constant_value(const IrNode *n)
+{
+    if (!n || n->dead || !n->op_type || strcmp(n->op_type, "Constant") != 0 ||
+        (n->domain && n->domain[0] && strcmp(n->domain, "ai.onnx") != 0))
+        return NULL;
+    const IrAttr *a = ir_node_attr(n, "value");
+    return a && !a->ref_attr_name ? a->t : NULL;
+}
+
+const IrTensor *kv_value(const IrValue *v)
+{
+    if (!v)
+        return NULL;
+    if (v->known)
+        return v->known;
+    switch (v->kind) {
+    case IR_VAL_INIT:
+        return v->init;
+    case IR_VAL_INPUT:
+        return v->known_input ? v->init : NULL;
+    case IR_VAL_NODE:
+        return kv_constant_value(v->producer);
+    default:
+        return NULL;
+    }
+}
+
+void kv_mark_inputs(IrModel *m)
+{
+    if (!m->graph || !m->has_ir_version || m->ir_version >= 4)
+        return;
+    for (size_t k = 0; k < m->graph->inputs.n; k++) {
+        IrValueInfo *vi = m->graph->inputs.p[k];
+        if (vi->value && vi->value->init)
+            vi->value->known_input = true;
+    }
+}
+
+/* ---- proving -------------------------------------------------------- */
+
+static bool kv_domain_ok(const char *d)
+{
+    return !d || !d[0] || !strcmp(d, "ai.onnx") || !strcmp(d, "ai.onnx.ml");
+}
+
+bool kv_deterministic(const IrNode *n)
+{
+    static const char *const skip[] = {
+        "RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike",
+        "Bernoulli", "Multinomial", "If", "Loop", "Scan", "SequenceMap",
+    };
+    if (!n->op_type || !kv_domain_ok(n->domain))
+        return false;
+    for (size_t i = 0; i < sizeof skip / sizeof skip[0]; i++)
+        if (!strcmp(n->op_type, skip[i]))
+            return false;
+    for (size_t a = 0; a < n->n_attr; a++)
+        if (n->attr[a]->ref_attr_name || n->attr[a]->g || n->attr[a]->n_graphs)
+            return false;
+    return true;
+}
+
+/* Elements of t, or SIZE_MAX past KV_MAX_ELEMS (or a negative dim). */
+static size_t kv_numel(const int64_t *dims, size_t rank)
+{
+    size_t n = 1;
+    for (size_t k = 0; k < rank; k++) {
+        if (dims[k] < 0 || (dims[k] > 0 && n > KV_MAX_ELEMS / (size_t)dims[k]))
+            return SIZE_MAX;
+        n *= (size_t)dims[k];
+    }
+    return n;
+}
+
+/* The static shape of v's inferred tensor type into dims (rank <= cap);
+ * -1 when not a tensor of static shape. */
+static int kv_static_shape(const IrValue *v, int64_t *dims, size_t cap)
+{
+    const IrType *t = v ? v->type : NULL;
+    if (!t || t->kind != IR_TYPE_TENSOR || !t->shape || t->shape->rank > cap)
+        return -1;
+    for (size_t k = 0; k < t->shape->rank; k++) {
+        if (t->shape->dims[k].kind != IR_DIM_VALUE)
+            return -1;
+        dims[k] = t->shape->dims[k].value;
+    }
+    return (int)t->shape->rank;
+}
+
+/* Stores a proved int64 vector (or scalar when rank0) as v's value. */
+static void kv_set_ints(IrValue *v, int32_t dtype, bool rank0, const int64_t *x, size_t n)
+{
+    int64_t dims[1] = {(int64_t)n};
+    EvValue *t = ev_tensor_new(dtype, rank0 ? 0 : 1, dims, NULL);
+    if (!t)
+        return;
+    for (size_t k = 0; k < n; k++)
+        ev_set_i(t, k, x[k]);
+    v->known = ev_to_ir_tensor(t, v->name);
+    ev_unref(t);
+}
+
+/* Shape (with Shape-15's start/end) and Size of a static shape. */
+static bool kv_shape_op(IrNode *n)
+{
+    bool shape = !strcmp(n->op_type, "Shape"), size = !strcmp(n->op_type, "Size");
+    if ((!shape && !size) || n->n_in < 1 || n->n_out < 1 || !n->out[0])
+        return false;
+    int64_t dims[EV_MAX_RANK];
+    int r = kv_static_shape(n->in[0], dims, EV_MAX_RANK);
+    if (r < 0)
+        return true;
+    if (size) {
+        size_t numel = kv_numel(dims, (size_t)r);
+        if (numel != SIZE_MAX)
+            kv_set_ints(n->out[0], EV_INT64, true, (int64_t[]){(int64_t)numel}, 1);
+        return true;
+    }
+    const IrAttr *sa = ir_node_attr(n, "start"), *ea = ir_node_attr(n, "end");
+    int64_t s = sa && sa->has_i ? sa->i : 0, e = ea && ea->has_i ? ea->i : r;
+    s = s < 0 ? s + r : s;
+    e = e < 0 ? e + r : e;
+    s = s < 0 ? 0 : s > r ? r : s;
+    e = e < 0 ? 0 : e > r ? r : e;
+    kv_set_ints(n->out[0], EV_INT64, false, dims + s, e > s ? (size_t)(e - s) : 0);
+    return true;
+}
+
+/* A small integer tensor whose every element shape arithmetic proved. */
+static void kv_from_symval(IrValue *v)
+{
+    const IrShape *sv = v->symval;
+    const IrType *t = v->type;
+    if (v->known || !sv || !t || t->kind != IR_TYPE_TENSOR || !t->shape ||
+        t->shape->rank > 1 || !t->has_elem_type ||
+        (t->elem_type != EV_INT64 && t->elem_type != EV_INT32))
+        return;
+    bool rank0 = t->shape->rank == 0;
+    if ((rank0 && sv->rank != 1) ||
+        (!rank0 && (t->shape->dims[0].kind != IR_DIM_VALUE ||
+                    t->shape->dims[0].value != (int64_t)sv->rank)))
+        return;
+    int64_t x[64];
+    if (sv->rank > sizeof x / sizeof x[0])
+        return;
+    for (size_t k = 0; k < sv->rank; k++) {
+        if (sv->dims[k].kind != IR_DIM_VALUE)
+            return;
+        x[k] = sv->dims[k].value;
+    }
+    kv_set_ints(v, t->elem_type, rank0, x, sv->rank);
+}
+
+/* Whether every present input of n is known and small (and at least one
+ * is present, unless n is a Constant). */
+static bool kv_inputs_known(const IrNode *n)
+{
+    bool any = false;
+    for (size_t i = 0; i < n->n_in; i++) {
+        const IrTensor *t = n->in[i] ? kv_value(n->in[i]) : NULL;
+        if (!n->in[i])
+            continue;
+        if (!t || kv_numel(t->dims, t->ndims) == SIZE_MAX)
+            return false;
+        any = true;
+    }
+    return any || !strcmp(n->op_type, "Constant");
+}
+
+/* Whether an output whose inferred shape is static would be too large. */
+static bool kv_outputs_too_big(const IrNode *n)
+{
+    int64_t dims[EV_MAX_RANK];
+    for (size_t i = 0; i < n->n_out; i++) {
+        int r = n->out[i] ? kv_static_shape(n->out[i], dims, EV_MAX_RANK) : -1;
+        if (r >= 0 && kv_numel(dims, (size_t)r) == SIZE_MAX)
+            return true;
+    }
+    return false;
+}
+
+/* Runs n on its known inputs; keeps the small tensor outputs. */
+static void kv_run(IrModel *m, IrNode *n)
+{
+    if (n->n_in > 64 || n->n_out > 64 || kv_outputs_too_big(n))
+        return;
+    EvValue *in[64] = {0}, *out[64] = {0};
+    IrError err;
+    bool ok = true;
+    for (size_t i = 0; i < n->n_in && ok; i++)
+        if (n->in[i])
+            ok = (in[i] = ev_from_ir_tensor(kv_value(n->in[i]), &err)) != NULL;
+    if (ok && ev_node_run(m, NULL, n, in, out, &err) == 0)
+        for (size_t i = 0; i < n->n_out; i++) {
+            EvValue *o = out[i];
+            IrValue *v = n->out[i];
+            if (v && o && o->kind == EV_TENSOR && o->numel <= KV_MAX_ELEMS && !v->known)
+                v->known = ev_to_ir_tensor(o, v->name);
+        }
+    for (size_t i = 0; i < n->n_in; i++)
+        ev_unref(in[i]);
+    for (size_t i = 0; i < n->n_out; i++)
+        ev_unref(out[i]);
+}
+
+void kv_infer_node(IrModel *m, IrNode *n)
+{
+    if (!n || n->dead || !n->op_type || !kv_domain_ok(n->domain))
+        return;
+    bool constant_value = kv_constant_value(n) != NULL;
+    if (!constant_value && !kv_shape_op(n) && kv_deterministic(n) && kv_inputs_known(n))
+        kv_run(m, n);
+    for (size_t i = 0; i < n->n_out; i++)
+        if (n->out[i])
+            kv_from_symval(n->out[i]);
+}

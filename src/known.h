@@ -1,0 +1,50 @@
+/*
+ * known.h - whether a value is known before the model runs, and what it is
+ * (prefix kv_). The one rule the adapters, the passes and inference share.
+ *
+ * A value is known when it is
+ *   - an initializer that is not a graph input (a graph input's initializer
+ *     is a default the caller may override), except in IR 3 models, where
+ *     every initializer had to be listed as an input;
+ *   - the output of a Constant node, in any of its value forms;
+ *   - an output inference proves: the Shape or Size of a tensor whose shape
+ *     is static, a small integer tensor whose every element shape
+ *     arithmetic proved (IrValue.symval), or the output of a deterministic
+ *     node whose inputs are all known and small, computed by the evaluator
+ *     at the scope's opset (so a Shape -> Cast -> Div -> Concat chain that
+ *     computes Upsample's scales from a static input is known).
+ * Inference computes the proved values as it walks (kv_infer_node) and
+ * drops them with its other results, so the answer is as good as the last
+ * inference run. Proved values are kept only when small (KV_MAX_ELEMS):
+ * they stand for shapes, scales, pads and axes, not for weights.
+ */
+#ifndef OC_KNOWN_H
+#define OC_KNOWN_H
+
+#include <stdbool.h>
+
+#include "ir.h"
+
+/* Elements a proved value (and each input a proof reads) may have. */
+#define KV_MAX_ELEMS 65536
+
+/* The value of v when it is known (see above), else NULL. */
+const IrTensor *kv_value(const IrValue *v);
+
+/* Whether n computes its outputs from its inputs alone, without running a
+ * graph (no random ops, no control flow, no attribute read from a calling
+ * function), in ai.onnx or ai.onnx.ml: what may be computed ahead of time. */
+bool kv_deterministic(const IrNode *n);
+
+/* Marks the main graph's inputs that hold a constant (IR 3 models only):
+ * inference calls it before its walk. */
+void kv_mark_inputs(IrModel *m);
+
+/* Proves what can be proved of n's outputs, after inference gave them
+ * their types: for inference's walk over a graph of m (not for function
+ * bodies, whose values differ per call, nor for nodes built for another
+ * opset than the scope's). Never fails: what cannot be proved stays
+ * unknown. */
+void kv_infer_node(IrModel *m, IrNode *n);
+
+#endif

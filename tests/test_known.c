@@ -1,0 +1,165 @@
+/*
+ * test_known - the one rule for "is this value known, and what is it"
+ * (src/known.h), as inference, the adapters and the passes read it.
+ *
+ * Each model is built as text (passes_build.h), inferred, and kv_value is
+ * asked about its values; the expected values are worked out by hand from
+ * the model (shapes, divisions), never taken from the program.
+ */
+#include "infer.h"
+#include "known.h"
+#include "passes_build.h"
+#include "../adapters/adapters.h"
+
+/* Infers m; the value named `name` of its main graph. */
+static const IrValue *kn_value(IrModel *m, const char *name)
+{
+    IrError err;
+    T_CHECK(inf_model(m, NULL, &err) == 0, "inference: %s", err.msg);
+    return ir_graph_lookup(m->graph, name);
+}
+
+/* Whether value `name` is known with exactly these elements. */
+static void kn_expect(IrModel *m, const char *name, size_t n, const double *want)
+{
+    const IrValue *v = ir_graph_lookup(m->graph, name);
+    const IrTensor *t = kv_value(v);
+    T_CHECK(t != NULL, "%s: not known", name);
+    if (!t)
+        return;
+    IrError err;
+    EvValue *e = ev_from_ir_tensor(t, &err);
+    T_CHECK(e && e->numel == n, "%s: %zu elements, want %zu", name, e ? e->numel : 0, n);
+    for (size_t k = 0; e && k < n && k < e->numel; k++)
+        T_CHECK(ev_get_f(e, k) == want[k], "%s[%zu] = %g, want %g", name, k,
+                ev_get_f(e, k), want[k]);
+    ev_unref(e);
+}
+
+static void kn_unknown(IrModel *m, const char *name, const char *why)
+{
+    T_CHECK(kv_value(ir_graph_lookup(m->graph, name)) == NULL, "%s is known: %s", name, why);
+}
+
+/* Initializers, Constants and graph inputs. */
+static void test_leaves(void)
+{
+    IrModel *m = tb_model("opset 13\n"
+                          "input x float 2,3\n"
+                          "init w float 3 1.5,2.5,3.5\n"
+                          "f = Constant value_floats=[0.25,4.0]\n"
+                          "i = Constant value_int=7\n"
+                          "y = Add x,w\n"
+                          "output y\n");
+    kn_value(m, "x");
+    kn_expect(m, "w", 3, (double[]){1.5, 2.5, 3.5});
+    kn_expect(m, "f", 2, (double[]){0.25, 4.0});
+    kn_expect(m, "i", 1, (double[]){7});
+    kn_unknown(m, "x", "a graph input");
+    kn_unknown(m, "y", "it reads a graph input");
+    ir_model_free(m);
+}
+
+/* A graph input with an initializer is a default the caller may override:
+ * not known from IR 4 on; in IR 3 every initializer had to be an input, and
+ * there it is a constant. */
+static void test_input_defaults(void)
+{
+    for (int ir = 3; ir <= 4; ir++) {
+        IrModel *m = tb_model("opset 8\n"
+                              "input x float 2\n"
+                              "input d float 2\n"
+                              "init d float 2 3.0,5.0\n"
+                              "e = Mul d,d\n"
+                              "y = Add x,e\n"
+                              "output y\n");
+        m->ir_version = ir;
+        kn_value(m, "x");
+        if (ir == 3) {
+            kn_expect(m, "d", 2, (double[]){3, 5});
+            kn_expect(m, "e", 2, (double[]){9, 25});
+        } else {
+            kn_unknown(m, "d", "an overridable default (IR 4)");
+            kn_unknown(m, "e", "computed from an overridable default");
+        }
+        /* the adapters read the same rule */
+        T_CHECK((ad_const(ir_graph_lookup(m->graph, "d")) != NULL) == (ir == 3),
+                "IR %d: ad_const disagrees with kv_value", ir);
+        ir_model_free(m);
+    }
+}
+
+/* Upsample scales as old exporters compute them: size / Shape(x). */
+static void test_shape_chain(void)
+{
+    IrModel *m = tb_model("opset 13\n"
+                          "input x float 1,2,3,4\n"
+                          "s = Shape x\n"
+                          "n = Size x\n"
+                          "sf = Cast s to=1\n"
+                          "init size float 4 1.0,2.0,6.0,10.0\n"
+                          "sc = Div size,sf\n"
+                          "y = Resize x,,sc mode=\"nearest\"\n"
+                          "output y\n");
+    kn_value(m, "x");
+    kn_expect(m, "s", 4, (double[]){1, 2, 3, 4});
+    kn_expect(m, "n", 1, (double[]){24});
+    kn_expect(m, "sc", 4, (double[]){1, 1, 2, 2.5});
+    kn_unknown(m, "y", "it reads x's values");
+    ir_model_free(m);
+}
+
+/* Shape-15's start/end, and a Gather of the one static dim of a shape
+ * whose other dims are symbolic (proved by shape arithmetic). */
+static void test_partial_shapes(void)
+{
+    IrModel *m = tb_model("opset 15\n"
+                          "input x float N,3,8\n"
+                          "s = Shape x start=1\n"
+                          "t = Shape x start=-1\n"
+                          "a = Shape x\n"
+                          "init one int64 - 1\n"
+                          "c = Gather a,one axis=0\n"
+                          "init zero int64 - 0\n"
+                          "b = Gather a,zero axis=0\n"
+                          "y = Identity x\n"
+                          "output y\n");
+    kn_value(m, "x");
+    kn_expect(m, "s", 2, (double[]){3, 8});
+    kn_expect(m, "t", 1, (double[]){8});
+    kn_expect(m, "c", 1, (double[]){3});
+    kn_unknown(m, "a", "dim N is symbolic");
+    kn_unknown(m, "b", "dim N is symbolic");
+    ir_model_free(m);
+}
+
+/* What is never proved: random ops, large results, unknown dims. */
+static void test_limits(void)
+{
+    IrModel *m = tb_model("opset 13\n"
+                          "input x float 2,M\n"
+                          "init big int64 1 100000\n"
+                          "z = ConstantOfShape big\n"
+                          "init small int64 1 3\n"
+                          "k = ConstantOfShape small\n"
+                          "r = RandomUniformLike k\n"
+                          "s = Shape x\n"
+                          "y = Identity x\n"
+                          "output y\n");
+    kn_value(m, "x");
+    kn_unknown(m, "z", "more elements than KV_MAX_ELEMS");
+    kn_expect(m, "k", 3, (double[]){0, 0, 0});
+    kn_unknown(m, "r", "a random op");
+    kn_unknown(m, "s", "dim M is unknown");
+    ir_model_free(m);
+}
+
+int main(void)
+{
+    test_leaves();
+    test_input_defaults();
+    test_shape_chain();
+    test_partial_shapes();
+    test_limits();
+    return t_done("test_known");
+}
