@@ -151,6 +151,13 @@ static int cv_check_value(CvRun *run, const IrNode *k, const IrValue *v,
         if (os_param_allows(T, q, v->type))
             return 0;
         snprintf(what, sizeof what, "%s-%d", k->op_type, T->since);
+        /* a type no op of the target has is a true limit, counted apart */
+        int since = os_type_since(run->domain, v->type);
+        if (since > t)
+            return cv_refuse(run, k, s, t, "type-absent",
+                             "%s has no type %s (value '%s'): no op has that type "
+                             "before opset %d", what, os_type_str(v->type, tb, sizeof tb),
+                             v->name, since);
         return cv_refuse(run, k, s, t, "type", "%s has no type %s (value '%s')",
                          what, os_type_str(v->type, tb, sizeof tb), v->name);
     }

@@ -363,3 +363,21 @@ const char *os_attr_type_name(int type)
         return NULL;
     return names[type];
 }
+
+int os_type_since(const char *domain, const IrType *t)
+{
+    const char *d = os_domain_norm(domain);
+    int first = 0;
+    for (size_t i = 0; i < os_table_n; i++) {
+        const OsSchema *s = &os_table[i];
+        if (strcmp(os_domain_norm(s->domain), d) != 0 || (first && s->since >= first))
+            continue;
+        bool any = false;
+        for (size_t c = 0; c < s->n_tc && !any; c++)
+            for (size_t k = 0; k < s->tc[c].n && !any; k++)
+                any = os_type_matches(s->tc[c].types[k], t);
+        if (any)
+            first = s->since;
+    }
+    return first;
+}

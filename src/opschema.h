@@ -145,6 +145,10 @@ bool os_param_allows(const OsSchema *s, const OsParam *p, const IrType *t);
 /* Writes t as a type string ("tensor(float)", "seq(tensor(int64))", "?"
  * for unknown parts) into buf; returns buf. */
 char *os_type_str(const IrType *t, char *buf, size_t cap);
+/* The first opset of `domain` at which some op allows type t (matched as
+ * os_type_matches does), or 0 when none does at any opset: a type that does
+ * not exist at an older opset cannot be written there at all. */
+int os_type_since(const char *domain, const IrType *t);
 /* The AttributeProto.AttributeType name of a code ("INTS"), or NULL. */
 const char *os_attr_type_name(int type);
 /* The TensorProto.DataType code of an element type name as type strings

@@ -1,6 +1,7 @@
 /* The conversion matrix over the 1802 ONNX backend node tests (see
- * convert_matrix.h), judged at the backend's tolerances. Targets 7..26 must
- * reach 85% ok, and nothing may be wrong. */
+ * convert_matrix.h), judged at the backend's tolerances. Of the conversions
+ * to targets 7..26 whose types exist at the target, 93% must be ok (issue
+ * 20), and nothing may be wrong. */
 #include "convert_matrix.h"
 
 int main(int argc, char **argv)
@@ -11,5 +12,5 @@ int main(int argc, char **argv)
     char node[4096];
     snprintf(node, sizeof node, "%s/node", root ? root : "");
     return cm_main(&r, argc, argv, "test_convert_matrix", "node tests",
-                   root ? node : NULL, 85.0);
+                   root ? node : NULL, 93.0);
 }

@@ -6,7 +6,11 @@
  * asked about its values; the expected values are worked out by hand from
  * the model (shapes, divisions), never taken from the program.
  */
+#include <stdio.h>
+#include <unistd.h>
+
 #include "infer.h"
+#include "job.h"
 #include "known.h"
 #include "passes_build.h"
 #include "../adapters/adapters.h"
@@ -154,8 +158,67 @@ static void test_limits(void)
     ir_model_free(m);
 }
 
+/* convert --input-shape: fixed dims make Upsample's computed scales known,
+ * so opset 9 -> 8 converts; without it the dims are symbolic and the
+ * conversion is refused as needing a constant. */
+static void test_input_shape_convert(void)
+{
+    IrModel *m = tb_model("opset 9\n"
+                          "input x float 1,1,H,W\n"
+                          "s = Shape x\n"
+                          "hw = Slice s starts=[2] ends=[4]\n"
+                          "hwf = Cast hw to=1\n"
+                          "init two float 2 2.0\n"
+                          "big = Mul hwf,two\n"
+                          "sc2 = Div big,hwf\n"
+                          "init ones float 2 1.0\n"
+                          "scales = Concat ones,sc2 axis=0\n"
+                          "y = Upsample x,scales mode=\"nearest\"\n"
+                          "output y\n");
+    m->ir_version = 4;
+    IrValueInfo *y = m->graph->outputs.p[0];
+    y->type = ir_type_tensor(1, 4, (int64_t[]){-1, -1, -1, -1});
+    char dir[] = "/tmp/test_known_XXXXXX", in[128], out[160];
+    T_CHECK(mkdtemp(dir) != NULL, "mkdtemp");
+    snprintf(in, sizeof in, "%s/in.onnx", dir);
+    snprintf(out, sizeof out, "%s/out.onnx", dir);
+    IrError err;
+    T_CHECK(save_model_file(m, in, NULL, &err) == 0, "save: %s", err.msg);
+    ir_model_free(m);
+    for (int fixed = 0; fixed <= 1; fixed++) {
+        const char *shape[] = {"x=1,1,3,5"};
+        JobOptions o = {.command = "convert", .cv = {.opset = 8},
+                        .input_shape = shape, .n_input_shape = (size_t)fixed};
+        JobReport r = {0};
+        int rc = job_convert(&o, in, out, &r, NULL);
+        if (fixed)
+            T_CHECK(rc == 0 && r.status == JOB_OK, "with --input-shape: %s", r.msg);
+        else
+            T_CHECK(rc < 0 && r.status == JOB_REFUSED && r.reason &&
+                        !strcmp(r.reason, "not-constant"),
+                    "without --input-shape: want a not-constant refusal, got '%s'", r.msg);
+        job_report_free(&r);
+        if (fixed) {
+            IrModel *c = NULL;
+            LoadOptions lo = {0};
+            T_CHECK(load_model_file(out, &lo, &c, &err) == 0, "reload: %s", err.msg);
+            const IrAttr *a = NULL;
+            for (IrNode *k = c ? c->graph->first : NULL; k; k = k->next)
+                if (!strcmp(k->op_type, "Upsample"))
+                    a = ir_node_attr(k, "scales");
+            T_CHECK(a && a->n_floats == 4 && a->floats[2] == 2.0f && a->floats[3] == 2.0f,
+                    "Upsample-7 scales attribute [1,1,2,2] expected");
+            ir_model_free(c);
+        }
+        unlink(out);
+    }
+    unlink(in);
+    rmdir(dir);
+}
+
 int main(void)
 {
+    test_input_shape_convert();
     test_leaves();
     test_input_defaults();
     test_shape_chain();
