@@ -44,20 +44,27 @@ if [ ! -s "$list" ]; then
 fi
 
 # One ORT process over the whole list; when ORT kills it (it aborts on a
-# few malformed models), the line it was on is marked DIED and a new
-# process goes on after it.
+# few models: an integer division by zero), the model it was on is marked
+# DIED (all of the case's models when it died on the original) and a new
+# process goes on after them.
 total=$(wc -l <"$list")
 : >"$out/results.txt"
 done_n=0
 while [ "$done_n" -lt "$total" ]; do
-    node tests/adapter_ort.js "$ort" "$list" "$done_n" >"$out/part.txt" 2>"$out/part.err"
+    node tests/adapter_ort.js "$ort" "$list" tests/adapter_ort_known.txt "$done_n" >"$out/part.txt" 2>"$out/part.err"
     grep -E '^(OK|WRONG|INVALID|NOJUDGE) ' "$out/part.txt" >>"$out/results.txt"
     done_n=$(wc -l <"$out/results.txt")
-    if [ "$done_n" -lt "$total" ]; then
-        sed -n "$((done_n + 1))p" "$list" | awk -v why="$(head -c 200 "$out/part.err" | tr '\n' ' ')" \
-            '{ print "NOJUDGE " $1 " " $3 " the ORT process died: " why }' >>"$out/results.txt"
-        done_n=$((done_n + 1))
+    [ "$done_n" -lt "$total" ] || break
+    why="the ORT process died: $(grep -v "^.\{0,12\}20[0-9][0-9]-" "$out/part.err" | tail -n 1 | cut -c1-200)"
+    last=$(tail -n 1 "$out/part.txt")
+    if [ "${last%% *}" = ORIGINAL ]; then
+        # on the original: every model of that case
+        tail -n +"$((done_n + 1))" "$list" | awk -v c="${last#ORIGINAL }" -v why="$why (on the original)" \
+            '$1 != c { exit } { print "NOJUDGE " $1 " " $3 " " why }' >>"$out/results.txt"
+    else
+        sed -n "$((done_n + 1))p" "$list" | awk -v why="$why" '{ print "NOJUDGE " $1 " " $3 " " why }' >>"$out/results.txt"
     fi
+    done_n=$(wc -l <"$out/results.txt")
 done
 
 awk -v name="$name" '
