@@ -131,11 +131,14 @@ static int ad_nn_ceil_pads(AdCtx *c, size_t n, int64_t *pads)
     return 0;
 }
 
+static int ad_nn_avgpool_conv(AdCtx *c);
+
 /* AveragePool 10 -> 7, MaxPool 10 -> 8 and LpPool 18 -> 11: ceil_mode
  * added (default 0 = floor). SAME_* and VALID padding give the same grid
  * either way; explicit padding gets the end pads of ad_nn_ceil_pads.
- * AveragePool with count_include_pad would count the extra pads and is
- * refused. */
+ * AveragePool with count_include_pad would count the extra pads: it
+ * becomes the Conv and Div of ad_nn_avgpool_conv, which counts as the
+ * pool does. */
 static int ad_nn_pool_no_ceil(AdCtx *c)
 {
     char buf[32];
@@ -145,8 +148,7 @@ static int ad_nn_pool_no_ceil(AdCtx *c)
         return 0;
     }
     if (!strcmp(c->n->op_type, "AveragePool") && ad_attr_i(c, "count_include_pad", 0))
-        return ad_refuse(c, "attribute",
-                         "ceil_mode=1 with count_include_pad=1 has no floor-mode form");
+        return ad_nn_avgpool_conv(c);
     int r = ad_rank(ad_in(c, 0));
     if (r < 3 || r > 10)
         return ad_refuse(c, "shape-unknown", "the rank of the input is unknown");
@@ -199,8 +201,8 @@ static int ad_nn_pool_geom(AdCtx *c, size_t n, AdPoolGeom *g)
         g->pe[a] = p && !same && !valid ? p->ints[n + a] : 0;
         if (g->in[a] < 0)
             return ad_refuse(c, "shape-unknown",
-                             "AveragePool with dilations below 19 needs the input's "
-                             "spatial extents");
+                             "the Conv that replaces AveragePool needs the input's "
+                             "spatial extents to count each window");
         /* bounds that keep every product below far from overflow */
         if (g->k[a] < 1 || g->k[a] > (1 << 20) || g->s[a] < 1 || g->s[a] > (1 << 20) ||
             g->d[a] < 1 || g->d[a] > (1 << 20) || g->in[a] > ((int64_t)1 << 40) ||
@@ -276,31 +278,23 @@ static IrValue *ad_nn_pool_counts(AdCtx *c, const AdPoolGeom *g, int32_t t)
     return ad_cast(c, v, t);
 }
 
-/* AveragePool 19 -> 11: dilations added (default ones). Other dilations:
- * an average is the sum over the dilated window divided by a count; the
+/* AveragePool as a sum over the (dilated) window divided by a count; the
  * spec leaves a sum's order open, so a depthwise Conv with an all-ones
  * kernel (same kernel_shape, strides, dilations and pads, group = C)
  * followed by a Div by the per-position count (built now from the static
  * input shape) computes it, exact up to that order. ceil_mode becomes
  * extra end pads (zeros, which add nothing to the sum; the count ignores
- * them as AveragePool does). */
-static int ad_nn_avgpool_19_11(AdCtx *c)
+ * them as AveragePool does). Conv has every attribute used from opset 1. */
+static int ad_nn_avgpool_conv(AdCtx *c)
 {
-    IrAttr *dl = ad_attr(c, "dilations");
-    bool ones = true;
-    for (size_t i = 0; dl && i < dl->n_ints; i++)
-        ones &= dl->ints[i] == 1;
-    if (ones)
-        return ad_nn_drop_ones(c, "dilations");
     IrValue *x = ad_in(c, 0);
     int r = ad_rank(x);
     int64_t ch = ad_dim(x, 1);
     int32_t t = ad_elem(x);
     if (r < 3 || r > 10 || ch < 1)
         return ad_refuse(c, "shape-unknown",
-                         "AveragePool with dilations below 19 needs the input's rank "
-                         "and channel count (the Conv that replaces it has one group per "
-                         "channel)");
+                         "the Conv that replaces AveragePool needs the input's rank and "
+                         "channel count (one group per channel)");
     if (t != 1 && t != 10 && t != 11)
         return ad_refuse(c, "type", "AveragePool of this type has no Conv form");
     size_t n = (size_t)r - 2;
@@ -338,6 +332,17 @@ static int ad_nn_avgpool_19_11(AdCtx *c)
         return -1;
     ad_replace(c, y->producer);
     return 0;
+}
+
+/* AveragePool 19 -> 11: dilations added (default ones); other dilations
+ * take the Conv form. */
+static int ad_nn_avgpool_19_11(AdCtx *c)
+{
+    IrAttr *dl = ad_attr(c, "dilations");
+    bool ones = true;
+    for (size_t i = 0; dl && i < dl->n_ints; i++)
+        ones &= dl->ints[i] == 1;
+    return ones ? ad_nn_drop_ones(c, "dilations") : ad_nn_avgpool_conv(c);
 }
 
 /* MaxPool 10 -> 8 and LpPool 18 -> 11: dilations and ceil_mode added
