@@ -181,7 +181,12 @@ function invalid(msg) {
   return /This is an invalid model|INVALID_GRAPH|INVALID_PROTOBUF|Protobuf parsing failed|not in allowed (input|output) sizes|Unrecognized attribute|ShapeInferenceError|TypeInferenceError|Type Error:/.test(msg);
 }
 
-const firstLine = (e) => String(e && e.message || e).split('\n')[0].slice(0, 300);
+// The first line of an error, its middle cut when long (ORT's messages put
+// a C++ signature between where and why).
+function firstLine(e) {
+  const l = String(e && e.message || e).split('\n')[0];
+  return l.length <= 300 ? l : `${l.slice(0, 100)} ... ${l.slice(-200)}`;
+}
 
 // The original's outputs, or why ORT cannot run it.
 async function original(caseDir) {
