@@ -244,9 +244,21 @@ static int64_t ad_nn_pool_taps(const AdPoolGeom *g, size_t a, int64_t o, bool wi
     return hi > lo ? hi - lo : 0;
 }
 
+/* The count of window i (flat index over the output's spatial dims). */
+static double ad_nn_pool_count(const AdPoolGeom *g, size_t i, bool with_pad)
+{
+    double cnt = 1;
+    for (size_t a = g->n; a-- > 0;) {
+        cnt *= (double)ad_nn_pool_taps(g, a, (int64_t)(i % (size_t)g->out[a]), with_pad);
+        i /= (size_t)g->out[a];
+    }
+    return cnt;
+}
+
 /* The divisor of every output position of the pool, as a constant of the
- * input's type and the output's spatial dims (it broadcasts over N and
- * C), or NULL after refusing. */
+ * input's type: a scalar when every window counts the same (no padding
+ * reached, floor mode), else of the output's spatial dims (it broadcasts
+ * over N and C). NULL after refusing. */
 static IrValue *ad_nn_pool_counts(AdCtx *c, const AdPoolGeom *g, int32_t t)
 {
     bool with_pad = ad_attr_i(c, "count_include_pad", 0) != 0;
@@ -256,22 +268,19 @@ static IrValue *ad_nn_pool_counts(AdCtx *c, const AdPoolGeom *g, int32_t t)
             ad_refuse(c, "attribute", "the pool's output is too large to count");
             return NULL;
         }
+    double first = total ? ad_nn_pool_count(g, 0, with_pad) : 1;
+    size_t i = 1;
+    while (i < total && ad_nn_pool_count(g, i, with_pad) == first)
+        i++;
+    if (i >= total)
+        return ad_const_scalar(c, t, first);
     int32_t ct = t == 11 ? 11 : 1;   /* float16 counts are cast from float */
     size_t w = ct == 11 ? 8 : 4;
-    uint8_t *buf = ir_alloc_array(total ? total : 1, w);
-    int64_t pos[8] = {0};
-    for (size_t i = 0; i < total; i++) {
-        double cnt = 1;
-        for (size_t a = 0; a < g->n; a++)
-            cnt *= (double)ad_nn_pool_taps(g, a, pos[a], with_pad);
-        if (ct == 11) {
-            memcpy(buf + i * w, &cnt, 8);
-        } else {
-            float f = (float)cnt;
-            memcpy(buf + i * w, &f, 4);
-        }
-        for (size_t a = g->n; a-- > 0 && ++pos[a] == g->out[a];)
-            pos[a] = 0;
+    uint8_t *buf = ir_alloc_array(total, w);
+    for (i = 0; i < total; i++) {
+        double cnt = ad_nn_pool_count(g, i, with_pad);
+        float f = (float)cnt;
+        memcpy(buf + i * w, ct == 11 ? (const void *)&cnt : (const void *)&f, w);
     }
     IrValue *v = ad_const_tensor(c, ct, g->n, g->out, buf, total * w);
     free(buf);
