@@ -131,11 +131,14 @@ static int ad_nn_ceil_pads(AdCtx *c, size_t n, int64_t *pads)
     return 0;
 }
 
+static int ad_nn_avgpool_conv(AdCtx *c);
+
 /* AveragePool 10 -> 7, MaxPool 10 -> 8 and LpPool 18 -> 11: ceil_mode
  * added (default 0 = floor). SAME_* and VALID padding give the same grid
  * either way; explicit padding gets the end pads of ad_nn_ceil_pads.
- * AveragePool with count_include_pad would count the extra pads and is
- * refused. */
+ * AveragePool with count_include_pad would count the extra pads: it
+ * becomes the Conv and Div of ad_nn_avgpool_conv, which counts as the
+ * pool does. */
 static int ad_nn_pool_no_ceil(AdCtx *c)
 {
     char buf[32];
@@ -145,8 +148,7 @@ static int ad_nn_pool_no_ceil(AdCtx *c)
         return 0;
     }
     if (!strcmp(c->n->op_type, "AveragePool") && ad_attr_i(c, "count_include_pad", 0))
-        return ad_refuse(c, "attribute",
-                         "ceil_mode=1 with count_include_pad=1 has no floor-mode form");
+        return ad_nn_avgpool_conv(c);
     int r = ad_rank(ad_in(c, 0));
     if (r < 3 || r > 10)
         return ad_refuse(c, "shape-unknown", "the rank of the input is unknown");
@@ -164,10 +166,192 @@ static int ad_nn_pool_no_ceil(AdCtx *c)
     return 0;
 }
 
-/* AveragePool 19 -> 11: dilations added (default ones). */
-static int ad_nn_pool_no_dilations(AdCtx *c)
+/* ---- AveragePool with dilations below 19 ---------------------------- */
+
+/* The window geometry of a pool along its spatial axes, with the input's
+ * extents; pads as the pool reads them (SAME_* resolved, VALID zero). */
+typedef struct AdPoolGeom {
+    size_t n;
+    int64_t in[8], k[8], s[8], d[8], pb[8], pe[8], out[8];
+} AdPoolGeom;
+
+/* Fills g from c->n (an AveragePool whose input has rank n + 2 and known
+ * spatial extents): the output extents the pool computes (ceil_mode's
+ * extra window as the evaluator and ONNX's reference count it: only one
+ * that starts inside the input or the begin padding). 0, or -1 after
+ * refusing. */
+static int ad_nn_pool_geom(AdCtx *c, size_t n, AdPoolGeom *g)
 {
-    return ad_nn_drop_ones(c, "dilations");
+    IrAttr *ks = ad_attr(c, "kernel_shape"), *st = ad_attr(c, "strides");
+    IrAttr *dl = ad_attr(c, "dilations"), *p = ad_attr(c, "pads");
+    if (!ks || ks->n_ints != n || (st && st->n_ints != n) || (dl && dl->n_ints != n) ||
+        (p && p->n_ints != 2 * n))
+        return ad_refuse(c, "attribute", "the window attributes do not fit the input");
+    char buf[32];
+    const char *ap = ad_attr_s(c, "auto_pad", "NOTSET", buf, sizeof buf);
+    bool same = !strncmp(ap, "SAME_", 5), valid = !strcmp(ap, "VALID");
+    bool ceil = ad_attr_i(c, "ceil_mode", 0) != 0 && !same && !valid;
+    g->n = n;
+    for (size_t a = 0; a < n; a++) {
+        g->in[a] = ad_dim(ad_in(c, 0), (int)a + 2);
+        g->k[a] = ks->ints[a];
+        g->s[a] = st ? st->ints[a] : 1;
+        g->d[a] = dl ? dl->ints[a] : 1;
+        g->pb[a] = p && !same && !valid ? p->ints[a] : 0;
+        g->pe[a] = p && !same && !valid ? p->ints[n + a] : 0;
+        if (g->in[a] < 0)
+            return ad_refuse(c, "shape-unknown",
+                             "the Conv that replaces AveragePool needs the input's "
+                             "spatial extents to count each window");
+        /* bounds that keep every product below far from overflow */
+        if (g->k[a] < 1 || g->k[a] > (1 << 20) || g->s[a] < 1 || g->s[a] > (1 << 20) ||
+            g->d[a] < 1 || g->d[a] > (1 << 20) || g->in[a] > ((int64_t)1 << 40) ||
+            g->pb[a] < 0 || g->pe[a] < 0 || g->pb[a] > (1 << 20) || g->pe[a] > (1 << 20))
+            return ad_refuse(c, "attribute", "the window attributes are out of range");
+        int64_t eff = (g->k[a] - 1) * g->d[a] + 1;
+        if (same) {
+            g->out[a] = (g->in[a] + g->s[a] - 1) / g->s[a];
+            int64_t total = (g->out[a] - 1) * g->s[a] + eff - g->in[a];
+            total = total > 0 ? total : 0;
+            g->pb[a] = !strcmp(ap, "SAME_UPPER") ? total / 2 : total - total / 2;
+            g->pe[a] = total - g->pb[a];
+            continue;
+        }
+        int64_t num = g->in[a] + g->pb[a] + g->pe[a] - eff;
+        if (num < 0)
+            return ad_refuse(c, "attribute", "the window does not fit the input");
+        g->out[a] = num / g->s[a] + 1;
+        if (ceil && num % g->s[a] != 0 && g->out[a] * g->s[a] < g->in[a] + g->pb[a])
+            g->out[a]++;
+    }
+    return 0;
+}
+
+/* How many taps of window o along axis a an AveragePool divides by: those
+ * inside the input, or (count_include_pad) inside the padded input, not
+ * those a ceil_mode window reaches past it. */
+static int64_t ad_nn_pool_taps(const AdPoolGeom *g, size_t a, int64_t o, bool with_pad)
+{
+    int64_t start = o * g->s[a] - g->pb[a], d = g->d[a], k = g->k[a], in = g->in[a];
+    if (with_pad) {
+        int64_t end = in + g->pe[a] - 1 - start;
+        int64_t t = end >= 0 ? end / d + 1 : 0;
+        return t < k ? t : k;
+    }
+    int64_t lo = start >= 0 ? 0 : (-start + d - 1) / d;
+    int64_t hi = start <= in - 1 ? (in - 1 - start) / d + 1 : 0;
+    hi = hi < k ? hi : k;
+    return hi > lo ? hi - lo : 0;
+}
+
+/* The count of window i (flat index over the output's spatial dims). */
+static double ad_nn_pool_count(const AdPoolGeom *g, size_t i, bool with_pad)
+{
+    double cnt = 1;
+    for (size_t a = g->n; a-- > 0;) {
+        cnt *= (double)ad_nn_pool_taps(g, a, (int64_t)(i % (size_t)g->out[a]), with_pad);
+        i /= (size_t)g->out[a];
+    }
+    return cnt;
+}
+
+/* The divisor of every output position of the pool, as a constant of the
+ * input's type: a scalar when every window counts the same (no padding
+ * reached, floor mode), else of the output's spatial dims (it broadcasts
+ * over N and C). NULL after refusing. */
+static IrValue *ad_nn_pool_counts(AdCtx *c, const AdPoolGeom *g, int32_t t)
+{
+    bool with_pad = ad_attr_i(c, "count_include_pad", 0) != 0;
+    size_t total = 1;
+    for (size_t a = 0; a < g->n; a++)
+        if (!ir_mul_size(total, (size_t)g->out[a], &total) || total > ((size_t)1 << 24)) {
+            ad_refuse(c, "attribute", "the pool's output is too large to count");
+            return NULL;
+        }
+    double first = total ? ad_nn_pool_count(g, 0, with_pad) : 1;
+    size_t i = 1;
+    while (i < total && ad_nn_pool_count(g, i, with_pad) == first)
+        i++;
+    if (i >= total)
+        return ad_const_scalar(c, t, first);
+    int32_t ct = t == 11 ? 11 : 1;   /* float16 counts are cast from float */
+    size_t w = ct == 11 ? 8 : 4;
+    uint8_t *buf = ir_alloc_array(total, w);
+    for (i = 0; i < total; i++) {
+        double cnt = ad_nn_pool_count(g, i, with_pad);
+        float f = (float)cnt;
+        memcpy(buf + i * w, ct == 11 ? (const void *)&cnt : (const void *)&f, w);
+    }
+    IrValue *v = ad_const_tensor(c, ct, g->n, g->out, buf, total * w);
+    free(buf);
+    return ad_cast(c, v, t);
+}
+
+/* AveragePool as a sum over the (dilated) window divided by a count; the
+ * spec leaves a sum's order open, so a depthwise Conv with an all-ones
+ * kernel (same kernel_shape, strides, dilations and pads, group = C)
+ * followed by a Div by the per-position count (built now from the static
+ * input shape) computes it, exact up to that order. ceil_mode becomes
+ * extra end pads (zeros, which add nothing to the sum; the count ignores
+ * them as AveragePool does). Conv has every attribute used from opset 1. */
+static int ad_nn_avgpool_conv(AdCtx *c)
+{
+    IrValue *x = ad_in(c, 0);
+    int r = ad_rank(x);
+    int64_t ch = ad_dim(x, 1);
+    int32_t t = ad_elem(x);
+    if (r < 3 || r > 10 || ch < 1)
+        return ad_refuse(c, "shape-unknown",
+                         "the Conv that replaces AveragePool needs the input's rank and "
+                         "channel count (one group per channel)");
+    if (t != 1 && t != 10 && t != 11)
+        return ad_refuse(c, "type", "AveragePool of this type has no Conv form");
+    size_t n = (size_t)r - 2;
+    AdPoolGeom g;
+    if (ad_nn_pool_geom(c, n, &g) < 0)
+        return -1;
+    int64_t wd[10] = {ch, 1}, pads[16];
+    size_t wn = (size_t)ch;
+    for (size_t a = 0; a < n; a++) {
+        wd[a + 2] = g.k[a];
+        if (!ir_mul_size(wn, (size_t)g.k[a], &wn) || wn > ((size_t)1 << 24))
+            return ad_refuse(c, "attribute", "the all-ones kernel would be too large");
+        /* a ceil_mode window past the end reads zeros from extra end pads */
+        int64_t reach = (g.out[a] - 1) * g.s[a] + (g.k[a] - 1) * g.d[a] + 1;
+        int64_t extra = reach - (g.in[a] + g.pb[a] + g.pe[a]);
+        pads[a] = g.pb[a];
+        pads[n + a] = g.pe[a] + (extra > 0 ? extra : 0);
+    }
+    IrValue *w = ad_const_fill(c, t, (size_t)r, wd, 1);
+    IrValue *cnt = w ? ad_nn_pool_counts(c, &g, t) : NULL;
+    IrValue *in[2] = {x, w};
+    /* typed once its attributes are set (group 1 does not fit the kernel) */
+    IrNode *conv = cnt ? ad_node_in(c, c->domain, c->n, "Conv", 2, in, 1) : NULL;
+    if (!conv)
+        return -1;
+    ad_set_attr_ints(c, conv, "kernel_shape", n, g.k);
+    ad_set_attr_ints(c, conv, "strides", n, g.s);
+    ad_set_attr_ints(c, conv, "dilations", n, g.d);
+    ad_set_attr_ints(c, conv, "pads", 2 * n, pads);
+    ad_set_attr_i(c, conv, "group", ch);
+    if (ad_infer(c, conv) < 0)
+        return -1;
+    IrValue *y = ad_op2(c, "Div", conv->out[0], cnt);
+    if (!y)
+        return -1;
+    ad_replace(c, y->producer);
+    return 0;
+}
+
+/* AveragePool 19 -> 11: dilations added (default ones); other dilations
+ * take the Conv form. */
+static int ad_nn_avgpool_19_11(AdCtx *c)
+{
+    IrAttr *dl = ad_attr(c, "dilations");
+    bool ones = true;
+    for (size_t i = 0; dl && i < dl->n_ints; i++)
+        ones &= dl->ints[i] == 1;
+    return ones ? ad_nn_drop_ones(c, "dilations") : ad_nn_avgpool_conv(c);
 }
 
 /* MaxPool 10 -> 8 and LpPool 18 -> 11: dilations and ceil_mode added
@@ -829,7 +1013,7 @@ static const AdEntry ad_nn[] = {
     AD_DOWN("AveragePool", 7, 10, AD_ATTRS, ad_nn_pool_no_ceil),
     AD_BOTH("AveragePool", 10, 11),
     AD_UP("AveragePool", 11, 19, AD_ATTRS, ad_nothing),
-    AD_DOWN("AveragePool", 11, 19, AD_ATTRS, ad_nn_pool_no_dilations),
+    AD_DOWN("AveragePool", 11, 19, AD_SEMANTIC, ad_nn_avgpool_19_11),
     AD_BOTH("AveragePool", 19, 22),
 
     AD_UP("MaxPool", 1, 8, AD_ATTRS, ad_nothing),

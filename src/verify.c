@@ -146,7 +146,8 @@ static int vf_inputs(IrModel *m, const VfOptions *o, EvValue ***in, size_t *n,
     return 0;
 }
 
-int vf_compare(IrModel *before, IrModel *after, const VfOptions *o, IrError *err)
+/* o with its zero fields given their defaults (see VfOptions). */
+static VfOptions vf_defaults(const VfOptions *o)
 {
     VfOptions d = *o;
     if (d.dim_default <= 0)
@@ -164,6 +165,19 @@ int vf_compare(IrModel *before, IrModel *after, const VfOptions *o, IrError *err
         if (d.max_input_bytes > VF_MAX_INPUT_BYTES)
             d.max_input_bytes = VF_MAX_INPUT_BYTES;
     }
+    return d;
+}
+
+int vf_make_inputs(IrModel *m, const VfOptions *o, EvValue ***in, size_t *n,
+                   IrError *err)
+{
+    VfOptions d = vf_defaults(o);
+    return vf_inputs(m, &d, in, n, err);
+}
+
+int vf_compare(IrModel *before, IrModel *after, const VfOptions *o, IrError *err)
+{
+    VfOptions d = vf_defaults(o);
     EvValue **in, **out_a = NULL, **out_b = NULL;
     size_t n_in, n_a = 0, n_b = 0;
     /* `after` may declare more specific input shapes (--input-shape) */

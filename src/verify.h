@@ -37,4 +37,10 @@ typedef struct VfOptions {
  * (chk_require), as job.c does. */
 int vf_compare(IrModel *before, IrModel *after, const VfOptions *o, IrError *err);
 
+/* The inputs vf_compare feeds `m` with options o (its own or seeded random
+ * ones): *in is an array of *n new values (ev_values_free). 0, or -1 with
+ * err. For handing the same inputs to another judge (ONNX Runtime). */
+int vf_make_inputs(IrModel *m, const VfOptions *o, EvValue ***in, size_t *n,
+                   IrError *err);
+
 #endif

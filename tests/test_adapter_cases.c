@@ -5,13 +5,22 @@
  * opset and evaluated again. A `refuse` line names a target that must be
  * refused, with the reason key. See tests/adapters/README for the format.
  *
- *   test_adapter_cases [-v] [--coverage FILE] [FILTER]
+ *   test_adapter_cases [-v] [--coverage FILE] [--ort-out DIR] [FILTER]
+ *
+ * --ort-out DIR writes, for ONNX Runtime to judge (tests/adapter_ort.sh),
+ * each case as a backend-style folder DIR/FAMILY-NAME: model.onnx (the
+ * original), test_data_set_0/input_K.pb (the seeded inputs the evaluator
+ * was fed), and every model the conversion wrote (T.onnx, T-back.onnx;
+ * mlT for ai.onnx.ml targets), listed in DIR/list.txt as
+ * "CASE_DIR MODEL LABEL" lines. No expected outputs are written: ORT's
+ * own run of the original is the reference.
  */
 #include <ctype.h>
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "check.h"
 #include "corpus.h"
@@ -29,6 +38,9 @@
 
 static int verbose;
 static FILE *coverage;
+static const char *ort_dir;      /* --ort-out: where cases for ORT go */
+static FILE *ort_list;
+static char ort_case[1024];      /* the current case's folder, or "" */
 
 /* One case being read. */
 typedef struct Case {
@@ -280,8 +292,18 @@ static void add_node(Case *c, char **w, int n)
         op += 3;
         domain = "ai.onnx.ml";
     }
+    /* node names are unique (ONNX Runtime refuses a model where they are
+     * not): the op, then op_2, op_3 ... */
+    char name[160];
+    int same = 1;
+    IR_FOR_NODES(c->m->graph, k)
+        same += !strcmp(k->op_type, op);
+    if (same > 1)
+        snprintf(name, sizeof name, "%s_%d", op, same);
+    else
+        snprintf(name, sizeof name, "%s", op);
     IrError err;
-    IrNode *k = ir_node_new(c->m->graph, NULL, op, domain, op, (size_t)ni, ins,
+    IrNode *k = ir_node_new(c->m->graph, NULL, op, domain, name, (size_t)ni, ins,
                             (size_t)no, outs, &err);
     if (!k)
         return case_error(c, err.msg, NULL);
@@ -373,6 +395,91 @@ static IrModel *convert(const Case *c, const IrModel *from, int opset, int ml,
     return m;
 }
 
+/* ---- cases for ONNX Runtime (--ort-out) ------------------------------ */
+
+/* Writes the seeded inputs vf_compare feeds c->m into DIR/test_data_set_0,
+ * named after the inputs. 0, or -1 with err. */
+static int ort_write_inputs(const Case *c, const char *dir, IrError *err)
+{
+    VfOptions vo = {.seed = 7};      /* as judge() */
+    EvValue **in;
+    size_t n;
+    if (vf_make_inputs(c->m, &vo, &in, &n, err) < 0)
+        return -1;
+    IrValueInfo **feeds;
+    size_t nf = ev_model_feeds(c->m, &feeds);
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < n && i < nf; i++) {
+        char path[1200];
+        snprintf(path, sizeof path, "%s/test_data_set_0/input_%zu.pb", dir, i);
+        rc = ev_value_write(in[i], feeds[i]->value->name, path, err);
+    }
+    free(feeds);
+    ev_values_free(in, n);
+    return rc;
+}
+
+/* Starts c's folder: the original model and its inputs. A case that
+ * cannot be written is named and left out (ort_case stays ""). */
+static void ort_begin(const Case *c)
+{
+    ort_case[0] = 0;
+    if (!ort_list)
+        return;
+    const char *base = strrchr(c->file, '/') ? strrchr(c->file, '/') + 1 : c->file;
+    int flen = (int)strcspn(base, ".");
+    char dir[1024], sub[1100], path[1100];
+    snprintf(dir, sizeof dir, "%s/%.*s-%s", ort_dir, flen, base, c->name);
+    snprintf(sub, sizeof sub, "%s/test_data_set_0", dir);
+    snprintf(path, sizeof path, "%s/model.onnx", dir);
+    IrError err;
+    mkdir(dir, 0777);
+    mkdir(sub, 0777);
+    if (save_model_file(c->m, path, NULL, &err) < 0 ||
+        ort_write_inputs(c, dir, &err) < 0) {
+        fprintf(stderr, "ort-out: %s: %s\n", c->name, err.msg);
+        return;
+    }
+    snprintf(ort_case, sizeof ort_case, "%s", dir);
+}
+
+/* How ORT's outputs of m can be compared with its run of the original:
+ * "random" when an op draws random numbers (the streams differ: type and
+ * dims only), "unordered" when a TopK need not sort (the same elements in
+ * any order), else "exact". */
+static const char *ort_mode(const IrModel *m)
+{
+    const char *mode = "exact";
+    IR_FOR_NODES(m->graph, k) {
+        const OsSchema *s = os_find(k->domain, k->op_type, ir_model_opset(m, k->domain));
+        if (s && (s->flags & OS_F_RANDOM))
+            return "random";
+        const IrAttr *a = strcmp(k->op_type, "TopK") ? NULL : ir_node_attr(k, "sorted");
+        if (a && a->i == 0)
+            mode = "unordered";
+    }
+    return mode;
+}
+
+/* Writes one converted model of the current case, listed under `label`
+ * with how to compare it (ort_mode of the original or of m). */
+static void ort_save(const Case *c, const IrModel *m, const char *label)
+{
+    if (!ort_case[0])
+        return;
+    char path[1200];
+    snprintf(path, sizeof path, "%s/%s.onnx", ort_case, label);
+    IrError err;
+    if (save_model_file(m, path, NULL, &err) < 0) {
+        fprintf(stderr, "ort-out: %s: %s\n", path, err.msg);
+        return;
+    }
+    const char *mode = ort_mode(c->m);
+    if (!strcmp(mode, "exact"))
+        mode = ort_mode(m);
+    fprintf(ort_list, "%s %s %s %s\n", ort_case, path, label, mode);
+}
+
 /* Checks that `got` is valid and computes what `want` computes. */
 static void judge(const Case *c, IrModel *want, IrModel *got, const char *what)
 {
@@ -398,11 +505,16 @@ static void run_target(const Case *c, int t, int ml)
     if (!m)
         return;
     judge(c, c->m, m, what);
+    char label[32];
+    snprintf(label, sizeof label, "%s%d", ml ? "ml" : "", t);
+    ort_save(c, m, label);
     IrModel *back = convert(c, m, (int)(ml ? c->opset_ml : c->opset), ml, &reason, &err);
     T_CHECK(back != NULL, "%s: %s and back refused: %s", c->name, what, err.msg);
     if (back) {
         strncat(what, " and back", sizeof what - strlen(what) - 1);
         judge(c, c->m, back, what);
+        strncat(label, "-back", sizeof label - strlen(label) - 1);
+        ort_save(c, back, label);
         ir_model_free(back);
     }
     ir_model_free(m);
@@ -430,6 +542,7 @@ static void run_case(Case *c)
         return;
     if (verbose)
         printf("case %s\n", c->name);
+    ort_begin(c);
     for (int i = 0; i < c->n_to; i++)
         run_target(c, c->to[i], 0);
     for (int i = 0; i < c->n_to_ml; i++)
@@ -539,8 +652,20 @@ int main(int argc, char **argv)
             verbose = 1;
         else if (!strcmp(argv[i], "--coverage") && i + 1 < argc)
             coverage = fopen(argv[++i], "w");
+        else if (!strcmp(argv[i], "--ort-out") && i + 1 < argc)
+            ort_dir = argv[++i];
         else
             filter = argv[i];
+    }
+    if (ort_dir) {
+        char p[1100];
+        mkdir(ort_dir, 0777);
+        snprintf(p, sizeof p, "%s/list.txt", ort_dir);
+        ort_list = fopen(p, "w");
+        if (!ort_list) {
+            fprintf(stderr, "cannot write %s\n", p);
+            return 2;
+        }
     }
     DIR *d = opendir(CASES_DIR);
     struct dirent *e;
@@ -563,5 +688,7 @@ int main(int argc, char **argv)
     printf("adapter cases: %d run\n", cases);
     if (coverage)
         fclose(coverage);
+    if (ort_list)
+        fclose(ort_list);
     return t_done("test_adapter_cases");
 }
