@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "convert.h"
+#include "known.h"
 #include "uthash.h"
 #include "caffe2.h"
 #include "infer.h"
@@ -644,6 +645,81 @@ static void cv_tidy_graph(IrGraph *g)
         }
 }
 
+/* ---- what the conversion left unread -------------------------------- */
+
+/* Whether k computes something nobody reads, from its inputs alone. */
+static bool cv_unread(const IrNode *k)
+{
+    if (k->dead || !kv_deterministic(k))
+        return false;
+    for (size_t i = 0; i < k->n_out; i++)
+        if (k->out[i] && (k->out[i]->n_uses || ir_value_is_graph_output(k->out[i])))
+            return false;
+    return true;
+}
+
+/* Calls fn on every graph of m a conversion walks (subgraphs included). */
+static void cv_each_graph(IrGraph *g, void (*fn)(IrGraph *, void *), void *arg)
+{
+    fn(g, arg);
+    for (IrNode *k = g->first; k; k = k->next)
+        for (size_t a = 0; a < k->n_attr; a++) {
+            if (k->attr[a]->g)
+                cv_each_graph(k->attr[a]->g, fn, arg);
+            for (size_t j = 0; j < k->attr[a]->n_graphs; j++)
+                cv_each_graph(k->attr[a]->graphs[j], fn, arg);
+        }
+}
+
+static void cv_model_graphs(IrModel *m, void (*fn)(IrGraph *, void *), void *arg)
+{
+    if (m->graph)
+        cv_each_graph(m->graph, fn, arg);
+    for (size_t i = 0; i < m->n_functions; i++)
+        if (m->functions[i]->body)
+            cv_each_graph(m->functions[i]->body, fn, arg);
+}
+
+static void cv_note_unread(IrGraph *g, void *arg)
+{
+    for (IrNode *k = g->first; k; k = k->next)
+        if (cv_unread(k))
+            ir_ptrlist_push(arg, k);
+}
+
+static int cv_ptr_cmp(const void *a, const void *b)
+{
+    uintptr_t x = (uintptr_t)*(void *const *)a, y = (uintptr_t)*(void *const *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Whether k is in l (sorted with cv_ptr_cmp). */
+static bool cv_listed(const IrPtrList *l, const IrNode *k)
+{
+    return l->n && bsearch(&k, l->p, l->n, sizeof *l->p, cv_ptr_cmp) != NULL;
+}
+
+/* Removes, to a fixpoint, what the conversion left unread: the chain that
+ * computed a value a rewrite turned into an attribute or a constant (an
+ * Upsample's scales from Shape, a Clip's bounds), and helper nodes a
+ * rewrite no longer needs. Nodes that were unread in the input stay
+ * (`before`, sorted). Walking backwards, a node's producers come after it. */
+static void cv_sweep_graph(IrGraph *g, void *before)
+{
+    for (bool again = true; again;) {
+        again = false;
+        for (IrNode *k = g->last; k;) {
+            IrNode *prev = k->prev;
+            if (cv_unread(k) && !cv_listed(before, k)) {
+                ir_node_delete(k);
+                again = true;
+            }
+            k = prev;
+        }
+    }
+    ir_graph_collect(g);
+}
+
 static void cv_tidy(IrModel *m)
 {
     if (m->graph)
@@ -853,12 +929,23 @@ int cv_convert(IrModel *m, const CvOptions *o, CvReport *r, IrError *err)
     for (size_t i = 0; i < m->n_functions; i++)
         if (m->functions[i]->body)
             cv_count_custom(r, m->functions[i]->body);
+    /* training graphs may read main-graph values by name, which the
+     * values' uses do not count: nothing is swept in such a model */
+    IrPtrList before = {0};
+    if (!m->n_training)
+        cv_model_graphs(m, cv_note_unread, &before);
     int rc = 0;
     if (o->opset > 0 && cv_domain(&run, "", o->opset) < 0)
         rc = -1;
     if (rc == 0 && o->opset_ml > 0 && ir_model_opset(m, "ai.onnx.ml") > 0 &&
         cv_domain(&run, "ai.onnx.ml", o->opset_ml) < 0)
         rc = -1;
+    if (rc == 0 && !m->n_training) {
+        if (before.n)
+            qsort(before.p, before.n, sizeof *before.p, cv_ptr_cmp);
+        cv_model_graphs(m, cv_sweep_graph, &before);
+    }
+    free(before.p);
     if (rc < 0)
         return -1;
     cv_tidy(m);
