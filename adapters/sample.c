@@ -33,8 +33,9 @@
  * before 9 and 11: other types of X (nearest only) are refused there by
  * the driver's type check.
  *
- * Needs known (static) dims: X's spatial dims, and N when it is not 1;
- * the grid's output dims may be dynamic.
+ * Needs X's spatial dims known (static); N known (from X or the grid)
+ * below opset 11, where no Range numbers the batch entries; the grid's
+ * output dims may be dynamic.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,7 +61,7 @@ typedef struct AdGs {
     AdGsPad pad;
     bool align;
     int k;                        /* spatial axes */
-    int64_t n;                    /* batch size, -1 when unknown (then N = 1 is not needed) */
+    int64_t n;                    /* batch size N, -1 when unknown */
     int64_t dims[AD_GS_MAXK];     /* X's spatial dims */
     int64_t stride[AD_GS_MAXK];   /* row strides in the (padded) spatial block */
     int64_t block;                /* rows per batch entry: the (padded) spatial size */
@@ -357,10 +358,13 @@ static int ad_gs_shapes(AdCtx *c, AdGs *g)
     g->k = r - 2;
     if (ad_rank(grid) >= 0 && ad_rank(grid) != r)
         return ad_refuse(c, "shape", "grid of rank %d for X of rank %d", ad_rank(grid), r);
-    g->n = ad_dim(x, 0);
-    if (g->n < 0)
+    /* N numbers the rows of each batch entry: a constant when X or the
+     * grid knows it, else Range(0, N) from Shape (opset 11). */
+    g->n = ad_dim(x, 0) >= 0 ? ad_dim(x, 0) : ad_dim(grid, 0);
+    if (g->n < 0 && g->low < 11)
         return ad_refuse(c, "shape-unknown",
-                         "the batch size N of X is unknown (the expansion numbers its rows)");
+                         "the batch size N is unknown and opset %lld has no Range to "
+                         "number the rows of each batch entry", (long long)g->low);
     int64_t block = 1, padded = g->pad == AD_GS_ZEROS ? 2 : 0;
     for (int j = g->k - 1; j >= 0; j--) {
         g->dims[j] = ad_dim(x, 2 + j);
@@ -373,7 +377,7 @@ static int ad_gs_shapes(AdCtx *c, AdGs *g)
             return ad_refuse(c, "shape", "X's spatial size overflows int64");
     }
     int64_t rows;
-    if (__builtin_mul_overflow(block, g->n, &rows))
+    if (__builtin_mul_overflow(block, g->n > 0 ? g->n : 1, &rows))
         return ad_refuse(c, "shape", "X's size overflows int64");
     g->block = block;
     g->xdt = ad_elem(x);
@@ -419,6 +423,33 @@ static IrValue *ad_gs_table(AdCtx *c, const AdGs *g, IrValue *x)
     return ad_gs_attr_op(c, "Flatten", 1, &t, "axis", r - 1, NULL, 0);
 }
 
+/* The first row of each batch entry, n * S, shaped (N, 1, ..., 1) to
+ * `rank`: a constant when N is known, else Range(0, N) * S with N read
+ * from X's shape. */
+static IrValue *ad_gs_base(AdCtx *c, const AdGs *g, size_t rank)
+{
+    int64_t dims[2 * AD_GS_MAXK + 1];
+    for (size_t i = 0; i < rank; i++)
+        dims[i] = i == 0 ? (g->n > 0 ? g->n : -1) : 1;
+    if (g->n > 0) {
+        int64_t *base = ir_alloc_array((size_t)g->n, sizeof *base);
+        for (int64_t i = 0; i < g->n; i++)
+            base[i] = i * g->block;
+        IrValue *b = ad_const_int_tensor(c, AD_GS_I64, rank, dims, base, (size_t)g->n);
+        free(base);
+        return b;
+    }
+    IrValue *shape = ad_op1(c, "Shape", ad_in(c, 0));
+    IrValue *n = ad_op2(c, "Gather", shape, c->reason ? NULL : ad_const_int(c, AD_GS_I64, 0));
+    IrValue *rin[3] = {c->reason ? NULL : ad_const_int(c, AD_GS_I64, 0), n,
+                       c->reason ? NULL : ad_const_int(c, AD_GS_I64, g->block)};
+    if (!rin[0] || !rin[1] || !rin[2])
+        return NULL;
+    rin[1] = ad_op2(c, "Mul", n, rin[2]);
+    IrNode *range = rin[1] ? ad_node(c, c->n, "Range", 3, rin, 1) : NULL;
+    return range ? ad_op2(c, "Reshape", range->out[0], ad_const_i64s(c, rank, dims)) : NULL;
+}
+
 /* The row of every tap: the sum of the axes' offsets (spread over one
  * tap axis each) and n * S for batch entry n. *w gets each axis' weights
  * (NULL for nearest). */
@@ -433,18 +464,8 @@ static IrValue *ad_gs_index(AdCtx *c, const AdGs *g, IrValue *grid, IrValue **w)
         rows = ntap ? ad_gs_spread(c, g, rows, j, ntap) : rows;
         idx = idx ? ad_op2(c, "Add", idx, rows) : rows;
     }
-    if (g->n > 1 && idx && !c->reason) {
-        size_t rank = (size_t)(g->k + 1 + ntap);
-        int64_t dims[2 * AD_GS_MAXK + 1];
-        for (size_t i = 0; i < rank; i++)
-            dims[i] = i == 0 ? g->n : 1;
-        int64_t *base = ir_alloc_array((size_t)g->n, sizeof *base);
-        for (int64_t i = 0; i < g->n; i++)
-            base[i] = i * g->block;
-        IrValue *b = ad_const_int_tensor(c, AD_GS_I64, rank, dims, base, (size_t)g->n);
-        free(base);
-        idx = ad_op2(c, "Add", idx, b);
-    }
+    if (g->n != 1 && idx && !c->reason)
+        idx = ad_op2(c, "Add", idx, ad_gs_base(c, g, (size_t)(g->k + 1 + ntap)));
     return idx;
 }
 
@@ -470,10 +491,10 @@ static IrValue *ad_gs_sum(AdCtx *c, const AdGs *g, IrValue *v, IrValue *const *w
 static int ad_gs_expand(AdCtx *c)
 {
     AdGs g = {0};
-    if (ad_gs_modes(c, &g) < 0 || ad_gs_shapes(c, &g) < 0)
-        return -1;
     g.low = c->goal_opset > 0 && c->goal_opset < c->build_opset ? c->goal_opset
                                                                  : c->build_opset;
+    if (ad_gs_modes(c, &g) < 0 || ad_gs_shapes(c, &g) < 0)
+        return -1;
     IrValue *w[AD_GS_MAXK] = {0};
     IrValue *table = ad_gs_table(c, &g, ad_in(c, 0));
     IrValue *idx = table ? ad_gs_index(c, &g, ad_in(c, 1), w) : NULL;
