@@ -35,7 +35,8 @@
  *
  * Needs X's spatial dims known (static); N known (from X or the grid)
  * below opset 11, where no Range numbers the batch entries; the grid's
- * output dims may be dynamic.
+ * output dims may be dynamic. The gathered taps take N * out * T^k * C
+ * elements (T = 2 linear, 4 cubic) until the first ReduceSum.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -79,7 +80,8 @@ static IrValue *ad_gs_k(AdCtx *c, const AdGs *g, double x)
     return c->reason ? NULL : ad_const_scalar(c, g->cdt, x);
 }
 
-/* A 1-D constant of n entries of element type dt (float or double). */
+/* A 1-D constant of n <= 4 entries (taps or their offsets) of element
+ * type dt (float or double). */
 static IrValue *ad_gs_vec(AdCtx *c, int32_t dt, size_t n, const double *v)
 {
     if (c->reason)
@@ -93,8 +95,9 @@ static IrValue *ad_gs_vec(AdCtx *c, int32_t dt, size_t n, const double *v)
     return ad_const_tensor(c, dt, 1, &dim, f, n * sizeof *f);
 }
 
-/* k = op(x) with INT attribute `name` = v (axis of Gather/Flatten), or
- * INTS `perm` when perm != NULL (Transpose). */
+/* The output of a new node op(in...) with the INT attribute `name` = v
+ * (Gather's or Flatten's axis), or the INTS attribute `name` = perm when
+ * perm != NULL (Transpose); NULL after a failure or a pending refusal. */
 static IrValue *ad_gs_attr_op(AdCtx *c, const char *op, size_t n_in, IrValue *const *in,
                               const char *name, int64_t v, const int64_t *perm, size_t np)
 {
