@@ -372,7 +372,9 @@ static int ad_gs_shapes(AdCtx *c, AdGs *g)
     for (int j = g->k - 1; j >= 0; j--) {
         g->dims[j] = ad_dim(x, 2 + j);
         if (g->dims[j] < 0)
-            return ad_refuse(c, "shape-unknown", "spatial dim %d of X is unknown", j);
+            return ad_refuse(c, "shape-unknown",
+                             "spatial dim %d of X is unknown (the expansion builds its "
+                             "coordinates from it; --input-shape can fix it)", j);
         if (g->dims[j] == 0)
             return ad_refuse(c, "shape", "spatial dim %d of X is empty", j);
         g->stride[j] = block;
