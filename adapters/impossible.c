@@ -13,8 +13,6 @@ const AdImpossible ad_impossible_list[] = {
     {"", "Shrink", 9, 0,
      "Shrink maps NaN to 0, which needs an elementwise select (Where, opset 9); "
      "masks built from Mul or Relu turn NaN and -inf times 0 into NaN"},
-    {"", "GridSample", 16, 0,
-     "no older op samples a tensor at interpolated grid positions with padding modes"},
     {"", "RoiAlign", 10, 0, "adaptive per-ROI bilinear sampling has no older op"},
     {"", "SequenceAt", 11, 0, "there is no sequence type before opset 11"},
     {"", "SequenceConstruct", 11, 0, "there is no sequence type before opset 11"},

@@ -1,6 +1,6 @@
 /*
- * resize.c - adapters of the resampling ops: Upsample, Resize, GridSample,
- * RoiAlign, AffineGrid and NonMaxSuppression.
+ * resize.c - adapters of the resampling ops: Upsample, Resize, RoiAlign,
+ * AffineGrid and NonMaxSuppression (GridSample is in sample.c).
  *
  * Upsample and Resize-10 share one meaning (what runtimes and the
  * evaluator do, the spec of those versions being silent): asymmetric
@@ -977,47 +977,6 @@ static int ad_rs_19_18(AdCtx *c)
     return 0;
 }
 
-/* ---- GridSample ----------------------------------------------------- */
-
-/* GridSample 16 -> 20: modes "bilinear"/"bicubic" are called
- * "linear"/"cubic" from 20 (the default renamed with them); 20 also takes
- * N-D inputs. */
-static int ad_gs_16_20(AdCtx *c)
-{
-    char mb[32];
-    const char *mode = ad_rs_s(c, "mode", "bilinear", mb, sizeof mb);
-    if (!ad_attr(c, "mode"))
-        return 0;
-    if (strcmp(mode, "bilinear") == 0)
-        ad_set_attr_s(c, c->n, "mode", "linear");
-    else if (strcmp(mode, "bicubic") == 0)
-        ad_set_attr_s(c, c->n, "mode", "cubic");
-    else if (strcmp(mode, "nearest") != 0)
-        return ad_refuse(c, "attribute", "unknown mode '%s'", mode);
-    return 0;
-}
-
-/* GridSample 20 -> 16: the mode names back, and only 4-D inputs. */
-static int ad_gs_20_16(AdCtx *c)
-{
-    char mb[32];
-    int r = ad_rank(ad_in(c, 0));
-    if (r != 4)
-        return ad_refuse(c, r < 0 ? "shape-unknown" : "shape",
-                         "GridSample-16 takes 4-D inputs only (rank %s)",
-                         r < 0 ? "unknown" : r == 3 ? "3" : "> 4");
-    const char *mode = ad_rs_s(c, "mode", "linear", mb, sizeof mb);
-    if (!ad_attr(c, "mode"))
-        return 0;
-    if (strcmp(mode, "linear") == 0)
-        ad_set_attr_s(c, c->n, "mode", "bilinear");
-    else if (strcmp(mode, "cubic") == 0)
-        ad_set_attr_s(c, c->n, "mode", "bicubic");
-    else if (strcmp(mode, "nearest") != 0)
-        return ad_refuse(c, "attribute", "unknown mode '%s'", mode);
-    return 0;
-}
-
 /* ---- RoiAlign ------------------------------------------------------- */
 
 /* RoiAlign 10 -> 16: 16 adds coordinate_transformation_mode with default
@@ -1183,9 +1142,6 @@ static const AdEntry ad_resize[] = {
     AD_DOWN("Resize", 13, 18, AD_ATTRS, ad_rs_18_13),
     AD_UP("Resize", 18, 19, AD_ATTRS, ad_nothing),
     AD_DOWN("Resize", 18, 19, AD_SEMANTIC, ad_rs_19_18),
-    AD_UP("GridSample", 16, 20, AD_SEMANTIC, ad_gs_16_20),
-    AD_DOWN("GridSample", 16, 20, AD_SEMANTIC, ad_gs_20_16),
-    AD_BOTH("GridSample", 20, 22),
     AD_UP("RoiAlign", 10, 16, AD_ATTRS, ad_ra_10_16),
     AD_DOWN("RoiAlign", 10, 16, AD_ATTRS, ad_ra_16_10),
     AD_BOTH("RoiAlign", 16, 22),

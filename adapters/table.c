@@ -23,6 +23,7 @@
     X(quant) \
     X(control) \
     X(resize) \
+    X(sample) \
     X(activation) \
     X(shape) \
     X(reduce)

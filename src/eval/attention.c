@@ -1116,6 +1116,8 @@ typedef struct EvGs {
     bool align;
     size_t nd;                    /* spatial dims */
     const int64_t *dims;          /* X's spatial dims */
+    bool fgrid;                   /* the grid is not double: coordinates are
+                                     unnormalized in float */
 } EvGs;
 
 /* Reflects x into [lo, hi] (spec's reflection padding). */
@@ -1157,8 +1159,17 @@ static int64_t ev_gs_index(const EvGs *g, double i, int64_t n)
 /* The source coordinate of normalized grid value v on a dim of size n. */
 static double ev_gs_coord(const EvGs *g, double v, int64_t n)
 {
-    double x = g->align ? (v + 1) / 2 * (double)(n - 1)
-                        : ((v + 1) * (double)n - 1) / 2;
+    /* A float grid's coordinates are computed in float, step by step, as
+     * the spec's reference implementation and runtimes do: on a long axis
+     * float rounds a coordinate by up to ulp(n) / 2, which moves the
+     * sample by more than verification tolerates against double. */
+    double x;
+    if (g->fgrid) {     /* v holds a float (or narrower) value: no overflow */
+        float f = (float)v, fn = (float)n;
+        x = g->align ? (f + 1.0f) / 2.0f * (fn - 1.0f) : ((f + 1.0f) * fn - 1.0f) / 2.0f;
+    } else {
+        x = g->align ? (v + 1) / 2 * (double)(n - 1) : ((v + 1) * (double)n - 1) / 2;
+    }
     if (g->mode == EV_GS_NEAREST)
         x = nearbyint(x);
     double lo = g->align ? 0 : -0.5;
@@ -1169,7 +1180,7 @@ static double ev_gs_coord(const EvGs *g, double v, int64_t n)
         else if (g->pad == EV_GS_REFLECT)
             x = ev_gs_reflect(x, lo, hi);
     }
-    return x;
+    return g->fgrid ? (double)(float)x : x;
 }
 
 static void ev_gs_cubic_coeffs(double t, double *w)
@@ -1360,6 +1371,7 @@ static int ev_grid_sample(EvCtx *c)
     int64_t yd[EV_MAX_RANK];
     if (!x || !gr || ev_gs_modes(c, &g) || ev_gs_shapes(c, &g, x, gr, yd))
         return -1;
+    g.fgrid = gr->dtype != EV_DOUBLE;
     EvValue *y = ev_out_tensor(c, 0, x->dtype, x->rank, yd);
     if (!y)
         return -1;
