@@ -680,11 +680,24 @@ static void cv_model_graphs(IrModel *m, void (*fn)(IrGraph *, void *), void *arg
             cv_each_graph(m->functions[i]->body, fn, arg);
 }
 
+/* The initializer of v when it is one nobody reads (not a graph input). */
+static IrTensor *cv_unread_init(IrGraph *g, IrTensor *t)
+{
+    IrValue *v = t->name ? ir_graph_find_local(g, t->name) : NULL;
+    if (!v || v->kind != IR_VAL_INIT || v->init != t || v->n_uses || ir_value_is_graph_output(v))
+        return NULL;
+    return t;
+}
+
+/* Lists the nodes and initializers of g nobody reads, before converting. */
 static void cv_note_unread(IrGraph *g, void *arg)
 {
     for (IrNode *k = g->first; k; k = k->next)
         if (cv_unread(k))
             ir_ptrlist_push(arg, k);
+    for (size_t i = 0; i < g->inits.n; i++)
+        if (cv_unread_init(g, g->inits.p[i]))
+            ir_ptrlist_push(arg, g->inits.p[i]);
 }
 
 static int cv_ptr_cmp(const void *a, const void *b)
@@ -693,13 +706,14 @@ static int cv_ptr_cmp(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* Whether k is in l (sorted with cv_ptr_cmp). */
-static bool cv_listed(const IrPtrList *l, const IrNode *k)
+/* Whether k (a node or an initializer) is in l (sorted with cv_ptr_cmp). */
+static bool cv_listed(const IrPtrList *l, const void *k)
 {
     return l->n && bsearch(&k, l->p, l->n, sizeof *l->p, cv_ptr_cmp) != NULL;
 }
 
-/* Removes, to a fixpoint, what the conversion left unread: the chain that
+/* Removes, to a fixpoint, what the conversion left unread (nodes, then
+ * initializers): the chain that
  * computed a value a rewrite turned into an attribute or a constant (an
  * Upsample's scales from Shape, a Clip's bounds), and helper nodes a
  * rewrite no longer needs. Nodes that were unread in the input stay
@@ -718,6 +732,17 @@ static void cv_sweep_graph(IrGraph *g, void *before)
         }
     }
     ir_graph_collect(g);
+    for (size_t i = g->inits.n; i-- > 0;) {
+        IrTensor *t = cv_unread_init(g, g->inits.p[i]);
+        if (!t || cv_listed(before, (const void *)t))
+            continue;
+        IrValue *v = ir_graph_find_local(g, t->name);
+        ir_ptrlist_remove_at(&g->inits, i);
+        v->init = NULL;
+        v->kind = IR_VAL_UNDEF;
+        ir_tensor_free(t);
+        ir_value_drop_if_unused(v);
+    }
 }
 
 static void cv_tidy(IrModel *m)

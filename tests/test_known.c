@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "infer.h"
+#include "convert.h"
 #include "job.h"
 #include "known.h"
 #include "passes_build.h"
@@ -219,8 +220,37 @@ static void test_input_shape_convert(void)
     rmdir(dir);
 }
 
+/* Clip-11 -> 6: the bounds become attributes and their initializers go;
+ * an initializer nobody read before the conversion stays. */
+static void test_sweep_inits(void)
+{
+    IrModel *m = tb_model("opset 11\n"
+                          "input x float 3\n"
+                          "init lo float - -1.0\n"
+                          "init hi float - 1.0\n"
+                          "init spare float - 5.0\n"
+                          "y = Clip x,lo,hi\n"
+                          "output y\n");
+    CvOptions o = {.opset = 6};
+    CvReport r = {0};
+    IrError err;
+    T_CHECK(cv_convert(m, &o, &r, &err) == 0, "Clip 11 -> 6: %s", err.msg);
+    cv_report_free(&r);
+    bool lo = false, hi = false, spare = false;
+    for (size_t i = 0; i < m->graph->inits.n; i++) {
+        const IrTensor *t = m->graph->inits.p[i];
+        lo = lo || !strcmp(t->name, "lo");
+        hi = hi || !strcmp(t->name, "hi");
+        spare = spare || !strcmp(t->name, "spare");
+    }
+    T_CHECK(!lo && !hi, "the consumed bounds' initializers are still there");
+    T_CHECK(spare, "an initializer unread in the input was removed");
+    ir_model_free(m);
+}
+
 int main(void)
 {
+    test_sweep_inits();
     test_input_shape_convert();
     test_leaves();
     test_input_defaults();
