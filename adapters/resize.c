@@ -675,7 +675,6 @@ static IrValue *ad_rs_full_roi(AdCtx *c, IrValue *roi, int r, size_t n,
     const void *data = dt == AD_FLOAT ? (const void *)f01
                      : dt == 11 ? (const void *)d01 : (const void *)h01;
     size_t bytes = dt == AD_FLOAT ? sizeof f01 : dt == 11 ? sizeof d01 : sizeof h01;
-    IrValue *fill = ad_const_tensor(c, dt, 1, &two, data, bytes);
     int64_t *lo = ad_rs_index(ax, n, r, 2 * (int64_t)n, 0);
     int64_t *idx = ir_alloc_array(2 * (size_t)r, sizeof *idx);
     for (int i = 0; i < r; i++) {
@@ -683,7 +682,17 @@ static IrValue *ad_rs_full_roi(AdCtx *c, IrValue *roi, int r, size_t n,
         idx[i] = lo[i];
         idx[r + i] = listed ? lo[i] + (int64_t)n : 2 * (int64_t)n + 1;
     }
-    IrValue *v = fill ? ad_rs_pick(c, roi, fill, 2 * (size_t)r, idx) : NULL;
+    /* A known float roi stays a constant (interpolation tables read it). */
+    double *rv = NULL, *full = ir_alloc_array(2 * (size_t)r, sizeof *full);
+    size_t m = 0;
+    bool known = dt == AD_FLOAT && ad_const_floats(roi, &rv, &m) && m == 2 * n;
+    for (int i = 0; known && i < 2 * r; i++)
+        full[i] = idx[i] < 2 * (int64_t)n ? rv[idx[i]] : idx[i] == 2 * (int64_t)n ? 0 : 1;
+    IrValue *fill = known ? NULL : ad_const_tensor(c, dt, 1, &two, data, bytes);
+    IrValue *v = known ? ad_rs_fconst(c, 2 * (size_t)r, full)
+               : fill ? ad_rs_pick(c, roi, fill, 2 * (size_t)r, idx) : NULL;
+    free(rv);
+    free(full);
     free(lo);
     free(idx);
     return v;
