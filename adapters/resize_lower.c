@@ -21,10 +21,11 @@
  * tf_crop_and_resize outside the input get extrapolation_value through a
  * Where with a constant mask at the end.
  *
- * Lowest opsets: Gather exists at 1 (nearest tables go down to 1); the
- * weighted sums need Mul with numpy broadcasting (7); Where needs 9, so
- * crops with extrapolation stop at 9. Nodes are built for c->build_opset
- * and the driver lowers them further.
+ * Lowest opsets: Gather, Mul and ReduceSum all exist at 1 (Mul's numpy
+ * broadcasting from 7; below, the Mul adapters rewrite it into the legacy
+ * broadcast), so tables go down to opset 1; Where exists from 9, so crops
+ * that extrapolate stop at 9. Nodes are built for c->build_opset and the
+ * driver lowers them further.
  *
  * Linear and cubic interpolate in float (double for double inputs);
  * float16 and bfloat16 are cast to float and back once, as the evaluator
