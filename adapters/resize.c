@@ -10,6 +10,12 @@
  * later say the same with coordinate_transformation_mode = asymmetric and
  * nearest_mode floor / ceil, so the nearest conversions need the scales as
  * constants to know which one applies.
+ *
+ * Where the target's Resize or Upsample cannot say what a node says (a
+ * coordinate mode, cubic, antialias, keep_aspect_ratio_policy, rounding,
+ * downsampling into Upsample), the node becomes constant interpolation
+ * tables (resize_lower.c) when X's shape and the scales or sizes are known;
+ * an exact Resize -> Resize mapping is always preferred.
  */
 #include <math.h>
 #include <stdio.h>
