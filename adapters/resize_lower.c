@@ -152,7 +152,7 @@ static int ad_rl_length(AdCtx *c, const AdRlPlan *p, AdRlAxis *a, double s, int6
     if (how == RL_BY_SIZE)
         s = (double)z / (double)a->in;
     if (!(s > 0) || !(s * (double)a->in < 1048576.0))
-        return ad_rl_refuse(c, p, "attribute", "a positive scale below 2^20 / length");
+        return ad_rl_refuse(c, p, "attribute", "positive scales that give outputs shorter than 2^20");
     a->scale = s;
     a->outf = how == RL_BY_SIZE ? (double)z : s * (double)a->in;
     a->out = how == RL_BY_SCALE ? (int64_t)floor(a->outf)
