@@ -46,8 +46,9 @@ enum { RL_BY_SCALE, RL_BY_SIZE, RL_BY_KEEP };
 enum { RL_FLOAT = 1, RL_BOOL = 9, RL_F16 = 10, RL_DOUBLE = 11, RL_BF16 = 16 };
 
 #define RL_MAX_RANK 64
-/* Entries of one axis' raw tap table (output length x taps): bounds the
- * work at conversion time and the constants written. */
+/* Entries of the raw tap tables of all axes together (output length x
+ * taps, summed): bounds the work and memory at conversion time and the
+ * constants written. */
 #define RL_MAX_TABLE ((size_t)1 << 22)
 
 typedef struct {
@@ -63,6 +64,7 @@ typedef struct {
     int r;
     AdRlAxis ax[RL_MAX_RANK];
     const char *why;
+    double entries;           /* raw table entries so far (RL_MAX_TABLE) */
 } AdRlPlan;
 
 /* One axis' tables: t taps for each output index. */
@@ -289,24 +291,20 @@ static double ad_rl_cubic(double a, double x)
 /* The raw tap count and the offset of the first tap from the left
  * neighbour floor(xo): antialias widens the filter by 1/scale when
  * downsampling. */
-static int ad_rl_taps(AdCtx *c, const AdRlPlan *p, const AdRlAxis *a, size_t *n,
+static int ad_rl_taps(AdCtx *c, AdRlPlan *p, const AdRlAxis *a, size_t *n,
                       int64_t *start)
 {
     double reach = p->mode == RL_CUBIC ? 2.0 : 1.0;
     double s = a->scale < 1 ? a->scale : 1.0, st = floor(-reach / s) + 1;
-    if (p->mode == RL_NEAREST) {
-        *n = 1;
-        *start = 0;
-        return 0;
-    }
-    if (!p->antialias)
+    if (p->mode == RL_NEAREST || !p->antialias)
         st = p->mode == RL_CUBIC ? -1 : 0;
     if (!(st > -4.0 * (double)a->in - 8))
         return ad_rl_refuse(c, p, "too-large", "an antialias filter narrower than this");
     *start = (int64_t)st;
-    *n = (size_t)(2 - 2 * *start);
-    if ((double)*n * (double)a->out > (double)RL_MAX_TABLE)
-        return ad_rl_refuse(c, p, "too-large", "fewer than 2^22 taps per axis");
+    *n = p->mode == RL_NEAREST ? 1 : (size_t)(2 - 2 * *start);
+    p->entries += (double)*n * (double)a->out;
+    if (p->entries > (double)RL_MAX_TABLE)
+        return ad_rl_refuse(c, p, "too-large", "fewer than 2^22 taps over all axes");
     return 0;
 }
 
@@ -407,7 +405,7 @@ static void ad_rl_pack(AdRlTable *t, const AdRlAxis *a, const int64_t *ri,
 
 /* The tables of axis a. Positions outside a crop get index 0, weight 1
  * (the final Where writes them). */
-static int ad_rl_table(AdCtx *c, const AdRlPlan *p, const AdRlAxis *a, AdRlTable *t)
+static int ad_rl_table(AdCtx *c, AdRlPlan *p, const AdRlAxis *a, AdRlTable *t)
 {
     size_t n = 1, out = (size_t)a->out;
     int64_t start = 0;
