@@ -419,7 +419,7 @@ static int ad_red_down(AdCtx *c)
     if (ax) {
         ir_node_set_input(c->n, 1, NULL);
         ad_trim_inputs(c->n);
-        ir_value_drop_if_unused(ax);
+        ad_drop_if_dead(c, ax);
     }
     if (n) {
         ad_set_attr_ints(c, c->n, "axes", n, v);

@@ -10,12 +10,20 @@
  * later say the same with coordinate_transformation_mode = asymmetric and
  * nearest_mode floor / ceil, so the nearest conversions need the scales as
  * constants to know which one applies.
+ *
+ * Where the target's Resize or Upsample cannot say what a node says (a
+ * coordinate mode, cubic, antialias, keep_aspect_ratio_policy, rounding,
+ * downsampling into Upsample), the node becomes constant interpolation
+ * tables (resize_lower.c) when X's shape and the scales or sizes are known;
+ * an exact Resize -> Resize mapping is always preferred.
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "adapters.h"
+#include "resize_lower.h"
 #include "../src/fconv.h"
 
 enum { AD_FLOAT = 1, AD_INT64 = 7, AD_ATTR_FLOATS = 6 };
@@ -189,10 +197,11 @@ static const char *ad_rs10_mode(AdCtx *c, char *buf, size_t cap)
 }
 
 /* Resize 10 -> (opset 9): Upsample-9 has the same inputs and meaning, but
- * takes only scales >= 1: they must be constants that say so. */
+ * takes only scales >= 1: they must be constants that say so; a
+ * downsampling node becomes interpolation tables. */
 static int ad_rs_10_0(AdCtx *c)
 {
-    char mb[32];
+    char mb[32], why[96];
     const char *mode = ad_rs10_mode(c, mb, sizeof mb);
     double *s;
     size_t n;
@@ -204,10 +213,9 @@ static int ad_rs_10_0(AdCtx *c)
                          "to check it");
     for (size_t i = 0; i < n; i++)
         if (!(s[i] >= 1.0)) {
-            double v = s[i];
+            snprintf(why, sizeof why, "scale %g < 1: Upsample cannot downsample", s[i]);
             free(s);
-            return ad_refuse(c, "semantics",
-                             "scale %g < 1: Upsample cannot downsample", v);
+            return ad_rs_lower(c, why);
         }
     free(s);
     IrValue *in[2] = {ad_in(c, 0), ad_in(c, 1)};
@@ -269,9 +277,8 @@ static int ad_rs_10_11(AdCtx *c)
         nm = ad_rs_simple_mode(s, n);
         free(s);
         if (!nm)
-            return ad_refuse(c, "semantics",
-                             "nearest Resize-10 with axes both up- and downsampled has "
-                             "no single nearest_mode");
+            return ad_rs_lower(c, "nearest Resize-10 with axes both up- and downsampled "
+                                  "has no single nearest_mode");
     }
     IrValue *roi = ad_rs_empty(c, AD_FLOAT);
     if (!roi)
@@ -299,9 +306,25 @@ static bool ad_rs_axis_ok(const char *nm, double s)
     return s == 2.0 && strcmp(nm, "round_prefer_floor") == 0;
 }
 
-/* Scales for Resize-10 from constant sizes on a fully known input: only
- * when each size / input ratio is a float that gives back that size and
- * the same coordinates. Returns a new constant or NULL (refused). */
+/* Whether the constant sizes sz[0..n) of X have exact float scales for
+ * Resize-10: each size / input ratio is a float that gives back that size
+ * (and so the same coordinates). */
+static bool ad_rs_sizes_exact(IrValue *x, const int64_t *sz, size_t n)
+{
+    if (ad_rank(x) != (int)n)
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        int64_t in = ad_dim(x, (int)i);
+        double r = in > 0 ? (double)sz[i] / (double)in : 0;
+        if (in <= 0 || (double)(float)r != r || floor(r * (double)in) != (double)sz[i])
+            return false;
+    }
+    return true;
+}
+
+/* Scales for Resize-10 from constant sizes on a fully known input, when
+ * they are exact (ad_rs_sizes_exact). Returns a new constant or NULL
+ * (refused). */
 static IrValue *ad_rs_sizes_to_scales(AdCtx *c, IrValue *x, IrValue *sizes,
                                       double **out_s, size_t *out_n)
 {
@@ -311,21 +334,15 @@ static IrValue *ad_rs_sizes_to_scales(AdCtx *c, IrValue *x, IrValue *sizes,
         ad_refuse(c, "not-constant", "sizes must be a constant to become scales");
         return NULL;
     }
-    double *s = ir_alloc_array(n ? n : 1, sizeof *s);
-    for (size_t i = 0; i < n; i++) {
-        int64_t in = ad_dim(x, (int)i);
-        double r = in > 0 ? (double)sz[i] / (double)in : 0;
-        if (in <= 0 || ad_rank(x) != (int)n || (double)(float)r != r ||
-            floor(r * (double)in) != (double)sz[i]) {
-            free(sz);
-            free(s);
-            ad_refuse(c, "semantics",
-                      "sizes have no exact float scales (input shape unknown or "
-                      "ratio not a float)");
-            return NULL;
-        }
-        s[i] = r;
+    if (!ad_rs_sizes_exact(x, sz, n)) {
+        free(sz);
+        ad_refuse(c, "semantics", "sizes have no exact float scales (input shape "
+                  "unknown or ratio not a float)");
+        return NULL;
     }
+    double *s = ir_alloc_array(n ? n : 1, sizeof *s);
+    for (size_t i = 0; i < n; i++)
+        s[i] = (double)sz[i] / (double)ad_dim(x, (int)i);
     free(sz);
     IrValue *v = ad_rs_fconst(c, n, s);
     if (!v) {
@@ -337,19 +354,57 @@ static IrValue *ad_rs_sizes_to_scales(AdCtx *c, IrValue *x, IrValue *sizes,
     return v;
 }
 
-/* Checks the attributes of a Resize-11+ node going to Resize-10: mode
- * nearest or linear with asymmetric coordinates, no exclude_outside for
- * linear. */
-static int ad_rs_check_10(AdCtx *c, const char *mode, const char *ctm)
+/* Whether Resize-10 says what this nearest Resize-11 node says:
+ * asymmetric coordinates, constant scales, and a rounding that matches
+ * Resize-10's on every axis. */
+static bool ad_rs_nearest_fits_10(AdCtx *c, const char *ctm, const char *nm)
 {
-    if (strcmp(mode, "nearest") != 0 && strcmp(mode, "linear") != 0)
-        return ad_refuse(c, "attribute", "Resize-10 has no mode '%s'", mode);
-    if (strcmp(ctm, "asymmetric") != 0)
-        return ad_refuse(c, "attribute",
-                         "Resize-10 only has asymmetric coordinates, not '%s'", ctm);
-    if (strcmp(mode, "linear") == 0 && ad_attr_i(c, "exclude_outside", 0) != 0)
-        return ad_refuse(c, "attribute", "Resize-10 has no exclude_outside");
-    return 0;
+    IrValue *sc = ad_in(c, 2), *sz = ad_in(c, 3);
+    double *s;
+    size_t n;
+    if (strcmp(ctm, "asymmetric") != 0 || (sz && !ad_rs_is_empty(sz)) || !sc ||
+        !ad_const_floats(sc, &s, &n))
+        return false;
+    bool ok = true;
+    for (size_t i = 0; i < n; i++)
+        ok = ok && ad_rs_axis_ok(nm, s[i]);
+    free(s);
+    return ok;
+}
+
+/* Why Resize-10 cannot say what this Resize-11+ node says, into why (false
+ * when it can, as far as the attributes and constant sizes tell): mode
+ * nearest or linear, asymmetric coordinates, no exclude_outside for
+ * linear, sizes with exact float scales, and nearest rounding as
+ * Resize-10's (floor up, ceil down; checked on constant scales). */
+static bool ad_rs_why_not_10(AdCtx *c, const char *mode, const char *ctm,
+                             const char *nm, char *why, size_t cap)
+{
+    IrValue *sz = ad_in(c, 3);
+    int64_t *v;
+    size_t n;
+    bool lin = !strcmp(mode, "linear"), near = !strcmp(mode, "nearest");
+    if (!lin && !near)
+        snprintf(why, cap, "Resize-10 has no mode '%s'", mode);
+    else if (strcmp(ctm, "asymmetric") != 0)
+        snprintf(why, cap, "Resize-10 only has asymmetric coordinates, not '%s'", ctm);
+    else if (lin && ad_attr_i(c, "exclude_outside", 0) != 0)
+        snprintf(why, cap, "Resize-10 has no exclude_outside");
+    else if (sz && !ad_rs_is_empty(sz) && ad_const_ints(sz, &v, &n)) {
+        bool exact = ad_rs_sizes_exact(ad_in(c, 0), v, n);
+        free(v);
+        if (exact && !near)
+            return false;
+        snprintf(why, cap, exact ? "nearest Resize-10 rounds by its scales, which sizes "
+                                   "do not give" :
+                                   "sizes have no exact float scales (input shape "
+                                   "unknown or ratio not a float)");
+    } else if (near && !ad_rs_nearest_fits_10(c, ctm, nm))
+        snprintf(why, cap, "nearest_mode '%s' does not round as Resize-10 does (floor "
+                 "up, ceil down) for these scales", nm);
+    else
+        return false;
+    return true;
 }
 
 /* The scales a Resize-11 node resizes by, as a value for Resize-10's input
@@ -380,201 +435,11 @@ static IrValue *ad_rs_scales_for_10(AdCtx *c, double **s, size_t *n)
     return sc;
 }
 
-/* ---- nearest Resize as Gathers --------------------------------------- */
-
-/* Nearest resizing copies, per resized axis, input position idx[k] to
- * output position k, so with a known input shape and constant scales or
- * sizes it is a Gather per axis with a constant index table, at every
- * opset and for every coordinate mode and rounding. The tables follow
- * the spec: output lengths (floor(s * in) from scales; sizes, or under
- * keep_aspect_ratio_policy round(s * in) with s the smallest/largest
- * ratio), the coordinate transformation (on the real output length
- * s * in when scales are given), then the rounding of nearest_mode and a
- * clamp into the input. */
-typedef struct {
-    int64_t in, out;
-    double scale, outf;
-} AdRsAxis;
-
-static int ad_rs_which(AdCtx *c);
-static int64_t *ad_rs_axes(AdCtx *c, int r, size_t *n, bool *bad);
-
-/* x_original of output index x (tf_crop_and_resize is refused before). */
-static double ad_rs_coord(const char *ctm, const AdRsAxis *a, int64_t x)
-{
-    double xr = (double)x, in = (double)a->in, s = a->scale;
-    if (!strcmp(ctm, "align_corners"))
-        return a->outf == 1 ? 0.0 : xr * (in - 1) / (a->outf - 1);
-    if (!strcmp(ctm, "asymmetric"))
-        return xr / s;
-    if (!strcmp(ctm, "pytorch_half_pixel"))
-        return a->outf > 1 ? (xr + 0.5) / s - 0.5 : 0.0;
-    if (!strcmp(ctm, "tf_half_pixel_for_nn"))
-        return (xr + 0.5) / s;
-    if (!strcmp(ctm, "half_pixel_symmetric")) {
-        double adjust = (double)a->out / a->outf;
-        return in / 2 * (1 - adjust) + (xr + 0.5) / s - 0.5;
-    }
-    return (xr + 0.5) / s - 0.5;   /* half_pixel */
-}
-
-/* The input index nearest_mode nm picks for coordinate xo, clamped. */
-static int64_t ad_rs_near_pick(const char *nm, const AdRsAxis *a, double xo)
-{
-    double base = ceil(xo) - 1, ratio = xo - base;   /* ratio in (0, 1] */
-    bool up = ratio == 1 ? true
-            : !strcmp(nm, "round_prefer_ceil") ? ratio >= 0.5
-            : !strcmp(nm, "floor") ? false
-            : !strcmp(nm, "ceil") ? true
-            : ratio > 0.5;                           /* round_prefer_floor */
-    double v = base + (up ? 1 : 0);
-    if (!(v > 0))
-        return 0;
-    return v >= (double)(a->in - 1) ? a->in - 1 : (int64_t)v;
-}
-
-/* Fills ax[0..r) from the node's scales or sizes (over the resized axes
- * `axes`, n of them); 0, or -1 after refusing. */
-static int ad_rs_lengths(AdCtx *c, AdRsAxis *ax, int r, const int64_t *axes, size_t n)
-{
-    char pb[32];
-    const char *pol = ad_rs_s(c, "keep_aspect_ratio_policy", "stretch", pb, sizeof pb);
-    int which = ad_rs_which(c);
-    double *sv = NULL, best = 0;
-    int64_t *zv = NULL;
-    size_t m = 0;
-    if (which < 0)
-        return -1;
-    if (which == 2 ? !ad_const_floats(ad_in(c, 2), &sv, &m)
-                   : !ad_const_ints(ad_in(c, 3), &zv, &m))
-        return ad_refuse(c, "not-constant", "%s must be a constant",
-                         which == 2 ? "scales" : "sizes");
-    int rc = m == n ? 0 : ad_refuse(c, "attribute", "%zu %s for %zu axes", m,
-                                    which == 2 ? "scales" : "sizes", n);
-    for (size_t i = 0; rc == 0 && i < n; i++) {
-        AdRsAxis *a = &ax[axes[i]];
-        double v = which == 2 ? sv[i] : (double)zv[i] / (double)a->in;
-        if (!(v > 0) || !(v * (double)a->in < 1048576.0))
-            rc = ad_refuse(c, "attribute", "scale %g cannot be tabled", v);
-        if (i == 0 || (pol[4] == 'l' ? v < best : v > best))
-            best = v;
-    }
-    bool keep = which == 3 && strcmp(pol, "stretch") != 0;
-    for (size_t i = 0; rc == 0 && i < n; i++) {
-        AdRsAxis *a = &ax[axes[i]];
-        double s = which == 2 ? sv[i] : keep ? best : (double)zv[i] / (double)a->in;
-        a->scale = s;
-        a->outf = which == 3 && !keep ? (double)zv[i] : s * (double)a->in;
-        int64_t o = which == 3 ? zv[i] : 0;
-        if (which == 2 || keep) {
-            double of = which == 2 ? floor(a->outf) : a->outf + 0.5;
-            if (!fc_i64(of, &o)) {
-                rc = ad_refuse(c, "attribute", "axis %lld would have length %g",
-                               (long long)axes[i], of);
-                break;
-            }
-        }
-        a->out = o;
-        if (a->out < 1)
-            rc = ad_refuse(c, "attribute", "axis %lld would have length %lld",
-                           (long long)axes[i], (long long)a->out);
-    }
-    free(sv);
-    free(zv);
-    (void)r;
-    return rc;
-}
-
-/* Gather(y, table, axis) for one resized axis; y itself when the table
- * maps every position onto itself. */
-static IrValue *ad_rs_gather_axis(AdCtx *c, IrValue *y, const char *ctm, const char *nm,
-                                  const AdRsAxis *a, int64_t axis)
-{
-    int64_t *idx = ir_alloc_array((size_t)a->out, sizeof *idx);
-    bool same = a->out == a->in;
-    for (int64_t k = 0; k < a->out; k++) {
-        idx[k] = ad_rs_near_pick(nm, a, ad_rs_coord(ctm, a, k));
-        same = same && idx[k] == k;
-    }
-    IrValue *t = same ? NULL : ad_const_i64s(c, (size_t)a->out, idx);
-    free(idx);
-    if (same)
-        return y;
-    IrValue *in[2] = {y, t};
-    IrNode *g = t ? ad_node_in(c, c->domain, c->n, "Gather", 2, in, 1) : NULL;
-    if (!g)
-        return NULL;
-    ad_set_attr_i(c, g, "axis", axis);
-    return ad_infer(c, g) < 0 ? NULL : g->out[0];
-}
-
-/* Replaces a nearest Resize (11 and later) by Gathers; refuses when the
- * input shape, the scales or sizes are not known, or in
- * tf_crop_and_resize (which writes extrapolation_value outside). */
-static int ad_rs_nearest_gather(AdCtx *c)
-{
-    char cb[48], nb[48];
-    const char *ctm = ad_rs_s(c, "coordinate_transformation_mode", "half_pixel", cb,
-                              sizeof cb);
-    const char *nm = ad_rs_s(c, "nearest_mode", "round_prefer_floor", nb, sizeof nb);
-    IrValue *x = ad_in(c, 0), *y = x;
-    int r = ad_rank(x);
-    if (!strcmp(ctm, "tf_crop_and_resize"))
-        return ad_refuse(c, "attribute", "tf_crop_and_resize needs a Resize with roi");
-    if (r < 1 || r > 64)
-        return ad_refuse(c, "shape-unknown", "the rank of X is unknown");
-    AdRsAxis ax[64];
-    for (int i = 0; i < r; i++) {
-        ax[i] = (AdRsAxis){ad_dim(x, i), ad_dim(x, i), 1.0, (double)ad_dim(x, i)};
-        if (ax[i].in < 1)
-            return ad_refuse(c, "shape-unknown", "the dims of X must be known and positive");
-    }
-    size_t n;
-    bool bad;
-    int64_t *axes = ad_rs_axes(c, r, &n, &bad), all[64];
-    if (bad)
-        return -1;
-    if (!axes) {
-        n = (size_t)r;
-        for (int i = 0; i < r; i++)
-            all[i] = i;
-    }
-    const int64_t *use = axes ? axes : all;
-    int rc = ad_rs_lengths(c, ax, r, use, n);
-    for (size_t i = 0; rc == 0 && i < n && y; i++)
-        y = ad_rs_gather_axis(c, y, ctm, nm, &ax[use[i]], use[i]);
-    free(axes);
-    if (rc < 0 || !y)
-        return -1;
-    IrNode *k = y == x ? ad_node(c, c->n, "Identity", 1, &x, 1) : y->producer;
-    if (!k)
-        return -1;
-    ad_replace(c, k);
-    return 0;
-}
-
-/* Whether Resize-10 says what this nearest Resize-11 node says:
- * asymmetric coordinates, constant scales, and a rounding that matches
- * Resize-10's on every axis. */
-static bool ad_rs_nearest_fits_10(AdCtx *c, const char *ctm, const char *nm)
-{
-    IrValue *sc = ad_in(c, 2), *sz = ad_in(c, 3);
-    double *s;
-    size_t n;
-    if (strcmp(ctm, "asymmetric") != 0 || (sz && !ad_rs_is_empty(sz)) || !sc ||
-        !ad_const_floats(sc, &s, &n))
-        return false;
-    bool ok = true;
-    for (size_t i = 0; i < n; i++)
-        ok = ok && ad_rs_axis_ok(nm, s[i]);
-    free(s);
-    return ok;
-}
-
 /* Resize 11 -> 10: Resize-10 is Resize-11 with asymmetric coordinates,
  * nearest or linear mode, scales only, and the nearest rounding described
- * at the top. Exact when the node uses only that: the nearest_mode must
- * round as Resize-10 does on every axis (checked on constant scales). */
+ * at the top. Exact when the node uses only that (the nearest_mode must
+ * round as Resize-10 does on every axis, checked on constant scales);
+ * anything else becomes interpolation tables (resize_lower.c). */
 static int ad_rs_11_10(AdCtx *c)
 {
     char mb[32], cb[48], nb[48];
@@ -582,30 +447,14 @@ static int ad_rs_11_10(AdCtx *c)
     const char *ctm = ad_rs_s(c, "coordinate_transformation_mode", "half_pixel", cb,
                               sizeof cb);
     const char *nm = ad_rs_s(c, "nearest_mode", "round_prefer_floor", nb, sizeof nb);
+    char why[160];
     double *s;
     size_t n;
-    if (!strcmp(mode, "nearest") && !ad_rs_nearest_fits_10(c, ctm, nm))
-        return ad_rs_nearest_gather(c);
-    if (ad_rs_check_10(c, mode, ctm) < 0)
-        return -1;
+    if (ad_rs_why_not_10(c, mode, ctm, nm, why, sizeof why))
+        return ad_rs_lower(c, why);
     IrValue *scales = ad_rs_scales_for_10(c, &s, &n);
     if (!scales)
         return -1;
-    if (strcmp(mode, "nearest") == 0) {
-        if (!s)
-            return ad_refuse(c, "not-constant",
-                             "nearest Resize-10 floors when upsampling and ceils when "
-                             "downsampling; scales must be a constant to check "
-                             "nearest_mode '%s'", nm);
-        for (size_t i = 0; i < n; i++)
-            if (!ad_rs_axis_ok(nm, s[i])) {
-                double v = s[i];
-                free(s);
-                return ad_refuse(c, "semantics",
-                                 "nearest_mode '%s' rounds otherwise than Resize-10 for "
-                                 "scale %g", nm, v);
-            }
-    }
     free(s);
     IrValue *roi = ad_in(c, 1), *old_sc = ad_in(c, 2), *old_sz = ad_in(c, 3);
     ad_set_input(c, 1, scales);
@@ -643,10 +492,12 @@ static int ad_rs_11_13(AdCtx *c)
         to = "round_prefer_ceil";
     else if (strcmp(mode, "nearest") == 0 && strcmp(nm, "round_prefer_floor") == 0)
         to = "ceil";
-    if (!to)
-        return ad_refuse(c, "semantics",
-                         "tf_half_pixel_for_nn (removed in Resize-13) with mode '%s' and "
-                         "nearest_mode '%s' has no equivalent", mode, nm);
+    if (!to) {
+        char why[160];
+        snprintf(why, sizeof why, "tf_half_pixel_for_nn (removed in Resize-13) with "
+                 "mode '%s' and nearest_mode '%s' has no equivalent", mode, nm);
+        return ad_rs_lower(c, why);
+    }
     ad_set_attr_s(c, c->n, "coordinate_transformation_mode", "half_pixel");
     ad_set_attr_s(c, c->n, "nearest_mode", to);
     return 0;
@@ -682,7 +533,7 @@ static int ad_rs_13_11(AdCtx *c)
 
 /* The normalized axes attribute of c->n (NULL when absent or all axes in
  * order); *n its length. Refuses (returns NULL, *bad set) on bad axes. */
-static int64_t *ad_rs_axes(AdCtx *c, int r, size_t *n, bool *bad)
+int64_t *ad_rs_axes(AdCtx *c, int r, size_t *n, bool *bad)
 {
     IrAttr *a = ad_attr(c, "axes");
     *bad = false;
@@ -830,7 +681,6 @@ static IrValue *ad_rs_full_roi(AdCtx *c, IrValue *roi, int r, size_t n,
     const void *data = dt == AD_FLOAT ? (const void *)f01
                      : dt == 11 ? (const void *)d01 : (const void *)h01;
     size_t bytes = dt == AD_FLOAT ? sizeof f01 : dt == 11 ? sizeof d01 : sizeof h01;
-    IrValue *fill = ad_const_tensor(c, dt, 1, &two, data, bytes);
     int64_t *lo = ad_rs_index(ax, n, r, 2 * (int64_t)n, 0);
     int64_t *idx = ir_alloc_array(2 * (size_t)r, sizeof *idx);
     for (int i = 0; i < r; i++) {
@@ -838,7 +688,17 @@ static IrValue *ad_rs_full_roi(AdCtx *c, IrValue *roi, int r, size_t n,
         idx[i] = lo[i];
         idx[r + i] = listed ? lo[i] + (int64_t)n : 2 * (int64_t)n + 1;
     }
-    IrValue *v = fill ? ad_rs_pick(c, roi, fill, 2 * (size_t)r, idx) : NULL;
+    /* A known float roi stays a constant (interpolation tables read it). */
+    double *rv = NULL, *full = ir_alloc_array(2 * (size_t)r, sizeof *full);
+    size_t m = 0;
+    bool known = dt == AD_FLOAT && ad_const_floats(roi, &rv, &m) && m == 2 * n;
+    for (int i = 0; known && i < 2 * r; i++)
+        full[i] = idx[i] < 2 * (int64_t)n ? rv[idx[i]] : idx[i] == 2 * (int64_t)n ? 0 : 1;
+    IrValue *fill = known ? NULL : ad_const_tensor(c, dt, 1, &two, data, bytes);
+    IrValue *v = known ? ad_rs_fconst(c, 2 * (size_t)r, full)
+               : fill ? ad_rs_pick(c, roi, fill, 2 * (size_t)r, idx) : NULL;
+    free(rv);
+    free(full);
     free(lo);
     free(idx);
     return v;
@@ -847,7 +707,7 @@ static IrValue *ad_rs_full_roi(AdCtx *c, IrValue *roi, int r, size_t n,
 /* Which of scales (input 2) and sizes (input 3) a Resize-13+ node uses:
  * 2 or 3, or -1 after refusing (both given and neither a known empty
  * constant, or none given). */
-static int ad_rs_which(AdCtx *c)
+int ad_rs_which(AdCtx *c)
 {
     IrValue *sc = ad_in(c, 2), *sz = ad_in(c, 3);
     if (sc && ad_rs_is_empty(sc))
@@ -887,6 +747,38 @@ static int ad_rs_expand_axes(AdCtx *c, const int64_t *ax, size_t n, int r, bool 
     return 0;
 }
 
+/* Whether no resized axis of this Resize-18+ node shrinks (known scales
+ * all >= 1, or stretched known sizes at least X's known dims): antialias
+ * widens the filter only when downsampling, and its normalized weights
+ * are then the plain ones. */
+static bool ad_rs_no_downscale(AdCtx *c, IrValue *x)
+{
+    IrValue *sc = ad_in(c, 2), *sv = ad_in(c, 3);
+    int which = sc && !ad_rs_is_empty(sc) ? 2 : sv && !ad_rs_is_empty(sv) ? 3 : 0;
+    double *s = NULL;
+    int64_t *z = NULL;
+    size_t n = 0, na = 0;
+    bool ok = false;
+    if (which == 2 && ad_const_floats(ad_in(c, 2), &s, &n)) {
+        ok = true;
+        for (size_t i = 0; i < n; i++)
+            ok = ok && s[i] >= 1.0;
+    } else if (which == 3 && ad_const_ints(ad_in(c, 3), &z, &n)) {
+        IrAttr *a = ad_attr(c, "axes");
+        int r = ad_rank(x);
+        na = a ? a->n_ints : (size_t)(r > 0 ? r : 0);
+        ok = r > 0 && n == na;
+        for (size_t i = 0; ok && i < n; i++) {
+            int64_t ax = a ? (a->ints[i] < 0 ? a->ints[i] + r : a->ints[i]) : (int64_t)i;
+            int64_t d = ax >= 0 && ax < r ? ad_dim(x, (int)ax) : -1;
+            ok = d > 0 && z[i] >= d;
+        }
+    }
+    free(s);
+    free(z);
+    return ok;
+}
+
 /* Resize 18 -> 13: the attributes antialias, axes and
  * keep_aspect_ratio_policy are new in 18. antialias only acts in linear and
  * cubic modes; keep_aspect_ratio_policy only with sizes; axes names the
@@ -900,13 +792,14 @@ static int ad_rs_18_13(AdCtx *c)
     const char *ctm = ad_rs_s(c, "coordinate_transformation_mode", "half_pixel", cb,
                               sizeof cb);
     IrValue *x = ad_in(c, 0), *sz = ad_in(c, 3);
-    if (ad_attr_i(c, "antialias", 0) != 0 && strcmp(mode, "nearest") != 0)
-        return ad_refuse(c, "attribute", "Resize-13 has no antialias");
-    if (sz && !ad_rs_is_empty(sz) && strcmp(pol, "stretch") != 0)
-        return strcmp(mode, "nearest") == 0
-                   ? ad_rs_nearest_gather(c)
-                   : ad_refuse(c, "attribute",
-                               "Resize-13 has no keep_aspect_ratio_policy '%s'", pol);
+    char why[96];
+    if (ad_attr_i(c, "antialias", 0) != 0 && strcmp(mode, "nearest") != 0 &&
+        !ad_rs_no_downscale(c, x))
+        return ad_rs_lower(c, "Resize-13 has no antialias");
+    if (sz && !ad_rs_is_empty(sz) && strcmp(pol, "stretch") != 0) {
+        snprintf(why, sizeof why, "Resize-13 has no keep_aspect_ratio_policy '%s'", pol);
+        return ad_rs_lower(c, why);
+    }
     int r = ad_rank(x);
     size_t n;
     bool bad;
@@ -964,15 +857,9 @@ static int ad_rs_19_18(AdCtx *c)
     const char *pol = ad_rs_s(c, "keep_aspect_ratio_policy", "stretch", pb, sizeof pb);
     IrValue *sc = ad_in(c, 2), *sz = ad_in(c, 3);
     bool sizes = sz && (!sc || ad_rs_is_empty(sc)) && strcmp(pol, "stretch") == 0;
-    char mb[32];
-    if (!sizes && !(sc && !sz && ad_rs_integral_out(c, ad_in(c, 0), sc)) &&
-        !strcmp(ad_rs_s(c, "mode", "nearest", mb, sizeof mb), "nearest"))
-        return ad_rs_nearest_gather(c);
     if (!sizes && !(sc && !sz && ad_rs_integral_out(c, ad_in(c, 0), sc)))
-        return ad_refuse(c, "semantics",
-                         "half_pixel_symmetric differs from half_pixel unless every "
-                         "output length is integral (needs constant scales and a known "
-                         "input shape, or sizes)");
+        return ad_rs_lower(c, "half_pixel_symmetric differs from half_pixel unless "
+                              "every output length is integral");
     ad_set_attr_s(c, c->n, "coordinate_transformation_mode", "half_pixel");
     return 0;
 }

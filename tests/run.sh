@@ -138,6 +138,10 @@ run asan/eval_gate sh tests/eval_gate.sh "$asan/onnx-convert" "$build/tests/tool
 # and ONNX Runtime agrees (issue 19)
 run topo_ort sh tests/topo_ort.sh "$build/onnx-convert" "$build/tests/tool_topo_gen"
 run asan/topo_ort sh tests/topo_ort.sh "$asan/onnx-convert" "$build/tests/tool_topo_gen"
+# the Resize interpolation tables against ONNX's expected outputs, by the
+# evaluator and ONNX Runtime (issue 20; the sanitized CLI takes 90 s here,
+# the adapter cases cover it)
+run resize_tables_ort sh tests/resize_tables_ort.sh "$build/onnx-convert"
 
 # Cross-check with Debian's python3-onnx shape inference (opsets <= 17),
 # when it is installed: a second opinion, never a dependency. (A bare
