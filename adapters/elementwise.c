@@ -495,26 +495,67 @@ static int ad_bcast_down(AdCtx *c)
 
 /* ---- Max Min Sum Mean (6 <-> 8) --------------------------------------- */
 
+/* x repeated to the static dims od (rank ro) it broadcasts to: a Reshape
+ * that prepends dims of 1 up to rank ro, then a Tile (opset 6) by od[i]
+ * along each dim of 1 whose output dim is not 1. Copies only, so the
+ * values are exactly those broadcasting reads. x itself when it has
+ * those dims already. */
+static IrValue *ad_tile_to(AdCtx *c, IrValue *x, const int64_t *od, size_t ro)
+{
+    int64_t d[AD_MAX_RANK], xd[AD_MAX_RANK], rep[AD_MAX_RANK];
+    size_t r;
+    if (!x || !ad_static_dims(x, d, &r) || r > ro)
+        return NULL;
+    bool same = r == ro, tile = false;
+    for (size_t i = 0; i < ro; i++) {
+        xd[i] = i < ro - r ? 1 : d[i - (ro - r)];
+        rep[i] = xd[i] == od[i] ? 1 : od[i];
+        same = same && xd[i] == od[i];
+        tile = tile || rep[i] != 1;
+    }
+    if (same)
+        return x;
+    if (r != ro)
+        x = ad_reshape(c, x, ro, xd);
+    return tile ? ad_op2(c, "Tile", x, ad_const_i64s(c, ro, rep)) : x;
+}
+
 /* Opset 8 added multidirectional broadcasting of the inputs; before, all
  * inputs have one shape. Up: equal shapes broadcast to themselves.
- * Down: exact only when the inputs' shapes are known to be equal. */
+ * Down: inputs of shapes known to be equal need nothing; otherwise, when
+ * every input's dims are known numbers, each input is tiled to the
+ * broadcast shape (ad_tile_to), which opset 6 can state exactly. */
 static int ad_variadic_down(AdCtx *c)
 {
     IrValue *v0 = ad_in(c, 0);
-    for (size_t i = 1; i < c->n->n_in; i++) {
+    size_t bad = 0;
+    for (size_t i = 1; i < c->n->n_in && !bad; i++) {
         IrValue *v = ad_in(c, i);
-        if (!v || v == v0)
-            continue;
-        const IrShape *s0 = ad_shape(v0), *s = ad_shape(v);
-        if (ad_shape_eq(s0, s))
-            continue;
-        if (!ad_shape_known(s0) || !ad_shape_known(s))
+        if (v && v != v0 && !ad_shape_eq(ad_shape(v0), ad_shape(v)))
+            bad = i;
+    }
+    if (!bad)
+        return 0;
+    int64_t od[AD_MAX_RANK], d[AD_MAX_RANK];
+    size_t ro = 0, r;
+    for (size_t i = 0; i < c->n->n_in; i++) {
+        if (!ad_static_dims(ad_in(c, i), d, &r))
             return ad_refuse(c, "shape-unknown",
-                             "opset %lld needs equal input shapes (unknown here)",
-                             (long long)c->to_opset);
-        return ad_refuse(c, "broadcast",
-                         "input %zu's shape differs from input 0's; opset %lld "
-                         "does not broadcast", i, (long long)c->to_opset);
+                             "opset %lld needs equal input shapes: input %zu's "
+                             "dims must be known to tile it", (long long)c->to_opset, i);
+        if (!ad_bcast_into(od, &ro, d, r))
+            return ad_refuse(c, "broadcast", "input %zu's shape does not "
+                             "broadcast with the others", i);
+    }
+    if (c->build_opset < 6)
+        return ad_refuse(c, "broadcast", "inputs of different shapes need "
+                         "Tile (opset 6) to be made equal");
+    for (size_t i = 0; i < c->n->n_in; i++) {
+        IrValue *t = ad_tile_to(c, ad_in(c, i), od, ro);
+        if (!t)
+            return c->reason ? -1 : ad_refuse(c, "internal", "tiling failed");
+        if (t != ad_in(c, i))
+            ir_node_set_input(c->n, i, t);
     }
     return 0;
 }
@@ -564,6 +605,28 @@ static int ad_pow_down(AdCtx *c)
         return -1;
     ir_node_set_input(c->n, 1, k);
     ir_value_drop_if_unused(e);
+    return 0;
+}
+
+/* ---- Add Sub Mul Div (13 <-> 14) ---------------------------------------- */
+
+/* Version 14 added int8, int16, uint8 and uint16. Down: computed in 32
+ * bits and cast back. Unsigned values go through uint32, where Add, Sub
+ * and Mul are exact modulo 2^32, so their low 16 or 8 bits, which the
+ * Cast back keeps, are the wrapped result in the narrow type (numpy's and
+ * the reference's); Div of two values below 2^16 is exact. Signed values
+ * go through int32: sums, differences and products of 16-bit values
+ * (|a * b| <= 2^30) and quotients (truncated toward zero, as the spec's
+ * integer Div) are exact, and the Cast back keeps their two's complement
+ * low bits, which is how the narrow type wraps (-128 / -1 gives -128, as
+ * int8 arithmetic does). Other types need nothing. */
+static int ad_arith_down(AdCtx *c)
+{
+    int32_t t = ad_elem(ad_in(c, 0));
+    if (t == AD_T_UINT8 || t == AD_T_UINT16)
+        return ad_widen(c, t, AD_T_UINT32, 3u, 1u);
+    if (t == AD_T_INT8 || t == AD_T_INT16)
+        return ad_widen(c, t, AD_T_INT32, 3u, 1u);
     return 0;
 }
 
@@ -618,10 +681,34 @@ static int ad_clip_6_11(AdCtx *c)
     return 0;
 }
 
-/* Clip-11 -> 6: each bound input must be a constant of one element whose
- * value a float attribute holds exactly (a double bound is compared as a
- * double). An absent bound of Clip-11 clips nothing (the reference's and
- * the evaluator's reading): -/+inf. */
+/* Clip-11 as Min(Max(x, min), max): numpy's clip, which the reference
+ * implementation calls, so NaN in x stays NaN (Max and Min propagate it)
+ * and min > max gives max. Each bound is a scalar (Clip-11 says so):
+ * Max/Min-8 broadcast it onto x, and below opset 8 their own adapter
+ * tiles it to x's shape. An absent bound clips nothing and is left out. */
+static int ad_clip_minmax(AdCtx *c)
+{
+    static const char *const names[2] = {"min", "max"};
+    IrValue *x = ad_in(c, 0), *y = x;
+    for (size_t i = 0; i < 2; i++) {
+        IrValue *b = ad_in(c, i + 1);
+        const IrShape *s = ad_shape(b);
+        if (!b)
+            continue;
+        for (size_t k = 0; s && k < s->rank; k++)
+            if (!ad_dim_is(&s->dims[k], 1))
+                return ad_refuse(c, "shape", "%s '%s' is not a scalar, which "
+                                 "Clip-11 requires", names[i], b->name);
+        y = ad_op2(c, i == 0 ? "Max" : "Min", y, b);
+    }
+    return ad_finish(c, y == x ? ad_op1(c, "Identity", x) : y);
+}
+
+/* Clip-11 -> 6: a bound that is a constant of one element whose value a
+ * float attribute holds exactly becomes the attribute (a double bound is
+ * compared as a double). An absent bound of Clip-11 clips nothing (the
+ * reference's and the evaluator's reading): -/+inf. A bound known only at
+ * run time, or one no float holds, gives the Max/Min form instead. */
 static int ad_clip_11_6(AdCtx *c)
 {
     static const char *const names[2] = {"min", "max"};
@@ -634,17 +721,14 @@ static int ad_clip_11_6(AdCtx *c)
         double *d;
         size_t n;
         if (!ad_const_floats(v, &d, &n))
-            return ad_refuse(c, "not-constant",
-                             "input '%s' must be a constant to become attribute '%s'",
-                             v->name, names[i]);
+            return ad_clip_minmax(c);
         double x = n == 1 ? d[0] : 0;
         free(d);
         if (n != 1)
             return ad_refuse(c, "attribute", "%s has %zu elements, not one",
                              names[i], n);
         if (!isnan(x) && (double)(float)x != x)
-            return ad_refuse(c, "attribute",
-                             "%s = %.17g is not exactly a float", names[i], x);
+            return ad_clip_minmax(c);
         set[i] = (float)x;
     }
     for (size_t i = 0; i < 2; i++) {
@@ -1443,10 +1527,14 @@ static const AdEntry ad_elementwise[] = {
     AD_BOTH("Cosh", 9, 22), AD_BOTH("Sinh", 9, 22),
 
     /* arithmetic */
-    AD_CONSUMED("Add"), AD_BCAST("Add", 6, 7), AD_BOTH("Add", 7, 13), AD_BOTH("Add", 13, 14),
-    AD_CONSUMED("Sub"), AD_BCAST("Sub", 6, 7), AD_BOTH("Sub", 7, 13), AD_BOTH("Sub", 13, 14),
-    AD_CONSUMED("Mul"), AD_BCAST("Mul", 6, 7), AD_BOTH("Mul", 7, 13), AD_BOTH("Mul", 13, 14),
-    AD_CONSUMED("Div"), AD_BCAST("Div", 6, 7), AD_BOTH("Div", 7, 13), AD_BOTH("Div", 13, 14),
+    AD_CONSUMED("Add"), AD_BCAST("Add", 6, 7), AD_BOTH("Add", 7, 13), AD_UP("Add", 13, 14, AD_COMPATIBLE, NULL),
+    AD_DOWN("Add", 13, 14, AD_SEMANTIC, ad_arith_down),
+    AD_CONSUMED("Sub"), AD_BCAST("Sub", 6, 7), AD_BOTH("Sub", 7, 13), AD_UP("Sub", 13, 14, AD_COMPATIBLE, NULL),
+    AD_DOWN("Sub", 13, 14, AD_SEMANTIC, ad_arith_down),
+    AD_CONSUMED("Mul"), AD_BCAST("Mul", 6, 7), AD_BOTH("Mul", 7, 13), AD_UP("Mul", 13, 14, AD_COMPATIBLE, NULL),
+    AD_DOWN("Mul", 13, 14, AD_SEMANTIC, ad_arith_down),
+    AD_CONSUMED("Div"), AD_BCAST("Div", 6, 7), AD_BOTH("Div", 7, 13), AD_UP("Div", 13, 14, AD_COMPATIBLE, NULL),
+    AD_DOWN("Div", 13, 14, AD_SEMANTIC, ad_arith_down),
     AD_BCAST("Pow", 1, 7),
     AD_UP("Pow", 7, 12, AD_COMPATIBLE, NULL),
     AD_DOWN("Pow", 7, 12, AD_SEMANTIC, ad_pow_down),
