@@ -97,6 +97,11 @@ static bool ad_is_signed_int(int32_t t)
     return t == AD_T_INT8 || t == AD_T_INT16 || t == AD_T_INT32 || t == AD_T_INT64;
 }
 
+static bool ad_is_int(int32_t t)
+{
+    return ad_is_unsigned(t) || ad_is_signed_int(t);
+}
+
 /* Whether `op` at c->build_opset takes element type t for its first
  * input. */
 static bool ad_has_type(const AdCtx *c, const char *op, int32_t t)
@@ -563,20 +568,15 @@ static int ad_variadic_down(AdCtx *c)
 /* ---- Pow (7 <-> 12) --------------------------------------------------- */
 
 /* Pow-12 gave the exponent its own type variable (T1); before, base and
- * exponent share T. Up: nothing. Down: base and exponent of one type, or
- * a float/double base with a constant integer exponent whose values the
- * base type holds exactly (|e| <= 2^24 / 2^53): the exponent becomes a
- * constant of the base type, and pow(x, e) is the same for e as an
- * integer or as the equal floating value. */
-static int ad_pow_down(AdCtx *c)
+ * exponent share T (float16, float, double). A float/double base with a
+ * constant integer exponent whose values the base type holds exactly
+ * (|e| <= 2^24 / 2^53): the exponent becomes a constant of the base's
+ * type, and pow(x, e) is the same for e as an integer or as the equal
+ * floating value. Returns 0 done, 1 not applicable (nothing built), -1. */
+static int ad_pow_const_exp(AdCtx *c)
 {
     IrValue *e = ad_in(c, 1);
     int32_t ta = ad_elem(ad_in(c, 0)), tb = ad_elem(e);
-    if (!ta || !tb)
-        return ad_refuse(c, "type-unknown",
-                         "Pow-7 needs base and exponent of one type (unknown here)");
-    if (ta == tb)
-        return 0;
     const IrTensor *ct = ad_const(e);
     int64_t *v;
     size_t n;
@@ -584,8 +584,7 @@ static int ad_pow_down(AdCtx *c)
                 (ad_is_signed_int(tb) || ad_is_unsigned(tb)) && ct &&
                 ad_const_ints(e, &v, &n);
     if (!fits)
-        return ad_refuse(c, "type", "Pow-7 needs base and exponent of one type "
-                         "(%s and %s)", ir_dtype_name(ta), ir_dtype_name(tb));
+        return 1;
     int64_t lim = ta == AD_T_FLOAT ? INT64_C(1) << 24 : INT64_C(1) << 53;
     size_t w = ta == AD_T_FLOAT ? 4 : 8;
     uint8_t *raw = ir_alloc_array(n ? n * w : 1, 1);
@@ -599,13 +598,51 @@ static int ad_pow_down(AdCtx *c)
     IrValue *k = fits ? ad_const_tensor(c, ta, ct->ndims, ct->dims, raw, n * w) : NULL;
     free(raw);
     if (!fits)
-        return ad_refuse(c, "type", "the exponent's values are not all exact in %s",
-                         ir_dtype_name(ta));
+        return 1;
     if (!k)
         return -1;
     ir_node_set_input(c->n, 1, k);
     ir_value_drop_if_unused(e);
     return 0;
+}
+
+/* Whether t is a type Pow-12 takes that converts to double exactly or
+ * as numpy converts it: the floating types Pow-7 has and the integers. */
+static bool ad_pow_type(int32_t t)
+{
+    return ad_is_float(t) || ad_is_int(t);
+}
+
+/* Pow 12 -> 7. Same floating types: nothing. A constant integer exponent
+ * that a float/double base holds exactly: ad_pow_const_exp. Otherwise,
+ * when either side is floating: base and exponent cast to double, Pow,
+ * cast back to the base type. The reference computes np.power(a,
+ * b).astype(a.dtype), where numpy promotes a float with a 32/64-bit
+ * integer, or a float with a double, to double; ONNX Runtime's
+ * std::pow(float, int) promotes to double too, and the evaluator computes
+ * every floating power in double. An integer base with an integer
+ * exponent is refused: numpy's integer power wraps on overflow, and a
+ * power in double is exact only below 2^53. */
+static int ad_pow_down(AdCtx *c)
+{
+    IrValue *e = ad_in(c, 1);
+    int32_t ta = ad_elem(ad_in(c, 0)), tb = ad_elem(e);
+    if (!ta || !tb)
+        return ad_refuse(c, "type-unknown",
+                         "Pow-7 needs base and exponent of one type (unknown here)");
+    if (ta == tb && ad_is_float(ta))
+        return 0;
+    bool flt = ad_is_float(ta) || ad_is_float(tb);
+    if (!ad_pow_type(ta) || !ad_pow_type(tb) || !flt)
+        return ad_refuse(c, "type", "Pow-7 takes floating types only; %s to the power "
+                         "%s has no exact floating form (integer powers wrap on "
+                         "overflow)", ir_dtype_name(ta), ir_dtype_name(tb));
+    if ((ta == AD_T_FLOAT || ta == AD_T_DOUBLE) && ad_is_int(tb) && ad_const(e)) {
+        int r = ad_pow_const_exp(c);
+        if (r <= 0)
+            return r;
+    }
+    return ad_widen(c, ta, AD_T_DOUBLE, 3u, 1u);
 }
 
 /* ---- Add Sub Mul Div (13 <-> 14) ---------------------------------------- */
@@ -744,11 +781,6 @@ static int ad_clip_11_6(AdCtx *c)
 }
 
 /* ---- integer comparisons below the versions that take integers ------- */
-
-static bool ad_is_int(int32_t t)
-{
-    return ad_is_unsigned(t) || ad_is_signed_int(t);
-}
 
 /* A 64-bit integer v split as hi = v / 2^32 (Div truncates) and lo = v -
  * hi * 2^32, both cast to double (|hi| <= 2^32 and |lo| < 2^32: exact).
