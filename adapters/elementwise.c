@@ -780,6 +780,23 @@ static int ad_clip_11_6(AdCtx *c)
     return 0;
 }
 
+/* Clip-12 -> 11: version 12 added the integer types. Integers of up to
+ * 32 bits convert to double exactly, and the clipped value is one of x,
+ * min or max, so Clip in double cast back is exact (the Clip-11 built
+ * here goes on down by its own adapters). 64-bit integers do not fit a
+ * double: Min(Max(x, min), max) built at opset 12, where Max/Min take
+ * them; their adapters lower them exactly (compared in 32-bit halves). */
+static int ad_clip_12_11(AdCtx *c)
+{
+    int32_t t = ad_elem(ad_in(c, 0));
+    if (!ad_is_int(t))
+        return 0;
+    if (ir_dtype_bits(t) <= 32)
+        return ad_widen(c, t, AD_T_DOUBLE, 7u, 1u);
+    c->build_opset = 12;
+    return ad_clip_minmax(c);
+}
+
 /* ---- integer comparisons below the versions that take integers ------- */
 
 /* A 64-bit integer v split as hi = v / 2^32 (Div truncates) and lo = v -
@@ -1628,7 +1645,9 @@ static const AdEntry ad_elementwise[] = {
     AD_DOWN("Clip", 1, 6, AD_ATTRS, ad_clip_6_1),
     AD_UP("Clip", 6, 11, AD_ATTR_INPUT, ad_clip_6_11),
     AD_DOWN("Clip", 6, 11, AD_ATTR_INPUT, ad_clip_11_6),
-    AD_BOTH("Clip", 11, 12), AD_BOTH("Clip", 12, 13),
+    AD_UP("Clip", 11, 12, AD_COMPATIBLE, NULL),
+    AD_DOWN("Clip", 11, 12, AD_SEMANTIC, ad_clip_12_11),
+    AD_BOTH("Clip", 12, 13),
 
     /* others */
     AD_BOTH("Sign", 9, 13), AD_GONE("Sign", 9, AD_EXPAND, ad_sign_gone),
