@@ -1021,6 +1021,16 @@ static int ad_isinf_gone(AdCtx *c)
     return 0;
 }
 
+/* IsInf 20 -> 10: version 20 added float16 and bfloat16, whose values
+ * (infinities included, NaN staying NaN) float holds exactly. */
+static int ad_isinf_down(AdCtx *c)
+{
+    int32_t t = ad_elem(ad_in(c, 0));
+    if (t != AD_T_FLOAT16 && t != AD_T_BFLOAT16)
+        return 0;
+    return ad_widen(c, t, AD_T_FLOAT, 1u, 0u);
+}
+
 /* BitwiseNot (18): for an unsigned type ~x = MAX - x, for a signed one
  * ~x = -1 - x (two's complement); neither subtraction can overflow. */
 static int ad_bitwisenot_gone(AdCtx *c)
@@ -1608,7 +1618,8 @@ static const AdEntry ad_elementwise[] = {
     AD_GONE("GreaterOrEqual", 12, AD_EXPAND, ad_ge_gone),
     AD_BOTH("LessOrEqual", 12, 16),
     AD_GONE("LessOrEqual", 12, AD_EXPAND, ad_le_gone),
-    AD_BOTH("IsInf", 10, 20), AD_GONE("IsInf", 10, AD_EXPAND, ad_isinf_gone),
+    AD_UP("IsInf", 10, 20, AD_COMPATIBLE, NULL),
+    AD_DOWN("IsInf", 10, 20, AD_SEMANTIC, ad_isinf_down), AD_GONE("IsInf", 10, AD_EXPAND, ad_isinf_gone),
     AD_BOTH("IsNaN", 9, 13), AD_BOTH("IsNaN", 13, 20),
     AD_GONE("IsNaN", 9, AD_EXPAND, ad_isnan_gone),
     AD_BOTH("Where", 9, 16), AD_GONE("Where", 9, AD_EXPAND, ad_where_gone),

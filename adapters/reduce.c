@@ -499,6 +499,17 @@ static int ad_arg_last_down(AdCtx *c)
     AD_UP(op, 13, 18, AD_ATTR_INPUT, ad_red_up), \
     AD_DOWN(op, 13, 18, AD_ATTR_INPUT, ad_red_down)
 
+/* ReduceMax / ReduceMin 20 -> 18: version 20 added bool. Cast to uint32
+ * (a type every older version takes) gives 0 and 1, whose max or min is
+ * 0 or 1 again; the empty set's 0 (max) or UINT32_MAX (min) casts back to
+ * false or true, what version 20 gives. The axes input stays as it is. */
+static int ad_red_bool_down(AdCtx *c)
+{
+    if (ad_elem(ad_in(c, 0)) != 9 /* BOOL */)
+        return 0;
+    return ad_widen(c, 9, 12 /* UINT32 */, 1u, 1u);
+}
+
 static const AdEntry ad_reduce_table[] = {
     AD_RED_EARLY("ReduceL1"), AD_BOTH("ReduceL1", 11, 13), AD_RED_18("ReduceL1"),
     AD_RED_EARLY("ReduceL2"), AD_BOTH("ReduceL2", 11, 13), AD_RED_18("ReduceL2"),
@@ -511,9 +522,11 @@ static const AdEntry ad_reduce_table[] = {
     AD_RED_EARLY("ReduceSumSquare"), AD_BOTH("ReduceSumSquare", 11, 13),
     AD_RED_18("ReduceSumSquare"),
     AD_RED_EARLY("ReduceMax"), AD_BOTH("ReduceMax", 11, 12), AD_BOTH("ReduceMax", 12, 13),
-    AD_RED_18("ReduceMax"), AD_BOTH("ReduceMax", 18, 20),
+    AD_RED_18("ReduceMax"), AD_UP("ReduceMax", 18, 20, AD_COMPATIBLE, NULL),
+    AD_DOWN("ReduceMax", 18, 20, AD_SEMANTIC, ad_red_bool_down),
     AD_RED_EARLY("ReduceMin"), AD_BOTH("ReduceMin", 11, 12), AD_BOTH("ReduceMin", 12, 13),
-    AD_RED_18("ReduceMin"), AD_BOTH("ReduceMin", 18, 20),
+    AD_RED_18("ReduceMin"), AD_UP("ReduceMin", 18, 20, AD_COMPATIBLE, NULL),
+    AD_DOWN("ReduceMin", 18, 20, AD_SEMANTIC, ad_red_bool_down),
     AD_RED_EARLY("ReduceSum"),
     AD_UP("ReduceSum", 11, 13, AD_ATTR_INPUT, ad_red_up),
     AD_DOWN("ReduceSum", 11, 13, AD_ATTR_INPUT, ad_red_down),
