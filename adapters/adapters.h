@@ -290,6 +290,10 @@ void ad_set_attr_s(AdCtx *c, IrNode *k, const char *name, const char *s);
  * op in w cast back to t is the op in t (the Cast back keeps the low bits
  * of an integer, as Cast does between integer types). Returns 0 or -1. */
 int ad_widen(AdCtx *c, int32_t t, int32_t w, uint32_t in_mask, uint32_t out_mask);
+/* Its first half: the node of c->n's op on the cast inputs, holding c->n's
+ * attributes (c->n keeps its outputs; the caller moves them and deletes
+ * c->n). NULL with c->err set on failure. */
+IrNode *ad_widen_node(AdCtx *c, int32_t w, uint32_t in_mask);
 
 /* Replaces c->n by `by`: each output i of c->n moves to output i of `by`,
  * then c->n is deleted. */

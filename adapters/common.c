@@ -630,11 +630,13 @@ void ad_replace(AdCtx *c, IrNode *by)
     ir_node_delete(c->n);
 }
 
-int ad_widen(AdCtx *c, int32_t t, int32_t w, uint32_t in_mask, uint32_t out_mask)
+IrNode *ad_widen_node(AdCtx *c, int32_t w, uint32_t in_mask)
 {
     size_t n_in = c->n->n_in, n_out = c->n->n_out;
-    if (n_in > 32 || n_out > 32)
-        return ad_refuse(c, "internal", "too many inputs or outputs to widen");
+    if (n_in > 32 || n_out > 32) {
+        ad_refuse(c, "internal", "too many inputs or outputs to widen");
+        return NULL;
+    }
     IrValue **in = ir_alloc_array(n_in ? n_in : 1, sizeof *in);
     bool ok = true;
     for (size_t i = 0; i < n_in; i++) {
@@ -645,17 +647,23 @@ int ad_widen(AdCtx *c, int32_t t, int32_t w, uint32_t in_mask, uint32_t out_mask
     IrNode *k = ok ? ad_node_in(c, c->domain, c->n, c->n->op_type, n_in, in, n_out) : NULL;
     free(in);
     if (!k)
-        return -1;
-    /* c->n is deleted below: its attributes move rather than copy */
+        return NULL;
+    /* c->n is about to be replaced: its attributes move rather than copy */
     IrAttr **a = k->attr;
     size_t na = k->n_attr;
     k->attr = c->n->attr;
     k->n_attr = c->n->n_attr;
     c->n->attr = a;
     c->n->n_attr = na;
-    if (ad_infer(c, k) < 0)
+    return ad_infer(c, k) < 0 ? NULL : k;
+}
+
+int ad_widen(AdCtx *c, int32_t t, int32_t w, uint32_t in_mask, uint32_t out_mask)
+{
+    IrNode *k = ad_widen_node(c, w, in_mask);
+    if (!k)
         return -1;
-    for (size_t j = 0; j < n_out; j++) {
+    for (size_t j = 0; j < c->n->n_out; j++) {
         if (!c->n->out[j])
             continue;
         if (!(out_mask >> j & 1u)) {

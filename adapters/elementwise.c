@@ -781,9 +781,11 @@ static int ad_clip_11_6(AdCtx *c)
 }
 
 /* Clip-12 -> 11: version 12 added the integer types. Integers of up to
- * 32 bits convert to double exactly, and the clipped value is one of x,
- * min or max, so Clip in double cast back is exact (the Clip-11 built
- * here goes on down by its own adapters). 64-bit integers do not fit a
+ * 16 bits convert to float exactly, up to 32 bits to double, and the
+ * clipped value is one of x, min or max, so Clip in that type cast back
+ * is exact (the Clip-11 built here goes on down by its own adapters;
+ * float where it is exact, since ONNX Runtime's older Clip/Max/Min
+ * kernels take float only). 64-bit integers do not fit a
  * double: Min(Max(x, min), max) built at opset 12, where Max/Min take
  * them; their adapters lower them exactly (compared in 32-bit halves). */
 static int ad_clip_12_11(AdCtx *c)
@@ -792,7 +794,7 @@ static int ad_clip_12_11(AdCtx *c)
     if (!ad_is_int(t))
         return 0;
     if (ir_dtype_bits(t) <= 32)
-        return ad_widen(c, t, AD_T_DOUBLE, 7u, 1u);
+        return ad_widen(c, t, ir_dtype_bits(t) <= 16 ? AD_T_FLOAT : AD_T_DOUBLE, 7u, 1u);
     c->build_opset = 12;
     return ad_clip_minmax(c);
 }

@@ -499,15 +499,21 @@ static int ad_arg_last_down(AdCtx *c)
     AD_UP(op, 13, 18, AD_ATTR_INPUT, ad_red_up), \
     AD_DOWN(op, 13, 18, AD_ATTR_INPUT, ad_red_down)
 
-/* ReduceMax / ReduceMin 20 -> 18: version 20 added bool. Cast to uint32
- * (a type every older version takes) gives 0 and 1, whose max or min is
- * 0 or 1 again; the empty set's 0 (max) or UINT32_MAX (min) casts back to
- * false or true, what version 20 gives. The axes input stays as it is. */
+/* ReduceMax / ReduceMin 20 -> 18: version 20 added bool. Reduced as
+ * float 0/1 (a type every version and ONNX Runtime's kernels take), the
+ * result r is 0 or 1, and r > 0 is the bool result; the empty set gives
+ * the lowest float (max), false, or the highest (min), true, which is
+ * what version 20 gives. The axes input stays as it is. */
 static int ad_red_bool_down(AdCtx *c)
 {
     if (ad_elem(ad_in(c, 0)) != 9 /* BOOL */)
         return 0;
-    return ad_widen(c, 9, 12 /* UINT32 */, 1u, 1u);
+    IrNode *k = ad_widen_node(c, 1 /* FLOAT */, 1u);
+    IrValue *y = k ? ad_op2(c, "Greater", k->out[0], ad_const_scalar(c, 1, 0.0)) : NULL;
+    if (!y)
+        return -1;
+    ad_replace(c, y->producer);
+    return 0;
 }
 
 static const AdEntry ad_reduce_table[] = {
