@@ -1054,9 +1054,13 @@ static int ad_bitwisenot_gone(AdCtx *c)
 }
 
 /* BitCast (26): the same type is the identity; bool to uint8/int8 keeps
- * the byte 0 or 1, which Cast gives too. Any other pair reinterprets bits
- * no older op can (Cast converts values; its result for integers out of
- * the target's range is not defined by the spec). */
+ * the byte 0 or 1, which Cast gives too. Between integers of one width
+ * (int8 <-> uint8, ..., int64 <-> uint64) the bits are the value modulo
+ * 2^bits, which is what Cast gives for a value out of the target's
+ * range: Cast's text keeps the low bits in two's complement ("200 as
+ * int16 casts to -56 as int8"), and before that text the reference's
+ * astype did the same. Other pairs reinterpret floating bits, which no
+ * arithmetic can read or build (NaN payloads, for one). */
 static int ad_bitcast_gone(AdCtx *c)
 {
     IrValue *x = ad_in(c, 0);
@@ -1067,7 +1071,9 @@ static int ad_bitcast_gone(AdCtx *c)
     IrNode *k;
     if (to == t) {
         k = ad_node(c, c->n, "Identity", 1, &x, 1);
-    } else if (t == AD_T_BOOL && (to == AD_T_UINT8 || to == AD_T_INT8)) {
+    } else if ((t == AD_T_BOOL && (to == AD_T_UINT8 || to == AD_T_INT8)) ||
+               (ad_is_int(t) && ad_is_int((int32_t)to) &&
+                ir_dtype_bits(t) == ir_dtype_bits((int32_t)to))) {
         IrValue *y = ad_cast(c, x, (int32_t)to);
         k = y ? y->producer : NULL;
     } else {
