@@ -1087,21 +1087,30 @@ static int ad_bitcast_gone(AdCtx *c)
     return 0;
 }
 
-/* BitShift of x (unsigned, up to 32 bits) by n known only at run time:
- * k = min(n, bits) in float (n below 2^24 converts exactly, a larger n
- * stays above bits), p = 2^k (a power of 2 up to 2^32: exact), and x * p
- * or x / p in uint64, where neither overflows (x < 2^32, p <= 2^32); the
- * Cast back keeps the low bits, which is the shifted value. A shift by
- * the width or more gives 0, as numpy (the reference) and the evaluator
- * give. Float rather than double: ONNX Runtime's Min-6 is float only. */
+/* BitShift of unsigned x by n known only at run time: k = min(n, cap) in
+ * float (n below 2^24 converts exactly, a larger n stays above cap),
+ * p = 2^k (a power of 2 up to 2^63: exact in float and in uint64), and
+ * x * p or x / p in uint64. Up to 32 bits cap is the width: nothing
+ * overflows (x < 2^32, p <= 2^32), the Cast back keeps the low bits,
+ * which are the shifted value, and a shift by the width gives 0. For
+ * uint64 cap is 63 (2^64 fits no type): uint64 Mul wraps modulo 2^64,
+ * which drops the shifted-out bits, and the result is multiplied by
+ * (n < 64) so that a shift by 64 or more gives 0. That 0 is numpy's (the
+ * reference's) and the evaluator's result. Float rather than double:
+ * ONNX Runtime's Min-6 is float only. */
 static int ad_bitshift_runtime(AdCtx *c, IrValue *x, IrValue *n, int32_t t, bool left)
 {
-    double bits = ir_dtype_bits(t);
-    IrValue *k = ad_op2(c, "Min", ad_cast(c, n, AD_T_FLOAT),
-                        ad_const_scalar(c, AD_T_FLOAT, bits));
+    int bits = ir_dtype_bits(t);
+    bool wide = bits == 64;
+    IrValue *nf = ad_cast(c, n, AD_T_FLOAT);
+    IrValue *k = ad_op2(c, "Min", nf, ad_const_scalar(c, AD_T_FLOAT, wide ? 63 : bits));
     IrValue *p = ad_cast(c, ad_op2(c, "Pow", ad_const_scalar(c, AD_T_FLOAT, 2.0), k),
                          AD_T_UINT64);
     IrValue *y = ad_op2(c, left ? "Mul" : "Div", ad_cast(c, x, AD_T_UINT64), p);
+    if (wide) {
+        IrValue *in = ad_op2(c, "Less", nf, ad_const_scalar(c, AD_T_FLOAT, 64));
+        y = ad_op2(c, "Mul", y, ad_cast(c, in, AD_T_UINT64));
+    }
     return ad_finish(c, ad_cast(c, y, t));
 }
 
@@ -1109,8 +1118,8 @@ static int ad_bitshift_runtime(AdCtx *c, IrValue *x, IrValue *n, int32_t t, bool
  * x * 2^n and x >> n is x / 2^n (unsigned Mul wraps modulo 2^bits, which
  * is dropping the high bits; unsigned Div truncates, which is the right
  * shift). The constant 2^n keeps n's shape, so broadcasting is the
- * same. A shift known only at run time, or a type Mul/Div lack at the
- * target: ad_bitshift_runtime, except for uint64. */
+ * same. A shift known only at run time, by the width or more, or of a
+ * type Mul/Div lack at the target: ad_bitshift_runtime. */
 static int ad_bitshift_gone(AdCtx *c)
 {
     IrValue *x = ad_in(c, 0), *y = ad_in(c, 1);
@@ -1126,27 +1135,16 @@ static int ad_bitshift_gone(AdCtx *c)
     const IrTensor *ct = ad_const(y);
     int64_t *v;
     size_t n;
-    bool wide = t == AD_T_UINT64;
-    if ((!ct || !ad_has_type(c, left ? "Mul" : "Div", t)) && !wide)
+    if (!ct || !ad_has_type(c, left ? "Mul" : "Div", t) || !ad_const_ints(y, &v, &n))
         return ad_bitshift_runtime(c, x, y, t, left);
-    if (!ct || !ad_const_ints(y, &v, &n))
-        return ad_refuse(c, "not-constant",
-                         "a uint64 shift amount must be a constant (no integer "
-                         "power or shift before opset 11, and 2^64 fits no type)");
     int w = ir_dtype_bits(t) / 8, bits = 8 * w;
     uint8_t *raw = ir_alloc_array(n ? n * (size_t)w : 1, 1);
     for (size_t i = 0; i < n; i++) {
         uint64_t s = (uint64_t)v[i];
-        if (s >= (uint64_t)bits && !wide) {
-            free(v);
-            free(raw);
-            return ad_bitshift_runtime(c, x, y, t, left);
-        }
         if (s >= (uint64_t)bits) {
             free(v);
             free(raw);
-            return ad_refuse(c, "semantics", "shift by %llu of a %d-bit value is "
-                             "not defined", (unsigned long long)s, bits);
+            return ad_bitshift_runtime(c, x, y, t, left);
         }
         uint64_t p = UINT64_C(1) << s;
         for (int b = 0; b < w; b++)
