@@ -720,9 +720,11 @@ static int ad_clip_6_11(AdCtx *c)
 
 /* Clip-11 as Min(Max(x, min), max): numpy's clip, which the reference
  * implementation calls, so NaN in x stays NaN (Max and Min propagate it)
- * and min > max gives max. Each bound is a scalar (Clip-11 says so):
- * Max/Min-8 broadcast it onto x, and below opset 8 their own adapter
- * tiles it to x's shape. An absent bound clips nothing and is left out. */
+ * and min > max gives max. Each bound is one element (Clip-11 says a
+ * scalar): Max/Min-8 broadcast it onto x, and below opset 8 their own
+ * adapter tiles it to x's shape. A bound of rank above x's would widen
+ * the output's shape, so its shape must be known: dims of 1, rank at most
+ * x's. An absent bound clips nothing and is left out. */
 static int ad_clip_minmax(AdCtx *c)
 {
     static const char *const names[2] = {"min", "max"};
@@ -732,9 +734,17 @@ static int ad_clip_minmax(AdCtx *c)
         const IrShape *s = ad_shape(b);
         if (!b)
             continue;
-        for (size_t k = 0; s && k < s->rank; k++)
+        if (!s || (s->rank > 0 && ad_rank(x) < 0))
+            return ad_refuse(c, "shape-unknown", "%s '%s' must be known to be one "
+                             "element of rank at most the input's to become an "
+                             "input of %s", names[i], b->name, i == 0 ? "Max" : "Min");
+        if (s->rank > (size_t)ad_rank(x) && s->rank > 0)
+            return ad_refuse(c, "shape", "%s '%s' has rank %zu, above the input's: "
+                             "%s would widen the output", names[i], b->name, s->rank,
+                             i == 0 ? "Max" : "Min");
+        for (size_t k = 0; k < s->rank; k++)
             if (!ad_dim_is(&s->dims[k], 1))
-                return ad_refuse(c, "shape", "%s '%s' is not a scalar, which "
+                return ad_refuse(c, "shape", "%s '%s' is not one element, which "
                                  "Clip-11 requires", names[i], b->name);
         y = ad_op2(c, i == 0 ? "Max" : "Min", y, b);
     }

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "adapters.h"
+#include "../src/eval.h"
 
 /* ---- helpers -------------------------------------------------------- */
 
@@ -823,9 +824,9 @@ static int ad_nn_col2im_expand(AdCtx *c)
 static int ad_nn_maxpool_12_11(AdCtx *c)
 {
     int32_t t = ad_elem(ad_in(c, 0));
-    if (t != 2 /* UINT8 */ && t != 3 /* INT8 */)
+    if (t != EV_UINT8 && t != EV_INT8)
         return 0;
-    return ad_widen(c, t, 1 /* FLOAT */, 1u, 1u);
+    return ad_widen(c, t, EV_FLOAT, 1u, 1u);
 }
 
 static const AdEntry ad_nn[] = {

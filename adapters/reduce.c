@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "adapters.h"
+#include "../src/eval.h"
 
 /* ---- helpers ----------------------------------------------------------- */
 
@@ -506,10 +507,10 @@ static int ad_arg_last_down(AdCtx *c)
  * what version 20 gives. The axes input stays as it is. */
 static int ad_red_bool_down(AdCtx *c)
 {
-    if (ad_elem(ad_in(c, 0)) != 9 /* BOOL */)
+    if (ad_elem(ad_in(c, 0)) != EV_BOOL)
         return 0;
-    IrNode *k = ad_widen_node(c, 1 /* FLOAT */, 1u);
-    IrValue *y = k ? ad_op2(c, "Greater", k->out[0], ad_const_scalar(c, 1, 0.0)) : NULL;
+    IrNode *k = ad_widen_node(c, EV_FLOAT, 1u);
+    IrValue *y = k ? ad_op2(c, "Greater", k->out[0], ad_const_scalar(c, EV_FLOAT, 0.0)) : NULL;
     if (!y)
         return -1;
     ad_replace(c, y->producer);
