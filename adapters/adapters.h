@@ -279,6 +279,19 @@ void ad_set_attr_ints(AdCtx *c, IrNode *k, const char *name, size_t n,
                       const int64_t *v);
 void ad_set_attr_s(AdCtx *c, IrNode *k, const char *name, const char *s);
 
+/* Computes c->n in a wider element type w and replaces it: each input i
+ * with bit i of in_mask set is cast to w, a node of c->n's op takes the
+ * inputs and c->n's attributes (built at c->build_opset), and each output
+ * j with bit j of out_mask set is cast back to t (the others move as they
+ * are). The caller argues exactness: w holds every value of t, and the
+ * op in w cast back to t is the op in t (the Cast back keeps the low bits
+ * of an integer, as Cast does between integer types). Returns 0 or -1. */
+int ad_widen(AdCtx *c, int32_t t, int32_t w, uint32_t in_mask, uint32_t out_mask);
+/* Its first half: the node of c->n's op on the cast inputs, holding c->n's
+ * attributes (c->n keeps its outputs; the caller moves them and deletes
+ * c->n). NULL with c->err set on failure. */
+IrNode *ad_widen_node(AdCtx *c, int32_t w, uint32_t in_mask);
+
 /* Replaces c->n by `by`: each output i of c->n moves to output i of `by`,
  * then c->n is deleted. */
 void ad_replace(AdCtx *c, IrNode *by);

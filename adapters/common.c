@@ -614,6 +614,55 @@ void ad_replace(AdCtx *c, IrNode *by)
     ir_node_delete(c->n);
 }
 
+IrNode *ad_widen_node(AdCtx *c, int32_t w, uint32_t in_mask)
+{
+    size_t n_in = c->n->n_in, n_out = c->n->n_out;
+    if (n_in > 32 || n_out > 32) {
+        ad_refuse(c, "internal", "too many inputs or outputs to widen");
+        return NULL;
+    }
+    IrValue **in = ir_alloc_array(n_in ? n_in : 1, sizeof *in);
+    bool ok = true;
+    for (size_t i = 0; i < n_in; i++) {
+        in[i] = c->n->in[i];
+        if (in[i] && (in_mask >> i & 1u))
+            ok = ok && (in[i] = ad_cast(c, in[i], w)) != NULL;
+    }
+    IrNode *k = ok ? ad_node_in(c, c->domain, c->n, c->n->op_type, n_in, in, n_out) : NULL;
+    free(in);
+    if (!k)
+        return NULL;
+    /* c->n is about to be replaced: its attributes move rather than copy */
+    IrAttr **a = k->attr;
+    size_t na = k->n_attr;
+    k->attr = c->n->attr;
+    k->n_attr = c->n->n_attr;
+    c->n->attr = a;
+    c->n->n_attr = na;
+    return ad_infer(c, k) < 0 ? NULL : k;
+}
+
+int ad_widen(AdCtx *c, int32_t t, int32_t w, uint32_t in_mask, uint32_t out_mask)
+{
+    IrNode *k = ad_widen_node(c, w, in_mask);
+    if (!k)
+        return -1;
+    for (size_t j = 0; j < c->n->n_out; j++) {
+        if (!c->n->out[j])
+            continue;
+        if (!(out_mask >> j & 1u)) {
+            ad_move_output(c, j, k, j);
+            continue;
+        }
+        IrValue *y = ad_cast(c, k->out[j], t);
+        if (!y)
+            return -1;
+        ad_move_output(c, j, y->producer, 0);
+    }
+    ir_node_delete(c->n);
+    return 0;
+}
+
 /* ---- generic adapters ------------------------------------------------ */
 
 int ad_nothing(AdCtx *c)

@@ -97,6 +97,11 @@ static bool ad_is_signed_int(int32_t t)
     return t == AD_T_INT8 || t == AD_T_INT16 || t == AD_T_INT32 || t == AD_T_INT64;
 }
 
+static bool ad_is_int(int32_t t)
+{
+    return ad_is_unsigned(t) || ad_is_signed_int(t);
+}
+
 /* Whether `op` at c->build_opset takes element type t for its first
  * input. */
 static bool ad_has_type(const AdCtx *c, const char *op, int32_t t)
@@ -495,26 +500,67 @@ static int ad_bcast_down(AdCtx *c)
 
 /* ---- Max Min Sum Mean (6 <-> 8) --------------------------------------- */
 
+/* x repeated to the static dims od (rank ro) it broadcasts to: a Reshape
+ * that prepends dims of 1 up to rank ro, then a Tile (opset 6) by od[i]
+ * along each dim of 1 whose output dim is not 1. Copies only, so the
+ * values are exactly those broadcasting reads. x itself when it has
+ * those dims already. */
+static IrValue *ad_tile_to(AdCtx *c, IrValue *x, const int64_t *od, size_t ro)
+{
+    int64_t d[AD_MAX_RANK], xd[AD_MAX_RANK], rep[AD_MAX_RANK];
+    size_t r;
+    if (!x || !ad_static_dims(x, d, &r) || r > ro)
+        return NULL;
+    bool same = r == ro, tile = false;
+    for (size_t i = 0; i < ro; i++) {
+        xd[i] = i < ro - r ? 1 : d[i - (ro - r)];
+        rep[i] = xd[i] == od[i] ? 1 : od[i];
+        same = same && xd[i] == od[i];
+        tile = tile || rep[i] != 1;
+    }
+    if (same)
+        return x;
+    if (r != ro)
+        x = ad_reshape(c, x, ro, xd);
+    return tile ? ad_op2(c, "Tile", x, ad_const_i64s(c, ro, rep)) : x;
+}
+
 /* Opset 8 added multidirectional broadcasting of the inputs; before, all
  * inputs have one shape. Up: equal shapes broadcast to themselves.
- * Down: exact only when the inputs' shapes are known to be equal. */
+ * Down: inputs of shapes known to be equal need nothing; otherwise, when
+ * every input's dims are known numbers, each input is tiled to the
+ * broadcast shape (ad_tile_to), which opset 6 can state exactly. */
 static int ad_variadic_down(AdCtx *c)
 {
     IrValue *v0 = ad_in(c, 0);
-    for (size_t i = 1; i < c->n->n_in; i++) {
+    size_t bad = 0;
+    for (size_t i = 1; i < c->n->n_in && !bad; i++) {
         IrValue *v = ad_in(c, i);
-        if (!v || v == v0)
-            continue;
-        const IrShape *s0 = ad_shape(v0), *s = ad_shape(v);
-        if (ad_shape_eq(s0, s))
-            continue;
-        if (!ad_shape_known(s0) || !ad_shape_known(s))
+        if (v && v != v0 && !ad_shape_eq(ad_shape(v0), ad_shape(v)))
+            bad = i;
+    }
+    if (!bad)
+        return 0;
+    int64_t od[AD_MAX_RANK], d[AD_MAX_RANK];
+    size_t ro = 0, r;
+    for (size_t i = 0; i < c->n->n_in; i++) {
+        if (!ad_static_dims(ad_in(c, i), d, &r))
             return ad_refuse(c, "shape-unknown",
-                             "opset %lld needs equal input shapes (unknown here)",
-                             (long long)c->to_opset);
-        return ad_refuse(c, "broadcast",
-                         "input %zu's shape differs from input 0's; opset %lld "
-                         "does not broadcast", i, (long long)c->to_opset);
+                             "opset %lld needs equal input shapes: input %zu's "
+                             "dims must be known to tile it", (long long)c->to_opset, i);
+        if (!ad_bcast_into(od, &ro, d, r))
+            return ad_refuse(c, "broadcast", "input %zu's shape does not "
+                             "broadcast with the others", i);
+    }
+    if (c->build_opset < 6)
+        return ad_refuse(c, "broadcast", "inputs of different shapes need "
+                         "Tile (opset 6) to be made equal");
+    for (size_t i = 0; i < c->n->n_in; i++) {
+        IrValue *t = ad_tile_to(c, ad_in(c, i), od, ro);
+        if (!t)
+            return c->reason ? -1 : ad_refuse(c, "internal", "tiling failed");
+        if (t != ad_in(c, i))
+            ir_node_set_input(c->n, i, t);
     }
     return 0;
 }
@@ -522,20 +568,15 @@ static int ad_variadic_down(AdCtx *c)
 /* ---- Pow (7 <-> 12) --------------------------------------------------- */
 
 /* Pow-12 gave the exponent its own type variable (T1); before, base and
- * exponent share T. Up: nothing. Down: base and exponent of one type, or
- * a float/double base with a constant integer exponent whose values the
- * base type holds exactly (|e| <= 2^24 / 2^53): the exponent becomes a
- * constant of the base type, and pow(x, e) is the same for e as an
- * integer or as the equal floating value. */
-static int ad_pow_down(AdCtx *c)
+ * exponent share T (float16, float, double). A float/double base with a
+ * constant integer exponent whose values the base type holds exactly
+ * (|e| <= 2^24 / 2^53): the exponent becomes a constant of the base's
+ * type, and pow(x, e) is the same for e as an integer or as the equal
+ * floating value. Returns 0 done, 1 not applicable (nothing built), -1. */
+static int ad_pow_const_exp(AdCtx *c)
 {
     IrValue *e = ad_in(c, 1);
     int32_t ta = ad_elem(ad_in(c, 0)), tb = ad_elem(e);
-    if (!ta || !tb)
-        return ad_refuse(c, "type-unknown",
-                         "Pow-7 needs base and exponent of one type (unknown here)");
-    if (ta == tb)
-        return 0;
     const IrTensor *ct = ad_const(e);
     int64_t *v;
     size_t n;
@@ -543,8 +584,7 @@ static int ad_pow_down(AdCtx *c)
                 (ad_is_signed_int(tb) || ad_is_unsigned(tb)) && ct &&
                 ad_const_ints(e, &v, &n);
     if (!fits)
-        return ad_refuse(c, "type", "Pow-7 needs base and exponent of one type "
-                         "(%s and %s)", ir_dtype_name(ta), ir_dtype_name(tb));
+        return 1;
     int64_t lim = ta == AD_T_FLOAT ? INT64_C(1) << 24 : INT64_C(1) << 53;
     size_t w = ta == AD_T_FLOAT ? 4 : 8;
     uint8_t *raw = ir_alloc_array(n ? n * w : 1, 1);
@@ -558,12 +598,72 @@ static int ad_pow_down(AdCtx *c)
     IrValue *k = fits ? ad_const_tensor(c, ta, ct->ndims, ct->dims, raw, n * w) : NULL;
     free(raw);
     if (!fits)
-        return ad_refuse(c, "type", "the exponent's values are not all exact in %s",
-                         ir_dtype_name(ta));
+        return 1;
     if (!k)
         return -1;
     ir_node_set_input(c->n, 1, k);
     ir_value_drop_if_unused(e);
+    return 0;
+}
+
+/* Whether t is a type Pow-12 takes that converts to double exactly or
+ * as numpy converts it: the floating types Pow-7 has and the integers. */
+static bool ad_pow_type(int32_t t)
+{
+    return ad_is_float(t) || ad_is_int(t);
+}
+
+/* Pow 12 -> 7. Same floating types: nothing. A constant integer exponent
+ * that a float/double base holds exactly: ad_pow_const_exp. Otherwise,
+ * when either side is floating: base and exponent cast to double, Pow,
+ * cast back to the base type. The reference computes np.power(a,
+ * b).astype(a.dtype), where numpy promotes a float with a 32/64-bit
+ * integer, or a float with a double, to double; ONNX Runtime's
+ * std::pow(float, int) promotes to double too, and the evaluator computes
+ * every floating power in double. An integer base with an integer
+ * exponent is refused: numpy's integer power wraps on overflow, and a
+ * power in double is exact only below 2^53. */
+static int ad_pow_down(AdCtx *c)
+{
+    IrValue *e = ad_in(c, 1);
+    int32_t ta = ad_elem(ad_in(c, 0)), tb = ad_elem(e);
+    if (!ta || !tb)
+        return ad_refuse(c, "type-unknown",
+                         "Pow-7 needs base and exponent of one type (unknown here)");
+    if (ta == tb && ad_is_float(ta))
+        return 0;
+    bool flt = ad_is_float(ta) || ad_is_float(tb);
+    if (!ad_pow_type(ta) || !ad_pow_type(tb) || !flt)
+        return ad_refuse(c, "type", "Pow-7 takes floating types only; %s to the power "
+                         "%s has no exact floating form (integer powers wrap on "
+                         "overflow)", ir_dtype_name(ta), ir_dtype_name(tb));
+    if ((ta == AD_T_FLOAT || ta == AD_T_DOUBLE) && ad_is_int(tb) && ad_const(e)) {
+        int r = ad_pow_const_exp(c);
+        if (r <= 0)
+            return r;
+    }
+    return ad_widen(c, ta, AD_T_DOUBLE, 3u, 1u);
+}
+
+/* ---- Add Sub Mul Div (13 <-> 14) ---------------------------------------- */
+
+/* Version 14 added int8, int16, uint8 and uint16. Down: computed in 32
+ * bits and cast back. Unsigned values go through uint32, where Add, Sub
+ * and Mul are exact modulo 2^32, so their low 16 or 8 bits, which the
+ * Cast back keeps, are the wrapped result in the narrow type (numpy's and
+ * the reference's); Div of two values below 2^16 is exact. Signed values
+ * go through int32: sums, differences and products of 16-bit values
+ * (|a * b| <= 2^30) and quotients (truncated toward zero, as the spec's
+ * integer Div) are exact, and the Cast back keeps their two's complement
+ * low bits, which is how the narrow type wraps (-128 / -1 gives -128, as
+ * int8 arithmetic does). Other types need nothing. */
+static int ad_arith_down(AdCtx *c)
+{
+    int32_t t = ad_elem(ad_in(c, 0));
+    if (t == AD_T_UINT8 || t == AD_T_UINT16)
+        return ad_widen(c, t, AD_T_UINT32, 3u, 1u);
+    if (t == AD_T_INT8 || t == AD_T_INT16)
+        return ad_widen(c, t, AD_T_INT32, 3u, 1u);
     return 0;
 }
 
@@ -618,10 +718,44 @@ static int ad_clip_6_11(AdCtx *c)
     return 0;
 }
 
-/* Clip-11 -> 6: each bound input must be a constant of one element whose
- * value a float attribute holds exactly (a double bound is compared as a
- * double). An absent bound of Clip-11 clips nothing (the reference's and
- * the evaluator's reading): -/+inf. */
+/* Clip-11 as Min(Max(x, min), max): numpy's clip, which the reference
+ * implementation calls, so NaN in x stays NaN (Max and Min propagate it)
+ * and min > max gives max. Each bound is one element (Clip-11 says a
+ * scalar): Max/Min-8 broadcast it onto x, and below opset 8 their own
+ * adapter tiles it to x's shape. A bound of rank above x's would widen
+ * the output's shape, so its shape must be known: dims of 1, rank at most
+ * x's. An absent bound clips nothing and is left out. */
+static int ad_clip_minmax(AdCtx *c)
+{
+    static const char *const names[2] = {"min", "max"};
+    IrValue *x = ad_in(c, 0), *y = x;
+    for (size_t i = 0; i < 2; i++) {
+        IrValue *b = ad_in(c, i + 1);
+        const IrShape *s = ad_shape(b);
+        if (!b)
+            continue;
+        if (!s || (s->rank > 0 && ad_rank(x) < 0))
+            return ad_refuse(c, "shape-unknown", "%s '%s' must be known to be one "
+                             "element of rank at most the input's to become an "
+                             "input of %s", names[i], b->name, i == 0 ? "Max" : "Min");
+        if (s->rank > (size_t)ad_rank(x) && s->rank > 0)
+            return ad_refuse(c, "shape", "%s '%s' has rank %zu, above the input's: "
+                             "%s would widen the output", names[i], b->name, s->rank,
+                             i == 0 ? "Max" : "Min");
+        for (size_t k = 0; k < s->rank; k++)
+            if (!ad_dim_is(&s->dims[k], 1))
+                return ad_refuse(c, "shape", "%s '%s' is not one element, which "
+                                 "Clip-11 requires", names[i], b->name);
+        y = ad_op2(c, i == 0 ? "Max" : "Min", y, b);
+    }
+    return ad_finish(c, y == x ? ad_op1(c, "Identity", x) : y);
+}
+
+/* Clip-11 -> 6: a bound that is a constant of one element whose value a
+ * float attribute holds exactly becomes the attribute (a double bound is
+ * compared as a double). An absent bound of Clip-11 clips nothing (the
+ * reference's and the evaluator's reading): -/+inf. A bound known only at
+ * run time, or one no float holds, gives the Max/Min form instead. */
 static int ad_clip_11_6(AdCtx *c)
 {
     static const char *const names[2] = {"min", "max"};
@@ -634,17 +768,14 @@ static int ad_clip_11_6(AdCtx *c)
         double *d;
         size_t n;
         if (!ad_const_floats(v, &d, &n))
-            return ad_refuse(c, "not-constant",
-                             "input '%s' must be a constant to become attribute '%s'",
-                             v->name, names[i]);
+            return ad_clip_minmax(c);
         double x = n == 1 ? d[0] : 0;
         free(d);
         if (n != 1)
             return ad_refuse(c, "attribute", "%s has %zu elements, not one",
                              names[i], n);
         if (!isnan(x) && (double)(float)x != x)
-            return ad_refuse(c, "attribute",
-                             "%s = %.17g is not exactly a float", names[i], x);
+            return ad_clip_minmax(c);
         set[i] = (float)x;
     }
     for (size_t i = 0; i < 2; i++) {
@@ -659,12 +790,26 @@ static int ad_clip_11_6(AdCtx *c)
     return 0;
 }
 
-/* ---- integer comparisons below the versions that take integers ------- */
-
-static bool ad_is_int(int32_t t)
+/* Clip-12 -> 11: version 12 added the integer types. Integers of up to
+ * 16 bits convert to float exactly, up to 32 bits to double, and the
+ * clipped value is one of x, min or max, so Clip in that type cast back
+ * is exact (the Clip-11 built here goes on down by its own adapters;
+ * float where it is exact, since ONNX Runtime's older Clip/Max/Min
+ * kernels take float only). 64-bit integers do not fit a
+ * double: Min(Max(x, min), max) built at opset 12, where Max/Min take
+ * them; their adapters lower them exactly (compared in 32-bit halves). */
+static int ad_clip_12_11(AdCtx *c)
 {
-    return ad_is_unsigned(t) || ad_is_signed_int(t);
+    int32_t t = ad_elem(ad_in(c, 0));
+    if (!ad_is_int(t))
+        return 0;
+    if (ir_dtype_bits(t) <= 32)
+        return ad_widen(c, t, ir_dtype_bits(t) <= 16 ? AD_T_FLOAT : AD_T_DOUBLE, 7u, 1u);
+    c->build_opset = 12;
+    return ad_clip_minmax(c);
 }
+
+/* ---- integer comparisons below the versions that take integers ------- */
 
 /* A 64-bit integer v split as hi = v / 2^32 (Div truncates) and lo = v -
  * hi * 2^32, both cast to double (|hi| <= 2^32 and |lo| < 2^32: exact).
@@ -888,6 +1033,16 @@ static int ad_isinf_gone(AdCtx *c)
     return 0;
 }
 
+/* IsInf 20 -> 10: version 20 added float16 and bfloat16, whose values
+ * (infinities included, NaN staying NaN) float holds exactly. */
+static int ad_isinf_down(AdCtx *c)
+{
+    int32_t t = ad_elem(ad_in(c, 0));
+    if (t != AD_T_FLOAT16 && t != AD_T_BFLOAT16)
+        return 0;
+    return ad_widen(c, t, AD_T_FLOAT, 1u, 0u);
+}
+
 /* BitwiseNot (18): for an unsigned type ~x = MAX - x, for a signed one
  * ~x = -1 - x (two's complement); neither subtraction can overflow. */
 static int ad_bitwisenot_gone(AdCtx *c)
@@ -909,9 +1064,13 @@ static int ad_bitwisenot_gone(AdCtx *c)
 }
 
 /* BitCast (26): the same type is the identity; bool to uint8/int8 keeps
- * the byte 0 or 1, which Cast gives too. Any other pair reinterprets bits
- * no older op can (Cast converts values; its result for integers out of
- * the target's range is not defined by the spec). */
+ * the byte 0 or 1, which Cast gives too. Between integers of one width
+ * (int8 <-> uint8, ..., int64 <-> uint64) the bits are the value modulo
+ * 2^bits, which is what Cast gives for a value out of the target's
+ * range: Cast's text keeps the low bits in two's complement ("200 as
+ * int16 casts to -56 as int8"), and before that text the reference's
+ * astype did the same. Other pairs reinterpret floating bits, which no
+ * arithmetic can read or build (NaN payloads, for one). */
 static int ad_bitcast_gone(AdCtx *c)
 {
     IrValue *x = ad_in(c, 0);
@@ -922,7 +1081,9 @@ static int ad_bitcast_gone(AdCtx *c)
     IrNode *k;
     if (to == t) {
         k = ad_node(c, c->n, "Identity", 1, &x, 1);
-    } else if (t == AD_T_BOOL && (to == AD_T_UINT8 || to == AD_T_INT8)) {
+    } else if ((t == AD_T_BOOL && (to == AD_T_UINT8 || to == AD_T_INT8)) ||
+               (ad_is_int(t) && ad_is_int((int32_t)to) &&
+                ir_dtype_bits(t) == ir_dtype_bits((int32_t)to))) {
         IrValue *y = ad_cast(c, x, (int32_t)to);
         k = y ? y->producer : NULL;
     } else {
@@ -936,11 +1097,39 @@ static int ad_bitcast_gone(AdCtx *c)
     return 0;
 }
 
+/* BitShift of unsigned x by n known only at run time: k = min(n, cap) in
+ * float (n below 2^24 converts exactly, a larger n stays above cap),
+ * p = 2^k (a power of 2 up to 2^63: exact in float and in uint64), and
+ * x * p or x / p in uint64. Up to 32 bits cap is the width: nothing
+ * overflows (x < 2^32, p <= 2^32), the Cast back keeps the low bits,
+ * which are the shifted value, and a shift by the width gives 0. For
+ * uint64 cap is 63 (2^64 fits no type): uint64 Mul wraps modulo 2^64,
+ * which drops the shifted-out bits, and the result is multiplied by
+ * (n < 64) so that a shift by 64 or more gives 0. That 0 is numpy's (the
+ * reference's) and the evaluator's result. Float rather than double:
+ * ONNX Runtime's Min-6 is float only. */
+static int ad_bitshift_runtime(AdCtx *c, IrValue *x, IrValue *n, int32_t t, bool left)
+{
+    int bits = ir_dtype_bits(t);
+    bool wide = bits == 64;
+    IrValue *nf = ad_cast(c, n, AD_T_FLOAT);
+    IrValue *k = ad_op2(c, "Min", nf, ad_const_scalar(c, AD_T_FLOAT, wide ? 63 : bits));
+    IrValue *p = ad_cast(c, ad_op2(c, "Pow", ad_const_scalar(c, AD_T_FLOAT, 2.0), k),
+                         AD_T_UINT64);
+    IrValue *y = ad_op2(c, left ? "Mul" : "Div", ad_cast(c, x, AD_T_UINT64), p);
+    if (wide) {
+        IrValue *in = ad_op2(c, "Less", nf, ad_const_scalar(c, AD_T_FLOAT, 64));
+        y = ad_op2(c, "Mul", y, ad_cast(c, in, AD_T_UINT64));
+    }
+    return ad_finish(c, ad_cast(c, y, t));
+}
+
 /* BitShift (11) with a constant shift amount n (0 <= n < bits): x << n is
  * x * 2^n and x >> n is x / 2^n (unsigned Mul wraps modulo 2^bits, which
  * is dropping the high bits; unsigned Div truncates, which is the right
  * shift). The constant 2^n keeps n's shape, so broadcasting is the
- * same. A shift that is not constant has no older form. */
+ * same. A shift known only at run time, by the width or more, or of a
+ * type Mul/Div lack at the target: ad_bitshift_runtime. */
 static int ad_bitshift_gone(AdCtx *c)
 {
     IrValue *x = ad_in(c, 0), *y = ad_in(c, 1);
@@ -956,23 +1145,16 @@ static int ad_bitshift_gone(AdCtx *c)
     const IrTensor *ct = ad_const(y);
     int64_t *v;
     size_t n;
-    if (!ct || !ad_const_ints(y, &v, &n))
-        return ad_refuse(c, "not-constant",
-                         "the shift amount must be a constant (no integer power "
-                         "or shift before opset 11)");
+    if (!ct || !ad_has_type(c, left ? "Mul" : "Div", t) || !ad_const_ints(y, &v, &n))
+        return ad_bitshift_runtime(c, x, y, t, left);
     int w = ir_dtype_bits(t) / 8, bits = 8 * w;
-    if (ad_need_type(c, left ? "Mul" : "Div", t) < 0) {
-        free(v);
-        return -1;
-    }
     uint8_t *raw = ir_alloc_array(n ? n * (size_t)w : 1, 1);
     for (size_t i = 0; i < n; i++) {
         uint64_t s = (uint64_t)v[i];
         if (s >= (uint64_t)bits) {
             free(v);
             free(raw);
-            return ad_refuse(c, "semantics", "shift by %llu of a %d-bit value is "
-                             "not defined", (unsigned long long)s, bits);
+            return ad_bitshift_runtime(c, x, y, t, left);
         }
         uint64_t p = UINT64_C(1) << s;
         for (int b = 0; b < w; b++)
@@ -1443,10 +1625,14 @@ static const AdEntry ad_elementwise[] = {
     AD_BOTH("Cosh", 9, 22), AD_BOTH("Sinh", 9, 22),
 
     /* arithmetic */
-    AD_CONSUMED("Add"), AD_BCAST("Add", 6, 7), AD_BOTH("Add", 7, 13), AD_BOTH("Add", 13, 14),
-    AD_CONSUMED("Sub"), AD_BCAST("Sub", 6, 7), AD_BOTH("Sub", 7, 13), AD_BOTH("Sub", 13, 14),
-    AD_CONSUMED("Mul"), AD_BCAST("Mul", 6, 7), AD_BOTH("Mul", 7, 13), AD_BOTH("Mul", 13, 14),
-    AD_CONSUMED("Div"), AD_BCAST("Div", 6, 7), AD_BOTH("Div", 7, 13), AD_BOTH("Div", 13, 14),
+    AD_CONSUMED("Add"), AD_BCAST("Add", 6, 7), AD_BOTH("Add", 7, 13), AD_UP("Add", 13, 14, AD_COMPATIBLE, NULL),
+    AD_DOWN("Add", 13, 14, AD_SEMANTIC, ad_arith_down),
+    AD_CONSUMED("Sub"), AD_BCAST("Sub", 6, 7), AD_BOTH("Sub", 7, 13), AD_UP("Sub", 13, 14, AD_COMPATIBLE, NULL),
+    AD_DOWN("Sub", 13, 14, AD_SEMANTIC, ad_arith_down),
+    AD_CONSUMED("Mul"), AD_BCAST("Mul", 6, 7), AD_BOTH("Mul", 7, 13), AD_UP("Mul", 13, 14, AD_COMPATIBLE, NULL),
+    AD_DOWN("Mul", 13, 14, AD_SEMANTIC, ad_arith_down),
+    AD_CONSUMED("Div"), AD_BCAST("Div", 6, 7), AD_BOTH("Div", 7, 13), AD_UP("Div", 13, 14, AD_COMPATIBLE, NULL),
+    AD_DOWN("Div", 13, 14, AD_SEMANTIC, ad_arith_down),
     AD_BCAST("Pow", 1, 7),
     AD_UP("Pow", 7, 12, AD_COMPATIBLE, NULL),
     AD_DOWN("Pow", 7, 12, AD_SEMANTIC, ad_pow_down),
@@ -1471,7 +1657,8 @@ static const AdEntry ad_elementwise[] = {
     AD_GONE("GreaterOrEqual", 12, AD_EXPAND, ad_ge_gone),
     AD_BOTH("LessOrEqual", 12, 16),
     AD_GONE("LessOrEqual", 12, AD_EXPAND, ad_le_gone),
-    AD_BOTH("IsInf", 10, 20), AD_GONE("IsInf", 10, AD_EXPAND, ad_isinf_gone),
+    AD_UP("IsInf", 10, 20, AD_COMPATIBLE, NULL),
+    AD_DOWN("IsInf", 10, 20, AD_SEMANTIC, ad_isinf_down), AD_GONE("IsInf", 10, AD_EXPAND, ad_isinf_gone),
     AD_BOTH("IsNaN", 9, 13), AD_BOTH("IsNaN", 13, 20),
     AD_GONE("IsNaN", 9, AD_EXPAND, ad_isnan_gone),
     AD_BOTH("Where", 9, 16), AD_GONE("Where", 9, AD_EXPAND, ad_where_gone),
@@ -1508,7 +1695,9 @@ static const AdEntry ad_elementwise[] = {
     AD_DOWN("Clip", 1, 6, AD_ATTRS, ad_clip_6_1),
     AD_UP("Clip", 6, 11, AD_ATTR_INPUT, ad_clip_6_11),
     AD_DOWN("Clip", 6, 11, AD_ATTR_INPUT, ad_clip_11_6),
-    AD_BOTH("Clip", 11, 12), AD_BOTH("Clip", 12, 13),
+    AD_UP("Clip", 11, 12, AD_COMPATIBLE, NULL),
+    AD_DOWN("Clip", 11, 12, AD_SEMANTIC, ad_clip_12_11),
+    AD_BOTH("Clip", 12, 13),
 
     /* others */
     AD_BOTH("Sign", 9, 13), AD_GONE("Sign", 9, AD_EXPAND, ad_sign_gone),

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "adapters.h"
+#include "../src/eval.h"
 
 /* ---- helpers -------------------------------------------------------- */
 
@@ -1001,6 +1002,17 @@ static int ad_nn_col2im_expand(AdCtx *c)
 
 /* ---- the table ------------------------------------------------------ */
 
+/* MaxPool 12 -> 11: version 12 added int8 and uint8. Their values are
+ * exact in float, the max of a window is one of them, and Indices count
+ * positions, not values: MaxPool in float cast back is exact. */
+static int ad_nn_maxpool_12_11(AdCtx *c)
+{
+    int32_t t = ad_elem(ad_in(c, 0));
+    if (t != EV_UINT8 && t != EV_INT8)
+        return 0;
+    return ad_widen(c, t, EV_FLOAT, 1u, 1u);
+}
+
 static const AdEntry ad_nn[] = {
     AD_BOTH("Conv", 1, 11),
     AD_BOTH("Conv", 11, 22),
@@ -1021,7 +1033,8 @@ static const AdEntry ad_nn[] = {
     AD_UP("MaxPool", 8, 10, AD_ATTRS, ad_nothing),
     AD_DOWN("MaxPool", 8, 10, AD_ATTRS, ad_nn_pool_plain),
     AD_BOTH("MaxPool", 10, 11),
-    AD_BOTH("MaxPool", 11, 12),
+    AD_UP("MaxPool", 11, 12, AD_COMPATIBLE, NULL),
+    AD_DOWN("MaxPool", 11, 12, AD_SEMANTIC, ad_nn_maxpool_12_11),
     AD_BOTH("MaxPool", 12, 22),
 
     AD_UP("LpPool", 1, 2, AD_ATTRS, ad_nn_p_to_int),

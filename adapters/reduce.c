@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "adapters.h"
+#include "../src/eval.h"
 
 /* ---- helpers ----------------------------------------------------------- */
 
@@ -499,6 +500,23 @@ static int ad_arg_last_down(AdCtx *c)
     AD_UP(op, 13, 18, AD_ATTR_INPUT, ad_red_up), \
     AD_DOWN(op, 13, 18, AD_ATTR_INPUT, ad_red_down)
 
+/* ReduceMax / ReduceMin 20 -> 18: version 20 added bool. Reduced as
+ * float 0/1 (a type every version and ONNX Runtime's kernels take), the
+ * result r is 0 or 1, and r > 0 is the bool result; the empty set gives
+ * the lowest float (max), false, or the highest (min), true, which is
+ * what version 20 gives. The axes input stays as it is. */
+static int ad_red_bool_down(AdCtx *c)
+{
+    if (ad_elem(ad_in(c, 0)) != EV_BOOL)
+        return 0;
+    IrNode *k = ad_widen_node(c, EV_FLOAT, 1u);
+    IrValue *y = k ? ad_op2(c, "Greater", k->out[0], ad_const_scalar(c, EV_FLOAT, 0.0)) : NULL;
+    if (!y)
+        return -1;
+    ad_replace(c, y->producer);
+    return 0;
+}
+
 static const AdEntry ad_reduce_table[] = {
     AD_RED_EARLY("ReduceL1"), AD_BOTH("ReduceL1", 11, 13), AD_RED_18("ReduceL1"),
     AD_RED_EARLY("ReduceL2"), AD_BOTH("ReduceL2", 11, 13), AD_RED_18("ReduceL2"),
@@ -511,9 +529,11 @@ static const AdEntry ad_reduce_table[] = {
     AD_RED_EARLY("ReduceSumSquare"), AD_BOTH("ReduceSumSquare", 11, 13),
     AD_RED_18("ReduceSumSquare"),
     AD_RED_EARLY("ReduceMax"), AD_BOTH("ReduceMax", 11, 12), AD_BOTH("ReduceMax", 12, 13),
-    AD_RED_18("ReduceMax"), AD_BOTH("ReduceMax", 18, 20),
+    AD_RED_18("ReduceMax"), AD_UP("ReduceMax", 18, 20, AD_COMPATIBLE, NULL),
+    AD_DOWN("ReduceMax", 18, 20, AD_SEMANTIC, ad_red_bool_down),
     AD_RED_EARLY("ReduceMin"), AD_BOTH("ReduceMin", 11, 12), AD_BOTH("ReduceMin", 12, 13),
-    AD_RED_18("ReduceMin"), AD_BOTH("ReduceMin", 18, 20),
+    AD_RED_18("ReduceMin"), AD_UP("ReduceMin", 18, 20, AD_COMPATIBLE, NULL),
+    AD_DOWN("ReduceMin", 18, 20, AD_SEMANTIC, ad_red_bool_down),
     AD_RED_EARLY("ReduceSum"),
     AD_UP("ReduceSum", 11, 13, AD_ATTR_INPUT, ad_red_up),
     AD_DOWN("ReduceSum", 11, 13, AD_ATTR_INPUT, ad_red_down),
