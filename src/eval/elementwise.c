@@ -1289,8 +1289,11 @@ static int ev_clip_bound(EvCtx *c, const EvValue *x, size_t i,
 static int ev_clip_float(EvCtx *c, const EvValue *x, EvValue *y, double lo,
                          double hi)
 {
+    /* a NaN bound makes every element NaN: ONNX's reference clips with
+     * numpy.clip, whose maximum/minimum propagate NaN (the text is silent) */
+    bool nan_bound = isnan(lo) || isnan(hi);
     for (size_t k = 0; k < x->numel; k++) {
-        double v = ev_get_f(x, k);
+        double v = nan_bound ? NAN : ev_get_f(x, k);
         if (v < lo)
             v = lo;
         if (v > hi)
