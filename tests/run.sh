@@ -91,6 +91,8 @@ run adapter_coverage "$build/tests/test_adapter_table" --coverage \
 run ort_matrix sh tests/ort_matrix.sh "$build"
 # and the optimized corpus (every case the evaluator judged ok)
 run ort_optimize sh tests/ort_matrix.sh "$build" optimize
+# and the optimizer's node counts at or below ORT's basic level
+run ort_nodecount sh tests/ort_nodecount.sh "$build"
 for t in "$asan"/tests/test_*; do
     [ -x "$t" ] && ASAN_OPTIONS=detect_leaks=1 run "asan/$(basename "$t")" "$t"
 done
