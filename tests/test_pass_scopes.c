@@ -2,7 +2,8 @@
  * Runtime's basic level (tests/ort_nodecount.sh): Constant nodes of
  * If/Loop bodies become the body's own initializers (not in function
  * bodies, not below IR 4), folds there place initializers too, nodes with
- * no inputs fold and merge like any other. Each case builds its model here; tb_run checks the
+ * no inputs fold and merge like any other, and Add/Sub/Mul/Div by an
+ * exact identity go. Each case builds its model here; tb_run checks the
  * outputs before and after on seeded inputs. */
 #include "passes_build.h"
 
@@ -192,6 +193,41 @@ static void ts_cse_no_input(void)
     ir_model_free(m);
 }
 
+/* noop on y = Op(...) read by Neg: whether the node goes. */
+static const struct {
+    const char *what, *text;
+    bool gone;
+} ts_arith_cases[] = {
+    {"x*1", "input x float 2,3\ninit c float 3 1\ny = Mul x,c\n", true},
+    {"1*x", "input x float 2,3\ninit c float 1 1\ny = Mul c,x\n", true},
+    {"x*1 grows x", "input x float 2,3\ninit c float 4,2,3 1\ny = Mul x,c\n", false},
+    {"x*2", "input x float 2,3\ninit c float 3 2\ny = Mul x,c\n", false},
+    {"x*[1,1,2]", "input x float 2,3\ninit c float 3 1,1,2\ny = Mul x,c\n", false},
+    {"x/1", "input x double 2,3\ninit c double - 1\ny = Div x,c\n", true},
+    {"1/x", "input x float 2,3\ninit c float - 1\ny = Div c,x\n", false},
+    {"x+(-0)", "input x float 2,3\ninit c float - -0.0\ny = Add x,c\n", true},
+    {"x+(+0)", "input x float 2,3\ninit c float - 0.0\ny = Add x,c\n", false},
+    {"x-(+0)", "input x float 2,3\ninit c float - 0.0\ny = Sub x,c\n", true},
+    {"x-(-0)", "input x float 2,3\ninit c float - -0.0\ny = Sub x,c\n", false},
+    {"0-x", "input x int64 2,3\ninit c int64 - 0\ny = Sub c,x\n", false},
+    {"int x+0", "input x int64 2,3\ninit c int64 1 0\ny = Add c,x\n", true},
+};
+
+static void ts_arith(void)
+{
+    for (size_t i = 0; i < sizeof ts_arith_cases / sizeof ts_arith_cases[0]; i++) {
+        char text[512];
+        snprintf(text, sizeof text, "%sz = Neg y\noutput z\n", ts_arith_cases[i].text);
+        IrModel *m = tb_model(text);
+        long ch = -1;
+        IrModel *o = tb_run(m, "noop", &ch);
+        T_CHECK(ch == (ts_arith_cases[i].gone ? 1 : 0), "noop %s: %ld changes, want %d",
+                ts_arith_cases[i].what, ch, ts_arith_cases[i].gone);
+        ir_model_free(o);
+        ir_model_free(m);
+    }
+}
+
 int main(void)
 {
     ts_if_constants();
@@ -199,5 +235,6 @@ int main(void)
     ts_function_constant();
     ts_fold_no_input();
     ts_cse_no_input();
+    ts_arith();
     return t_done("test_pass_scopes");
 }
