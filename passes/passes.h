@@ -119,6 +119,7 @@ extern const OptPass opt_pass_constant_to_init;
 extern const OptPass opt_pass_unused_init;
 extern const OptPass opt_pass_fold;
 extern const OptPass opt_pass_fold_shapes;
+extern const OptPass opt_pass_if_const;
 extern const OptPass opt_pass_fuse_layernorm;
 extern const OptPass opt_pass_fuse_gelu;
 extern const OptPass opt_pass_fuse_rmsnorm;

@@ -4,9 +4,11 @@
  * bodies, not below IR 4), folds there place initializers too, nodes with
  * no inputs fold and merge like any other, Add/Sub/Mul/Div by an exact
  * identity go, and a Reshape target computed by Shape -> Cast(float) ->
- * Slice -> Cast(int64) -> Concat folds when the dims sliced are static.
+ * Slice -> Cast(int64) -> Concat folds when the dims sliced are static,
+ * and an If whose condition is a constant becomes the branch it takes.
  * Each case builds its model here; tb_run checks the
  * outputs before and after on seeded inputs. */
+#include "check.h"
 #include "passes_build.h"
 
 /* A subgraph of parent from passes_build text (nodes and "output NAME"). */
@@ -257,6 +259,61 @@ static void ts_shape_chain(void)
     }
 }
 
+/* Two Ifs on condition c (an initializer, or the input when `input`),
+ * whose branches use the same names: the first returns t = x+1 (then) or
+ * x itself, a value of the main graph (else); the second, a graph output,
+ * returns x*2 through an initializer of its own or Neg x. */
+static IrModel *ts_if2_model(bool cond, bool input)
+{
+    char text[256];
+    snprintf(text, sizeof text, "input x float 2,3\n%s\ny = If c\nw = If c\n"
+             "z = Relu y\noutput z\noutput w\n",
+             input ? "input c bool -" : cond ? "init c bool - 1" : "init c bool - 0");
+    IrModel *m = tb_model(text);
+    IrNode *k = m->graph->first, *k2 = k->next;
+    ir_node_set_attr(k, ir_attr_graph("then_branch", ts_sub(m->graph, "then",
+        "one = Constant value_float=1.0\nt = Add x,one\noutput t\n")));
+    ir_node_set_attr(k, ir_attr_graph("else_branch", ts_sub(m->graph, "else",
+        "output x\n")));
+    IrGraph *g = ts_sub(m->graph, "then", "t = Mul x,two\noutput t\n");
+    float two = 2;
+    ir_graph_add_init(g, ir_tensor_new("two", 1, 0, NULL, &two, sizeof two));
+    ir_node_set_attr(k2, ir_attr_graph("then_branch", g));
+    ir_node_set_attr(k2, ir_attr_graph("else_branch", ts_sub(m->graph, "else",
+        "t = Neg x\noutput t\n")));
+    return ts_reload(m);
+}
+
+static void ts_if_const(void)
+{
+    for (int i = 0; i < 3; i++) {
+        IrModel *m = ts_if2_model(i == 0, i == 2);
+        long ch = -1;
+        IrModel *o = m ? tb_run(m, "if_const", &ch) : NULL;
+        /* the checker finds what it found before (the builder leaves
+         * graph outputs untyped), nothing more: no name defined twice */
+        ChkReport r;
+        size_t errors = o ? chk_model(o, &r) : 1;
+        if (o)
+            chk_report_free(&r);
+        if (m)
+            errors -= chk_model(m, &r);
+        if (m)
+            chk_report_free(&r);
+        const IrValue *w = o ? ir_graph_find_local(o->graph, "w") : NULL;
+        if (i < 2)
+            T_CHECK(o && ch == 2 && tb_count(o, "If") == 0 && errors == 0 && w &&
+                    w->kind == IR_VAL_NODE,
+                    "If on a constant %s: %ld changes, %zu If left, %zu checker errors, "
+                    "output w %s", i ? "false" : "true", ch, o ? tb_count(o, "If") : 0,
+                    errors, w ? "kept" : "lost");
+        else
+            T_CHECK(o && ch == 0 && tb_count(o, "If") == 2, "If on an input: %ld changes", ch);
+        ir_model_free(o);
+        ir_model_free(m);
+    }
+}
+
 int main(void)
 {
     ts_if_constants();
@@ -266,5 +323,6 @@ int main(void)
     ts_cse_no_input();
     ts_arith();
     ts_shape_chain();
+    ts_if_const();
     return t_done("test_pass_scopes");
 }
