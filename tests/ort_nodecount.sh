@@ -65,8 +65,9 @@ for p in "$out"/batch.part.*; do
 done
 rm -f "$out/ort.onnx"
 
-# OK ORIGINAL IR ORT OURS
-awk -v name="$name" '
+# OK ORIGINAL IR ORT OURS; a chunk whose process died left no line
+died=$(( $(wc -l <"$out/batch.txt") - $(wc -l <"$out/counts.txt") ))
+awk -v name="$name" -v died="$died" '
     $1 == "ERROR" { nj++ }
     $1 != "OK" || NF != 5 { next }
     {
@@ -76,6 +77,6 @@ awk -v name="$name" '
         else { fail++; printf "FAIL %s: %s: ours %d nodes > ORT basic %d\n", name, n, $5, $4 }
     }
     END {
-        printf "%s: %d cases ORT cannot load and %d of IR < 4 above it, not judged\n", name, nj, old
+        printf "%s: %d cases ORT cannot load, %d lost with a dying ORT process and %d of IR < 4 above it, not judged\n", name, nj, died, old
         printf "%s: %d passed, %d failed\n", name, pass, fail
     }' "$out/counts.txt"
