@@ -1,13 +1,14 @@
 /*
- * constant_to_init.c - turns Constant nodes of the main graph into
- * initializers.
+ * constant_to_init.c - turns Constant nodes into initializers.
  *
  * A Constant whose attribute is a plain tensor (`value`, or value_float(s)
- * / value_int(s)) becomes an initializer of the same name: the same tensor,
- * with no node to run, and later folds see it as a constant. Only in the
- * main graph (subgraphs and function bodies keep Constant nodes, which is
- * how they hold constants), not below IR 4 (where initializers are graph
- * inputs), and not for sparse_value or value_string(s).
+ * / value_int(s)) becomes an initializer of the same name in its own
+ * graph: the same tensor, with no node to run, and later folds see it as
+ * a constant. In the main graph and in If/Loop/Scan bodies (a subgraph may
+ * hold initializers of its own; ONNX Runtime makes the same move), not in
+ * function bodies (FunctionProto has no initializers), not below IR 4
+ * (where initializers are graph inputs), and not for sparse_value or
+ * value_string(s).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -44,9 +45,7 @@ static IrTensor *opt_ci_tensor(IrNode *k)
 
 static long opt_ci_run(OptCtx *c)
 {
-    /* IR < 4 lists every initializer as a graph input too: adding one
-     * would change the interface. */
-    if (!c->main || (c->m->has_ir_version && c->m->ir_version < 4))
+    if (!opt_inits_ok(c))
         return 0;
     long n = 0;
     IR_FOR_NODES(c->g, k) {
@@ -67,6 +66,6 @@ static long opt_ci_run(OptCtx *c)
 }
 
 const OptPass opt_pass_constant_to_init = {
-    "constant_to_init", "turns Constant nodes of the main graph into initializers", true, 0,
+    "constant_to_init", "turns Constant nodes into initializers (not in function bodies)", true, 0,
     opt_ci_run,
 };

@@ -11,9 +11,8 @@
  * wherever the later node's were read.
  *
  * Left alone: random ops (RandomNormal*, RandomUniform*, Bernoulli,
- * Multinomial, and Dropout, random when training), ops with no inputs
- * other than Constant, nodes with subgraph, sparse tensor or type
- * attributes, calls to model-local functions, other domains, and a node
+ * Multinomial, and Dropout, random when training), nodes with subgraph,
+ * sparse tensor or type attributes, calls to model-local functions, other domains, and a node
  * one of whose outputs is a graph output (its name is part of the
  * interface).
  */
@@ -223,11 +222,8 @@ static bool opt_cse_candidate(const OptCtx *c, const IrNode *k)
     if ((k->domain && k->domain[0] && strcmp(k->domain, "ai.onnx") != 0) ||
         opt_cse_random(k->op_type) || ir_model_function(c->m, k))
         return false;
-    bool has_in = false;
-    for (size_t i = 0; i < k->n_in; i++)
-        has_in = has_in || k->in[i];
-    if (!has_in && strcmp(k->op_type, "Constant") != 0)
-        return false;
+    /* a node with no inputs (SequenceEmpty, Constant) is a function of its
+     * attributes alone, unless random (above) */
     for (size_t a = 0; a < k->n_attr; a++)
         if (!opt_cse_plain_attr(k->attr[a]))
             return false;

@@ -26,17 +26,18 @@
 
 /* Ops whose result is not a function of their inputs alone, or that run
  * graphs, are never folded (the rule of src/known.h); nor is a Constant,
- * which is already one, nor a node without inputs. */
+ * which is already one. */
 static bool opt_fold_op_skipped(const IrNode *k)
 {
-    return k->n_in == 0 || !strcmp(k->op_type, "Constant") || !kv_deterministic(k);
+    return !strcmp(k->op_type, "Constant") || !kv_deterministic(k);
 }
 
-/* Whether every present input is a constant; adds the bytes of those only
- * k reads to *freed. */
+/* Whether every present input is a constant (a node with none, such as
+ * OptionalHasElement of a left-out input, folds too: the skipped ops are
+ * the ones whose result is not a function of their inputs); adds the
+ * bytes of those only k reads to *freed. */
 static bool opt_fold_inputs(const IrNode *k, uint64_t *freed)
 {
-    bool any = false;
     for (size_t i = 0; i < k->n_in; i++) {
         const IrValue *v = k->in[i];
         if (!v)
@@ -44,7 +45,6 @@ static bool opt_fold_inputs(const IrNode *k, uint64_t *freed)
         const IrTensor *t = opt_const_tensor(v);
         if (!t)
             return false;
-        any = true;
         bool only_k = !ir_value_is_graph_output(v);
         for (size_t u = 0; u < v->n_uses && only_k; u++)
             only_k = v->uses[u].node == k;
@@ -54,7 +54,7 @@ static bool opt_fold_inputs(const IrNode *k, uint64_t *freed)
         if (only_k && first)
             *freed += ir_tensor_stored_bytes(t);
     }
-    return any;
+    return true;
 }
 
 /* The bytes k's outputs will take, from inferred static shapes; false

@@ -21,6 +21,7 @@ const OptPass *const opt_passes[] = {
     &opt_pass_constant_to_init,
     &opt_pass_fold_shapes,
     &opt_pass_fold,
+    &opt_pass_if_const,
     &opt_pass_identity,
     &opt_pass_noop,
     &opt_pass_dedup_init,

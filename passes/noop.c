@@ -20,6 +20,12 @@
  *   Transpose with perm 0,1,..,r-1, or no perm and rank <= 1.
  *   Concat    of one input; Split into one output with no sizes or with
  *             the one size equal to the axis' length.
+ *   Mul, Div  by a constant of ones, Add of a constant of zeros, Sub of
+ *             one (x the first operand of Sub and Div), when broadcasting
+ *             gives x's static shape back. Floats need the zero's sign:
+ *             x + (-0) and x - (+0) are x for every x, x + (+0) is not
+ *             (-0 + 0 = +0), so an Add of +0 stays (ONNX Runtime drops
+ *             it; we do not round a -0 away).
  * Squeeze/Unsqueeze are never no-ops in general and are left alone. Shapes
  * come from inference and must be fully static (numbers); anything
  * unknown leaves the node as it is.
@@ -27,7 +33,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <math.h>
+
 #include "passes.h"
+#include "fuse_util.h"
+#include "../src/eval.h"
 #include "../src/infer.h"
 
 #define OPT_NP_MAX_RANK 64
@@ -315,6 +325,54 @@ static bool opt_np_split(const OptCtx *c, const IrNode *k, int64_t opset)
     return ok;
 }
 
+/* Whether every element of constant c is the identity of op (Add, Sub,
+ * Mul, Div); real: a float type, where the zero's sign counts (see the
+ * top of the file). */
+static bool opt_np_identity(const char *op, const EvValue *c, bool real)
+{
+    bool mul = op[0] == 'M' || op[0] == 'D';
+    for (size_t i = 0; i < c->numel; i++) {
+        double v = ev_get_f(c, i);
+        if (mul ? v != 1.0 : v != 0.0)
+            return false;
+        if (!mul && real && (signbit(v) != 0) != (op[0] == 'A'))
+            return false;
+    }
+    return true;
+}
+
+/* For Add/Sub/Mul/Div (opset 7+: numpy broadcasting) by an identity
+ * constant, the index of the input the node copies, else -1. */
+static int opt_np_arith(const IrNode *k, int64_t opset)
+{
+    static const char *const ops[] = {"Add", "Sub", "Mul", "Div"};
+    bool known = false;
+    for (size_t i = 0; i < 4; i++)
+        known = known || !strcmp(k->op_type, ops[i]);
+    if (!known || (k->domain && k->domain[0] && strcmp(k->domain, "ai.onnx") != 0) ||
+        opset < 7 || k->n_in != 2 || !k->in[0] || !k->in[1] || k->n_out != 1 ||
+        !k->out[0])
+        return -1;
+    bool commutes = k->op_type[0] == 'A' || k->op_type[0] == 'M';
+    int64_t dx[OPT_NP_MAX_RANK], dy[OPT_NP_MAX_RANK];
+    size_t rx, ry;
+    for (int j = 0; j < (commutes ? 2 : 1); j++) {
+        const IrValue *x = k->in[j];
+        int32_t e = opt_np_elem(x);
+        if (!e || opt_np_elem(k->out[0]) != e || !opt_np_static(x, dx, &rx) ||
+            !opt_np_static(k->out[0], dy, &ry) || rx != ry ||
+            memcmp(dx, dy, rx * sizeof *dx) != 0)
+            continue;
+        EvValue *c = opt_fz_const(k->in[1 - j]);
+        bool id = c && c->kind == EV_TENSOR && c->dtype == e &&
+                  opt_np_identity(k->op_type, c, !ev_dtype_is_int(e));
+        ev_unref(c);
+        if (id)
+            return j;
+    }
+    return -1;
+}
+
 /* ---- the pass ----------------------------------------------------------- */
 
 typedef bool (*OptNpTest)(const OptCtx *c, const IrNode *k, int64_t opset);
@@ -352,9 +410,10 @@ static long opt_np_run(OptCtx *c)
         return 0;
     long n = 0;
     IR_FOR_NODES(c->g, k) {
-        if (!opt_np_is_noop(c, k, opset))
+        int j = opt_np_arith(k, opset);
+        if (j < 0 && !opt_np_is_noop(c, k, opset))
             continue;
-        IrValue *x = k->in[0], *y = k->out[0];
+        IrValue *x = k->in[j < 0 ? 0 : j], *y = k->out[0];
         IrError e;
         if (ir_value_is_graph_output(y) || ir_value_replace_uses(y, x, &e) < 0)
             continue;
@@ -366,6 +425,6 @@ static long opt_np_run(OptCtx *c)
 
 const OptPass opt_pass_noop = {
     "noop", "removes nodes that return their input unchanged (Dropout in inference, "
-    "Cast to the same type, full Slice, zero Pad, identity Transpose, ...)",
+    "Cast to the same type, full Slice, zero Pad, identity Transpose, Mul by 1, ...)",
     true, OPT_NEEDS_TYPES, opt_np_run,
 };

@@ -91,12 +91,17 @@ size_t opt_count_nodes(const IrModel *m);
  * input (one that is, is a default a caller may replace), or an ai.onnx
  * Constant node's `value`; else NULL. Borrowed. */
 const IrTensor *opt_const_tensor(const IrValue *v);
-/* Whether a constant of dtype can be placed in c's scope (initializers in
- * the main graph from IR 4; Constant nodes elsewhere, which hold only
- * float types below opset 9). */
+/* Whether c's scope may hold initializers that are not graph inputs: the
+ * main graph and its subgraphs from IR 4 (below, an initializer is also a
+ * graph input, part of the interface, and a subgraph's inputs are fixed by
+ * its op); never a function body (FunctionProto has no initializers). */
+bool opt_inits_ok(const OptCtx *c);
+/* Whether a constant of dtype can be placed in c's scope (initializers
+ * where opt_inits_ok; Constant nodes elsewhere, which hold only float
+ * types below opset 9). */
 bool opt_can_place_const(const OptCtx *c, int32_t dtype);
 /* Makes output i of k a constant holding t (takes t): an initializer of
- * the same name in the main graph, else a Constant node inserted before k
+ * the same name where opt_inits_ok, else a Constant node inserted before k
  * that takes over the value. k keeps its other outputs. 0 or -1. */
 int opt_replace_by_const(OptCtx *c, IrNode *k, size_t i, IrTensor *t);
 /* A new constant value named after base holding t (takes t), inserted
@@ -114,6 +119,7 @@ extern const OptPass opt_pass_constant_to_init;
 extern const OptPass opt_pass_unused_init;
 extern const OptPass opt_pass_fold;
 extern const OptPass opt_pass_fold_shapes;
+extern const OptPass opt_pass_if_const;
 extern const OptPass opt_pass_fuse_layernorm;
 extern const OptPass opt_pass_fuse_gelu;
 extern const OptPass opt_pass_fuse_rmsnorm;

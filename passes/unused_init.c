@@ -2,15 +2,16 @@
  * unused_init.c - removes initializers nothing reads.
  *
  * Only initializers that are not graph inputs (an input's initializer is
- * a default a caller may override: part of the interface) and only in the
- * main graph, and not when the model has training_info, whose graphs name
- * initializers of the main graph.
+ * a default a caller may override: part of the interface), in the main
+ * graph and in subgraphs (where folding puts constants too; a read from a
+ * nested subgraph is a use like any other), and not in the main graph
+ * when the model has training_info, whose graphs name its initializers.
  */
 #include "passes.h"
 
 static long opt_ui_run(OptCtx *c)
 {
-    if (!c->main || c->m->n_training)
+    if (c->fn || (c->main && c->m->n_training))
         return 0;
     long n = 0;
     IrGraph *g = c->g;

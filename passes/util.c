@@ -17,11 +17,9 @@ const IrTensor *opt_const_tensor(const IrValue *v)
     return kv_value(v);
 }
 
-/* New constants become initializers: the main graph from IR 4 (below, an
- * initializer would also have to be a graph input). */
-static bool opt_inits_ok(const OptCtx *c)
+bool opt_inits_ok(const OptCtx *c)
 {
-    return c->main && !(c->m->has_ir_version && c->m->ir_version < 4);
+    return !c->fn && !(c->m->has_ir_version && c->m->ir_version < 4);
 }
 
 /* Constant-1..8 holds only float16, float and double tensors. */

@@ -93,6 +93,8 @@ run ort_matrix sh tests/ort_matrix.sh "$build"
 run ort_optimize sh tests/ort_matrix.sh "$build" optimize
 # and every converted adapter case, against ORT's run of the original
 run adapter_ort sh tests/adapter_ort.sh "$build"
+# and the optimizer's node counts at or below ORT's basic level
+run ort_nodecount sh tests/ort_nodecount.sh "$build"
 for t in "$asan"/tests/test_*; do
     [ -x "$t" ] && ASAN_OPTIONS=detect_leaks=1 run "asan/$(basename "$t")" "$t"
 done

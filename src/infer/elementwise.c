@@ -217,6 +217,25 @@ static int inf_prelu(InfCtx *c)
 
 /* Cast: element type from `to`; shape (and tracked elements, for integer
  * targets) unchanged. Before opset 6 `to` was a string. */
+/* The tracked elements of an integer value cast to float type `to`: the
+ * known numbers the type holds exactly (|v| up to 2^24 for float, 2^53
+ * for double, 2^11 float16, 2^8 bfloat16), so that Shape -> Cast(float)
+ * -> Slice -> Cast(int64), as exporters write it, still proves the
+ * elements; symbols and larger numbers become unknown. NULL for other
+ * types. A Cast back to an integer type copies them (they are integers). */
+static IrShape *inf_symval_to_real(const IrShape *sv, int32_t to)
+{
+    int64_t lim = to == 1 ? INT64_C(1) << 24 : to == 11 ? INT64_C(1) << 53
+                : to == 10 ? 2048 : to == 16 ? 256 : 0;
+    if (!lim)
+        return NULL;
+    IrShape *r = ir_shape_new(sv->rank);
+    for (size_t k = 0; k < sv->rank; k++)
+        if (inf_dim_known(&sv->dims[k]) && sv->dims[k].value >= -lim && sv->dims[k].value <= lim)
+            inf_dim_set(&r->dims[k], sv->dims[k].value);
+    return r;
+}
+
 static int inf_cast(InfCtx *c)
 {
     int32_t to = 0;
@@ -235,6 +254,8 @@ static int inf_cast(InfCtx *c)
     const IrShape *sv = inf_in_symval(c, 0);
     if (sv && (to == 6 || to == 7))
         inf_out_symval(c, 0, ir_shape_copy(sv));
+    else if (sv)
+        inf_out_symval(c, 0, inf_symval_to_real(sv, to));
     return 0;
 }
 
@@ -248,6 +269,8 @@ static int inf_castlike(InfCtx *c)
     const IrShape *sv = inf_in_symval(c, 0);
     if (sv && (to == 6 || to == 7))
         inf_out_symval(c, 0, ir_shape_copy(sv));
+    else if (sv)
+        inf_out_symval(c, 0, inf_symval_to_real(sv, to));
     return 0;
 }
 
