@@ -258,15 +258,59 @@ static IrValue *ad_ein_reshape(AdCtx *c, IrValue *x, int r, const int64_t *d)
     return ad_op2(c, "Reshape", x, ad_const_int_tensor(c, 7, 1, &nr, d, (size_t)r));
 }
 
-/* Takes the diagonal of the axes p < q of t (same label, same known
- * extent): both move last, are flattened, and Gather picks k*(n+1). */
+/* A node of op with attribute axis (Gather, Concat) before c->n. */
+static IrValue *ad_ein_axis_op(AdCtx *c, const char *op, size_t n_in, IrValue *const *in,
+                               int64_t axis)
+{
+    for (size_t i = 0; i < n_in; i++)
+        if (!in[i])
+            return NULL;
+    IrNode *k = c->reason ? NULL : ad_node_in(c, c->domain, c->n, op, n_in, in, 1);
+    if (!k)
+        return NULL;
+    ad_set_attr_i(c, k, "axis", axis);
+    return ad_infer(c, k) < 0 ? NULL : k->out[0];
+}
+
+/* The diagonal of the last two axes of x (rank r, equal extents known only
+ * at run time, opset 11 for Range): x flattened to [..., n*n] (the shape
+ * built from Shape(x)) and Gather at Range(0, n) * (n+1). */
+static IrValue *ad_ein_diagonal_dyn(AdCtx *c, IrValue *x, int r)
+{
+    int64_t head[2 * AD_EIN_RANK], last = r - 1;
+    for (int i = 0; i < r - 2; i++)
+        head[i] = i;
+    IrValue *s = ad_op1(c, "Shape", x);
+    IrValue *in2[2] = {s, ad_const_int_tensor(c, 7, 0, NULL, &last, 1)};
+    IrValue *n = ad_ein_axis_op(c, "Gather", 2, in2, 0);            /* scalar */
+    IrValue *nn = ad_axes_op(c, c->n, "Unsqueeze", ad_op2(c, "Mul", n, n), 1,
+                             (const int64_t[]){0});
+    IrValue *shape = nn;
+    if (r > 2) {
+        int64_t nh = r - 2;
+        in2[1] = ad_const_int_tensor(c, 7, 1, &nh, head, (size_t)nh);
+        IrValue *cat[2] = {ad_ein_axis_op(c, "Gather", 2, in2, 0), nn};
+        shape = ad_ein_axis_op(c, "Concat", 2, cat, 0);
+    }
+    IrValue *flat = ad_op2(c, "Reshape", x, shape);
+    IrValue *rin[3] = {ad_const_int(c, 7, 0), n, ad_const_int(c, 7, 1)};
+    IrNode *k = rin[0] && n && rin[2] && !c->reason ? ad_node(c, c->n, "Range", 3, rin, 1)
+                                                    : NULL;
+    IrValue *step = ad_op2(c, "Add", n, ad_const_int(c, 7, 1));
+    IrValue *gin[2] = {flat, k ? ad_op2(c, "Mul", k->out[0], step) : NULL};
+    return ad_ein_axis_op(c, "Gather", 2, gin, r - 2);
+}
+
+/* Takes the diagonal of the axes p < q of t (same label, same extent):
+ * both move last, are flattened, and Gather picks k*(n+1). */
 static int ad_ein_diagonal(AdCtx *c, AdEinT *t, int p, int q)
 {
     int64_t n = ad_dim(t->v, p), nq = ad_dim(t->v, q);
-    if (n < 0 || nq < 0)
+    bool dyn = n < 0 || nq < 0;
+    if (dyn && c->build_opset < 11)
         return ad_refuse(c, "shape-unknown", "the diagonal of a repeated label needs its "
-                         "extent (axes %d and %d)", p, q);
-    if (n != nq)
+                         "extent (axes %d and %d) below opset 11 (Range)", p, q);
+    if (!dyn && n != nq)
         return ad_refuse(c, "shape", "a repeated label has extents %lld and %lld",
                          (long long)n, (long long)nq);
     int order[2 * AD_EIN_RANK], k = 0, l = t->lab[p];
@@ -278,6 +322,12 @@ static int ad_ein_diagonal(AdCtx *c, AdEinT *t, int p, int q)
     order[k++] = -1;
     order[k++] = l;
     ad_ein_order(c, t, order);
+    if (dyn) {
+        t->v = ad_ein_diagonal_dyn(c, t->v, t->r);
+        t->r--;
+        t->lab[t->r - 1] = l;
+        return t->v ? 0 : -1;
+    }
     int64_t shape[2 * AD_EIN_RANK] = {0}, *idx = ir_alloc_array((size_t)n + 1, sizeof *idx);
     shape[t->r - 2] = n * n;
     for (int64_t j = 0; j < n; j++)
