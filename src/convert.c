@@ -633,47 +633,22 @@ int cv_expand_check(const char *list, IrError *err)
     return 0;
 }
 
-/* Rewrites node k with its op's expansion at opset t (the scope's
- * opset). The expansion is the adapter written for the op's first
- * version, so the versions from there to k's must differ only in their
- * type lists (the driver checks the types the new nodes get). */
+/* Rewrites node k with its op's expansion, at opset t (the scope's): k
+ * is carried down to the opset just below its op's first version by the
+ * same adapters a conversion there uses (the last step is the expansion),
+ * then everything that replaced it is carried back up to t. So the
+ * expansion runs where it is written and tested, and every piece ends in
+ * its form at t. */
 static int cv_expand_node(CvRun *run, IrGraph *g, IrNode *k, int64_t t)
 {
-    const OsSchema *F = cv_schema("", k->op_type, t);
     const AdEntry *e = cv_expansion(k->op_type);
-    if (!F || !e)
+    if (!cv_schema("", k->op_type, t) || !e)
         return cv_refuse(run, k, t, t, "expand", "%s has no expansion at opset %lld",
                          k->op_type, (long long)t);
-    for (int v = F->since; v > e->from;) {
-        const OsSchema *P = cv_schema("", k->op_type, v - 1);
-        const AdEntry *step = P ? ad_find("", k->op_type, v, P->since) : NULL;
-        if (!P || !step || step->kind != AD_COMPATIBLE)
-            return cv_refuse(run, k, t, t, "expand", "the expansion is written for %s-%d, "
-                             "whose meaning %s-%d changed", k->op_type, e->from,
-                             k->op_type, v);
-        v = P->since;
-    }
-    for (size_t a = 0; a < k->n_attr; a++)
-        if (k->attr[a]->ref_attr_name)
-            return cv_refuse(run, k, t, t, "attribute-reference",
-                             "attribute '%s' refers to the function's attribute '%s', "
-                             "whose value the expansion needs",
-                             k->attr[a]->name ? k->attr[a]->name : "",
-                             k->attr[a]->ref_attr_name);
-    AdCtx c = {.m = run->m, .fn = run->fn, .g = g, .n = k, .domain = "",
-               .from_opset = t, .to_opset = t, .from = F, .to = NULL,
-               .build_opset = t, .goal_opset = t, .err = run->err};
     IrNode *after = k->prev, *stop = k->next;
-    if (e->fn(&c) < 0) {
-        run->r->reason = c.reason ? c.reason : "adapter";
-        cv_note_failure(run, k, t, t);
-        return -1;
-    }
-    run->r->adapted++;
-    if (run->r->on_adapt)
-        run->r->on_adapt(run->r->on_adapt_arg, "", e->op, e->from, 0);
-    run->r->by_kind[AD_EXPAND]++;
-    if (c.build_opset != t && cv_move_range(run, g, after, stop, c.build_opset, t) < 0)
+    int64_t below = e->from - 1;
+    if (cv_move_range(run, g, after, stop, t, below) < 0 ||
+        cv_move_range(run, g, after, stop, below, t) < 0)
         return -1;
     for (IrNode *x = cv_range_first(g, after); x && x != stop; x = x->next)
         if (cv_check_node(run, x, NULL, t, t) < 0)

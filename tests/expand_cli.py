@@ -8,7 +8,7 @@ our program's own output:
 - `convert --expand Einsum` at opset 17 leaves no Einsum node, reports the
   expansion (text: "expand"; --json: adapter Einsum 12 -> null), and
   `run` on the result gives the expected outputs; so does `run` on the
-  original;
+  original; the same for another op with an expansion (HardSwish);
 - `convert --opset 11` (Einsum does not exist there) gives the same, also
   for inputs whose dims are symbolic (the rewrite cannot use their sizes);
 - --expand with an op that has no expansion is a usage error (exit 2)
@@ -65,14 +65,15 @@ def value_info(name, dims):
     return fld(1, name) + fld(2, fld(1, tensor))
 
 
-def einsum_node(eq, ins, out):
-    attr = fld(1, "equation") + fld(4, eq) + fld(20, 3)   # type STRING
-    return b"".join(fld(1, i) for i in ins) + fld(2, out) + fld(4, "Einsum") + fld(5, attr)
+def node(op, ins, out, eq=None):
+    """A node; eq: an Einsum's equation attribute."""
+    attr = fld(5, fld(1, "equation") + fld(4, eq) + fld(20, 3)) if eq else b""  # STRING
+    return b"".join(fld(1, i) for i in ins) + fld(2, out) + fld(4, op) + attr
 
 
 def model(nodes, inputs, outputs, opset):
-    """nodes: (equation, inputs, output); inputs/outputs: (name, dims)."""
-    g = b"".join(fld(1, einsum_node(*n)) for n in nodes) + fld(2, "g")
+    """nodes: (op, inputs, output, equation); inputs/outputs: (name, dims)."""
+    g = b"".join(fld(1, node(*n)) for n in nodes) + fld(2, "g")
     g += b"".join(fld(11, value_info(*i)) for i in inputs)
     g += b"".join(fld(12, value_info(n, d)) for n, d in outputs)
     return fld(1, 8) + fld(7, g) + fld(8, fld(1, "") + fld(2, opset))
@@ -185,7 +186,7 @@ def write_case(tmp, name, eq, shapes, dyn, opset=17):
     odims, want = einsum(eq, shapes, datas)
     out_dims = ["o%d" % j for j in range(len(odims))] if dyn else odims
     with open(os.path.join(d, "model.onnx"), "wb") as f:
-        f.write(model([(eq, [n for n, _ in ins], "y")], ins, [("y", out_dims)], opset))
+        f.write(model([("Einsum", [n for n, _ in ins], "y", eq)], ins, [("y", out_dims)], opset))
     for k, (s, x) in enumerate(zip(shapes, datas)):
         with open(os.path.join(d, "test_data_set_0", "input_%d.pb" % k), "wb") as f:
             f.write(tensor_pb(s, x))
@@ -210,17 +211,17 @@ def check_run(bin_, case, mdl, odims, want, what):
         check(dims == odims and close(got, want), "%s: outputs differ from einsum's" % what)
 
 
-def check_expand(bin_, case, odims, want, name, judged):
+def check_expand(bin_, case, odims, want, name, judged, op="Einsum"):
     src = os.path.join(case, "model.onnx")
     dst = os.path.join(case, "expanded.onnx")
     check_run(bin_, case, src, odims, want, name + " original")
-    p = run(bin_, "convert", src, "-o", dst, "--expand", "Einsum")
+    p = run(bin_, "convert", src, "-o", dst, "--expand", op)
     check(p.returncode == 0 and "expand" in p.stdout,
-          "%s: --expand Einsum: exit %d: %s%s" % (name, p.returncode, p.stdout, p.stderr))
+          "%s: --expand %s: exit %d: %s%s" % (name, op, p.returncode, p.stdout, p.stderr))
     if p.returncode != 0:
         return
     ops = op_types(dst)
-    check("Einsum" not in ops and ops, "%s: Einsum remains after --expand: %s" % (name, ops))
+    check(op not in ops and ops, "%s: %s remains after --expand: %s" % (name, op, ops))
     check_run(bin_, case, dst, odims, want, name + " expanded")
     judged.append((case, dst))
 
@@ -233,6 +234,22 @@ def check_down(bin_, case, odims, want, name, judged):
         check("Einsum" not in op_types(dst), "%s: Einsum at opset 11" % name)
         check_run(bin_, case, dst, odims, want, name + " opset 11")
         judged.append((case, dst))
+
+
+def hardswish_case(tmp):
+    """Another op with an expansion (HardSwish-14, at opset 17): the switch
+    is not Einsum's alone."""
+    d = os.path.join(tmp, "hardswish")
+    os.makedirs(os.path.join(d, "test_data_set_0"))
+    x = [k / 4.0 - 4.0 for k in range(33)]          # -4 .. 4, both kinks
+    want = [v * max(0.0, min(1.0, v / 6.0 + 0.5)) for v in x]
+    with open(os.path.join(d, "model.onnx"), "wb") as f:
+        f.write(model([("HardSwish", ["x"], "y")], [("x", [33])], [("y", [33])], 17))
+    with open(os.path.join(d, "test_data_set_0", "input_0.pb"), "wb") as f:
+        f.write(tensor_pb([33], x))
+    with open(os.path.join(d, "test_data_set_0", "output_0.pb"), "wb") as f:
+        f.write(tensor_pb([33], want))
+    return d, [33], want
 
 
 def check_json(bin_, case):
@@ -287,6 +304,8 @@ def main():
                 case, odims, want = write_case(tmp, name, eq, shapes, dyn)
                 check_expand(bin_, case, odims, want, "%s %s" % (eq, name), judged)
                 check_down(bin_, case, odims, want, "%s %s" % (eq, name), judged)
+        case, odims, want = hardswish_case(tmp)
+        check_expand(bin_, case, odims, want, "HardSwish", judged, "HardSwish")
         first = os.path.join(tmp, "c0")
         check_json(bin_, first)
         check_usage(bin_, first)
