@@ -42,8 +42,6 @@ const AdImpossible ad_impossible_list[] = {
     {"", "BitwiseOr", 18, 0, "no integer bitwise op before opset 18 (And/Or/Xor take bool only)"},
     {"", "BitwiseXor", 18, 0, "no integer bitwise op before opset 18 (And/Or/Xor take bool only)"},
     {"", "Det", 11, 0, "no older form: it needs a pivoting LU decomposition"},
-    {"", "DFT", 17, 0, "no FFT in older ops; a MatMul with twiddle-factor constants sums in another order"},
-    {"", "STFT", 17, 0, "no FFT in older ops; a MatMul with twiddle-factor constants sums in another order"},
     {"", "MelWeightMatrix", 17, 0,
      "the spec leaves the bin construction to implementations; folding it would fix one runtime's choice"},
     {"", "Multinomial", 7, 0, "no older op samples a categorical distribution"},
