@@ -1,7 +1,7 @@
 /*
  * elementwise.c - adapters of the elementwise math, logic and comparison
  * ops: Abs ... Xor, Clip, Where, the trigonometric and hyperbolic
- * functions, the bitwise ops, CumSum/CumProd, Det, Einsum.
+ * functions, the bitwise ops, CumSum/CumProd, Det (Einsum: einsum.c).
  *
  * The version changes of this family are of four kinds:
  *  - type lists grow (most changes): compatible entries, the driver

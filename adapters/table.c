@@ -26,7 +26,8 @@
     X(sample) \
     X(activation) \
     X(shape) \
-    X(reduce)
+    X(reduce) \
+    X(einsum)
 
 #define AD_DECLARE(f) extern const AdFamily ad_family_##f;
 AD_FAMILIES(AD_DECLARE)

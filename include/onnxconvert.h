@@ -176,6 +176,15 @@ ONNXCONVERT_API int oc_convert(oc_model *m, int64_t opset);
 ONNXCONVERT_API int oc_convert_ex(oc_model *m, int64_t opset,
                                   int64_t opset_ml, int64_t ir_version);
 
+/* Rewrites every node of the ai.onnx ops listed in `ops` (comma separated,
+ * e.g. "Einsum,LayerNormalization") with the older ops of its expansion,
+ * at the model's own opset, as `onnx-convert convert --expand` does: for
+ * runtimes that lack an op the model's opset has. An op without an
+ * expansion (`onnx-convert convert --help` lists those with one) is an
+ * error naming it, and the model is left as it was; a node the expansion
+ * cannot rewrite exactly is refused as oc_convert_ex refuses. */
+ONNXCONVERT_API int oc_expand(oc_model *m, const char *ops);
+
 /* Optimizes the model: folds constants, removes what computes nothing and
  * fuses operator chains, over every graph and function body, until a
  * round changes nothing. `passes` is a comma-separated list of pass

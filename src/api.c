@@ -302,6 +302,17 @@ int oc_convert_ex(oc_model *m, int64_t opset, int64_t opset_ml, int64_t ir_versi
     return oc_convert_as(__func__, m, &o);
 }
 
+int oc_expand(oc_model *m, const char *ops)
+{
+    IrError err;
+    if (!ops || !ops[0])
+        return oc_fail("oc_expand: no op to expand");
+    if (cv_expand_check(ops, &err) < 0)
+        return oc_fail("oc_expand: %s", err.msg);
+    CvOptions o = {.expand = ops};
+    return oc_convert_as(__func__, m, &o);
+}
+
 int oc_optimize(oc_model *m, const char *passes)
 {
     if (oc_usable(m, __func__) < 0 || oc_sort_and_check(m->ir) < 0)

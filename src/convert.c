@@ -574,6 +574,163 @@ static int cv_scope_walk(CvRun *run, int64_t from, int64_t to)
     return 0;
 }
 
+/* ---- --expand: an op's expansion at the target opset ----------------- */
+
+/* The expansion entry of ai.onnx op `op` (its first version's entry for
+ * opsets without it), or NULL. */
+static const AdEntry *cv_expansion(const char *op)
+{
+    const OsSchema *s = os_find("", op, os_domain_max(""));
+    if (!s)
+        return NULL;
+    int v = s->since;
+    while (v > 1 && (s = os_find("", op, v - 1)) != NULL)
+        v = s->since;
+    const AdEntry *e = ad_find("", op, v, 0);
+    return e && e->kind == AD_EXPAND && e->fn ? e : NULL;
+}
+
+/* Whether op is in the comma-separated list. */
+static bool cv_listed(const char *list, const char *op)
+{
+    size_t n = strlen(op);
+    for (const char *p = list; p && *p;) {
+        const char *end = strchr(p, ',');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        if (len == n && strncmp(p, op, n) == 0)
+            return true;
+        p = end ? end + 1 : NULL;
+    }
+    return false;
+}
+
+static int cv_cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+void cv_expandable(char *buf, size_t cap)
+{
+    const char *names[512];
+    size_t n = 0, at = 0;
+    for (size_t f = 0; f < ad_families_n; f++)
+        for (size_t i = 0; i < ad_families[f]->n && n < 512; i++) {
+            const AdEntry *e = &ad_families[f]->e[i];
+            if (!e->domain[0] && e->to == 0 && cv_expansion(e->op) == e)
+                names[n++] = e->op;
+        }
+    qsort(names, n, sizeof *names, cv_cmp_str);
+    if (cap)
+        buf[0] = '\0';
+    for (size_t i = 0; i < n && at < cap; i++)
+        if (i == 0 || strcmp(names[i], names[i - 1]) != 0)
+            at += (size_t)snprintf(buf + at, cap - at, "%s%s", at ? "," : "", names[i]);
+}
+
+int cv_expand_check(const char *list, IrError *err)
+{
+    for (const char *p = list; p && *p;) {
+        const char *end = strchr(p, ',');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        char op[128];
+        snprintf(op, sizeof op, "%.*s", (int)(len < sizeof op ? len : sizeof op - 1), p);
+        if (len == 0 || len >= sizeof op || !cv_expansion(op))
+            return ir_fail(err, "'%s' is not an ai.onnx op with an expansion", op);
+        p = end ? end + 1 : NULL;
+    }
+    return 0;
+}
+
+/* Rewrites node k with its op's expansion, at opset t (the scope's): k
+ * is carried down to the opset just below its op's first version by the
+ * same adapters a conversion there uses (the last step is the expansion),
+ * then everything that replaced it is carried back up to t. So the
+ * expansion runs where it is written and tested, and every piece ends in
+ * its form at t. */
+static int cv_expand_node(CvRun *run, IrGraph *g, IrNode *k, int64_t t)
+{
+    const AdEntry *e = cv_expansion(k->op_type);
+    if (!cv_schema("", k->op_type, t) || !e)
+        return cv_refuse(run, k, t, t, "expand", "%s has no expansion at opset %lld",
+                         k->op_type, (long long)t);
+    IrNode *after = k->prev, *stop = k->next;
+    int64_t below = e->from - 1;
+    if (cv_move_range(run, g, after, stop, t, below) < 0 ||
+        cv_move_range(run, g, after, stop, below, t) < 0)
+        return -1;
+    for (IrNode *x = cv_range_first(g, after); x && x != stop; x = x->next)
+        if (cv_check_node(run, x, NULL, t, t) < 0)
+            return -1;
+    return 0;
+}
+
+/* Expands the listed ops' nodes of g and its subgraphs. */
+static int cv_expand_graph(CvRun *run, IrGraph *g, const char *list, int64_t t)
+{
+    IrPtrList todo = {0};
+    for (IrNode *x = g->first; x; x = x->next)
+        ir_ptrlist_push(&todo, x);
+    int rc = 0;
+    for (size_t i = 0; i < todo.n && rc == 0; i++) {
+        IrNode *k = todo.p[i];
+        for (size_t a = 0; a < k->n_attr && rc == 0; a++) {
+            IrAttr *at = k->attr[a];
+            if (at->g)
+                rc = cv_expand_graph(run, at->g, list, t);
+            for (size_t j = 0; j < at->n_graphs && rc == 0; j++)
+                rc = cv_expand_graph(run, at->graphs[j], list, t);
+        }
+        if (rc == 0 && cv_mine(run, k) && cv_listed(list, k->op_type))
+            rc = cv_expand_node(run, g, k, t);
+    }
+    free(todo.p);
+    return rc;
+}
+
+/* Expands the listed ops in one scope (the main graph's or a function
+ * body that imports ai.onnx itself) at its opset t. */
+static int cv_expand_scope(CvRun *run, const char *list, int64_t t)
+{
+    IrGraph *gs[64];
+    size_t n = cv_scope_graphs(run, gs, 64);
+    run->goal = t;
+    cv_infer(run);
+    int rc = 0;
+    for (size_t i = 0; i < n && rc == 0; i++)
+        rc = cv_expand_graph(run, gs[i], list, t);
+    cv_forget_body_types(run);
+    for (size_t i = 0; i < n; i++)
+        ir_graph_collect(gs[i]);
+    return rc;
+}
+
+/* --expand, after the walk to the target. */
+static int cv_expand(CvRun *run, const char *list)
+{
+    if (cv_expand_check(list, run->err) < 0) {
+        run->r->reason = "expand";
+        return -1;
+    }
+    run->domain = "";
+    run->fn = NULL;
+    int64_t t = ir_model_opset(run->m, "");
+    if (t >= 1 && cv_expand_scope(run, list, t) < 0)
+        return -1;
+    for (size_t i = 0; i < run->m->n_functions; i++) {
+        IrFunction *f = run->m->functions[i];
+        for (size_t k = 0; k < f->n_opsets; k++)
+            if (!strcmp(os_domain_norm(f->opsets[k].domain), "") && f->opsets[k].has_version) {
+                run->fn = f;
+                int rc = cv_expand_scope(run, list, f->opsets[k].version);
+                run->fn = NULL;
+                if (rc < 0)
+                    return -1;
+                break;
+            }
+    }
+    return 0;
+}
+
 /* ---- custom domains ------------------------------------------------- */
 
 static void cv_count_custom(CvReport *r, const IrGraph *g)
@@ -707,7 +864,7 @@ static int cv_ptr_cmp(const void *a, const void *b)
 }
 
 /* Whether k (a node or an initializer) is in l (sorted with cv_ptr_cmp). */
-static bool cv_listed(const IrPtrList *l, const void *k)
+static bool cv_in_sorted(const IrPtrList *l, const void *k)
 {
     return l->n && bsearch(&k, l->p, l->n, sizeof *l->p, cv_ptr_cmp) != NULL;
 }
@@ -724,7 +881,7 @@ static void cv_sweep_graph(IrGraph *g, void *before)
         again = false;
         for (IrNode *k = g->last; k;) {
             IrNode *prev = k->prev;
-            if (cv_unread(k) && !cv_listed(before, k)) {
+            if (cv_unread(k) && !cv_in_sorted(before, k)) {
                 ir_node_delete(k);
                 again = true;
             }
@@ -734,7 +891,7 @@ static void cv_sweep_graph(IrGraph *g, void *before)
     ir_graph_collect(g);
     for (size_t i = g->inits.n; i-- > 0;) {
         IrTensor *t = cv_unread_init(g, g->inits.p[i]);
-        if (!t || cv_listed(before, (const void *)t))
+        if (!t || cv_in_sorted(before, (const void *)t))
             continue;
         IrValue *v = ir_graph_find_local(g, t->name);
         ir_ptrlist_remove_at(&g->inits, i);
@@ -964,6 +1121,8 @@ int cv_convert(IrModel *m, const CvOptions *o, CvReport *r, IrError *err)
         rc = -1;
     if (rc == 0 && o->opset_ml > 0 && ir_model_opset(m, "ai.onnx.ml") > 0 &&
         cv_domain(&run, "ai.onnx.ml", o->opset_ml) < 0)
+        rc = -1;
+    if (rc == 0 && o->expand && cv_expand(&run, o->expand) < 0)
         rc = -1;
     if (rc == 0 && !m->n_training) {
         if (before.n)

@@ -28,6 +28,10 @@ typedef struct CvOptions {
     int64_t ir_version;   /* 0 = what the target opsets need */
     bool keep_metadata;   /* --keep-metadata: keep annotation-only content
                              (and a higher IR) instead of dropping it */
+    const char *expand;   /* --expand: ai.onnx ops (comma separated) rewritten
+                             with their expansion into older ops even where
+                             the target opset has them (for runtimes that
+                             lack them); NULL = none */
 } CvOptions;
 
 /* A domain the converter passed through untouched. */
@@ -72,6 +76,15 @@ void cv_report_drop(CvReport *r, const char *fmt, ...)
  * and not below what o's target opsets need (Versioning.md). -1 with err
  * saying why (the command line makes it a usage error). */
 int cv_options_check(const CvOptions *o, IrError *err);
+
+/* Whether every op of the comma-separated list has an expansion (the
+ * adapter that writes it with older ops where it does not exist). -1 with
+ * err naming the first that has none (cv_expandable lists those that
+ * have one). */
+int cv_expand_check(const char *list, IrError *err);
+/* The ops that have an expansion, comma separated, in buf (truncated to
+ * cap). */
+void cv_expandable(char *buf, size_t cap);
 
 /* Inlines every call of a model-local function (main graph, subgraphs,
  * training graphs, calls in bodies) and removes the functions, for an IR

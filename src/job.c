@@ -433,7 +433,7 @@ int job_convert(const JobOptions *o, const char *in, const char *out, JobReport 
     job_start(r, o->command, in);
     if (keep)
         *keep = NULL;
-    r->converting = o->cv.opset || o->cv.opset_ml || o->cv.ir_version;
+    r->converting = o->cv.opset || o->cv.opset_ml || o->cv.ir_version || o->cv.expand;
     IrError err;
     IrModel *m;
     if (job_load(in, NULL, &m, &err) < 0)

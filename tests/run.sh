@@ -125,6 +125,9 @@ run asan/ir_policy /usr/bin/python3 tests/ir_policy.py "$asan/onnx-convert" "$bu
 # the evaluator's budgets: memory, steps, time, --verify's inputs (issue 18)
 run budgets_cli /usr/bin/python3 tests/budgets_cli.py "$build/onnx-convert"
 run asan/budgets_cli /usr/bin/python3 tests/budgets_cli.py "$asan/onnx-convert"
+# convert --expand OP, and Einsum below 12 on symbolic dims (issue 20)
+run expand_cli /usr/bin/python3 tests/expand_cli.py "$build/onnx-convert"
+run asan/expand_cli /usr/bin/python3 tests/expand_cli.py "$asan/onnx-convert" no-ort
 # info --targets and convert agree on every target (issue 19; sanitized: one model of ../shared)
 run targets_cli /usr/bin/python3 tests/targets_cli.py "$build/onnx-convert"
 run asan/targets_cli /usr/bin/python3 tests/targets_cli.py "$asan/onnx-convert" quick

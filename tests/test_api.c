@@ -445,8 +445,31 @@ static void test_convert(void)
     check_conversion(TRANSFORMER, TRANSFORMER_INPUT, TRANSFORMER_OUTPUT, 13, 7);
     check_conversion(TRANSFORMER, TRANSFORMER_INPUT, TRANSFORMER_OUTPUT, 20, 9);
 
+    /* --expand through the library: LayerNormalization rewritten at the
+     * model's own opset, the outputs unchanged (issue 20) */
+    char why[256];
+    oc_model *m = load(TRANSFORMER);
+    oc_tensor *in = read_input(m, TRANSFORMER_INPUT);
+    size_t n0, n1, nodes = oc_model_node_count(m);
+    int64_t opset = oc_model_opset(m, "");
+    oc_tensor *before = run(m, in, &n0);
+    T_CHECK(oc_expand(m, "Relu") == -1 && has(oc_error(), "'Relu'"), "expand Relu: %s",
+            oc_error());
+    T_CHECK(oc_expand(m, "") == -1, "expand nothing");
+    T_OK(oc_expand(m, "LayerNormalization"));
+    T_CHECK(oc_model_opset(m, "") == opset && oc_model_node_count(m) > nodes,
+            "expanded at opset %lld: %zu nodes, was %zu", (long long)opset,
+            oc_model_node_count(m), nodes);
+    oc_tensor *after = run(m, in, &n1);
+    T_CHECK(n0 == n1 && n0 >= 1 && floats_close(&after[0], &before[0], 1e-4, 1e-5, why,
+                                                 sizeof why), "expanded: %s", why);
+    oc_tensors_free(before, n0);
+    oc_tensors_free(after, n1);
+    oc_tensors_free(in, 1);
+    oc_model_free(m);
+
     /* a chosen IR version */
-    oc_model *m = load(CNN);
+    m = load(CNN);
     T_OK(oc_convert_ex(m, 17, 0, 9));
     T_CHECK(oc_model_opset(m, "") == 17 && oc_model_ir_version(m) == 9,
             "opset 17 at IR 9: %lld, %lld", (long long)oc_model_opset(m, ""),

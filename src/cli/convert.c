@@ -37,6 +37,9 @@ static int cli_convert_only(CliOpts *o, char **argv, int *i, int argc)
     else if (!strcmp(a, "--optimize")) {
         o->job.optimize = true;
         return 1;
+    } else if (!strcmp(a, "--expand") && has_val) {
+        o->job.cv.expand = argv[++*i];
+        return 1;
     } else
         return 0;
     if (!cli_parse_version(argv[++*i], target)) {
@@ -125,6 +128,13 @@ static int cli_convert_consistent(const CliOpts *o)
         return cli_usage(cmd, "--external-data names one side file, which the models of "
                               "a batch would share; convert them one at a time");
     IrError err;
+    if (o->job.cv.expand && cv_expand_check(o->job.cv.expand, &err) < 0) {
+        char ops[4096];
+        cv_expandable(ops, sizeof ops);
+        fprintf(stderr, "onnx-convert: %s: --expand: %s; these have one: %s\n", cmd,
+                err.msg, ops);
+        return cli_usage(cmd, NULL);
+    }
     if (cv_options_check(&o->job.cv, &err) < 0) {
         fprintf(stderr, "onnx-convert: %s: --ir-version: %s\n", cmd, err.msg);
         return cli_usage(cmd, NULL);

@@ -66,6 +66,10 @@ static const char cli_help_convert[] =
     "                          reported; types it lacks are refused\n"
     "  --keep-metadata         keep annotation-only fields and the IR that\n"
     "                          holds them instead of dropping them\n"
+    "  --expand OP[,OP...]     then rewrite these ops with older ops even where\n"
+    "                          the target has them (for runtimes that lack\n"
+    "                          them); the ops that can be expanded are listed\n"
+    "                          at the end\n"
     "  --optimize              run the optimizer after converting\n"
     "  --passes a,b,c          run these passes, in this order (implies\n"
     "                          --optimize; optimize --list-passes names them)\n"
@@ -215,11 +219,31 @@ static const struct {
     {"run", cli_help_run},         {"test", cli_help_test},
 };
 
+/* The ops --expand takes, from the adapter table, wrapped at 72 columns. */
+static void cli_help_expandable(FILE *f)
+{
+    char ops[2048];
+    cv_expandable(ops, sizeof ops);
+    fputs("\nOps --expand can rewrite:", f);
+    size_t col = 80;
+    for (char *p = strtok(ops, ","); p; p = strtok(NULL, ",")) {
+        if (col + strlen(p) + 1 > 72) {
+            fputs("\n ", f);
+            col = 1;
+        }
+        fprintf(f, " %s", p);
+        col += strlen(p) + 1;
+    }
+    fputc('\n', f);
+}
+
 void cli_help(FILE *f, const char *command)
 {
     for (size_t i = 0; command && i < sizeof cli_helps / sizeof cli_helps[0]; i++)
         if (!strcmp(cli_helps[i].command, command)) {
             fputs(cli_helps[i].text, f);
+            if (!strcmp(command, "convert"))
+                cli_help_expandable(f);
             return;
         }
     fputs(cli_help_overview, f);
