@@ -19,6 +19,7 @@
 
 #include "convert.h"
 #include "known.h"
+#include "../passes/passes.h"
 #include "uthash.h"
 #include "caffe2.h"
 #include "infer.h"
@@ -902,6 +903,45 @@ static void cv_sweep_graph(IrGraph *g, void *before)
     }
 }
 
+/* ---- If nodes with a known condition -------------------------------- */
+
+/* Whether some If of g (or of its subgraphs) has a known condition. */
+static bool cv_graph_known_if(const IrGraph *g)
+{
+    for (const IrNode *k = g->first; k; k = k->next) {
+        if (k->op_type && !strcmp(k->op_type, "If") && (!k->domain || !k->domain[0]) &&
+            k->n_in > 0 && kv_value(k->in[0]))
+            return true;
+        for (size_t a = 0; a < k->n_attr; a++) {
+            if (k->attr[a]->g && cv_graph_known_if(k->attr[a]->g))
+                return true;
+            for (size_t j = 0; j < k->attr[a]->n_graphs; j++)
+                if (cv_graph_known_if(k->attr[a]->graphs[j]))
+                    return true;
+        }
+    }
+    return false;
+}
+
+/* An If whose condition is known runs one branch only, and the other may
+ * hold what the target cannot express (the expanded AffineGrid tests test
+ * the input's rank, which its static shape decides). Such an If is
+ * replaced by the branch it takes before the walk: exactly what the model
+ * computes, by the optimizer's if_const pass. */
+static int cv_known_ifs(IrModel *m, CvReport *r, IrError *err)
+{
+    IrError ie;
+    if (!m->graph || inf_model(m, NULL, &ie) < 0 || !cv_graph_known_if(m->graph))
+        return 0;
+    OptOptions oo = {.passes = "if_const", .max_iters = 1};
+    OptStats st = {0};
+    int rc = opt_optimize(m, &oo, &st, err);
+    if (rc == 0 && st.n == 1)
+        r->ifs_taken = (size_t)st.changes[0];
+    opt_stats_free(&st);
+    return rc;
+}
+
 static void cv_tidy(IrModel *m)
 {
     if (m->graph)
@@ -1113,6 +1153,10 @@ int cv_convert(IrModel *m, const CvOptions *o, CvReport *r, IrError *err)
             cv_count_custom(r, m->functions[i]->body);
     /* training graphs may read main-graph values by name, which the
      * values' uses do not count: nothing is swept in such a model */
+    if ((o->opset > 0 || o->opset_ml > 0) && cv_known_ifs(m, r, err) < 0) {
+        r->reason = "if";
+        return -1;
+    }
     IrPtrList before = {0};
     if (!m->n_training)
         cv_model_graphs(m, cv_note_unread, &before);

@@ -62,6 +62,9 @@ typedef struct CvReport {
      * owned, freed by cv_report_free. */
     char **dropped;
     size_t n_dropped;
+    /* If nodes whose condition is known, replaced by the branch they take
+     * before the walk (the other branch may hold what the target lacks) */
+    size_t ifs_taken;
 } CvReport;
 
 /* Converts m in place. Returns 0, or -1 with err naming the node, op, step

@@ -262,6 +262,7 @@ static int job_run_convert(const JobOptions *o, JobReport *r, IrModel *m)
         job_refused(r, &cr, &err);
     } else {
         r->adapted = cr.adapted;
+        r->ifs_taken = cr.ifs_taken;
         memcpy(r->by_kind, cr.by_kind, sizeof r->by_kind);
         r->ir_to = cr.ir_to;
         r->n_custom = cr.n_custom;
@@ -554,6 +555,8 @@ static void job_json_conversion(Js *j, const JobReport *r)
         js_close(j, '}');
     }
     js_close(j, ']');
+    js_key(j, "ifs_taken");
+    js_uint(j, r->ifs_taken);
     js_key(j, "custom_domains");
     js_open(j, '[', false);
     for (size_t i = 0; i < r->n_custom; i++) {

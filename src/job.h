@@ -83,6 +83,7 @@ typedef struct JobReport {
     size_t sorted;               /* nodes that moved (topo.h) */
     char **dropped;              /* what the conversion dropped (CvReport) */
     size_t n_dropped;
+    size_t ifs_taken;            /* Ifs replaced by their branch (CvReport) */
     bool optimized;
     int rounds;
     size_t n_passes;

@@ -9,6 +9,8 @@
  * Each case builds its model here; tb_run checks the
  * outputs before and after on seeded inputs. */
 #include "check.h"
+#include "convert.h"
+#include "corpus.h"
 #include "passes_build.h"
 
 /* A subgraph of parent from passes_build text (nodes and "output NAME"). */
@@ -314,8 +316,57 @@ static void ts_if_const(void)
     }
 }
 
+/* The converter takes the branch of an If whose condition is known (here
+ * the Size of a static input): the branch not taken holds an Erf, which
+ * has no form below opset 9, and must not block converting to 8. With the
+ * condition a graph input, the Erf is refused. */
+static void ts_convert_known_if(void)
+{
+    for (int known = 0; known <= 1; known++) {
+        IrModel *m = tb_model(known ? "input x float 2,3\n"
+                                      "s = Size x\n"
+                                      "six = Constant value_int=6\n"
+                                      "c = Equal s,six\n"
+                                      "y = If c\n"
+                                      "output y\n"
+                                    : "input x float 2,3\n"
+                                      "input c bool -\n"
+                                      "y = If c\n"
+                                      "output y\n");
+        m->ir_version = 7;
+        IrNode *k = m->graph->last;
+        ir_node_set_attr(k, ir_attr_graph("then_branch", ts_sub(m->graph, "then",
+            "one = Constant value_floats=[1.0,1.0,1.0]\nt = Add x,one\noutput t\n")));
+        ir_node_set_attr(k, ir_attr_graph("else_branch", ts_sub(m->graph, "else",
+            "e = Erf x\noutput e\n")));
+        m = ts_reload(m);
+        IrModel *orig = corpus_copy_model(m);
+        CvOptions o = {.opset = 8};
+        CvReport r = {0};
+        IrError err;
+        int rc = cv_convert(m, &o, &r, &err);
+        if (known) {
+            T_CHECK(rc == 0 && r.ifs_taken == 1, "known condition: %s (%zu Ifs taken)",
+                    rc ? err.msg : "converted", r.ifs_taken);
+            size_t ifs = tb_count(m, "If"), erfs = tb_count(m, "Erf");
+            T_CHECK(ifs == 0 && erfs == 0, "%zu If and %zu Erf left", ifs, erfs);
+            VfOptions vo = {.seed = 7};
+            IrError ve;
+            T_CHECK(orig && vf_compare(orig, m, &vo, &ve) == 0,
+                    "outputs differ after taking the branch: %s", ve.msg);
+        } else {
+            T_CHECK(rc < 0 && r.reason && !strcmp(r.reason, "impossible"),
+                    "run-time condition: want the Erf refused, got %s", rc ? err.msg : "ok");
+        }
+        cv_report_free(&r);
+        ir_model_free(orig);
+        ir_model_free(m);
+    }
+}
+
 int main(void)
 {
+    ts_convert_known_if();
     ts_if_constants();
     ts_if_fold();
     ts_function_constant();

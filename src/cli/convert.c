@@ -196,6 +196,9 @@ void cli_convert_text(FILE *f, const CliOpts *o, const JobReport *r)
         for (size_t i = 0; i < r->n_custom; i++)
             fprintf(f, "; domain %s passed through (%zu nodes)", r->custom[i].domain,
                     r->custom[i].nodes);
+        if (r->ifs_taken)
+            fprintf(f, "; %zu If node%s with a known condition replaced by the branch taken",
+                    r->ifs_taken, r->ifs_taken == 1 ? "" : "s");
         fputc('\n', f);
     }
     if (r->n_dropped) {
