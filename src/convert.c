@@ -905,22 +905,14 @@ static void cv_sweep_graph(IrGraph *g, void *before)
 
 /* ---- If nodes with a known condition -------------------------------- */
 
-/* Whether some If of g (or of its subgraphs) has a known condition. */
-static bool cv_graph_known_if(const IrGraph *g)
+/* Sets *found when some If of g has a known condition (cv_each_graph
+ * visits the subgraphs). */
+static void cv_note_known_if(IrGraph *g, void *found)
 {
-    for (const IrNode *k = g->first; k; k = k->next) {
+    for (const IrNode *k = g->first; k; k = k->next)
         if (k->op_type && !strcmp(k->op_type, "If") && (!k->domain || !k->domain[0]) &&
             k->n_in > 0 && kv_value(k->in[0]))
-            return true;
-        for (size_t a = 0; a < k->n_attr; a++) {
-            if (k->attr[a]->g && cv_graph_known_if(k->attr[a]->g))
-                return true;
-            for (size_t j = 0; j < k->attr[a]->n_graphs; j++)
-                if (cv_graph_known_if(k->attr[a]->graphs[j]))
-                    return true;
-        }
-    }
-    return false;
+            *(bool *)found = true;
 }
 
 /* An If whose condition is known runs one branch only, and the other may
@@ -931,7 +923,11 @@ static bool cv_graph_known_if(const IrGraph *g)
 static int cv_known_ifs(IrModel *m, CvReport *r, IrError *err)
 {
     IrError ie;
-    if (!m->graph || inf_model(m, NULL, &ie) < 0 || !cv_graph_known_if(m->graph))
+    bool found = false;
+    if (!m->graph || inf_model(m, NULL, &ie) < 0)
+        return 0;
+    cv_each_graph(m->graph, cv_note_known_if, &found);
+    if (!found)
         return 0;
     OptOptions oo = {.passes = "if_const", .max_iters = 1};
     OptStats st = {0};

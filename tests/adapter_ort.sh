@@ -23,16 +23,7 @@ filter=${2:-}
 name=adapter_ort
 ort=../shared/tools/ort
 out=$build/$name
-if ! command -v node >/dev/null 2>&1 || [ ! -f "$ort/ort-check.js" ]; then
-    echo "SKIP $name: no node or no ../shared/tools/ort (ONNX Runtime)"
-    echo "$name: 0 passed, 0 failed, 1 skipped"
-    exit 0
-fi
-sh "$ort/setup.sh" >/dev/null 2>&1 || {
-    echo "SKIP $name: the oracle's npm packages cannot be installed"
-    echo "$name: 0 passed, 0 failed, 1 skipped"
-    exit 0
-}
+. tests/ort_require.sh
 rm -rf "$out"
 mkdir -p "$out"
 "$build/tests/test_adapter_cases" --ort-out "$out/cases" $filter >"$out/cases.log" 2>&1

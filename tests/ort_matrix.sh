@@ -33,16 +33,7 @@ name=ort_matrix
 [ "$mode" = optimize ] && name=ort_optimize
 ort=../shared/tools/ort
 out=$build/$name
-if ! command -v node >/dev/null 2>&1 || [ ! -f "$ort/ort-check.js" ]; then
-    echo "SKIP $name: no node or no ../shared/tools/ort (ONNX Runtime)"
-    echo "$name: 0 passed, 0 failed, 1 skipped"
-    exit 0
-fi
-sh "$ort/setup.sh" >/dev/null 2>&1 || {
-    echo "SKIP $name: the oracle's npm packages cannot be installed"
-    echo "$name: 0 passed, 0 failed, 1 skipped"
-    exit 0
-}
+. tests/ort_require.sh
 rm -rf "$out"
 if [ "$mode" = optimize ]; then
     mkdir -p "$out/opt"

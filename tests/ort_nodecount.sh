@@ -26,16 +26,7 @@ build=${1:-build}
 name=ort_nodecount
 ort=../shared/tools/ort
 out=$build/$name
-if ! command -v node >/dev/null 2>&1 || [ ! -f "$ort/ort-check.js" ]; then
-    echo "SKIP $name: no node or no ../shared/tools/ort (ONNX Runtime)"
-    echo "$name: 0 passed, 0 failed, 1 skipped"
-    exit 0
-fi
-sh "$ort/setup.sh" >/dev/null 2>&1 || {
-    echo "SKIP $name: the oracle's npm packages cannot be installed"
-    echo "$name: 0 passed, 0 failed, 1 skipped"
-    exit 0
-}
+. tests/ort_require.sh
 rm -rf "$out"
 mkdir -p "$out"
 # The optimized cases: those tests/ort_matrix.sh optimize just wrote (run.sh
