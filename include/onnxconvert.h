@@ -185,6 +185,15 @@ ONNXCONVERT_API int oc_convert_ex(oc_model *m, int64_t opset,
  * cannot rewrite exactly is refused as oc_convert_ex refuses. */
 ONNXCONVERT_API int oc_expand(oc_model *m, const char *ops);
 
+/* Gives the main graph's input NAME the static dims of `spec`
+ * ("NAME=1,3,224,224"; "NAME=" for a scalar), as `--input-shape` does:
+ * before oc_convert_ex, so that values computed from shapes (Upsample and
+ * Resize scales, Expand and Reshape shapes) are known and more of the
+ * graph converts; before oc_optimize, so that more of it folds. The rank
+ * and any dims the model fixes must agree; -1 otherwise (the model is
+ * left as it was). */
+ONNXCONVERT_API int oc_set_input_shape(oc_model *m, const char *spec);
+
 /* Optimizes the model: folds constants, removes what computes nothing and
  * fuses operator chains, over every graph and function body, until a
  * round changes nothing. `passes` is a comma-separated list of pass

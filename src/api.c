@@ -313,6 +313,19 @@ int oc_expand(oc_model *m, const char *ops)
     return oc_convert_as(__func__, m, &o);
 }
 
+int oc_set_input_shape(oc_model *m, const char *spec)
+{
+    if (oc_usable(m, __func__) < 0)
+        return -1;
+    if (!spec)
+        return oc_fail("oc_set_input_shape: no spec (NAME=DIMS)");
+    IrError err;
+    if (opt_set_input_shape(m->ir, spec, &err) < 0)
+        return oc_fail_ir(&err);
+    m->valid = false;   /* changed: checked again before it runs */
+    return 0;
+}
+
 int oc_optimize(oc_model *m, const char *passes)
 {
     if (oc_usable(m, __func__) < 0 || oc_sort_and_check(m->ir) < 0)

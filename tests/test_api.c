@@ -26,6 +26,7 @@
 #include "load.h"
 #include "onnxconvert.h"
 #include "opschema.h"
+#include "passes_build.h"
 #include "save.h"
 #include "t.h"
 
@@ -529,6 +530,44 @@ static void test_convert_refused(void)
     oc_model_free(m);
 }
 
+/* An Upsample-9 whose scales come from Shape of an input with symbolic
+ * dims: refused at 8 (Upsample-7's scales attribute needs them), converted
+ * once oc_set_input_shape fixes the dims. */
+static IrModel *upsample_from_shape(void)
+{
+    IrModel *ir = tb_model("opset 9\n"
+                           "input x float 1,1,H,W\n"
+                           "s = Shape x\n"
+                           "sf = Cast s to=1\n"
+                           "init two float 4 1.0,1.0,2.0,2.0\n"
+                           "big = Mul sf,two\n"
+                           "sc = Div big,sf\n"
+                           "y = Upsample x,sc mode=\"nearest\"\n"
+                           "output y\n");
+    IrValueInfo *y = ir->graph->outputs.p[0];
+    y->type = ir_type_tensor(1, 4, (int64_t[]){-1, -1, -1, -1});
+    return ir;
+}
+
+static void test_input_shape(void)
+{
+    oc_model *m = from_ir(upsample_from_shape());
+    T_CHECK(oc_convert(m, 8) == -1 && has(oc_error(), "constant"), "dims open: %s",
+            oc_error());
+    oc_model_free(m);
+    m = from_ir(upsample_from_shape());
+    T_CHECK(oc_set_input_shape(m, "x=1,1,3") == -1 && has(oc_error(), "x"),
+            "a rank the model contradicts: %s", oc_error());
+    T_CHECK(oc_set_input_shape(m, "nope=1") == -1, "an input the model lacks");
+    T_OK(oc_set_input_shape(m, "x=1,1,3,5"));
+    T_OK(oc_convert(m, 8));
+    T_CHECK(oc_model_opset(m, "") == 8 && oc_model_node_count(m) == 1,
+            "converted to 8 with the Upsample alone: opset %lld, %zu nodes",
+            (long long)oc_model_opset(m, ""), oc_model_node_count(m));
+    T_CHECK(oc_set_input_shape(NULL, "x=1") == -1, "a NULL model");
+    oc_model_free(m);
+}
+
 /* ---- optimizing ----------------------------------------------------------- */
 
 static void test_optimize(void)
@@ -937,6 +976,7 @@ int main(void)
     test_check();
     test_convert();
     test_convert_refused();
+    test_input_shape();
     test_optimize();
     test_model_inputs();
     test_evaluate_refusals();
