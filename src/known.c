@@ -179,22 +179,49 @@ static bool kv_inputs_known(const IrNode *n)
     return any || !strcmp(n->op_type, "Constant");
 }
 
-/* Whether an output whose inferred shape is static would be too large. */
-static bool kv_outputs_too_big(const IrNode *n)
+/* The ops computed ahead of time: those whose work is linear in the
+ * elements they read and write, the arithmetic of shapes, scales, pads
+ * and masks. A Conv, MatMul or pool of two 64k-element inputs can cost
+ * 2^32 steps, and inference runs on every model it reads, hostile ones
+ * included: those are left to the optimizer's fold. */
+static bool kv_cheap(const char *op)
+{
+    static const char *const ops[] = {
+        "Abs", "Add", "And", "ArgMax", "ArgMin", "Cast", "CastLike", "Ceil", "Clip",
+        "Concat", "Constant", "ConstantOfShape", "CumSum", "Div", "Equal", "Exp",
+        "Expand", "EyeLike", "Flatten", "Floor", "Gather", "GatherElements", "GatherND",
+        "Greater", "GreaterOrEqual", "Identity", "IsInf", "IsNaN", "Less", "LessOrEqual",
+        "Log", "Max", "Mean", "Min", "Mod", "Mul", "Neg", "NonZero", "Not", "OneHot", "Or",
+        "Pad", "Pow", "Range", "Reciprocal", "ReduceMax", "ReduceMean", "ReduceMin",
+        "ReduceProd", "ReduceSum", "Relu", "Reshape", "Round", "Shape", "Sigmoid", "Sign",
+        "Size", "Slice", "Split", "Sqrt", "Squeeze", "Sub", "Sum", "Tanh", "Tile",
+        "Transpose", "Trilu", "Unsqueeze", "Where", "Xor",
+    };
+    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
+        if (!strcmp(op, ops[i]))
+            return true;
+    return false;
+}
+
+/* Whether every output's inferred shape is static and small: known before
+ * running, so that a Range or Tile of huge extent is never allocated. */
+static bool kv_outputs_small(const IrNode *n)
 {
     int64_t dims[EV_MAX_RANK];
     for (size_t i = 0; i < n->n_out; i++) {
-        int r = n->out[i] ? kv_static_shape(n->out[i], dims, EV_MAX_RANK) : -1;
-        if (r >= 0 && kv_numel(dims, (size_t)r) == SIZE_MAX)
-            return true;
+        if (!n->out[i])
+            continue;
+        int r = kv_static_shape(n->out[i], dims, EV_MAX_RANK);
+        if (r < 0 || kv_numel(dims, (size_t)r) == SIZE_MAX)
+            return false;
     }
-    return false;
+    return true;
 }
 
 /* Runs n on its known inputs; keeps the small tensor outputs. */
 static void kv_run(IrModel *m, IrNode *n)
 {
-    if (n->n_in > 64 || n->n_out > 64 || kv_outputs_too_big(n))
+    if (n->n_in > 64 || n->n_out > 64 || !kv_cheap(n->op_type) || !kv_outputs_small(n))
         return;
     EvValue *in[64] = {0}, *out[64] = {0};
     IrError err;

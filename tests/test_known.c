@@ -149,10 +149,13 @@ static void test_limits(void)
                           "k = ConstantOfShape small\n"
                           "r = RandomUniformLike k\n"
                           "s = Shape x\n"
+                          "init a float 2,2 1.0\n"
+                          "p = MatMul a,a\n"
                           "y = Identity x\n"
                           "output y\n");
     kn_value(m, "x");
     kn_unknown(m, "z", "more elements than KV_MAX_ELEMS");
+    kn_unknown(m, "p", "a MatMul's work is not linear in its size (left to fold)");
     kn_expect(m, "k", 3, (double[]){0, 0, 0});
     kn_unknown(m, "r", "a random op");
     kn_unknown(m, "s", "dim M is unknown");
