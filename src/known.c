@@ -37,8 +37,14 @@ const IrTensor *kv_value(const IrValue *v)
     }
 }
 
+/* The work proofs took in this thread's inference run (KV_MAX_WORK):
+ * reset at each run (kv_mark_inputs); per thread, as runs on different
+ * threads infer different models. */
+static _Thread_local size_t kv_work;
+
 void kv_mark_inputs(IrModel *m)
 {
+    kv_work = 0;
     if (!m->graph || !m->has_ir_version || m->ir_version >= 4)
         return;
     for (size_t k = 0; k < m->graph->inputs.n; k++) {
@@ -164,16 +170,18 @@ static void kv_from_symval(IrValue *v)
 }
 
 /* Whether every present input of n is known and small (and at least one
- * is present, unless n is a Constant). */
-static bool kv_inputs_known(const IrNode *n)
+ * is present, unless n is a Constant); adds their elements to *work. */
+static bool kv_inputs_known(const IrNode *n, size_t *work)
 {
     bool any = false;
     for (size_t i = 0; i < n->n_in; i++) {
         const IrTensor *t = n->in[i] ? kv_value(n->in[i]) : NULL;
         if (!n->in[i])
             continue;
-        if (!t || kv_numel(t->dims, t->ndims) == SIZE_MAX)
+        size_t numel = t ? kv_numel(t->dims, t->ndims) : SIZE_MAX;
+        if (numel == SIZE_MAX)
             return false;
+        *work += numel;
         any = true;
     }
     return any || !strcmp(n->op_type, "Constant");
@@ -204,16 +212,19 @@ static bool kv_cheap(const char *op)
 }
 
 /* Whether every output's inferred shape is static and small: known before
- * running, so that a Range or Tile of huge extent is never allocated. */
-static bool kv_outputs_small(const IrNode *n)
+ * running, so that a Range or Tile of huge extent is never allocated;
+ * adds their elements to *work. */
+static bool kv_outputs_small(const IrNode *n, size_t *work)
 {
     int64_t dims[EV_MAX_RANK];
     for (size_t i = 0; i < n->n_out; i++) {
         if (!n->out[i])
             continue;
         int r = kv_static_shape(n->out[i], dims, EV_MAX_RANK);
-        if (r < 0 || kv_numel(dims, (size_t)r) == SIZE_MAX)
+        size_t numel = r < 0 ? SIZE_MAX : kv_numel(dims, (size_t)r);
+        if (numel == SIZE_MAX)
             return false;
+        *work += numel;
     }
     return true;
 }
@@ -221,8 +232,12 @@ static bool kv_outputs_small(const IrNode *n)
 /* Runs n on its known inputs; keeps the small tensor outputs. */
 static void kv_run(IrModel *m, IrNode *n)
 {
-    if (n->n_in > 64 || n->n_out > 64 || !kv_cheap(n->op_type) || !kv_outputs_small(n))
+    size_t work = 0;
+    if (n->n_in > 64 || n->n_out > 64 || !kv_cheap(n->op_type) ||
+        !kv_inputs_known(n, &work) || !kv_outputs_small(n, &work) ||
+        work > KV_MAX_WORK - kv_work)
         return;
+    kv_work += work;
     EvValue *in[64] = {0}, *out[64] = {0};
     IrError err;
     bool ok = true;
@@ -247,7 +262,7 @@ void kv_infer_node(IrModel *m, IrNode *n)
     if (!n || n->dead || !n->op_type || !kv_domain_ok(n->domain))
         return;
     bool constant_value = kv_constant_value(n) != NULL;
-    if (!constant_value && !kv_shape_op(n) && kv_deterministic(n) && kv_inputs_known(n))
+    if (!constant_value && !kv_shape_op(n) && kv_deterministic(n))
         kv_run(m, n);
     for (size_t i = 0; i < n->n_out; i++)
         if (n->out[i])

@@ -27,6 +27,10 @@
 
 /* Elements a proved value (and each input a proof reads) may have. */
 #define KV_MAX_ELEMS 65536
+/* Elements (read and written) all proofs of one inference run may take:
+ * 100k nodes each adding two 64k-element constants would otherwise store
+ * gigabytes. */
+#define KV_MAX_WORK (1u << 24)
 
 /* The value of v when it is known (see above), else NULL. */
 const IrTensor *kv_value(const IrValue *v);

@@ -251,8 +251,34 @@ static void test_sweep_inits(void)
     ir_model_free(m);
 }
 
+/* One inference run proves at most KV_MAX_WORK elements: 300 Adds of a
+ * 32768-element constant (98304 elements each) stop being proved after
+ * 170, so a hostile model cannot make inference store gigabytes. */
+static void test_work_bound(void)
+{
+    size_t cap = 64 * 300 + 64;
+    char *text = malloc(cap), *p = text;
+    p += snprintf(p, cap, "input x float 1\ninit a float 32768 1.0\n");
+    for (int i = 0; i < 300; i++)
+        p += snprintf(p, cap - (size_t)(p - text), "y%d = Add a,a\n", i);
+    snprintf(p, cap - (size_t)(p - text), "z = Identity x\noutput z\n");
+    IrModel *m = tb_model(text);
+    free(text);
+    kn_value(m, "x");
+    size_t known = 0;
+    for (int i = 0; i < 300; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "y%d", i);
+        known += kv_value(ir_graph_lookup(m->graph, name)) != NULL;
+    }
+    T_CHECK(known == KV_MAX_WORK / (3 * 32768), "%zu of 300 Adds proved, want %u", known,
+            KV_MAX_WORK / (3 * 32768));
+    ir_model_free(m);
+}
+
 int main(void)
 {
+    test_work_bound();
     test_sweep_inits();
     test_input_shape_convert();
     test_leaves();
