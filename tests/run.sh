@@ -70,6 +70,35 @@ run() {
     tally "$name" $st
 }
 
+# The sanitized builds' test programs run beside everything else, one
+# sequence on each of the two cores make check is given (they are a third
+# of its time): in a background job with its own log, printing its lines
+# into $side_out and its sums into $side_sum, shown and added at the end.
+sanitized() {
+    log=$(mktemp)
+    passed=0 failed=0 skipped=0
+    for t in "$asan"/tests/test_*; do
+        [ -x "$t" ] && ASAN_OPTIONS=detect_leaks=1 run "asan/$(basename "$t")" "$t"
+    done
+    # the same tests built by clang (float-cast-overflow too), but the
+    # whole-corpus sweeps the Makefile names in CLANG_SWEEPS (gcc's
+    # sanitized build runs them; a binary left from an older build is not
+    # run either)
+    for t in "$clang"/tests/test_*; do
+        case " ${CLANG_SWEEPS:-} " in
+        *" $(basename "$t") "*) continue ;;
+        esac
+        [ -x "$t" ] && ASAN_OPTIONS=detect_leaks=1 run "clang/$(basename "$t")" "$t"
+    done
+    rm -f "$log"
+    echo "$passed $failed $skipped" >"$side_sum"
+}
+side_out=$(mktemp)
+side_sum=$(mktemp)
+trap 'rm -f "$log" "$skips" "$side_out" "$side_sum"' EXIT
+sanitized >"$side_out" 2>&1 &
+side=$!
+
 for t in "$build"/tests/test_*; do
     name=$(basename "$t")
     case $name in
@@ -95,18 +124,6 @@ run ort_optimize sh tests/ort_matrix.sh "$build" optimize
 run adapter_ort sh tests/adapter_ort.sh "$build"
 # and the optimizer's node counts at or below ORT's basic level
 run ort_nodecount sh tests/ort_nodecount.sh "$build"
-for t in "$asan"/tests/test_*; do
-    [ -x "$t" ] && ASAN_OPTIONS=detect_leaks=1 run "asan/$(basename "$t")" "$t"
-done
-# the same tests built by clang (float-cast-overflow too), but the
-# whole-corpus sweeps the Makefile names in CLANG_SWEEPS (gcc's sanitized
-# build runs them; a binary left from an older build is not run either)
-for t in "$clang"/tests/test_*; do
-    case " ${CLANG_SWEEPS:-} " in
-    *" $(basename "$t") "*) continue ;;
-    esac
-    [ -x "$t" ] && ASAN_OPTIONS=detect_leaks=1 run "clang/$(basename "$t")" "$t"
-done
 run hostile_cli sh tests/hostile_cli.sh "$build/onnx-convert"
 # --name=value, check DIR, failure lines, usage lines, - and -o -, deep folders
 run cli_conventions sh tests/cli_conventions.sh "$build/onnx-convert"
@@ -165,6 +182,19 @@ else
     echo "onnx_crosscheck: skipped (no python3-onnx or no node tests)"
     echo "onnx_crosscheck (no python3-onnx or no node tests)" >> "$skips"
     skipped=$((skipped + 1))
+fi
+
+# the sanitized programs' lines and sums (a job that died without its
+# sums counts as one failure)
+wait "$side"
+cat "$side_out"
+if read -r sp sf ss <"$side_sum" && [ -n "$ss" ]; then
+    passed=$((passed + sp))
+    failed=$((failed + sf))
+    skipped=$((skipped + ss))
+else
+    echo "sanitized test programs: no sums (the background job died)"
+    failed=$((failed + 1))
 fi
 
 xfail=$(grep -cvE '^(#|$)' tests/xfail.txt 2>/dev/null || true)
