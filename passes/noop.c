@@ -42,20 +42,10 @@
 
 #define OPT_NP_MAX_RANK 64
 
-/* The static dims of tensor value v into d (rank into *r): false when the
- * type, the rank or any dim is unknown. */
+/* The static dims of tensor value v into d (rank into *r). */
 static bool opt_np_static(const IrValue *v, int64_t *d, size_t *r)
 {
-    const IrType *t = v ? v->type : NULL;
-    if (!t || t->kind != IR_TYPE_TENSOR || !t->shape || t->shape->rank > OPT_NP_MAX_RANK)
-        return false;
-    for (size_t i = 0; i < t->shape->rank; i++) {
-        if (t->shape->dims[i].kind != IR_DIM_VALUE || t->shape->dims[i].value < 0)
-            return false;
-        d[i] = t->shape->dims[i].value;
-    }
-    *r = t->shape->rank;
-    return true;
+    return v && ir_type_static_dims(v->type, d, OPT_NP_MAX_RANK, r);
 }
 
 /* The known element type of tensor value v, or 0. */

@@ -1200,7 +1200,7 @@ int inf_model(IrModel *m, const InfOptions *opt, IrError *err)
     if (!m->graph)
         return 0;
     ir_graph_clear_inferred(m->graph);
-    kv_mark_inputs(m);
+    kv_begin_run(m);
     KsSet opsets = {0}, funcs = {0};
     inf_model_index(m, &opsets, &funcs);
     InfCtx c = {.model = m, .opt = opt ? opt : &dflt, .err = err,

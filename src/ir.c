@@ -1385,3 +1385,16 @@ size_t ir_graph_drop_stale_info(IrGraph *g)
     }
     return n;
 }
+
+bool ir_type_static_dims(const IrType *t, int64_t *dims, size_t cap, size_t *rank)
+{
+    if (!t || t->kind != IR_TYPE_TENSOR || !t->shape || t->shape->rank > cap)
+        return false;
+    for (size_t i = 0; i < t->shape->rank; i++) {
+        if (t->shape->dims[i].kind != IR_DIM_VALUE || t->shape->dims[i].value < 0)
+            return false;
+        dims[i] = t->shape->dims[i].value;
+    }
+    *rank = t->shape->rank;
+    return true;
+}

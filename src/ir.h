@@ -479,6 +479,9 @@ void ir_type_free(IrType *t);
 void ir_shape_free(IrShape *s);
 /* Deep copies (NULL gives NULL); unknown fields are copied too. */
 IrType *ir_type_copy(const IrType *t);
+/* The dims of a tensor type whose shape is fully static (every dim a
+ * number >= 0) into dims (at most cap) and *rank; false otherwise. */
+bool ir_type_static_dims(const IrType *t, int64_t *dims, size_t cap, size_t *rank);
 IrShape *ir_shape_copy(const IrShape *s);
 /* A shape of `rank` unset dimensions. */
 IrShape *ir_shape_new(size_t rank);

@@ -38,11 +38,16 @@ const IrTensor *kv_value(const IrValue *v)
 }
 
 /* The work proofs took in this thread's inference run (KV_MAX_WORK):
- * reset at each run (kv_mark_inputs); per thread, as runs on different
+ * reset at each run (kv_begin_run); per thread, as runs on different
  * threads infer different models. */
 static _Thread_local size_t kv_work;
 
-void kv_mark_inputs(IrModel *m)
+const IrTensor *kv_proved(const IrValue *v)
+{
+    return v ? v->known : NULL;
+}
+
+void kv_begin_run(IrModel *m)
 {
     kv_work = 0;
     if (!m->graph || !m->has_ir_version || m->ir_version >= 4)
@@ -94,15 +99,8 @@ static size_t kv_numel(const int64_t *dims, size_t rank)
  * -1 when not a tensor of static shape. */
 static int kv_static_shape(const IrValue *v, int64_t *dims, size_t cap)
 {
-    const IrType *t = v ? v->type : NULL;
-    if (!t || t->kind != IR_TYPE_TENSOR || !t->shape || t->shape->rank > cap)
-        return -1;
-    for (size_t k = 0; k < t->shape->rank; k++) {
-        if (t->shape->dims[k].kind != IR_DIM_VALUE)
-            return -1;
-        dims[k] = t->shape->dims[k].value;
-    }
-    return (int)t->shape->rank;
+    size_t rank;
+    return v && ir_type_static_dims(v->type, dims, cap, &rank) ? (int)rank : -1;
 }
 
 /* Stores a proved int64 vector (or scalar when rank0) as v's value. */

@@ -40,9 +40,14 @@ const IrTensor *kv_value(const IrValue *v);
  * function), in ai.onnx or ai.onnx.ml: what may be computed ahead of time. */
 bool kv_deterministic(const IrNode *n);
 
-/* Marks the main graph's inputs that hold a constant (IR 3 models only):
- * inference calls it before its walk. */
-void kv_mark_inputs(IrModel *m);
+/* The value inference proved for v (the third kind above), or NULL: not
+ * an initializer or a Constant, which are constants already. */
+const IrTensor *kv_proved(const IrValue *v);
+
+/* Starts an inference run of m: resets the run's work (KV_MAX_WORK) and
+ * marks the main graph's inputs that hold a constant (IR 3 models only).
+ * Inference calls it before its walk. */
+void kv_begin_run(IrModel *m);
 
 /* Proves what can be proved of n's outputs, after inference gave them
  * their types: for inference's walk over a graph of m (not for function
