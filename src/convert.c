@@ -789,20 +789,6 @@ void cv_report_drop(CvReport *r, const char *fmt, ...)
 
 /* ---- tidying -------------------------------------------------------- */
 
-/* Drops the value_info of values an adapter removed (defined nowhere and
- * used by nothing any more), in g and its subgraphs. */
-static void cv_tidy_graph(IrGraph *g)
-{
-    ir_graph_drop_stale_info(g);
-    for (IrNode *k = g->first; k; k = k->next)
-        for (size_t a = 0; a < k->n_attr; a++) {
-            if (k->attr[a]->g)
-                cv_tidy_graph(k->attr[a]->g);
-            for (size_t j = 0; j < k->attr[a]->n_graphs; j++)
-                cv_tidy_graph(k->attr[a]->graphs[j]);
-        }
-}
-
 /* ---- what the conversion left unread -------------------------------- */
 
 /* Whether k computes something nobody reads, from its inputs alone. */
@@ -816,10 +802,10 @@ static bool cv_unread(const IrNode *k)
     return true;
 }
 
-/* Calls fn on every graph of m a conversion walks (subgraphs included). */
+/* Calls fn on g and every subgraph in it, the subgraphs first (so that a
+ * sweep of g sees the uses its subgraphs no longer make). */
 static void cv_each_graph(IrGraph *g, void (*fn)(IrGraph *, void *), void *arg)
 {
-    fn(g, arg);
     for (IrNode *k = g->first; k; k = k->next)
         for (size_t a = 0; a < k->n_attr; a++) {
             if (k->attr[a]->g)
@@ -827,6 +813,7 @@ static void cv_each_graph(IrGraph *g, void (*fn)(IrGraph *, void *), void *arg)
             for (size_t j = 0; j < k->attr[a]->n_graphs; j++)
                 cv_each_graph(k->attr[a]->graphs[j], fn, arg);
         }
+    fn(g, arg);
 }
 
 static void cv_model_graphs(IrModel *m, void (*fn)(IrGraph *, void *), void *arg)
@@ -870,24 +857,21 @@ static bool cv_in_sorted(const IrPtrList *l, const void *k)
     return l->n && bsearch(&k, l->p, l->n, sizeof *l->p, cv_ptr_cmp) != NULL;
 }
 
-/* Removes, to a fixpoint, what the conversion left unread (nodes, then
- * initializers): the chain that
- * computed a value a rewrite turned into an attribute or a constant (an
- * Upsample's scales from Shape, a Clip's bounds), and helper nodes a
- * rewrite no longer needs. Nodes that were unread in the input stay
- * (`before`, sorted). Walking backwards, a node's producers come after it. */
+/* Removes what the conversion left unread (nodes, then initializers): the
+ * chain that computed a value a rewrite turned into an attribute or a
+ * constant (an Upsample's scales from Shape, a Clip's bounds), and helper
+ * nodes a rewrite no longer needs. Nodes that were unread in the input
+ * stay (`before`, sorted). One backward walk suffices: the graph is in
+ * topological order, so a node's readers are behind it, and its
+ * subgraphs were swept first (cv_each_graph); nodes holding subgraphs are
+ * never removed (kv_deterministic). */
 static void cv_sweep_graph(IrGraph *g, void *before)
 {
-    for (bool again = true; again;) {
-        again = false;
-        for (IrNode *k = g->last; k;) {
-            IrNode *prev = k->prev;
-            if (cv_unread(k) && !cv_in_sorted(before, k)) {
-                ir_node_delete(k);
-                again = true;
-            }
-            k = prev;
-        }
+    for (IrNode *k = g->last; k;) {
+        IrNode *prev = k->prev;
+        if (cv_unread(k) && !cv_in_sorted(before, k))
+            ir_node_delete(k);
+        k = prev;
     }
     ir_graph_collect(g);
     for (size_t i = g->inits.n; i-- > 0;) {
@@ -905,13 +889,25 @@ static void cv_sweep_graph(IrGraph *g, void *before)
 
 /* ---- If nodes with a known condition -------------------------------- */
 
-/* Sets *found when some If of g has a known condition (cv_each_graph
- * visits the subgraphs). */
+static bool cv_is_if(const IrNode *k)
+{
+    return k->op_type && !strcmp(k->op_type, "If") && (!k->domain || !k->domain[0]) &&
+           k->n_in > 0;
+}
+
+/* Sets *found when g has an If (cv_each_graph visits the subgraphs). */
+static void cv_note_if(IrGraph *g, void *found)
+{
+    for (const IrNode *k = g->first; k; k = k->next)
+        if (cv_is_if(k))
+            *(bool *)found = true;
+}
+
+/* Sets *found when some If of g has a known condition. */
 static void cv_note_known_if(IrGraph *g, void *found)
 {
     for (const IrNode *k = g->first; k; k = k->next)
-        if (k->op_type && !strcmp(k->op_type, "If") && (!k->domain || !k->domain[0]) &&
-            k->n_in > 0 && kv_value(k->in[0]))
+        if (cv_is_if(k) && kv_value(k->in[0]))
             *(bool *)found = true;
 }
 
@@ -923,8 +919,11 @@ static void cv_note_known_if(IrGraph *g, void *found)
 static int cv_known_ifs(IrModel *m, CvReport *r, IrError *err)
 {
     IrError ie;
-    bool found = false;
-    if (!m->graph || inf_model(m, NULL, &ie) < 0)
+    bool any = false, found = false;
+    if (m->graph)
+        cv_each_graph(m->graph, cv_note_if, &any);
+    /* inference only where there is an If to ask about */
+    if (!any || inf_model(m, NULL, &ie) < 0)
         return 0;
     cv_each_graph(m->graph, cv_note_known_if, &found);
     if (!found)
@@ -938,18 +937,22 @@ static int cv_known_ifs(IrModel *m, CvReport *r, IrError *err)
     return rc;
 }
 
+/* Drops the value_info of values an adapter removed (defined nowhere and
+ * used by nothing any more), in every graph of m. */
+static void cv_drop_stale_info(IrGraph *g, void *arg)
+{
+    (void)arg;
+    ir_graph_drop_stale_info(g);
+}
+
 static void cv_tidy(IrModel *m)
 {
-    if (m->graph)
-        cv_tidy_graph(m->graph);
-    for (size_t i = 0; i < m->n_functions; i++)
-        if (m->functions[i]->body)
-            cv_tidy_graph(m->functions[i]->body);
+    cv_model_graphs(m, cv_drop_stale_info, NULL);
     for (size_t i = 0; i < m->n_training; i++) {
         if (m->training[i].initialization)
-            cv_tidy_graph(m->training[i].initialization);
+            cv_each_graph(m->training[i].initialization, cv_drop_stale_info, NULL);
         if (m->training[i].algorithm)
-            cv_tidy_graph(m->training[i].algorithm);
+            cv_each_graph(m->training[i].algorithm, cv_drop_stale_info, NULL);
     }
 }
 
