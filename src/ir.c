@@ -107,18 +107,13 @@ void ir_ptrlist_remove_at(IrPtrList *l, size_t i)
 
 /* ---- element types ------------------------------------------------- */
 
+#define IR_DTYPE_ROW(name, code, bits, cls) [code] = {#name, bits, IR_DC_##cls},
 static const struct {
     const char *name;
     int bits;
-} ir_dtypes[] = {
-    {"UNDEFINED", 0}, {"FLOAT", 32},   {"UINT8", 8},     {"INT8", 8},
-    {"UINT16", 16},   {"INT16", 16},   {"INT32", 32},    {"INT64", 64},
-    {"STRING", 0},    {"BOOL", 8},     {"FLOAT16", 16},  {"DOUBLE", 64},
-    {"UINT32", 32},   {"UINT64", 64},  {"COMPLEX64", 64}, {"COMPLEX128", 128},
-    {"BFLOAT16", 16}, {"FLOAT8E4M3FN", 8}, {"FLOAT8E4M3FNUZ", 8},
-    {"FLOAT8E5M2", 8}, {"FLOAT8E5M2FNUZ", 8}, {"UINT4", 4}, {"INT4", 4},
-    {"FLOAT4E2M1", 4}, {"FLOAT8E8M0", 8}, {"UINT2", 2}, {"INT2", 2},
-};
+    IrDtypeClass cls;
+} ir_dtypes[] = {IR_DTYPES(IR_DTYPE_ROW)};
+#undef IR_DTYPE_ROW
 
 const char *ir_dtype_name(int32_t dtype)
 {
@@ -132,6 +127,35 @@ int ir_dtype_bits(int32_t dtype)
     if (dtype < 0 || (size_t)dtype >= sizeof ir_dtypes / sizeof ir_dtypes[0])
         return 0;
     return ir_dtypes[dtype].bits;
+}
+
+IrDtypeClass ir_dtype_class(int32_t dtype)
+{
+    if (dtype < 0 || (size_t)dtype >= sizeof ir_dtypes / sizeof ir_dtypes[0])
+        return IR_DC_NONE;
+    return ir_dtypes[dtype].cls;
+}
+
+bool ir_dtype_is_float(int32_t dtype)
+{
+    return ir_dtype_class(dtype) == IR_DC_FLOAT;
+}
+
+bool ir_dtype_is_int(int32_t dtype)
+{
+    IrDtypeClass c = ir_dtype_class(dtype);
+    return c == IR_DC_SINT || c == IR_DC_UINT;
+}
+
+bool ir_dtype_is_signed_int(int32_t dtype)
+{
+    return ir_dtype_class(dtype) == IR_DC_SINT;
+}
+
+bool ir_dtype_is_numeric(int32_t dtype)
+{
+    IrDtypeClass c = ir_dtype_class(dtype);
+    return c == IR_DC_FLOAT || c == IR_DC_SINT || c == IR_DC_UINT || c == IR_DC_COMPLEX;
 }
 
 bool ir_tensor_numel(const IrTensor *t, uint64_t *out)

@@ -454,10 +454,62 @@ bool ir_add_size(size_t a, size_t b, size_t *out);
 
 /* ---- element types ------------------------------------------------- */
 
+/* The one list of TensorProto.DataType codes: X(NAME, code, bits per
+ * element, class). Every module names a type as IR_<NAME> and asks its
+ * class here, instead of keeping a list or writing a bare code. Bits are 0
+ * where the size is not fixed (STRING) or there is no element (UNDEFINED). */
+#define IR_DTYPES(X) \
+    X(UNDEFINED, 0, 0, NONE) \
+    X(FLOAT, 1, 32, FLOAT) \
+    X(UINT8, 2, 8, UINT) \
+    X(INT8, 3, 8, SINT) \
+    X(UINT16, 4, 16, UINT) \
+    X(INT16, 5, 16, SINT) \
+    X(INT32, 6, 32, SINT) \
+    X(INT64, 7, 64, SINT) \
+    X(STRING, 8, 0, STRING) \
+    X(BOOL, 9, 8, BOOL) \
+    X(FLOAT16, 10, 16, FLOAT) \
+    X(DOUBLE, 11, 64, FLOAT) \
+    X(UINT32, 12, 32, UINT) \
+    X(UINT64, 13, 64, UINT) \
+    X(COMPLEX64, 14, 64, COMPLEX) \
+    X(COMPLEX128, 15, 128, COMPLEX) \
+    X(BFLOAT16, 16, 16, FLOAT) \
+    X(FLOAT8E4M3FN, 17, 8, FLOAT) \
+    X(FLOAT8E4M3FNUZ, 18, 8, FLOAT) \
+    X(FLOAT8E5M2, 19, 8, FLOAT) \
+    X(FLOAT8E5M2FNUZ, 20, 8, FLOAT) \
+    X(UINT4, 21, 4, UINT) \
+    X(INT4, 22, 4, SINT) \
+    X(FLOAT4E2M1, 23, 4, FLOAT) \
+    X(FLOAT8E8M0, 24, 8, FLOAT) \
+    X(UINT2, 25, 2, UINT) \
+    X(INT2, 26, 2, SINT)
+
+#define IR_DTYPE_ENUM(name, code, bits, cls) IR_##name = code,
+enum { IR_DTYPES(IR_DTYPE_ENUM) IR_DTYPE_END };
+#undef IR_DTYPE_ENUM
+
+/* What kind of number an element type holds. FLOAT covers every binary
+ * floating format (double down to float4, and the exponent-only E8M0). */
+typedef enum {
+    IR_DC_NONE, IR_DC_FLOAT, IR_DC_SINT, IR_DC_UINT, IR_DC_BOOL,
+    IR_DC_STRING, IR_DC_COMPLEX
+} IrDtypeClass;
+
 /* TensorProto.DataType name ("FLOAT", ...) or NULL for an unknown code. */
 const char *ir_dtype_name(int32_t dtype);
 /* Bits per element (1..128), 0 for STRING/UNDEFINED/unknown. */
 int ir_dtype_bits(int32_t dtype);
+/* The type's class; IR_DC_NONE for UNDEFINED and unknown codes. */
+IrDtypeClass ir_dtype_class(int32_t dtype);
+/* Class tests: float (any binary floating format), integer (signed or
+ * unsigned), signed integer, and "numeric" (float, integer or complex). */
+bool ir_dtype_is_float(int32_t dtype);
+bool ir_dtype_is_int(int32_t dtype);
+bool ir_dtype_is_signed_int(int32_t dtype);
+bool ir_dtype_is_numeric(int32_t dtype);
 
 /* Number of elements of a tensor, from its dims; false on a negative dim
  * or overflow. */
