@@ -94,6 +94,10 @@ typedef struct OsSchema {
      * set = N allowed; 0 = every count in min..max. From
      * src/opschema_flags.txt. */
     uint32_t in_counts, out_counts;
+    /* The op's family: its code lives in adapters/<family>.c,
+     * src/infer/<family>.c and src/eval/<family>.c. From
+     * src/opschema_flags.txt. */
+    const char *family;
 } OsSchema;
 
 typedef struct OsDomain {
