@@ -1,6 +1,6 @@
 #!/bin/sh
 # bench_eval.sh - the evaluator against ONNX Runtime, both single-threaded,
-# on the largest shared models; prints a Markdown table for the README.
+# on the largest shared models; prints a Markdown table for bench/README.md.
 # Usage: sh bench/bench_eval.sh [RUNS]   (from the project root; `make
 # bench-eval` builds and runs it). Needs ../shared/tools/ort/setup.sh done.
 runs=${1:-5}

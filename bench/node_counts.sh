@@ -1,6 +1,6 @@
 #!/bin/sh
 # Node counts of ../shared/models before and after the default optimizer
-# pipeline, beside ONNX Runtime 1.30's basic level, as the README's table.
+# pipeline, beside ONNX Runtime 1.30's basic level, as the table of bench/README.md.
 # The standard-op check: ops outside ai.onnx in our output are listed.
 #   sh bench/node_counts.sh [BUILD_DIR]      (from the project root)
 build=${1:-build}

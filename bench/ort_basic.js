@@ -1,5 +1,5 @@
 // Writes what ONNX Runtime's "basic" graph optimization level makes of a
-// model (the reference for the optimizer's node counts in the README).
+// model (the reference for the optimizer's node counts in bench/README.md).
 //   node bench/ort_basic.js IN.onnx OUT.onnx
 //   node bench/ort_basic.js --batch FILE
 // --batch runs many models in one process (node's start-up costs more than

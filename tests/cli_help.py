@@ -1,12 +1,18 @@
 #!/usr/bin/env python3
-"""--help, --version, README and the man page agree (issue 8).
+"""--help, --version and the man page agree (issue 8; issue 21: the man
+page and --help are the command reference, the README no longer holds one).
 
-- README "Command-line reference" holds, after `<!-- help: CMD -->`, a
-  ```text block equal to what `onnx-convert CMD --help` prints (overview:
-  `onnx-convert --help`); `CMD -h` and `help CMD` print the same, exit 0;
-- every option any help text names appears in the man page source
-  (src/cli/onnx-convert.1, options written as \\-\\-name), and the page
-  renders with `man -l` without a warning;
+- `onnx-convert CMD --help` exits 0 and prints to stdout, and `CMD -h` and
+  `help CMD` print the same (overview: `--help`, `-h`, `help`);
+- the commands are the same in the overview --help, the man page's
+  SYNOPSIS and the subsections (.SS) of its COMMANDS section;
+- every option a command's --help names appears in that command's
+  subsection of the man page or in its OPTIONS section (written \\-\\-name);
+- every option the man page defines (a .TP heading of a command's
+  subsection or of OPTIONS, or the lead paragraph of a subsection, such as
+  optimize's "takes ... as convert does") is in that command's --help
+  (OPTIONS: in the overview's or some command's);
+- the page renders with `man -l` without a warning;
 - --version names the version of include/onnxconvert.h (the man page's
   .TH says the same) and the newest opsets of the operator data when
   ../shared/spec/onnx-opsets.json is there.
@@ -20,17 +26,9 @@ import re
 import shutil
 import sys
 
-COMMANDS = ["overview", "convert", "optimize", "check", "info", "run", "test"]
+COMMANDS = ["convert", "optimize", "check", "info", "run", "test"]
 MAN = "src/cli/onnx-convert.1"
 from clitest import check, report, run, skip
-
-
-def readme_blocks():
-    text = open("README.md", encoding="utf-8").read()
-    blocks = {}
-    for m in re.finditer(r"<!-- help: (\w+) -->\n```text\n(.*?)```\n", text, re.S):
-        blocks[m.group(1)] = m.group(2)
-    return blocks
 
 
 def help_of(bin_, cmd, form):
@@ -42,29 +40,77 @@ def help_of(bin_, cmd, form):
 
 
 def options_in(text):
-    """Every -x / --name an help text mentions."""
+    """Every -x / --name a text mentions (roff's \\- read as -)."""
+    text = text.replace("\\-", "-")
     return set(re.findall(r"(?<![\w-])(--[a-z][a-z-]*[a-z]|-[a-z])\b", text))
 
 
-def check_helps(bin_):
-    blocks = readme_blocks()
-    options = set()
-    for cmd in COMMANDS:
+def helps(bin_):
+    """{cmd: --help text} for the overview and every command, checking the
+    three forms agree."""
+    out = {}
+    for cmd in ["overview"] + COMMANDS:
         p = help_of(bin_, cmd, "long")
         check(p.returncode == 0 and p.stdout and not p.stderr, "%s --help: exit %d" % (cmd, p.returncode))
-        check(blocks.get(cmd) == p.stdout,
-              "README's help of %s differs from the program's:\n%s" % (cmd, p.stdout))
         for form in ("short", "help"):
             q = help_of(bin_, cmd, form)
             check(q.returncode == 0 and q.stdout == p.stdout, "%s: %s form differs" % (cmd, form))
-        options |= options_in(p.stdout)
-    return options
+        out[cmd] = p.stdout
+    return out
 
 
-def check_man(options):
-    src = open(MAN, encoding="utf-8").read()
-    for opt in sorted(options):
-        check(opt.replace("-", "\\-") in src, "man page misses %s" % opt)
+def help_commands(overview):
+    """The names listed under "commands:" in the overview --help."""
+    m = re.search(r"^commands:\n((?:  \w+ +.*\n)+)", overview, re.M)
+    return [l.split()[0] for l in m.group(1).splitlines()] if m else []
+
+
+def man_sections(src):
+    """{".SH name": body} and {".SS name" of COMMANDS: body}."""
+    sh, ss = {}, {}
+    for m in re.finditer(r"^\.SH (.+)\n((?:(?!\.SH ).*\n)*)", src, re.M):
+        sh[m.group(1).strip('"')] = m.group(2)
+    for m in re.finditer(r"^\.SS (\S+)\n((?:(?!\.SS ).*\n)*)", sh.get("COMMANDS", ""), re.M):
+        ss[m.group(1)] = m.group(2)
+    return sh, ss
+
+
+def defined(body):
+    """The options a man page section defines: its .TP headings and the
+    paragraph before its first .TP."""
+    lead = body.split("\n.TP\n", 1)[0]
+    heads = re.findall(r"^\.TP\n(.*)\n", body, re.M)
+    return options_in(lead + "\n" + "\n".join(heads))
+
+
+def check_commands(helptexts, sh, ss):
+    listed = help_commands(helptexts["overview"])
+    check(listed == COMMANDS, "overview --help lists %s" % listed)
+    check(list(ss) == COMMANDS, "man COMMANDS has subsections %s" % list(ss))
+    synopsis = re.findall(r"^\.B onnx-convert (\w+)", sh.get("SYNOPSIS", ""), re.M)
+    check(sorted(set(synopsis)) == sorted(COMMANDS), "man SYNOPSIS names %s" % sorted(set(synopsis)))
+
+
+def check_options(helptexts, sh, ss):
+    general = options_in(sh.get("OPTIONS", ""))
+    every_help = set()
+    for cmd in COMMANDS:
+        hopts = options_in(helptexts[cmd])
+        every_help |= hopts
+        mopts = options_in(ss.get(cmd, "")) | general
+        for opt in sorted(hopts):
+            check(opt in mopts, "man page's %s misses %s, which %s --help names" % (cmd, opt, cmd))
+        for opt in sorted(defined(ss.get(cmd, ""))):
+            check(opt in hopts, "man page's %s defines %s, which %s --help lacks" % (cmd, opt, cmd))
+    over = options_in(helptexts["overview"])
+    for opt in sorted(options_in(helptexts["overview"])):
+        check(opt in general or opt in every_help, "man page misses %s of the overview --help" % opt)
+    for opt in sorted(defined(sh.get("OPTIONS", ""))):
+        check(opt in over or opt in every_help, "man page's OPTIONS defines %s, which no --help names" % opt)
+    return every_help | over
+
+
+def check_render():
     if not shutil.which("man"):
         check(False, "man is not installed (Debian package man-db)")
         return
@@ -119,9 +165,12 @@ def check_version(bin_):
 
 def main():
     bin_ = sys.argv[1]
-    options = check_helps(bin_)
+    helptexts = helps(bin_)
+    sh, ss = man_sections(open(MAN, encoding="utf-8").read())
+    check_commands(helptexts, sh, ss)
+    options = check_options(helptexts, sh, ss)
     check(len(options) >= 25, "only %d options found in the help texts" % len(options))
-    check_man(options)
+    check_render()
     check_version(bin_)
     return report("cli_help")
 

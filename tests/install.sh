@@ -7,7 +7,7 @@
 # DESTDIR), checks the layout, the shared library's soname, links and
 # exports (only oc_*, and every function the header declares), the
 # pkg-config file, that the header compiles as strict C99 and as C++; then
-# builds the README's example program with pkg-config against the shared
+# builds the example program of docs/c-library.md with pkg-config against the shared
 # library and against the static one, runs both on a testdata model and
 # compares what they print and save with what the tool itself does.
 # Writes nothing outside its temporary folder; ends with
@@ -107,11 +107,11 @@ else
     echo "install: no C++ compiler, the C++ check is skipped"
 fi
 
-# ---- the README's example -------------------------------------------------
+# ---- the example of docs/c-library.md ------------------------------------
 
-sed -n '/^<!-- example: begin -->$/,/^<!-- example: end -->$/p' README.md |
+sed -n '/^<!-- example: begin -->$/,/^<!-- example: end -->$/p' docs/c-library.md |
     sed -e '1,2d' -e '$d' | sed '$d' > "$TMP/example.c"
-check "README has the example" grep -q 'oc_load_file' "$TMP/example.c"
+check "docs/c-library.md has the example" grep -q 'oc_load_file' "$TMP/example.c"
 
 # What the tool says the same conversion and optimization give.
 "$U/bin/onnx-convert" convert $MODEL --opset 9 --optimize -o "$TMP/tool.onnx" > "$TMP/tool.txt" 2>&1

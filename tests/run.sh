@@ -131,7 +131,7 @@ run asan/cli_conventions sh tests/cli_conventions.sh "$asan/onnx-convert"
 # every bench program builds and runs once on a tiny input
 run bench_smoke sh tests/bench_smoke.sh "$build"
 run asan/hostile_cli sh tests/hostile_cli.sh "$asan/onnx-convert"
-# --help, README, the man page and --version agree
+# --help, the man page and --version agree
 run cli_help /usr/bin/python3 tests/cli_help.py "$build/onnx-convert"
 # batch mode and --json against single runs (needs ../shared and python3)
 run batch_cli /usr/bin/python3 tests/batch_cli.py "$build/onnx-convert"

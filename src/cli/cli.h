@@ -5,7 +5,7 @@
  * convert.c runs convert and optimize on one model, batch.c runs a command
  * over many models in worker processes, targets.c runs info --targets,
  * help.c holds every --help text
- * (README "Command-line reference" repeats them; a test compares).
+ * (the man page onnx-convert.1 names the same options; a test compares).
  *
  * Exit status: 0 done; 1 a model was rejected or an operation is not
  * possible (one line on stderr, no output file left behind); 2 usage

@@ -1,9 +1,9 @@
 /*
  * help.c - every --help text and --version (prefix cli_).
  *
- * These texts are the command line's documentation: README "Command-line
- * reference" shows each one verbatim and tests/cli_help.sh fails when they
- * differ, or when the man page (src/cli/onnx-convert.1) misses an option.
+ * These texts and the man page (src/cli/onnx-convert.1) are the command
+ * line's documentation: tests/cli_help.py fails when an option of one is
+ * missing from the other.
  */
 #include <stdio.h>
 #include <string.h>
@@ -100,7 +100,7 @@ static const char cli_help_convert[] =
     "  --json                  print a JSON report instead of text\n"
     "  -h, --help              this help\n"
     "\n"
-    "What an IR version keeps, drops and refuses: README \"IR versions\".\n"
+    "What an IR version keeps, drops and refuses: docs/converter.md.\n"
     "Dropped fields are listed on one line (\"dropped to fit IR N: ...\") and\n"
     "in --json's \"dropped\".\n"
     "\n"
