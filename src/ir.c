@@ -713,22 +713,17 @@ IrValue *ir_graph_value(IrGraph *g, const char *name)
     return v;
 }
 
+/* Stops a walk at a graph where `name` is taken. */
+static int ir_name_taken_in(const IrGraph *g, const IrWalkAt *at, void *name)
+{
+    return ir_graph_find_local(g, name) != NULL;
+}
+
 /* True when `name` is taken in g, an enclosing graph, or a subgraph of g. */
 static bool ir_name_taken_below(const IrGraph *g, const char *name)
 {
-    if (ir_graph_find_local(g, name))
-        return true;
-    for (const IrNode *n = g->first; n; n = n->next) {
-        for (size_t a = 0; a < n->n_attr; a++) {
-            const IrAttr *at = n->attr[a];
-            if (at->g && ir_name_taken_below(at->g, name))
-                return true;
-            for (size_t k = 0; k < at->n_graphs; k++)
-                if (ir_name_taken_below(at->graphs[k], name))
-                    return true;
-        }
-    }
-    return false;
+    return ir_graph_each_subgraph_const(g, IR_WALK_MAIN | IR_WALK_SUBGRAPHS, ir_name_taken_in,
+                                        (void *)name) != 0;
 }
 
 char *ir_graph_fresh_name(const IrGraph *g, const char *base)
