@@ -56,19 +56,11 @@ const OptPass *opt_find(const char *name)
 
 /* ---- walking scopes --------------------------------------------------- */
 
-static size_t opt_count_graph(const IrGraph *g)
+static int opt_count_graph(const IrGraph *g, const IrWalkAt *at, void *n)
 {
-    size_t n = 0;
-    for (const IrNode *k = g->first; k; k = k->next) {
-        n++;
-        for (size_t a = 0; a < k->n_attr; a++) {
-            if (k->attr[a]->g)
-                n += opt_count_graph(k->attr[a]->g);
-            for (size_t j = 0; j < k->attr[a]->n_graphs; j++)
-                n += opt_count_graph(k->attr[a]->graphs[j]);
-        }
-    }
-    return n;
+    for (const IrNode *k = g->first; k; k = k->next)
+        (*(size_t *)n)++;
+    return 0;
 }
 
 /* Whether node k lacks its op_type or has an attribute without a name. */
@@ -82,7 +74,9 @@ static bool opt_unnamed(const IrNode *k)
     return false;
 }
 
-/* The first node of g or its subgraphs that opt_unnamed finds, or NULL. */
+/* The first node of g or its subgraphs that opt_unnamed finds, or NULL.
+ * "First" is node by node, each node's subgraphs right after it, which
+ * ir_each_graph (graph by graph) does not give: the message names it. */
 static const IrNode *opt_find_unnamed(const IrGraph *g)
 {
     for (const IrNode *k = g->first; k; k = k->next) {
@@ -101,37 +95,35 @@ static const IrNode *opt_find_unnamed(const IrGraph *g)
 
 size_t opt_count_nodes(const IrModel *m)
 {
-    size_t n = m->graph ? opt_count_graph(m->graph) : 0;
-    for (size_t i = 0; i < m->n_functions; i++)
-        if (m->functions[i]->body)
-            n += opt_count_graph(m->functions[i]->body);
+    size_t n = 0;
+    ir_each_graph_const(m, IR_WALK_MAIN | IR_WALK_FUNCTIONS | IR_WALK_SUBGRAPHS,
+                        opt_count_graph, &n);
     return n;
 }
 
-/* Runs the pass on g and, depth first, on its subgraphs. Subgraphs go
- * first, so that a node's body is simplified before the node is judged. */
-static long opt_run_graph(OptCtx *c, const OptPass *p, IrGraph *g, bool main)
+/* One pass's run over the scopes of a model. */
+typedef struct OptRun {
+    OptCtx *c;
+    const OptPass *p;
+    long total;
+} OptRun;
+
+/* Runs the pass on g (called after g's subgraphs, so that a node's body
+ * is simplified before the node is judged). */
+static int opt_run_graph(IrGraph *g, const IrWalkAt *at, void *arg)
 {
-    long total = 0;
-    for (IrNode *k = g->first; k; k = k->next)
-        for (size_t a = 0; a < k->n_attr; a++) {
-            IrAttr *at = k->attr[a];
-            long r = at->g ? opt_run_graph(c, p, at->g, false) : 0;
-            if (r < 0)
-                return -1;
-            total += r;
-            for (size_t j = 0; j < at->n_graphs; j++) {
-                if ((r = opt_run_graph(c, p, at->graphs[j], false)) < 0)
-                    return -1;
-                total += r;
-            }
-        }
+    OptRun *run = arg;
+    OptCtx *c = run->c;
+    c->fn = at->fn;
     c->g = g;
-    c->main = main;
-    long r = p->run(c);
+    c->main = !at->node && !at->fn;
+    long r = run->p->run(c);
+    if (r < 0)
+        return -1;
     if (r > 0)
         ir_graph_collect(g);
-    return r < 0 ? -1 : total + r;
+    run->total += r;
+    return 0;
 }
 
 /* One pass over every scope of the model. */
@@ -148,19 +140,11 @@ static long opt_run_pass(IrModel *m, const OptOptions *o, const OptPass *p, bool
         *typed = true;
     }
     OptCtx c = {.m = m, .o = o, .err = err};
-    long total = 0, r = m->graph ? opt_run_graph(&c, p, m->graph, true) : 0;
-    if (r < 0)
+    OptRun run = {&c, p, 0};
+    if (ir_each_graph(m, IR_WALK_MAIN | IR_WALK_FUNCTIONS | IR_WALK_SUBGRAPHS | IR_WALK_POST,
+                      opt_run_graph, &run))
         return -1;
-    total += r;
-    for (size_t i = 0; i < m->n_functions; i++) {
-        if (!m->functions[i]->body)
-            continue;
-        c.fn = m->functions[i];
-        if ((r = opt_run_graph(&c, p, m->functions[i]->body, false)) < 0)
-            return -1;
-        total += r;
-    }
-    return total;
+    return run.total;
 }
 
 /* ---- the pipeline ----------------------------------------------------- */

@@ -159,22 +159,21 @@ static int c2_walk_graph(C2Walk *w, IrGraph *g)
     return 0;
 }
 
+static int c2_walk_top(IrGraph *g, const IrWalkAt *at, void *w)
+{
+    return c2_walk_graph(w, g);
+}
+
+/* The top graphs come from ir_each_graph; below them c2_walk_graph goes
+ * on by itself, since it visits every message in file order (a node's
+ * attributes, subgraphs among them, before the next node), and the
+ * first hit is the one reported. */
 static int c2_walk(C2Walk *w, IrModel *m)
 {
     if (w->fn(w, C2_MODEL, &m->unk, m, m->graph))
         return -1;
-    if (m->graph && c2_walk_graph(w, m->graph))
-        return -1;
-    for (size_t i = 0; i < m->n_training; i++) {
-        IrTraining *t = &m->training[i];
-        if ((t->initialization && c2_walk_graph(w, t->initialization)) ||
-            (t->algorithm && c2_walk_graph(w, t->algorithm)))
-            return -1;
-    }
-    for (size_t i = 0; i < m->n_functions; i++)
-        if (m->functions[i]->body && c2_walk_graph(w, m->functions[i]->body))
-            return -1;
-    return 0;
+    return ir_each_graph(m, IR_WALK_MAIN | IR_WALK_TRAINING | IR_WALK_FUNCTIONS, c2_walk_top,
+                         w) ? -1 : 0;
 }
 
 /* The table index of unknown field f of message msg, or -1 when it is not

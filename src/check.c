@@ -881,10 +881,11 @@ static void chk_run(ChkCtx *c);
 /* The inferred types of what g's nodes compute (and its subgraphs'):
  * a node can make values of a type the declared IR lacks (a Cast to
  * float8 at IR 8) whatever value_info says. */
-static void chk_computed_types(ChkCtx *c, const IrGraph *g, int depth)
+static int chk_computed_types(const IrGraph *g, const IrWalkAt *at, void *arg)
 {
+    ChkCtx *c = arg;
     char where[400];
-    for (const IrValue *v = g->values; v && depth < 64; v = v->hh.next) {
+    for (const IrValue *v = g->values; v && at->depth < 64; v = v->hh.next) {
         if (!v->type || v->kind != IR_VAL_NODE || !v->producer)
             continue;
         const IrNode *n = v->producer;
@@ -892,13 +893,7 @@ static void chk_computed_types(ChkCtx *c, const IrGraph *g, int depth)
                  v->name, n->name ? n->name : "", n->op_type ? n->op_type : "");
         chk_type_features(c, v->type, where, 0);
     }
-    for (const IrNode *n = g->first; n; n = n->next)
-        for (size_t i = 0; i < n->n_attr; i++) {
-            if (n->attr[i]->g)
-                chk_computed_types(c, n->attr[i]->g, depth + 1);
-            for (size_t k = 0; k < n->attr[i]->n_graphs; k++)
-                chk_computed_types(c, n->attr[i]->graphs[k], depth + 1);
-        }
+    return 0;
 }
 
 size_t chk_model(IrModel *m, ChkReport *r)
@@ -929,6 +924,9 @@ static void chk_run(ChkCtx *c)
         chk_feature(c, 7, "training_info", "model");
     if (m->n_configs)
         chk_feature(c, 11, "device configurations", "model");
+    /* Not ir_each_graph: chk_graph threads each scope's names and
+     * function down its subgraphs itself, and training algorithm graphs
+     * are not checked here. */
     chk_graph(c, m->graph, NULL, NULL, "main graph");
     char label[300];
     for (size_t k = 0; k < m->n_functions; k++) {
@@ -948,7 +946,7 @@ static void chk_run(ChkCtx *c)
         if (inf_model(m, &opt, &err) < 0)
             chk_add(r, CHK_ERROR, "%s", err.msg);
         else
-            chk_computed_types(c, m->graph, 0);
+            ir_each_graph_const(m, IR_WALK_MAIN | IR_WALK_SUBGRAPHS, chk_computed_types, c);
     }
     return;
 }

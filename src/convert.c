@@ -378,7 +378,9 @@ static int cv_apply(CvRun *run, IrGraph *g, IrNode *k, int64_t s, int64_t t)
 }
 
 /* Converts the nodes of g in the range (after, stop) across s -> t, each
- * after the nodes of its own subgraphs. */
+ * after the nodes of its own subgraphs. Not ir_each_graph: the order is
+ * per node (a node's subgraphs, then the node, then the next node's), on
+ * a list taken before adapters add nodes, and a range of g only. */
 static int cv_step_range(CvRun *run, IrGraph *g, IrNode *after, IrNode *stop,
                          int64_t s, int64_t t)
 {
@@ -407,49 +409,58 @@ static int cv_step_range(CvRun *run, IrGraph *g, IrNode *after, IrNode *stop,
 /* The graphs a scope converts: the function body, or the main graph, the
  * training graphs and the bodies of functions that follow the model's
  * import of the domain. */
+typedef struct CvScopeList {
+    const CvRun *run;
+    IrGraph **out;
+    size_t n, cap;
+} CvScopeList;
+
+/* Lists g unless it is the body of a function that imports the walked
+ * domain itself (that body is a scope of its own). */
+static int cv_scope_add(IrGraph *g, const IrWalkAt *at, void *arg)
+{
+    CvScopeList *l = arg;
+    bool own = false;
+    for (size_t k = 0; at->fn && k < at->fn->n_opsets; k++)
+        own = own || strcmp(os_domain_norm(at->fn->opsets[k].domain), l->run->domain) == 0;
+    if (!own && l->n < l->cap)
+        l->out[l->n++] = g;
+    return 0;
+}
+
 static size_t cv_scope_graphs(const CvRun *run, IrGraph **out, size_t cap)
 {
-    size_t n = 0;
-    IrModel *m = run->m;
     if (run->fn) {
-        out[n++] = run->fn->body;
-        return n;
+        out[0] = run->fn->body;
+        return 1;
     }
-    if (m->graph && n < cap)
-        out[n++] = m->graph;
-    for (size_t i = 0; i < m->n_training; i++) {
-        if (m->training[i].initialization && n < cap)
-            out[n++] = m->training[i].initialization;
-        if (m->training[i].algorithm && n < cap)
-            out[n++] = m->training[i].algorithm;
-    }
-    for (size_t i = 0; i < m->n_functions; i++) {
-        IrFunction *f = m->functions[i];
-        bool own = false;
-        for (size_t k = 0; k < f->n_opsets; k++)
-            own = own || strcmp(os_domain_norm(f->opsets[k].domain), run->domain) == 0;
-        if (!own && f->body && n < cap)
-            out[n++] = f->body;
-    }
-    return n;
+    CvScopeList l = {run, out, 0, cap};
+    ir_each_graph(run->m, IR_WALK_MAIN | IR_WALK_TRAINING | IR_WALK_FUNCTIONS, cv_scope_add,
+                  &l);
+    return l.n;
+}
+
+typedef struct CvStep {
+    const CvRun *run;
+    int64_t s, t;
+} CvStep;
+
+/* Stops the walk at a graph with a node that changes in the step. */
+static int cv_graph_changes_at(IrGraph *g, const IrWalkAt *at, void *arg)
+{
+    const CvStep *st = arg;
+    for (IrNode *k = g->first; k; k = k->next)
+        if (cv_changes(st->run, k, st->s, st->t))
+            return 1;
+    return 0;
 }
 
 /* Whether any node of g (or its subgraphs) changes between s and t. */
-static bool cv_graph_changes(const CvRun *run, const IrGraph *g, int64_t s, int64_t t)
+static bool cv_graph_changes(const CvRun *run, IrGraph *g, int64_t s, int64_t t)
 {
-    for (IrNode *k = g->first; k; k = k->next) {
-        if (cv_changes(run, k, s, t))
-            return true;
-        for (size_t a = 0; a < k->n_attr; a++) {
-            const IrAttr *at = k->attr[a];
-            if (at->g && cv_graph_changes(run, at->g, s, t))
-                return true;
-            for (size_t j = 0; j < at->n_graphs; j++)
-                if (cv_graph_changes(run, at->graphs[j], s, t))
-                    return true;
-        }
-    }
-    return false;
+    CvStep st = {run, s, t};
+    return ir_graph_each_subgraph(g, IR_WALK_MAIN | IR_WALK_SUBGRAPHS, cv_graph_changes_at,
+                                  &st) != 0;
 }
 
 /* Sets the scope's import of the walked domain to v. */
@@ -531,11 +542,15 @@ static void cv_infer(CvRun *run)
 }
 
 /* Drops the call-site types cv_infer gave the function bodies. */
+static int cv_forget_types(IrGraph *g, const IrWalkAt *at, void *arg)
+{
+    ir_graph_clear_inferred(g);
+    return 0;
+}
+
 static void cv_forget_body_types(CvRun *run)
 {
-    for (size_t i = 0; i < run->m->n_functions; i++)
-        if (run->m->functions[i]->body)
-            ir_graph_clear_inferred(run->m->functions[i]->body);
+    ir_each_graph(run->m, IR_WALK_FUNCTIONS, cv_forget_types, NULL);
 }
 
 /* One step of a scope. */
@@ -665,7 +680,8 @@ static int cv_expand_node(CvRun *run, IrGraph *g, IrNode *k, int64_t t)
     return 0;
 }
 
-/* Expands the listed ops' nodes of g and its subgraphs. */
+/* Expands the listed ops' nodes of g and its subgraphs, per node like
+ * cv_step_range (so not ir_each_graph, which visits graph by graph). */
 static int cv_expand_graph(CvRun *run, IrGraph *g, const char *list, int64_t t)
 {
     IrPtrList todo = {0};
@@ -734,6 +750,10 @@ static int cv_expand(CvRun *run, const char *list)
 
 /* ---- custom domains ------------------------------------------------- */
 
+/* Counts nodes of custom domains, listing the domains in the order met,
+ * node by node with each node's subgraphs right after it: that order is
+ * the report's, so this keeps its own walk rather than ir_each_graph's
+ * graph-by-graph order. */
 static void cv_count_custom(CvReport *r, const IrGraph *g)
 {
     for (const IrNode *k = g->first; k; k = k->next) {
@@ -802,28 +822,10 @@ static bool cv_unread(const IrNode *k)
     return true;
 }
 
-/* Calls fn on g and every subgraph in it, the subgraphs first (so that a
- * sweep of g sees the uses its subgraphs no longer make). */
-static void cv_each_graph(IrGraph *g, void (*fn)(IrGraph *, void *), void *arg)
-{
-    for (IrNode *k = g->first; k; k = k->next)
-        for (size_t a = 0; a < k->n_attr; a++) {
-            if (k->attr[a]->g)
-                cv_each_graph(k->attr[a]->g, fn, arg);
-            for (size_t j = 0; j < k->attr[a]->n_graphs; j++)
-                cv_each_graph(k->attr[a]->graphs[j], fn, arg);
-        }
-    fn(g, arg);
-}
-
-static void cv_model_graphs(IrModel *m, void (*fn)(IrGraph *, void *), void *arg)
-{
-    if (m->graph)
-        cv_each_graph(m->graph, fn, arg);
-    for (size_t i = 0; i < m->n_functions; i++)
-        if (m->functions[i]->body)
-            cv_each_graph(m->functions[i]->body, fn, arg);
-}
+/* The graphs the sweep and its notes walk: the main graph and function
+ * bodies, each subgraph before the graph holding it (so that a sweep of g
+ * sees the uses its subgraphs no longer make). */
+#define CV_SWEEP_WALK (IR_WALK_MAIN | IR_WALK_FUNCTIONS | IR_WALK_SUBGRAPHS | IR_WALK_POST)
 
 /* The initializer of v when it is one nobody reads (not a graph input). */
 static IrTensor *cv_unread_init(IrGraph *g, IrTensor *t)
@@ -835,7 +837,7 @@ static IrTensor *cv_unread_init(IrGraph *g, IrTensor *t)
 }
 
 /* Lists the nodes and initializers of g nobody reads, before converting. */
-static void cv_note_unread(IrGraph *g, void *arg)
+static int cv_note_unread(IrGraph *g, const IrWalkAt *at, void *arg)
 {
     for (IrNode *k = g->first; k; k = k->next)
         if (cv_unread(k))
@@ -843,6 +845,7 @@ static void cv_note_unread(IrGraph *g, void *arg)
     for (size_t i = 0; i < g->inits.n; i++)
         if (cv_unread_init(g, g->inits.p[i]))
             ir_ptrlist_push(arg, g->inits.p[i]);
+    return 0;
 }
 
 static int cv_ptr_cmp(const void *a, const void *b)
@@ -863,9 +866,9 @@ static bool cv_in_sorted(const IrPtrList *l, const void *k)
  * nodes a rewrite no longer needs. Nodes that were unread in the input
  * stay (`before`, sorted). One backward walk suffices: the graph is in
  * topological order, so a node's readers are behind it, and its
- * subgraphs were swept first (cv_each_graph); nodes holding subgraphs are
+ * subgraphs were swept first (CV_SWEEP_WALK); nodes holding subgraphs are
  * never removed (kv_deterministic). */
-static void cv_sweep_graph(IrGraph *g, void *before)
+static int cv_sweep_graph(IrGraph *g, const IrWalkAt *at, void *before)
 {
     for (IrNode *k = g->last; k;) {
         IrNode *prev = k->prev;
@@ -885,6 +888,7 @@ static void cv_sweep_graph(IrGraph *g, void *before)
         ir_tensor_free(t);
         ir_value_drop_if_unused(v);
     }
+    return 0;
 }
 
 /* ---- If nodes with a known condition -------------------------------- */
@@ -895,20 +899,22 @@ static bool cv_is_if(const IrNode *k)
            k->n_in > 0;
 }
 
-/* Sets *found when g has an If (cv_each_graph visits the subgraphs). */
-static void cv_note_if(IrGraph *g, void *found)
+/* Sets *found when g has an If (the walk visits the subgraphs). */
+static int cv_note_if(IrGraph *g, const IrWalkAt *at, void *found)
 {
     for (const IrNode *k = g->first; k; k = k->next)
         if (cv_is_if(k))
             *(bool *)found = true;
+    return 0;
 }
 
 /* Sets *found when some If of g has a known condition. */
-static void cv_note_known_if(IrGraph *g, void *found)
+static int cv_note_known_if(IrGraph *g, const IrWalkAt *at, void *found)
 {
     for (const IrNode *k = g->first; k; k = k->next)
         if (cv_is_if(k) && kv_value(k->in[0]))
             *(bool *)found = true;
+    return 0;
 }
 
 /* An If whose condition is known runs one branch only, and the other may
@@ -920,12 +926,12 @@ static int cv_known_ifs(IrModel *m, CvReport *r, IrError *err)
 {
     IrError ie;
     bool any = false, found = false;
-    if (m->graph)
-        cv_each_graph(m->graph, cv_note_if, &any);
+    ir_each_graph(m, IR_WALK_MAIN | IR_WALK_SUBGRAPHS | IR_WALK_POST, cv_note_if, &any);
     /* inference only where there is an If to ask about */
     if (!any || inf_model(m, NULL, &ie) < 0)
         return 0;
-    cv_each_graph(m->graph, cv_note_known_if, &found);
+    ir_each_graph(m, IR_WALK_MAIN | IR_WALK_SUBGRAPHS | IR_WALK_POST, cv_note_known_if,
+                  &found);
     if (!found)
         return 0;
     OptOptions oo = {.passes = "if_const", .max_iters = 1};
@@ -939,21 +945,16 @@ static int cv_known_ifs(IrModel *m, CvReport *r, IrError *err)
 
 /* Drops the value_info of values an adapter removed (defined nowhere and
  * used by nothing any more), in every graph of m. */
-static void cv_drop_stale_info(IrGraph *g, void *arg)
+static int cv_drop_stale_info(IrGraph *g, const IrWalkAt *at, void *arg)
 {
-    (void)arg;
     ir_graph_drop_stale_info(g);
+    return 0;
 }
 
+/* Each graph's drop is its own, so the walk's order does not matter. */
 static void cv_tidy(IrModel *m)
 {
-    cv_model_graphs(m, cv_drop_stale_info, NULL);
-    for (size_t i = 0; i < m->n_training; i++) {
-        if (m->training[i].initialization)
-            cv_each_graph(m->training[i].initialization, cv_drop_stale_info, NULL);
-        if (m->training[i].algorithm)
-            cv_each_graph(m->training[i].algorithm, cv_drop_stale_info, NULL);
-    }
+    ir_each_graph(m, IR_WALK_ALL | IR_WALK_POST, cv_drop_stale_info, NULL);
 }
 
 /* ---- the whole conversion ------------------------------------------- */
@@ -1158,7 +1159,7 @@ int cv_convert(IrModel *m, const CvOptions *o, CvReport *r, IrError *err)
     }
     IrPtrList before = {0};
     if (!m->n_training)
-        cv_model_graphs(m, cv_note_unread, &before);
+        ir_each_graph(m, CV_SWEEP_WALK, cv_note_unread, &before);
     int rc = 0;
     if (o->opset > 0 && cv_domain(&run, "", o->opset) < 0)
         rc = -1;
@@ -1170,7 +1171,7 @@ int cv_convert(IrModel *m, const CvOptions *o, CvReport *r, IrError *err)
     if (rc == 0 && !m->n_training) {
         if (before.n)
             qsort(before.p, before.n, sizeof *before.p, cv_ptr_cmp);
-        cv_model_graphs(m, cv_sweep_graph, &before);
+        ir_each_graph(m, CV_SWEEP_WALK, cv_sweep_graph, &before);
     }
     free(before.p);
     if (rc < 0)

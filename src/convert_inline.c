@@ -300,7 +300,9 @@ static int cvi_call(IrModel *m, IrGraph *g, IrNode *call, const IrFunction *f,
     return rc;
 }
 
-/* Inlines every call in g and the graphs nested in it. */
+/* Inlines every call in g and the graphs nested in it. Not
+ * ir_graph_each_subgraph: it edits g's node list as it goes and walks the
+ * nodes an inlined body brings, subgraphs of each node as it meets it. */
 static int cvi_graph(IrModel *m, IrGraph *g, size_t *calls, IrError *err)
 {
     for (IrNode *k = g->first; k;) {
@@ -330,17 +332,24 @@ static int cvi_graph(IrModel *m, IrGraph *g, size_t *calls, IrError *err)
     return 0;
 }
 
+typedef struct CviRun {
+    IrModel *m;
+    size_t *calls;
+    IrError *err;
+} CviRun;
+
+static int cvi_top_graph(IrGraph *g, const IrWalkAt *at, void *arg)
+{
+    CviRun *r = arg;
+    return cvi_graph(r->m, g, r->calls, r->err) < 0 ? -1 : 0;
+}
+
 int cvi_inline(IrModel *m, size_t *calls, IrError *err)
 {
     *calls = 0;
-    if (m->graph && cvi_graph(m, m->graph, calls, err) < 0)
+    CviRun r = {m, calls, err};
+    if (ir_each_graph(m, IR_WALK_MAIN | IR_WALK_TRAINING, cvi_top_graph, &r))
         return -1;
-    for (size_t i = 0; i < m->n_training; i++) {
-        IrTraining *t = &m->training[i];
-        if ((t->initialization && cvi_graph(m, t->initialization, calls, err) < 0) ||
-            (t->algorithm && cvi_graph(m, t->algorithm, calls, err) < 0))
-            return -1;
-    }
     for (size_t i = 0; i < m->n_functions; i++)
         ir_function_free(m->functions[i]);
     free(m->functions);

@@ -1013,23 +1013,26 @@ static const IrType *inf_declared(const InfCtx *c, const IrValue *v)
 
 /* Reports every value of g (inputs, node outputs, subgraphs) to the
  * caller's body_type hook. */
-static void inf_report_body(const InfCtx *c, const IrGraph *g)
+static int inf_report_graph(const IrGraph *g, const IrWalkAt *at, void *arg)
 {
+    const InfCtx *c = arg;
     for (size_t i = 0; i < g->inputs.n; i++) {
         const IrValueInfo *vi = g->inputs.p[i];
         c->opt->body_type(c->opt->body_arg, vi->value, vi->value->type);
     }
-    for (const IrNode *n = g->first; n; n = n->next) {
+    for (const IrNode *n = g->first; n; n = n->next)
         for (size_t i = 0; i < n->n_out; i++)
             if (n->out[i])
                 c->opt->body_type(c->opt->body_arg, n->out[i], n->out[i]->type);
-        for (size_t a = 0; a < n->n_attr; a++) {
-            if (n->attr[a]->g)
-                inf_report_body(c, n->attr[a]->g);
-            for (size_t k = 0; k < n->attr[a]->n_graphs; k++)
-                inf_report_body(c, n->attr[a]->graphs[k]);
-        }
-    }
+    return 0;
+}
+
+/* The hook keeps one entry per value, so the walk's order does not
+ * matter (each value is reported once per call). */
+static void inf_report_body(const InfCtx *c, const IrGraph *g)
+{
+    ir_graph_each_subgraph_const(g, IR_WALK_MAIN | IR_WALK_SUBGRAPHS, inf_report_graph,
+                                 (void *)c);
 }
 
 /* Infers a call of a model-local function by inferring its body with the
@@ -1066,6 +1069,8 @@ static int inf_call(InfCtx *c, IrFunction *f)
     return rc;
 }
 
+/* Not ir_graph_each_subgraph: one node's subgraphs, one level, each
+ * inferred in c's scope (nested ones follow from inf_subgraph itself). */
 int inf_other_subgraphs(InfCtx *c, const char *skip)
 {
     for (size_t a = 0; a < c->node->n_attr; a++) {
@@ -1230,27 +1235,22 @@ static void inf_model_index(const IrModel *m, KsSet *opsets, KsSet *funcs)
     }
 }
 
+/* Infers one top graph; its subgraphs are inferred by their nodes, in
+ * the scope they see. Training graphs are top-level graphs of their own;
+ * a name they take from the main graph (an initializer) stays untyped. */
+static int inf_top_graph(IrGraph *g, const IrWalkAt *at, void *arg)
+{
+    InfCtx *c = arg;
+    if (at->training)
+        ir_graph_clear_inferred(g);
+    inf_seed(c, g, 0, NULL);
+    return inf_graph_nodes(c, g) < 0 ? -1 : 0;
+}
+
 static int inf_model_graphs(InfCtx *pc)
 {
     InfCtx c = *pc;
-    IrModel *m = c.model;
-    inf_seed(&c, m->graph, 0, NULL);
-    if (inf_graph_nodes(&c, m->graph) < 0)
-        return -1;
-    /* Training graphs are top-level graphs of their own; a name they take
-     * from the main graph (an initializer) stays untyped. */
-    for (size_t i = 0; i < m->n_training; i++) {
-        IrGraph *gs[2] = {m->training[i].initialization, m->training[i].algorithm};
-        for (int k = 0; k < 2; k++) {
-            if (!gs[k])
-                continue;
-            ir_graph_clear_inferred(gs[k]);
-            inf_seed(&c, gs[k], 0, NULL);
-            if (inf_graph_nodes(&c, gs[k]) < 0)
-                return -1;
-        }
-    }
-    return 0;
+    return ir_each_graph(c.model, IR_WALK_MAIN | IR_WALK_TRAINING, inf_top_graph, &c);
 }
 
 int inf_node_at(IrModel *m, IrNode *n, const char *domain, int64_t opset, IrError *err)
@@ -1289,7 +1289,9 @@ static size_t inf_fill_output(IrValueInfo *vi)
     return changed;
 }
 
-size_t inf_write_value_info(IrGraph *g)
+/* Adds one graph's value_info (to *added); each graph's list is its
+ * own, so the walk's order does not matter. */
+static int inf_write_graph_info(IrGraph *g, const IrWalkAt *at, void *arg)
 {
     size_t added = 0;
     for (size_t k = 0; k < g->outputs.n; k++)
@@ -1302,12 +1304,14 @@ size_t inf_write_value_info(IrGraph *g)
                 added++;
             }
         }
-        for (size_t a = 0; a < n->n_attr; a++) {
-            if (n->attr[a]->g)
-                added += inf_write_value_info(n->attr[a]->g);
-            for (size_t k = 0; k < n->attr[a]->n_graphs; k++)
-                added += inf_write_value_info(n->attr[a]->graphs[k]);
-        }
     }
+    *(size_t *)arg += added;
+    return 0;
+}
+
+size_t inf_write_value_info(IrGraph *g)
+{
+    size_t added = 0;
+    ir_graph_each_subgraph(g, IR_WALK_MAIN | IR_WALK_SUBGRAPHS, inf_write_graph_info, &added);
     return added;
 }

@@ -289,36 +289,18 @@ static void optable_free(OpTable *tab)
     }
 }
 
-static void count_graph_deep(OpTable *tab, const IrGraph *g);
-
-/* Counts the nodes of every graph held by attribute a. */
-static void count_attr_deep(OpTable *tab, const IrAttr *a)
-{
-    if (a->g)
-        count_graph_deep(tab, a->g);
-    for (size_t i = 0; i < a->n_graphs; i++)
-        if (a->graphs[i])
-            count_graph_deep(tab, a->graphs[i]);
-}
-
-/* Counts the nodes of g and of every subgraph below it. */
-static void count_graph_deep(OpTable *tab, const IrGraph *g)
-{
-    for (const IrNode *n = g ? g->first : NULL; n; n = n->next) {
-        if (n->dead)
-            continue;
-        optable_add(tab, n);
-        for (size_t i = 0; i < n->n_attr; i++)
-            if (n->attr[i])
-                count_attr_deep(tab, n->attr[i]);
-    }
-}
-
 static void count_graph_flat(OpTable *tab, const IrGraph *g)
 {
     for (const IrNode *n = g ? g->first : NULL; n; n = n->next)
         if (!n->dead)
             optable_add(tab, n);
+}
+
+/* Counts the nodes of one graph of a walk (the table sorts them after). */
+static int count_graph_at(const IrGraph *g, const IrWalkAt *at, void *tab)
+{
+    count_graph_flat(tab, g);
+    return 0;
 }
 
 /* Bytes of a sparse tensor's values and indices as stored. */
@@ -339,7 +321,6 @@ static void stats_collect(InfoStats *st, const IrModel *m)
     const IrGraph *g = m->graph;
     if (g) {
         count_graph_flat(&st->main, g);
-        count_graph_deep(&st->total, g);
         st->subgraphs += ir_graph_count_subgraphs(g);
         st->n_init = g->inits.n;
         for (size_t i = 0; i < g->inits.n; i++)
@@ -351,15 +332,10 @@ static void stats_collect(InfoStats *st, const IrModel *m)
     }
     for (size_t i = 0; i < m->n_functions; i++) {
         const IrFunction *fn = m->functions[i];
-        if (fn && fn->body) {
-            count_graph_deep(&st->total, fn->body);
+        if (fn && fn->body)
             st->subgraphs += ir_graph_count_subgraphs(fn->body);
-        }
     }
-    for (size_t i = 0; i < m->n_training; i++) {
-        count_graph_deep(&st->total, m->training[i].initialization);
-        count_graph_deep(&st->total, m->training[i].algorithm);
-    }
+    ir_each_graph_const(m, IR_WALK_ALL, count_graph_at, &st->total);
     optable_sort(&st->main);
     optable_sort(&st->total);
 }

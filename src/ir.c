@@ -713,22 +713,17 @@ IrValue *ir_graph_value(IrGraph *g, const char *name)
     return v;
 }
 
+/* Stops a walk at a graph where `name` is taken. */
+static int ir_name_taken_in(const IrGraph *g, const IrWalkAt *at, void *name)
+{
+    return ir_graph_find_local(g, name) != NULL;
+}
+
 /* True when `name` is taken in g, an enclosing graph, or a subgraph of g. */
 static bool ir_name_taken_below(const IrGraph *g, const char *name)
 {
-    if (ir_graph_find_local(g, name))
-        return true;
-    for (const IrNode *n = g->first; n; n = n->next) {
-        for (size_t a = 0; a < n->n_attr; a++) {
-            const IrAttr *at = n->attr[a];
-            if (at->g && ir_name_taken_below(at->g, name))
-                return true;
-            for (size_t k = 0; k < at->n_graphs; k++)
-                if (ir_name_taken_below(at->graphs[k], name))
-                    return true;
-        }
-    }
-    return false;
+    return ir_graph_each_subgraph_const(g, IR_WALK_MAIN | IR_WALK_SUBGRAPHS, ir_name_taken_in,
+                                        (void *)name) != 0;
 }
 
 char *ir_graph_fresh_name(const IrGraph *g, const char *base)
@@ -1291,22 +1286,16 @@ IrType *ir_type_tensor(int32_t elem_type, size_t rank, const int64_t *dims)
     return t;
 }
 
-static size_t ir_attr_count_subgraphs(const IrAttr *a)
+static int ir_count_one(const IrGraph *g, const IrWalkAt *at, void *c)
 {
-    size_t c = 0;
-    if (a->g)
-        c += 1 + ir_graph_count_subgraphs(a->g);
-    for (size_t k = 0; k < a->n_graphs; k++)
-        c += 1 + ir_graph_count_subgraphs(a->graphs[k]);
-    return c;
+    (*(size_t *)c)++;
+    return 0;
 }
 
 size_t ir_graph_count_subgraphs(const IrGraph *g)
 {
     size_t c = 0;
-    for (const IrNode *n = g->first; n; n = n->next)
-        for (size_t a = 0; a < n->n_attr; a++)
-            c += ir_attr_count_subgraphs(n->attr[a]);
+    ir_graph_each_subgraph_const(g, IR_WALK_SUBGRAPHS, ir_count_one, &c);
     return c;
 }
 
@@ -1370,15 +1359,8 @@ IrType *ir_type_copy(const IrType *src)
     return t;
 }
 
-static void ir_attr_clear_inferred(IrAttr *a)
-{
-    if (a->g)
-        ir_graph_clear_inferred(a->g);
-    for (size_t k = 0; k < a->n_graphs; k++)
-        ir_graph_clear_inferred(a->graphs[k]);
-}
-
-void ir_graph_clear_inferred(IrGraph *g)
+/* Clears one graph's values (each graph's are its own: any order does). */
+static int ir_clear_inferred_one(IrGraph *g, const IrWalkAt *at, void *arg)
 {
     for (IrValue *v = g->values; v; v = v->hh.next) {
         ir_type_free(v->type);
@@ -1389,9 +1371,12 @@ void ir_graph_clear_inferred(IrGraph *g)
         v->known = NULL;
         v->known_input = false;
     }
-    for (IrNode *n = g->first; n; n = n->next)
-        for (size_t i = 0; i < n->n_attr; i++)
-            ir_attr_clear_inferred(n->attr[i]);
+    return 0;
+}
+
+void ir_graph_clear_inferred(IrGraph *g)
+{
+    ir_graph_each_subgraph(g, IR_WALK_MAIN | IR_WALK_SUBGRAPHS, ir_clear_inferred_one, NULL);
 }
 
 size_t ir_graph_drop_stale_info(IrGraph *g)

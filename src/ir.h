@@ -672,4 +672,51 @@ size_t ir_graph_drop_stale_info(IrGraph *g);
 /* Counts subgraphs (attribute graphs) at every depth below g. */
 size_t ir_graph_count_subgraphs(const IrGraph *g);
 
+/* ---- scope walking -------------------------------------------------- */
+
+/* Which graphs a walk visits (ir_each_graph, ir_graph_each_subgraph).
+ * The top graphs are the model's graph (MAIN), the training graphs
+ * (TRAINING: each TrainingInfo's initialization, then its algorithm) and
+ * the function bodies (FUNCTIONS), in that order, which is the order of
+ * their fields in ModelProto. SUBGRAPHS adds the graphs held by node
+ * attributes (If, Loop, Scan, SequenceMap ...) below every visited top
+ * graph, at every depth. A graph comes before the subgraphs it holds
+ * unless POST is given; subgraphs follow their nodes' order, and a node's
+ * attributes theirs. */
+enum {
+    IR_WALK_MAIN = 1u << 0,
+    IR_WALK_SUBGRAPHS = 1u << 1,
+    IR_WALK_FUNCTIONS = 1u << 2,
+    IR_WALK_TRAINING = 1u << 3,
+    IR_WALK_POST = 1u << 4,
+    IR_WALK_ALL = IR_WALK_MAIN | IR_WALK_SUBGRAPHS | IR_WALK_FUNCTIONS | IR_WALK_TRAINING
+};
+
+/* Where a visited graph sits. */
+typedef struct IrWalkAt {
+    IrNode *node;          /* the node whose attribute holds it; NULL = a top graph */
+    IrAttr *attr;          /* that attribute */
+    IrFunction *fn;        /* the function whose body it is or lies in, else NULL */
+    IrTraining *training;  /* the TrainingInfo it is or lies in, else NULL */
+    unsigned depth;        /* 0 for a top graph, 1 for its subgraphs, ... */
+} IrWalkAt;
+
+/* Called on each visited graph; a nonzero return stops the walk, which
+ * then returns that value. fn may edit g and the graphs below it (delete
+ * or add nodes), not the graphs that hold g: the walker is still reading
+ * their node lists. In a POST walk the graphs below g are done when fn(g)
+ * runs, so it may also free its deleted nodes (ir_graph_collect). */
+typedef int (*IrGraphFn)(IrGraph *g, const IrWalkAt *at, void *arg);
+typedef int (*IrConstGraphFn)(const IrGraph *g, const IrWalkAt *at, void *arg);
+
+/* Walks the graphs of m that flags select; returns 0, or what stopped it. */
+int ir_each_graph(IrModel *m, unsigned flags, IrGraphFn fn, void *arg);
+/* Walks g itself (when flags has IR_WALK_MAIN) and the graphs nested in it
+ * (IR_WALK_SUBGRAPHS); at->depth counts from g. */
+int ir_graph_each_subgraph(IrGraph *g, unsigned flags, IrGraphFn fn, void *arg);
+/* The same, for walkers that only read. */
+int ir_each_graph_const(const IrModel *m, unsigned flags, IrConstGraphFn fn, void *arg);
+int ir_graph_each_subgraph_const(const IrGraph *g, unsigned flags, IrConstGraphFn fn,
+                                 void *arg);
+
 #endif

@@ -225,6 +225,9 @@ static void irv_node(IrvRun *r, const IrNode *n)
     irv_unknown(r, &n->unk, "NodeProto", where);
 }
 
+/* Not ir_each_graph: the first thing the target IR lacks is the one the
+ * message names, met node by node with each node's subgraphs right after
+ * it (a graph-by-graph walk would name another). */
 static void irv_graph(IrvRun *r, const IrGraph *g)
 {
     char where[200];
@@ -330,8 +333,6 @@ static void irv_strip_tensor(IrvStrip *s, IrTensor *t)
         irv_strip_meta(s, &t->meta, IRV_A_TENSOR_META);
 }
 
-static void irv_strip_graph(IrvStrip *s, IrGraph *g);
-
 static void irv_strip_node(IrvStrip *s, IrNode *n)
 {
     irv_strip_meta(s, &n->meta, IRV_A_NODE_META);
@@ -348,15 +349,13 @@ static void irv_strip_node(IrvStrip *s, IrNode *n)
             irv_strip_tensor(s, a->sparse_tensor->values);
             irv_strip_tensor(s, a->sparse_tensor->indices);
         }
-        if (a->g)
-            irv_strip_graph(s, a->g);
-        for (size_t k = 0; k < a->n_graphs; k++)
-            irv_strip_graph(s, a->graphs[k]);
     }
 }
 
-static void irv_strip_graph(IrvStrip *s, IrGraph *g)
+/* Strips one graph of the walk (only counts leave it, so any order does). */
+static int irv_strip_graph(IrGraph *g, const IrWalkAt *at, void *arg)
 {
+    IrvStrip *s = arg;
     irv_strip_meta(s, &g->meta, IRV_A_GRAPH_META);
     if (g->n_qann && s->ir < irv_ann_ir[IRV_A_QANN]) {
         ir_graph_clear_qann(g);
@@ -381,6 +380,7 @@ static void irv_strip_graph(IrvStrip *s, IrGraph *g)
     }
     for (IrNode *n = g->first; n; n = n->next)
         irv_strip_node(s, n);
+    return 0;
 }
 
 void irv_strip(IrModel *m, int64_t ir, size_t counts[IRV_N_ANN])
@@ -390,20 +390,9 @@ void irv_strip(IrModel *m, int64_t ir, size_t counts[IRV_N_ANN])
         ir_model_clear_configs(m);
         counts[IRV_A_CONFIG]++;
     }
-    if (m->graph)
-        irv_strip_graph(&s, m->graph);
-    for (size_t i = 0; i < m->n_training; i++) {
-        if (m->training[i].initialization)
-            irv_strip_graph(&s, m->training[i].initialization);
-        if (m->training[i].algorithm)
-            irv_strip_graph(&s, m->training[i].algorithm);
-    }
-    for (size_t i = 0; i < m->n_functions; i++) {
-        IrFunction *f = m->functions[i];
-        irv_strip_meta(&s, &f->meta, IRV_A_FN_META);
-        if (f->body)
-            irv_strip_graph(&s, f->body);
-    }
+    for (size_t i = 0; i < m->n_functions; i++)
+        irv_strip_meta(&s, &m->functions[i]->meta, IRV_A_FN_META);
+    ir_each_graph(m, IR_WALK_ALL, irv_strip_graph, &s);
 }
 
 

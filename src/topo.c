@@ -273,23 +273,29 @@ static int topo_plan_scope(IrGraph *g, const char *label, TopoPlans *ps, IrError
     return 0;
 }
 
-/* Plans g and every graph nested in it. */
-static int topo_plan_graph(IrGraph *g, const char *label, TopoPlans *ps, IrError *err)
+typedef struct TopoWalk {
+    const IrModel *m; /* NULL when one graph is sorted */
+    TopoPlans *ps;
+    IrError *err;
+} TopoWalk;
+
+/* Plans g; a top graph of a model other than the main one is named in
+ * messages. */
+static int topo_plan_at(IrGraph *g, const IrWalkAt *at, void *arg)
 {
-    if (!g)
-        return 0;
-    if (topo_plan_scope(g, label, ps, err) < 0)
-        return -1;
-    for (IrNode *n = g->first; n; n = n->next)
-        for (size_t a = 0; a < n->n_attr; a++) {
-            IrAttr *at = n->attr[a];
-            if (topo_plan_graph(at->g, NULL, ps, err) < 0)
-                return -1;
-            for (size_t k = 0; k < at->n_graphs; k++)
-                if (topo_plan_graph(at->graphs[k], NULL, ps, err) < 0)
-                    return -1;
-        }
-    return 0;
+    TopoWalk *w = arg;
+    char label[200];
+    const char *l = NULL;
+    if (!at->node && at->training) {
+        snprintf(label, sizeof label, "training graph %zu (%s)",
+                 (size_t)(at->training - w->m->training),
+                 g == at->training->initialization ? "initialization" : "algorithm");
+        l = label;
+    } else if (!at->node && at->fn) {
+        snprintf(label, sizeof label, "function '%.150s'", at->fn->name ? at->fn->name : "");
+        l = label;
+    }
+    return topo_plan_scope(g, l, w->ps, w->err) < 0 ? -1 : 0;
 }
 
 /* Relinks each planned scope's node list in its new order. */
@@ -333,25 +339,15 @@ static int topo_finish(TopoPlans *ps, int rc, size_t *moved)
 int topo_sort_graph(IrGraph *g, size_t *moved, IrError *err)
 {
     TopoPlans ps = {0};
-    return topo_finish(&ps, topo_plan_graph(g, NULL, &ps, err), moved);
+    TopoWalk w = {NULL, &ps, err};
+    int rc = ir_graph_each_subgraph(g, IR_WALK_MAIN | IR_WALK_SUBGRAPHS, topo_plan_at, &w);
+    return topo_finish(&ps, rc, moved);
 }
 
 int topo_sort_model(IrModel *m, size_t *moved, IrError *err)
 {
     TopoPlans ps = {0};
-    int rc = topo_plan_graph(m->graph, NULL, &ps, err);
-    char label[200];
-    for (size_t t = 0; rc == 0 && t < m->n_training; t++) {
-        snprintf(label, sizeof label, "training graph %zu (initialization)", t);
-        rc = topo_plan_graph(m->training[t].initialization, label, &ps, err);
-        snprintf(label, sizeof label, "training graph %zu (algorithm)", t);
-        if (rc == 0)
-            rc = topo_plan_graph(m->training[t].algorithm, label, &ps, err);
-    }
-    for (size_t f = 0; rc == 0 && f < m->n_functions; f++) {
-        const IrFunction *fn = m->functions[f];
-        snprintf(label, sizeof label, "function '%.150s'", fn->name ? fn->name : "");
-        rc = topo_plan_graph(fn->body, label, &ps, err);
-    }
+    TopoWalk w = {m, &ps, err};
+    int rc = ir_each_graph(m, IR_WALK_ALL, topo_plan_at, &w);
     return topo_finish(&ps, rc, moved);
 }
