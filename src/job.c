@@ -191,20 +191,40 @@ static const char *job_rule_of(const char *msg)
     return "invalid";
 }
 
-/* Refuses (INVALID) a model the checker refuses, naming the first rule it
- * breaks as `check` does. */
-static int job_require_valid(JobReport *r, IrModel *m)
+int job_validate(IrModel *m, const char **rule, char *msg, size_t cap)
 {
     ChkReport c;
     int rc = 0;
     if (chk_model(m, &c)) {
-        const char *first = chk_first_error(&c) ? chk_first_error(&c) : "invalid";
-        char msg[600];
-        snprintf(msg, sizeof msg, "%s: %s", r->path, first);
-        rc = job_end(r, JOB_INVALID, "check", job_rule_of(first), msg);
+        const char *first = chk_first_error(&c);
+        *rule = job_rule_of(first ? first : "");
+        snprintf(msg, cap, "%s", first ? first : "the model is invalid");
+        rc = -1;
     }
     chk_report_free(&c);
     return rc;
+}
+
+int job_sort_model(IrModel *m, size_t *sorted, char *msg, size_t cap)
+{
+    IrError err;
+    if (topo_sort_model(m, sorted, &err) < 0) {
+        snprintf(msg, cap, "topo-order: %s", err.msg);
+        return -1;
+    }
+    return 0;
+}
+
+/* Refuses (INVALID) a model the checker refuses, naming the first rule it
+ * breaks as `check` does. */
+static int job_require_valid(JobReport *r, IrModel *m)
+{
+    const char *rule;
+    char first[512], msg[600];
+    if (job_validate(m, &rule, first, sizeof first) == 0)
+        return 0;
+    snprintf(msg, sizeof msg, "%s: %s", r->path, first);
+    return job_end(r, JOB_INVALID, "check", rule, msg);
 }
 
 /* Puts m's nodes in topological order before the checker sees it (tools
@@ -212,10 +232,9 @@ static int job_require_valid(JobReport *r, IrModel *m)
  * refused as the checker's rule topo-order. */
 static int job_sort(JobReport *r, IrModel *m)
 {
-    IrError err;
-    if (topo_sort_model(m, &r->sorted, &err) < 0) {
-        char msg[700];
-        snprintf(msg, sizeof msg, "%s: topo-order: %s", r->path, err.msg);
+    char why[600], msg[700];
+    if (job_sort_model(m, &r->sorted, why, sizeof why) < 0) {
+        snprintf(msg, sizeof msg, "%s: %s", r->path, why);
         return job_end(r, JOB_INVALID, "check", "topo-order", msg);
     }
     r->sort_ran = true;
@@ -256,45 +275,29 @@ static int job_refused(JobReport *r, const CvReport *cr, const IrError *err)
 static int job_run_convert(const JobOptions *o, JobReport *r, IrModel *m)
 {
     IrError err;
-    CvReport cr = {.on_adapt = job_on_adapt, .on_adapt_arg = r};
-    int rc = cv_convert(m, &o->cv, &cr, &err);
+    cv_report_free(&r->cv);
+    r->cv = (CvReport){.on_adapt = job_on_adapt, .on_adapt_arg = r};
+    int rc = cv_convert(m, &o->cv, &r->cv, &err);
     if (rc < 0) {
-        job_refused(r, &cr, &err);
+        job_refused(r, &r->cv, &err);
+        /* a refused conversion reports no counts (as before it held them) */
+        cv_report_free(&r->cv);
+        r->cv = (CvReport){0};
     } else {
-        r->adapted = cr.adapted;
-        r->ifs_taken = cr.ifs_taken;
-        memcpy(r->by_kind, cr.by_kind, sizeof r->by_kind);
-        r->ir_to = cr.ir_to;
-        r->n_custom = cr.n_custom;
-        r->custom = cr.custom;      /* taken over */
-        cr.custom = NULL;
-        cr.n_custom = 0;
-        r->dropped = cr.dropped;    /* taken over */
-        r->n_dropped = cr.n_dropped;
-        cr.dropped = NULL;
-        cr.n_dropped = 0;
+        r->ir_to = r->cv.ir_to;
     }
-    cv_report_free(&cr);
     return rc;
 }
 
 static int job_run_optimize(const JobOptions *o, JobReport *r, IrModel *m)
 {
     IrError err;
-    OptStats st;
-    if (opt_optimize(m, &o->opt, &st, &err) < 0) {
-        opt_stats_free(&st);
+    opt_stats_free(&r->opt);
+    if (opt_optimize(m, &o->opt, &r->opt, &err) < 0) {
+        opt_stats_free(&r->opt);
         return job_end(r, JOB_ERROR, "optimize", "optimize", err.msg);
     }
     r->optimized = true;
-    r->rounds = st.iterations;
-    r->n_passes = st.n;
-    r->pass = st.pass;              /* taken over */
-    r->changes = st.changes;
-    st.pass = NULL;
-    st.changes = NULL;
-    st.n = 0;
-    opt_stats_free(&st);
     return 0;
 }
 
@@ -339,17 +342,14 @@ static int job_run_verify(const JobOptions *o, const char *in, JobReport *r,
     }
     /* the evaluator runs only what the checker accepts: the input passed
      * (job_stages), the converted or optimized model must too */
-    ChkReport c;
-    if (chk_model(m, &c)) {
-        const char *first = chk_first_error(&c) ? chk_first_error(&c) : "invalid";
-        char msg[700];
+    const char *rule;
+    char first[512], msg[700];
+    if (job_validate(m, &rule, first, sizeof first) < 0) {
         snprintf(msg, sizeof msg, "%s: verify: the result: %s", in, first);
-        job_end(r, JOB_ERROR, "verify", job_rule_of(first), msg);
-        chk_report_free(&c);
+        job_end(r, JOB_ERROR, "verify", rule, msg);
         ir_model_free(orig);
         return -1;
     }
-    chk_report_free(&c);
     /* The original gets the --input-shape the output got, so that both
      * take the same (smaller) inputs. */
     for (size_t i = 0; i < o->n_input_shape; i++)
@@ -492,11 +492,8 @@ void job_report_free(JobReport *r)
         free(r->adapt[i].op);
     }
     free(r->adapt);
-    CvReport cr = {.custom = r->custom, .n_custom = r->n_custom,
-                   .dropped = r->dropped, .n_dropped = r->n_dropped};
-    cv_report_free(&cr);
-    free(r->pass);
-    free(r->changes);
+    cv_report_free(&r->cv);
+    opt_stats_free(&r->opt);
     if (r->checked)
         chk_report_free(&r->chk);
     memset(r, 0, sizeof *r);
@@ -529,12 +526,12 @@ static void job_json_conversion(Js *j, const JobReport *r)
     }
     js_open(j, '{', false);
     js_key(j, "adapted");
-    js_uint(j, r->adapted);
+    js_uint(j, r->cv.adapted);
     js_key(j, "by_kind");
     js_open(j, '{', true);
     for (size_t k = 0; k < JOB_N_KINDS; k++) {
         js_key(j, job_kind_names[k]);
-        js_uint(j, r->by_kind[k]);
+        js_uint(j, r->cv.by_kind[k]);
     }
     js_close(j, '}');
     js_key(j, "adapters");
@@ -556,15 +553,15 @@ static void job_json_conversion(Js *j, const JobReport *r)
     }
     js_close(j, ']');
     js_key(j, "ifs_taken");
-    js_uint(j, r->ifs_taken);
+    js_uint(j, r->cv.ifs_taken);
     js_key(j, "custom_domains");
     js_open(j, '[', false);
-    for (size_t i = 0; i < r->n_custom; i++) {
+    for (size_t i = 0; i < r->cv.n_custom; i++) {
         js_open(j, '{', true);
         js_key(j, "domain");
-        js_string(j, r->custom[i].domain);
+        js_string(j, r->cv.custom[i].domain);
         js_key(j, "nodes");
-        js_uint(j, r->custom[i].nodes);
+        js_uint(j, r->cv.custom[i].nodes);
         js_close(j, '}');
     }
     js_close(j, ']');
@@ -579,15 +576,15 @@ static void job_json_optimization(Js *j, const JobReport *r)
     }
     js_open(j, '{', false);
     js_key(j, "rounds");
-    js_int(j, r->rounds);
+    js_int(j, r->opt.iterations);
     js_key(j, "passes");
     js_open(j, '[', false);
-    for (size_t i = 0; i < r->n_passes; i++) {
+    for (size_t i = 0; i < r->opt.n; i++) {
         js_open(j, '{', true);
         js_key(j, "name");
-        js_string(j, r->pass[i]->name);
+        js_string(j, r->opt.pass[i]->name);
         js_key(j, "changes");
-        js_int(j, r->changes[i]);
+        js_int(j, r->opt.changes[i]);
         js_close(j, '}');
     }
     js_close(j, ']');
@@ -705,8 +702,8 @@ static void job_json_convert(Js *j, const JobReport *r)
     js_key(j, "dropped");
     if (done) {
         js_open(j, '[', false);
-        for (size_t i = 0; i < r->n_dropped; i++)
-            js_string(j, r->dropped[i]);
+        for (size_t i = 0; i < r->cv.n_dropped; i++)
+            js_string(j, r->cv.dropped[i]);
         js_close(j, ']');
     } else {
         js_null(j);
