@@ -92,6 +92,17 @@ static int cv_refuse(CvRun *run, const IrNode *k, int64_t s, int64_t t,
                      DgReason why, const char *fmt, ...)
     __attribute__((format(printf, 6, 7)));
 
+/* Node k at the step s -> t, as a diagnostic (no reason, no message). */
+static DgDiag cv_diag(const CvRun *run, const IrNode *k, int64_t s, int64_t t)
+{
+    const OsSchema *F = k->op_type ? os_find(run->domain, k->op_type, s) : NULL;
+    DgDiag d = dg_none();
+    dg_set_node(&d, k, run->domain, F ? F->since : 0);
+    d.step_from = s;
+    d.step_to = t;
+    return d;
+}
+
 /* Keeps where a refusal happened for reports (the first, innermost one:
  * an enclosing node's failure only passes it on). */
 static void cv_note_failure(CvRun *run, const IrNode *k, int64_t s, int64_t t)
@@ -104,6 +115,9 @@ static void cv_note_failure(CvRun *run, const IrNode *k, int64_t s, int64_t t)
     r->fail_domain = ir_strdup(run->domain);
     r->fail_from = s;
     r->fail_to = t;
+    DgDiag d = cv_diag(run, k, s, t);
+    r->fail_version = d.version;
+    r->fail_index = d.index;
 }
 
 /* Fails naming node k, the step and the reason (which reports count). */
@@ -117,11 +131,8 @@ static int cv_refuse(CvRun *run, const IrNode *k, int64_t s, int64_t t,
     va_end(ap);
     run->r->reason = dg_reason_name(why);
     cv_note_failure(run, k, s, t);
-    const OsSchema *F = k->op_type ? os_find(run->domain, k->op_type, s) : NULL;
-    DgDiag d = dg_none();
-    dg_set_node(&d, k, run->domain, F ? F->since : 0);
-    d.step_from = s;
-    d.step_to = t;
+    DgDiag d = cv_diag(run, k, s, t);
+    d.reason = why;
     d.msg = msg;
     dg_format(&d, line, sizeof line);
     return ir_fail(run->err, "%s", line);

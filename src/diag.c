@@ -95,17 +95,26 @@ static int dg_has_node(const DgDiag *d)
     return d->op && *d->op;
 }
 
+int dg_where(const DgDiag *d, char *buf, size_t cap)
+{
+    if (!dg_has_node(d))
+        return snprintf(buf, cap, "%s", "");
+    char label[512];
+    dg_label(d, label, sizeof label);
+    if (d->step_from > 0)
+        return snprintf(buf, cap, "%s: opset %lld -> %lld", label,
+                        (long long)d->step_from, (long long)d->step_to);
+    return snprintf(buf, cap, "%s", label);
+}
+
 int dg_format(const DgDiag *d, char *buf, size_t cap)
 {
     const char *msg = d->msg ? d->msg : "";
     if (!dg_has_node(d))
         return snprintf(buf, cap, "%s", msg);
-    char label[512];
-    dg_label(d, label, sizeof label);
-    if (d->step_from > 0)
-        return snprintf(buf, cap, "%s: opset %lld -> %lld: %s", label,
-                        (long long)d->step_from, (long long)d->step_to, msg);
-    return snprintf(buf, cap, "%s: %s", label, msg);
+    char where[600];
+    dg_where(d, where, sizeof where);
+    return snprintf(buf, cap, "%s: %s", where, msg);
 }
 
 void dg_set_node(DgDiag *d, const IrNode *n, const char *domain, int version)

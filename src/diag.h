@@ -128,7 +128,11 @@ char *dg_label(const DgDiag *d, char *buf, size_t cap);
  * strings. */
 void dg_set_node(DgDiag *d, const IrNode *n, const char *domain, int version);
 
-/* The one-line text of d:
+/* Where d arose: its label, then ": opset F -> T" when a step is known;
+ * "" without a node. Returns the length it needed (as snprintf). */
+int dg_where(const DgDiag *d, char *buf, size_t cap);
+
+/* The one-line text of d (its where, then the message):
  *   LABEL: opset F -> T: MSG       when a node and a step are known
  *   LABEL: MSG                     a node without a step
  *   MSG                            no node

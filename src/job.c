@@ -191,6 +191,26 @@ static const char *job_rule_of(const char *msg)
     return "invalid";
 }
 
+DgDiag job_diag(const JobReport *r)
+{
+    DgDiag d = dg_none();
+    d.stage = dg_stage_parse(r->stage);
+    d.reason = dg_reason_parse(r->reason);
+    if (!d.reason && r->reason && *r->reason) {
+        d.reason = DG_RULE;        /* the checker's rule names the reason */
+        d.rule = r->reason;
+    }
+    d.node = r->node;
+    d.op = r->op;
+    d.domain = r->domain;
+    d.version = r->version;
+    d.index = r->op ? r->index : -1;
+    d.step_from = r->step_from;
+    d.step_to = r->step_to;
+    d.msg = r->msg;
+    return d;
+}
+
 int job_validate(IrModel *m, const char **rule, char *msg, size_t cap)
 {
     ChkReport c;
@@ -269,6 +289,8 @@ static int job_refused(JobReport *r, const CvReport *cr, const IrError *err)
     r->domain = ir_strdup(cr->fail_domain);
     r->step_from = cr->fail_from;
     r->step_to = cr->fail_to;
+    r->version = cr->fail_version;
+    r->index = cr->fail_index;
     return job_end(r, st, "convert", cr->reason ? cr->reason : "refused", err->msg);
 }
 

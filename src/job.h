@@ -16,6 +16,7 @@
 
 #include "check.h"
 #include "convert.h"
+#include "diag.h"
 #include "eval.h"
 #include "json.h"
 #include "load.h"
@@ -69,6 +70,8 @@ typedef struct JobReport {
     const char *stage, *reason;
     char *node, *op, *domain;
     int64_t step_from, step_to;
+    int version;                 /* the op's version there, 0 unknown */
+    long long index;             /* an unnamed node's position, -1 unknown */
     char msg[512];
     bool loaded;                 /* the fields below describe the model */
     bool converting;             /* --opset, --opset-ml or --ir-version */
@@ -107,6 +110,10 @@ int job_load(const char *in, const LoadOptions *opt, IrModel **m, IrError *err);
 
 /* Checks `path`: 0 valid, -1 with r->status INVALID or ERROR. */
 int job_check(const char *path, JobReport *r, IrModel **keep);
+
+/* The failure of r as the one diagnostic (diag.h), borrowing r's
+ * strings: what batch mode's summary prints. */
+DgDiag job_diag(const JobReport *r);
 
 /* "Check before converting", for every caller that changes a model (the
  * command line, batch mode, the C library): job_sort_model puts m's nodes

@@ -102,6 +102,16 @@ static void test_lines(void)
     d.index = 2;
     d.domain = "com.example";
     check_line(&d, "node #2 (com.example:Softmax-13): opset 13 -> 12: axis is out of range");
+    char where[128];
+    dg_where(&d, where, sizeof where);
+    T_CHECK(!strcmp(where, "node #2 (com.example:Softmax-13): opset 13 -> 12"), "where '%s'",
+            where);
+    d.step_from = 0;
+    dg_where(&d, where, sizeof where);
+    T_CHECK(!strcmp(where, "node #2 (com.example:Softmax-13)"), "where '%s'", where);
+    d.op = NULL;
+    dg_where(&d, where, sizeof where);
+    T_CHECK(!strcmp(where, ""), "no node, no where: '%s'", where);
 }
 
 static IrNode *add_node(IrGraph *g, const char *op, const char *name, const char *in,
@@ -141,6 +151,9 @@ static void check_refusal(const char *op, int64_t axis, int64_t opset, int64_t t
     T_CHECK(!strncmp(err.msg, want, strlen(want)), "message '%s', want '%s...'", err.msg, want);
     T_CHECK(r.reason && !strcmp(r.reason, reason), "reason %s, want %s",
             r.reason ? r.reason : "-", reason);
+    T_CHECK(r.fail_index == 1 && r.fail_version == (int)opset && r.fail_op &&
+            !strcmp(r.fail_op, op), "the report names node #1 (%s-%lld): #%lld (%s-%d)", op,
+            (long long)opset, r.fail_index, r.fail_op ? r.fail_op : "-", r.fail_version);
     cv_report_free(&r);
     ir_model_free(m);
 }

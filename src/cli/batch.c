@@ -43,7 +43,7 @@ typedef struct CliBrief {
     long long opset_from, opset_to;
     size_t nodes_before, nodes_after;
     char stage[16], reason[48];
-    char where[160];             /* "node 'n' (Op) opset 9 -> 8", or "" */
+    char where[160];             /* "node 'n' (Op-9): opset 9 -> 8", or "" (dg_where) */
     char msg[512];
 } CliBrief;
 
@@ -274,10 +274,8 @@ static void cli_brief_of(CliBrief *b, const JobReport *r)
     snprintf(b->stage, sizeof b->stage, "%s", r->stage ? r->stage : "");
     snprintf(b->reason, sizeof b->reason, "%s", r->reason ? r->reason : "");
     snprintf(b->msg, sizeof b->msg, "%s", r->msg);
-    if (r->op)
-        snprintf(b->where, sizeof b->where, "node '%.60s' (%.40s) opset %lld -> %lld",
-                 r->node ? r->node : "", r->op, (long long)r->step_from,
-                 (long long)r->step_to);
+    DgDiag d = job_diag(r);
+    dg_where(&d, b->where, sizeof b->where);
 }
 
 static bool cli_write_all(int fd, const void *p, size_t n)
