@@ -150,12 +150,13 @@ static int job_save(const IrModel *m, const char *out, const SaveOptions *so, Ir
     return rc;
 }
 
-/* Ends the job: status, stage, reason and the one-line message. */
-static int job_end(JobReport *r, JobStatus st, const char *stage, const char *reason,
-                   const char *msg)
+/* Ends the job: status, stage, reason (its JSON name: a DgReason's or a
+ * checker rule's, static storage) and the one-line message. */
+static int job_end_as(JobReport *r, JobStatus st, DgStage stage, const char *reason,
+                      const char *msg)
 {
     r->status = st;
-    r->stage = stage;
+    r->stage = dg_stage_name(stage);
     r->reason = reason;
     size_t n = strlen(msg);   /* a longer message is cut */
     if (n >= sizeof r->msg)
@@ -165,6 +166,12 @@ static int job_end(JobReport *r, JobStatus st, const char *stage, const char *re
     return -1;
 }
 
+static int job_end(JobReport *r, JobStatus st, DgStage stage, DgReason reason,
+                   const char *msg)
+{
+    return job_end_as(r, st, stage, dg_reason_name(reason), msg);
+}
+
 static void job_start(JobReport *r, const char *command, const char *path)
 {
     memset(r, 0, sizeof *r);
@@ -172,8 +179,8 @@ static void job_start(JobReport *r, const char *command, const char *path)
     r->path = ir_strdup(path);
 }
 
-void job_fail(JobReport *r, const char *command, const char *path, const char *stage,
-              const char *reason, const char *msg)
+void job_fail(JobReport *r, const char *command, const char *path, DgStage stage,
+              DgReason reason, const char *msg)
 {
     job_start(r, command, path);
     job_end(r, JOB_ERROR, stage, reason, msg);
@@ -244,7 +251,7 @@ static int job_require_valid(JobReport *r, IrModel *m)
     if (job_validate(m, &rule, first, sizeof first) == 0)
         return 0;
     snprintf(msg, sizeof msg, "%s: %s", r->path, first);
-    return job_end(r, JOB_INVALID, "check", rule, msg);
+    return job_end_as(r, JOB_INVALID, DG_STAGE_CHECK, rule, msg);
 }
 
 /* Puts m's nodes in topological order before the checker sees it (tools
@@ -255,7 +262,7 @@ static int job_sort(JobReport *r, IrModel *m)
     char why[600], msg[700];
     if (job_sort_model(m, &r->sorted, why, sizeof why) < 0) {
         snprintf(msg, sizeof msg, "%s: %s", r->path, why);
-        return job_end(r, JOB_INVALID, "check", "topo-order", msg);
+        return job_end(r, JOB_INVALID, DG_STAGE_CHECK, DG_TOPO_ORDER, msg);
     }
     r->sort_ran = true;
     return 0;
@@ -282,7 +289,7 @@ static void job_on_adapt(void *arg, const char *domain, const char *op, int from
 static int job_refused(JobReport *r, const CvReport *cr, const IrError *err)
 {
     JobStatus st = JOB_REFUSED;
-    if (cr->reason && !strcmp(cr->reason, "invalid-source"))
+    if (dg_reason_parse(cr->reason) == DG_INVALID_SOURCE)
         st = JOB_INVALID;
     r->node = ir_strdup(cr->fail_node);
     r->op = ir_strdup(cr->fail_op);
@@ -291,7 +298,8 @@ static int job_refused(JobReport *r, const CvReport *cr, const IrError *err)
     r->step_to = cr->fail_to;
     r->version = cr->fail_version;
     r->index = cr->fail_index;
-    return job_end(r, st, "convert", cr->reason ? cr->reason : "refused", err->msg);
+    return job_end_as(r, st, DG_STAGE_CONVERT,
+                      cr->reason ? cr->reason : dg_reason_name(DG_REFUSED), err->msg);
 }
 
 static int job_run_convert(const JobOptions *o, JobReport *r, IrModel *m)
@@ -317,7 +325,7 @@ static int job_run_optimize(const JobOptions *o, JobReport *r, IrModel *m)
     opt_stats_free(&r->opt);
     if (opt_optimize(m, &o->opt, &r->opt, &err) < 0) {
         opt_stats_free(&r->opt);
-        return job_end(r, JOB_ERROR, "optimize", "optimize", err.msg);
+        return job_end(r, JOB_ERROR, DG_STAGE_OPTIMIZE, DG_OPTIMIZE, err.msg);
     }
     r->optimized = true;
     return 0;
@@ -356,11 +364,11 @@ static int job_run_verify(const JobOptions *o, const char *in, JobReport *r,
     IrModel *orig;
     r->verify_asked = true;
     if (job_load(in, NULL, &orig, &err) < 0)
-        return job_end(r, JOB_ERROR, "verify", "load", err.msg);
+        return job_end(r, JOB_ERROR, DG_STAGE_VERIFY, DG_LOAD, err.msg);
     /* the input was sorted before it changed (job_stages): so is its copy */
     if (topo_sort_model(orig, NULL, &err) < 0) {
         ir_model_free(orig);
-        return job_end(r, JOB_ERROR, "verify", "topo-order", err.msg);
+        return job_end(r, JOB_ERROR, DG_STAGE_VERIFY, DG_TOPO_ORDER, err.msg);
     }
     /* the evaluator runs only what the checker accepts: the input passed
      * (job_stages), the converted or optimized model must too */
@@ -368,7 +376,7 @@ static int job_run_verify(const JobOptions *o, const char *in, JobReport *r,
     char first[512], msg[700];
     if (job_validate(m, &rule, first, sizeof first) < 0) {
         snprintf(msg, sizeof msg, "%s: verify: the result: %s", in, first);
-        job_end(r, JOB_ERROR, "verify", rule, msg);
+        job_end_as(r, JOB_ERROR, DG_STAGE_VERIFY, rule, msg);
         ir_model_free(orig);
         return -1;
     }
@@ -377,7 +385,7 @@ static int job_run_verify(const JobOptions *o, const char *in, JobReport *r,
     for (size_t i = 0; i < o->n_input_shape; i++)
         if (opt_set_input_shape(orig, o->input_shape[i], &err) < 0) {
             ir_model_free(orig);
-            return job_end(r, JOB_ERROR, "input-shape", "input-shape", err.msg);
+            return job_end(r, JOB_ERROR, DG_STAGE_INPUT_SHAPE, DG_INPUT_SHAPE, err.msg);
         }
     VfOptions vo = {.seed = 1, .eval = o->eval};
     if (vo.eval.timeout <= 0)
@@ -390,7 +398,7 @@ static int job_run_verify(const JobOptions *o, const char *in, JobReport *r,
     free(dir);
     ir_model_free(orig);
     if (rc < 0)
-        return job_end(r, JOB_ERROR, "verify", rc == -2 ? "differs" : "eval", err.msg);
+        return job_end(r, JOB_ERROR, DG_STAGE_VERIFY, rc == -2 ? DG_DIFFERS : DG_EVAL, err.msg);
     return 0;
 }
 
@@ -408,7 +416,7 @@ static int job_stages(const JobOptions *o, const char *in, JobReport *r, IrModel
     IrError err;
     for (size_t i = 0; i < o->n_input_shape; i++)
         if (opt_set_input_shape(m, o->input_shape[i], &err) < 0)
-            return job_end(r, JOB_ERROR, "input-shape", "input-shape", err.msg);
+            return job_end(r, JOB_ERROR, DG_STAGE_INPUT_SHAPE, DG_INPUT_SHAPE, err.msg);
     if (r->converting && job_run_convert(o, r, m) < 0)
         return -1;
     if (o->optimize && job_run_optimize(o, r, m) < 0)
@@ -460,7 +468,7 @@ int job_convert(const JobOptions *o, const char *in, const char *out, JobReport 
     IrError err;
     IrModel *m;
     if (job_load(in, NULL, &m, &err) < 0)
-        return job_end(r, JOB_ERROR, "load", "load", err.msg);
+        return job_end(r, JOB_ERROR, DG_STAGE_LOAD, DG_LOAD, err.msg);
     job_describe_before(r, m);
     if (job_stages(o, in, r, m) < 0) {
         ir_model_free(m);   /* half converted: never kept */
@@ -473,7 +481,7 @@ int job_convert(const JobOptions *o, const char *in, const char *out, JobReport 
     }
     if (job_save(m, out, &o->save, &err) < 0) {
         ir_model_free(m);
-        return job_end(r, JOB_ERROR, "save", "save", err.msg);
+        return job_end(r, JOB_ERROR, DG_STAGE_SAVE, DG_SAVE, err.msg);
     }
     r->output = ir_strdup(out);
     job_release(m, keep);
@@ -488,7 +496,7 @@ int job_check(const char *path, JobReport *r, IrModel **keep)
     IrError err;
     IrModel *m;
     if (job_load(path, NULL, &m, &err) < 0)
-        return job_end(r, JOB_ERROR, "load", "load", err.msg);
+        return job_end(r, JOB_ERROR, DG_STAGE_LOAD, DG_LOAD, err.msg);
     job_describe_before(r, m);
     r->checked = true;
     size_t errors = chk_model(m, &r->chk);
@@ -497,7 +505,7 @@ int job_check(const char *path, JobReport *r, IrModel **keep)
         const char *first = chk_first_error(&r->chk);
         char msg[600];
         snprintf(msg, sizeof msg, "%s: %s", path, first ? first : "invalid");
-        return job_end(r, JOB_INVALID, "check", job_rule_of(first ? first : ""), msg);
+        return job_end_as(r, JOB_INVALID, DG_STAGE_CHECK, job_rule_of(first ? first : ""), msg);
     }
     return 0;
 }

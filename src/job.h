@@ -127,7 +127,7 @@ int job_validate(IrModel *m, const char **rule, char *msg, size_t cap);
 
 /* A failure that happened outside a job (a batch worker that died). */
 void job_fail(JobReport *r, const char *command, const char *path,
-              const char *stage, const char *reason, const char *msg);
+              DgStage stage, DgReason reason, const char *msg);
 
 void job_report_free(JobReport *r);
 
