@@ -42,6 +42,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../src/diag.h"
 #include "../src/ir.h"
 #include "../src/opschema.h"
 
@@ -62,8 +63,13 @@ typedef struct AdCtx {
                                 adapter may pick a form that later steps
                                 can carry there (0 = unknown) */
     IrError *err;
-    const char *reason;      /* set by ad_refuse: a short stable key for
-                                reports ("not-constant", "type", ...) */
+    DgReason refusal;        /* set by ad_refuse (DG_NONE until then): why
+                                the node cannot be converted */
+    /* COMPAT-21 begin: until /work/notes/h21/refuse_sed.py has rewritten
+     * the family files to c->refusal, they read and set this string (the
+     * refusal's JSON name); the script removes it. */
+    const char *reason;
+    /* COMPAT-21 end */
     int n_new;               /* nodes ad_node built (counter for names) */
 } AdCtx;
 
@@ -138,10 +144,21 @@ const char *ad_kind_name(AdKind k);
 
 /* ---- refusing ------------------------------------------------------- */
 
-/* Fills c->err with "node 'N' (Op-v): opset s -> s': <message>", sets
- * c->reason = key; returns -1. */
-int ad_refuse(AdCtx *c, const char *key, const char *fmt, ...)
+/* Fills c->err with the diagnostic's one line (src/diag.h: "node 'N'
+ * (Op-v): opset s -> s': <message>"), sets c->refusal = r; returns -1. */
+int ad_refuse(AdCtx *c, DgReason r, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* Why c refused (DG_NONE when it did not): what the driver reports. */
+DgReason ad_refusal(const AdCtx *c);
+/* COMPAT-21 begin: family files not yet rewritten by refuse_sed.py pass
+ * the reason as its JSON name; this takes either form (the script removes
+ * it, and a string left over then fails to compile). */
+int ad_refuse_key(AdCtx *c, const char *key, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+#define ad_refuse(c, r, ...) \
+    _Generic((r), char *: ad_refuse_key, const char *: ad_refuse_key, \
+             default: ad_refuse)((c), (r), __VA_ARGS__)
+/* COMPAT-21 end */
 
 /* ---- reading the node ----------------------------------------------- */
 
@@ -240,7 +257,7 @@ void ad_sub_output(IrGraph *sub, IrValue *v, int32_t dtype);
 
 /* The output of op(a) / op(a, b), a new node before c->n typed at
  * c->build_opset; NULL when building failed or an input is NULL (a builder
- * before it failed) or an earlier refusal is pending (c->reason), so that
+ * before it failed) or an earlier refusal is pending (c->refusal), so that
  * expressions can be chained and checked once. */
 IrValue *ad_op1(AdCtx *c, const char *op, IrValue *a);
 IrValue *ad_op2(AdCtx *c, const char *op, IrValue *a, IrValue *b);

@@ -16,19 +16,69 @@
 
 /* ---- refusing ------------------------------------------------------- */
 
-int ad_refuse(AdCtx *c, const char *key, const char *fmt, ...)
+/* Records r as c's refusal. */
+static void ad_mark(AdCtx *c, DgReason r)
 {
-    char msg[384];
+    c->refusal = r;
+    /* COMPAT-21 begin */
+    c->reason = dg_reason_name(r);
+    /* COMPAT-21 end */
+}
+
+/* Whether c has refused (an earlier builder or check failed). */
+static bool ad_failed(const AdCtx *c)
+{
+    /* COMPAT-21 begin */
+    if (c->reason)
+        return true;
+    /* COMPAT-21 end */
+    return c->refusal != DG_NONE;
+}
+
+DgReason ad_refusal(const AdCtx *c)
+{
+    /* COMPAT-21 begin */
+    if (!c->refusal && c->reason)
+        return dg_reason_parse(c->reason) ? dg_reason_parse(c->reason) : DG_ADAPTER;
+    /* COMPAT-21 end */
+    return c->refusal;
+}
+
+static int ad_vrefuse(AdCtx *c, DgReason r, const char *fmt, va_list ap)
+{
+    char msg[384], line[sizeof c->err->msg];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    ad_mark(c, r);
+    DgDiag d = dg_none();
+    dg_set_node(&d, c->n, c->domain, c->from ? c->from->since : 0);
+    d.step_from = c->from_opset;
+    d.step_to = c->to_opset;
+    d.msg = msg;
+    dg_format(&d, line, sizeof line);
+    return ir_fail(c->err, "%s", line);
+}
+
+/* (the name in parentheses is not expanded as the compatibility macro) */
+int (ad_refuse)(AdCtx *c, DgReason r, const char *fmt, ...)
+{
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    int rc = ad_vrefuse(c, r, fmt, ap);
     va_end(ap);
-    c->reason = key;
-    return ir_fail(c->err, "node '%s' (%s-%d): opset %lld -> %lld: %s",
-                   c->n->name ? c->n->name : "", c->n->op_type,
-                   c->from ? c->from->since : 0, (long long)c->from_opset,
-                   (long long)c->to_opset, msg);
+    return rc;
 }
+
+/* COMPAT-21 begin */
+int ad_refuse_key(AdCtx *c, const char *key, const char *fmt, ...)
+{
+    DgReason r = dg_reason_parse(key);
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = ad_vrefuse(c, r ? r : DG_ADAPTER, fmt, ap);
+    va_end(ap);
+    return rc;
+}
+/* COMPAT-21 end */
 
 /* ---- reading -------------------------------------------------------- */
 
@@ -101,16 +151,16 @@ int ad_norm_axes(AdCtx *c, int64_t *ax, size_t n, int rank, const char *what,
     for (size_t i = 0; i < n; i++) {
         if (ax[i] >= 0) {
             if (rank >= 0 && ax[i] >= rank)
-                return ad_refuse(c, "attribute", "%s %lld is out of range for rank %d",
+                return ad_refuse(c, DG_ATTRIBUTE, "%s %lld is out of range for rank %d",
                                  what, (long long)ax[i], rank);
             continue;
         }
         if (rank < 0)
-            return ad_refuse(c, "shape-unknown",
+            return ad_refuse(c, DG_SHAPE_UNKNOWN,
                              "%s %lld counts from the back and the rank is unknown",
                              what, (long long)ax[i]);
         if (ax[i] < -rank)
-            return ad_refuse(c, "attribute", "%s %lld is out of range for rank %d",
+            return ad_refuse(c, DG_ATTRIBUTE, "%s %lld is out of range for rank %d",
                              what, (long long)ax[i], rank);
         ax[i] += rank;
         *changed = true;
@@ -142,7 +192,7 @@ int ad_infer(AdCtx *c, IrNode *k)
 {
     IrError e;
     if (inf_node_at(c->m, k, c->domain, c->build_opset, &e) < 0)
-        return ad_refuse(c, "inference", "the rewritten %s does not check: %s",
+        return ad_refuse(c, DG_INFERENCE, "the rewritten %s does not check: %s",
                          k->op_type, e.msg);
     return 0;
 }
@@ -196,7 +246,7 @@ IrNode *ad_node_in(AdCtx *c, const char *domain, IrNode *before,
     free(ins);
     free(nm);
     if (!k) {
-        c->reason = "internal";
+        ad_mark(c, DG_INTERNAL);
         return NULL;
     }
     /* ir_node_new looks names up from k's graph; an input of an enclosing
@@ -286,7 +336,7 @@ IrValue *ad_axes_op(AdCtx *c, IrNode *before, const char *op, IrValue *x,
 IrValue *ad_reduce(AdCtx *c, const char *op, IrValue *x, size_t n, const int64_t *axes,
                    bool keepdims)
 {
-    if (!x || c->reason)
+    if (!x || ad_failed(c))
         return NULL;
     bool input = c->build_opset >= (strcmp(op, "ReduceSum") == 0 ? 13 : 18);
     IrValue *in[2] = {x, input && n ? ad_const_i64s(c, n, axes) : NULL};
@@ -303,7 +353,7 @@ IrValue *ad_reduce(AdCtx *c, const char *op, IrValue *x, size_t n, const int64_t
 
 IrValue *ad_op1(AdCtx *c, const char *op, IrValue *a)
 {
-    if (c->reason || !a)
+    if (ad_failed(c) || !a)
         return NULL;
     IrNode *k = ad_node(c, c->n, op, 1, &a, 1);
     return k ? k->out[0] : NULL;
@@ -311,7 +361,7 @@ IrValue *ad_op1(AdCtx *c, const char *op, IrValue *a)
 
 IrValue *ad_op2(AdCtx *c, const char *op, IrValue *a, IrValue *b)
 {
-    if (c->reason || !a || !b)
+    if (ad_failed(c) || !a || !b)
         return NULL;
     IrValue *in[2] = {a, b};
     IrNode *k = ad_node(c, c->n, op, 2, in, 1);
@@ -322,7 +372,7 @@ IrValue *ad_cast(AdCtx *c, IrValue *x, int32_t to)
 {
     if (!x || ad_elem(x) == to)
         return x;
-    if (c->reason)
+    if (ad_failed(c))
         return NULL;
     IrNode *k = ad_node_in(c, c->domain, c->n, "Cast", 1, &x, 1);
     if (!k)
@@ -370,15 +420,15 @@ IrValue *ad_const_tensor(AdCtx *c, int32_t dtype, size_t ndims,
         }
     }
     free(nm);
-    if (!v && !c->reason)
-        ad_refuse(c, "internal", "cannot add a constant");
+    if (!v && !ad_failed(c))
+        ad_refuse(c, DG_INTERNAL, "cannot add a constant");
     return v;
 }
 
 IrValue *ad_const_int_tensor(AdCtx *c, int32_t dtype, size_t ndims, const int64_t *dims,
                              const int64_t *v, size_t n)
 {
-    if (c->reason)
+    if (ad_failed(c))
         return NULL;
     /* A Constant node that will live below opset 9 must be floating. */
     bool low = c->build_opset < 9 || (c->goal_opset > 0 && c->goal_opset < 9);
@@ -390,7 +440,7 @@ IrValue *ad_const_int_tensor(AdCtx *c, int32_t dtype, size_t ndims, const int64_
         direct = !fc_i64((double)(float)v[i], &back) || back != v[i];
     }
     if (direct && !ad_const_is_init(c) && low) {
-        ad_refuse(c, "type", "an integer constant outside the main graph needs a "
+        ad_refuse(c, DG_TYPE, "an integer constant outside the main graph needs a "
                   "Constant of an integer type, which opsets below 9 lack");
         return NULL;
     }
@@ -426,7 +476,7 @@ static bool ad_is_int_type(int32_t t)
 
 IrValue *ad_const_fill(AdCtx *c, int32_t t, size_t r, const int64_t *d, int unit)
 {
-    if (c->reason)
+    if (ad_failed(c))
         return NULL;
     size_t n = 1;
     for (size_t i = 0; i < r; i++)
@@ -447,7 +497,7 @@ IrValue *ad_const_fill(AdCtx *c, int32_t t, size_t r, const int64_t *d, int unit
     case 10: one[1] = unit ? 0x3c : 0; w = 2; break;                      /* 1.0 = 0x3c00 */
     case 16: one[1] = unit ? 0x3f : 0; one[0] = unit ? 0x80 : 0; w = 2; break; /* 0x3f80 */
     default:
-        ad_refuse(c, "type", "no constant %d of type %s", unit,
+        ad_refuse(c, DG_TYPE, "no constant %d of type %s", unit,
                   ir_dtype_name(t) ? ir_dtype_name(t) : "?");
         return NULL;
     }
@@ -504,7 +554,7 @@ IrValue *ad_const_scalar(AdCtx *c, int32_t dtype, double x)
     case 7: case 6: {
         int64_t v;
         if (!fc_i64(x, &v) || (dtype == 6 && (v < INT32_MIN || v > INT32_MAX))) {
-            ad_refuse(c, "attribute", "the constant %g does not fit an %s", x,
+            ad_refuse(c, DG_ATTRIBUTE, "the constant %g does not fit an %s", x,
                       dtype == 6 ? "int32" : "int64");
             return NULL;
         }
@@ -551,7 +601,7 @@ IrValue *ad_const_scalar(AdCtx *c, int32_t dtype, double x)
         break;
     }
     default:
-        ad_refuse(c, "type", "no scalar constant of type %s",
+        ad_refuse(c, DG_TYPE, "no scalar constant of type %s",
                   ir_dtype_name(dtype) ? ir_dtype_name(dtype) : "?");
         return NULL;
     }
@@ -618,7 +668,7 @@ IrNode *ad_widen_node(AdCtx *c, int32_t w, uint32_t in_mask)
 {
     size_t n_in = c->n->n_in, n_out = c->n->n_out;
     if (n_in > 32 || n_out > 32) {
-        ad_refuse(c, "internal", "too many inputs or outputs to widen");
+        ad_refuse(c, DG_INTERNAL, "too many inputs or outputs to widen");
         return NULL;
     }
     IrValue **in = ir_alloc_array(n_in ? n_in : 1, sizeof *in);
@@ -697,7 +747,7 @@ int ad_input_to_attr(AdCtx *c, size_t index, const char *name)
     int64_t *v;
     size_t n;
     if (!ad_const_ints(in, &v, &n))
-        return ad_refuse(c, "not-constant",
+        return ad_refuse(c, DG_NOT_CONSTANT,
                          "input '%s' must be a constant to become attribute '%s'",
                          in->name, name);
     ir_node_set_attr(c->n, ir_attr_ints(name, n, v));
@@ -736,7 +786,7 @@ int ad_drop_attr_if(AdCtx *c, const char *name, int64_t neutral)
     if (!a)
         return 0;
     if (!a->has_i || a->i != neutral)
-        return ad_refuse(c, "attribute",
+        return ad_refuse(c, DG_ATTRIBUTE,
                          "attribute %s=%lld has no equivalent at the target",
                          name, (long long)(a->has_i ? a->i : 0));
     ad_drop_attr(c, name);

@@ -25,10 +25,10 @@
 #include "infer.h"
 #include "ir.h"
 #include "irver.h"
+#include "job.h"
 #include "load.h"
 #include "opschema.h"
 #include "save.h"
-#include "topo.h"
 
 /* The public header repeats the evaluator's element type codes (it must
  * stand alone); both are ONNX's TensorProto.DataType, and every one is
@@ -217,23 +217,21 @@ size_t oc_model_node_count(const oc_model *m)
  * starts with the rule's name (as `onnx-convert check` prints it). */
 static int oc_require_valid(IrModel *ir)
 {
-    ChkReport r;
-    int rc = 0;
-    if (chk_model(ir, &r)) {
-        const char *first = chk_first_error(&r);
-        rc = oc_fail("%s", first ? first : "the model is invalid");
-    }
-    chk_report_free(&r);
-    return rc;
+    const char *rule;
+    char msg[1024];
+    if (job_validate(ir, &rule, msg, sizeof msg) < 0)
+        return oc_fail("%s", msg);
+    return 0;
 }
 
-/* Before ir changes: its nodes in topological order (as `convert` and
- * `optimize` do), then the checker; -1 on a cycle or a finding. */
+/* Before ir changes: what `convert` and `optimize` require (job.h: its
+ * nodes in topological order, then the checker); -1 on a cycle or a
+ * finding. */
 static int oc_sort_and_check(IrModel *ir)
 {
-    IrError err;
-    if (topo_sort_model(ir, NULL, &err) < 0)
-        return oc_fail("topo-order: %s", err.msg);
+    char msg[1024];
+    if (job_sort_model(ir, NULL, msg, sizeof msg) < 0)
+        return oc_fail("%s", msg);
     return oc_require_valid(ir);
 }
 

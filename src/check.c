@@ -2,6 +2,7 @@
  * check.c - model validation (prefix chk_). See check.h for the rules.
  */
 #include "check.h"
+#include "diag.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -177,23 +178,23 @@ static bool chk_defined(const ChkScope *s, const IrValue *v)
 
 /* ---- where ---------------------------------------------------------- */
 
-/* "node 'x' (Op-ver) in graph 'g'" into buf. */
+/* "node 'x' (Op-ver) in graph 'g'" into buf: the one node label
+ * (diag.h), then the scope. */
 static const char *chk_where(const ChkScope *s, const IrNode *n, int since,
                              char *buf, size_t cap)
 {
-    char label[160];
+    char label[300];
+    DgDiag d = dg_none();
+    d.node = n->name;
+    d.op = n->op_type;
+    d.domain = n->domain;
+    d.version = since;
     /* the index comes from the walk: counting from the graph's first node
      * for every unnamed node would make checking quadratic */
-    if (n->name && n->name[0])
-        snprintf(label, sizeof label, "'%s'", n->name);
-    else
-        snprintf(label, sizeof label, "#%zu", s->idx);
-    if (since > 0)
-        snprintf(buf, cap, "node %s (%s-%d)%s%s", label, n->op_type ? n->op_type : "",
-                 since, s->up || s->fn ? " in " : "", s->up || s->fn ? s->label : "");
-    else
-        snprintf(buf, cap, "node %s (%s)%s%s", label, n->op_type ? n->op_type : "",
-                 s->up || s->fn ? " in " : "", s->up || s->fn ? s->label : "");
+    d.index = (long long)s->idx;
+    dg_label(&d, label, sizeof label);
+    snprintf(buf, cap, "%s%s%s", label, s->up || s->fn ? " in " : "",
+             s->up || s->fn ? s->label : "");
     return buf;
 }
 

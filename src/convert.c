@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "convert.h"
+#include "diag.h"
 #include "known.h"
 #include "../passes/passes.h"
 #include "uthash.h"
@@ -88,8 +89,19 @@ static bool cv_changes(const CvRun *run, const IrNode *k, int64_t s, int64_t t)
 /* ---- checking a converted node --------------------------------------- */
 
 static int cv_refuse(CvRun *run, const IrNode *k, int64_t s, int64_t t,
-                     const char *key, const char *fmt, ...)
+                     DgReason why, const char *fmt, ...)
     __attribute__((format(printf, 6, 7)));
+
+/* Node k at the step s -> t, as a diagnostic (no reason, no message). */
+static DgDiag cv_diag(const CvRun *run, const IrNode *k, int64_t s, int64_t t)
+{
+    const OsSchema *F = k->op_type ? os_find(run->domain, k->op_type, s) : NULL;
+    DgDiag d = dg_none();
+    dg_set_node(&d, k, run->domain, F ? F->since : 0);
+    d.step_from = s;
+    d.step_to = t;
+    return d;
+}
 
 /* Keeps where a refusal happened for reports (the first, innermost one:
  * an enclosing node's failure only passes it on). */
@@ -103,22 +115,27 @@ static void cv_note_failure(CvRun *run, const IrNode *k, int64_t s, int64_t t)
     r->fail_domain = ir_strdup(run->domain);
     r->fail_from = s;
     r->fail_to = t;
+    DgDiag d = cv_diag(run, k, s, t);
+    r->fail_version = d.version;
+    r->fail_index = d.index;
 }
 
-/* Fails naming node k, the step and the reason; key counts it in reports. */
+/* Fails naming node k, the step and the reason (which reports count). */
 static int cv_refuse(CvRun *run, const IrNode *k, int64_t s, int64_t t,
-                     const char *key, const char *fmt, ...)
+                     DgReason why, const char *fmt, ...)
 {
-    char msg[300];
+    char msg[300], line[sizeof run->err->msg];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    run->r->reason = key;
+    run->r->reason = dg_reason_name(why);
     cv_note_failure(run, k, s, t);
-    return ir_fail(run->err, "node '%s' (%s): opset %lld -> %lld: %s",
-                   k->name ? k->name : "", k->op_type, (long long)s,
-                   (long long)t, msg);
+    DgDiag d = cv_diag(run, k, s, t);
+    d.reason = why;
+    d.msg = msg;
+    dg_format(&d, line, sizeof line);
+    return ir_fail(run->err, "%s", line);
 }
 
 /* Whether every type the formal parameter p of `from` allows is also
@@ -156,16 +173,16 @@ static int cv_check_value(CvRun *run, const IrNode *k, const IrValue *v,
         /* a type no op of the target has is a true limit, counted apart */
         int since = os_type_since(run->domain, v->type);
         if (since > t)
-            return cv_refuse(run, k, s, t, "type-absent",
+            return cv_refuse(run, k, s, t, DG_TYPE_ABSENT,
                              "%s has no type %s (value '%s'): no op has that type "
                              "before opset %d", what, os_type_str(v->type, tb, sizeof tb),
                              v->name, since);
-        return cv_refuse(run, k, s, t, "type", "%s has no type %s (value '%s')",
+        return cv_refuse(run, k, s, t, DG_TYPE, "%s has no type %s (value '%s')",
                          what, os_type_str(v->type, tb, sizeof tb), v->name);
     }
     if (F && p && !cv_types_kept(F, p, T, q)) {
         snprintf(what, sizeof what, "%s-%d", k->op_type, T->since);
-        return cv_refuse(run, k, s, t, "type-unknown",
+        return cv_refuse(run, k, s, t, DG_TYPE_UNKNOWN,
                          "the type of '%s' is unknown and %s allows fewer types",
                          v->name, what);
     }
@@ -183,16 +200,16 @@ static int cv_check_attrs(CvRun *run, const IrNode *k, const OsSchema *T,
         const IrAttr *a = k->attr[i];
         const OsAttr *d = a->name ? os_attr(T, a->name) : NULL;
         if (!d)
-            return cv_refuse(run, k, s, t, "attribute",
+            return cv_refuse(run, k, s, t, DG_ATTRIBUTE,
                              "attribute '%s' does not exist in %s",
                              a->name ? a->name : "", what);
         if (a->has_type && a->type != d->type && !a->ref_attr_name)
-            return cv_refuse(run, k, s, t, "attribute",
+            return cv_refuse(run, k, s, t, DG_ATTRIBUTE,
                              "attribute '%s' has another type in %s", a->name, what);
     }
     for (size_t i = 0; i < T->n_attr; i++)
         if (T->attr[i].required && !ir_node_attr(k, T->attr[i].name))
-            return cv_refuse(run, k, s, t, "attribute",
+            return cv_refuse(run, k, s, t, DG_ATTRIBUTE,
                              "%s needs attribute '%s'", what, T->attr[i].name);
     return 0;
 }
@@ -221,7 +238,7 @@ static int cv_check_vars(CvRun *run, const IrNode *k, const OsSchema *T,
                                   os_type_str(x->type, b, sizeof b)) != 0 &&
                            (first->kind != IR_TYPE_TENSOR || x->type->kind != IR_TYPE_TENSOR ||
                             first->elem_type != x->type->elem_type)) {
-                    return cv_refuse(run, k, s, t, "type",
+                    return cv_refuse(run, k, s, t, DG_TYPE,
                                      "'%s' and '%s' must have one type (%s) in %s-%d",
                                      first_name, x->name, var, k->op_type, T->since);
                 }
@@ -239,11 +256,11 @@ static int cv_check_counts(CvRun *run, const IrNode *k, const OsSchema *T, int64
 {
     char allowed[96];
     if (T->in_counts && !os_in_count_ok(T, k->n_in))
-        return cv_refuse(run, k, s, t, "arity", "%s-%d allows %s inputs, not %zu",
+        return cv_refuse(run, k, s, t, DG_ARITY, "%s-%d allows %s inputs, not %zu",
                          k->op_type, T->since, os_counts_str(T, false, allowed, sizeof allowed),
                          k->n_in);
     if (T->out_counts && !os_out_count_ok(T, k->n_out))
-        return cv_refuse(run, k, s, t, "arity", "%s-%d allows %s outputs, not %zu",
+        return cv_refuse(run, k, s, t, DG_ARITY, "%s-%d allows %s outputs, not %zu",
                          k->op_type, T->since, os_counts_str(T, true, allowed, sizeof allowed),
                          k->n_out);
     return 0;
@@ -258,24 +275,24 @@ static int cv_check_node(CvRun *run, const IrNode *k, const OsSchema *F,
         return 0;
     const OsSchema *T = cv_schema(run->domain, k->op_type, t);
     if (!T)
-        return cv_refuse(run, k, s, t, "no-older-form",
+        return cv_refuse(run, k, s, t, DG_NO_OLDER_FORM,
                          "%s does not exist at opset %lld", k->op_type, (long long)t);
     if (T->flags & OS_F_DEPRECATED)
-        return cv_refuse(run, k, s, t, "deprecated", "%s is deprecated at opset %lld",
+        return cv_refuse(run, k, s, t, DG_DEPRECATED, "%s is deprecated at opset %lld",
                          k->op_type, (long long)t);
     size_t n_in = k->n_in;
     while (n_in > 0 && !k->in[n_in - 1])
         n_in--;
     if ((long)n_in < T->min_in)
-        return cv_refuse(run, k, s, t, "arity", "%s-%d takes at least %d inputs",
+        return cv_refuse(run, k, s, t, DG_ARITY, "%s-%d takes at least %d inputs",
                          k->op_type, T->since, T->min_in);
     /* the maxima count inputs and outputs as written, trailing empty
      * names included, as onnx's checker does */
     if (T->max_in >= 0 && (long)k->n_in > T->max_in)
-        return cv_refuse(run, k, s, t, "arity", "%s-%d takes at most %d inputs, not %zu",
+        return cv_refuse(run, k, s, t, DG_ARITY, "%s-%d takes at most %d inputs, not %zu",
                          k->op_type, T->since, T->max_in, k->n_in);
     if (T->max_out >= 0 && (long)k->n_out > T->max_out)
-        return cv_refuse(run, k, s, t, "arity", "%s-%d has at most %d outputs, not %zu",
+        return cv_refuse(run, k, s, t, DG_ARITY, "%s-%d has at most %d outputs, not %zu",
                          k->op_type, T->since, T->max_out, k->n_out);
     if (cv_check_counts(run, k, T, s, t) < 0 ||
         cv_check_attrs(run, k, T, s, t) < 0 || cv_check_vars(run, k, T, s, t) < 0)
@@ -324,7 +341,7 @@ static int cv_apply(CvRun *run, IrGraph *g, IrNode *k, int64_t s, int64_t t)
     const OsSchema *F = cv_schema(run->domain, k->op_type, s);
     const OsSchema *T = cv_schema(run->domain, k->op_type, t);
     if (!F)
-        return cv_refuse(run, k, s, t, "invalid-source",
+        return cv_refuse(run, k, s, t, DG_INVALID_SOURCE,
                          "%s does not exist at opset %lld (deprecated or not yet defined)",
                          k->op_type, (long long)s);
     if (F == T)
@@ -332,10 +349,10 @@ static int cv_apply(CvRun *run, IrGraph *g, IrNode *k, int64_t s, int64_t t)
     int from = F->since, to = T ? T->since : 0;
     const AdImpossible *imp = ad_impossible(run->domain, k->op_type, from, to);
     if (imp)
-        return cv_refuse(run, k, s, t, "impossible", "%s", imp->reason);
+        return cv_refuse(run, k, s, t, DG_IMPOSSIBLE, "%s", imp->reason);
     const AdEntry *e = ad_find(run->domain, k->op_type, from, to);
     if (!e)
-        return cv_refuse(run, k, s, t, "no-adapter",
+        return cv_refuse(run, k, s, t, DG_NO_ADAPTER,
                          "no adapter from %s-%d to version %d", k->op_type, from, to);
     /* Adapters read the inputs their source form requires without looking
      * for holes (ad_in gives NULL past the end): a node missing one is
@@ -344,12 +361,12 @@ static int cv_apply(CvRun *run, IrGraph *g, IrNode *k, int64_t s, int64_t t)
     for (size_t i = 0; e->fn && i < (size_t)(F->min_in > 0 ? F->min_in : 0); i++) {
         const OsParam *p = os_in_param(F, i);
         if (i >= k->n_in || (!k->in[i] && p && !p->optional && !p->variadic))
-            return cv_refuse(run, k, s, t, "arity", "%s-%d: required input %zu is missing",
+            return cv_refuse(run, k, s, t, DG_ARITY, "%s-%d: required input %zu is missing",
                              k->op_type, F->since, i);
     }
     for (size_t a = 0; e->fn && a < k->n_attr; a++)
         if (k->attr[a]->ref_attr_name)
-            return cv_refuse(run, k, s, t, "attribute-reference",
+            return cv_refuse(run, k, s, t, DG_ATTRIBUTE_REFERENCE,
                              "attribute '%s' refers to the function's attribute '%s', "
                              "whose value the rewrite needs",
                              k->attr[a]->name ? k->attr[a]->name : "",
@@ -359,7 +376,7 @@ static int cv_apply(CvRun *run, IrGraph *g, IrNode *k, int64_t s, int64_t t)
                .build_opset = t, .goal_opset = run->goal, .err = run->err};
     IrNode *after = k->prev, *stop = k->next;
     if (e->fn && e->fn(&c) < 0) {
-        run->r->reason = c.reason ? c.reason : "adapter";
+        run->r->reason = dg_reason_name(ad_refusal(&c) ? ad_refusal(&c) : DG_ADAPTER);
         cv_note_failure(run, k, s, t);
         return -1;
     }
@@ -667,7 +684,7 @@ static int cv_expand_node(CvRun *run, IrGraph *g, IrNode *k, int64_t t)
 {
     const AdEntry *e = cv_expansion(k->op_type);
     if (!cv_schema("", k->op_type, t) || !e)
-        return cv_refuse(run, k, t, t, "expand", "%s has no expansion at opset %lld",
+        return cv_refuse(run, k, t, t, DG_EXPAND, "%s has no expansion at opset %lld",
                          k->op_type, (long long)t);
     IrNode *after = k->prev, *stop = k->next;
     int64_t below = e->from - 1;
@@ -725,7 +742,7 @@ static int cv_expand_scope(CvRun *run, const char *list, int64_t t)
 static int cv_expand(CvRun *run, const char *list)
 {
     if (cv_expand_check(list, run->err) < 0) {
-        run->r->reason = "expand";
+        run->r->reason = dg_reason_name(DG_EXPAND);
         return -1;
     }
     run->domain = "";
@@ -1050,7 +1067,7 @@ static int cv_inline(IrModel *m, CvReport *r, int64_t ir, IrError *err)
 {
     size_t calls = 0, fns = m->n_functions;
     if (cvi_inline(m, &calls, err) < 0) {
-        r->reason = "ir-version";
+        r->reason = dg_reason_name(DG_IR_VERSION);
         return -1;
     }
     cv_report_drop(r, "ModelProto.functions x%zu (inlined at %zu calls: IR %lld has "
@@ -1093,7 +1110,7 @@ static int cv_policy(IrModel *m, const CvOptions *o, CvReport *r, bool down,
     IrvNeed need = irv_need(m);
     int64_t ir = o->ir_version;
     if (ir && ir < table) {
-        r->reason = "ir-version";
+        r->reason = dg_reason_name(DG_IR_VERSION);
         return ir_fail(err, "ir_version %lld is below IR %lld, which the model's opsets need",
                        (long long)ir, (long long)table);
     }
@@ -1129,7 +1146,7 @@ static int cv_caffe2(IrModel *m, const CvOptions *o, CvReport *r, IrError *err)
                            c2_fields()[i].name, dropped[i]);
     free(dropped);
     if (rc < 0)
-        r->reason = "caffe2-variant";
+        r->reason = dg_reason_name(DG_CAFFE2_VARIANT);
     return rc;
 }
 
@@ -1138,7 +1155,7 @@ int cv_convert(IrModel *m, const CvOptions *o, CvReport *r, IrError *err)
     CvRun run = {.m = m, .r = r, .err = err};
     r->reason = NULL;
     if (cv_options_check(o, err) < 0) {
-        r->reason = "ir-version";
+        r->reason = dg_reason_name(DG_IR_VERSION);
         return -1;
     }
     if (c2_is_variant(m) && cv_caffe2(m, o, r, err) < 0)
@@ -1154,7 +1171,7 @@ int cv_convert(IrModel *m, const CvOptions *o, CvReport *r, IrError *err)
     /* training graphs may read main-graph values by name, which the
      * values' uses do not count: nothing is swept in such a model */
     if ((o->opset > 0 || o->opset_ml > 0) && cv_known_ifs(m, r, err) < 0) {
-        r->reason = "if";
+        r->reason = dg_reason_name(DG_IF);
         return -1;
     }
     IrPtrList before = {0};
@@ -1183,7 +1200,7 @@ int cv_convert(IrModel *m, const CvOptions *o, CvReport *r, IrError *err)
     r->ir_to = ir;
     irv_fit(m, ir);
     if (irv_check(m, ir, r->ir_from, err) < 0) {
-        r->reason = "ir-version";
+        r->reason = dg_reason_name(DG_IR_VERSION);
         return -1;
     }
     m->ir_version = ir;

@@ -53,6 +53,8 @@ typedef struct CvReport {
      * none), op, domain and the opset step (owned; NULL otherwise). */
     char *fail_node, *fail_op, *fail_domain;
     int64_t fail_from, fail_to;
+    int fail_version;       /* the op's version at fail_from, 0 unknown */
+    long long fail_index;   /* an unnamed node's position (diag.h), else -1 */
     /* If set, called for every adapter applied: (domain, op, version from,
      * version to). The tests use it to know which adapters were exercised. */
     void (*on_adapt)(void *arg, const char *domain, const char *op, int from, int to);

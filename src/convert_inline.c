@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "convert.h"
+#include "diag.h"
 #include "irver.h"
 #include "load.h"
 #include "save.h"
@@ -78,6 +79,14 @@ static IrAttr *cvi_attr_value(const IrFunction *f, const IrNode *call, const cha
     return NULL;
 }
 
+/* Node n's label (diag.h) in buf. */
+static const char *cvi_label(const IrNode *n, char *buf, size_t cap)
+{
+    DgDiag d = dg_none();
+    dg_set_node(&d, n, NULL, 0);
+    return dg_label(&d, buf, cap);
+}
+
 /* A deep copy of f's body holding, in place of the function's attribute
  * list, the values of its attribute references at this call in body order
  * (found[j]: whether reference j has one). -1 with err set. */
@@ -91,11 +100,12 @@ static int cvi_copy(const IrModel *m, const IrFunction *f, const IrNode *call,
             if (n->attr[i]->ref_attr_name) {
                 IrAttr *v = cvi_attr_value(f, call, n->attr[i]->ref_attr_name);
                 if (v && (v->g || v->n_graphs)) {
+                    char lb[256];
                     free(vals.p);
-                    return ir_fail(err, "node '%s' (%s): cannot inline function '%s' "
+                    return ir_fail(err, "%s: cannot inline function '%s' "
                                    "for an IR before 8: attribute '%s' passes a graph; "
-                                   "write IR 8 or newer", call->name ? call->name : "",
-                                   call->op_type, f->name ? f->name : "", v->name);
+                                   "write IR 8 or newer", cvi_label(call, lb, sizeof lb),
+                                   f->name ? f->name : "", v->name);
                 }
                 *found = ir_grow(*found, nref + 1, sizeof **found);
                 (*found)[nref++] = v != NULL;
@@ -263,11 +273,12 @@ static int cvi_call(IrModel *m, IrGraph *g, IrNode *call, const IrFunction *f,
                     IrError *err)
 {
     const IrNode *sub = cvi_subgraph_node(f);
+    char lb[256], lb2[256];
     if (sub)
-        return ir_fail(err, "node '%s' (%s): cannot inline function '%s' for an IR "
-                       "before 8: its node '%s' (%s) has a subgraph; write IR 8 or newer",
-                       call->name ? call->name : "", call->op_type, f->name ? f->name : "",
-                       sub->name ? sub->name : "", sub->op_type ? sub->op_type : "");
+        return ir_fail(err, "%s: cannot inline function '%s' for an IR "
+                       "before 8: its %s has a subgraph; write IR 8 or newer",
+                       cvi_label(call, lb, sizeof lb), f->name ? f->name : "",
+                       cvi_label(sub, lb2, sizeof lb2));
     IrModel *copy = NULL;
     bool *found = NULL;
     if (cvi_copy(m, f, call, &copy, &found, err) < 0) {

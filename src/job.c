@@ -150,12 +150,13 @@ static int job_save(const IrModel *m, const char *out, const SaveOptions *so, Ir
     return rc;
 }
 
-/* Ends the job: status, stage, reason and the one-line message. */
-static int job_end(JobReport *r, JobStatus st, const char *stage, const char *reason,
-                   const char *msg)
+/* Ends the job: status, stage, reason (its JSON name: a DgReason's or a
+ * checker rule's, static storage) and the one-line message. */
+static int job_end_as(JobReport *r, JobStatus st, DgStage stage, const char *reason,
+                      const char *msg)
 {
     r->status = st;
-    r->stage = stage;
+    r->stage = dg_stage_name(stage);
     r->reason = reason;
     size_t n = strlen(msg);   /* a longer message is cut */
     if (n >= sizeof r->msg)
@@ -165,6 +166,12 @@ static int job_end(JobReport *r, JobStatus st, const char *stage, const char *re
     return -1;
 }
 
+static int job_end(JobReport *r, JobStatus st, DgStage stage, DgReason reason,
+                   const char *msg)
+{
+    return job_end_as(r, st, stage, dg_reason_name(reason), msg);
+}
+
 static void job_start(JobReport *r, const char *command, const char *path)
 {
     memset(r, 0, sizeof *r);
@@ -172,8 +179,8 @@ static void job_start(JobReport *r, const char *command, const char *path)
     r->path = ir_strdup(path);
 }
 
-void job_fail(JobReport *r, const char *command, const char *path, const char *stage,
-              const char *reason, const char *msg)
+void job_fail(JobReport *r, const char *command, const char *path, DgStage stage,
+              DgReason reason, const char *msg)
 {
     job_start(r, command, path);
     job_end(r, JOB_ERROR, stage, reason, msg);
@@ -191,20 +198,60 @@ static const char *job_rule_of(const char *msg)
     return "invalid";
 }
 
-/* Refuses (INVALID) a model the checker refuses, naming the first rule it
- * breaks as `check` does. */
-static int job_require_valid(JobReport *r, IrModel *m)
+DgDiag job_diag(const JobReport *r)
+{
+    DgDiag d = dg_none();
+    d.stage = dg_stage_parse(r->stage);
+    d.reason = dg_reason_parse(r->reason);
+    if (!d.reason && r->reason && *r->reason) {
+        d.reason = DG_RULE;        /* the checker's rule names the reason */
+        d.rule = r->reason;
+    }
+    d.node = r->node;
+    d.op = r->op;
+    d.domain = r->domain;
+    d.version = r->version;
+    d.index = r->op ? r->index : -1;
+    d.step_from = r->step_from;
+    d.step_to = r->step_to;
+    d.msg = r->msg;
+    return d;
+}
+
+int job_validate(IrModel *m, const char **rule, char *msg, size_t cap)
 {
     ChkReport c;
     int rc = 0;
     if (chk_model(m, &c)) {
-        const char *first = chk_first_error(&c) ? chk_first_error(&c) : "invalid";
-        char msg[600];
-        snprintf(msg, sizeof msg, "%s: %s", r->path, first);
-        rc = job_end(r, JOB_INVALID, "check", job_rule_of(first), msg);
+        const char *first = chk_first_error(&c);
+        *rule = job_rule_of(first ? first : "");
+        snprintf(msg, cap, "%s", first ? first : "the model is invalid");
+        rc = -1;
     }
     chk_report_free(&c);
     return rc;
+}
+
+int job_sort_model(IrModel *m, size_t *sorted, char *msg, size_t cap)
+{
+    IrError err;
+    if (topo_sort_model(m, sorted, &err) < 0) {
+        snprintf(msg, cap, "topo-order: %s", err.msg);
+        return -1;
+    }
+    return 0;
+}
+
+/* Refuses (INVALID) a model the checker refuses, naming the first rule it
+ * breaks as `check` does. */
+static int job_require_valid(JobReport *r, IrModel *m)
+{
+    const char *rule;
+    char first[512], msg[600];
+    if (job_validate(m, &rule, first, sizeof first) == 0)
+        return 0;
+    snprintf(msg, sizeof msg, "%s: %s", r->path, first);
+    return job_end_as(r, JOB_INVALID, DG_STAGE_CHECK, rule, msg);
 }
 
 /* Puts m's nodes in topological order before the checker sees it (tools
@@ -212,11 +259,10 @@ static int job_require_valid(JobReport *r, IrModel *m)
  * refused as the checker's rule topo-order. */
 static int job_sort(JobReport *r, IrModel *m)
 {
-    IrError err;
-    if (topo_sort_model(m, &r->sorted, &err) < 0) {
-        char msg[700];
-        snprintf(msg, sizeof msg, "%s: topo-order: %s", r->path, err.msg);
-        return job_end(r, JOB_INVALID, "check", "topo-order", msg);
+    char why[600], msg[700];
+    if (job_sort_model(m, &r->sorted, why, sizeof why) < 0) {
+        snprintf(msg, sizeof msg, "%s: %s", r->path, why);
+        return job_end(r, JOB_INVALID, DG_STAGE_CHECK, DG_TOPO_ORDER, msg);
     }
     r->sort_ran = true;
     return 0;
@@ -243,58 +289,45 @@ static void job_on_adapt(void *arg, const char *domain, const char *op, int from
 static int job_refused(JobReport *r, const CvReport *cr, const IrError *err)
 {
     JobStatus st = JOB_REFUSED;
-    if (cr->reason && !strcmp(cr->reason, "invalid-source"))
+    if (dg_reason_parse(cr->reason) == DG_INVALID_SOURCE)
         st = JOB_INVALID;
     r->node = ir_strdup(cr->fail_node);
     r->op = ir_strdup(cr->fail_op);
     r->domain = ir_strdup(cr->fail_domain);
     r->step_from = cr->fail_from;
     r->step_to = cr->fail_to;
-    return job_end(r, st, "convert", cr->reason ? cr->reason : "refused", err->msg);
+    r->version = cr->fail_version;
+    r->index = cr->fail_index;
+    return job_end_as(r, st, DG_STAGE_CONVERT,
+                      cr->reason ? cr->reason : dg_reason_name(DG_REFUSED), err->msg);
 }
 
 static int job_run_convert(const JobOptions *o, JobReport *r, IrModel *m)
 {
     IrError err;
-    CvReport cr = {.on_adapt = job_on_adapt, .on_adapt_arg = r};
-    int rc = cv_convert(m, &o->cv, &cr, &err);
+    cv_report_free(&r->cv);
+    r->cv = (CvReport){.on_adapt = job_on_adapt, .on_adapt_arg = r};
+    int rc = cv_convert(m, &o->cv, &r->cv, &err);
     if (rc < 0) {
-        job_refused(r, &cr, &err);
+        job_refused(r, &r->cv, &err);
+        /* a refused conversion reports no counts (as before it held them) */
+        cv_report_free(&r->cv);
+        r->cv = (CvReport){0};
     } else {
-        r->adapted = cr.adapted;
-        r->ifs_taken = cr.ifs_taken;
-        memcpy(r->by_kind, cr.by_kind, sizeof r->by_kind);
-        r->ir_to = cr.ir_to;
-        r->n_custom = cr.n_custom;
-        r->custom = cr.custom;      /* taken over */
-        cr.custom = NULL;
-        cr.n_custom = 0;
-        r->dropped = cr.dropped;    /* taken over */
-        r->n_dropped = cr.n_dropped;
-        cr.dropped = NULL;
-        cr.n_dropped = 0;
+        r->ir_to = r->cv.ir_to;
     }
-    cv_report_free(&cr);
     return rc;
 }
 
 static int job_run_optimize(const JobOptions *o, JobReport *r, IrModel *m)
 {
     IrError err;
-    OptStats st;
-    if (opt_optimize(m, &o->opt, &st, &err) < 0) {
-        opt_stats_free(&st);
-        return job_end(r, JOB_ERROR, "optimize", "optimize", err.msg);
+    opt_stats_free(&r->opt);
+    if (opt_optimize(m, &o->opt, &r->opt, &err) < 0) {
+        opt_stats_free(&r->opt);
+        return job_end(r, JOB_ERROR, DG_STAGE_OPTIMIZE, DG_OPTIMIZE, err.msg);
     }
     r->optimized = true;
-    r->rounds = st.iterations;
-    r->n_passes = st.n;
-    r->pass = st.pass;              /* taken over */
-    r->changes = st.changes;
-    st.pass = NULL;
-    st.changes = NULL;
-    st.n = 0;
-    opt_stats_free(&st);
     return 0;
 }
 
@@ -331,31 +364,28 @@ static int job_run_verify(const JobOptions *o, const char *in, JobReport *r,
     IrModel *orig;
     r->verify_asked = true;
     if (job_load(in, NULL, &orig, &err) < 0)
-        return job_end(r, JOB_ERROR, "verify", "load", err.msg);
+        return job_end(r, JOB_ERROR, DG_STAGE_VERIFY, DG_LOAD, err.msg);
     /* the input was sorted before it changed (job_stages): so is its copy */
     if (topo_sort_model(orig, NULL, &err) < 0) {
         ir_model_free(orig);
-        return job_end(r, JOB_ERROR, "verify", "topo-order", err.msg);
+        return job_end(r, JOB_ERROR, DG_STAGE_VERIFY, DG_TOPO_ORDER, err.msg);
     }
     /* the evaluator runs only what the checker accepts: the input passed
      * (job_stages), the converted or optimized model must too */
-    ChkReport c;
-    if (chk_model(m, &c)) {
-        const char *first = chk_first_error(&c) ? chk_first_error(&c) : "invalid";
-        char msg[700];
+    const char *rule;
+    char first[512], msg[700];
+    if (job_validate(m, &rule, first, sizeof first) < 0) {
         snprintf(msg, sizeof msg, "%s: verify: the result: %s", in, first);
-        job_end(r, JOB_ERROR, "verify", job_rule_of(first), msg);
-        chk_report_free(&c);
+        job_end_as(r, JOB_ERROR, DG_STAGE_VERIFY, rule, msg);
         ir_model_free(orig);
         return -1;
     }
-    chk_report_free(&c);
     /* The original gets the --input-shape the output got, so that both
      * take the same (smaller) inputs. */
     for (size_t i = 0; i < o->n_input_shape; i++)
         if (opt_set_input_shape(orig, o->input_shape[i], &err) < 0) {
             ir_model_free(orig);
-            return job_end(r, JOB_ERROR, "input-shape", "input-shape", err.msg);
+            return job_end(r, JOB_ERROR, DG_STAGE_INPUT_SHAPE, DG_INPUT_SHAPE, err.msg);
         }
     VfOptions vo = {.seed = 1, .eval = o->eval};
     if (vo.eval.timeout <= 0)
@@ -368,7 +398,7 @@ static int job_run_verify(const JobOptions *o, const char *in, JobReport *r,
     free(dir);
     ir_model_free(orig);
     if (rc < 0)
-        return job_end(r, JOB_ERROR, "verify", rc == -2 ? "differs" : "eval", err.msg);
+        return job_end(r, JOB_ERROR, DG_STAGE_VERIFY, rc == -2 ? DG_DIFFERS : DG_EVAL, err.msg);
     return 0;
 }
 
@@ -386,7 +416,7 @@ static int job_stages(const JobOptions *o, const char *in, JobReport *r, IrModel
     IrError err;
     for (size_t i = 0; i < o->n_input_shape; i++)
         if (opt_set_input_shape(m, o->input_shape[i], &err) < 0)
-            return job_end(r, JOB_ERROR, "input-shape", "input-shape", err.msg);
+            return job_end(r, JOB_ERROR, DG_STAGE_INPUT_SHAPE, DG_INPUT_SHAPE, err.msg);
     if (r->converting && job_run_convert(o, r, m) < 0)
         return -1;
     if (o->optimize && job_run_optimize(o, r, m) < 0)
@@ -438,7 +468,7 @@ int job_convert(const JobOptions *o, const char *in, const char *out, JobReport 
     IrError err;
     IrModel *m;
     if (job_load(in, NULL, &m, &err) < 0)
-        return job_end(r, JOB_ERROR, "load", "load", err.msg);
+        return job_end(r, JOB_ERROR, DG_STAGE_LOAD, DG_LOAD, err.msg);
     job_describe_before(r, m);
     if (job_stages(o, in, r, m) < 0) {
         ir_model_free(m);   /* half converted: never kept */
@@ -451,7 +481,7 @@ int job_convert(const JobOptions *o, const char *in, const char *out, JobReport 
     }
     if (job_save(m, out, &o->save, &err) < 0) {
         ir_model_free(m);
-        return job_end(r, JOB_ERROR, "save", "save", err.msg);
+        return job_end(r, JOB_ERROR, DG_STAGE_SAVE, DG_SAVE, err.msg);
     }
     r->output = ir_strdup(out);
     job_release(m, keep);
@@ -466,7 +496,7 @@ int job_check(const char *path, JobReport *r, IrModel **keep)
     IrError err;
     IrModel *m;
     if (job_load(path, NULL, &m, &err) < 0)
-        return job_end(r, JOB_ERROR, "load", "load", err.msg);
+        return job_end(r, JOB_ERROR, DG_STAGE_LOAD, DG_LOAD, err.msg);
     job_describe_before(r, m);
     r->checked = true;
     size_t errors = chk_model(m, &r->chk);
@@ -475,7 +505,7 @@ int job_check(const char *path, JobReport *r, IrModel **keep)
         const char *first = chk_first_error(&r->chk);
         char msg[600];
         snprintf(msg, sizeof msg, "%s: %s", path, first ? first : "invalid");
-        return job_end(r, JOB_INVALID, "check", job_rule_of(first ? first : ""), msg);
+        return job_end_as(r, JOB_INVALID, DG_STAGE_CHECK, job_rule_of(first ? first : ""), msg);
     }
     return 0;
 }
@@ -492,11 +522,8 @@ void job_report_free(JobReport *r)
         free(r->adapt[i].op);
     }
     free(r->adapt);
-    CvReport cr = {.custom = r->custom, .n_custom = r->n_custom,
-                   .dropped = r->dropped, .n_dropped = r->n_dropped};
-    cv_report_free(&cr);
-    free(r->pass);
-    free(r->changes);
+    cv_report_free(&r->cv);
+    opt_stats_free(&r->opt);
     if (r->checked)
         chk_report_free(&r->chk);
     memset(r, 0, sizeof *r);
@@ -529,12 +556,12 @@ static void job_json_conversion(Js *j, const JobReport *r)
     }
     js_open(j, '{', false);
     js_key(j, "adapted");
-    js_uint(j, r->adapted);
+    js_uint(j, r->cv.adapted);
     js_key(j, "by_kind");
     js_open(j, '{', true);
     for (size_t k = 0; k < JOB_N_KINDS; k++) {
         js_key(j, job_kind_names[k]);
-        js_uint(j, r->by_kind[k]);
+        js_uint(j, r->cv.by_kind[k]);
     }
     js_close(j, '}');
     js_key(j, "adapters");
@@ -556,15 +583,15 @@ static void job_json_conversion(Js *j, const JobReport *r)
     }
     js_close(j, ']');
     js_key(j, "ifs_taken");
-    js_uint(j, r->ifs_taken);
+    js_uint(j, r->cv.ifs_taken);
     js_key(j, "custom_domains");
     js_open(j, '[', false);
-    for (size_t i = 0; i < r->n_custom; i++) {
+    for (size_t i = 0; i < r->cv.n_custom; i++) {
         js_open(j, '{', true);
         js_key(j, "domain");
-        js_string(j, r->custom[i].domain);
+        js_string(j, r->cv.custom[i].domain);
         js_key(j, "nodes");
-        js_uint(j, r->custom[i].nodes);
+        js_uint(j, r->cv.custom[i].nodes);
         js_close(j, '}');
     }
     js_close(j, ']');
@@ -579,15 +606,15 @@ static void job_json_optimization(Js *j, const JobReport *r)
     }
     js_open(j, '{', false);
     js_key(j, "rounds");
-    js_int(j, r->rounds);
+    js_int(j, r->opt.iterations);
     js_key(j, "passes");
     js_open(j, '[', false);
-    for (size_t i = 0; i < r->n_passes; i++) {
+    for (size_t i = 0; i < r->opt.n; i++) {
         js_open(j, '{', true);
         js_key(j, "name");
-        js_string(j, r->pass[i]->name);
+        js_string(j, r->opt.pass[i]->name);
         js_key(j, "changes");
-        js_int(j, r->changes[i]);
+        js_int(j, r->opt.changes[i]);
         js_close(j, '}');
     }
     js_close(j, ']');
@@ -705,8 +732,8 @@ static void job_json_convert(Js *j, const JobReport *r)
     js_key(j, "dropped");
     if (done) {
         js_open(j, '[', false);
-        for (size_t i = 0; i < r->n_dropped; i++)
-            js_string(j, r->dropped[i]);
+        for (size_t i = 0; i < r->cv.n_dropped; i++)
+            js_string(j, r->cv.dropped[i]);
         js_close(j, ']');
     } else {
         js_null(j);

@@ -16,6 +16,7 @@
 
 #include "check.h"
 #include "convert.h"
+#include "diag.h"
 #include "eval.h"
 #include "json.h"
 #include "load.h"
@@ -69,26 +70,23 @@ typedef struct JobReport {
     const char *stage, *reason;
     char *node, *op, *domain;
     int64_t step_from, step_to;
+    int version;                 /* the op's version there, 0 unknown */
+    long long index;             /* an unnamed node's position, -1 unknown */
     char msg[512];
     bool loaded;                 /* the fields below describe the model */
     bool converting;             /* --opset, --opset-ml or --ir-version */
     int64_t opset_from, opset_to, ml_from, ml_to, ir_from, ir_to;
     size_t nodes_before, nodes_after;
-    size_t adapted, by_kind[8];
+    /* the converter's report (adapted, by_kind, custom, dropped,
+     * ifs_taken), held as it is; all zero unless the conversion succeeded */
+    CvReport cv;
     size_t n_adapt;
     JobAdapt *adapt;
-    size_t n_custom;
-    CvCustom *custom;
     bool sort_ran;               /* the model was put in topological order */
     size_t sorted;               /* nodes that moved (topo.h) */
-    char **dropped;              /* what the conversion dropped (CvReport) */
-    size_t n_dropped;
-    size_t ifs_taken;            /* Ifs replaced by their branch (CvReport) */
     bool optimized;
-    int rounds;
-    size_t n_passes;
-    const OptPass **pass;
-    long *changes;
+    OptStats opt;                /* the optimizer's report (passes, changes,
+                                    iterations), held as it is */
     bool verify_asked, verify_case; /* on the case's own inputs */
     int verified;                /* 1 equal, -2 differs, -1 could not run,
                                     0 not reached */
@@ -113,9 +111,23 @@ int job_load(const char *in, const LoadOptions *opt, IrModel **m, IrError *err);
 /* Checks `path`: 0 valid, -1 with r->status INVALID or ERROR. */
 int job_check(const char *path, JobReport *r, IrModel **keep);
 
+/* The failure of r as the one diagnostic (diag.h), borrowing r's
+ * strings: what batch mode's summary prints. */
+DgDiag job_diag(const JobReport *r);
+
+/* "Check before converting", for every caller that changes a model (the
+ * command line, batch mode, the C library): job_sort_model puts m's nodes
+ * in topological order (*sorted: nodes that moved; may be NULL), or fails
+ * with msg "topo-order: WHY"; job_validate is 0 when the checker accepts
+ * m, else -1 with *rule its first finding's rule (static storage;
+ * "invalid" when it names none) and msg the finding ("RULE: WHERE:
+ * WHAT"). msg is cut to cap. */
+int job_sort_model(IrModel *m, size_t *sorted, char *msg, size_t cap);
+int job_validate(IrModel *m, const char **rule, char *msg, size_t cap);
+
 /* A failure that happened outside a job (a batch worker that died). */
 void job_fail(JobReport *r, const char *command, const char *path,
-              const char *stage, const char *reason, const char *msg);
+              DgStage stage, DgReason reason, const char *msg);
 
 void job_report_free(JobReport *r);
 

@@ -43,7 +43,7 @@ typedef struct CliBrief {
     long long opset_from, opset_to;
     size_t nodes_before, nodes_after;
     char stage[16], reason[48];
-    char where[160];             /* "node 'n' (Op) opset 9 -> 8", or "" */
+    char where[160];             /* "node 'n' (Op-9): opset 9 -> 8", or "" (dg_where) */
     char msg[512];
 } CliBrief;
 
@@ -248,7 +248,7 @@ static void cli_run_job(const CliOpts *o, CliItem *it, JobReport *r)
     if (!strcmp(o->command, "check"))
         job_check(it->in, r, &keep);
     else if (cli_make_parents(it->out, &err) < 0)
-        job_fail(r, o->command, it->in, "save", "save", err.msg);
+        job_fail(r, o->command, it->in, DG_STAGE_SAVE, DG_SAVE, err.msg);
     else {
         /* The parent ends the worker at --timeout and reports it; the
          * worker's own evaluator gets a little longer, so that one clock,
@@ -274,10 +274,8 @@ static void cli_brief_of(CliBrief *b, const JobReport *r)
     snprintf(b->stage, sizeof b->stage, "%s", r->stage ? r->stage : "");
     snprintf(b->reason, sizeof b->reason, "%s", r->reason ? r->reason : "");
     snprintf(b->msg, sizeof b->msg, "%s", r->msg);
-    if (r->op)
-        snprintf(b->where, sizeof b->where, "node '%.60s' (%.40s) opset %lld -> %lld",
-                 r->node ? r->node : "", r->op, (long long)r->step_from,
-                 (long long)r->step_to);
+    DgDiag d = job_diag(r);
+    dg_where(&d, b->where, sizeof b->where);
 }
 
 static bool cli_write_all(int fd, const void *p, size_t n)
@@ -366,11 +364,11 @@ static double cli_clock(void)
 
 /* Fills the item of a worker that did not report (crash, kill, fork, or
  * `reason` "timeout"). */
-static void cli_item_lost_as(const CliRun *run, CliItem *it, const char *reason,
+static void cli_item_lost_as(const CliRun *run, CliItem *it, DgReason reason,
                              const char *why)
 {
     JobReport r;
-    job_fail(&r, run->o->command, it->in, "run", reason, why);
+    job_fail(&r, run->o->command, it->in, DG_STAGE_RUN, reason, why);
     cli_brief_of(&it->brief, &r);
     size_t len;
     it->json = cli_json_text(&r, &len);
@@ -379,7 +377,7 @@ static void cli_item_lost_as(const CliRun *run, CliItem *it, const char *reason,
 
 static void cli_item_lost(const CliRun *run, CliItem *it, const char *why)
 {
-    cli_item_lost_as(run, it, "crash", why);
+    cli_item_lost_as(run, it, DG_CRASH, why);
 }
 
 /* A worker finished: its output is complete (EOF); reap and decode it. */
@@ -393,7 +391,7 @@ static void cli_item_done(CliRun *run, CliSlot *s)
     if (s->timed_out) {
         snprintf(why, sizeof why, "%s: over the time limit of %g s; raise "
                  "--timeout", it->in, run->o->job.eval.timeout);
-        cli_item_lost_as(run, it, "timeout", why);
+        cli_item_lost_as(run, it, DG_TIMEOUT, why);
     } else if (WIFSIGNALED(st)) {
         snprintf(why, sizeof why, "%s: the worker was killed by signal %d (%s)", it->in,
                  WTERMSIG(st), strsignal(WTERMSIG(st)));
@@ -432,7 +430,7 @@ static bool cli_start(CliRun *run, CliSlot *s, struct pollfd *pfd)
         char why[600];
         snprintf(why, sizeof why, "%s: %s", it->in, it->unsearched);
         JobReport r;
-        job_fail(&r, run->o->command, it->in, "load", "load", why);
+        job_fail(&r, run->o->command, it->in, DG_STAGE_LOAD, DG_LOAD, why);
         cli_brief_of(&it->brief, &r);
         size_t len;
         it->json = cli_json_text(&r, &len);

@@ -184,37 +184,37 @@ void cli_convert_text(FILE *f, const CliOpts *o, const JobReport *r)
         if (o->job.cv.opset_ml && r->ml_from > 0)
             fprintf(f, " ai.onnx.ml %lld -> %lld,", (long long)r->ml_from,
                     (long long)r->ml_to);
-        fprintf(f, " %zu nodes adapted", r->adapted);
+        fprintf(f, " %zu nodes adapted", r->cv.adapted);
         const char *sep = " (";
         for (size_t k = 0; k < JOB_N_KINDS; k++)
-            if (r->by_kind[k]) {
-                fprintf(f, "%s%zu %s", sep, r->by_kind[k], job_kind_names[k]);
+            if (r->cv.by_kind[k]) {
+                fprintf(f, "%s%zu %s", sep, r->cv.by_kind[k], job_kind_names[k]);
                 sep = ", ";
             }
-        fprintf(f, "%s, ir_version %lld -> %lld", r->adapted ? ")" : "",
+        fprintf(f, "%s, ir_version %lld -> %lld", r->cv.adapted ? ")" : "",
                 (long long)r->ir_from, (long long)r->ir_to);
-        for (size_t i = 0; i < r->n_custom; i++)
-            fprintf(f, "; domain %s passed through (%zu nodes)", r->custom[i].domain,
-                    r->custom[i].nodes);
-        if (r->ifs_taken)
+        for (size_t i = 0; i < r->cv.n_custom; i++)
+            fprintf(f, "; domain %s passed through (%zu nodes)", r->cv.custom[i].domain,
+                    r->cv.custom[i].nodes);
+        if (r->cv.ifs_taken)
             fprintf(f, "; %zu If node%s with a known condition replaced by the branch taken",
-                    r->ifs_taken, r->ifs_taken == 1 ? "" : "s");
+                    r->cv.ifs_taken, r->cv.ifs_taken == 1 ? "" : "s");
         fputc('\n', f);
     }
-    if (r->n_dropped) {
+    if (r->cv.n_dropped) {
         fprintf(f, "dropped to fit IR %lld: ", (long long)r->ir_to);
-        for (size_t i = 0; i < r->n_dropped; i++)
-            fprintf(f, "%s%s", i ? ", " : "", r->dropped[i]);
+        for (size_t i = 0; i < r->cv.n_dropped; i++)
+            fprintf(f, "%s%s", i ? ", " : "", r->cv.dropped[i]);
         fputc('\n', f);
     }
     if (r->optimized) {
         long total = 0;
-        for (size_t i = 0; i < r->n_passes; i++)
-            total += r->changes[i];
+        for (size_t i = 0; i < r->opt.n; i++)
+            total += r->opt.changes[i];
         fprintf(f, "optimized: %zu -> %zu nodes, %ld changes in %d rounds\n",
-                r->nodes_before, r->nodes_after, total, r->rounds);
-        for (size_t i = 0; o->stats && i < r->n_passes; i++)
-            fprintf(f, "  %-20s %ld\n", r->pass[i]->name, r->changes[i]);
+                r->nodes_before, r->nodes_after, total, r->opt.iterations);
+        for (size_t i = 0; o->stats && i < r->opt.n; i++)
+            fprintf(f, "  %-20s %ld\n", r->opt.pass[i]->name, r->opt.changes[i]);
     }
     if (r->verified == 1)
         fprintf(f, "verified: outputs equal on %s inputs\n",

@@ -190,7 +190,7 @@ static int cli_info(int argc, char **argv)
     if (job_load(path, &lo, &m, &err)) {
         if (json) {
             JobReport r;
-            job_fail(&r, "info", path, "load", "load", err.msg);
+            job_fail(&r, "info", path, DG_STAGE_LOAD, DG_LOAD, err.msg);
             cli_print_json(stdout, &r);
             job_report_free(&r);
         }

@@ -128,7 +128,7 @@ int cli_targets(const char *path, bool json)
     if (job_load(path, NULL, &m, &err)) {
         if (json) {
             JobReport r;
-            job_fail(&r, "info", path, "load", "load", err.msg);
+            job_fail(&r, "info", path, DG_STAGE_LOAD, DG_LOAD, err.msg);
             cli_print_json(stdout, &r);
             job_report_free(&r);
         }
