@@ -421,21 +421,17 @@ int64_t opt_fz_dim(const IrValue *v, size_t i)
 long opt_fz_const_ints(const IrValue *v, int64_t *out, size_t cap)
 {
     const IrTensor *t = opt_const_tensor(v);
-    if (!t || !t->has_data_type || (t->data_type != EV_INT64 && t->data_type != EV_INT32) ||
+    if (!t || !t->has_data_type || (t->data_type != IR_INT64 && t->data_type != IR_INT32) ||
         t->ndims > 1)
         return -1;
-    IrError e;
-    EvValue *ev = ev_from_ir_tensor(t, &e);
-    if (!ev)
+    int64_t *vals;
+    size_t n;
+    if (!ir_tensor_to_i64s(t, cap, &vals, &n))
         return -1;
-    long n = -1;
-    if (ev->numel <= cap) {
-        for (size_t i = 0; i < ev->numel; i++)
-            out[i] = ev_get_i(ev, i);
-        n = (long)ev->numel;
-    }
-    ev_unref(ev);
-    return n;
+    if (n)
+        memcpy(out, vals, n * sizeof *vals);
+    free(vals);
+    return (long)n;
 }
 
 IrValue *opt_fz_new_ints(OptCtx *c, IrNode *before, const char *base, size_t n, const int64_t *v)
