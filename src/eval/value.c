@@ -16,58 +16,33 @@
 _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
                "the evaluator assumes a little-endian host");
 
+/* The unpacked element size is the IR's; strings are EvStr. */
 size_t ev_dtype_size(int32_t dtype)
 {
-    switch (dtype) {
-    case EV_FLOAT: case EV_INT32: case EV_UINT32: return 4;
-    case EV_DOUBLE: case EV_INT64: case EV_UINT64: case EV_COMPLEX64: return 8;
-    case EV_COMPLEX128: return 16;
-    case EV_INT16: case EV_UINT16: case EV_FLOAT16: case EV_BFLOAT16: return 2;
-    case EV_STRING: return sizeof(EvStr);
-    case EV_UINT8: case EV_INT8: case EV_BOOL: case EV_FLOAT8E4M3FN:
-    case EV_FLOAT8E4M3FNUZ: case EV_FLOAT8E5M2: case EV_FLOAT8E5M2FNUZ:
-    case EV_UINT4: case EV_INT4: case EV_FLOAT4E2M1: case EV_FLOAT8E8M0:
-    case EV_UINT2: case EV_INT2:
-        return 1;
-    default: return 0;
-    }
+    return dtype == IR_STRING ? sizeof(EvStr) : ir_dtype_host_size(dtype);
 }
 
+/* The class tests are the IR's (IR_DTYPES); these names stay for the
+ * kernels. */
 bool ev_dtype_is_float(int32_t dtype)
 {
-    switch (dtype) {
-    case EV_FLOAT: case EV_DOUBLE: case EV_FLOAT16: case EV_BFLOAT16:
-    case EV_FLOAT8E4M3FN: case EV_FLOAT8E4M3FNUZ: case EV_FLOAT8E5M2:
-    case EV_FLOAT8E5M2FNUZ: case EV_FLOAT4E2M1: case EV_FLOAT8E8M0:
-        return true;
-    default: return false;
-    }
+    return ir_dtype_is_float(dtype);
 }
 
 bool ev_dtype_is_unsigned(int32_t dtype)
 {
-    switch (dtype) {
-    case EV_UINT8: case EV_UINT16: case EV_UINT32: case EV_UINT64:
-    case EV_UINT4: case EV_UINT2:
-        return true;
-    default: return false;
-    }
+    return ir_dtype_class(dtype) == IR_DC_UINT;
 }
 
 bool ev_dtype_is_int(int32_t dtype)
 {
-    switch (dtype) {
-    case EV_INT8: case EV_INT16: case EV_INT32: case EV_INT64: case EV_INT4:
-    case EV_INT2:
-        return true;
-    default: return ev_dtype_is_unsigned(dtype);
-    }
+    return ir_dtype_is_int(dtype);
 }
 
 bool ev_dtype_is_real(int32_t dtype)
 {
-    return dtype == EV_FLOAT || dtype == EV_DOUBLE || dtype == EV_FLOAT16 ||
-           dtype == EV_BFLOAT16;
+    return dtype == IR_FLOAT || dtype == IR_DOUBLE || dtype == IR_FLOAT16 ||
+           dtype == IR_BFLOAT16;
 }
 
 /* ---- the memory budget ------------------------------------------------- */
@@ -270,7 +245,7 @@ void ev_copy_elems(EvValue *dst, size_t doff, const EvValue *src, size_t soff,
 {
     if (!n)
         return;
-    if (src->dtype == EV_STRING) {
+    if (src->dtype == IR_STRING) {
         const EvStr *s = (const EvStr *)src->data + soff;
         EvStr *d = (EvStr *)dst->data + doff;
         for (size_t k = 0; k < n; k++) {
@@ -304,7 +279,7 @@ EvValue *ev_ref(EvValue *v)
 static void ev_value_free(EvValue *v)
 {
     ev_budget_give(v->budget, v->charged);
-    if (v->dtype == EV_STRING && v->kind == EV_TENSOR) {
+    if (v->dtype == IR_STRING && v->kind == EV_TENSOR) {
         EvStr *s = v->data;
         for (size_t k = 0; k < v->numel; k++)
             free(s[k].p);
@@ -345,23 +320,23 @@ double ev_get_f(const EvValue *t, size_t k)
 {
     const void *d = t->data;
     switch (t->dtype) {
-    case EV_FLOAT: return ((const float *)d)[k];
-    case EV_DOUBLE: return ((const double *)d)[k];
-    case EV_FLOAT16: return ev_half_to_float(((const uint16_t *)d)[k]);
-    case EV_BFLOAT16: return ev_bf16_to_float(((const uint16_t *)d)[k]);
-    case EV_INT8: case EV_INT4: case EV_INT2: return ((const int8_t *)d)[k];
-    case EV_UINT8: case EV_BOOL: case EV_UINT4: case EV_UINT2:
+    case IR_FLOAT: return ((const float *)d)[k];
+    case IR_DOUBLE: return ((const double *)d)[k];
+    case IR_FLOAT16: return ev_half_to_float(((const uint16_t *)d)[k]);
+    case IR_BFLOAT16: return ev_bf16_to_float(((const uint16_t *)d)[k]);
+    case IR_INT8: case IR_INT4: case IR_INT2: return ((const int8_t *)d)[k];
+    case IR_UINT8: case IR_BOOL: case IR_UINT4: case IR_UINT2:
         return ((const uint8_t *)d)[k];
-    case EV_INT16: return ((const int16_t *)d)[k];
-    case EV_UINT16: return ((const uint16_t *)d)[k];
-    case EV_INT32: return ((const int32_t *)d)[k];
-    case EV_UINT32: return ((const uint32_t *)d)[k];
-    case EV_INT64: return (double)((const int64_t *)d)[k];
-    case EV_UINT64: return (double)((const uint64_t *)d)[k];
-    case EV_COMPLEX64: return ((const float *)d)[2 * k];
-    case EV_COMPLEX128: return ((const double *)d)[2 * k];
-    case EV_FLOAT8E4M3FN: case EV_FLOAT8E4M3FNUZ: case EV_FLOAT8E5M2:
-    case EV_FLOAT8E5M2FNUZ: case EV_FLOAT4E2M1: case EV_FLOAT8E8M0:
+    case IR_INT16: return ((const int16_t *)d)[k];
+    case IR_UINT16: return ((const uint16_t *)d)[k];
+    case IR_INT32: return ((const int32_t *)d)[k];
+    case IR_UINT32: return ((const uint32_t *)d)[k];
+    case IR_INT64: return (double)((const int64_t *)d)[k];
+    case IR_UINT64: return (double)((const uint64_t *)d)[k];
+    case IR_COMPLEX64: return ((const float *)d)[2 * k];
+    case IR_COMPLEX128: return ((const double *)d)[2 * k];
+    case IR_FLOAT8E4M3FN: case IR_FLOAT8E4M3FNUZ: case IR_FLOAT8E5M2:
+    case IR_FLOAT8E5M2FNUZ: case IR_FLOAT4E2M1: case IR_FLOAT8E8M0:
         return ev_get_small_float(t, k);
     default: return 0;
     }
@@ -371,16 +346,16 @@ int64_t ev_get_i(const EvValue *t, size_t k)
 {
     const void *d = t->data;
     switch (t->dtype) {
-    case EV_INT8: case EV_INT4: case EV_INT2: return ((const int8_t *)d)[k];
-    case EV_UINT8: case EV_BOOL: case EV_UINT4: case EV_UINT2:
+    case IR_INT8: case IR_INT4: case IR_INT2: return ((const int8_t *)d)[k];
+    case IR_UINT8: case IR_BOOL: case IR_UINT4: case IR_UINT2:
         return ((const uint8_t *)d)[k];
-    case EV_INT16: return ((const int16_t *)d)[k];
-    case EV_UINT16: return ((const uint16_t *)d)[k];
-    case EV_INT32: return ((const int32_t *)d)[k];
-    case EV_UINT32: return ((const uint32_t *)d)[k];
-    case EV_INT64: return ((const int64_t *)d)[k];
-    case EV_UINT64: return (int64_t)((const uint64_t *)d)[k];
-    case EV_STRING: return 0;
+    case IR_INT16: return ((const int16_t *)d)[k];
+    case IR_UINT16: return ((const uint16_t *)d)[k];
+    case IR_INT32: return ((const int32_t *)d)[k];
+    case IR_UINT32: return ((const uint32_t *)d)[k];
+    case IR_INT64: return ((const int64_t *)d)[k];
+    case IR_UINT64: return (int64_t)((const uint64_t *)d)[k];
+    case IR_STRING: return 0;
     default: {
         /* Floats truncate toward zero; out-of-range and NaN give INT64_MIN
          * rather than undefined behaviour. */
@@ -394,7 +369,7 @@ int64_t ev_get_i(const EvValue *t, size_t k)
 
 uint64_t ev_get_u(const EvValue *t, size_t k)
 {
-    if (t->dtype == EV_UINT64)
+    if (t->dtype == IR_UINT64)
         return ((const uint64_t *)t->data)[k];
     if (ev_dtype_is_float(t->dtype)) {
         double x = ev_get_f(t, k);
@@ -413,35 +388,35 @@ void ev_set_i(EvValue *t, size_t k, int64_t v)
     void *d = t->data;
     uint64_t u = (uint64_t)v;
     switch (t->dtype) {
-    case EV_INT8: ((int8_t *)d)[k] = (int8_t)(uint8_t)u; return;
-    case EV_UINT8: ((uint8_t *)d)[k] = (uint8_t)u; return;
-    case EV_BOOL: ((uint8_t *)d)[k] = v != 0; return;
-    case EV_INT16: ((int16_t *)d)[k] = (int16_t)(uint16_t)u; return;
-    case EV_UINT16: ((uint16_t *)d)[k] = (uint16_t)u; return;
-    case EV_INT32: ((int32_t *)d)[k] = (int32_t)(uint32_t)u; return;
-    case EV_UINT32: ((uint32_t *)d)[k] = (uint32_t)u; return;
-    case EV_INT64: ((int64_t *)d)[k] = v; return;
-    case EV_UINT64: ((uint64_t *)d)[k] = u; return;
-    case EV_UINT4: ((uint8_t *)d)[k] = (uint8_t)(u & 0xf); return;
-    case EV_UINT2: ((uint8_t *)d)[k] = (uint8_t)(u & 0x3); return;
-    case EV_INT4: {
+    case IR_INT8: ((int8_t *)d)[k] = (int8_t)(uint8_t)u; return;
+    case IR_UINT8: ((uint8_t *)d)[k] = (uint8_t)u; return;
+    case IR_BOOL: ((uint8_t *)d)[k] = v != 0; return;
+    case IR_INT16: ((int16_t *)d)[k] = (int16_t)(uint16_t)u; return;
+    case IR_UINT16: ((uint16_t *)d)[k] = (uint16_t)u; return;
+    case IR_INT32: ((int32_t *)d)[k] = (int32_t)(uint32_t)u; return;
+    case IR_UINT32: ((uint32_t *)d)[k] = (uint32_t)u; return;
+    case IR_INT64: ((int64_t *)d)[k] = v; return;
+    case IR_UINT64: ((uint64_t *)d)[k] = u; return;
+    case IR_UINT4: ((uint8_t *)d)[k] = (uint8_t)(u & 0xf); return;
+    case IR_UINT2: ((uint8_t *)d)[k] = (uint8_t)(u & 0x3); return;
+    case IR_INT4: {
         int x = (int)(u & 0xf);
         ((int8_t *)d)[k] = (int8_t)(x >= 8 ? x - 16 : x);
         return;
     }
-    case EV_INT2: {
+    case IR_INT2: {
         int x = (int)(u & 0x3);
         ((int8_t *)d)[k] = (int8_t)(x >= 2 ? x - 4 : x);
         return;
     }
-    case EV_STRING: return;
+    case IR_STRING: return;
     default: ev_set_f(t, k, (double)v); return;
     }
 }
 
 void ev_set_u(EvValue *t, size_t k, uint64_t v)
 {
-    if (t->dtype == EV_UINT64)
+    if (t->dtype == IR_UINT64)
         ((uint64_t *)t->data)[k] = v;
     else if (ev_dtype_is_float(t->dtype))
         ev_set_f(t, k, (double)v);
@@ -460,31 +435,31 @@ void ev_set_f(EvValue *t, size_t k, double v)
 {
     void *d = t->data;
     switch (t->dtype) {
-    case EV_FLOAT: ((float *)d)[k] = (float)v; return;
-    case EV_DOUBLE: ((double *)d)[k] = v; return;
-    case EV_FLOAT16: ((uint16_t *)d)[k] = ev_float_to_half((float)v); return;
-    case EV_BFLOAT16: ((uint16_t *)d)[k] = ev_float_to_bf16((float)v); return;
-    case EV_BOOL: ((uint8_t *)d)[k] = v != 0; return;
-    case EV_COMPLEX64:
+    case IR_FLOAT: ((float *)d)[k] = (float)v; return;
+    case IR_DOUBLE: ((double *)d)[k] = v; return;
+    case IR_FLOAT16: ((uint16_t *)d)[k] = ev_float_to_half((float)v); return;
+    case IR_BFLOAT16: ((uint16_t *)d)[k] = ev_float_to_bf16((float)v); return;
+    case IR_BOOL: ((uint8_t *)d)[k] = v != 0; return;
+    case IR_COMPLEX64:
         ((float *)d)[2 * k] = (float)v;
         ((float *)d)[2 * k + 1] = 0;
         return;
-    case EV_COMPLEX128:
+    case IR_COMPLEX128:
         ((double *)d)[2 * k] = v;
         ((double *)d)[2 * k + 1] = 0;
         return;
-    case EV_FLOAT8E4M3FN: case EV_FLOAT8E4M3FNUZ: case EV_FLOAT8E5M2:
-    case EV_FLOAT8E5M2FNUZ: case EV_FLOAT4E2M1: case EV_FLOAT8E8M0:
+    case IR_FLOAT8E4M3FN: case IR_FLOAT8E4M3FNUZ: case IR_FLOAT8E5M2:
+    case IR_FLOAT8E5M2FNUZ: case IR_FLOAT4E2M1: case IR_FLOAT8E8M0:
         ((uint8_t *)d)[k] = ev_float_to_f8(t->dtype, (float)v, true);
         return;
-    case EV_UINT64:
+    case IR_UINT64:
         if (v >= 0) {
             ((uint64_t *)d)[k] = fc_u64_sat(v);
             return;
         }
         ev_set_i(t, k, ev_double_to_i64(v));
         return;
-    case EV_STRING: return;
+    case IR_STRING: return;
     default: ev_set_i(t, k, ev_double_to_i64(v)); return;
     }
 }
@@ -548,7 +523,7 @@ IrTensor *ev_to_ir_tensor(const EvValue *v, const char *name)
         t->dims = ir_alloc_array(v->rank, sizeof *t->dims);
         memcpy(t->dims, v->dims, v->rank * sizeof *t->dims);
     }
-    if (v->dtype == EV_STRING) {
+    if (v->dtype == IR_STRING) {
         const EvStr *s = v->data;
         t->n_string = v->numel;
         t->string_data = ir_alloc_array(v->numel ? v->numel : 1,
