@@ -290,24 +290,6 @@ static void chk_tensor(ChkCtx *c, const IrTensor *t, const char *where)
                 "dims need %llu", where, name, have, (unsigned long long)(numel * per));
 }
 
-/* Reads index k of an int64 indices tensor (raw or typed). */
-static bool chk_index_at(const IrTensor *t, size_t k, int64_t *out)
-{
-    if (t->has_raw) {
-        if (t->raw.len / 8 <= k)
-            return false;
-        uint64_t u = 0;
-        for (int b = 7; b >= 0; b--)
-            u = (u << 8) | t->raw.data[k * 8 + (size_t)b];
-        *out = (int64_t)u;
-        return true;
-    }
-    if (k >= t->n_int64)
-        return false;
-    *out = t->int64_data[k];
-    return true;
-}
-
 /* Checks a sparse tensor: shapes of values and indices, indices in range,
  * sorted and unique (linearized order). */
 static void chk_sparse(ChkCtx *c, const IrSparse *s, const char *where)
@@ -353,7 +335,7 @@ static void chk_sparse(ChkCtx *c, const IrSparse *s, const char *where)
             int64_t idx;
             size_t at = linear ? (size_t)e : (size_t)e * s->ndims + k;
             int64_t bound = linear ? (int64_t)(dense > INT64_MAX ? INT64_MAX : dense) : s->dims[k];
-            if (!chk_index_at(ix, at, &idx))
+            if (!ir_tensor_get_i64(ix, at, &idx))
                 return; /* size already checked */
             if (idx < 0 || idx >= bound) {
                 chk_add(c->r, CHK_ERROR, "sparse-index: %s: sparse tensor '%s': index "
