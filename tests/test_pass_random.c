@@ -63,7 +63,7 @@ static IrModel *build(const OsSchema *s, IrError *err)
     IrGraph *g = m->graph = ir_graph_new(NULL);
     g->name = ir_strdup("g");
     const char *in[8];
-    char names[8][16];
+    char names[8][32];
     size_t n_in = 0;
     /* the required inputs, and Dropout's up to training_mode */
     size_t n_use = 0;
@@ -107,11 +107,10 @@ int main(void)
         T_CHECK(count_op(m, s->op) == 2, "%s: the model has two nodes: %s",
                 s->op, err.msg);
         OptOptions o = {.passes = "fold,cse"};
-        OptStats st;
+        OptStats st = {0};
         int rc = opt_optimize(m, &o, &st, &err);
         T_CHECK(rc == 0, "%s: optimize failed: %s", s->op, err.msg);
-        if (rc == 0)
-            opt_stats_free(&st);
+        opt_stats_free(&st);
         T_CHECK(count_op(m, s->op) == 2,
                 "%s-%d: %zu nodes left of 2 after fold and cse", s->op, s->since,
                 count_op(m, s->op));
