@@ -29,16 +29,16 @@ static IrTensor *opt_ci_tensor(IrNode *k)
         return t;
     }
     if (strcmp(a->name, "value_float") == 0 && a->has_f)
-        return ir_tensor_new(NULL, 1, 0, NULL, &a->f, sizeof a->f);
+        return ir_tensor_new(NULL, IR_FLOAT, 0, NULL, &a->f, sizeof a->f);
     if (strcmp(a->name, "value_int") == 0 && a->has_i)
-        return ir_tensor_new(NULL, 7, 0, NULL, &a->i, sizeof a->i);
+        return ir_tensor_new(NULL, IR_INT64, 0, NULL, &a->i, sizeof a->i);
     if (strcmp(a->name, "value_floats") == 0) {
         int64_t d = (int64_t)a->n_floats;
-        return ir_tensor_new(NULL, 1, 1, &d, a->floats, a->n_floats * sizeof *a->floats);
+        return ir_tensor_new(NULL, IR_FLOAT, 1, &d, a->floats, a->n_floats * sizeof *a->floats);
     }
     if (strcmp(a->name, "value_ints") == 0) {
         int64_t d = (int64_t)a->n_ints;
-        return ir_tensor_new(NULL, 7, 1, &d, a->ints, a->n_ints * sizeof *a->ints);
+        return ir_tensor_new(NULL, IR_INT64, 1, &d, a->ints, a->n_ints * sizeof *a->ints);
     }
     return NULL;
 }

@@ -10,8 +10,9 @@
  * are in topological order, the earlier node's outputs are defined
  * wherever the later node's were read.
  *
- * Left alone: random ops (RandomNormal*, RandomUniform*, Bernoulli,
- * Multinomial, and Dropout, random when training), nodes with subgraph,
+ * Left alone: random ops (the operator table's random flag: RandomNormal*,
+ * RandomUniform*, Bernoulli, Multinomial, and Dropout, random when
+ * training), nodes with subgraph,
  * sparse tensor or type attributes, calls to model-local functions, other domains, and a node
  * one of whose outputs is a graph output (its name is part of the
  * interface).
@@ -20,6 +21,7 @@
 #include <string.h>
 
 #include "passes.h"
+#include "../src/opschema.h"
 
 /* The nodes seen so far, by hash: open addressing in one array with at
  * least twice as many slots as candidates, so a run costs one allocation
@@ -205,22 +207,18 @@ static bool opt_cse_same(const IrNode *a, const IrNode *b)
 
 /* ---- which nodes qualify -------------------------------------------------- */
 
-static bool opt_cse_random(const char *op)
+/* Random ops (the table's random flag) give new values on every run. */
+static bool opt_cse_random(const IrNode *k)
 {
-    static const char *const ops[] = {
-        "RandomNormal", "RandomNormalLike", "RandomUniform", "RandomUniformLike",
-        "Bernoulli",    "Multinomial",      "Dropout",
-    };
-    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
-        if (!strcmp(op, ops[i]))
-            return true;
-    return false;
+    size_t nv;
+    const OsSchema *s = os_versions(k->domain, k->op_type, &nv);
+    return s && (s->flags & OS_F_RANDOM);
 }
 
 static bool opt_cse_candidate(const OptCtx *c, const IrNode *k)
 {
     if ((k->domain && k->domain[0] && strcmp(k->domain, "ai.onnx") != 0) ||
-        opt_cse_random(k->op_type) || ir_model_function(c->m, k))
+        opt_cse_random(k) || ir_model_function(c->m, k))
         return false;
     /* a node with no inputs (SequenceEmpty, Constant) is a function of its
      * attributes alone, unless random (above) */

@@ -42,7 +42,7 @@ static uint64_t opt_di_hash_value(const EvValue *e)
     uint64_t h = 1469598103934665603ull;
     const uint8_t *p = e->data;
     size_t n = opt_di_nbytes(e);
-    if (e->dtype == EV_STRING) {
+    if (e->dtype == IR_STRING) {
         const EvStr *s = e->data;
         for (size_t k = 0; k < e->numel; k++) {
             h = (h ^ s[k].len) * 1099511628211ull;
@@ -61,7 +61,7 @@ static bool opt_di_same_value(const EvValue *a, const EvValue *b)
 {
     if (a->numel != b->numel)
         return false;
-    if (a->dtype != EV_STRING)
+    if (a->dtype != IR_STRING)
         return opt_di_nbytes(a) == 0 || memcmp(a->data, b->data, opt_di_nbytes(a)) == 0;
     const EvStr *x = a->data, *y = b->data;
     for (size_t k = 0; k < a->numel; k++)

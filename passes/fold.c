@@ -21,15 +21,20 @@
 #include "../src/check.h"
 #include "../src/eval.h"
 #include "../src/known.h"
+#include "../src/opschema.h"
 
 #define OPT_FOLD_LIMIT_DEFAULT (1u << 20)
 
 /* Ops whose result is not a function of their inputs alone, or that run
- * graphs, are never folded (the rule of src/known.h); nor is a Constant,
+ * graphs, are never folded (the rule of src/known.h: the table's random and
+ * control flags); nor are ops the table marks no_fold, nor a Constant,
  * which is already one. */
 static bool opt_fold_op_skipped(const IrNode *k)
 {
-    return !strcmp(k->op_type, "Constant") || !kv_deterministic(k);
+    size_t nv;
+    const OsSchema *s = os_versions(k->domain, k->op_type, &nv);
+    return !strcmp(k->op_type, "Constant") || !kv_deterministic(k) ||
+           (s && (s->flags & OS_F_NO_FOLD));
 }
 
 /* Whether every present input is a constant (a node with none, such as

@@ -96,7 +96,7 @@ static bool opt_at_types(const OptAt *p)
     int32_t dt = opt_fz_real(p->q, &rq);
     /* float16/bfloat16: the chain rounds the scores twice, Attention once;
      * with a scale that is not a power of two they differ by a few ulp */
-    if ((dt != EV_FLOAT && dt != EV_DOUBLE) || rq != 4 || opt_fz_real(p->k, &rk) != dt || rk != 4 ||
+    if ((dt != IR_FLOAT && dt != IR_DOUBLE) || rq != 4 || opt_fz_real(p->k, &rk) != dt || rk != 4 ||
         opt_fz_real(p->v, &rv) != dt || rv != 4)
         return false;
     const IrDim *q = p->q->type->shape->dims, *k = p->k->type->shape->dims,

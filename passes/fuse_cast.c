@@ -24,11 +24,11 @@ typedef struct OptFcType {
 } OptFcType;
 
 static const OptFcType opt_fc_types[] = {
-    {EV_BOOL, 'b', 1, 0},      {EV_INT8, 'i', 8, 0},       {EV_UINT8, 'u', 8, 0},
-    {EV_INT16, 'i', 16, 0},    {EV_UINT16, 'u', 16, 0},    {EV_INT32, 'i', 32, 0},
-    {EV_UINT32, 'u', 32, 0},   {EV_INT64, 'i', 64, 0},     {EV_UINT64, 'u', 64, 0},
-    {EV_FLOAT16, 'f', 11, 5},  {EV_BFLOAT16, 'f', 8, 8},   {EV_FLOAT, 'f', 24, 8},
-    {EV_DOUBLE, 'f', 53, 11},
+    {IR_BOOL, 'b', 1, 0},      {IR_INT8, 'i', 8, 0},       {IR_UINT8, 'u', 8, 0},
+    {IR_INT16, 'i', 16, 0},    {IR_UINT16, 'u', 16, 0},    {IR_INT32, 'i', 32, 0},
+    {IR_UINT32, 'u', 32, 0},   {IR_INT64, 'i', 64, 0},     {IR_UINT64, 'u', 64, 0},
+    {IR_FLOAT16, 'f', 11, 5},  {IR_BFLOAT16, 'f', 8, 8},   {IR_FLOAT, 'f', 24, 8},
+    {IR_DOUBLE, 'f', 53, 11},
 };
 
 static const OptFcType *opt_fc_find(int32_t code)

@@ -123,7 +123,7 @@ static bool opt_ln_match(const OptCtx *c, IrNode *k, OptLn *p)
     p->x = p->sub->in[0];
     p->mean = opt_fz_def(g, p->sub->in[1], "ReduceMean");
     /* double: LayerNormalization-17's statistics are at most float */
-    if (!p->x || !opt_fz_real(p->x, &rank) || opt_fz_real(p->x, &rank) == EV_DOUBLE || !p->mean || p->mean->n_in < 1 ||
+    if (!p->x || !opt_fz_real(p->x, &rank) || opt_fz_real(p->x, &rank) == IR_DOUBLE || !p->mean || p->mean->n_in < 1 ||
         p->mean->in[0] != p->x || !opt_fz_private(p->mean->out[0], &p->sub, 1) ||
         !opt_fz_private(s, p->recip ? &p->recip : &p->div, 1))
         return false;

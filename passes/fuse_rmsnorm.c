@@ -165,8 +165,8 @@ static int opt_rms_rewrite(OptCtx *c, OptRms *p)
         return -1;
     ir_node_set_attr(rn, ir_attr_int("axis", -(int64_t)p->k));
     ir_node_set_attr(rn, ir_attr_float("epsilon", (float)p->eps));
-    if (opt_fz_real(p->x, &rank) == EV_DOUBLE)
-        ir_node_set_attr(rn, ir_attr_int("stash_type", EV_DOUBLE));
+    if (opt_fz_real(p->x, &rank) == IR_DOUBLE)
+        ir_node_set_attr(rn, ir_attr_int("stash_type", IR_DOUBLE));
     opt_fz_delete(p->nodes, p->n);
     return 0;
 }

@@ -58,7 +58,7 @@ static bool opt_sl_one(OptCtx *c, IrNode *y)
     long rank = p ? opt_fz_rank(p->in[0]) : -1;
     OptSlArgs a, b;
     if (!p || !opt_sl_args(p, rank, &a) || !opt_sl_args(y, rank, &b) ||
-        a.n + b.n > OPT_FZ_MAX_RANK || !opt_can_place_const(c, EV_INT64))
+        a.n + b.n > OPT_FZ_MAX_RANK || !opt_can_place_const(c, IR_INT64))
         return false;
     bool used[OPT_FZ_MAX_RANK] = {false};
     for (long i = 0; i < a.n + b.n; i++) {

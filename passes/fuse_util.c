@@ -70,13 +70,13 @@ static EvValue *opt_fz_constant_node(const IrNode *k)
     if (strcmp(a->name, "value") == 0 && a->t)
         return ev_from_ir_tensor(a->t, &e);
     if (strcmp(a->name, "value_float") == 0 && a->has_f)
-        return ev_scalar_new(EV_FLOAT, a->f);
+        return ev_scalar_new(IR_FLOAT, a->f);
     if (strcmp(a->name, "value_int") == 0 && a->has_i)
-        return ev_scalar_new(EV_INT64, (double)a->i);
+        return ev_scalar_new(IR_INT64, (double)a->i);
     if (strcmp(a->name, "value_floats") == 0)
-        return opt_fz_list(EV_FLOAT, a->n_floats, a->floats, NULL);
+        return opt_fz_list(IR_FLOAT, a->n_floats, a->floats, NULL);
     if (strcmp(a->name, "value_ints") == 0)
-        return opt_fz_list(EV_INT64, a->n_ints, NULL, a->ints);
+        return opt_fz_list(IR_INT64, a->n_ints, NULL, a->ints);
     return NULL;
 }
 
@@ -122,7 +122,7 @@ bool opt_fz_near(const IrValue *v, size_t max_rank, double want)
     if (!opt_fz_scalar_t(v, max_rank, &got, &dt))
         return false;
     /* Half an ulp of the constant's type, at least 1e-6 relative. */
-    double tol = dt == EV_FLOAT16 ? 4.9e-4 : dt == EV_BFLOAT16 ? 3.9e-3 : 1e-6;
+    double tol = dt == IR_FLOAT16 ? 4.9e-4 : dt == IR_BFLOAT16 ? 3.9e-3 : 1e-6;
     return fabs(got - want) <= tol * fabs(want);
 }
 
@@ -134,7 +134,7 @@ int32_t opt_fz_real(const IrValue *v, size_t *rank)
     if (!t || t->kind != IR_TYPE_TENSOR || !t->has_elem_type || !t->shape)
         return 0;
     int32_t dt = t->elem_type;
-    if (dt != EV_FLOAT && dt != EV_DOUBLE && dt != EV_FLOAT16 && dt != EV_BFLOAT16)
+    if (dt != IR_FLOAT && dt != IR_DOUBLE && dt != IR_FLOAT16 && dt != IR_BFLOAT16)
         return 0;
     *rank = t->shape->rank;
     return dt;
@@ -361,7 +361,7 @@ IrNode *opt_fz_sole_reader(const IrGraph *g, const IrValue *v, size_t *index)
 
 bool opt_fz_float(int32_t dtype)
 {
-    return dtype == EV_FLOAT || dtype == EV_DOUBLE;
+    return dtype == IR_FLOAT || dtype == IR_DOUBLE;
 }
 
 bool opt_fz_ones_from(const EvValue *t, size_t from)
@@ -421,29 +421,25 @@ int64_t opt_fz_dim(const IrValue *v, size_t i)
 long opt_fz_const_ints(const IrValue *v, int64_t *out, size_t cap)
 {
     const IrTensor *t = opt_const_tensor(v);
-    if (!t || !t->has_data_type || (t->data_type != EV_INT64 && t->data_type != EV_INT32) ||
+    if (!t || !t->has_data_type || (t->data_type != IR_INT64 && t->data_type != IR_INT32) ||
         t->ndims > 1)
         return -1;
-    IrError e;
-    EvValue *ev = ev_from_ir_tensor(t, &e);
-    if (!ev)
+    int64_t *vals;
+    size_t n;
+    if (!ir_tensor_to_i64s(t, cap, &vals, &n))
         return -1;
-    long n = -1;
-    if (ev->numel <= cap) {
-        for (size_t i = 0; i < ev->numel; i++)
-            out[i] = ev_get_i(ev, i);
-        n = (long)ev->numel;
-    }
-    ev_unref(ev);
-    return n;
+    if (n)
+        memcpy(out, vals, n * sizeof *vals);
+    free(vals);
+    return (long)n;
 }
 
 IrValue *opt_fz_new_ints(OptCtx *c, IrNode *before, const char *base, size_t n, const int64_t *v)
 {
-    if (!opt_can_place_const(c, EV_INT64))
+    if (!opt_can_place_const(c, IR_INT64))
         return NULL;
     int64_t d = (int64_t)n;
-    return opt_add_const(c, before, base, ir_tensor_new(NULL, EV_INT64, 1, &d, v, n * sizeof *v));
+    return opt_add_const(c, before, base, ir_tensor_new(NULL, IR_INT64, 1, &d, v, n * sizeof *v));
 }
 
 long opt_fz_attr_ints(const IrNode *k, const char *name, int64_t *out, size_t cap)

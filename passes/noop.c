@@ -36,6 +36,7 @@
 #include <math.h>
 
 #include "passes.h"
+#include "../src/opschema.h"
 #include "fuse_util.h"
 #include "../src/eval.h"
 #include "../src/infer.h"
@@ -343,7 +344,9 @@ static int opt_np_arith(const IrNode *k, int64_t opset)
         opset < 7 || k->n_in != 2 || !k->in[0] || !k->in[1] || k->n_out != 1 ||
         !k->out[0])
         return -1;
-    bool commutes = k->op_type[0] == 'A' || k->op_type[0] == 'M';
+    size_t nv;
+    const OsSchema *sch = os_versions(k->domain, k->op_type, &nv);
+    bool commutes = sch && (sch->flags & OS_F_COMMUTATIVE);   /* Add, Mul */
     int64_t dx[OPT_NP_MAX_RANK], dy[OPT_NP_MAX_RANK];
     size_t rx, ry;
     for (int j = 0; j < (commutes ? 2 : 1); j++) {

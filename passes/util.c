@@ -27,7 +27,7 @@ static bool opt_constant_holds(const OptCtx *c, int32_t dtype)
 {
     if (ir_scope_opset(c->m, c->fn, "") >= 9)
         return true;
-    return dtype == 1 || dtype == 10 || dtype == 11;
+    return dtype == IR_FLOAT || dtype == IR_FLOAT16 || dtype == IR_DOUBLE;
 }
 
 bool opt_can_place_const(const OptCtx *c, int32_t dtype)

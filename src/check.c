@@ -205,11 +205,12 @@ static const char *chk_where(const ChkScope *s, const IrNode *n, int since,
 static size_t chk_typed_count(const IrTensor *t, int *field)
 {
     switch (t->data_type) {
-    case 1: case 14: *field = 1; return t->n_float;
-    case 7: *field = 7; return t->n_int64;
-    case 11: case 15: *field = 11; return t->n_double;
-    case 12: case 13: *field = 13; return t->n_uint64;
-    case 8: *field = 8; return t->n_string;
+    /* *field is the TensorProto field number of the list */
+    case IR_FLOAT: case IR_COMPLEX64: *field = 1; return t->n_float;
+    case IR_INT64: *field = 7; return t->n_int64;
+    case IR_DOUBLE: case IR_COMPLEX128: *field = 11; return t->n_double;
+    case IR_UINT32: case IR_UINT64: *field = 13; return t->n_uint64;
+    case IR_STRING: *field = 8; return t->n_string;
     default: *field = 6; return t->n_int32;
     }
 }
@@ -229,7 +230,7 @@ static void chk_tensor(ChkCtx *c, const IrTensor *t, const char *where)
 {
     const char *name = t->name ? t->name : "";
     int32_t d = t->data_type;
-    if (!t->has_data_type || d == 0 || !ir_dtype_name(d)) {
+    if (!t->has_data_type || d == IR_UNDEFINED || !ir_dtype_name(d)) {
         chk_add(c->r, CHK_ERROR, "tensor-dtype: %s: tensor '%s' has %s data type %d",
                 where, name, t->has_data_type ? "unknown" : "no", d);
         return;
@@ -258,14 +259,14 @@ static void chk_tensor(ChkCtx *c, const IrTensor *t, const char *where)
     }
     uint64_t want_bytes = bits ? (numel * (uint64_t)bits + 7) / 8 : 0;
     if (t->has_data_location && t->data_location == 1) {
-        if (t->ext.bound && t->ext.len != want_bytes && d != 8)
+        if (t->ext.bound && t->ext.len != want_bytes && d != IR_STRING)
             chk_add(c->r, CHK_ERROR, "tensor-size: %s: tensor '%s' has %zu bytes of "
                     "external data, its dims need %llu", where, name, t->ext.len,
                     (unsigned long long)want_bytes);
         return;
     }
     if (t->has_raw) {
-        if (d == 8)
+        if (d == IR_STRING)
             chk_add(c->r, CHK_ERROR, "tensor-storage: %s: STRING tensor '%s' uses "
                     "raw_data", where, name);
         else if (t->raw.len != want_bytes)
@@ -281,31 +282,13 @@ static void chk_tensor(ChkCtx *c, const IrTensor *t, const char *where)
                 "data in a field that type does not use", where, name, ir_dtype_name(d));
         return;
     }
-    uint64_t per = (d == 14 || d == 15) ? 2 : 1;
+    uint64_t per = ir_dtype_class(d) == IR_DC_COMPLEX ? 2 : 1;
     bool ok = have == numel * per;
     if (!ok && bits && bits < 8) /* sub-byte types may pack several per entry */
         ok = have == (numel * (uint64_t)bits + 31) / 32 || have == (numel * (uint64_t)bits + 7) / 8;
     if (!ok)
         chk_add(c->r, CHK_ERROR, "tensor-size: %s: tensor '%s' holds %zu values, its "
                 "dims need %llu", where, name, have, (unsigned long long)(numel * per));
-}
-
-/* Reads index k of an int64 indices tensor (raw or typed). */
-static bool chk_index_at(const IrTensor *t, size_t k, int64_t *out)
-{
-    if (t->has_raw) {
-        if (t->raw.len / 8 <= k)
-            return false;
-        uint64_t u = 0;
-        for (int b = 7; b >= 0; b--)
-            u = (u << 8) | t->raw.data[k * 8 + (size_t)b];
-        *out = (int64_t)u;
-        return true;
-    }
-    if (k >= t->n_int64)
-        return false;
-    *out = t->int64_data[k];
-    return true;
 }
 
 /* Checks a sparse tensor: shapes of values and indices, indices in range,
@@ -341,7 +324,7 @@ static void chk_sparse(ChkCtx *c, const IrSparse *s, const char *where)
     int64_t nnz = v->dims[0];
     bool linear = ix->ndims == 1 && ix->dims[0] == nnz;
     bool coords = ix->ndims == 2 && ix->dims[0] == nnz && ix->dims[1] == (int64_t)s->ndims;
-    if (ix->data_type != 7 || (!linear && !coords)) {
+    if (ix->data_type != IR_INT64 || (!linear && !coords)) {
         chk_add(c->r, CHK_ERROR, "sparse-shape: %s: sparse tensor '%s': indices must "
                 "be int64 [NNZ] or [NNZ, rank]", where, name);
         return;
@@ -353,7 +336,7 @@ static void chk_sparse(ChkCtx *c, const IrSparse *s, const char *where)
             int64_t idx;
             size_t at = linear ? (size_t)e : (size_t)e * s->ndims + k;
             int64_t bound = linear ? (int64_t)(dense > INT64_MAX ? INT64_MAX : dense) : s->dims[k];
-            if (!chk_index_at(ix, at, &idx))
+            if (!ir_tensor_get_i64(ix, at, &idx))
                 return; /* size already checked */
             if (idx < 0 || idx >= bound) {
                 chk_add(c->r, CHK_ERROR, "sparse-index: %s: sparse tensor '%s': index "
@@ -410,7 +393,7 @@ static void chk_type_values(ChkCtx *c, const IrType *t, const char *where, int d
     if (!t || depth > 32)
         return;
     if ((t->kind == IR_TYPE_TENSOR || t->kind == IR_TYPE_SPARSE_TENSOR) && t->has_elem_type &&
-        t->elem_type != 0 && !ir_dtype_name(t->elem_type))
+        t->elem_type != IR_UNDEFINED && !ir_dtype_name(t->elem_type))
         chk_add(c->r, CHK_ERROR, "value-type: %s has unknown element type %d", where,
                 (int)t->elem_type);
     for (size_t k = 0; t->shape && k < t->shape->rank; k++)
@@ -438,7 +421,7 @@ static void chk_valueinfo(ChkCtx *c, const IrValueInfo *vi, const char *role,
     if (need_type && (!vi->type || vi->type->kind == IR_TYPE_NONE))
         chk_add(c->r, CHK_ERROR, "value-type: %s has no type", where);
     else if (need_type && vi->type->kind == IR_TYPE_TENSOR &&
-             (!vi->type->has_elem_type || vi->type->elem_type == 0))
+             (!vi->type->has_elem_type || vi->type->elem_type == IR_UNDEFINED))
         chk_add(c->r, CHK_ERROR, "value-type: %s has no element type", where);
     chk_type_values(c, vi->type, where, 0);
     chk_type_features(c, vi->type, where, 0);

@@ -255,7 +255,7 @@ int64_t *ev_in_ints(EvCtx *c, size_t i, size_t *n)
     EvValue *v = ev_in_tensor(c, i);
     if (!v)
         return NULL;
-    if (v->dtype == EV_STRING) {
+    if (v->dtype == IR_STRING) {
         ev_fail(c, "input %zu must be numeric", i);
         return NULL;
     }
@@ -720,7 +720,7 @@ static int ev_node_fits(EvCtx *c, const OsSchema *sc)
  * the next kernel. */
 static void ev_strings_fill(EvValue *v)
 {
-    if (!v || v->kind != EV_TENSOR || v->dtype != EV_STRING)
+    if (!v || v->kind != EV_TENSOR || v->dtype != IR_STRING)
         return;
     EvStr *s = v->data;
     for (size_t k = 0; k < v->numel; k++)

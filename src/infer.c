@@ -161,144 +161,22 @@ const IrTensor *inf_in_const(const InfCtx *c, size_t i)
     return inf_has_in(c, i) ? inf_value_const(c->node->in[i]) : NULL;
 }
 
-/* The payload bytes of t and their count, for raw or external storage. */
-static const uint8_t *inf_tensor_bytes(const IrTensor *t, size_t *len)
-{
-    if (t->has_data_location && t->data_location == 1) {
-        *len = t->ext.bound ? t->ext.len : 0;
-        return t->ext.bound ? t->ext.data : NULL;
-    }
-    if (t->has_raw) {
-        *len = t->raw.len;
-        return t->raw.data;
-    }
-    *len = 0;
-    return NULL;
-}
-
-/* Little-endian reads of n bytes (never a cast of unaligned bytes). */
-static uint64_t inf_le(const uint8_t *p, int n)
-{
-    uint64_t v = 0;
-    for (int k = n - 1; k >= 0; k--)
-        v = (v << 8) | p[k];
-    return v;
-}
-
-/* Element k of an integer tensor as int64; false for other types. */
-static bool inf_tensor_int_at(const IrTensor *t, const uint8_t *raw, size_t k,
-                              int64_t *out)
-{
-    int32_t d = t->data_type;
-    int bits = ir_dtype_bits(d);
-    bool is_signed = d == 3 || d == 5 || d == 6 || d == 7;
-    bool is_int = is_signed || d == 2 || d == 4 || d == 12 || d == 13 || d == 9;
-    if (!is_int || bits < 8)
-        return false;
-    if (raw) {
-        uint64_t u = inf_le(raw + k * (size_t)(bits / 8), bits / 8);
-        if (is_signed && bits < 64 && (u >> (bits - 1)) & 1)
-            u |= ~UINT64_C(0) << bits;
-        *out = (int64_t)u;
-        return true;
-    }
-    if (d == 7) *out = t->int64_data[k];
-    else if (d == 12 || d == 13) *out = (int64_t)t->uint64_data[k];
-    else *out = t->int32_data[k];
-    return true;
-}
-
-/* Number of elements of t if it is small enough to read and its storage
- * holds them all, else -1. */
-static long inf_tensor_small_count(const IrTensor *t, const uint8_t **raw)
-{
-    uint64_t n;
-    size_t len;
-    if (!ir_tensor_numel(t, &n) || n > INF_MAX_CONST_ELEMS)
-        return -1;
-    int bits = ir_dtype_bits(t->data_type);
-    *raw = inf_tensor_bytes(t, &len);
-    if (*raw || t->has_raw || (t->has_data_location && t->data_location == 1))
-        return *raw && bits >= 8 && len == n * (uint64_t)(bits / 8) ? (long)n : -1;
-    size_t have;
-    switch (t->data_type) {
-    case 7: have = t->n_int64; break;
-    case 12: case 13: have = t->n_uint64; break;
-    case 1: have = t->n_float; break;
-    case 11: have = t->n_double; break;
-    default: have = t->n_int32; break;
-    }
-    return have == n ? (long)n : -1;
-}
-
-/* Reads an integer tensor of rank <= 1 (any small rank, flattened). */
+/* Reads a small integer (or bool) tensor, flattened, with the IR's one
+ * decoder; the 4- and 2-bit types are not read here. */
 bool inf_tensor_ints(const IrTensor *t, int64_t **v, size_t *n)
 {
-    const uint8_t *raw;
-    long cnt = inf_tensor_small_count(t, &raw);
-    if (cnt < 0)
+    if (ir_dtype_bits(t->data_type) > 0 && ir_dtype_bits(t->data_type) < 8)
         return false;
-    int64_t *a = ir_alloc_array((size_t)cnt ? (size_t)cnt : 1, sizeof *a);
-    for (long k = 0; k < cnt; k++) {
-        if (!inf_tensor_int_at(t, raw, (size_t)k, &a[k])) {
-            free(a);
-            return false;
-        }
-    }
-    *v = a;
-    *n = (size_t)cnt;
-    return true;
+    return ir_tensor_to_i64s(t, INF_MAX_CONST_ELEMS, v, n);
 }
 
-/* A float16 bit pattern as a double. */
-static double inf_half(uint16_t h)
-{
-    int e = (h >> 10) & 31, m = h & 1023;
-    double s = (h >> 15) ? -1.0 : 1.0;
-    if (e == 0)
-        return s * ldexp(m, -24);
-    if (e == 31)
-        return m ? NAN : s * INFINITY;
-    return s * ldexp(m + 1024, e - 25);
-}
-
+/* Reads a small float, double, float16 or bfloat16 tensor, flattened. */
 bool inf_tensor_floats(const IrTensor *t, double **v, size_t *n)
 {
-    const uint8_t *raw;
     int32_t d = t->data_type;
-    if (d != 1 && d != 10 && d != 11 && d != 16)
+    if (d != IR_FLOAT && d != IR_FLOAT16 && d != IR_DOUBLE && d != IR_BFLOAT16)
         return false;
-    long cnt = inf_tensor_small_count(t, &raw);
-    if (cnt < 0)
-        return false;
-    double *a = ir_alloc_array((size_t)cnt ? (size_t)cnt : 1, sizeof *a);
-    for (long k = 0; k < cnt; k++) {
-        size_t i = (size_t)k;
-        if (d == 1) {
-            float f;
-            uint32_t u = raw ? (uint32_t)inf_le(raw + 4 * i, 4) : 0;
-            if (raw) memcpy(&f, &u, 4); else f = t->float_data[i];
-            a[k] = f;
-        } else if (d == 11) {
-            double x;
-            uint64_t u = raw ? inf_le(raw + 8 * i, 8) : 0;
-            if (raw) memcpy(&x, &u, 8); else x = t->double_data[i];
-            a[k] = x;
-        } else {
-            uint16_t h = raw ? (uint16_t)inf_le(raw + 2 * i, 2) : (uint16_t)t->int32_data[i];
-            if (d == 16) {
-                uint32_t u = (uint32_t)h << 16;
-                float f;
-                memcpy(&f, &u, 4);
-                a[k] = f;
-            } else {
-                a[k] = inf_half(h);
-            }
-        }
-    }
-    *v = a;
-    *n = (size_t)cnt;
-    return true;
+    return ir_tensor_to_f64s(t, INF_MAX_CONST_ELEMS, v, n);
 }
 
 /* value_int / value_ints of a Constant node (opset 12+). */

@@ -518,6 +518,57 @@ bool ir_tensor_numel(const IrTensor *t, uint64_t *out);
  * strings counted by length. */
 uint64_t ir_tensor_stored_bytes(const IrTensor *t);
 
+/* ---- element access of IR tensors (src/ir_tensor.c) ------------------
+ * The one decoder of TensorProto payloads: raw_data, bound external data
+ * and the typed lists (float_data, int32_data, int64_data, double_data,
+ * uint64_data), for every type of IR_DTYPES. Bytes are read little-endian
+ * one by one (never a cast of unaligned bytes); the 4- and 2-bit types are
+ * packed first element in the lowest bits, and in int32_data either one
+ * element per entry or packed bytes (writers differ). */
+
+/* Elements per stored byte: 2 for the 4-bit types, 4 for the 2-bit ones,
+ * else 1. */
+unsigned ir_dtype_per_byte(int32_t dtype);
+/* Bytes of one element once unpacked (the evaluator's layout: float16,
+ * bfloat16 and float8 as bit patterns, 4- and 2-bit types one per byte,
+ * signed ones sign-extended, complex as two reals); 0 for STRING, UNDEFINED
+ * and unknown codes. */
+size_t ir_dtype_host_size(int32_t dtype);
+/* The raw or bound external payload of t and its length; NULL (len 0) for
+ * typed lists and unbound external data. */
+const uint8_t *ir_tensor_bytes(const IrTensor *t, size_t *len);
+/* Whether t's data is external (data_location EXTERNAL). */
+bool ir_tensor_is_external(const IrTensor *t);
+/* How many elements t's stored data holds (for the packed types, the most
+ * its bytes can hold), or SIZE_MAX when that cannot be told before decoding
+ * (unbound external data, strings in raw_data). */
+size_t ir_tensor_present_elems(const IrTensor *t);
+/* Refuses (err, -1) dims that overflow or are negative, and dims declaring
+ * more elements than the data holds, before anything is allocated. */
+int ir_tensor_check_declared(const IrTensor *t, IrError *err);
+/* Decodes the numel elements of a non-string tensor into dst (numel *
+ * ir_dtype_host_size bytes); -1 with err when the stored data does not
+ * hold exactly numel elements. */
+int ir_tensor_decode(const IrTensor *t, void *dst, size_t numel, IrError *err);
+/* Element i as a bit pattern (integers wrapped to their width, float16/
+ * bfloat16/float8 codes, complex64 as real | imag << 32); false when i is
+ * beyond the dims or the stored data, or the type has no pattern of 64
+ * bits or fewer (STRING, COMPLEX128). */
+bool ir_tensor_get_bits(const IrTensor *t, size_t i, uint64_t *bits);
+/* Element i of an integer or bool tensor; false for other types. */
+bool ir_tensor_get_i64(const IrTensor *t, size_t i, int64_t *v);
+/* Element i of a float, double, float16, bfloat16, integer or bool tensor
+ * as a double; false for other types. */
+bool ir_tensor_get_f64(const IrTensor *t, size_t i, double *v);
+/* All elements, in a new array (*v, owned by the caller), when t has at
+ * most max of them, its data holds exactly that many, and each reads as
+ * ir_tensor_get_i64 / _f64 does; false otherwise. */
+bool ir_tensor_to_i64s(const IrTensor *t, size_t max, int64_t **v, size_t *n);
+bool ir_tensor_to_f64s(const IrTensor *t, size_t max, double **v, size_t *n);
+/* float16 and bfloat16 bit patterns as floats (exact). */
+float ir_half_to_float(uint16_t h);
+float ir_bf16_to_float(uint16_t h);
+
 /* ---- model and graph lifetime -------------------------------------- */
 
 IrModel *ir_model_new(void);

@@ -19,18 +19,18 @@ const int irv_ann_ir[IRV_N_ANN] = {IRV_ANNOTATIONS(IRV_A_IR)};
 
 int irv_dtype_ir(int32_t dtype)
 {
-    if (dtype == 16)
-        return 4;                 /* bfloat16 */
-    if (dtype >= 17 && dtype <= 20)
-        return 9;                 /* float8 e4m3fn, e4m3fnuz, e5m2, e5m2fnuz */
-    if (dtype == 21 || dtype == 22)
-        return 10;                /* uint4, int4 */
-    if (dtype == 23)
-        return 11;                /* float4e2m1 */
-    if (dtype == 24)
-        return 12;                /* float8e8m0 */
-    if (dtype == 25 || dtype == 26)
-        return 13;                /* uint2, int2 */
+    if (dtype == IR_BFLOAT16)
+        return 4;
+    if (dtype >= IR_FLOAT8E4M3FN && dtype <= IR_FLOAT8E5M2FNUZ)
+        return 9;                 /* the four float8 types of IR 9 */
+    if (dtype == IR_UINT4 || dtype == IR_INT4)
+        return 10;
+    if (dtype == IR_FLOAT4E2M1)
+        return 11;
+    if (dtype == IR_FLOAT8E8M0)
+        return 12;
+    if (dtype == IR_UINT2 || dtype == IR_INT2)
+        return 13;
     return 1;
 }
 

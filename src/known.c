@@ -5,6 +5,7 @@
 
 #include "eval.h"
 #include "known.h"
+#include "opschema.h"
 
 /* ---- reading -------------------------------------------------------- */
 
@@ -68,15 +69,14 @@ static bool kv_domain_ok(const char *d)
 
 bool kv_deterministic(const IrNode *n)
 {
-    static const char *const skip[] = {
-        "RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike",
-        "Bernoulli", "Multinomial", "If", "Loop", "Scan", "SequenceMap",
-    };
     if (!n->op_type || !kv_domain_ok(n->domain))
         return false;
-    for (size_t i = 0; i < sizeof skip / sizeof skip[0]; i++)
-        if (!strcmp(n->op_type, skip[i]))
-            return false;
+    /* the operator table says which ops are random or run graphs (flags
+     * apply to every version, so the first entry tells) */
+    size_t nv;
+    const OsSchema *s = os_versions(n->domain, n->op_type, &nv);
+    if (s && (s->flags & (OS_F_RANDOM | OS_F_CONTROL)))
+        return false;
     for (size_t a = 0; a < n->n_attr; a++)
         if (n->attr[a]->ref_attr_name || n->attr[a]->g || n->attr[a]->n_graphs)
             return false;
@@ -129,7 +129,7 @@ static bool kv_shape_op(IrNode *n)
     if (size) {
         size_t numel = kv_numel(dims, (size_t)r);
         if (numel != SIZE_MAX)
-            kv_set_ints(n->out[0], EV_INT64, true, (int64_t[]){(int64_t)numel}, 1);
+            kv_set_ints(n->out[0], IR_INT64, true, (int64_t[]){(int64_t)numel}, 1);
         return true;
     }
     const IrAttr *sa = ir_node_attr(n, "start"), *ea = ir_node_attr(n, "end");
@@ -138,7 +138,7 @@ static bool kv_shape_op(IrNode *n)
     e = e < 0 ? e + r : e;
     s = s < 0 ? 0 : s > r ? r : s;
     e = e < 0 ? 0 : e > r ? r : e;
-    kv_set_ints(n->out[0], EV_INT64, false, dims + s, e > s ? (size_t)(e - s) : 0);
+    kv_set_ints(n->out[0], IR_INT64, false, dims + s, e > s ? (size_t)(e - s) : 0);
     return true;
 }
 
@@ -149,7 +149,7 @@ static void kv_from_symval(IrValue *v)
     const IrType *t = v->type;
     if (v->known || !sv || !t || t->kind != IR_TYPE_TENSOR || !t->shape ||
         t->shape->rank > 1 || !t->has_elem_type ||
-        (t->elem_type != EV_INT64 && t->elem_type != EV_INT32))
+        (t->elem_type != IR_INT64 && t->elem_type != IR_INT32))
         return;
     bool rank0 = t->shape->rank == 0;
     if ((rank0 && sv->rank != 1) ||

@@ -184,7 +184,7 @@ static bool os_match_elem(const char **p, bool has, int32_t elem)
     const char *s = os_ws(*p);
     size_t len = strcspn(s, ",) ");
     *p = s + len;
-    if (!has || elem == 0)
+    if (!has || elem == IR_UNDEFINED)
         return true;
     return os_dtype_from_name(s, len) == elem;
 }

@@ -113,7 +113,7 @@ static EvValue *vf_random_input(const IrValueInfo *vi, const VfOptions *o,
         uint64_t r = vf_next(seed);
         if (ev_dtype_is_float(t->elem_type))
             ev_set_f(v, k, (double)(r >> 11) / 9007199254740992.0 * 2.0 - 1.0);
-        else if (t->elem_type == EV_STRING)
+        else if (t->elem_type == IR_STRING)
             ((EvStr *)v->data)[k].p = ir_alloc(1);   /* "" */
         else
             ev_set_i(v, k, (int64_t)(r % 4));

@@ -28,7 +28,6 @@
 #include "onnx.pb-c.h"
 #include "opschema.h"
 
-enum { EG_FLOAT = 1, EG_INT64 = 7 };
 
 static inline void eg_die(const char *what)
 {
@@ -79,23 +78,23 @@ static inline IrModel *eg_unary(const char *op, size_t n_in, int32_t dt)
     return m;
 }
 
-static IrModel *eg_relu_3_inputs(void) { return eg_unary("Relu", 3, EG_FLOAT); }
-static IrModel *eg_add_7_inputs(void) { return eg_unary("Add", 7, EG_FLOAT); }
-static IrModel *eg_gather_1_input(void) { return eg_unary("Gather", 1, EG_FLOAT); }
-static IrModel *eg_sqrt_int64(void) { return eg_unary("Sqrt", 1, EG_INT64); }
-static IrModel *eg_empty_op(void) { return eg_unary("", 1, EG_FLOAT); }
+static IrModel *eg_relu_3_inputs(void) { return eg_unary("Relu", 3, IR_FLOAT); }
+static IrModel *eg_add_7_inputs(void) { return eg_unary("Add", 7, IR_FLOAT); }
+static IrModel *eg_gather_1_input(void) { return eg_unary("Gather", 1, IR_FLOAT); }
+static IrModel *eg_sqrt_int64(void) { return eg_unary("Sqrt", 1, IR_INT64); }
+static IrModel *eg_empty_op(void) { return eg_unary("", 1, IR_FLOAT); }
 
 static IrModel *eg_relu_2_outputs(void)
 {
-    IrModel *m = eg_model(EG_FLOAT);
+    IrModel *m = eg_model(IR_FLOAT);
     eg_node(m->graph, "Relu", 1, (const char *[]){"X"}, 2, (const char *[]){"Y", "Z"});
-    ir_graph_add_output(m->graph, ir_graph_find_local(m->graph, "Y"), eg_type(EG_FLOAT));
+    ir_graph_add_output(m->graph, ir_graph_find_local(m->graph, "Y"), eg_type(IR_FLOAT));
     return m;
 }
 
 static IrModel *eg_relu_unknown_attr(void)
 {
-    IrModel *m = eg_unary("Relu", 1, EG_FLOAT);
+    IrModel *m = eg_unary("Relu", 1, IR_FLOAT);
     ir_node_set_attr(m->graph->first, ir_attr_float("alpha", 0.5f));
     return m;
 }
@@ -103,27 +102,27 @@ static IrModel *eg_relu_unknown_attr(void)
 /* Cast without its required `to`. */
 static IrModel *eg_cast_no_to(void)
 {
-    return eg_unary("Cast", 1, EG_FLOAT);
+    return eg_unary("Cast", 1, IR_FLOAT);
 }
 
 /* Concat with `axis` given as a float. */
 static IrModel *eg_concat_float_axis(void)
 {
-    IrModel *m = eg_model(EG_FLOAT);
+    IrModel *m = eg_model(IR_FLOAT);
     eg_node(m->graph, "Concat", 2, (const char *[]){"X", "X"}, 1, (const char *[]){"Y"});
     ir_node_set_attr(m->graph->first, ir_attr_float("axis", 0.0f));
     int64_t d[2] = {4, 3};
     ir_graph_add_output(m->graph, ir_graph_find_local(m->graph, "Y"),
-                        ir_type_tensor(EG_FLOAT, 2, d));
+                        ir_type_tensor(IR_FLOAT, 2, d));
     return m;
 }
 
 /* SplitToSequence(X) with no output; the graph's output is X itself. */
 static IrModel *eg_split_no_output(void)
 {
-    IrModel *m = eg_model(EG_FLOAT);
+    IrModel *m = eg_model(IR_FLOAT);
     eg_node(m->graph, "SplitToSequence", 1, (const char *[]){"X"}, 0, NULL);
-    ir_graph_add_output(m->graph, ir_graph_find_local(m->graph, "X"), eg_type(EG_FLOAT));
+    ir_graph_add_output(m->graph, ir_graph_find_local(m->graph, "X"), eg_type(IR_FLOAT));
     return m;
 }
 

@@ -27,8 +27,6 @@
 #include "onnx.pb-c.h"
 #include "save.h"
 
-enum { HM_FLOAT = 1, HM_UINT8 = 2, HM_STRING = 8, HM_BOOL = 9,
-       HM_FLOAT16 = 10, HM_INT64 = 7 };
 
 /* The size of the huge names: well past LOAD_MAX_NAME. */
 #define HM_HUGE_NAME (1u << 20)
@@ -83,7 +81,7 @@ static inline IrTensor *hm_floats(const char *name, size_t rank,
         hm_die("out of memory");
     for (size_t i = 0; i < n; i++)
         v[i] = 0.5f + (float)i;
-    IrTensor *t = ir_tensor_new(name, HM_FLOAT, rank, dims, v, n * sizeof *v);
+    IrTensor *t = ir_tensor_new(name, IR_FLOAT, rank, dims, v, n * sizeof *v);
     free(v);
     return t;
 }
@@ -97,7 +95,7 @@ static inline void hm_add_init(IrGraph *g, IrTensor *t)
 static inline IrType *hm_float23(void)
 {
     int64_t d[2] = {2, 3};
-    return ir_type_tensor(HM_FLOAT, 2, d);
+    return ir_type_tensor(IR_FLOAT, 2, d);
 }
 
 /* The valid base: Y = Relu(X + W), X and Y float [2,3], opset 13, IR 8. */
@@ -150,7 +148,7 @@ static inline char *hm_repeat(char c, size_t n)
 static inline void hm_add_cond(IrGraph *g, const char *name)
 {
     uint8_t t = 1;
-    hm_add_init(g, ir_tensor_new(name, HM_BOOL, 0, NULL, &t, 1));
+    hm_add_init(g, ir_tensor_new(name, IR_BOOL, 0, NULL, &t, 1));
 }
 
 /* A graph nested in g holding Relu(`in`) -> `out`, returning `out`. */
@@ -240,7 +238,7 @@ static inline void hm_add_sparse(IrModel *m, size_t rank, const int64_t *dims,
     for (size_t k = 0; k < vrank; k++)
         nv *= (size_t)vdims[k];
     s->values = hm_floats("S", vrank, vdims, nv);
-    s->indices = ir_tensor_new("S_idx", HM_INT64, irank, idims, idx,
+    s->indices = ir_tensor_new("S_idx", IR_INT64, irank, idims, idx,
                                n_idx * sizeof *idx);
     s->ndims = rank;
     s->dims = ir_alloc_array(rank, sizeof *s->dims);
@@ -283,7 +281,7 @@ static inline void hm_add_loop(IrModel *m, bool self_loop, bool short_sig)
 {
     IrGraph *g = m->graph;
     int64_t two = 2;
-    hm_add_init(g, ir_tensor_new("M", HM_INT64, 0, NULL, &two, 8));
+    hm_add_init(g, ir_tensor_new("M", IR_INT64, 0, NULL, &two, 8));
     hm_add_cond(g, "C");
     IrNode *n = hm_node(g, "Loop", "loop0", 3, (const char *[]){"M", "C", "X"},
                         1, (const char *[]){"Z"});
@@ -291,8 +289,8 @@ static inline void hm_add_loop(IrModel *m, bool self_loop, bool short_sig)
     b->name = ir_strdup("body");
     int64_t scalar_dims[1] = {0};
     if (!short_sig)
-        ir_graph_add_input(b, "i", ir_type_tensor(HM_INT64, 0, scalar_dims));
-    ir_graph_add_input(b, "c", ir_type_tensor(HM_BOOL, 0, scalar_dims));
+        ir_graph_add_input(b, "i", ir_type_tensor(IR_INT64, 0, scalar_dims));
+    ir_graph_add_input(b, "c", ir_type_tensor(IR_BOOL, 0, scalar_dims));
     if (!short_sig)
         ir_graph_add_input(b, "v", hm_float23());
     hm_node(b, "Identity", "keep_going", 1, (const char *[]){"c"}, 1,
@@ -397,7 +395,7 @@ static inline void hm_value_info_negative_dim(IrModel *m)
 {
     int64_t d[2] = {2, -1};
     ir_graph_add_value_info(m->graph, ir_graph_find_local(m->graph, "A"),
-                            ir_type_tensor(HM_FLOAT, 2, d));
+                            ir_type_tensor(IR_FLOAT, 2, d));
     /* ir_type_tensor makes negative dims unset: set it by hand */
     IrValueInfo *vi = m->graph->value_info.p[m->graph->value_info.n - 1];
     vi->type->shape->dims[1].kind = IR_DIM_VALUE;
@@ -455,14 +453,14 @@ static inline IrTensor *hm_bare_init(IrModel *m, const char *name,
 
 static inline void hm_int64_data_count(IrModel *m)
 {
-    IrTensor *t = hm_bare_init(m, "I64", HM_INT64, 4);
+    IrTensor *t = hm_bare_init(m, "I64", IR_INT64, 4);
     t->n_int64 = 3;
     t->int64_data = ir_alloc_array(3, sizeof(int64_t));
 }
 
 static inline void hm_string_data_count(IrModel *m)
 {
-    IrTensor *t = hm_bare_init(m, "STR", HM_STRING, 3);
+    IrTensor *t = hm_bare_init(m, "STR", IR_STRING, 3);
     t->n_string = 2;
     t->string_data = ir_alloc_array(2, sizeof *t->string_data);
     for (size_t k = 0; k < 2; k++) {
@@ -473,7 +471,7 @@ static inline void hm_string_data_count(IrModel *m)
 
 static inline void hm_int32_data_float16(IrModel *m)
 {
-    IrTensor *t = hm_bare_init(m, "H", HM_FLOAT16, 2);
+    IrTensor *t = hm_bare_init(m, "H", IR_FLOAT16, 2);
     t->n_int32 = 3;
     t->int32_data = ir_alloc_array(3, sizeof(int32_t));
 }
@@ -542,7 +540,7 @@ static inline void hm_constant_dims(IrModel *m, size_t rank, const int64_t *dims
     hm_set_op(n, "Constant");
     ir_node_set_input(n, 0, NULL);
     n->n_in = 0;
-    IrTensor *t = ir_tensor_new("", HM_FLOAT, rank, dims, NULL, 0);
+    IrTensor *t = ir_tensor_new("", IR_FLOAT, rank, dims, NULL, 0);
     ir_node_set_attr(n, ir_attr_tensor("value", t));
 }
 

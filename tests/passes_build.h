@@ -36,8 +36,9 @@
 static inline int32_t tb_dtype(const char *s)
 {
     static const struct { const char *n; int32_t t; } k[] = {
-        {"float", 1}, {"uint8", 2}, {"int8", 3}, {"int32", 6}, {"int64", 7},
-        {"bool", 9}, {"float16", 10}, {"double", 11},
+        {"float", IR_FLOAT}, {"uint8", IR_UINT8}, {"int8", IR_INT8},
+        {"int32", IR_INT32}, {"int64", IR_INT64}, {"bool", IR_BOOL},
+        {"float16", IR_FLOAT16}, {"double", IR_DOUBLE},
     };
     for (size_t i = 0; i < sizeof k / sizeof k[0]; i++)
         if (!strcmp(k[i].n, s))
@@ -108,14 +109,14 @@ static inline void tb_init(IrGraph *g, char *name, char *type, char *dims, char 
         for (size_t i = k; i < n && k == 1; i++)
             v[i] = v[0];
     }
-    size_t es = dt == 11 || dt == 7 ? 8 : dt == 1 || dt == 6 ? 4 : dt == 10 ? 2 : 1;
+    size_t es = ir_dtype_bits(dt) >= 8 ? (size_t)ir_dtype_bits(dt) / 8 : 1;
     unsigned char *raw = calloc(n ? n : 1, es);
     for (size_t i = 0; i < n; i++) {
-        if (dt == 1) { float f = (float)v[i]; memcpy(raw + 4 * i, &f, 4); }
-        else if (dt == 11) memcpy(raw + 8 * i, &v[i], 8);
-        else if (dt == 7) { int64_t x = (int64_t)v[i]; memcpy(raw + 8 * i, &x, 8); }
-        else if (dt == 6) { int32_t x = (int32_t)v[i]; memcpy(raw + 4 * i, &x, 4); }
-        else if (dt == 10) { uint16_t h = ev_float_to_half((float)v[i]); memcpy(raw + 2 * i, &h, 2); }
+        if (dt == IR_FLOAT) { float f = (float)v[i]; memcpy(raw + 4 * i, &f, 4); }
+        else if (dt == IR_DOUBLE) memcpy(raw + 8 * i, &v[i], 8);
+        else if (dt == IR_INT64) { int64_t x = (int64_t)v[i]; memcpy(raw + 8 * i, &x, 8); }
+        else if (dt == IR_INT32) { int32_t x = (int32_t)v[i]; memcpy(raw + 4 * i, &x, 4); }
+        else if (dt == IR_FLOAT16) { uint16_t h = ev_float_to_half((float)v[i]); memcpy(raw + 2 * i, &h, 2); }
         else raw[i] = (unsigned char)(int)v[i];
     }
     ir_graph_add_init(g, ir_tensor_new(name, dt, r, d, raw, n * es));

@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 
 #include "check.h"
@@ -66,13 +67,10 @@ static void case_error(Case *c, const char *msg, const char *arg)
 
 static int32_t type_code(const char *s)
 {
-    static const struct { const char *n; int32_t c; } t[] = {
-        {"float", 1}, {"uint8", 2}, {"int8", 3}, {"uint16", 4}, {"int16", 5},
-        {"int32", 6}, {"int64", 7}, {"string", 8}, {"bool", 9}, {"float16", 10},
-        {"double", 11}, {"uint32", 12}, {"uint64", 13}, {"bfloat16", 16}};
-    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
-        if (!strcmp(s, t[i].n))
-            return t[i].c;
+    /* the lower-case names of IR_DTYPES ("float", "int64", ...) */
+    for (int32_t c = IR_FLOAT; ir_dtype_name(c); c++)
+        if (!strcasecmp(s, ir_dtype_name(c)))
+            return c;
     return 0;
 }
 

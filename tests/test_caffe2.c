@@ -427,7 +427,7 @@ static bool str_is(const char *s, const char *want)
 /* Float values of tensor t (float_data or raw_data). */
 static bool tensor_floats(const IrTensor *t, const float *want, size_t n)
 {
-    if (!t || !t->has_data_type || t->data_type != 1)
+    if (!t || !t->has_data_type || t->data_type != IR_FLOAT)
         return false;
     if (t->n_float == n)
         return !memcmp(t->float_data, want, n * sizeof *want);

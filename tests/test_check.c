@@ -25,7 +25,6 @@
 #include "save.h"
 #include "t.h"
 
-enum { DT_FLOAT = 1, DT_INT32 = 6, DT_INT64 = 7 };
 
 static char tmpdir[256];
 static char cli[1024];
@@ -44,7 +43,7 @@ static IrTensor *floats_tensor(const char *name, size_t rank, const int64_t *dim
     uint8_t *buf = calloc(n ? n : 1, 4);
     for (size_t i = 0; i < n; i++)
         buf[i * 4 + 3] = 0x3f; /* 0.5f-ish values; content does not matter */
-    IrTensor *t = ir_tensor_new(name, DT_FLOAT, rank, dims, buf, n * 4);
+    IrTensor *t = ir_tensor_new(name, IR_FLOAT, rank, dims, buf, n * 4);
     free(buf);
     return t;
 }
@@ -70,12 +69,12 @@ static IrModel *base(void)
     m->graph->name = ir_strdup("g");
     IrGraph *g = m->graph;
     int64_t d[2] = {2, 3};
-    ir_graph_add_input(g, "X", ir_type_tensor(DT_FLOAT, 2, d));
+    ir_graph_add_input(g, "X", ir_type_tensor(IR_FLOAT, 2, d));
     if (!ir_graph_add_init(g, floats_tensor("W", 2, d, 6)))
         die("W");
     node(g, "Add", "add0", 2, (const char *[]){"X", "W"}, 1, (const char *[]){"A"});
     node(g, "Relu", "relu0", 1, (const char *[]){"A"}, 1, (const char *[]){"Y"});
-    ir_graph_add_output(g, ir_graph_find_local(g, "Y"), ir_type_tensor(DT_FLOAT, 2, d));
+    ir_graph_add_output(g, ir_graph_find_local(g, "Y"), ir_type_tensor(IR_FLOAT, 2, d));
     return m;
 }
 
@@ -146,7 +145,7 @@ static void add_sparse(IrModel *m, size_t nnz, const int64_t *idx, bool coords,
     for (size_t i = 0; i < n_idx; i++)
         for (int b = 0; b < 8; b++)
             buf[i * 8 + (size_t)b] = (uint8_t)((uint64_t)idx[i] >> (8 * b));
-    s->indices = ir_tensor_new("S_idx", DT_INT64, coords ? 2 : 1, id, buf, n_idx * 8);
+    s->indices = ir_tensor_new("S_idx", IR_INT64, coords ? 2 : 1, id, buf, n_idx * 8);
     free(buf);
     s->ndims = coords ? 2 : 1;
     s->dims = ir_alloc_array(2, sizeof *s->dims);
@@ -216,7 +215,7 @@ static void c_init_not_input(IrModel *m) { m->ir_version = 3; }
 static void c_name_empty(IrModel *m)
 {
     int64_t d = 1;
-    ir_graph_add_input(m->graph, "", ir_type_tensor(DT_FLOAT, 1, &d));
+    ir_graph_add_input(m->graph, "", ir_type_tensor(IR_FLOAT, 1, &d));
 }
 static void c_value_type(IrModel *m)
 {
@@ -295,7 +294,7 @@ static void c_output_unproduced(IrModel *m)
 {
     int64_t d = 1;
     ir_graph_add_output(m->graph, ir_graph_value(m->graph, "ghost"),
-                        ir_type_tensor(DT_FLOAT, 1, &d));
+                        ir_type_tensor(IR_FLOAT, 1, &d));
 }
 static void c_tensor_dtype(IrModel *m) { init_w(m)->data_type = 99; }
 static void c_tensor_dims(IrModel *m) { init_w(m)->dims[0] = -2; }
@@ -354,9 +353,9 @@ static void c_function_recursion(IrModel *m)
 static void c_type_constraint(IrModel *m)
 {
     IrValueInfo *vi = m->graph->inputs.p[0];
-    vi->type->elem_type = DT_INT32;
+    vi->type->elem_type = IR_INT32;
     IrTensor *t = init_w(m);
-    t->data_type = DT_INT32;
+    t->data_type = IR_INT32;
 }
 static void c_broadcast(IrModel *m)
 {

@@ -99,13 +99,13 @@ static IrModel *cs_inputs(size_t n, bool dup)
     int64_t one = 1;
     for (size_t k = 0; k < n; k++) {
         snprintf(name, sizeof name, "i%zu", k);
-        if (!ir_graph_add_input(m->graph, name, ir_type_tensor(HM_FLOAT, 1, &one)))
+        if (!ir_graph_add_input(m->graph, name, ir_type_tensor(IR_FLOAT, 1, &one)))
             hm_die(name);
     }
     if (dup) {
         IrValueInfo *vi = ir_alloc(sizeof *vi);
         vi->value = ir_graph_find_local(m->graph, "i0");
-        vi->type = ir_type_tensor(HM_FLOAT, 1, &one);
+        vi->type = ir_type_tensor(IR_FLOAT, 1, &one);
         ir_ptrlist_push(&m->graph->inputs, vi);
     }
     return m;
@@ -198,12 +198,12 @@ static IrModel *cs_split(int64_t opset, int64_t d, size_t n, int how,
     m->graph = ir_graph_new(NULL);
     IrGraph *g = m->graph;
     int64_t xd[2] = {d, 2}, sd = (int64_t)ns;
-    ir_graph_add_input(g, "X", ir_type_tensor(HM_FLOAT, 2, xd));
+    ir_graph_add_input(g, "X", ir_type_tensor(IR_FLOAT, 2, xd));
     bool split_in = how != CS_SPLIT_NONE && opset >= 13;
     if (how == CS_SPLIT_CONST && split_in)
-        hm_add_init(g, ir_tensor_new("S", HM_INT64, 1, &sd, sizes, ns * sizeof *sizes));
+        hm_add_init(g, ir_tensor_new("S", IR_INT64, 1, &sd, sizes, ns * sizeof *sizes));
     if (how == CS_SPLIT_INPUT)
-        ir_graph_add_input(g, "S", ir_type_tensor(HM_INT64, 1, &sd));
+        ir_graph_add_input(g, "S", ir_type_tensor(IR_INT64, 1, &sd));
     char **outs = ir_alloc_array(n, sizeof *outs);
     for (size_t k = 0; k < n; k++) {
         outs[k] = ir_alloc(24);
@@ -216,7 +216,7 @@ static IrModel *cs_split(int64_t opset, int64_t d, size_t n, int how,
         ir_node_set_attr(sp, ir_attr_ints("split", ns, sizes));
     if (num_outputs > 0)
         ir_node_set_attr(sp, ir_attr_int("num_outputs", num_outputs));
-    IrType *ot = ir_type_tensor(HM_FLOAT, 2, xd);   /* float, shape left out */
+    IrType *ot = ir_type_tensor(IR_FLOAT, 2, xd);   /* float, shape left out */
     ir_shape_free(ot->shape);
     ot->shape = NULL;
     ir_graph_add_output(g, ir_graph_find_local(g, "o0"), ot);

@@ -33,7 +33,6 @@
 #include "save.h"
 #include "t.h"
 
-enum { DT_FLOAT = 1 };
 
 static char tmpdir[256];
 static char cli[1024];
@@ -53,7 +52,7 @@ static IrTensor *halves(const char *name, size_t rank, const int64_t *dims, size
         v[i] = 0.5f;
         memcpy(buf + 4 * i, &v[i], 4); /* little-endian hosts only; checked in main */
     }
-    IrTensor *t = ir_tensor_new(name, DT_FLOAT, rank, dims, buf, n * 4);
+    IrTensor *t = ir_tensor_new(name, IR_FLOAT, rank, dims, buf, n * 4);
     free(buf);
     free(v);
     return t;
@@ -74,7 +73,7 @@ static IrModel *bn_model(int opset, size_t n_out, const char *const *outs,
     m->graph->name = ir_strdup("g");
     IrGraph *g = m->graph;
     int64_t dx[3] = {4, 3, 2}, dc[1] = {3};
-    ir_graph_add_input(g, "X", ir_type_tensor(DT_FLOAT, 3, dx));
+    ir_graph_add_input(g, "X", ir_type_tensor(IR_FLOAT, 3, dx));
     const char *params[4] = {"scale", "B", "mean", "var"};
     for (size_t i = 0; i < 4; i++)
         if (!ir_graph_add_init(g, halves(params[i], 1, dc, 3)))
@@ -94,7 +93,7 @@ static IrModel *bn_model(int opset, size_t n_out, const char *const *outs,
             continue;
         const int64_t *d = i == 0 ? dx : dc;
         ir_graph_add_output(g, ir_graph_find_local(g, o[i]),
-                            ir_type_tensor(DT_FLOAT, i == 0 ? 3 : 1, d));
+                            ir_type_tensor(IR_FLOAT, i == 0 ? 3 : 1, d));
     }
     return m;
 }
@@ -109,13 +108,13 @@ static IrModel *dropout_model(int opset, size_t n_out)
     m->graph = ir_graph_new(NULL);
     m->graph->name = ir_strdup("g");
     int64_t dx[3] = {4, 3, 2};
-    ir_graph_add_input(m->graph, "X", ir_type_tensor(DT_FLOAT, 3, dx));
+    ir_graph_add_input(m->graph, "X", ir_type_tensor(IR_FLOAT, 3, dx));
     const char *in[1] = {"X"}, *o[4] = {"Y", "", "", ""};
     IrError err;
     if (!ir_node_new(m->graph, NULL, "Dropout", "", "drop", 1, in, n_out, o, &err))
         die(err.msg);
     ir_graph_add_output(m->graph, ir_graph_find_local(m->graph, "Y"),
-                        ir_type_tensor(DT_FLOAT, 3, dx));
+                        ir_type_tensor(IR_FLOAT, 3, dx));
     return m;
 }
 

@@ -51,7 +51,7 @@ static void output(IrGraph *g, const char *name)
 
 static EvValue *floats(size_t rank, const int64_t *dims, const float *v)
 {
-    EvValue *t = ev_tensor_new(EV_FLOAT, rank, dims, NULL);
+    EvValue *t = ev_tensor_new(IR_FLOAT, rank, dims, NULL);
     if (!t)
         die("tensor");
     memcpy(t->data, v, t->numel * sizeof(float));
@@ -108,7 +108,7 @@ static void t_decode(void)
     /* INT4 raw: two per byte, low nibble first, sign-extended. */
     int64_t d3 = 3;
     uint8_t raw[2] = {0x9f, 0x07};   /* -1, -7, 7 */
-    IrTensor *t = ir_tensor_new("q", EV_INT4, 1, &d3, raw, 2);
+    IrTensor *t = ir_tensor_new("q", IR_INT4, 1, &d3, raw, 2);
     IrError err;
     EvValue *v = ev_from_ir_tensor(t, &err);
     T_CHECK(v && ev_get_i(v, 0) == -1 && ev_get_i(v, 1) == -7 &&
@@ -123,7 +123,7 @@ static void t_decode(void)
     /* raw_data shorter than the dims: refused with the tensor's name. */
     int64_t d4 = 4;
     float f[3] = {1, 2, 3};
-    t = ir_tensor_new("short", EV_FLOAT, 1, &d4, f, sizeof f);
+    t = ir_tensor_new("short", IR_FLOAT, 1, &d4, f, sizeof f);
     v = ev_from_ir_tensor(t, &err);
     T_CHECK(!v && strstr(err.msg, "'short'") && strstr(err.msg, "12 bytes"),
             "short raw_data refused: %s", v ? "(decoded)" : err.msg);
@@ -132,7 +132,7 @@ static void t_decode(void)
 
     /* Dims whose product overflows are refused, not allocated. */
     int64_t huge[2] = {INT64_MAX / 2, 4};
-    v = ev_tensor_new(EV_FLOAT, 2, huge, &err);
+    v = ev_tensor_new(IR_FLOAT, 2, huge, &err);
     T_CHECK(!v, "overflowing dims refused");
     ev_unref(v);
 }
@@ -148,8 +148,8 @@ static void t_compare(void)
             "within rtol, NaN equals NaN: %s", why);
     T_CHECK(!ev_value_equal(c, a, 1e-3, 1e-7, why, sizeof why) &&
             strstr(why, "[0]"), "outside rtol names the element: %s", why);
-    EvValue *i1 = ev_tensor_new(EV_INT64, 1, &d2, NULL);
-    EvValue *i2 = ev_tensor_new(EV_INT64, 1, &d2, NULL);
+    EvValue *i1 = ev_tensor_new(IR_INT64, 1, &d2, NULL);
+    EvValue *i2 = ev_tensor_new(IR_INT64, 1, &d2, NULL);
     ((int64_t *)i2->data)[1] = 1;
     T_CHECK(!ev_value_equal(i1, i2, 1, 1, why, sizeof why),
             "integers compare exactly whatever the tolerance");
@@ -169,9 +169,9 @@ static IrModel *add_relu(void)
     IrModel *m = model(13);
     IrGraph *g = m->graph;
     int64_t d2 = 2;
-    ir_graph_add_input(g, "X", ir_type_tensor(EV_FLOAT, 1, &d2));
+    ir_graph_add_input(g, "X", ir_type_tensor(IR_FLOAT, 1, &d2));
     float w[2] = {1.0f, -5.0f};
-    ir_graph_add_init(g, ir_tensor_new("W", EV_FLOAT, 1, &d2, w, sizeof w));
+    ir_graph_add_init(g, ir_tensor_new("W", IR_FLOAT, 1, &d2, w, sizeof w));
     node(g, "Add", "add0", 2, (const char *[]){"X", "W"}, 1,
          (const char *[]){"A"});
     node(g, "Relu", "relu0", 1, (const char *[]){"A"}, 1, (const char *[]){"Y"});
@@ -189,7 +189,7 @@ static void t_run_and_feeds(void)
             ((float *)y->data)[1] == 0.0f, "Relu(X + W) = [3, 0]: %s", e);
     ev_unref(y);
 
-    EvValue *xi = ev_tensor_new(EV_INT32, 1, &d2, NULL);
+    EvValue *xi = ev_tensor_new(IR_INT32, 1, &d2, NULL);
     e = run(m, NULL, 1, &xi, &y);
     T_CHECK(!y && strstr(e, "input 'X'") && strstr(e, "INT32") &&
             strstr(e, "FLOAT"), "wrong feed type names the input: %s", e);
@@ -210,7 +210,7 @@ static void t_missing_kernel(void)
     IrGraph *g = m->graph;
     int64_t d2 = 2;
     ir_model_set_opset(m, "com.example", 1);
-    ir_graph_add_input(g, "X", ir_type_tensor(EV_FLOAT, 1, &d2));
+    ir_graph_add_input(g, "X", ir_type_tensor(IR_FLOAT, 1, &d2));
     IrError err;
     if (!ir_node_new(g, NULL, "Frobnicate", "com.example", "frob0", 1,
                      (const char *[]){"X"}, 1, (const char *[]){"Y"}, &err))
@@ -229,13 +229,13 @@ static void t_gather_range(void)
     IrModel *m = model(13);
     IrGraph *g = m->graph;
     int64_t d3 = 3, d1 = 1;
-    ir_graph_add_input(g, "X", ir_type_tensor(EV_FLOAT, 1, &d3));
-    ir_graph_add_input(g, "I", ir_type_tensor(EV_INT64, 1, &d1));
+    ir_graph_add_input(g, "X", ir_type_tensor(IR_FLOAT, 1, &d3));
+    ir_graph_add_input(g, "I", ir_type_tensor(IR_INT64, 1, &d1));
     node(g, "Gather", "gather0", 2, (const char *[]){"X", "I"}, 1,
          (const char *[]){"Y"});
     output(g, "Y");
     EvValue *in[2] = {floats(1, &d3, (float[]){1, 2, 3}),
-                      ev_tensor_new(EV_INT64, 1, &d1, NULL)};
+                      ev_tensor_new(IR_INT64, 1, &d1, NULL)};
     EvValue *y;
     ((int64_t *)in[1]->data)[0] = -3;
     const char *e = run(m, NULL, 2, in, &y);
@@ -257,13 +257,13 @@ static void t_loop_bound(void)
     IrGraph *g = m->graph;
     int64_t none = 0;
     uint8_t yes = 1;
-    ir_graph_add_init(g, ir_tensor_new("C", EV_BOOL, 0, &none, &yes, 1));
+    ir_graph_add_init(g, ir_tensor_new("C", IR_BOOL, 0, &none, &yes, 1));
     IrNode *loop = node(g, "Loop", "forever", 2, (const char *[]){"", "C"}, 0,
                         NULL);
     IrGraph *body = ir_graph_new(g);
     body->name = ir_strdup("body");
-    ir_graph_add_input(body, "i", ir_type_tensor(EV_INT64, 0, NULL));
-    ir_graph_add_input(body, "c", ir_type_tensor(EV_BOOL, 0, NULL));
+    ir_graph_add_input(body, "i", ir_type_tensor(IR_INT64, 0, NULL));
+    ir_graph_add_input(body, "c", ir_type_tensor(IR_BOOL, 0, NULL));
     node(body, "Identity", "keep", 1, (const char *[]){"c"}, 1,
          (const char *[]){"c2"});
     output(body, "c2");
@@ -287,9 +287,9 @@ static void t_subgraph_scope(void)
     IrModel *m = model(13);
     IrGraph *g = m->graph;
     int64_t d2 = 2, none = 0;
-    ir_graph_add_input(g, "X", ir_type_tensor(EV_FLOAT, 1, &d2));
+    ir_graph_add_input(g, "X", ir_type_tensor(IR_FLOAT, 1, &d2));
     uint8_t no = 0;
-    ir_graph_add_init(g, ir_tensor_new("C", EV_BOOL, 0, &none, &no, 1));
+    ir_graph_add_init(g, ir_tensor_new("C", IR_BOOL, 0, &none, &no, 1));
     IrNode *n = node(g, "If", "if0", 1, (const char *[]){"C"}, 1,
                      (const char *[]){"Y"});
     const char *names[2] = {"then_branch", "else_branch"};
@@ -343,7 +343,7 @@ static void t_function_ref_attr(void)
 
     IrGraph *g = m->graph;
     int64_t d2 = 2;
-    ir_graph_add_input(g, "X", ir_type_tensor(EV_FLOAT, 1, &d2));
+    ir_graph_add_input(g, "X", ir_type_tensor(IR_FLOAT, 1, &d2));
     IrError err;
     IrNode *call = ir_node_new(g, NULL, "LeakyK", "local", "call0", 1,
                                (const char *[]){"X"}, 1, (const char *[]){"Y"},
@@ -372,13 +372,13 @@ static void t_budget(void)
     IrError err;
     ev_budget_push(&b, 1u << 20);
     int64_t d = 1 << 20;
-    EvValue *v = ev_tensor_new(EV_FLOAT, 1, &d, &err);
+    EvValue *v = ev_tensor_new(IR_FLOAT, 1, &d, &err);
     T_CHECK(!v && strstr(err.msg, "needs 4 MiB") &&
             strstr(err.msg, "memory budget of 1 MiB"), "4 MiB in 1 MiB: %s",
             v ? "(allocated)" : err.msg);
     T_CHECK(b.live == 0, "a refusal charges nothing (%llu)", (unsigned long long)b.live);
     d = 1000;
-    v = ev_tensor_new(EV_FLOAT, 1, &d, &err);
+    v = ev_tensor_new(IR_FLOAT, 1, &d, &err);
     T_CHECK(v && b.live >= 4000 && b.live < 4400, "4000 bytes charged: %llu",
             (unsigned long long)b.live);
     ev_unref(v);
@@ -386,7 +386,7 @@ static void t_budget(void)
 
     int64_t big = (int64_t)1 << 31;
     float one = 1;
-    IrTensor *t = ir_tensor_new("c", EV_FLOAT, 1, &big, &one, sizeof one);
+    IrTensor *t = ir_tensor_new("c", IR_FLOAT, 1, &big, &one, sizeof one);
     v = ev_from_ir_tensor(t, &err);
     T_CHECK(!v && strstr(err.msg, "2147483648") && !strstr(err.msg, "budget"),
             "2^31 declared, 1 held: %s", v ? "(decoded)" : err.msg);

@@ -74,7 +74,7 @@ static void test_library_refuses(void)
 /* A valid model still runs, also after an optimization changed it. */
 static void test_library_runs_valid(void)
 {
-    IrModel *ir = eg_unary("Relu", 1, EG_FLOAT);
+    IrModel *ir = eg_unary("Relu", 1, IR_FLOAT);
     uint8_t *buf;
     size_t len;
     IrError err;
@@ -126,7 +126,7 @@ static EvValue *eg_zeros(void)
 {
     int64_t d[2] = {2, 3};
     IrError err;
-    EvValue *v = ev_tensor_new(EG_FLOAT, 2, d, &err);
+    EvValue *v = ev_tensor_new(IR_FLOAT, 2, d, &err);
     if (!v)
         eg_die(err.msg);
     return v;
@@ -157,7 +157,7 @@ static void test_split_no_output(void)
  * use-after-free, X comes back as given. */
 static void test_zipmap_no_output(void)
 {
-    IrModel *m = eg_model(EG_FLOAT);
+    IrModel *m = eg_model(IR_FLOAT);
     ir_model_set_opset(m, "ai.onnx.ml", 1);
     IrError err;
     IrNode *n = ir_node_new(m->graph, NULL, "ZipMap", "ai.onnx.ml", "z", 1,
@@ -166,7 +166,7 @@ static void test_zipmap_no_output(void)
         eg_die(err.msg);
     int64_t labels[3] = {0, 1, 2};
     ir_node_set_attr(n, ir_attr_ints("classlabels_int64s", 3, labels));
-    ir_graph_add_output(m->graph, ir_graph_find_local(m->graph, "X"), eg_type(EG_FLOAT));
+    ir_graph_add_output(m->graph, ir_graph_find_local(m->graph, "X"), eg_type(IR_FLOAT));
     EvValue *x = eg_zeros();
     EvValue **out = NULL;
     size_t n_out = 0;
@@ -199,7 +199,7 @@ static void test_unchecked_nodes(void)
     m = eg_relu_2_outputs();
     eg_node_refused("Relu with 2 outputs", m, m->graph->first);
     ir_model_free(m);
-    m = eg_unary("Relu", 1, EG_FLOAT);
+    m = eg_unary("Relu", 1, IR_FLOAT);
     free(m->graph->first->op_type);
     m->graph->first->op_type = NULL;
     eg_node_refused("a node without op_type", m, m->graph->first);
@@ -216,10 +216,10 @@ static size_t eg_fold_nodes_left(size_t n_in)
     m->graph = ir_graph_new(NULL);
     int64_t d[2] = {2, 3};
     float v[6] = {-1, 2, -3, 4, -5, 6};
-    ir_graph_add_init(m->graph, ir_tensor_new("C", EG_FLOAT, 2, d, v, sizeof v));
+    ir_graph_add_init(m->graph, ir_tensor_new("C", IR_FLOAT, 2, d, v, sizeof v));
     eg_node(m->graph, "Relu", n_in, (const char *[]){"C", "C", "C"}, 1,
             (const char *[]){"Y"});
-    ir_graph_add_output(m->graph, ir_graph_find_local(m->graph, "Y"), eg_type(EG_FLOAT));
+    ir_graph_add_output(m->graph, ir_graph_find_local(m->graph, "Y"), eg_type(IR_FLOAT));
     OptOptions o = {.passes = "fold"};
     OptStats st;
     IrError err;

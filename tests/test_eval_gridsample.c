@@ -74,7 +74,7 @@ static void check(const char *pad, int align)
     }
     T_CHECK(differ > 0, "%s/%d: the chosen points round differently in float", pad, align);
     int64_t xd4[4] = {1, 1, 1, W}, gd4[4] = {1, 1, NPTS, 2};
-    EvValue *in[2] = {ev_tensor_new(EV_FLOAT, 4, xd4, NULL), ev_tensor_new(EV_FLOAT, 4, gd4, NULL)};
+    EvValue *in[2] = {ev_tensor_new(IR_FLOAT, 4, xd4, NULL), ev_tensor_new(IR_FLOAT, 4, gd4, NULL)};
     if (!in[0] || !in[1])
         die("tensor");
     memcpy(in[0]->data, xv, W * sizeof *xv);

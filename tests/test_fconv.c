@@ -22,7 +22,6 @@
 #include "ir.h"
 #include "t.h"
 
-enum { FX_FLOAT = 1, FX_UINT8 = 2, FX_INT64 = 7 };
 
 static void fx_helpers(void)
 {
@@ -55,8 +54,8 @@ static IrModel *fx_sce(int64_t ig, const char *red)
     m->graph = ir_graph_new(NULL);
     IrGraph *g = m->graph;
     int64_t sd[2] = {3, 4}, ld = 3;
-    ir_graph_add_input(g, "scores", ir_type_tensor(FX_FLOAT, 2, sd));
-    ir_graph_add_input(g, "labels", ir_type_tensor(FX_INT64, 1, &ld));
+    ir_graph_add_input(g, "scores", ir_type_tensor(IR_FLOAT, 2, sd));
+    ir_graph_add_input(g, "labels", ir_type_tensor(IR_INT64, 1, &ld));
     IrError err;
     IrNode *n = ir_node_new(g, NULL, "SoftmaxCrossEntropyLoss", "", "sce", 2,
                             (const char *[]){"scores", "labels"}, 1,
@@ -67,10 +66,10 @@ static IrModel *fx_sce(int64_t ig, const char *red)
     }
     ir_node_set_attr(n, ir_attr_int("ignore_index", ig));
     ir_node_set_attr(n, ir_attr_string("reduction", red));
-    IrType *lt = ir_type_tensor(FX_FLOAT, 0, NULL);
+    IrType *lt = ir_type_tensor(IR_FLOAT, 0, NULL);
     if (!strcmp(red, "none")) {
         ir_type_free(lt);
-        lt = ir_type_tensor(FX_FLOAT, 1, &ld);
+        lt = ir_type_tensor(IR_FLOAT, 1, &ld);
     }
     ir_graph_add_output(g, ir_graph_find_local(g, "loss"), lt);
     return m;
@@ -81,8 +80,8 @@ static IrModel *fx_sce(int64_t ig, const char *red)
 static int fx_run(IrModel *m, const int64_t *labels, float *out, size_t n, IrError *err)
 {
     int64_t sd[2] = {3, 4}, ld = 3;
-    EvValue *in[2] = {ev_tensor_new(FX_FLOAT, 2, sd, err),
-                      ev_tensor_new(FX_INT64, 1, &ld, err)};
+    EvValue *in[2] = {ev_tensor_new(IR_FLOAT, 2, sd, err),
+                      ev_tensor_new(IR_INT64, 1, &ld, err)};
     if (!in[0] || !in[1])
         return -1;
     for (size_t k = 0; k < 12; k++)
@@ -93,7 +92,7 @@ static int fx_run(IrModel *m, const int64_t *labels, float *out, size_t n, IrErr
     int rc = ev_model_run(m, NULL, 2, in, &outs, &n_out, err);
     ev_unref(in[0]);
     ev_unref(in[1]);
-    if (rc == 0 && (n_out != 1 || outs[0]->numel != n || outs[0]->dtype != FX_FLOAT)) {
+    if (rc == 0 && (n_out != 1 || outs[0]->numel != n || outs[0]->dtype != IR_FLOAT)) {
         snprintf(err->msg, sizeof err->msg, "unexpected output");
         rc = -1;
     }
@@ -160,13 +159,13 @@ static void fx_dql_inf(void)
     m->graph = ir_graph_new(NULL);
     IrGraph *g = m->graph;
     int64_t d = 3;
-    ir_graph_add_input(g, "x", ir_type_tensor(FX_FLOAT, 1, &d));
+    ir_graph_add_input(g, "x", ir_type_tensor(IR_FLOAT, 1, &d));
     IrError err = {{0}};
     if (!ir_node_new(g, NULL, "DynamicQuantizeLinear", "", "dql", 1, (const char *[]){"x"},
                      3, (const char *[]){"y", "s", "z"}, &err))
         exit(2);
-    ir_graph_add_output(g, ir_graph_find_local(g, "z"), ir_type_tensor(FX_UINT8, 0, NULL));
-    EvValue *in = ev_tensor_new(FX_FLOAT, 1, &d, &err);
+    ir_graph_add_output(g, ir_graph_find_local(g, "z"), ir_type_tensor(IR_UINT8, 0, NULL));
+    EvValue *in = ev_tensor_new(IR_FLOAT, 1, &d, &err);
     float xv[3] = {-INFINITY, 1.0f, INFINITY};
     memcpy(in->data, xv, sizeof xv);
     EvValue **outs = NULL;

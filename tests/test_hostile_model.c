@@ -146,7 +146,7 @@ static bool hm_feeds(IrModel *m, EvValue ***in, size_t *n_in)
     for (size_t i = 0; i < n && ok; i++) {
         const IrType *t = feeds[i]->type;
         int64_t dims[8];
-        ok = t && t->kind == IR_TYPE_TENSOR && t->elem_type == HM_FLOAT &&
+        ok = t && t->kind == IR_TYPE_TENSOR && t->elem_type == IR_FLOAT &&
              t->shape && t->shape->rank <= 8;
         for (size_t k = 0; ok && k < t->shape->rank; k++) {
             ok = t->shape->dims[k].kind == IR_DIM_VALUE &&
@@ -154,7 +154,7 @@ static bool hm_feeds(IrModel *m, EvValue ***in, size_t *n_in)
             dims[k] = ok ? t->shape->dims[k].value : 0;
         }
         IrError err;
-        if (ok && !((*in)[(*n_in)++] = ev_tensor_new(HM_FLOAT, t->shape->rank,
+        if (ok && !((*in)[(*n_in)++] = ev_tensor_new(IR_FLOAT, t->shape->rank,
                                                       dims, &err)))
             ok = false;
     }
@@ -367,14 +367,14 @@ static IrModel *hm_declared(int32_t dtype, int64_t n, bool sparse)
 static void hm_limit_tensor_bytes(void)
 {
     int64_t bytes = (int64_t)LOAD_MAX_TENSOR_BYTES;
-    hm_limit_pair("uint8 tensor bytes", hm_declared(HM_UINT8, bytes, false),
-                  hm_declared(HM_UINT8, bytes + 1, false), NULL,
+    hm_limit_pair("uint8 tensor bytes", hm_declared(IR_UINT8, bytes, false),
+                  hm_declared(IR_UINT8, bytes + 1, false), NULL,
                   "LOAD_MAX_TENSOR_BYTES");
-    hm_limit_pair("float tensor bytes", hm_declared(HM_FLOAT, bytes / 4, false),
-                  hm_declared(HM_FLOAT, bytes / 4 + 1, false), NULL,
+    hm_limit_pair("float tensor bytes", hm_declared(IR_FLOAT, bytes / 4, false),
+                  hm_declared(IR_FLOAT, bytes / 4 + 1, false), NULL,
                   "LOAD_MAX_TENSOR_BYTES");
-    hm_limit_pair("sparse dense bytes", hm_declared(HM_FLOAT, bytes / 4, true),
-                  hm_declared(HM_FLOAT, bytes / 4 + 1, true), NULL,
+    hm_limit_pair("sparse dense bytes", hm_declared(IR_FLOAT, bytes / 4, true),
+                  hm_declared(IR_FLOAT, bytes / 4 + 1, true), NULL,
                   "LOAD_MAX_TENSOR_BYTES");
     /* a product that wraps around to a small number is no small tensor */
     int64_t d[2] = {INT64_C(1) << 32, (INT64_C(1) << 32) + 1};

@@ -16,8 +16,7 @@
 #include "save.h"
 #include "t.h"
 
-/* TensorProto.DataType and AttributeProto.AttributeType codes used here. */
-enum { DT_FLOAT = 1, DT_INT64 = 7, DT_STRING = 8 };
+/* AttributeProto.AttributeType codes used here. */
 enum { AT_FLOAT = 1, AT_INT = 2, AT_STRING = 3, AT_GRAPH = 5, AT_INTS = 7 };
 
 #define MAX_NAMES 8
@@ -78,14 +77,14 @@ static IrNode *mk(IrGraph *g, IrNode *before, const char *op,
 /* A float tensor type of the given shape (owned by the caller). */
 static IrType *ftype(size_t rank, const int64_t *dims)
 {
-    return ir_type_tensor(DT_FLOAT, rank, dims);
+    return ir_type_tensor(IR_FLOAT, rank, dims);
 }
 
 /* A 1-D float tensor named `name` holding `n` values. */
 static IrTensor *ftensor(const char *name, size_t n, const float *v)
 {
     int64_t dim = (int64_t)n;
-    return ir_tensor_new(name, DT_FLOAT, 1, &dim, v, n * sizeof(float));
+    return ir_tensor_new(name, IR_FLOAT, 1, &dim, v, n * sizeof(float));
 }
 
 /* A graph input named `name`, float [1,4]; returns its value. */
@@ -162,7 +161,7 @@ static void test_inputs_and_inits(void)
     T_CHECK(x->graph == g, "input value in another graph");
     T_CHECK(g->inputs.n == 1 && g->inputs.p[0] == vi, "input list wrong");
     T_CHECK(vi->type && vi->type->kind == IR_TYPE_TENSOR &&
-                vi->type->has_elem_type && vi->type->elem_type == DT_FLOAT,
+                vi->type->has_elem_type && vi->type->elem_type == IR_FLOAT,
             "input type not float tensor");
     T_CHECK(vi->type && vi->type->shape && vi->type->shape->rank == 2 &&
                 vi->type->shape->dims[1].kind == IR_DIM_VALUE &&
@@ -777,13 +776,13 @@ static void test_numel(void)
 {
     static const int64_t dims[3] = {2, 3, 4};
     float data[24] = {0};
-    IrTensor *t = ir_tensor_new("t", DT_FLOAT, 3, dims, data, sizeof data);
+    IrTensor *t = ir_tensor_new("t", IR_FLOAT, 3, dims, data, sizeof data);
     need(t != NULL, "ir_tensor_new");
     uint64_t n = 0;
     T_CHECK(ir_tensor_numel(t, &n) && n == 24, "numel of [2,3,4]: %llu",
             (unsigned long long)n);
     T_CHECK(t->has_raw && t->raw.len == sizeof data && t->ndims == 3 &&
-                t->dims[2] == 4 && t->data_type == DT_FLOAT,
+                t->dims[2] == 4 && t->data_type == IR_FLOAT,
             "ir_tensor_new fields");
     T_CHECK(ir_tensor_stored_bytes(t) == sizeof data, "stored bytes %llu",
             (unsigned long long)ir_tensor_stored_bytes(t));
@@ -816,11 +815,11 @@ static void test_size_math(void)
     T_CHECK(!ir_mul_size(SIZE_MAX, SIZE_MAX, &out), "max*max accepted");
     T_CHECK(ir_add_size(SIZE_MAX - 1, 1, &out) && out == SIZE_MAX, "add");
     T_CHECK(!ir_add_size(SIZE_MAX, 1, &out), "add overflow missed");
-    T_CHECK(ir_dtype_bits(DT_FLOAT) == 32 && ir_dtype_bits(DT_INT64) == 64 &&
-                ir_dtype_bits(DT_STRING) == 0,
+    T_CHECK(ir_dtype_bits(IR_FLOAT) == 32 && ir_dtype_bits(IR_INT64) == 64 &&
+                ir_dtype_bits(IR_STRING) == 0,
             "dtype bits");
-    T_CHECK(ir_dtype_name(DT_FLOAT) &&
-                strcmp(ir_dtype_name(DT_FLOAT), "FLOAT") == 0 &&
+    T_CHECK(ir_dtype_name(IR_FLOAT) &&
+                strcmp(ir_dtype_name(IR_FLOAT), "FLOAT") == 0 &&
                 ir_dtype_name(9999) == NULL,
             "dtype names");
 }
@@ -884,7 +883,7 @@ static void check_loaded(const IrModel *m)
             "output names");
     const IrTensor *t = g->inits.n == 1 ? g->inits.p[0] : NULL;
     T_CHECK(t && strcmp(t->name, "w") == 0 && t->ndims == 1 &&
-                t->dims[0] == 3 && t->data_type == DT_FLOAT,
+                t->dims[0] == 3 && t->data_type == IR_FLOAT,
             "initializer header");
     T_CHECK(t && t->has_raw && t->raw.len == sizeof w &&
                 memcmp(t->raw.data, w, sizeof w) == 0,

@@ -148,7 +148,7 @@ static IrModel *build(void)
 static int run(IrModel *m, bool c, float out[3][3], char *why, size_t cap)
 {
     int64_t d[1] = {3};
-    EvValue *in[2] = {ev_tensor_new(EV_FLOAT, 1, d, NULL), ev_tensor_new(EV_BOOL, 0, NULL, NULL)};
+    EvValue *in[2] = {ev_tensor_new(IR_FLOAT, 1, d, NULL), ev_tensor_new(IR_BOOL, 0, NULL, NULL)};
     const float x[3] = {-1, 2, 3};
     memcpy(in[0]->data, x, sizeof x);
     *(uint8_t *)in[1]->data = c;

@@ -259,7 +259,7 @@ static void fc_sub_const(IrGraph *g, const char *name, size_t rank, const int64_
                          double lo)
 {
     IrError e;
-    EvValue *t = fc_rand(EV_FLOAT, rank, dims, lo);
+    EvValue *t = fc_rand(IR_FLOAT, rank, dims, lo);
     const char *out[1] = {name};
     IrNode *k = ir_node_new(g, NULL, "Constant", NULL, name, 0, NULL, 1, out, &e);
     ir_node_set_attr(k, ir_attr_tensor("value", ev_to_ir_tensor(t, NULL)));
@@ -340,7 +340,7 @@ static void test_bn_float16(void)
     int64_t wd[4] = {4, 3, 3, 3}, c4 = 4;
     const char *nm[5] = {"W", "s", "bb", "mu", "var"};
     for (size_t i = 0; i < 5; i++) {
-        EvValue *t = fc_rand(EV_FLOAT16, i ? 1 : 4, i ? &c4 : wd, i == 4 ? 0.5 : -0.5);
+        EvValue *t = fc_rand(IR_FLOAT16, i ? 1 : 4, i ? &c4 : wd, i == 4 ? 0.5 : -0.5);
         ir_graph_add_init(m->graph, ev_to_ir_tensor(t, nm[i]));
         ev_unref(t);
     }

@@ -31,7 +31,6 @@
 #include "t.h"
 #include "topo.h"
 
-enum { DT_FLOAT = 1, DT_BOOL = 9, DT_FLOAT16 = 10 };
 
 static void die(const char *what)
 {
@@ -98,7 +97,7 @@ static IrModel *model_new(void)
     m->graph = ir_graph_new(NULL);
     m->graph->name = ir_strdup("main");
     int64_t d[2] = {2, 3};
-    ir_graph_add_input(m->graph, "X", ir_type_tensor(DT_FLOAT, 2, d));
+    ir_graph_add_input(m->graph, "X", ir_type_tensor(IR_FLOAT, 2, d));
     return m;
 }
 
@@ -128,7 +127,7 @@ static void t_stable(void)
     ND(g, "Neg", "b", "B", "A");
     ND(g, "Abs", "c", "C", "X");
     ND(g, "Add", "d", "D", "B", "C");
-    output(g, "D", DT_FLOAT);
+    output(g, "D", IR_FLOAT);
     T_CHECK(sort_ok(m) == 0, "a sorted graph: nothing moves");
     T_CHECK(!strcmp(order(g), "a,b,c,d"), "a sorted graph keeps its order: %s", order(g));
     ir_node_move_before(find(g, "a"), NULL);
@@ -153,14 +152,14 @@ static IrModel *fp16_model(bool unsorted)
     IrModel *m = model_new();
     IrGraph *g = m->graph;
     IrNode *cin = ND(g, "Cast", "graph_input_cast_0", "graph_input_cast_0", "X");
-    ir_node_set_attr(cin, ir_attr_int("to", DT_FLOAT16));
+    ir_node_set_attr(cin, ir_attr_int("to", IR_FLOAT16));
     ND(g, "Relu", "relu", "R", "graph_input_cast_0");
     ND(g, "Mul", "mul", "M", "R", "graph_input_cast_0");
     ND(g, "Sigmoid", "sig", "S", "M");
     ND(g, "Add", "add", "graph_output_cast_0", "S", "R");
     IrNode *cout = ND(g, "Cast", "graph_output_cast_0", "Y", "graph_output_cast_0");
-    ir_node_set_attr(cout, ir_attr_int("to", DT_FLOAT));
-    output(g, "Y", DT_FLOAT);
+    ir_node_set_attr(cout, ir_attr_int("to", IR_FLOAT));
+    output(g, "Y", IR_FLOAT);
     if (unsorted) {
         ir_node_move_before(cin, NULL);
         ir_node_move_before(cout, cin);
@@ -217,7 +216,7 @@ static void t_subgraphs(void)
     ND(g, "Relu", "t", "T", "X");
     ND(g, "Relu", "t2", "T2", "X");
     IrNode *c = ND(g, "Constant", "c", "C");
-    ir_node_set_attr(c, ir_attr_tensor("value", ir_tensor_new("", DT_BOOL, 0, NULL,
+    ir_node_set_attr(c, ir_attr_tensor("value", ir_tensor_new("", IR_BOOL, 0, NULL,
                                                                (uint8_t[]){1}, 1)));
     IrGraph *th = branch(g, "then"), *el = branch(g, "else");
     ND(th, "Neg", "th_a", "TA", "T");
@@ -231,7 +230,7 @@ static void t_subgraphs(void)
     add_if(el, "inner_if", "C", "EO", ith, iel);
     ir_graph_add_output(el, ir_graph_value(el, "EO"), NULL);
     add_if(g, "if", "C", "Y", th, el);
-    output(g, "Y", DT_FLOAT);
+    output(g, "Y", IR_FLOAT);
     T_CHECK(sort_ok(m) == 0, "a sorted model: nothing moves");
     /* T and T2 produced after the If; the then-branch's nodes reversed */
     ir_node_move_before(find(g, "t"), NULL);
@@ -278,13 +277,13 @@ static void t_functions_training(void)
     IrGraph *alg = m->training[0].algorithm = ir_graph_new(NULL);
     alg->name = ir_strdup("alg");
     int64_t d[2] = {2, 3};
-    ir_graph_add_input(alg, "AX", ir_type_tensor(DT_FLOAT, 2, d));
+    ir_graph_add_input(alg, "AX", ir_type_tensor(IR_FLOAT, 2, d));
     ND(alg, "Relu", "a1", "A1", "AX");
     ND(alg, "Neg", "a2", "A2", "A1");
     ir_node_move_before(find(alg, "a1"), NULL);
 
     ND(m->graph, "Relu", "main", "Y", "X");
-    output(m->graph, "Y", DT_FLOAT);
+    output(m->graph, "Y", IR_FLOAT);
     size_t moved = sort_ok(m);
     T_CHECK(moved == 2 + 1, "2 in the function, 1 in training: %zu", moved);
     T_CHECK(!strcmp(order(f->body), "f1,f2,f3"), "function body: %s", order(f->body));
@@ -305,7 +304,7 @@ static void t_cycles(void)
     ND(g, "Relu", "late", "L", "X");
     ND(g, "Abs", "reader", "Y", "L");
     ir_node_move_before(find(g, "late"), NULL);
-    output(g, "Y", DT_FLOAT);
+    output(g, "Y", IR_FLOAT);
     const char *before = "first,p,q,reader,late";
     T_CHECK(!strcmp(order(g), before), "set-up: %s", order(g));
     IrError err;
@@ -326,7 +325,7 @@ static void t_cycles(void)
     ND(g, "Relu", "late", "L", "X");
     ND(g, "Abs", "reader", "Y", "L");
     ir_node_move_before(find(g, "late"), NULL);
-    output(g, "Y", DT_FLOAT);
+    output(g, "Y", IR_FLOAT);
     IrFunction *f = ir_alloc(sizeof *f);
     f->name = ir_strdup("F");
     f->body = ir_graph_new(NULL);
@@ -345,7 +344,7 @@ static void t_cycles(void)
     /* a node reading its own output */
     m = model_new();
     ND(m->graph, "Add", "self", "S", "X", "S");
-    output(m->graph, "S", DT_FLOAT);
+    output(m->graph, "S", IR_FLOAT);
     rc = topo_sort_model(m, NULL, &err);
     T_CHECK(rc < 0 && strstr(err.msg, "node 'self' (Add)"), "self loop: %s",
             rc < 0 ? err.msg : "accepted");
@@ -356,7 +355,7 @@ static void t_cycles(void)
     m = model_new();
     g = m->graph;
     IrNode *c = ND(g, "Constant", "c", "C");
-    ir_node_set_attr(c, ir_attr_tensor("value", ir_tensor_new("", DT_BOOL, 0, NULL,
+    ir_node_set_attr(c, ir_attr_tensor("value", ir_tensor_new("", IR_BOOL, 0, NULL,
                                                                (uint8_t[]){1}, 1)));
     ND(g, "Neg", "n", "N", "Y");
     IrGraph *th = branch(g, "then"), *el = branch(g, "else");
@@ -364,7 +363,7 @@ static void t_cycles(void)
     ir_graph_add_output(th, ir_graph_value(th, "DR"), NULL);
     ir_graph_add_output(el, ir_graph_value(g, "X"), NULL);
     add_if(g, "loopy_if", "C", "Y", th, el);
-    output(g, "Y", DT_FLOAT);
+    output(g, "Y", IR_FLOAT);
     rc = topo_sort_model(m, NULL, &err);
     T_CHECK(rc < 0 && (strstr(err.msg, "'loopy_if' (If)") || strstr(err.msg, "'n' (Neg)")),
             "cycle through a subgraph: %s", rc < 0 ? err.msg : "accepted");
@@ -447,7 +446,7 @@ static void t_jobs(void)
     IrModel *m = model_new();
     ND(m->graph, "Add", "p", "P", "X", "Q");
     ND(m->graph, "Neg", "q", "Q", "P");
-    output(m->graph, "Q", DT_FLOAT);
+    output(m->graph, "Q", IR_FLOAT);
     save(m, cyc);
 
     JobReport r;
@@ -561,7 +560,7 @@ static void t_api(void)
     IrModel *ir = model_new();
     ND(ir->graph, "Add", "p", "P", "X", "Q");
     ND(ir->graph, "Neg", "q", "Q", "P");
-    output(ir->graph, "Q", DT_FLOAT);
+    output(ir->graph, "Q", IR_FLOAT);
     m = api_model(ir);
     T_CHECK(oc_convert(m, 17) < 0 && !strncmp(oc_error(), "topo-order:", 11) &&
             strstr(oc_error(), "cycle") && oc_model_opset(m, "") == 13,

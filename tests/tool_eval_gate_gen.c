@@ -77,7 +77,7 @@ static void gen_case(const char *out, const EgCase *c)
     if (mkdir(dir, 0777) || mkdir(path, 0777))
         eg_die(dir);
     snprintf(path, sizeof path, "%s/model.onnx", dir);
-    int32_t dt = EG_FLOAT;
+    int32_t dt = IR_FLOAT;
     if (c->build) {
         IrModel *m = c->build();
         const IrValueInfo *x = m->graph->inputs.p[0];

@@ -18,7 +18,6 @@
 #include "ir.h"
 #include "save.h"
 
-enum { DT_FLOAT = 1, DT_INT64 = 7 };
 #define MAX_NAMES 8
 
 /* A broken build step is a bug in this file, not an input error. */
@@ -85,7 +84,7 @@ static void add_floats(IrGraph *g, const char *name, size_t rank,
     size_t n = shape_numel(rank, dims);
     uint8_t *buf = ir_alloc_array(n, 4);
     pack_floats(buf, v, n);
-    IrTensor *t = ir_tensor_new(name, DT_FLOAT, rank, dims, buf, n * 4);
+    IrTensor *t = ir_tensor_new(name, IR_FLOAT, rank, dims, buf, n * 4);
     free(buf);
     if (!t || !ir_graph_add_init(g, t))
         die("cannot add initializer", name);
@@ -116,7 +115,7 @@ static void add_int64s(IrGraph *g, const char *name, size_t n,
     int64_t dim = (int64_t)n;
     uint8_t *buf = ir_alloc_array(n, 8);
     pack_int64s(buf, v, n);
-    IrTensor *t = ir_tensor_new(name, DT_INT64, 1, &dim, buf, n * 8);
+    IrTensor *t = ir_tensor_new(name, IR_INT64, 1, &dim, buf, n * 8);
     free(buf);
     if (!t || !ir_graph_add_init(g, t))
         die("cannot add initializer", name);
@@ -172,7 +171,7 @@ static void set_doc(IrNode *n, const char *doc)
 
 static IrType *ftype(size_t rank, const int64_t *dims)
 {
-    return ir_type_tensor(DT_FLOAT, rank, dims);
+    return ir_type_tensor(IR_FLOAT, rank, dims);
 }
 
 /* Declares the float type of an intermediate value as a value_info entry. */

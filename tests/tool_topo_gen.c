@@ -37,7 +37,6 @@
 #include "load.h"
 #include "save.h"
 
-enum { DT_FLOAT = 1, DT_FLOAT16 = 10 };
 
 static void gen_die(const char *what)
 {
@@ -69,7 +68,7 @@ static void gen_init(IrGraph *g, const char *name, size_t rank, const int64_t *d
         raw[2 * i] = (uint8_t)(h[i] & 0xff);
         raw[2 * i + 1] = (uint8_t)(h[i] >> 8);
     }
-    if (!ir_graph_add_init(g, ir_tensor_new(name, DT_FLOAT16, rank, dims, raw, n * 2)))
+    if (!ir_graph_add_init(g, ir_tensor_new(name, IR_FLOAT16, rank, dims, raw, n * 2)))
         gen_die(name);
     free(h);
     free(raw);
@@ -109,13 +108,13 @@ static IrModel *gen_model(bool unsorted)
     IrGraph *g = m->graph = ir_graph_new(NULL);
     g->name = ir_strdup("fp16");
     int64_t xd[4] = {1, 3, 8, 8}, yd[2] = {1, 5}, zd[4] = {1, 4, 4, 4};
-    ir_graph_add_input(g, "X", ir_type_tensor(DT_FLOAT, 4, xd));
+    ir_graph_add_input(g, "X", ir_type_tensor(IR_FLOAT, 4, xd));
     gen_init(g, "W", 4, (int64_t[]){4, 3, 3, 3}, 0.5f);
     gen_init(g, "B", 1, (int64_t[]){4}, 0.1f);
     gen_init(g, "S", 1, (int64_t[]){1}, 2.0f);
     gen_init(g, "Wm", 2, (int64_t[]){4, 5}, 1.0f);
     gen_init(g, "Bm", 1, (int64_t[]){5}, 0.2f);
-    IrNode *cin = gen_cast(g, "graph_input_cast_0", "X", "graph_input_cast_0", DT_FLOAT16);
+    IrNode *cin = gen_cast(g, "graph_input_cast_0", "X", "graph_input_cast_0", IR_FLOAT16);
     IrNode *conv = GN(g, "Conv", "conv", "c", "graph_input_cast_0", "W", "B");
     ir_node_set_attr(conv, ir_attr_ints("pads", 4, (int64_t[]){1, 1, 1, 1}));
     ir_node_set_attr(conv, ir_attr_ints("kernel_shape", 2, (int64_t[]){3, 3}));
@@ -130,10 +129,10 @@ static IrModel *gen_model(bool unsorted)
     GN(g, "Add", "add", "a", "mm", "Bm");
     IrNode *soft = GN(g, "Softmax", "softmax", "graph_output_cast_0", "a");
     ir_node_set_attr(soft, ir_attr_int("axis", 1));
-    IrNode *c0 = gen_cast(g, "graph_output_cast_0", "graph_output_cast_0", "Y", DT_FLOAT);
-    IrNode *c1 = gen_cast(g, "graph_output_cast_1", "p", "Z", DT_FLOAT);
-    ir_graph_add_output(g, ir_graph_value(g, "Y"), ir_type_tensor(DT_FLOAT, 2, yd));
-    ir_graph_add_output(g, ir_graph_value(g, "Z"), ir_type_tensor(DT_FLOAT, 4, zd));
+    IrNode *c0 = gen_cast(g, "graph_output_cast_0", "graph_output_cast_0", "Y", IR_FLOAT);
+    IrNode *c1 = gen_cast(g, "graph_output_cast_1", "p", "Z", IR_FLOAT);
+    ir_graph_add_output(g, ir_graph_value(g, "Y"), ir_type_tensor(IR_FLOAT, 2, yd));
+    ir_graph_add_output(g, ir_graph_value(g, "Z"), ir_type_tensor(IR_FLOAT, 4, zd));
     if (unsorted) {
         ir_node_move_before(cin, NULL);
         ir_node_move_before(c0, NULL);
@@ -151,10 +150,10 @@ static IrModel *gen_cycle(void)
     ir_model_set_opset(m, "", 13);
     IrGraph *g = m->graph = ir_graph_new(NULL);
     int64_t d[2] = {2, 3};
-    ir_graph_add_input(g, "X", ir_type_tensor(DT_FLOAT, 2, d));
+    ir_graph_add_input(g, "X", ir_type_tensor(IR_FLOAT, 2, d));
     GN(g, "Add", "loop_add", "P", "X", "Q");
     GN(g, "Neg", "loop_neg", "Q", "P");
-    ir_graph_add_output(g, ir_graph_value(g, "Q"), ir_type_tensor(DT_FLOAT, 2, d));
+    ir_graph_add_output(g, ir_graph_value(g, "Q"), ir_type_tensor(IR_FLOAT, 2, d));
     return m;
 }
 
@@ -188,7 +187,7 @@ static void gen_inits_half(IrGraph *g)
 {
     for (size_t k = 0; k < g->inits.n; k++) {
         IrTensor *t = g->inits.p[k];
-        if (t->data_type != DT_FLOAT)
+        if (t->data_type != IR_FLOAT)
             continue;
         size_t n;
         float *f = gen_floats(t, &n);
@@ -198,7 +197,7 @@ static void gen_inits_half(IrGraph *g)
             raw[2 * i] = (uint8_t)(h & 0xff);
             raw[2 * i + 1] = (uint8_t)(h >> 8);
         }
-        IrTensor *h = ir_tensor_new(t->name, DT_FLOAT16, t->ndims, t->dims, raw, n * 2);
+        IrTensor *h = ir_tensor_new(t->name, IR_FLOAT16, t->ndims, t->dims, raw, n * 2);
         ir_graph_find_local(g, t->name)->init = h;
         g->inits.p[k] = h;
         ir_tensor_free(t);
@@ -209,7 +208,7 @@ static void gen_inits_half(IrGraph *g)
 
 static bool gen_is_float(const IrValueInfo *vi)
 {
-    return vi->type && vi->type->kind == IR_TYPE_TENSOR && vi->type->elem_type == DT_FLOAT;
+    return vi->type && vi->type->kind == IR_TYPE_TENSOR && vi->type->elem_type == IR_FLOAT;
 }
 
 /* Every float graph input read through a Cast to float16, placed first. */
@@ -230,7 +229,7 @@ static void gen_input_casts(IrGraph *g)
                                 (const char *const[]){name}, &err);
         if (!c)
             gen_die(err.msg);
-        ir_node_set_attr(c, ir_attr_int("to", DT_FLOAT16));
+        ir_node_set_attr(c, ir_attr_int("to", IR_FLOAT16));
     }
 }
 
@@ -252,7 +251,7 @@ static void gen_output_casts(IrGraph *g)
                                 1, (const char *const[]){out}, &err);
         if (!c)
             gen_die(err.msg);
-        ir_node_set_attr(c, ir_attr_int("to", DT_FLOAT));
+        ir_node_set_attr(c, ir_attr_int("to", IR_FLOAT));
         vi->value->n_infos--;
         vi->value = c->out[0];
         vi->value->n_infos++;
@@ -339,7 +338,7 @@ int main(int argc, char **argv)
     gen_seed = 999;
     int64_t xd[4] = {1, 3, 8, 8};
     IrError err;
-    EvValue *x = ev_tensor_new(DT_FLOAT, 4, xd, &err);
+    EvValue *x = ev_tensor_new(IR_FLOAT, 4, xd, &err);
     if (!x)
         gen_die(err.msg);
     for (size_t i = 0; i < x->numel; i++)

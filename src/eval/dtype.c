@@ -11,27 +11,11 @@ static uint32_t ev_f32_bits(float f)
     return u;
 }
 
-static float ev_bits_f32(uint32_t u)
-{
-    float f;
-    memcpy(&f, &u, sizeof f);
-    return f;
-}
-
+/* Decoding is the IR's (src/ir_tensor.c), so the tensor decoder and the
+ * kernels agree on every bit pattern. */
 float ev_half_to_float(uint16_t h)
 {
-    uint32_t sign = (uint32_t)(h & 0x8000) << 16;
-    uint32_t exp = (h >> 10) & 0x1f, man = h & 0x3ff;
-    if (exp == 0x1f)                          /* Inf, NaN */
-        return ev_bits_f32(sign | 0x7f800000u | (man << 13));
-    if (exp == 0) {
-        if (man == 0)
-            return ev_bits_f32(sign);
-        /* subnormal: man * 2^-24 */
-        float f = (float)man * (1.0f / 16777216.0f);
-        return sign ? -f : f;
-    }
-    return ev_bits_f32(sign | ((exp + 112) << 23) | (man << 13));
+    return ir_half_to_float(h);
 }
 
 uint16_t ev_float_to_half(float f)
@@ -64,7 +48,7 @@ uint16_t ev_float_to_half(float f)
 
 float ev_bf16_to_float(uint16_t h)
 {
-    return ev_bits_f32((uint32_t)h << 16);
+    return ir_bf16_to_float(h);
 }
 
 uint16_t ev_float_to_bf16(float f)

@@ -39,11 +39,11 @@ static const EvF8Fmt ev_fmt_e2m1 = { 2, 1, 1, false, false, true, 0x7 };
 static const EvF8Fmt *ev_f8_fmt(int32_t dtype)
 {
     switch (dtype) {
-    case EV_FLOAT8E4M3FN: return &ev_fmt_e4m3fn;
-    case EV_FLOAT8E4M3FNUZ: return &ev_fmt_e4m3fnuz;
-    case EV_FLOAT8E5M2: return &ev_fmt_e5m2;
-    case EV_FLOAT8E5M2FNUZ: return &ev_fmt_e5m2fnuz;
-    case EV_FLOAT4E2M1: return &ev_fmt_e2m1;
+    case IR_FLOAT8E4M3FN: return &ev_fmt_e4m3fn;
+    case IR_FLOAT8E4M3FNUZ: return &ev_fmt_e4m3fnuz;
+    case IR_FLOAT8E5M2: return &ev_fmt_e5m2;
+    case IR_FLOAT8E5M2FNUZ: return &ev_fmt_e5m2fnuz;
+    case IR_FLOAT4E2M1: return &ev_fmt_e2m1;
     default: return NULL;
     }
 }
@@ -160,7 +160,7 @@ static uint8_t ev_float_to_e8m0_up(float x, bool saturate)
 
 float ev_f8_to_float(int32_t dtype, uint8_t bits)
 {
-    if (dtype == EV_FLOAT8E8M0) {
+    if (dtype == IR_FLOAT8E8M0) {
         if (bits == 0xFF)
             return NAN;
         return ldexpf(1.0f, (int)bits - 127);
@@ -175,7 +175,7 @@ float ev_f8_to_float(int32_t dtype, uint8_t bits)
 
 uint8_t ev_float_to_f8(int32_t dtype, float f, bool saturate)
 {
-    if (dtype == EV_FLOAT8E8M0)
+    if (dtype == IR_FLOAT8E8M0)
         return ev_float_to_e8m0_up(f, saturate);
     const EvF8Fmt *fmt = ev_f8_fmt(dtype);
     if (!fmt)

@@ -76,10 +76,10 @@ static EvValue *ev_pb_sequence(Onnx__SequenceProto *sp, const char *path,
 static EvValue *ev_pb_map(Onnx__MapProto *mp, const char *path, int depth,
                           IrError *err)
 {
-    bool str = mp->key_type == EV_STRING;
+    bool str = mp->key_type == IR_STRING;
     size_t n = str ? mp->n_string_keys : mp->n_keys;
     int64_t dims[1] = {(int64_t)n};
-    EvValue *keys = ev_tensor_new(str ? EV_STRING : EV_INT64, 1, dims, err);
+    EvValue *keys = ev_tensor_new(str ? IR_STRING : IR_INT64, 1, dims, err);
     if (!keys)
         return NULL;
     for (size_t k = 0; k < n; k++) {
@@ -356,7 +356,7 @@ static bool ev_tensor_equal(const EvValue *g, const EvValue *w, double rtol,
     }
     for (size_t k = 0; k < g->numel; k++) {
         char at[160];
-        if (g->dtype == EV_STRING) {
+        if (g->dtype == IR_STRING) {
             const EvStr *a = &((const EvStr *)g->data)[k];
             const EvStr *b = &((const EvStr *)w->data)[k];
             if (a->len == b->len && (!a->len || !memcmp(a->p, b->p, a->len)))
@@ -366,8 +366,8 @@ static bool ev_tensor_equal(const EvValue *g, const EvValue *w, double rtol,
                      at, a->p ? a->p : "", b->p ? b->p : "");
             return false;
         }
-        if (g->dtype == EV_COMPLEX64 || g->dtype == EV_COMPLEX128) {
-            bool c64 = g->dtype == EV_COMPLEX64;
+        if (g->dtype == IR_COMPLEX64 || g->dtype == IR_COMPLEX128) {
+            bool c64 = g->dtype == IR_COMPLEX64;
             for (size_t part = 0; part < 2; part++) {
                 double a = c64 ? ((const float *)g->data)[2 * k + part]
                                : ((const double *)g->data)[2 * k + part];
@@ -395,7 +395,7 @@ static bool ev_tensor_equal(const EvValue *g, const EvValue *w, double rtol,
         if (ev_get_u(g, k) == ev_get_u(w, k))
             continue;
         ev_index_text(g, k, at, sizeof at);
-        if (g->dtype == EV_UINT64)
+        if (g->dtype == IR_UINT64)
             snprintf(why, cap, "element %s is %llu, expected %llu", at,
                      (unsigned long long)ev_get_u(g, k),
                      (unsigned long long)ev_get_u(w, k));

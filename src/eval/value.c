@@ -16,58 +16,33 @@
 _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
                "the evaluator assumes a little-endian host");
 
+/* The unpacked element size is the IR's; strings are EvStr. */
 size_t ev_dtype_size(int32_t dtype)
 {
-    switch (dtype) {
-    case EV_FLOAT: case EV_INT32: case EV_UINT32: return 4;
-    case EV_DOUBLE: case EV_INT64: case EV_UINT64: case EV_COMPLEX64: return 8;
-    case EV_COMPLEX128: return 16;
-    case EV_INT16: case EV_UINT16: case EV_FLOAT16: case EV_BFLOAT16: return 2;
-    case EV_STRING: return sizeof(EvStr);
-    case EV_UINT8: case EV_INT8: case EV_BOOL: case EV_FLOAT8E4M3FN:
-    case EV_FLOAT8E4M3FNUZ: case EV_FLOAT8E5M2: case EV_FLOAT8E5M2FNUZ:
-    case EV_UINT4: case EV_INT4: case EV_FLOAT4E2M1: case EV_FLOAT8E8M0:
-    case EV_UINT2: case EV_INT2:
-        return 1;
-    default: return 0;
-    }
+    return dtype == IR_STRING ? sizeof(EvStr) : ir_dtype_host_size(dtype);
 }
 
+/* The class tests are the IR's (IR_DTYPES); these names stay for the
+ * kernels. */
 bool ev_dtype_is_float(int32_t dtype)
 {
-    switch (dtype) {
-    case EV_FLOAT: case EV_DOUBLE: case EV_FLOAT16: case EV_BFLOAT16:
-    case EV_FLOAT8E4M3FN: case EV_FLOAT8E4M3FNUZ: case EV_FLOAT8E5M2:
-    case EV_FLOAT8E5M2FNUZ: case EV_FLOAT4E2M1: case EV_FLOAT8E8M0:
-        return true;
-    default: return false;
-    }
+    return ir_dtype_is_float(dtype);
 }
 
 bool ev_dtype_is_unsigned(int32_t dtype)
 {
-    switch (dtype) {
-    case EV_UINT8: case EV_UINT16: case EV_UINT32: case EV_UINT64:
-    case EV_UINT4: case EV_UINT2:
-        return true;
-    default: return false;
-    }
+    return ir_dtype_class(dtype) == IR_DC_UINT;
 }
 
 bool ev_dtype_is_int(int32_t dtype)
 {
-    switch (dtype) {
-    case EV_INT8: case EV_INT16: case EV_INT32: case EV_INT64: case EV_INT4:
-    case EV_INT2:
-        return true;
-    default: return ev_dtype_is_unsigned(dtype);
-    }
+    return ir_dtype_is_int(dtype);
 }
 
 bool ev_dtype_is_real(int32_t dtype)
 {
-    return dtype == EV_FLOAT || dtype == EV_DOUBLE || dtype == EV_FLOAT16 ||
-           dtype == EV_BFLOAT16;
+    return dtype == IR_FLOAT || dtype == IR_DOUBLE || dtype == IR_FLOAT16 ||
+           dtype == IR_BFLOAT16;
 }
 
 /* ---- the memory budget ------------------------------------------------- */
@@ -270,7 +245,7 @@ void ev_copy_elems(EvValue *dst, size_t doff, const EvValue *src, size_t soff,
 {
     if (!n)
         return;
-    if (src->dtype == EV_STRING) {
+    if (src->dtype == IR_STRING) {
         const EvStr *s = (const EvStr *)src->data + soff;
         EvStr *d = (EvStr *)dst->data + doff;
         for (size_t k = 0; k < n; k++) {
@@ -304,7 +279,7 @@ EvValue *ev_ref(EvValue *v)
 static void ev_value_free(EvValue *v)
 {
     ev_budget_give(v->budget, v->charged);
-    if (v->dtype == EV_STRING && v->kind == EV_TENSOR) {
+    if (v->dtype == IR_STRING && v->kind == EV_TENSOR) {
         EvStr *s = v->data;
         for (size_t k = 0; k < v->numel; k++)
             free(s[k].p);
@@ -345,23 +320,23 @@ double ev_get_f(const EvValue *t, size_t k)
 {
     const void *d = t->data;
     switch (t->dtype) {
-    case EV_FLOAT: return ((const float *)d)[k];
-    case EV_DOUBLE: return ((const double *)d)[k];
-    case EV_FLOAT16: return ev_half_to_float(((const uint16_t *)d)[k]);
-    case EV_BFLOAT16: return ev_bf16_to_float(((const uint16_t *)d)[k]);
-    case EV_INT8: case EV_INT4: case EV_INT2: return ((const int8_t *)d)[k];
-    case EV_UINT8: case EV_BOOL: case EV_UINT4: case EV_UINT2:
+    case IR_FLOAT: return ((const float *)d)[k];
+    case IR_DOUBLE: return ((const double *)d)[k];
+    case IR_FLOAT16: return ev_half_to_float(((const uint16_t *)d)[k]);
+    case IR_BFLOAT16: return ev_bf16_to_float(((const uint16_t *)d)[k]);
+    case IR_INT8: case IR_INT4: case IR_INT2: return ((const int8_t *)d)[k];
+    case IR_UINT8: case IR_BOOL: case IR_UINT4: case IR_UINT2:
         return ((const uint8_t *)d)[k];
-    case EV_INT16: return ((const int16_t *)d)[k];
-    case EV_UINT16: return ((const uint16_t *)d)[k];
-    case EV_INT32: return ((const int32_t *)d)[k];
-    case EV_UINT32: return ((const uint32_t *)d)[k];
-    case EV_INT64: return (double)((const int64_t *)d)[k];
-    case EV_UINT64: return (double)((const uint64_t *)d)[k];
-    case EV_COMPLEX64: return ((const float *)d)[2 * k];
-    case EV_COMPLEX128: return ((const double *)d)[2 * k];
-    case EV_FLOAT8E4M3FN: case EV_FLOAT8E4M3FNUZ: case EV_FLOAT8E5M2:
-    case EV_FLOAT8E5M2FNUZ: case EV_FLOAT4E2M1: case EV_FLOAT8E8M0:
+    case IR_INT16: return ((const int16_t *)d)[k];
+    case IR_UINT16: return ((const uint16_t *)d)[k];
+    case IR_INT32: return ((const int32_t *)d)[k];
+    case IR_UINT32: return ((const uint32_t *)d)[k];
+    case IR_INT64: return (double)((const int64_t *)d)[k];
+    case IR_UINT64: return (double)((const uint64_t *)d)[k];
+    case IR_COMPLEX64: return ((const float *)d)[2 * k];
+    case IR_COMPLEX128: return ((const double *)d)[2 * k];
+    case IR_FLOAT8E4M3FN: case IR_FLOAT8E4M3FNUZ: case IR_FLOAT8E5M2:
+    case IR_FLOAT8E5M2FNUZ: case IR_FLOAT4E2M1: case IR_FLOAT8E8M0:
         return ev_get_small_float(t, k);
     default: return 0;
     }
@@ -371,16 +346,16 @@ int64_t ev_get_i(const EvValue *t, size_t k)
 {
     const void *d = t->data;
     switch (t->dtype) {
-    case EV_INT8: case EV_INT4: case EV_INT2: return ((const int8_t *)d)[k];
-    case EV_UINT8: case EV_BOOL: case EV_UINT4: case EV_UINT2:
+    case IR_INT8: case IR_INT4: case IR_INT2: return ((const int8_t *)d)[k];
+    case IR_UINT8: case IR_BOOL: case IR_UINT4: case IR_UINT2:
         return ((const uint8_t *)d)[k];
-    case EV_INT16: return ((const int16_t *)d)[k];
-    case EV_UINT16: return ((const uint16_t *)d)[k];
-    case EV_INT32: return ((const int32_t *)d)[k];
-    case EV_UINT32: return ((const uint32_t *)d)[k];
-    case EV_INT64: return ((const int64_t *)d)[k];
-    case EV_UINT64: return (int64_t)((const uint64_t *)d)[k];
-    case EV_STRING: return 0;
+    case IR_INT16: return ((const int16_t *)d)[k];
+    case IR_UINT16: return ((const uint16_t *)d)[k];
+    case IR_INT32: return ((const int32_t *)d)[k];
+    case IR_UINT32: return ((const uint32_t *)d)[k];
+    case IR_INT64: return ((const int64_t *)d)[k];
+    case IR_UINT64: return (int64_t)((const uint64_t *)d)[k];
+    case IR_STRING: return 0;
     default: {
         /* Floats truncate toward zero; out-of-range and NaN give INT64_MIN
          * rather than undefined behaviour. */
@@ -394,7 +369,7 @@ int64_t ev_get_i(const EvValue *t, size_t k)
 
 uint64_t ev_get_u(const EvValue *t, size_t k)
 {
-    if (t->dtype == EV_UINT64)
+    if (t->dtype == IR_UINT64)
         return ((const uint64_t *)t->data)[k];
     if (ev_dtype_is_float(t->dtype)) {
         double x = ev_get_f(t, k);
@@ -413,35 +388,35 @@ void ev_set_i(EvValue *t, size_t k, int64_t v)
     void *d = t->data;
     uint64_t u = (uint64_t)v;
     switch (t->dtype) {
-    case EV_INT8: ((int8_t *)d)[k] = (int8_t)(uint8_t)u; return;
-    case EV_UINT8: ((uint8_t *)d)[k] = (uint8_t)u; return;
-    case EV_BOOL: ((uint8_t *)d)[k] = v != 0; return;
-    case EV_INT16: ((int16_t *)d)[k] = (int16_t)(uint16_t)u; return;
-    case EV_UINT16: ((uint16_t *)d)[k] = (uint16_t)u; return;
-    case EV_INT32: ((int32_t *)d)[k] = (int32_t)(uint32_t)u; return;
-    case EV_UINT32: ((uint32_t *)d)[k] = (uint32_t)u; return;
-    case EV_INT64: ((int64_t *)d)[k] = v; return;
-    case EV_UINT64: ((uint64_t *)d)[k] = u; return;
-    case EV_UINT4: ((uint8_t *)d)[k] = (uint8_t)(u & 0xf); return;
-    case EV_UINT2: ((uint8_t *)d)[k] = (uint8_t)(u & 0x3); return;
-    case EV_INT4: {
+    case IR_INT8: ((int8_t *)d)[k] = (int8_t)(uint8_t)u; return;
+    case IR_UINT8: ((uint8_t *)d)[k] = (uint8_t)u; return;
+    case IR_BOOL: ((uint8_t *)d)[k] = v != 0; return;
+    case IR_INT16: ((int16_t *)d)[k] = (int16_t)(uint16_t)u; return;
+    case IR_UINT16: ((uint16_t *)d)[k] = (uint16_t)u; return;
+    case IR_INT32: ((int32_t *)d)[k] = (int32_t)(uint32_t)u; return;
+    case IR_UINT32: ((uint32_t *)d)[k] = (uint32_t)u; return;
+    case IR_INT64: ((int64_t *)d)[k] = v; return;
+    case IR_UINT64: ((uint64_t *)d)[k] = u; return;
+    case IR_UINT4: ((uint8_t *)d)[k] = (uint8_t)(u & 0xf); return;
+    case IR_UINT2: ((uint8_t *)d)[k] = (uint8_t)(u & 0x3); return;
+    case IR_INT4: {
         int x = (int)(u & 0xf);
         ((int8_t *)d)[k] = (int8_t)(x >= 8 ? x - 16 : x);
         return;
     }
-    case EV_INT2: {
+    case IR_INT2: {
         int x = (int)(u & 0x3);
         ((int8_t *)d)[k] = (int8_t)(x >= 2 ? x - 4 : x);
         return;
     }
-    case EV_STRING: return;
+    case IR_STRING: return;
     default: ev_set_f(t, k, (double)v); return;
     }
 }
 
 void ev_set_u(EvValue *t, size_t k, uint64_t v)
 {
-    if (t->dtype == EV_UINT64)
+    if (t->dtype == IR_UINT64)
         ((uint64_t *)t->data)[k] = v;
     else if (ev_dtype_is_float(t->dtype))
         ev_set_f(t, k, (double)v);
@@ -460,130 +435,45 @@ void ev_set_f(EvValue *t, size_t k, double v)
 {
     void *d = t->data;
     switch (t->dtype) {
-    case EV_FLOAT: ((float *)d)[k] = (float)v; return;
-    case EV_DOUBLE: ((double *)d)[k] = v; return;
-    case EV_FLOAT16: ((uint16_t *)d)[k] = ev_float_to_half((float)v); return;
-    case EV_BFLOAT16: ((uint16_t *)d)[k] = ev_float_to_bf16((float)v); return;
-    case EV_BOOL: ((uint8_t *)d)[k] = v != 0; return;
-    case EV_COMPLEX64:
+    case IR_FLOAT: ((float *)d)[k] = (float)v; return;
+    case IR_DOUBLE: ((double *)d)[k] = v; return;
+    case IR_FLOAT16: ((uint16_t *)d)[k] = ev_float_to_half((float)v); return;
+    case IR_BFLOAT16: ((uint16_t *)d)[k] = ev_float_to_bf16((float)v); return;
+    case IR_BOOL: ((uint8_t *)d)[k] = v != 0; return;
+    case IR_COMPLEX64:
         ((float *)d)[2 * k] = (float)v;
         ((float *)d)[2 * k + 1] = 0;
         return;
-    case EV_COMPLEX128:
+    case IR_COMPLEX128:
         ((double *)d)[2 * k] = v;
         ((double *)d)[2 * k + 1] = 0;
         return;
-    case EV_FLOAT8E4M3FN: case EV_FLOAT8E4M3FNUZ: case EV_FLOAT8E5M2:
-    case EV_FLOAT8E5M2FNUZ: case EV_FLOAT4E2M1: case EV_FLOAT8E8M0:
+    case IR_FLOAT8E4M3FN: case IR_FLOAT8E4M3FNUZ: case IR_FLOAT8E5M2:
+    case IR_FLOAT8E5M2FNUZ: case IR_FLOAT4E2M1: case IR_FLOAT8E8M0:
         ((uint8_t *)d)[k] = ev_float_to_f8(t->dtype, (float)v, true);
         return;
-    case EV_UINT64:
+    case IR_UINT64:
         if (v >= 0) {
             ((uint64_t *)d)[k] = fc_u64_sat(v);
             return;
         }
         ev_set_i(t, k, ev_double_to_i64(v));
         return;
-    case EV_STRING: return;
+    case IR_STRING: return;
     default: ev_set_i(t, k, ev_double_to_i64(v)); return;
     }
 }
 
 /* ---- TensorProto <-> value --------------------------------------------- */
 
-/* Elements packed per byte in raw_data: 2 for the 4-bit types, 4 for the
- * 2-bit ones, else 1 (whole bytes). */
-static unsigned ev_per_byte(int32_t dtype)
-{
-    switch (dtype) {
-    case EV_UINT4: case EV_INT4: case EV_FLOAT4E2M1: return 2;
-    case EV_UINT2: case EV_INT2: return 4;
-    default: return 1;
-    }
-}
-
-/* Unpacks sub-byte elements (first element in the lowest bits). */
-static void ev_unpack_bits(EvValue *v, const uint8_t *src)
-{
-    unsigned per = ev_per_byte(v->dtype), bits = 8 / per;
-    uint8_t mask = (uint8_t)((1u << bits) - 1);
-    for (size_t k = 0; k < v->numel; k++) {
-        uint8_t x = (uint8_t)((src[k / per] >> (bits * (k % per))) & mask);
-        if (v->dtype == EV_FLOAT4E2M1)
-            ((uint8_t *)v->data)[k] = x;
-        else
-            ev_set_i(v, k, x);
-    }
-}
-
-static int ev_decode_raw(EvValue *v, const uint8_t *p, size_t len,
-                         const char *name, IrError *err)
-{
-    unsigned per = ev_per_byte(v->dtype);
-    size_t want = per > 1 ? (v->numel + per - 1) / per
-                          : v->numel * ev_dtype_size(v->dtype);
-    if (v->dtype == EV_STRING)
-        return ir_fail(err, "tensor '%s': strings cannot be in raw_data", name);
-    if (len != want)
-        return ir_fail(err, "tensor '%s': raw_data has %zu bytes, its dims "
-                       "need %zu", name, len, want);
-    if (per > 1)
-        ev_unpack_bits(v, p);
-    else if (len)
-        memcpy(v->data, p, len);
-    return 0;
-}
-
-/* int32_data holds the small types one element per entry (float16 and
- * bfloat16 as bit patterns); for the 4- and 2-bit types writers differ, so
- * both one-per-entry and packed bytes are accepted. */
-static int ev_decode_int32(EvValue *v, const IrTensor *t, const char *name,
-                           IrError *err)
-{
-    unsigned per = ev_per_byte(v->dtype);
-    if (per > 1 && t->n_int32 != v->numel &&
-        t->n_int32 == (v->numel + per - 1) / per) {
-        uint8_t *b = ir_alloc(t->n_int32 + 1);
-        for (size_t k = 0; k < t->n_int32; k++)
-            b[k] = (uint8_t)t->int32_data[k];
-        ev_unpack_bits(v, b);
-        free(b);
-        return 0;
-    }
-    if (t->n_int32 != v->numel)
-        return ir_fail(err, "tensor '%s': int32_data has %zu values, its dims "
-                       "need %zu", name, t->n_int32, v->numel);
-    for (size_t k = 0; k < v->numel; k++) {
-        int32_t x = t->int32_data[k];
-        switch (v->dtype) {
-        case EV_FLOAT16: case EV_BFLOAT16:
-            ((uint16_t *)v->data)[k] = (uint16_t)x;
-            break;
-        case EV_FLOAT8E4M3FN: case EV_FLOAT8E4M3FNUZ: case EV_FLOAT8E5M2:
-        case EV_FLOAT8E5M2FNUZ: case EV_FLOAT4E2M1: case EV_FLOAT8E8M0:
-            ((uint8_t *)v->data)[k] = (uint8_t)x;
-            break;
-        default:
-            ev_set_i(v, k, x);
-        }
-    }
-    return 0;
-}
-
-static int ev_decode_count(size_t have, size_t want, const char *field,
-                           const char *name, IrError *err)
-{
-    if (have != want)
-        return ir_fail(err, "tensor '%s': %s has %zu values, its dims need "
-                       "%zu", name, field, have, want);
-    return 0;
-}
-
+/* Strings are the evaluator's own (EvStr); every other type is decoded by
+ * the IR's one tensor decoder (src/ir_tensor.c). */
 static int ev_decode_strings(EvValue *v, const IrTensor *t, const char *name,
                              IrError *err)
 {
-    if (ev_decode_count(t->n_string, v->numel, "string_data", name, err))
-        return -1;
+    if (t->n_string != v->numel)
+        return ir_fail(err, "tensor '%s': string_data has %zu values, its "
+                       "dims need %zu", name, t->n_string, v->numel);
     EvStr *s = v->data;
     for (size_t k = 0; k < v->numel; k++) {
         s[k].len = t->string_data[k].len;
@@ -594,107 +484,6 @@ static int ev_decode_strings(EvValue *v, const IrTensor *t, const char *name,
     return 0;
 }
 
-static int ev_decode_typed(EvValue *v, const IrTensor *t, const char *name,
-                           IrError *err)
-{
-    size_t n = v->numel;
-    switch (v->dtype) {
-    case EV_FLOAT: case EV_COMPLEX64: {
-        size_t want = v->dtype == EV_FLOAT ? n : 2 * n;
-        if (ev_decode_count(t->n_float, want, "float_data", name, err))
-            return -1;
-        if (want)
-            memcpy(v->data, t->float_data, want * sizeof(float));
-        return 0;
-    }
-    case EV_DOUBLE: case EV_COMPLEX128: {
-        size_t want = v->dtype == EV_DOUBLE ? n : 2 * n;
-        if (ev_decode_count(t->n_double, want, "double_data", name, err))
-            return -1;
-        if (want)
-            memcpy(v->data, t->double_data, want * sizeof(double));
-        return 0;
-    }
-    case EV_INT64:
-        if (ev_decode_count(t->n_int64, n, "int64_data", name, err))
-            return -1;
-        if (n)
-            memcpy(v->data, t->int64_data, n * sizeof(int64_t));
-        return 0;
-    case EV_UINT32: case EV_UINT64:
-        if (ev_decode_count(t->n_uint64, n, "uint64_data", name, err))
-            return -1;
-        for (size_t k = 0; k < n; k++)
-            ev_set_u(v, k, t->uint64_data[k]);
-        return 0;
-    case EV_STRING:
-        return ev_decode_strings(v, t, name, err);
-    default:
-        return ev_decode_int32(v, t, name, err);
-    }
-}
-
-/* How many elements the data t carries holds (for the packed 4- and 2-bit
- * types, the most its bytes can hold), or SIZE_MAX when it cannot be told
- * before decoding (external data not loaded, strings in raw_data): the
- * decoders say why. */
-static size_t ev_present_elems(const IrTensor *t)
-{
-    int32_t dt = t->data_type;
-    unsigned per = ev_per_byte(dt);
-    size_t es = ev_dtype_size(dt), len;
-    if (t->has_data_location && t->data_location == 1) {
-        if (!t->ext.bound)
-            return SIZE_MAX;
-        len = t->ext.len;
-    } else if (t->has_raw) {
-        if (dt == EV_STRING)
-            return SIZE_MAX;
-        len = t->raw.len;
-    } else {
-        switch (dt) {
-        case EV_FLOAT: return t->n_float;
-        case EV_COMPLEX64: return t->n_float / 2;
-        case EV_DOUBLE: return t->n_double;
-        case EV_COMPLEX128: return t->n_double / 2;
-        case EV_INT64: return t->n_int64;
-        case EV_UINT32: case EV_UINT64: return t->n_uint64;
-        case EV_STRING: return t->n_string;
-        default:
-            return per > 1 && t->n_int32 <= SIZE_MAX / per ? t->n_int32 * per
-                                                           : t->n_int32;
-        }
-    }
-    if (per > 1)
-        return len <= SIZE_MAX / per ? len * per : SIZE_MAX;
-    return len / es;
-}
-
-/* Declared dims against the data present, before anything is allocated:
- * a tensor declaring 2^31 elements and holding one is refused here, not
- * after a 8 GiB allocation. */
-static int ev_check_declared(const IrTensor *t, const char *name, IrError *err)
-{
-    size_t numel = 1;
-    for (size_t i = 0; i < t->ndims; i++)
-        if (t->dims[i] == 0)
-            return 0;
-    for (size_t i = 0; i < t->ndims; i++)
-        if (t->dims[i] < 0 || !ir_mul_size(numel, (size_t)t->dims[i], &numel))
-            return ir_fail(err, "tensor '%s': dims overflow or are negative",
-                           name);
-    size_t have = ev_present_elems(t);
-    if (have == SIZE_MAX || numel <= have)
-        return 0;
-    bool ext = t->has_data_location && t->data_location == 1;
-    if (ext || t->has_raw)   /* in bytes, as the decoders say it */
-        return ir_fail(err, "tensor '%s': %s has %zu bytes, its dims declare "
-                       "%zu elements", name, ext ? "external data" : "raw_data",
-                       ext ? t->ext.len : t->raw.len, numel);
-    return ir_fail(err, "tensor '%s': its dims declare %zu elements, its "
-                   "data holds %zu", name, numel, have);
-}
-
 EvValue *ev_from_ir_tensor(const IrTensor *t, IrError *err)
 {
     const char *name = t->name ? t->name : "";
@@ -703,7 +492,7 @@ EvValue *ev_from_ir_tensor(const IrTensor *t, IrError *err)
                 (int)t->data_type);
         return NULL;
     }
-    if (ev_check_declared(t, name, err))
+    if (ir_tensor_check_declared(t, err))
         return NULL;
     IrError sub;
     EvValue *v = ev_tensor_new(t->data_type, t->ndims, t->dims, &sub);
@@ -712,18 +501,10 @@ EvValue *ev_from_ir_tensor(const IrTensor *t, IrError *err)
         return NULL;
     }
     int rc;
-    if (t->has_data_location && t->data_location == 1) {
-        if (!t->ext.bound) {
-            ev_unref(v);
-            ir_fail(err, "tensor '%s': external data was not loaded", name);
-            return NULL;
-        }
-        rc = ev_decode_raw(v, t->ext.data, t->ext.len, name, err);
-    } else if (t->has_raw) {
-        rc = ev_decode_raw(v, t->raw.data, t->raw.len, name, err);
-    } else {
-        rc = ev_decode_typed(v, t, name, err);
-    }
+    if (t->data_type == IR_STRING && !t->has_raw && !ir_tensor_is_external(t))
+        rc = ev_decode_strings(v, t, name, err);
+    else
+        rc = ir_tensor_decode(t, v->data, v->numel, err);
     if (rc) {
         ev_unref(v);
         return NULL;
@@ -742,7 +523,7 @@ IrTensor *ev_to_ir_tensor(const EvValue *v, const char *name)
         t->dims = ir_alloc_array(v->rank, sizeof *t->dims);
         memcpy(t->dims, v->dims, v->rank * sizeof *t->dims);
     }
-    if (v->dtype == EV_STRING) {
+    if (v->dtype == IR_STRING) {
         const EvStr *s = v->data;
         t->n_string = v->numel;
         t->string_data = ir_alloc_array(v->numel ? v->numel : 1,
@@ -755,7 +536,7 @@ IrTensor *ev_to_ir_tensor(const EvValue *v, const char *name)
         }
         return t;
     }
-    unsigned per = ev_per_byte(v->dtype);
+    unsigned per = ir_dtype_per_byte(v->dtype);
     size_t len = per > 1 ? (v->numel + per - 1) / per
                          : v->numel * ev_dtype_size(v->dtype);
     t->has_raw = true;
