@@ -93,18 +93,27 @@ static void ev_register(const EvOp *ops)
     }
 }
 
+const EvFamily ev_families[] = {
+    {"activation", ev_ops_activation},  {"attention", ev_ops_attention},
+    {"control", ev_ops_control},        {"einsum", ev_ops_einsum},
+    {"elementwise", ev_ops_elementwise}, {"index", ev_ops_index},
+    {"misc", ev_ops_misc},              {"ml", ev_ops_ml},
+    {"nn", ev_ops_nn},                  {"norm", ev_ops_norm},
+    {"quant", ev_ops_quant},            {"random", ev_ops_random},
+    {"reduce", ev_ops_reduce},          {"resize", ev_ops_resize},
+    {"rnn", ev_ops_rnn},                {"sample", ev_ops_sample},
+    {"sequence", ev_ops_sequence},      {"shape", ev_ops_shape},
+    {"signal", ev_ops_signal},          {"string", ev_ops_string},
+    {"tensor", ev_ops_tensor},          {"training", ev_ops_training},
+};
+const size_t ev_families_n = sizeof ev_families / sizeof *ev_families;
+
 void ev_init(void)
 {
     if (ev_registry)
         return;
-    const EvOp *all[] = {
-        ev_ops_elementwise, ev_ops_tensor, ev_ops_index,
-        ev_ops_nn, ev_ops_norm, ev_ops_reduce, ev_ops_control,
-        ev_ops_sequence, ev_ops_quant, ev_ops_resize, ev_ops_rnn,
-        ev_ops_signal, ev_ops_string, ev_ops_random, ev_ops_attention,
-        ev_ops_misc, ev_ops_ml, ev_ops_training};
-    for (size_t i = 0; i < sizeof all / sizeof *all; i++)
-        ev_register(all[i]);
+    for (size_t i = 0; i < ev_families_n; i++)
+        ev_register(ev_families[i].ops);
 }
 
 static EvKernel ev_kernel(const char *domain, const char *op)

@@ -383,24 +383,38 @@ int ev_test_case_model_opt(const char *case_dir, IrModel *m,
                            const EvOptions *opt, double rtol, double atol,
                            EvTestResult *res, IrError *err);
 
-/* The kernel tables of each family, ended by a NULL op. */
-extern const EvOp ev_ops_elementwise[];
-extern const EvOp ev_ops_tensor[];
-extern const EvOp ev_ops_index[];
-extern const EvOp ev_ops_nn[];
-extern const EvOp ev_ops_norm[];
-extern const EvOp ev_ops_reduce[];
-extern const EvOp ev_ops_control[];
-extern const EvOp ev_ops_sequence[];
-extern const EvOp ev_ops_quant[];
-extern const EvOp ev_ops_resize[];
-extern const EvOp ev_ops_rnn[];
-extern const EvOp ev_ops_signal[];
-extern const EvOp ev_ops_string[];
-extern const EvOp ev_ops_random[];
+/* The kernel tables of each family, ended by a NULL op: ev_ops_F is
+ * defined in src/eval/F.c, F the op's family in the operator table. */
+extern const EvOp ev_ops_activation[];
 extern const EvOp ev_ops_attention[];
+extern const EvOp ev_ops_control[];
+extern const EvOp ev_ops_einsum[];
+extern const EvOp ev_ops_elementwise[];
+extern const EvOp ev_ops_index[];
 extern const EvOp ev_ops_misc[];
 extern const EvOp ev_ops_ml[];
+extern const EvOp ev_ops_nn[];
+extern const EvOp ev_ops_norm[];
+extern const EvOp ev_ops_quant[];
+extern const EvOp ev_ops_random[];
+extern const EvOp ev_ops_reduce[];
+extern const EvOp ev_ops_resize[];
+extern const EvOp ev_ops_rnn[];
+extern const EvOp ev_ops_sample[];
+extern const EvOp ev_ops_sequence[];
+extern const EvOp ev_ops_shape[];
+extern const EvOp ev_ops_signal[];
+extern const EvOp ev_ops_string[];
+extern const EvOp ev_ops_tensor[];
 extern const EvOp ev_ops_training[];
+
+/* Every family's table under its family name (the registry is built from
+ * this list; a test reads it to see where each op is registered). */
+typedef struct EvFamily {
+    const char *name;
+    const EvOp *ops;
+} EvFamily;
+extern const EvFamily ev_families[];
+extern const size_t ev_families_n;
 
 #endif

@@ -2,8 +2,8 @@
  *   unary math: Abs Neg Exp Log Sqrt Reciprocal Floor Ceil Round Sign Sin
  *     Cos Tan Asin Acos Atan Sinh Cosh Asinh Acosh Atanh Erf IsNaN IsInf Not
  *     BitwiseNot;
- *   activations: Relu LeakyRelu Elu Selu Celu Sigmoid HardSigmoid HardSwish
- *     Softplus Softsign Tanh ThresholdedRelu Shrink Mish Swish Gelu PRelu;
+ *   Tanh and Shrink (the other activations are the activation family's,
+ *     src/eval/activation.c, which maps through ev_map1 here);
  *   binary: Add Sub Mul Div Pow Mod And Or Xor BitShift BitwiseAnd
  *     BitwiseOr BitwiseXor Equal Less LessOrEqual Greater GreaterOrEqual;
  *   variadic: Max Min Sum Mean;  Where Clip Cast CastLike BitCast Identity.
@@ -33,7 +33,8 @@
  *   elements are reinterpreted through their bit patterns.
  * - Float fast paths (same-shape, single-element or trailing-row operands)
  *   for Add Sub Mul Div Pow, same-shape/scalar for Where, and plain loops
- *   for Relu Sigmoid Tanh Erf Sqrt. */
+ *   for Relu Sigmoid Tanh Erf Sqrt (those of Relu and Sigmoid serve the
+ *   activation family). */
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
@@ -43,21 +44,11 @@
 #include <strings.h>
 
 #include "eval.h"
+#include "kernels.h"
 
 /* ---- element classes ---------------------------------------------------- */
 
-enum {
-    EV_CF = 1,      /* floating point (float, double, 16-, 8-, 4-bit floats) */
-    EV_CS = 2,      /* signed integers */
-    EV_CU = 4,      /* unsigned integers */
-    EV_CB = 8,      /* bool */
-    EV_CSTR = 16,   /* string */
-    EV_CX = 32      /* complex and unknown */
-};
-#define EV_CNUM (EV_CF | EV_CS | EV_CU)
-#define EV_CINT (EV_CS | EV_CU)
-
-static unsigned ev_class(int32_t dt)
+unsigned ev_class(int32_t dt)
 {
     switch (dt) {
     case EV_FLOAT: case EV_DOUBLE: case EV_FLOAT16: case EV_BFLOAT16:
@@ -79,13 +70,13 @@ static unsigned ev_class(int32_t dt)
     }
 }
 
-static const char *ev_dt_name(int32_t dt)
+const char *ev_dt_name(int32_t dt)
 {
     const char *n = ir_dtype_name(dt);
     return n ? n : "unknown";
 }
 
-static int ev_need(EvCtx *c, const EvValue *t, unsigned mask)
+int ev_need(EvCtx *c, const EvValue *t, unsigned mask)
 {
     if (ev_class(t->dtype) & mask)
         return 0;
@@ -128,12 +119,6 @@ static int ev_set_str(EvCtx *c, EvValue *y, size_t k, const char *p, size_t n)
 
 /* ---- unary ops ---------------------------------------------------------- */
 
-typedef double (*EvFn1)(double x, const double *p);
-
-/* Float32 loops written out for the activations real models are made of. */
-enum { EV_FAST_NONE, EV_FAST_RELU, EV_FAST_SIGMOID, EV_FAST_TANH,
-       EV_FAST_ERF, EV_FAST_SQRT };
-
 static float ev_sigmoidf(float x)
 {
     if (x >= 0)
@@ -170,9 +155,6 @@ static void ev_fast1(int fast, const float *x, float *y, size_t n)
     }
 }
 
-/* Integer forms of the unary ops that accept integers. */
-enum { EV_I_NONE, EV_I_ABS, EV_I_NEG, EV_I_SIGN, EV_I_RELU, EV_I_NOT };
-
 static int64_t ev_iunary(int op, int64_t v)
 {
     switch (op) {
@@ -197,8 +179,8 @@ static uint64_t ev_uunary(int op, uint64_t v)
 
 /* Y = f(X) elementwise, same type and shape. Integers use iop when given,
  * else go through f in double (Erf, Shrink on integers). */
-static int ev_map1(EvCtx *c, EvFn1 f, const double *p, unsigned mask,
-                   int iop, int fast)
+int ev_map1(EvCtx *c, EvFn1 f, const double *p, unsigned mask,
+            int iop, int fast)
 {
     EvValue *x = ev_in_tensor(c, 0);
     if (!x || ev_need(c, x, mask))
@@ -264,71 +246,6 @@ static double ev_f_sign(double x, const double *p)
     return (x > 0) - (x < 0);
 }
 
-static double ev_f_relu(double x, const double *p) { return x < 0 ? 0 : x; }
-
-static double ev_f_leakyrelu(double x, const double *p)
-{
-    return x < 0 ? p[0] * x : x;
-}
-
-static double ev_f_elu(double x, const double *p)
-{
-    return x < 0 ? p[0] * expm1(x) : x;
-}
-
-/* p = {alpha, gamma} */
-static double ev_f_selu(double x, const double *p)
-{
-    return x <= 0 ? p[1] * (p[0] * exp(x) - p[0]) : p[1] * x;
-}
-
-static double ev_f_celu(double x, const double *p)
-{
-    return fmax(0, x) + fmin(0, p[0] * expm1(x / p[0]));
-}
-
-static double ev_sigmoid(double x)
-{
-    if (x >= 0)
-        return 1.0 / (1.0 + exp(-x));
-    double e = exp(x);
-    return e / (1.0 + e);
-}
-
-static double ev_f_sigmoid(double x, const double *p) { return ev_sigmoid(x); }
-
-/* p = {alpha, beta} */
-static double ev_f_hardsigmoid(double x, const double *p)
-{
-    return fmax(0, fmin(1, p[0] * x + p[1]));
-}
-
-static double ev_f_hardswish(double x, const double *p)
-{
-    return x * fmax(0, fmin(1, x / 6 + 0.5));
-}
-
-static double ev_softplus(double x)
-{
-    /* log(1 + e^x) without overflow for large x */
-    return x > 0 ? x + log1p(exp(-x)) : log1p(exp(x));
-}
-
-static double ev_f_softplus(double x, const double *p)
-{
-    return ev_softplus(x);
-}
-
-static double ev_f_softsign(double x, const double *p)
-{
-    return x / (1 + fabs(x));
-}
-
-static double ev_f_thresholdedrelu(double x, const double *p)
-{
-    return x > p[0] ? x : 0;
-}
-
 /* p = {lambd, bias} */
 static double ev_f_shrink(double x, const double *p)
 {
@@ -337,27 +254,6 @@ static double ev_f_shrink(double x, const double *p)
     if (x > p[0])
         return x - p[1];
     return 0;
-}
-
-static double ev_f_mish(double x, const double *p)
-{
-    return x * tanh(ev_softplus(x));
-}
-
-static double ev_f_swish(double x, const double *p)
-{
-    return x * ev_sigmoid(p[0] * x);
-}
-
-static double ev_f_gelu(double x, const double *p)
-{
-    return 0.5 * x * (1 + erf(x / sqrt(2.0)));
-}
-
-static double ev_f_gelu_tanh(double x, const double *p)
-{
-    double k = sqrt(2.0 / 3.14159265358979323846);
-    return 0.5 * x * (1 + tanh(k * (x + 0.044715 * x * x * x)));
 }
 
 static int ev_abs(EvCtx *c)
@@ -375,20 +271,9 @@ static int ev_sign(EvCtx *c)
     return ev_map1(c, ev_f_sign, NULL, EV_CNUM, EV_I_SIGN, EV_FAST_NONE);
 }
 
-static int ev_relu(EvCtx *c)
-{
-    return ev_map1(c, ev_f_relu, NULL, EV_CF | EV_CS, EV_I_RELU,
-                   EV_FAST_RELU);
-}
-
 static int ev_bitwisenot(EvCtx *c)
 {
     return ev_map1(c, ev_f_neg, NULL, EV_CINT, EV_I_NOT, EV_FAST_NONE);
-}
-
-static int ev_float1(EvCtx *c, EvFn1 f, const double *p)
-{
-    return ev_map1(c, f, p, EV_CF, EV_I_NONE, EV_FAST_NONE);
 }
 
 static int ev_exp(EvCtx *c) { return ev_float1(c, ev_f_exp, NULL); }
@@ -408,22 +293,9 @@ static int ev_cosh(EvCtx *c) { return ev_float1(c, ev_f_cosh, NULL); }
 static int ev_asinh(EvCtx *c) { return ev_float1(c, ev_f_asinh, NULL); }
 static int ev_acosh(EvCtx *c) { return ev_float1(c, ev_f_acosh, NULL); }
 static int ev_atanh(EvCtx *c) { return ev_float1(c, ev_f_atanh, NULL); }
-static int ev_softplus_op(EvCtx *c)
-{
-    return ev_float1(c, ev_f_softplus, NULL);
-}
-static int ev_softsign(EvCtx *c) { return ev_float1(c, ev_f_softsign, NULL); }
-static int ev_hardswish(EvCtx *c) { return ev_float1(c, ev_f_hardswish, NULL); }
-static int ev_mish(EvCtx *c) { return ev_float1(c, ev_f_mish, NULL); }
-
 static int ev_sqrt(EvCtx *c)
 {
     return ev_map1(c, ev_f_sqrt, NULL, EV_CF, EV_I_NONE, EV_FAST_SQRT);
-}
-
-static int ev_sigmoid_op(EvCtx *c)
-{
-    return ev_map1(c, ev_f_sigmoid, NULL, EV_CF, EV_I_NONE, EV_FAST_SIGMOID);
 }
 
 static int ev_tanh(EvCtx *c)
@@ -437,71 +309,10 @@ static int ev_erf(EvCtx *c)
     return ev_map1(c, ev_f_erf, NULL, EV_CNUM, EV_I_NONE, EV_FAST_ERF);
 }
 
-static int ev_leakyrelu(EvCtx *c)
-{
-    double p[1] = { ev_attr_f(c, "alpha", 0.01f) };
-    return ev_float1(c, ev_f_leakyrelu, p);
-}
-
-static int ev_elu(EvCtx *c)
-{
-    double p[1] = { ev_attr_f(c, "alpha", 1.0f) };
-    return ev_float1(c, ev_f_elu, p);
-}
-
-/* Selu-1's defaults were the constants rounded to 4 decimals. */
-static int ev_selu(EvCtx *c)
-{
-    bool old = c->ver < 6;
-    double p[2] = {
-        ev_attr_f(c, "alpha", old ? 1.6732f : 1.67326319217681884765625f),
-        ev_attr_f(c, "gamma", old ? 1.0507f : 1.05070102214813232421875f)
-    };
-    return ev_float1(c, ev_f_selu, p);
-}
-
-static int ev_celu(EvCtx *c)
-{
-    double p[1] = { ev_attr_f(c, "alpha", 1.0f) };
-    if (p[0] == 0)
-        return ev_fail(c, "alpha must not be 0");
-    return ev_float1(c, ev_f_celu, p);
-}
-
-static int ev_hardsigmoid(EvCtx *c)
-{
-    double p[2] = { ev_attr_f(c, "alpha", 0.2f), ev_attr_f(c, "beta", 0.5f) };
-    return ev_float1(c, ev_f_hardsigmoid, p);
-}
-
-static int ev_thresholdedrelu(EvCtx *c)
-{
-    double p[1] = { ev_attr_f(c, "alpha", 1.0f) };
-    return ev_float1(c, ev_f_thresholdedrelu, p);
-}
-
 static int ev_shrink(EvCtx *c)
 {
     double p[2] = { ev_attr_f(c, "lambd", 0.5f), ev_attr_f(c, "bias", 0.0f) };
     return ev_map1(c, ev_f_shrink, p, EV_CNUM, EV_I_NONE, EV_FAST_NONE);
-}
-
-static int ev_swish(EvCtx *c)
-{
-    double p[1] = { ev_attr_f(c, "alpha", 1.0f) };
-    return ev_float1(c, ev_f_swish, p);
-}
-
-static int ev_gelu(EvCtx *c)
-{
-    const char *a = ev_attr_s(c, "approximate", "none");
-    if (!a)
-        return -1;
-    if (!strcmp(a, "none"))
-        return ev_float1(c, ev_f_gelu, NULL);
-    if (!strcmp(a, "tanh"))
-        return ev_float1(c, ev_f_gelu_tanh, NULL);
-    return ev_fail(c, "approximate '%s' is not none or tanh", a);
 }
 
 static int ev_isnan(EvCtx *c)
@@ -548,75 +359,6 @@ static int ev_not(EvCtx *c)
     uint8_t *o = y->data;
     for (size_t k = 0; k < x->numel; k++)
         o[k] = !i[k];
-    return 0;
-}
-
-/* ---- PRelu -------------------------------------------------------------- */
-
-/* The slope as a view broadcastable to X's shape. From opset 7 the slope
- * broadcasts to X unidirectionally. Before, it came from Caffe2's PRelu: a
- * 1-element slope is shared and a 1-D slope of C elements goes per channel
- * (axis 1); other shapes are taken as broadcasting. */
-static int ev_prelu_slope(EvCtx *c, const EvValue *x, const EvValue *s,
-                          EvValue *view, int64_t *dims)
-{
-    *view = *s;
-    if (c->ver < 7 && s->numel == 1) {
-        view->rank = 0;
-        view->dims = NULL;
-        return 0;
-    }
-    if (c->ver < 7 && s->rank == 1 && x->rank >= 2 &&
-        s->dims[0] == x->dims[1]) {
-        for (size_t i = 0; i < x->rank; i++)
-            dims[i] = i == 1 ? s->dims[0] : 1;
-        view->rank = x->rank;
-        view->dims = dims;
-        return 0;
-    }
-    bool ok = s->rank <= x->rank;
-    for (size_t i = 0; ok && i < s->rank; i++) {
-        int64_t sd = s->dims[s->rank - 1 - i], xd = x->dims[x->rank - 1 - i];
-        ok = sd == 1 || sd == xd;
-    }
-    if (ok)
-        return 0;
-    return ev_fail(c, "slope shape does not broadcast to X's shape");
-}
-
-static int ev_prelu(EvCtx *c)
-{
-    EvValue *x = ev_in_tensor(c, 0), *s = x ? ev_in_tensor(c, 1) : NULL;
-    if (!s || ev_need(c, x, EV_CNUM))
-        return -1;
-    if (s->dtype != x->dtype)
-        return ev_fail(c, "slope type %s differs from X's %s",
-                       ev_dt_name(s->dtype), ev_dt_name(x->dtype));
-    EvValue view;
-    int64_t vdims[EV_MAX_RANK];
-    if (ev_prelu_slope(c, x, s, &view, vdims))
-        return -1;
-    EvValue *y = ev_out_tensor(c, 0, x->dtype, x->rank, x->dims);
-    if (!y)
-        return -1;
-    EvValue *ts[2] = { x, &view };
-    EvBcast b;
-    ev_bcast_init(&b, 2, ts, x->rank, x->dims);
-    unsigned cl = ev_class(x->dtype);
-    for (size_t k = 0; k < x->numel; k++, ev_bcast_next(&b)) {
-        if (cl == EV_CF) {
-            double v = ev_get_f(x, b.off[0]);
-            ev_set_f(y, k, v < 0 ? v * ev_get_f(&view, b.off[1]) : v);
-        } else if (cl == EV_CS) {
-            int64_t v = ev_get_i(x, b.off[0]);
-            if (v < 0)
-                v = (int64_t)((uint64_t)v *
-                              (uint64_t)ev_get_i(&view, b.off[1]));
-            ev_set_i(y, k, v);
-        } else {
-            ev_set_u(y, k, ev_get_u(x, b.off[0]));  /* never negative */
-        }
-    }
     return 0;
 }
 
@@ -1784,23 +1526,8 @@ const EvOp ev_ops_elementwise[] = {
     { "", "IsInf", ev_isinf },
     { "", "Not", ev_not },
     { "", "BitwiseNot", ev_bitwisenot },
-    { "", "Relu", ev_relu },
-    { "", "LeakyRelu", ev_leakyrelu },
-    { "", "Elu", ev_elu },
-    { "", "Selu", ev_selu },
-    { "", "Celu", ev_celu },
-    { "", "Sigmoid", ev_sigmoid_op },
-    { "", "HardSigmoid", ev_hardsigmoid },
-    { "", "HardSwish", ev_hardswish },
-    { "", "Softplus", ev_softplus_op },
-    { "", "Softsign", ev_softsign },
     { "", "Tanh", ev_tanh },
-    { "", "ThresholdedRelu", ev_thresholdedrelu },
     { "", "Shrink", ev_shrink },
-    { "", "Mish", ev_mish },
-    { "", "Swish", ev_swish },
-    { "", "Gelu", ev_gelu },
-    { "", "PRelu", ev_prelu },
     { "", "Add", ev_add },
     { "", "Sub", ev_sub },
     { "", "Mul", ev_mul },

@@ -4,8 +4,7 @@
  *   Scatter (9, 11; the deprecated name of ScatterElements without
  *   reduction), ScatterElements (11, 13, 16, 18), ScatterND (11, 13, 16, 18),
  *   TensorScatter (24), TopK (1, 10, 11, 24), Compress (9, 11),
- *   NonZero (9, 13), Unique (11), CumSum (11, 14), CumProd (26),
- *   ReverseSequence (10).
+ *   NonZero (9, 13), Unique (11), ReverseSequence (10).
  *
  * Subtle points:
  * - Every index read from an input is checked against its dim before use;
@@ -26,14 +25,13 @@
  *   fit: 0 <= write_index and write_index + sequence_length <= max.
  * - NonZero gives [rank, count] as the spec says, so a scalar gives [0, n].
  * - Compress: condition entries past the axis length must be false.
- * - CumSum/CumProd accumulate floats in double and integers in uint64
- *   (two's complement wrap, as the C types of the elements would).
  */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "eval.h"
+#include "kernels.h"
 
 /* ---- shared helpers ---------------------------------------------------- */
 
@@ -60,7 +58,7 @@ static void ev_odo_next(size_t *coord, const int64_t *dims, size_t rank)
 }
 
 /* A new output shaped like t (zeroed). */
-static EvValue *ev_out_like(EvCtx *c, size_t i, const EvValue *t)
+EvValue *ev_out_like(EvCtx *c, size_t i, const EvValue *t)
 {
     return ev_out_tensor(c, i, t->dtype, t->rank, t->dims);
 }
@@ -811,66 +809,7 @@ static int ev_unique(EvCtx *c)
     return ev_unique_indices(c, &g, it.n, pos, src);
 }
 
-/* ---- scans ------------------------------------------------------------- */
-
-/* CumSum and CumProd: x, a scalar axis input; exclusive and reverse. */
-static int ev_cumulate(EvCtx *c, bool prod)
-{
-    EvValue *x = ev_in_tensor(c, 0);
-    if (!x)
-        return -1;
-    size_t na, axis;
-    int64_t *av = ev_in_ints(c, 1, &na);
-    if (!av)
-        return -1;
-    if (na != 1)
-        return ev_fail(c, "axis must hold one value, not %zu", na);
-    if (x->rank == 0)
-        return ev_fail(c, "x must have rank 1 or more");
-    if (ev_axis(c, "axis", av[0], x->rank, 0, &axis))
-        return -1;
-    if (!ev_dtype_is_float(x->dtype) && !ev_dtype_is_int(x->dtype))
-        return ev_fail(c, "element type %d is not supported", (int)x->dtype);
-    bool excl = ev_attr_i(c, "exclusive", 0) != 0;
-    bool rev = ev_attr_i(c, "reverse", 0) != 0;
-    EvValue *y = ev_out_like(c, 0, x);
-    if (!y)
-        return -1;
-    size_t outer = ev_dims_prod(x->dims, 0, axis), n = (size_t)x->dims[axis];
-    size_t inner = ev_dims_prod(x->dims, axis + 1, x->rank);
-    bool fl = ev_dtype_is_float(x->dtype);
-    for (size_t o = 0; o < outer; o++)
-        for (size_t e = 0; e < inner; e++) {
-            double fa = prod ? 1 : 0;
-            uint64_t ia = prod ? 1 : 0;
-            for (size_t s = 0; s < n; s++) {
-                size_t j = rev ? n - 1 - s : s;
-                size_t k = (o * n + j) * inner + e;
-                if (excl)
-                    fl ? ev_set_f(y, k, fa) : ev_set_u(y, k, ia);
-                if (fl) {
-                    double v = ev_get_f(x, k);
-                    fa = prod ? fa * v : fa + v;
-                } else {
-                    uint64_t v = ev_get_u(x, k);
-                    ia = prod ? ia * v : ia + v;
-                }
-                if (!excl)
-                    fl ? ev_set_f(y, k, fa) : ev_set_u(y, k, ia);
-            }
-        }
-    return 0;
-}
-
-static int ev_cumsum(EvCtx *c)
-{
-    return ev_cumulate(c, false);
-}
-
-static int ev_cumprod(EvCtx *c)
-{
-    return ev_cumulate(c, true);
-}
+/* ---- ReverseSequence --------------------------------------------------- */
 
 static int ev_reverse_sequence(EvCtx *c)
 {
@@ -923,8 +862,6 @@ const EvOp ev_ops_index[] = {
     {"", "Compress", ev_compress},
     {"", "NonZero", ev_nonzero},
     {"", "Unique", ev_unique},
-    {"", "CumSum", ev_cumsum},
-    {"", "CumProd", ev_cumprod},
     {"", "ReverseSequence", ev_reverse_sequence},
     {NULL, NULL, NULL}
 };

@@ -1,5 +1,6 @@
 /* Quantization kernels (ai.onnx): QuantizeLinear, DequantizeLinear,
- * DynamicQuantizeLinear, QLinearConv, QLinearMatMul.
+ * DynamicQuantizeLinear, QLinearConv, QLinearMatMul, ConvInteger (10) and
+ * MatMulInteger (10).
  *
  * QuantizeLinear 10 (per-tensor), 13 (axis: per-axis), 19 (float8 outputs,
  * saturate), 21 (block_size, int16/uint16/int4/uint4, output_dtype),
@@ -23,12 +24,17 @@
  * - A scale with one element is per-tensor whatever its rank (zero points
  *   of shape [1] beside a scalar scale are common); a zero point must have
  *   as many elements as its scale.
- * - NaN results saturate to the zero point. */
+ * - NaN results saturate to the zero point.
+ * - ConvInteger and MatMulInteger run on the nn family's conv and matmul
+ *   (kernels.h) in double: zero-point-shifted 8-bit values have products
+ *   below 2^16, so their sums stay exact far beyond any real reduction
+ *   length, and the int32 result wraps like an int32 accumulator would. */
 #include <math.h>
 #include <string.h>
 
 #include "eval.h"
 #include "fconv.h"
+#include "kernels.h"
 
 /* ---- element helpers ------------------------------------------------- */
 
@@ -796,11 +802,116 @@ static int ev_qlinearconv(EvCtx *c)
     return 0;
 }
 
+/* ---- ConvInteger, MatMulInteger ---------------------------------------- */
+
+/* A zero point of an 8-bit input: absent (0), a scalar, or per_len
+ * values (per output channel or row/column; 0 = per tensor only). Fills
+ * *zp with 1 or per_len values and *n with how many. */
+static int ev_zero_point(EvCtx *c, size_t i, const EvValue *like, size_t per_len,
+                         const char *what, const int64_t **zp, size_t *n)
+{
+    EvValue *z;
+    static const int64_t zero = 0;
+    *zp = &zero;
+    *n = 1;
+    if (ev_opt_tensor(c, i, like->dtype, what, &z) < 0)
+        return -1;
+    if (!z)
+        return 0;
+    if (z->numel != 1 && (per_len == 0 || z->numel != per_len || z->rank != 1))
+        return ev_fail(c, "%s has %zu elements; needs 1%s", what, z->numel,
+                       per_len ? " or one per channel" : "");
+    int64_t *v = ev_tmp(c, z->numel, sizeof *v);
+    if (!v)
+        return -1;
+    for (size_t k = 0; k < z->numel; k++)
+        v[k] = ev_get_i(z, k);
+    *zp = v;
+    *n = z->numel;
+    return 0;
+}
+
+/* t - zp as doubles; zp has 1 value, or one per block of `block`
+ * consecutive elements. */
+static double *ev_shifted(EvCtx *c, const EvValue *t, const int64_t *zp, size_t nzp,
+                          size_t block)
+{
+    double *v = ev_tmp(c, t->numel ? t->numel : 1, sizeof *v);
+    for (size_t k = 0; v && k < t->numel; k++)
+        v[k] = (double)(ev_get_i(t, k) - zp[nzp == 1 ? 0 : k / block % nzp]);
+    return v;
+}
+
+/* ConvInteger: conv of (x - x_zero_point) and (w - w_zero_point) into
+ * int32; padding reads x_zero_point, i.e. 0 after the shift. */
+static int ev_convinteger(EvCtx *c)
+{
+    EvValue *x = ev_in_tensor(c, 0), *w = ev_in_tensor(c, 1), *y;
+    EvGeom g;
+    size_t groups, nxz, nwz;
+    const int64_t *xz, *wz;
+    if (!x || !w)
+        return -1;
+    if (!ev_is_8bit(x->dtype) || !ev_is_8bit(w->dtype))
+        return ev_fail(c, "x and w must be int8 or uint8");
+    if (ev_conv_shapes(c, x, w, false, &groups) < 0 ||
+        ev_zero_point(c, 2, x, 0, "x_zero_point", &xz, &nxz) < 0 ||
+        ev_zero_point(c, 3, w, (size_t)w->dims[0], "w_zero_point", &wz, &nwz) < 0 ||
+        ev_win_read(c, x, w->dims + 2, false, &g) < 0 ||
+        !(y = ev_conv_out(c, EV_INT32, x, w->dims[0], &g)))
+        return -1;
+    if (y->numel == 0)
+        return 0;
+    size_t per_m = w->dims[0] ? w->numel / (size_t)w->dims[0] : 1;
+    double *xv = ev_shifted(c, x, xz, 1, 1), *wv = ev_shifted(c, w, wz, nwz, per_m);
+    double *yv = ev_tmp(c, y->numel, sizeof *yv);
+    if (!xv || !wv || !yv ||
+        ev_conv_core(c, true, &g, (size_t)x->dims[0], (size_t)x->dims[1],
+                     (size_t)w->dims[0], groups, xv, wv, NULL, yv) < 0)
+        return -1;
+    for (size_t k = 0; k < y->numel; k++)
+        ev_set_i(y, k, fc_i64_sat(yv[k]));
+    return 0;
+}
+
+/* MatMulInteger: (A - a_zero_point) x (B - b_zero_point) into int32, with
+ * per-tensor zero points or per-row (A) / per-column (B) ones. */
+static int ev_matmulinteger(EvCtx *c)
+{
+    EvValue *a = ev_in_tensor(c, 0), *b = ev_in_tensor(c, 1), *y;
+    EvMM mm;
+    size_t rank, nza, nzb;
+    int64_t dims[EV_MAX_RANK];
+    const int64_t *za, *zb;
+    if (!a || !b)
+        return -1;
+    if (!ev_is_8bit(a->dtype) || !ev_is_8bit(b->dtype))
+        return ev_fail(c, "A and B must be int8 or uint8");
+    if (ev_mm_shape(c, a, b, &mm, &rank, dims) < 0 ||
+        ev_zero_point(c, 2, a, mm.m, "a_zero_point", &za, &nza) < 0 ||
+        ev_zero_point(c, 3, b, mm.n, "b_zero_point", &zb, &nzb) < 0 ||
+        !(y = ev_out_tensor(c, 0, EV_INT32, rank, dims)))
+        return -1;
+    if (y->numel == 0)
+        return 0;
+    /* element e of A is in row e / k % m; of B in column e % n */
+    double *av = ev_shifted(c, a, za, nza, mm.k ? mm.k : 1);
+    double *bv = ev_shifted(c, b, zb, nzb, 1);
+    double *yv = ev_tmp(c, y->numel, sizeof *yv);
+    if (!av || !bv || !yv || ev_mm_real(c, &mm, true, av, bv, yv) < 0)
+        return -1;
+    for (size_t k = 0; k < y->numel; k++)
+        ev_set_i(y, k, fc_i64_sat(yv[k]));
+    return 0;
+}
+
 const EvOp ev_ops_quant[] = {
     { "", "QuantizeLinear", ev_quantizelinear },
     { "", "DequantizeLinear", ev_dequantizelinear },
     { "", "DynamicQuantizeLinear", ev_dynamicquantizelinear },
     { "", "QLinearMatMul", ev_qlinearmatmul },
     { "", "QLinearConv", ev_qlinearconv },
+    { "", "ConvInteger", ev_convinteger },
+    { "", "MatMulInteger", ev_matmulinteger },
     { NULL, NULL, NULL }
 };
