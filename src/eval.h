@@ -265,13 +265,21 @@ EvValue *ev_in_real(EvCtx *c, size_t i);
  * setting *bad when it is present but unusable. */
 EvValue *ev_in_real_opt(EvCtx *c, size_t i, bool *bad);
 
-/* Attributes, resolving ref_attr_name inside function bodies. The
- * defaults are the caller's (kernels pass the spec's default). */
+/* Attributes, resolving ref_attr_name inside function bodies. An absent
+ * attribute reads as the operator table's default for the node's op at
+ * its version (0, 0.0f or NULL where the table has none). */
 const IrAttr *ev_attr(const EvCtx *c, const char *name);
-int64_t ev_attr_i(const EvCtx *c, const char *name, int64_t dflt);
-float ev_attr_f(const EvCtx *c, const char *name, float dflt);
-/* A string attribute as a NUL-terminated string (ev_tmp copy). */
-const char *ev_attr_s(EvCtx *c, const char *name, const char *dflt);
+int64_t ev_attr_i(const EvCtx *c, const char *name);
+float ev_attr_f(const EvCtx *c, const char *name);
+/* A string attribute as a NUL-terminated string (ev_tmp copy; the
+ * table's default is its own constant). */
+const char *ev_attr_s(EvCtx *c, const char *name);
+/* The same with the caller's default, only where the table has none for
+ * that attribute at that version (each call is listed, with its reason,
+ * in tests/attr_defaults_exceptions.txt). */
+int64_t ev_attr_i_or(const EvCtx *c, const char *name, int64_t dflt);
+float ev_attr_f_or(const EvCtx *c, const char *name, float dflt);
+const char *ev_attr_s_or(EvCtx *c, const char *name, const char *dflt);
 /* List attributes: count, or -1 when absent (then *v is NULL). */
 long ev_attr_ints(const EvCtx *c, const char *name, const int64_t **v);
 long ev_attr_floats(const EvCtx *c, const char *name, const float **v);

@@ -8,7 +8,6 @@
  *   (ev_map1 in kernels.h): computed in double and rounded once on store,
  *   with the float32 loops of Relu and Sigmoid kept in elementwise.c beside
  *   the others so that they stay inlined.
- * - Selu-1's defaults were the constants rounded to 4 decimals.
  * - PRelu before 7 follows Caffe2: a 1-D slope of C elements goes per
  *   channel; from 7 the slope broadcasts to X unidirectionally.
  * - Softmax/LogSoftmax/Hardmax before version 13 coerce the input to 2-D
@@ -133,30 +132,27 @@ static int ev_sigmoid_op(EvCtx *c)
 
 static int ev_leakyrelu(EvCtx *c)
 {
-    double p[1] = { ev_attr_f(c, "alpha", 0.01f) };
+    double p[1] = { ev_attr_f(c, "alpha") };
     return ev_float1(c, ev_f_leakyrelu, p);
 }
 
 static int ev_elu(EvCtx *c)
 {
-    double p[1] = { ev_attr_f(c, "alpha", 1.0f) };
+    double p[1] = { ev_attr_f(c, "alpha") };
     return ev_float1(c, ev_f_elu, p);
 }
 
-/* Selu-1's defaults were the constants rounded to 4 decimals. */
+/* Selu-1's defaults were the constants rounded to 4 decimals (the
+ * table has both). */
 static int ev_selu(EvCtx *c)
 {
-    bool old = c->ver < 6;
-    double p[2] = {
-        ev_attr_f(c, "alpha", old ? 1.6732f : 1.67326319217681884765625f),
-        ev_attr_f(c, "gamma", old ? 1.0507f : 1.05070102214813232421875f)
-    };
+    double p[2] = { ev_attr_f(c, "alpha"), ev_attr_f(c, "gamma") };
     return ev_float1(c, ev_f_selu, p);
 }
 
 static int ev_celu(EvCtx *c)
 {
-    double p[1] = { ev_attr_f(c, "alpha", 1.0f) };
+    double p[1] = { ev_attr_f(c, "alpha") };
     if (p[0] == 0)
         return ev_fail(c, "alpha must not be 0");
     return ev_float1(c, ev_f_celu, p);
@@ -164,25 +160,25 @@ static int ev_celu(EvCtx *c)
 
 static int ev_hardsigmoid(EvCtx *c)
 {
-    double p[2] = { ev_attr_f(c, "alpha", 0.2f), ev_attr_f(c, "beta", 0.5f) };
+    double p[2] = { ev_attr_f(c, "alpha"), ev_attr_f(c, "beta") };
     return ev_float1(c, ev_f_hardsigmoid, p);
 }
 
 static int ev_thresholdedrelu(EvCtx *c)
 {
-    double p[1] = { ev_attr_f(c, "alpha", 1.0f) };
+    double p[1] = { ev_attr_f(c, "alpha") };
     return ev_float1(c, ev_f_thresholdedrelu, p);
 }
 
 static int ev_swish(EvCtx *c)
 {
-    double p[1] = { ev_attr_f(c, "alpha", 1.0f) };
+    double p[1] = { ev_attr_f(c, "alpha") };
     return ev_float1(c, ev_f_swish, p);
 }
 
 static int ev_gelu(EvCtx *c)
 {
-    const char *a = ev_attr_s(c, "approximate", "none");
+    const char *a = ev_attr_s(c, "approximate");
     if (!a)
         return -1;
     if (!strcmp(a, "none"))
@@ -352,7 +348,7 @@ static int ev_softmax_kind(EvCtx *c, EvSmKind kind)
     size_t outer = 1, n = 1, inner = 1;
     if (x->rank > 0) {
         size_t ax;
-        if (ev_axis(c, "axis", ev_attr_i(c, "axis", old ? 1 : -1), x->rank,
+        if (ev_axis(c, "axis", ev_attr_i(c, "axis"), x->rank,
                     0, &ax))
             return -1;
         outer = ev_dims_prod(x->dims, 0, ax);
@@ -425,7 +421,7 @@ static int ev_swiglu(EvCtx *c)
         return -1;
     if (t[0]->dtype != t[1]->dtype)
         return ev_fail(c, "A and B must share their element type");
-    double alpha = ev_attr_f(c, "alpha", 1.0f);
+    double alpha = ev_attr_f(c, "alpha");
     size_t rank;
     int64_t dims[EV_MAX_RANK];
     if (ev_broadcast_shape(c, 2, t, &rank, dims))

@@ -47,7 +47,7 @@ static int ev_at_heads(EvCtx *c, const char *name, int64_t *out)
 {
     if (!ev_attr(c, name))
         return ev_fail(c, "attribute %s is required", name);
-    *out = ev_attr_i(c, name, 0);
+    *out = ev_attr_i(c, name);
     if (*out <= 0)
         return ev_fail(c, "%s must be positive", name);
     return 0;
@@ -398,15 +398,15 @@ static int ev_attn_present(EvCtx *c, size_t i, int32_t dtype,
 /* Attributes, attn_mask and nonpad_kv_seqlen, once the shapes are known. */
 static int ev_attn_options(EvCtx *c, EvAttn *a)
 {
-    a->scale = ev_attr(c, "scale") ? (double)ev_attr_f(c, "scale", 1.0f)
+    a->scale = ev_attr(c, "scale") ? (double)ev_attr_f_or(c, "scale", 1.0f)
                                    : 1.0 / sqrt((double)a->d);
-    a->softcap = ev_attr_f(c, "softcap", 0.0f);
-    a->mode = ev_attr_i(c, "qk_matmul_output_mode", 0);
+    a->softcap = ev_attr_f(c, "softcap");
+    a->mode = ev_attr_i(c, "qk_matmul_output_mode");
     if (a->mode < 0 || a->mode > 3)
         return ev_fail(c, "qk_matmul_output_mode must be 0 to 3");
-    a->causal = ev_attr_i(c, "is_causal", 0) != 0;
-    a->left = c->ver >= 25 ? ev_attr_i(c, "left_window_size", -1) : -1;
-    a->right = c->ver >= 25 ? ev_attr_i(c, "right_window_size", -1) : -1;
+    a->causal = ev_attr_i(c, "is_causal") != 0;
+    a->left = c->ver >= 25 ? ev_attr_i_or(c, "left_window_size", -1) : -1;
+    a->right = c->ver >= 25 ? ev_attr_i_or(c, "right_window_size", -1) : -1;
     EvValue *m = ev_in(c, 3);
     if (m && ev_attn_mask(c, a, m))
         return -1;
@@ -592,7 +592,7 @@ static int ev_flex_precision(EvCtx *c, int32_t qtype, int32_t *pt)
     *pt = qtype == EV_DOUBLE ? EV_DOUBLE : EV_FLOAT;
     if (!ev_attr(c, "softmax_precision"))
         return 0;
-    int64_t sp = ev_attr_i(c, "softmax_precision", EV_FLOAT);
+    int64_t sp = ev_attr_i_or(c, "softmax_precision", EV_FLOAT);
     if (sp < 0 || sp > INT32_MAX || !ev_dtype_is_real((int32_t)sp))
         return ev_fail(c, "softmax_precision must be a float type");
     *pt = (int32_t)sp;
@@ -631,7 +631,7 @@ static int ev_flex_attention(EvCtx *c)
     if (!q || !k || !v || ev_flex_shapes(c, q, k, v, &f) ||
         ev_flex_precision(c, q->dtype, &pt))
         return -1;
-    double scale = ev_attr(c, "scale") ? (double)ev_attr_f(c, "scale", 1.0f)
+    double scale = ev_attr(c, "scale") ? (double)ev_attr_f_or(c, "scale", 1.0f)
                                        : 1.0 / sqrt((double)f.e);
     bool dbl = q->dtype == EV_DOUBLE || pt == EV_DOUBLE;
     EvAtBuf qb, kb, vb;
@@ -746,7 +746,7 @@ static int ev_rotary_embedding(EvCtx *c)
     if (cs->dtype != x->dtype || sn->dtype != x->dtype)
         return ev_fail(c, "the caches must have X's element type");
     EvRope r = {0};
-    r.interleaved = ev_attr_i(c, "interleaved", 0) != 0;
+    r.interleaved = ev_attr_i(c, "interleaved") != 0;
     if (x->rank == 4) {
         r.bn = (size_t)x->dims[0];
         r.h = (size_t)x->dims[1];
@@ -766,7 +766,7 @@ static int ev_rotary_embedding(EvCtx *c)
     } else {
         return ev_fail(c, "X must be 3-D or 4-D");
     }
-    int64_t rd = ev_attr_i(c, "rotary_embedding_dim", 0);
+    int64_t rd = ev_attr_i(c, "rotary_embedding_dim");
     if (rd < 0 || (size_t)rd > r.d || (rd == 0 ? r.d : (size_t)rd) % 2)
         return ev_fail(c, "rotary_embedding_dim must be even and at most the "
                        "head size");
@@ -817,7 +817,7 @@ static int ev_lin_rule(EvCtx *c, EvLaRule *rule)
 {
     static const char *const names[] = {"linear", "gated", "delta",
                                         "gated_delta"};
-    const char *s = ev_attr_s(c, "update_rule", "gated_delta");
+    const char *s = ev_attr_s(c, "update_rule");
     for (int i = 0; i < 4; i++)
         if (s && strcmp(s, names[i]) == 0) {
             *rule = (EvLaRule)i;
@@ -934,7 +934,7 @@ static int ev_linear_attention(EvCtx *c)
     l.hkv = (size_t)hkv;
     if (ev_lin_shapes(c, &l, ps))
         return -1;
-    double sc = ev_attr_f(c, "scale", 0.0f);
+    double sc = ev_attr_f(c, "scale");
     l.scale = sc != 0 ? sc : 1.0 / sqrt((double)l.dk);
     int64_t od[3] = {(int64_t)l.bn, (int64_t)l.t, (int64_t)(l.hq * l.dv)};
     int64_t sd[4] = {(int64_t)l.bn, (int64_t)l.hkv, (int64_t)l.dk,

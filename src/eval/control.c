@@ -480,7 +480,7 @@ static int ev_scan(EvCtx *c)
         return ev_scan8(c);
     EvScan S = {0};
     S.body = ev_body(c, "body");
-    int64_t m = ev_attr_i(c, "num_scan_inputs", -1);
+    int64_t m = ev_attr_i_or(c, "num_scan_inputs", -1);
     if (!S.body)
         return -1;
     if (m < 1 || (size_t)m > c->n_in)
@@ -649,7 +649,7 @@ static int ev_scan8(EvCtx *c)
 {
     EvScan8 S = {0};
     S.body = ev_body(c, "body");
-    int64_t m = ev_attr_i(c, "num_scan_inputs", -1);
+    int64_t m = ev_attr_i_or(c, "num_scan_inputs", -1);
     if (!S.body)
         return -1;
     if (m < 1 || c->n_in < 1 || (size_t)m > c->n_in - 1)

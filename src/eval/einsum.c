@@ -285,7 +285,7 @@ static int ev_einsum(EvCtx *c)
     int32_t t = in[0]->dtype;
     if (!ev_dtype_is_float(t) && !ev_dtype_is_int(t))
         return ev_fail(c, "element type %d is not supported", (int)t);
-    const char *eq0 = ev_attr_s(c, "equation", NULL);
+    const char *eq0 = ev_attr_s_or(c, "equation", NULL);
     if (!eq0)
         return ev_fail(c, "attribute equation is required");
     char *eq = ev_tmp(c, strlen(eq0) + 1, 1), **terms;

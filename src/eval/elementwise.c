@@ -311,7 +311,7 @@ static int ev_erf(EvCtx *c)
 
 static int ev_shrink(EvCtx *c)
 {
-    double p[2] = { ev_attr_f(c, "lambd", 0.5f), ev_attr_f(c, "bias", 0.0f) };
+    double p[2] = { ev_attr_f(c, "lambd"), ev_attr_f(c, "bias") };
     return ev_map1(c, ev_f_shrink, p, EV_CNUM, EV_I_NONE, EV_FAST_NONE);
 }
 
@@ -334,8 +334,8 @@ static int ev_isinf(EvCtx *c)
     EvValue *x = ev_in_tensor(c, 0);
     if (!x || ev_need(c, x, EV_CF))
         return -1;
-    bool neg = ev_attr_i(c, "detect_negative", 1) != 0;
-    bool pos = ev_attr_i(c, "detect_positive", 1) != 0;
+    bool neg = ev_attr_i(c, "detect_negative") != 0;
+    bool pos = ev_attr_i(c, "detect_positive") != 0;
     EvValue *y = ev_out_tensor(c, 0, EV_BOOL, x->rank, x->dims);
     if (!y)
         return -1;
@@ -417,7 +417,7 @@ static int ev_legacy_view(EvCtx *c, const EvValue *a, const EvValue *b,
                           EvValue *view, int64_t *dims)
 {
     *view = *b;
-    if (!ev_attr_i(c, "broadcast", 0)) {
+    if (!ev_attr_i(c, "broadcast")) {
         if (!ev_same_shape(a, b))
             return ev_fail(c, "shapes differ and broadcast is not set");
         return 0;
@@ -431,7 +431,7 @@ static int ev_legacy_view(EvCtx *c, const EvValue *a, const EvValue *b,
         return ev_fail(c, "B has more dims than A");
     int64_t axis = (int64_t)(a->rank - b->rank);
     if (ev_attr(c, "axis")) {
-        axis = ev_attr_i(c, "axis", 0);
+        axis = ev_attr_i_or(c, "axis", 0);
         if (axis < 0)
             axis += (int64_t)a->rank;
     }
@@ -750,9 +750,9 @@ static int ev_binary(EvCtx *c, EvBinOp op)
         return -1;
     bool cmod = false;
     if (op == EV_MOD)
-        cmod = ev_attr_i(c, "fmod", 0) != 0;
+        cmod = ev_attr_i(c, "fmod") != 0;
     if (op == EV_SHL) {
-        const char *d = ev_attr_s(c, "direction", "");
+        const char *d = ev_attr_s_or(c, "direction", "");
         if (!d)
             return -1;
         if (!strcmp(d, "RIGHT"))
@@ -1054,10 +1054,13 @@ static int ev_clip(EvCtx *c)
     if (!y)
         return -1;
     if (c->ver < 11) {
-        /* Clip-1: absent bounds do not clip; Clip-6: +-FLT_MAX defaults */
-        float d = c->ver < 6 ? INFINITY : 3.402823e+38f;
-        return ev_clip_float(c, x, y, ev_attr_f(c, "min", -d),
-                             ev_attr_f(c, "max", d));
+        /* Clip-1: absent bounds do not clip (the table has no default);
+         * Clip-6: the table's +-FLT_MAX */
+        if (c->ver >= 6)
+            return ev_clip_float(c, x, y, ev_attr_f(c, "min"),
+                                 ev_attr_f(c, "max"));
+        return ev_clip_float(c, x, y, ev_attr_f_or(c, "min", -INFINITY),
+                             ev_attr_f_or(c, "max", INFINITY));
     }
     const EvValue *lo, *hi;
     if (ev_clip_bound(c, x, 1, &lo) || ev_clip_bound(c, x, 2, &hi))
@@ -1373,11 +1376,11 @@ static int ev_cast_to(EvCtx *c, EvValue *x, int32_t to, bool sat, int rm)
 /* Cast-19+'s saturate and Cast-24+'s round_mode. */
 static int ev_cast_attrs(EvCtx *c, bool *sat, int *rm)
 {
-    *sat = c->ver < 19 || ev_attr_i(c, "saturate", 1) != 0;
+    *sat = c->ver < 19 || ev_attr_i_or(c, "saturate", 1) != 0;
     *rm = EV_RM_UP;
     if (c->ver < 24)
         return 0;
-    const char *m = ev_attr_s(c, "round_mode", "up");
+    const char *m = ev_attr_s_or(c, "round_mode", "up");
     if (!m)
         return -1;
     if (!strcmp(m, "down"))
@@ -1396,7 +1399,7 @@ static int ev_cast_target(EvCtx *c, int32_t *to)
     if (!a)
         return ev_fail(c, "attribute 'to' is missing");
     if (c->ver < 6 && a->has_s) {
-        const char *s = ev_attr_s(c, "to", "");
+        const char *s = ev_attr_s_or(c, "to", "");
         if (!s)
             return -1;
         for (int32_t d = 1; ir_dtype_name(d); d++) {
@@ -1407,7 +1410,7 @@ static int ev_cast_target(EvCtx *c, int32_t *to)
         }
         return ev_fail(c, "unknown type name '%s'", s);
     }
-    int64_t v = ev_attr_i(c, "to", 0);
+    int64_t v = ev_attr_i_or(c, "to", 0);
     if (v <= 0 || v > INT32_MAX || !ir_dtype_name((int32_t)v))
         return ev_fail(c, "'to' (%lld) is not a known type", (long long)v);
     *to = (int32_t)v;
@@ -1462,7 +1465,7 @@ static int ev_bitcast(EvCtx *c)
         return -1;
     if (!ev_attr(c, "to"))
         return ev_fail(c, "attribute 'to' is missing");
-    int64_t to = ev_attr_i(c, "to", 0);
+    int64_t to = ev_attr_i_or(c, "to", 0);
     int bx = ir_dtype_bits(x->dtype);
     int by = to > 0 && to <= INT32_MAX ? ir_dtype_bits((int32_t)to) : 0;
     if (!bx || !by || !ev_dtype_size((int32_t)to))

@@ -176,7 +176,7 @@ static int ev_gather(EvCtx *c)
     if (x->rank == 0)
         return ev_fail(c, "data must have rank 1 or more");
     size_t axis, ni;
-    if (ev_axis(c, "axis", ev_attr_i(c, "axis", 0), x->rank, 0, &axis))
+    if (ev_axis(c, "axis", ev_attr_i(c, "axis"), x->rank, 0, &axis))
         return -1;
     int64_t *idx = ev_in_ints(c, 1, &ni);
     if (!idx)
@@ -230,7 +230,7 @@ static int ev_gather_elements(EvCtx *c)
     if (x->rank == 0)
         return ev_fail(c, "data must have rank 1 or more");
     size_t axis, ni;
-    if (ev_axis(c, "axis", ev_attr_i(c, "axis", 0), x->rank, 0, &axis) ||
+    if (ev_axis(c, "axis", ev_attr_i(c, "axis"), x->rank, 0, &axis) ||
         ev_elements_check(c, x, ind, axis))
         return -1;
     int64_t *idx = ev_in_ints(c, 1, &ni);
@@ -258,7 +258,7 @@ static int ev_gather_nd(EvCtx *c)
     EvValue *x = ev_in_tensor(c, 0), *ind = ev_in_tensor(c, 1);
     if (!x || !ind)
         return -1;
-    int64_t b = c->ver >= 12 ? ev_attr_i(c, "batch_dims", 0) : 0;
+    int64_t b = c->ver >= 12 ? ev_attr_i(c, "batch_dims") : 0;
     size_t r = x->rank, q = ind->rank;
     if (r == 0 || q == 0)
         return ev_fail(c, "data and indices must have rank 1 or more");
@@ -318,7 +318,7 @@ static int ev_scatter_reduction(EvCtx *c, int32_t dtype, int *red)
     *red = EV_RED_NONE;
     if (c->ver < 16)
         return 0;
-    const char *s = ev_attr_s(c, "reduction", "none");
+    const char *s = ev_attr_s_or(c, "reduction", "none");
     if (strcmp(s, "none") == 0)
         return 0;
     if (strcmp(s, "add") == 0)
@@ -413,7 +413,7 @@ static int ev_scatter_elements(EvCtx *c)
         return ev_fail(c, "updates and indices differ in shape");
     size_t axis, ni;
     int red;
-    if (ev_axis(c, "axis", ev_attr_i(c, "axis", 0), x->rank, 0, &axis) ||
+    if (ev_axis(c, "axis", ev_attr_i(c, "axis"), x->rank, 0, &axis) ||
         ev_elements_check(c, x, ind, axis) ||
         ev_scatter_reduction(c, x->dtype, &red))
         return -1;
@@ -501,11 +501,11 @@ static int ev_tensor_scatter(EvCtx *c)
     if (x->rank < 2)
         return ev_fail(c, "past_cache must have rank 2 or more");
     size_t axis;
-    if (ev_axis(c, "axis", ev_attr_i(c, "axis", -2), x->rank, 0, &axis))
+    if (ev_axis(c, "axis", ev_attr_i(c, "axis"), x->rank, 0, &axis))
         return -1;
     if (axis == 0)
         return ev_fail(c, "axis cannot be the batch dim 0");
-    const char *mode = ev_attr_s(c, "mode", "linear");
+    const char *mode = ev_attr_s(c, "mode");
     bool circular = strcmp(mode, "circular") == 0;
     if (!circular && strcmp(mode, "linear") != 0)
         return ev_fail(c, "mode '%s' is not supported", mode);
@@ -565,7 +565,7 @@ static int ev_topk(EvCtx *c)
     if (c->ver < 10) {
         if (!ev_attr(c, "k"))
             return ev_fail(c, "attribute k is required");
-        k = ev_attr_i(c, "k", 0);
+        k = ev_attr_i_or(c, "k", 0);
     } else {
         size_t nk;
         int64_t *kv = ev_in_ints(c, 1, &nk);
@@ -576,9 +576,9 @@ static int ev_topk(EvCtx *c)
         k = kv[0];
     }
     size_t axis;
-    if (ev_axis(c, "axis", ev_attr_i(c, "axis", -1), x->rank, 0, &axis))
+    if (ev_axis(c, "axis", ev_attr_i(c, "axis"), x->rank, 0, &axis))
         return -1;
-    bool largest = c->ver < 11 || ev_attr_i(c, "largest", 1) != 0;
+    bool largest = c->ver < 11 || ev_attr_i_or(c, "largest", 1) != 0;
     int64_t n = x->dims[axis];
     if (k < 0 || k > n)
         return ev_fail(c, "k %lld is out of range for a dim of %lld",
@@ -624,7 +624,7 @@ static int ev_compress(EvCtx *c)
     bool has_axis = ev_attr(c, "axis") != NULL;
     size_t axis = 0, outer = 1, n = x->numel, inner = 1;
     if (has_axis) {
-        if (ev_axis(c, "axis", ev_attr_i(c, "axis", 0), x->rank, 0, &axis))
+        if (ev_axis(c, "axis", ev_attr_i_or(c, "axis", 0), x->rank, 0, &axis))
             return -1;
         outer = ev_dims_prod(x->dims, 0, axis);
         n = (size_t)x->dims[axis];
@@ -768,11 +768,11 @@ static int ev_unique(EvCtx *c)
     if (!x)
         return -1;
     bool has_axis = ev_attr(c, "axis") != NULL;
-    bool sorted = ev_attr_i(c, "sorted", 1) != 0;
+    bool sorted = ev_attr_i(c, "sorted") != 0;
     size_t axis = 0;
     EvItems it = {.t = x, .outer = 1, .n = x->numel, .inner = 1};
     if (has_axis) {
-        if (ev_axis(c, "axis", ev_attr_i(c, "axis", 0), x->rank, 0, &axis))
+        if (ev_axis(c, "axis", ev_attr_i_or(c, "axis", 0), x->rank, 0, &axis))
             return -1;
         it.outer = ev_dims_prod(x->dims, 0, axis);
         it.n = (size_t)x->dims[axis];
@@ -818,8 +818,8 @@ static int ev_reverse_sequence(EvCtx *c)
         return -1;
     if (x->rank < 2)
         return ev_fail(c, "input must have rank 2 or more");
-    int64_t ta = ev_attr_i(c, "time_axis", 0);
-    int64_t ba = ev_attr_i(c, "batch_axis", 1);
+    int64_t ta = ev_attr_i(c, "time_axis");
+    int64_t ba = ev_attr_i(c, "batch_axis");
     if ((ta != 0 && ta != 1) || (ba != 0 && ba != 1) || ta == ba)
         return ev_fail(c, "time_axis %lld and batch_axis %lld must be 0 and "
                        "1 in some order", (long long)ta, (long long)ba);

@@ -101,7 +101,7 @@ static int ev_non_max_suppression(EvCtx *c)
         scores->dims[2] != boxes->dims[1])
         return ev_fail(c, "scores must be [num_batches, num_classes, "
                           "spatial_dimension] matching boxes");
-    int64_t center = ev_attr_i(c, "center_point_box", 0);
+    int64_t center = ev_attr_i(c, "center_point_box");
     if (center != 0 && center != 1)
         return ev_fail(c, "center_point_box must be 0 or 1");
     double max_out, iou_th, score_th;
@@ -265,14 +265,14 @@ static int ev_tfidf_vectorizer(EvCtx *c)
         return ev_fail(c, "X's type does not match the pool's");
     if (x->rank != 1 && x->rank != 2)
         return ev_fail(c, "X must be 1-D or 2-D");
-    const char *mode = ev_attr_s(c, "mode", "");
+    const char *mode = ev_attr_s_or(c, "mode", "");
     int m = !mode ? -1 : !strcmp(mode, "TF") ? 0 : !strcmp(mode, "IDF") ? 1
           : !strcmp(mode, "TFIDF") ? 2 : -1;
     if (m < 0)
         return ev_fail(c, "mode must be TF, IDF or TFIDF");
-    int64_t gmin = ev_attr_i(c, "min_gram_length", -1);
-    int64_t gmax = ev_attr_i(c, "max_gram_length", -1);
-    int64_t skip = ev_attr_i(c, "max_skip_count", -1);
+    int64_t gmin = ev_attr_i_or(c, "min_gram_length", -1);
+    int64_t gmax = ev_attr_i_or(c, "max_gram_length", -1);
+    int64_t skip = ev_attr_i_or(c, "max_skip_count", -1);
     if (gmin < 1 || gmax < gmin || skip < 0)
         return ev_fail(c, "need 1 <= min_gram_length <= max_gram_length and "
                           "max_skip_count >= 0");

@@ -174,7 +174,7 @@ static int ev_post_code(EvCtx *c, const char *s, int *pt)
 
 static int ev_post_attr(EvCtx *c, int *pt)
 {
-    return ev_post_code(c, ev_attr_s(c, "post_transform", "NONE"), pt);
+    return ev_post_code(c, ev_attr_s(c, "post_transform"), pt);
 }
 
 static double ev_logistic(double x)
@@ -420,7 +420,7 @@ static int ev_binarizer(EvCtx *c)
     EvValue *x = ev_in_num(c, 0);
     if (!x)
         return -1;
-    double th = ev_attr_f(c, "threshold", 0.0f);
+    double th = ev_attr_f(c, "threshold");
     EvValue *y = ev_out_tensor(c, 0, x->dtype, x->rank, x->dims);
     if (!y)
         return -1;
@@ -489,8 +489,8 @@ static int ev_cast_map(EvCtx *c)
         return -1;
     if (m->keys->dtype != EV_INT64)
         return ev_fail(c, "the map's keys must be int64");
-    const char *to = ev_attr_s(c, "cast_to", "TO_FLOAT");
-    const char *form = ev_attr_s(c, "map_form", "DENSE");
+    const char *to = ev_attr_s(c, "cast_to");
+    const char *form = ev_attr_s(c, "map_form");
     int32_t dt = !strcmp(to, "TO_FLOAT") ? EV_FLOAT
                  : !strcmp(to, "TO_STRING") ? EV_STRING
                  : !strcmp(to, "TO_INT64") ? EV_INT64 : 0;
@@ -500,7 +500,7 @@ static int ev_cast_map(EvCtx *c)
     if (!sparse && strcmp(form, "DENSE"))
         return ev_fail(c, "map_form '%s' is not DENSE or SPARSE", form);
     size_t n = m->keys->numel;
-    int64_t max_map = ev_attr_i(c, "max_map", 1);
+    int64_t max_map = ev_attr_i(c, "max_map");
     if (sparse && max_map < 0)
         return ev_fail(c, "max_map must not be negative");
     /* (key, index) pairs sorted by key. */
@@ -615,8 +615,8 @@ static int ev_category_mapper(EvCtx *c)
                                x->dims);
     if (!y)
         return -1;
-    int64_t di = ev_attr_i(c, "default_int64", -1);
-    const char *ds = ev_attr_s(c, "default_string", "_Unused");
+    int64_t di = ev_attr_i(c, "default_int64");
+    const char *ds = ev_attr_s(c, "default_string");
     for (size_t k = 0; k < x->numel; k++) {
         EvKey p;
         ev_probe(x, k, K.kind, &p);
@@ -646,8 +646,8 @@ static int ev_label_encoder1(EvCtx *c, const EvValue *x)
                                x->dims);
     if (!y)
         return -1;
-    int64_t di = ev_attr_i(c, "default_int64", -1);
-    const char *ds = ev_attr_s(c, "default_string", "_Unused");
+    int64_t di = ev_attr_i(c, "default_int64");
+    const char *ds = ev_attr_s(c, "default_string");
     EvKeys K;
     ev_keys_strs(c, &K, cs, (size_t)n);
     for (size_t k = 0; k < x->numel; k++) {
@@ -718,12 +718,12 @@ static EvValue *ev_le_default(EvCtx *c, int32_t dtype)
     }
     EvValue *d = ev_tensor_new(dtype, 0, NULL, NULL);
     if (dtype == EV_STRING) {
-        const char *s = ev_attr_s(c, "default_string", "_Unused");
+        const char *s = ev_attr_s(c, "default_string");
         ev_put_str(d, 0, s, strlen(s));
     } else if (ev_dtype_is_float(dtype)) {
-        ev_set_f(d, 0, ev_attr_f(c, "default_float", -0.0f));
+        ev_set_f(d, 0, ev_attr_f(c, "default_float"));
     } else {
-        ev_set_i(d, 0, ev_attr_i(c, "default_int64", -1));
+        ev_set_i(d, 0, ev_attr_i(c, "default_int64"));
     }
     return d;
 }
@@ -792,7 +792,7 @@ static int ev_one_hot_encoder(EvCtx *c)
     EvValue *y = ev_out_tensor(c, 0, EV_FLOAT, x->rank + 1, dims);
     if (!y)
         return -1;
-    bool zeros = ev_attr_i(c, "zeros", 1) != 0;
+    bool zeros = ev_attr_i(c, "zeros") != 0;
     for (size_t k = 0; k < x->numel; k++) {
         EvKey p;
         ev_probe(x, k, K.kind, &p);   /* floats truncate to integers */
@@ -863,8 +863,8 @@ static int ev_imputer(EvCtx *c)
     EvValue *y = ev_out_tensor(c, 0, x->dtype, x->rank, x->dims);
     if (!y)
         return -1;
-    double rf = ev_attr_f(c, "replaced_value_float", 0.0f);
-    int64_t ri = ev_attr_i(c, "replaced_value_int64", 0);
+    double rf = ev_attr_f(c, "replaced_value_float");
+    int64_t ri = ev_attr_i(c, "replaced_value_int64");
     for (size_t k = 0; k < x->numel; k++) {
         size_t j = nv == 1 ? 0 : k % f;
         if (fl) {
@@ -885,7 +885,7 @@ static int ev_normalizer(EvCtx *c)
     size_t n, f;
     if (!x || ev_rows(c, x, &n, &f))
         return -1;
-    const char *norm = ev_attr_s(c, "norm", "MAX");
+    const char *norm = ev_attr_s(c, "norm");
     int mode = !strcmp(norm, "MAX") ? 0 : !strcmp(norm, "L1") ? 1
                : !strcmp(norm, "L2") ? 2 : -1;
     if (mode < 0)
@@ -973,7 +973,7 @@ static int ev_linear_regressor(EvCtx *c)
         ev_attr_dvec(c, "coefficients", NULL, &w, &nw) ||
         ev_attr_dvec(c, "intercepts", NULL, &b, &nb))
         return -1;
-    int64_t t = ev_attr_i(c, "targets", 1);
+    int64_t t = ev_attr_i(c, "targets");
     size_t want;
     if (t < 1 || nw < 0 || !ir_mul_size((size_t)t, f, &want) ||
         (size_t)nw != want)
@@ -1067,7 +1067,7 @@ typedef struct EvKernelP {
 
 static int ev_kernel_attr(EvCtx *c, EvKernelP *k)
 {
-    const char *t = ev_attr_s(c, "kernel_type", "LINEAR");
+    const char *t = ev_attr_s(c, "kernel_type");
     k->type = !strcmp(t, "LINEAR") ? EV_K_LINEAR : !strcmp(t, "POLY") ? EV_K_POLY
               : !strcmp(t, "RBF") ? EV_K_RBF : !strcmp(t, "SIGMOID") ? EV_K_SIGMOID
               : -1;
@@ -1116,8 +1116,8 @@ static int ev_svm_regressor(EvCtx *c)
         ev_attr_dvec(c, "support_vectors", NULL, &sv, &nsv) ||
         ev_attr_dvec(c, "rho", NULL, &rho, &nrho))
         return -1;
-    int64_t ns = ev_attr_i(c, "n_supports", 0);
-    bool one_class = ev_attr_i(c, "one_class", 0) != 0;
+    int64_t ns = ev_attr_i(c, "n_supports");
+    bool one_class = ev_attr_i(c, "one_class") != 0;
     if (ns < 0)
         return ev_fail(c, "n_supports must not be negative");
     if (ns > 0 && (nco < ns || nsv < 0 || (size_t)nsv != (size_t)ns * f))
@@ -1615,7 +1615,7 @@ static int ev_tree_regressor(EvCtx *c)
         ev_trees_build(c, &T, f, "target") ||
         ev_attr_dvec(c, "base_values", "base_values_as_tensor", &base, &nbase))
         return -1;
-    int64_t nt = ev_attr_i(c, "n_targets", -1);
+    int64_t nt = ev_attr_i_or(c, "n_targets", -1);
     for (size_t k = 0; nt < 0 && k < T.w_at[T.n]; k++)
         nt = T.w_id[k] + 1 > nt ? T.w_id[k] + 1 : nt;
     if (nt < 1)
@@ -1626,7 +1626,7 @@ static int ev_tree_regressor(EvCtx *c)
                            (long long)T.w_id[k], (long long)nt);
     if (nbase > 0 && nbase != nt)
         return ev_fail(c, "base_values must hold n_targets values");
-    const char *agg = ev_attr_s(c, "aggregate_function", "SUM");
+    const char *agg = ev_attr_s(c, "aggregate_function");
     int ag = !strcmp(agg, "SUM") ? 0 : !strcmp(agg, "AVERAGE") ? 1
              : !strcmp(agg, "MIN") ? 2 : !strcmp(agg, "MAX") ? 3 : -1;
     if (ag < 0)
@@ -1910,9 +1910,9 @@ static int ev_tree_ensemble(EvCtx *c)
         return -1;
     if (!ev_dtype_is_float(x->dtype))
         return ev_fail(c, "X must be a float tensor");
-    int64_t nt = ev_attr_i(c, "n_targets", -1);
-    int64_t ag = ev_attr_i(c, "aggregate_function", 1);
-    int64_t pt = ev_attr_i(c, "post_transform", 0);
+    int64_t nt = ev_attr_i_or(c, "n_targets", -1);
+    int64_t ag = ev_attr_i(c, "aggregate_function");
+    int64_t pt = ev_attr_i(c, "post_transform");
     if (nt < 1 || ag < 0 || ag > 3 || pt < 0 || pt > 4)
         return ev_fail(c, "n_targets, aggregate_function or post_transform "
                        "is invalid");

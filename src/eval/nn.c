@@ -343,7 +343,7 @@ static int ev_read_pads(EvCtx *c, EvGeom *g)
 
 static int ev_auto_pad(EvCtx *c, int *mode)
 {
-    const char *s = ev_attr_s(c, "auto_pad", "NOTSET");
+    const char *s = ev_attr_s_or(c, "auto_pad", "NOTSET");
     if (!s || !s[0] || strcmp(s, "NOTSET") == 0)
         *mode = EV_PAD_NOTSET;
     else if (strcmp(s, "VALID") == 0)
@@ -596,7 +596,7 @@ static void ev_col2im(bool dbl, const EvGeom *g, size_t nch, const void *col, vo
 int ev_conv_shapes(EvCtx *c, const EvValue *x, const EvValue *w,
                    bool transposed, size_t *groups)
 {
-    int64_t g = ev_attr_i(c, "group", 1), need;
+    int64_t g = ev_attr_i(c, "group"), need;
     if (g < 1)
         return ev_fail(c, "group %lld is not positive", (long long)g);
     if (x->rank < 3)
@@ -964,7 +964,7 @@ static int ev_deformconv(EvCtx *c)
     EvValue *b, *mask, *y;
     EvGeom g;
     size_t groups;
-    int64_t og = ev_attr_i(c, "offset_group", 1);
+    int64_t og = ev_attr_i(c, "offset_group");
     if (!x || !w || !off || ev_need_real(c, x, "X") < 0 || ev_same_type(c, x, w, "W") < 0 ||
         ev_same_type(c, x, off, "offset") < 0 ||
         ev_conv_shapes(c, x, w, false, &groups) < 0 ||
@@ -1113,7 +1113,7 @@ static int ev_causalconv(EvCtx *c)
     EvValue *x = ev_in_tensor(c, 0), *w = ev_in_tensor(c, 1), *b, *past, *y, *st;
     if (!x || !w || ev_need_real(c, x, "input") < 0 || ev_same_type(c, x, w, "weight") < 0)
         return -1;
-    const char *act = ev_attr_s(c, "activation", "none");
+    const char *act = ev_attr_s(c, "activation");
     bool silu = act && (strcmp(act, "silu") == 0 || strcmp(act, "swish") == 0);
     if (!silu && act && strcmp(act, "none") != 0)
         return ev_fail(c, "activation '%s' is not none, silu or swish", act);
@@ -1303,8 +1303,8 @@ static int ev_pool(EvCtx *c, int mode)
     EvValue *x = ev_in_tensor(c, 0), *y, *ind = NULL;
     EvGeom g;
     EvTaps taps;
-    EvPool pp = {mode, ev_attr_i(c, "count_include_pad", 0) != 0, 2.0,
-                 ev_attr_i(c, "storage_order", 0) != 0};
+    EvPool pp = {mode, ev_attr_i(c, "count_include_pad") != 0, 2.0,
+                 ev_attr_i(c, "storage_order") != 0};
     int64_t dims[EV_MAX_RANK];
     if (!x)
         return -1;
@@ -1312,8 +1312,8 @@ static int ev_pool(EvCtx *c, int mode)
         !(mode == EV_POOL_MAX && c->ver >= 12 && ev_is_8bit(x->dtype)))
         return ev_need_real(c, x, "X");
     if (mode == EV_POOL_LP)
-        pp.p = c->ver < 2 ? (double)ev_attr_f(c, "p", 2.0f) : (double)ev_attr_i(c, "p", 2);
-    if (ev_win_read(c, x, NULL, ev_attr_i(c, "ceil_mode", 0) != 0, &g) < 0)
+        pp.p = c->ver < 2 ? (double)ev_attr_f_or(c, "p", 2.0f) : (double)ev_attr_i_or(c, "p", 2);
+    if (ev_win_read(c, x, NULL, ev_attr_i(c, "ceil_mode") != 0, &g) < 0)
         return -1;
     memcpy(dims, x->dims, 2 * sizeof *dims);
     memcpy(dims + 2, g.grid, g.n * sizeof *dims);
@@ -1347,8 +1347,8 @@ static int ev_global_pool(EvCtx *c, int mode)
     if (x->rank < 2)
         return ev_fail(c, "input has rank %zu; needs N and C", x->rank);
     double p = mode != EV_POOL_LP ? 0.0
-               : c->ver < 2   ? (double)ev_attr_f(c, "p", 2.0f)
-                              : (double)ev_attr_i(c, "p", 2);
+               : c->ver < 2   ? (double)ev_attr_f_or(c, "p", 2.0f)
+                              : (double)ev_attr_i_or(c, "p", 2);
     for (size_t a = 0; a < x->rank; a++)
         dims[a] = a < 2 ? x->dims[a] : 1;
     if (!(y = ev_out_tensor(c, 0, x->dtype, x->rank, dims)))
@@ -1502,7 +1502,7 @@ static int ev_maxroipool(EvCtx *c)
         return -1;
     if (ev_attr_ints(c, "pooled_shape", &ps) != 2 || ps[0] < 1 || ps[1] < 1)
         return ev_fail(c, "'pooled_shape' must be two positive values");
-    double scale = ev_attr_f(c, "spatial_scale", 1.0f);
+    double scale = ev_attr_f(c, "spatial_scale");
     int64_t nb = x->dims[0], ch = x->dims[1], hh = x->dims[2], ww = x->dims[3];
     int64_t dims[4] = {rois->dims[0], ch, ps[0], ps[1]};
     if (!(y = ev_out_tensor(c, 0, x->dtype, 4, dims)))
@@ -1656,8 +1656,8 @@ static int ev_roialign(EvCtx *c)
         return -1;
     if (bi->dtype != EV_INT64 || bi->rank != 1 || bi->dims[0] != rois->dims[0])
         return ev_fail(c, "batch_indices must be int64 [num_rois]");
-    const char *mode = ev_attr_s(c, "mode", "avg");
-    const char *ctm = c->ver >= 16 ? ev_attr_s(c, "coordinate_transformation_mode",
+    const char *mode = ev_attr_s(c, "mode");
+    const char *ctm = c->ver >= 16 ? ev_attr_s_or(c, "coordinate_transformation_mode",
                                                "half_pixel")
                                    : "output_half_pixel";
     if (!mode || (strcmp(mode, "avg") != 0 && strcmp(mode, "max") != 0))
@@ -1665,10 +1665,10 @@ static int ev_roialign(EvCtx *c)
     if (!ctm || (strcmp(ctm, "half_pixel") != 0 && strcmp(ctm, "output_half_pixel") != 0))
         return ev_fail(c, "coordinate_transformation_mode '%s' is not half_pixel or "
                        "output_half_pixel", ctm ? ctm : "");
-    ra.oh = ev_attr_i(c, "output_height", 1);
-    ra.ow = ev_attr_i(c, "output_width", 1);
-    ra.ratio = ev_attr_i(c, "sampling_ratio", 0);
-    ra.scale = ev_attr_f(c, "spatial_scale", 1.0f);
+    ra.oh = ev_attr_i(c, "output_height");
+    ra.ow = ev_attr_i(c, "output_width");
+    ra.ratio = ev_attr_i(c, "sampling_ratio");
+    ra.scale = ev_attr_f(c, "spatial_scale");
     ra.avg = strcmp(mode, "avg") == 0;
     ra.half_pixel = strcmp(ctm, "half_pixel") == 0;
     ra.offset = ra.half_pixel ? 0.5 : 0.0;
@@ -1854,7 +1854,7 @@ static int ev_gemm_c(EvCtx *c, const EvValue *a, int64_t m, int64_t n, EvValue *
     *cm = t->rank == 2 ? t->dims[0] : 1;
     *cn = t->rank >= 1 ? t->dims[t->rank - 1] : 1;
     bool exact = t->rank == 2 && *cm == m && *cn == n;
-    if (c->ver < 7 && ev_attr_i(c, "broadcast", 0) == 0 && !exact)
+    if (c->ver < 7 && ev_attr_i(c, "broadcast") == 0 && !exact)
         return ev_fail(c, "C must be [%lld, %lld] when broadcast is 0", (long long)m,
                        (long long)n);
     if ((*cm != 1 && *cm != m) || (*cn != 1 && *cn != n) ||
@@ -1934,8 +1934,8 @@ static int ev_gemm_int(EvCtx *c, const EvGemmArgs *ga, const EvValue *a,
 static int ev_gemm(EvCtx *c)
 {
     EvValue *a = ev_in_tensor(c, 0), *b = ev_in_tensor(c, 1), *cv, *y;
-    EvGemmArgs ga = {ev_attr_i(c, "transA", 0) != 0, ev_attr_i(c, "transB", 0) != 0,
-                     0, 0, 0, ev_attr_f(c, "alpha", 1.0f), ev_attr_f(c, "beta", 1.0f),
+    EvGemmArgs ga = {ev_attr_i(c, "transA") != 0, ev_attr_i(c, "transB") != 0,
+                     0, 0, 0, ev_attr_f(c, "alpha"), ev_attr_f(c, "beta"),
                      1, 1};
     if (!a || !b || ev_same_type(c, a, b, "B") < 0)
         return -1;
@@ -1976,8 +1976,8 @@ static int ev_dropout(EvCtx *c)
     double ratio = 0.5;
     bool training;
     if (c->ver < 12) {
-        ratio = ev_attr_f(c, "ratio", 0.5f);
-        training = c->ver < 7 && ev_attr_i(c, "is_test", 0) == 0;
+        ratio = ev_attr_f_or(c, "ratio", 0.5f);
+        training = c->ver < 7 && ev_attr_i(c, "is_test") == 0;
     } else {
         EvValue *r = ev_in(c, 1), *tm = ev_in(c, 2);
         if (r) {

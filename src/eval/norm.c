@@ -134,7 +134,7 @@ static double *ev_nm_vec(EvCtx *c, const EvValue *p, size_t n,
 /* The statistics type of LayerNormalization/GroupNormalization. */
 static int ev_nm_stash(EvCtx *c, int32_t *out)
 {
-    int64_t st = ev_attr_i(c, "stash_type", EV_FLOAT);
+    int64_t st = ev_attr_i_or(c, "stash_type", EV_FLOAT);
     if (st < 0 || st > INT32_MAX || !ev_dtype_is_real((int32_t)st))
         return ev_fail(c, "stash_type %lld is not a floating point type",
                        (long long)st);
@@ -159,9 +159,9 @@ static int ev_layernorm(EvCtx *c)
         return -1;
     if (x->rank == 0)
         return ev_fail(c, "X must have rank >= 1");
-    if (ev_axis(c, "axis", ev_attr_i(c, "axis", -1), x->rank, 0, &ax))
+    if (ev_axis(c, "axis", ev_attr_i(c, "axis"), x->rank, 0, &ax))
         return -1;
-    double eps = ev_attr_f(c, "epsilon", 1e-5f);
+    double eps = ev_attr_f(c, "epsilon");
     size_t rows = ev_dims_prod(x->dims, 0, ax);
     size_t n = ev_dims_prod(x->dims, ax, x->rank);
     double *w = ev_nm_param(c, sc, x, ax, n, "Scale");
@@ -210,9 +210,9 @@ static int ev_rmsnorm(EvCtx *c)
         return -1;
     if (x->rank == 0)
         return ev_fail(c, "X must have rank >= 1");
-    if (ev_axis(c, "axis", ev_attr_i(c, "axis", -1), x->rank, 0, &ax))
+    if (ev_axis(c, "axis", ev_attr_i(c, "axis"), x->rank, 0, &ax))
         return -1;
-    double eps = ev_attr_f(c, "epsilon", 1e-5f);
+    double eps = ev_attr_f(c, "epsilon");
     size_t rows = ev_dims_prod(x->dims, 0, ax);
     size_t n = ev_dims_prod(x->dims, ax, x->rank);
     double *w = ev_nm_param(c, sc, x, ax, n, "scale");
@@ -245,7 +245,7 @@ static int ev_instancenorm(EvCtx *c)
         return -1;
     if (x->rank < 2)
         return ev_fail(c, "input must have rank >= 2 (N x C x ...)");
-    double eps = ev_attr_f(c, "epsilon", 1e-5f);
+    double eps = ev_attr_f(c, "epsilon");
     size_t ch = (size_t)x->dims[1], n = ev_dims_prod(x->dims, 2, x->rank);
     double *w = ev_nm_vec(c, sc, ch, "scale");
     double *bias = w ? ev_nm_vec(c, b, ch, "B") : NULL;
@@ -279,12 +279,12 @@ static int ev_groupnorm(EvCtx *c)
         return ev_fail(c, "X must have rank >= 2 (N x C x ...)");
     if (!ev_attr(c, "num_groups"))
         return ev_fail(c, "attribute num_groups is required");
-    int64_t g = ev_attr_i(c, "num_groups", 1);
+    int64_t g = ev_attr_i_or(c, "num_groups", 1);
     int64_t ch = x->dims[1];
     if (g <= 0 || ch % g != 0)
         return ev_fail(c, "num_groups %lld must be positive and divide the "
                        "%lld channels", (long long)g, (long long)ch);
-    double eps = ev_attr_f(c, "epsilon", 1e-5f);
+    double eps = ev_attr_f(c, "epsilon");
     bool per_group = c->ver < 21;
     size_t np = per_group ? (size_t)g : (size_t)ch;
     double *w = ev_nm_vec(c, sc, np, "scale");
@@ -389,12 +389,12 @@ static int ev_lrn(EvCtx *c)
         return ev_fail(c, "X must have rank >= 2 (N x C x ...)");
     if (!ev_attr(c, "size"))
         return ev_fail(c, "attribute size is required");
-    int64_t size = ev_attr_i(c, "size", 1);
+    int64_t size = ev_attr_i_or(c, "size", 1);
     if (size <= 0)
         return ev_fail(c, "size %lld must be positive", (long long)size);
-    double alpha = ev_attr_f(c, "alpha", 1e-4f);
-    double beta = ev_attr_f(c, "beta", 0.75f);
-    double bias = ev_attr_f(c, "bias", 1.0f);
+    double alpha = ev_attr_f(c, "alpha");
+    double beta = ev_attr_f(c, "beta");
+    double bias = ev_attr_f(c, "bias");
     EvValue *y = ev_out_tensor(c, 0, x->dtype, x->rank, x->dims);
     double *v = ev_nm_load(c, x);
     double *out = ev_tmp(c, x->numel + 1, sizeof *out);
@@ -431,13 +431,13 @@ static int ev_lpnorm(EvCtx *c)
     EvValue *x = ev_in_real(c, 0);
     if (!x)
         return -1;
-    int64_t p = ev_attr_i(c, "p", 2);
+    int64_t p = ev_attr_i(c, "p");
     if (p != 1 && p != 2)
         return ev_fail(c, "p must be 1 or 2, not %lld", (long long)p);
     if (x->rank == 0)
         return ev_fail(c, "input must have rank >= 1");
     size_t ax;
-    if (ev_axis(c, "axis", ev_attr_i(c, "axis", -1), x->rank, 0, &ax))
+    if (ev_axis(c, "axis", ev_attr_i(c, "axis"), x->rank, 0, &ax))
         return -1;
     EvValue *y = ev_out_tensor(c, 0, x->dtype, x->rank, x->dims);
     double *v = ev_nm_load(c, x);
@@ -471,11 +471,11 @@ static int ev_lpnorm(EvCtx *c)
 static bool ev_bn_training(const EvCtx *c)
 {
     if (c->ver >= 14)
-        return ev_attr_i(c, "training_mode", 0) != 0;
+        return ev_attr_i(c, "training_mode") != 0;
     bool stats = ev_has_out(c, 1) || ev_has_out(c, 2) || ev_has_out(c, 3) ||
                  ev_has_out(c, 4);
     if (c->ver < 7)
-        return stats && ev_attr_i(c, "is_test", 0) == 0;
+        return stats && ev_attr_i(c, "is_test") == 0;
     return stats;
 }
 
@@ -520,7 +520,7 @@ static int ev_bn_train(EvCtx *c, EvValue *const *t, const double *v,
                        size_t outer, size_t np, size_t inner,
                        double **mean, double **var)
 {
-    double mom = ev_attr_f(c, "momentum", 0.9f);
+    double mom = ev_attr_f(c, "momentum");
     double *bm = ev_tmp(c, np + 1, sizeof *bm);
     double *bv = ev_tmp(c, np + 1, sizeof *bv);
     double *rm = ev_tmp(c, np + 1, sizeof *rm);
@@ -564,8 +564,8 @@ static int ev_batchnorm(EvCtx *c)
     if (ev_bn_inputs(c, t))
         return -1;
     x = t[0];
-    double eps = ev_attr_f(c, "epsilon", 1e-5f);
-    bool spatial = c->ver >= 9 || ev_attr_i(c, "spatial", 1) != 0;
+    double eps = ev_attr_f(c, "epsilon");
+    bool spatial = c->ver >= 9 || ev_attr_i_or(c, "spatial", 1) != 0;
     size_t ch = x->rank > 1 ? (size_t)x->dims[1] : 1;
     size_t inner = ev_dims_prod(x->dims, 2 < x->rank ? 2 : x->rank, x->rank);
     size_t outer = (size_t)x->dims[0];

@@ -184,8 +184,8 @@ static int ev_q_blocked(EvCtx *c, const EvValue *x, const EvValue *s,
 static int ev_q_map(EvCtx *c, const EvValue *x, const EvValue *s,
                     const EvValue *zp, EvQMap *m)
 {
-    int64_t axis = c->ver >= 13 ? ev_attr_i(c, "axis", 1) : 1;
-    int64_t block = c->ver >= 21 ? ev_attr_i(c, "block_size", 0) : 0;
+    int64_t axis = c->ver >= 13 ? ev_attr_i_or(c, "axis", 1) : 1;
+    int64_t block = c->ver >= 21 ? ev_attr_i(c, "block_size") : 0;
     size_t ax = 0;
 
     memset(m, 0, sizeof *m);
@@ -225,7 +225,7 @@ static int ev_q_opt(EvCtx *c, size_t i, EvValue **t)
 
 static int ev_q_out_type(EvCtx *c, const EvValue *zp, int32_t *dt)
 {
-    int64_t od = c->ver >= 21 ? ev_attr_i(c, "output_dtype", 0) : 0;
+    int64_t od = c->ver >= 21 ? ev_attr_i(c, "output_dtype") : 0;
 
     if (zp && od && od != zp->dtype)
         return ev_fail(c, "output_dtype %lld differs from y_zero_point type %d",
@@ -239,7 +239,7 @@ static int ev_q_out_type(EvCtx *c, const EvValue *zp, int32_t *dt)
 static int ev_quantizelinear(EvCtx *c)
 {
     EvValue *x = ev_in_tensor(c, 0), *s = ev_in_tensor(c, 1), *zp, *y;
-    bool saturate = c->ver >= 19 ? ev_attr_i(c, "saturate", 1) != 0 : true;
+    bool saturate = c->ver >= 19 ? ev_attr_i_or(c, "saturate", 1) != 0 : true;
     int32_t dt = 0, prec;
     EvQMap m;
 
@@ -250,7 +250,7 @@ static int ev_quantizelinear(EvCtx *c)
         return ev_fail(c, "unsupported input type %d", x->dtype);
     if (s->dtype == EV_STRING || s->dtype == EV_BOOL)
         return ev_fail(c, "unsupported scale type %d", s->dtype);
-    prec = c->ver >= 23 ? (int32_t)ev_attr_i(c, "precision", 0) : 0;
+    prec = c->ver >= 23 ? (int32_t)ev_attr_i(c, "precision") : 0;
     if (!prec)
         prec = x->dtype == EV_INT32 ? EV_DOUBLE : s->dtype;
     if (ev_q_map(c, x, s, zp, &m) < 0)
@@ -271,7 +271,7 @@ static int ev_quantizelinear(EvCtx *c)
 static int ev_dq_types(EvCtx *c, const EvValue *x, const EvValue *s,
                        const EvValue *zp, int32_t *dt)
 {
-    int64_t od = c->ver >= 23 ? ev_attr_i(c, "output_dtype", 0) : 0;
+    int64_t od = c->ver >= 23 ? ev_attr_i(c, "output_dtype") : 0;
 
     if (!ev_q_type_ok(x->dtype, c->ver) && x->dtype != EV_INT32)
         return ev_fail(c, "unsupported input type %d", x->dtype);
@@ -598,7 +598,7 @@ static int ev_qc_ints(EvCtx *c, const char *name, size_t want, int64_t lo,
 /* Output dims and begin pads from auto_pad / pads. */
 static int ev_qc_geometry(EvCtx *c, EvQConv *g)
 {
-    const char *ap = ev_attr_s(c, "auto_pad", "NOTSET");
+    const char *ap = ev_attr_s(c, "auto_pad");
     int64_t pads[2 * EV_MAX_RANK];
     bool same = !strcmp(ap, "SAME_UPPER") || !strcmp(ap, "SAME_LOWER");
 
@@ -644,7 +644,7 @@ static int ev_qc_shapes(EvCtx *c, EvQConv *g, const EvValue *x, const EvValue *w
     g->n = x->dims[0];
     g->cin = x->dims[1];
     g->m = w->dims[0];
-    g->group = ev_attr_i(c, "group", 1);
+    g->group = ev_attr_i(c, "group");
     if (g->group < 1 || g->cin % g->group || g->m % g->group ||
         w->dims[1] != g->cin / g->group)
         return ev_fail(c, "group %lld does not fit %lld input and %lld output channels",

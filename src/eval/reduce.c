@@ -96,7 +96,7 @@ static int ev_red_axes(EvCtx *c, const EvValue *x, bool input, bool *mask)
     const int64_t *ax = NULL;
     bool noop = false;
     if (input) {
-        noop = ev_attr_i(c, "noop_with_empty_axes", 0) != 0;
+        noop = ev_attr_i(c, "noop_with_empty_axes") != 0;
         if (ev_in(c, 1)) {
             int64_t *v = ev_in_ints(c, 1, &n);
             if (!v)
@@ -124,7 +124,7 @@ static int ev_red_axes(EvCtx *c, const EvValue *x, bool input, bool *mask)
 static EvValue *ev_red_setup(EvCtx *c, const EvValue *x, const bool *mask,
                              int32_t odtype, EvRed *r)
 {
-    bool keep = ev_attr_i(c, "keepdims", 1) != 0;
+    bool keep = ev_attr_i(c, "keepdims") != 0;
     int64_t dims[EV_MAX_RANK];
     size_t rank = 0, runs = 0;
     r->nout = r->nred = r->outer = r->inner = 1;
@@ -447,10 +447,10 @@ static int ev_arg(EvCtx *c, bool max)
     if (!ev_dtype_is_float(x->dtype) && !ev_dtype_is_int(x->dtype))
         return ev_fail(c, "element type %d is not supported", (int)x->dtype);
     size_t axis;
-    if (ev_axis(c, "axis", ev_attr_i(c, "axis", 0), x->rank, 0, &axis))
+    if (ev_axis(c, "axis", ev_attr_i(c, "axis"), x->rank, 0, &axis))
         return -1;
-    bool keep = ev_attr_i(c, "keepdims", 1) != 0;
-    bool last = c->ver >= 12 && ev_attr_i(c, "select_last_index", 0) != 0;
+    bool keep = ev_attr_i(c, "keepdims") != 0;
+    bool last = c->ver >= 12 && ev_attr_i(c, "select_last_index") != 0;
     size_t n = (size_t)x->dims[axis];
     int64_t dims[EV_MAX_RANK];
     size_t rank = 0;
@@ -501,8 +501,8 @@ static int ev_cumulate(EvCtx *c, bool prod)
         return -1;
     if (!ev_dtype_is_float(x->dtype) && !ev_dtype_is_int(x->dtype))
         return ev_fail(c, "element type %d is not supported", (int)x->dtype);
-    bool excl = ev_attr_i(c, "exclusive", 0) != 0;
-    bool rev = ev_attr_i(c, "reverse", 0) != 0;
+    bool excl = ev_attr_i(c, "exclusive") != 0;
+    bool rev = ev_attr_i(c, "reverse") != 0;
     EvValue *y = ev_out_like(c, 0, x);
     if (!y)
         return -1;
@@ -630,12 +630,12 @@ static int ev_nll(EvCtx *c, const double *lp, int32_t dtype,
                   const EvValue *tg, const EvValue *w, size_t n, size_t cls,
                   size_t sp)
 {
-    const char *red = ev_attr_s(c, "reduction", "mean");
+    const char *red = ev_attr_s(c, "reduction");
     bool none = strcmp(red, "none") == 0, sum = strcmp(red, "sum") == 0;
     if (!none && !sum && strcmp(red, "mean") != 0)
         return ev_fail(c, "reduction '%s' is not supported", red);
     bool has_ii = ev_attr(c, "ignore_index") != NULL;
-    int64_t ii = ev_attr_i(c, "ignore_index", 0);
+    int64_t ii = ev_attr_i_or(c, "ignore_index", 0);
     EvValue *y = none ? ev_out_tensor(c, 0, dtype, tg->rank, tg->dims)
                       : ev_out_tensor(c, 0, dtype, 0, NULL);
     if (!y)

@@ -211,7 +211,7 @@ static EvValue *ev_rnn_opt_in(EvCtx *c, size_t i, int32_t dtype,
 
 static int ev_rnn_direction(EvCtx *c, EvRnn *r)
 {
-    const char *dir = ev_attr_s(c, "direction", "forward");
+    const char *dir = ev_attr_s_or(c, "direction", "forward");
     if (!dir)
         return ev_fail(c, "bad direction attribute");
     if (!strcmp(dir, "forward") || !strcmp(dir, "foward"))
@@ -234,16 +234,16 @@ static int ev_rnn_setup(EvCtx *c, EvRnn *r)
     r->n_act = r->kind == EV_RNN_SIMPLE ? 1 : r->kind == EV_RNN_GRU ? 2 : 3;
     if (ev_rnn_direction(c, r))
         return -1;
-    r->layout = c->ver >= 14 ? ev_attr_i(c, "layout", 0) : 0;
+    r->layout = c->ver >= 14 ? ev_attr_i(c, "layout") : 0;
     if (r->layout != 0 && r->layout != 1)
         return ev_fail(c, "layout must be 0 or 1");
     r->lbr = r->kind == EV_RNN_GRU && c->ver >= 3 &&
-             ev_attr_i(c, "linear_before_reset", 0) != 0;
+             ev_attr_i(c, "linear_before_reset") != 0;
     r->input_forget = r->kind == EV_RNN_LSTM &&
-                      ev_attr_i(c, "input_forget", 0) != 0;
+                      ev_attr_i(c, "input_forget") != 0;
     if (ev_attr(c, "clip")) {
         r->has_clip = true;
-        r->clip = ev_attr_f(c, "clip", 0);
+        r->clip = ev_attr_f_or(c, "clip", 0);
         if (!(r->clip >= 0))
             return ev_fail(c, "clip must not be negative");
     }
@@ -267,7 +267,7 @@ static int ev_rnn_setup(EvCtx *c, EvRnn *r)
     r->in = (size_t)r->x->dims[2];
     r->hid = (size_t)r->r->dims[2];
     if (ev_attr(c, "hidden_size")) {
-        int64_t hs = ev_attr_i(c, "hidden_size", 0);
+        int64_t hs = ev_attr_i_or(c, "hidden_size", 0);
         if (hs < 0 || (uint64_t)hs != r->hid)
             return ev_fail(c, "hidden_size %lld does not match R",
                            (long long)hs);

@@ -40,7 +40,7 @@ static int ev_affine_grid(EvCtx *c)
     if (th->rank != 3 || th->dims[0] != sz[0] || (size_t)th->dims[1] != nd ||
         (size_t)th->dims[2] != nd + 1)
         return ev_fail(c, "theta must be [N, %zu, %zu]", nd, nd + 1);
-    bool align = ev_attr_i(c, "align_corners", 0) != 0;
+    bool align = ev_attr_i(c, "align_corners") != 0;
     int64_t gd[5] = {sz[0]};
     for (size_t i = 0; i < nd; i++)
         gd[1 + i] = sz[2 + i];
@@ -280,8 +280,8 @@ static void ev_gs_point(const EvGs *g, const EvValue *x, EvValue *y,
 static int ev_gs_modes(EvCtx *c, EvGs *g)
 {
     bool v20 = c->ver >= 20;
-    const char *m = ev_attr_s(c, "mode", v20 ? "linear" : "bilinear");
-    const char *p = ev_attr_s(c, "padding_mode", "zeros");
+    const char *m = ev_attr_s(c, "mode");
+    const char *p = ev_attr_s(c, "padding_mode");
     if (!m || !p)
         return -1;
     if (strcmp(m, "nearest") == 0)
@@ -300,7 +300,7 @@ static int ev_gs_modes(EvCtx *c, EvGs *g)
         g->pad = EV_GS_REFLECT;
     else
         return ev_fail(c, "unknown padding_mode '%s'", p);
-    g->align = ev_attr_i(c, "align_corners", 0) != 0;
+    g->align = ev_attr_i(c, "align_corners") != 0;
     return 0;
 }
 

@@ -121,7 +121,7 @@ static int ev_sequence_construct(EvCtx *c)
 
 static int ev_sequence_empty(EvCtx *c)
 {
-    int64_t dtype = ev_attr_i(c, "dtype", EV_FLOAT);
+    int64_t dtype = ev_attr_i_or(c, "dtype", EV_FLOAT);
     if (dtype <= 0 || dtype > INT32_MAX || !ev_dtype_size((int32_t)dtype))
         return ev_fail(c, "dtype %lld is not a supported element type",
                        (long long)dtype);
@@ -286,9 +286,9 @@ static int ev_split_to_sequence(EvCtx *c)
 {
     EvValue *x = ev_in_tensor(c, 0);
     size_t ax;
-    if (!x || ev_axis(c, "axis", ev_attr_i(c, "axis", 0), x->rank, 0, &ax))
+    if (!x || ev_axis(c, "axis", ev_attr_i(c, "axis"), x->rank, 0, &ax))
         return -1;
-    bool squeeze = !ev_in(c, 1) && ev_attr_i(c, "keepdims", 1) == 0;
+    bool squeeze = !ev_in(c, 1) && ev_attr_i(c, "keepdims") == 0;
     int64_t *lens = NULL;
     size_t n = 0;
     if (ev_split_lengths(c, x->dims[ax], &lens, &n))
@@ -356,10 +356,10 @@ static int ev_concat_from_sequence(EvCtx *c)
         return ev_fail(c, "cannot concatenate an empty sequence");
     if (s->items[0]->kind != EV_TENSOR)
         return ev_fail(c, "the sequence must hold tensors");
-    bool stack = ev_attr_i(c, "new_axis", 0) != 0;
+    bool stack = ev_attr_i(c, "new_axis") != 0;
     size_t ax = 0, rank = 0;
     int64_t dims[EV_MAX_RANK + 1];
-    if (ev_axis(c, "axis", ev_attr_i(c, "axis", 0), s->items[0]->rank, stack,
+    if (ev_axis(c, "axis", ev_attr_i_or(c, "axis", 0), s->items[0]->rank, stack,
                 &ax) ||
         ev_concat_dims(c, s, ax, stack, dims, &rank))
         return -1;

@@ -332,7 +332,7 @@ static int ev_reshape(EvCtx *c)
     } else if (ev_ints(c, 1, &shape, &n) < 0) {
         return -1;
     }
-    bool allowzero = c->ver >= 14 && ev_attr_i(c, "allowzero", 0) != 0;
+    bool allowzero = c->ver >= 14 && ev_attr_i(c, "allowzero") != 0;
     if (n > EV_MAX_RANK)
         return ev_fail(c, "shape has %zu dims", n);
     int64_t dims[EV_MAX_RANK];
@@ -385,7 +385,7 @@ static int ev_flatten(EvCtx *c)
         return -1;
     /* axis lies in [-r, r]; a negative one counts from r (ev_axis's
      * `extra` would count it from r + 1) */
-    int64_t r = (int64_t)x->rank, axis = ev_attr_i(c, "axis", 1);
+    int64_t r = (int64_t)x->rank, axis = ev_attr_i(c, "axis");
     if (axis < -r || axis > r)
         return ev_fail(c, "axis %lld is out of range for rank %lld",
                        (long long)axis, (long long)r);
@@ -513,7 +513,7 @@ static int ev_concat(EvCtx *c)
     size_t r = x0->rank, a;
     if (!r || r > EV_MAX_RANK)
         return ev_fail(c, "cannot concatenate tensors of rank %zu", r);
-    if (ev_axis(c, "axis", ev_attr_i(c, "axis", 1), r, 0, &a) < 0)
+    if (ev_axis(c, "axis", ev_attr_i_or(c, "axis", 1), r, 0, &a) < 0)
         return -1;
     int64_t dims[EV_MAX_RANK];
     memcpy(dims, x0->dims, r * sizeof *dims);
@@ -590,7 +590,7 @@ static int ev_split_sizes(EvCtx *c, int64_t dim, int64_t *sz)
         return 0;
     }
     if (c->ver >= 18 && ev_attr(c, "num_outputs")) {
-        int64_t k = ev_attr_i(c, "num_outputs", 0);
+        int64_t k = ev_attr_i_or(c, "num_outputs", 0);
         if (k < 1 || (uint64_t)k != nout)
             return ev_fail(c, "num_outputs %lld for %zu outputs",
                            (long long)k, nout);
@@ -621,7 +621,7 @@ static int ev_split(EvCtx *c)
         return ev_fail(c, "no outputs");
     if (!r || r > EV_MAX_RANK)
         return ev_fail(c, "cannot split a tensor of rank %zu", r);
-    if (ev_axis(c, "axis", ev_attr_i(c, "axis", 0), r, 0, &a) < 0)
+    if (ev_axis(c, "axis", ev_attr_i_or(c, "axis", 0), r, 0, &a) < 0)
         return -1;
     int64_t *sz = ev_tmp(c, c->n_out, sizeof *sz);
     if (!sz || ev_split_sizes(c, x->dims[a], sz) < 0)
@@ -923,7 +923,7 @@ static EvValue *ev_pad_value(EvCtx *c, const EvValue *x, EvValue **own)
         return NULL;
     }
     if (c->ver < 11 && x->dtype != EV_STRING)
-        ev_set_f(*own, 0, ev_attr_f(c, "value", 0.0f));
+        ev_set_f(*own, 0, ev_attr_f(c, "value"));
     return *own;
 }
 
@@ -1022,7 +1022,7 @@ static int ev_pad(EvCtx *c)
     int64_t beg[EV_MAX_RANK], end[EV_MAX_RANK], dims[EV_MAX_RANK];
     if (ev_pad_amounts(c, r, beg, end) < 0)
         return -1;
-    const char *m = ev_attr_s(c, "mode", "constant");
+    const char *m = ev_attr_s(c, "mode");
     int mode = !strcmp(m, "constant") ? 'c' : !strcmp(m, "reflect") ? 'r'
              : !strcmp(m, "edge") ? 'e'
              : !strcmp(m, "wrap") && c->ver >= 19 ? 'w' : 0;

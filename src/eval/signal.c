@@ -234,12 +234,12 @@ static int ev_dft_setup(EvCtx *c, const EvValue *x, EvDft *d)
     bool has_n, has_axis;
     size_t r = x->rank;
 
-    d->inverse = ev_attr_i(c, "inverse", 0) != 0;
-    d->onesided = ev_attr_i(c, "onesided", 0) != 0;
+    d->inverse = ev_attr_i(c, "inverse") != 0;
+    d->onesided = ev_attr_i(c, "onesided") != 0;
     if (ev_sig_scalar(c, 1, &has_n, &n) < 0)
         return -1;
     if (c->ver < 20)
-        axis = ev_attr_i(c, "axis", 1);
+        axis = ev_attr_i_or(c, "axis", 1);
     else if (ev_sig_scalar(c, 2, &has_axis, &axis) < 0)
         return -1;
     if (r < 2 || (x->dims[r - 1] != 1 && x->dims[r - 1] != 2))
@@ -328,7 +328,7 @@ static int ev_dft(EvCtx *c)
 static int ev_stft(EvCtx *c)
 {
     EvValue *x = ev_in_tensor(c, 0), *w = ev_in(c, 2), *y;
-    bool onesided = ev_attr_i(c, "onesided", 1) != 0, has_step, has_fl;
+    bool onesided = ev_attr_i(c, "onesided") != 0, has_step, has_fl;
     int64_t step = 0, fl = 0, dims[4];
     size_t len, nc, frames, bins;
     EvFft p;
@@ -405,8 +405,8 @@ enum { EV_WIN_HANN, EV_WIN_HAMMING, EV_WIN_BLACKMAN };
 
 static int ev_window(EvCtx *c, int kind)
 {
-    int64_t size = 0, dt = ev_attr_i(c, "output_datatype", EV_FLOAT);
-    bool periodic = ev_attr_i(c, "periodic", 1) != 0, has;
+    int64_t size = 0, dt = ev_attr_i(c, "output_datatype");
+    bool periodic = ev_attr_i(c, "periodic") != 0, has;
     EvValue *y;
     double denom;
 
@@ -462,7 +462,7 @@ static double ev_mel(bool dbl, double hz)
 
 static int ev_melweightmatrix(EvCtx *c)
 {
-    int64_t nmel = 0, dft = 0, rate = 0, dt = ev_attr_i(c, "output_datatype", EV_FLOAT);
+    int64_t nmel = 0, dft = 0, rate = 0, dt = ev_attr_i(c, "output_datatype");
     EvValue *lo = ev_in_tensor(c, 3), *hi = ev_in_tensor(c, 4), *y;
     bool h1, h2, h3, dbl;
     double lmel, step;

@@ -173,7 +173,7 @@ static int ev_string_split(EvCtx *c)
     EvValue *x = ev_str_in(c, 0);
     if (!x)
         return -1;
-    const char *delim = ev_attr_s(c, "delimiter", "");
+    const char *delim = ev_attr_s_or(c, "delimiter", "");
     if (!delim)
         return ev_fail(c, "bad delimiter attribute");
     const IrAttr *da = ev_attr(c, "delimiter");
@@ -181,7 +181,7 @@ static int ev_string_split(EvCtx *c)
     size_t dlen = da && da->has_s ? da->s.len : strlen(delim);
     if (da && da->has_s && da->s.len)
         delim = (const char *)da->s.data;
-    int64_t maxsplit = ev_attr_i(c, "maxsplit", -1);
+    int64_t maxsplit = ev_attr_i_or(c, "maxsplit", -1);
     if (maxsplit < 0)
         maxsplit = -1;
     const EvStr *xs = x->data;
@@ -836,8 +836,8 @@ static int ev_string_normalizer(EvCtx *c)
         return -1;
     if (!(x->rank == 1 || (x->rank == 2 && x->dims[0] == 1)))
         return ev_fail(c, "X must have shape [C] or [1, C]");
-    const char *action = ev_attr_s(c, "case_change_action", "NONE");
-    const char *locale = ev_attr_s(c, "locale", "");
+    const char *action = ev_attr_s(c, "case_change_action");
+    const char *locale = ev_attr_s_or(c, "locale", "");
     if (!action || !locale)
         return ev_fail(c, "bad string attribute");
     int mode;
@@ -852,7 +852,7 @@ static int ev_string_normalizer(EvCtx *c)
     if (!strncmp(locale, "tr", 2) || !strncmp(locale, "az", 2))
         return ev_fail(c, "locale '%s' needs Turkic case mapping, not supported",
                        locale);
-    bool sensitive = ev_attr_i(c, "is_case_sensitive", 0) != 0;
+    bool sensitive = ev_attr_i(c, "is_case_sensitive") != 0;
     const IrBytes *stop = NULL;
     long n_stop = ev_attr_strings(c, "stopwords", &stop);
     const EvStr *xs = x->data;

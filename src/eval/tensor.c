@@ -72,8 +72,8 @@ static int ev_shape(EvCtx *c)
         return -1;
     int64_t r = (int64_t)x->rank, s = 0, e = r;
     if (c->ver >= 15) {
-        s = ev_attr_i(c, "start", 0);
-        e = ev_attr(c, "end") ? ev_attr_i(c, "end", r) : r;
+        s = ev_attr_i(c, "start");
+        e = ev_attr(c, "end") ? ev_attr_i_or(c, "end", r) : r;
         s = s < 0 ? (s < -r ? 0 : s + r) : (s > r ? r : s);
         e = e < 0 ? (e < -r ? 0 : e + r) : (e > r ? r : e);
     }
@@ -183,10 +183,10 @@ static int ev_constant_numbers(EvCtx *c, const char *name, const IrAttr *a)
         return -1;
     for (size_t i = 0; i < n; i++) {
         if (ints)
-            ((int64_t *)y->data)[i] = scalar ? ev_attr_i(c, name, 0)
+            ((int64_t *)y->data)[i] = scalar ? ev_attr_i(c, name)
                                              : a->ints[i];
         else
-            ((float *)y->data)[i] = scalar ? ev_attr_f(c, name, 0.0f)
+            ((float *)y->data)[i] = scalar ? ev_attr_f(c, name)
                                            : a->floats[i];
     }
     return 0;
@@ -330,7 +330,7 @@ static int ev_range(EvCtx *c)
         return ev_fail(c, "delta is 0");
     bool dbl = dt == EV_DOUBLE;
     if (dt != EV_FLOAT && dt != EV_DOUBLE) {
-        int64_t stash = c->ver >= 27 ? ev_attr_i(c, "stash_type", 1) : 1;
+        int64_t stash = c->ver >= 27 ? ev_attr_i_or(c, "stash_type", 1) : 1;
         if (stash != EV_FLOAT && stash != EV_DOUBLE)
             return ev_fail(c, "stash_type %lld is not supported",
                            (long long)stash);
@@ -347,14 +347,14 @@ static int ev_eyelike(EvCtx *c)
         return -1;
     if (x->rank != 2)
         return ev_fail(c, "input must be 2-D");
-    int64_t dt = ev_attr_i(c, "dtype", x->dtype);
+    int64_t dt = ev_attr_i_or(c, "dtype", x->dtype);
     if (dt == EV_STRING || dt == EV_COMPLEX64 || dt == EV_COMPLEX128 ||
         dt <= 0 || dt > INT32_MAX || !ev_dtype_size((int32_t)dt))
         return ev_fail(c, "dtype %lld is not supported", (long long)dt);
     EvValue *y = ev_out_tensor(c, 0, (int32_t)dt, 2, x->dims);
     if (!y)
         return -1;
-    int64_t rows = x->dims[0], cols = x->dims[1], k = ev_attr_i(c, "k", 0);
+    int64_t rows = x->dims[0], cols = x->dims[1], k = ev_attr_i(c, "k");
     if (k >= cols || k <= -rows)
         return 0;
     for (int64_t i = k < 0 ? -k : 0; i < rows && i + k < cols; i++)
@@ -374,7 +374,7 @@ static int ev_trilu(EvCtx *c)
     int64_t k = 0;
     if (ev_in(c, 1) && ev_scalar_int(c, 1, &k) < 0)
         return -1;
-    bool upper = ev_attr_i(c, "upper", 1) != 0;
+    bool upper = ev_attr_i(c, "upper") != 0;
     EvValue *y = ev_out_tensor(c, 0, x->dtype, x->rank, x->dims);
     if (!y)
         return -1;
@@ -417,7 +417,7 @@ static EvValue *ev_block_input(EvCtx *c, int64_t *b)
         ev_fail(c, "attribute 'blocksize' is missing");
         return NULL;
     }
-    *b = ev_attr_i(c, "blocksize", 1);
+    *b = ev_attr_i_or(c, "blocksize", 1);
     if (*b < 1 || *b > INT32_MAX) {
         ev_fail(c, "blocksize %lld is not valid", (long long)*b);
         return NULL;
@@ -433,7 +433,7 @@ static int ev_depth_to_space(EvCtx *c)
     EvValue *x = ev_block_input(c, &b);
     if (!x)
         return -1;
-    const char *mode = c->ver >= 11 ? ev_attr_s(c, "mode", "DCR") : "DCR";
+    const char *mode = c->ver >= 11 ? ev_attr_s_or(c, "mode", "DCR") : "DCR";
     bool crd = !strcmp(mode, "CRD");
     if (!crd && strcmp(mode, "DCR"))
         return ev_fail(c, "unknown mode '%s'", mode);
@@ -510,7 +510,7 @@ static int ev_onehot(EvCtx *c)
     int64_t depth = ev_get_i(dv, 0);
     if (depth < 0)
         return ev_fail(c, "depth %lld is negative", (long long)depth);
-    if (ev_axis(c, "axis", ev_attr_i(c, "axis", -1), r, 1, &a) < 0)
+    if (ev_axis(c, "axis", ev_attr_i(c, "axis"), r, 1, &a) < 0)
         return -1;
     int64_t *idx = ix->numel ? ev_in_ints(c, 0, &n) : NULL;
     if (ix->numel && !idx)

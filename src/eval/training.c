@@ -79,9 +79,9 @@ static int ev_adagrad(EvCtx *c)
     int64_t T;
     if (ev_opt_inputs(c, 3, &n, &R, &T))
         return -1;
-    double decay = ev_attr_f(c, "decay_factor", 0.0f);
-    double eps = ev_attr_f(c, "epsilon", 1e-6f);
-    double norm = ev_attr_f(c, "norm_coefficient", 0.0f);
+    double decay = ev_attr_f(c, "decay_factor");
+    double eps = ev_attr_f_or(c, "epsilon", 1e-6f);
+    double norm = ev_attr_f(c, "norm_coefficient");
     double r = R / (1.0 + (double)T * decay);
     for (size_t i = 0; i < n; i++) {
         const EvValue *X = c->in[2 + i], *G = c->in[2 + n + i],
@@ -112,9 +112,9 @@ static int ev_momentum(EvCtx *c)
     for (size_t i = 0; i < 4; i++)
         if (!ev_attr(c, req[i]))
             return ev_fail(c, "attribute '%s' is required", req[i]);
-    double alpha = ev_attr_f(c, "alpha", 0), beta = ev_attr_f(c, "beta", 0);
-    double norm = ev_attr_f(c, "norm_coefficient", 0);
-    const char *mode = ev_attr_s(c, "mode", "");
+    double alpha = ev_attr_f_or(c, "alpha", 0), beta = ev_attr_f_or(c, "beta", 0);
+    double norm = ev_attr_f_or(c, "norm_coefficient", 0);
+    const char *mode = ev_attr_s_or(c, "mode", "");
     bool nesterov = !strcmp(mode, "nesterov");
     if (!nesterov && strcmp(mode, "standard"))
         return ev_fail(c, "mode '%s' is neither 'standard' nor 'nesterov'",
@@ -145,11 +145,11 @@ static int ev_adam(EvCtx *c)
     int64_t T;
     if (ev_opt_inputs(c, 4, &n, &R, &T))
         return -1;
-    double alpha = ev_attr_f(c, "alpha", 0.9f);
-    double beta = ev_attr_f(c, "beta", 0.999f);
-    double eps = ev_attr_f(c, "epsilon", 1e-6f);
-    double norm = ev_attr_f(c, "norm_coefficient", 0.0f);
-    double post = ev_attr_f(c, "norm_coefficient_post", 0.0f);
+    double alpha = ev_attr_f(c, "alpha");
+    double beta = ev_attr_f(c, "beta");
+    double eps = ev_attr_f_or(c, "epsilon", 1e-6f);
+    double norm = ev_attr_f(c, "norm_coefficient");
+    double post = ev_attr_f(c, "norm_coefficient_post");
     /* Bias correction of the running averages, from the second update. */
     double ra = T > 0 ? R * sqrt(1.0 - pow(beta, (double)T)) /
                             (1.0 - pow(alpha, (double)T))
@@ -745,7 +745,7 @@ static int ev_gradient(EvCtx *c)
     if (ev_g_table(&g) || ev_g_bind(&g, "xs", 0, (size_t)nx, xs, true) ||
         ev_g_bind(&g, "zs", (size_t)nx, (size_t)nz, zs, false))
         return -1;
-    const char *yname = ev_attr_s(c, "y", "");
+    const char *yname = ev_attr_s_or(c, "y", "");
     EvGVal *y = ev_g_val(&g, ir_graph_find_local(g.graph, yname));
     if (!y)
         return ev_fail(c, "y '%s' is not a value of the graph", yname);
