@@ -364,7 +364,7 @@ static int ev_softmax_kind(EvCtx *c, EvSmKind kind)
         return -1;
     if (x->numel == 0)
         return 0;
-    if (x->dtype == EV_FLOAT && kind != EV_SM_HARD) {
+    if (x->dtype == IR_FLOAT && kind != EV_SM_HARD) {
         const float *xf = x->data;
         float *yf = y->data, *mx = NULL;
         double *sum = NULL;

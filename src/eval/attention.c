@@ -121,7 +121,7 @@ static void ev_at_heads_in(const EvValue *t, bool is3d, size_t bn, size_t h,
                 size_t src = is3d ? ((b * s + si) * h + hi) * d
                                   : ((b * h + hi) * s + si) * d;
                 size_t o = ((b * h + hi) * total + at + si) * d;
-                if (t->dtype == EV_FLOAT && !dst->dbl && d)
+                if (t->dtype == IR_FLOAT && !dst->dbl && d)
                     memcpy((float *)dst->p + o, (const float *)t->data + src,
                            d * sizeof(float));
                 else
@@ -166,8 +166,8 @@ typedef struct EvAttn {
 /* Checks attn_mask against [B, Hq, Sq, T] and sets its strides. */
 static int ev_attn_mask(EvCtx *c, EvAttn *a, const EvValue *m)
 {
-    if (m->kind != EV_TENSOR || m->dtype == EV_STRING ||
-        !(ev_dtype_is_real(m->dtype) || m->dtype == EV_BOOL ||
+    if (m->kind != EV_TENSOR || m->dtype == IR_STRING ||
+        !(ev_dtype_is_real(m->dtype) || m->dtype == IR_BOOL ||
           ev_dtype_is_int(m->dtype)))
         return ev_fail(c, "attn_mask has an unsupported type");
     if (m->rank < 1 || m->rank > 4)
@@ -215,7 +215,7 @@ static void ev_attn_bias(const EvAttn *a, size_t b, size_t h, size_t i,
                 v = -INFINITY;
             } else {
                 size_t k = mo + j * a->mstride[3];
-                if (a->mask->dtype == EV_BOOL)
+                if (a->mask->dtype == IR_BOOL)
                     v = ((const uint8_t *)a->mask->data)[k] ? 0 : -INFINITY;
                 else
                     v = ev_at_get(a->mask, k);
@@ -413,7 +413,7 @@ static int ev_attn_options(EvCtx *c, EvAttn *a)
     EvValue *np = c->ver >= 24 ? ev_in(c, 6) : NULL;
     if (np) {
         size_t n;
-        if (np->kind != EV_TENSOR || np->dtype != EV_INT64 ||
+        if (np->kind != EV_TENSOR || np->dtype != IR_INT64 ||
             np->numel != a->bn)
             return ev_fail(c, "nonpad_kv_seqlen must be int64 of shape [B]");
         if (!(a->nonpad = ev_in_ints(c, 6, &n)))
@@ -427,7 +427,7 @@ static int ev_attn_load(EvCtx *c, const EvAttn *a, EvValue *const *in,
                         EvAtBuf *qb, EvAtBuf *kb, EvAtBuf *vb)
 {
     EvValue *q = in[0], *k = in[1], *v = in[2], *pk = in[4], *pv = in[5];
-    bool dbl = q->dtype == EV_DOUBLE || v->dtype == EV_DOUBLE;
+    bool dbl = q->dtype == IR_DOUBLE || v->dtype == IR_DOUBLE;
     if (ev_at_buf(c, dbl, q->numel, qb) ||
         ev_at_buf(c, dbl, a->bn * a->hkv * a->total * a->d, kb) ||
         ev_at_buf(c, dbl, a->bn * a->hkv * a->total * a->dv, vb))
@@ -589,10 +589,10 @@ static int ev_flex_shapes(EvCtx *c, const EvValue *q, const EvValue *k,
 /* The softmax precision: the attribute, else float (double for double). */
 static int ev_flex_precision(EvCtx *c, int32_t qtype, int32_t *pt)
 {
-    *pt = qtype == EV_DOUBLE ? EV_DOUBLE : EV_FLOAT;
+    *pt = qtype == IR_DOUBLE ? IR_DOUBLE : IR_FLOAT;
     if (!ev_attr(c, "softmax_precision"))
         return 0;
-    int64_t sp = ev_attr_i_or(c, "softmax_precision", EV_FLOAT);
+    int64_t sp = ev_attr_i_or(c, "softmax_precision", IR_FLOAT);
     if (sp < 0 || sp > INT32_MAX || !ev_dtype_is_real((int32_t)sp))
         return ev_fail(c, "softmax_precision must be a float type");
     *pt = (int32_t)sp;
@@ -633,7 +633,7 @@ static int ev_flex_attention(EvCtx *c)
         return -1;
     double scale = ev_attr(c, "scale") ? (double)ev_attr_f_or(c, "scale", 1.0f)
                                        : 1.0 / sqrt((double)f.e);
-    bool dbl = q->dtype == EV_DOUBLE || pt == EV_DOUBLE;
+    bool dbl = q->dtype == IR_DOUBLE || pt == IR_DOUBLE;
     EvAtBuf qb, kb, vb;
     if (ev_at_buf(c, dbl, q->numel, &qb) || ev_at_buf(c, dbl, k->numel, &kb) ||
         ev_at_buf(c, dbl, v->numel, &vb))
@@ -716,7 +716,7 @@ static int ev_rope_caches(EvCtx *c, EvRope *r, EvValue *cs, EvValue *sn,
         return ev_fail(c, "cos_cache and sin_cache shapes differ");
     if (pid) {
         size_t n;
-        if (pid->kind != EV_TENSOR || pid->dtype != EV_INT64 ||
+        if (pid->kind != EV_TENSOR || pid->dtype != IR_INT64 ||
             pid->rank != 2 || (size_t)pid->dims[0] != r->bn ||
             (size_t)pid->dims[1] != r->s)
             return ev_fail(c, "position_ids must be int64 of shape [B, S]");

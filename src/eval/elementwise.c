@@ -50,23 +50,13 @@
 
 unsigned ev_class(int32_t dt)
 {
-    switch (dt) {
-    case EV_FLOAT: case EV_DOUBLE: case EV_FLOAT16: case EV_BFLOAT16:
-    case EV_FLOAT8E4M3FN: case EV_FLOAT8E4M3FNUZ: case EV_FLOAT8E5M2:
-    case EV_FLOAT8E5M2FNUZ: case EV_FLOAT4E2M1: case EV_FLOAT8E8M0:
-        return EV_CF;
-    case EV_INT8: case EV_INT16: case EV_INT32: case EV_INT64: case EV_INT4:
-    case EV_INT2:
-        return EV_CS;
-    case EV_UINT8: case EV_UINT16: case EV_UINT32: case EV_UINT64:
-    case EV_UINT4: case EV_UINT2:
-        return EV_CU;
-    case EV_BOOL:
-        return EV_CB;
-    case EV_STRING:
-        return EV_CSTR;
-    default:
-        return EV_CX;
+    switch (ir_dtype_class(dt)) {
+    case IR_DC_FLOAT: return EV_CF;
+    case IR_DC_SINT: return EV_CS;
+    case IR_DC_UINT: return EV_CU;
+    case IR_DC_BOOL: return EV_CB;
+    case IR_DC_STRING: return EV_CSTR;
+    default: return EV_CX;      /* complex, undefined, unknown codes */
     }
 }
 
@@ -196,14 +186,14 @@ int ev_map1(EvCtx *c, EvFn1 f, const double *p, unsigned mask,
     } else if (cl == EV_CU && iop != EV_I_NONE) {
         for (size_t k = 0; k < n; k++)
             ev_set_u(y, k, ev_uunary(iop, ev_get_u(x, k)));
-    } else if (x->dtype == EV_FLOAT && fast != EV_FAST_NONE) {
+    } else if (x->dtype == IR_FLOAT && fast != EV_FAST_NONE) {
         ev_fast1(fast, x->data, y->data, n);
-    } else if (x->dtype == EV_FLOAT) {
+    } else if (x->dtype == IR_FLOAT) {
         const float *xs = x->data;
         float *ys = y->data;
         for (size_t k = 0; k < n; k++)
             ys[k] = (float)f(xs[k], p);
-    } else if (x->dtype == EV_DOUBLE) {
+    } else if (x->dtype == IR_DOUBLE) {
         const double *xs = x->data;
         double *ys = y->data;
         for (size_t k = 0; k < n; k++)
@@ -320,7 +310,7 @@ static int ev_isnan(EvCtx *c)
     EvValue *x = ev_in_tensor(c, 0);
     if (!x || ev_need(c, x, EV_CF))
         return -1;
-    EvValue *y = ev_out_tensor(c, 0, EV_BOOL, x->rank, x->dims);
+    EvValue *y = ev_out_tensor(c, 0, IR_BOOL, x->rank, x->dims);
     if (!y)
         return -1;
     uint8_t *o = y->data;
@@ -336,7 +326,7 @@ static int ev_isinf(EvCtx *c)
         return -1;
     bool neg = ev_attr_i(c, "detect_negative") != 0;
     bool pos = ev_attr_i(c, "detect_positive") != 0;
-    EvValue *y = ev_out_tensor(c, 0, EV_BOOL, x->rank, x->dims);
+    EvValue *y = ev_out_tensor(c, 0, IR_BOOL, x->rank, x->dims);
     if (!y)
         return -1;
     uint8_t *o = y->data;
@@ -352,7 +342,7 @@ static int ev_not(EvCtx *c)
     EvValue *x = ev_in_tensor(c, 0);
     if (!x || ev_need(c, x, EV_CB))
         return -1;
-    EvValue *y = ev_out_tensor(c, 0, EV_BOOL, x->rank, x->dims);
+    EvValue *y = ev_out_tensor(c, 0, IR_BOOL, x->rank, x->dims);
     if (!y)
         return -1;
     const uint8_t *i = x->data;
@@ -522,7 +512,7 @@ static int ev_layout(const EvValue *t, const EvValue *y)
 static bool ev_bin_fast(EvBinOp op, const EvValue *a, const EvValue *b,
                         EvValue *y)
 {
-    if (a->dtype != EV_FLOAT || b->dtype != EV_FLOAT || op > EV_POW)
+    if (a->dtype != IR_FLOAT || b->dtype != IR_FLOAT || op > EV_POW)
         return false;
     size_t n = y->numel;
     int l0 = ev_layout(a, y), l1 = ev_layout(b, y);
@@ -769,7 +759,7 @@ static int ev_binary(EvCtx *c, EvBinOp op)
     int64_t dims[EV_MAX_RANK];
     if (ev_broadcast_shape(c, 2, ts, &rank, dims))
         return -1;
-    EvValue *y = ev_out_tensor(c, 0, ev_bin_bool_out(op) ? EV_BOOL : a->dtype,
+    EvValue *y = ev_out_tensor(c, 0, ev_bin_bool_out(op) ? IR_BOOL : a->dtype,
                                rank, dims);
     if (!y)
         return -1;
@@ -949,7 +939,7 @@ static bool ev_where_fast(const EvValue *cond, const EvValue *x,
                           const EvValue *y, EvValue *out)
 {
     size_t n = out->numel;
-    if (x->dtype != EV_FLOAT || cond->numel != n ||
+    if (x->dtype != IR_FLOAT || cond->numel != n ||
         (x->numel != n && x->numel != 1) || (y->numel != n && y->numel != 1))
         return false;
     const uint8_t *cd = cond->data;
@@ -992,7 +982,7 @@ static int ev_where(EvCtx *c)
         bool pick = cd[b.off[0]] != 0;
         const EvValue *src = pick ? x : y;
         size_t o = pick ? b.off[1] : b.off[2];
-        if (x->dtype == EV_STRING) {
+        if (x->dtype == IR_STRING) {
             const EvStr *s = (const EvStr *)src->data + o;
             if (ev_set_str(c, out, k, s->p, s->len))
                 return -1;
@@ -1093,11 +1083,10 @@ static int ev_clip(EvCtx *c)
 
 enum { EV_RM_UP, EV_RM_DOWN, EV_RM_NEAREST };
 
+/* The float8 types, FLOAT4E2M1 and FLOAT8E8M0. */
 static bool ev_is_small_float(int32_t dt)
 {
-    return dt == EV_FLOAT8E4M3FN || dt == EV_FLOAT8E4M3FNUZ ||
-           dt == EV_FLOAT8E5M2 || dt == EV_FLOAT8E5M2FNUZ ||
-           dt == EV_FLOAT4E2M1 || dt == EV_FLOAT8E8M0;
+    return ir_dtype_is_float(dt) && ir_dtype_bits(dt) <= 8;
 }
 
 /* FLOAT8E8M0 with Cast-24's round_mode, from the float's exponent field
@@ -1106,7 +1095,7 @@ static bool ev_is_small_float(int32_t dt)
 static uint8_t ev_to_e8m0(float x, int mode, bool sat)
 {
     if (mode == EV_RM_UP)
-        return ev_float_to_f8(EV_FLOAT8E8M0, x, sat);
+        return ev_float_to_f8(IR_FLOAT8E8M0, x, sat);
     if (isnan(x))
         return 0xFF;
     if (isinf(x))
@@ -1128,10 +1117,10 @@ static uint8_t ev_to_e8m0(float x, int mode, bool sat)
 static double ev_round_to(int32_t dt, double v)
 {
     switch (dt) {
-    case EV_DOUBLE: return v;
-    case EV_FLOAT: return (float)v;
-    case EV_FLOAT16: return ev_half_to_float(ev_float_to_half((float)v));
-    case EV_BFLOAT16: return ev_bf16_to_float(ev_float_to_bf16((float)v));
+    case IR_DOUBLE: return v;
+    case IR_FLOAT: return (float)v;
+    case IR_FLOAT16: return ev_half_to_float(ev_float_to_half((float)v));
+    case IR_BFLOAT16: return ev_bf16_to_float(ev_float_to_bf16((float)v));
     default: return ev_f8_to_float(dt, ev_float_to_f8(dt, (float)v, true));
     }
 }
@@ -1313,7 +1302,7 @@ static int ev_cast_from_string(EvCtx *c, const EvValue *x, EvValue *y,
 static void ev_store_float(EvValue *y, size_t k, double v, bool sat, int rm)
 {
     uint8_t *o = y->data;
-    if (y->dtype == EV_FLOAT8E8M0)
+    if (y->dtype == IR_FLOAT8E8M0)
         o[k] = ev_to_e8m0((float)v, rm, sat);
     else if (ev_is_small_float(y->dtype))
         o[k] = ev_float_to_f8(y->dtype, (float)v, sat);
@@ -1331,7 +1320,7 @@ static void ev_cast_numeric(const EvValue *x, EvValue *y, bool sat, int rm)
         } else if (cy == EV_CF) {
             if (cx == EV_CF) {
                 ev_store_float(y, k, ev_get_f(x, k), sat, rm);
-            } else if (y->dtype == EV_FLOAT) {
+            } else if (y->dtype == IR_FLOAT) {
                 /* one rounding from the integer, not two through double */
                 ((float *)y->data)[k] = cx == EV_CU ? (float)ev_get_u(x, k)
                                                     : (float)ev_get_i(x, k);
@@ -1450,7 +1439,7 @@ static uint8_t ev_small_bits(const EvValue *x, size_t k, int bits)
 static void ev_set_small_bits(EvValue *y, size_t k, int bits, uint8_t p)
 {
     uint8_t *o = y->data;
-    if (y->dtype == EV_INT4 || y->dtype == EV_INT2) {
+    if (y->dtype == IR_INT4 || y->dtype == IR_INT2) {
         int sh = 8 - bits;
         o[k] = (uint8_t)(int8_t)((int8_t)(uint8_t)(p << sh) >> sh);
     } else {
@@ -1483,7 +1472,7 @@ static int ev_bitcast(EvCtx *c)
             ev_set_small_bits(y, k, bx, ev_small_bits(x, k, bx));
     } else if (n) {
         memcpy(y->data, x->data, n * ev_dtype_size(x->dtype));
-        if (y->dtype == EV_BOOL)    /* keep bools 0/1 */
+        if (y->dtype == IR_BOOL)    /* keep bools 0/1 */
             for (size_t k = 0; k < n; k++)
                 ((uint8_t *)y->data)[k] = ((uint8_t *)y->data)[k] != 0;
     }

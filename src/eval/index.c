@@ -75,7 +75,7 @@ static int ev_dbl_cmp(double x, double y)
 static int ev_elem_cmp(const EvValue *t, size_t a, size_t b)
 {
     switch (t->dtype) {
-    case EV_STRING: {
+    case IR_STRING: {
         const EvStr *s = t->data;
         size_t n = s[a].len < s[b].len ? s[a].len : s[b].len;
         int r = n ? memcmp(s[a].p, s[b].p, n) : 0;
@@ -83,12 +83,12 @@ static int ev_elem_cmp(const EvValue *t, size_t a, size_t b)
             return r < 0 ? -1 : 1;
         return s[a].len < s[b].len ? -1 : s[a].len > s[b].len;
     }
-    case EV_COMPLEX64: {
+    case IR_COMPLEX64: {
         const float *f = t->data;
         int r = ev_dbl_cmp(f[2 * a], f[2 * b]);
         return r ? r : ev_dbl_cmp(f[2 * a + 1], f[2 * b + 1]);
     }
-    case EV_COMPLEX128: {
+    case IR_COMPLEX128: {
         const double *f = t->data;
         int r = ev_dbl_cmp(f[2 * a], f[2 * b]);
         return r ? r : ev_dbl_cmp(f[2 * a + 1], f[2 * b + 1]);
@@ -331,9 +331,9 @@ static int ev_scatter_reduction(EvCtx *c, int32_t dtype, int *red)
         *red = EV_RED_MIN;
     else
         return ev_fail(c, "reduction '%s' is not supported", s);
-    if (dtype == EV_STRING)
+    if (dtype == IR_STRING)
         return ev_fail(c, "reduction '%s' does not apply to strings", s);
-    if ((dtype == EV_COMPLEX64 || dtype == EV_COMPLEX128) &&
+    if ((dtype == IR_COMPLEX64 || dtype == IR_COMPLEX128) &&
         (*red == EV_RED_MAX || *red == EV_RED_MIN))
         return ev_fail(c, "reduction '%s' does not apply to complex", s);
     return 0;
@@ -343,7 +343,7 @@ static void ev_combine_complex(EvValue *d, size_t di, const EvValue *u,
                                size_t ui, int red)
 {
     double a[2], b[2];
-    if (d->dtype == EV_COMPLEX64) {
+    if (d->dtype == IR_COMPLEX64) {
         const float *p = d->data, *q = u->data;
         a[0] = p[2 * di], a[1] = p[2 * di + 1];
         b[0] = q[2 * ui], b[1] = q[2 * ui + 1];
@@ -354,7 +354,7 @@ static void ev_combine_complex(EvValue *d, size_t di, const EvValue *u,
     }
     double re = red == EV_RED_ADD ? a[0] + b[0] : a[0] * b[0] - a[1] * b[1];
     double im = red == EV_RED_ADD ? a[1] + b[1] : a[0] * b[1] + a[1] * b[0];
-    if (d->dtype == EV_COMPLEX64) {
+    if (d->dtype == IR_COMPLEX64) {
         float *p = d->data;
         p[2 * di] = (float)re, p[2 * di + 1] = (float)im;
     } else {
@@ -370,9 +370,9 @@ static void ev_combine(EvValue *d, size_t di, const EvValue *u, size_t ui,
     int32_t t = d->dtype;
     if (red == EV_RED_NONE) {
         ev_copy_elems(d, di, u, ui, 1);
-    } else if (t == EV_COMPLEX64 || t == EV_COMPLEX128) {
+    } else if (t == IR_COMPLEX64 || t == IR_COMPLEX128) {
         ev_combine_complex(d, di, u, ui, red);
-    } else if (t == EV_BOOL) {
+    } else if (t == IR_BOOL) {
         int64_t a = ev_get_i(d, di) != 0, b = ev_get_i(u, ui) != 0;
         bool any = red == EV_RED_ADD || red == EV_RED_MAX;
         ev_set_i(d, di, any ? (a | b) : (a & b));
@@ -587,7 +587,7 @@ static int ev_topk(EvCtx *c)
     memcpy(dims, x->dims, x->rank * sizeof *dims);
     dims[axis] = k;
     EvValue *vals = ev_out_tensor(c, 0, x->dtype, x->rank, dims);
-    EvValue *inds = vals ? ev_out_tensor(c, 1, EV_INT64, x->rank, dims) : NULL;
+    EvValue *inds = vals ? ev_out_tensor(c, 1, IR_INT64, x->rank, dims) : NULL;
     if (!inds)
         return -1;
     size_t outer = ev_dims_prod(x->dims, 0, axis);
@@ -664,12 +664,12 @@ static int ev_compress(EvCtx *c)
 static bool ev_is_nonzero(const EvValue *t, size_t k)
 {
     switch (t->dtype) {
-    case EV_STRING: return ((const EvStr *)t->data)[k].len != 0;
-    case EV_COMPLEX64: {
+    case IR_STRING: return ((const EvStr *)t->data)[k].len != 0;
+    case IR_COMPLEX64: {
         const float *f = t->data;
         return f[2 * k] != 0 || f[2 * k + 1] != 0;
     }
-    case EV_COMPLEX128: {
+    case IR_COMPLEX128: {
         const double *f = t->data;
         return f[2 * k] != 0 || f[2 * k + 1] != 0;
     }
@@ -689,7 +689,7 @@ static int ev_nonzero(EvCtx *c)
     for (size_t k = 0; k < x->numel; k++)
         cnt += ev_is_nonzero(x, k);
     int64_t dims[2] = {(int64_t)x->rank, (int64_t)cnt};
-    EvValue *y = ev_out_tensor(c, 0, EV_INT64, 2, dims);
+    EvValue *y = ev_out_tensor(c, 0, IR_INT64, 2, dims);
     if (!y)
         return -1;
     int64_t *out = y->data;
@@ -742,19 +742,19 @@ static int ev_unique_indices(EvCtx *c, const EvGroups *g, size_t n,
     int64_t un = (int64_t)g->n, nn = (int64_t)n;
     EvValue *t;
     if (ev_has_out(c, 1)) {
-        if (!(t = ev_out_tensor(c, 1, EV_INT64, 1, &un)))
+        if (!(t = ev_out_tensor(c, 1, IR_INT64, 1, &un)))
             return -1;
         for (size_t p = 0; p < g->n; p++)
             ((int64_t *)t->data)[p] = (int64_t)g->first[src[p]];
     }
     if (ev_has_out(c, 2)) {
-        if (!(t = ev_out_tensor(c, 2, EV_INT64, 1, &nn)))
+        if (!(t = ev_out_tensor(c, 2, IR_INT64, 1, &nn)))
             return -1;
         for (size_t i = 0; i < n; i++)
             ((int64_t *)t->data)[i] = (int64_t)pos[g->grp[i]];
     }
     if (ev_has_out(c, 3)) {
-        if (!(t = ev_out_tensor(c, 3, EV_INT64, 1, &un)))
+        if (!(t = ev_out_tensor(c, 3, IR_INT64, 1, &un)))
             return -1;
         for (size_t p = 0; p < g->n; p++)
             ((int64_t *)t->data)[p] = g->count[src[p]];

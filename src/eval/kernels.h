@@ -9,7 +9,8 @@
 
 /* ---- elementwise.c: element classes and the unary map ---------------- */
 
-/* Element type classes, as bits so that a kernel can accept several. */
+/* The IR's element type classes (ir_dtype_class) as bits, so that a
+ * kernel can accept several. */
 enum {
     EV_CF = 1,      /* floating point (float, double, 16-, 8-, 4-bit floats) */
     EV_CS = 2,      /* signed integers */
@@ -152,7 +153,7 @@ int ev_mm_real(EvCtx *c, const EvMM *mm, bool dbl, const void *a,
 /* int8 or uint8: the operand types of the integer products. */
 static inline bool ev_is_8bit(int32_t dt)
 {
-    return dt == EV_INT8 || dt == EV_UINT8;
+    return dt == IR_INT8 || dt == IR_UINT8;
 }
 
 /* ---- index.c ------------------------------------------------------------ */
@@ -167,13 +168,13 @@ EvValue *ev_out_like(EvCtx *c, size_t i, const EvValue *t);
  * here). */
 static inline double ev_at_get(const EvValue *t, size_t k)
 {
-    return t->dtype == EV_FLOAT ? ((const float *)t->data)[k]
+    return t->dtype == IR_FLOAT ? ((const float *)t->data)[k]
                                 : ev_get_f(t, k);
 }
 
 static inline void ev_at_put(EvValue *t, size_t k, double v)
 {
-    if (t->dtype == EV_FLOAT)
+    if (t->dtype == IR_FLOAT)
         ((float *)t->data)[k] = (float)v;
     else
         ev_set_f(t, k, v);
@@ -184,11 +185,11 @@ static inline void ev_at_put(EvValue *t, size_t k, double v)
 static inline double ev_at_round(int32_t dt, double v)
 {
     switch (dt) {
-    case EV_FLOAT:
+    case IR_FLOAT:
         return (float)v;
-    case EV_FLOAT16:
+    case IR_FLOAT16:
         return ev_half_to_float(ev_float_to_half((float)v));
-    case EV_BFLOAT16:
+    case IR_BFLOAT16:
         return ev_bf16_to_float(ev_float_to_bf16((float)v));
     default:
         return v;

@@ -57,15 +57,10 @@
 
 /* ---- small helpers --------------------------------------------------- */
 
-static bool ev_is_real(int32_t dt)
-{
-    return dt == EV_FLOAT || dt == EV_DOUBLE || dt == EV_FLOAT16 || dt == EV_BFLOAT16;
-}
-
 /* Fails unless t holds one of the floating point types of these ops. */
 static int ev_need_real(EvCtx *c, const EvValue *t, const char *what)
 {
-    if (!ev_is_real(t->dtype))
+    if (!ev_dtype_is_real(t->dtype))
         return ev_fail(c, "%s has unsupported type %s", what,
                        ir_dtype_name(t->dtype) ? ir_dtype_name(t->dtype) : "?");
     return 0;
@@ -144,7 +139,7 @@ enum { EV_FLOAT_VIA_DOUBLE = 1 };
 
 static bool ev_in_double(int32_t dtype)
 {
-    return dtype == EV_DOUBLE || EV_FLOAT_VIA_DOUBLE;
+    return dtype == IR_DOUBLE || EV_FLOAT_VIA_DOUBLE;
 }
 
 /* The elements of t in the compute type (double when dbl, else float):
@@ -154,12 +149,12 @@ static const void *ev_real_in(EvCtx *c, const EvValue *t, bool dbl)
 {
     if (t->numel == 0)
         return ev_tmp(c, 1, sizeof(double));
-    if (t->dtype == (dbl ? EV_DOUBLE : EV_FLOAT))
+    if (t->dtype == (dbl ? IR_DOUBLE : IR_FLOAT))
         return t->data;
     if (dbl) {
         double *v = ev_tmp(c, t->numel, sizeof *v);
         const float *f = t->data;
-        if (v && t->dtype == EV_FLOAT)   /* the common case, vectorized */
+        if (v && t->dtype == IR_FLOAT)   /* the common case, vectorized */
             for (size_t k = 0; k < t->numel; k++)
                 v[k] = f[k];
         else
@@ -171,10 +166,10 @@ static const void *ev_real_in(EvCtx *c, const EvValue *t, bool dbl)
     const uint16_t *h = t->data;
     if (!v)
         return NULL;
-    if (t->dtype == EV_FLOAT16)
+    if (t->dtype == IR_FLOAT16)
         for (size_t k = 0; k < t->numel; k++)
             v[k] = ev_half_to_float(h[k]);
-    else if (t->dtype == EV_BFLOAT16)
+    else if (t->dtype == IR_BFLOAT16)
         for (size_t k = 0; k < t->numel; k++)
             v[k] = ev_bf16_to_float(h[k]);
     else
@@ -189,7 +184,7 @@ static void *ev_real_out(EvCtx *c, EvValue *y, bool dbl)
 {
     if (y->numel == 0)
         return ev_tmp(c, 1, sizeof(double));
-    if (y->dtype == (dbl ? EV_DOUBLE : EV_FLOAT))
+    if (y->dtype == (dbl ? IR_DOUBLE : IR_FLOAT))
         return y->data;
     return ev_tmp(c, y->numel, dbl ? sizeof(double) : sizeof(float));
 }
@@ -207,10 +202,10 @@ static void ev_real_store(EvValue *y, const void *buf, bool dbl)
     }
     const float *v = buf;
     uint16_t *h = y->data;
-    if (y->dtype == EV_FLOAT16)
+    if (y->dtype == IR_FLOAT16)
         for (size_t k = 0; k < y->numel; k++)
             h[k] = ev_float_to_half(v[k]);
-    else if (y->dtype == EV_BFLOAT16)
+    else if (y->dtype == IR_BFLOAT16)
         for (size_t k = 0; k < y->numel; k++)
             h[k] = ev_float_to_bf16(v[k]);
     else
@@ -1051,7 +1046,7 @@ static int ev_col2im_real(EvCtx *c, const EvGeom *g, const EvValue *x, EvValue *
         return -1;
     for (size_t k = 0; k < x->numel; k++)
         in[k] = ncomp == 1 ? ev_get_f(x, k)
-                : x->dtype == EV_COMPLEX64 ? ((const float *)x->data)[2 * k + comp]
+                : x->dtype == IR_COMPLEX64 ? ((const float *)x->data)[2 * k + comp]
                                            : ((const double *)x->data)[2 * k + comp];
     for (size_t i = 0; i < nb; i++)
         ev_col2im_f64(g, nch, in + i * nch * g->k_sz * g->grid_sz,
@@ -1059,7 +1054,7 @@ static int ev_col2im_real(EvCtx *c, const EvGeom *g, const EvValue *x, EvValue *
     for (size_t k = 0; k < y->numel; k++) {
         if (ncomp == 1)
             ev_set_f(y, k, out[k]);
-        else if (y->dtype == EV_COMPLEX64)
+        else if (y->dtype == IR_COMPLEX64)
             ((float *)y->data)[2 * k + comp] = (float)out[k];
         else
             ((double *)y->data)[2 * k + comp] = out[k];
@@ -1078,7 +1073,7 @@ static int ev_col2im_op(EvCtx *c)
         x->dims[2] != (int64_t)g.grid_sz)
         return ev_fail(c, "input must be [N, C * %zu, %zu] for these blocks", g.k_sz,
                        g.grid_sz);
-    if (x->dtype == EV_STRING)
+    if (x->dtype == IR_STRING)
         return ev_fail(c, "strings cannot be summed");
     size_t nb = (size_t)x->dims[0], nch = (size_t)x->dims[1] / g.k_sz;
     dims[0] = x->dims[0];
@@ -1088,7 +1083,7 @@ static int ev_col2im_op(EvCtx *c)
         return -1;
     if (y->numel == 0 || x->numel == 0)
         return 0;
-    if (x->dtype == EV_COMPLEX64 || x->dtype == EV_COMPLEX128)
+    if (x->dtype == IR_COMPLEX64 || x->dtype == IR_COMPLEX128)
         return ev_col2im_real(c, &g, x, y, nb, nch, 2, 0) < 0 ? -1
                : ev_col2im_real(c, &g, x, y, nb, nch, 2, 1);
     if (ev_dtype_is_float(x->dtype))
@@ -1294,7 +1289,7 @@ static void ev_pool_store(EvValue *y, const double *v)
         return;
     }
     for (size_t k = 0; k < y->numel; k++)
-        ev_set_f(y, k, isinf(v[k]) ? (y->dtype == EV_INT8 ? -128.0 : 0.0) : v[k]);
+        ev_set_f(y, k, isinf(v[k]) ? (y->dtype == IR_INT8 ? -128.0 : 0.0) : v[k]);
 }
 
 /* AveragePool, MaxPool, LpPool over X [N, C, D...]. */
@@ -1308,7 +1303,7 @@ static int ev_pool(EvCtx *c, int mode)
     int64_t dims[EV_MAX_RANK];
     if (!x)
         return -1;
-    if (!ev_is_real(x->dtype) &&
+    if (!ev_dtype_is_real(x->dtype) &&
         !(mode == EV_POOL_MAX && c->ver >= 12 && ev_is_8bit(x->dtype)))
         return ev_need_real(c, x, "X");
     if (mode == EV_POOL_LP)
@@ -1320,7 +1315,7 @@ static int ev_pool(EvCtx *c, int mode)
     if (!(y = ev_out_tensor(c, 0, x->dtype, x->rank, dims)))
         return -1;
     if (mode == EV_POOL_MAX && c->ver >= 8 && ev_has_out(c, 1) &&
-        !(ind = ev_out_tensor(c, 1, EV_INT64, x->rank, dims)))
+        !(ind = ev_out_tensor(c, 1, IR_INT64, x->rank, dims)))
         return -1;
     if (y->numel == 0)
         return 0;
@@ -1413,7 +1408,7 @@ static int ev_maxunpool(EvCtx *c)
         return -1;
     if (x->rank < 3)
         return ev_fail(c, "input has rank %zu; needs N, C and spatial axes", x->rank);
-    if (ix->dtype != EV_INT64 || ix->rank != x->rank ||
+    if (ix->dtype != IR_INT64 || ix->rank != x->rank ||
         memcmp(ix->dims, x->dims, x->rank * sizeof *x->dims) != 0)
         return ev_fail(c, "I must be int64 with X's shape");
     if (ev_unpool_dims(c, x, def) < 0)
@@ -1654,7 +1649,7 @@ static int ev_roialign(EvCtx *c)
     EvRoiAlign ra;
     if (!bi || ev_roi_inputs(c, &x, &rois, 4) < 0)
         return -1;
-    if (bi->dtype != EV_INT64 || bi->rank != 1 || bi->dims[0] != rois->dims[0])
+    if (bi->dtype != IR_INT64 || bi->rank != 1 || bi->dims[0] != rois->dims[0])
         return ev_fail(c, "batch_indices must be int64 [num_rois]");
     const char *mode = ev_attr_s(c, "mode");
     const char *ctm = c->ver >= 16 ? ev_attr_s_or(c, "coordinate_transformation_mode",
@@ -1797,7 +1792,7 @@ static void ev_mm_int(const EvMM *mm, const uint64_t *a, const uint64_t *b, uint
 
 static bool ev_is_int_mm(int32_t dt)
 {
-    return dt == EV_INT32 || dt == EV_INT64 || dt == EV_UINT32 || dt == EV_UINT64;
+    return dt == IR_INT32 || dt == IR_INT64 || dt == IR_UINT32 || dt == IR_UINT64;
 }
 
 static int ev_matmul(EvCtx *c)
@@ -1968,8 +1963,8 @@ static int ev_dropout(EvCtx *c)
     EvValue *x = ev_in_tensor(c, 0);
     if (!x)
         return -1;
-    bool f8 = c->ver >= 22 && x->dtype >= EV_FLOAT8E4M3FN &&
-              x->dtype <= EV_FLOAT8E5M2FNUZ;
+    bool f8 = c->ver >= 22 && x->dtype >= IR_FLOAT8E4M3FN &&
+              x->dtype <= IR_FLOAT8E5M2FNUZ;
     if (!ev_dtype_is_real(x->dtype) && !f8)
         return ev_fail(c, "input 0 has unsupported element type %d",
                        (int)x->dtype);
@@ -1981,19 +1976,19 @@ static int ev_dropout(EvCtx *c)
     } else {
         EvValue *r = ev_in(c, 1), *tm = ev_in(c, 2);
         if (r) {
-            if (r->kind != EV_TENSOR || r->numel != 1 || r->dtype == EV_STRING)
+            if (r->kind != EV_TENSOR || r->numel != 1 || r->dtype == IR_STRING)
                 return ev_fail(c, "ratio must be a scalar");
             ratio = ev_get_f(r, 0);
         }
         if (tm && (tm->kind != EV_TENSOR || tm->numel != 1 ||
-                   tm->dtype != EV_BOOL))
+                   tm->dtype != IR_BOOL))
             return ev_fail(c, "training_mode must be a bool scalar");
         training = tm && ev_get_i(tm, 0) != 0;
     }
     if (training && !(ratio >= 0 && ratio <= 1))
         return ev_fail(c, "ratio %g is outside [0, 1]", ratio);
     /* The mask is bool from version 10, of type T before. */
-    int32_t mtype = c->ver >= 10 ? EV_BOOL : x->dtype;
+    int32_t mtype = c->ver >= 10 ? IR_BOOL : x->dtype;
     EvValue *mask = NULL;
     if (ev_has_out(c, 1) &&
         !(mask = ev_out_tensor(c, 1, mtype, x->rank, x->dims)))

@@ -25,11 +25,11 @@
 /* Elements [off, off+n) of t into buf as doubles. */
 static void ev_nm_get(const EvValue *t, size_t off, size_t n, double *buf)
 {
-    if (t->dtype == EV_FLOAT) {
+    if (t->dtype == IR_FLOAT) {
         const float *p = (const float *)t->data + off;
         for (size_t k = 0; k < n; k++)
             buf[k] = p[k];
-    } else if (t->dtype == EV_DOUBLE) {
+    } else if (t->dtype == IR_DOUBLE) {
         if (n)
             memcpy(buf, (const double *)t->data + off, n * sizeof *buf);
     } else {
@@ -41,11 +41,11 @@ static void ev_nm_get(const EvValue *t, size_t off, size_t n, double *buf)
 /* Stores buf into elements [off, off+n) of t. */
 static void ev_nm_set(EvValue *t, size_t off, size_t n, const double *buf)
 {
-    if (t->dtype == EV_FLOAT) {
+    if (t->dtype == IR_FLOAT) {
         float *p = (float *)t->data + off;
         for (size_t k = 0; k < n; k++)
             p[k] = (float)buf[k];
-    } else if (t->dtype == EV_DOUBLE) {
+    } else if (t->dtype == IR_DOUBLE) {
         if (n)
             memcpy((double *)t->data + off, buf, n * sizeof *buf);
     } else {
@@ -134,7 +134,7 @@ static double *ev_nm_vec(EvCtx *c, const EvValue *p, size_t n,
 /* The statistics type of LayerNormalization/GroupNormalization. */
 static int ev_nm_stash(EvCtx *c, int32_t *out)
 {
-    int64_t st = ev_attr_i_or(c, "stash_type", EV_FLOAT);
+    int64_t st = ev_attr_i_or(c, "stash_type", IR_FLOAT);
     if (st < 0 || st > INT32_MAX || !ev_dtype_is_real((int32_t)st))
         return ev_fail(c, "stash_type %lld is not a floating point type",
                        (long long)st);
@@ -153,7 +153,7 @@ static int ev_layernorm(EvCtx *c)
         return -1;
     if (sc->dtype != x->dtype || (b && b->dtype != x->dtype))
         return ev_fail(c, "Scale and B must have X's element type");
-    int32_t st = EV_FLOAT;
+    int32_t st = IR_FLOAT;
     size_t ax;
     if (ev_nm_stash(c, &st))
         return -1;

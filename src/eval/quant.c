@@ -40,23 +40,23 @@
 
 static bool ev_q_is_small_float(int32_t dt)
 {
-    return (dt >= EV_FLOAT8E4M3FN && dt <= EV_FLOAT8E5M2FNUZ) ||
-           dt == EV_FLOAT4E2M1;
+    return (dt >= IR_FLOAT8E4M3FN && dt <= IR_FLOAT8E5M2FNUZ) ||
+           dt == IR_FLOAT4E2M1;
 }
 
 /* Range of an integer quantized type; false for other types. */
 static bool ev_q_range(int32_t dt, int64_t *lo, int64_t *hi)
 {
     switch (dt) {
-    case EV_INT8:   *lo = -128; *hi = 127; return true;
-    case EV_UINT8:  *lo = 0; *hi = 255; return true;
-    case EV_INT16:  *lo = -32768; *hi = 32767; return true;
-    case EV_UINT16: *lo = 0; *hi = 65535; return true;
-    case EV_INT32:  *lo = INT32_MIN; *hi = INT32_MAX; return true;
-    case EV_INT4:   *lo = -8; *hi = 7; return true;
-    case EV_UINT4:  *lo = 0; *hi = 15; return true;
-    case EV_INT2:   *lo = -2; *hi = 1; return true;
-    case EV_UINT2:  *lo = 0; *hi = 3; return true;
+    case IR_INT8:   *lo = -128; *hi = 127; return true;
+    case IR_UINT8:  *lo = 0; *hi = 255; return true;
+    case IR_INT16:  *lo = -32768; *hi = 32767; return true;
+    case IR_UINT16: *lo = 0; *hi = 65535; return true;
+    case IR_INT32:  *lo = INT32_MIN; *hi = INT32_MAX; return true;
+    case IR_INT4:   *lo = -8; *hi = 7; return true;
+    case IR_UINT4:  *lo = 0; *hi = 15; return true;
+    case IR_INT2:   *lo = -2; *hi = 1; return true;
+    case IR_UINT2:  *lo = 0; *hi = 3; return true;
     default:        return false;
     }
 }
@@ -66,16 +66,16 @@ static bool ev_q_range(int32_t dt, int64_t *lo, int64_t *hi)
 static bool ev_q_type_ok(int32_t dt, int64_t ver)
 {
     switch (dt) {
-    case EV_INT8: case EV_UINT8:
+    case IR_INT8: case IR_UINT8:
         return true;
-    case EV_FLOAT8E4M3FN: case EV_FLOAT8E4M3FNUZ:
-    case EV_FLOAT8E5M2: case EV_FLOAT8E5M2FNUZ:
+    case IR_FLOAT8E4M3FN: case IR_FLOAT8E4M3FNUZ:
+    case IR_FLOAT8E5M2: case IR_FLOAT8E5M2FNUZ:
         return ver >= 19;
-    case EV_INT16: case EV_UINT16: case EV_INT4: case EV_UINT4:
+    case IR_INT16: case IR_UINT16: case IR_INT4: case IR_UINT4:
         return ver >= 21;
-    case EV_FLOAT4E2M1:
+    case IR_FLOAT4E2M1:
         return ver >= 23;
-    case EV_INT2: case EV_UINT2:
+    case IR_INT2: case IR_UINT2:
         return ver >= 25;
     default:
         return false;
@@ -110,11 +110,11 @@ static int64_t ev_q_sat(double v, int64_t lo, int64_t hi, int64_t nan)
 static double ev_q_round_to(int32_t dt, double v)
 {
     float f = (float)v;
-    if (dt == EV_DOUBLE)
+    if (dt == IR_DOUBLE)
         return v;
-    if (dt == EV_FLOAT16)
+    if (dt == IR_FLOAT16)
         return ev_half_to_float(ev_float_to_half(f));
-    if (dt == EV_BFLOAT16)
+    if (dt == IR_BFLOAT16)
         return ev_bf16_to_float(ev_float_to_bf16(f));
     return f;
 }
@@ -126,7 +126,7 @@ static void ev_q_store(EvValue *y, size_t k, double q, double zp, bool saturate)
     int64_t lo, hi;
     if (ev_q_is_small_float(y->dtype)) {
         float v = (float)(q + zp);
-        bool sat = saturate || y->dtype == EV_FLOAT4E2M1;
+        bool sat = saturate || y->dtype == IR_FLOAT4E2M1;
         ((uint8_t *)y->data)[k] = ev_float_to_f8(y->dtype, v, sat);
         return;
     }
@@ -230,7 +230,7 @@ static int ev_q_out_type(EvCtx *c, const EvValue *zp, int32_t *dt)
     if (zp && od && od != zp->dtype)
         return ev_fail(c, "output_dtype %lld differs from y_zero_point type %d",
                        (long long)od, zp->dtype);
-    *dt = zp ? zp->dtype : od ? (int32_t)od : EV_UINT8;
+    *dt = zp ? zp->dtype : od ? (int32_t)od : IR_UINT8;
     if (!ev_q_type_ok(*dt, c->ver))
         return ev_fail(c, "unsupported output type %d", *dt);
     return 0;
@@ -245,14 +245,14 @@ static int ev_quantizelinear(EvCtx *c)
 
     if (!x || !s || ev_q_opt(c, 2, &zp) < 0 || ev_q_out_type(c, zp, &dt) < 0)
         return -1;
-    if (x->dtype != EV_FLOAT && x->dtype != EV_FLOAT16 &&
-        x->dtype != EV_BFLOAT16 && x->dtype != EV_INT32)
+    if (x->dtype != IR_FLOAT && x->dtype != IR_FLOAT16 &&
+        x->dtype != IR_BFLOAT16 && x->dtype != IR_INT32)
         return ev_fail(c, "unsupported input type %d", x->dtype);
-    if (s->dtype == EV_STRING || s->dtype == EV_BOOL)
+    if (s->dtype == IR_STRING || s->dtype == IR_BOOL)
         return ev_fail(c, "unsupported scale type %d", s->dtype);
     prec = c->ver >= 23 ? (int32_t)ev_attr_i(c, "precision") : 0;
     if (!prec)
-        prec = x->dtype == EV_INT32 ? EV_DOUBLE : s->dtype;
+        prec = x->dtype == IR_INT32 ? IR_DOUBLE : s->dtype;
     if (ev_q_map(c, x, s, zp, &m) < 0)
         return -1;
     y = ev_out_tensor(c, 0, dt, x->rank, x->dims);
@@ -273,16 +273,16 @@ static int ev_dq_types(EvCtx *c, const EvValue *x, const EvValue *s,
 {
     int64_t od = c->ver >= 23 ? ev_attr_i(c, "output_dtype") : 0;
 
-    if (!ev_q_type_ok(x->dtype, c->ver) && x->dtype != EV_INT32)
+    if (!ev_q_type_ok(x->dtype, c->ver) && x->dtype != IR_INT32)
         return ev_fail(c, "unsupported input type %d", x->dtype);
     if (zp && zp->dtype != x->dtype)
         return ev_fail(c, "x_zero_point type %d differs from x type %d",
                        zp->dtype, x->dtype);
-    if (s->dtype != EV_FLOAT && s->dtype != EV_FLOAT16 &&
-        s->dtype != EV_BFLOAT16 && s->dtype != EV_FLOAT8E8M0)
+    if (s->dtype != IR_FLOAT && s->dtype != IR_FLOAT16 &&
+        s->dtype != IR_BFLOAT16 && s->dtype != IR_FLOAT8E8M0)
         return ev_fail(c, "unsupported scale type %d", s->dtype);
-    *dt = c->ver < 19 ? EV_FLOAT : od ? (int32_t)od : s->dtype;
-    if (*dt != EV_FLOAT && *dt != EV_FLOAT16 && *dt != EV_BFLOAT16)
+    *dt = c->ver < 19 ? IR_FLOAT : od ? (int32_t)od : s->dtype;
+    if (*dt != IR_FLOAT && *dt != IR_FLOAT16 && *dt != IR_BFLOAT16)
         return ev_fail(c, "unsupported output type %d", *dt);
     return 0;
 }
@@ -324,7 +324,7 @@ static int ev_dynamicquantizelinear(EvCtx *c)
 
     if (!x)
         return -1;
-    if (x->dtype != EV_FLOAT)
+    if (x->dtype != IR_FLOAT)
         return ev_fail(c, "input must be float");
     xv = x->data;
     for (size_t k = 0; k < x->numel; k++) {
@@ -336,9 +336,9 @@ static int ev_dynamicquantizelinear(EvCtx *c)
     scale = (hi - lo) / 255.0f;
     zpf = scale != 0 ? 0.0f - lo / scale : 0.0f;
     zp = ev_q_rne(zpf < 0 ? 0 : zpf > 255 ? 255 : zpf);
-    y = ev_out_tensor(c, 0, EV_UINT8, x->rank, x->dims);
-    ys = ev_out_tensor(c, 1, EV_FLOAT, 0, NULL);
-    yz = ev_out_tensor(c, 2, EV_UINT8, 0, NULL);
+    y = ev_out_tensor(c, 0, IR_UINT8, x->rank, x->dims);
+    ys = ev_out_tensor(c, 1, IR_FLOAT, 0, NULL);
+    yz = ev_out_tensor(c, 2, IR_UINT8, 0, NULL);
     if (!y || !ys || !yz)
         return -1;
     *(float *)ys->data = scale;
@@ -450,8 +450,8 @@ static int ev_qmm_shape(EvCtx *c, EvQMM *q, size_t *rank, int64_t *dims)
 /* int8/uint8, and the float8 types from version 21. */
 static bool ev_qmm_type_ok(int32_t dt, int64_t ver)
 {
-    return dt == EV_INT8 || dt == EV_UINT8 ||
-           (ver >= 21 && dt >= EV_FLOAT8E4M3FN && dt <= EV_FLOAT8E5M2FNUZ);
+    return dt == IR_INT8 || dt == IR_UINT8 ||
+           (ver >= 21 && dt >= IR_FLOAT8E4M3FN && dt <= IR_FLOAT8E5M2FNUZ);
 }
 
 static int ev_qmm_check(EvCtx *c, const EvQMM *q)
@@ -747,9 +747,9 @@ static int ev_qc_check(EvCtx *c, EvValue *const *t, const EvQConv *g)
         size_t n = i == 4 || i == 5 || i == 8 ? (size_t)g->m : 1;
         if (!t[i])
             continue;
-        if (quant && t[i]->dtype != EV_INT8 && t[i]->dtype != EV_UINT8)
+        if (quant && t[i]->dtype != IR_INT8 && t[i]->dtype != IR_UINT8)
             return ev_fail(c, "%s must be int8 or uint8", names[i]);
-        if (i == 8 && t[i]->dtype != EV_INT32)
+        if (i == 8 && t[i]->dtype != IR_INT32)
             return ev_fail(c, "B must be int32");
         if (i != 0 && i != 3 && (t[i]->numel != 1 || i == 8) &&
             (t[i]->rank != 1 || t[i]->numel != n))
@@ -788,7 +788,7 @@ static int ev_qlinearconv(EvCtx *c)
     for (int64_t b = 0; b < g.n; b++)
         for (int64_t oc = 0; oc < g.m; oc++) {
             size_t c0 = (size_t)(oc / (g.m / g.group)) * cpg;
-            double mult = ev_q_mult(EV_FLOAT, ev_q_at(t[1], 0),
+            double mult = ev_q_mult(IR_FLOAT, ev_q_at(t[1], 0),
                                     ev_q_at(t[4], (size_t)oc), ev_q_at(t[6], 0));
             int64_t bias = ev_q_at_i(t[8], (size_t)oc);
             for (size_t p = 0; p < per; p++)
@@ -858,7 +858,7 @@ static int ev_convinteger(EvCtx *c)
         ev_zero_point(c, 2, x, 0, "x_zero_point", &xz, &nxz) < 0 ||
         ev_zero_point(c, 3, w, (size_t)w->dims[0], "w_zero_point", &wz, &nwz) < 0 ||
         ev_win_read(c, x, w->dims + 2, false, &g) < 0 ||
-        !(y = ev_conv_out(c, EV_INT32, x, w->dims[0], &g)))
+        !(y = ev_conv_out(c, IR_INT32, x, w->dims[0], &g)))
         return -1;
     if (y->numel == 0)
         return 0;
@@ -890,7 +890,7 @@ static int ev_matmulinteger(EvCtx *c)
     if (ev_mm_shape(c, a, b, &mm, &rank, dims) < 0 ||
         ev_zero_point(c, 2, a, mm.m, "a_zero_point", &za, &nza) < 0 ||
         ev_zero_point(c, 3, b, mm.n, "b_zero_point", &zb, &nzb) < 0 ||
-        !(y = ev_out_tensor(c, 0, EV_INT32, rank, dims)))
+        !(y = ev_out_tensor(c, 0, IR_INT32, rank, dims)))
         return -1;
     if (y->numel == 0)
         return 0;

@@ -66,12 +66,6 @@ static double ev_rng_normal(EvRng *r)
     return rad * cos(th);
 }
 
-static bool ev_random_float_type(int32_t dt)
-{
-    return dt == EV_FLOAT || dt == EV_DOUBLE || dt == EV_FLOAT16 ||
-           dt == EV_BFLOAT16;
-}
-
 /* The output type: the dtype attribute, else dflt (-1: none). */
 static int ev_random_dtype(EvCtx *c, int64_t dflt, int32_t *dt)
 {
@@ -79,7 +73,7 @@ static int ev_random_dtype(EvCtx *c, int64_t dflt, int32_t *dt)
     if (v < 0)
         return ev_fail(c, "dtype is required: the input is not a float "
                           "tensor");
-    if (v > INT32_MAX || !ev_random_float_type((int32_t)v))
+    if (v > INT32_MAX || !ev_dtype_is_real((int32_t)v))
         return ev_fail(c, "unsupported dtype %lld", (long long)v);
     *dt = (int32_t)v;
     return 0;
@@ -107,13 +101,13 @@ static int ev_random_common(EvCtx *c, bool normal, bool like)
         EvValue *x = ev_in_tensor(c, 0);
         if (!x)
             return -1;
-        if (ev_random_dtype(c, ev_random_float_type(x->dtype) ? x->dtype : -1,
+        if (ev_random_dtype(c, ev_dtype_is_real(x->dtype) ? x->dtype : -1,
                             &dt))
             return -1;
         rank = x->rank;
         dims = x->dims;
     } else {
-        if (ev_random_dtype(c, EV_FLOAT, &dt))
+        if (ev_random_dtype(c, IR_FLOAT, &dt))
             return -1;
         long n = ev_attr_ints(c, "shape", &dims);
         if (n < 0)
@@ -147,12 +141,12 @@ static int ev_multinomial(EvCtx *c)
     EvValue *x = ev_in_tensor(c, 0);
     if (!x)
         return -1;
-    if (!ev_random_float_type(x->dtype))
+    if (!ev_dtype_is_real(x->dtype))
         return ev_fail(c, "input must be a float tensor");
     if (x->rank != 2)
         return ev_fail(c, "input must be [batch_size, class_size]");
     int64_t dtype = ev_attr_i(c, "dtype");
-    if (dtype != EV_INT32 && dtype != EV_INT64)
+    if (dtype != IR_INT32 && dtype != IR_INT64)
         return ev_fail(c, "dtype must be int32 or int64");
     int64_t samples = ev_attr_i(c, "sample_size");
     if (samples < 0)
@@ -200,9 +194,9 @@ static int ev_multinomial(EvCtx *c)
 
 static bool ev_bernoulli_type(int32_t dt)
 {
-    return ev_random_float_type(dt) || dt == EV_BOOL ||
+    return ev_dtype_is_real(dt) || dt == IR_BOOL ||
            (ev_dtype_is_int(dt) && ev_dtype_size(dt) >= 1 &&
-            dt != EV_INT4 && dt != EV_UINT4 && dt != EV_INT2 && dt != EV_UINT2);
+            dt != IR_INT4 && dt != IR_UINT4 && dt != IR_INT2 && dt != IR_UINT2);
 }
 
 static int ev_bernoulli(EvCtx *c)
@@ -210,7 +204,7 @@ static int ev_bernoulli(EvCtx *c)
     EvValue *x = ev_in_tensor(c, 0);
     if (!x)
         return -1;
-    if (!ev_random_float_type(x->dtype))
+    if (!ev_dtype_is_real(x->dtype))
         return ev_fail(c, "input must be a float tensor");
     int64_t dt = ev_attr_i_or(c, "dtype", x->dtype);
     if (dt < 0 || dt > INT32_MAX || !ev_bernoulli_type((int32_t)dt))

@@ -230,7 +230,7 @@ static float ev_max_run(const float *p, size_t n, bool max)
 static bool ev_red_block_f(EvCtx *c, const EvValue *x, const EvRed *r,
                            EvRk kind, EvValue *y)
 {
-    if (x->dtype != EV_FLOAT || !r->block || r->inner == 1 ||
+    if (x->dtype != IR_FLOAT || !r->block || r->inner == 1 ||
         (kind != EV_R_SUM && kind != EV_R_MEAN && kind != EV_R_SUMSQ &&
          kind != EV_R_MAX && kind != EV_R_MIN))
         return false;
@@ -264,7 +264,7 @@ static bool ev_red_block_f(EvCtx *c, const EvValue *x, const EvRed *r,
 static double ev_red_f(const EvValue *x, const EvRed *r, size_t i, EvRk kind)
 {
     size_t b = ev_red_base(r, i), n = r->nred;
-    if (r->contig && x->dtype == EV_FLOAT) {
+    if (r->contig && x->dtype == IR_FLOAT) {
         const float *p = n ? (const float *)x->data + b : NULL;
         switch (kind) {
         case EV_R_SUM: return ev_sum_run(p, n, false);
@@ -307,8 +307,8 @@ static double ev_red_f(const EvValue *x, const EvRed *r, size_t i, EvRk kind)
 /* Lowest (max = false) or highest value of an integer or bool type. */
 static void ev_int_limit(int32_t t, bool high, EvValue *y, size_t i)
 {
-    int bits = t == EV_BOOL ? 1 : ir_dtype_bits(t);
-    if (t == EV_BOOL || ev_dtype_is_unsigned(t))
+    int bits = t == IR_BOOL ? 1 : ir_dtype_bits(t);
+    if (t == IR_BOOL || ev_dtype_is_unsigned(t))
         ev_set_u(y, i, !high ? 0 : bits >= 64 ? UINT64_MAX
                                   : ((uint64_t)1 << bits) - 1);
     else
@@ -321,7 +321,7 @@ static void ev_red_int(const EvValue *x, const EvRed *r, size_t i, EvRk kind,
                        EvValue *y)
 {
     size_t b = ev_red_base(r, i), n = r->nred;
-    bool uns = ev_dtype_is_unsigned(x->dtype) || x->dtype == EV_BOOL;
+    bool uns = ev_dtype_is_unsigned(x->dtype) || x->dtype == IR_BOOL;
     if (kind == EV_R_MAX || kind == EV_R_MIN) {
         if (n == 0) {
             ev_int_limit(x->dtype, kind == EV_R_MIN, y, i);
@@ -381,7 +381,7 @@ static int ev_reduce(EvCtx *c, EvRk kind)
     int32_t t = x->dtype;
     bool is_float = ev_dtype_is_float(t);
     if (!is_float && !ev_dtype_is_int(t) &&
-        !(t == EV_BOOL && (kind == EV_R_MAX || kind == EV_R_MIN)))
+        !(t == IR_BOOL && (kind == EV_R_MAX || kind == EV_R_MIN)))
         return ev_fail(c, "element type %d is not supported", (int)t);
     bool input = c->ver >= (kind == EV_R_SUM ? 13 : 18);
     bool mask[EV_MAX_RANK];
@@ -396,7 +396,7 @@ static int ev_reduce(EvCtx *c, EvRk kind)
     for (size_t i = 0; i < r.nout; i++) {
         if (!is_float)
             ev_red_int(x, &r, i, kind, y);
-        else if (t == EV_FLOAT)
+        else if (t == IR_FLOAT)
             ((float *)y->data)[i] = (float)ev_red_f(x, &r, i, kind);
         else
             ev_set_f(y, i, ev_red_f(x, &r, i, kind));
@@ -462,7 +462,7 @@ static int ev_arg(EvCtx *c, bool max)
     if (n == 0 && outer * inner > 0)
         return ev_fail(c, "cannot take the arg%s of an empty axis",
                        max ? "max" : "min");
-    EvValue *y = ev_out_tensor(c, 0, EV_INT64, rank, dims);
+    EvValue *y = ev_out_tensor(c, 0, IR_INT64, rank, dims);
     if (!y)
         return -1;
     int64_t *out = y->data;

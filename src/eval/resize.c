@@ -212,16 +212,16 @@ static void ev_rs_weights(const EvResize *r, size_t ax, double xo, size_t n,
 
 static size_t ev_rs_ncomp(int32_t dtype)
 {
-    return dtype == EV_COMPLEX64 || dtype == EV_COMPLEX128 ? 2 : 1;
+    return dtype == IR_COMPLEX64 || dtype == IR_COMPLEX128 ? 2 : 1;
 }
 
 static void ev_rs_load(const EvValue *t, size_t k, double *v)
 {
-    if (t->dtype == EV_COMPLEX64) {
+    if (t->dtype == IR_COMPLEX64) {
         const float *p = t->data;
         v[0] = p[2 * k];
         v[1] = p[2 * k + 1];
-    } else if (t->dtype == EV_COMPLEX128) {
+    } else if (t->dtype == IR_COMPLEX128) {
         const double *p = t->data;
         v[0] = p[2 * k];
         v[1] = p[2 * k + 1];
@@ -232,11 +232,11 @@ static void ev_rs_load(const EvValue *t, size_t k, double *v)
 
 static void ev_rs_store(EvValue *t, size_t k, const double *v)
 {
-    if (t->dtype == EV_COMPLEX64) {
+    if (t->dtype == IR_COMPLEX64) {
         float *p = t->data;
         p[2 * k] = (float)v[0];
         p[2 * k + 1] = (float)v[1];
-    } else if (t->dtype == EV_COMPLEX128) {
+    } else if (t->dtype == IR_COMPLEX128) {
         double *p = t->data;
         p[2 * k] = v[0];
         p[2 * k + 1] = v[1];
@@ -248,7 +248,7 @@ static void ev_rs_store(EvValue *t, size_t k, const double *v)
 /* Element k of y := element off of x (strings copied). */
 static void ev_rs_copy(EvValue *y, size_t k, const EvValue *x, size_t off)
 {
-    if (x->dtype == EV_STRING) {
+    if (x->dtype == IR_STRING) {
         const EvStr *s = (const EvStr *)x->data + off;
         EvStr *d = (EvStr *)y->data + k;
         d->p = malloc(s->len + 1);
@@ -267,7 +267,7 @@ static void ev_rs_copy(EvValue *y, size_t k, const EvValue *x, size_t off)
 static void ev_rs_fill(EvValue *y, size_t k, double v)
 {
     double e[2] = { v, 0.0 };
-    if (y->dtype != EV_STRING)
+    if (y->dtype != IR_STRING)
         ev_rs_store(y, k, e);
 }
 
@@ -370,7 +370,7 @@ static int ev_rs_run_interp(EvCtx *c, const EvResize *r, const EvValue *x,
     int64_t cur[EV_MAX_RANK];
     double *buf;
 
-    if (x->dtype == EV_STRING)
+    if (x->dtype == IR_STRING)
         return ev_fail(c, "linear and cubic modes cannot interpolate strings");
     if (!ir_mul_size(x->numel, nc, &total) ||
         !(buf = ev_tmp(c, total, sizeof *buf)))

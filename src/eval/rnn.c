@@ -256,7 +256,7 @@ static int ev_rnn_setup(EvCtx *c, EvRnn *r)
     if (!r->r)
         return -1;
     int32_t dt = r->x->dtype;
-    if (!ev_dtype_is_float(dt) || dt == EV_COMPLEX64 || dt == EV_COMPLEX128)
+    if (!ev_dtype_is_float(dt) || dt == IR_COMPLEX64 || dt == IR_COMPLEX128)
         return ev_fail(c, "unsupported input type %d", (int)dt);
     if (r->w->dtype != dt || r->r->dtype != dt)
         return ev_fail(c, "W and R must have X's type");
@@ -356,7 +356,7 @@ static double *ev_rnn_doubles(EvCtx *c, const EvValue *t, size_t off,
     double *v = ev_rnn_zeros(c, n);
     if (!v)
         return NULL;
-    if (t->dtype == EV_FLOAT) {
+    if (t->dtype == IR_FLOAT) {
         const float *f = (const float *)t->data + off;
         for (size_t k = 0; k < n; k++)
             v[k] = f[k];
@@ -380,7 +380,7 @@ static double *ev_rnn_project(EvCtx *c, const EvRnn *r, size_t d)
     if (!out)
         return NULL;
     if (n && r->in) {
-        if (r->x->dtype == EV_FLOAT) {
+        if (r->x->dtype == IR_FLOAT) {
             float *f = ev_tmp(c, n, sizeof *f);
             if (!f)
                 return NULL;

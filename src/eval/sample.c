@@ -31,7 +31,7 @@ static int ev_affine_grid(EvCtx *c)
     int64_t *sz = th ? ev_in_ints(c, 1, &ns) : NULL;
     if (!sz)
         return -1;
-    if (ev_in(c, 1)->dtype != EV_INT64 || (ns != 4 && ns != 5))
+    if (ev_in(c, 1)->dtype != IR_INT64 || (ns != 4 && ns != 5))
         return ev_fail(c, "size must be int64 [N, C, H, W] or [N, C, D, H, W]");
     size_t nd = ns - 2; /* spatial dims: 2 or 3 */
     for (size_t i = 0; i < ns; i++)
@@ -189,7 +189,7 @@ static size_t ev_gs_taps(const EvGs *g, double x, int64_t n, int64_t *idx,
 /* Copies element `at` of x to element o of y (nearest sampling). */
 static void ev_gs_copy(const EvValue *x, size_t at, EvValue *y, size_t o)
 {
-    if (x->dtype == EV_STRING) {
+    if (x->dtype == IR_STRING) {
         const EvStr *s = (const EvStr *)x->data + at;
         EvStr *d = (EvStr *)y->data + o;
         d->p = malloc(s->len + 1);
@@ -242,7 +242,7 @@ static void ev_gs_point(const EvGs *g, const EvValue *x, EvValue *y,
                         size_t ycs, const size_t *off, const double *wt,
                         size_t ntaps)
 {
-    bool cplx = x->dtype == EV_COMPLEX64 || x->dtype == EV_COMPLEX128;
+    bool cplx = x->dtype == IR_COMPLEX64 || x->dtype == IR_COMPLEX128;
     for (size_t ch = 0; ch < nch; ch++) {
         size_t xo = xbase + ch * xcs, yo = ybase + ch * ycs;
         if (g->mode == EV_GS_NEAREST && !cplx) {
@@ -255,20 +255,20 @@ static void ev_gs_point(const EvGs *g, const EvValue *x, EvValue *y,
             if (off[k] == SIZE_MAX || wt[k] == 0)
                 continue;
             size_t at = xo + off[k];
-            if (x->dtype == EV_COMPLEX64) {
+            if (x->dtype == IR_COMPLEX64) {
                 re += wt[k] * ((const float *)x->data)[2 * at];
                 im += wt[k] * ((const float *)x->data)[2 * at + 1];
-            } else if (x->dtype == EV_COMPLEX128) {
+            } else if (x->dtype == IR_COMPLEX128) {
                 re += wt[k] * ((const double *)x->data)[2 * at];
                 im += wt[k] * ((const double *)x->data)[2 * at + 1];
             } else {
                 re += wt[k] * ev_at_get(x, at);
             }
         }
-        if (x->dtype == EV_COMPLEX64) {
+        if (x->dtype == IR_COMPLEX64) {
             ((float *)y->data)[2 * yo] = (float)re;
             ((float *)y->data)[2 * yo + 1] = (float)im;
-        } else if (x->dtype == EV_COMPLEX128) {
+        } else if (x->dtype == IR_COMPLEX128) {
             ((double *)y->data)[2 * yo] = re;
             ((double *)y->data)[2 * yo + 1] = im;
         } else {
@@ -308,7 +308,7 @@ static int ev_gs_modes(EvCtx *c, EvGs *g)
 static int ev_gs_shapes(EvCtx *c, EvGs *g, const EvValue *x,
                         const EvValue *gr, int64_t *yd)
 {
-    if (x->dtype == EV_STRING && g->mode != EV_GS_NEAREST)
+    if (x->dtype == IR_STRING && g->mode != EV_GS_NEAREST)
         return ev_fail(c, "strings can only be sampled with mode nearest");
     if (!ev_dtype_size(x->dtype) || x->rank < 3 ||
         (c->ver < 20 && x->rank != 4))
@@ -338,7 +338,7 @@ static int ev_grid_sample(EvCtx *c)
     int64_t yd[EV_MAX_RANK];
     if (!x || !gr || ev_gs_modes(c, &g) || ev_gs_shapes(c, &g, x, gr, yd))
         return -1;
-    g.fgrid = gr->dtype != EV_DOUBLE;
+    g.fgrid = gr->dtype != IR_DOUBLE;
     EvValue *y = ev_out_tensor(c, 0, x->dtype, x->rank, yd);
     if (!y)
         return -1;

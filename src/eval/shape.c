@@ -48,7 +48,7 @@ void ev_fill(EvValue *dst, const EvValue *src, size_t si)
 {
     if (!dst->numel)
         return;
-    if (dst->dtype == EV_STRING) {
+    if (dst->dtype == IR_STRING) {
         for (size_t k = 0; k < dst->numel; k++)
             ev_copy_elems(dst, k, src, si, 1);
         return;
@@ -127,7 +127,7 @@ static void ev_view_collapse(EvView *v)
 static void ev_run(EvValue *dst, int64_t doff, int64_t ds,
                    const EvValue *src, int64_t soff, int64_t ss, int64_t n)
 {
-    if (src->dtype == EV_STRING) {
+    if (src->dtype == IR_STRING) {
         EvStr *D = dst->data;
         const EvStr *S = src->data;
         for (int64_t j = 0; j < n; j++)
@@ -922,7 +922,7 @@ static EvValue *ev_pad_value(EvCtx *c, const EvValue *x, EvValue **own)
         ev_fail(c, "%s", err.msg);
         return NULL;
     }
-    if (c->ver < 11 && x->dtype != EV_STRING)
+    if (c->ver < 11 && x->dtype != IR_STRING)
         ev_set_f(*own, 0, ev_attr_f(c, "value"));
     return *own;
 }

@@ -48,7 +48,7 @@ static int ev_str_set(EvCtx *c, EvStr *dst, const char *p, size_t n)
 static EvValue *ev_str_in(EvCtx *c, size_t i)
 {
     EvValue *x = ev_in_tensor(c, i);
-    if (x && x->dtype != EV_STRING) {
+    if (x && x->dtype != IR_STRING) {
         ev_fail(c, "input %zu must be a string tensor", i);
         return NULL;
     }
@@ -66,7 +66,7 @@ static int ev_string_concat(EvCtx *c)
     int64_t dims[EV_MAX_RANK];
     if (ev_broadcast_shape(c, 2, t, &rank, dims))
         return -1;
-    EvValue *z = ev_out_tensor(c, 0, EV_STRING, rank, dims);
+    EvValue *z = ev_out_tensor(c, 0, IR_STRING, rank, dims);
     if (!z)
         return -1;
     EvBcast b;
@@ -196,8 +196,8 @@ static int ev_string_split(EvCtx *c)
     for (size_t d = 0; d < x->rank; d++)
         dims[d] = x->dims[d];
     dims[x->rank] = (int64_t)width;
-    EvValue *y = ev_out_tensor(c, 0, EV_STRING, x->rank + 1, dims);
-    EvValue *z = y ? ev_out_tensor(c, 1, EV_INT64, x->rank, x->dims) : NULL;
+    EvValue *y = ev_out_tensor(c, 0, IR_STRING, x->rank + 1, dims);
+    EvValue *z = y ? ev_out_tensor(c, 1, IR_INT64, x->rank, x->dims) : NULL;
     if (!z)
         return -1;
     EvPiece *pieces = ev_tmp(c, width ? width : 1, sizeof *pieces);
@@ -704,7 +704,7 @@ static int ev_regex_full_match(EvCtx *c)
         return ev_fail(c, "pattern '%.*s' rejected by regcomp: %s",
                        (int)(r.n > 80 ? 80 : r.n), r.p, msg);
     }
-    EvValue *y = ev_out_tensor(c, 0, EV_BOOL, x->rank, x->dims);
+    EvValue *y = ev_out_tensor(c, 0, IR_BOOL, x->rank, x->dims);
     if (!y) {
         regfree(&re);
         return -1;
@@ -867,7 +867,7 @@ static int ev_string_normalizer(EvCtx *c)
     int64_t dims[2] = {1, (int64_t)(kept ? kept : 1)};
     if (x->rank == 1)
         dims[0] = dims[1];
-    EvValue *y = ev_out_tensor(c, 0, EV_STRING, x->rank, dims);
+    EvValue *y = ev_out_tensor(c, 0, IR_STRING, x->rank, dims);
     if (!y)
         return -1;
     EvStr *ys = y->data;

@@ -78,7 +78,7 @@ static int ev_shape(EvCtx *c)
         e = e < 0 ? (e < -r ? 0 : e + r) : (e > r ? r : e);
     }
     int64_t n = e > s ? e - s : 0;
-    EvValue *y = ev_out_tensor(c, 0, EV_INT64, 1, &n);
+    EvValue *y = ev_out_tensor(c, 0, IR_INT64, 1, &n);
     if (!y)
         return -1;
     for (int64_t i = 0; i < n; i++)
@@ -91,7 +91,7 @@ static int ev_size(EvCtx *c)
     EvValue *x = ev_in_tensor(c, 0);
     if (!x)
         return -1;
-    EvValue *y = ev_out_tensor(c, 0, EV_INT64, 0, NULL);
+    EvValue *y = ev_out_tensor(c, 0, IR_INT64, 0, NULL);
     if (!y)
         return -1;
     *(int64_t *)y->data = (int64_t)x->numel;
@@ -105,7 +105,7 @@ static int ev_sparse_fill(EvCtx *c, EvValue *y, const EvValue *vals,
 {
     size_t nnz = vals->numel, r = y->rank;
     bool coords = idx->rank == 2;
-    if (vals->rank != 1 || idx->dtype != EV_INT64 ||
+    if (vals->rank != 1 || idx->dtype != IR_INT64 ||
         (idx->rank != 1 && !coords) || idx->dims[0] != (int64_t)nnz ||
         (coords && idx->dims[1] != (int64_t)r))
         return ev_fail(c, "sparse_value has malformed values or indices");
@@ -159,7 +159,7 @@ static int ev_constant_strings(EvCtx *c, const IrBytes *s, size_t n,
                                bool scalar)
 {
     int64_t dim = (int64_t)n;
-    EvValue *y = ev_out_tensor(c, 0, EV_STRING, scalar ? 0 : 1, &dim);
+    EvValue *y = ev_out_tensor(c, 0, IR_STRING, scalar ? 0 : 1, &dim);
     if (!y)
         return -1;
     EvStr *d = y->data;
@@ -177,7 +177,7 @@ static int ev_constant_numbers(EvCtx *c, const char *name, const IrAttr *a)
     bool scalar = name[strlen(name) - 1] != 's';
     size_t n = scalar ? 1 : ints ? a->n_ints : a->n_floats;
     int64_t dim = (int64_t)n;
-    EvValue *y = ev_out_tensor(c, 0, ints ? EV_INT64 : EV_FLOAT,
+    EvValue *y = ev_out_tensor(c, 0, ints ? IR_INT64 : IR_FLOAT,
                                scalar ? 0 : 1, &dim);
     if (!y)
         return -1;
@@ -253,7 +253,7 @@ static int ev_constant_of_shape(EvCtx *c)
             return ev_fail(c, "attribute 'value' must hold one element");
         }
     }
-    EvValue *y = ev_out_tensor(c, 0, val ? val->dtype : EV_FLOAT, n, shape);
+    EvValue *y = ev_out_tensor(c, 0, val ? val->dtype : IR_FLOAT, n, shape);
     if (y && val)
         ev_fill(y, val, 0);
     ev_unref(val);
@@ -328,13 +328,13 @@ static int ev_range(EvCtx *c)
     double d = ev_get_f(t[2], 0);
     if (d == 0)
         return ev_fail(c, "delta is 0");
-    bool dbl = dt == EV_DOUBLE;
-    if (dt != EV_FLOAT && dt != EV_DOUBLE) {
+    bool dbl = dt == IR_DOUBLE;
+    if (dt != IR_FLOAT && dt != IR_DOUBLE) {
         int64_t stash = c->ver >= 27 ? ev_attr_i_or(c, "stash_type", 1) : 1;
-        if (stash != EV_FLOAT && stash != EV_DOUBLE)
+        if (stash != IR_FLOAT && stash != IR_DOUBLE)
             return ev_fail(c, "stash_type %lld is not supported",
                            (long long)stash);
-        dbl = stash == EV_DOUBLE;
+        dbl = stash == IR_DOUBLE;
     }
     return ev_range_float(c, dt, dbl, ev_get_f(t[0], 0), ev_get_f(t[1], 0),
                           d);
@@ -348,7 +348,7 @@ static int ev_eyelike(EvCtx *c)
     if (x->rank != 2)
         return ev_fail(c, "input must be 2-D");
     int64_t dt = ev_attr_i_or(c, "dtype", x->dtype);
-    if (dt == EV_STRING || dt == EV_COMPLEX64 || dt == EV_COMPLEX128 ||
+    if (dt == IR_STRING || dt == IR_COMPLEX64 || dt == IR_COMPLEX128 ||
         dt <= 0 || dt > INT32_MAX || !ev_dtype_size((int32_t)dt))
         return ev_fail(c, "dtype %lld is not supported", (long long)dt);
     EvValue *y = ev_out_tensor(c, 0, (int32_t)dt, 2, x->dims);
@@ -505,7 +505,7 @@ static int ev_onehot(EvCtx *c)
         return ev_fail(c, "rank too large");
     if (vals->numel != 2)
         return ev_fail(c, "values must hold [off_value, on_value]");
-    if (dv->numel != 1 || dv->dtype == EV_STRING)
+    if (dv->numel != 1 || dv->dtype == IR_STRING)
         return ev_fail(c, "depth must be one number");
     int64_t depth = ev_get_i(dv, 0);
     if (depth < 0)

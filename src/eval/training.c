@@ -43,7 +43,7 @@ static int ev_opt_inputs(EvCtx *c, size_t groups, size_t *n, double *r,
         return -1;
     if (!ev_dtype_is_float(R->dtype) || R->numel != 1)
         return ev_fail(c, "R must be a float scalar");
-    if (T->dtype != EV_INT64 || T->numel != 1)
+    if (T->dtype != IR_INT64 || T->numel != 1)
         return ev_fail(c, "T must be an int64 scalar");
     *r = ev_get_f(R, 0);
     *t = ev_get_i(T, 0);
@@ -298,7 +298,7 @@ static EvValue *ev_g_tensor(EvCtx *c, size_t rank, const int64_t *dims)
     int64_t *d = ev_tmp(c, rank ? rank : 1, sizeof *d);
     if (rank)
         memcpy(d, dims, rank * sizeof *d);
-    *t = (EvValue){.kind = EV_TENSOR, .refs = 1, .dtype = EV_DOUBLE,
+    *t = (EvValue){.kind = EV_TENSOR, .refs = 1, .dtype = IR_DOUBLE,
                    .rank = rank, .dims = d, .numel = n, .data = data};
     return t;
 }
@@ -362,8 +362,8 @@ static int ev_g_table(EvGrad *g)
  * type of its x. */
 static bool ev_g_out_type(int32_t dtype)
 {
-    return dtype == EV_FLOAT || dtype == EV_DOUBLE || dtype == EV_FLOAT16 ||
-           dtype == EV_BFLOAT16;
+    return dtype == IR_FLOAT || dtype == IR_DOUBLE || dtype == IR_FLOAT16 ||
+           dtype == IR_BFLOAT16;
 }
 
 static const char *ev_g_name(EvCtx *c, const IrBytes *b)
