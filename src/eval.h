@@ -7,8 +7,11 @@
  *
  * Layout: this header and src/eval.c hold the values, the graph driver and
  * the helpers kernels share; src/eval/<family>.c hold the kernels, one file
- * per op family, each op's versions side by side, each file ending with a
- * table of (domain, op, kernel) that eval.c registers. src/eval/io.c
+ * per op family (the family the operator table gives the op, named the
+ * same as in adapters/ and src/infer/), each op's versions side by side,
+ * each file ending with a table ev_ops_F of (domain, op, kernel) that
+ * eval.c registers through ev_families; helpers two families share are
+ * declared in src/eval/kernels.h. src/eval/io.c
  * reads and writes values (TensorProto, SequenceProto, OptionalProto,
  * MapProto) and compares them; src/eval/dtype.c converts element types. */
 #ifndef OC_EVAL_H
