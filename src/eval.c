@@ -93,18 +93,27 @@ static void ev_register(const EvOp *ops)
     }
 }
 
+const EvFamily ev_families[] = {
+    {"activation", ev_ops_activation},  {"attention", ev_ops_attention},
+    {"control", ev_ops_control},        {"einsum", ev_ops_einsum},
+    {"elementwise", ev_ops_elementwise}, {"index", ev_ops_index},
+    {"misc", ev_ops_misc},              {"ml", ev_ops_ml},
+    {"nn", ev_ops_nn},                  {"norm", ev_ops_norm},
+    {"quant", ev_ops_quant},            {"random", ev_ops_random},
+    {"reduce", ev_ops_reduce},          {"resize", ev_ops_resize},
+    {"rnn", ev_ops_rnn},                {"sample", ev_ops_sample},
+    {"sequence", ev_ops_sequence},      {"shape", ev_ops_shape},
+    {"signal", ev_ops_signal},          {"string", ev_ops_string},
+    {"tensor", ev_ops_tensor},          {"training", ev_ops_training},
+};
+const size_t ev_families_n = sizeof ev_families / sizeof *ev_families;
+
 void ev_init(void)
 {
     if (ev_registry)
         return;
-    const EvOp *all[] = {
-        ev_ops_elementwise, ev_ops_tensor, ev_ops_index,
-        ev_ops_nn, ev_ops_norm, ev_ops_reduce, ev_ops_control,
-        ev_ops_sequence, ev_ops_quant, ev_ops_resize, ev_ops_rnn,
-        ev_ops_signal, ev_ops_string, ev_ops_random, ev_ops_attention,
-        ev_ops_misc, ev_ops_ml, ev_ops_training};
-    for (size_t i = 0; i < sizeof all / sizeof *all; i++)
-        ev_register(all[i]);
+    for (size_t i = 0; i < ev_families_n; i++)
+        ev_register(ev_families[i].ops);
 }
 
 static EvKernel ev_kernel(const char *domain, const char *op)
@@ -329,19 +338,55 @@ const IrAttr *ev_attr(const EvCtx *c, const char *name)
     return ev_resolve_attr(c->scope, ev_node_attr(c->node, name));
 }
 
-int64_t ev_attr_i(const EvCtx *c, const char *name, int64_t dflt)
+/* The table's default of attribute `name` for the node's op at its
+ * version, or NULL (an op the table does not know, an attribute the
+ * version does not have or that has no default). */
+static const OsAttr *ev_attr_default(const EvCtx *c, const char *name)
+{
+    const OsAttr *d = c->schema ? os_attr(c->schema, name) : NULL;
+    return d && d->has_default ? d : NULL;
+}
+
+int64_t ev_attr_i(const EvCtx *c, const char *name)
+{
+    const IrAttr *a = ev_attr(c, name);
+    if (a && a->has_i)
+        return a->i;
+    const OsAttr *d = ev_attr_default(c, name);
+    return d ? d->def_i : 0;
+}
+
+float ev_attr_f(const EvCtx *c, const char *name)
+{
+    const IrAttr *a = ev_attr(c, name);
+    if (a && a->has_f)
+        return a->f;
+    const OsAttr *d = ev_attr_default(c, name);
+    if (!d)
+        return 0.0f;
+    /* AttributeProto.FLOAT is 1; an INT default read as a float converts */
+    return d->type == 1 ? d->def_f : (float)d->def_i;
+}
+
+const char *ev_attr_s(EvCtx *c, const char *name)
+{
+    const OsAttr *d = ev_attr_default(c, name);
+    return ev_attr_s_or(c, name, d ? d->def_s : NULL);
+}
+
+int64_t ev_attr_i_or(const EvCtx *c, const char *name, int64_t dflt)
 {
     const IrAttr *a = ev_attr(c, name);
     return a && a->has_i ? a->i : dflt;
 }
 
-float ev_attr_f(const EvCtx *c, const char *name, float dflt)
+float ev_attr_f_or(const EvCtx *c, const char *name, float dflt)
 {
     const IrAttr *a = ev_attr(c, name);
     return a && a->has_f ? a->f : dflt;
 }
 
-const char *ev_attr_s(EvCtx *c, const char *name, const char *dflt)
+const char *ev_attr_s_or(EvCtx *c, const char *name, const char *dflt)
 {
     const IrAttr *a = ev_attr(c, name);
     if (!a || !a->has_s)

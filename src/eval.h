@@ -7,8 +7,11 @@
  *
  * Layout: this header and src/eval.c hold the values, the graph driver and
  * the helpers kernels share; src/eval/<family>.c hold the kernels, one file
- * per op family, each op's versions side by side, each file ending with a
- * table of (domain, op, kernel) that eval.c registers. src/eval/io.c
+ * per op family (the family the operator table gives the op, named the
+ * same as in adapters/ and src/infer/), each op's versions side by side,
+ * each file ending with a table ev_ops_F of (domain, op, kernel) that
+ * eval.c registers through ev_families; helpers two families share are
+ * declared in src/eval/kernels.h. src/eval/io.c
  * reads and writes values (TensorProto, SequenceProto, OptionalProto,
  * MapProto) and compares them; src/eval/dtype.c converts element types. */
 #ifndef OC_EVAL_H
@@ -265,13 +268,21 @@ EvValue *ev_in_real(EvCtx *c, size_t i);
  * setting *bad when it is present but unusable. */
 EvValue *ev_in_real_opt(EvCtx *c, size_t i, bool *bad);
 
-/* Attributes, resolving ref_attr_name inside function bodies. The
- * defaults are the caller's (kernels pass the spec's default). */
+/* Attributes, resolving ref_attr_name inside function bodies. An absent
+ * attribute reads as the operator table's default for the node's op at
+ * its version (0, 0.0f or NULL where the table has none). */
 const IrAttr *ev_attr(const EvCtx *c, const char *name);
-int64_t ev_attr_i(const EvCtx *c, const char *name, int64_t dflt);
-float ev_attr_f(const EvCtx *c, const char *name, float dflt);
-/* A string attribute as a NUL-terminated string (ev_tmp copy). */
-const char *ev_attr_s(EvCtx *c, const char *name, const char *dflt);
+int64_t ev_attr_i(const EvCtx *c, const char *name);
+float ev_attr_f(const EvCtx *c, const char *name);
+/* A string attribute as a NUL-terminated string (ev_tmp copy; the
+ * table's default is its own constant). */
+const char *ev_attr_s(EvCtx *c, const char *name);
+/* The same with the caller's default, only where the table has none for
+ * that attribute at that version (each call is listed, with its reason,
+ * in tests/attr_defaults_exceptions.txt). */
+int64_t ev_attr_i_or(const EvCtx *c, const char *name, int64_t dflt);
+float ev_attr_f_or(const EvCtx *c, const char *name, float dflt);
+const char *ev_attr_s_or(EvCtx *c, const char *name, const char *dflt);
 /* List attributes: count, or -1 when absent (then *v is NULL). */
 long ev_attr_ints(const EvCtx *c, const char *name, const int64_t **v);
 long ev_attr_floats(const EvCtx *c, const char *name, const float **v);
@@ -383,24 +394,38 @@ int ev_test_case_model_opt(const char *case_dir, IrModel *m,
                            const EvOptions *opt, double rtol, double atol,
                            EvTestResult *res, IrError *err);
 
-/* The kernel tables of each family, ended by a NULL op. */
-extern const EvOp ev_ops_elementwise[];
-extern const EvOp ev_ops_tensor[];
-extern const EvOp ev_ops_index[];
-extern const EvOp ev_ops_nn[];
-extern const EvOp ev_ops_norm[];
-extern const EvOp ev_ops_reduce[];
-extern const EvOp ev_ops_control[];
-extern const EvOp ev_ops_sequence[];
-extern const EvOp ev_ops_quant[];
-extern const EvOp ev_ops_resize[];
-extern const EvOp ev_ops_rnn[];
-extern const EvOp ev_ops_signal[];
-extern const EvOp ev_ops_string[];
-extern const EvOp ev_ops_random[];
+/* The kernel tables of each family, ended by a NULL op: ev_ops_F is
+ * defined in src/eval/F.c, F the op's family in the operator table. */
+extern const EvOp ev_ops_activation[];
 extern const EvOp ev_ops_attention[];
+extern const EvOp ev_ops_control[];
+extern const EvOp ev_ops_einsum[];
+extern const EvOp ev_ops_elementwise[];
+extern const EvOp ev_ops_index[];
 extern const EvOp ev_ops_misc[];
 extern const EvOp ev_ops_ml[];
+extern const EvOp ev_ops_nn[];
+extern const EvOp ev_ops_norm[];
+extern const EvOp ev_ops_quant[];
+extern const EvOp ev_ops_random[];
+extern const EvOp ev_ops_reduce[];
+extern const EvOp ev_ops_resize[];
+extern const EvOp ev_ops_rnn[];
+extern const EvOp ev_ops_sample[];
+extern const EvOp ev_ops_sequence[];
+extern const EvOp ev_ops_shape[];
+extern const EvOp ev_ops_signal[];
+extern const EvOp ev_ops_string[];
+extern const EvOp ev_ops_tensor[];
 extern const EvOp ev_ops_training[];
+
+/* Every family's table under its family name (the registry is built from
+ * this list; a test reads it to see where each op is registered). */
+typedef struct EvFamily {
+    const char *name;
+    const EvOp *ops;
+} EvFamily;
+extern const EvFamily ev_families[];
+extern const size_t ev_families_n;
 
 #endif

@@ -83,7 +83,7 @@ static void ev_give(EvCtx *c, size_t i, EvValue *v)
 static int ev_read_bool(EvCtx *c, const EvValue *v, const char *what,
                         bool *out)
 {
-    if (!v || v->kind != EV_TENSOR || v->numel != 1 || v->dtype == EV_STRING)
+    if (!v || v->kind != EV_TENSOR || v->numel != 1 || v->dtype == IR_STRING)
         return ev_fail(c, "%s must be a tensor of one element", what);
     *out = ev_dtype_is_float(v->dtype) ? ev_get_f(v, 0) != 0
                                        : ev_get_i(v, 0) != 0;
@@ -92,14 +92,14 @@ static int ev_read_bool(EvCtx *c, const EvValue *v, const char *what,
 
 static EvValue *ev_scalar_i64(int64_t x)
 {
-    EvValue *v = ev_tensor_new(EV_INT64, 0, NULL, NULL);
+    EvValue *v = ev_tensor_new(IR_INT64, 0, NULL, NULL);
     ev_set_i(v, 0, x);
     return v;
 }
 
 static EvValue *ev_scalar_bool(bool x)
 {
-    EvValue *v = ev_tensor_new(EV_BOOL, 0, NULL, NULL);
+    EvValue *v = ev_tensor_new(IR_BOOL, 0, NULL, NULL);
     ev_set_i(v, 0, x);
     return v;
 }
@@ -129,7 +129,7 @@ static EvValue *ev_take_at(EvCtx *c, const EvValue *x, size_t ax, size_t idx)
 static int ev_decl_shape(EvCtx *c, const IrType *t, int32_t *dtype,
                          size_t *rank, int64_t *dims)
 {
-    *dtype = EV_FLOAT;
+    *dtype = IR_FLOAT;
     *rank = 0;
     if (!t)
         return 0;
@@ -184,7 +184,7 @@ static EvValue *ev_stack(EvCtx *c, EvValue *const *items, size_t n,
                          const int64_t *lead, size_t nlead, int64_t axis,
                          bool rev, const IrType *decl)
 {
-    int32_t dtype = EV_FLOAT;
+    int32_t dtype = IR_FLOAT;
     size_t r = 0, ax = 0;
     int64_t s[EV_MAX_RANK], dims[EV_MAX_RANK];
     if (ev_stack_shape(c, items, n, decl, &dtype, &r, s) ||
@@ -480,7 +480,7 @@ static int ev_scan(EvCtx *c)
         return ev_scan8(c);
     EvScan S = {0};
     S.body = ev_body(c, "body");
-    int64_t m = ev_attr_i(c, "num_scan_inputs", -1);
+    int64_t m = ev_attr_i_or(c, "num_scan_inputs", -1);
     if (!S.body)
         return -1;
     if (m < 1 || (size_t)m > c->n_in)
@@ -649,7 +649,7 @@ static int ev_scan8(EvCtx *c)
 {
     EvScan8 S = {0};
     S.body = ev_body(c, "body");
-    int64_t m = ev_attr_i(c, "num_scan_inputs", -1);
+    int64_t m = ev_attr_i_or(c, "num_scan_inputs", -1);
     if (!S.body)
         return -1;
     if (m < 1 || c->n_in < 1 || (size_t)m > c->n_in - 1)

@@ -2,8 +2,8 @@
  *   unary math: Abs Neg Exp Log Sqrt Reciprocal Floor Ceil Round Sign Sin
  *     Cos Tan Asin Acos Atan Sinh Cosh Asinh Acosh Atanh Erf IsNaN IsInf Not
  *     BitwiseNot;
- *   activations: Relu LeakyRelu Elu Selu Celu Sigmoid HardSigmoid HardSwish
- *     Softplus Softsign Tanh ThresholdedRelu Shrink Mish Swish Gelu PRelu;
+ *   Tanh and Shrink (the other activations are the activation family's,
+ *     src/eval/activation.c, which maps through ev_map1 here);
  *   binary: Add Sub Mul Div Pow Mod And Or Xor BitShift BitwiseAnd
  *     BitwiseOr BitwiseXor Equal Less LessOrEqual Greater GreaterOrEqual;
  *   variadic: Max Min Sum Mean;  Where Clip Cast CastLike BitCast Identity.
@@ -33,7 +33,8 @@
  *   elements are reinterpreted through their bit patterns.
  * - Float fast paths (same-shape, single-element or trailing-row operands)
  *   for Add Sub Mul Div Pow, same-shape/scalar for Where, and plain loops
- *   for Relu Sigmoid Tanh Erf Sqrt. */
+ *   for Relu Sigmoid Tanh Erf Sqrt (those of Relu and Sigmoid serve the
+ *   activation family). */
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
@@ -43,49 +44,29 @@
 #include <strings.h>
 
 #include "eval.h"
+#include "kernels.h"
 
 /* ---- element classes ---------------------------------------------------- */
 
-enum {
-    EV_CF = 1,      /* floating point (float, double, 16-, 8-, 4-bit floats) */
-    EV_CS = 2,      /* signed integers */
-    EV_CU = 4,      /* unsigned integers */
-    EV_CB = 8,      /* bool */
-    EV_CSTR = 16,   /* string */
-    EV_CX = 32      /* complex and unknown */
-};
-#define EV_CNUM (EV_CF | EV_CS | EV_CU)
-#define EV_CINT (EV_CS | EV_CU)
-
-static unsigned ev_class(int32_t dt)
+unsigned ev_class(int32_t dt)
 {
-    switch (dt) {
-    case EV_FLOAT: case EV_DOUBLE: case EV_FLOAT16: case EV_BFLOAT16:
-    case EV_FLOAT8E4M3FN: case EV_FLOAT8E4M3FNUZ: case EV_FLOAT8E5M2:
-    case EV_FLOAT8E5M2FNUZ: case EV_FLOAT4E2M1: case EV_FLOAT8E8M0:
-        return EV_CF;
-    case EV_INT8: case EV_INT16: case EV_INT32: case EV_INT64: case EV_INT4:
-    case EV_INT2:
-        return EV_CS;
-    case EV_UINT8: case EV_UINT16: case EV_UINT32: case EV_UINT64:
-    case EV_UINT4: case EV_UINT2:
-        return EV_CU;
-    case EV_BOOL:
-        return EV_CB;
-    case EV_STRING:
-        return EV_CSTR;
-    default:
-        return EV_CX;
+    switch (ir_dtype_class(dt)) {
+    case IR_DC_FLOAT: return EV_CF;
+    case IR_DC_SINT: return EV_CS;
+    case IR_DC_UINT: return EV_CU;
+    case IR_DC_BOOL: return EV_CB;
+    case IR_DC_STRING: return EV_CSTR;
+    default: return EV_CX;      /* complex, undefined, unknown codes */
     }
 }
 
-static const char *ev_dt_name(int32_t dt)
+const char *ev_dt_name(int32_t dt)
 {
     const char *n = ir_dtype_name(dt);
     return n ? n : "unknown";
 }
 
-static int ev_need(EvCtx *c, const EvValue *t, unsigned mask)
+int ev_need(EvCtx *c, const EvValue *t, unsigned mask)
 {
     if (ev_class(t->dtype) & mask)
         return 0;
@@ -128,12 +109,6 @@ static int ev_set_str(EvCtx *c, EvValue *y, size_t k, const char *p, size_t n)
 
 /* ---- unary ops ---------------------------------------------------------- */
 
-typedef double (*EvFn1)(double x, const double *p);
-
-/* Float32 loops written out for the activations real models are made of. */
-enum { EV_FAST_NONE, EV_FAST_RELU, EV_FAST_SIGMOID, EV_FAST_TANH,
-       EV_FAST_ERF, EV_FAST_SQRT };
-
 static float ev_sigmoidf(float x)
 {
     if (x >= 0)
@@ -170,9 +145,6 @@ static void ev_fast1(int fast, const float *x, float *y, size_t n)
     }
 }
 
-/* Integer forms of the unary ops that accept integers. */
-enum { EV_I_NONE, EV_I_ABS, EV_I_NEG, EV_I_SIGN, EV_I_RELU, EV_I_NOT };
-
 static int64_t ev_iunary(int op, int64_t v)
 {
     switch (op) {
@@ -197,8 +169,8 @@ static uint64_t ev_uunary(int op, uint64_t v)
 
 /* Y = f(X) elementwise, same type and shape. Integers use iop when given,
  * else go through f in double (Erf, Shrink on integers). */
-static int ev_map1(EvCtx *c, EvFn1 f, const double *p, unsigned mask,
-                   int iop, int fast)
+int ev_map1(EvCtx *c, EvFn1 f, const double *p, unsigned mask,
+            int iop, int fast)
 {
     EvValue *x = ev_in_tensor(c, 0);
     if (!x || ev_need(c, x, mask))
@@ -214,14 +186,14 @@ static int ev_map1(EvCtx *c, EvFn1 f, const double *p, unsigned mask,
     } else if (cl == EV_CU && iop != EV_I_NONE) {
         for (size_t k = 0; k < n; k++)
             ev_set_u(y, k, ev_uunary(iop, ev_get_u(x, k)));
-    } else if (x->dtype == EV_FLOAT && fast != EV_FAST_NONE) {
+    } else if (x->dtype == IR_FLOAT && fast != EV_FAST_NONE) {
         ev_fast1(fast, x->data, y->data, n);
-    } else if (x->dtype == EV_FLOAT) {
+    } else if (x->dtype == IR_FLOAT) {
         const float *xs = x->data;
         float *ys = y->data;
         for (size_t k = 0; k < n; k++)
             ys[k] = (float)f(xs[k], p);
-    } else if (x->dtype == EV_DOUBLE) {
+    } else if (x->dtype == IR_DOUBLE) {
         const double *xs = x->data;
         double *ys = y->data;
         for (size_t k = 0; k < n; k++)
@@ -264,71 +236,6 @@ static double ev_f_sign(double x, const double *p)
     return (x > 0) - (x < 0);
 }
 
-static double ev_f_relu(double x, const double *p) { return x < 0 ? 0 : x; }
-
-static double ev_f_leakyrelu(double x, const double *p)
-{
-    return x < 0 ? p[0] * x : x;
-}
-
-static double ev_f_elu(double x, const double *p)
-{
-    return x < 0 ? p[0] * expm1(x) : x;
-}
-
-/* p = {alpha, gamma} */
-static double ev_f_selu(double x, const double *p)
-{
-    return x <= 0 ? p[1] * (p[0] * exp(x) - p[0]) : p[1] * x;
-}
-
-static double ev_f_celu(double x, const double *p)
-{
-    return fmax(0, x) + fmin(0, p[0] * expm1(x / p[0]));
-}
-
-static double ev_sigmoid(double x)
-{
-    if (x >= 0)
-        return 1.0 / (1.0 + exp(-x));
-    double e = exp(x);
-    return e / (1.0 + e);
-}
-
-static double ev_f_sigmoid(double x, const double *p) { return ev_sigmoid(x); }
-
-/* p = {alpha, beta} */
-static double ev_f_hardsigmoid(double x, const double *p)
-{
-    return fmax(0, fmin(1, p[0] * x + p[1]));
-}
-
-static double ev_f_hardswish(double x, const double *p)
-{
-    return x * fmax(0, fmin(1, x / 6 + 0.5));
-}
-
-static double ev_softplus(double x)
-{
-    /* log(1 + e^x) without overflow for large x */
-    return x > 0 ? x + log1p(exp(-x)) : log1p(exp(x));
-}
-
-static double ev_f_softplus(double x, const double *p)
-{
-    return ev_softplus(x);
-}
-
-static double ev_f_softsign(double x, const double *p)
-{
-    return x / (1 + fabs(x));
-}
-
-static double ev_f_thresholdedrelu(double x, const double *p)
-{
-    return x > p[0] ? x : 0;
-}
-
 /* p = {lambd, bias} */
 static double ev_f_shrink(double x, const double *p)
 {
@@ -337,27 +244,6 @@ static double ev_f_shrink(double x, const double *p)
     if (x > p[0])
         return x - p[1];
     return 0;
-}
-
-static double ev_f_mish(double x, const double *p)
-{
-    return x * tanh(ev_softplus(x));
-}
-
-static double ev_f_swish(double x, const double *p)
-{
-    return x * ev_sigmoid(p[0] * x);
-}
-
-static double ev_f_gelu(double x, const double *p)
-{
-    return 0.5 * x * (1 + erf(x / sqrt(2.0)));
-}
-
-static double ev_f_gelu_tanh(double x, const double *p)
-{
-    double k = sqrt(2.0 / 3.14159265358979323846);
-    return 0.5 * x * (1 + tanh(k * (x + 0.044715 * x * x * x)));
 }
 
 static int ev_abs(EvCtx *c)
@@ -375,20 +261,9 @@ static int ev_sign(EvCtx *c)
     return ev_map1(c, ev_f_sign, NULL, EV_CNUM, EV_I_SIGN, EV_FAST_NONE);
 }
 
-static int ev_relu(EvCtx *c)
-{
-    return ev_map1(c, ev_f_relu, NULL, EV_CF | EV_CS, EV_I_RELU,
-                   EV_FAST_RELU);
-}
-
 static int ev_bitwisenot(EvCtx *c)
 {
     return ev_map1(c, ev_f_neg, NULL, EV_CINT, EV_I_NOT, EV_FAST_NONE);
-}
-
-static int ev_float1(EvCtx *c, EvFn1 f, const double *p)
-{
-    return ev_map1(c, f, p, EV_CF, EV_I_NONE, EV_FAST_NONE);
 }
 
 static int ev_exp(EvCtx *c) { return ev_float1(c, ev_f_exp, NULL); }
@@ -408,22 +283,9 @@ static int ev_cosh(EvCtx *c) { return ev_float1(c, ev_f_cosh, NULL); }
 static int ev_asinh(EvCtx *c) { return ev_float1(c, ev_f_asinh, NULL); }
 static int ev_acosh(EvCtx *c) { return ev_float1(c, ev_f_acosh, NULL); }
 static int ev_atanh(EvCtx *c) { return ev_float1(c, ev_f_atanh, NULL); }
-static int ev_softplus_op(EvCtx *c)
-{
-    return ev_float1(c, ev_f_softplus, NULL);
-}
-static int ev_softsign(EvCtx *c) { return ev_float1(c, ev_f_softsign, NULL); }
-static int ev_hardswish(EvCtx *c) { return ev_float1(c, ev_f_hardswish, NULL); }
-static int ev_mish(EvCtx *c) { return ev_float1(c, ev_f_mish, NULL); }
-
 static int ev_sqrt(EvCtx *c)
 {
     return ev_map1(c, ev_f_sqrt, NULL, EV_CF, EV_I_NONE, EV_FAST_SQRT);
-}
-
-static int ev_sigmoid_op(EvCtx *c)
-{
-    return ev_map1(c, ev_f_sigmoid, NULL, EV_CF, EV_I_NONE, EV_FAST_SIGMOID);
 }
 
 static int ev_tanh(EvCtx *c)
@@ -437,71 +299,10 @@ static int ev_erf(EvCtx *c)
     return ev_map1(c, ev_f_erf, NULL, EV_CNUM, EV_I_NONE, EV_FAST_ERF);
 }
 
-static int ev_leakyrelu(EvCtx *c)
-{
-    double p[1] = { ev_attr_f(c, "alpha", 0.01f) };
-    return ev_float1(c, ev_f_leakyrelu, p);
-}
-
-static int ev_elu(EvCtx *c)
-{
-    double p[1] = { ev_attr_f(c, "alpha", 1.0f) };
-    return ev_float1(c, ev_f_elu, p);
-}
-
-/* Selu-1's defaults were the constants rounded to 4 decimals. */
-static int ev_selu(EvCtx *c)
-{
-    bool old = c->ver < 6;
-    double p[2] = {
-        ev_attr_f(c, "alpha", old ? 1.6732f : 1.67326319217681884765625f),
-        ev_attr_f(c, "gamma", old ? 1.0507f : 1.05070102214813232421875f)
-    };
-    return ev_float1(c, ev_f_selu, p);
-}
-
-static int ev_celu(EvCtx *c)
-{
-    double p[1] = { ev_attr_f(c, "alpha", 1.0f) };
-    if (p[0] == 0)
-        return ev_fail(c, "alpha must not be 0");
-    return ev_float1(c, ev_f_celu, p);
-}
-
-static int ev_hardsigmoid(EvCtx *c)
-{
-    double p[2] = { ev_attr_f(c, "alpha", 0.2f), ev_attr_f(c, "beta", 0.5f) };
-    return ev_float1(c, ev_f_hardsigmoid, p);
-}
-
-static int ev_thresholdedrelu(EvCtx *c)
-{
-    double p[1] = { ev_attr_f(c, "alpha", 1.0f) };
-    return ev_float1(c, ev_f_thresholdedrelu, p);
-}
-
 static int ev_shrink(EvCtx *c)
 {
-    double p[2] = { ev_attr_f(c, "lambd", 0.5f), ev_attr_f(c, "bias", 0.0f) };
+    double p[2] = { ev_attr_f(c, "lambd"), ev_attr_f(c, "bias") };
     return ev_map1(c, ev_f_shrink, p, EV_CNUM, EV_I_NONE, EV_FAST_NONE);
-}
-
-static int ev_swish(EvCtx *c)
-{
-    double p[1] = { ev_attr_f(c, "alpha", 1.0f) };
-    return ev_float1(c, ev_f_swish, p);
-}
-
-static int ev_gelu(EvCtx *c)
-{
-    const char *a = ev_attr_s(c, "approximate", "none");
-    if (!a)
-        return -1;
-    if (!strcmp(a, "none"))
-        return ev_float1(c, ev_f_gelu, NULL);
-    if (!strcmp(a, "tanh"))
-        return ev_float1(c, ev_f_gelu_tanh, NULL);
-    return ev_fail(c, "approximate '%s' is not none or tanh", a);
 }
 
 static int ev_isnan(EvCtx *c)
@@ -509,7 +310,7 @@ static int ev_isnan(EvCtx *c)
     EvValue *x = ev_in_tensor(c, 0);
     if (!x || ev_need(c, x, EV_CF))
         return -1;
-    EvValue *y = ev_out_tensor(c, 0, EV_BOOL, x->rank, x->dims);
+    EvValue *y = ev_out_tensor(c, 0, IR_BOOL, x->rank, x->dims);
     if (!y)
         return -1;
     uint8_t *o = y->data;
@@ -523,9 +324,9 @@ static int ev_isinf(EvCtx *c)
     EvValue *x = ev_in_tensor(c, 0);
     if (!x || ev_need(c, x, EV_CF))
         return -1;
-    bool neg = ev_attr_i(c, "detect_negative", 1) != 0;
-    bool pos = ev_attr_i(c, "detect_positive", 1) != 0;
-    EvValue *y = ev_out_tensor(c, 0, EV_BOOL, x->rank, x->dims);
+    bool neg = ev_attr_i(c, "detect_negative") != 0;
+    bool pos = ev_attr_i(c, "detect_positive") != 0;
+    EvValue *y = ev_out_tensor(c, 0, IR_BOOL, x->rank, x->dims);
     if (!y)
         return -1;
     uint8_t *o = y->data;
@@ -541,82 +342,13 @@ static int ev_not(EvCtx *c)
     EvValue *x = ev_in_tensor(c, 0);
     if (!x || ev_need(c, x, EV_CB))
         return -1;
-    EvValue *y = ev_out_tensor(c, 0, EV_BOOL, x->rank, x->dims);
+    EvValue *y = ev_out_tensor(c, 0, IR_BOOL, x->rank, x->dims);
     if (!y)
         return -1;
     const uint8_t *i = x->data;
     uint8_t *o = y->data;
     for (size_t k = 0; k < x->numel; k++)
         o[k] = !i[k];
-    return 0;
-}
-
-/* ---- PRelu -------------------------------------------------------------- */
-
-/* The slope as a view broadcastable to X's shape. From opset 7 the slope
- * broadcasts to X unidirectionally. Before, it came from Caffe2's PRelu: a
- * 1-element slope is shared and a 1-D slope of C elements goes per channel
- * (axis 1); other shapes are taken as broadcasting. */
-static int ev_prelu_slope(EvCtx *c, const EvValue *x, const EvValue *s,
-                          EvValue *view, int64_t *dims)
-{
-    *view = *s;
-    if (c->ver < 7 && s->numel == 1) {
-        view->rank = 0;
-        view->dims = NULL;
-        return 0;
-    }
-    if (c->ver < 7 && s->rank == 1 && x->rank >= 2 &&
-        s->dims[0] == x->dims[1]) {
-        for (size_t i = 0; i < x->rank; i++)
-            dims[i] = i == 1 ? s->dims[0] : 1;
-        view->rank = x->rank;
-        view->dims = dims;
-        return 0;
-    }
-    bool ok = s->rank <= x->rank;
-    for (size_t i = 0; ok && i < s->rank; i++) {
-        int64_t sd = s->dims[s->rank - 1 - i], xd = x->dims[x->rank - 1 - i];
-        ok = sd == 1 || sd == xd;
-    }
-    if (ok)
-        return 0;
-    return ev_fail(c, "slope shape does not broadcast to X's shape");
-}
-
-static int ev_prelu(EvCtx *c)
-{
-    EvValue *x = ev_in_tensor(c, 0), *s = x ? ev_in_tensor(c, 1) : NULL;
-    if (!s || ev_need(c, x, EV_CNUM))
-        return -1;
-    if (s->dtype != x->dtype)
-        return ev_fail(c, "slope type %s differs from X's %s",
-                       ev_dt_name(s->dtype), ev_dt_name(x->dtype));
-    EvValue view;
-    int64_t vdims[EV_MAX_RANK];
-    if (ev_prelu_slope(c, x, s, &view, vdims))
-        return -1;
-    EvValue *y = ev_out_tensor(c, 0, x->dtype, x->rank, x->dims);
-    if (!y)
-        return -1;
-    EvValue *ts[2] = { x, &view };
-    EvBcast b;
-    ev_bcast_init(&b, 2, ts, x->rank, x->dims);
-    unsigned cl = ev_class(x->dtype);
-    for (size_t k = 0; k < x->numel; k++, ev_bcast_next(&b)) {
-        if (cl == EV_CF) {
-            double v = ev_get_f(x, b.off[0]);
-            ev_set_f(y, k, v < 0 ? v * ev_get_f(&view, b.off[1]) : v);
-        } else if (cl == EV_CS) {
-            int64_t v = ev_get_i(x, b.off[0]);
-            if (v < 0)
-                v = (int64_t)((uint64_t)v *
-                              (uint64_t)ev_get_i(&view, b.off[1]));
-            ev_set_i(y, k, v);
-        } else {
-            ev_set_u(y, k, ev_get_u(x, b.off[0]));  /* never negative */
-        }
-    }
     return 0;
 }
 
@@ -675,7 +407,7 @@ static int ev_legacy_view(EvCtx *c, const EvValue *a, const EvValue *b,
                           EvValue *view, int64_t *dims)
 {
     *view = *b;
-    if (!ev_attr_i(c, "broadcast", 0)) {
+    if (!ev_attr_i(c, "broadcast")) {
         if (!ev_same_shape(a, b))
             return ev_fail(c, "shapes differ and broadcast is not set");
         return 0;
@@ -689,7 +421,7 @@ static int ev_legacy_view(EvCtx *c, const EvValue *a, const EvValue *b,
         return ev_fail(c, "B has more dims than A");
     int64_t axis = (int64_t)(a->rank - b->rank);
     if (ev_attr(c, "axis")) {
-        axis = ev_attr_i(c, "axis", 0);
+        axis = ev_attr_i_or(c, "axis", 0);
         if (axis < 0)
             axis += (int64_t)a->rank;
     }
@@ -780,7 +512,7 @@ static int ev_layout(const EvValue *t, const EvValue *y)
 static bool ev_bin_fast(EvBinOp op, const EvValue *a, const EvValue *b,
                         EvValue *y)
 {
-    if (a->dtype != EV_FLOAT || b->dtype != EV_FLOAT || op > EV_POW)
+    if (a->dtype != IR_FLOAT || b->dtype != IR_FLOAT || op > EV_POW)
         return false;
     size_t n = y->numel;
     int l0 = ev_layout(a, y), l1 = ev_layout(b, y);
@@ -1008,9 +740,9 @@ static int ev_binary(EvCtx *c, EvBinOp op)
         return -1;
     bool cmod = false;
     if (op == EV_MOD)
-        cmod = ev_attr_i(c, "fmod", 0) != 0;
+        cmod = ev_attr_i(c, "fmod") != 0;
     if (op == EV_SHL) {
-        const char *d = ev_attr_s(c, "direction", "");
+        const char *d = ev_attr_s_or(c, "direction", "");
         if (!d)
             return -1;
         if (!strcmp(d, "RIGHT"))
@@ -1027,7 +759,7 @@ static int ev_binary(EvCtx *c, EvBinOp op)
     int64_t dims[EV_MAX_RANK];
     if (ev_broadcast_shape(c, 2, ts, &rank, dims))
         return -1;
-    EvValue *y = ev_out_tensor(c, 0, ev_bin_bool_out(op) ? EV_BOOL : a->dtype,
+    EvValue *y = ev_out_tensor(c, 0, ev_bin_bool_out(op) ? IR_BOOL : a->dtype,
                                rank, dims);
     if (!y)
         return -1;
@@ -1207,7 +939,7 @@ static bool ev_where_fast(const EvValue *cond, const EvValue *x,
                           const EvValue *y, EvValue *out)
 {
     size_t n = out->numel;
-    if (x->dtype != EV_FLOAT || cond->numel != n ||
+    if (x->dtype != IR_FLOAT || cond->numel != n ||
         (x->numel != n && x->numel != 1) || (y->numel != n && y->numel != 1))
         return false;
     const uint8_t *cd = cond->data;
@@ -1250,7 +982,7 @@ static int ev_where(EvCtx *c)
         bool pick = cd[b.off[0]] != 0;
         const EvValue *src = pick ? x : y;
         size_t o = pick ? b.off[1] : b.off[2];
-        if (x->dtype == EV_STRING) {
+        if (x->dtype == IR_STRING) {
             const EvStr *s = (const EvStr *)src->data + o;
             if (ev_set_str(c, out, k, s->p, s->len))
                 return -1;
@@ -1312,10 +1044,13 @@ static int ev_clip(EvCtx *c)
     if (!y)
         return -1;
     if (c->ver < 11) {
-        /* Clip-1: absent bounds do not clip; Clip-6: +-FLT_MAX defaults */
-        float d = c->ver < 6 ? INFINITY : 3.402823e+38f;
-        return ev_clip_float(c, x, y, ev_attr_f(c, "min", -d),
-                             ev_attr_f(c, "max", d));
+        /* Clip-1: absent bounds do not clip (the table has no default);
+         * Clip-6: the table's +-FLT_MAX */
+        if (c->ver >= 6)
+            return ev_clip_float(c, x, y, ev_attr_f(c, "min"),
+                                 ev_attr_f(c, "max"));
+        return ev_clip_float(c, x, y, ev_attr_f_or(c, "min", -INFINITY),
+                             ev_attr_f_or(c, "max", INFINITY));
     }
     const EvValue *lo, *hi;
     if (ev_clip_bound(c, x, 1, &lo) || ev_clip_bound(c, x, 2, &hi))
@@ -1348,11 +1083,10 @@ static int ev_clip(EvCtx *c)
 
 enum { EV_RM_UP, EV_RM_DOWN, EV_RM_NEAREST };
 
+/* The float8 types, FLOAT4E2M1 and FLOAT8E8M0. */
 static bool ev_is_small_float(int32_t dt)
 {
-    return dt == EV_FLOAT8E4M3FN || dt == EV_FLOAT8E4M3FNUZ ||
-           dt == EV_FLOAT8E5M2 || dt == EV_FLOAT8E5M2FNUZ ||
-           dt == EV_FLOAT4E2M1 || dt == EV_FLOAT8E8M0;
+    return ir_dtype_is_float(dt) && ir_dtype_bits(dt) <= 8;
 }
 
 /* FLOAT8E8M0 with Cast-24's round_mode, from the float's exponent field
@@ -1361,7 +1095,7 @@ static bool ev_is_small_float(int32_t dt)
 static uint8_t ev_to_e8m0(float x, int mode, bool sat)
 {
     if (mode == EV_RM_UP)
-        return ev_float_to_f8(EV_FLOAT8E8M0, x, sat);
+        return ev_float_to_f8(IR_FLOAT8E8M0, x, sat);
     if (isnan(x))
         return 0xFF;
     if (isinf(x))
@@ -1383,10 +1117,10 @@ static uint8_t ev_to_e8m0(float x, int mode, bool sat)
 static double ev_round_to(int32_t dt, double v)
 {
     switch (dt) {
-    case EV_DOUBLE: return v;
-    case EV_FLOAT: return (float)v;
-    case EV_FLOAT16: return ev_half_to_float(ev_float_to_half((float)v));
-    case EV_BFLOAT16: return ev_bf16_to_float(ev_float_to_bf16((float)v));
+    case IR_DOUBLE: return v;
+    case IR_FLOAT: return (float)v;
+    case IR_FLOAT16: return ev_half_to_float(ev_float_to_half((float)v));
+    case IR_BFLOAT16: return ev_bf16_to_float(ev_float_to_bf16((float)v));
     default: return ev_f8_to_float(dt, ev_float_to_f8(dt, (float)v, true));
     }
 }
@@ -1568,7 +1302,7 @@ static int ev_cast_from_string(EvCtx *c, const EvValue *x, EvValue *y,
 static void ev_store_float(EvValue *y, size_t k, double v, bool sat, int rm)
 {
     uint8_t *o = y->data;
-    if (y->dtype == EV_FLOAT8E8M0)
+    if (y->dtype == IR_FLOAT8E8M0)
         o[k] = ev_to_e8m0((float)v, rm, sat);
     else if (ev_is_small_float(y->dtype))
         o[k] = ev_float_to_f8(y->dtype, (float)v, sat);
@@ -1586,7 +1320,7 @@ static void ev_cast_numeric(const EvValue *x, EvValue *y, bool sat, int rm)
         } else if (cy == EV_CF) {
             if (cx == EV_CF) {
                 ev_store_float(y, k, ev_get_f(x, k), sat, rm);
-            } else if (y->dtype == EV_FLOAT) {
+            } else if (y->dtype == IR_FLOAT) {
                 /* one rounding from the integer, not two through double */
                 ((float *)y->data)[k] = cx == EV_CU ? (float)ev_get_u(x, k)
                                                     : (float)ev_get_i(x, k);
@@ -1631,11 +1365,11 @@ static int ev_cast_to(EvCtx *c, EvValue *x, int32_t to, bool sat, int rm)
 /* Cast-19+'s saturate and Cast-24+'s round_mode. */
 static int ev_cast_attrs(EvCtx *c, bool *sat, int *rm)
 {
-    *sat = c->ver < 19 || ev_attr_i(c, "saturate", 1) != 0;
+    *sat = c->ver < 19 || ev_attr_i_or(c, "saturate", 1) != 0;
     *rm = EV_RM_UP;
     if (c->ver < 24)
         return 0;
-    const char *m = ev_attr_s(c, "round_mode", "up");
+    const char *m = ev_attr_s_or(c, "round_mode", "up");
     if (!m)
         return -1;
     if (!strcmp(m, "down"))
@@ -1654,7 +1388,7 @@ static int ev_cast_target(EvCtx *c, int32_t *to)
     if (!a)
         return ev_fail(c, "attribute 'to' is missing");
     if (c->ver < 6 && a->has_s) {
-        const char *s = ev_attr_s(c, "to", "");
+        const char *s = ev_attr_s_or(c, "to", "");
         if (!s)
             return -1;
         for (int32_t d = 1; ir_dtype_name(d); d++) {
@@ -1665,7 +1399,7 @@ static int ev_cast_target(EvCtx *c, int32_t *to)
         }
         return ev_fail(c, "unknown type name '%s'", s);
     }
-    int64_t v = ev_attr_i(c, "to", 0);
+    int64_t v = ev_attr_i_or(c, "to", 0);
     if (v <= 0 || v > INT32_MAX || !ir_dtype_name((int32_t)v))
         return ev_fail(c, "'to' (%lld) is not a known type", (long long)v);
     *to = (int32_t)v;
@@ -1705,7 +1439,7 @@ static uint8_t ev_small_bits(const EvValue *x, size_t k, int bits)
 static void ev_set_small_bits(EvValue *y, size_t k, int bits, uint8_t p)
 {
     uint8_t *o = y->data;
-    if (y->dtype == EV_INT4 || y->dtype == EV_INT2) {
+    if (y->dtype == IR_INT4 || y->dtype == IR_INT2) {
         int sh = 8 - bits;
         o[k] = (uint8_t)(int8_t)((int8_t)(uint8_t)(p << sh) >> sh);
     } else {
@@ -1720,7 +1454,7 @@ static int ev_bitcast(EvCtx *c)
         return -1;
     if (!ev_attr(c, "to"))
         return ev_fail(c, "attribute 'to' is missing");
-    int64_t to = ev_attr_i(c, "to", 0);
+    int64_t to = ev_attr_i_or(c, "to", 0);
     int bx = ir_dtype_bits(x->dtype);
     int by = to > 0 && to <= INT32_MAX ? ir_dtype_bits((int32_t)to) : 0;
     if (!bx || !by || !ev_dtype_size((int32_t)to))
@@ -1738,7 +1472,7 @@ static int ev_bitcast(EvCtx *c)
             ev_set_small_bits(y, k, bx, ev_small_bits(x, k, bx));
     } else if (n) {
         memcpy(y->data, x->data, n * ev_dtype_size(x->dtype));
-        if (y->dtype == EV_BOOL)    /* keep bools 0/1 */
+        if (y->dtype == IR_BOOL)    /* keep bools 0/1 */
             for (size_t k = 0; k < n; k++)
                 ((uint8_t *)y->data)[k] = ((uint8_t *)y->data)[k] != 0;
     }
@@ -1784,23 +1518,8 @@ const EvOp ev_ops_elementwise[] = {
     { "", "IsInf", ev_isinf },
     { "", "Not", ev_not },
     { "", "BitwiseNot", ev_bitwisenot },
-    { "", "Relu", ev_relu },
-    { "", "LeakyRelu", ev_leakyrelu },
-    { "", "Elu", ev_elu },
-    { "", "Selu", ev_selu },
-    { "", "Celu", ev_celu },
-    { "", "Sigmoid", ev_sigmoid_op },
-    { "", "HardSigmoid", ev_hardsigmoid },
-    { "", "HardSwish", ev_hardswish },
-    { "", "Softplus", ev_softplus_op },
-    { "", "Softsign", ev_softsign },
     { "", "Tanh", ev_tanh },
-    { "", "ThresholdedRelu", ev_thresholdedrelu },
     { "", "Shrink", ev_shrink },
-    { "", "Mish", ev_mish },
-    { "", "Swish", ev_swish },
-    { "", "Gelu", ev_gelu },
-    { "", "PRelu", ev_prelu },
     { "", "Add", ev_add },
     { "", "Sub", ev_sub },
     { "", "Mul", ev_mul },

@@ -4,8 +4,7 @@
  *   Scatter (9, 11; the deprecated name of ScatterElements without
  *   reduction), ScatterElements (11, 13, 16, 18), ScatterND (11, 13, 16, 18),
  *   TensorScatter (24), TopK (1, 10, 11, 24), Compress (9, 11),
- *   NonZero (9, 13), Unique (11), CumSum (11, 14), CumProd (26),
- *   ReverseSequence (10).
+ *   NonZero (9, 13), Unique (11), ReverseSequence (10).
  *
  * Subtle points:
  * - Every index read from an input is checked against its dim before use;
@@ -26,14 +25,13 @@
  *   fit: 0 <= write_index and write_index + sequence_length <= max.
  * - NonZero gives [rank, count] as the spec says, so a scalar gives [0, n].
  * - Compress: condition entries past the axis length must be false.
- * - CumSum/CumProd accumulate floats in double and integers in uint64
- *   (two's complement wrap, as the C types of the elements would).
  */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "eval.h"
+#include "kernels.h"
 
 /* ---- shared helpers ---------------------------------------------------- */
 
@@ -60,7 +58,7 @@ static void ev_odo_next(size_t *coord, const int64_t *dims, size_t rank)
 }
 
 /* A new output shaped like t (zeroed). */
-static EvValue *ev_out_like(EvCtx *c, size_t i, const EvValue *t)
+EvValue *ev_out_like(EvCtx *c, size_t i, const EvValue *t)
 {
     return ev_out_tensor(c, i, t->dtype, t->rank, t->dims);
 }
@@ -77,7 +75,7 @@ static int ev_dbl_cmp(double x, double y)
 static int ev_elem_cmp(const EvValue *t, size_t a, size_t b)
 {
     switch (t->dtype) {
-    case EV_STRING: {
+    case IR_STRING: {
         const EvStr *s = t->data;
         size_t n = s[a].len < s[b].len ? s[a].len : s[b].len;
         int r = n ? memcmp(s[a].p, s[b].p, n) : 0;
@@ -85,12 +83,12 @@ static int ev_elem_cmp(const EvValue *t, size_t a, size_t b)
             return r < 0 ? -1 : 1;
         return s[a].len < s[b].len ? -1 : s[a].len > s[b].len;
     }
-    case EV_COMPLEX64: {
+    case IR_COMPLEX64: {
         const float *f = t->data;
         int r = ev_dbl_cmp(f[2 * a], f[2 * b]);
         return r ? r : ev_dbl_cmp(f[2 * a + 1], f[2 * b + 1]);
     }
-    case EV_COMPLEX128: {
+    case IR_COMPLEX128: {
         const double *f = t->data;
         int r = ev_dbl_cmp(f[2 * a], f[2 * b]);
         return r ? r : ev_dbl_cmp(f[2 * a + 1], f[2 * b + 1]);
@@ -178,7 +176,7 @@ static int ev_gather(EvCtx *c)
     if (x->rank == 0)
         return ev_fail(c, "data must have rank 1 or more");
     size_t axis, ni;
-    if (ev_axis(c, "axis", ev_attr_i(c, "axis", 0), x->rank, 0, &axis))
+    if (ev_axis(c, "axis", ev_attr_i(c, "axis"), x->rank, 0, &axis))
         return -1;
     int64_t *idx = ev_in_ints(c, 1, &ni);
     if (!idx)
@@ -232,7 +230,7 @@ static int ev_gather_elements(EvCtx *c)
     if (x->rank == 0)
         return ev_fail(c, "data must have rank 1 or more");
     size_t axis, ni;
-    if (ev_axis(c, "axis", ev_attr_i(c, "axis", 0), x->rank, 0, &axis) ||
+    if (ev_axis(c, "axis", ev_attr_i(c, "axis"), x->rank, 0, &axis) ||
         ev_elements_check(c, x, ind, axis))
         return -1;
     int64_t *idx = ev_in_ints(c, 1, &ni);
@@ -260,7 +258,7 @@ static int ev_gather_nd(EvCtx *c)
     EvValue *x = ev_in_tensor(c, 0), *ind = ev_in_tensor(c, 1);
     if (!x || !ind)
         return -1;
-    int64_t b = c->ver >= 12 ? ev_attr_i(c, "batch_dims", 0) : 0;
+    int64_t b = c->ver >= 12 ? ev_attr_i(c, "batch_dims") : 0;
     size_t r = x->rank, q = ind->rank;
     if (r == 0 || q == 0)
         return ev_fail(c, "data and indices must have rank 1 or more");
@@ -320,7 +318,7 @@ static int ev_scatter_reduction(EvCtx *c, int32_t dtype, int *red)
     *red = EV_RED_NONE;
     if (c->ver < 16)
         return 0;
-    const char *s = ev_attr_s(c, "reduction", "none");
+    const char *s = ev_attr_s_or(c, "reduction", "none");
     if (strcmp(s, "none") == 0)
         return 0;
     if (strcmp(s, "add") == 0)
@@ -333,9 +331,9 @@ static int ev_scatter_reduction(EvCtx *c, int32_t dtype, int *red)
         *red = EV_RED_MIN;
     else
         return ev_fail(c, "reduction '%s' is not supported", s);
-    if (dtype == EV_STRING)
+    if (dtype == IR_STRING)
         return ev_fail(c, "reduction '%s' does not apply to strings", s);
-    if ((dtype == EV_COMPLEX64 || dtype == EV_COMPLEX128) &&
+    if ((dtype == IR_COMPLEX64 || dtype == IR_COMPLEX128) &&
         (*red == EV_RED_MAX || *red == EV_RED_MIN))
         return ev_fail(c, "reduction '%s' does not apply to complex", s);
     return 0;
@@ -345,7 +343,7 @@ static void ev_combine_complex(EvValue *d, size_t di, const EvValue *u,
                                size_t ui, int red)
 {
     double a[2], b[2];
-    if (d->dtype == EV_COMPLEX64) {
+    if (d->dtype == IR_COMPLEX64) {
         const float *p = d->data, *q = u->data;
         a[0] = p[2 * di], a[1] = p[2 * di + 1];
         b[0] = q[2 * ui], b[1] = q[2 * ui + 1];
@@ -356,7 +354,7 @@ static void ev_combine_complex(EvValue *d, size_t di, const EvValue *u,
     }
     double re = red == EV_RED_ADD ? a[0] + b[0] : a[0] * b[0] - a[1] * b[1];
     double im = red == EV_RED_ADD ? a[1] + b[1] : a[0] * b[1] + a[1] * b[0];
-    if (d->dtype == EV_COMPLEX64) {
+    if (d->dtype == IR_COMPLEX64) {
         float *p = d->data;
         p[2 * di] = (float)re, p[2 * di + 1] = (float)im;
     } else {
@@ -372,9 +370,9 @@ static void ev_combine(EvValue *d, size_t di, const EvValue *u, size_t ui,
     int32_t t = d->dtype;
     if (red == EV_RED_NONE) {
         ev_copy_elems(d, di, u, ui, 1);
-    } else if (t == EV_COMPLEX64 || t == EV_COMPLEX128) {
+    } else if (t == IR_COMPLEX64 || t == IR_COMPLEX128) {
         ev_combine_complex(d, di, u, ui, red);
-    } else if (t == EV_BOOL) {
+    } else if (t == IR_BOOL) {
         int64_t a = ev_get_i(d, di) != 0, b = ev_get_i(u, ui) != 0;
         bool any = red == EV_RED_ADD || red == EV_RED_MAX;
         ev_set_i(d, di, any ? (a | b) : (a & b));
@@ -415,7 +413,7 @@ static int ev_scatter_elements(EvCtx *c)
         return ev_fail(c, "updates and indices differ in shape");
     size_t axis, ni;
     int red;
-    if (ev_axis(c, "axis", ev_attr_i(c, "axis", 0), x->rank, 0, &axis) ||
+    if (ev_axis(c, "axis", ev_attr_i(c, "axis"), x->rank, 0, &axis) ||
         ev_elements_check(c, x, ind, axis) ||
         ev_scatter_reduction(c, x->dtype, &red))
         return -1;
@@ -503,11 +501,11 @@ static int ev_tensor_scatter(EvCtx *c)
     if (x->rank < 2)
         return ev_fail(c, "past_cache must have rank 2 or more");
     size_t axis;
-    if (ev_axis(c, "axis", ev_attr_i(c, "axis", -2), x->rank, 0, &axis))
+    if (ev_axis(c, "axis", ev_attr_i(c, "axis"), x->rank, 0, &axis))
         return -1;
     if (axis == 0)
         return ev_fail(c, "axis cannot be the batch dim 0");
-    const char *mode = ev_attr_s(c, "mode", "linear");
+    const char *mode = ev_attr_s(c, "mode");
     bool circular = strcmp(mode, "circular") == 0;
     if (!circular && strcmp(mode, "linear") != 0)
         return ev_fail(c, "mode '%s' is not supported", mode);
@@ -567,7 +565,7 @@ static int ev_topk(EvCtx *c)
     if (c->ver < 10) {
         if (!ev_attr(c, "k"))
             return ev_fail(c, "attribute k is required");
-        k = ev_attr_i(c, "k", 0);
+        k = ev_attr_i_or(c, "k", 0);
     } else {
         size_t nk;
         int64_t *kv = ev_in_ints(c, 1, &nk);
@@ -578,9 +576,9 @@ static int ev_topk(EvCtx *c)
         k = kv[0];
     }
     size_t axis;
-    if (ev_axis(c, "axis", ev_attr_i(c, "axis", -1), x->rank, 0, &axis))
+    if (ev_axis(c, "axis", ev_attr_i(c, "axis"), x->rank, 0, &axis))
         return -1;
-    bool largest = c->ver < 11 || ev_attr_i(c, "largest", 1) != 0;
+    bool largest = c->ver < 11 || ev_attr_i_or(c, "largest", 1) != 0;
     int64_t n = x->dims[axis];
     if (k < 0 || k > n)
         return ev_fail(c, "k %lld is out of range for a dim of %lld",
@@ -589,7 +587,7 @@ static int ev_topk(EvCtx *c)
     memcpy(dims, x->dims, x->rank * sizeof *dims);
     dims[axis] = k;
     EvValue *vals = ev_out_tensor(c, 0, x->dtype, x->rank, dims);
-    EvValue *inds = vals ? ev_out_tensor(c, 1, EV_INT64, x->rank, dims) : NULL;
+    EvValue *inds = vals ? ev_out_tensor(c, 1, IR_INT64, x->rank, dims) : NULL;
     if (!inds)
         return -1;
     size_t outer = ev_dims_prod(x->dims, 0, axis);
@@ -626,7 +624,7 @@ static int ev_compress(EvCtx *c)
     bool has_axis = ev_attr(c, "axis") != NULL;
     size_t axis = 0, outer = 1, n = x->numel, inner = 1;
     if (has_axis) {
-        if (ev_axis(c, "axis", ev_attr_i(c, "axis", 0), x->rank, 0, &axis))
+        if (ev_axis(c, "axis", ev_attr_i_or(c, "axis", 0), x->rank, 0, &axis))
             return -1;
         outer = ev_dims_prod(x->dims, 0, axis);
         n = (size_t)x->dims[axis];
@@ -666,12 +664,12 @@ static int ev_compress(EvCtx *c)
 static bool ev_is_nonzero(const EvValue *t, size_t k)
 {
     switch (t->dtype) {
-    case EV_STRING: return ((const EvStr *)t->data)[k].len != 0;
-    case EV_COMPLEX64: {
+    case IR_STRING: return ((const EvStr *)t->data)[k].len != 0;
+    case IR_COMPLEX64: {
         const float *f = t->data;
         return f[2 * k] != 0 || f[2 * k + 1] != 0;
     }
-    case EV_COMPLEX128: {
+    case IR_COMPLEX128: {
         const double *f = t->data;
         return f[2 * k] != 0 || f[2 * k + 1] != 0;
     }
@@ -691,7 +689,7 @@ static int ev_nonzero(EvCtx *c)
     for (size_t k = 0; k < x->numel; k++)
         cnt += ev_is_nonzero(x, k);
     int64_t dims[2] = {(int64_t)x->rank, (int64_t)cnt};
-    EvValue *y = ev_out_tensor(c, 0, EV_INT64, 2, dims);
+    EvValue *y = ev_out_tensor(c, 0, IR_INT64, 2, dims);
     if (!y)
         return -1;
     int64_t *out = y->data;
@@ -744,19 +742,19 @@ static int ev_unique_indices(EvCtx *c, const EvGroups *g, size_t n,
     int64_t un = (int64_t)g->n, nn = (int64_t)n;
     EvValue *t;
     if (ev_has_out(c, 1)) {
-        if (!(t = ev_out_tensor(c, 1, EV_INT64, 1, &un)))
+        if (!(t = ev_out_tensor(c, 1, IR_INT64, 1, &un)))
             return -1;
         for (size_t p = 0; p < g->n; p++)
             ((int64_t *)t->data)[p] = (int64_t)g->first[src[p]];
     }
     if (ev_has_out(c, 2)) {
-        if (!(t = ev_out_tensor(c, 2, EV_INT64, 1, &nn)))
+        if (!(t = ev_out_tensor(c, 2, IR_INT64, 1, &nn)))
             return -1;
         for (size_t i = 0; i < n; i++)
             ((int64_t *)t->data)[i] = (int64_t)pos[g->grp[i]];
     }
     if (ev_has_out(c, 3)) {
-        if (!(t = ev_out_tensor(c, 3, EV_INT64, 1, &un)))
+        if (!(t = ev_out_tensor(c, 3, IR_INT64, 1, &un)))
             return -1;
         for (size_t p = 0; p < g->n; p++)
             ((int64_t *)t->data)[p] = g->count[src[p]];
@@ -770,11 +768,11 @@ static int ev_unique(EvCtx *c)
     if (!x)
         return -1;
     bool has_axis = ev_attr(c, "axis") != NULL;
-    bool sorted = ev_attr_i(c, "sorted", 1) != 0;
+    bool sorted = ev_attr_i(c, "sorted") != 0;
     size_t axis = 0;
     EvItems it = {.t = x, .outer = 1, .n = x->numel, .inner = 1};
     if (has_axis) {
-        if (ev_axis(c, "axis", ev_attr_i(c, "axis", 0), x->rank, 0, &axis))
+        if (ev_axis(c, "axis", ev_attr_i_or(c, "axis", 0), x->rank, 0, &axis))
             return -1;
         it.outer = ev_dims_prod(x->dims, 0, axis);
         it.n = (size_t)x->dims[axis];
@@ -811,66 +809,7 @@ static int ev_unique(EvCtx *c)
     return ev_unique_indices(c, &g, it.n, pos, src);
 }
 
-/* ---- scans ------------------------------------------------------------- */
-
-/* CumSum and CumProd: x, a scalar axis input; exclusive and reverse. */
-static int ev_cumulate(EvCtx *c, bool prod)
-{
-    EvValue *x = ev_in_tensor(c, 0);
-    if (!x)
-        return -1;
-    size_t na, axis;
-    int64_t *av = ev_in_ints(c, 1, &na);
-    if (!av)
-        return -1;
-    if (na != 1)
-        return ev_fail(c, "axis must hold one value, not %zu", na);
-    if (x->rank == 0)
-        return ev_fail(c, "x must have rank 1 or more");
-    if (ev_axis(c, "axis", av[0], x->rank, 0, &axis))
-        return -1;
-    if (!ev_dtype_is_float(x->dtype) && !ev_dtype_is_int(x->dtype))
-        return ev_fail(c, "element type %d is not supported", (int)x->dtype);
-    bool excl = ev_attr_i(c, "exclusive", 0) != 0;
-    bool rev = ev_attr_i(c, "reverse", 0) != 0;
-    EvValue *y = ev_out_like(c, 0, x);
-    if (!y)
-        return -1;
-    size_t outer = ev_dims_prod(x->dims, 0, axis), n = (size_t)x->dims[axis];
-    size_t inner = ev_dims_prod(x->dims, axis + 1, x->rank);
-    bool fl = ev_dtype_is_float(x->dtype);
-    for (size_t o = 0; o < outer; o++)
-        for (size_t e = 0; e < inner; e++) {
-            double fa = prod ? 1 : 0;
-            uint64_t ia = prod ? 1 : 0;
-            for (size_t s = 0; s < n; s++) {
-                size_t j = rev ? n - 1 - s : s;
-                size_t k = (o * n + j) * inner + e;
-                if (excl)
-                    fl ? ev_set_f(y, k, fa) : ev_set_u(y, k, ia);
-                if (fl) {
-                    double v = ev_get_f(x, k);
-                    fa = prod ? fa * v : fa + v;
-                } else {
-                    uint64_t v = ev_get_u(x, k);
-                    ia = prod ? ia * v : ia + v;
-                }
-                if (!excl)
-                    fl ? ev_set_f(y, k, fa) : ev_set_u(y, k, ia);
-            }
-        }
-    return 0;
-}
-
-static int ev_cumsum(EvCtx *c)
-{
-    return ev_cumulate(c, false);
-}
-
-static int ev_cumprod(EvCtx *c)
-{
-    return ev_cumulate(c, true);
-}
+/* ---- ReverseSequence --------------------------------------------------- */
 
 static int ev_reverse_sequence(EvCtx *c)
 {
@@ -879,8 +818,8 @@ static int ev_reverse_sequence(EvCtx *c)
         return -1;
     if (x->rank < 2)
         return ev_fail(c, "input must have rank 2 or more");
-    int64_t ta = ev_attr_i(c, "time_axis", 0);
-    int64_t ba = ev_attr_i(c, "batch_axis", 1);
+    int64_t ta = ev_attr_i(c, "time_axis");
+    int64_t ba = ev_attr_i(c, "batch_axis");
     if ((ta != 0 && ta != 1) || (ba != 0 && ba != 1) || ta == ba)
         return ev_fail(c, "time_axis %lld and batch_axis %lld must be 0 and "
                        "1 in some order", (long long)ta, (long long)ba);
@@ -923,8 +862,6 @@ const EvOp ev_ops_index[] = {
     {"", "Compress", ev_compress},
     {"", "NonZero", ev_nonzero},
     {"", "Unique", ev_unique},
-    {"", "CumSum", ev_cumsum},
-    {"", "CumProd", ev_cumprod},
     {"", "ReverseSequence", ev_reverse_sequence},
     {NULL, NULL, NULL}
 };

@@ -93,7 +93,7 @@ static int ev_non_max_suppression(EvCtx *c)
     EvValue *scores = boxes ? ev_in_tensor(c, 1) : NULL;
     if (!scores)
         return -1;
-    if (boxes->dtype != EV_FLOAT || scores->dtype != EV_FLOAT)
+    if (boxes->dtype != IR_FLOAT || scores->dtype != IR_FLOAT)
         return ev_fail(c, "boxes and scores must be float tensors");
     if (boxes->rank != 3 || boxes->dims[2] != 4)
         return ev_fail(c, "boxes must be [num_batches, spatial_dimension, 4]");
@@ -101,7 +101,7 @@ static int ev_non_max_suppression(EvCtx *c)
         scores->dims[2] != boxes->dims[1])
         return ev_fail(c, "scores must be [num_batches, num_classes, "
                           "spatial_dimension] matching boxes");
-    int64_t center = ev_attr_i(c, "center_point_box", 0);
+    int64_t center = ev_attr_i(c, "center_point_box");
     if (center != 0 && center != 1)
         return ev_fail(c, "center_point_box must be 0 or 1");
     double max_out, iou_th, score_th;
@@ -118,7 +118,7 @@ static int ev_non_max_suppression(EvCtx *c)
     size_t per_class = max_out <= 0 ? 0 : max_out < (double)ns ? (size_t)max_out : ns;
     if (!per_class) {
         int64_t none[2] = {0, 3};
-        return ev_out_tensor(c, 0, EV_INT64, 2, none) ? 0 : -1;
+        return ev_out_tensor(c, 0, IR_INT64, 2, none) ? 0 : -1;
     }
     size_t cap;
     if (!ir_mul_size(nb, nc, &cap) || !ir_mul_size(cap, per_class, &cap))
@@ -155,7 +155,7 @@ static int ev_non_max_suppression(EvCtx *c)
         }
     }
     int64_t dims[2] = {(int64_t)total, 3};
-    EvValue *y = ev_out_tensor(c, 0, EV_INT64, 2, dims);
+    EvValue *y = ev_out_tensor(c, 0, IR_INT64, 2, dims);
     if (!y)
         return -1;
     int64_t *out = y->data;
@@ -260,19 +260,19 @@ static int ev_tfidf_vectorizer(EvCtx *c)
     if (ev_tfidf_pool(c, &t))
         return -1;
     bool strings = t.pool_s != NULL;
-    if (strings ? x->dtype != EV_STRING
-                : (x->dtype != EV_INT32 && x->dtype != EV_INT64))
+    if (strings ? x->dtype != IR_STRING
+                : (x->dtype != IR_INT32 && x->dtype != IR_INT64))
         return ev_fail(c, "X's type does not match the pool's");
     if (x->rank != 1 && x->rank != 2)
         return ev_fail(c, "X must be 1-D or 2-D");
-    const char *mode = ev_attr_s(c, "mode", "");
+    const char *mode = ev_attr_s_or(c, "mode", "");
     int m = !mode ? -1 : !strcmp(mode, "TF") ? 0 : !strcmp(mode, "IDF") ? 1
           : !strcmp(mode, "TFIDF") ? 2 : -1;
     if (m < 0)
         return ev_fail(c, "mode must be TF, IDF or TFIDF");
-    int64_t gmin = ev_attr_i(c, "min_gram_length", -1);
-    int64_t gmax = ev_attr_i(c, "max_gram_length", -1);
-    int64_t skip = ev_attr_i(c, "max_skip_count", -1);
+    int64_t gmin = ev_attr_i_or(c, "min_gram_length", -1);
+    int64_t gmax = ev_attr_i_or(c, "max_gram_length", -1);
+    int64_t skip = ev_attr_i_or(c, "max_skip_count", -1);
     if (gmin < 1 || gmax < gmin || skip < 0)
         return ev_fail(c, "need 1 <= min_gram_length <= max_gram_length and "
                           "max_skip_count >= 0");
@@ -286,7 +286,7 @@ static int ev_tfidf_vectorizer(EvCtx *c)
     size_t rows = x->rank == 2 ? (size_t)x->dims[0] : 1;
     size_t len = (size_t)x->dims[x->rank - 1];
     int64_t dims[2] = {x->rank == 2 ? x->dims[0] : width, width};
-    EvValue *y = ev_out_tensor(c, 0, EV_FLOAT, x->rank, dims);
+    EvValue *y = ev_out_tensor(c, 0, IR_FLOAT, x->rank, dims);
     if (!y)
         return -1;
     double *cnt = ev_tmp(c, t.n_grams ? t.n_grams : 1, sizeof *cnt);

@@ -48,7 +48,7 @@ static void ev_put_str(EvValue *t, size_t k, const void *p, size_t len)
 
 static bool ev_is_numeric(const EvValue *t)
 {
-    return t && t->kind == EV_TENSOR && t->dtype != EV_STRING &&
+    return t && t->kind == EV_TENSOR && t->dtype != IR_STRING &&
            (ev_dtype_is_float(t->dtype) || ev_dtype_is_int(t->dtype));
 }
 
@@ -143,7 +143,7 @@ static int ev_labels(EvCtx *c, const char *iname, const char *sname,
 static EvValue *ev_label_out(EvCtx *c, const EvLabels *L, size_t n)
 {
     int64_t d = (int64_t)n;
-    return ev_out_tensor(c, 0, L->ints ? EV_INT64 : EV_STRING, 1, &d);
+    return ev_out_tensor(c, 0, L->ints ? IR_INT64 : IR_STRING, 1, &d);
 }
 
 static void ev_label_set(EvValue *y, const EvLabels *L, size_t k, size_t idx)
@@ -174,7 +174,7 @@ static int ev_post_code(EvCtx *c, const char *s, int *pt)
 
 static int ev_post_attr(EvCtx *c, int *pt)
 {
-    return ev_post_code(c, ev_attr_s(c, "post_transform", "NONE"), pt);
+    return ev_post_code(c, ev_attr_s(c, "post_transform"), pt);
 }
 
 static double ev_logistic(double x)
@@ -342,7 +342,7 @@ static void ev_keys_strs(EvCtx *c, EvKeys *K, const IrBytes *v, size_t n)
 /* The kind of key a tensor's elements make. */
 static int ev_key_kind(int32_t dtype)
 {
-    return dtype == EV_STRING ? EV_KEY_STR
+    return dtype == IR_STRING ? EV_KEY_STR
            : ev_dtype_is_float(dtype) ? EV_KEY_FLOAT : EV_KEY_INT;
 }
 
@@ -404,7 +404,7 @@ static int ev_array_feature_extractor(EvCtx *c)
     for (size_t i = 0; i < rows; i++)
         for (size_t j = 0; j < m; j++) {
             size_t from = i * (size_t)last + (size_t)idx[j], to = i * m + j;
-            if (x->dtype == EV_STRING) {
+            if (x->dtype == IR_STRING) {
                 const EvStr *s = (const EvStr *)x->data + from;
                 ev_put_str(z, to, s->p, s->len);
             } else {
@@ -420,7 +420,7 @@ static int ev_binarizer(EvCtx *c)
     EvValue *x = ev_in_num(c, 0);
     if (!x)
         return -1;
-    double th = ev_attr_f(c, "threshold", 0.0f);
+    double th = ev_attr_f(c, "threshold");
     EvValue *y = ev_out_tensor(c, 0, x->dtype, x->rank, x->dims);
     if (!y)
         return -1;
@@ -463,16 +463,16 @@ static int ev_cmp_size(const void *a, const void *b)
 static void ev_convert_elem(EvValue *dst, size_t j, const EvValue *src,
                             size_t k)
 {
-    if (dst->dtype == EV_STRING && src->dtype == EV_STRING) {
+    if (dst->dtype == IR_STRING && src->dtype == IR_STRING) {
         const EvStr *s = (const EvStr *)src->data + k;
         ev_put_str(dst, j, s->p, s->len);
-    } else if (dst->dtype == EV_STRING) {
+    } else if (dst->dtype == IR_STRING) {
         char buf[64];
         int len = ev_dtype_is_float(src->dtype)
             ? snprintf(buf, sizeof buf, "%f", ev_get_f(src, k))
             : snprintf(buf, sizeof buf, "%lld", (long long)ev_get_i(src, k));
         ev_put_str(dst, j, buf, (size_t)len);
-    } else if (src->dtype == EV_STRING) {
+    } else if (src->dtype == IR_STRING) {
         const char *p = ((const EvStr *)src->data)[k].p;
         ev_set_f(dst, j, p ? strtod(p, NULL) : 0);
     } else if (ev_dtype_is_float(src->dtype)) {
@@ -487,20 +487,20 @@ static int ev_cast_map(EvCtx *c)
     EvValue *m = ev_in_map(c, 0);
     if (!m)
         return -1;
-    if (m->keys->dtype != EV_INT64)
+    if (m->keys->dtype != IR_INT64)
         return ev_fail(c, "the map's keys must be int64");
-    const char *to = ev_attr_s(c, "cast_to", "TO_FLOAT");
-    const char *form = ev_attr_s(c, "map_form", "DENSE");
-    int32_t dt = !strcmp(to, "TO_FLOAT") ? EV_FLOAT
-                 : !strcmp(to, "TO_STRING") ? EV_STRING
-                 : !strcmp(to, "TO_INT64") ? EV_INT64 : 0;
+    const char *to = ev_attr_s(c, "cast_to");
+    const char *form = ev_attr_s(c, "map_form");
+    int32_t dt = !strcmp(to, "TO_FLOAT") ? IR_FLOAT
+                 : !strcmp(to, "TO_STRING") ? IR_STRING
+                 : !strcmp(to, "TO_INT64") ? IR_INT64 : 0;
     if (!dt)
         return ev_fail(c, "cast_to '%s' is not supported", to);
     bool sparse = !strcmp(form, "SPARSE");
     if (!sparse && strcmp(form, "DENSE"))
         return ev_fail(c, "map_form '%s' is not DENSE or SPARSE", form);
     size_t n = m->keys->numel;
-    int64_t max_map = ev_attr_i(c, "max_map", 1);
+    int64_t max_map = ev_attr_i(c, "max_map");
     if (sparse && max_map < 0)
         return ev_fail(c, "max_map must not be negative");
     /* (key, index) pairs sorted by key. */
@@ -517,7 +517,7 @@ static int ev_cast_map(EvCtx *c)
     EvValue *y = ev_out_tensor(c, 0, dt, 2, dims);
     if (!y)
         return -1;
-    if (sparse && dt == EV_STRING)
+    if (sparse && dt == IR_STRING)
         for (int64_t j = 0; j < max_map; j++)
             ev_put_str(y, (size_t)j, "0", 1);
     for (size_t k = 0; k < n; k++)
@@ -566,12 +566,12 @@ static int ev_zip_map(EvCtx *c)
     if (!x || ev_labels(c, "classlabels_int64s", "classlabels_strings", &L) ||
         ev_rows(c, x, &n, &f))
         return -1;
-    if (x->dtype != EV_FLOAT)
+    if (x->dtype != IR_FLOAT)
         return ev_fail(c, "X must be a float tensor");
     if (f != L.n)
         return ev_fail(c, "X has %zu columns, there are %zu labels", f, L.n);
     int64_t d = (int64_t)L.n;
-    EvValue *keys = ev_tensor_new(L.ints ? EV_INT64 : EV_STRING, 1, &d, NULL);
+    EvValue *keys = ev_tensor_new(L.ints ? IR_INT64 : IR_STRING, 1, &d, NULL);
     for (size_t j = 0; j < L.n; j++)
         ev_label_set(keys, &L, j, j);
     EvValue *seq = ev_sequence_new();   /* handed over once filled */
@@ -580,7 +580,7 @@ static int ev_zip_map(EvCtx *c)
         mp->kind = EV_MAP;
         mp->refs = 1;
         mp->keys = ev_ref(keys);
-        mp->vals = ev_tensor_new(EV_FLOAT, 1, &d, NULL);
+        mp->vals = ev_tensor_new(IR_FLOAT, 1, &d, NULL);
         if (f)
             memcpy(mp->vals->data, (float *)x->data + i * f, f * sizeof(float));
         ev_sequence_push(seq, mp);
@@ -604,19 +604,19 @@ static int ev_category_mapper(EvCtx *c)
     if (ni < 0 || ns < 0 || ni != ns)
         return ev_fail(c, "cats_int64s and cats_strings must have one length");
     EvKeys K;
-    bool from_str = x->dtype == EV_STRING;
-    if (!from_str && x->dtype != EV_INT64)
+    bool from_str = x->dtype == IR_STRING;
+    if (!from_str && x->dtype != IR_INT64)
         return ev_fail(c, "X must be a string or int64 tensor");
     if (from_str)
         ev_keys_strs(c, &K, cs, (size_t)ns);
     else
         ev_keys_ints(c, &K, ci, (size_t)ni);
-    EvValue *y = ev_out_tensor(c, 0, from_str ? EV_INT64 : EV_STRING, x->rank,
+    EvValue *y = ev_out_tensor(c, 0, from_str ? IR_INT64 : IR_STRING, x->rank,
                                x->dims);
     if (!y)
         return -1;
-    int64_t di = ev_attr_i(c, "default_int64", -1);
-    const char *ds = ev_attr_s(c, "default_string", "_Unused");
+    int64_t di = ev_attr_i(c, "default_int64");
+    const char *ds = ev_attr_s(c, "default_string");
     for (size_t k = 0; k < x->numel; k++) {
         EvKey p;
         ev_probe(x, k, K.kind, &p);
@@ -639,15 +639,15 @@ static int ev_label_encoder1(EvCtx *c, const EvValue *x)
     long n = ev_attr_strings(c, "classes_strings", &cs);
     if (n < 0)
         n = 0;
-    bool from_str = x->dtype == EV_STRING;
-    if (!from_str && x->dtype != EV_INT64)
+    bool from_str = x->dtype == IR_STRING;
+    if (!from_str && x->dtype != IR_INT64)
         return ev_fail(c, "X must be a string or int64 tensor");
-    EvValue *y = ev_out_tensor(c, 0, from_str ? EV_INT64 : EV_STRING, x->rank,
+    EvValue *y = ev_out_tensor(c, 0, from_str ? IR_INT64 : IR_STRING, x->rank,
                                x->dims);
     if (!y)
         return -1;
-    int64_t di = ev_attr_i(c, "default_int64", -1);
-    const char *ds = ev_attr_s(c, "default_string", "_Unused");
+    int64_t di = ev_attr_i(c, "default_int64");
+    const char *ds = ev_attr_s(c, "default_string");
     EvKeys K;
     ev_keys_strs(c, &K, cs, (size_t)n);
     for (size_t k = 0; k < x->numel; k++) {
@@ -689,8 +689,8 @@ static EvValue *ev_le_list(EvCtx *c, const char *pre)
         return NULL;
     }
     int64_t n = ni >= 0 ? ni : nf >= 0 ? nf : ns;
-    EvValue *t = ev_tensor_new(ni >= 0 ? EV_INT64 : nf >= 0 ? EV_FLOAT
-                                                            : EV_STRING,
+    EvValue *t = ev_tensor_new(ni >= 0 ? IR_INT64 : nf >= 0 ? IR_FLOAT
+                                                            : IR_STRING,
                                1, &n, NULL);
     for (int64_t k = 0; k < n; k++) {
         if (ni >= 0)
@@ -709,7 +709,7 @@ static EvValue *ev_le_default(EvCtx *c, int32_t dtype)
 {
     if (c->ver >= 4 && ev_attr(c, "default_tensor")) {
         EvValue *d = ev_attr_tensor(c, "default_tensor");
-        if (d && (d->numel != 1 || (d->dtype == EV_STRING) != (dtype == EV_STRING))) {
+        if (d && (d->numel != 1 || (d->dtype == IR_STRING) != (dtype == IR_STRING))) {
             ev_unref(d);
             ev_fail(c, "default_tensor must hold one value of the output type");
             return NULL;
@@ -717,13 +717,13 @@ static EvValue *ev_le_default(EvCtx *c, int32_t dtype)
         return d;
     }
     EvValue *d = ev_tensor_new(dtype, 0, NULL, NULL);
-    if (dtype == EV_STRING) {
-        const char *s = ev_attr_s(c, "default_string", "_Unused");
+    if (dtype == IR_STRING) {
+        const char *s = ev_attr_s(c, "default_string");
         ev_put_str(d, 0, s, strlen(s));
     } else if (ev_dtype_is_float(dtype)) {
-        ev_set_f(d, 0, ev_attr_f(c, "default_float", -0.0f));
+        ev_set_f(d, 0, ev_attr_f(c, "default_float"));
     } else {
-        ev_set_i(d, 0, ev_attr_i(c, "default_int64", -1));
+        ev_set_i(d, 0, ev_attr_i(c, "default_int64"));
     }
     return d;
 }
@@ -777,9 +777,9 @@ static int ev_one_hot_encoder(EvCtx *c)
     long ni = ev_attr_ints(c, "cats_int64s", &ci);
     long ns = ev_attr_strings(c, "cats_strings", &cs);
     EvKeys K;
-    if (x->dtype == EV_STRING && ns > 0)
+    if (x->dtype == IR_STRING && ns > 0)
         ev_keys_strs(c, &K, cs, (size_t)ns);
-    else if (x->dtype != EV_STRING && ni > 0)
+    else if (x->dtype != IR_STRING && ni > 0)
         ev_keys_ints(c, &K, ci, (size_t)ni);
     else
         return ev_fail(c, "the categories attribute for X's type is missing");
@@ -789,10 +789,10 @@ static int ev_one_hot_encoder(EvCtx *c)
     if (x->rank)
         memcpy(dims, x->dims, x->rank * sizeof *dims);
     dims[x->rank] = (int64_t)K.n;
-    EvValue *y = ev_out_tensor(c, 0, EV_FLOAT, x->rank + 1, dims);
+    EvValue *y = ev_out_tensor(c, 0, IR_FLOAT, x->rank + 1, dims);
     if (!y)
         return -1;
-    bool zeros = ev_attr_i(c, "zeros", 1) != 0;
+    bool zeros = ev_attr_i(c, "zeros") != 0;
     for (size_t k = 0; k < x->numel; k++) {
         EvKey p;
         ev_probe(x, k, K.kind, &p);   /* floats truncate to integers */
@@ -826,7 +826,7 @@ static int ev_feature_vectorizer(EvCtx *c)
         n = r;
     }
     int64_t od[2] = {(int64_t)n, (int64_t)total};
-    EvValue *y = ev_out_tensor(c, 0, EV_FLOAT, 2, od);
+    EvValue *y = ev_out_tensor(c, 0, IR_FLOAT, 2, od);
     if (!y)
         return -1;
     /* Each input fills its inputdimensions columns: cut or zero-padded. */
@@ -863,8 +863,8 @@ static int ev_imputer(EvCtx *c)
     EvValue *y = ev_out_tensor(c, 0, x->dtype, x->rank, x->dims);
     if (!y)
         return -1;
-    double rf = ev_attr_f(c, "replaced_value_float", 0.0f);
-    int64_t ri = ev_attr_i(c, "replaced_value_int64", 0);
+    double rf = ev_attr_f(c, "replaced_value_float");
+    int64_t ri = ev_attr_i(c, "replaced_value_int64");
     for (size_t k = 0; k < x->numel; k++) {
         size_t j = nv == 1 ? 0 : k % f;
         if (fl) {
@@ -885,12 +885,12 @@ static int ev_normalizer(EvCtx *c)
     size_t n, f;
     if (!x || ev_rows(c, x, &n, &f))
         return -1;
-    const char *norm = ev_attr_s(c, "norm", "MAX");
+    const char *norm = ev_attr_s(c, "norm");
     int mode = !strcmp(norm, "MAX") ? 0 : !strcmp(norm, "L1") ? 1
                : !strcmp(norm, "L2") ? 2 : -1;
     if (mode < 0)
         return ev_fail(c, "norm '%s' is not MAX, L1 or L2", norm);
-    EvValue *y = ev_out_tensor(c, 0, EV_FLOAT, x->rank, x->dims);
+    EvValue *y = ev_out_tensor(c, 0, IR_FLOAT, x->rank, x->dims);
     if (!y)
         return -1;
     for (size_t i = 0; i < n; i++) {
@@ -925,7 +925,7 @@ static int ev_scaler(EvCtx *c)
     size_t f = x->rank ? (size_t)x->dims[x->rank - 1] : 1;
     if ((no > 1 && (size_t)no != f) || (ns > 1 && (size_t)ns != f) || !no || !ns)
         return ev_fail(c, "offset and scale must have 1 or %zu values", f);
-    EvValue *y = ev_out_tensor(c, 0, EV_FLOAT, x->rank, x->dims);
+    EvValue *y = ev_out_tensor(c, 0, IR_FLOAT, x->rank, x->dims);
     if (!y)
         return -1;
     for (size_t k = 0; k < x->numel; k++) {
@@ -973,7 +973,7 @@ static int ev_linear_regressor(EvCtx *c)
         ev_attr_dvec(c, "coefficients", NULL, &w, &nw) ||
         ev_attr_dvec(c, "intercepts", NULL, &b, &nb))
         return -1;
-    int64_t t = ev_attr_i(c, "targets", 1);
+    int64_t t = ev_attr_i(c, "targets");
     size_t want;
     if (t < 1 || nw < 0 || !ir_mul_size((size_t)t, f, &want) ||
         (size_t)nw != want)
@@ -982,7 +982,7 @@ static int ev_linear_regressor(EvCtx *c)
         return ev_fail(c, "intercepts must hold one value per target");
     double *s = ev_linear_scores(c, x, n, f, w, (size_t)t, b, nb);
     int64_t dims[2] = {(int64_t)n, t};
-    EvValue *y = s ? ev_out_tensor(c, 0, EV_FLOAT, 2, dims) : NULL;
+    EvValue *y = s ? ev_out_tensor(c, 0, IR_FLOAT, 2, dims) : NULL;
     if (!y)
         return -1;
     for (size_t i = 0; i < n; i++) {
@@ -1018,7 +1018,7 @@ static int ev_linear_classifier(EvCtx *c)
     size_t cols = e == 1 && L.n == 2 ? 2 : e;
     int64_t zd[2] = {(int64_t)n, (int64_t)cols};
     EvValue *y = ev_label_out(c, &L, n);
-    EvValue *z = y ? ev_out_tensor(c, 1, EV_FLOAT, 2, zd) : NULL;
+    EvValue *z = y ? ev_out_tensor(c, 1, IR_FLOAT, 2, zd) : NULL;
     double *row = ev_tmp(c, cols + 1, sizeof *row);
     if (!z || !row)
         return -1;
@@ -1067,7 +1067,7 @@ typedef struct EvKernelP {
 
 static int ev_kernel_attr(EvCtx *c, EvKernelP *k)
 {
-    const char *t = ev_attr_s(c, "kernel_type", "LINEAR");
+    const char *t = ev_attr_s(c, "kernel_type");
     k->type = !strcmp(t, "LINEAR") ? EV_K_LINEAR : !strcmp(t, "POLY") ? EV_K_POLY
               : !strcmp(t, "RBF") ? EV_K_RBF : !strcmp(t, "SIGMOID") ? EV_K_SIGMOID
               : -1;
@@ -1116,8 +1116,8 @@ static int ev_svm_regressor(EvCtx *c)
         ev_attr_dvec(c, "support_vectors", NULL, &sv, &nsv) ||
         ev_attr_dvec(c, "rho", NULL, &rho, &nrho))
         return -1;
-    int64_t ns = ev_attr_i(c, "n_supports", 0);
-    bool one_class = ev_attr_i(c, "one_class", 0) != 0;
+    int64_t ns = ev_attr_i(c, "n_supports");
+    bool one_class = ev_attr_i(c, "one_class") != 0;
     if (ns < 0)
         return ev_fail(c, "n_supports must not be negative");
     if (ns > 0 && (nco < ns || nsv < 0 || (size_t)nsv != (size_t)ns * f))
@@ -1129,7 +1129,7 @@ static int ev_svm_regressor(EvCtx *c)
             return ev_fail(c, "coefficients must hold %zu values", f);
     }
     int64_t dims[2] = {(int64_t)n, 1};
-    EvValue *y = ev_out_tensor(c, 0, EV_FLOAT, 2, dims);
+    EvValue *y = ev_out_tensor(c, 0, IR_FLOAT, 2, dims);
     if (!y)
         return -1;
     for (size_t i = 0; i < n; i++) {
@@ -1369,7 +1369,7 @@ static int ev_svm_classifier(EvCtx *c)
                                 &label, &is_value);
         if (!z) {
             int64_t zd[2] = {(int64_t)n, (int64_t)m};
-            if (!(z = ev_out_tensor(c, 1, EV_FLOAT, 2, zd)))
+            if (!(z = ev_out_tensor(c, 1, IR_FLOAT, 2, zd)))
                 return -1;
         }
         for (size_t j = 0; j < m && j < (size_t)z->dims[1]; j++)
@@ -1381,7 +1381,7 @@ static int ev_svm_classifier(EvCtx *c)
     }
     if (!z) {
         int64_t zd[2] = {0, (int64_t)nsc};
-        if (!ev_out_tensor(c, 1, EV_FLOAT, 2, zd))
+        if (!ev_out_tensor(c, 1, IR_FLOAT, 2, zd))
             return -1;
     }
     return 0;
@@ -1615,7 +1615,7 @@ static int ev_tree_regressor(EvCtx *c)
         ev_trees_build(c, &T, f, "target") ||
         ev_attr_dvec(c, "base_values", "base_values_as_tensor", &base, &nbase))
         return -1;
-    int64_t nt = ev_attr_i(c, "n_targets", -1);
+    int64_t nt = ev_attr_i_or(c, "n_targets", -1);
     for (size_t k = 0; nt < 0 && k < T.w_at[T.n]; k++)
         nt = T.w_id[k] + 1 > nt ? T.w_id[k] + 1 : nt;
     if (nt < 1)
@@ -1626,19 +1626,19 @@ static int ev_tree_regressor(EvCtx *c)
                            (long long)T.w_id[k], (long long)nt);
     if (nbase > 0 && nbase != nt)
         return ev_fail(c, "base_values must hold n_targets values");
-    const char *agg = ev_attr_s(c, "aggregate_function", "SUM");
+    const char *agg = ev_attr_s(c, "aggregate_function");
     int ag = !strcmp(agg, "SUM") ? 0 : !strcmp(agg, "AVERAGE") ? 1
              : !strcmp(agg, "MIN") ? 2 : !strcmp(agg, "MAX") ? 3 : -1;
     if (ag < 0)
         return ev_fail(c, "aggregate_function '%s' is not supported", agg);
     int64_t dims[2] = {(int64_t)n, nt};
-    EvValue *y = ev_out_tensor(c, 0, EV_FLOAT, 2, dims);
+    EvValue *y = ev_out_tensor(c, 0, IR_FLOAT, 2, dims);
     if (!y || !n)   /* no rows: n_targets is not bounded by the output */
         return y ? 0 : -1;
     double *s = ev_tmp(c, (size_t)nt + 1, sizeof *s);
     if (!s)
         return -1;
-    double big = x->dtype == EV_DOUBLE ? DBL_MAX : FLT_MAX;
+    double big = x->dtype == IR_DOUBLE ? DBL_MAX : FLT_MAX;
     for (size_t i = 0; i < n; i++) {
         for (int64_t j = 0; j < nt; j++)
             s[j] = ag == 2 ? big : ag == 3 ? -big : 0;
@@ -1711,7 +1711,7 @@ static int ev_tree_classifier(EvCtx *c)
     size_t cols = binary && L.n == 1 ? 2 : L.n;
     int64_t zd[2] = {(int64_t)n, (int64_t)cols};
     EvValue *y = ev_label_out(c, &L, n);
-    EvValue *z = y ? ev_out_tensor(c, 1, EV_FLOAT, 2, zd) : NULL;
+    EvValue *z = y ? ev_out_tensor(c, 1, IR_FLOAT, 2, zd) : NULL;
     double *s = z ? ev_tmp(c, cols + 1, sizeof *s) : NULL;
     if (!s)
         return -1;
@@ -1882,8 +1882,8 @@ static int ev_te_run(EvCtx *c, const EvTE *T, const EvValue *x, size_t n,
     double *s = ev_tmp(c, nt + 1, sizeof *s);
     if (!s)
         return -1;
-    double big = x->dtype == EV_DOUBLE ? DBL_MAX
-                 : x->dtype == EV_FLOAT16 ? 65504.0 : FLT_MAX;
+    double big = x->dtype == IR_DOUBLE ? DBL_MAX
+                 : x->dtype == IR_FLOAT16 ? 65504.0 : FLT_MAX;
     for (size_t i = 0; i < n; i++) {
         for (size_t j = 0; j < nt; j++)
             s[j] = ag == 2 ? big : ag == 3 ? -big : 0;
@@ -1910,9 +1910,9 @@ static int ev_tree_ensemble(EvCtx *c)
         return -1;
     if (!ev_dtype_is_float(x->dtype))
         return ev_fail(c, "X must be a float tensor");
-    int64_t nt = ev_attr_i(c, "n_targets", -1);
-    int64_t ag = ev_attr_i(c, "aggregate_function", 1);
-    int64_t pt = ev_attr_i(c, "post_transform", 0);
+    int64_t nt = ev_attr_i_or(c, "n_targets", -1);
+    int64_t ag = ev_attr_i(c, "aggregate_function");
+    int64_t pt = ev_attr_i(c, "post_transform");
     if (nt < 1 || ag < 0 || ag > 3 || pt < 0 || pt > 4)
         return ev_fail(c, "n_targets, aggregate_function or post_transform "
                        "is invalid");

@@ -1,22 +1,21 @@
 /*
  * eval/nn.c - kernels of the neural-network ops:
- *   MatMul 1/9/13, Gemm 1/6/7/9/11/13, MatMulInteger 10,
- *   Conv 1/11/22, ConvTranspose 1/11/22, ConvInteger 10, DeformConv 19/22,
+ *   MatMul 1/9/13, Gemm 1/6/7/9/11/13,
+ *   Conv 1/11/22, ConvTranspose 1/11/22, DeformConv 19/22,
  *   Col2Im 18, CausalConvWithState 27,
  *   AveragePool 1/7/10/11/19/22, MaxPool 1/8/10/11/12/22,
  *   LpPool 1/2/11/18/22, GlobalAveragePool/GlobalMaxPool 1/22,
  *   GlobalLpPool 1/2/22, MaxUnpool 9/11/22, MaxRoiPool 1/22,
- *   RoiAlign 10/16/22.
+ *   RoiAlign 10/16/22, Dropout 1/6/7/10/12/13/22.
  *
  * Products go through OpenBLAS. Every floating type computes in double
  * (dgemm) and rounds once at the end; EV_FLOAT_VIA_DOUBLE says why and
  * switches float, float16 and bfloat16 to sgemm. Convolutions are im2col +
  * gemm per (batch, group), with a 1x1/stride-1/no-pad kernel reading the
  * input in place and depthwise 2-D kernels looping directly;
- * ConvTranspose is gemm + col2im. ConvInteger and MatMulInteger
- * run in double as well: zero-point-shifted 8-bit values have products
- * below 2^16, so their sums stay exact far beyond any real reduction
- * length, and the int32 result wraps like an int32 accumulator would.
+ * ConvTranspose is gemm + col2im. The geometry and the products are
+ * declared in kernels.h, since the quant family's ConvInteger and
+ * MatMulInteger run on them.
  * MatMul and Gemm on 32/64-bit integers use exact wrapping uint64 loops.
  *
  * Window geometry (EvGeom) is shared by the convolutions and the pools: it
@@ -42,9 +41,13 @@
  *   behaves as output_half_pixel; max mode takes, per sample, the largest of
  *   the four weighted corners (as the reference does), not the
  *   interpolated value.
+ * - Dropout is the identity in inference; training (is_test=0 before 7,
+ *   training_mode=true from 12) draws its mask from ev_random, so outputs
+ *   of training runs cannot match other implementations' random masks.
  */
 #include "eval.h"
 #include "fconv.h"
+#include "kernels.h"
 
 #include <cblas.h>
 #include <limits.h>
@@ -54,23 +57,18 @@
 
 /* ---- small helpers --------------------------------------------------- */
 
-static bool ev_is_real(int32_t dt)
-{
-    return dt == EV_FLOAT || dt == EV_DOUBLE || dt == EV_FLOAT16 || dt == EV_BFLOAT16;
-}
-
 /* Fails unless t holds one of the floating point types of these ops. */
 static int ev_need_real(EvCtx *c, const EvValue *t, const char *what)
 {
-    if (!ev_is_real(t->dtype))
+    if (!ev_dtype_is_real(t->dtype))
         return ev_fail(c, "%s has unsupported type %s", what,
                        ir_dtype_name(t->dtype) ? ir_dtype_name(t->dtype) : "?");
     return 0;
 }
 
 /* Optional input i: NULL when absent, else it must be a tensor of dtype. */
-static int ev_opt_tensor(EvCtx *c, size_t i, int32_t dtype, const char *what,
-                         EvValue **out)
+int ev_opt_tensor(EvCtx *c, size_t i, int32_t dtype, const char *what,
+                  EvValue **out)
 {
     EvValue *v = ev_in(c, i);
     *out = NULL;
@@ -141,7 +139,7 @@ enum { EV_FLOAT_VIA_DOUBLE = 1 };
 
 static bool ev_in_double(int32_t dtype)
 {
-    return dtype == EV_DOUBLE || EV_FLOAT_VIA_DOUBLE;
+    return dtype == IR_DOUBLE || EV_FLOAT_VIA_DOUBLE;
 }
 
 /* The elements of t in the compute type (double when dbl, else float):
@@ -151,12 +149,12 @@ static const void *ev_real_in(EvCtx *c, const EvValue *t, bool dbl)
 {
     if (t->numel == 0)
         return ev_tmp(c, 1, sizeof(double));
-    if (t->dtype == (dbl ? EV_DOUBLE : EV_FLOAT))
+    if (t->dtype == (dbl ? IR_DOUBLE : IR_FLOAT))
         return t->data;
     if (dbl) {
         double *v = ev_tmp(c, t->numel, sizeof *v);
         const float *f = t->data;
-        if (v && t->dtype == EV_FLOAT)   /* the common case, vectorized */
+        if (v && t->dtype == IR_FLOAT)   /* the common case, vectorized */
             for (size_t k = 0; k < t->numel; k++)
                 v[k] = f[k];
         else
@@ -168,10 +166,10 @@ static const void *ev_real_in(EvCtx *c, const EvValue *t, bool dbl)
     const uint16_t *h = t->data;
     if (!v)
         return NULL;
-    if (t->dtype == EV_FLOAT16)
+    if (t->dtype == IR_FLOAT16)
         for (size_t k = 0; k < t->numel; k++)
             v[k] = ev_half_to_float(h[k]);
-    else if (t->dtype == EV_BFLOAT16)
+    else if (t->dtype == IR_BFLOAT16)
         for (size_t k = 0; k < t->numel; k++)
             v[k] = ev_bf16_to_float(h[k]);
     else
@@ -186,7 +184,7 @@ static void *ev_real_out(EvCtx *c, EvValue *y, bool dbl)
 {
     if (y->numel == 0)
         return ev_tmp(c, 1, sizeof(double));
-    if (y->dtype == (dbl ? EV_DOUBLE : EV_FLOAT))
+    if (y->dtype == (dbl ? IR_DOUBLE : IR_FLOAT))
         return y->data;
     return ev_tmp(c, y->numel, dbl ? sizeof(double) : sizeof(float));
 }
@@ -204,10 +202,10 @@ static void ev_real_store(EvValue *y, const void *buf, bool dbl)
     }
     const float *v = buf;
     uint16_t *h = y->data;
-    if (y->dtype == EV_FLOAT16)
+    if (y->dtype == IR_FLOAT16)
         for (size_t k = 0; k < y->numel; k++)
             h[k] = ev_float_to_half(v[k]);
-    else if (y->dtype == EV_BFLOAT16)
+    else if (y->dtype == IR_BFLOAT16)
         for (size_t k = 0; k < y->numel; k++)
             h[k] = ev_float_to_bf16(v[k]);
     else
@@ -291,18 +289,6 @@ static void ev_add_bias(bool dbl, void *y, size_t nimg, size_t rows, size_t plan
 
 enum { EV_PAD_NOTSET, EV_PAD_VALID, EV_PAD_SAME_UPPER, EV_PAD_SAME_LOWER };
 
-typedef struct EvGeom {
-    size_t n;                        /* spatial axes */
-    int64_t k[EV_MAX_RANK];          /* kernel taps */
-    int64_t s[EV_MAX_RANK];          /* strides */
-    int64_t d[EV_MAX_RANK];          /* dilations */
-    int64_t pb[EV_MAX_RANK];         /* pads at the beginning (may be < 0) */
-    int64_t pe[EV_MAX_RANK];         /* pads at the end */
-    int64_t img[EV_MAX_RANK];        /* image extents */
-    int64_t grid[EV_MAX_RANK];       /* window positions */
-    size_t k_sz, img_sz, grid_sz;    /* products of the above */
-} EvGeom;
-
 /* INTS attribute `name` with one value >= min per spatial axis, or dflt
  * everywhere when absent (or empty, as some exporters write it). */
 static int ev_spatial_ints(EvCtx *c, const char *name, size_t n, int64_t min,
@@ -352,7 +338,7 @@ static int ev_read_pads(EvCtx *c, EvGeom *g)
 
 static int ev_auto_pad(EvCtx *c, int *mode)
 {
-    const char *s = ev_attr_s(c, "auto_pad", "NOTSET");
+    const char *s = ev_attr_s_or(c, "auto_pad", "NOTSET");
     if (!s || !s[0] || strcmp(s, "NOTSET") == 0)
         *mode = EV_PAD_NOTSET;
     else if (strcmp(s, "VALID") == 0)
@@ -458,8 +444,8 @@ static int ev_geom_finish(EvCtx *c, EvGeom *g)
 
 /* Reads the window attributes of a conv or pool over x's spatial axes and
  * derives the grid. wk: the weight's kernel dims (NULL for pools). */
-static int ev_win_read(EvCtx *c, const EvValue *x, const int64_t *wk, bool ceil,
-                       EvGeom *g)
+int ev_win_read(EvCtx *c, const EvValue *x, const int64_t *wk, bool ceil,
+                EvGeom *g)
 {
     int mode;
     memset(g, 0, sizeof *g);
@@ -602,10 +588,10 @@ static void ev_col2im(bool dbl, const EvGeom *g, size_t nch, const void *col, vo
 
 /* Checks X [N, C, D...] against W [M, C/group, k...] (or, transposed,
  * W [C, M/group, k...]) and reads group. */
-static int ev_conv_shapes(EvCtx *c, const EvValue *x, const EvValue *w,
-                          bool transposed, size_t *groups)
+int ev_conv_shapes(EvCtx *c, const EvValue *x, const EvValue *w,
+                   bool transposed, size_t *groups)
 {
-    int64_t g = ev_attr_i(c, "group", 1), need;
+    int64_t g = ev_attr_i(c, "group"), need;
     if (g < 1)
         return ev_fail(c, "group %lld is not positive", (long long)g);
     if (x->rank < 3)
@@ -695,9 +681,9 @@ static int ev_conv_gemm(EvCtx *c, bool dbl, const EvGeom *g, size_t nb, size_t c
 }
 
 /* y [nb, co, grid] = conv(x [nb, ci, img], w [co, ci/groups, k]) + b. */
-static int ev_conv_core(EvCtx *c, bool dbl, const EvGeom *g, size_t nb, size_t ci,
-                        size_t co, size_t groups, const void *x, const void *w,
-                        const void *b, void *y)
+int ev_conv_core(EvCtx *c, bool dbl, const EvGeom *g, size_t nb, size_t ci,
+                 size_t co, size_t groups, const void *x, const void *w,
+                 const void *b, void *y)
 {
     if (ci == groups && groups > 1 && g->n == 2)
         ev_conv_depthwise(dbl, g, nb, ci, co, x, w, y);
@@ -709,8 +695,8 @@ static int ev_conv_core(EvCtx *c, bool dbl, const EvGeom *g, size_t nb, size_t c
 }
 
 /* The output [N, M, grid...] of a conv. */
-static EvValue *ev_conv_out(EvCtx *c, int32_t dtype, const EvValue *x, int64_t m,
-                            const EvGeom *g)
+EvValue *ev_conv_out(EvCtx *c, int32_t dtype, const EvValue *x, int64_t m,
+                     const EvGeom *g)
 {
     int64_t dims[EV_MAX_RANK];
     dims[0] = x->dims[0];
@@ -741,78 +727,6 @@ static int ev_conv(EvCtx *c)
                      (size_t)w->dims[0], groups, xv, wv, bv, yv) < 0)
         return -1;
     ev_real_store(y, yv, dbl);
-    return 0;
-}
-
-/* A zero point of an 8-bit input: absent (0), a scalar, or per_len
- * values (per output channel or row/column; 0 = per tensor only). Fills
- * *zp with 1 or per_len values and *n with how many. */
-static int ev_zero_point(EvCtx *c, size_t i, const EvValue *like, size_t per_len,
-                         const char *what, const int64_t **zp, size_t *n)
-{
-    EvValue *z;
-    static const int64_t zero = 0;
-    *zp = &zero;
-    *n = 1;
-    if (ev_opt_tensor(c, i, like->dtype, what, &z) < 0)
-        return -1;
-    if (!z)
-        return 0;
-    if (z->numel != 1 && (per_len == 0 || z->numel != per_len || z->rank != 1))
-        return ev_fail(c, "%s has %zu elements; needs 1%s", what, z->numel,
-                       per_len ? " or one per channel" : "");
-    int64_t *v = ev_tmp(c, z->numel, sizeof *v);
-    if (!v)
-        return -1;
-    for (size_t k = 0; k < z->numel; k++)
-        v[k] = ev_get_i(z, k);
-    *zp = v;
-    *n = z->numel;
-    return 0;
-}
-
-static bool ev_is_8bit(int32_t dt) { return dt == EV_INT8 || dt == EV_UINT8; }
-
-/* t - zp as doubles; zp has 1 value, or one per block of `block`
- * consecutive elements. */
-static double *ev_shifted(EvCtx *c, const EvValue *t, const int64_t *zp, size_t nzp,
-                          size_t block)
-{
-    double *v = ev_tmp(c, t->numel ? t->numel : 1, sizeof *v);
-    for (size_t k = 0; v && k < t->numel; k++)
-        v[k] = (double)(ev_get_i(t, k) - zp[nzp == 1 ? 0 : k / block % nzp]);
-    return v;
-}
-
-/* ConvInteger: conv of (x - x_zero_point) and (w - w_zero_point) into
- * int32; padding reads x_zero_point, i.e. 0 after the shift. */
-static int ev_convinteger(EvCtx *c)
-{
-    EvValue *x = ev_in_tensor(c, 0), *w = ev_in_tensor(c, 1), *y;
-    EvGeom g;
-    size_t groups, nxz, nwz;
-    const int64_t *xz, *wz;
-    if (!x || !w)
-        return -1;
-    if (!ev_is_8bit(x->dtype) || !ev_is_8bit(w->dtype))
-        return ev_fail(c, "x and w must be int8 or uint8");
-    if (ev_conv_shapes(c, x, w, false, &groups) < 0 ||
-        ev_zero_point(c, 2, x, 0, "x_zero_point", &xz, &nxz) < 0 ||
-        ev_zero_point(c, 3, w, (size_t)w->dims[0], "w_zero_point", &wz, &nwz) < 0 ||
-        ev_win_read(c, x, w->dims + 2, false, &g) < 0 ||
-        !(y = ev_conv_out(c, EV_INT32, x, w->dims[0], &g)))
-        return -1;
-    if (y->numel == 0)
-        return 0;
-    size_t per_m = w->dims[0] ? w->numel / (size_t)w->dims[0] : 1;
-    double *xv = ev_shifted(c, x, xz, 1, 1), *wv = ev_shifted(c, w, wz, nwz, per_m);
-    double *yv = ev_tmp(c, y->numel, sizeof *yv);
-    if (!xv || !wv || !yv ||
-        ev_conv_core(c, true, &g, (size_t)x->dims[0], (size_t)x->dims[1],
-                     (size_t)w->dims[0], groups, xv, wv, NULL, yv) < 0)
-        return -1;
-    for (size_t k = 0; k < y->numel; k++)
-        ev_set_i(y, k, fc_i64_sat(yv[k]));
     return 0;
 }
 
@@ -1045,7 +959,7 @@ static int ev_deformconv(EvCtx *c)
     EvValue *b, *mask, *y;
     EvGeom g;
     size_t groups;
-    int64_t og = ev_attr_i(c, "offset_group", 1);
+    int64_t og = ev_attr_i(c, "offset_group");
     if (!x || !w || !off || ev_need_real(c, x, "X") < 0 || ev_same_type(c, x, w, "W") < 0 ||
         ev_same_type(c, x, off, "offset") < 0 ||
         ev_conv_shapes(c, x, w, false, &groups) < 0 ||
@@ -1132,7 +1046,7 @@ static int ev_col2im_real(EvCtx *c, const EvGeom *g, const EvValue *x, EvValue *
         return -1;
     for (size_t k = 0; k < x->numel; k++)
         in[k] = ncomp == 1 ? ev_get_f(x, k)
-                : x->dtype == EV_COMPLEX64 ? ((const float *)x->data)[2 * k + comp]
+                : x->dtype == IR_COMPLEX64 ? ((const float *)x->data)[2 * k + comp]
                                            : ((const double *)x->data)[2 * k + comp];
     for (size_t i = 0; i < nb; i++)
         ev_col2im_f64(g, nch, in + i * nch * g->k_sz * g->grid_sz,
@@ -1140,7 +1054,7 @@ static int ev_col2im_real(EvCtx *c, const EvGeom *g, const EvValue *x, EvValue *
     for (size_t k = 0; k < y->numel; k++) {
         if (ncomp == 1)
             ev_set_f(y, k, out[k]);
-        else if (y->dtype == EV_COMPLEX64)
+        else if (y->dtype == IR_COMPLEX64)
             ((float *)y->data)[2 * k + comp] = (float)out[k];
         else
             ((double *)y->data)[2 * k + comp] = out[k];
@@ -1159,7 +1073,7 @@ static int ev_col2im_op(EvCtx *c)
         x->dims[2] != (int64_t)g.grid_sz)
         return ev_fail(c, "input must be [N, C * %zu, %zu] for these blocks", g.k_sz,
                        g.grid_sz);
-    if (x->dtype == EV_STRING)
+    if (x->dtype == IR_STRING)
         return ev_fail(c, "strings cannot be summed");
     size_t nb = (size_t)x->dims[0], nch = (size_t)x->dims[1] / g.k_sz;
     dims[0] = x->dims[0];
@@ -1169,7 +1083,7 @@ static int ev_col2im_op(EvCtx *c)
         return -1;
     if (y->numel == 0 || x->numel == 0)
         return 0;
-    if (x->dtype == EV_COMPLEX64 || x->dtype == EV_COMPLEX128)
+    if (x->dtype == IR_COMPLEX64 || x->dtype == IR_COMPLEX128)
         return ev_col2im_real(c, &g, x, y, nb, nch, 2, 0) < 0 ? -1
                : ev_col2im_real(c, &g, x, y, nb, nch, 2, 1);
     if (ev_dtype_is_float(x->dtype))
@@ -1194,7 +1108,7 @@ static int ev_causalconv(EvCtx *c)
     EvValue *x = ev_in_tensor(c, 0), *w = ev_in_tensor(c, 1), *b, *past, *y, *st;
     if (!x || !w || ev_need_real(c, x, "input") < 0 || ev_same_type(c, x, w, "weight") < 0)
         return -1;
-    const char *act = ev_attr_s(c, "activation", "none");
+    const char *act = ev_attr_s(c, "activation");
     bool silu = act && (strcmp(act, "silu") == 0 || strcmp(act, "swish") == 0);
     if (!silu && act && strcmp(act, "none") != 0)
         return ev_fail(c, "activation '%s' is not none, silu or swish", act);
@@ -1375,7 +1289,7 @@ static void ev_pool_store(EvValue *y, const double *v)
         return;
     }
     for (size_t k = 0; k < y->numel; k++)
-        ev_set_f(y, k, isinf(v[k]) ? (y->dtype == EV_INT8 ? -128.0 : 0.0) : v[k]);
+        ev_set_f(y, k, isinf(v[k]) ? (y->dtype == IR_INT8 ? -128.0 : 0.0) : v[k]);
 }
 
 /* AveragePool, MaxPool, LpPool over X [N, C, D...]. */
@@ -1384,24 +1298,24 @@ static int ev_pool(EvCtx *c, int mode)
     EvValue *x = ev_in_tensor(c, 0), *y, *ind = NULL;
     EvGeom g;
     EvTaps taps;
-    EvPool pp = {mode, ev_attr_i(c, "count_include_pad", 0) != 0, 2.0,
-                 ev_attr_i(c, "storage_order", 0) != 0};
+    EvPool pp = {mode, ev_attr_i(c, "count_include_pad") != 0, 2.0,
+                 ev_attr_i(c, "storage_order") != 0};
     int64_t dims[EV_MAX_RANK];
     if (!x)
         return -1;
-    if (!ev_is_real(x->dtype) &&
+    if (!ev_dtype_is_real(x->dtype) &&
         !(mode == EV_POOL_MAX && c->ver >= 12 && ev_is_8bit(x->dtype)))
         return ev_need_real(c, x, "X");
     if (mode == EV_POOL_LP)
-        pp.p = c->ver < 2 ? (double)ev_attr_f(c, "p", 2.0f) : (double)ev_attr_i(c, "p", 2);
-    if (ev_win_read(c, x, NULL, ev_attr_i(c, "ceil_mode", 0) != 0, &g) < 0)
+        pp.p = c->ver < 2 ? (double)ev_attr_f_or(c, "p", 2.0f) : (double)ev_attr_i_or(c, "p", 2);
+    if (ev_win_read(c, x, NULL, ev_attr_i(c, "ceil_mode") != 0, &g) < 0)
         return -1;
     memcpy(dims, x->dims, 2 * sizeof *dims);
     memcpy(dims + 2, g.grid, g.n * sizeof *dims);
     if (!(y = ev_out_tensor(c, 0, x->dtype, x->rank, dims)))
         return -1;
     if (mode == EV_POOL_MAX && c->ver >= 8 && ev_has_out(c, 1) &&
-        !(ind = ev_out_tensor(c, 1, EV_INT64, x->rank, dims)))
+        !(ind = ev_out_tensor(c, 1, IR_INT64, x->rank, dims)))
         return -1;
     if (y->numel == 0)
         return 0;
@@ -1428,8 +1342,8 @@ static int ev_global_pool(EvCtx *c, int mode)
     if (x->rank < 2)
         return ev_fail(c, "input has rank %zu; needs N and C", x->rank);
     double p = mode != EV_POOL_LP ? 0.0
-               : c->ver < 2   ? (double)ev_attr_f(c, "p", 2.0f)
-                              : (double)ev_attr_i(c, "p", 2);
+               : c->ver < 2   ? (double)ev_attr_f_or(c, "p", 2.0f)
+                              : (double)ev_attr_i_or(c, "p", 2);
     for (size_t a = 0; a < x->rank; a++)
         dims[a] = a < 2 ? x->dims[a] : 1;
     if (!(y = ev_out_tensor(c, 0, x->dtype, x->rank, dims)))
@@ -1494,7 +1408,7 @@ static int ev_maxunpool(EvCtx *c)
         return -1;
     if (x->rank < 3)
         return ev_fail(c, "input has rank %zu; needs N, C and spatial axes", x->rank);
-    if (ix->dtype != EV_INT64 || ix->rank != x->rank ||
+    if (ix->dtype != IR_INT64 || ix->rank != x->rank ||
         memcmp(ix->dims, x->dims, x->rank * sizeof *x->dims) != 0)
         return ev_fail(c, "I must be int64 with X's shape");
     if (ev_unpool_dims(c, x, def) < 0)
@@ -1583,7 +1497,7 @@ static int ev_maxroipool(EvCtx *c)
         return -1;
     if (ev_attr_ints(c, "pooled_shape", &ps) != 2 || ps[0] < 1 || ps[1] < 1)
         return ev_fail(c, "'pooled_shape' must be two positive values");
-    double scale = ev_attr_f(c, "spatial_scale", 1.0f);
+    double scale = ev_attr_f(c, "spatial_scale");
     int64_t nb = x->dims[0], ch = x->dims[1], hh = x->dims[2], ww = x->dims[3];
     int64_t dims[4] = {rois->dims[0], ch, ps[0], ps[1]};
     if (!(y = ev_out_tensor(c, 0, x->dtype, 4, dims)))
@@ -1735,10 +1649,10 @@ static int ev_roialign(EvCtx *c)
     EvRoiAlign ra;
     if (!bi || ev_roi_inputs(c, &x, &rois, 4) < 0)
         return -1;
-    if (bi->dtype != EV_INT64 || bi->rank != 1 || bi->dims[0] != rois->dims[0])
+    if (bi->dtype != IR_INT64 || bi->rank != 1 || bi->dims[0] != rois->dims[0])
         return ev_fail(c, "batch_indices must be int64 [num_rois]");
-    const char *mode = ev_attr_s(c, "mode", "avg");
-    const char *ctm = c->ver >= 16 ? ev_attr_s(c, "coordinate_transformation_mode",
+    const char *mode = ev_attr_s(c, "mode");
+    const char *ctm = c->ver >= 16 ? ev_attr_s_or(c, "coordinate_transformation_mode",
                                                "half_pixel")
                                    : "output_half_pixel";
     if (!mode || (strcmp(mode, "avg") != 0 && strcmp(mode, "max") != 0))
@@ -1746,10 +1660,10 @@ static int ev_roialign(EvCtx *c)
     if (!ctm || (strcmp(ctm, "half_pixel") != 0 && strcmp(ctm, "output_half_pixel") != 0))
         return ev_fail(c, "coordinate_transformation_mode '%s' is not half_pixel or "
                        "output_half_pixel", ctm ? ctm : "");
-    ra.oh = ev_attr_i(c, "output_height", 1);
-    ra.ow = ev_attr_i(c, "output_width", 1);
-    ra.ratio = ev_attr_i(c, "sampling_ratio", 0);
-    ra.scale = ev_attr_f(c, "spatial_scale", 1.0f);
+    ra.oh = ev_attr_i(c, "output_height");
+    ra.ow = ev_attr_i(c, "output_width");
+    ra.ratio = ev_attr_i(c, "sampling_ratio");
+    ra.scale = ev_attr_f(c, "spatial_scale");
     ra.avg = strcmp(mode, "avg") == 0;
     ra.half_pixel = strcmp(ctm, "half_pixel") == 0;
     ra.offset = ra.half_pixel ? 0.5 : 0.0;
@@ -1780,16 +1694,6 @@ static int ev_roialign(EvCtx *c)
 
 /* ---- MatMul, MatMulInteger, Gemm --------------------------------------- */
 
-/* A numpy matmul: [..., m, k] x [..., k, n] with broadcast batch axes. */
-typedef struct EvMM {
-    size_t m, n, k;
-    size_t brank, nb;                  /* batch axes and their product */
-    int64_t bdims[EV_MAX_RANK];
-    size_t astr[EV_MAX_RANK];          /* matrix strides per batch axis */
-    size_t bstr[EV_MAX_RANK];          /* (0 where the operand broadcasts) */
-    bool b_single;                     /* B has no batch: one tall product */
-} EvMM;
-
 /* The batch axis i (of brank) of an operand with `ob` batch axes: its
  * extent, 1 where it has none. */
 static int64_t ev_mm_bdim(const EvValue *t, size_t ob, size_t brank, size_t i)
@@ -1799,8 +1703,8 @@ static int64_t ev_mm_bdim(const EvValue *t, size_t ob, size_t brank, size_t i)
 
 /* Shapes of A x B; the output shape into rank/dims. 1-D A gains a leading
  * 1 and 1-D B a trailing 1, both dropped from the output. */
-static int ev_mm_shape(EvCtx *c, const EvValue *a, const EvValue *b, EvMM *mm,
-                       size_t *rank, int64_t *dims)
+int ev_mm_shape(EvCtx *c, const EvValue *a, const EvValue *b, EvMM *mm,
+                size_t *rank, int64_t *dims)
 {
     size_t ra = a->rank, rb = b->rank;
     if (ra == 0 || rb == 0)
@@ -1840,8 +1744,8 @@ static int ev_mm_shape(EvCtx *c, const EvValue *a, const EvValue *b, EvMM *mm,
 
 /* y = a x b in float or double, one gemm per batch (or one in all when B
  * has no batch axes: A's batches stack into a tall matrix). */
-static int ev_mm_real(EvCtx *c, const EvMM *mm, bool dbl, const void *a, const void *b,
-                      void *y)
+int ev_mm_real(EvCtx *c, const EvMM *mm, bool dbl, const void *a, const void *b,
+               void *y)
 {
     size_t esz = dbl ? sizeof(double) : sizeof(float);
     int64_t idx[EV_MAX_RANK] = {0};
@@ -1888,7 +1792,7 @@ static void ev_mm_int(const EvMM *mm, const uint64_t *a, const uint64_t *b, uint
 
 static bool ev_is_int_mm(int32_t dt)
 {
-    return dt == EV_INT32 || dt == EV_INT64 || dt == EV_UINT32 || dt == EV_UINT64;
+    return dt == IR_INT32 || dt == IR_INT64 || dt == IR_UINT32 || dt == IR_UINT64;
 }
 
 static int ev_matmul(EvCtx *c)
@@ -1925,37 +1829,6 @@ static int ev_matmul(EvCtx *c)
     return 0;
 }
 
-/* MatMulInteger: (A - a_zero_point) x (B - b_zero_point) into int32, with
- * per-tensor zero points or per-row (A) / per-column (B) ones. */
-static int ev_matmulinteger(EvCtx *c)
-{
-    EvValue *a = ev_in_tensor(c, 0), *b = ev_in_tensor(c, 1), *y;
-    EvMM mm;
-    size_t rank, nza, nzb;
-    int64_t dims[EV_MAX_RANK];
-    const int64_t *za, *zb;
-    if (!a || !b)
-        return -1;
-    if (!ev_is_8bit(a->dtype) || !ev_is_8bit(b->dtype))
-        return ev_fail(c, "A and B must be int8 or uint8");
-    if (ev_mm_shape(c, a, b, &mm, &rank, dims) < 0 ||
-        ev_zero_point(c, 2, a, mm.m, "a_zero_point", &za, &nza) < 0 ||
-        ev_zero_point(c, 3, b, mm.n, "b_zero_point", &zb, &nzb) < 0 ||
-        !(y = ev_out_tensor(c, 0, EV_INT32, rank, dims)))
-        return -1;
-    if (y->numel == 0)
-        return 0;
-    /* element e of A is in row e / k % m; of B in column e % n */
-    double *av = ev_shifted(c, a, za, nza, mm.k ? mm.k : 1);
-    double *bv = ev_shifted(c, b, zb, nzb, 1);
-    double *yv = ev_tmp(c, y->numel, sizeof *yv);
-    if (!av || !bv || !yv || ev_mm_real(c, &mm, true, av, bv, yv) < 0)
-        return -1;
-    for (size_t k = 0; k < y->numel; k++)
-        ev_set_i(y, k, fc_i64_sat(yv[k]));
-    return 0;
-}
-
 /* Gemm's C: absent, or unidirectionally broadcastable to [m, n] (exactly
  * [m, n] in opsets 1-6 unless `broadcast` is set). *cm, *cn: its extents
  * as a matrix. */
@@ -1976,7 +1849,7 @@ static int ev_gemm_c(EvCtx *c, const EvValue *a, int64_t m, int64_t n, EvValue *
     *cm = t->rank == 2 ? t->dims[0] : 1;
     *cn = t->rank >= 1 ? t->dims[t->rank - 1] : 1;
     bool exact = t->rank == 2 && *cm == m && *cn == n;
-    if (c->ver < 7 && ev_attr_i(c, "broadcast", 0) == 0 && !exact)
+    if (c->ver < 7 && ev_attr_i(c, "broadcast") == 0 && !exact)
         return ev_fail(c, "C must be [%lld, %lld] when broadcast is 0", (long long)m,
                        (long long)n);
     if ((*cm != 1 && *cm != m) || (*cn != 1 && *cn != n) ||
@@ -2056,8 +1929,8 @@ static int ev_gemm_int(EvCtx *c, const EvGemmArgs *ga, const EvValue *a,
 static int ev_gemm(EvCtx *c)
 {
     EvValue *a = ev_in_tensor(c, 0), *b = ev_in_tensor(c, 1), *cv, *y;
-    EvGemmArgs ga = {ev_attr_i(c, "transA", 0) != 0, ev_attr_i(c, "transB", 0) != 0,
-                     0, 0, 0, ev_attr_f(c, "alpha", 1.0f), ev_attr_f(c, "beta", 1.0f),
+    EvGemmArgs ga = {ev_attr_i(c, "transA") != 0, ev_attr_i(c, "transB") != 0,
+                     0, 0, 0, ev_attr_f(c, "alpha"), ev_attr_f(c, "beta"),
                      1, 1};
     if (!a || !b || ev_same_type(c, a, b, "B") < 0)
         return -1;
@@ -2083,14 +1956,69 @@ static int ev_gemm(EvCtx *c)
     return ints ? ev_gemm_int(c, &ga, a, b, cv, y) : ev_gemm_real(c, &ga, a, b, cv, y);
 }
 
+/* ---- Dropout ------------------------------------------------------------- */
+
+static int ev_dropout(EvCtx *c)
+{
+    EvValue *x = ev_in_tensor(c, 0);
+    if (!x)
+        return -1;
+    bool f8 = c->ver >= 22 && x->dtype >= IR_FLOAT8E4M3FN &&
+              x->dtype <= IR_FLOAT8E5M2FNUZ;
+    if (!ev_dtype_is_real(x->dtype) && !f8)
+        return ev_fail(c, "input 0 has unsupported element type %d",
+                       (int)x->dtype);
+    double ratio = 0.5;
+    bool training;
+    if (c->ver < 12) {
+        ratio = ev_attr_f_or(c, "ratio", 0.5f);
+        training = c->ver < 7 && ev_attr_i(c, "is_test") == 0;
+    } else {
+        EvValue *r = ev_in(c, 1), *tm = ev_in(c, 2);
+        if (r) {
+            if (r->kind != EV_TENSOR || r->numel != 1 || r->dtype == IR_STRING)
+                return ev_fail(c, "ratio must be a scalar");
+            ratio = ev_get_f(r, 0);
+        }
+        if (tm && (tm->kind != EV_TENSOR || tm->numel != 1 ||
+                   tm->dtype != IR_BOOL))
+            return ev_fail(c, "training_mode must be a bool scalar");
+        training = tm && ev_get_i(tm, 0) != 0;
+    }
+    if (training && !(ratio >= 0 && ratio <= 1))
+        return ev_fail(c, "ratio %g is outside [0, 1]", ratio);
+    /* The mask is bool from version 10, of type T before. */
+    int32_t mtype = c->ver >= 10 ? IR_BOOL : x->dtype;
+    EvValue *mask = NULL;
+    if (ev_has_out(c, 1) &&
+        !(mask = ev_out_tensor(c, 1, mtype, x->rank, x->dims)))
+        return -1;
+    if (!training || ratio == 0) {
+        ev_out_set(c, 0, ev_ref(x));
+        for (size_t k = 0; mask && k < mask->numel; k++)
+            ev_set_f(mask, k, 1.0);
+        return 0;
+    }
+    EvValue *y = ev_out_tensor(c, 0, x->dtype, x->rank, x->dims);
+    if (!y)
+        return -1;
+    double scale = 1.0 / (1.0 - ratio);
+    for (size_t k = 0; k < x->numel; k++) {
+        bool keep = ev_random(c) >= ratio;
+        if (keep)
+            ev_set_f(y, k, ev_get_f(x, k) * scale);
+        if (mask)
+            ev_set_f(mask, k, keep ? 1.0 : 0.0);
+    }
+    return 0;
+}
+
 /* ---- table -------------------------------------------------------------- */
 
 const EvOp ev_ops_nn[] = {
     {"", "MatMul", ev_matmul},
-    {"", "MatMulInteger", ev_matmulinteger},
     {"", "Gemm", ev_gemm},
     {"", "Conv", ev_conv},
-    {"", "ConvInteger", ev_convinteger},
     {"", "ConvTranspose", ev_convtranspose},
     {"", "DeformConv", ev_deformconv},
     {"", "Col2Im", ev_col2im_op},
@@ -2104,5 +2032,6 @@ const EvOp ev_ops_nn[] = {
     {"", "MaxUnpool", ev_maxunpool},
     {"", "MaxRoiPool", ev_maxroipool},
     {"", "RoiAlign", ev_roialign},
+    {"", "Dropout", ev_dropout},
     {NULL, NULL, NULL},
 };

@@ -1,12 +1,9 @@
 /* Normalization kernels of the reference evaluator: BatchNormalization,
  * InstanceNormalization, LayerNormalization, GroupNormalization,
- * RMSNormalization, LRN, LpNormalization, MeanVarianceNormalization,
- * Softmax, LogSoftmax, Hardmax and Dropout, every ai.onnx version.
+ * RMSNormalization, LRN, LpNormalization and MeanVarianceNormalization,
+ * every ai.onnx version.
  *
  * Subtle points:
- * - Softmax/LogSoftmax/Hardmax before version 13 coerce the input to 2-D
- *   at `axis` (default 1) and normalize each row of the flattened
- *   trailing dims; from 13 they work along the single axis (default -1).
  * - BatchNormalization: before 9 `spatial`=0 means one scale/bias/mean/var
  *   per activation (shape C x D1 x ...). Training statistics are computed
  *   when the version asks for them: is_test=0 with the statistics outputs
@@ -17,10 +14,7 @@
  *   more).
  * - GroupNormalization-18 has one scale/bias per group, 21 one per channel.
  * - The mean/variance-style statistics are accumulated in double, with a
- *   two-pass variance (the spec's E[x^2]-E[x]^2 can go negative in float).
- * - Dropout is the identity in inference; training (is_test=0 before 7,
- *   training_mode=true from 12) draws its mask from ev_random, so outputs
- *   of training runs cannot match other implementations' random masks. */
+ *   two-pass variance (the spec's E[x^2]-E[x]^2 can go negative in float). */
 #include <math.h>
 #include <string.h>
 
@@ -31,11 +25,11 @@
 /* Elements [off, off+n) of t into buf as doubles. */
 static void ev_nm_get(const EvValue *t, size_t off, size_t n, double *buf)
 {
-    if (t->dtype == EV_FLOAT) {
+    if (t->dtype == IR_FLOAT) {
         const float *p = (const float *)t->data + off;
         for (size_t k = 0; k < n; k++)
             buf[k] = p[k];
-    } else if (t->dtype == EV_DOUBLE) {
+    } else if (t->dtype == IR_DOUBLE) {
         if (n)
             memcpy(buf, (const double *)t->data + off, n * sizeof *buf);
     } else {
@@ -47,11 +41,11 @@ static void ev_nm_get(const EvValue *t, size_t off, size_t n, double *buf)
 /* Stores buf into elements [off, off+n) of t. */
 static void ev_nm_set(EvValue *t, size_t off, size_t n, const double *buf)
 {
-    if (t->dtype == EV_FLOAT) {
+    if (t->dtype == IR_FLOAT) {
         float *p = (float *)t->data + off;
         for (size_t k = 0; k < n; k++)
             p[k] = (float)buf[k];
-    } else if (t->dtype == EV_DOUBLE) {
+    } else if (t->dtype == IR_DOUBLE) {
         if (n)
             memcpy((double *)t->data + off, buf, n * sizeof *buf);
     } else {
@@ -140,166 +134,12 @@ static double *ev_nm_vec(EvCtx *c, const EvValue *p, size_t n,
 /* The statistics type of LayerNormalization/GroupNormalization. */
 static int ev_nm_stash(EvCtx *c, int32_t *out)
 {
-    int64_t st = ev_attr_i(c, "stash_type", EV_FLOAT);
+    int64_t st = ev_attr_i_or(c, "stash_type", IR_FLOAT);
     if (st < 0 || st > INT32_MAX || !ev_dtype_is_real((int32_t)st))
         return ev_fail(c, "stash_type %lld is not a floating point type",
                        (long long)st);
     *out = (int32_t)st;
     return 0;
-}
-
-/* ---- Softmax, LogSoftmax, Hardmax ---------------------------------------- */
-
-typedef enum { EV_SM_SOFT, EV_SM_LOG, EV_SM_HARD } EvSmKind;
-
-/* One contiguous float row: the hot case of transformer models. */
-static void ev_sm_row_f(EvSmKind kind, const float *x, float *y, size_t n)
-{
-    float m = x[0];
-    for (size_t j = 1; j < n; j++)
-        if (x[j] > m)
-            m = x[j];
-    double s = 0;
-    if (kind == EV_SM_SOFT) {
-        for (size_t j = 0; j < n; j++) {
-            float e = expf(x[j] - m);
-            y[j] = e;
-            s += e;
-        }
-        float inv = (float)(1.0 / s);
-        for (size_t j = 0; j < n; j++)
-            y[j] *= inv;
-    } else {
-        for (size_t j = 0; j < n; j++)
-            s += expf(x[j] - m);
-        float ls = (float)log(s);
-        for (size_t j = 0; j < n; j++)
-            y[j] = x[j] - m - ls;
-    }
-}
-
-/* A float block of n rows by `inner` columns, normalized down the rows
- * (softmax along a middle axis), walking memory in order. */
-static void ev_sm_block_f(EvSmKind kind, const float *x, float *y, size_t n,
-                          size_t inner, float *mx, double *sum)
-{
-    memcpy(mx, x, inner * sizeof *mx);
-    for (size_t i = 1; i < n; i++)
-        for (size_t j = 0; j < inner; j++)
-            if (x[i * inner + j] > mx[j])
-                mx[j] = x[i * inner + j];
-    memset(sum, 0, inner * sizeof *sum);
-    for (size_t i = 0; i < n; i++)
-        for (size_t j = 0; j < inner; j++) {
-            float e = expf(x[i * inner + j] - mx[j]);
-            if (kind == EV_SM_SOFT)
-                y[i * inner + j] = e;
-            sum[j] += e;
-        }
-    for (size_t j = 0; j < inner; j++)
-        sum[j] = kind == EV_SM_SOFT ? 1.0 / sum[j] : log(sum[j]);
-    for (size_t i = 0; i < n; i++)
-        for (size_t j = 0; j < inner; j++) {
-            size_t k = i * inner + j;
-            y[k] = kind == EV_SM_SOFT ? (float)(y[k] * sum[j])
-                                      : (float)(x[k] - mx[j] - sum[j]);
-        }
-}
-
-/* One row in double, in place. Hardmax marks the first maximum (a NaN
- * counts as the maximum, as argmax does). */
-static void ev_sm_row_d(EvSmKind kind, double *v, size_t n)
-{
-    if (kind == EV_SM_HARD) {
-        size_t best = 0;
-        for (size_t j = 1; j < n && !isnan(v[best]); j++)
-            if (isnan(v[j]) || v[j] > v[best])
-                best = j;
-        for (size_t j = 0; j < n; j++)
-            v[j] = j == best ? 1.0 : 0.0;
-        return;
-    }
-    double m = v[0];
-    for (size_t j = 1; j < n; j++)
-        if (v[j] > m)
-            m = v[j];
-    double s = 0;
-    for (size_t j = 0; j < n; j++)
-        s += exp(v[j] - m);
-    for (size_t j = 0; j < n; j++)
-        v[j] = kind == EV_SM_SOFT ? exp(v[j] - m) / s : v[j] - m - log(s);
-}
-
-static int ev_softmax_kind(EvCtx *c, EvSmKind kind)
-{
-    EvValue *x = ev_in_real(c, 0);
-    if (!x)
-        return -1;
-    bool old = c->ver < 13;
-    size_t outer = 1, n = 1, inner = 1;
-    if (x->rank > 0) {
-        size_t ax;
-        if (ev_axis(c, "axis", ev_attr_i(c, "axis", old ? 1 : -1), x->rank,
-                    0, &ax))
-            return -1;
-        outer = ev_dims_prod(x->dims, 0, ax);
-        if (old) {
-            n = ev_dims_prod(x->dims, ax, x->rank);
-        } else {
-            n = (size_t)x->dims[ax];
-            inner = ev_dims_prod(x->dims, ax + 1, x->rank);
-        }
-    }
-    EvValue *y = ev_out_tensor(c, 0, x->dtype, x->rank, x->dims);
-    if (!y)
-        return -1;
-    if (x->numel == 0)
-        return 0;
-    if (x->dtype == EV_FLOAT && kind != EV_SM_HARD) {
-        const float *xf = x->data;
-        float *yf = y->data, *mx = NULL;
-        double *sum = NULL;
-        if (inner > 1 && (!(mx = ev_tmp(c, inner, sizeof *mx)) ||
-                          !(sum = ev_tmp(c, inner, sizeof *sum))))
-            return -1;
-        for (size_t o = 0; o < outer; o++) {
-            if (inner == 1)
-                ev_sm_row_f(kind, xf + o * n, yf + o * n, n);
-            else
-                ev_sm_block_f(kind, xf + o * n * inner, yf + o * n * inner,
-                              n, inner, mx, sum);
-        }
-        return 0;
-    }
-    double *row = ev_tmp(c, n, sizeof *row);
-    if (!row)
-        return -1;
-    for (size_t o = 0; o < outer; o++) {
-        for (size_t i = 0; i < inner; i++) {
-            size_t base = o * n * inner + i;
-            for (size_t j = 0; j < n; j++)
-                row[j] = ev_get_f(x, base + j * inner);
-            ev_sm_row_d(kind, row, n);
-            for (size_t j = 0; j < n; j++)
-                ev_set_f(y, base + j * inner, row[j]);
-        }
-    }
-    return 0;
-}
-
-static int ev_softmax(EvCtx *c)
-{
-    return ev_softmax_kind(c, EV_SM_SOFT);
-}
-
-static int ev_logsoftmax(EvCtx *c)
-{
-    return ev_softmax_kind(c, EV_SM_LOG);
-}
-
-static int ev_hardmax(EvCtx *c)
-{
-    return ev_softmax_kind(c, EV_SM_HARD);
 }
 
 /* ---- LayerNormalization, RMSNormalization -------------------------------- */
@@ -313,15 +153,15 @@ static int ev_layernorm(EvCtx *c)
         return -1;
     if (sc->dtype != x->dtype || (b && b->dtype != x->dtype))
         return ev_fail(c, "Scale and B must have X's element type");
-    int32_t st = EV_FLOAT;
+    int32_t st = IR_FLOAT;
     size_t ax;
     if (ev_nm_stash(c, &st))
         return -1;
     if (x->rank == 0)
         return ev_fail(c, "X must have rank >= 1");
-    if (ev_axis(c, "axis", ev_attr_i(c, "axis", -1), x->rank, 0, &ax))
+    if (ev_axis(c, "axis", ev_attr_i(c, "axis"), x->rank, 0, &ax))
         return -1;
-    double eps = ev_attr_f(c, "epsilon", 1e-5f);
+    double eps = ev_attr_f(c, "epsilon");
     size_t rows = ev_dims_prod(x->dims, 0, ax);
     size_t n = ev_dims_prod(x->dims, ax, x->rank);
     double *w = ev_nm_param(c, sc, x, ax, n, "Scale");
@@ -370,9 +210,9 @@ static int ev_rmsnorm(EvCtx *c)
         return -1;
     if (x->rank == 0)
         return ev_fail(c, "X must have rank >= 1");
-    if (ev_axis(c, "axis", ev_attr_i(c, "axis", -1), x->rank, 0, &ax))
+    if (ev_axis(c, "axis", ev_attr_i(c, "axis"), x->rank, 0, &ax))
         return -1;
-    double eps = ev_attr_f(c, "epsilon", 1e-5f);
+    double eps = ev_attr_f(c, "epsilon");
     size_t rows = ev_dims_prod(x->dims, 0, ax);
     size_t n = ev_dims_prod(x->dims, ax, x->rank);
     double *w = ev_nm_param(c, sc, x, ax, n, "scale");
@@ -405,7 +245,7 @@ static int ev_instancenorm(EvCtx *c)
         return -1;
     if (x->rank < 2)
         return ev_fail(c, "input must have rank >= 2 (N x C x ...)");
-    double eps = ev_attr_f(c, "epsilon", 1e-5f);
+    double eps = ev_attr_f(c, "epsilon");
     size_t ch = (size_t)x->dims[1], n = ev_dims_prod(x->dims, 2, x->rank);
     double *w = ev_nm_vec(c, sc, ch, "scale");
     double *bias = w ? ev_nm_vec(c, b, ch, "B") : NULL;
@@ -439,12 +279,12 @@ static int ev_groupnorm(EvCtx *c)
         return ev_fail(c, "X must have rank >= 2 (N x C x ...)");
     if (!ev_attr(c, "num_groups"))
         return ev_fail(c, "attribute num_groups is required");
-    int64_t g = ev_attr_i(c, "num_groups", 1);
+    int64_t g = ev_attr_i_or(c, "num_groups", 1);
     int64_t ch = x->dims[1];
     if (g <= 0 || ch % g != 0)
         return ev_fail(c, "num_groups %lld must be positive and divide the "
                        "%lld channels", (long long)g, (long long)ch);
-    double eps = ev_attr_f(c, "epsilon", 1e-5f);
+    double eps = ev_attr_f(c, "epsilon");
     bool per_group = c->ver < 21;
     size_t np = per_group ? (size_t)g : (size_t)ch;
     double *w = ev_nm_vec(c, sc, np, "scale");
@@ -549,12 +389,12 @@ static int ev_lrn(EvCtx *c)
         return ev_fail(c, "X must have rank >= 2 (N x C x ...)");
     if (!ev_attr(c, "size"))
         return ev_fail(c, "attribute size is required");
-    int64_t size = ev_attr_i(c, "size", 1);
+    int64_t size = ev_attr_i_or(c, "size", 1);
     if (size <= 0)
         return ev_fail(c, "size %lld must be positive", (long long)size);
-    double alpha = ev_attr_f(c, "alpha", 1e-4f);
-    double beta = ev_attr_f(c, "beta", 0.75f);
-    double bias = ev_attr_f(c, "bias", 1.0f);
+    double alpha = ev_attr_f(c, "alpha");
+    double beta = ev_attr_f(c, "beta");
+    double bias = ev_attr_f(c, "bias");
     EvValue *y = ev_out_tensor(c, 0, x->dtype, x->rank, x->dims);
     double *v = ev_nm_load(c, x);
     double *out = ev_tmp(c, x->numel + 1, sizeof *out);
@@ -591,13 +431,13 @@ static int ev_lpnorm(EvCtx *c)
     EvValue *x = ev_in_real(c, 0);
     if (!x)
         return -1;
-    int64_t p = ev_attr_i(c, "p", 2);
+    int64_t p = ev_attr_i(c, "p");
     if (p != 1 && p != 2)
         return ev_fail(c, "p must be 1 or 2, not %lld", (long long)p);
     if (x->rank == 0)
         return ev_fail(c, "input must have rank >= 1");
     size_t ax;
-    if (ev_axis(c, "axis", ev_attr_i(c, "axis", -1), x->rank, 0, &ax))
+    if (ev_axis(c, "axis", ev_attr_i(c, "axis"), x->rank, 0, &ax))
         return -1;
     EvValue *y = ev_out_tensor(c, 0, x->dtype, x->rank, x->dims);
     double *v = ev_nm_load(c, x);
@@ -631,11 +471,11 @@ static int ev_lpnorm(EvCtx *c)
 static bool ev_bn_training(const EvCtx *c)
 {
     if (c->ver >= 14)
-        return ev_attr_i(c, "training_mode", 0) != 0;
+        return ev_attr_i(c, "training_mode") != 0;
     bool stats = ev_has_out(c, 1) || ev_has_out(c, 2) || ev_has_out(c, 3) ||
                  ev_has_out(c, 4);
     if (c->ver < 7)
-        return stats && ev_attr_i(c, "is_test", 0) == 0;
+        return stats && ev_attr_i(c, "is_test") == 0;
     return stats;
 }
 
@@ -680,7 +520,7 @@ static int ev_bn_train(EvCtx *c, EvValue *const *t, const double *v,
                        size_t outer, size_t np, size_t inner,
                        double **mean, double **var)
 {
-    double mom = ev_attr_f(c, "momentum", 0.9f);
+    double mom = ev_attr_f(c, "momentum");
     double *bm = ev_tmp(c, np + 1, sizeof *bm);
     double *bv = ev_tmp(c, np + 1, sizeof *bv);
     double *rm = ev_tmp(c, np + 1, sizeof *rm);
@@ -724,8 +564,8 @@ static int ev_batchnorm(EvCtx *c)
     if (ev_bn_inputs(c, t))
         return -1;
     x = t[0];
-    double eps = ev_attr_f(c, "epsilon", 1e-5f);
-    bool spatial = c->ver >= 9 || ev_attr_i(c, "spatial", 1) != 0;
+    double eps = ev_attr_f(c, "epsilon");
+    bool spatial = c->ver >= 9 || ev_attr_i_or(c, "spatial", 1) != 0;
     size_t ch = x->rank > 1 ? (size_t)x->dims[1] : 1;
     size_t inner = ev_dims_prod(x->dims, 2 < x->rank ? 2 : x->rank, x->rank);
     size_t outer = (size_t)x->dims[0];
@@ -763,63 +603,6 @@ static int ev_batchnorm(EvCtx *c)
     return 0;
 }
 
-/* ---- Dropout ------------------------------------------------------------- */
-
-static int ev_dropout(EvCtx *c)
-{
-    EvValue *x = ev_in_tensor(c, 0);
-    if (!x)
-        return -1;
-    bool f8 = c->ver >= 22 && x->dtype >= EV_FLOAT8E4M3FN &&
-              x->dtype <= EV_FLOAT8E5M2FNUZ;
-    if (!ev_dtype_is_real(x->dtype) && !f8)
-        return ev_fail(c, "input 0 has unsupported element type %d",
-                       (int)x->dtype);
-    double ratio = 0.5;
-    bool training;
-    if (c->ver < 12) {
-        ratio = ev_attr_f(c, "ratio", 0.5f);
-        training = c->ver < 7 && ev_attr_i(c, "is_test", 0) == 0;
-    } else {
-        EvValue *r = ev_in(c, 1), *tm = ev_in(c, 2);
-        if (r) {
-            if (r->kind != EV_TENSOR || r->numel != 1 || r->dtype == EV_STRING)
-                return ev_fail(c, "ratio must be a scalar");
-            ratio = ev_get_f(r, 0);
-        }
-        if (tm && (tm->kind != EV_TENSOR || tm->numel != 1 ||
-                   tm->dtype != EV_BOOL))
-            return ev_fail(c, "training_mode must be a bool scalar");
-        training = tm && ev_get_i(tm, 0) != 0;
-    }
-    if (training && !(ratio >= 0 && ratio <= 1))
-        return ev_fail(c, "ratio %g is outside [0, 1]", ratio);
-    /* The mask is bool from version 10, of type T before. */
-    int32_t mtype = c->ver >= 10 ? EV_BOOL : x->dtype;
-    EvValue *mask = NULL;
-    if (ev_has_out(c, 1) &&
-        !(mask = ev_out_tensor(c, 1, mtype, x->rank, x->dims)))
-        return -1;
-    if (!training || ratio == 0) {
-        ev_out_set(c, 0, ev_ref(x));
-        for (size_t k = 0; mask && k < mask->numel; k++)
-            ev_set_f(mask, k, 1.0);
-        return 0;
-    }
-    EvValue *y = ev_out_tensor(c, 0, x->dtype, x->rank, x->dims);
-    if (!y)
-        return -1;
-    double scale = 1.0 / (1.0 - ratio);
-    for (size_t k = 0; k < x->numel; k++) {
-        bool keep = ev_random(c) >= ratio;
-        if (keep)
-            ev_set_f(y, k, ev_get_f(x, k) * scale);
-        if (mask)
-            ev_set_f(mask, k, keep ? 1.0 : 0.0);
-    }
-    return 0;
-}
-
 const EvOp ev_ops_norm[] = {
     {"", "BatchNormalization", ev_batchnorm},
     {"", "InstanceNormalization", ev_instancenorm},
@@ -829,9 +612,5 @@ const EvOp ev_ops_norm[] = {
     {"", "LRN", ev_lrn},
     {"", "LpNormalization", ev_lpnorm},
     {"", "MeanVarianceNormalization", ev_mvn},
-    {"", "Softmax", ev_softmax},
-    {"", "LogSoftmax", ev_logsoftmax},
-    {"", "Hardmax", ev_hardmax},
-    {"", "Dropout", ev_dropout},
     {NULL, NULL, NULL}
 };

@@ -1,5 +1,6 @@
 /* Quantization kernels (ai.onnx): QuantizeLinear, DequantizeLinear,
- * DynamicQuantizeLinear, QLinearConv, QLinearMatMul.
+ * DynamicQuantizeLinear, QLinearConv, QLinearMatMul, ConvInteger (10) and
+ * MatMulInteger (10).
  *
  * QuantizeLinear 10 (per-tensor), 13 (axis: per-axis), 19 (float8 outputs,
  * saturate), 21 (block_size, int16/uint16/int4/uint4, output_dtype),
@@ -23,34 +24,39 @@
  * - A scale with one element is per-tensor whatever its rank (zero points
  *   of shape [1] beside a scalar scale are common); a zero point must have
  *   as many elements as its scale.
- * - NaN results saturate to the zero point. */
+ * - NaN results saturate to the zero point.
+ * - ConvInteger and MatMulInteger run on the nn family's conv and matmul
+ *   (kernels.h) in double: zero-point-shifted 8-bit values have products
+ *   below 2^16, so their sums stay exact far beyond any real reduction
+ *   length, and the int32 result wraps like an int32 accumulator would. */
 #include <math.h>
 #include <string.h>
 
 #include "eval.h"
 #include "fconv.h"
+#include "kernels.h"
 
 /* ---- element helpers ------------------------------------------------- */
 
 static bool ev_q_is_small_float(int32_t dt)
 {
-    return (dt >= EV_FLOAT8E4M3FN && dt <= EV_FLOAT8E5M2FNUZ) ||
-           dt == EV_FLOAT4E2M1;
+    return (dt >= IR_FLOAT8E4M3FN && dt <= IR_FLOAT8E5M2FNUZ) ||
+           dt == IR_FLOAT4E2M1;
 }
 
 /* Range of an integer quantized type; false for other types. */
 static bool ev_q_range(int32_t dt, int64_t *lo, int64_t *hi)
 {
     switch (dt) {
-    case EV_INT8:   *lo = -128; *hi = 127; return true;
-    case EV_UINT8:  *lo = 0; *hi = 255; return true;
-    case EV_INT16:  *lo = -32768; *hi = 32767; return true;
-    case EV_UINT16: *lo = 0; *hi = 65535; return true;
-    case EV_INT32:  *lo = INT32_MIN; *hi = INT32_MAX; return true;
-    case EV_INT4:   *lo = -8; *hi = 7; return true;
-    case EV_UINT4:  *lo = 0; *hi = 15; return true;
-    case EV_INT2:   *lo = -2; *hi = 1; return true;
-    case EV_UINT2:  *lo = 0; *hi = 3; return true;
+    case IR_INT8:   *lo = -128; *hi = 127; return true;
+    case IR_UINT8:  *lo = 0; *hi = 255; return true;
+    case IR_INT16:  *lo = -32768; *hi = 32767; return true;
+    case IR_UINT16: *lo = 0; *hi = 65535; return true;
+    case IR_INT32:  *lo = INT32_MIN; *hi = INT32_MAX; return true;
+    case IR_INT4:   *lo = -8; *hi = 7; return true;
+    case IR_UINT4:  *lo = 0; *hi = 15; return true;
+    case IR_INT2:   *lo = -2; *hi = 1; return true;
+    case IR_UINT2:  *lo = 0; *hi = 3; return true;
     default:        return false;
     }
 }
@@ -60,16 +66,16 @@ static bool ev_q_range(int32_t dt, int64_t *lo, int64_t *hi)
 static bool ev_q_type_ok(int32_t dt, int64_t ver)
 {
     switch (dt) {
-    case EV_INT8: case EV_UINT8:
+    case IR_INT8: case IR_UINT8:
         return true;
-    case EV_FLOAT8E4M3FN: case EV_FLOAT8E4M3FNUZ:
-    case EV_FLOAT8E5M2: case EV_FLOAT8E5M2FNUZ:
+    case IR_FLOAT8E4M3FN: case IR_FLOAT8E4M3FNUZ:
+    case IR_FLOAT8E5M2: case IR_FLOAT8E5M2FNUZ:
         return ver >= 19;
-    case EV_INT16: case EV_UINT16: case EV_INT4: case EV_UINT4:
+    case IR_INT16: case IR_UINT16: case IR_INT4: case IR_UINT4:
         return ver >= 21;
-    case EV_FLOAT4E2M1:
+    case IR_FLOAT4E2M1:
         return ver >= 23;
-    case EV_INT2: case EV_UINT2:
+    case IR_INT2: case IR_UINT2:
         return ver >= 25;
     default:
         return false;
@@ -104,11 +110,11 @@ static int64_t ev_q_sat(double v, int64_t lo, int64_t hi, int64_t nan)
 static double ev_q_round_to(int32_t dt, double v)
 {
     float f = (float)v;
-    if (dt == EV_DOUBLE)
+    if (dt == IR_DOUBLE)
         return v;
-    if (dt == EV_FLOAT16)
+    if (dt == IR_FLOAT16)
         return ev_half_to_float(ev_float_to_half(f));
-    if (dt == EV_BFLOAT16)
+    if (dt == IR_BFLOAT16)
         return ev_bf16_to_float(ev_float_to_bf16(f));
     return f;
 }
@@ -120,7 +126,7 @@ static void ev_q_store(EvValue *y, size_t k, double q, double zp, bool saturate)
     int64_t lo, hi;
     if (ev_q_is_small_float(y->dtype)) {
         float v = (float)(q + zp);
-        bool sat = saturate || y->dtype == EV_FLOAT4E2M1;
+        bool sat = saturate || y->dtype == IR_FLOAT4E2M1;
         ((uint8_t *)y->data)[k] = ev_float_to_f8(y->dtype, v, sat);
         return;
     }
@@ -178,8 +184,8 @@ static int ev_q_blocked(EvCtx *c, const EvValue *x, const EvValue *s,
 static int ev_q_map(EvCtx *c, const EvValue *x, const EvValue *s,
                     const EvValue *zp, EvQMap *m)
 {
-    int64_t axis = c->ver >= 13 ? ev_attr_i(c, "axis", 1) : 1;
-    int64_t block = c->ver >= 21 ? ev_attr_i(c, "block_size", 0) : 0;
+    int64_t axis = c->ver >= 13 ? ev_attr_i_or(c, "axis", 1) : 1;
+    int64_t block = c->ver >= 21 ? ev_attr_i(c, "block_size") : 0;
     size_t ax = 0;
 
     memset(m, 0, sizeof *m);
@@ -219,12 +225,12 @@ static int ev_q_opt(EvCtx *c, size_t i, EvValue **t)
 
 static int ev_q_out_type(EvCtx *c, const EvValue *zp, int32_t *dt)
 {
-    int64_t od = c->ver >= 21 ? ev_attr_i(c, "output_dtype", 0) : 0;
+    int64_t od = c->ver >= 21 ? ev_attr_i(c, "output_dtype") : 0;
 
     if (zp && od && od != zp->dtype)
         return ev_fail(c, "output_dtype %lld differs from y_zero_point type %d",
                        (long long)od, zp->dtype);
-    *dt = zp ? zp->dtype : od ? (int32_t)od : EV_UINT8;
+    *dt = zp ? zp->dtype : od ? (int32_t)od : IR_UINT8;
     if (!ev_q_type_ok(*dt, c->ver))
         return ev_fail(c, "unsupported output type %d", *dt);
     return 0;
@@ -233,20 +239,20 @@ static int ev_q_out_type(EvCtx *c, const EvValue *zp, int32_t *dt)
 static int ev_quantizelinear(EvCtx *c)
 {
     EvValue *x = ev_in_tensor(c, 0), *s = ev_in_tensor(c, 1), *zp, *y;
-    bool saturate = c->ver >= 19 ? ev_attr_i(c, "saturate", 1) != 0 : true;
+    bool saturate = c->ver >= 19 ? ev_attr_i_or(c, "saturate", 1) != 0 : true;
     int32_t dt = 0, prec;
     EvQMap m;
 
     if (!x || !s || ev_q_opt(c, 2, &zp) < 0 || ev_q_out_type(c, zp, &dt) < 0)
         return -1;
-    if (x->dtype != EV_FLOAT && x->dtype != EV_FLOAT16 &&
-        x->dtype != EV_BFLOAT16 && x->dtype != EV_INT32)
+    if (x->dtype != IR_FLOAT && x->dtype != IR_FLOAT16 &&
+        x->dtype != IR_BFLOAT16 && x->dtype != IR_INT32)
         return ev_fail(c, "unsupported input type %d", x->dtype);
-    if (s->dtype == EV_STRING || s->dtype == EV_BOOL)
+    if (s->dtype == IR_STRING || s->dtype == IR_BOOL)
         return ev_fail(c, "unsupported scale type %d", s->dtype);
-    prec = c->ver >= 23 ? (int32_t)ev_attr_i(c, "precision", 0) : 0;
+    prec = c->ver >= 23 ? (int32_t)ev_attr_i(c, "precision") : 0;
     if (!prec)
-        prec = x->dtype == EV_INT32 ? EV_DOUBLE : s->dtype;
+        prec = x->dtype == IR_INT32 ? IR_DOUBLE : s->dtype;
     if (ev_q_map(c, x, s, zp, &m) < 0)
         return -1;
     y = ev_out_tensor(c, 0, dt, x->rank, x->dims);
@@ -265,18 +271,18 @@ static int ev_quantizelinear(EvCtx *c)
 static int ev_dq_types(EvCtx *c, const EvValue *x, const EvValue *s,
                        const EvValue *zp, int32_t *dt)
 {
-    int64_t od = c->ver >= 23 ? ev_attr_i(c, "output_dtype", 0) : 0;
+    int64_t od = c->ver >= 23 ? ev_attr_i(c, "output_dtype") : 0;
 
-    if (!ev_q_type_ok(x->dtype, c->ver) && x->dtype != EV_INT32)
+    if (!ev_q_type_ok(x->dtype, c->ver) && x->dtype != IR_INT32)
         return ev_fail(c, "unsupported input type %d", x->dtype);
     if (zp && zp->dtype != x->dtype)
         return ev_fail(c, "x_zero_point type %d differs from x type %d",
                        zp->dtype, x->dtype);
-    if (s->dtype != EV_FLOAT && s->dtype != EV_FLOAT16 &&
-        s->dtype != EV_BFLOAT16 && s->dtype != EV_FLOAT8E8M0)
+    if (s->dtype != IR_FLOAT && s->dtype != IR_FLOAT16 &&
+        s->dtype != IR_BFLOAT16 && s->dtype != IR_FLOAT8E8M0)
         return ev_fail(c, "unsupported scale type %d", s->dtype);
-    *dt = c->ver < 19 ? EV_FLOAT : od ? (int32_t)od : s->dtype;
-    if (*dt != EV_FLOAT && *dt != EV_FLOAT16 && *dt != EV_BFLOAT16)
+    *dt = c->ver < 19 ? IR_FLOAT : od ? (int32_t)od : s->dtype;
+    if (*dt != IR_FLOAT && *dt != IR_FLOAT16 && *dt != IR_BFLOAT16)
         return ev_fail(c, "unsupported output type %d", *dt);
     return 0;
 }
@@ -318,7 +324,7 @@ static int ev_dynamicquantizelinear(EvCtx *c)
 
     if (!x)
         return -1;
-    if (x->dtype != EV_FLOAT)
+    if (x->dtype != IR_FLOAT)
         return ev_fail(c, "input must be float");
     xv = x->data;
     for (size_t k = 0; k < x->numel; k++) {
@@ -330,9 +336,9 @@ static int ev_dynamicquantizelinear(EvCtx *c)
     scale = (hi - lo) / 255.0f;
     zpf = scale != 0 ? 0.0f - lo / scale : 0.0f;
     zp = ev_q_rne(zpf < 0 ? 0 : zpf > 255 ? 255 : zpf);
-    y = ev_out_tensor(c, 0, EV_UINT8, x->rank, x->dims);
-    ys = ev_out_tensor(c, 1, EV_FLOAT, 0, NULL);
-    yz = ev_out_tensor(c, 2, EV_UINT8, 0, NULL);
+    y = ev_out_tensor(c, 0, IR_UINT8, x->rank, x->dims);
+    ys = ev_out_tensor(c, 1, IR_FLOAT, 0, NULL);
+    yz = ev_out_tensor(c, 2, IR_UINT8, 0, NULL);
     if (!y || !ys || !yz)
         return -1;
     *(float *)ys->data = scale;
@@ -444,8 +450,8 @@ static int ev_qmm_shape(EvCtx *c, EvQMM *q, size_t *rank, int64_t *dims)
 /* int8/uint8, and the float8 types from version 21. */
 static bool ev_qmm_type_ok(int32_t dt, int64_t ver)
 {
-    return dt == EV_INT8 || dt == EV_UINT8 ||
-           (ver >= 21 && dt >= EV_FLOAT8E4M3FN && dt <= EV_FLOAT8E5M2FNUZ);
+    return dt == IR_INT8 || dt == IR_UINT8 ||
+           (ver >= 21 && dt >= IR_FLOAT8E4M3FN && dt <= IR_FLOAT8E5M2FNUZ);
 }
 
 static int ev_qmm_check(EvCtx *c, const EvQMM *q)
@@ -592,7 +598,7 @@ static int ev_qc_ints(EvCtx *c, const char *name, size_t want, int64_t lo,
 /* Output dims and begin pads from auto_pad / pads. */
 static int ev_qc_geometry(EvCtx *c, EvQConv *g)
 {
-    const char *ap = ev_attr_s(c, "auto_pad", "NOTSET");
+    const char *ap = ev_attr_s(c, "auto_pad");
     int64_t pads[2 * EV_MAX_RANK];
     bool same = !strcmp(ap, "SAME_UPPER") || !strcmp(ap, "SAME_LOWER");
 
@@ -638,7 +644,7 @@ static int ev_qc_shapes(EvCtx *c, EvQConv *g, const EvValue *x, const EvValue *w
     g->n = x->dims[0];
     g->cin = x->dims[1];
     g->m = w->dims[0];
-    g->group = ev_attr_i(c, "group", 1);
+    g->group = ev_attr_i(c, "group");
     if (g->group < 1 || g->cin % g->group || g->m % g->group ||
         w->dims[1] != g->cin / g->group)
         return ev_fail(c, "group %lld does not fit %lld input and %lld output channels",
@@ -741,9 +747,9 @@ static int ev_qc_check(EvCtx *c, EvValue *const *t, const EvQConv *g)
         size_t n = i == 4 || i == 5 || i == 8 ? (size_t)g->m : 1;
         if (!t[i])
             continue;
-        if (quant && t[i]->dtype != EV_INT8 && t[i]->dtype != EV_UINT8)
+        if (quant && t[i]->dtype != IR_INT8 && t[i]->dtype != IR_UINT8)
             return ev_fail(c, "%s must be int8 or uint8", names[i]);
-        if (i == 8 && t[i]->dtype != EV_INT32)
+        if (i == 8 && t[i]->dtype != IR_INT32)
             return ev_fail(c, "B must be int32");
         if (i != 0 && i != 3 && (t[i]->numel != 1 || i == 8) &&
             (t[i]->rank != 1 || t[i]->numel != n))
@@ -782,7 +788,7 @@ static int ev_qlinearconv(EvCtx *c)
     for (int64_t b = 0; b < g.n; b++)
         for (int64_t oc = 0; oc < g.m; oc++) {
             size_t c0 = (size_t)(oc / (g.m / g.group)) * cpg;
-            double mult = ev_q_mult(EV_FLOAT, ev_q_at(t[1], 0),
+            double mult = ev_q_mult(IR_FLOAT, ev_q_at(t[1], 0),
                                     ev_q_at(t[4], (size_t)oc), ev_q_at(t[6], 0));
             int64_t bias = ev_q_at_i(t[8], (size_t)oc);
             for (size_t p = 0; p < per; p++)
@@ -796,11 +802,116 @@ static int ev_qlinearconv(EvCtx *c)
     return 0;
 }
 
+/* ---- ConvInteger, MatMulInteger ---------------------------------------- */
+
+/* A zero point of an 8-bit input: absent (0), a scalar, or per_len
+ * values (per output channel or row/column; 0 = per tensor only). Fills
+ * *zp with 1 or per_len values and *n with how many. */
+static int ev_zero_point(EvCtx *c, size_t i, const EvValue *like, size_t per_len,
+                         const char *what, const int64_t **zp, size_t *n)
+{
+    EvValue *z;
+    static const int64_t zero = 0;
+    *zp = &zero;
+    *n = 1;
+    if (ev_opt_tensor(c, i, like->dtype, what, &z) < 0)
+        return -1;
+    if (!z)
+        return 0;
+    if (z->numel != 1 && (per_len == 0 || z->numel != per_len || z->rank != 1))
+        return ev_fail(c, "%s has %zu elements; needs 1%s", what, z->numel,
+                       per_len ? " or one per channel" : "");
+    int64_t *v = ev_tmp(c, z->numel, sizeof *v);
+    if (!v)
+        return -1;
+    for (size_t k = 0; k < z->numel; k++)
+        v[k] = ev_get_i(z, k);
+    *zp = v;
+    *n = z->numel;
+    return 0;
+}
+
+/* t - zp as doubles; zp has 1 value, or one per block of `block`
+ * consecutive elements. */
+static double *ev_shifted(EvCtx *c, const EvValue *t, const int64_t *zp, size_t nzp,
+                          size_t block)
+{
+    double *v = ev_tmp(c, t->numel ? t->numel : 1, sizeof *v);
+    for (size_t k = 0; v && k < t->numel; k++)
+        v[k] = (double)(ev_get_i(t, k) - zp[nzp == 1 ? 0 : k / block % nzp]);
+    return v;
+}
+
+/* ConvInteger: conv of (x - x_zero_point) and (w - w_zero_point) into
+ * int32; padding reads x_zero_point, i.e. 0 after the shift. */
+static int ev_convinteger(EvCtx *c)
+{
+    EvValue *x = ev_in_tensor(c, 0), *w = ev_in_tensor(c, 1), *y;
+    EvGeom g;
+    size_t groups, nxz, nwz;
+    const int64_t *xz, *wz;
+    if (!x || !w)
+        return -1;
+    if (!ev_is_8bit(x->dtype) || !ev_is_8bit(w->dtype))
+        return ev_fail(c, "x and w must be int8 or uint8");
+    if (ev_conv_shapes(c, x, w, false, &groups) < 0 ||
+        ev_zero_point(c, 2, x, 0, "x_zero_point", &xz, &nxz) < 0 ||
+        ev_zero_point(c, 3, w, (size_t)w->dims[0], "w_zero_point", &wz, &nwz) < 0 ||
+        ev_win_read(c, x, w->dims + 2, false, &g) < 0 ||
+        !(y = ev_conv_out(c, IR_INT32, x, w->dims[0], &g)))
+        return -1;
+    if (y->numel == 0)
+        return 0;
+    size_t per_m = w->dims[0] ? w->numel / (size_t)w->dims[0] : 1;
+    double *xv = ev_shifted(c, x, xz, 1, 1), *wv = ev_shifted(c, w, wz, nwz, per_m);
+    double *yv = ev_tmp(c, y->numel, sizeof *yv);
+    if (!xv || !wv || !yv ||
+        ev_conv_core(c, true, &g, (size_t)x->dims[0], (size_t)x->dims[1],
+                     (size_t)w->dims[0], groups, xv, wv, NULL, yv) < 0)
+        return -1;
+    for (size_t k = 0; k < y->numel; k++)
+        ev_set_i(y, k, fc_i64_sat(yv[k]));
+    return 0;
+}
+
+/* MatMulInteger: (A - a_zero_point) x (B - b_zero_point) into int32, with
+ * per-tensor zero points or per-row (A) / per-column (B) ones. */
+static int ev_matmulinteger(EvCtx *c)
+{
+    EvValue *a = ev_in_tensor(c, 0), *b = ev_in_tensor(c, 1), *y;
+    EvMM mm;
+    size_t rank, nza, nzb;
+    int64_t dims[EV_MAX_RANK];
+    const int64_t *za, *zb;
+    if (!a || !b)
+        return -1;
+    if (!ev_is_8bit(a->dtype) || !ev_is_8bit(b->dtype))
+        return ev_fail(c, "A and B must be int8 or uint8");
+    if (ev_mm_shape(c, a, b, &mm, &rank, dims) < 0 ||
+        ev_zero_point(c, 2, a, mm.m, "a_zero_point", &za, &nza) < 0 ||
+        ev_zero_point(c, 3, b, mm.n, "b_zero_point", &zb, &nzb) < 0 ||
+        !(y = ev_out_tensor(c, 0, IR_INT32, rank, dims)))
+        return -1;
+    if (y->numel == 0)
+        return 0;
+    /* element e of A is in row e / k % m; of B in column e % n */
+    double *av = ev_shifted(c, a, za, nza, mm.k ? mm.k : 1);
+    double *bv = ev_shifted(c, b, zb, nzb, 1);
+    double *yv = ev_tmp(c, y->numel, sizeof *yv);
+    if (!av || !bv || !yv || ev_mm_real(c, &mm, true, av, bv, yv) < 0)
+        return -1;
+    for (size_t k = 0; k < y->numel; k++)
+        ev_set_i(y, k, fc_i64_sat(yv[k]));
+    return 0;
+}
+
 const EvOp ev_ops_quant[] = {
     { "", "QuantizeLinear", ev_quantizelinear },
     { "", "DequantizeLinear", ev_dequantizelinear },
     { "", "DynamicQuantizeLinear", ev_dynamicquantizelinear },
     { "", "QLinearMatMul", ev_qlinearmatmul },
     { "", "QLinearConv", ev_qlinearconv },
+    { "", "ConvInteger", ev_convinteger },
+    { "", "MatMulInteger", ev_matmulinteger },
     { NULL, NULL, NULL }
 };

@@ -33,7 +33,7 @@ static void ev_rng_init(EvCtx *c, EvRng *r)
     memset(r, 0, sizeof *r);
     r->c = c;
     if (ev_attr(c, "seed")) {
-        float seed = ev_attr_f(c, "seed", 0.0f);
+        float seed = ev_attr_f_or(c, "seed", 0.0f);
         uint32_t bits;
         memcpy(&bits, &seed, sizeof bits);
         r->seeded = true;
@@ -66,20 +66,14 @@ static double ev_rng_normal(EvRng *r)
     return rad * cos(th);
 }
 
-static bool ev_random_float_type(int32_t dt)
-{
-    return dt == EV_FLOAT || dt == EV_DOUBLE || dt == EV_FLOAT16 ||
-           dt == EV_BFLOAT16;
-}
-
 /* The output type: the dtype attribute, else dflt (-1: none). */
 static int ev_random_dtype(EvCtx *c, int64_t dflt, int32_t *dt)
 {
-    int64_t v = ev_attr_i(c, "dtype", dflt);
+    int64_t v = ev_attr_i_or(c, "dtype", dflt);
     if (v < 0)
         return ev_fail(c, "dtype is required: the input is not a float "
                           "tensor");
-    if (v > INT32_MAX || !ev_random_float_type((int32_t)v))
+    if (v > INT32_MAX || !ev_dtype_is_real((int32_t)v))
         return ev_fail(c, "unsupported dtype %lld", (long long)v);
     *dt = (int32_t)v;
     return 0;
@@ -107,13 +101,13 @@ static int ev_random_common(EvCtx *c, bool normal, bool like)
         EvValue *x = ev_in_tensor(c, 0);
         if (!x)
             return -1;
-        if (ev_random_dtype(c, ev_random_float_type(x->dtype) ? x->dtype : -1,
+        if (ev_random_dtype(c, ev_dtype_is_real(x->dtype) ? x->dtype : -1,
                             &dt))
             return -1;
         rank = x->rank;
         dims = x->dims;
     } else {
-        if (ev_random_dtype(c, EV_FLOAT, &dt))
+        if (ev_random_dtype(c, IR_FLOAT, &dt))
             return -1;
         long n = ev_attr_ints(c, "shape", &dims);
         if (n < 0)
@@ -127,11 +121,11 @@ static int ev_random_common(EvCtx *c, bool normal, bool like)
     if (!y)
         return -1;
     if (normal)
-        ev_random_fill(c, y, true, ev_attr_f(c, "mean", 0.0f),
-                       ev_attr_f(c, "scale", 1.0f));
+        ev_random_fill(c, y, true, ev_attr_f(c, "mean"),
+                       ev_attr_f_or(c, "scale", 1.0f));
     else
-        ev_random_fill(c, y, false, ev_attr_f(c, "low", 0.0f),
-                       ev_attr_f(c, "high", 1.0f));
+        ev_random_fill(c, y, false, ev_attr_f(c, "low"),
+                       ev_attr_f_or(c, "high", 1.0f));
     return 0;
 }
 
@@ -147,14 +141,14 @@ static int ev_multinomial(EvCtx *c)
     EvValue *x = ev_in_tensor(c, 0);
     if (!x)
         return -1;
-    if (!ev_random_float_type(x->dtype))
+    if (!ev_dtype_is_real(x->dtype))
         return ev_fail(c, "input must be a float tensor");
     if (x->rank != 2)
         return ev_fail(c, "input must be [batch_size, class_size]");
-    int64_t dtype = ev_attr_i(c, "dtype", EV_INT32);
-    if (dtype != EV_INT32 && dtype != EV_INT64)
+    int64_t dtype = ev_attr_i(c, "dtype");
+    if (dtype != IR_INT32 && dtype != IR_INT64)
         return ev_fail(c, "dtype must be int32 or int64");
-    int64_t samples = ev_attr_i(c, "sample_size", 1);
+    int64_t samples = ev_attr_i(c, "sample_size");
     if (samples < 0)
         return ev_fail(c, "sample_size must not be negative");
     size_t rows = (size_t)x->dims[0], classes = (size_t)x->dims[1];
@@ -200,9 +194,9 @@ static int ev_multinomial(EvCtx *c)
 
 static bool ev_bernoulli_type(int32_t dt)
 {
-    return ev_random_float_type(dt) || dt == EV_BOOL ||
+    return ev_dtype_is_real(dt) || dt == IR_BOOL ||
            (ev_dtype_is_int(dt) && ev_dtype_size(dt) >= 1 &&
-            dt != EV_INT4 && dt != EV_UINT4 && dt != EV_INT2 && dt != EV_UINT2);
+            dt != IR_INT4 && dt != IR_UINT4 && dt != IR_INT2 && dt != IR_UINT2);
 }
 
 static int ev_bernoulli(EvCtx *c)
@@ -210,9 +204,9 @@ static int ev_bernoulli(EvCtx *c)
     EvValue *x = ev_in_tensor(c, 0);
     if (!x)
         return -1;
-    if (!ev_random_float_type(x->dtype))
+    if (!ev_dtype_is_real(x->dtype))
         return ev_fail(c, "input must be a float tensor");
-    int64_t dt = ev_attr_i(c, "dtype", x->dtype);
+    int64_t dt = ev_attr_i_or(c, "dtype", x->dtype);
     if (dt < 0 || dt > INT32_MAX || !ev_bernoulli_type((int32_t)dt))
         return ev_fail(c, "unsupported dtype %lld", (long long)dt);
     EvValue *y = ev_out_tensor(c, 0, (int32_t)dt, x->rank, x->dims);

@@ -3,7 +3,7 @@
  *   ReduceSum (1, 11, 13), ReduceMean, ReduceMax, ReduceMin, ReduceProd,
  *   ReduceL1, ReduceL2, ReduceLogSum, ReduceLogSumExp, ReduceSumSquare
  *   (1, 11, 13, 18; ReduceMax/ReduceMin also 12 and 20), ArgMax and ArgMin
- *   (1, 11, 12, 13), Einsum (12), Det (11, 22),
+ *   (1, 11, 12, 13), CumSum (11, 14), CumProd (26), Det (11, 22),
  *   NegativeLogLikelihoodLoss (12, 13, 22), SoftmaxCrossEntropyLoss (12, 13).
  *
  * Subtle points:
@@ -27,11 +27,8 @@
  *   pooling over the sequence), whole rows fold at once.
  * - ArgMax/ArgMin: ties give the first index, or the last with
  *   select_last_index; a NaN counts as the extreme (the first NaN wins).
- * - Einsum: labels a-z and A-Z, one "..." per term (broadcast, right
- *   aligned), repeated labels take diagonals, a dim of 1 broadcasts.
- *   Without "->" the output is the ellipsis dims then the labels used
- *   once, in ASCII order (as numpy). Ellipsis dims missing from an
- *   explicit output are summed.
+ * - CumSum/CumProd accumulate floats in double and integers in uint64
+ *   (two's complement wrap, as the C types of the elements would).
  * - The losses compute in double. "mean" divides by the summed weights of
  *   the targets that are not ignore_index (their count without weights).
  */
@@ -40,6 +37,7 @@
 #include <string.h>
 
 #include "eval.h"
+#include "kernels.h"
 
 /* ---- reductions -------------------------------------------------------- */
 
@@ -70,12 +68,6 @@ static inline size_t ev_red_off(const EvRed *r, size_t k)
     return r->contig ? k : r->roff[k];
 }
 
-static inline double ev_rd(const EvValue *x, size_t k)
-{
-    return x->dtype == EV_FLOAT ? ((const float *)x->data)[k]
-                                : ev_get_f(x, k);
-}
-
 /* Offsets of every coordinate over the dims selected by `pick` (row-major
  * order of those dims), using x's strides. */
 static void ev_offsets(const EvValue *x, const bool *pick, bool want,
@@ -104,7 +96,7 @@ static int ev_red_axes(EvCtx *c, const EvValue *x, bool input, bool *mask)
     const int64_t *ax = NULL;
     bool noop = false;
     if (input) {
-        noop = ev_attr_i(c, "noop_with_empty_axes", 0) != 0;
+        noop = ev_attr_i(c, "noop_with_empty_axes") != 0;
         if (ev_in(c, 1)) {
             int64_t *v = ev_in_ints(c, 1, &n);
             if (!v)
@@ -132,7 +124,7 @@ static int ev_red_axes(EvCtx *c, const EvValue *x, bool input, bool *mask)
 static EvValue *ev_red_setup(EvCtx *c, const EvValue *x, const bool *mask,
                              int32_t odtype, EvRed *r)
 {
-    bool keep = ev_attr_i(c, "keepdims", 1) != 0;
+    bool keep = ev_attr_i(c, "keepdims") != 0;
     int64_t dims[EV_MAX_RANK];
     size_t rank = 0, runs = 0;
     r->nout = r->nred = r->outer = r->inner = 1;
@@ -166,7 +158,7 @@ static double ev_lse(const EvValue *x, const EvRed *r, size_t b)
 {
     double m = -INFINITY, s = 0;
     for (size_t k = 0; k < r->nred; k++) {
-        double v = ev_rd(x, b + ev_red_off(r, k));
+        double v = ev_at_get(x, b + ev_red_off(r, k));
         if (isnan(v))
             return v;
         if (v > m)
@@ -175,7 +167,7 @@ static double ev_lse(const EvValue *x, const EvRed *r, size_t b)
     if (isinf(m))
         return m;
     for (size_t k = 0; k < r->nred; k++)
-        s += exp(ev_rd(x, b + ev_red_off(r, k)) - m);
+        s += exp(ev_at_get(x, b + ev_red_off(r, k)) - m);
     return m + log(s);
 }
 
@@ -238,7 +230,7 @@ static float ev_max_run(const float *p, size_t n, bool max)
 static bool ev_red_block_f(EvCtx *c, const EvValue *x, const EvRed *r,
                            EvRk kind, EvValue *y)
 {
-    if (x->dtype != EV_FLOAT || !r->block || r->inner == 1 ||
+    if (x->dtype != IR_FLOAT || !r->block || r->inner == 1 ||
         (kind != EV_R_SUM && kind != EV_R_MEAN && kind != EV_R_SUMSQ &&
          kind != EV_R_MAX && kind != EV_R_MIN))
         return false;
@@ -272,7 +264,7 @@ static bool ev_red_block_f(EvCtx *c, const EvValue *x, const EvRed *r,
 static double ev_red_f(const EvValue *x, const EvRed *r, size_t i, EvRk kind)
 {
     size_t b = ev_red_base(r, i), n = r->nred;
-    if (r->contig && x->dtype == EV_FLOAT) {
+    if (r->contig && x->dtype == IR_FLOAT) {
         const float *p = n ? (const float *)x->data + b : NULL;
         switch (kind) {
         case EV_R_SUM: return ev_sum_run(p, n, false);
@@ -289,7 +281,7 @@ static double ev_red_f(const EvValue *x, const EvRed *r, size_t i, EvRk kind)
     double a = kind == EV_R_PROD ? 1 : kind == EV_R_MAX ? -INFINITY
              : kind == EV_R_MIN ? INFINITY : 0;
     for (size_t k = 0; k < n; k++) {
-        double v = ev_rd(x, b + ev_red_off(r, k));
+        double v = ev_at_get(x, b + ev_red_off(r, k));
         switch (kind) {
         case EV_R_MAX:
         case EV_R_MIN:
@@ -315,8 +307,8 @@ static double ev_red_f(const EvValue *x, const EvRed *r, size_t i, EvRk kind)
 /* Lowest (max = false) or highest value of an integer or bool type. */
 static void ev_int_limit(int32_t t, bool high, EvValue *y, size_t i)
 {
-    int bits = t == EV_BOOL ? 1 : ir_dtype_bits(t);
-    if (t == EV_BOOL || ev_dtype_is_unsigned(t))
+    int bits = t == IR_BOOL ? 1 : ir_dtype_bits(t);
+    if (t == IR_BOOL || ev_dtype_is_unsigned(t))
         ev_set_u(y, i, !high ? 0 : bits >= 64 ? UINT64_MAX
                                   : ((uint64_t)1 << bits) - 1);
     else
@@ -329,7 +321,7 @@ static void ev_red_int(const EvValue *x, const EvRed *r, size_t i, EvRk kind,
                        EvValue *y)
 {
     size_t b = ev_red_base(r, i), n = r->nred;
-    bool uns = ev_dtype_is_unsigned(x->dtype) || x->dtype == EV_BOOL;
+    bool uns = ev_dtype_is_unsigned(x->dtype) || x->dtype == IR_BOOL;
     if (kind == EV_R_MAX || kind == EV_R_MIN) {
         if (n == 0) {
             ev_int_limit(x->dtype, kind == EV_R_MIN, y, i);
@@ -389,7 +381,7 @@ static int ev_reduce(EvCtx *c, EvRk kind)
     int32_t t = x->dtype;
     bool is_float = ev_dtype_is_float(t);
     if (!is_float && !ev_dtype_is_int(t) &&
-        !(t == EV_BOOL && (kind == EV_R_MAX || kind == EV_R_MIN)))
+        !(t == IR_BOOL && (kind == EV_R_MAX || kind == EV_R_MIN)))
         return ev_fail(c, "element type %d is not supported", (int)t);
     bool input = c->ver >= (kind == EV_R_SUM ? 13 : 18);
     bool mask[EV_MAX_RANK];
@@ -404,7 +396,7 @@ static int ev_reduce(EvCtx *c, EvRk kind)
     for (size_t i = 0; i < r.nout; i++) {
         if (!is_float)
             ev_red_int(x, &r, i, kind, y);
-        else if (t == EV_FLOAT)
+        else if (t == IR_FLOAT)
             ((float *)y->data)[i] = (float)ev_red_f(x, &r, i, kind);
         else
             ev_set_f(y, i, ev_red_f(x, &r, i, kind));
@@ -455,10 +447,10 @@ static int ev_arg(EvCtx *c, bool max)
     if (!ev_dtype_is_float(x->dtype) && !ev_dtype_is_int(x->dtype))
         return ev_fail(c, "element type %d is not supported", (int)x->dtype);
     size_t axis;
-    if (ev_axis(c, "axis", ev_attr_i(c, "axis", 0), x->rank, 0, &axis))
+    if (ev_axis(c, "axis", ev_attr_i(c, "axis"), x->rank, 0, &axis))
         return -1;
-    bool keep = ev_attr_i(c, "keepdims", 1) != 0;
-    bool last = c->ver >= 12 && ev_attr_i(c, "select_last_index", 0) != 0;
+    bool keep = ev_attr_i(c, "keepdims") != 0;
+    bool last = c->ver >= 12 && ev_attr_i(c, "select_last_index") != 0;
     size_t n = (size_t)x->dims[axis];
     int64_t dims[EV_MAX_RANK];
     size_t rank = 0;
@@ -470,7 +462,7 @@ static int ev_arg(EvCtx *c, bool max)
     if (n == 0 && outer * inner > 0)
         return ev_fail(c, "cannot take the arg%s of an empty axis",
                        max ? "max" : "min");
-    EvValue *y = ev_out_tensor(c, 0, EV_INT64, rank, dims);
+    EvValue *y = ev_out_tensor(c, 0, IR_INT64, rank, dims);
     if (!y)
         return -1;
     int64_t *out = y->data;
@@ -489,304 +481,65 @@ static int ev_arg(EvCtx *c, bool max)
 static int ev_argmax(EvCtx *c) { return ev_arg(c, true); }
 static int ev_argmin(EvCtx *c) { return ev_arg(c, false); }
 
-/* ---- Einsum ------------------------------------------------------------ */
+/* ---- scans ------------------------------------------------------------- */
 
-#define EV_EIN_LETTERS 52
-
-/* Label ids: a-z 0..25, A-Z 26..51, ellipsis dims 52 + k. */
-static int ev_ein_letter(char ch)
+/* CumSum and CumProd: x, a scalar axis input; exclusive and reverse. */
+static int ev_cumulate(EvCtx *c, bool prod)
 {
-    if (ch >= 'a' && ch <= 'z')
-        return ch - 'a';
-    if (ch >= 'A' && ch <= 'Z')
-        return 26 + (ch - 'A');
-    return -1;
-}
-
-/* One term of the equation (NUL-terminated, spaces removed): its labels,
- * with "..." expanded to `ell` labels aligned right in `nell`. */
-static int ev_ein_term(EvCtx *c, const char *s, size_t ell, size_t nell,
-                       int *lab, size_t *n)
-{
-    size_t k = 0;
-    bool seen = false;
-    for (const char *p = s; *p; p++) {
-        if (strncmp(p, "...", 3) == 0) {
-            if (seen)
-                return ev_fail(c, "a term has two ellipses");
-            if (k + ell > EV_MAX_RANK)
-                return ev_fail(c, "a term has too many labels");
-            seen = true;
-            for (size_t j = 0; j < ell; j++)
-                lab[k++] = EV_EIN_LETTERS + (int)(nell - ell + j);
-            p += 2;
-            continue;
-        }
-        int l = ev_ein_letter(*p);
-        if (l < 0)
-            return ev_fail(c, "equation has a bad character '%c'", *p);
-        if (k >= EV_MAX_RANK)
-            return ev_fail(c, "a term has too many labels");
-        lab[k++] = l;
-    }
-    *n = k;
-    return 0;
-}
-
-/* Letters of a term, and whether it has "...". */
-static void ev_ein_count(const char *s, size_t *letters, bool *ell)
-{
-    *letters = 0;
-    *ell = strstr(s, "...") != NULL;
-    for (; *s; s++)
-        *letters += ev_ein_letter(*s) >= 0;
-}
-
-typedef struct EvEin {
-    size_t nin, nell, nl, nout;  /* inputs, ellipsis dims, labels, out */
-    int lab[EV_EIN_LETTERS + EV_MAX_RANK];   /* loop order: out first */
-    int64_t dim[EV_EIN_LETTERS + EV_MAX_RANK];   /* by label id */
-    size_t *st;                  /* nin x nl strides (0 = broadcast) */
-} EvEin;
-
-/* Splits the equation into terms (in place), one per input plus output. */
-static int ev_ein_split(EvCtx *c, char *eq, char **terms, char **outp)
-{
-    char *arrow = strstr(eq, "->");
-    *outp = NULL;
-    if (arrow) {
-        *arrow = 0;
-        *outp = arrow + 2;
-        if (strstr(*outp, "->"))
-            return ev_fail(c, "equation has two arrows");
-    }
-    size_t k = 0;
-    for (char *p = eq;; p++) {
-        if (k == c->n_in)
-            return ev_fail(c, "equation has more terms than the %zu inputs",
-                           c->n_in);
-        terms[k++] = p;
-        p = strchr(p, ',');
-        if (!p)
-            break;
-        *p = 0;
-    }
-    if (k != c->n_in)
-        return ev_fail(c, "equation has %zu terms for %zu inputs", k,
-                       c->n_in);
-    return 0;
-}
-
-/* Sets label l's dim from an operand dim (1 broadcasts). */
-static int ev_ein_dim(EvCtx *c, EvEin *e, bool *set, int l, int64_t d)
-{
-    if (!set[l] || e->dim[l] == 1)
-        e->dim[l] = d;
-    else if (d != 1 && d != e->dim[l])
-        return ev_fail(c, "label dims differ: %lld and %lld",
-                       (long long)e->dim[l], (long long)d);
-    set[l] = true;
-    return 0;
-}
-
-enum { EV_EIN_NL = EV_EIN_LETTERS + EV_MAX_RANK };
-
-/* The inputs' terms: the ellipsis width, each label's dim (set[]) and
- * how many times it appears (cnt[]). */
-static int ev_ein_inputs(EvCtx *c, EvEin *e, char **terms, EvValue **in,
-                         bool *set, size_t *cnt)
-{
-    int lab[EV_MAX_RANK];
-    size_t n, letters;
-    bool ell;
-    e->nell = 0;
-    for (size_t j = 0; j < e->nin; j++) {
-        ev_ein_count(terms[j], &letters, &ell);
-        if (letters > in[j]->rank || (!ell && letters != in[j]->rank))
-            return ev_fail(c, "term %zu has %zu labels for rank %zu", j,
-                           letters, in[j]->rank);
-        if (ell && in[j]->rank - letters > e->nell)
-            e->nell = in[j]->rank - letters;
-    }
-    for (size_t j = 0; j < e->nin; j++) {
-        ev_ein_count(terms[j], &letters, &ell);
-        if (ev_ein_term(c, terms[j], in[j]->rank - letters, e->nell, lab, &n))
-            return -1;
-        for (size_t d = 0; d < n; d++) {
-            if (ev_ein_dim(c, e, set, lab[d], in[j]->dims[d]))
-                return -1;
-            cnt[lab[d]]++;
-        }
-    }
-    return 0;
-}
-
-/* The output labels, explicit or implicit, then the summed ones. */
-static int ev_ein_output(EvCtx *c, EvEin *e, const char *outp,
-                         const bool *set, const size_t *cnt)
-{
-    bool used[EV_EIN_NL] = {false};
-    e->nout = 0;
-    if (outp) {
-        int lab[EV_MAX_RANK];
-        size_t n;
-        if (ev_ein_term(c, outp, e->nell, e->nell, lab, &n))
-            return -1;
-        for (size_t d = 0; d < n; d++) {
-            if (!set[lab[d]] || used[lab[d]])
-                return ev_fail(c, "output label %zu is unknown or repeated",
-                               d);
-            used[lab[d]] = true;
-            e->lab[e->nout++] = lab[d];
-        }
-    } else {
-        static const char order[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                                    "abcdefghijklmnopqrstuvwxyz";
-        for (size_t k = 0; k < e->nell; k++) {
-            used[EV_EIN_LETTERS + k] = true;
-            e->lab[e->nout++] = EV_EIN_LETTERS + (int)k;
-        }
-        for (const char *p = order; *p; p++) {
-            int l = ev_ein_letter(*p);
-            if (cnt[l] == 1) {
-                used[l] = true;
-                e->lab[e->nout++] = l;
-            }
-        }
-    }
-    e->nl = e->nout;
-    for (int l = 0; l < EV_EIN_NL; l++)
-        if (set[l] && !used[l])
-            e->lab[e->nl++] = l;
-    return 0;
-}
-
-/* Each input's stride per loop label: the sum over its dims with that
- * label (a diagonal when repeated), 0 where a dim of 1 broadcasts. */
-static int ev_ein_strides(EvCtx *c, EvEin *e, char **terms, EvValue **in)
-{
-    int lab[EV_MAX_RANK], pos[EV_EIN_NL];
-    for (size_t k = 0; k < e->nl; k++)
-        pos[e->lab[k]] = (int)k;
-    e->st = ev_tmp(c, e->nin * e->nl + 1, sizeof *e->st);
-    for (size_t j = 0; j < e->nin; j++) {
-        size_t letters, n, xs[EV_MAX_RANK];
-        bool ell;
-        ev_ein_count(terms[j], &letters, &ell);
-        if (ev_ein_term(c, terms[j], in[j]->rank - letters, e->nell, lab, &n))
-            return -1;
-        ev_strides(in[j]->rank, in[j]->dims, xs);
-        for (size_t d = 0; d < n; d++) {
-            int l = lab[d];
-            for (size_t d2 = 0; d2 < d; d2++)
-                if (lab[d2] == l && in[j]->dims[d2] != in[j]->dims[d])
-                    return ev_fail(c, "a repeated label has dims %lld and "
-                                   "%lld", (long long)in[j]->dims[d2],
-                                   (long long)in[j]->dims[d]);
-            if (in[j]->dims[d] != 1 || e->dim[l] == 1)
-                e->st[j * e->nl + (size_t)pos[l]] += xs[d];
-        }
-    }
-    return 0;
-}
-
-/* Orders labels (output ones first) and builds each input's strides. */
-static int ev_ein_plan(EvCtx *c, EvEin *e, char **terms, char *outp,
-                       EvValue **in)
-{
-    bool set[EV_EIN_NL] = {false};
-    size_t cnt[EV_EIN_NL] = {0};
-    if (ev_ein_inputs(c, e, terms, in, set, cnt) ||
-        ev_ein_output(c, e, outp, set, cnt))
+    EvValue *x = ev_in_tensor(c, 0);
+    if (!x)
         return -1;
-    return ev_ein_strides(c, e, terms, in);
-}
-
-/* Advances the labels [from, to) odometer, keeping offsets in step. */
-static void ev_ein_next(const EvEin *e, const int64_t *dims, size_t *coord,
-                        size_t *off, size_t from, size_t to)
-{
-    for (size_t k = to; k-- > from;) {
-        for (size_t j = 0; j < e->nin; j++)
-            off[j] += e->st[j * e->nl + k];
-        if (++coord[k] < (size_t)dims[k])
-            return;
-        for (size_t j = 0; j < e->nin; j++)
-            off[j] -= coord[k] * e->st[j * e->nl + k];
-        coord[k] = 0;
-    }
-}
-
-/* Each output element: the sum over the summed labels of the product of
- * the inputs' elements (double for floats, wrapping uint64 for ints). */
-static void ev_ein_run(EvCtx *c, const EvEin *e, EvValue **in,
-                       const int64_t *dims, EvValue *y)
-{
-    size_t nsum = ev_dims_prod(dims, e->nout, e->nl);
-    size_t coord[EV_EIN_NL] = {0};
-    size_t *off = ev_tmp(c, e->nin, sizeof *off);
-    bool fl = ev_dtype_is_float(y->dtype);
-    for (size_t i = 0; i < y->numel; i++) {
-        double fa = 0;
-        uint64_t ia = 0;
-        for (size_t s = 0; s < nsum; s++) {
-            double fp = 1;
-            uint64_t ip = 1;
-            for (size_t j = 0; j < e->nin; j++) {
-                if (fl)
-                    fp *= ev_rd(in[j], off[j]);
-                else
-                    ip *= ev_get_u(in[j], off[j]);
-            }
-            fa += fp, ia += ip;
-            ev_ein_next(e, dims, coord, off, e->nout, e->nl);
-        }
-        if (fl)
-            ev_set_f(y, i, fa);
-        else
-            ev_set_u(y, i, ia);
-        ev_ein_next(e, dims, coord, off, 0, e->nout);
-    }
-}
-
-static int ev_einsum(EvCtx *c)
-{
-    if (c->n_in == 0)
-        return ev_fail(c, "Einsum needs an input");
-    EvValue **in = ev_tmp(c, c->n_in, sizeof *in);
-    for (size_t j = 0; j < c->n_in; j++) {
-        if (!(in[j] = ev_in_tensor(c, j)))
-            return -1;
-        if (in[j]->dtype != in[0]->dtype)
-            return ev_fail(c, "inputs differ in element type");
-    }
-    int32_t t = in[0]->dtype;
-    if (!ev_dtype_is_float(t) && !ev_dtype_is_int(t))
-        return ev_fail(c, "element type %d is not supported", (int)t);
-    const char *eq0 = ev_attr_s(c, "equation", NULL);
-    if (!eq0)
-        return ev_fail(c, "attribute equation is required");
-    char *eq = ev_tmp(c, strlen(eq0) + 1, 1), **terms;
-    size_t m = 0;
-    for (const char *p = eq0; *p; p++)
-        if (*p != ' ' && *p != '\t')
-            eq[m++] = *p;
-    terms = ev_tmp(c, c->n_in, sizeof *terms);
-    char *outp;
-    EvEin e = {.nin = c->n_in};
-    if (ev_ein_split(c, eq, terms, &outp) ||
-        ev_ein_plan(c, &e, terms, outp, in))
+    size_t na, axis;
+    int64_t *av = ev_in_ints(c, 1, &na);
+    if (!av)
         return -1;
-    int64_t dims[EV_EIN_LETTERS + EV_MAX_RANK];
-    for (size_t k = 0; k < e.nl; k++)
-        dims[k] = e.dim[e.lab[k]];
-    if (e.nout > EV_MAX_RANK)
-        return ev_fail(c, "output rank %zu is above the limit", e.nout);
-    EvValue *y = ev_out_tensor(c, 0, t, e.nout, dims);
+    if (na != 1)
+        return ev_fail(c, "axis must hold one value, not %zu", na);
+    if (x->rank == 0)
+        return ev_fail(c, "x must have rank 1 or more");
+    if (ev_axis(c, "axis", av[0], x->rank, 0, &axis))
+        return -1;
+    if (!ev_dtype_is_float(x->dtype) && !ev_dtype_is_int(x->dtype))
+        return ev_fail(c, "element type %d is not supported", (int)x->dtype);
+    bool excl = ev_attr_i(c, "exclusive") != 0;
+    bool rev = ev_attr_i(c, "reverse") != 0;
+    EvValue *y = ev_out_like(c, 0, x);
     if (!y)
         return -1;
-    ev_ein_run(c, &e, in, dims, y);
+    size_t outer = ev_dims_prod(x->dims, 0, axis), n = (size_t)x->dims[axis];
+    size_t inner = ev_dims_prod(x->dims, axis + 1, x->rank);
+    bool fl = ev_dtype_is_float(x->dtype);
+    for (size_t o = 0; o < outer; o++)
+        for (size_t e = 0; e < inner; e++) {
+            double fa = prod ? 1 : 0;
+            uint64_t ia = prod ? 1 : 0;
+            for (size_t s = 0; s < n; s++) {
+                size_t j = rev ? n - 1 - s : s;
+                size_t k = (o * n + j) * inner + e;
+                if (excl)
+                    fl ? ev_set_f(y, k, fa) : ev_set_u(y, k, ia);
+                if (fl) {
+                    double v = ev_get_f(x, k);
+                    fa = prod ? fa * v : fa + v;
+                } else {
+                    uint64_t v = ev_get_u(x, k);
+                    ia = prod ? ia * v : ia + v;
+                }
+                if (!excl)
+                    fl ? ev_set_f(y, k, fa) : ev_set_u(y, k, ia);
+            }
+        }
     return 0;
+}
+
+static int ev_cumsum(EvCtx *c)
+{
+    return ev_cumulate(c, false);
+}
+
+static int ev_cumprod(EvCtx *c)
+{
+    return ev_cumulate(c, true);
 }
 
 /* ---- Det --------------------------------------------------------------- */
@@ -877,12 +630,12 @@ static int ev_nll(EvCtx *c, const double *lp, int32_t dtype,
                   const EvValue *tg, const EvValue *w, size_t n, size_t cls,
                   size_t sp)
 {
-    const char *red = ev_attr_s(c, "reduction", "mean");
+    const char *red = ev_attr_s(c, "reduction");
     bool none = strcmp(red, "none") == 0, sum = strcmp(red, "sum") == 0;
     if (!none && !sum && strcmp(red, "mean") != 0)
         return ev_fail(c, "reduction '%s' is not supported", red);
     bool has_ii = ev_attr(c, "ignore_index") != NULL;
-    int64_t ii = ev_attr_i(c, "ignore_index", 0);
+    int64_t ii = ev_attr_i_or(c, "ignore_index", 0);
     EvValue *y = none ? ev_out_tensor(c, 0, dtype, tg->rank, tg->dims)
                       : ev_out_tensor(c, 0, dtype, 0, NULL);
     if (!y)
@@ -973,7 +726,8 @@ const EvOp ev_ops_reduce[] = {
     {"", "ReduceSumSquare", ev_reduce_sumsq},
     {"", "ArgMax", ev_argmax},
     {"", "ArgMin", ev_argmin},
-    {"", "Einsum", ev_einsum},
+    {"", "CumSum", ev_cumsum},
+    {"", "CumProd", ev_cumprod},
     {"", "Det", ev_det},
     {"", "NegativeLogLikelihoodLoss", ev_nll_loss},
     {"", "SoftmaxCrossEntropyLoss", ev_sce_loss},

@@ -212,16 +212,16 @@ static void ev_rs_weights(const EvResize *r, size_t ax, double xo, size_t n,
 
 static size_t ev_rs_ncomp(int32_t dtype)
 {
-    return dtype == EV_COMPLEX64 || dtype == EV_COMPLEX128 ? 2 : 1;
+    return dtype == IR_COMPLEX64 || dtype == IR_COMPLEX128 ? 2 : 1;
 }
 
 static void ev_rs_load(const EvValue *t, size_t k, double *v)
 {
-    if (t->dtype == EV_COMPLEX64) {
+    if (t->dtype == IR_COMPLEX64) {
         const float *p = t->data;
         v[0] = p[2 * k];
         v[1] = p[2 * k + 1];
-    } else if (t->dtype == EV_COMPLEX128) {
+    } else if (t->dtype == IR_COMPLEX128) {
         const double *p = t->data;
         v[0] = p[2 * k];
         v[1] = p[2 * k + 1];
@@ -232,11 +232,11 @@ static void ev_rs_load(const EvValue *t, size_t k, double *v)
 
 static void ev_rs_store(EvValue *t, size_t k, const double *v)
 {
-    if (t->dtype == EV_COMPLEX64) {
+    if (t->dtype == IR_COMPLEX64) {
         float *p = t->data;
         p[2 * k] = (float)v[0];
         p[2 * k + 1] = (float)v[1];
-    } else if (t->dtype == EV_COMPLEX128) {
+    } else if (t->dtype == IR_COMPLEX128) {
         double *p = t->data;
         p[2 * k] = v[0];
         p[2 * k + 1] = v[1];
@@ -248,7 +248,7 @@ static void ev_rs_store(EvValue *t, size_t k, const double *v)
 /* Element k of y := element off of x (strings copied). */
 static void ev_rs_copy(EvValue *y, size_t k, const EvValue *x, size_t off)
 {
-    if (x->dtype == EV_STRING) {
+    if (x->dtype == IR_STRING) {
         const EvStr *s = (const EvStr *)x->data + off;
         EvStr *d = (EvStr *)y->data + k;
         d->p = malloc(s->len + 1);
@@ -267,7 +267,7 @@ static void ev_rs_copy(EvValue *y, size_t k, const EvValue *x, size_t off)
 static void ev_rs_fill(EvValue *y, size_t k, double v)
 {
     double e[2] = { v, 0.0 };
-    if (y->dtype != EV_STRING)
+    if (y->dtype != IR_STRING)
         ev_rs_store(y, k, e);
 }
 
@@ -370,7 +370,7 @@ static int ev_rs_run_interp(EvCtx *c, const EvResize *r, const EvValue *x,
     int64_t cur[EV_MAX_RANK];
     double *buf;
 
-    if (x->dtype == EV_STRING)
+    if (x->dtype == IR_STRING)
         return ev_fail(c, "linear and cubic modes cannot interpolate strings");
     if (!ir_mul_size(x->numel, nc, &total) ||
         !(buf = ev_tmp(c, total, sizeof *buf)))
@@ -464,7 +464,7 @@ static int ev_rs_scales_vec(EvCtx *c, EvResize *r, size_t n, const double *s)
 
 static int ev_rs_upsample_mode(EvCtx *c, EvResize *r)
 {
-    const char *m = ev_attr_s(c, "mode", "nearest");
+    const char *m = ev_attr_s(c, "mode");
     if (!strcmp(m, "nearest"))
         r->mode = EV_RS_NEAREST;
     else if (!strcmp(m, "linear") || !strcmp(m, "bilinear"))
@@ -495,8 +495,8 @@ static int ev_upsample(EvCtx *c)
         if (x->rank != 4)
             return ev_fail(c, "input must be 4-D, got rank %zu", x->rank);
         s[0] = s[1] = 1.0;
-        s[2] = ev_attr_f(c, "height_scale", 1.0f);
-        s[3] = ev_attr_f(c, "width_scale", 1.0f);
+        s[2] = ev_attr_f_or(c, "height_scale", 1.0f);
+        s[3] = ev_attr_f_or(c, "width_scale", 1.0f);
         n = 4;
     } else if (c->ver < 9) {
         const float *f;
@@ -535,7 +535,7 @@ static int ev_rs_resize_attrs(EvCtx *c, EvResize *r)
     static const char *const nms[] = {
         "round_prefer_floor", "round_prefer_ceil", "floor", "ceil"
     };
-    const char *m = ev_attr_s(c, "mode", "nearest"), *s;
+    const char *m = ev_attr_s(c, "mode"), *s;
     size_t i;
 
     if (!strcmp(m, "nearest"))
@@ -551,7 +551,7 @@ static int ev_rs_resize_attrs(EvCtx *c, EvResize *r)
         r->nearest = EV_NM_SIMPLE;
         return 0;
     }
-    s = ev_attr_s(c, "coordinate_transformation_mode", "half_pixel");
+    s = ev_attr_s_or(c, "coordinate_transformation_mode", "half_pixel");
     for (i = 0; i < sizeof ctms / sizeof *ctms && strcmp(s, ctms[i]); i++)
         ;
     if (i == sizeof ctms / sizeof *ctms ||
@@ -559,17 +559,17 @@ static int ev_rs_resize_attrs(EvCtx *c, EvResize *r)
         (i == EV_CT_TF_NN && c->ver >= 13))
         return ev_fail(c, "unknown coordinate_transformation_mode '%s'", s);
     r->ctm = (int)i;
-    s = ev_attr_s(c, "nearest_mode", "round_prefer_floor");
+    s = ev_attr_s_or(c, "nearest_mode", "round_prefer_floor");
     for (i = 0; i < sizeof nms / sizeof *nms && strcmp(s, nms[i]); i++)
         ;
     if (i == sizeof nms / sizeof *nms)
         return ev_fail(c, "unknown nearest_mode '%s'", s);
     r->nearest = (int)i;
-    r->cubic_a = ev_attr_f(c, "cubic_coeff_a", -0.75f);
-    r->exclude_outside = ev_attr_i(c, "exclude_outside", 0) != 0;
-    r->extrapolation = ev_attr_f(c, "extrapolation_value", 0.0f);
+    r->cubic_a = ev_attr_f_or(c, "cubic_coeff_a", -0.75f);
+    r->exclude_outside = ev_attr_i(c, "exclude_outside") != 0;
+    r->extrapolation = ev_attr_f(c, "extrapolation_value");
     if (c->ver >= 18)
-        r->antialias = ev_attr_i(c, "antialias", 0) != 0 &&
+        r->antialias = ev_attr_i(c, "antialias") != 0 &&
                        r->mode != EV_RS_NEAREST;
     return 0;
 }
@@ -622,7 +622,7 @@ static int ev_rs_sizes(EvCtx *c, EvResize *r, const size_t *axes, size_t n)
     size_t cnt;
     int64_t *sz = ev_in_ints(c, 3, &cnt);
     const char *pol = c->ver >= 18
-        ? ev_attr_s(c, "keep_aspect_ratio_policy", "stretch") : "stretch";
+        ? ev_attr_s_or(c, "keep_aspect_ratio_policy", "stretch") : "stretch";
     double s = 0;
 
     if (!sz)

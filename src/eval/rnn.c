@@ -211,7 +211,7 @@ static EvValue *ev_rnn_opt_in(EvCtx *c, size_t i, int32_t dtype,
 
 static int ev_rnn_direction(EvCtx *c, EvRnn *r)
 {
-    const char *dir = ev_attr_s(c, "direction", "forward");
+    const char *dir = ev_attr_s_or(c, "direction", "forward");
     if (!dir)
         return ev_fail(c, "bad direction attribute");
     if (!strcmp(dir, "forward") || !strcmp(dir, "foward"))
@@ -234,16 +234,16 @@ static int ev_rnn_setup(EvCtx *c, EvRnn *r)
     r->n_act = r->kind == EV_RNN_SIMPLE ? 1 : r->kind == EV_RNN_GRU ? 2 : 3;
     if (ev_rnn_direction(c, r))
         return -1;
-    r->layout = c->ver >= 14 ? ev_attr_i(c, "layout", 0) : 0;
+    r->layout = c->ver >= 14 ? ev_attr_i(c, "layout") : 0;
     if (r->layout != 0 && r->layout != 1)
         return ev_fail(c, "layout must be 0 or 1");
     r->lbr = r->kind == EV_RNN_GRU && c->ver >= 3 &&
-             ev_attr_i(c, "linear_before_reset", 0) != 0;
+             ev_attr_i(c, "linear_before_reset") != 0;
     r->input_forget = r->kind == EV_RNN_LSTM &&
-                      ev_attr_i(c, "input_forget", 0) != 0;
+                      ev_attr_i(c, "input_forget") != 0;
     if (ev_attr(c, "clip")) {
         r->has_clip = true;
-        r->clip = ev_attr_f(c, "clip", 0);
+        r->clip = ev_attr_f_or(c, "clip", 0);
         if (!(r->clip >= 0))
             return ev_fail(c, "clip must not be negative");
     }
@@ -256,7 +256,7 @@ static int ev_rnn_setup(EvCtx *c, EvRnn *r)
     if (!r->r)
         return -1;
     int32_t dt = r->x->dtype;
-    if (!ev_dtype_is_float(dt) || dt == EV_COMPLEX64 || dt == EV_COMPLEX128)
+    if (!ev_dtype_is_float(dt) || dt == IR_COMPLEX64 || dt == IR_COMPLEX128)
         return ev_fail(c, "unsupported input type %d", (int)dt);
     if (r->w->dtype != dt || r->r->dtype != dt)
         return ev_fail(c, "W and R must have X's type");
@@ -267,7 +267,7 @@ static int ev_rnn_setup(EvCtx *c, EvRnn *r)
     r->in = (size_t)r->x->dims[2];
     r->hid = (size_t)r->r->dims[2];
     if (ev_attr(c, "hidden_size")) {
-        int64_t hs = ev_attr_i(c, "hidden_size", 0);
+        int64_t hs = ev_attr_i_or(c, "hidden_size", 0);
         if (hs < 0 || (uint64_t)hs != r->hid)
             return ev_fail(c, "hidden_size %lld does not match R",
                            (long long)hs);
@@ -356,7 +356,7 @@ static double *ev_rnn_doubles(EvCtx *c, const EvValue *t, size_t off,
     double *v = ev_rnn_zeros(c, n);
     if (!v)
         return NULL;
-    if (t->dtype == EV_FLOAT) {
+    if (t->dtype == IR_FLOAT) {
         const float *f = (const float *)t->data + off;
         for (size_t k = 0; k < n; k++)
             v[k] = f[k];
@@ -380,7 +380,7 @@ static double *ev_rnn_project(EvCtx *c, const EvRnn *r, size_t d)
     if (!out)
         return NULL;
     if (n && r->in) {
-        if (r->x->dtype == EV_FLOAT) {
+        if (r->x->dtype == IR_FLOAT) {
             float *f = ev_tmp(c, n, sizeof *f);
             if (!f)
                 return NULL;

@@ -72,7 +72,7 @@ static int ev_in_scalar_int(EvCtx *c, size_t i, const char *what,
     EvValue *t = ev_in_tensor(c, i);
     if (!t)
         return -1;
-    if (t->dtype != EV_INT32 && t->dtype != EV_INT64)
+    if (t->dtype != IR_INT32 && t->dtype != IR_INT64)
         return ev_fail(c, "%s must be int32 or int64", what);
     if (t->numel != 1 || t->rank > 1)
         return ev_fail(c, "%s must be a scalar", what);
@@ -121,7 +121,7 @@ static int ev_sequence_construct(EvCtx *c)
 
 static int ev_sequence_empty(EvCtx *c)
 {
-    int64_t dtype = ev_attr_i(c, "dtype", EV_FLOAT);
+    int64_t dtype = ev_attr_i_or(c, "dtype", IR_FLOAT);
     if (dtype <= 0 || dtype > INT32_MAX || !ev_dtype_size((int32_t)dtype))
         return ev_fail(c, "dtype %lld is not a supported element type",
                        (long long)dtype);
@@ -204,7 +204,7 @@ static int ev_sequence_length(EvCtx *c)
     EvValue *s = ev_in_seq(c, 0);
     if (!s)
         return -1;
-    EvValue *o = ev_out_tensor(c, 0, EV_INT64, 0, NULL);
+    EvValue *o = ev_out_tensor(c, 0, IR_INT64, 0, NULL);
     if (!o)
         return -1;
     ev_set_i(o, 0, (int64_t)s->n_items);
@@ -224,7 +224,7 @@ static int ev_split_lengths(EvCtx *c, int64_t len, int64_t **out, size_t *n)
         *n = (size_t)len;
         return 0;
     }
-    if (sp->kind != EV_TENSOR || (sp->dtype != EV_INT32 && sp->dtype != EV_INT64))
+    if (sp->kind != EV_TENSOR || (sp->dtype != IR_INT32 && sp->dtype != IR_INT64))
         return ev_fail(c, "split must be an int32 or int64 tensor");
     if (sp->rank == 0) {
         int64_t s = ev_get_i(sp, 0);
@@ -286,9 +286,9 @@ static int ev_split_to_sequence(EvCtx *c)
 {
     EvValue *x = ev_in_tensor(c, 0);
     size_t ax;
-    if (!x || ev_axis(c, "axis", ev_attr_i(c, "axis", 0), x->rank, 0, &ax))
+    if (!x || ev_axis(c, "axis", ev_attr_i(c, "axis"), x->rank, 0, &ax))
         return -1;
-    bool squeeze = !ev_in(c, 1) && ev_attr_i(c, "keepdims", 1) == 0;
+    bool squeeze = !ev_in(c, 1) && ev_attr_i(c, "keepdims") == 0;
     int64_t *lens = NULL;
     size_t n = 0;
     if (ev_split_lengths(c, x->dims[ax], &lens, &n))
@@ -356,10 +356,10 @@ static int ev_concat_from_sequence(EvCtx *c)
         return ev_fail(c, "cannot concatenate an empty sequence");
     if (s->items[0]->kind != EV_TENSOR)
         return ev_fail(c, "the sequence must hold tensors");
-    bool stack = ev_attr_i(c, "new_axis", 0) != 0;
+    bool stack = ev_attr_i(c, "new_axis") != 0;
     size_t ax = 0, rank = 0;
     int64_t dims[EV_MAX_RANK + 1];
-    if (ev_axis(c, "axis", ev_attr_i(c, "axis", 0), s->items[0]->rank, stack,
+    if (ev_axis(c, "axis", ev_attr_i_or(c, "axis", 0), s->items[0]->rank, stack,
                 &ax) ||
         ev_concat_dims(c, s, ax, stack, dims, &rank))
         return -1;
@@ -410,7 +410,7 @@ static int ev_optional_has_element(EvCtx *c)
     if (!x && c->ver < 18)
         return ev_fail(c, "input 0 is missing");
     bool has = x && (x->kind != EV_OPTIONAL || x->n_items > 0);
-    EvValue *o = ev_out_tensor(c, 0, EV_BOOL, 0, NULL);
+    EvValue *o = ev_out_tensor(c, 0, IR_BOOL, 0, NULL);
     if (!o)
         return -1;
     ev_set_i(o, 0, has);

@@ -205,8 +205,8 @@ static int ev_fft_plan(EvCtx *c, EvFft *p, size_t n)
 
 static bool ev_sig_float(int32_t dt)
 {
-    return dt == EV_FLOAT || dt == EV_DOUBLE || dt == EV_FLOAT16 ||
-           dt == EV_BFLOAT16;
+    return dt == IR_FLOAT || dt == IR_DOUBLE || dt == IR_FLOAT16 ||
+           dt == IR_BFLOAT16;
 }
 
 /* A scalar integer input (NULL allowed: *present false). */
@@ -217,7 +217,7 @@ static int ev_sig_scalar(EvCtx *c, size_t i, bool *present, int64_t *v)
     if (!t)
         return 0;
     if (t->kind != EV_TENSOR || t->numel != 1 || t->rank > 1 ||
-        (t->dtype != EV_INT32 && t->dtype != EV_INT64))
+        (t->dtype != IR_INT32 && t->dtype != IR_INT64))
         return ev_fail(c, "input %zu must be an integer scalar", i);
     *v = ev_get_i(t, 0);
     return 0;
@@ -234,12 +234,12 @@ static int ev_dft_setup(EvCtx *c, const EvValue *x, EvDft *d)
     bool has_n, has_axis;
     size_t r = x->rank;
 
-    d->inverse = ev_attr_i(c, "inverse", 0) != 0;
-    d->onesided = ev_attr_i(c, "onesided", 0) != 0;
+    d->inverse = ev_attr_i(c, "inverse") != 0;
+    d->onesided = ev_attr_i(c, "onesided") != 0;
     if (ev_sig_scalar(c, 1, &has_n, &n) < 0)
         return -1;
     if (c->ver < 20)
-        axis = ev_attr_i(c, "axis", 1);
+        axis = ev_attr_i_or(c, "axis", 1);
     else if (ev_sig_scalar(c, 2, &has_axis, &axis) < 0)
         return -1;
     if (r < 2 || (x->dims[r - 1] != 1 && x->dims[r - 1] != 2))
@@ -328,7 +328,7 @@ static int ev_dft(EvCtx *c)
 static int ev_stft(EvCtx *c)
 {
     EvValue *x = ev_in_tensor(c, 0), *w = ev_in(c, 2), *y;
-    bool onesided = ev_attr_i(c, "onesided", 1) != 0, has_step, has_fl;
+    bool onesided = ev_attr_i(c, "onesided") != 0, has_step, has_fl;
     int64_t step = 0, fl = 0, dims[4];
     size_t len, nc, frames, bins;
     EvFft p;
@@ -392,9 +392,9 @@ static int ev_stft(EvCtx *c)
 static bool ev_sig_out_type_ok(int64_t dt)
 {
     switch (dt) {
-    case EV_UINT8: case EV_UINT16: case EV_UINT32: case EV_UINT64:
-    case EV_INT8: case EV_INT16: case EV_INT32: case EV_INT64:
-    case EV_FLOAT16: case EV_FLOAT: case EV_DOUBLE: case EV_BFLOAT16:
+    case IR_UINT8: case IR_UINT16: case IR_UINT32: case IR_UINT64:
+    case IR_INT8: case IR_INT16: case IR_INT32: case IR_INT64:
+    case IR_FLOAT16: case IR_FLOAT: case IR_DOUBLE: case IR_BFLOAT16:
         return true;
     default:
         return false;
@@ -405,8 +405,8 @@ enum { EV_WIN_HANN, EV_WIN_HAMMING, EV_WIN_BLACKMAN };
 
 static int ev_window(EvCtx *c, int kind)
 {
-    int64_t size = 0, dt = ev_attr_i(c, "output_datatype", EV_FLOAT);
-    bool periodic = ev_attr_i(c, "periodic", 1) != 0, has;
+    int64_t size = 0, dt = ev_attr_i(c, "output_datatype");
+    bool periodic = ev_attr_i(c, "periodic") != 0, has;
     EvValue *y;
     double denom;
 
@@ -462,7 +462,7 @@ static double ev_mel(bool dbl, double hz)
 
 static int ev_melweightmatrix(EvCtx *c)
 {
-    int64_t nmel = 0, dft = 0, rate = 0, dt = ev_attr_i(c, "output_datatype", EV_FLOAT);
+    int64_t nmel = 0, dft = 0, rate = 0, dt = ev_attr_i(c, "output_datatype");
     EvValue *lo = ev_in_tensor(c, 3), *hi = ev_in_tensor(c, 4), *y;
     bool h1, h2, h3, dbl;
     double lmel, step;
@@ -483,7 +483,7 @@ static int ev_melweightmatrix(EvCtx *c)
     y = ev_out_tensor(c, 0, (int32_t)dt, 2, dims);
     if (!y)
         return -1;
-    dbl = lo->dtype == EV_DOUBLE;
+    dbl = lo->dtype == IR_DOUBLE;
     lmel = ev_mel(dbl, ev_get_f(lo, 0));
     step = ev_mel(dbl, ev_get_f(hi, 0)) - lmel;
     step = dbl ? step / (double)(nmel + 2) : (double)((float)step / (float)(nmel + 2));

@@ -48,7 +48,7 @@ static int ev_str_set(EvCtx *c, EvStr *dst, const char *p, size_t n)
 static EvValue *ev_str_in(EvCtx *c, size_t i)
 {
     EvValue *x = ev_in_tensor(c, i);
-    if (x && x->dtype != EV_STRING) {
+    if (x && x->dtype != IR_STRING) {
         ev_fail(c, "input %zu must be a string tensor", i);
         return NULL;
     }
@@ -66,7 +66,7 @@ static int ev_string_concat(EvCtx *c)
     int64_t dims[EV_MAX_RANK];
     if (ev_broadcast_shape(c, 2, t, &rank, dims))
         return -1;
-    EvValue *z = ev_out_tensor(c, 0, EV_STRING, rank, dims);
+    EvValue *z = ev_out_tensor(c, 0, IR_STRING, rank, dims);
     if (!z)
         return -1;
     EvBcast b;
@@ -173,7 +173,7 @@ static int ev_string_split(EvCtx *c)
     EvValue *x = ev_str_in(c, 0);
     if (!x)
         return -1;
-    const char *delim = ev_attr_s(c, "delimiter", "");
+    const char *delim = ev_attr_s_or(c, "delimiter", "");
     if (!delim)
         return ev_fail(c, "bad delimiter attribute");
     const IrAttr *da = ev_attr(c, "delimiter");
@@ -181,7 +181,7 @@ static int ev_string_split(EvCtx *c)
     size_t dlen = da && da->has_s ? da->s.len : strlen(delim);
     if (da && da->has_s && da->s.len)
         delim = (const char *)da->s.data;
-    int64_t maxsplit = ev_attr_i(c, "maxsplit", -1);
+    int64_t maxsplit = ev_attr_i_or(c, "maxsplit", -1);
     if (maxsplit < 0)
         maxsplit = -1;
     const EvStr *xs = x->data;
@@ -196,8 +196,8 @@ static int ev_string_split(EvCtx *c)
     for (size_t d = 0; d < x->rank; d++)
         dims[d] = x->dims[d];
     dims[x->rank] = (int64_t)width;
-    EvValue *y = ev_out_tensor(c, 0, EV_STRING, x->rank + 1, dims);
-    EvValue *z = y ? ev_out_tensor(c, 1, EV_INT64, x->rank, x->dims) : NULL;
+    EvValue *y = ev_out_tensor(c, 0, IR_STRING, x->rank + 1, dims);
+    EvValue *z = y ? ev_out_tensor(c, 1, IR_INT64, x->rank, x->dims) : NULL;
     if (!z)
         return -1;
     EvPiece *pieces = ev_tmp(c, width ? width : 1, sizeof *pieces);
@@ -704,7 +704,7 @@ static int ev_regex_full_match(EvCtx *c)
         return ev_fail(c, "pattern '%.*s' rejected by regcomp: %s",
                        (int)(r.n > 80 ? 80 : r.n), r.p, msg);
     }
-    EvValue *y = ev_out_tensor(c, 0, EV_BOOL, x->rank, x->dims);
+    EvValue *y = ev_out_tensor(c, 0, IR_BOOL, x->rank, x->dims);
     if (!y) {
         regfree(&re);
         return -1;
@@ -836,8 +836,8 @@ static int ev_string_normalizer(EvCtx *c)
         return -1;
     if (!(x->rank == 1 || (x->rank == 2 && x->dims[0] == 1)))
         return ev_fail(c, "X must have shape [C] or [1, C]");
-    const char *action = ev_attr_s(c, "case_change_action", "NONE");
-    const char *locale = ev_attr_s(c, "locale", "");
+    const char *action = ev_attr_s(c, "case_change_action");
+    const char *locale = ev_attr_s_or(c, "locale", "");
     if (!action || !locale)
         return ev_fail(c, "bad string attribute");
     int mode;
@@ -852,7 +852,7 @@ static int ev_string_normalizer(EvCtx *c)
     if (!strncmp(locale, "tr", 2) || !strncmp(locale, "az", 2))
         return ev_fail(c, "locale '%s' needs Turkic case mapping, not supported",
                        locale);
-    bool sensitive = ev_attr_i(c, "is_case_sensitive", 0) != 0;
+    bool sensitive = ev_attr_i(c, "is_case_sensitive") != 0;
     const IrBytes *stop = NULL;
     long n_stop = ev_attr_strings(c, "stopwords", &stop);
     const EvStr *xs = x->data;
@@ -867,7 +867,7 @@ static int ev_string_normalizer(EvCtx *c)
     int64_t dims[2] = {1, (int64_t)(kept ? kept : 1)};
     if (x->rank == 1)
         dims[0] = dims[1];
-    EvValue *y = ev_out_tensor(c, 0, EV_STRING, x->rank, dims);
+    EvValue *y = ev_out_tensor(c, 0, IR_STRING, x->rank, dims);
     if (!y)
         return -1;
     EvStr *ys = y->data;

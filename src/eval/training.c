@@ -43,7 +43,7 @@ static int ev_opt_inputs(EvCtx *c, size_t groups, size_t *n, double *r,
         return -1;
     if (!ev_dtype_is_float(R->dtype) || R->numel != 1)
         return ev_fail(c, "R must be a float scalar");
-    if (T->dtype != EV_INT64 || T->numel != 1)
+    if (T->dtype != IR_INT64 || T->numel != 1)
         return ev_fail(c, "T must be an int64 scalar");
     *r = ev_get_f(R, 0);
     *t = ev_get_i(T, 0);
@@ -79,9 +79,9 @@ static int ev_adagrad(EvCtx *c)
     int64_t T;
     if (ev_opt_inputs(c, 3, &n, &R, &T))
         return -1;
-    double decay = ev_attr_f(c, "decay_factor", 0.0f);
-    double eps = ev_attr_f(c, "epsilon", 1e-6f);
-    double norm = ev_attr_f(c, "norm_coefficient", 0.0f);
+    double decay = ev_attr_f(c, "decay_factor");
+    double eps = ev_attr_f_or(c, "epsilon", 1e-6f);
+    double norm = ev_attr_f(c, "norm_coefficient");
     double r = R / (1.0 + (double)T * decay);
     for (size_t i = 0; i < n; i++) {
         const EvValue *X = c->in[2 + i], *G = c->in[2 + n + i],
@@ -112,9 +112,9 @@ static int ev_momentum(EvCtx *c)
     for (size_t i = 0; i < 4; i++)
         if (!ev_attr(c, req[i]))
             return ev_fail(c, "attribute '%s' is required", req[i]);
-    double alpha = ev_attr_f(c, "alpha", 0), beta = ev_attr_f(c, "beta", 0);
-    double norm = ev_attr_f(c, "norm_coefficient", 0);
-    const char *mode = ev_attr_s(c, "mode", "");
+    double alpha = ev_attr_f_or(c, "alpha", 0), beta = ev_attr_f_or(c, "beta", 0);
+    double norm = ev_attr_f_or(c, "norm_coefficient", 0);
+    const char *mode = ev_attr_s_or(c, "mode", "");
     bool nesterov = !strcmp(mode, "nesterov");
     if (!nesterov && strcmp(mode, "standard"))
         return ev_fail(c, "mode '%s' is neither 'standard' nor 'nesterov'",
@@ -145,11 +145,11 @@ static int ev_adam(EvCtx *c)
     int64_t T;
     if (ev_opt_inputs(c, 4, &n, &R, &T))
         return -1;
-    double alpha = ev_attr_f(c, "alpha", 0.9f);
-    double beta = ev_attr_f(c, "beta", 0.999f);
-    double eps = ev_attr_f(c, "epsilon", 1e-6f);
-    double norm = ev_attr_f(c, "norm_coefficient", 0.0f);
-    double post = ev_attr_f(c, "norm_coefficient_post", 0.0f);
+    double alpha = ev_attr_f(c, "alpha");
+    double beta = ev_attr_f(c, "beta");
+    double eps = ev_attr_f_or(c, "epsilon", 1e-6f);
+    double norm = ev_attr_f(c, "norm_coefficient");
+    double post = ev_attr_f(c, "norm_coefficient_post");
     /* Bias correction of the running averages, from the second update. */
     double ra = T > 0 ? R * sqrt(1.0 - pow(beta, (double)T)) /
                             (1.0 - pow(alpha, (double)T))
@@ -298,7 +298,7 @@ static EvValue *ev_g_tensor(EvCtx *c, size_t rank, const int64_t *dims)
     int64_t *d = ev_tmp(c, rank ? rank : 1, sizeof *d);
     if (rank)
         memcpy(d, dims, rank * sizeof *d);
-    *t = (EvValue){.kind = EV_TENSOR, .refs = 1, .dtype = EV_DOUBLE,
+    *t = (EvValue){.kind = EV_TENSOR, .refs = 1, .dtype = IR_DOUBLE,
                    .rank = rank, .dims = d, .numel = n, .data = data};
     return t;
 }
@@ -362,8 +362,8 @@ static int ev_g_table(EvGrad *g)
  * type of its x. */
 static bool ev_g_out_type(int32_t dtype)
 {
-    return dtype == EV_FLOAT || dtype == EV_DOUBLE || dtype == EV_FLOAT16 ||
-           dtype == EV_BFLOAT16;
+    return dtype == IR_FLOAT || dtype == IR_DOUBLE || dtype == IR_FLOAT16 ||
+           dtype == IR_BFLOAT16;
 }
 
 static const char *ev_g_name(EvCtx *c, const IrBytes *b)
@@ -745,7 +745,7 @@ static int ev_gradient(EvCtx *c)
     if (ev_g_table(&g) || ev_g_bind(&g, "xs", 0, (size_t)nx, xs, true) ||
         ev_g_bind(&g, "zs", (size_t)nx, (size_t)nz, zs, false))
         return -1;
-    const char *yname = ev_attr_s(c, "y", "");
+    const char *yname = ev_attr_s_or(c, "y", "");
     EvGVal *y = ev_g_val(&g, ir_graph_find_local(g.graph, yname));
     if (!y)
         return ev_fail(c, "y '%s' is not a value of the graph", yname);
