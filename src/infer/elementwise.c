@@ -2,11 +2,13 @@
  * infer/elementwise.c - inference of elementwise ops: unary maps (output
  * shaped like the input) and n-ary ops with multidirectional broadcasting.
  * Element types come from the generic step (comparisons give bool through
- * their schema); the functions here only set shapes, plus Cast's type.
+ * their schema); the functions here only set shapes, plus the element
+ * types of Cast and BitCast.
  * Shape arithmetic (Add/Sub/Mul/Div on small integer tensors) also keeps
  * the tracked elements (symval) so that Reshape targets stay known.
  */
 #include "infer.h"
+#include "infer_ops.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -124,11 +126,6 @@ static int inf_nary(InfCtx *c)
     return inf_bcast_all(c);
 }
 
-static int inf_unary(InfCtx *c)
-{
-    return inf_same_as_input(c, 0);
-}
-
 /* Identity also passes tracked shape values through. */
 static int inf_identity(InfCtx *c)
 {
@@ -209,12 +206,6 @@ static int inf_where(InfCtx *c)
     return 0;
 }
 
-/* PRelu: slope broadcasts to X (unidirectionally from opset 7). */
-static int inf_prelu(InfCtx *c)
-{
-    return inf_same_as_input(c, 0);
-}
-
 /* Cast: element type from `to`; shape (and tracked elements, for integer
  * targets) unchanged. Before opset 6 `to` was a string. */
 /* The tracked elements of an integer value cast to float type `to`: the
@@ -274,6 +265,23 @@ static int inf_castlike(InfCtx *c)
     return 0;
 }
 
+/* BitCast: element type from `to`, which must have the input's bit
+ * width; shape unchanged. */
+static int inf_bitcast(InfCtx *c)
+{
+    int64_t to = inf_attr_i(c, "to", 0);
+    if (!inf_t_dtype_ok(to))
+        return inf_fail(c, "attribute", "'to' %lld is not a known data type",
+                        (long long)to);
+    int32_t from = inf_in_elem(c, 0);
+    if (from && ir_dtype_bits(from) != ir_dtype_bits((int32_t)to))
+        return inf_fail(c, "shape", "%s has %d bits but %s has %d",
+                        ir_dtype_name(from), ir_dtype_bits(from),
+                        ir_dtype_name((int32_t)to), ir_dtype_bits((int32_t)to));
+    inf_out_elem(c, 0, (int32_t)to);
+    return inf_same_as_input(c, 0);
+}
+
 const InfOp inf_ops_elementwise[] = {
     {"", "Add", inf_add}, {"", "Sub", inf_sub}, {"", "Mul", inf_mul},
     {"", "Div", inf_div}, {"", "Pow", inf_nary},
@@ -285,21 +293,20 @@ const InfOp inf_ops_elementwise[] = {
     {"", "BitwiseXor", inf_nary},
     {"", "Sum", inf_nary}, {"", "Max", inf_nary}, {"", "Min", inf_nary},
     {"", "Mean", inf_nary},
-    {"", "PRelu", inf_prelu},
     {"", "Cast", inf_cast}, {"", "CastLike", inf_castlike},
     {"", "Abs", inf_unary}, {"", "Acos", inf_unary}, {"", "Acosh", inf_unary},
     {"", "Asin", inf_unary}, {"", "Asinh", inf_unary}, {"", "Atan", inf_unary},
     {"", "Atanh", inf_unary}, {"", "BitwiseNot", inf_unary}, {"", "Ceil", inf_unary},
-    {"", "Celu", inf_unary}, {"", "Clip", inf_unary}, {"", "Cos", inf_unary},
-    {"", "Cosh", inf_unary}, {"", "Elu", inf_unary}, {"", "Erf", inf_unary},
-    {"", "Exp", inf_unary}, {"", "Floor", inf_unary}, {"", "Gelu", inf_unary},
-    {"", "HardSigmoid", inf_unary}, {"", "HardSwish", inf_unary},
+    {"", "Clip", inf_unary}, {"", "Cos", inf_unary},
+    {"", "Cosh", inf_unary}, {"", "Erf", inf_unary},
+    {"", "Exp", inf_unary}, {"", "Floor", inf_unary},
     {"", "Identity", inf_identity}, {"", "IsInf", inf_unary}, {"", "IsNaN", inf_unary},
-    {"", "LeakyRelu", inf_unary}, {"", "Log", inf_unary}, {"", "Mish", inf_unary},
+    {"", "Log", inf_unary},
     {"", "Neg", inf_neg}, {"", "Not", inf_unary}, {"", "Reciprocal", inf_unary},
-    {"", "Relu", inf_unary}, {"", "Round", inf_unary}, {"", "Selu", inf_unary},
-    {"", "Shrink", inf_unary}, {"", "Sigmoid", inf_unary}, {"", "Sign", inf_unary},
-    {"", "Sin", inf_unary}, {"", "Sinh", inf_unary}, {"", "Softplus", inf_unary},
-    {"", "Softsign", inf_unary}, {"", "Sqrt", inf_unary}, {"", "Swish", inf_unary},
-    {"", "Tan", inf_unary}, {"", "Tanh", inf_unary}, {"", "ThresholdedRelu", inf_unary},
+    {"", "Round", inf_unary},
+    {"", "Shrink", inf_unary}, {"", "Sign", inf_unary},
+    {"", "Sin", inf_unary}, {"", "Sinh", inf_unary},
+    {"", "Sqrt", inf_unary},
+    {"", "Tan", inf_unary}, {"", "Tanh", inf_unary},
+    {"", "BitCast", inf_bitcast},
     {NULL, NULL, NULL}};
