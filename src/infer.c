@@ -428,7 +428,7 @@ bool inf_attr_has(const InfCtx *c, const char *name)
     return inf_attr(c, name) != NULL;
 }
 
-int64_t inf_attr_i(const InfCtx *c, const char *name, int64_t dflt)
+int64_t inf_attr_i_or(const InfCtx *c, const char *name, int64_t dflt)
 {
     const IrAttr *a = inf_attr(c, name);
     if (a && a->has_i)
@@ -437,7 +437,7 @@ int64_t inf_attr_i(const InfCtx *c, const char *name, int64_t dflt)
     return s && s->has_default && s->type == 2 ? s->def_i : dflt;
 }
 
-float inf_attr_f(const InfCtx *c, const char *name, float dflt)
+float inf_attr_f_or(const InfCtx *c, const char *name, float dflt)
 {
     const IrAttr *a = inf_attr(c, name);
     if (a && a->has_f)
@@ -446,7 +446,7 @@ float inf_attr_f(const InfCtx *c, const char *name, float dflt)
     return s && s->has_default && s->type == 1 ? s->def_f : dflt;
 }
 
-const char *inf_attr_s(InfCtx *c, const char *name, const char *dflt)
+const char *inf_attr_s_or(InfCtx *c, const char *name, const char *dflt)
 {
     const IrAttr *a = inf_attr(c, name);
     if (a && a->has_s) {
@@ -461,6 +461,21 @@ const char *inf_attr_s(InfCtx *c, const char *name, const char *dflt)
     }
     const OsAttr *s = c->schema ? os_attr(c->schema, name) : NULL;
     return s && s->has_default && s->type == 3 ? s->def_s : dflt;
+}
+
+int64_t inf_attr_i(const InfCtx *c, const char *name)
+{
+    return inf_attr_i_or(c, name, 0);
+}
+
+float inf_attr_f(const InfCtx *c, const char *name)
+{
+    return inf_attr_f_or(c, name, 0.0f);
+}
+
+const char *inf_attr_s(InfCtx *c, const char *name)
+{
+    return inf_attr_s_or(c, name, NULL);
 }
 
 long inf_attr_ints(const InfCtx *c, const char *name, const int64_t **v)

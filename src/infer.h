@@ -158,12 +158,20 @@ const IrShape *inf_in_symval(const InfCtx *c, size_t i);
 /* The node's attribute (resolving ref_attr_name inside functions), or NULL. */
 const IrAttr *inf_attr(const InfCtx *c, const char *name);
 bool inf_attr_has(const InfCtx *c, const char *name);
-/* The attribute's value, else the schema's default, else dflt. */
-int64_t inf_attr_i(const InfCtx *c, const char *name, int64_t dflt);
-float inf_attr_f(const InfCtx *c, const char *name, float dflt);
+/* The attribute's value, else the default the operator table gives it
+ * at the node's version, else 0 (0.0f, NULL): an op function writes no
+ * default of its own. */
+int64_t inf_attr_i(const InfCtx *c, const char *name);
+float inf_attr_f(const InfCtx *c, const char *name);
 /* A string attribute as a C string (a copy in c->sbuf, valid until the
  * next call; strings longer than the buffer give NULL). */
-const char *inf_attr_s(InfCtx *c, const char *name, const char *dflt);
+const char *inf_attr_s(InfCtx *c, const char *name);
+/* The same with dflt in place of 0 when the table has no default: only
+ * where it has none (each use is listed in
+ * tests/attr_defaults_exceptions.txt with its reason). */
+int64_t inf_attr_i_or(const InfCtx *c, const char *name, int64_t dflt);
+float inf_attr_f_or(const InfCtx *c, const char *name, float dflt);
+const char *inf_attr_s_or(InfCtx *c, const char *name, const char *dflt);
 /* An INTS attribute: returns the count and sets *v (borrowed), or -1 when
  * it is absent and the schema has no default. */
 long inf_attr_ints(const InfCtx *c, const char *name, const int64_t **v);

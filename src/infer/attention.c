@@ -47,8 +47,8 @@ static int inf_attention(InfCtx *c)
     const IrShape *q = inf_in_shape(c, 0), *k = inf_in_shape(c, 1),
                   *v = inf_in_shape(c, 2), *pk = inf_in_shape(c, 4),
                   *pv = inf_in_shape(c, 5);
-    int64_t qh = inf_attr_has(c, "q_num_heads") ? inf_attr_i(c, "q_num_heads", 0) : 0;
-    int64_t kvh = inf_attr_has(c, "kv_num_heads") ? inf_attr_i(c, "kv_num_heads", 0) : 0;
+    int64_t qh = inf_attr_has(c, "q_num_heads") ? inf_attr_i(c, "q_num_heads") : 0;
+    int64_t kvh = inf_attr_has(c, "kv_num_heads") ? inf_attr_i(c, "kv_num_heads") : 0;
     IrDim hq = {0}, lq = {0}, e = {0}, hkv = {0}, lkv = {0}, ek = {0}, hv = {0},
           lv = {0}, ev = {0}, total = {0}, batch = {0};
     inf_attn_split(q, qh, &hq, &lq, &e);
@@ -138,7 +138,7 @@ static int inf_linearattention(InfCtx *c)
     if (inf_need_rank(c, 0, 3, "query") < 0 || inf_need_rank(c, 1, 3, "key") < 0 ||
         inf_need_rank(c, 2, 3, "value") < 0)
         return -1;
-    int64_t qh = inf_attr_i(c, "q_num_heads", 0), kvh = inf_attr_i(c, "kv_num_heads", 0);
+    int64_t qh = inf_attr_i(c, "q_num_heads"), kvh = inf_attr_i(c, "kv_num_heads");
     if (!inf_has_in(c, 3) && inf_in_elem(c, 0))
         inf_out_elem(c, 1, inf_in_elem(c, 0));
     const IrShape *q = inf_in_shape(c, 0), *v = inf_in_shape(c, 2);

@@ -175,7 +175,7 @@ int inf_same(InfCtx *c)
  * must fit the rank. */
 int inf_axis_same(InfCtx *c)
 {
-    if (inf_check_axis(c, 0, -1) < 0)
+    if (inf_check_axis(c, 0) < 0)
         return -1;
     return inf_same_as_input(c, 0);
 }
@@ -221,13 +221,14 @@ int inf_need_rank(InfCtx *c, size_t i, int want, const char *what)
     return 0;
 }
 
-/* Checks an `axis` attribute against the input's rank (when known). */
-int inf_check_axis(InfCtx *c, size_t i, int64_t dflt)
+/* Checks an `axis` attribute the node has against the input's rank (when
+ * known); an absent one is the table's default, which fits any rank. */
+int inf_check_axis(InfCtx *c, size_t i)
 {
     int r = inf_in_rank(c, i), ax;
     if (r < 0 || !inf_attr_has(c, "axis"))
         return 0;
-    return inf_axis(c, "axis", inf_attr_i(c, "axis", dflt), r, 0, &ax);
+    return inf_axis(c, "axis", inf_attr_i(c, "axis"), r, 0, &ax);
 }
 
 /* A new shape holding dims [from, to) of s. */
@@ -259,11 +260,11 @@ void inf_scalar_in_dim(const InfCtx *c, size_t i, IrDim *d)
 }
 
 /* The element type an INT attribute names (dtype, output_datatype): the
- * attribute, else the schema's default, else dflt (0 = none); -1 (with a
+ * attribute, else the schema's default, else 0 (none); -1 (with a
  * message) when it names no data type. */
-int32_t inf_dtype_attr(InfCtx *c, const char *name, int32_t dflt)
+int32_t inf_dtype_attr(InfCtx *c, const char *name)
 {
-    int64_t d = inf_attr_i(c, name, dflt);
+    int64_t d = inf_attr_i(c, name);
     if (d == 0 && !inf_attr_has(c, name))
         return 0;
     if (d <= 0 || d > INT32_MAX || !ir_dtype_name((int32_t)d)) {

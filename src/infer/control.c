@@ -550,7 +550,7 @@ static int inf_scan_counts(InfCtx *c, IrGraph *g, InfScan *sc)
     sc->v8 = c->since < 9;
     sc->in0 = sc->v8 ? 1 : 0;
     size_t nin = inf_n_in(c) > sc->in0 ? inf_n_in(c) - sc->in0 : 0;
-    int64_t m = inf_attr_i(c, "num_scan_inputs", -1);
+    int64_t m = inf_attr_i_or(c, "num_scan_inputs", -1);
     if (m < 1 || (uint64_t)m > nin)
         return inf_fail(c, "attribute", "num_scan_inputs %lld does not fit the "
                         "node's %zu state and scan inputs", (long long)m, nin);

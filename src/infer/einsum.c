@@ -98,7 +98,7 @@ static int inf_einsum_term(InfCtx *c, const char *t, size_t len, int *lab,
  * "->", else the ellipsis then the labels seen once, in ASCII order). */
 static int inf_einsum(InfCtx *c)
 {
-    const char *eq0 = inf_attr_s(c, "equation", NULL);
+    const char *eq0 = inf_attr_s(c, "equation");
     if (!eq0)
         return 0;
     char eq[1024];

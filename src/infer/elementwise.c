@@ -44,7 +44,7 @@ static int inf_bcast_all(InfCtx *c)
 static int inf_legacy_binary(InfCtx *c)
 {
     const IrShape *a = inf_in_shape(c, 0), *b = inf_in_shape(c, 1);
-    if (!inf_attr_i(c, "broadcast", 0) && a && b) {
+    if (!inf_attr_i(c, "broadcast") && a && b) {
         /* Without broadcast=1 the shapes must be equal; the converter's
          * upgrade to numpy broadcasting relies on it (35 vs 3 would
          * otherwise pass here and fail after the conversion). */
@@ -269,7 +269,7 @@ static int inf_castlike(InfCtx *c)
  * width; shape unchanged. */
 static int inf_bitcast(InfCtx *c)
 {
-    int64_t to = inf_attr_i(c, "to", 0);
+    int64_t to = inf_attr_i(c, "to");
     if (!inf_t_dtype_ok(to))
         return inf_fail(c, "attribute", "'to' %lld is not a known data type",
                         (long long)to);

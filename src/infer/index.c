@@ -20,7 +20,7 @@ static int inf_topk(InfCtx *c)
     IrDim k = {0};
     if (c->since < 10) {
         if (inf_attr_has(c, "k"))
-            inf_dim_set(&k, inf_attr_i(c, "k", 0));
+            inf_dim_set(&k, inf_attr_i(c, "k"));
     } else {
         inf_scalar_in_dim(c, 1, &k);
     }
@@ -31,7 +31,7 @@ static int inf_topk(InfCtx *c)
         inf_dim_unknown(&k);
         return 0;
     }
-    if (inf_axis(c, "axis", inf_attr_i(c, "axis", -1), (int)in->rank, 0, &ax) < 0) {
+    if (inf_axis(c, "axis", inf_attr_i(c, "axis"), (int)in->rank, 0, &ax) < 0) {
         inf_dim_unknown(&k);
         return -1;
     }
@@ -56,7 +56,7 @@ static int inf_gather(InfCtx *c)
 {
     const IrShape *data = inf_in_shape(c, 0), *idx = inf_in_shape(c, 1);
     int axis = 0;
-    if (data && inf_axis(c, "axis", inf_attr_i(c, "axis", 0), (int)data->rank, 0,
+    if (data && inf_axis(c, "axis", inf_attr_i(c, "axis"), (int)data->rank, 0,
                          &axis) < 0)
         return -1;
     int64_t *iv;
@@ -101,7 +101,7 @@ static int inf_gather_elements(InfCtx *c)
     int r = inf_in_rank(c, 0), q = inf_in_rank(c, 1), axis;
     if (r >= 0 && q >= 0 && r != q)
         return inf_fail(c, "rank", "data has rank %d but indices %d", r, q);
-    if (r >= 0 && inf_axis(c, "axis", inf_attr_i(c, "axis", 0), r, 0, &axis) < 0)
+    if (r >= 0 && inf_axis(c, "axis", inf_attr_i(c, "axis"), r, 0, &axis) < 0)
         return -1;
     return inf_out_shape_of(c, 0, 1);
 }
@@ -111,7 +111,7 @@ static int inf_gather_elements(InfCtx *c)
 static int inf_gather_nd(InfCtx *c)
 {
     const IrShape *data = inf_in_shape(c, 0), *idx = inf_in_shape(c, 1);
-    int64_t b = c->since >= 12 ? inf_attr_i(c, "batch_dims", 0) : 0;
+    int64_t b = c->since >= 12 ? inf_attr_i(c, "batch_dims") : 0;
     if (!data || !idx)
         return 0;
     int64_t r = (int64_t)data->rank, q = (int64_t)idx->rank;

@@ -39,10 +39,10 @@ int inf_like_input0(InfCtx *c);
 void inf_dim_div(IrDim *dst, const IrDim *a, int64_t b);
 void inf_out_copy(InfCtx *c, size_t o, const IrShape *s);
 int inf_need_rank(InfCtx *c, size_t i, int want, const char *what);
-int inf_check_axis(InfCtx *c, size_t i, int64_t dflt);
+int inf_check_axis(InfCtx *c, size_t i);
 IrShape *inf_sub_shape(const IrShape *s, size_t from, size_t to);
 void inf_scalar_in_dim(const InfCtx *c, size_t i, IrDim *d);
-int32_t inf_dtype_attr(InfCtx *c, const char *name, int32_t dflt);
+int32_t inf_dtype_attr(InfCtx *c, const char *name);
 
 /* common.c: shape tensors */
 void inf_t_out_dims(InfCtx *c, size_t o, const IrShape *s);

@@ -89,7 +89,7 @@ static int inf_array_feature_extractor(InfCtx *c)
  * unknown. */
 static int inf_castmap(InfCtx *c)
 {
-    const char *to = inf_attr_s(c, "cast_to", "TO_FLOAT");
+    const char *to = inf_attr_s(c, "cast_to");
     int32_t e = 0;
     if (to && strcmp(to, "TO_FLOAT") == 0)
         e = INF_FLOAT;
@@ -217,7 +217,7 @@ static int inf_linear_classifier(InfCtx *c)
 /* LinearRegressor: [N, targets] of float. */
 static int inf_linear_regressor(InfCtx *c)
 {
-    int64_t t = inf_attr_i(c, "targets", 1);
+    int64_t t = inf_attr_i(c, "targets");
     inf_batch_out(c, 0, t >= 0 ? t : -1);
     return 0;
 }
@@ -262,7 +262,7 @@ static int inf_svm_regressor(InfCtx *c)
 /* TreeEnsembleRegressor: [N, n_targets] of float. */
 static int inf_tree_regressor(InfCtx *c)
 {
-    int64_t t = inf_attr_has(c, "n_targets") ? inf_attr_i(c, "n_targets", -1) : -1;
+    int64_t t = inf_attr_has(c, "n_targets") ? inf_attr_i(c, "n_targets") : -1;
     inf_batch_out(c, 0, t >= 0 ? t : -1);
     return 0;
 }

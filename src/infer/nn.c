@@ -81,7 +81,7 @@ static int inf_win_ints(InfCtx *c, const char *name, size_t n, int64_t min,
 /* The auto_pad attribute as INF_PAD_*, or -1 (failed) for an unknown one. */
 static int inf_auto_pad(InfCtx *c, int *mode)
 {
-    const char *s = inf_attr_s(c, "auto_pad", "NOTSET");
+    const char *s = inf_attr_s(c, "auto_pad");
     if (!s || !s[0] || strcmp(s, "NOTSET") == 0)
         *mode = INF_PAD_NOTSET;
     else if (strcmp(s, "VALID") == 0)
@@ -141,7 +141,7 @@ static int inf_win_read(InfCtx *c, size_t n, const IrShape *w, InfWin *win)
     }
     if (inf_auto_pad(c, &win->mode) < 0)
         return -1;
-    win->ceil = inf_attr_i(c, "ceil_mode", 0) != 0;
+    win->ceil = inf_attr_i(c, "ceil_mode") != 0;
     return 0;
 }
 
@@ -218,7 +218,7 @@ int inf_conv_at(InfCtx *c, size_t xi, size_t wi)
                         x->rank);
     if (w && w->rank != x->rank)
         return inf_fail(c, "rank", "weight has rank %zu, input %zu", w->rank, x->rank);
-    int64_t group = inf_attr_i(c, "group", 1);
+    int64_t group = inf_attr_i(c, "group");
     if (group < 1)
         return inf_fail(c, "attribute", "group %lld is not positive", (long long)group);
     if (w && inf_dim_known(&x->dims[1]) && inf_dim_known(&w->dims[1])) {
@@ -262,7 +262,7 @@ static int inf_convtranspose(InfCtx *c)
                         x->rank);
     if (w && w->rank != x->rank)
         return inf_fail(c, "rank", "weight has rank %zu, input %zu", w->rank, x->rank);
-    int64_t group = inf_attr_i(c, "group", 1);
+    int64_t group = inf_attr_i(c, "group");
     if (group < 1)
         return inf_fail(c, "attribute", "group %lld is not positive", (long long)group);
     if (w && inf_dim_differ(&x->dims[1], &w->dims[0]))
@@ -466,7 +466,7 @@ static int inf_roialign(InfCtx *c)
         inf_dim_copy(&o->dims[0], &b->dims[0]);
     if (x)
         inf_dim_copy(&o->dims[1], &x->dims[1]);
-    int64_t h = inf_attr_i(c, "output_height", 1), w = inf_attr_i(c, "output_width", 1);
+    int64_t h = inf_attr_i(c, "output_height"), w = inf_attr_i(c, "output_width");
     if (h >= 0)
         inf_dim_set(&o->dims[2], h);
     if (w >= 0)
@@ -482,7 +482,7 @@ static int inf_roialign(InfCtx *c)
 static int inf_dropout(InfCtx *c)
 {
     inf_out_shape_of(c, 0, 0);
-    if (c->since >= 7 || inf_attr_i(c, "is_test", 0) == 0)
+    if (c->since >= 7 || inf_attr_i(c, "is_test") == 0)
         inf_out_shape_of(c, 1, 0);
     return 0;
 }
@@ -496,7 +496,7 @@ static int inf_gemm(InfCtx *c)
     if (inf_need_rank(c, 0, 2, "A") < 0 || inf_need_rank(c, 1, 2, "B") < 0)
         return -1;
     const IrShape *a = inf_in_shape(c, 0), *b = inf_in_shape(c, 1);
-    bool ta = inf_attr_i(c, "transA", 0) != 0, tb = inf_attr_i(c, "transB", 0) != 0;
+    bool ta = inf_attr_i(c, "transA") != 0, tb = inf_attr_i(c, "transB") != 0;
     if (a && b && inf_dim_differ(&a->dims[ta ? 0 : 1], &b->dims[tb ? 1 : 0]))
         return inf_fail(c, "shape", "inner dimensions %lld and %lld differ",
                         (long long)a->dims[ta ? 0 : 1].value,

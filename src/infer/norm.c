@@ -18,7 +18,7 @@ static int inf_batchnorm(InfCtx *c)
 {
     inf_out_shape_of(c, 0, 0);
     const IrShape *x = inf_in_shape(c, 0);
-    bool spatial = c->since >= 9 || inf_attr_i(c, "spatial", 1) != 0;
+    bool spatial = c->since >= 9 || inf_attr_i(c, "spatial") != 0;
     for (size_t o = 1; o < inf_n_out(c) && o < 5; o++) {
         size_t src = (o == 1 || o == 3) ? 3 : 4;
         if (!inf_has_out(c, o))
@@ -38,7 +38,7 @@ static int inf_batchnorm(InfCtx *c)
  * normalized axes (axis..end) set to 1, their type from stash_type. */
 static int inf_layernorm(InfCtx *c)
 {
-    int64_t stash = inf_attr_i(c, "stash_type", 1);
+    int64_t stash = inf_attr_i(c, "stash_type");
     if (stash > 0 && stash <= INT32_MAX && ir_dtype_name((int32_t)stash)) {
         inf_out_elem(c, 1, (int32_t)stash);
         inf_out_elem(c, 2, (int32_t)stash);
@@ -47,7 +47,7 @@ static int inf_layernorm(InfCtx *c)
     if (!x)
         return 0;
     int ax;
-    if (inf_axis(c, "axis", inf_attr_i(c, "axis", -1), (int)x->rank, 0, &ax) < 0)
+    if (inf_axis(c, "axis", inf_attr_i(c, "axis"), (int)x->rank, 0, &ax) < 0)
         return -1;
     inf_out_shape_of(c, 0, 0);
     for (size_t o = 1; o < 3; o++) {
@@ -65,7 +65,7 @@ static int inf_layernorm(InfCtx *c)
 /* RMSNormalization: Y like X (its type V comes from scale). */
 static int inf_rmsnorm(InfCtx *c)
 {
-    if (inf_check_axis(c, 0, -1) < 0)
+    if (inf_check_axis(c, 0) < 0)
         return -1;
     return inf_same_as_input(c, 0);
 }

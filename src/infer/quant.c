@@ -21,7 +21,7 @@ static int inf_qlinearmatmul(InfCtx *c) { return inf_matmul_at(c, 0, 3); }
  * output_dtype's, else uint8. */
 static int inf_quantize(InfCtx *c)
 {
-    int64_t od = c->since >= 21 ? inf_attr_i(c, "output_dtype", 0) : 0;
+    int64_t od = c->since >= 21 ? inf_attr_i(c, "output_dtype") : 0;
     int32_t zp = inf_has_in(c, 2) ? inf_in_elem(c, 2) : 0;
     if (od != 0 && (od < 0 || od > INT32_MAX || !ir_dtype_name((int32_t)od)))
         return inf_fail(c, "attribute", "output_dtype %lld is not a data type",
@@ -41,7 +41,7 @@ static int inf_quantize(InfCtx *c)
 static int inf_dequantize(InfCtx *c)
 {
     if (c->since >= 23) {
-        int64_t od = inf_attr_i(c, "output_dtype", 0);
+        int64_t od = inf_attr_i(c, "output_dtype");
         if (od != 0 && (od < 0 || od > INT32_MAX || !ir_dtype_name((int32_t)od)))
             return inf_fail(c, "attribute", "output_dtype %lld is not a data type",
                             (long long)od);

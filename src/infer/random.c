@@ -13,7 +13,7 @@
  * attributes. */
 static int inf_random(InfCtx *c)
 {
-    int32_t dt = inf_dtype_attr(c, "dtype", 1);
+    int32_t dt = inf_dtype_attr(c, "dtype");
     if (dt < 0)
         return -1;
     inf_out_elem(c, 0, dt);
@@ -35,7 +35,7 @@ static int inf_random(InfCtx *c)
  * element type from dtype, else the input's. */
 static int inf_random_like(InfCtx *c)
 {
-    int32_t dt = inf_dtype_attr(c, "dtype", 0);
+    int32_t dt = inf_dtype_attr(c, "dtype");
     if (dt < 0)
         return -1;
     if (dt == 0)
@@ -49,7 +49,7 @@ static int inf_random_like(InfCtx *c)
  * element type from dtype (default int32). */
 static int inf_multinomial(InfCtx *c)
 {
-    int32_t dt = inf_dtype_attr(c, "dtype", 6);
+    int32_t dt = inf_dtype_attr(c, "dtype");
     if (dt < 0)
         return -1;
     inf_out_elem(c, 0, dt);
@@ -61,7 +61,7 @@ static int inf_multinomial(InfCtx *c)
         return 0;
     if (in)
         inf_dim_copy(&s->dims[0], &in->dims[0]);
-    int64_t n = inf_attr_i(c, "sample_size", 1);
+    int64_t n = inf_attr_i(c, "sample_size");
     if (n >= 0)
         inf_dim_set(&s->dims[1], n);
     return 0;

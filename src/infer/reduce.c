@@ -131,9 +131,9 @@ static void inf_reduce_write(InfCtx *c, const IrShape *in, const bool *mask,
  * noop_with_empty_axes makes it the identity. */
 static int inf_reduce(InfCtx *c)
 {
-    bool keep = inf_attr_i(c, "keepdims", 1) != 0;
+    bool keep = inf_attr_i(c, "keepdims") != 0;
     bool noop = c->since >= inf_reduce_input_since(c->schema->op) &&
-                inf_attr_i(c, "noop_with_empty_axes", 0) != 0;
+                inf_attr_i(c, "noop_with_empty_axes") != 0;
     const IrShape *in = inf_in_shape(c, 0);
     int64_t *axes;
     size_t n;
@@ -186,12 +186,12 @@ static int inf_argreduce(InfCtx *c)
     if (!in || in->rank > INF_REDUCE_MAX_RANK)
         return 0;
     int ax;
-    if (inf_axis(c, "axis", inf_attr_i(c, "axis", 0), (int)in->rank, 0, &ax) < 0)
+    if (inf_axis(c, "axis", inf_attr_i(c, "axis"), (int)in->rank, 0, &ax) < 0)
         return -1;
     bool mask[INF_REDUCE_MAX_RANK > 0 ? INF_REDUCE_MAX_RANK : 1];
     for (size_t k = 0; k < in->rank; k++)
         mask[k] = (int)k == ax;
-    inf_reduce_write(c, in, mask, inf_attr_i(c, "keepdims", 1) != 0);
+    inf_reduce_write(c, in, mask, inf_attr_i(c, "keepdims") != 0);
     return 0;
 }
 
@@ -238,7 +238,7 @@ static int inf_loss_check(InfCtx *c, const IrShape *s, const IrShape *t)
  * scalar; SCE's optional log_prob has the input's shape. */
 static int inf_loss(InfCtx *c)
 {
-    const char *red = inf_attr_s(c, "reduction", "mean");
+    const char *red = inf_attr_s(c, "reduction");
     if (!red || (strcmp(red, "none") != 0 && strcmp(red, "sum") != 0 &&
                  strcmp(red, "mean") != 0))
         return inf_fail(c, "attribute", "reduction must be none, sum or mean");

@@ -47,7 +47,7 @@ static void inf_t_round_dim(IrDim *o, int64_t d, int64_t num, int64_t den)
 static int inf_t_resize_sizes(InfCtx *c, const IrShape *in, IrShape *o,
                               const int *axes, size_t na, const IrShape *sz)
 {
-    const char *pol = c->since >= 18 ? inf_attr_s(c, "keep_aspect_ratio_policy", "stretch")
+    const char *pol = c->since >= 18 ? inf_attr_s(c, "keep_aspect_ratio_policy")
                                      : "stretch";
     for (size_t k = 0; k < na; k++)
         if (inf_dim_known(&sz->dims[k]) && sz->dims[k].value < 0)
@@ -121,7 +121,7 @@ static int inf_t_resize(InfCtx *c, const float *sattr, long nsattr, int scales_i
         else
             scales_unknown = inf_t_in_len(c, (size_t)scales_in) != 0;
     }
-    const char *ctm = sizes_in >= 0 ? inf_attr_s(c, "coordinate_transformation_mode", "")
+    const char *ctm = sizes_in >= 0 ? inf_attr_s(c, "coordinate_transformation_mode")
                                     : "";
     bool crop = ctm && strcmp(ctm, "tf_crop_and_resize") == 0;
     IrShape *sz = NULL;
@@ -187,7 +187,7 @@ static int inf_upsample(InfCtx *c)
         return inf_t_resize(c, s, n, -1, -1);
     }
     const IrShape *in = inf_in_shape(c, 0);
-    float s[4] = {1, 1, inf_attr_f(c, "height_scale", 0), inf_attr_f(c, "width_scale", 0)};
+    float s[4] = {1, 1, inf_attr_f(c, "height_scale"), inf_attr_f(c, "width_scale")};
     if (!inf_attr_has(c, "height_scale") || !inf_attr_has(c, "width_scale"))
         return 0;
     if (in && in->rank != 4)

@@ -20,7 +20,7 @@ static int inf_rnn_gates(InfCtx *c, int64_t gates)
         return -1;
     const IrShape *x = inf_in_shape(c, 0), *w = inf_in_shape(c, 1),
                   *r = inf_in_shape(c, 2);
-    int64_t layout = c->since >= 14 ? inf_attr_i(c, "layout", 0) : 0;
+    int64_t layout = c->since >= 14 ? inf_attr_i(c, "layout") : 0;
     if (layout != 0 && layout != 1)
         return inf_fail(c, "attribute", "layout %lld is not 0 or 1", (long long)layout);
     IrDim seq = {0}, batch = {0}, dirs = {0}, hidden = {0};
@@ -28,7 +28,7 @@ static int inf_rnn_gates(InfCtx *c, int64_t gates)
         inf_dim_copy(&seq, &x->dims[layout ? 1 : 0]);
         inf_dim_copy(&batch, &x->dims[layout ? 0 : 1]);
     }
-    const char *dir = inf_attr_s(c, "direction", "forward");
+    const char *dir = inf_attr_s(c, "direction");
     if (dir && strcmp(dir, "bidirectional") == 0)
         inf_dim_set(&dirs, 2);
     else if (dir && (strcmp(dir, "forward") == 0 || strcmp(dir, "reverse") == 0 ||
@@ -41,7 +41,7 @@ static int inf_rnn_gates(InfCtx *c, int64_t gates)
         rc = inf_fail(c, "shape", "W has %lld directions, direction '%s' needs "
                       "%lld", (long long)w->dims[0].value, dir ? dir : "?",
                       (long long)dirs.value);
-    int64_t hs = inf_attr_i(c, "hidden_size", 0);
+    int64_t hs = inf_attr_i(c, "hidden_size");
     if (inf_attr_has(c, "hidden_size") && hs > 0)
         inf_dim_set(&hidden, hs);
     else if (r)

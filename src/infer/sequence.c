@@ -59,7 +59,7 @@ static int inf_sequence_construct(InfCtx *c)
  * unknown. */
 static int inf_sequence_empty(InfCtx *c)
 {
-    int64_t dt = inf_attr_i(c, "dtype", 1);
+    int64_t dt = inf_attr_i_or(c, "dtype", 1);
     if (dt <= 0 || dt > INT32_MAX || !ir_dtype_name((int32_t)dt))
         return inf_fail(c, "attribute", "dtype %lld is not a known data type",
                         (long long)dt);
@@ -204,9 +204,9 @@ static int inf_split_to_sequence(InfCtx *c)
     IrShape *e = NULL;
     if (s) {
         int ax;
-        if (inf_axis(c, "axis", inf_attr_i(c, "axis", 0), (int)s->rank, 0, &ax) < 0)
+        if (inf_axis(c, "axis", inf_attr_i(c, "axis"), (int)s->rank, 0, &ax) < 0)
             return -1;
-        if (!inf_has_in(c, 1) && inf_attr_i(c, "keepdims", 1) == 0) {
+        if (!inf_has_in(c, 1) && inf_attr_i(c, "keepdims") == 0) {
             e = inf_shape_drop(s, (size_t)ax);
         } else {
             e = ir_shape_copy(s);
@@ -258,7 +258,7 @@ static int inf_concat_from_sequence(InfCtx *c)
     const IrType *e = inf_in_seq_elem(c, 0);
     if (!inf_attr_has(c, "axis"))
         return inf_fail(c, "attribute", "'axis' is required");
-    int64_t na = inf_attr_i(c, "new_axis", 0);
+    int64_t na = inf_attr_i(c, "new_axis");
     if (na != 0 && na != 1)
         return inf_fail(c, "attribute", "new_axis is %lld, not 0 or 1", (long long)na);
     if (!e || e->kind != IR_TYPE_TENSOR)
@@ -266,7 +266,7 @@ static int inf_concat_from_sequence(InfCtx *c)
     IrType *t = inf_tensor_new(e->has_elem_type ? e->elem_type : 0, NULL);
     if (e->shape) {
         int ax;
-        if (inf_axis(c, "axis", inf_attr_i(c, "axis", 0), (int)e->shape->rank,
+        if (inf_axis(c, "axis", inf_attr_i(c, "axis"), (int)e->shape->rank,
                      (int)na, &ax) < 0) {
             ir_type_free(t);
             return -1;

@@ -124,7 +124,7 @@ static int inf_reshape(InfCtx *c)
             inf_out_shape(c, 0, (size_t)n);
         return 0;
     }
-    bool allowzero = c->since >= 14 && inf_attr_i(c, "allowzero", 0) != 0;
+    bool allowzero = c->since >= 14 && inf_attr_i(c, "allowzero") != 0;
     size_t neg = (size_t)-1;
     bool zero = false;
     int rc = 0;
@@ -185,7 +185,7 @@ static int inf_flatten(InfCtx *c)
     }
     /* axis in [-r, r]; a negative one counts from r */
     int a;
-    int64_t axis = inf_attr_i(c, "axis", 1);
+    int64_t axis = inf_attr_i(c, "axis");
     if (inf_axis(c, "axis", axis, (int)in->rank, axis < 0 ? 0 : 1, &a) < 0)
         return -1;
     IrShape *o = inf_out_shape(c, 0, 2);
@@ -438,7 +438,7 @@ static int inf_split(InfCtx *c)
     const IrShape *in = inf_in_shape(c, 0);
     int rc = 0, axis = 0;
     if (in)
-        rc = inf_axis(c, "axis", inf_attr_i(c, "axis", 0), (int)in->rank, 0, &axis);
+        rc = inf_axis(c, "axis", inf_attr_i(c, "axis"), (int)in->rank, 0, &axis);
     int64_t sum = 0;
     for (size_t k = 0; rc == 0 && st == 1 && k < ns; k++) {
         if (split[k] < 0)
@@ -464,7 +464,7 @@ static int inf_split(InfCtx *c)
     int64_t parts = (int64_t)n;
     bool uneven = false;
     if (rc == 0 && st == 0 && c->since >= 18 && inf_attr_has(c, "num_outputs")) {
-        parts = inf_attr_i(c, "num_outputs", 0);
+        parts = inf_attr_i(c, "num_outputs");
         uneven = true;
         if (parts != (int64_t)n)
             rc = inf_fail(c, "shape", "num_outputs is %lld but the node has %zu outputs",

@@ -22,7 +22,7 @@ static void inf_dim_half_plus_one(IrDim *dst, const IrDim *n)
 /* HannWindow, HammingWindow, BlackmanWindow: [size] of output_datatype. */
 static int inf_window(InfCtx *c)
 {
-    int32_t dt = inf_dtype_attr(c, "output_datatype", 1);
+    int32_t dt = inf_dtype_attr(c, "output_datatype");
     if (dt < 0)
         return -1;
     inf_out_elem(c, 0, dt);
@@ -38,7 +38,7 @@ static int inf_window(InfCtx *c)
 /* MelWeightMatrix: [floor(dft_length/2)+1, num_mel_bins]. */
 static int inf_melweight(InfCtx *c)
 {
-    int32_t dt = inf_dtype_attr(c, "output_datatype", 1);
+    int32_t dt = inf_dtype_attr(c, "output_datatype");
     if (dt < 0)
         return -1;
     inf_out_elem(c, 0, dt);
@@ -82,7 +82,7 @@ static int inf_dft_axis(InfCtx *c, int rank, int *ax)
 {
     int64_t a;
     if (c->since < 20) {
-        a = inf_attr_i(c, "axis", 1);
+        a = inf_attr_i(c, "axis");
     } else if (!inf_has_in(c, 2)) {
         a = -2;
     } else {
@@ -113,8 +113,8 @@ static int inf_dft(InfCtx *c)
     int r = (int)in->rank;
     if (r < 2)
         return inf_fail(c, "rank", "input must have rank >= 2, has %d", r);
-    bool onesided = inf_attr_i(c, "onesided", 0) != 0;
-    bool inverse = inf_attr_i(c, "inverse", 0) != 0;
+    bool onesided = inf_attr_i(c, "onesided") != 0;
+    bool inverse = inf_attr_i(c, "inverse") != 0;
     int ax = -1;
     int known = inf_dft_axis(c, r, &ax);
     if (known < 0)
@@ -167,7 +167,7 @@ static int inf_stft(InfCtx *c)
         inf_dim_known(&step) && step.value > 0 && fl.value > 0 &&
         sig->dims[1].value >= fl.value)
         inf_dim_set(&s->dims[1], (sig->dims[1].value - fl.value) / step.value + 1);
-    if (inf_attr_i(c, "onesided", 1) != 0)
+    if (inf_attr_i(c, "onesided") != 0)
         inf_dim_half_plus_one(&s->dims[2], &fl);
     else
         inf_dim_copy(&s->dims[2], &fl);

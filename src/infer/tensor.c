@@ -189,8 +189,8 @@ static int inf_shape(InfCtx *c)
         return 0;
     int64_t r = (int64_t)in->rank, start = 0, end = r;
     if (c->since >= 15) {
-        start = inf_attr_i(c, "start", 0);
-        end = inf_attr_i(c, "end", r);
+        start = inf_attr_i(c, "start");
+        end = inf_attr_i_or(c, "end", r);
     }
     if (start < 0)
         start += r;
@@ -314,7 +314,7 @@ static int inf_onehot(InfCtx *c)
     if (!idx)
         return 0;
     int axis;
-    if (inf_axis(c, "axis", inf_attr_i(c, "axis", -1), (int)idx->rank, 1, &axis) < 0)
+    if (inf_axis(c, "axis", inf_attr_i(c, "axis"), (int)idx->rank, 1, &axis) < 0)
         return -1;
     IrShape *o = inf_out_shape(c, 0, idx->rank + 1);
     if (!o)
