@@ -338,8 +338,8 @@ static int inf_loop(InfCtx *c)
                         ns + nk, ns, nk);
     IrType **in = ir_alloc_array(ns + 2, sizeof *in);
     bool *empty = ir_alloc_array(ns + 1, sizeof *empty);
-    in[0] = ir_type_tensor(7, 0, NULL);
-    in[1] = ir_type_tensor(9, 0, NULL);
+    in[0] = ir_type_tensor(IR_INT64, 0, NULL);
+    in[1] = ir_type_tensor(IR_BOOL, 0, NULL);
     for (size_t k = 0; k < ns; k++) {
         in[2 + k] = inf_type_dup(inf_in(c, 2 + k));
         empty[k] = inf_in_producer(c, 2 + k, "SequenceEmpty") != NULL;

@@ -100,7 +100,7 @@ static int inf_arith(InfCtx *c, char op)
         return inf_legacy_binary(c);
     if (inf_bcast_all(c) < 0)
         return -1;
-    if (e == 6 || e == 7)
+    if (e == IR_INT32 || e == IR_INT64)
         inf_symval_arith(c, op);
     return 0;
 }
@@ -216,8 +216,9 @@ static int inf_where(InfCtx *c)
  * types. A Cast back to an integer type copies them (they are integers). */
 static IrShape *inf_symval_to_real(const IrShape *sv, int32_t to)
 {
-    int64_t lim = to == 1 ? INT64_C(1) << 24 : to == 11 ? INT64_C(1) << 53
-                : to == 10 ? 2048 : to == 16 ? 256 : 0;
+    int64_t lim = to == IR_FLOAT ? INT64_C(1) << 24
+                : to == IR_DOUBLE ? INT64_C(1) << 53
+                : to == IR_FLOAT16 ? 2048 : to == IR_BFLOAT16 ? 256 : 0;
     if (!lim)
         return NULL;
     IrShape *r = ir_shape_new(sv->rank);
@@ -243,7 +244,7 @@ static int inf_cast(InfCtx *c)
     inf_out_elem(c, 0, to);
     inf_same_as_input(c, 0);
     const IrShape *sv = inf_in_symval(c, 0);
-    if (sv && (to == 6 || to == 7))
+    if (sv && (to == IR_INT32 || to == IR_INT64))
         inf_out_symval(c, 0, ir_shape_copy(sv));
     else if (sv)
         inf_out_symval(c, 0, inf_symval_to_real(sv, to));
@@ -258,7 +259,7 @@ static int inf_castlike(InfCtx *c)
         inf_out_elem(c, 0, to);
     inf_same_as_input(c, 0);
     const IrShape *sv = inf_in_symval(c, 0);
-    if (sv && (to == 6 || to == 7))
+    if (sv && (to == IR_INT32 || to == IR_INT64))
         inf_out_symval(c, 0, ir_shape_copy(sv));
     else if (sv)
         inf_out_symval(c, 0, inf_symval_to_real(sv, to));

@@ -30,7 +30,7 @@ static int inf_quantize(InfCtx *c)
         return inf_fail(c, "type-constraint", "output_dtype %lld differs from y_zero_point's "
                         "type %d", (long long)od, zp);
     if (!inf_has_in(c, 2))
-        inf_out_elem(c, 0, od != 0 ? (int32_t)od : 2 /* uint8 */);
+        inf_out_elem(c, 0, od != 0 ? (int32_t)od : IR_UINT8);
     else if (!zp && od != 0)
         inf_out_elem(c, 0, (int32_t)od);
     return inf_same_as_input(c, 0);

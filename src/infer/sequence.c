@@ -59,7 +59,7 @@ static int inf_sequence_construct(InfCtx *c)
  * unknown. */
 static int inf_sequence_empty(InfCtx *c)
 {
-    int64_t dt = inf_attr_i_or(c, "dtype", 1);
+    int64_t dt = inf_attr_i_or(c, "dtype", IR_FLOAT);
     if (dt <= 0 || dt > INT32_MAX || !ir_dtype_name((int32_t)dt))
         return inf_fail(c, "attribute", "dtype %lld is not a known data type",
                         (long long)dt);
@@ -137,7 +137,7 @@ static int inf_sequence_erase(InfCtx *c)
  * straight from SequenceConstruct or SequenceEmpty. */
 static int inf_sequence_length(InfCtx *c)
 {
-    inf_out_elem(c, 0, 7);
+    inf_out_elem(c, 0, IR_INT64);
     inf_out_shape(c, 0, 0);
     const IrNode *p = inf_in_producer(c, 0, "SequenceConstruct");
     if (p || inf_in_producer(c, 0, "SequenceEmpty")) {
@@ -318,7 +318,7 @@ static int inf_optional_get_element(InfCtx *c)
 /* OptionalHasElement: a bool scalar. */
 static int inf_optional_has_element(InfCtx *c)
 {
-    inf_out_elem(c, 0, 9);
+    inf_out_elem(c, 0, IR_BOOL);
     inf_out_shape(c, 0, 0);
     return 0;
 }

@@ -23,14 +23,14 @@
 /* The single integer a 1-element int32/int64 tensor holds. */
 static bool inf_t_tensor_int1(const IrTensor *t, int64_t *out)
 {
-    if (!t || !t->has_data_type || (t->data_type != 6 && t->data_type != 7))
+    if (!t || !t->has_data_type || (t->data_type != IR_INT32 && t->data_type != IR_INT64))
         return false;
     for (size_t k = 0; k < t->ndims; k++)
         if (t->dims[k] != 1)
             return false;
     if (t->has_data_location && t->data_location == 1)
         return false;
-    size_t w = t->data_type == 7 ? 8 : 4;
+    size_t w = t->data_type == IR_INT64 ? 8 : 4;
     if (t->has_raw) {
         if (t->raw.len != w)
             return false;
@@ -43,11 +43,11 @@ static bool inf_t_tensor_int1(const IrTensor *t, int64_t *out)
             *out = (int64_t)u;
         return true;
     }
-    if (t->data_type == 7 && t->n_int64 == 1) {
+    if (t->data_type == IR_INT64 && t->n_int64 == 1) {
         *out = t->int64_data[0];
         return true;
     }
-    if (t->data_type == 6 && t->n_int32 == 1) {
+    if (t->data_type == IR_INT32 && t->n_int32 == 1) {
         *out = t->int32_data[0];
         return true;
     }
@@ -114,7 +114,7 @@ static int inf_constant(InfCtx *c)
 static int inf_constant_of_shape(InfCtx *c)
 {
     const IrAttr *a = inf_attr(c, "value");
-    int32_t elem = 1;
+    int32_t elem = IR_FLOAT;
     if (a) {
         if (!a->t)
             return inf_fail(c, "attribute", "'value' holds no tensor");
