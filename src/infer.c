@@ -25,10 +25,31 @@ static int inf_graph_nodes(InfCtx *parent, IrGraph *g);
 
 /* ---- op function registry ------------------------------------------ */
 
-static const InfOp *const inf_tables[] = {
-    inf_ops_elementwise, inf_ops_tensor, inf_ops_nn, inf_ops_reduce,
-    inf_ops_control, inf_ops_misc, inf_ops_ml,
+const InfFamily inf_families[] = {
+    {"activation", inf_ops_activation},
+    {"attention", inf_ops_attention},
+    {"control", inf_ops_control},
+    {"einsum", inf_ops_einsum},
+    {"elementwise", inf_ops_elementwise},
+    {"index", inf_ops_index},
+    {"misc", inf_ops_misc},
+    {"ml", inf_ops_ml},
+    {"nn", inf_ops_nn},
+    {"norm", inf_ops_norm},
+    {"quant", inf_ops_quant},
+    {"random", inf_ops_random},
+    {"reduce", inf_ops_reduce},
+    {"resize", inf_ops_resize},
+    {"rnn", inf_ops_rnn},
+    {"sample", inf_ops_sample},
+    {"sequence", inf_ops_sequence},
+    {"shape", inf_ops_shape},
+    {"signal", inf_ops_signal},
+    {"string", inf_ops_string},
+    {"tensor", inf_ops_tensor},
+    {"training", inf_ops_training},
 };
+const size_t inf_families_n = sizeof inf_families / sizeof *inf_families;
 
 /* The op function of (domain, op), or NULL. A linear scan per call would
  * cost 200 string compares per node; a sorted index is built once. */
@@ -45,13 +66,13 @@ static int inf_index_cmp(const void *a, const void *b)
 static void inf_index_build(void)
 {
     size_t n = 0;
-    for (size_t t = 0; t < sizeof inf_tables / sizeof *inf_tables; t++)
-        for (const InfOp *o = inf_tables[t]; o->op; o++)
+    for (size_t t = 0; t < inf_families_n; t++)
+        for (const InfOp *o = inf_families[t].ops; o->op; o++)
             n++;
     const InfOp **idx = ir_alloc_array(n ? n : 1, sizeof *idx);
     n = 0;
-    for (size_t t = 0; t < sizeof inf_tables / sizeof *inf_tables; t++)
-        for (const InfOp *o = inf_tables[t]; o->op; o++)
+    for (size_t t = 0; t < inf_families_n; t++)
+        for (const InfOp *o = inf_families[t].ops; o->op; o++)
             idx[n++] = o;
     qsort(idx, n, sizeof *idx, inf_index_cmp);
     inf_index_n = n;
@@ -285,7 +306,7 @@ bool inf_attr_has(const InfCtx *c, const char *name)
     return inf_attr(c, name) != NULL;
 }
 
-int64_t inf_attr_i(const InfCtx *c, const char *name, int64_t dflt)
+int64_t inf_attr_i_or(const InfCtx *c, const char *name, int64_t dflt)
 {
     const IrAttr *a = inf_attr(c, name);
     if (a && a->has_i)
@@ -294,7 +315,7 @@ int64_t inf_attr_i(const InfCtx *c, const char *name, int64_t dflt)
     return s && s->has_default && s->type == 2 ? s->def_i : dflt;
 }
 
-float inf_attr_f(const InfCtx *c, const char *name, float dflt)
+float inf_attr_f_or(const InfCtx *c, const char *name, float dflt)
 {
     const IrAttr *a = inf_attr(c, name);
     if (a && a->has_f)
@@ -303,7 +324,7 @@ float inf_attr_f(const InfCtx *c, const char *name, float dflt)
     return s && s->has_default && s->type == 1 ? s->def_f : dflt;
 }
 
-const char *inf_attr_s(InfCtx *c, const char *name, const char *dflt)
+const char *inf_attr_s_or(InfCtx *c, const char *name, const char *dflt)
 {
     const IrAttr *a = inf_attr(c, name);
     if (a && a->has_s) {
@@ -318,6 +339,21 @@ const char *inf_attr_s(InfCtx *c, const char *name, const char *dflt)
     }
     const OsAttr *s = c->schema ? os_attr(c->schema, name) : NULL;
     return s && s->has_default && s->type == 3 ? s->def_s : dflt;
+}
+
+int64_t inf_attr_i(const InfCtx *c, const char *name)
+{
+    return inf_attr_i_or(c, name, 0);
+}
+
+float inf_attr_f(const InfCtx *c, const char *name)
+{
+    return inf_attr_f_or(c, name, 0.0f);
+}
+
+const char *inf_attr_s(InfCtx *c, const char *name)
+{
+    return inf_attr_s_or(c, name, NULL);
 }
 
 long inf_attr_ints(const InfCtx *c, const char *name, const int64_t **v)

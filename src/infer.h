@@ -24,7 +24,10 @@
  *
  * Writing an op function (see src/infer/elementwise.c for examples):
  *   static int inf_relu(InfCtx *c) { return inf_same_as_input(c, 0); }
- * and list it in the family's table `{"", "Relu", inf_relu}`.
+ * and list it in the table of the op's family F (the family column of
+ * src/opschema_flags.txt), inf_ops_F in src/infer/F.c:
+ * `{"", "Relu", inf_relu}`. What several families share is in
+ * src/infer/common.c, declared in src/infer/infer_ops.h.
  */
 #ifndef OC_INFER_H
 #define OC_INFER_H
@@ -155,12 +158,20 @@ const IrShape *inf_in_symval(const InfCtx *c, size_t i);
 /* The node's attribute (resolving ref_attr_name inside functions), or NULL. */
 const IrAttr *inf_attr(const InfCtx *c, const char *name);
 bool inf_attr_has(const InfCtx *c, const char *name);
-/* The attribute's value, else the schema's default, else dflt. */
-int64_t inf_attr_i(const InfCtx *c, const char *name, int64_t dflt);
-float inf_attr_f(const InfCtx *c, const char *name, float dflt);
+/* The attribute's value, else the default the operator table gives it
+ * at the node's version, else 0 (0.0f, NULL): an op function writes no
+ * default of its own. */
+int64_t inf_attr_i(const InfCtx *c, const char *name);
+float inf_attr_f(const InfCtx *c, const char *name);
 /* A string attribute as a C string (a copy in c->sbuf, valid until the
  * next call; strings longer than the buffer give NULL). */
-const char *inf_attr_s(InfCtx *c, const char *name, const char *dflt);
+const char *inf_attr_s(InfCtx *c, const char *name);
+/* The same with dflt in place of 0 when the table has no default: only
+ * where it has none (each use is listed in
+ * tests/attr_defaults_exceptions.txt with its reason). */
+int64_t inf_attr_i_or(const InfCtx *c, const char *name, int64_t dflt);
+float inf_attr_f_or(const InfCtx *c, const char *name, float dflt);
+const char *inf_attr_s_or(InfCtx *c, const char *name, const char *dflt);
 /* An INTS attribute: returns the count and sets *v (borrowed), or -1 when
  * it is absent and the schema has no default. */
 long inf_attr_ints(const InfCtx *c, const char *name, const int64_t **v);
@@ -237,13 +248,40 @@ int inf_subgraph(InfCtx *c, IrGraph *g, size_t n_in,
  * that every inner value gets its types. */
 int inf_other_subgraphs(InfCtx *c, const char *skip);
 
-/* The op-function tables of each family (src/infer/\*.c), NULL-op ended. */
-extern const InfOp inf_ops_elementwise[];
-extern const InfOp inf_ops_tensor[];
-extern const InfOp inf_ops_nn[];
-extern const InfOp inf_ops_reduce[];
+/* The op-function tables of each family (src/infer/F.c defines
+ * inf_ops_F; F is the op's family in the operator table, the same file
+ * name as its adapters and kernel), NULL-op ended. */
+extern const InfOp inf_ops_activation[];
+extern const InfOp inf_ops_attention[];
 extern const InfOp inf_ops_control[];
+extern const InfOp inf_ops_einsum[];
+extern const InfOp inf_ops_elementwise[];
+extern const InfOp inf_ops_index[];
 extern const InfOp inf_ops_misc[];
 extern const InfOp inf_ops_ml[];
+extern const InfOp inf_ops_nn[];
+extern const InfOp inf_ops_norm[];
+extern const InfOp inf_ops_quant[];
+extern const InfOp inf_ops_random[];
+extern const InfOp inf_ops_reduce[];
+extern const InfOp inf_ops_resize[];
+extern const InfOp inf_ops_rnn[];
+extern const InfOp inf_ops_sample[];
+extern const InfOp inf_ops_sequence[];
+extern const InfOp inf_ops_shape[];
+extern const InfOp inf_ops_signal[];
+extern const InfOp inf_ops_string[];
+extern const InfOp inf_ops_tensor[];
+extern const InfOp inf_ops_training[];
+
+/* Every family's table by family name, so that a test can tell which
+ * family an op is registered in; the driver's lookup index is built
+ * from this list. */
+typedef struct InfFamily {
+    const char *name;
+    const InfOp *ops;
+} InfFamily;
+extern const InfFamily inf_families[];
+extern const size_t inf_families_n;
 
 #endif

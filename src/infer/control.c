@@ -1,6 +1,6 @@
 /*
- * infer/control.c - inference of control flow (If, Loop, Scan,
- * SequenceMap), sequence ops and optional ops.
+ * infer/control.c - inference of control flow: If, Loop, Scan and
+ * SequenceMap (sequence and optional ops: sequence.c).
  *
  * Control-flow ops carry subgraphs; the driver leaves them to the op
  * function (OS_F_CONTROL), so every function here infers each graph
@@ -15,11 +15,9 @@
  * after a few passes, with state shapes unknown). Outputs that may be
  * either the initial value or an iteration's value get the union of both
  * (an empty initial sequence adds nothing to it).
- *
- * Sequence and optional outputs are built here whole (the generic step
- * cannot bind seq/optional type variables from tensor inputs).
  */
 #include "infer.h"
+#include "infer_ops.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -32,68 +30,6 @@
 #define INF_STATE_DEEP 6
 
 /* ---- types ----------------------------------------------------------- */
-
-/* t, or NULL when t is absent or of kind NONE (unknown). */
-static const IrType *inf_known(const IrType *t)
-{
-    return t && t->kind != IR_TYPE_NONE ? t : NULL;
-}
-
-/* Drops the denotations of t and its dims, at every level (an output is a
- * new value: what the source was denoted as does not carry over). */
-static void inf_type_clean(IrType *t)
-{
-    for (; t; t = t->elem) {
-        free(t->denotation);
-        t->denotation = NULL;
-        for (size_t k = 0; t->shape && k < t->shape->rank; k++) {
-            free(t->shape->dims[k].denotation);
-            t->shape->dims[k].denotation = NULL;
-        }
-    }
-}
-
-/* A clean copy of t (NULL for unknown). */
-static IrType *inf_type_dup(const IrType *t)
-{
-    IrType *r = ir_type_copy(inf_known(t));
-    inf_type_clean(r);
-    return r;
-}
-
-/* Drops every shape in t (tensor, or the elements of a sequence/optional),
- * keeping kinds and element types. */
-static void inf_type_strip(IrType *t)
-{
-    for (; t; t = t->elem) {
-        ir_shape_free(t->shape);
-        t->shape = NULL;
-    }
-}
-
-/* A new tensor type of element type elem (0 = unknown) and a copy of
- * shape (NULL = rank unknown). */
-static IrType *inf_tensor_new(int32_t elem, const IrShape *shape)
-{
-    IrType *t = ir_alloc(sizeof *t);
-    t->kind = IR_TYPE_TENSOR;
-    t->has_elem_type = elem != 0;
-    t->elem_type = elem;
-    t->shape = ir_shape_copy(shape);
-    inf_type_clean(t);
-    return t;
-}
-
-/* A sequence or optional type around elem (taken), or NULL when elem is. */
-static IrType *inf_wrap(IrTypeKind kind, IrType *elem)
-{
-    if (!elem)
-        return NULL;
-    IrType *t = ir_alloc(sizeof *t);
-    t->kind = kind;
-    t->elem = elem;
-    return t;
-}
 
 /* Whether two dims say the same thing (both unknown, or the same value or
  * symbol). */
@@ -135,60 +71,6 @@ static bool inf_type_equal(const IrType *a, const IrType *b)
         !inf_shape_equal(a->shape, b->shape))
         return false;
     return inf_type_equal(a->elem, b->elem);
-}
-
-/* The union of two shapes: per dim the common value or symbol, else
- * unknown; NULL when either rank is unknown or the ranks differ. */
-static IrShape *inf_shape_union(const IrShape *a, const IrShape *b)
-{
-    if (!a || !b || a->rank != b->rank)
-        return NULL;
-    IrShape *s = ir_shape_new(a->rank);
-    for (size_t k = 0; k < a->rank; k++)
-        if (inf_dim_same(&a->dims[k], &b->dims[k]))
-            inf_dim_copy(&s->dims[k], &a->dims[k]);
-    return s;
-}
-
-/* The union of the types of two values one output may be (the branches of
- * an If, a loop state before and after an iteration, the elements of a
- * sequence): same kind and element type, shapes merged dim by dim. When
- * one side is unknown the other's kind and element type stand (the spec
- * makes them equal), its shapes do not. *out is NULL when both are
- * unknown. Returns -1 when kinds or element types definitely differ. */
-static int inf_type_union(const IrType *a, const IrType *b, IrType **out)
-{
-    a = inf_known(a);
-    b = inf_known(b);
-    *out = NULL;
-    if (!a || !b) {
-        *out = inf_type_dup(a ? a : b);
-        inf_type_strip(*out);
-        return 0;
-    }
-    if (a->kind != b->kind)
-        return -1;
-    if (a->has_elem_type && b->has_elem_type && a->elem_type != b->elem_type)
-        return -1;
-    if (a->has_key_type && b->has_key_type && a->key_type != b->key_type)
-        return -1;
-    IrType *t = ir_alloc(sizeof *t);
-    t->kind = a->kind;
-    t->has_elem_type = a->has_elem_type || b->has_elem_type;
-    t->elem_type = a->has_elem_type ? a->elem_type : b->elem_type;
-    t->has_key_type = a->has_key_type || b->has_key_type;
-    t->key_type = a->has_key_type ? a->key_type : b->key_type;
-    if (a->kind == IR_TYPE_OPAQUE) {
-        t->opaque_domain = ir_strdup(a->opaque_domain);
-        t->opaque_name = ir_strdup(a->opaque_name);
-    }
-    t->shape = inf_shape_union(a->shape, b->shape);
-    if ((a->elem || b->elem) && inf_type_union(a->elem, b->elem, &t->elem) < 0) {
-        ir_type_free(t);
-        return -1;
-    }
-    *out = t;
-    return 0;
 }
 
 /* Fills what got (taken) leaves unknown from decl, a declared type; a
@@ -239,35 +121,6 @@ static const IrShape *inf_graph_out_symval(const IrGraph *g, size_t k)
         return NULL;
     const IrValueInfo *vi = g->outputs.p[k];
     return vi->value ? vi->value->symval : NULL;
-}
-
-/* A tensor type's shape, or NULL (not a tensor, or rank unknown). */
-static const IrShape *inf_tshape(const IrType *t)
-{
-    return t && t->kind == IR_TYPE_TENSOR ? t->shape : NULL;
-}
-
-/* A copy of shape s with dim `at` removed (s has rank > at). */
-static IrShape *inf_shape_drop(const IrShape *s, size_t at)
-{
-    IrShape *r = ir_shape_new(s->rank - 1);
-    for (size_t k = 0, o = 0; k < s->rank; k++)
-        if (k != at)
-            inf_dim_copy(&r->dims[o++], &s->dims[k]);
-    return r;
-}
-
-/* A copy of shape s with dim d inserted at `at` (at <= rank). */
-static IrShape *inf_shape_insert(const IrShape *s, size_t at, const IrDim *d)
-{
-    IrShape *r = ir_shape_new(s->rank + 1);
-    for (size_t k = 0, i = 0; k < r->rank; k++) {
-        if (k == at)
-            inf_dim_copy(&r->dims[k], d);
-        else
-            inf_dim_copy(&r->dims[k], &s->dims[i++]);
-    }
-    return r;
 }
 
 /* ---- subgraphs --------------------------------------------------------- */
@@ -330,19 +183,6 @@ static int inf_body_states(InfCtx *c, IrGraph *g, size_t n, IrType **in,
         if (!changed)
             return 0;
     }
-}
-
-/* The node producing input i when it is the ai.onnx op `op`, else NULL:
- * a sequence is immutable, so its producer tells how many elements it
- * holds and which. */
-static const IrNode *inf_in_producer(const InfCtx *c, size_t i, const char *op)
-{
-    const IrValue *v = inf_has_in(c, i) ? c->node->in[i] : NULL;
-    const IrNode *p = v && v->kind == IR_VAL_NODE ? v->producer : NULL;
-    if (!p || !p->op_type || strcmp(p->op_type, op) != 0 ||
-        (p->domain && p->domain[0] && strcmp(p->domain, "ai.onnx") != 0))
-        return NULL;
-    return p;
 }
 
 /* The type of a state output: either the initial value (no iteration ran)
@@ -498,8 +338,8 @@ static int inf_loop(InfCtx *c)
                         ns + nk, ns, nk);
     IrType **in = ir_alloc_array(ns + 2, sizeof *in);
     bool *empty = ir_alloc_array(ns + 1, sizeof *empty);
-    in[0] = ir_type_tensor(7, 0, NULL);
-    in[1] = ir_type_tensor(9, 0, NULL);
+    in[0] = ir_type_tensor(IR_INT64, 0, NULL);
+    in[1] = ir_type_tensor(IR_BOOL, 0, NULL);
     for (size_t k = 0; k < ns; k++) {
         in[2 + k] = inf_type_dup(inf_in(c, 2 + k));
         empty[k] = inf_in_producer(c, 2 + k, "SequenceEmpty") != NULL;
@@ -710,7 +550,7 @@ static int inf_scan_counts(InfCtx *c, IrGraph *g, InfScan *sc)
     sc->v8 = c->since < 9;
     sc->in0 = sc->v8 ? 1 : 0;
     size_t nin = inf_n_in(c) > sc->in0 ? inf_n_in(c) - sc->in0 : 0;
-    int64_t m = inf_attr_i(c, "num_scan_inputs", -1);
+    int64_t m = inf_attr_i_or(c, "num_scan_inputs", -1);
     if (m < 1 || (uint64_t)m > nin)
         return inf_fail(c, "attribute", "num_scan_inputs %lld does not fit the "
                         "node's %zu state and scan inputs", (long long)m, nin);
@@ -795,321 +635,9 @@ static int inf_sequence_map(InfCtx *c)
     return rc;
 }
 
-/* ---- sequences --------------------------------------------------------- */
-
-/* The element type of sequence input i, or NULL. */
-static const IrType *inf_in_seq_elem(const InfCtx *c, size_t i)
-{
-    const IrType *t = inf_known(inf_in(c, i));
-    return t && t->kind == IR_TYPE_SEQUENCE ? inf_known(t->elem) : NULL;
-}
-
-/* SequenceConstruct: a sequence whose element type is the union of the
- * inputs' types. */
-static int inf_sequence_construct(InfCtx *c)
-{
-    if (inf_n_in(c) == 0)
-        return 0;
-    /* an unknown first input makes the union's shapes unknown below */
-    IrType *u = inf_type_dup(inf_in(c, 0));
-    for (size_t i = 1; i < inf_n_in(c); i++) {
-        IrType *x = NULL;
-        if (inf_type_union(u, inf_in(c, i), &x) < 0) {
-            ir_type_free(u);
-            return inf_fail(c, "type-constraint", "input %zu differs in type "
-                            "from input 0", i);
-        }
-        ir_type_free(u);
-        u = x;
-    }
-    inf_out_type(c, 0, inf_wrap(IR_TYPE_SEQUENCE, u));
-    return 0;
-}
-
-/* SequenceEmpty: a sequence of tensors of `dtype` (default float), shape
- * unknown. */
-static int inf_sequence_empty(InfCtx *c)
-{
-    int64_t dt = inf_attr_i(c, "dtype", 1);
-    if (dt <= 0 || dt > INT32_MAX || !ir_dtype_name((int32_t)dt))
-        return inf_fail(c, "attribute", "dtype %lld is not a known data type",
-                        (long long)dt);
-    inf_out_type(c, 0, inf_wrap(IR_TYPE_SEQUENCE, inf_tensor_new((int32_t)dt, NULL)));
-    return 0;
-}
-
-/* SequenceAt: the sequence's element type; the very element (type and
- * tracked values) when the sequence comes from SequenceConstruct and the
- * position is a constant. */
-static int inf_sequence_at(InfCtx *c)
-{
-    const IrType *e = inf_in_seq_elem(c, 0);
-    const IrNode *p = inf_in_producer(c, 0, "SequenceConstruct");
-    int64_t *pos;
-    size_t n;
-    if (p && inf_in_ints(c, 1, &pos, &n)) {
-        int64_t k = n == 1 ? pos[0] : INT64_MIN;
-        free(pos);
-        if (k < 0 && k >= -(int64_t)p->n_in)
-            k += (int64_t)p->n_in;
-        /* (a position out of range fails at run time, if this runs) */
-        const IrValue *v = k >= 0 && k < (int64_t)p->n_in ? p->in[k] : NULL;
-        if (v && inf_known(v->type)) {
-            inf_out_type(c, 0, inf_type_dup(v->type));
-            inf_out_symval(c, 0, ir_shape_copy(v->symval));
-            return 0;
-        }
-    }
-    if (e)
-        inf_out_type(c, 0, inf_type_dup(e));
-    return 0;
-}
-
-/* SequenceInsert: the union of the element type and the inserted
- * tensor's. */
-static int inf_sequence_insert(InfCtx *c)
-{
-    const IrType *s = inf_known(inf_in(c, 0));
-    if (s && s->kind != IR_TYPE_SEQUENCE)
-        return 0;
-    IrType *u = NULL;
-    if (inf_in_producer(c, 0, "SequenceEmpty")) {
-        /* no element yet: the inserted tensor is the only one */
-        if (s && inf_type_union(s->elem, inf_in(c, 1), &u) < 0)
-            return inf_fail(c, "type-constraint", "the inserted tensor's type "
-                            "differs from the sequence's elements");
-        ir_type_free(u);
-        u = inf_type_dup(inf_in(c, 1));
-        if (u && u->kind == IR_TYPE_TENSOR && !u->has_elem_type && s &&
-            s->elem && s->elem->has_elem_type) {
-            u->has_elem_type = true;
-            u->elem_type = s->elem->elem_type;
-        }
-        inf_out_type(c, 0, inf_wrap(IR_TYPE_SEQUENCE, u));
-        return 0;
-    }
-    if (inf_type_union(s ? s->elem : NULL, inf_in(c, 1), &u) < 0)
-        return inf_fail(c, "type-constraint", "the inserted tensor's type differs "
-                        "from the sequence's elements");
-    inf_out_type(c, 0, inf_wrap(IR_TYPE_SEQUENCE, u));
-    return 0;
-}
-
-/* SequenceErase: the input's type. */
-static int inf_sequence_erase(InfCtx *c)
-{
-    const IrType *s = inf_known(inf_in(c, 0));
-    if (s && s->kind == IR_TYPE_SEQUENCE)
-        inf_out_type(c, 0, inf_type_dup(s));
-    return 0;
-}
-
-/* SequenceLength: an int64 scalar, tracked when the sequence comes
- * straight from SequenceConstruct or SequenceEmpty. */
-static int inf_sequence_length(InfCtx *c)
-{
-    inf_out_elem(c, 0, 7);
-    inf_out_shape(c, 0, 0);
-    const IrNode *p = inf_in_producer(c, 0, "SequenceConstruct");
-    if (p || inf_in_producer(c, 0, "SequenceEmpty")) {
-        IrShape *sv = ir_shape_new(1);
-        inf_dim_set(&sv->dims[0], p ? (int64_t)p->n_in : 0);
-        inf_out_symval(c, 0, sv);
-    }
-    return 0;
-}
-
-/* The size of SplitToSequence's pieces along the axis of length d, when all
- * pieces are alike; unknown otherwise. -1 on a split that cannot fit. */
-static int inf_split_piece(InfCtx *c, const IrDim *d, IrDim *piece)
-{
-    int64_t *v;
-    size_t n;
-    int r = inf_in_rank(c, 1);
-    if (!inf_in_ints(c, 1, &v, &n))
-        return 0;
-    if (r == 0 || (r < 0 && n == 1 && !inf_in_shape(c, 1))) {
-        /* scalar: pieces of v[0], the last one possibly shorter */
-        int64_t s = n == 1 ? v[0] : 0;
-        if (s == 1)
-            inf_dim_set(piece, 1);
-        else if (s > 0 && inf_dim_known(d) && (d->value % s == 0 || d->value < s))
-            inf_dim_set(piece, d->value % s == 0 ? s : d->value);
-        free(v);
-        return 0;
-    }
-    if (n == 0) {
-        free(v);
-        return 0; /* no sizes: nothing to check against */
-    }
-    int64_t sum = 0;
-    bool same = true;
-    for (size_t k = 0; k < n; k++) {
-        if (v[k] < 0 || v[k] > INT64_MAX - sum) {
-            long long bad = v[k];
-            free(v);
-            return inf_fail(c, "shape", "split entry %zu is %lld", k, bad);
-        }
-        sum += v[k];
-        same = same && v[k] == v[0];
-    }
-    int64_t first = v[0];
-    free(v);
-    if (inf_dim_known(d) && sum != d->value)
-        return inf_fail(c, "shape", "split sums to %lld but the axis has length %lld",
-                        (long long)sum, (long long)d->value);
-    if (same)
-        inf_dim_set(piece, first);
-    return 0;
-}
-
-/* SplitToSequence: pieces of the input along `axis`: of size 1 without
- * `split` (the axis dropped when keepdims=0), else of the sizes split
- * gives (keepdims ignored). */
-static int inf_split_to_sequence(InfCtx *c)
-{
-    const IrType *t = inf_known(inf_in(c, 0));
-    if (!t || t->kind != IR_TYPE_TENSOR)
-        return 0;
-    const IrShape *s = t->shape;
-    IrShape *e = NULL;
-    if (s) {
-        int ax;
-        if (inf_axis(c, "axis", inf_attr_i(c, "axis", 0), (int)s->rank, 0, &ax) < 0)
-            return -1;
-        if (!inf_has_in(c, 1) && inf_attr_i(c, "keepdims", 1) == 0) {
-            e = inf_shape_drop(s, (size_t)ax);
-        } else {
-            e = ir_shape_copy(s);
-            inf_dim_unknown(&e->dims[ax]);
-            if (!inf_has_in(c, 1))
-                inf_dim_set(&e->dims[ax], 1);
-            else if (inf_split_piece(c, &s->dims[ax], &e->dims[ax]) < 0) {
-                ir_shape_free(e);
-                return -1;
-            }
-        }
-    }
-    IrType *el = inf_tensor_new(t->has_elem_type ? t->elem_type : 0, e);
-    ir_shape_free(e);
-    inf_out_type(c, 0, inf_wrap(IR_TYPE_SEQUENCE, el));
-    return 0;
-}
-
-/* The joined length of ConcatFromSequence when the sequence comes from
- * SequenceConstruct: the count of elements (stacking), or the sum of
- * their lengths along axis `ax`. Leaves len unknown otherwise. */
-static void inf_concat_len(InfCtx *c, bool stack, int ax, IrDim *len)
-{
-    const IrNode *p = inf_in_producer(c, 0, "SequenceConstruct");
-    if (!p)
-        return;
-    if (stack) {
-        inf_dim_set(len, (int64_t)p->n_in);
-        return;
-    }
-    IrDim acc = {.kind = IR_DIM_VALUE, .value = 0};
-    for (size_t i = 0; i < p->n_in; i++) {
-        const IrType *t = p->in[i] ? inf_known(p->in[i]->type) : NULL;
-        const IrShape *s = inf_tshape(t);
-        if (!s || (size_t)ax >= s->rank) {
-            inf_dim_unknown(&acc);
-            return;
-        }
-        inf_dim_add(&acc, &acc, &s->dims[ax]);
-    }
-    inf_dim_copy(len, &acc);
-    inf_dim_unknown(&acc);
-}
-
-/* ConcatFromSequence: the elements joined along `axis` (new_axis=1:
- * stacked along a new axis); the joined length is unknown. */
-static int inf_concat_from_sequence(InfCtx *c)
-{
-    const IrType *e = inf_in_seq_elem(c, 0);
-    if (!inf_attr_has(c, "axis"))
-        return inf_fail(c, "attribute", "'axis' is required");
-    int64_t na = inf_attr_i(c, "new_axis", 0);
-    if (na != 0 && na != 1)
-        return inf_fail(c, "attribute", "new_axis is %lld, not 0 or 1", (long long)na);
-    if (!e || e->kind != IR_TYPE_TENSOR)
-        return 0;
-    IrType *t = inf_tensor_new(e->has_elem_type ? e->elem_type : 0, NULL);
-    if (e->shape) {
-        int ax;
-        if (inf_axis(c, "axis", inf_attr_i(c, "axis", 0), (int)e->shape->rank,
-                     (int)na, &ax) < 0) {
-            ir_type_free(t);
-            return -1;
-        }
-        IrDim len = {0};
-        inf_concat_len(c, na != 0, ax, &len);
-        if (na) {
-            t->shape = inf_shape_insert(e->shape, (size_t)ax, &len);
-        } else {
-            t->shape = ir_shape_copy(e->shape);
-            inf_dim_copy(&t->shape->dims[ax], &len);
-        }
-        inf_dim_unknown(&len);
-        inf_type_clean(t);
-    }
-    inf_out_type(c, 0, t);
-    return 0;
-}
-
-/* ---- optionals --------------------------------------------------------- */
-
-/* Optional: an optional of the input's type, or of the `type` attribute's
- * when there is no input. */
-static int inf_optional(InfCtx *c)
-{
-    const IrAttr *a = inf_attr(c, "type");
-    const IrType *t = inf_known(inf_in(c, 0));
-    if (!inf_has_in(c, 0) && !(a && a->tp))
-        return inf_fail(c, "attribute", "with no input, the 'type' attribute is "
-                        "required");
-    if (!t && a)
-        t = inf_known(a->tp);
-    inf_out_type(c, 0, inf_wrap(IR_TYPE_OPTIONAL, inf_type_dup(t)));
-    return 0;
-}
-
-/* OptionalGetElement: the optional's element type (from v18 a tensor or
- * sequence input passes through, tracked elements too). */
-static int inf_optional_get_element(InfCtx *c)
-{
-    const IrType *t = inf_known(inf_in(c, 0));
-    if (t && t->kind == IR_TYPE_OPTIONAL) {
-        inf_out_type(c, 0, inf_type_dup(t->elem));
-    } else if (t && c->since >= 18) {
-        inf_out_type(c, 0, inf_type_dup(t));
-        inf_out_symval(c, 0, ir_shape_copy(inf_in_symval(c, 0)));
-    }
-    return 0;
-}
-
-/* OptionalHasElement: a bool scalar. */
-static int inf_optional_has_element(InfCtx *c)
-{
-    inf_out_elem(c, 0, 9);
-    inf_out_shape(c, 0, 0);
-    return 0;
-}
-
 const InfOp inf_ops_control[] = {
     {"", "If", inf_if},
     {"", "Loop", inf_loop},
     {"", "Scan", inf_scan},
     {"", "SequenceMap", inf_sequence_map},
-    {"", "SequenceConstruct", inf_sequence_construct},
-    {"", "SequenceEmpty", inf_sequence_empty},
-    {"", "SequenceAt", inf_sequence_at},
-    {"", "SequenceInsert", inf_sequence_insert},
-    {"", "SequenceErase", inf_sequence_erase},
-    {"", "SequenceLength", inf_sequence_length},
-    {"", "SplitToSequence", inf_split_to_sequence},
-    {"", "ConcatFromSequence", inf_concat_from_sequence},
-    {"", "Optional", inf_optional},
-    {"", "OptionalGetElement", inf_optional_get_element},
-    {"", "OptionalHasElement", inf_optional_has_element},
     {NULL, NULL, NULL}};

@@ -2,11 +2,13 @@
  * infer/elementwise.c - inference of elementwise ops: unary maps (output
  * shaped like the input) and n-ary ops with multidirectional broadcasting.
  * Element types come from the generic step (comparisons give bool through
- * their schema); the functions here only set shapes, plus Cast's type.
+ * their schema); the functions here only set shapes, plus the element
+ * types of Cast and BitCast.
  * Shape arithmetic (Add/Sub/Mul/Div on small integer tensors) also keeps
  * the tracked elements (symval) so that Reshape targets stay known.
  */
 #include "infer.h"
+#include "infer_ops.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -42,7 +44,7 @@ static int inf_bcast_all(InfCtx *c)
 static int inf_legacy_binary(InfCtx *c)
 {
     const IrShape *a = inf_in_shape(c, 0), *b = inf_in_shape(c, 1);
-    if (!inf_attr_i(c, "broadcast", 0) && a && b) {
+    if (!inf_attr_i(c, "broadcast") && a && b) {
         /* Without broadcast=1 the shapes must be equal; the converter's
          * upgrade to numpy broadcasting relies on it (35 vs 3 would
          * otherwise pass here and fail after the conversion). */
@@ -98,7 +100,7 @@ static int inf_arith(InfCtx *c, char op)
         return inf_legacy_binary(c);
     if (inf_bcast_all(c) < 0)
         return -1;
-    if (e == 6 || e == 7)
+    if (e == IR_INT32 || e == IR_INT64)
         inf_symval_arith(c, op);
     return 0;
 }
@@ -122,11 +124,6 @@ static int inf_binary(InfCtx *c)
 static int inf_nary(InfCtx *c)
 {
     return inf_bcast_all(c);
-}
-
-static int inf_unary(InfCtx *c)
-{
-    return inf_same_as_input(c, 0);
 }
 
 /* Identity also passes tracked shape values through. */
@@ -209,12 +206,6 @@ static int inf_where(InfCtx *c)
     return 0;
 }
 
-/* PRelu: slope broadcasts to X (unidirectionally from opset 7). */
-static int inf_prelu(InfCtx *c)
-{
-    return inf_same_as_input(c, 0);
-}
-
 /* Cast: element type from `to`; shape (and tracked elements, for integer
  * targets) unchanged. Before opset 6 `to` was a string. */
 /* The tracked elements of an integer value cast to float type `to`: the
@@ -225,8 +216,9 @@ static int inf_prelu(InfCtx *c)
  * types. A Cast back to an integer type copies them (they are integers). */
 static IrShape *inf_symval_to_real(const IrShape *sv, int32_t to)
 {
-    int64_t lim = to == 1 ? INT64_C(1) << 24 : to == 11 ? INT64_C(1) << 53
-                : to == 10 ? 2048 : to == 16 ? 256 : 0;
+    int64_t lim = to == IR_FLOAT ? INT64_C(1) << 24
+                : to == IR_DOUBLE ? INT64_C(1) << 53
+                : to == IR_FLOAT16 ? 2048 : to == IR_BFLOAT16 ? 256 : 0;
     if (!lim)
         return NULL;
     IrShape *r = ir_shape_new(sv->rank);
@@ -252,7 +244,7 @@ static int inf_cast(InfCtx *c)
     inf_out_elem(c, 0, to);
     inf_same_as_input(c, 0);
     const IrShape *sv = inf_in_symval(c, 0);
-    if (sv && (to == 6 || to == 7))
+    if (sv && (to == IR_INT32 || to == IR_INT64))
         inf_out_symval(c, 0, ir_shape_copy(sv));
     else if (sv)
         inf_out_symval(c, 0, inf_symval_to_real(sv, to));
@@ -267,11 +259,28 @@ static int inf_castlike(InfCtx *c)
         inf_out_elem(c, 0, to);
     inf_same_as_input(c, 0);
     const IrShape *sv = inf_in_symval(c, 0);
-    if (sv && (to == 6 || to == 7))
+    if (sv && (to == IR_INT32 || to == IR_INT64))
         inf_out_symval(c, 0, ir_shape_copy(sv));
     else if (sv)
         inf_out_symval(c, 0, inf_symval_to_real(sv, to));
     return 0;
+}
+
+/* BitCast: element type from `to`, which must have the input's bit
+ * width; shape unchanged. */
+static int inf_bitcast(InfCtx *c)
+{
+    int64_t to = inf_attr_i(c, "to");
+    if (!inf_t_dtype_ok(to))
+        return inf_fail(c, "attribute", "'to' %lld is not a known data type",
+                        (long long)to);
+    int32_t from = inf_in_elem(c, 0);
+    if (from && ir_dtype_bits(from) != ir_dtype_bits((int32_t)to))
+        return inf_fail(c, "shape", "%s has %d bits but %s has %d",
+                        ir_dtype_name(from), ir_dtype_bits(from),
+                        ir_dtype_name((int32_t)to), ir_dtype_bits((int32_t)to));
+    inf_out_elem(c, 0, (int32_t)to);
+    return inf_same_as_input(c, 0);
 }
 
 const InfOp inf_ops_elementwise[] = {
@@ -285,21 +294,20 @@ const InfOp inf_ops_elementwise[] = {
     {"", "BitwiseXor", inf_nary},
     {"", "Sum", inf_nary}, {"", "Max", inf_nary}, {"", "Min", inf_nary},
     {"", "Mean", inf_nary},
-    {"", "PRelu", inf_prelu},
     {"", "Cast", inf_cast}, {"", "CastLike", inf_castlike},
     {"", "Abs", inf_unary}, {"", "Acos", inf_unary}, {"", "Acosh", inf_unary},
     {"", "Asin", inf_unary}, {"", "Asinh", inf_unary}, {"", "Atan", inf_unary},
     {"", "Atanh", inf_unary}, {"", "BitwiseNot", inf_unary}, {"", "Ceil", inf_unary},
-    {"", "Celu", inf_unary}, {"", "Clip", inf_unary}, {"", "Cos", inf_unary},
-    {"", "Cosh", inf_unary}, {"", "Elu", inf_unary}, {"", "Erf", inf_unary},
-    {"", "Exp", inf_unary}, {"", "Floor", inf_unary}, {"", "Gelu", inf_unary},
-    {"", "HardSigmoid", inf_unary}, {"", "HardSwish", inf_unary},
+    {"", "Clip", inf_unary}, {"", "Cos", inf_unary},
+    {"", "Cosh", inf_unary}, {"", "Erf", inf_unary},
+    {"", "Exp", inf_unary}, {"", "Floor", inf_unary},
     {"", "Identity", inf_identity}, {"", "IsInf", inf_unary}, {"", "IsNaN", inf_unary},
-    {"", "LeakyRelu", inf_unary}, {"", "Log", inf_unary}, {"", "Mish", inf_unary},
+    {"", "Log", inf_unary},
     {"", "Neg", inf_neg}, {"", "Not", inf_unary}, {"", "Reciprocal", inf_unary},
-    {"", "Relu", inf_unary}, {"", "Round", inf_unary}, {"", "Selu", inf_unary},
-    {"", "Shrink", inf_unary}, {"", "Sigmoid", inf_unary}, {"", "Sign", inf_unary},
-    {"", "Sin", inf_unary}, {"", "Sinh", inf_unary}, {"", "Softplus", inf_unary},
-    {"", "Softsign", inf_unary}, {"", "Sqrt", inf_unary}, {"", "Swish", inf_unary},
-    {"", "Tan", inf_unary}, {"", "Tanh", inf_unary}, {"", "ThresholdedRelu", inf_unary},
+    {"", "Round", inf_unary},
+    {"", "Shrink", inf_unary}, {"", "Sign", inf_unary},
+    {"", "Sin", inf_unary}, {"", "Sinh", inf_unary},
+    {"", "Sqrt", inf_unary},
+    {"", "Tan", inf_unary}, {"", "Tanh", inf_unary},
+    {"", "BitCast", inf_bitcast},
     {NULL, NULL, NULL}};

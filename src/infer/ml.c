@@ -10,9 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* TensorProto.DataType codes used below. */
-enum { INF_FLOAT = 1, INF_INT64 = 7, INF_STRING = 8 };
-
 /* ---- helpers ------------------------------------------------------- */
 
 /* Whether the attribute is present with at least one element (ints,
@@ -57,7 +54,7 @@ static void inf_batch_out(InfCtx *c, size_t o, int64_t cols)
  * entries, else int64. */
 static int32_t inf_label_elem(const InfCtx *c)
 {
-    return inf_attr_nonempty(c, "classlabels_strings") ? INF_STRING : INF_INT64;
+    return inf_attr_nonempty(c, "classlabels_strings") ? IR_STRING : IR_INT64;
 }
 
 /* Same shape as input 0 (element type from the generic step). */
@@ -89,14 +86,14 @@ static int inf_array_feature_extractor(InfCtx *c)
  * unknown. */
 static int inf_castmap(InfCtx *c)
 {
-    const char *to = inf_attr_s(c, "cast_to", "TO_FLOAT");
+    const char *to = inf_attr_s(c, "cast_to");
     int32_t e = 0;
     if (to && strcmp(to, "TO_FLOAT") == 0)
-        e = INF_FLOAT;
+        e = IR_FLOAT;
     else if (to && strcmp(to, "TO_INT64") == 0)
-        e = INF_INT64;
+        e = IR_INT64;
     else if (to && strcmp(to, "TO_STRING") == 0)
-        e = INF_STRING;
+        e = IR_STRING;
     else
         return inf_fail(c, "attribute", "cast_to must be TO_FLOAT, TO_INT64 or TO_STRING");
     inf_out_elem(c, 0, e);
@@ -108,10 +105,10 @@ static int inf_castmap(InfCtx *c)
 static int inf_category_mapper(InfCtx *c)
 {
     int32_t e = inf_in_elem(c, 0);
-    if (e == INF_STRING)
-        inf_out_elem(c, 0, INF_INT64);
-    else if (e == INF_INT64)
-        inf_out_elem(c, 0, INF_STRING);
+    if (e == IR_STRING)
+        inf_out_elem(c, 0, IR_INT64);
+    else if (e == IR_INT64)
+        inf_out_elem(c, 0, IR_STRING);
     return inf_same_as_input(c, 0);
 }
 
@@ -163,15 +160,15 @@ static int32_t inf_label_encoder_values(const InfCtx *c)
         found++;
     }
     if (inf_attr(c, "values_strings")) {
-        e = INF_STRING;
+        e = IR_STRING;
         found++;
     }
     if (inf_attr(c, "values_int64s")) {
-        e = INF_INT64;
+        e = IR_INT64;
         found++;
     }
     if (inf_attr(c, "values_floats")) {
-        e = INF_FLOAT;
+        e = IR_FLOAT;
         found++;
     }
     return found == 1 ? e : 0;
@@ -184,7 +181,7 @@ static int inf_label_encoder(InfCtx *c)
     int32_t e;
     if (c->since < 2) {
         int32_t in = inf_in_elem(c, 0);
-        e = in == INF_STRING ? INF_INT64 : in == INF_INT64 ? INF_STRING : 0;
+        e = in == IR_STRING ? IR_INT64 : in == IR_INT64 ? IR_STRING : 0;
     } else {
         e = inf_label_encoder_values(c);
     }
@@ -200,12 +197,12 @@ static int inf_linear_classifier(InfCtx *c)
 {
     int32_t le = inf_label_elem(c);
     inf_out_elem(c, 0, le);
-    inf_out_elem(c, 1, INF_FLOAT);
+    inf_out_elem(c, 1, IR_FLOAT);
     const float *icpt;
     long ni = inf_attr_floats(c, "intercepts", &icpt);
-    const IrAttr *labels = inf_attr(c, le == INF_STRING ? "classlabels_strings"
+    const IrAttr *labels = inf_attr(c, le == IR_STRING ? "classlabels_strings"
                                                         : "classlabels_ints");
-    size_t nl = labels ? (le == INF_STRING ? labels->n_strings : labels->n_ints) : 0;
+    size_t nl = labels ? (le == IR_STRING ? labels->n_strings : labels->n_ints) : 0;
     int64_t classes = ni > 0 ? ni : -1;
     if (ni == 1 && nl == 2)
         classes = 2;
@@ -217,7 +214,7 @@ static int inf_linear_classifier(InfCtx *c)
 /* LinearRegressor: [N, targets] of float. */
 static int inf_linear_regressor(InfCtx *c)
 {
-    int64_t t = inf_attr_i(c, "targets", 1);
+    int64_t t = inf_attr_i(c, "targets");
     inf_batch_out(c, 0, t >= 0 ? t : -1);
     return 0;
 }
@@ -246,7 +243,7 @@ static int inf_onehot_encoder(InfCtx *c)
 static int inf_classifier(InfCtx *c)
 {
     inf_out_elem(c, 0, inf_label_elem(c));
-    inf_out_elem(c, 1, INF_FLOAT);
+    inf_out_elem(c, 1, IR_FLOAT);
     inf_batch_out(c, 0, -2);
     inf_batch_out(c, 1, -1);
     return 0;
@@ -262,7 +259,7 @@ static int inf_svm_regressor(InfCtx *c)
 /* TreeEnsembleRegressor: [N, n_targets] of float. */
 static int inf_tree_regressor(InfCtx *c)
 {
-    int64_t t = inf_attr_has(c, "n_targets") ? inf_attr_i(c, "n_targets", -1) : -1;
+    int64_t t = inf_attr_has(c, "n_targets") ? inf_attr_i(c, "n_targets") : -1;
     inf_batch_out(c, 0, t >= 0 ? t : -1);
     return 0;
 }
@@ -285,15 +282,15 @@ static int inf_zipmap(InfCtx *c)
         return inf_fail(c, "rank", "input must have rank 1 or 2, has %d", r);
     int32_t key = 0;
     if (inf_attr_nonempty(c, "classlabels_strings"))
-        key = INF_STRING;
+        key = IR_STRING;
     if (inf_attr_nonempty(c, "classlabels_int64s"))
-        key = key ? 0 : INF_INT64;
+        key = key ? 0 : IR_INT64;
     if (!key)
         return 0;
     IrType *val = ir_alloc(sizeof *val);
     val->kind = IR_TYPE_TENSOR;
     val->has_elem_type = true;
-    val->elem_type = INF_FLOAT;
+    val->elem_type = IR_FLOAT;
     val->shape = ir_shape_new(0);
     IrType *map = ir_alloc(sizeof *map);
     map->kind = IR_TYPE_MAP;

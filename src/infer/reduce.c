@@ -1,7 +1,9 @@
 /*
  * infer/reduce.c - inference of the reduce family: Reduce* (axes as an
  * attribute in early versions, as an optional input later; keepdims;
- * noop_with_empty_axes) and ArgMax/ArgMin (one axis, int64 output).
+ * noop_with_empty_axes), ArgMax/ArgMin (one axis, int64 output), CumSum,
+ * CumProd, Det and the losses (NegativeLogLikelihoodLoss,
+ * SoftmaxCrossEntropyLoss).
  * Element types come from the generic step. On small integer tensors
  * (shape arithmetic, e.g. ReduceProd of a Shape slice) the reduced
  * element is also tracked (symval).
@@ -129,9 +131,9 @@ static void inf_reduce_write(InfCtx *c, const IrShape *in, const bool *mask,
  * noop_with_empty_axes makes it the identity. */
 static int inf_reduce(InfCtx *c)
 {
-    bool keep = inf_attr_i(c, "keepdims", 1) != 0;
+    bool keep = inf_attr_i(c, "keepdims") != 0;
     bool noop = c->since >= inf_reduce_input_since(c->schema->op) &&
-                inf_attr_i(c, "noop_with_empty_axes", 0) != 0;
+                inf_attr_i(c, "noop_with_empty_axes") != 0;
     const IrShape *in = inf_in_shape(c, 0);
     int64_t *axes;
     size_t n;
@@ -184,13 +186,96 @@ static int inf_argreduce(InfCtx *c)
     if (!in || in->rank > INF_REDUCE_MAX_RANK)
         return 0;
     int ax;
-    if (inf_axis(c, "axis", inf_attr_i(c, "axis", 0), (int)in->rank, 0, &ax) < 0)
+    if (inf_axis(c, "axis", inf_attr_i(c, "axis"), (int)in->rank, 0, &ax) < 0)
         return -1;
     bool mask[INF_REDUCE_MAX_RANK > 0 ? INF_REDUCE_MAX_RANK : 1];
     for (size_t k = 0; k < in->rank; k++)
         mask[k] = (int)k == ax;
-    inf_reduce_write(c, in, mask, inf_attr_i(c, "keepdims", 1) != 0);
+    inf_reduce_write(c, in, mask, inf_attr_i(c, "keepdims") != 0);
     return 0;
+}
+
+/* Det: [*, M, M] -> [*]. */
+static int inf_det(InfCtx *c)
+{
+    const IrShape *in = inf_in_shape(c, 0);
+    if (!in)
+        return 0;
+    if (in->rank < 2)
+        return inf_fail(c, "rank", "input must have rank >= 2, has %zu", in->rank);
+    if (inf_dim_differ(&in->dims[in->rank - 1], &in->dims[in->rank - 2]))
+        return inf_fail(c, "shape", "the last two dimensions (%lld, %lld) must be equal",
+                        (long long)in->dims[in->rank - 2].value,
+                        (long long)in->dims[in->rank - 1].value);
+    IrShape *s = inf_out_shape(c, 0, in->rank - 2);
+    for (size_t k = 0; s && k < in->rank - 2; k++)
+        inf_dim_copy(&s->dims[k], &in->dims[k]);
+    return 0;
+}
+
+/* Checks the target [N, d1..dk] against the input [N, C, d1..dk] where
+ * both are known. */
+static int inf_loss_check(InfCtx *c, const IrShape *s, const IrShape *t)
+{
+    if (s && s->rank < 2)
+        return inf_fail(c, "rank", "input must have rank >= 2, has %zu", s->rank);
+    if (!s || !t)
+        return 0;
+    if (t->rank + 1 != s->rank)
+        return inf_fail(c, "rank", "target has rank %zu, the input %zu (expected %zu)",
+                        t->rank, s->rank, s->rank - 1);
+    for (size_t k = 0; k < t->rank; k++) {
+        const IrDim *x = &s->dims[k == 0 ? 0 : k + 1];
+        if (inf_dim_differ(x, &t->dims[k]))
+            return inf_fail(c, "shape", "target dimension %zu is %lld, the input's %lld",
+                            k, (long long)t->dims[k].value, (long long)x->value);
+    }
+    return 0;
+}
+
+/* NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss: with reduction
+ * "none" the loss has the target's shape [N, d1..dk], else it is a
+ * scalar; SCE's optional log_prob has the input's shape. */
+static int inf_loss(InfCtx *c)
+{
+    const char *red = inf_attr_s(c, "reduction");
+    if (!red || (strcmp(red, "none") != 0 && strcmp(red, "sum") != 0 &&
+                 strcmp(red, "mean") != 0))
+        return inf_fail(c, "attribute", "reduction must be none, sum or mean");
+    bool none = strcmp(red, "none") == 0;
+    const IrShape *s = inf_in_shape(c, 0), *t = inf_in_shape(c, 1);
+    if (inf_loss_check(c, s, t) < 0)
+        return -1;
+    if (!none) {
+        inf_out_shape(c, 0, 0);
+    } else if (s) {
+        IrShape *o = inf_out_shape(c, 0, s->rank - 1);
+        for (size_t k = 0; o && k < o->rank; k++) {
+            const IrDim *x = &s->dims[k == 0 ? 0 : k + 1];
+            inf_dim_copy(&o->dims[k], !inf_dim_known(x) && t && inf_dim_known(&t->dims[k])
+                                          ? &t->dims[k] : x);
+        }
+    } else if (t) {
+        inf_out_shape_of(c, 0, 1);
+    }
+    if (inf_has_out(c, 1))
+        inf_out_shape_of(c, 1, 0);
+    return 0;
+}
+
+/* CumSum, CumProd: the input's shape; a known scalar axis must fit. */
+static int inf_cumulative(InfCtx *c)
+{
+    int64_t *a;
+    size_t n;
+    int r = inf_in_rank(c, 0), axis;
+    if (r >= 0 && inf_in_ints(c, 1, &a, &n)) {
+        int rc = n == 1 ? inf_axis(c, "axis", a[0], r, 0, &axis) : 0;
+        free(a);
+        if (rc < 0)
+            return -1;
+    }
+    return inf_same_as_input(c, 0);
 }
 
 const InfOp inf_ops_reduce[] = {
@@ -200,4 +285,9 @@ const InfOp inf_ops_reduce[] = {
     {"", "ReduceMin", inf_reduce}, {"", "ReduceProd", inf_reduce},
     {"", "ReduceSum", inf_reduce}, {"", "ReduceSumSquare", inf_reduce},
     {"", "ArgMax", inf_argreduce}, {"", "ArgMin", inf_argreduce},
+    {"", "Det", inf_det},
+    {"", "SoftmaxCrossEntropyLoss", inf_loss},
+    {"", "NegativeLogLikelihoodLoss", inf_loss},
+    {"", "CumSum", inf_cumulative},
+    {"", "CumProd", inf_cumulative},
     {NULL, NULL, NULL}};
