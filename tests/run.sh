@@ -133,6 +133,8 @@ run bench_smoke sh tests/bench_smoke.sh "$build"
 run asan/hostile_cli sh tests/hostile_cli.sh "$asan/onnx-convert"
 # --help, the man page and --version agree
 run cli_help /usr/bin/python3 tests/cli_help.py "$build/onnx-convert"
+# attribute defaults come from the operator table (issue 21)
+run attr_defaults /usr/bin/python3 tests/attr_defaults.py
 # batch mode and --json against single runs (needs ../shared and python3)
 run batch_cli /usr/bin/python3 tests/batch_cli.py "$build/onnx-convert"
 run asan/batch_cli /usr/bin/python3 tests/batch_cli.py "$asan/onnx-convert"
