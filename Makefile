@@ -280,7 +280,7 @@ $(BUILD)/bench/%: bench/%.c $(BUILD)/libonnxconvert.a
 bench: $(BUILD)/bench/bench_loadsave
 	$(BUILD)/bench/bench_loadsave
 
-# The evaluator against ONNX Runtime (single-threaded both), for the README.
+# The evaluator against ONNX Runtime (single-threaded both), for bench/README.md.
 bench-eval: $(BUILD)/bench/bench_eval
 	sh bench/bench_eval.sh
 

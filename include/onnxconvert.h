@@ -144,7 +144,7 @@ ONNXCONVERT_API size_t oc_model_node_count(const oc_model *m);
 
 /* ---- checking, converting, optimizing ------------------------------- */
 
-/* Validates the model with the rules of `onnx-convert check` (README,
+/* Validates the model with the rules of `onnx-convert check` (docs/checker.md,
  * "The checker"). On failure the message is the first broken rule, which
  * it starts with: "RULE: WHERE: WHAT", e.g. "input-undefined: node
  * 'relu' (Relu-13): input 'ghost' is not a graph input, an initializer,
@@ -154,14 +154,14 @@ ONNXCONVERT_API int oc_check(oc_model *m);
 
 /* Converts the model to ai.onnx opset `opset` (1..oc_newest_opset("")),
  * one opset step at a time, in every graph and model-local function, and
- * sets ir_version as README "IR versions" says. Same as
+ * sets ir_version as docs/converter.md "IR versions" says. Same as
  * oc_convert_ex(m, opset, 0, 0). */
 ONNXCONVERT_API int oc_convert(oc_model *m, int64_t opset);
 
 /* Converts the model's ai.onnx opset to `opset` and its ai.onnx.ml opset
  * to `opset_ml` (ignored when the model does not import ai.onnx.ml), and
  * sets ir_version to `ir_version`. An opset of 0 keeps that opset; an
- * ir_version of 0 lets the IR version policy of README "IR versions"
+ * ir_version of 0 lets the IR version policy of docs/converter.md "IR versions"
  * choose (the lowest holding the target opsets and the model's content,
  * never below the model's own when no opset goes down; annotations an
  * older IR lacks are dropped). A non-zero ir_version is written exactly:

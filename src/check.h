@@ -13,7 +13,7 @@
  *
  * Every finding is one line "RULE: WHERE: WHAT", WHERE naming the graph
  * element (node by name, or by index and op). Rules are listed in
- * chk_rules (README: "The checker").
+ * chk_rules (docs/checker.md).
  */
 #ifndef OC_CHECK_H
 #define OC_CHECK_H

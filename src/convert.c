@@ -1084,7 +1084,7 @@ static int cv_inline(IrModel *m, CvReport *r, int64_t ir, IrError *err)
 }
 
 /*
- * The IR version policy (README "IR versions"). `down` says whether some
+ * The IR version policy (docs/converter.md "IR versions"). `down` says whether some
  * converted domain went to a lower opset; `ir_in` is the input's version.
  *   table    = the Versioning.md IR of the target opsets (cv_table_ir)
  *   content  = the lowest IR holding what the model computes: functions

@@ -7,7 +7,7 @@
  * graphs and every model-local function body (a function that imports the
  * domain itself is walked from its own version). Nodes of other domains pass
  * through untouched and are counted in the report. Afterwards the IR version
- * is chosen by the policy of cv_policy (README "IR versions"), and the
+ * is chosen by the policy of cv_policy (docs/converter.md "IR versions"), and the
  * model is checked to hold nothing that IR version lacks.
  *
  * On a refusal the model is left half converted: callers discard it (the

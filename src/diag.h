@@ -2,7 +2,7 @@
  * diag.h - one diagnostic: why a stage refused or failed, and where
  * (prefix dg_).
  *
- * The reasons are a JSON contract (README "JSON reports": an error's
+ * The reasons are a JSON contract (docs/json.md: an error's
  * "reason", the batch summary's counts), so they are listed once here,
  * each with its JSON name, and code names them by enum. A node is named
  * one way everywhere (dg_label); a diagnostic prints one way (dg_format)

@@ -27,7 +27,7 @@ int32_t irv_attr_dtype(const IrNode *n, const IrAttr *a);
 
 /* The fields that carry no semantics: annotations a tool may drop without
  * changing what the model computes (proto/onnx.proto and IR.md). Each is
- * (id, the field as README and reports name it, the IR that introduced it).
+ * (id, the field as docs/converter.md and reports name it, the IR that introduced it).
  *   metadata_props of graph, node, value_info, function, tensor: free
  *     key/value annotations ("pkg.torch.onnx.stack_trace", ...);
  *   FunctionProto.value_info: type hints for a body's values, which

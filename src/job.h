@@ -4,7 +4,7 @@
  *
  * `convert`, `optimize` and `check` run through here, one model at a time
  * or many in a batch; the report is what the command line prints, as text
- * or as the JSON object of README "JSON reports" (job_json). Nothing here
+ * or as the JSON object of docs/json.md (job_json). Nothing here
  * prints or exits.
  */
 #ifndef OC_JOB_H
@@ -139,7 +139,7 @@ extern const char *const job_kind_names[JOB_N_KINDS];
 /* "ok", "invalid", "refused", "error". */
 const char *job_status_name(JobStatus s);
 
-/* Writes the report as one JSON object (README "JSON reports"). */
+/* Writes the report as one JSON object (docs/json.md). */
 void job_json(Js *j, const JobReport *r);
 /* Writes the report's "error" value alone: null when ok, else the object
  * of stage, reason, node, op, domain, step and message. */

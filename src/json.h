@@ -15,7 +15,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-/* The version of the --json reports' schema (README "JSON reports"): it
+/* The version of the --json reports' schema (docs/json.md): it
  * changes only when a key is removed or changes meaning. */
 #define JS_REPORT_SCHEMA 1
 
@@ -56,7 +56,7 @@ void js_write_strn(FILE *f, const char *s, size_t len);
 size_t js_utf8_len(const unsigned char *p, size_t avail);
 
 /* The keys every report object starts with: schema (JS_REPORT_SCHEMA),
- * path, command and status, in that order (README "JSON reports"). */
+ * path, command and status, in that order (docs/json.md). */
 void js_report_head(Js *j, const char *path, const char *command, const char *status);
 
 #endif

@@ -2,7 +2,7 @@
  * eval_gate.h - models the checker refuses but the evaluator could run,
  * built by the project (prefix eg_).
  *
- * The evaluator runs only what the checker accepts (README "Hostile
+ * The evaluator runs only what the checker accepts (docs/limits.md "Hostile
  * files"). Each case here is a small model that breaks one rule of the
  * checker in a way a kernel would not notice by itself: Relu with three
  * inputs, Add with seven, an extra output, a missing or mistyped

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The IR version policy (issue 19; README "IR versions").
+"""The IR version policy (issue 19; docs/converter.md "IR versions").
 
 - usage: --ir-version outside 3..14, or below what --opset needs, is a
   usage error (exit 2, one line and "see onnx-convert convert --help");

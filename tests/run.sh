@@ -153,7 +153,7 @@ run asan/targets_cli /usr/bin/python3 tests/targets_cli.py "$asan/onnx-convert" 
 # semantically hostile models (the generator is built in the normal build)
 run hostile_models sh tests/hostile_models.sh "$build/onnx-convert" "$build/tests/tool_hostile_gen"
 run asan/hostile_models sh tests/hostile_models.sh "$asan/onnx-convert" "$build/tests/tool_hostile_gen"
-# `make install` into a temporary folder, and the README's example built
+# `make install` into a temporary folder, and docs/c-library.md's example built
 # against the installed library (shared and static)
 run install sh tests/install.sh "$build"
 run eval_gate sh tests/eval_gate.sh "$build/onnx-convert" "$build/tests/tool_eval_gate_gen"

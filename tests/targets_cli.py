@@ -12,7 +12,7 @@ imports it:
 - for a refused target, its `error` object (stage, reason, node, op,
   domain, step, message) equals the one of `convert --json`, and convert's
   one stderr line is the message as every failure line prints it;
-- the JSON has the keys README "JSON reports" lists, and the text form
+- the JSON has the keys docs/json.md lists, and the text form
   lists the same targets as reachable, with the same messages;
 - an unreadable model is an error at stage load (exit 1, one line), and
   standard input gives what the path gives.

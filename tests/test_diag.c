@@ -28,7 +28,7 @@ static void test_reason_names(void)
     T_CHECK(dg_reason_parse(NULL) == DG_NONE && dg_reason_parse("") == DG_NONE, "empty name");
     T_CHECK(!strcmp(dg_reason_name(DG_NONE), "") &&
             !strcmp(dg_reason_name((DgReason)DG_N_REASONS), ""), "no name out of range");
-    /* the keys the JSON contract has always used (README "JSON reports") */
+    /* the keys the JSON contract has always used (docs/json.md) */
     T_CHECK(!strcmp(dg_reason_name(DG_NOT_CONSTANT), "not-constant") &&
             !strcmp(dg_reason_name(DG_TYPE_ABSENT), "type-absent") &&
             !strcmp(dg_reason_name(DG_SHAPE_UNKNOWN), "shape-unknown") &&

@@ -1,6 +1,6 @@
 /*
  * test_ir_inline - model-local functions inlined for an IR version that
- * predates them (issue 19, README "IR versions"): calls in the main graph,
+ * predates them (issue 19, docs/converter.md "IR versions"): calls in the main graph,
  * in an If branch and inside another function's body; attribute
  * references bound to the call's values, to the function's default, or
  * left out (the op's own default); a formal output that is a formal

@@ -81,7 +81,7 @@ static int64_t cli_tg_json_rows(Js *j, const char *path, size_t d)
     return reachable;
 }
 
-/* The report of README "JSON reports" ("info --targets"). */
+/* The report of docs/json.md ("info --targets"). */
 static void cli_tg_json(const char *path, const int64_t own[CLI_TG_N], int64_t ir)
 {
     Js j;
