@@ -24,8 +24,6 @@
 
 #include "adapters.h"
 
-enum { AD_F32 = 1, AD_F16 = 10, AD_F64 = 11, AD_BF16 = 16 };
-
 /* ---- small builders -------------------------------------------------- */
 
 /* A new node of `op` before c->n with one or two inputs, not yet inferred
@@ -173,8 +171,8 @@ static int ad_sm_axis(AdCtx *c, int64_t a, int r, int64_t *out)
 static int ad_sm_block_reduce(AdCtx *c, IrValue *x, int64_t a, int r, bool log_sm)
 {
     int32_t dt = ad_elem(x);
-    bool narrow = dt == AD_F16 || dt == AD_BF16;
-    if (narrow && !(x = ad_cast(c, x, AD_F32)))
+    bool narrow = dt == IR_FLOAT16 || dt == IR_BFLOAT16;
+    if (narrow && !(x = ad_cast(c, x, IR_FLOAT)))
         return -1;
     int64_t axes[64];
     size_t n = 0;
@@ -385,7 +383,7 @@ static int ad_prelu_7_6(AdCtx *c)
  * cast back once), else the input's type; 0 when unknown. */
 static int32_t ad_act_work(int32_t dt)
 {
-    return dt == AD_F16 || dt == AD_BF16 ? AD_F32 : dt;
+    return dt == IR_FLOAT16 || dt == IR_BFLOAT16 ? IR_FLOAT : dt;
 }
 
 typedef IrValue *(*AdActBody)(AdCtx *c, IrValue *x, int32_t dt);
@@ -532,7 +530,7 @@ static int ad_celu_elu(AdCtx *c)
 static int ad_celu_28_12(AdCtx *c)
 {
     int32_t dt = ad_elem(ad_in(c, 0));
-    if (dt == 0 || dt == AD_F32)
+    if (dt == 0 || dt == IR_FLOAT)
         return 0;
     return ad_celu_elu(c);
 }
@@ -561,11 +559,11 @@ static int ad_thresholdedrelu_expand(AdCtx *c)
         return -1;
     IrValue *x = ad_in(c, 0);
     int32_t dt = ad_elem(x);
-    if (dt != AD_F16 && dt != AD_F32 && dt != AD_F64)
+    if (dt != IR_FLOAT16 && dt != IR_FLOAT && dt != IR_DOUBLE)
         return ad_refuse(c, dt ? "type" : "type-unknown",
                          "the expansion needs the input's type (float16, float or double)");
     float alpha = ad_attr_f(c, "alpha", 1.0f);
-    int32_t w = dt == AD_F16 ? AD_F32 : dt;
+    int32_t w = dt == IR_FLOAT16 ? IR_FLOAT : dt;
     IrValue *xc = w != dt ? ad_cast(c, x, w) : x;
     IrValue *m = ad_op2(c, "Greater", xc, xc ? ad_act_k(c, w, alpha) : NULL);
     IrValue *z = m ? ad_act_k(c, dt, 0.0) : NULL;

@@ -14,8 +14,6 @@
 
 #include "adapters.h"
 
-enum { AD_INT64_T = 7, AD_BOOL = 9 };
-
 /* ---- helpers ------------------------------------------------------- */
 
 /* Moves every attribute of `from` to `to` (subgraphs are re-parented). */
@@ -462,7 +460,7 @@ static int ad_ohe_18_15(AdCtx *c)
     IrValue *x = ad_in(c, 0);
     if (x && !ad_ct_plain(x))
         return 0;
-    IrValue *k0 = ad_const_scalar(c, AD_BOOL, x ? 1.0 : 0.0);
+    IrValue *k0 = ad_const_scalar(c, IR_BOOL, x ? 1.0 : 0.0);
     if (!k0)
         return -1;
     IrValue *in[1] = {k0};
@@ -573,8 +571,8 @@ static int ad_smap_body(AdCtx *c, IrGraph *g, const int32_t *odt)
     char *iter = ir_graph_fresh_name(g, "sequence_map_iter");
     char *cond = ir_graph_fresh_name(g, "sequence_map_cond");
     char **acc = ir_alloc_array(k, sizeof *acc), **nxt = ir_alloc_array(k, sizeof *nxt);
-    ir_graph_add_input(g, iter, ir_type_tensor(AD_INT64_T, 0, NULL));
-    ir_graph_add_input(g, cond, ir_type_tensor(AD_BOOL, 0, NULL));
+    ir_graph_add_input(g, iter, ir_type_tensor(IR_INT64, 0, NULL));
+    ir_graph_add_input(g, cond, ir_type_tensor(IR_BOOL, 0, NULL));
     for (size_t i = 0; i < k; i++) {
         acc[i] = ir_graph_fresh_name(g, "sequence_map_acc");
         ir_graph_add_input(g, acc[i], ad_ct_seq_type(odt[i]));
@@ -596,7 +594,7 @@ static int ad_smap_body(AdCtx *c, IrGraph *g, const int32_t *odt)
     const char *cin[1] = {cond};
     IrNode *ck = rc == 0 ? ad_smap_body_node(c, g, NULL, "Identity", 1, cin, cond_out) : NULL;
     if (ck)
-        ir_graph_add_output(g, ck->out[0], ir_type_tensor(AD_BOOL, 0, NULL));
+        ir_graph_add_output(g, ck->out[0], ir_type_tensor(IR_BOOL, 0, NULL));
     for (size_t i = 0; i < k && ck; i++) {
         IrValueInfo *vi = old_out.p[i];
         nxt[i] = ir_graph_fresh_name(g, "sequence_map_acc_out");
@@ -648,7 +646,7 @@ static int ad_smap_17_0(AdCtx *c)
     IrValue *sin[1] = {c->n->in[0]};
     IrNode *len = ad_node(c, c->n, "SequenceLength", 1, sin, 1);
     in[0] = len ? len->out[0] : NULL;
-    in[1] = ad_const_scalar(c, AD_BOOL, 1.0);
+    in[1] = ad_const_scalar(c, IR_BOOL, 1.0);
     int rc = in[0] && in[1] ? 0 : -1;
     for (size_t i = 0; i < k && rc == 0; i++) {
         IrNode *e = ad_node_in(c, c->domain, c->n, "SequenceEmpty", 0, NULL, 1);
@@ -693,15 +691,15 @@ static int ad_scan0_body(AdCtx *c, IrGraph *g, size_t n_state, size_t m,
     char *cond_out = ir_graph_fresh_name(g, "scan_cond_out");
     char *ridx = NULL, *last = NULL;
     int rc = 0;
-    ir_graph_add_input(g, iter, ir_type_tensor(AD_INT64_T, 0, NULL));
-    ir_graph_add_input(g, cond, ir_type_tensor(AD_BOOL, 0, NULL));
+    ir_graph_add_input(g, iter, ir_type_tensor(IR_INT64, 0, NULL));
+    ir_graph_add_input(g, cond, ir_type_tensor(IR_BOOL, 0, NULL));
     for (size_t i = 0; i < n_state; i++)
         ir_ptrlist_push(&g->inputs, old_in.p[i]);
     IrNode *first = g->first;
     for (size_t j = 0; j < m && rc == 0; j++) {
         if (rev[j] && !ridx) {
             /* len - 1 - iter, once */
-            IrValue *one = ad_const_scalar(c, AD_INT64_T, 1.0);
+            IrValue *one = ad_const_scalar(c, IR_INT64, 1.0);
             last = ir_graph_fresh_name(g, "scan_last");
             ridx = ir_graph_fresh_name(g, "scan_rev_index");
             const char *a[2] = {len->name, one ? one->name : ""};
@@ -723,7 +721,7 @@ static int ad_scan0_body(AdCtx *c, IrGraph *g, size_t n_state, size_t m,
     if (ck) {
         IrValueInfo *vi = ir_alloc(sizeof *vi);
         vi->value = ck->out[0];
-        vi->type = ir_type_tensor(AD_BOOL, 0, NULL);
+        vi->type = ir_type_tensor(IR_BOOL, 0, NULL);
         ck->out[0]->n_infos++;
         ir_ptrlist_push(&g->outputs, NULL);
         memmove(g->outputs.p + 1, g->outputs.p, (g->outputs.n - 1) * sizeof *g->outputs.p);
@@ -788,12 +786,12 @@ static int ad_scan_8_0(AdCtx *c)
     if (rc == 0) {
         IrValue *sin[1] = {sq[2 + n_state]};
         IrNode *shape = ad_node(c, c->n, "Shape", 1, sin, 1);
-        IrValue *zero = ad_const_scalar(c, AD_INT64_T, 0.0);
+        IrValue *zero = ad_const_scalar(c, IR_INT64, 0.0);
         IrValue *gin[2] = {shape ? shape->out[0] : NULL, zero};
         IrNode *gl = shape && zero ? ad_node(c, c->n, "Gather", 2, gin, 1) : NULL;
         len = gl ? gl->out[0] : NULL;
         sq[0] = len;
-        sq[1] = ad_const_scalar(c, AD_BOOL, 1.0);
+        sq[1] = ad_const_scalar(c, IR_BOOL, 1.0);
         rc = len && sq[1] ? ad_scan0_body(c, g, n_state, (size_t)m, sq + 2 + n_state,
                                          rev, len)
                           : -1;

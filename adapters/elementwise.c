@@ -30,14 +30,6 @@
 
 #include "adapters.h"
 
-/* TensorProto.DataType codes used here. */
-enum {
-    AD_T_FLOAT = 1, AD_T_UINT8 = 2, AD_T_INT8 = 3, AD_T_UINT16 = 4,
-    AD_T_INT16 = 5, AD_T_INT32 = 6, AD_T_INT64 = 7, AD_T_BOOL = 9,
-    AD_T_FLOAT16 = 10, AD_T_DOUBLE = 11, AD_T_UINT32 = 12, AD_T_UINT64 = 13,
-    AD_T_BFLOAT16 = 16
-};
-
 /* ---- small helpers ---------------------------------------------------- */
 
 /* The inferred shape of v, or NULL when its rank is unknown. */
@@ -84,17 +76,17 @@ static bool ad_shape_known(const IrShape *s)
 
 static bool ad_is_float(int32_t t)
 {
-    return t == AD_T_FLOAT || t == AD_T_DOUBLE || t == AD_T_FLOAT16;
+    return t == IR_FLOAT || t == IR_DOUBLE || t == IR_FLOAT16;
 }
 
 static bool ad_is_unsigned(int32_t t)
 {
-    return t == AD_T_UINT8 || t == AD_T_UINT16 || t == AD_T_UINT32 || t == AD_T_UINT64;
+    return t == IR_UINT8 || t == IR_UINT16 || t == IR_UINT32 || t == IR_UINT64;
 }
 
 static bool ad_is_signed_int(int32_t t)
 {
-    return t == AD_T_INT8 || t == AD_T_INT16 || t == AD_T_INT32 || t == AD_T_INT64;
+    return t == IR_INT8 || t == IR_INT16 || t == IR_INT32 || t == IR_INT64;
 }
 
 static bool ad_is_int(int32_t t)
@@ -240,7 +232,7 @@ static IrValue *ad_reshape(AdCtx *c, IrValue *x, size_t r, const int64_t *d)
         ad_refuse(c, "internal", "Reshape takes its shape as an input from opset 5");
         return NULL;
     }
-    return ad_op2(c, "Reshape", x, ad_const_int_tensor(c, AD_T_INT64, 1, &nr, d, r));
+    return ad_op2(c, "Reshape", x, ad_const_int_tensor(c, IR_INT64, 1, &nr, d, r));
 }
 
 /* Gather of x at indices idx along axis. */
@@ -580,13 +572,13 @@ static int ad_pow_const_exp(AdCtx *c)
     const IrTensor *ct = ad_const(e);
     int64_t *v;
     size_t n;
-    bool fits = (ta == AD_T_FLOAT || ta == AD_T_DOUBLE) &&
+    bool fits = (ta == IR_FLOAT || ta == IR_DOUBLE) &&
                 (ad_is_signed_int(tb) || ad_is_unsigned(tb)) && ct &&
                 ad_const_ints(e, &v, &n);
     if (!fits)
         return 1;
-    int64_t lim = ta == AD_T_FLOAT ? INT64_C(1) << 24 : INT64_C(1) << 53;
-    size_t w = ta == AD_T_FLOAT ? 4 : 8;
+    int64_t lim = ta == IR_FLOAT ? INT64_C(1) << 24 : INT64_C(1) << 53;
+    size_t w = ta == IR_FLOAT ? 4 : 8;
     uint8_t *raw = ir_alloc_array(n ? n * w : 1, 1);
     for (size_t i = 0; i < n && fits; i++) {
         fits = v[i] >= -lim && v[i] <= lim;
@@ -637,12 +629,12 @@ static int ad_pow_down(AdCtx *c)
         return ad_refuse(c, "type", "Pow-7 takes floating types only; %s to the power "
                          "%s has no exact floating form (integer powers wrap on "
                          "overflow)", ir_dtype_name(ta), ir_dtype_name(tb));
-    if ((ta == AD_T_FLOAT || ta == AD_T_DOUBLE) && ad_is_int(tb) && ad_const(e)) {
+    if ((ta == IR_FLOAT || ta == IR_DOUBLE) && ad_is_int(tb) && ad_const(e)) {
         int r = ad_pow_const_exp(c);
         if (r <= 0)
             return r;
     }
-    return ad_widen(c, ta, AD_T_DOUBLE, 3u, 1u);
+    return ad_widen(c, ta, IR_DOUBLE, 3u, 1u);
 }
 
 /* ---- Add Sub Mul Div (13 <-> 14) ---------------------------------------- */
@@ -660,10 +652,10 @@ static int ad_pow_down(AdCtx *c)
 static int ad_arith_down(AdCtx *c)
 {
     int32_t t = ad_elem(ad_in(c, 0));
-    if (t == AD_T_UINT8 || t == AD_T_UINT16)
-        return ad_widen(c, t, AD_T_UINT32, 3u, 1u);
-    if (t == AD_T_INT8 || t == AD_T_INT16)
-        return ad_widen(c, t, AD_T_INT32, 3u, 1u);
+    if (t == IR_UINT8 || t == IR_UINT16)
+        return ad_widen(c, t, IR_UINT32, 3u, 1u);
+    if (t == IR_INT8 || t == IR_INT16)
+        return ad_widen(c, t, IR_INT32, 3u, 1u);
     return 0;
 }
 
@@ -804,7 +796,7 @@ static int ad_clip_12_11(AdCtx *c)
     if (!ad_is_int(t))
         return 0;
     if (ir_dtype_bits(t) <= 32)
-        return ad_widen(c, t, ir_dtype_bits(t) <= 16 ? AD_T_FLOAT : AD_T_DOUBLE, 7u, 1u);
+        return ad_widen(c, t, ir_dtype_bits(t) <= 16 ? IR_FLOAT : IR_DOUBLE, 7u, 1u);
     c->build_opset = 12;
     return ad_clip_minmax(c);
 }
@@ -820,8 +812,8 @@ static void ad_split64(AdCtx *c, IrValue *v, int32_t t, IrValue **hi, IrValue **
 {
     IrValue *k = ad_const_int(c, t, INT64_C(1) << 32);
     IrValue *h = ad_op2(c, "Div", v, k);
-    *lo = ad_cast(c, ad_op2(c, "Sub", v, ad_op2(c, "Mul", h, k)), AD_T_DOUBLE);
-    *hi = ad_cast(c, h, AD_T_DOUBLE);
+    *lo = ad_cast(c, ad_op2(c, "Sub", v, ad_op2(c, "Mul", h, k)), IR_DOUBLE);
+    *hi = ad_cast(c, h, IR_DOUBLE);
 }
 
 /* a < b for integers a, b of type t with Less on doubles only (Less and
@@ -832,7 +824,7 @@ static void ad_split64(AdCtx *c, IrValue *v, int32_t t, IrValue **hi, IrValue **
 static IrValue *ad_int_less(AdCtx *c, IrValue *a, IrValue *b, int32_t t)
 {
     if (ir_dtype_bits(t) <= 32)
-        return ad_op2(c, "Less", ad_cast(c, a, AD_T_DOUBLE), ad_cast(c, b, AD_T_DOUBLE));
+        return ad_op2(c, "Less", ad_cast(c, a, IR_DOUBLE), ad_cast(c, b, IR_DOUBLE));
     IrValue *ha, *la, *hb, *lb;
     ad_split64(c, a, t, &ha, &la);
     ad_split64(c, b, t, &hb, &lb);
@@ -871,16 +863,16 @@ static int ad_greater_down(AdCtx *c)
  * (ad_split64; the halves are cast to int64, exactly). */
 static IrValue *ad_int_equal(AdCtx *c, IrValue *a, IrValue *b, int32_t t)
 {
-    if (t == AD_T_UINT64) {
+    if (t == IR_UINT64) {
         IrValue *ha, *la, *hb, *lb;
         ad_split64(c, a, t, &ha, &la);
         ad_split64(c, b, t, &hb, &lb);
-        return ad_op2(c, "And", ad_op2(c, "Equal", ad_cast(c, ha, AD_T_INT64),
-                                       ad_cast(c, hb, AD_T_INT64)),
-                      ad_op2(c, "Equal", ad_cast(c, la, AD_T_INT64),
-                             ad_cast(c, lb, AD_T_INT64)));
+        return ad_op2(c, "And", ad_op2(c, "Equal", ad_cast(c, ha, IR_INT64),
+                                       ad_cast(c, hb, IR_INT64)),
+                      ad_op2(c, "Equal", ad_cast(c, la, IR_INT64),
+                             ad_cast(c, lb, IR_INT64)));
     }
-    int32_t w = t == AD_T_UINT32 ? AD_T_INT64 : AD_T_INT32;
+    int32_t w = t == IR_UINT32 ? IR_INT64 : IR_INT32;
     return ad_op2(c, "Equal", ad_cast(c, a, w), ad_cast(c, b, w));
 }
 
@@ -916,7 +908,7 @@ static int ad_minmax_down(AdCtx *c, bool is_max)
     IrValue **in = ir_alloc_array(n, sizeof *in);
     bool ok = true;
     for (size_t i = 0; i < n; i++)
-        ok = ok && (in[i] = ad_cast(c, ad_in(c, i), AD_T_DOUBLE)) != NULL;
+        ok = ok && (in[i] = ad_cast(c, ad_in(c, i), IR_DOUBLE)) != NULL;
     IrNode *k = ok ? ad_node(c, c->n, is_max ? "Max" : "Min", n, in, 1) : NULL;
     free(in);
     return ad_finish(c, k ? ad_cast(c, k->out[0], t) : NULL);
@@ -994,7 +986,7 @@ static int ad_le_gone(AdCtx *c)
 /* The largest finite value of a floating type. */
 static double ad_max_finite(int32_t t)
 {
-    return t == AD_T_DOUBLE ? DBL_MAX : t == AD_T_FLOAT16 ? 65504.0 : (double)FLT_MAX;
+    return t == IR_DOUBLE ? DBL_MAX : t == IR_FLOAT16 ? 65504.0 : (double)FLT_MAX;
 }
 
 /* IsInf (10): x is +inf exactly when x > the largest finite value of its
@@ -1038,9 +1030,9 @@ static int ad_isinf_gone(AdCtx *c)
 static int ad_isinf_down(AdCtx *c)
 {
     int32_t t = ad_elem(ad_in(c, 0));
-    if (t != AD_T_FLOAT16 && t != AD_T_BFLOAT16)
+    if (t != IR_FLOAT16 && t != IR_BFLOAT16)
         return 0;
-    return ad_widen(c, t, AD_T_FLOAT, 1u, 0u);
+    return ad_widen(c, t, IR_FLOAT, 1u, 0u);
 }
 
 /* BitwiseNot (18): for an unsigned type ~x = MAX - x, for a signed one
@@ -1081,7 +1073,7 @@ static int ad_bitcast_gone(AdCtx *c)
     IrNode *k;
     if (to == t) {
         k = ad_node(c, c->n, "Identity", 1, &x, 1);
-    } else if ((t == AD_T_BOOL && (to == AD_T_UINT8 || to == AD_T_INT8)) ||
+    } else if ((t == IR_BOOL && (to == IR_UINT8 || to == IR_INT8)) ||
                (ad_is_int(t) && ad_is_int((int32_t)to) &&
                 ir_dtype_bits(t) == ir_dtype_bits((int32_t)to))) {
         IrValue *y = ad_cast(c, x, (int32_t)to);
@@ -1112,14 +1104,14 @@ static int ad_bitshift_runtime(AdCtx *c, IrValue *x, IrValue *n, int32_t t, bool
 {
     int bits = ir_dtype_bits(t);
     bool wide = bits == 64;
-    IrValue *nf = ad_cast(c, n, AD_T_FLOAT);
-    IrValue *k = ad_op2(c, "Min", nf, ad_const_scalar(c, AD_T_FLOAT, wide ? 63 : bits));
-    IrValue *p = ad_cast(c, ad_op2(c, "Pow", ad_const_scalar(c, AD_T_FLOAT, 2.0), k),
-                         AD_T_UINT64);
-    IrValue *y = ad_op2(c, left ? "Mul" : "Div", ad_cast(c, x, AD_T_UINT64), p);
+    IrValue *nf = ad_cast(c, n, IR_FLOAT);
+    IrValue *k = ad_op2(c, "Min", nf, ad_const_scalar(c, IR_FLOAT, wide ? 63 : bits));
+    IrValue *p = ad_cast(c, ad_op2(c, "Pow", ad_const_scalar(c, IR_FLOAT, 2.0), k),
+                         IR_UINT64);
+    IrValue *y = ad_op2(c, left ? "Mul" : "Div", ad_cast(c, x, IR_UINT64), p);
     if (wide) {
-        IrValue *in = ad_op2(c, "Less", nf, ad_const_scalar(c, AD_T_FLOAT, 64));
-        y = ad_op2(c, "Mul", y, ad_cast(c, in, AD_T_UINT64));
+        IrValue *in = ad_op2(c, "Less", nf, ad_const_scalar(c, IR_FLOAT, 64));
+        y = ad_op2(c, "Mul", y, ad_cast(c, in, IR_UINT64));
     }
     return ad_finish(c, ad_cast(c, y, t));
 }
@@ -1189,8 +1181,8 @@ static IrValue *ad_cmod(AdCtx *c, IrValue *a, IrValue *b, int32_t t)
  * and zero-ness for every integer (Less takes integers from opset 9 only). */
 static IrValue *ad_negative(AdCtx *c, IrValue *x)
 {
-    return ad_op2(c, "Less", ad_cast(c, x, AD_T_DOUBLE),
-                  ad_const_scalar(c, AD_T_DOUBLE, 0));
+    return ad_op2(c, "Less", ad_cast(c, x, IR_DOUBLE),
+                  ad_const_scalar(c, IR_DOUBLE, 0));
 }
 
 /* Python's remainder from the C one: r + b where r != 0 and r, b differ
@@ -1221,8 +1213,8 @@ static int ad_mod_gone(AdCtx *c)
     if (!ad_is_unsigned(t) && !ad_is_signed_int(t))
         return ad_refuse(c, "semantics", "Mod of %s has no exact older form "
                          "(a - b*trunc(a/b) rounds)", ir_dtype_name(t));
-    int32_t w = t == AD_T_INT8 || t == AD_T_INT16 ? AD_T_INT32
-              : t == AD_T_UINT8 || t == AD_T_UINT16 ? AD_T_UINT32 : t;
+    int32_t w = t == IR_INT8 || t == IR_INT16 ? IR_INT32
+              : t == IR_UINT8 || t == IR_UINT16 ? IR_UINT32 : t;
     if (ad_need_type(c, "Div", w) < 0)
         return -1;
     IrValue *aw = ad_cast(c, a, w), *bw = ad_cast(c, b, w), *r;
@@ -1278,14 +1270,14 @@ static int ad_where_select(AdCtx *c)
         delta[p] = ix[p] - base[p];
     }
     IrValue *tab[2] = {ad_flat(c, in[1], r[1], n[1]), ad_flat(c, in[2], r[2], n[2])};
-    IrValue *cv = ad_flat(c, ad_cast(c, in[0], AD_T_INT32), r[0], n[0]);
+    IrValue *cv = ad_flat(c, ad_cast(c, in[0], IR_INT32), r[0], n[0]);
     bool same = r[0] == ro && !memcmp(d[0], od, ro * sizeof *od);
     if (!same) {
         ad_bcast_map(od, ro, no, d[0], r[0], ix);
-        cv = ad_gather(c, cv, ad_const_int_tensor(c, AD_T_INT32, 1, &no, ix, (size_t)no), 0);
+        cv = ad_gather(c, cv, ad_const_int_tensor(c, IR_INT32, 1, &no, ix, (size_t)no), 0);
     }
-    IrValue *bv = ad_const_int_tensor(c, AD_T_INT32, 1, &no, base, (size_t)no);
-    IrValue *dv = ad_const_int_tensor(c, AD_T_INT32, 1, &no, delta, (size_t)no);
+    IrValue *bv = ad_const_int_tensor(c, IR_INT32, 1, &no, base, (size_t)no);
+    IrValue *dv = ad_const_int_tensor(c, IR_INT32, 1, &no, delta, (size_t)no);
     free(map);
     IrValue *idx = ad_op2(c, "Add", bv, ad_op2(c, "Mul", cv, dv));
     IrValue *z = ad_gather(c, ad_concat(c, tab, 2, 0), idx, 0);
@@ -1306,7 +1298,7 @@ static int ad_where_gone(AdCtx *c)
     if (!t)
         return ad_refuse(c, "type-unknown", "Where's value type is unknown");
     bool is_int = (ad_is_unsigned(t) || ad_is_signed_int(t)) && ad_has_type(c, "Mul", t);
-    if (t != AD_T_BOOL && !is_int)
+    if (t != IR_BOOL && !is_int)
         return ad_where_select(c);
     IrValue *nc = ad_op1(c, "Not", cond);
     IrValue *in[2];
@@ -1431,7 +1423,7 @@ static int ad_sign_gone(AdCtx *c)
             return -1;
         k = ad_node(c, c->n, "Add", 2, in, 1);
     } else if (ad_is_unsigned(t) || ad_is_signed_int(t)) {
-        IrValue *y = ad_cast(c, ad_clip(c, ad_cast(c, x, AD_T_FLOAT), AD_T_FLOAT, -1, 1), t);
+        IrValue *y = ad_cast(c, ad_clip(c, ad_cast(c, x, IR_FLOAT), IR_FLOAT, -1, 1), t);
         k = y ? y->producer : NULL;
     } else {
         return ad_refuse(c, t ? "type" : "type-unknown",
@@ -1449,7 +1441,7 @@ static int ad_sign_gone(AdCtx *c)
 static IrValue *ad_scan_slice(AdCtx *c, IrValue *x, int64_t j, int64_t axis)
 {
     int64_t one = 1;
-    return ad_gather(c, x, ad_const_int_tensor(c, AD_T_INT64, 1, &one, &j, 1), axis);
+    return ad_gather(c, x, ad_const_int_tensor(c, IR_INT64, 1, &one, &j, 1), axis);
 }
 
 /* The tensor of 0 (CumSum) or 1 (CumProd) an exclusive scan starts with,
@@ -1542,7 +1534,7 @@ static IrValue *ad_scan_any_axis(AdCtx *c, const char *op, int unit, int r)
                           AD_SCAN_CAP);
             return NULL;
         }
-    if (r > 1 && ta != AD_T_INT32 && ta != AD_T_INT64) {
+    if (r > 1 && ta != IR_INT32 && ta != IR_INT64) {
         ad_refuse(c, "type-unknown", "the axis type is unknown");
         return NULL;
     }

@@ -17,12 +17,6 @@
 
 #include "adapters.h"
 
-/* TensorProto.DataType codes. */
-enum {
-    AD_M_FLOAT = 1, AD_M_INT64 = 7, AD_M_FLOAT16 = 10, AD_M_DOUBLE = 11,
-    AD_M_BFLOAT16 = 16
-};
-
 static const double ad_m_pi = 3.14159265358979323846;
 
 #define AD_MAX_DFT_RANK 16
@@ -48,7 +42,7 @@ static int ad_bernoulli_below_15(AdCtx *c)
     IrNode *u = ad_node_in(c, c->domain, c->n, "RandomUniformLike", 1, &x, 1);
     if (!u)
         return -1;
-    ad_set_attr_i(c, u, "dtype", AD_M_DOUBLE);
+    ad_set_attr_i(c, u, "dtype", IR_DOUBLE);
     ad_set_attr_f(c, u, "low", 0.0f);
     ad_set_attr_f(c, u, "high", 1.0f);
     const IrAttr *seed = ad_attr(c, "seed");
@@ -57,11 +51,11 @@ static int ad_bernoulli_below_15(AdCtx *c)
     if (ad_infer(c, u) < 0)
         return -1;
     IrValue *p = x;
-    if (t != AD_M_DOUBLE) {
+    if (t != IR_DOUBLE) {
         IrNode *cp = ad_node_in(c, c->domain, c->n, "Cast", 1, &x, 1);
         if (!cp)
             return -1;
-        ad_set_attr_i(c, cp, "to", AD_M_DOUBLE);
+        ad_set_attr_i(c, cp, "to", IR_DOUBLE);
         if (ad_infer(c, cp) < 0)
             return -1;
         p = cp->out[0];
@@ -89,7 +83,7 @@ static int ad_bernoulli_below_15(AdCtx *c)
 static int ad_dft_17_20(AdCtx *c)
 {
     int64_t axis = ad_attr_i(c, "axis", 1);
-    IrValue *v = ad_const_scalar(c, AD_M_INT64, (double)axis);
+    IrValue *v = ad_const_scalar(c, IR_INT64, (double)axis);
     if (!v)
         return -1;
     ad_set_input(c, 2, v);
@@ -159,12 +153,12 @@ static int ad_win_const(AdCtx *c, int64_t size, bool periodic, int64_t dt)
 {
     AdWin w = ad_win_of(c->n->op_type);
     double n = (double)(periodic ? size : size - 1);
-    size_t es = dt == AD_M_DOUBLE ? 8 : 4;
+    size_t es = dt == IR_DOUBLE ? 8 : 4;
     uint8_t *buf = calloc(size ? (size_t)size : 1, es);
     for (int64_t i = 0; i < size; i++) {
         double a = 2 * ad_m_pi * (double)i / n;
         double v = w.a0 - w.a1 * cos(a) + w.a2 * cos(2 * a);
-        if (dt == AD_M_DOUBLE) {
+        if (dt == IR_DOUBLE) {
             memcpy(buf + (size_t)i * 8, &v, 8);
         } else {
             float f = (float)v;
@@ -198,7 +192,7 @@ static int ad_win_const(AdCtx *c, int64_t size, bool periodic, int64_t dt)
 /* A float constant scalar of the window expansion. */
 static IrValue *ad_win_f(AdCtx *c, double v)
 {
-    return ad_const_scalar(c, AD_M_FLOAT, v);
+    return ad_const_scalar(c, IR_FLOAT, v);
 }
 
 /* The spec's function body of a periodic window (size not constant):
@@ -209,13 +203,13 @@ static IrValue *ad_win_f(AdCtx *c, double v)
  * 1) are refused. */
 static int ad_win_body(AdCtx *c, int64_t dt)
 {
-    if (dt != AD_M_FLOAT && dt != AD_M_DOUBLE && dt != AD_M_FLOAT16 &&
-        dt != AD_M_BFLOAT16)
+    if (dt != IR_FLOAT && dt != IR_DOUBLE && dt != IR_FLOAT16 &&
+        dt != IR_BFLOAT16)
         return ad_refuse(c, "type",
                          "output_datatype %lld: the float expansion would truncate "
                          "values near 1 differently", (long long)dt);
     AdWin w = ad_win_of(c->n->op_type);
-    IrValue *n = ad_cast(c, ad_in(c, 0), AD_M_FLOAT);
+    IrValue *n = ad_cast(c, ad_in(c, 0), IR_FLOAT);
     IrValue *zero = ad_win_f(c, 0.0), *one = ad_win_f(c, 1.0);
     IrValue *inc = ad_op2(c, "Div", ad_win_f(c, 2 * ad_m_pi), n);
     IrNode *rg = NULL;
@@ -232,7 +226,7 @@ static int ad_win_body(AdCtx *c, int64_t dt)
     IrValue *t1 = ad_op2(c, "Mul", ad_win_f(c, w.a1), c1->out[0]);
     IrValue *t2 = ad_op2(c, "Mul", ad_win_f(c, w.a2), c2->out[0]);
     IrValue *y = ad_op2(c, "Add", ad_op2(c, "Sub", ad_win_f(c, w.a0), t1), t2);
-    if (y && dt != AD_M_FLOAT)
+    if (y && dt != IR_FLOAT)
         y = ad_cast(c, y, dt);
     if (!y)
         return -1;
@@ -247,7 +241,7 @@ static int ad_win_body(AdCtx *c, int64_t dt)
  * only (its symmetric form divides by size - 1, which is 0 for size 1). */
 static int ad_win_below_17(AdCtx *c)
 {
-    int64_t dt = ad_attr_i(c, "output_datatype", AD_M_FLOAT);
+    int64_t dt = ad_attr_i(c, "output_datatype", IR_FLOAT);
     bool periodic = ad_attr_i(c, "periodic", 1) != 0;
     int64_t *v;
     size_t n;
@@ -257,7 +251,7 @@ static int ad_win_below_17(AdCtx *c)
         if (size < 0 || (!periodic && size < 2))
             return ad_refuse(c, "semantics",
                              "size %lld has no well-defined window", (long long)size);
-        if (dt != AD_M_FLOAT && dt != AD_M_DOUBLE)
+        if (dt != IR_FLOAT && dt != IR_DOUBLE)
             return ad_refuse(c, "type",
                              "output_datatype %lld: only float and double windows "
                              "are folded into constants", (long long)dt);
@@ -332,12 +326,12 @@ static IrValue *ad_dft_matrix(AdCtx *c, const AdDft *d, int q, int32_t t)
     if (zero)
         return NULL;
     int64_t dims[2] = {d->j, d->k};
-    if (t == AD_M_DOUBLE)
+    if (t == IR_DOUBLE)
         return ad_const_tensor(c, t, 2, dims, d->w[q], cnt * sizeof(double));
     float *f = ir_alloc_array(cnt + 1, sizeof *f);
     for (size_t e = 0; e < cnt; e++)
         f[e] = (float)d->w[q][e];
-    IrValue *v = ad_const_tensor(c, AD_M_FLOAT, 2, dims, f, cnt * sizeof *f);
+    IrValue *v = ad_const_tensor(c, IR_FLOAT, 2, dims, f, cnt * sizeof *f);
     free(f);
     return ad_cast(c, v, t);
 }
@@ -362,7 +356,7 @@ static IrValue *ad_dft_part(AdCtx *c, const AdDft *d, IrValue *xr, IrValue *xi, 
  * axis (rank r). */
 static IrValue *ad_dft_comp(AdCtx *c, IrValue *x, int r, int64_t comp)
 {
-    IrValue *in[2] = {x, ad_const_int_tensor(c, AD_M_INT64, 0, NULL, &comp, 1)};
+    IrValue *in[2] = {x, ad_const_int_tensor(c, IR_INT64, 0, NULL, &comp, 1)};
     IrNode *k = in[1] && !c->reason ? ad_node_in(c, c->domain, c->n, "Gather", 2, in, 1)
                                     : NULL;
     if (!k)
@@ -391,7 +385,7 @@ static IrValue *ad_dft_perm(AdCtx *c, IrValue *x, int r, const int64_t *perm)
 static IrValue *ad_dft_take(AdCtx *c, IrValue *x, const int64_t *idx, size_t ir,
                             const int64_t *id, size_t n, int64_t axis)
 {
-    IrValue *in[2] = {x, ad_const_int_tensor(c, AD_M_INT64, ir, id, idx, n)};
+    IrValue *in[2] = {x, ad_const_int_tensor(c, IR_INT64, ir, id, idx, n)};
     IrNode *k = x && in[1] && !c->reason ? ad_node_in(c, c->domain, c->n, "Gather", 2, in, 1)
                                          : NULL;
     if (!k)

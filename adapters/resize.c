@@ -26,8 +26,6 @@
 #include "resize_lower.h"
 #include "../src/fconv.h"
 
-enum { AD_FLOAT = 1, AD_INT64 = 7, AD_ATTR_FLOATS = 6 };
-
 /* ---- helpers ------------------------------------------------------- */
 
 /* A 1-D float constant holding v[0..n). */
@@ -37,7 +35,7 @@ static IrValue *ad_rs_fconst(AdCtx *c, size_t n, const double *v)
     for (size_t i = 0; i < n; i++)
         f[i] = (float)v[i];
     int64_t dim = (int64_t)n;
-    IrValue *k = ad_const_tensor(c, AD_FLOAT, 1, &dim, f, n * sizeof *f);
+    IrValue *k = ad_const_tensor(c, IR_FLOAT, 1, &dim, f, n * sizeof *f);
     free(f);
     return k;
 }
@@ -280,7 +278,7 @@ static int ad_rs_10_11(AdCtx *c)
             return ad_rs_lower(c, "nearest Resize-10 with axes both up- and downsampled "
                                   "has no single nearest_mode");
     }
-    IrValue *roi = ad_rs_empty(c, AD_FLOAT);
+    IrValue *roi = ad_rs_empty(c, IR_FLOAT);
     if (!roi)
         return -1;
     IrValue *scales = ad_in(c, 1);
@@ -517,12 +515,12 @@ static int ad_rs_13_11(AdCtx *c)
     if (!sc && !sz)
         return ad_refuse(c, "semantics", "neither scales nor sizes is given");
     if (!roi) {
-        if (!(roi = ad_rs_empty(c, AD_FLOAT)))
+        if (!(roi = ad_rs_empty(c, IR_FLOAT)))
             return -1;
         ad_set_input(c, 1, roi);
     }
     if (!sc) {
-        if (!(sc = ad_rs_empty(c, AD_FLOAT)))
+        if (!(sc = ad_rs_empty(c, IR_FLOAT)))
             return -1;
         ad_set_input(c, 2, sc);
     }
@@ -674,13 +672,13 @@ static IrValue *ad_rs_full_roi(AdCtx *c, IrValue *roi, int r, size_t n,
     static const double d01[2] = {0.0, 1.0};
     int32_t dt = ad_elem(roi);
     int64_t two = 2;
-    if (dt != AD_FLOAT && dt != 10 && dt != 11) {
+    if (dt != IR_FLOAT && dt != 10 && dt != 11) {
         ad_refuse(c, "type-unknown", "the type of roi is unknown");
         return NULL;
     }
-    const void *data = dt == AD_FLOAT ? (const void *)f01
+    const void *data = dt == IR_FLOAT ? (const void *)f01
                      : dt == 11 ? (const void *)d01 : (const void *)h01;
-    size_t bytes = dt == AD_FLOAT ? sizeof f01 : dt == 11 ? sizeof d01 : sizeof h01;
+    size_t bytes = dt == IR_FLOAT ? sizeof f01 : dt == 11 ? sizeof d01 : sizeof h01;
     int64_t *lo = ad_rs_index(ax, n, r, 2 * (int64_t)n, 0);
     int64_t *idx = ir_alloc_array(2 * (size_t)r, sizeof *idx);
     for (int i = 0; i < r; i++) {
@@ -691,7 +689,7 @@ static IrValue *ad_rs_full_roi(AdCtx *c, IrValue *roi, int r, size_t n,
     /* A known float roi stays a constant (interpolation tables read it). */
     double *rv = NULL, *full = ir_alloc_array(2 * (size_t)r, sizeof *full);
     size_t m = 0;
-    bool known = dt == AD_FLOAT && ad_const_floats(roi, &rv, &m) && m == 2 * n;
+    bool known = dt == IR_FLOAT && ad_const_floats(roi, &rv, &m) && m == 2 * n;
     for (int i = 0; known && i < 2 * r; i++)
         full[i] = idx[i] < 2 * (int64_t)n ? rv[idx[i]] : idx[i] == 2 * (int64_t)n ? 0 : 1;
     IrValue *fill = known ? NULL : ad_const_tensor(c, dt, 1, &two, data, bytes);
@@ -918,7 +916,7 @@ static IrValue *ad_ag_coords(AdCtx *c, IrValue *size, int sidx, bool align, int3
         for (int64_t i = 0; i < n; i++)
             v[i] = ad_ag_coord(i, n, align);
         IrValue *k;
-        if (cdt == AD_FLOAT) {
+        if (cdt == IR_FLOAT) {
             k = ad_rs_fconst(c, (size_t)n, v);
         } else {
             k = ad_const_tensor(c, cdt, 1, &n, v, (size_t)n * sizeof *v);
@@ -926,9 +924,9 @@ static IrValue *ad_ag_coords(AdCtx *c, IrValue *size, int sidx, bool align, int3
         free(v);
         return k;
     }
-    IrValue *len = ad_op2(c, "Gather", size, ad_const_scalar(c, AD_INT64, sidx));
-    IrValue *rin[3] = {ad_const_scalar(c, AD_INT64, 0), len,
-                       ad_const_scalar(c, AD_INT64, 1)};
+    IrValue *len = ad_op2(c, "Gather", size, ad_const_scalar(c, IR_INT64, sidx));
+    IrValue *rin[3] = {ad_const_scalar(c, IR_INT64, 0), len,
+                       ad_const_scalar(c, IR_INT64, 1)};
     if (!rin[0] || !rin[1] || !rin[2])
         return NULL;
     IrNode *range = ad_node(c, c->n, "Range", 3, rin, 1);
@@ -963,12 +961,12 @@ static int ad_ag_20_0(AdCtx *c)
     int32_t dt = ad_elem(theta);
     int64_t ns = ad_dim(size, 0);
     bool align = ad_attr_i(c, "align_corners", 0) != 0;
-    if (dt != AD_FLOAT && dt != 10 && dt != 11 && dt != 16)
+    if (dt != IR_FLOAT && dt != 10 && dt != 11 && dt != 16)
         return ad_refuse(c, "type-unknown", "the type of theta is unknown");
     if (ns != 4 && ns != 5)
         return ad_refuse(c, "shape-unknown", "the length of size (4 or 5) is unknown");
     int nd = (int)ns - 2, r = nd + 2;
-    int32_t cdt = dt == 11 ? 11 : AD_FLOAT;
+    int32_t cdt = dt == 11 ? 11 : IR_FLOAT;
     int64_t shape[5];
     IrValue *coord[3];
     for (int j = 0; j < nd; j++) {
@@ -993,7 +991,7 @@ static int ad_ag_20_0(AdCtx *c)
         shape[k] = k == 0 ? -1 : k == r - 1 ? nd : 1;
     IrValue *acc = NULL;
     for (int j = 0; j <= nd; j++) {
-        IrValue *gin[2] = {tt->out[0], ad_const_scalar(c, AD_INT64, j)};
+        IrValue *gin[2] = {tt->out[0], ad_const_scalar(c, IR_INT64, j)};
         IrNode *g = gin[1] ? ad_node_in(c, c->domain, c->n, "Gather", 2, gin, 1) : NULL;
         if (!g)
             return -1;

@@ -43,7 +43,6 @@ enum { RL_NEAREST, RL_LINEAR, RL_CUBIC };
 enum { RL_HALF_PIXEL, RL_HPS, RL_PYTORCH, RL_ALIGN, RL_ASYM, RL_TF_NN, RL_CROP };
 enum { RL_ROUND_FLOOR, RL_ROUND_CEIL, RL_FLOOR, RL_CEIL, RL_SIMPLE };
 enum { RL_BY_SCALE, RL_BY_SIZE, RL_BY_KEEP };
-enum { RL_FLOAT = 1, RL_BOOL = 9, RL_F16 = 10, RL_DOUBLE = 11, RL_BF16 = 16 };
 
 #define RL_MAX_RANK 64
 /* Entries of the raw tap tables of all axes together (output length x
@@ -454,11 +453,11 @@ static IrValue *ad_rl_gather(AdCtx *c, IrValue *y, IrValue *idx, int64_t axis)
 static IrValue *ad_rl_fconst(AdCtx *c, int32_t ct, size_t r, const int64_t *d,
                              const double *v, size_t n)
 {
-    size_t w = ct == RL_DOUBLE ? 8 : 4;
+    size_t w = ct == IR_DOUBLE ? 8 : 4;
     unsigned char *raw = ir_alloc_array(n ? n : 1, w);
     for (size_t i = 0; i < n; i++) {
         float f = (float)v[i];
-        memcpy(raw + i * w, ct == RL_DOUBLE ? (const void *)&v[i] : (const void *)&f, w);
+        memcpy(raw + i * w, ct == IR_DOUBLE ? (const void *)&v[i] : (const void *)&f, w);
     }
     IrValue *k = c->reason ? NULL : ad_const_tensor(c, ct, r, d, raw, n * w);
     free(raw);
@@ -506,7 +505,7 @@ static IrValue *ad_rl_extrapolate(AdCtx *c, const AdRlPlan *p, IrValue *y, int a
     unsigned char *m = ir_alloc_array(out, 1);
     for (size_t o = 0; o < out; o++)
         m[o] = t->outside[o] ? 1 : 0;
-    IrValue *in[3] = {c->reason ? NULL : ad_const_tensor(c, RL_BOOL, rr, d, m, out),
+    IrValue *in[3] = {c->reason ? NULL : ad_const_tensor(c, IR_BOOL, rr, d, m, out),
                       c->reason ? NULL : ad_const_scalar(c, ct, p->extrap), y};
     free(m);
     if (!in[0] || !in[1] || !y)
@@ -519,8 +518,8 @@ static IrValue *ad_rl_extrapolate(AdCtx *c, const AdRlPlan *p, IrValue *y, int a
  * double, float for float16/bfloat16; 0 when none (integers, strings). */
 static int32_t ad_rl_calc_type(int32_t et)
 {
-    return et == RL_FLOAT || et == RL_DOUBLE ? et
-         : et == RL_F16 || et == RL_BF16 ? RL_FLOAT : 0;
+    return et == IR_FLOAT || et == IR_DOUBLE ? et
+         : et == IR_FLOAT16 || et == IR_BFLOAT16 ? IR_FLOAT : 0;
 }
 
 /* Checks that the tables can be built: a type to compute in when weights

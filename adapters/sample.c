@@ -45,7 +45,6 @@
 #include "adapters.h"
 
 /* TensorProto element types used here. */
-enum { AD_GS_F32 = 1, AD_GS_I64 = 7, AD_GS_F16 = 10, AD_GS_F64 = 11, AD_GS_BF16 = 16 };
 
 /* Spatial axes the expansion handles (GridSample-20 allows any). */
 #define AD_GS_MAXK 6
@@ -87,7 +86,7 @@ static IrValue *ad_gs_vec(AdCtx *c, int32_t dt, size_t n, const double *v)
     if (c->reason)
         return NULL;
     int64_t dim = (int64_t)n;
-    if (dt == AD_GS_F64)
+    if (dt == IR_DOUBLE)
         return ad_const_tensor(c, dt, 1, &dim, v, n * sizeof *v);
     float f[4];
     for (size_t i = 0; i < n && i < 4; i++)
@@ -204,7 +203,7 @@ static void ad_gs_bounds(const AdGs *g, int j, double *lo, double *hi)
 static IrValue *ad_gs_coord(AdCtx *c, const AdGs *g, IrValue *grid, int j)
 {
     double len = (double)g->dims[j], lo, hi;
-    IrValue *in[2] = {grid, c->reason ? NULL : ad_const_int(c, AD_GS_I64, g->k - 1 - j)};
+    IrValue *in[2] = {grid, c->reason ? NULL : ad_const_int(c, IR_INT64, g->k - 1 - j)};
     IrValue *v = ad_cast(c, ad_gs_attr_op(c, "Gather", 2, in, "axis", g->k + 1, NULL, 0),
                          g->cdt);
     v = ad_op2(c, "Add", v, ad_gs_k(c, g, 1.0));
@@ -245,10 +244,10 @@ static IrValue *ad_gs_rows(AdCtx *c, const AdGs *g, IrValue *t, int j, bool fold
             t = ad_gs_fold(c, g, t, lo, hi);
         t = ad_gs_clip(c, g, t, 0, len - 1);
     }
-    IrValue *i = ad_cast(c, t, AD_GS_I64);
+    IrValue *i = ad_cast(c, t, IR_INT64);
     if (g->stride[j] == 1)
         return i;
-    return ad_op2(c, "Mul", i, c->reason ? NULL : ad_const_int(c, AD_GS_I64, g->stride[j]));
+    return ad_op2(c, "Mul", i, c->reason ? NULL : ad_const_int(c, IR_INT64, g->stride[j]));
 }
 
 /* The weights of the taps at distance t (the fractional part, shape
@@ -389,13 +388,13 @@ static int ad_gs_shapes(AdCtx *c, AdGs *g)
     int32_t gdt = ad_elem(grid);
     if (!g->xdt || !gdt)
         return ad_refuse(c, "type-unknown", "the type of X or grid is unknown");
-    bool xfloat = g->xdt == AD_GS_F32 || g->xdt == AD_GS_F64 || g->xdt == AD_GS_F16 ||
-                  g->xdt == AD_GS_BF16;
+    bool xfloat = g->xdt == IR_FLOAT || g->xdt == IR_DOUBLE || g->xdt == IR_FLOAT16 ||
+                  g->xdt == IR_BFLOAT16;
     if (g->mode != AD_GS_NEAREST && !xfloat)
         return ad_refuse(c, "type", "interpolating X of type %s (only nearest copies it)",
                          ir_dtype_name(g->xdt) ? ir_dtype_name(g->xdt) : "?");
-    g->cdt = gdt == AD_GS_F64 ? AD_GS_F64 : AD_GS_F32;
-    g->wdt = g->xdt == AD_GS_F64 ? AD_GS_F64 : AD_GS_F32;
+    g->cdt = gdt == IR_DOUBLE ? IR_DOUBLE : IR_FLOAT;
+    g->wdt = g->xdt == IR_DOUBLE ? IR_DOUBLE : IR_FLOAT;
     return 0;
 }
 
@@ -440,14 +439,14 @@ static IrValue *ad_gs_base(AdCtx *c, const AdGs *g, size_t rank)
         int64_t *base = ir_alloc_array((size_t)g->n, sizeof *base);
         for (int64_t i = 0; i < g->n; i++)
             base[i] = i * g->block;
-        IrValue *b = ad_const_int_tensor(c, AD_GS_I64, rank, dims, base, (size_t)g->n);
+        IrValue *b = ad_const_int_tensor(c, IR_INT64, rank, dims, base, (size_t)g->n);
         free(base);
         return b;
     }
     IrValue *shape = ad_op1(c, "Shape", ad_in(c, 0));
-    IrValue *n = ad_op2(c, "Gather", shape, c->reason ? NULL : ad_const_int(c, AD_GS_I64, 0));
-    IrValue *rin[3] = {c->reason ? NULL : ad_const_int(c, AD_GS_I64, 0), n,
-                       c->reason ? NULL : ad_const_int(c, AD_GS_I64, g->block)};
+    IrValue *n = ad_op2(c, "Gather", shape, c->reason ? NULL : ad_const_int(c, IR_INT64, 0));
+    IrValue *rin[3] = {c->reason ? NULL : ad_const_int(c, IR_INT64, 0), n,
+                       c->reason ? NULL : ad_const_int(c, IR_INT64, g->block)};
     if (!rin[0] || !rin[1] || !rin[2])
         return NULL;
     rin[1] = ad_op2(c, "Mul", n, rin[2]);
