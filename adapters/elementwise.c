@@ -1,7 +1,8 @@
 /*
  * elementwise.c - adapters of the elementwise math, logic and comparison
  * ops: Abs ... Xor, Clip, Where, the trigonometric and hyperbolic
- * functions, the bitwise ops, CumSum/CumProd, Det (Einsum: einsum.c).
+ * functions, the bitwise ops, Cast, CastLike, Identity (Einsum: einsum.c;
+ * CumSum/CumProd, Det: reduce.c).
  *
  * The version changes of this family are of four kinds:
  *  - type lists grow (most changes): compatible entries, the driver
@@ -108,7 +109,7 @@ static bool ad_has_type(const AdCtx *c, const char *op, int32_t t)
 
 /* Refuses (key "type") unless `op` at c->build_opset takes element type
  * t for its first input; 0 when it does. */
-static int ad_need_type(AdCtx *c, const char *op, int32_t t)
+int ad_need_type(AdCtx *c, const char *op, int32_t t)
 {
     if (ad_has_type(c, op, t))
         return 0;
@@ -142,14 +143,11 @@ static IrValue *ad_const_bits(AdCtx *c, int32_t dtype, uint64_t bits)
 
 /* ---- building blocks of the exact rewrites ---------------------------- */
 
-#define AD_MAX_RANK 16
 /* Largest output (elements) the index-table select builds constants for. */
 #define AD_SELECT_CAP (INT64_C(1) << 20)
-/* Longest axis CumSum/CumProd are unrolled along. */
-#define AD_SCAN_CAP 4096
 
 /* The dims of v when every one is a known number; false otherwise. */
-static bool ad_static_dims(const IrValue *v, int64_t *d, size_t *r)
+bool ad_static_dims(const IrValue *v, int64_t *d, size_t *r)
 {
     const IrShape *s = ad_shape(v);
     if (!ad_shape_known(s) || s->rank > AD_MAX_RANK)
@@ -164,7 +162,7 @@ static bool ad_static_dims(const IrValue *v, int64_t *d, size_t *r)
 }
 
 /* The number of elements of dims d, or -1 beyond AD_SELECT_CAP. */
-static int64_t ad_numel(const int64_t *d, size_t r)
+int64_t ad_numel(const int64_t *d, size_t r)
 {
     int64_t n = 1;
     for (size_t i = 0; i < r; i++) {
@@ -236,7 +234,7 @@ static IrValue *ad_reshape(AdCtx *c, IrValue *x, size_t r, const int64_t *d)
 }
 
 /* Gather of x at indices idx along axis. */
-static IrValue *ad_gather(AdCtx *c, IrValue *x, IrValue *idx, int64_t axis)
+IrValue *ad_gather(AdCtx *c, IrValue *x, IrValue *idx, int64_t axis)
 {
     IrValue *in[2] = {x, idx};
     if (!x || !idx || c->reason)
@@ -249,7 +247,7 @@ static IrValue *ad_gather(AdCtx *c, IrValue *x, IrValue *idx, int64_t axis)
 }
 
 /* Concat of in[0..n) along axis. */
-static IrValue *ad_concat(AdCtx *c, IrValue *const *in, size_t n, int64_t axis)
+IrValue *ad_concat(AdCtx *c, IrValue *const *in, size_t n, int64_t axis)
 {
     for (size_t i = 0; i < n; i++)
         if (!in[i])
@@ -264,7 +262,7 @@ static IrValue *ad_concat(AdCtx *c, IrValue *const *in, size_t n, int64_t axis)
 }
 
 /* Replaces c->n by the node computing v (built last); -1 when v is NULL. */
-static int ad_finish(AdCtx *c, IrValue *v)
+int ad_finish(AdCtx *c, IrValue *v)
 {
     if (!v || !v->producer) {
         if (!c->reason)
@@ -1435,156 +1433,6 @@ static int ad_sign_gone(AdCtx *c)
     return 0;
 }
 
-/* ---- CumSum (11) and CumProd (26) below their first version ----------- */
-
-/* Slice j of x along axis, keeping the axis (length 1). */
-static IrValue *ad_scan_slice(AdCtx *c, IrValue *x, int64_t j, int64_t axis)
-{
-    int64_t one = 1;
-    return ad_gather(c, x, ad_const_int_tensor(c, IR_INT64, 1, &one, &j, 1), axis);
-}
-
-/* The tensor of 0 (CumSum) or 1 (CumProd) an exclusive scan starts with,
- * shaped like one slice of x along the axis: a constant when x's shape
- * is static, else the scalar expanded to the shape of slice s (built
- * from slice j when s is NULL; Expand copies). */
-static IrValue *ad_scan_unit(AdCtx *c, IrValue *x, IrValue *s, int64_t j,
-                             int64_t axis, int unit)
-{
-    int32_t t = ad_elem(x);
-    int64_t d[AD_MAX_RANK];
-    size_t r;
-    if (ad_static_dims(x, d, &r)) {
-        d[axis] = 1;
-        if (ad_numel(d, r) >= 0)
-            return ad_const_fill(c, t, r, d, unit);
-    }
-    if (!s)
-        s = ad_scan_slice(c, x, j, axis);
-    return ad_op2(c, "Expand", ad_const_fill(c, t, 0, NULL, unit), ad_op1(c, "Shape", s));
-}
-
-/* The length of dim `axis` of x (0 <= axis), refused when unknown or
- * beyond AD_SCAN_CAP; -1 after a refusal. */
-static int64_t ad_scan_len(AdCtx *c, const IrValue *x, int64_t axis)
-{
-    int64_t len = ad_dim(x, (int)axis);
-    if (len < 0)
-        return ad_refuse(c, "shape-unknown", "the length of axis %lld is unknown",
-                         (long long)axis);
-    if (len > AD_SCAN_CAP)
-        return ad_refuse(c, "shape", "the axis is longer than %d elements",
-                         AD_SCAN_CAP);
-    return len;
-}
-
-/* CumSum / CumProd of x along `axis` (of length n) unrolled: slice j is
- * Gather(x, [j], axis) (which keeps the axis, of length 1), and the
- * running total is op(total, slice) from the first slice on (the last
- * when reverse=1), one rounding per step, the order of the reference
- * (numpy's cumsum / cumprod): the first total is the slice itself, so -0
- * stays -0. With exclusive=1 output j is the total before slice j, and
- * the first is 0 (1). The outputs are concatenated in position order.
- * Integers wrap as the op's own accumulation does. An empty axis gives x
- * itself. */
-static IrValue *ad_scan_along(AdCtx *c, const char *op, int unit, int64_t axis,
-                              int64_t n)
-{
-    IrValue *x = ad_in(c, 0);
-    if (n == 0)
-        return ad_op1(c, "Identity", x);
-    bool excl = ad_attr_i(c, "exclusive", 0) != 0;
-    bool rev = ad_attr_i(c, "reverse", 0) != 0;
-    IrValue **out = ir_alloc_array((size_t)n, sizeof *out), *acc = NULL;
-    for (int64_t s = 0; s < n; s++) {
-        int64_t j = rev ? n - 1 - s : s;
-        /* exclusive: the last slice adds to no output */
-        IrValue *sl = !excl || s + 1 < n ? ad_scan_slice(c, x, j, axis) : NULL;
-        if (excl && !acc)
-            out[j] = ad_scan_unit(c, x, sl, j, axis, unit);
-        else if (excl)
-            out[j] = acc;
-        if (sl)
-            acc = acc ? ad_op2(c, op, acc, sl) : sl;
-        if (!excl)
-            out[j] = acc;
-    }
-    IrValue *y = ad_concat(c, out, (size_t)n, axis);
-    free(out);
-    return y;
-}
-
-/* The scan along a run-time axis a of x (rank r, every dim known): the
- * scan along each axis k, selected by Where(a == k or a == k - r, ...)
- * (Where copies; built at opset 10 or 25, where Where exists; below,
- * Where's own adapter lowers it). A 1-D x has one axis: no select. */
-static IrValue *ad_scan_any_axis(AdCtx *c, const char *op, int unit, int r)
-{
-    IrValue *x = ad_in(c, 0), *a = ad_in(c, 1);
-    int32_t ta = ad_elem(a);
-    int64_t len[AD_MAX_RANK], total = 0;
-    if (r < 1 || r > AD_MAX_RANK) {
-        ad_refuse(c, "shape-unknown", "an axis given at run time needs x's rank");
-        return NULL;
-    }
-    for (int k = 0; k < r; k++)
-        if ((len[k] = ad_scan_len(c, x, k)) < 0 || (total += len[k]) > AD_SCAN_CAP) {
-            if (!c->reason)
-                ad_refuse(c, "shape", "the axes are longer than %d elements in all",
-                          AD_SCAN_CAP);
-            return NULL;
-        }
-    if (r > 1 && ta != IR_INT32 && ta != IR_INT64) {
-        ad_refuse(c, "type-unknown", "the axis type is unknown");
-        return NULL;
-    }
-    IrValue *y = ad_scan_along(c, op, unit, r - 1, len[r - 1]);
-    for (int k = r - 2; k >= 0; k--) {
-        IrValue *is = ad_op2(c, "Or", ad_op2(c, "Equal", a, ad_const_int(c, ta, k)),
-                             ad_op2(c, "Equal", a, ad_const_int(c, ta, k - r)));
-        IrValue *in[3] = {is, ad_scan_along(c, op, unit, k, len[k]), y};
-        IrNode *w = is && in[1] && y ? ad_node(c, c->n, "Where", 3, in, 1) : NULL;
-        y = w ? w->out[0] : NULL;
-    }
-    return y;
-}
-
-/* CumSum (11) / CumProd (26) where they do not exist, unrolled along a
- * constant axis (ad_scan_along), or along each axis and selected when
- * the axis is known only at run time (ad_scan_any_axis). */
-static int ad_scan_gone(AdCtx *c, const char *op, int unit)
-{
-    IrValue *x = ad_in(c, 0);
-    int32_t t = ad_elem(x);
-    int64_t *v, axis;
-    size_t n;
-    bool changed;
-    if (!t)
-        return ad_refuse(c, "type-unknown", "the scan's input type is unknown");
-    if (ad_need_type(c, op, t) < 0)
-        return -1;
-    if (!ad_const_ints(ad_in(c, 1), &v, &n))
-        return ad_finish(c, ad_scan_any_axis(c, op, unit, ad_rank(x)));
-    axis = n == 1 ? v[0] : 0;
-    free(v);
-    if (n != 1)
-        return ad_refuse(c, "attribute", "the axis holds %zu values, not one", n);
-    if (ad_norm_axes(c, &axis, 1, ad_rank(x), "axis", &changed) < 0)
-        return -1;
-    int64_t len = ad_scan_len(c, x, axis);
-    return len < 0 ? -1 : ad_finish(c, ad_scan_along(c, op, unit, axis, len));
-}
-
-static int ad_cumsum_gone(AdCtx *c)
-{
-    return ad_scan_gone(c, "Add", 0);
-}
-
-static int ad_cumprod_gone(AdCtx *c)
-{
-    return ad_scan_gone(c, "Mul", 1);
-}
-
 /* ---- the table -------------------------------------------------------- */
 
 /* An op whose opset-1 version differs from 6 only by consumed_inputs. */
@@ -1596,6 +1444,79 @@ static int ad_cumprod_gone(AdCtx *c)
 #define AD_BCAST(op, a, b)                                     \
     AD_UP(op, a, b, AD_SEMANTIC, ad_bcast_up),                 \
     AD_DOWN(op, a, b, AD_SEMANTIC, ad_bcast_down)
+
+/* Renames c->n to op (the same inputs, outputs and attributes). */
+void ad_t_rename(AdCtx *c, const char *op)
+{
+    free(c->n->op_type);
+    c->n->op_type = ir_strdup(op);
+}
+
+/* ---- Cast, CastLike ------------------------------------------------- */
+
+/* Cast 1 -> 6: `to` named the type as a string ("FLOAT"); from 6 it is the
+ * TensorProto.DataType number. The conversion itself is the same. */
+static int ad_cast_1_6(AdCtx *c)
+{
+    IrAttr *a = ad_attr(c, "to");
+    if (!a || a->ref_attr_name)
+        return ad_refuse(c, "attribute", "'to' is not a type name given here");
+    if (!a->has_s)
+        return 0;
+    int32_t d = os_dtype_from_name((const char *)a->s.data, a->s.len);
+    if (!d)
+        return ad_refuse(c, "attribute", "'to' names no known type");
+    ad_set_attr_i(c, c->n, "to", d);
+    return 0;
+}
+
+/* Cast 6 -> 1: the type number becomes its DataType name. */
+static int ad_cast_6_1(AdCtx *c)
+{
+    IrAttr *a = ad_attr(c, "to");
+    if (!a || a->ref_attr_name || !a->has_i || a->i <= 0 || a->i > INT32_MAX ||
+        !ir_dtype_name((int32_t)a->i))
+        return ad_refuse(c, "attribute", "'to' is not a known type number");
+    ad_set_attr_s(c, c->n, "to", ir_dtype_name((int32_t)a->i));
+    return 0;
+}
+
+/* Cast/CastLike 19 -> 13/15: `saturate` only changes casts to the float8
+ * types, which the older version lacks (the driver refuses them), so it
+ * goes whatever its value. */
+static int ad_cast_drop_saturate(AdCtx *c)
+{
+    ad_drop_attr(c, "saturate");
+    return 0;
+}
+
+/* Cast/CastLike 24 -> 23: `round_mode` only changes casts to float8e8m0,
+ * which version 23 lacks, so it goes. */
+static int ad_cast_drop_round_mode(AdCtx *c)
+{
+    ad_drop_attr(c, "round_mode");
+    return 0;
+}
+
+/* CastLike below 15: a Cast to the element type of `target_type`, which
+ * must be known. The node becomes that Cast in place (keeping its name). */
+static int ad_castlike_gone(AdCtx *c)
+{
+    IrValue *t = ad_in(c, 1);
+    int32_t to = ad_elem(t);
+    if (!to)
+        return ad_refuse(c, "type-unknown", "the element type of target_type '%s' is unknown",
+                         t ? t->name : "");
+    ad_t_rename(c, "Cast");
+    if (c->build_opset < 6)
+        ad_set_attr_s(c, c->n, "to", ir_dtype_name(to));
+    else
+        ad_set_attr_i(c, c->n, "to", to);
+    ir_node_set_input(c->n, 1, NULL);
+    ad_trim_inputs(c->n);
+    ad_drop_if_dead(c, t);
+    return 0;
+}
 
 static const AdEntry ad_elementwise[] = {
     /* unary math with an opset-1 version */
@@ -1695,10 +1616,36 @@ static const AdEntry ad_elementwise[] = {
     AD_BOTH("Sign", 9, 13), AD_GONE("Sign", 9, AD_EXPAND, ad_sign_gone),
     AD_BOTH("Erf", 9, 13),
     AD_BOTH("Round", 11, 22), AD_GONE("Round", 11, AD_EXPAND, ad_round_gone),
-    AD_BOTH("CumSum", 11, 14),
-    AD_GONE("CumSum", 11, AD_EXPAND, ad_cumsum_gone),
-    AD_GONE("CumProd", 26, AD_EXPAND, ad_cumprod_gone),
-    AD_BOTH("Det", 11, 22),
+    /* Cast */
+    AD_UP("Cast", 1, 6, AD_ATTRS, ad_cast_1_6),
+    AD_DOWN("Cast", 1, 6, AD_ATTRS, ad_cast_6_1),
+    AD_BOTH("Cast", 6, 9),
+    AD_BOTH("Cast", 9, 13),
+    AD_UP("Cast", 13, 19, AD_ATTRS, ad_nothing),
+    AD_DOWN("Cast", 13, 19, AD_ATTRS, ad_cast_drop_saturate),
+    AD_BOTH("Cast", 19, 21),
+    AD_BOTH("Cast", 21, 23),
+    AD_UP("Cast", 23, 24, AD_ATTRS, ad_nothing),
+    AD_DOWN("Cast", 23, 24, AD_ATTRS, ad_cast_drop_round_mode),
+    AD_BOTH("Cast", 24, 25),
+    /* CastLike */
+    AD_GONE("CastLike", 15, AD_EXPAND, ad_castlike_gone),
+    AD_UP("CastLike", 15, 19, AD_ATTRS, ad_nothing),
+    AD_DOWN("CastLike", 15, 19, AD_ATTRS, ad_cast_drop_saturate),
+    AD_BOTH("CastLike", 19, 21),
+    AD_BOTH("CastLike", 21, 23),
+    AD_UP("CastLike", 23, 24, AD_ATTRS, ad_nothing),
+    AD_DOWN("CastLike", 23, 24, AD_ATTRS, ad_cast_drop_round_mode),
+    AD_BOTH("CastLike", 24, 25),
+    /* Identity */
+    AD_BOTH("Identity", 1, 13),
+    AD_BOTH("Identity", 13, 14),
+    AD_BOTH("Identity", 14, 16),
+    AD_BOTH("Identity", 16, 19),
+    AD_BOTH("Identity", 19, 21),
+    AD_BOTH("Identity", 21, 23),
+    AD_BOTH("Identity", 23, 24),
+    AD_BOTH("Identity", 24, 25),
 };
 
 const AdFamily ad_family_elementwise = {"elementwise", ad_elementwise,

@@ -1,6 +1,6 @@
 /*
- * resize.c - adapters of the resampling ops: Upsample, Resize, RoiAlign,
- * AffineGrid and NonMaxSuppression (GridSample is in sample.c).
+ * resize.c - adapters of the resampling ops: Upsample and Resize
+ * (GridSample and AffineGrid are in sample.c).
  *
  * Upsample and Resize-10 share one meaning (what runtimes and the
  * evaluator do, the spec of those versions being silent): asymmetric
@@ -29,7 +29,7 @@
 /* ---- helpers ------------------------------------------------------- */
 
 /* A 1-D float constant holding v[0..n). */
-static IrValue *ad_rs_fconst(AdCtx *c, size_t n, const double *v)
+IrValue *ad_rs_fconst(AdCtx *c, size_t n, const double *v)
 {
     float *f = ir_alloc_array(n ? n : 1, sizeof *f);
     for (size_t i = 0; i < n; i++)
@@ -70,8 +70,8 @@ static void ad_rs_drop(IrValue **v, size_t n)
 }
 
 /* The string attribute `name` of c->n, or dflt. */
-static const char *ad_rs_s(AdCtx *c, const char *name, const char *dflt,
-                           char *buf, size_t cap)
+const char *ad_rs_s(AdCtx *c, const char *name, const char *dflt,
+                    char *buf, size_t cap)
 {
     return ad_attr_s(c, name, dflt, buf, cap);
 }
@@ -862,155 +862,6 @@ static int ad_rs_19_18(AdCtx *c)
     return 0;
 }
 
-/* ---- RoiAlign ------------------------------------------------------- */
-
-/* RoiAlign 10 -> 16: 16 adds coordinate_transformation_mode with default
- * half_pixel, while 10 computed what 16 calls output_half_pixel: pin it. */
-static int ad_ra_10_16(AdCtx *c)
-{
-    ad_set_attr_s(c, c->n, "coordinate_transformation_mode", "output_half_pixel");
-    return 0;
-}
-
-/* RoiAlign 16 -> 10: only output_half_pixel has a form in 10. */
-static int ad_ra_16_10(AdCtx *c)
-{
-    char cb[48];
-    const char *ctm = ad_rs_s(c, "coordinate_transformation_mode", "half_pixel", cb,
-                              sizeof cb);
-    if (strcmp(ctm, "output_half_pixel") != 0)
-        return ad_refuse(c, "attribute",
-                         "RoiAlign-10 only has output_half_pixel coordinates, not '%s'",
-                         ctm);
-    ad_drop_attr(c, "coordinate_transformation_mode");
-    return 0;
-}
-
-/* ---- AffineGrid ----------------------------------------------------- */
-
-/* Coordinate i of n points over [-1, 1], as AffineGrid places them
- * (pixel centres when align_corners is 0). */
-static double ad_ag_coord(int64_t i, int64_t n, bool align)
-{
-    if (align)
-        return n > 1 ? -1.0 + 2.0 * (double)i / (double)(n - 1) : -1.0;
-    return -1.0 + (2.0 * (double)i + 1.0) / (double)n;
-}
-
-/* The coordinates along the spatial dim size[sidx], as a 1-D tensor of
- * element type cdt (float or double): constants when size is, else
- * Range(0, n) mapped by -1 + (2i + 1) / n, or -1 + 2i / max(n - 1, 1)
- * with align_corners (n = 1 gives -1, as AffineGrid does). */
-static IrValue *ad_ag_coords(AdCtx *c, IrValue *size, int sidx, bool align, int32_t cdt)
-{
-    int64_t *sz;
-    size_t ns;
-    if (ad_const_ints(size, &sz, &ns)) {
-        int64_t n = (size_t)sidx < ns ? sz[sidx] : -1;
-        free(sz);
-        if (n < 0) {
-            ad_refuse(c, "semantics", "size has no valid entry %d", sidx);
-            return NULL;
-        }
-        double *v = ir_alloc_array(n ? (size_t)n : 1, sizeof *v);
-        for (int64_t i = 0; i < n; i++)
-            v[i] = ad_ag_coord(i, n, align);
-        IrValue *k;
-        if (cdt == IR_FLOAT) {
-            k = ad_rs_fconst(c, (size_t)n, v);
-        } else {
-            k = ad_const_tensor(c, cdt, 1, &n, v, (size_t)n * sizeof *v);
-        }
-        free(v);
-        return k;
-    }
-    IrValue *len = ad_op2(c, "Gather", size, ad_const_scalar(c, IR_INT64, sidx));
-    IrValue *rin[3] = {ad_const_scalar(c, IR_INT64, 0), len,
-                       ad_const_scalar(c, IR_INT64, 1)};
-    if (!rin[0] || !rin[1] || !rin[2])
-        return NULL;
-    IrNode *range = ad_node(c, c->n, "Range", 3, rin, 1);
-    if (!range)
-        return NULL;
-    IrValue *fi = ad_cast(c, range->out[0], cdt), *fn = ad_cast(c, len, cdt);
-    IrValue *two = ad_const_scalar(c, cdt, 2.0), *one = ad_const_scalar(c, cdt, 1.0);
-    IrValue *den = align ? ad_op2(c, "Max", ad_op2(c, "Sub", fn, one), one) : fn;
-    IrValue *num = ad_op2(c, "Mul", fi, two);
-    if (!align)
-        num = ad_op2(c, "Add", num, one);
-    return ad_op2(c, "Add", ad_op2(c, "Div", num, den),
-                     ad_const_scalar(c, cdt, -1.0));
-}
-
-/* v reshaped to `shape` (rank r), built before c->n. */
-static IrValue *ad_ag_reshape(AdCtx *c, IrValue *v, size_t r, const int64_t *shape)
-{
-    return ad_op2(c, "Reshape", v, ad_const_i64s(c, r, shape));
-}
-
-/* AffineGrid-20 (opset 19 and below): no older op builds the grid, but it
- * is grid[n, ..., r] = sum_j theta[n, r, j] * base_j + theta[n, r, nd]
- * with base_j the coordinates of spatial dim j (x along the last one): per
- * j a coordinate vector reshaped to broadcast along its own axis, times
- * column j of theta reshaped to [N, 1, .., 1, nd], summed in the order the
- * definition sums. float16 and bfloat16 are computed in float and cast
- * back once at the end (as AffineGrid rounds once); double in double. */
-static int ad_ag_20_0(AdCtx *c)
-{
-    IrValue *theta = ad_in(c, 0), *size = ad_in(c, 1);
-    int32_t dt = ad_elem(theta);
-    int64_t ns = ad_dim(size, 0);
-    bool align = ad_attr_i(c, "align_corners", 0) != 0;
-    if (dt != IR_FLOAT && dt != 10 && dt != 11 && dt != 16)
-        return ad_refuse(c, "type-unknown", "the type of theta is unknown");
-    if (ns != 4 && ns != 5)
-        return ad_refuse(c, "shape-unknown", "the length of size (4 or 5) is unknown");
-    int nd = (int)ns - 2, r = nd + 2;
-    int32_t cdt = dt == 11 ? 11 : IR_FLOAT;
-    int64_t shape[5];
-    IrValue *coord[3];
-    for (int j = 0; j < nd; j++) {
-        int sidx = 2 + nd - 1 - j;          /* x: the last spatial dim */
-        IrValue *v = ad_ag_coords(c, size, sidx, align, cdt);
-        for (int k = 0; k < r; k++)
-            shape[k] = k == sidx - 1 ? -1 : 1;
-        if (!v || !(coord[j] = ad_ag_reshape(c, v, (size_t)r, shape)))
-            return c->reason ? -1 : ad_refuse(c, "internal", "cannot build the grid");
-    }
-    static const int64_t perm[3] = {0, 2, 1};
-    if (cdt != dt && !(theta = ad_cast(c, theta, cdt)))
-        return -1;
-    IrValue *tin[1] = {theta};
-    IrNode *tt = ad_node_in(c, c->domain, c->n, "Transpose", 1, tin, 1);
-    if (!tt)
-        return -1;
-    ad_set_attr_ints(c, tt, "perm", 3, perm);
-    if (ad_infer(c, tt) < 0)
-        return -1;
-    for (int k = 0; k < r; k++)
-        shape[k] = k == 0 ? -1 : k == r - 1 ? nd : 1;
-    IrValue *acc = NULL;
-    for (int j = 0; j <= nd; j++) {
-        IrValue *gin[2] = {tt->out[0], ad_const_scalar(c, IR_INT64, j)};
-        IrNode *g = gin[1] ? ad_node_in(c, c->domain, c->n, "Gather", 2, gin, 1) : NULL;
-        if (!g)
-            return -1;
-        ad_set_attr_i(c, g, "axis", 1);
-        if (ad_infer(c, g) < 0)
-            return -1;
-        IrValue *col = ad_ag_reshape(c, g->out[0], (size_t)r, shape);
-        IrValue *term = j < nd ? ad_op2(c, "Mul", col, coord[j]) : col;
-        acc = j == 0 ? term : ad_op2(c, "Add", acc, term);
-        if (!acc)
-            return c->reason ? -1 : ad_refuse(c, "internal", "cannot build the grid");
-    }
-    if (cdt != dt && !(acc = ad_cast(c, acc, dt)))
-        return -1;
-    ad_move_output(c, 0, acc->producer, 0);
-    ir_node_delete(c->n);
-    return 0;
-}
-
 static const AdEntry ad_resize[] = {
     AD_UP("Upsample", 1, 7, AD_ATTRS, ad_up_1_7),
     AD_DOWN("Upsample", 1, 7, AD_ATTRS, ad_up_7_1),
@@ -1027,11 +878,6 @@ static const AdEntry ad_resize[] = {
     AD_DOWN("Resize", 13, 18, AD_ATTRS, ad_rs_18_13),
     AD_UP("Resize", 18, 19, AD_ATTRS, ad_nothing),
     AD_DOWN("Resize", 18, 19, AD_SEMANTIC, ad_rs_19_18),
-    AD_UP("RoiAlign", 10, 16, AD_ATTRS, ad_ra_10_16),
-    AD_DOWN("RoiAlign", 10, 16, AD_ATTRS, ad_ra_16_10),
-    AD_BOTH("RoiAlign", 16, 22),
-    AD_GONE("AffineGrid", 20, AD_EXPAND, ad_ag_20_0),
-    AD_BOTH("NonMaxSuppression", 10, 11),
 };
 
 const AdFamily ad_family_resize = {"resize", ad_resize,
