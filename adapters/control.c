@@ -705,7 +705,7 @@ static const AdEntry ad_control[] = {
     AD_BOTH("Scan", 21, 23),
     AD_BOTH("Scan", 23, 24),
     AD_BOTH("Scan", 24, 25),
-    /* sequences and optionals */
+    /* SequenceMap */
     AD_GONE("SequenceMap", 17, AD_EXPAND, ad_smap_17_0),
 };
 

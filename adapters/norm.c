@@ -63,7 +63,7 @@ static int ad_nm_drop_out(AdCtx *c, size_t i)
 
 /* A new node (not yet inferred), or NULL after a failure. */
 IrNode *ad_nm_raw(AdCtx *c, const char *op, size_t n, IrValue *const *in,
-           size_t n_out)
+                  size_t n_out)
 {
     if (c->reason)
         return NULL;

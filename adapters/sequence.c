@@ -52,7 +52,6 @@ static int ad_ohe_18_15(AdCtx *c)
 }
 
 static const AdEntry ad_sequence[] = {
-    /* sequences and optionals */
     AD_BOTH("SplitToSequence", 11, 24),
     {"", "OptionalGetElement", 15, 18, AD_COMPATIBLE, NULL},
     AD_DOWN("OptionalGetElement", 15, 18, AD_RENAME, ad_oge_18_15),
