@@ -147,12 +147,21 @@ int ad_refuse(AdCtx *c, const char *key, const char *fmt, ...)
 
 /* The attribute, or NULL. */
 IrAttr *ad_attr(const AdCtx *c, const char *name);
-/* INT / FLOAT / STRING attribute value, or dflt when absent. */
-int64_t ad_attr_i(const AdCtx *c, const char *name, int64_t dflt);
-float ad_attr_f(const AdCtx *c, const char *name, float dflt);
-/* The STRING attribute as a NUL-terminated copy in buf, or dflt. */
-const char *ad_attr_s(const AdCtx *c, const char *name, const char *dflt,
-                      char *buf, size_t cap);
+/* INT / FLOAT / STRING attribute value of c->n; when absent, the
+ * operator table's default for c->n's op at its version (c->from), and
+ * when the table has none, 0 / 0.0f / NULL. */
+int64_t ad_attr_i(const AdCtx *c, const char *name);
+float ad_attr_f(const AdCtx *c, const char *name);
+/* The STRING attribute as a NUL-terminated copy in buf, else the table's
+ * default (a static string), else NULL. */
+const char *ad_attr_s(const AdCtx *c, const char *name, char *buf, size_t cap);
+/* The same with an explicit fallback, only where the table has no default
+ * for the attribute at that version (tests/attr_defaults_exceptions.txt
+ * lists each use and why). */
+int64_t ad_attr_i_or(const AdCtx *c, const char *name, int64_t dflt);
+float ad_attr_f_or(const AdCtx *c, const char *name, float dflt);
+const char *ad_attr_s_or(const AdCtx *c, const char *name, const char *dflt,
+                         char *buf, size_t cap);
 /* Input i of n, or NULL (left out or beyond the end). */
 IrValue *ad_in(const AdCtx *c, size_t i);
 /* The inferred type of a value, or NULL. */
@@ -421,8 +430,6 @@ int ad_nm_end(AdCtx *c, size_t n, IrValue *const *vals);
 
 /* resize.c */
 /* The string attribute `name` of c->n, or dflt. */
-const char *ad_rs_s(AdCtx *c, const char *name, const char *dflt,
-                    char *buf, size_t cap);
 /* A 1-D float constant holding v[0..n). */
 IrValue *ad_rs_fconst(AdCtx *c, size_t n, const double *v);
 

@@ -82,7 +82,7 @@ static int ad_nm_attn_nonpad(AdCtx *c)
     int64_t col[4] = {-1, 1, 1, 1}, trow[1] = {total}, qcol[2] = {sq, 1};
     IrValue *npc = ad_nm_reshape(c, np, 4, col), *j = ad_nm_iota(c, total, 1, trow);
     IrValue *keep = ad_op2(c, "Less", j, npc);
-    if (ad_attr_i(c, "is_causal", 0)) {
+    if (ad_attr_i(c, "is_causal")) {
         int64_t back = sq - 1;
         IrValue *pos = ad_op2(c, "Add", ad_nm_iota(c, sq, 2, qcol),
                                  ad_op2(c, "Sub", npc, ad_nm_i64s(c, 1, &back)));
@@ -154,8 +154,8 @@ static int ad_nm_rope_expand(AdCtx *c)
 {
     IrValue *x = ad_in(c, 0), *pos = ad_in(c, 3);
     int r = ad_rank(x);
-    int64_t nh = ad_attr_i(c, "num_heads", 0), rd = ad_attr_i(c, "rotary_embedding_dim", 0);
-    bool il = ad_attr_i(c, "interleaved", 0) != 0;
+    int64_t nh = ad_attr_i(c, "num_heads"), rd = ad_attr_i(c, "rotary_embedding_dim");
+    bool il = ad_attr_i(c, "interleaved") != 0;
     if (r != 3 && r != 4)
         return ad_refuse(c, "shape-unknown", "the rank of X is unknown");
     if (r == 3 && nh <= 0)
@@ -252,8 +252,8 @@ static int ad_nm_attn_sizes(AdCtx *c, AdAttn *a)
         a->d = ad_nm_dim(q, 3);
         a->dv = ad_nm_dim(v, 3);
     } else {
-        a->hq = ad_attr_i(c, "q_num_heads", 0);
-        a->hkv = ad_attr_i(c, "kv_num_heads", 0);
+        a->hq = ad_attr_i(c, "q_num_heads");
+        a->hkv = ad_attr_i(c, "kv_num_heads");
         a->d = a->hq > 0 && ad_nm_dim(q, 2) >= 0 ? ad_nm_dim(q, 2) / a->hq : -1;
         a->dv = a->hkv > 0 && ad_nm_dim(v, 2) >= 0 ? ad_nm_dim(v, 2) / a->hkv : -1;
     }
@@ -266,7 +266,7 @@ static int ad_nm_attn_sizes(AdCtx *c, AdAttn *a)
         return ad_refuse(c, "shape-unknown", "the head size is unknown");
     if (a->hq != a->hkv && (a->d <= 0 || a->dv <= 0))
         return ad_refuse(c, "shape-unknown", "grouped heads need the head sizes");
-    if (ad_attr_i(c, "is_causal", 0) && (a->sq < 0 || a->total < 0 || a->past < 0))
+    if (ad_attr_i(c, "is_causal") && (a->sq < 0 || a->total < 0 || a->past < 0))
         return ad_refuse(c, "shape-unknown", "a causal mask needs the sequence lengths");
     if (!ad_in(c, 4) != !ad_in(c, 5))
         return ad_refuse(c, "semantics", "past_key and past_value go together");
@@ -304,7 +304,7 @@ static IrValue *ad_nm_attn_bias(AdCtx *c, const AdAttn *a)
     } else if (m) {
         bias = ad_cast(c, m, a->t);
     }
-    if (ad_attr_i(c, "is_causal", 0)) {
+    if (ad_attr_i(c, "is_causal")) {
         IrValue *cm = ad_nm_causal(c, a->t, a->sq, a->total, a->past);
         bias = bias ? ad_op2(c, "Add", bias, cm) : cm;
     }
@@ -315,7 +315,7 @@ static IrValue *ad_nm_attn_bias(AdCtx *c, const AdAttn *a)
  * when absent), back in the scores' type. */
 static IrValue *ad_nm_attn_softmax(AdCtx *c, const AdAttn *a, IrValue *s)
 {
-    int32_t sp = (int32_t)ad_attr_i(c, "softmax_precision", a->t);
+    int32_t sp = (int32_t)ad_attr_i_or(c, "softmax_precision", a->t);
     IrValue *in[1] = {ad_cast(c, s, sp)};
     IrNode *k = ad_nm_raw(c, "Softmax", 1, in, 1);
     if (k)
@@ -336,10 +336,10 @@ static int ad_nm_attn_expand(AdCtx *c)
     AdAttn a = {0};
     if (ad_nm_attn_sizes(c, &a) < 0)
         return -1;
-    int64_t mode = ad_attr_i(c, "qk_matmul_output_mode", 0), tr[4] = {0, 1, 3, 2};
+    int64_t mode = ad_attr_i(c, "qk_matmul_output_mode"), tr[4] = {0, 1, 3, 2};
     int64_t back[4] = {0, 2, 1, 3}, flat[3] = {0, 0, -1}, last[1] = {-1};
-    double scale = ad_attr(c, "scale") ? ad_attr_f(c, "scale", 1.0f) : 1.0 / sqrt((double)a.d);
-    double cap = ad_attr_f(c, "softcap", 0.0f);
+    double scale = ad_attr(c, "scale") ? ad_attr_f(c, "scale") : 1.0 / sqrt((double)a.d);
+    double cap = ad_attr_f(c, "softcap");
     if (mode < 0 || mode > 3)
         return ad_refuse(c, "attribute", "qk_matmul_output_mode %lld", (long long)mode);
     IrValue *q = ad_nm_attn_heads(c, &a, ad_in(c, 0), a.hq);
@@ -513,11 +513,11 @@ static IrValue *ad_nm_lin_seq(AdCtx *c, IrValue *x, int64_t heads, int64_t e)
 static int ad_nm_lin_sizes(AdCtx *c, AdLin *l)
 {
     char buf[16];
-    const char *rule = ad_attr_s(c, "update_rule", "gated_delta", buf, sizeof buf);
+    const char *rule = ad_attr_s(c, "update_rule", buf, sizeof buf);
     IrValue *q = ad_in(c, 0), *v = ad_in(c, 2);
     l->t = ad_elem(q);
-    l->hq = ad_attr_i(c, "q_num_heads", 0);
-    l->hkv = ad_attr_i(c, "kv_num_heads", 0);
+    l->hq = ad_attr_i(c, "q_num_heads");
+    l->hkv = ad_attr_i(c, "kv_num_heads");
     l->gated = !strcmp(rule, "gated") || !strcmp(rule, "gated_delta");
     l->delta = !strcmp(rule, "delta") || !strcmp(rule, "gated_delta");
     if (!l->gated && !l->delta && strcmp(rule, "linear") != 0)
@@ -548,7 +548,7 @@ static int ad_nm_lin_expand(AdCtx *c)
     int64_t m1 = -1, m2 = -2, two = 2, rep[5] = {1, 1, l.hq / l.hkv, 1, 1};
     int64_t rd[4] = {0, l.hq, l.dk, l.dv}, sd[3] = {l.hkv, l.dk, l.dv};
     int64_t back[4] = {1, 0, 2, 3}, flat[3] = {0, 0, -1};
-    double sc = ad_attr_f(c, "scale", 0.0f);
+    double sc = ad_attr_f(c, "scale");
     l.m1 = ad_nm_i64s(c, 1, &m1);
     l.m2 = ad_nm_i64s(c, 1, &m2);
     l.two = ad_nm_i64s(c, 1, &two);

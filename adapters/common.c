@@ -37,20 +37,46 @@ IrAttr *ad_attr(const AdCtx *c, const char *name)
     return ir_node_attr(c->n, name);
 }
 
-int64_t ad_attr_i(const AdCtx *c, const char *name, int64_t dflt)
+/* The table's entry for attribute `name` of c->n's op at its version
+ * when it has a default, else NULL. */
+static const OsAttr *ad_attr_default(const AdCtx *c, const char *name)
+{
+    const OsAttr *d = c->from ? os_attr(c->from, name) : NULL;
+    return d && d->has_default ? d : NULL;
+}
+
+int64_t ad_attr_i(const AdCtx *c, const char *name)
+{
+    const OsAttr *d = ad_attr_default(c, name);
+    return ad_attr_i_or(c, name, d ? d->def_i : 0);
+}
+
+float ad_attr_f(const AdCtx *c, const char *name)
+{
+    const OsAttr *d = ad_attr_default(c, name);
+    return ad_attr_f_or(c, name, d ? d->def_f : 0.0f);
+}
+
+const char *ad_attr_s(const AdCtx *c, const char *name, char *buf, size_t cap)
+{
+    const OsAttr *d = ad_attr_default(c, name);
+    return ad_attr_s_or(c, name, d ? d->def_s : NULL, buf, cap);
+}
+
+int64_t ad_attr_i_or(const AdCtx *c, const char *name, int64_t dflt)
 {
     const IrAttr *a = ad_attr(c, name);
     return a && a->has_i ? a->i : dflt;
 }
 
-float ad_attr_f(const AdCtx *c, const char *name, float dflt)
+float ad_attr_f_or(const AdCtx *c, const char *name, float dflt)
 {
     const IrAttr *a = ad_attr(c, name);
     return a && a->has_f ? a->f : dflt;
 }
 
-const char *ad_attr_s(const AdCtx *c, const char *name, const char *dflt,
-                      char *buf, size_t cap)
+const char *ad_attr_s_or(const AdCtx *c, const char *name, const char *dflt,
+                         char *buf, size_t cap)
 {
     const IrAttr *a = ad_attr(c, name);
     if (!a || !a->has_s)

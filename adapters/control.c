@@ -179,7 +179,7 @@ static bool ad_scan8_full_lens(AdCtx *c, size_t first_scan)
 static int ad_scan_8_9(AdCtx *c)
 {
     int64_t b = ad_scan8_batch(c);
-    int64_t m = ad_attr_i(c, "num_scan_inputs", -1);
+    int64_t m = ad_attr_i_or(c, "num_scan_inputs", -1);
     size_t n_vals = c->n->n_in > 0 ? c->n->n_in - 1 : 0;
     if (b != 1)
         return ad_refuse(c, b == 0 ? "shape-unknown" : "semantics",
@@ -310,7 +310,7 @@ static int ad_scan_axes_pos(AdCtx *c, const char *name, const IrValue *const *va
  * scan outputs. */
 static int ad_scan_11_9(AdCtx *c)
 {
-    int64_t m = ad_attr_i(c, "num_scan_inputs", -1);
+    int64_t m = ad_attr_i_or(c, "num_scan_inputs", -1);
     if (m < 0 || (size_t)m > c->n->n_in)
         return ad_refuse(c, "attribute", "bad num_scan_inputs");
     size_t n_state = c->n->n_in - (size_t)m;
@@ -600,7 +600,7 @@ static int ad_scan0_body(AdCtx *c, IrGraph *g, size_t n_state, size_t m,
 static int ad_scan_8_0(AdCtx *c)
 {
     int64_t b = ad_scan8_batch(c);
-    int64_t m = ad_attr_i(c, "num_scan_inputs", -1);
+    int64_t m = ad_attr_i_or(c, "num_scan_inputs", -1);
     size_t n_vals = c->n->n_in > 0 ? c->n->n_in - 1 : 0;
     IrAttr *ba = ad_attr(c, "body"), *d = ad_attr(c, "directions");
     IrGraph *g = ba ? ba->g : NULL;

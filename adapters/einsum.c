@@ -101,7 +101,7 @@ static char *ad_ein_equation(AdCtx *c)
 {
     IrAttr *a = ad_attr(c, "equation");
     char buf[1024];
-    const char *eq = a ? ad_attr_s(c, "equation", NULL, buf, sizeof buf) : NULL;
+    const char *eq = a ? ad_attr_s(c, "equation", buf, sizeof buf) : NULL;
     if (!eq || strlen(eq) + 1 >= sizeof buf)
         return NULL;
     char *s = ir_strdup(eq);

@@ -302,7 +302,7 @@ static int ad_drop_consumed(AdCtx *c)
 static int ad_bcast_up(AdCtx *c)
 {
     IrValue *a = ad_in(c, 0), *b = ad_in(c, 1);
-    bool on = ad_attr_i(c, "broadcast", 0) != 0;
+    bool on = ad_attr_i(c, "broadcast") != 0;
     int ra = ad_rank(a), rb = ad_rank(b);
     if (on && ra >= 0 && rb > ra)
         return ad_refuse(c, "semantics",
@@ -310,7 +310,7 @@ static int ad_bcast_up(AdCtx *c)
                          "broadcasting does not define", rb, ra,
                          (long long)c->from_opset);
     if (on && ad_attr(c, "axis")) {
-        int64_t axis = ad_attr_i(c, "axis", 0);
+        int64_t axis = ad_attr_i(c, "axis");
         const IrShape *sb = ad_shape(b);
         bool one = sb != NULL;
         for (size_t i = 0; sb && i < sb->rank; i++)
@@ -698,8 +698,7 @@ static int ad_clip_6_11(AdCtx *c)
                          "Clip-11's bounds must have the input's type (unknown here)");
     static const char *const names[2] = {"min", "max"};
     for (size_t i = 0; i < 2; i++) {
-        float dflt = i == 0 ? -3.402823e+38f : 3.402823e+38f;
-        IrValue *v = ad_const_scalar(c, t, (double)ad_attr_f(c, names[i], dflt));
+        IrValue *v = ad_const_scalar(c, t, (double)ad_attr_f(c, names[i]));
         if (!v)
             return -1;
         ad_set_input(c, i + 1, v);
@@ -998,8 +997,8 @@ static int ad_isinf_gone(AdCtx *c)
     if (!ad_is_float(t))
         return ad_refuse(c, t ? "type" : "type-unknown",
                          "IsInf's expansion needs a known floating input type");
-    bool pos = ad_attr_i(c, "detect_positive", 1) != 0;
-    bool neg = ad_attr_i(c, "detect_negative", 1) != 0;
+    bool pos = ad_attr_i(c, "detect_positive") != 0;
+    bool neg = ad_attr_i(c, "detect_negative") != 0;
     double m = ad_max_finite(t);
     IrValue *p = NULL, *q = NULL;
     if (pos)
@@ -1065,7 +1064,7 @@ static int ad_bitcast_gone(AdCtx *c)
 {
     IrValue *x = ad_in(c, 0);
     int32_t t = ad_elem(x);
-    int64_t to = ad_attr_i(c, "to", 0);
+    int64_t to = ad_attr_i(c, "to");
     if (!t)
         return ad_refuse(c, "type-unknown", "BitCast's input type is unknown");
     IrNode *k;
@@ -1125,7 +1124,7 @@ static int ad_bitshift_gone(AdCtx *c)
     IrValue *x = ad_in(c, 0), *y = ad_in(c, 1);
     int32_t t = ad_elem(x);
     char buf[16];
-    const char *dir = ad_attr_s(c, "direction", "", buf, sizeof buf);
+    const char *dir = ad_attr_s_or(c, "direction", "", buf, sizeof buf);
     bool left = strcmp(dir, "LEFT") == 0;
     if (!left && strcmp(dir, "RIGHT") != 0)
         return ad_refuse(c, "attribute", "direction '%s' is not LEFT or RIGHT", dir);
@@ -1220,7 +1219,7 @@ static int ad_mod_gone(AdCtx *c)
         r = ad_op2(c, "Sub", aw, ad_op2(c, "Mul", bw, ad_op2(c, "Div", aw, bw)));
     } else {
         r = ad_cmod(c, aw, bw, w);
-        if (ad_attr_i(c, "fmod", 0) == 0)
+        if (ad_attr_i(c, "fmod") == 0)
             r = ad_pymod(c, r, bw, w);
     }
     return ad_finish(c, ad_cast(c, r, t));

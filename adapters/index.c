@@ -167,7 +167,7 @@ static int ad_compress_gone(AdCtx *c)
 /* Gather 11 -> 1: version 11 accepts negative indices (from the end). */
 static int ad_gather_11_1(AdCtx *c)
 {
-    return ad_t_fix_indices(c, 0, 1, ad_attr_i(c, "axis", 0));
+    return ad_t_fix_indices(c, 0, 1, ad_attr_i(c, "axis"));
 }
 
 /* GatherElements below 11: with static shapes, out[p] = data[p with
@@ -182,7 +182,7 @@ static int ad_gather_elements_gone(AdCtx *c)
     int r, q;
     if (!ad_t_static(data, dd, &r) || !ad_t_static(idx, id, &q) || q != r)
         return ad_refuse(c, "shape-unknown", "GatherElements needs static shapes here");
-    if (!ad_t_axis(ad_attr_i(c, "axis", 0), r, 0, &axis))
+    if (!ad_t_axis(ad_attr_i(c, "axis"), r, 0, &axis))
         return ad_refuse(c, "attribute", "axis out of range");
     int32_t dt = ad_elem(idx);
     int64_t m = ad_t_prod(id, 0, q), total = ad_t_prod_any(dd, 0, r);
@@ -300,7 +300,7 @@ static int ad_gathernd_gone(AdCtx *c)
  * indices.shape[:-1] + [b]), which gives the same output shape. */
 static int ad_gathernd_12_11(AdCtx *c)
 {
-    int64_t b = ad_attr_i(c, "batch_dims", 0);
+    int64_t b = ad_attr_i(c, "batch_dims");
     if (b == 0) {
         ad_drop_attr(c, "batch_dims");
         return 0;
@@ -389,7 +389,7 @@ static int ad_revseq_gone(AdCtx *c)
     IrValue *x = ad_in(c, 0), *lens = ad_in(c, 1);
     int64_t dd[AD_T_MAX_RANK];
     int r;
-    int64_t ta = ad_attr_i(c, "time_axis", 0), ba = ad_attr_i(c, "batch_axis", 1);
+    int64_t ta = ad_attr_i(c, "time_axis"), ba = ad_attr_i(c, "batch_axis");
     if ((ta != 0 && ta != 1) || (ba != 0 && ba != 1) || ta == ba)
         return ad_refuse(c, "attribute", "time_axis and batch_axis must be 0 and 1");
     if (!ad_t_static(x, dd, &r) || r < 2)
@@ -460,14 +460,14 @@ static int ad_scatter_9_11(AdCtx *c)
  * negative indices become non-negative. */
 static int ad_scatter_11_9(AdCtx *c)
 {
-    return ad_t_fix_indices(c, 0, 1, ad_attr_i(c, "axis", 0));
+    return ad_t_fix_indices(c, 0, 1, ad_attr_i(c, "axis"));
 }
 
 /* ScatterElements below 11: Scatter-9, the same op before it was renamed,
  * once negative indices (new at 11) are made non-negative. */
 static int ad_scatter_elements_gone(AdCtx *c)
 {
-    if (ad_t_fix_indices(c, 0, 1, ad_attr_i(c, "axis", 0)) < 0)
+    if (ad_t_fix_indices(c, 0, 1, ad_attr_i(c, "axis")) < 0)
         return -1;
     ad_t_rename(c, "Scatter");
     return 0;
@@ -526,7 +526,7 @@ static int ad_scatter_gone(AdCtx *c)
     int r, q;
     if (!ad_t_static(data, dd, &r) || !ad_t_static(idx, id, &q) || q != r)
         return ad_refuse(c, "shape-unknown", "Scatter needs static shapes here");
-    if (!ad_t_axis(ad_attr_i(c, "axis", 0), r, 0, &axis))
+    if (!ad_t_axis(ad_attr_i(c, "axis"), r, 0, &axis))
         return ad_refuse(c, "attribute", "axis out of range");
     if (!ad_t_is_int_index(ad_elem(idx)))
         return ad_refuse(c, "type-unknown", "the type of indices is unknown");
@@ -612,7 +612,7 @@ static int ad_scatternd_gone(AdCtx *c)
 static int ad_scatter_16_13(AdCtx *c)
 {
     char buf[16];
-    const char *r = ad_attr_s(c, "reduction", "none", buf, sizeof buf);
+    const char *r = ad_attr_s(c, "reduction", buf, sizeof buf);
     if (strcmp(r, "none"))
         return ad_refuse(c, "attribute", "reduction '%s' has no equivalent before opset 16",
                          r);
@@ -625,7 +625,7 @@ static int ad_scatter_16_13(AdCtx *c)
 static int ad_scatter_18_16(AdCtx *c)
 {
     char buf[16];
-    const char *r = ad_attr_s(c, "reduction", "none", buf, sizeof buf);
+    const char *r = ad_attr_s(c, "reduction", buf, sizeof buf);
     if (!strcmp(r, "max") || !strcmp(r, "min"))
         return ad_refuse(c, "attribute", "reduction '%s' has no equivalent before opset 18",
                          r);
@@ -643,11 +643,11 @@ static int ad_tensor_scatter_gone(AdCtx *c)
     IrValue *cache = ad_in(c, 0), *upd = ad_in(c, 1), *w = ad_in(c, 2);
     int r = ad_rank(cache);
     int64_t axis;
-    if (!ad_t_axis(ad_attr_i(c, "axis", -2), r, 0, &axis) || axis == 0 ||
+    if (!ad_t_axis(ad_attr_i(c, "axis"), r, 0, &axis) || axis == 0 ||
         r > AD_T_MAX_RANK)
         return ad_refuse(c, "shape-unknown", "the cache's rank or axis is unusable");
     char buf[16];
-    const char *mode = ad_attr_s(c, "mode", "linear", buf, sizeof buf);
+    const char *mode = ad_attr_s(c, "mode", buf, sizeof buf);
     bool circ = !strcmp(mode, "circular");
     int64_t B = ad_dim(cache, 0), M = ad_dim(cache, (int)axis), S = ad_dim(upd, (int)axis);
     if (!circ && strcmp(mode, "linear"))
@@ -735,7 +735,7 @@ static int ad_topk_10_1(AdCtx *c)
  * last), and nothing before opset 11 can rank it otherwise. */
 static int ad_topk_11_10(AdCtx *c)
 {
-    if (ad_attr_i(c, "largest", 1) == 0)
+    if (ad_attr_i(c, "largest") == 0)
         return ad_refuse(c, "attribute",
                          "largest = 0 has no equivalent before opset 11 that ranks NaN "
                          "the same way");

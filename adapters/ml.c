@@ -972,14 +972,14 @@ typedef struct AdTerSet {
 static int ad_ter_settings(AdCtx *c, const AdOld *o, AdTerSet *s)
 {
     char ab[32], pb[32];
-    s->agg = ad_ml_name_index(ad_attr_s(c, "aggregate_function", "SUM", ab, sizeof ab),
+    s->agg = ad_ml_name_index(ad_attr_s(c, "aggregate_function", ab, sizeof ab),
                               ad_agg_names, 4);
-    s->post = ad_ml_name_index(ad_attr_s(c, "post_transform", "NONE", pb, sizeof pb),
+    s->post = ad_ml_name_index(ad_attr_s(c, "post_transform", pb, sizeof pb),
                                ad_post_names, 5);
     if (s->agg < 0 || s->post < 0)
         return ad_refuse(c, "attribute", "unknown aggregate_function or post_transform");
     /* without n_targets the output width is left to implementations */
-    s->nt = ad_attr_i(c, "n_targets", -1);
+    s->nt = ad_attr_i_or(c, "n_targets", -1);
     if (s->nt < 1)
         return ad_refuse(c, "attribute", "n_targets is absent or not positive");
     for (size_t k = 0; k < o->w_at[o->n]; k++)
@@ -1128,7 +1128,7 @@ static int ad_tec_settings(AdCtx *c, const AdOld *o, AdTecSet *s)
     if (!s->li == !s->ls)
         return ad_refuse(c, "attribute", "exactly one class label list must be set");
     s->nl = s->li ? s->li->n_ints : s->ls->n_strings;
-    s->post = ad_ml_name_index(ad_attr_s(c, "post_transform", "NONE", pb, sizeof pb),
+    s->post = ad_ml_name_index(ad_attr_s(c, "post_transform", pb, sizeof pb),
                                ad_post_names, 5);
     if (s->post < 0)
         return ad_refuse(c, "attribute", "unknown post_transform");
@@ -1470,8 +1470,8 @@ static int ad_te_5_0(AdCtx *c)
         return ad_refuse(c, tx ? "type" : "type-unknown",
                          "only a float X keeps its output type: TreeEnsembleRegressor "
                          "always returns float");
-    int64_t nt = ad_attr_i(c, "n_targets", -1), agg = ad_attr_i(c, "aggregate_function", 1);
-    int64_t post = ad_attr_i(c, "post_transform", 0);
+    int64_t nt = ad_attr_i_or(c, "n_targets", -1), agg = ad_attr_i(c, "aggregate_function");
+    int64_t post = ad_attr_i(c, "post_transform");
     if (nt < 1 || agg < 0 || agg > 3 || post < 0 || post > 4)
         return ad_refuse(c, "attribute", "n_targets, aggregate_function or "
                          "post_transform is invalid");

@@ -143,12 +143,12 @@ static int ad_nn_avgpool_conv(AdCtx *c);
 static int ad_nn_pool_no_ceil(AdCtx *c)
 {
     char buf[32];
-    if (ad_attr_i(c, "ceil_mode", 0) == 0 ||
-        strcmp(ad_attr_s(c, "auto_pad", "NOTSET", buf, sizeof buf), "NOTSET") != 0) {
+    if (ad_attr_i(c, "ceil_mode") == 0 ||
+        strcmp(ad_attr_s(c, "auto_pad", buf, sizeof buf), "NOTSET") != 0) {
         ad_drop_attr(c, "ceil_mode");
         return 0;
     }
-    if (!strcmp(c->n->op_type, "AveragePool") && ad_attr_i(c, "count_include_pad", 0))
+    if (!strcmp(c->n->op_type, "AveragePool") && ad_attr_i(c, "count_include_pad"))
         return ad_nn_avgpool_conv(c);
     int r = ad_rank(ad_in(c, 0));
     if (r < 3 || r > 10)
@@ -189,9 +189,9 @@ static int ad_nn_pool_geom(AdCtx *c, size_t n, AdPoolGeom *g)
         (p && p->n_ints != 2 * n))
         return ad_refuse(c, "attribute", "the window attributes do not fit the input");
     char buf[32];
-    const char *ap = ad_attr_s(c, "auto_pad", "NOTSET", buf, sizeof buf);
+    const char *ap = ad_attr_s(c, "auto_pad", buf, sizeof buf);
     bool same = !strncmp(ap, "SAME_", 5), valid = !strcmp(ap, "VALID");
-    bool ceil = ad_attr_i(c, "ceil_mode", 0) != 0 && !same && !valid;
+    bool ceil = ad_attr_i(c, "ceil_mode") != 0 && !same && !valid;
     g->n = n;
     for (size_t a = 0; a < n; a++) {
         g->in[a] = ad_dim(ad_in(c, 0), (int)a + 2);
@@ -262,7 +262,7 @@ static double ad_nn_pool_count(const AdPoolGeom *g, size_t i, bool with_pad)
  * over N and C). NULL after refusing. */
 static IrValue *ad_nn_pool_counts(AdCtx *c, const AdPoolGeom *g, int32_t t)
 {
-    bool with_pad = ad_attr_i(c, "count_include_pad", 0) != 0;
+    bool with_pad = ad_attr_i(c, "count_include_pad") != 0;
     size_t total = 1;
     for (size_t a = 0; a < g->n; a++)
         if (!ir_mul_size(total, (size_t)g->out[a], &total) || total > ((size_t)1 << 24)) {
@@ -387,10 +387,10 @@ static bool ad_nn_pads_zero(const AdCtx *c, size_t *n)
 static int ad_nn_avgpool_7_1(AdCtx *c)
 {
     char buf[32];
-    const char *ap = ad_attr_s(c, "auto_pad", "NOTSET", buf, sizeof buf);
+    const char *ap = ad_attr_s(c, "auto_pad", buf, sizeof buf);
     size_t np;
     bool zero = ad_nn_pads_zero(c, &np);
-    if (ad_attr_i(c, "count_include_pad", 0) == 0 || !strcmp(ap, "VALID") ||
+    if (ad_attr_i(c, "count_include_pad") == 0 || !strcmp(ap, "VALID") ||
         (!strcmp(ap, "NOTSET") && zero)) {
         ad_drop_attr(c, "count_include_pad");
         return 0;
@@ -469,7 +469,7 @@ static int ad_nn_p_to_float(AdCtx *c)
  * scale 1). */
 static int ad_nn_dropout_6_7(AdCtx *c)
 {
-    if (ad_attr_i(c, "is_test", 0) == 0 && ad_attr_f(c, "ratio", 0.5f) != 0.0f)
+    if (ad_attr_i(c, "is_test") == 0 && ad_attr_f(c, "ratio") != 0.0f)
         return ad_refuse(c, "semantics",
                          "Dropout with is_test=0 drops at random (training mode), "
                          "which opset 7 cannot ask for");
@@ -925,7 +925,7 @@ static int ad_nm_ccws_expand(AdCtx *c)
 {
     IrValue *x = ad_in(c, 0), *w = ad_in(c, 1), *past = ad_in(c, 3);
     char buf[16];
-    const char *act = ad_attr_s(c, "activation", "none", buf, sizeof buf);
+    const char *act = ad_attr_s(c, "activation", buf, sizeof buf);
     bool silu = !strcmp(act, "silu") || !strcmp(act, "swish");
     int32_t t = ad_elem(x);
     int64_t ch = ad_nm_dim(w, 0), k = ad_nm_dim(w, 2);
@@ -968,7 +968,7 @@ static int ad_ra_10_16(AdCtx *c)
 static int ad_ra_16_10(AdCtx *c)
 {
     char cb[48];
-    const char *ctm = ad_rs_s(c, "coordinate_transformation_mode", "half_pixel", cb,
+    const char *ctm = ad_attr_s(c, "coordinate_transformation_mode", cb,
                               sizeof cb);
     if (strcmp(ctm, "output_half_pixel") != 0)
         return ad_refuse(c, "attribute",

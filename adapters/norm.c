@@ -228,7 +228,7 @@ static int ad_nm_bn_6_1(AdCtx *c)
  * version-7 form. */
 static int ad_nm_bn_6_7(AdCtx *c)
 {
-    bool test = ad_attr_i(c, "is_test", 0) != 0, stats = ad_nm_bn_stats(c);
+    bool test = ad_attr_i(c, "is_test") != 0, stats = ad_nm_bn_stats(c);
     if (test == stats)
         return ad_refuse(c, "semantics",
                          test ? "is_test=1 with statistics outputs has no opset-7 form"
@@ -253,7 +253,7 @@ static IrValue *ad_nm_bn_formula(AdCtx *c, int32_t t)
 {
     IrValue *x = ad_in(c, 0), *sc = ad_in(c, 1), *b = ad_in(c, 2);
     IrValue *mean = ad_in(c, 3), *var = ad_in(c, 4);
-    IrValue *eps = ad_nm_scalar(c, t, ad_attr_f(c, "epsilon", 1e-5f));
+    IrValue *eps = ad_nm_scalar(c, t, ad_attr_f(c, "epsilon"));
     IrValue *d = ad_op2(c, "Sub", x, mean);
     IrValue *sd = ad_op1(c, "Sqrt", ad_op2(c, "Add", var, eps));
     IrValue *y = ad_op2(c, "Mul", ad_op2(c, "Div", d, sd), sc);
@@ -268,7 +268,7 @@ static IrValue *ad_nm_bn_formula(AdCtx *c, int32_t t)
  * per-element statistics has no form at 9. */
 static int ad_nm_bn_7_9(AdCtx *c)
 {
-    if (ad_attr_i(c, "spatial", 1) != 0 || ad_rank(ad_in(c, 0)) == 2) {
+    if (ad_attr_i(c, "spatial") != 0 || ad_rank(ad_in(c, 0)) == 2) {
         ad_drop_attr(c, "spatial");
         return 0;
     }
@@ -344,7 +344,7 @@ static int ad_nm_bn_14_9(AdCtx *c)
 {
     if (ad_nm_bn_one_type(c) < 0)
         return -1;
-    bool training = ad_attr_i(c, "training_mode", 0) != 0;
+    bool training = ad_attr_i(c, "training_mode") != 0;
     bool named = ad_nm_named(c, 1) || ad_nm_named(c, 2);
     if (!training && named)
         return ad_refuse(c, "semantics",
@@ -357,8 +357,8 @@ static int ad_nm_bn_14_9(AdCtx *c)
     IrNode *k = ad_node_in(c, c->domain, c->n, "BatchNormalization", 5, c->n->in, 5);
     if (!k)
         return -1;
-    ad_set_attr_f(c, k, "epsilon", ad_attr_f(c, "epsilon", 1e-5f));
-    ad_set_attr_f(c, k, "momentum", ad_attr_f(c, "momentum", 0.9f));
+    ad_set_attr_f(c, k, "epsilon", ad_attr_f(c, "epsilon"));
+    ad_set_attr_f(c, k, "momentum", ad_attr_f(c, "momentum"));
     for (size_t i = 0; i < 3; i++)
         ad_move_output(c, i, k, i);
     /* the node is rebuilt, not renamed: it keeps the name users know */
@@ -424,7 +424,7 @@ static int ad_nm_mvn_expand(AdCtx *c)
  * refusing. */
 static int32_t ad_nm_stash(AdCtx *c)
 {
-    int64_t st = ad_attr_i(c, "stash_type", 1);
+    int64_t st = ad_attr_i(c, "stash_type");
     if (st != 1 && st != 10 && st != 11 && st != 16) {
         ad_refuse(c, "attribute", "stash_type %lld is not a floating type", (long long)st);
         return 0;
@@ -448,14 +448,14 @@ static int ad_nm_ln_expand(AdCtx *c)
     if (!t)
         return ad_refuse(c, "type-unknown", "the type of X is unknown");
     int64_t axes[16];
-    size_t n = ad_nm_tail_axes(c, ad_attr_i(c, "axis", -1), ad_rank(x), axes);
+    size_t n = ad_nm_tail_axes(c, ad_attr_i(c, "axis"), ad_rank(x), axes);
     if (!n)
         return -1;
     IrValue *xu = ad_cast(c, x, st);
     IrValue *mean = ad_nm_rmean(c, xu, n, axes);
     IrValue *d = ad_op2(c, "Sub", xu, mean);
     IrValue *var = ad_nm_rmean(c, ad_op2(c, "Mul", d, d), n, axes);
-    IrValue *eps = ad_nm_scalar(c, st, ad_attr_f(c, "epsilon", 1e-5f));
+    IrValue *eps = ad_nm_scalar(c, st, ad_attr_f(c, "epsilon"));
     IrValue *sd = ad_op1(c, "Sqrt", ad_op2(c, "Add", var, eps));
     IrValue *y = ad_op2(c, "Mul", ad_op2(c, "Div", d, sd), ad_cast(c, ad_in(c, 1), st));
     if (ad_in(c, 2))
@@ -477,12 +477,12 @@ static int ad_nm_rms_expand(AdCtx *c)
     if (!v || !ad_elem(x))
         return ad_refuse(c, "type-unknown", "the type of X or scale is unknown");
     int64_t axes[16];
-    size_t n = ad_nm_tail_axes(c, ad_attr_i(c, "axis", -1), ad_rank(x), axes);
+    size_t n = ad_nm_tail_axes(c, ad_attr_i(c, "axis"), ad_rank(x), axes);
     if (!n)
         return -1;
     IrValue *xu = ad_cast(c, x, st);
     IrValue *ms = ad_nm_rmean(c, ad_op2(c, "Mul", xu, xu), n, axes);
-    IrValue *eps = ad_nm_scalar(c, st, ad_attr_f(c, "epsilon", 1e-5f));
+    IrValue *eps = ad_nm_scalar(c, st, ad_attr_f(c, "epsilon"));
     IrValue *rms = ad_op1(c, "Sqrt", ad_op2(c, "Add", ms, eps));
     IrValue *y = ad_op2(c, "Mul", ad_op2(c, "Div", xu, rms), ad_cast(c, sc, st));
     IrValue *outs[1] = {ad_cast(c, y, v)};
@@ -496,13 +496,13 @@ static int ad_nm_rms_expand(AdCtx *c)
  * sqrt(variance + epsilon). */
 static IrValue *ad_nm_gn_core(AdCtx *c, int32_t st)
 {
-    int64_t g = ad_attr_i(c, "num_groups", 0);
+    int64_t g = ad_attr_i(c, "num_groups");
     int64_t shape[3] = {0, g, -1}, ax[1] = {2};
     IrValue *x3 = ad_nm_reshape(c, ad_cast(c, ad_in(c, 0), st), 3, shape);
     IrValue *mean = ad_nm_rmean(c, x3, 1, ax);
     IrValue *d = ad_op2(c, "Sub", x3, mean);
     IrValue *var = ad_nm_rmean(c, ad_op2(c, "Mul", d, d), 1, ax);
-    IrValue *eps = ad_nm_scalar(c, st, ad_attr_f(c, "epsilon", 1e-5f));
+    IrValue *eps = ad_nm_scalar(c, st, ad_attr_f(c, "epsilon"));
     IrValue *sd = ad_op1(c, "Sqrt", ad_op2(c, "Add", var, eps));
     return ad_op2(c, "Div", d, sd);
 }
@@ -563,7 +563,7 @@ static IrValue *ad_nm_gn_per_channel(AdCtx *c, IrValue *v, int64_t g, int64_t ch
 static int ad_nm_gn_18_21(AdCtx *c)
 {
     const IrType *xt = ad_type(ad_in(c, 0));
-    int64_t g = ad_attr_i(c, "num_groups", 0);
+    int64_t g = ad_attr_i(c, "num_groups");
     if (!xt || xt->kind != IR_TYPE_TENSOR || !xt->shape || xt->shape->rank < 2 ||
         xt->shape->dims[1].kind != IR_DIM_VALUE || g <= 0 ||
         xt->shape->dims[1].value % g != 0)

@@ -156,7 +156,7 @@ static int ad_ql_21_19(AdCtx *c)
 {
     if (ad_drop_attr_if(c, "block_size", 0) < 0)
         return -1;
-    int64_t od = ad_attr_i(c, "output_dtype", 0);
+    int64_t od = ad_attr_i(c, "output_dtype");
     IrValue *zp = ad_in(c, 2);
     if (od != 0 && zp) {
         int32_t t = ad_elem(zp);
@@ -195,7 +195,7 @@ static int ad_ql_23_21(AdCtx *c)
         return ad_refuse(c, "type",
                          "x and y_scale have different types; before opset 23 "
                          "they must have one");
-    int64_t p = ad_attr_i(c, "precision", 0);
+    int64_t p = ad_attr_i(c, "precision");
     if (p != 0 && !(p == ts && (ts == IR_FLOAT || ts == IR_FLOAT16 ||
                                 ts == IR_BFLOAT16)))
         return ad_refuse(c, "attribute",
@@ -217,7 +217,7 @@ static int ad_dq_21_19(AdCtx *c)
  * returns). Down: dropped when 0 or equal to the scale's known type. */
 static int ad_dq_23_21(AdCtx *c)
 {
-    int64_t od = ad_attr_i(c, "output_dtype", 0);
+    int64_t od = ad_attr_i(c, "output_dtype");
     int32_t ts = ad_elem(ad_in(c, 1));
     if (od != 0 && od != ts)
         return ad_refuse(c, ts ? "attribute" : "type-unknown",
@@ -424,11 +424,11 @@ static int ad_convi_below_10(AdCtx *c)
             ad_set_attr_ints(c, conv, names[i], a->n_ints, a->ints);
     }
     char buf[32];
-    const char *pad = ad_attr_s(c, "auto_pad", NULL, buf, sizeof buf);
+    const char *pad = ad_attr_s_or(c, "auto_pad", NULL, buf, sizeof buf);
     if (pad)
         ad_set_attr_s(c, conv, "auto_pad", pad);
     if (ad_attr(c, "group"))
-        ad_set_attr_i(c, conv, "group", ad_attr_i(c, "group", 1));
+        ad_set_attr_i(c, conv, "group", ad_attr_i(c, "group"));
     if (ad_infer(c, conv) < 0)
         return -1;
     return ad_q_to_int32(c, conv->out[0]);
@@ -677,11 +677,11 @@ static int ad_qlconv_below_10(AdCtx *c)
             ad_set_attr_ints(c, conv, names[i], a->n_ints, a->ints);
     }
     char buf[32];
-    const char *pad = ad_attr_s(c, "auto_pad", NULL, buf, sizeof buf);
+    const char *pad = ad_attr_s_or(c, "auto_pad", NULL, buf, sizeof buf);
     if (pad)
         ad_set_attr_s(c, conv, "auto_pad", pad);
     if (ad_attr(c, "group"))
-        ad_set_attr_i(c, conv, "group", ad_attr_i(c, "group", 1));
+        ad_set_attr_i(c, conv, "group", ad_attr_i(c, "group"));
     if (ad_infer(c, conv) < 0)
         return -1;
     IrValue *mult = ad_q_op2(c, "Div", ad_q_op2(c, "Mul", ad_in(c, 1), ws), ad_in(c, 6));

@@ -27,7 +27,7 @@ static int ad_bernoulli_below_15(AdCtx *c)
     if (!t)
         return ad_refuse(c, "type-unknown",
                          "the input's type is unknown; the output type defaults to it");
-    int64_t to = ad_attr_i(c, "dtype", t);
+    int64_t to = ad_attr_i_or(c, "dtype", t);
     c->build_opset = 14;
     IrNode *u = ad_node_in(c, c->domain, c->n, "RandomUniformLike", 1, &x, 1);
     if (!u)

@@ -51,7 +51,7 @@ static int ad_red_axes_down(AdCtx *c)
 /* Down 11 -> 1 (ArgMax/ArgMin): a negative axis becomes axis + rank. */
 static int ad_arg_axis_down(AdCtx *c)
 {
-    int64_t axis = ad_attr_i(c, "axis", 0);
+    int64_t axis = ad_attr_i(c, "axis");
     bool changed;
     if (ad_norm_axes(c, &axis, 1, ad_rank(ad_in(c, 0)), "axis", &changed) < 0)
         return -1;
@@ -383,7 +383,7 @@ static int ad_red_dynamic(AdCtx *c, IrValue *axes, bool noop)
         return ad_refuse(c, "not-constant",
                          "axes '%s' is not a constant, and reducing %s one axis at a "
                          "time rounds differently", axes->name, ir_dtype_name(et));
-    int64_t keep = ad_attr_i(c, "keepdims", 1);
+    int64_t keep = ad_attr_i(c, "keepdims");
     IrValue *flags = ad_red_flags(c, axes, r, noop);
     IrValue *y = x;
     if (p->pre)
@@ -411,7 +411,7 @@ static int ad_red_dynamic(AdCtx *c, IrValue *axes, bool noop)
  * non-empty axes the flag means nothing and is dropped. */
 static int ad_red_down(AdCtx *c)
 {
-    bool noop = ad_attr_i(c, "noop_with_empty_axes", 0) != 0;
+    bool noop = ad_attr_i(c, "noop_with_empty_axes") != 0;
     IrValue *ax = ad_in(c, 1);
     int64_t *v = NULL;
     size_t n = 0;
@@ -450,7 +450,7 @@ static int ad_arg_last_down(AdCtx *c)
         return 0;
     }
     IrValue *x = ad_in(c, 0);
-    int64_t axis = ad_attr_i(c, "axis", 0);
+    int64_t axis = ad_attr_i(c, "axis");
     bool changed;
     if (ad_norm_axes(c, &axis, 1, ad_rank(x), "axis", &changed) < 0)
         return -1;
@@ -477,7 +477,7 @@ static int ad_arg_last_down(AdCtx *c)
     if (!k)
         return -1;
     ad_set_attr_i(c, k, "axis", axis);
-    ad_set_attr_i(c, k, "keepdims", ad_attr_i(c, "keepdims", 1));
+    ad_set_attr_i(c, k, "keepdims", ad_attr_i(c, "keepdims"));
     if (ad_infer(c, k) < 0)
         return -1;
     IrValue *last = ad_const_scalar(c, 7, (double)(n - 1));
@@ -579,8 +579,8 @@ static IrValue *ad_scan_along(AdCtx *c, const char *op, int unit, int64_t axis,
     IrValue *x = ad_in(c, 0);
     if (n == 0)
         return ad_op1(c, "Identity", x);
-    bool excl = ad_attr_i(c, "exclusive", 0) != 0;
-    bool rev = ad_attr_i(c, "reverse", 0) != 0;
+    bool excl = ad_attr_i(c, "exclusive") != 0;
+    bool rev = ad_attr_i(c, "reverse") != 0;
     IrValue **out = ir_alloc_array((size_t)n, sizeof *out), *acc = NULL;
     for (int64_t s = 0; s < n; s++) {
         int64_t j = rev ? n - 1 - s : s;
@@ -712,7 +712,7 @@ static IrValue *ad_nn_nll(AdCtx *c, IrValue *lp)
     IrValue *tg = ad_in(c, 1), *w = ad_in(c, 2);
     int32_t t = ad_elem(lp), tt = ad_elem(tg);
     char buf[16];
-    const char *red = ad_attr_s(c, "reduction", "mean", buf, sizeof buf);
+    const char *red = ad_attr_s(c, "reduction", buf, sizeof buf);
     bool ii = ad_attr(c, "ignore_index") != NULL;
     int64_t ax[1] = {1};
     if (!t || !tt) {
@@ -723,7 +723,7 @@ static IrValue *ad_nn_nll(AdCtx *c, IrValue *lp)
         ad_refuse(c, "attribute", "reduction '%s' is unknown", red);
         return NULL;
     }
-    int64_t ig = ad_attr_i(c, "ignore_index", 0);
+    int64_t ig = ad_attr_i(c, "ignore_index");
     if (ii && tt != 6 && tt != 7) {
         ad_refuse(c, "type", "the target must be int32 or int64");
         return NULL;

@@ -69,13 +69,6 @@ static void ad_rs_drop(IrValue **v, size_t n)
     }
 }
 
-/* The string attribute `name` of c->n, or dflt. */
-const char *ad_rs_s(AdCtx *c, const char *name, const char *dflt,
-                    char *buf, size_t cap)
-{
-    return ad_attr_s(c, name, dflt, buf, cap);
-}
-
 /* ---- Upsample ------------------------------------------------------- */
 
 /* Upsample 1 -> 7: height_scale/width_scale (on a 4-D input) become the
@@ -91,7 +84,7 @@ static int ad_up_1_7(AdCtx *c)
     if (r >= 0 && r != 4)
         return ad_refuse(c, "shape", "Upsample-1 takes a 4-D input, got rank %d", r);
     float s[4] = {1.0f, 1.0f, h->f, w->f};
-    const char *mode = ad_rs_s(c, "mode", "nearest", mb, sizeof mb);
+    const char *mode = ad_attr_s(c, "mode", mb, sizeof mb);
     if (strcmp(mode, "bilinear") == 0)
         ad_set_attr_s(c, c->n, "mode", "linear");
     ir_node_set_attr(c->n, ir_attr_floats("scales", 4, s));
@@ -112,7 +105,7 @@ static int ad_up_7_1(AdCtx *c)
                          "Upsample-1 only scales the last two axes of a 4-D input "
                          "(scales must be [1, 1, h, w])");
     float h = a->floats[2], w = a->floats[3];
-    const char *mode = ad_rs_s(c, "mode", "nearest", mb, sizeof mb);
+    const char *mode = ad_attr_s(c, "mode", mb, sizeof mb);
     if (strcmp(mode, "linear") == 0)
         ad_set_attr_s(c, c->n, "mode", "bilinear");
     ad_drop_attr(c, "scales");
@@ -168,7 +161,7 @@ static int ad_up_9_7(AdCtx *c)
 static int ad_up_9_10(AdCtx *c)
 {
     char mb[32];
-    const char *mode = ad_rs_s(c, "mode", "nearest", mb, sizeof mb);
+    const char *mode = ad_attr_s(c, "mode", mb, sizeof mb);
     if (strcmp(mode, "nearest") != 0 && strcmp(mode, "linear") != 0 &&
         strcmp(mode, "bilinear") != 0)
         return ad_refuse(c, "attribute", "unknown mode '%s'", mode);
@@ -186,7 +179,7 @@ static int ad_up_9_10(AdCtx *c)
 /* Resize-10's mode, checked: nearest or linear. */
 static const char *ad_rs10_mode(AdCtx *c, char *buf, size_t cap)
 {
-    const char *mode = ad_rs_s(c, "mode", "nearest", buf, cap);
+    const char *mode = ad_attr_s(c, "mode", buf, cap);
     if (strcmp(mode, "nearest") != 0 && strcmp(mode, "linear") != 0) {
         ad_refuse(c, "attribute", "unknown mode '%s'", mode);
         return NULL;
@@ -386,7 +379,7 @@ static bool ad_rs_why_not_10(AdCtx *c, const char *mode, const char *ctm,
         snprintf(why, cap, "Resize-10 has no mode '%s'", mode);
     else if (strcmp(ctm, "asymmetric") != 0)
         snprintf(why, cap, "Resize-10 only has asymmetric coordinates, not '%s'", ctm);
-    else if (lin && ad_attr_i(c, "exclude_outside", 0) != 0)
+    else if (lin && ad_attr_i(c, "exclude_outside") != 0)
         snprintf(why, cap, "Resize-10 has no exclude_outside");
     else if (sz && !ad_rs_is_empty(sz) && ad_const_ints(sz, &v, &n)) {
         bool exact = ad_rs_sizes_exact(ad_in(c, 0), v, n);
@@ -441,10 +434,10 @@ static IrValue *ad_rs_scales_for_10(AdCtx *c, double **s, size_t *n)
 static int ad_rs_11_10(AdCtx *c)
 {
     char mb[32], cb[48], nb[48];
-    const char *mode = ad_rs_s(c, "mode", "nearest", mb, sizeof mb);
-    const char *ctm = ad_rs_s(c, "coordinate_transformation_mode", "half_pixel", cb,
+    const char *mode = ad_attr_s(c, "mode", mb, sizeof mb);
+    const char *ctm = ad_attr_s(c, "coordinate_transformation_mode", cb,
                               sizeof cb);
-    const char *nm = ad_rs_s(c, "nearest_mode", "round_prefer_floor", nb, sizeof nb);
+    const char *nm = ad_attr_s(c, "nearest_mode", nb, sizeof nb);
     char why[160];
     double *s;
     size_t n;
@@ -479,12 +472,12 @@ static int ad_rs_11_10(AdCtx *c)
 static int ad_rs_11_13(AdCtx *c)
 {
     char mb[32], cb[48], nb[48];
-    const char *ctm = ad_rs_s(c, "coordinate_transformation_mode", "half_pixel", cb,
+    const char *ctm = ad_attr_s(c, "coordinate_transformation_mode", cb,
                               sizeof cb);
     if (strcmp(ctm, "tf_half_pixel_for_nn") != 0)
         return 0;
-    const char *mode = ad_rs_s(c, "mode", "nearest", mb, sizeof mb);
-    const char *nm = ad_rs_s(c, "nearest_mode", "round_prefer_floor", nb, sizeof nb);
+    const char *mode = ad_attr_s(c, "mode", mb, sizeof mb);
+    const char *nm = ad_attr_s(c, "nearest_mode", nb, sizeof nb);
     const char *to = NULL;
     if (strcmp(mode, "nearest") == 0 && strcmp(nm, "floor") == 0)
         to = "round_prefer_ceil";
@@ -507,7 +500,7 @@ static int ad_rs_11_13(AdCtx *c)
 static int ad_rs_13_11(AdCtx *c)
 {
     char cb[48];
-    const char *ctm = ad_rs_s(c, "coordinate_transformation_mode", "half_pixel", cb,
+    const char *ctm = ad_attr_s(c, "coordinate_transformation_mode", cb,
                               sizeof cb);
     if (!ad_in(c, 1) && strcmp(ctm, "tf_crop_and_resize") == 0)
         return ad_refuse(c, "semantics", "tf_crop_and_resize without roi");
@@ -785,13 +778,13 @@ static bool ad_rs_no_downscale(AdCtx *c, IrValue *x)
 static int ad_rs_18_13(AdCtx *c)
 {
     char mb[32], pb[32], cb[48];
-    const char *mode = ad_rs_s(c, "mode", "nearest", mb, sizeof mb);
-    const char *pol = ad_rs_s(c, "keep_aspect_ratio_policy", "stretch", pb, sizeof pb);
-    const char *ctm = ad_rs_s(c, "coordinate_transformation_mode", "half_pixel", cb,
+    const char *mode = ad_attr_s(c, "mode", mb, sizeof mb);
+    const char *pol = ad_attr_s(c, "keep_aspect_ratio_policy", pb, sizeof pb);
+    const char *ctm = ad_attr_s(c, "coordinate_transformation_mode", cb,
                               sizeof cb);
     IrValue *x = ad_in(c, 0), *sz = ad_in(c, 3);
     char why[96];
-    if (ad_attr_i(c, "antialias", 0) != 0 && strcmp(mode, "nearest") != 0 &&
+    if (ad_attr_i(c, "antialias") != 0 && strcmp(mode, "nearest") != 0 &&
         !ad_rs_no_downscale(c, x))
         return ad_rs_lower(c, "Resize-13 has no antialias");
     if (sz && !ad_rs_is_empty(sz) && strcmp(pol, "stretch") != 0) {
@@ -848,11 +841,11 @@ static bool ad_rs_integral_out(AdCtx *c, IrValue *x, IrValue *sc)
 static int ad_rs_19_18(AdCtx *c)
 {
     char cb[48], pb[32];
-    const char *ctm = ad_rs_s(c, "coordinate_transformation_mode", "half_pixel", cb,
+    const char *ctm = ad_attr_s(c, "coordinate_transformation_mode", cb,
                               sizeof cb);
     if (strcmp(ctm, "half_pixel_symmetric") != 0)
         return 0;
-    const char *pol = ad_rs_s(c, "keep_aspect_ratio_policy", "stretch", pb, sizeof pb);
+    const char *pol = ad_attr_s(c, "keep_aspect_ratio_policy", pb, sizeof pb);
     IrValue *sc = ad_in(c, 2), *sz = ad_in(c, 3);
     bool sizes = sz && (!sc || ad_rs_is_empty(sc)) && strcmp(pol, "stretch") == 0;
     if (!sizes && !(sc && !sz && ad_rs_integral_out(c, ad_in(c, 0), sc)))

@@ -103,7 +103,7 @@ static int ad_rl_attrs(AdCtx *c, AdRlPlan *p, int ver)
     static const char *const nms[] = {"round_prefer_floor", "round_prefer_ceil", "floor",
                                       "ceil"};
     char mb[32], cb[48], nb[48];
-    const char *m = ad_attr_s(c, "mode", "nearest", mb, sizeof mb);
+    const char *m = ad_attr_s(c, "mode", mb, sizeof mb);
     p->mode = ad_rl_find(modes, 3, m);
     p->a = -0.75;
     if (p->mode < 0 || (p->mode == RL_CUBIC && ver < 11))
@@ -113,19 +113,19 @@ static int ad_rl_attrs(AdCtx *c, AdRlPlan *p, int ver)
         p->nm = RL_SIMPLE;
         return 0;
     }
-    const char *ct = ad_attr_s(c, "coordinate_transformation_mode", "half_pixel", cb,
+    const char *ct = ad_attr_s(c, "coordinate_transformation_mode", cb,
                                sizeof cb);
-    const char *nm = ad_attr_s(c, "nearest_mode", "round_prefer_floor", nb, sizeof nb);
+    const char *nm = ad_attr_s(c, "nearest_mode", nb, sizeof nb);
     p->ctm = ad_rl_find(ctms, 7, ct);
     p->nm = ad_rl_find(nms, 4, nm);
     if (p->ctm < 0 || p->nm < 0)
         return ad_refuse(c, "attribute", "unknown %s '%s'",
                          p->ctm < 0 ? "coordinate_transformation_mode" : "nearest_mode",
                          p->ctm < 0 ? ct : nm);
-    p->a = ad_attr_f(c, "cubic_coeff_a", -0.75f);
-    p->exclude = ad_attr_i(c, "exclude_outside", 0) != 0;
-    p->extrap = ad_attr_f(c, "extrapolation_value", 0.0f);
-    p->antialias = ver >= 18 && p->mode != RL_NEAREST && ad_attr_i(c, "antialias", 0);
+    p->a = ad_attr_f(c, "cubic_coeff_a");
+    p->exclude = ad_attr_i(c, "exclude_outside") != 0;
+    p->extrap = ad_attr_f(c, "extrapolation_value");
+    p->antialias = ver >= 18 && p->mode != RL_NEAREST && ad_attr_i(c, "antialias");
     return 0;
 }
 
@@ -168,7 +168,7 @@ static int ad_rl_length(AdCtx *c, const AdRlPlan *p, AdRlAxis *a, double s, int6
 static int ad_rl_lengths(AdCtx *c, AdRlPlan *p, int ver, const int64_t *use, size_t n)
 {
     char pb[32];
-    const char *pol = ver >= 18 ? ad_attr_s(c, "keep_aspect_ratio_policy", "stretch", pb,
+    const char *pol = ver >= 18 ? ad_attr_s(c, "keep_aspect_ratio_policy", pb,
                                             sizeof pb) : "stretch";
     int which = ver < 11 ? 1 : ad_rs_which(c);
     double *sv = NULL, *roi = NULL, best = 0;

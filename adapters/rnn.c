@@ -44,7 +44,7 @@ static const int64_t ad_rnn_y_perm[4] = {2, 0, 1, 3};
  * which move values without changing them. */
 static int ad_rnn_14_7(AdCtx *c)
 {
-    int64_t layout = ad_attr_i(c, "layout", 0);
+    int64_t layout = ad_attr_i(c, "layout");
     if (layout == 0) {
         ad_drop_attr(c, "layout");
         return 0;
@@ -91,7 +91,7 @@ static int ad_rnn_14_7(AdCtx *c)
 static int ad_gru_1_3(AdCtx *c)
 {
     char db[32];
-    const char *dir = ad_attr_s(c, "direction", "forward", db, sizeof db);
+    const char *dir = ad_attr_s_or(c, "direction", "forward", db, sizeof db);
     if (strcmp(dir, "foward") == 0)
         ad_set_attr_s(c, c->n, "direction", "forward");
     return 0;

@@ -324,9 +324,8 @@ static IrValue *ad_gs_spread(AdCtx *c, const AdGs *g, IrValue *v, int j, int nta
 static int ad_gs_modes(AdCtx *c, AdGs *g)
 {
     char mb[32], pb[32];
-    const char *mode = ad_attr_s(c, "mode", c->from->since >= 20 ? "linear" : "bilinear",
-                                 mb, sizeof mb);
-    const char *pad = ad_attr_s(c, "padding_mode", "zeros", pb, sizeof pb);
+    const char *mode = ad_attr_s(c, "mode", mb, sizeof mb);
+    const char *pad = ad_attr_s(c, "padding_mode", pb, sizeof pb);
     if (!strcmp(mode, "nearest"))
         g->mode = AD_GS_NEAREST;
     else if (!strcmp(mode, "bilinear") || !strcmp(mode, "linear"))
@@ -343,7 +342,7 @@ static int ad_gs_modes(AdCtx *c, AdGs *g)
         g->pad = AD_GS_REFLECT;
     else
         return ad_refuse(c, "attribute", "unknown padding_mode '%s'", pad);
-    g->align = ad_attr_i(c, "align_corners", 0) != 0;
+    g->align = ad_attr_i(c, "align_corners") != 0;
     return 0;
 }
 
@@ -531,7 +530,7 @@ static int ad_gs_expand(AdCtx *c)
 static int ad_gs_16_20(AdCtx *c)
 {
     char mb[32];
-    const char *mode = ad_attr_s(c, "mode", "bilinear", mb, sizeof mb);
+    const char *mode = ad_attr_s(c, "mode", mb, sizeof mb);
     if (!ad_attr(c, "mode"))
         return 0;
     if (strcmp(mode, "bilinear") == 0)
@@ -554,7 +553,7 @@ static int ad_gs_20_16(AdCtx *c)
                          "GridSample-16 takes 4-D inputs only and the rank of X is unknown");
     if (r != 4)
         return ad_gs_expand(c);
-    const char *mode = ad_attr_s(c, "mode", "linear", mb, sizeof mb);
+    const char *mode = ad_attr_s(c, "mode", mb, sizeof mb);
     if (!ad_attr(c, "mode"))
         return 0;
     if (strcmp(mode, "linear") == 0)
@@ -640,7 +639,7 @@ static int ad_ag_20_0(AdCtx *c)
     IrValue *theta = ad_in(c, 0), *size = ad_in(c, 1);
     int32_t dt = ad_elem(theta);
     int64_t ns = ad_dim(size, 0);
-    bool align = ad_attr_i(c, "align_corners", 0) != 0;
+    bool align = ad_attr_i(c, "align_corners") != 0;
     if (dt != IR_FLOAT && dt != 10 && dt != 11 && dt != 16)
         return ad_refuse(c, "type-unknown", "the type of theta is unknown");
     if (ns != 4 && ns != 5)

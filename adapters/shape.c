@@ -61,10 +61,11 @@ static int ad_sh_ints_attr_down(AdCtx *c, const char *name, int rank, bool sort)
     return rc;
 }
 
-/* Normalizes the INT attribute `name` (default dflt) against rank. */
-static int ad_sh_int_attr_down(AdCtx *c, const char *name, int64_t dflt, int rank)
+/* Normalizes the INT attribute `name` (absent: the table's default)
+ * against rank. */
+static int ad_sh_int_attr_down(AdCtx *c, const char *name, int rank)
 {
-    int64_t axis = ad_attr_i(c, name, dflt);
+    int64_t axis = ad_attr_i(c, name);
     bool changed;
     if (ad_norm_axes(c, &axis, 1, rank, name, &changed) < 0)
         return -1;
@@ -165,7 +166,7 @@ static int ad_reshape_down(AdCtx *c)
  * either way, so allowzero can go; otherwise there is no older form. */
 static int ad_reshape_allowzero_down(AdCtx *c)
 {
-    if (ad_attr_i(c, "allowzero", 0) == 0) {
+    if (ad_attr_i(c, "allowzero") == 0) {
         ad_drop_attr(c, "allowzero");
         return 0;
     }
@@ -307,7 +308,7 @@ static int ad_unsqueeze_down(AdCtx *c)
  * r, so axis + r is the same split point. */
 static int ad_flatten_axis_down(AdCtx *c)
 {
-    int64_t axis = ad_attr_i(c, "axis", 1);
+    int64_t axis = ad_attr_i(c, "axis");
     if (axis >= 0)
         return 0;
     int r = ad_rank(ad_in(c, 0));
@@ -336,7 +337,7 @@ static int ad_concat_axis_down(AdCtx *c)
 {
     if (!ad_attr(c, "axis"))
         return ad_refuse(c, "attribute", "Concat without axis");
-    return ad_sh_int_attr_down(c, "axis", 0, ad_sh_any_rank(c));
+    return ad_sh_int_attr_down(c, "axis", ad_sh_any_rank(c));
 }
 
 /* ---- Split ------------------------------------------------------------- */
@@ -390,7 +391,7 @@ static int ad_split_down_2_1(AdCtx *c)
 /* Down 11 -> 2: a negative axis becomes axis + rank. */
 static int ad_split_axis_down(AdCtx *c)
 {
-    return ad_sh_int_attr_down(c, "axis", 0, ad_rank(ad_in(c, 0)));
+    return ad_sh_int_attr_down(c, "axis", ad_rank(ad_in(c, 0)));
 }
 
 /* Up 11 -> 13: the split attribute becomes the optional input. */
@@ -417,7 +418,7 @@ static int ad_split_dynamic(AdCtx *c, IrValue *split)
         return ad_refuse(c, "not-constant",
                          "split '%s' is not a constant and its length is not known to be %d",
                          split->name, n);
-    int64_t axis = ad_attr_i(c, "axis", 0);
+    int64_t axis = ad_attr_i(c, "axis");
     IrValue *starts = ad_prefix_sums(c, split, n);
     IrValue *ends = ad_op2(c, "Add", starts, split), *av = ad_const_i64s(c, 1, &axis);
     for (int j = 0; j < n; j++) {
@@ -476,7 +477,7 @@ static int ad_split_down_18_13(AdCtx *c)
         return ad_refuse(c, "attribute", "num_outputs=%lld for %zu outputs",
                          (long long)k, c->n->n_out);
     IrValue *x = ad_in(c, 0);
-    int64_t axis = ad_attr_i(c, "axis", 0);
+    int64_t axis = ad_attr_i(c, "axis");
     bool changed;
     if (ad_norm_axes(c, &axis, 1, ad_rank(x), "axis", &changed) < 0)
         return -1;
@@ -635,7 +636,7 @@ static int ad_pad_down_2_1(AdCtx *c)
 static bool ad_pad_is_constant(const AdCtx *c)
 {
     char buf[32];
-    return strcmp(ad_attr_s(c, "mode", "constant", buf, sizeof buf), "constant") == 0;
+    return strcmp(ad_attr_s(c, "mode", buf, sizeof buf), "constant") == 0;
 }
 
 /* Up 2 -> 11: pads becomes an int64 input, value the optional
@@ -647,8 +648,7 @@ static int ad_pad_up_2_11(AdCtx *c)
 {
     if (!ad_attr(c, "pads"))
         return ad_refuse(c, "attribute", "Pad without pads");
-    IrAttr *va = ad_attr(c, "value");
-    float value = va && va->has_f ? va->f : 0.0f;
+    float value = ad_attr_f(c, "value");
     bool keep = ad_pad_is_constant(c) && (value != 0.0f || signbit(value));
     IrValue *cv = NULL;
     if (keep) {
@@ -786,7 +786,7 @@ static int ad_pad_axes_down(AdCtx *c)
 static int ad_pad_wrap_down(AdCtx *c)
 {
     char buf[32];
-    if (strcmp(ad_attr_s(c, "mode", "constant", buf, sizeof buf), "wrap") == 0)
+    if (strcmp(ad_attr_s(c, "mode", buf, sizeof buf), "wrap") == 0)
         return ad_refuse(c, "attribute", "mode \"wrap\" does not exist before Pad-19");
     return 0;
 }

@@ -36,7 +36,7 @@ static const double ad_m_pi = 3.14159265358979323846;
  * becomes a constant input 2, so the default change cannot bite. */
 static int ad_dft_17_20(AdCtx *c)
 {
-    int64_t axis = ad_attr_i(c, "axis", 1);
+    int64_t axis = ad_attr_i(c, "axis");
     IrValue *v = ad_const_scalar(c, IR_INT64, (double)axis);
     if (!v)
         return -1;
@@ -190,8 +190,8 @@ static int ad_win_body(AdCtx *c, int64_t dt)
  * only (its symmetric form divides by size - 1, which is 0 for size 1). */
 static int ad_win_below_17(AdCtx *c)
 {
-    int64_t dt = ad_attr_i(c, "output_datatype", IR_FLOAT);
-    bool periodic = ad_attr_i(c, "periodic", 1) != 0;
+    int64_t dt = ad_attr_i(c, "output_datatype");
+    bool periodic = ad_attr_i(c, "periodic") != 0;
     int64_t *v;
     size_t n;
     if (ad_const_ints(ad_in(c, 0), &v, &n)) {
@@ -393,9 +393,9 @@ static int ad_dft_below_17(AdCtx *c)
     IrValue *x = ad_in(c, 0);
     int r = ad_rank(x);
     int32_t t = ad_elem(x);
-    int64_t axis = ad_attr_i(c, "axis", 1), nc = r > 0 ? ad_dim(x, r - 1) : -1;
-    AdDft d = {.inverse = ad_attr_i(c, "inverse", 0) != 0};
-    bool onesided = ad_attr_i(c, "onesided", 0) != 0;
+    int64_t axis = ad_attr_i(c, "axis"), nc = r > 0 ? ad_dim(x, r - 1) : -1;
+    AdDft d = {.inverse = ad_attr_i(c, "inverse") != 0};
+    bool onesided = ad_attr_i(c, "onesided") != 0;
     if (r < 2 || (nc != 1 && nc != 2) || !t)
         return ad_refuse(c, "shape-unknown", "the input's rank, type and last dim (1 or 2) "
                          "must be known");
@@ -454,7 +454,7 @@ static int ad_stft_below_17(AdCtx *c)
     IrValue *x = ad_in(c, 0), *win = ad_in(c, 2);
     int32_t t = ad_elem(x);
     int64_t len = ad_dim(x, 1), nc = ad_dim(x, 2), step = 0, fl = -1;
-    bool onesided = ad_attr_i(c, "onesided", 1) != 0;
+    bool onesided = ad_attr_i(c, "onesided") != 0;
     if (ad_rank(x) != 3 || len < 0 || (nc != 1 && nc != 2) || !t)
         return ad_refuse(c, "shape-unknown", "the signal [batch, length, 1 or 2] needs its "
                          "length, last dim and type known");

@@ -608,7 +608,7 @@ static int ad_cos_gone(AdCtx *c)
 static int ad_d2s_11_1(AdCtx *c)
 {
     char buf[8];
-    const char *mode = ad_attr_s(c, "mode", "DCR", buf, sizeof buf);
+    const char *mode = ad_attr_s(c, "mode", buf, sizeof buf);
     if (!strcmp(mode, "DCR")) {
         ad_drop_attr(c, "mode");
         return 0;
@@ -616,7 +616,7 @@ static int ad_d2s_11_1(AdCtx *c)
     if (strcmp(mode, "CRD"))
         return ad_refuse(c, "attribute", "mode '%s' is not DCR or CRD", mode);
     IrValue *x = ad_in(c, 0);
-    int64_t b = ad_attr_i(c, "blocksize", 0), C = ad_dim(x, 1);
+    int64_t b = ad_attr_i(c, "blocksize"), C = ad_dim(x, 1);
     if (ad_rank(x) != 4 || C < 0)
         return ad_refuse(c, "shape-unknown", "CRD mode needs the channel count of '%s'",
                          x->name);
@@ -649,13 +649,13 @@ static int ad_eyelike_gone(AdCtx *c)
     int r;
     if (!ad_t_static(x, dims, &r) || r != 2)
         return ad_refuse(c, "shape-unknown", "the 2-D shape of '%s' is unknown", x->name);
-    int64_t dt = ad_attr(c, "dtype") ? ad_attr_i(c, "dtype", 0) : ad_elem(x);
+    int64_t dt = ad_attr(c, "dtype") ? ad_attr_i(c, "dtype") : ad_elem(x);
     if (!dt)
         return ad_refuse(c, "type-unknown", "the type of '%s' is unknown", x->name);
     if (dt < 0 || dt > 16 || dt == EV_STRING || dt == EV_COMPLEX64 ||
         dt == EV_COMPLEX128 || !ev_dtype_size((int32_t)dt))
         return ad_refuse(c, "type", "dtype %lld is not supported", (long long)dt);
-    int64_t total = ad_t_prod(dims, 0, 2), k = ad_attr_i(c, "k", 0);
+    int64_t total = ad_t_prod(dims, 0, 2), k = ad_attr_i(c, "k");
     if (total < 0 || (uint64_t)total * ev_dtype_size((int32_t)dt) > AD_T_MAX_CONST)
         return ad_refuse(c, "too-large", "the identity matrix would be too large");
     IrError e;
@@ -709,7 +709,7 @@ static int ad_onehot_9_11(AdCtx *c)
 static int ad_onehot_11_9(AdCtx *c)
 {
     IrValue *idx = ad_in(c, 0);
-    int64_t a = ad_attr_i(c, "axis", -1), axis;
+    int64_t a = ad_attr_i(c, "axis"), axis;
     if (a < -1) {
         if (!ad_t_axis(a, ad_rank(idx), 1, &axis))
             return ad_refuse(c, "shape-unknown", "axis %lld needs the rank of the indices",
@@ -769,7 +769,7 @@ static int ad_onehot_gone(AdCtx *c)
     int64_t axis, depth;
     double *dv;
     size_t n;
-    if (!ad_t_axis(ad_attr_i(c, "axis", -1), r, 1, &axis) || r + 1 > AD_T_MAX_RANK)
+    if (!ad_t_axis(ad_attr_i(c, "axis"), r, 1, &axis) || r + 1 > AD_T_MAX_RANK)
         return ad_refuse(c, "shape-unknown", "the rank of the indices is unknown");
     if (!ad_const_floats(ad_in(c, 1), &dv, &n) || n != 1) {
         int64_t *iv;
@@ -929,7 +929,7 @@ static int ad_range_gone(AdCtx *c)
  * Range-11 in float or double between two Casts. */
 static int ad_range_27_11(AdCtx *c)
 {
-    int64_t stash = ad_attr_i(c, "stash_type", 1);
+    int64_t stash = ad_attr_i(c, "stash_type");
     ad_drop_attr(c, "stash_type");
     int32_t dt = ad_elem(ad_in(c, 0));
     if (dt != 10 && dt != 16)
@@ -1005,7 +1005,7 @@ static int ad_trilu_gone(AdCtx *c)
     size_t n = 0;
     if (total < 0 || (uint64_t)total * 8 > AD_T_MAX_CONST)
         return ad_refuse(c, "too-large", "the mask would be too large");
-    bool upper = ad_attr_i(c, "upper", 1) != 0;
+    bool upper = ad_attr_i(c, "upper") != 0;
     bool kconst = !kv || (ad_const_ints(kv, &kc, &n) && n == 1);
     bool mul = dt == 6 || dt == 7 || dt == 12 || dt == 13, band = dt == EV_BOOL;
     if (kc)
