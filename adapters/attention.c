@@ -59,7 +59,7 @@ static IrValue *ad_nm_iota(AdCtx *c, int64_t n, size_t nd, const int64_t *dims)
     int64_t *v = ir_alloc_array((size_t)(n ? n : 1), sizeof *v);
     for (int64_t i = 0; i < n; i++)
         v[i] = i;
-    IrValue *r = ad_const_tensor(c, 7, nd, dims, v, (size_t)n * sizeof *v);
+    IrValue *r = ad_const_tensor(c, IR_INT64, nd, dims, v, (size_t)n * sizeof *v);
     free(v);
     return r;
 }
@@ -193,13 +193,13 @@ static int ad_nm_rope_expand(AdCtx *c)
 static IrValue *ad_nm_causal_const(AdCtx *c, int32_t t, int64_t sq, int64_t total,
                                    int64_t past)
 {
-    size_t w = t == 11 ? 8 : t == 1 ? 4 : 2, n = (size_t)(sq * total);
+    size_t w = t == IR_DOUBLE ? 8 : t == IR_FLOAT ? 4 : 2, n = (size_t)(sq * total);
     uint8_t ninf[8] = {0};
     switch (t) {
-    case 1: ninf[2] = 0x80; ninf[3] = 0xff; break;
-    case 11: ninf[6] = 0xf0; ninf[7] = 0xff; break;
-    case 10: ninf[1] = 0xfc; break;
-    case 16: ninf[0] = 0x80; ninf[1] = 0xff; break;
+    case IR_FLOAT: ninf[2] = 0x80; ninf[3] = 0xff; break;
+    case IR_DOUBLE: ninf[6] = 0xf0; ninf[7] = 0xff; break;
+    case IR_FLOAT16: ninf[1] = 0xfc; break;
+    case IR_BFLOAT16: ninf[0] = 0x80; ninf[1] = 0xff; break;
     default:
         ad_refuse(c, "type", "no causal mask of this type");
         return NULL;
@@ -298,7 +298,7 @@ static IrValue *ad_nm_attn_repeat(AdCtx *c, const AdAttn *a, IrValue *x, int64_t
 static IrValue *ad_nm_attn_bias(AdCtx *c, const AdAttn *a)
 {
     IrValue *m = ad_in(c, 3), *bias = NULL;
-    if (m && ad_elem(m) == 9) {
+    if (m && ad_elem(m) == IR_BOOL) {
         IrValue *in[3] = {m, ad_nm_scalar(c, a->t, 0.0), ad_nm_scalar(c, a->t, -INFINITY)};
         bias = ad_nm_fin(c, ad_nm_raw(c, "Where", 3, in, 1));
     } else if (m) {
@@ -461,14 +461,15 @@ static IrGraph *ad_nm_lin_body(AdCtx *c, const AdLin *l)
 {
     IrGraph *g = ir_graph_new(c->g);
     g->name = ir_strdup("linear_attention_step");
-    IrValue *st = ad_nm_bin_input(c, g, "state_in", 1, 4);
-    IrValue *q = ad_nm_bcast(c, g, ad_nm_bin_input(c, g, "q_t", l->t, 3), l->t, 1);
-    IrValue *k = ad_nm_bcast(c, g, ad_nm_bin_input(c, g, "k_t", l->t, 3), l->t, 1);
-    IrValue *v = ad_nm_bcast(c, g, ad_nm_bin_input(c, g, "v_t", l->t, 3), l->t, 1);
+    IrValue *st = ad_nm_bin_input(c, g, "state_in", IR_FLOAT, 4);
+    IrValue *q = ad_nm_bcast(c, g, ad_nm_bin_input(c, g, "q_t", l->t, 3), l->t, IR_FLOAT);
+    IrValue *k = ad_nm_bcast(c, g, ad_nm_bin_input(c, g, "k_t", l->t, 3), l->t, IR_FLOAT);
+    IrValue *v = ad_nm_bcast(c, g, ad_nm_bin_input(c, g, "v_t", l->t, 3), l->t, IR_FLOAT);
     IrValue *dec = l->gated ? ad_nm_bin_input(c, g, "decay_t", l->t, 3) : NULL;
     IrValue *beta = l->delta ? ad_nm_bin_input(c, g, "beta_t", l->t, 3) : NULL;
     if (dec) {
-        IrValue *e = ad_nm_bop(c, g, "Exp", 1, (IrValue *[]){ad_nm_bcast(c, g, dec, l->t, 1)});
+        IrValue *e = ad_nm_bop(c, g, "Exp", 1,
+                               (IrValue *[]){ad_nm_bcast(c, g, dec, l->t, IR_FLOAT)});
         st = ad_nm_bop2(c, g, "Mul", st, ad_nm_bop2(c, g, "Unsqueeze", e, l->m1));
     }
     IrValue *kcol = ad_nm_bop2(c, g, "Unsqueeze", k, l->m1), *r = v;
@@ -477,7 +478,7 @@ static IrGraph *ad_nm_lin_body(AdCtx *c, const AdLin *l)
         if (stt)
             ir_node_set_attr(stt->producer, ir_attr_ints("perm", 4, (int64_t[]){0, 1, 3, 2}));
         IrValue *got = ad_nm_bop2(c, g, "Squeeze", ad_nm_bop2(c, g, "MatMul", stt, kcol), l->m1);
-        r = ad_nm_bop2(c, g, "Mul", ad_nm_bcast(c, g, beta, l->t, 1),
+        r = ad_nm_bop2(c, g, "Mul", ad_nm_bcast(c, g, beta, l->t, IR_FLOAT),
                        ad_nm_bop2(c, g, "Sub", v, got));
     }
     IrValue *out_st = ad_nm_bop2(c, g, "Add", st,
@@ -554,16 +555,16 @@ static int ad_nm_lin_expand(AdCtx *c)
     l.two = ad_nm_i64s(c, 1, &two);
     l.rep = ad_nm_i64s(c, 5, rep);
     l.read = ad_nm_i64s(c, 4, rd);
-    l.scale = ad_nm_scalar(c, 1, sc != 0.0 ? sc : 1.0 / sqrt((double)l.dk));
+    l.scale = ad_nm_scalar(c, IR_FLOAT, sc != 0.0 ? sc : 1.0 / sqrt((double)l.dk));
     IrValue *st0;
     if (past) {
-        st0 = ad_cast(c, past, 1);
+        st0 = ad_cast(c, past, IR_FLOAT);
     } else {
         IrNode *bs = ad_nm_raw(c, "Shape", 1, &q, 1);
         if (bs)
             ad_set_attr_i(c, bs, "end", 1);
         IrValue *shape = ad_nm_concat(c, ad_nm_fin(c, bs), ad_nm_i64s(c, 3, sd), 0);
-        st0 = ad_op2(c, "Expand", ad_nm_scalar(c, 1, 0.0), shape);
+        st0 = ad_op2(c, "Expand", ad_nm_scalar(c, IR_FLOAT, 0.0), shape);
     }
     IrValue *in[6] = {st0, ad_nm_lin_seq(c, q, l.hq, -1),
                       ad_nm_lin_seq(c, ad_in(c, 1), l.hkv, -1),
@@ -605,4 +606,5 @@ static const AdEntry ad_attention[] = {
     AD_GONE("LinearAttention", 27, AD_EXPAND, ad_nm_lin_expand),
 };
 
-const AdFamily ad_family_attention = {"attention", ad_attention, sizeof ad_attention / sizeof ad_attention[0]};
+const AdFamily ad_family_attention = {"attention", ad_attention,
+                                      sizeof ad_attention / sizeof ad_attention[0]};

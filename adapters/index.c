@@ -28,7 +28,7 @@ static int64_t ad_t_prod_any(const int64_t *dims, int from, int to)
 
 static bool ad_t_is_int_index(int32_t dt)
 {
-    return dt == 6 || dt == 7;
+    return dt == IR_INT32 || dt == IR_INT64;
 }
 
 /* ReduceSum or ReduceMax of x over one axis, without keeping it (axes
@@ -71,7 +71,7 @@ static IrValue *ad_t_dim_value(AdCtx *c, IrValue *data, int64_t axis, int32_t dt
     int64_t d = ad_dim(data, (int)axis);
     if (d >= 0)
         return ad_t_int(c, dt, d);
-    IrValue *dim = ad_t_gather(c, ad_op1(c, "Shape", data), ad_t_int(c, 7, axis), 0);
+    IrValue *dim = ad_t_gather(c, ad_op1(c, "Shape", data), ad_t_int(c, IR_INT64, axis), 0);
     return ad_cast(c, dim, dt);
 }
 
@@ -194,7 +194,7 @@ static int ad_gather_elements_gone(AdCtx *c)
     for (int d = r; d-- > 0;)
         st[d] = d == r - 1 ? 1 : st[d + 1] * dd[d + 1];
     IrError e;
-    EvValue *off = ev_tensor_new(EV_INT64, (size_t)q, id, &e);
+    EvValue *off = ev_tensor_new(IR_INT64, (size_t)q, id, &e);
     EvValue *cv = ad_t_const_ev(idx);
     bool bad = !off;
     for (int64_t k = 0; !bad && k < m; k++) {
@@ -218,9 +218,9 @@ static int ad_gather_elements_gone(AdCtx *c)
     }
     IrValue *flat = ad_t_const_of(c, off);
     if (!cv) {
-        IrValue *i64 = ad_cast(c, idx, 7);
-        IrValue *norm = ad_t_wrap(c, i64, ad_t_int(c, 7, dd[axis]));
-        flat = ad_op2(c, "Add", ad_op2(c, "Mul", norm, ad_t_int(c, 7, st[axis])), flat);
+        IrValue *i64 = ad_cast(c, idx, IR_INT64);
+        IrValue *norm = ad_t_wrap(c, i64, ad_t_int(c, IR_INT64, dd[axis]));
+        flat = ad_op2(c, "Add", ad_op2(c, "Mul", norm, ad_t_int(c, IR_INT64, st[axis])), flat);
     }
     ev_unref(off);
     ev_unref(cv);
@@ -242,7 +242,7 @@ static IrValue *ad_t_nd_flat(AdCtx *c, IrValue *idx, int q, int64_t k, const int
     }
     int64_t mm = ad_t_prod(cv->dims, 0, q - 1);
     IrError e;
-    EvValue *f = ev_tensor_new(EV_INT64, (size_t)q - 1, cv->dims, &e);
+    EvValue *f = ev_tensor_new(IR_INT64, (size_t)q - 1, cv->dims, &e);
     bool bad = !f || mm < 0 || (uint64_t)mm * 8 > AD_T_MAX_CONST;
     for (int64_t t = 0; !bad && t < mm; t++) {
         int64_t o = 0;
@@ -323,7 +323,7 @@ static int ad_gathernd_12_11(AdCtx *c)
     memcpy(gd, id, sizeof(int64_t) * (size_t)(q - 1));
     gd[q - 1] = b;
     IrError e;
-    EvValue *grid = ev_tensor_new(EV_INT64, (size_t)q, gd, &e);
+    EvValue *grid = ev_tensor_new(IR_INT64, (size_t)q, gd, &e);
     if (!grid)
         return ad_refuse(c, "internal", "cannot build the batch grid");
     for (int64_t t = 0; t < m; t++) {
@@ -347,8 +347,8 @@ static int ad_gathernd_12_11(AdCtx *c)
 static int ad_nonzero_gone(AdCtx *c)
 {
     EvValue *x = ad_t_const_ev(ad_in(c, 0));
-    if (!x || x->dtype == EV_STRING || x->dtype == EV_COMPLEX64 ||
-        x->dtype == EV_COMPLEX128 || x->rank > AD_T_MAX_RANK) {
+    if (!x || x->dtype == IR_STRING || x->dtype == IR_COMPLEX64 ||
+        x->dtype == IR_COMPLEX128 || x->rank > AD_T_MAX_RANK) {
         ev_unref(x);
         return ad_refuse(c, "not-constant", "the input must be a constant");
     }
@@ -358,7 +358,7 @@ static int ad_nonzero_gone(AdCtx *c)
     int64_t dims[2] = {(int64_t)x->rank, (int64_t)cnt}, coord[AD_T_MAX_RANK] = {0};
     IrError e;
     EvValue *y = (uint64_t)cnt * x->rank * 8 <= AD_T_MAX_CONST
-                     ? ev_tensor_new(EV_INT64, 2, dims, &e) : NULL;
+                     ? ev_tensor_new(IR_INT64, 2, dims, &e) : NULL;
     for (size_t k = 0, j = 0; y && k < x->numel; k++) {
         if (ev_get_f(x, k) != 0) {
             for (size_t d = 0; d < x->rank; d++)
@@ -422,14 +422,14 @@ static int ad_revseq_gone(AdCtx *c)
         double *tv = ir_alloc_array((size_t)pair + 1, sizeof *tv);
         for (int64_t p = 0; p < pair; p++)
             tv[p] = (double)((c2t[p] - 1) / 2);
-        IrValue *tgrid = ad_const_tensor(c, 11, 2, pd, tv, (size_t)pair * sizeof *tv);
+        IrValue *tgrid = ad_const_tensor(c, IR_DOUBLE, 2, pd, tv, (size_t)pair * sizeof *tv);
         free(tv);
         IrValue *l2 = ad_t_reshape(c, lens, 2, lshape);
-        IrValue *lt = ad_cast(c, ad_op2(c, "Less", tgrid, ad_cast(c, l2, 11)), 7);
+        IrValue *lt = ad_cast(c, ad_op2(c, "Less", tgrid, ad_cast(c, l2, IR_DOUBLE)), IR_INT64);
         IrValue *delta = ad_op2(c, "Sub", l2, ad_t_table(c, 2, pd, c2t));
         delta = ad_op2(c, "Mul", lt, delta);
         if (stride != 1)
-            delta = ad_op2(c, "Mul", delta, ad_t_int(c, 7, stride));
+            delta = ad_op2(c, "Mul", delta, ad_t_int(c, IR_INT64, stride));
         sel = ad_op2(c, "Add", sel, delta);
     }
     free(base);
@@ -552,18 +552,18 @@ static int ad_scatter_gone(AdCtx *c)
         for (int64_t k = 0; k < K; k++)
             kw[k] = k + 1;
         IrValue *pos = ad_op2(c, "Add", ad_t_table(c, q, id, off),
-                                ad_op2(c, "Mul", ad_cast(c, idx, 7),
-                                         ad_t_int(c, 7, st[axis])));
+                                ad_op2(c, "Mul", ad_cast(c, idx, IR_INT64),
+                                         ad_t_int(c, IR_INT64, st[axis])));
         IrValue *eq = ad_op2(c, "Equal", ad_t_reshape(c, pos, 2, rowd),
                                ad_t_table(c, 2, cold, pv));
         IrValue *m = ad_t_reduce(c, "ReduceMax",
-                                 ad_op2(c, "Mul", ad_cast(c, eq, 7),
+                                 ad_op2(c, "Mul", ad_cast(c, eq, IR_INT64),
                                           ad_t_table(c, 2, rowd, kw)), 1);
         free(kw);
-        IrValue *hit = ad_cast(c, ad_op1(c, "Not", ad_op2(c, "Equal", m,
-                                                                 ad_t_int(c, 7, 0))), 7);
+        IrValue *hit = ad_cast(c, ad_op1(c, "Not", ad_op2(c, "Equal", m, ad_t_int(c, IR_INT64, 0))),
+                               IR_INT64);
         IrValue *pvec = ad_t_table(c, 1, &N, pv);
-        IrValue *jump = ad_op2(c, "Sub", ad_op2(c, "Add", m, ad_t_int(c, 7, N - 1)), pvec);
+        IrValue *jump = ad_op2(c, "Sub", ad_op2(c, "Add", m, ad_t_int(c, IR_INT64, N - 1)), pvec);
         sel = ad_op2(c, "Add", pvec, ad_op2(c, "Mul", hit, jump));
     }
     free(off);
@@ -679,7 +679,7 @@ static int ad_tensor_scatter_gone(AdCtx *c)
                                 ad_t_table(c, 2, j1, jg))
                      : ad_t_table(c, 2, gd, jg); /* [B, S] */
     if (circ)
-        pos = ad_op2(c, "Mod", pos, ad_t_int(c, 7, M));
+        pos = ad_op2(c, "Mod", pos, ad_t_int(c, IR_INT64, M));
     IrValue *ind = ad_t_concat(c, ad_t_table(c, 3, gd, bg),
                                ad_axes_op(c, c->n, "Unsqueeze", pos, 1, &two), 2);
     free(bg);

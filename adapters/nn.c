@@ -275,13 +275,13 @@ static IrValue *ad_nn_pool_counts(AdCtx *c, const AdPoolGeom *g, int32_t t)
         i++;
     if (i >= total)
         return ad_const_scalar(c, t, first);
-    int32_t ct = t == 11 ? 11 : 1;   /* float16 counts are cast from float */
-    size_t w = ct == 11 ? 8 : 4;
+    int32_t ct = t == IR_DOUBLE ? IR_DOUBLE : IR_FLOAT;   /* float16 counts are cast from float */
+    size_t w = ct == IR_DOUBLE ? 8 : 4;
     uint8_t *buf = ir_alloc_array(total, w);
     for (i = 0; i < total; i++) {
         double cnt = ad_nn_pool_count(g, i, with_pad);
         float f = (float)cnt;
-        memcpy(buf + i * w, ct == 11 ? (const void *)&cnt : (const void *)&f, w);
+        memcpy(buf + i * w, ct == IR_DOUBLE ? (const void *)&cnt : (const void *)&f, w);
     }
     IrValue *v = ad_const_tensor(c, ct, g->n, g->out, buf, total * w);
     free(buf);
@@ -305,7 +305,7 @@ static int ad_nn_avgpool_conv(AdCtx *c)
         return ad_refuse(c, "shape-unknown",
                          "the Conv that replaces AveragePool needs the input's rank and "
                          "channel count (one group per channel)");
-    if (t != 1 && t != 10 && t != 11)
+    if (t != IR_FLOAT && t != IR_FLOAT16 && t != IR_DOUBLE)
         return ad_refuse(c, "type", "AveragePool of this type has no Conv form");
     size_t n = (size_t)r - 2;
     AdPoolGeom g;
@@ -515,7 +515,7 @@ static int ad_nn_dropout_10_12(AdCtx *c)
     if (!a)
         return 0;
     if (a->has_f && a->f != 0.5f) {
-        IrValue *r = ad_const_scalar(c, 1, a->f);
+        IrValue *r = ad_const_scalar(c, IR_FLOAT, a->f);
         if (!r)
             return -1;
         ad_set_input(c, 1, r);
@@ -646,11 +646,11 @@ static IrValue *ad_nn_neutral_add(AdCtx *c, int32_t dtype)
     uint8_t buf[8] = {0};
     size_t bytes;
     switch (dtype) {
-    case 1: buf[3] = 0x80; bytes = 4; break;
-    case 11: buf[7] = 0x80; bytes = 8; break;
-    case 10: case 16: buf[1] = 0x80; bytes = 2; break;
-    case 6: case 12: bytes = 4; break;
-    case 7: case 13: bytes = 8; break;
+    case IR_FLOAT: buf[3] = 0x80; bytes = 4; break;
+    case IR_DOUBLE: buf[7] = 0x80; bytes = 8; break;
+    case IR_FLOAT16: case IR_BFLOAT16: buf[1] = 0x80; bytes = 2; break;
+    case IR_INT32: case IR_UINT32: bytes = 4; break;
+    case IR_INT64: case IR_UINT64: bytes = 8; break;
     default:
         ad_refuse(c, "type", "no neutral constant of type %s",
                   ir_dtype_name(dtype) ? ir_dtype_name(dtype) : "?");
@@ -825,7 +825,8 @@ static int ad_nn_col2im_expand(AdCtx *c)
         !ad_nn_ints_attr(c, "pads", 2 * n, 0, pads) ||
         !ad_nn_ints_attr(c, "strides", n, 1, str))
         return ad_refuse(c, "attribute", "an attribute has the wrong length");
-    if (t != 1 && t != 10 && t != 11 && t != 16 && t != 6 && t != 7)
+    if (t != IR_FLOAT && t != IR_FLOAT16 && t != IR_DOUBLE && t != IR_BFLOAT16 && t != IR_INT32 &&
+        t != IR_INT64)
         return ad_refuse(c, "type", "Col2Im of this type has no expansion");
     int64_t *idx = ad_nn_col2im_index(c, n, img, blk, dil, pads, str, &kl);
     if (!idx)
@@ -836,7 +837,7 @@ static int ad_nn_col2im_expand(AdCtx *c)
         out[2 + d] = img[d] + pads[d] + pads[n + d];
         flat *= out[2 + d];
     }
-    IrValue *pos = c->reason ? NULL : ad_const_tensor(c, 7, 3, row, idx, kl * sizeof *idx);
+    IrValue *pos = c->reason ? NULL : ad_const_tensor(c, IR_INT64, 3, row, idx, kl * sizeof *idx);
     free(idx);
     IrValue *x3 = ad_op2(c, "Reshape", ad_in(c, 0), ad_nn_i64s(c, 3, three));
     IrValue *xs = ad_op1(c, "Shape", x3);
@@ -880,9 +881,9 @@ static int ad_nn_col2im_expand(AdCtx *c)
 static int ad_nn_maxpool_12_11(AdCtx *c)
 {
     int32_t t = ad_elem(ad_in(c, 0));
-    if (t != EV_UINT8 && t != EV_INT8)
+    if (t != IR_UINT8 && t != IR_INT8)
         return 0;
-    return ad_widen(c, t, EV_FLOAT, 1u, 1u);
+    return ad_widen(c, t, IR_FLOAT, 1u, 1u);
 }
 
 /* ---- Attention ------------------------------------------------------ */
@@ -946,7 +947,7 @@ static int ad_nm_ccws_expand(AdCtx *c)
         ad_set_attr_i(c, cv, "group", ch);
     IrValue *y = ad_nm_fin(c, cv);
     if (silu) {
-        IrValue *yf = ad_cast(c, y, 1);
+        IrValue *yf = ad_cast(c, y, IR_FLOAT);
         y = ad_cast(c, ad_op2(c, "Mul", yf, ad_op1(c, "Sigmoid", yf)), t);
     }
     IrValue *st = ad_nm_slice(c, padded, k > 1 ? -(k - 1) : INT64_MAX, INT64_MAX, 2, 1);

@@ -151,7 +151,7 @@ static const AdRedPlan *ad_red_plan(const char *op)
 
 static bool ad_red_is_float(int32_t t)
 {
-    return t == 1 || t == 10 || t == 11 || t == 16;
+    return t == IR_FLOAT || t == IR_FLOAT16 || t == IR_DOUBLE || t == IR_BFLOAT16;
 }
 
 /* Whether `op` takes its axes as an input at `opset` (ReduceSum from 13,
@@ -189,7 +189,7 @@ static IrGraph *ad_red_branch(AdCtx *c, const char *op, IrValue *y, int64_t axis
         k = NULL;
     if (k && reduce && full) {
         IrValue *b[2] = {k->out[0], full};
-        k = ad_sub_node(c, sub, ad_elem(full) == 7 ? "Expand" : "Mul", 2, b, 1, true);
+        k = ad_sub_node(c, sub, ad_elem(full) == IR_INT64 ? "Expand" : "Mul", 2, b, 1, true);
     }
     if (!k) {
         ir_graph_free(sub);
@@ -227,12 +227,13 @@ static IrValue *ad_red_if(AdCtx *c, IrValue *cond, const char *op, IrValue *y,
  * carried along unchanged). */
 static IrValue *ad_red_iota(AdCtx *c, IrValue *n)
 {
-    IrValue *yes = n ? ad_const_scalar(c, 9, 1.0) : NULL;
+    IrValue *yes = n ? ad_const_scalar(c, IR_BOOL, 1.0) : NULL;
     IrGraph *b = yes ? ad_sub_new(c, "iota_body") : NULL;
     if (!b)
         return NULL;
-    IrValue *it = ad_sub_input(b, "iota_iter", 7), *cond = ad_sub_input(b, "iota_cond", 9);
-    IrValue *carry = ad_sub_input(b, "iota_carry", 7);
+    IrValue *it = ad_sub_input(b, "iota_iter", IR_INT64);
+    IrValue *cond = ad_sub_input(b, "iota_cond", IR_BOOL);
+    IrValue *carry = ad_sub_input(b, "iota_carry", IR_INT64);
     IrNode *k[3] = {NULL, NULL, NULL};
     IrValue *src[3] = {cond, carry, it};
     for (int j = 0; j < 3 && src[j]; j++)
@@ -242,9 +243,9 @@ static IrValue *ad_red_iota(AdCtx *c, IrValue *n)
         ir_graph_free(b);
         return NULL;
     }
-    ad_sub_output(b, k[0]->out[0], 9);
-    ad_sub_output(b, k[1]->out[0], 7);
-    ad_sub_output(b, k[2]->out[0], 7);
+    ad_sub_output(b, k[0]->out[0], IR_BOOL);
+    ad_sub_output(b, k[1]->out[0], IR_INT64);
+    ad_sub_output(b, k[2]->out[0], IR_INT64);
     IrValue *in[3] = {n, yes, n};
     IrNode *loop = ad_node_in(c, c->domain, c->n, "Loop", 3, in, 2);
     if (!loop) {
@@ -268,12 +269,12 @@ static IrValue *ad_red_sum0(AdCtx *c, IrValue *v)
 static IrValue *ad_red_flags(AdCtx *c, IrValue *axes, int r, bool noop)
 {
     /* counted in float: Greater takes integers only from opset 9 */
-    IrValue *count = ad_red_sum0(c, ad_cast(c, ad_axes_hits(c, axes, r), 1));
+    IrValue *count = ad_red_sum0(c, ad_cast(c, ad_axes_hits(c, axes, r), IR_FLOAT));
     IrValue *flags = ad_op2(c, "Greater", count,
-                            ad_const_scalar(c, 1, 0.0));
+                            ad_const_scalar(c, IR_FLOAT, 0.0));
     if (!noop) {
         IrValue *empty = ad_op2(c, "Equal", ad_op1(c, "Size", axes),
-                                ad_const_scalar(c, 7, 0.0));
+                                ad_const_scalar(c, IR_INT64, 0.0));
         flags = ad_op2(c, "Or", flags, empty);
     }
     return flags;
@@ -288,11 +289,11 @@ static IrValue *ad_red_drop_axes(AdCtx *c, IrValue *y, IrValue *len, IrValue *fi
     int64_t *rank_left = ir_alloc_array((size_t)r, sizeof *rank_left), k = r;
     for (int i = 0; i < r; i++)
         rank_left[i] = r - i;
-    IrValue *kept = ad_op2(c, "Sub", ad_const_scalar(c, 7, 1.0), fi);
-    IrValue *score = ad_op2(c, "Add", ad_op2(c, "Mul", kept, ad_const_scalar(c, 7, 2.0 * r)),
+    IrValue *kept = ad_op2(c, "Sub", ad_const_scalar(c, IR_INT64, 1.0), fi);
+    IrValue *score = ad_op2(c, "Add", ad_op2(c, "Mul", kept, ad_const_scalar(c, IR_INT64, 2.0 * r)),
                             ad_const_i64s(c, (size_t)r, rank_left));
     free(rank_left);
-    IrValue *in[2] = {ad_cast(c, score, 1), NULL};
+    IrValue *in[2] = {ad_cast(c, score, IR_FLOAT), NULL};
     size_t n_in = 1;
     if (c->build_opset >= 10) {
         in[1] = ad_const_i64s(c, 1, &k);
@@ -304,7 +305,7 @@ static IrValue *ad_red_drop_axes(AdCtx *c, IrValue *y, IrValue *len, IrValue *fi
         ad_set_attr_i(c, top, "k", k);
     if (!top || ad_infer(c, top) < 0)
         return NULL;
-    IrValue *nk = ad_op2(c, "Sub", ad_const_scalar(c, 7, (double)r), ad_red_sum0(c, fi));
+    IrValue *nk = ad_op2(c, "Sub", ad_const_scalar(c, IR_INT64, (double)r), ad_red_sum0(c, fi));
     IrValue *order = ad_op2(c, "Gather", top->out[1], ad_red_iota(c, nk));
     return ad_op2(c, "Reshape", y, ad_op2(c, "Gather", len, order));
 }
@@ -342,13 +343,14 @@ static IrValue *ad_red_same_shape(AdCtx *c, const AdRedPlan *p, IrValue *y,
         full = ad_const_fill(c, et, (size_t)r, dims, 1);
     }
     for (int i = 0; i < r && y && full; i++)
-        y = ad_red_if(c, ad_op2(c, "Gather", flags, ad_const_scalar(c, 7, (double)i)),
+        y = ad_red_if(c, ad_op2(c, "Gather", flags, ad_const_scalar(c, IR_INT64, (double)i)),
                       p->fold, y, i, 1, et, full);
-    IrValue *fi = ad_cast(c, flags, 7);
+    IrValue *fi = ad_cast(c, flags, IR_INT64);
     IrValue *len = ad_op2(c, "Sub", shp,
-                          ad_op2(c, "Mul", fi, ad_op2(c, "Sub", shp, ad_const_scalar(c, 7, 1.0))));
+                          ad_op2(c, "Mul", fi,
+                                 ad_op2(c, "Sub", shp, ad_const_scalar(c, IR_INT64, 1.0))));
     for (int i = 0; i < r && y; i++) {
-        IrValue *li = ad_op2(c, "Gather", len, ad_const_scalar(c, 7, (double)i));
+        IrValue *li = ad_op2(c, "Gather", len, ad_const_scalar(c, IR_INT64, (double)i));
         IrValue *in[2] = {y, ad_red_iota(c, li)};
         IrNode *g = in[1] ? ad_node_in(c, c->domain, c->n, "Gather", 2, in, 1) : NULL;
         if (g)
@@ -392,7 +394,7 @@ static int ad_red_dynamic(AdCtx *c, IrValue *axes, bool noop)
         y = ad_red_same_shape(c, p, y, flags, r, keep, et);
     else
         for (int i = r - 1; i >= 0 && flags && y; i--)
-            y = ad_red_if(c, ad_op2(c, "Gather", flags, ad_const_scalar(c, 7, (double)i)),
+            y = ad_red_if(c, ad_op2(c, "Gather", flags, ad_const_scalar(c, IR_INT64, (double)i)),
                           p->fold, y, i, keep, et, NULL);
     IrNode *last = y ? y->producer : NULL;
     if (p->post && y) {
@@ -480,7 +482,7 @@ static int ad_arg_last_down(AdCtx *c)
     ad_set_attr_i(c, k, "keepdims", ad_attr_i(c, "keepdims"));
     if (ad_infer(c, k) < 0)
         return -1;
-    IrValue *last = ad_const_scalar(c, 7, (double)(n - 1));
+    IrValue *last = ad_const_scalar(c, IR_INT64, (double)(n - 1));
     if (!last)
         return -1;
     IrValue *sin[2] = {last, k->out[0]};
@@ -508,10 +510,10 @@ static int ad_arg_last_down(AdCtx *c)
  * what version 20 gives. The axes input stays as it is. */
 static int ad_red_bool_down(AdCtx *c)
 {
-    if (ad_elem(ad_in(c, 0)) != EV_BOOL)
+    if (ad_elem(ad_in(c, 0)) != IR_BOOL)
         return 0;
-    IrNode *k = ad_widen_node(c, EV_FLOAT, 1u);
-    IrValue *y = k ? ad_op2(c, "Greater", k->out[0], ad_const_scalar(c, EV_FLOAT, 0.0)) : NULL;
+    IrNode *k = ad_widen_node(c, IR_FLOAT, 1u);
+    IrValue *y = k ? ad_op2(c, "Greater", k->out[0], ad_const_scalar(c, IR_FLOAT, 0.0)) : NULL;
     if (!y)
         return -1;
     ad_replace(c, y->producer);

@@ -665,13 +665,13 @@ static IrValue *ad_rs_full_roi(AdCtx *c, IrValue *roi, int r, size_t n,
     static const double d01[2] = {0.0, 1.0};
     int32_t dt = ad_elem(roi);
     int64_t two = 2;
-    if (dt != IR_FLOAT && dt != 10 && dt != 11) {
+    if (dt != IR_FLOAT && dt != IR_FLOAT16 && dt != IR_DOUBLE) {
         ad_refuse(c, "type-unknown", "the type of roi is unknown");
         return NULL;
     }
     const void *data = dt == IR_FLOAT ? (const void *)f01
-                     : dt == 11 ? (const void *)d01 : (const void *)h01;
-    size_t bytes = dt == IR_FLOAT ? sizeof f01 : dt == 11 ? sizeof d01 : sizeof h01;
+                     : dt == IR_DOUBLE ? (const void *)d01 : (const void *)h01;
+    size_t bytes = dt == IR_FLOAT ? sizeof f01 : dt == IR_DOUBLE ? sizeof d01 : sizeof h01;
     int64_t *lo = ad_rs_index(ax, n, r, 2 * (int64_t)n, 0);
     int64_t *idx = ir_alloc_array(2 * (size_t)r, sizeof *idx);
     for (int i = 0; i < r; i++) {

@@ -483,7 +483,7 @@ static IrValue *ad_rl_apply(AdCtx *c, const AdRlPlan *p, IrValue *y, int axis,
     int64_t out = p->ax[axis].out, d[RL_MAX_RANK + 1], d2[2] = {out, (int64_t)t->t};
     size_t n = (size_t)out * t->t;
     IrValue *idx = t->t == 1 ? ad_const_i64s(c, (size_t)out, t->idx)
-                             : ad_const_int_tensor(c, 7, 2, d2, t->idx, n);
+                             : ad_const_int_tensor(c, IR_INT64, 2, d2, t->idx, n);
     y = ad_rl_gather(c, y, idx, axis);
     if (t->unit || !y)
         return y;

@@ -640,12 +640,12 @@ static int ad_ag_20_0(AdCtx *c)
     int32_t dt = ad_elem(theta);
     int64_t ns = ad_dim(size, 0);
     bool align = ad_attr_i(c, "align_corners") != 0;
-    if (dt != IR_FLOAT && dt != 10 && dt != 11 && dt != 16)
+    if (dt != IR_FLOAT && dt != IR_FLOAT16 && dt != IR_DOUBLE && dt != IR_BFLOAT16)
         return ad_refuse(c, "type-unknown", "the type of theta is unknown");
     if (ns != 4 && ns != 5)
         return ad_refuse(c, "shape-unknown", "the length of size (4 or 5) is unknown");
     int nd = (int)ns - 2, r = nd + 2;
-    int32_t cdt = dt == 11 ? 11 : IR_FLOAT;
+    int32_t cdt = dt == IR_DOUBLE ? IR_DOUBLE : IR_FLOAT;
     int64_t shape[5];
     IrValue *coord[3];
     for (int j = 0; j < nd; j++) {

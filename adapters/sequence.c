@@ -59,4 +59,5 @@ static const AdEntry ad_sequence[] = {
     AD_DOWN("OptionalHasElement", 15, 18, AD_SEMANTIC, ad_ohe_18_15),
 };
 
-const AdFamily ad_family_sequence = {"sequence", ad_sequence, sizeof ad_sequence / sizeof ad_sequence[0]};
+const AdFamily ad_family_sequence = {"sequence", ad_sequence,
+                                     sizeof ad_sequence / sizeof ad_sequence[0]};

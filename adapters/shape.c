@@ -103,12 +103,12 @@ static int ad_sh_set_ints_input(AdCtx *c, size_t i, int32_t dtype, size_t n,
                                 const int64_t *v)
 {
     IrValue *old = ad_in(c, i), *nv;
-    if (dtype == 6) {
+    if (dtype == IR_INT32) {
         int32_t *w = ir_alloc_array(n ? n : 1, sizeof *w);
         for (size_t k = 0; k < n; k++)
             w[k] = (int32_t)v[k];
         int64_t dim = (int64_t)n;
-        nv = ad_const_tensor(c, 6, 1, &dim, w, n * sizeof *w);
+        nv = ad_const_tensor(c, IR_INT32, 1, &dim, w, n * sizeof *w);
         free(w);
     } else {
         nv = ad_const_i64s(c, n, v);
@@ -137,7 +137,7 @@ static IrNode *ad_sh_done(AdCtx *c, IrNode *k)
 /* Whether dtype is one of float16, float, double (Pad-2's types). */
 static bool ad_sh_is_float3(int32_t t)
 {
-    return t == 1 || t == 10 || t == 11;
+    return t == IR_FLOAT || t == IR_FLOAT16 || t == IR_DOUBLE;
 }
 
 /* ---- Reshape --------------------------------------------------------- */
@@ -272,14 +272,14 @@ static int ad_unsqueeze_dynamic(AdCtx *c, IrValue *axes)
         dims[i] = ad_dim(x, i);
     dims[r] = 1;                          /* new positions read this spare 1 */
     IrValue *pv = ad_const_i64s(c, (size_t)R, pos);
-    IrValue *dv = ad_const_int_tensor(c, 7, 1, &rr, dims, (size_t)rr);
+    IrValue *dv = ad_const_int_tensor(c, IR_INT64, 1, &rr, dims, (size_t)rr);
     free(pos);
     free(dims);
     IrValue *f = ad_reduce(c, "ReduceSum", ad_axes_hits(c, axes, R), 1, &zero, false);
     IrValue *before = ad_prefix_sums(c, f, R);       /* new dims before j */
-    IrValue *keep = ad_op2(c, "Sub", ad_const_scalar(c, 7, 1.0), f);
+    IrValue *keep = ad_op2(c, "Sub", ad_const_scalar(c, IR_INT64, 1.0), f);
     IrValue *src = ad_op2(c, "Add", ad_op2(c, "Mul", ad_op2(c, "Sub", pv, before), keep),
-                          ad_op2(c, "Mul", f, ad_const_scalar(c, 7, (double)r)));
+                          ad_op2(c, "Mul", f, ad_const_scalar(c, IR_INT64, (double)r)));
     IrValue *shape = ad_op2(c, "Gather", dv, src);
     IrValue *in[2] = {x, shape};
     IrNode *rs = shape ? ad_node(c, c->n, "Reshape", 2, in, 1) : NULL;
@@ -496,7 +496,7 @@ static int ad_split_down_18_13(AdCtx *c)
     int64_t *sz = ir_alloc_array((size_t)k, sizeof *sz);
     for (int64_t i = 0; i < k; i++)
         sz[i] = i + 1 < k ? chunk : last;
-    int rc = ad_sh_set_ints_input(c, 1, 7, (size_t)k, sz);
+    int rc = ad_sh_set_ints_input(c, 1, IR_INT64, (size_t)k, sz);
     free(sz);
     return rc;
 }
@@ -584,7 +584,8 @@ static int ad_slice_axes_down(AdCtx *c)
             free(ax);
             return -1;
         }
-        if (changed && ad_sh_set_ints_input(c, 3, ad_elem(axv) == 6 ? 6 : 7, n, ax) < 0) {
+        int32_t at = ad_elem(axv) == IR_INT32 ? IR_INT32 : IR_INT64;
+        if (changed && ad_sh_set_ints_input(c, 3, at, n, ax) < 0) {
             free(ax);
             return -1;
         }
@@ -772,7 +773,7 @@ static int ad_pad_axes_down(AdCtx *c)
         full[ax[i] + r] = p[i + na];
     }
     if (rc == 0)
-        rc = ad_sh_set_ints_input(c, 1, 7, 2 * (size_t)r, full);
+        rc = ad_sh_set_ints_input(c, 1, IR_INT64, 2 * (size_t)r, full);
     if (rc == 0)
         ad_sh_drop_input(c, 3);
     free(ax);
@@ -835,7 +836,7 @@ static int ad_tile_up(AdCtx *c)
     int64_t *rep = ir_alloc_array((size_t)(r ? r : 1), sizeof *rep);
     for (int i = 0; i < r; i++)
         rep[i] = i == axis ? tiles : 1;
-    int rc = ad_sh_set_ints_input(c, 1, 7, (size_t)r, rep);
+    int rc = ad_sh_set_ints_input(c, 1, IR_INT64, (size_t)r, rep);
     free(rep);
     if (rc == 0)
         ad_sh_drop_input(c, 2);

@@ -69,11 +69,11 @@ EvValue *ad_t_const_ev(const IrValue *v)
 bool ad_t_nonneg(const IrValue *v)
 {
     int32_t dt = ad_elem(v);
-    if (dt == 2 || dt == 4 || dt == 12 || dt == 13)
+    if (dt == IR_UINT8 || dt == IR_UINT16 || dt == IR_UINT32 || dt == IR_UINT64)
         return true;
     EvValue *x = ad_t_const_ev(v);
     if (x) {
-        bool ok = x->dtype != EV_STRING;
+        bool ok = x->dtype != IR_STRING;
         for (size_t k = 0; ok && k < x->numel; k++)
             ok = ev_get_f(x, k) > -1.0; /* truncates to >= 0 */
         ev_unref(x);
@@ -205,7 +205,7 @@ IrValue *ad_t_table(AdCtx *c, int rank, const int64_t *dims, const int64_t *v)
         ad_refuse(c, "too-large", "an index table would be too large");
         return NULL;
     }
-    return ad_const_tensor(c, 7, (size_t)rank, dims, v, (size_t)n * 8);
+    return ad_const_tensor(c, IR_INT64, (size_t)rank, dims, v, (size_t)n * 8);
 }
 
 IrValue *ad_t_concat(AdCtx *c, IrValue *a, IrValue *b, int64_t axis)
@@ -224,7 +224,7 @@ IrValue *ad_t_concat(AdCtx *c, IrValue *a, IrValue *b, int64_t axis)
  * strings needs string_data, which the builder does not write). */
 IrValue *ad_t_const_of(AdCtx *c, const EvValue *v)
 {
-    if (v->dtype == EV_STRING) {
+    if (v->dtype == IR_STRING) {
         ad_refuse(c, "type", "cannot build a constant of strings here");
         return NULL;
     }
@@ -241,11 +241,11 @@ IrValue *ad_t_const_of(AdCtx *c, const EvValue *v)
 /* A 0-D constant of integer type dt (int32 or int64) holding v. */
 IrValue *ad_t_int(AdCtx *c, int32_t dt, int64_t v)
 {
-    if (dt == 6) {
+    if (dt == IR_INT32) {
         int32_t w = (int32_t)v;
-        return ad_const_tensor(c, 6, 0, NULL, &w, sizeof w);
+        return ad_const_tensor(c, IR_INT32, 0, NULL, &w, sizeof w);
     }
-    return ad_const_tensor(c, 7, 0, NULL, &v, sizeof v);
+    return ad_const_tensor(c, IR_INT64, 0, NULL, &v, sizeof v);
 }
 
 /* A 0-D zero of element type dt (not strings). */
@@ -314,7 +314,8 @@ IrValue *ad_t_wrap(AdCtx *c, IrValue *idx, IrValue *dim)
     if (!idx || !dim)
         return NULL;
     int32_t dt = ad_elem(idx);
-    IrValue *neg = ad_op2(c, "Less", ad_cast(c, idx, 11), ad_const_scalar(c, 11, 0.0));
+    IrValue *neg = ad_op2(c, "Less", ad_cast(c, idx, IR_DOUBLE),
+                          ad_const_scalar(c, IR_DOUBLE, 0.0));
     return ad_op2(c, "Add", idx, ad_op2(c, "Mul", ad_cast(c, neg, dt), dim));
 }
 
@@ -333,10 +334,10 @@ static int ad_ccp_dynamic(AdCtx *c, int r, size_t n, const int64_t *axes)
         sel[axes[i]] = (int64_t)i + 1;
     IrValue *ax = ad_const_i64s(c, n, axes);
     IrValue *in = ad_t_gather(c, ad_op1(c, "Shape", x), ax, 0);
-    IrValue *v = ad_op2(c, "Sub", in, ad_cast(c, ad_in(c, 1), 7));
-    IrValue *pos = ad_op2(c, "Less", ad_const_scalar(c, 11, 0.0), ad_cast(c, v, 11));
-    IrValue *crop = ad_op2(c, "Mul", v, ad_cast(c, pos, 7));
-    IrValue *pad = ad_op2(c, "Sub", crop, v), *two = ad_t_int(c, 7, 2);
+    IrValue *v = ad_op2(c, "Sub", in, ad_cast(c, ad_in(c, 1), IR_INT64));
+    IrValue *pos = ad_op2(c, "Less", ad_const_scalar(c, IR_DOUBLE, 0.0), ad_cast(c, v, IR_DOUBLE));
+    IrValue *crop = ad_op2(c, "Mul", v, ad_cast(c, pos, IR_INT64));
+    IrValue *pad = ad_op2(c, "Sub", crop, v), *two = ad_t_int(c, IR_INT64, 2);
     IrValue *cs = ad_op2(c, "Div", crop, two);
     IrValue *ce = ad_op2(c, "Sub", ad_op2(c, "Add", cs, in), crop);
     IrValue *pb = ad_op2(c, "Div", pad, two), *pe = ad_op2(c, "Sub", pad, pb);
@@ -467,7 +468,7 @@ static int ad_constant_9_1(AdCtx *c)
 {
     IrAttr *a = ad_attr(c, "value");
     int32_t dt = a && a->t && a->t->has_data_type ? a->t->data_type : 0;
-    if (!dt || dt == 1 || dt == 10 || dt == 11 || a->ref_attr_name || !c->m ||
+    if (!dt || dt == IR_FLOAT || dt == IR_FLOAT16 || dt == IR_DOUBLE || a->ref_attr_name || !c->m ||
         c->g != c->m->graph || c->fn)
         return 0;
     IrError e;
@@ -550,7 +551,7 @@ static int ad_cos_gone(AdCtx *c)
     IrAttr *va = ad_attr(c, "value");
     IrError e;
     EvValue *val = va ? (va->t ? ev_from_ir_tensor(va->t, &e) : NULL)
-                      : ev_scalar_new(EV_FLOAT, 0.0);
+                      : ev_scalar_new(IR_FLOAT, 0.0);
     if (!val || val->numel != 1) {
         ev_unref(val);
         return ad_refuse(c, "attribute", "value must hold one element");
@@ -652,8 +653,8 @@ static int ad_eyelike_gone(AdCtx *c)
     int64_t dt = ad_attr(c, "dtype") ? ad_attr_i(c, "dtype") : ad_elem(x);
     if (!dt)
         return ad_refuse(c, "type-unknown", "the type of '%s' is unknown", x->name);
-    if (dt < 0 || dt > 16 || dt == EV_STRING || dt == EV_COMPLEX64 ||
-        dt == EV_COMPLEX128 || !ev_dtype_size((int32_t)dt))
+    if (dt < 0 || dt > 16 || dt == IR_STRING || dt == IR_COMPLEX64 ||
+        dt == IR_COMPLEX128 || !ev_dtype_size((int32_t)dt))
         return ad_refuse(c, "type", "dtype %lld is not supported", (long long)dt);
     int64_t total = ad_t_prod(dims, 0, 2), k = ad_attr_i(c, "k");
     if (total < 0 || (uint64_t)total * ev_dtype_size((int32_t)dt) > AD_T_MAX_CONST)
@@ -676,7 +677,7 @@ static int ad_eyelike_gone(AdCtx *c)
 static IrValue *ad_t_depth64(AdCtx *c)
 {
     int64_t none = 0;
-    return ad_t_reshape(c, ad_cast(c, ad_in(c, 1), 7), 0, &none);
+    return ad_t_reshape(c, ad_cast(c, ad_in(c, 1), IR_INT64), 0, &none);
 }
 
 /* OneHot 9 -> 11: version 9 gives all off_value for a negative index;
@@ -691,8 +692,8 @@ static int ad_onehot_9_11(AdCtx *c)
     if (!ad_elem(idx))
         return ad_refuse(c, "type-unknown", "the type of indices '%s' is unknown",
                          idx->name);
-    IrValue *i64 = ad_cast(c, idx, 7);
-    IrValue *neg = ad_op2(c, "Less", i64, ad_t_int(c, 7, 0));
+    IrValue *i64 = ad_cast(c, idx, IR_INT64);
+    IrValue *neg = ad_op2(c, "Less", i64, ad_t_int(c, IR_INT64, 0));
     IrValue *nv = ad_t_where(c, neg, ad_t_depth64(c), i64);
     if (!nv)
         return -1;
@@ -731,7 +732,7 @@ static int ad_onehot_11_9(AdCtx *c)
     }
     if (cv) {
         IrError e;
-        EvValue *iv = ev_tensor_new(EV_INT64, cv->rank, cv->dims, &e);
+        EvValue *iv = ev_tensor_new(IR_INT64, cv->rank, cv->dims, &e);
         for (size_t k = 0; iv && k < cv->numel; k++) {
             int64_t i = ev_get_i(cv, k);
             ev_set_i(iv, k, i >= 0 || dv[0] <= 0 ? i : i >= -dv[0] ? i + dv[0] : dv[0]);
@@ -747,9 +748,9 @@ static int ad_onehot_11_9(AdCtx *c)
         return 0;
     }
     IrValue *depth = ad_t_depth64(c);
-    IrValue *w = ad_t_wrap(c, ad_cast(c, idx, 7), depth);
-    IrValue *neg = ad_op2(c, "Less", ad_cast(c, w, 11), ad_const_scalar(c, 11, 0.0));
-    IrValue *nv = ad_op2(c, "Add", w, ad_op2(c, "Mul", ad_cast(c, neg, 7),
+    IrValue *w = ad_t_wrap(c, ad_cast(c, idx, IR_INT64), depth);
+    IrValue *neg = ad_op2(c, "Less", ad_cast(c, w, IR_DOUBLE), ad_const_scalar(c, IR_DOUBLE, 0.0));
+    IrValue *nv = ad_op2(c, "Add", w, ad_op2(c, "Mul", ad_cast(c, neg, IR_INT64),
                                                  ad_op2(c, "Sub", depth, w)));
     if (!nv)
         return -1;
@@ -791,8 +792,8 @@ static int ad_onehot_gone(AdCtx *c)
         ar[i] = i;
     IrValue *range = ad_t_table(c, (int)(r - axis + 1), dims, ar);
     free(ar);
-    IrValue *u = ad_axes_op(c, c->n, "Unsqueeze", ad_cast(c, idx, 7), 1, &axis);
-    IrValue *mask = ad_cast(c, ad_op2(c, "Equal", u, range), 7);
+    IrValue *u = ad_axes_op(c, c->n, "Unsqueeze", ad_cast(c, idx, IR_INT64), 1, &axis);
+    IrValue *mask = ad_cast(c, ad_op2(c, "Equal", u, range), IR_INT64);
     return ad_t_replace_by(c, ad_t_gather(c, ad_in(c, 2), mask, 0));
 }
 
@@ -804,7 +805,8 @@ static int ad_onehot_gone(AdCtx *c)
 static IrGraph *ad_range_body(AdCtx *c, IrValue *start, IrValue *delta, int32_t dt)
 {
     IrGraph *b = ad_sub_new(c, "range_body");
-    IrValue *it = ad_sub_input(b, "range_iter", 7), *cond = ad_sub_input(b, "range_cond", 9);
+    IrValue *it = ad_sub_input(b, "range_iter", IR_INT64);
+    IrValue *cond = ad_sub_input(b, "range_cond", IR_BOOL);
     IrValue *carry = ad_sub_input(b, "range_carry", dt);
     IrNode *keep = it && cond ? ad_sub_node(c, b, "Identity", 1, &cond, 1, true) : NULL;
     IrNode *pass = keep && carry ? ad_sub_node(c, b, "Identity", 1, &carry, 1, true) : NULL;
@@ -826,7 +828,7 @@ static IrGraph *ad_range_body(AdCtx *c, IrValue *start, IrValue *delta, int32_t 
         ir_graph_free(b);
         return NULL;
     }
-    ad_sub_output(b, keep->out[0], 9);
+    ad_sub_output(b, keep->out[0], IR_BOOL);
     ad_sub_output(b, pass->out[0], dt);
     ad_sub_output(b, add->out[0], dt);
     return b;
@@ -844,11 +846,12 @@ static int ad_range_loop(AdCtx *c)
     int32_t dt = ad_elem(s);
     if (!dt)
         return ad_refuse(c, "type-unknown", "Range's type is unknown");
-    IrValue *q = ad_op2(c, "Div", ad_op2(c, "Sub", ad_cast(c, l, 11), ad_cast(c, s, 11)),
-                        ad_cast(c, d, 11));
+    IrValue *q = ad_op2(c, "Div",
+                        ad_op2(c, "Sub", ad_cast(c, l, IR_DOUBLE), ad_cast(c, s, IR_DOUBLE)),
+                        ad_cast(c, d, IR_DOUBLE));
     IrValue *n = ad_cast(c, ad_op2(c, "Max", ad_op1(c, "Ceil", q),
-                                   ad_const_scalar(c, 11, 0.0)), 7);
-    IrValue *yes = n ? ad_const_scalar(c, 9, 1.0) : NULL;
+                                   ad_const_scalar(c, IR_DOUBLE, 0.0)), IR_INT64);
+    IrValue *yes = n ? ad_const_scalar(c, IR_BOOL, 1.0) : NULL;
     IrGraph *body = yes ? ad_range_body(c, s, d, dt) : NULL;
     if (!body)
         return c->reason ? -1 : ad_refuse(c, "internal", "cannot build Range's Loop");
@@ -893,15 +896,15 @@ static int ad_range_gone(AdCtx *c)
         y = ok ? ev_tensor_new(dt, 1, &n, &e) : NULL;
         for (int64_t i = 0; y && i < n; i++)
             ev_set_i(y, (size_t)i, (int64_t)((uint64_t)s + (uint64_t)i * (uint64_t)d));
-    } else if (ok && (dt == EV_FLOAT || dt == EV_DOUBLE)) {
+    } else if (ok && (dt == IR_FLOAT || dt == IR_DOUBLE)) {
         double s = ev_get_f(t[0], 0), l = ev_get_f(t[1], 0), d = ev_get_f(t[2], 0);
-        double cnt = dt == EV_FLOAT ? (double)ceilf(((float)l - (float)s) / (float)d)
+        double cnt = dt == IR_FLOAT ? (double)ceilf(((float)l - (float)s) / (float)d)
                                     : ceil((l - s) / d);
         ok = d != 0 && !isnan(cnt) && cnt * 8 <= (double)AD_T_MAX_CONST;
         n = ok && cnt > 0 ? (int64_t)cnt : 0;
         y = ok ? ev_tensor_new(dt, 1, &n, &e) : NULL;
         for (int64_t i = 0; y && i < n; i++) {
-            if (dt == EV_FLOAT) {
+            if (dt == IR_FLOAT) {
                 float v = (float)s + (float)i * (float)d;
                 ev_set_f(y, (size_t)i, v);
             } else {
@@ -932,7 +935,7 @@ static int ad_range_27_11(AdCtx *c)
     int64_t stash = ad_attr_i(c, "stash_type");
     ad_drop_attr(c, "stash_type");
     int32_t dt = ad_elem(ad_in(c, 0));
-    if (dt != 10 && dt != 16)
+    if (dt != IR_FLOAT16 && dt != IR_BFLOAT16)
         return 0;
     if (stash != 1 && stash != 11)
         return ad_refuse(c, "type", "Range-11 cannot compute in %s (stash_type)",
@@ -998,7 +1001,7 @@ static int ad_trilu_gone(AdCtx *c)
         return ad_refuse(c, "shape-unknown", "the last two dims of '%s' are unknown",
                          x->name);
     int32_t dt = ad_elem(x);
-    if (!dt || dt == EV_STRING)
+    if (!dt || dt == IR_STRING)
         return ad_refuse(c, dt ? "type" : "type-unknown",
                          "a zero of the input's type is needed");
     int64_t total = ad_t_prod(dims, 0, 2), *kc = NULL, k = 0;
@@ -1007,13 +1010,14 @@ static int ad_trilu_gone(AdCtx *c)
         return ad_refuse(c, "too-large", "the mask would be too large");
     bool upper = ad_attr_i(c, "upper") != 0;
     bool kconst = !kv || (ad_const_ints(kv, &kc, &n) && n == 1);
-    bool mul = dt == 6 || dt == 7 || dt == 12 || dt == 13, band = dt == EV_BOOL;
+    bool mul = dt == IR_INT32 || dt == IR_INT64 || dt == IR_UINT32 || dt == IR_UINT64;
+    bool band = dt == IR_BOOL;
     if (kc)
         k = kc[0];
     free(kc);
     /* constant k: the mask itself (keep for Mul/And, drop for Where);
      * run-time k: the j - i table */
-    int32_t mt = !kconst ? EV_DOUBLE : mul ? dt : EV_BOOL;
+    int32_t mt = !kconst ? IR_DOUBLE : mul ? dt : IR_BOOL;
     IrError e;
     EvValue *m = ev_tensor_new(mt, 2, dims, &e);
     if (!m)
@@ -1030,7 +1034,7 @@ static int ad_trilu_gone(AdCtx *c)
     IrValue *mask = ad_t_const_of(c, m);
     ev_unref(m);
     if (!kconst) {
-        IrValue *kd = ad_cast(c, kv, EV_DOUBLE);
+        IrValue *kd = ad_cast(c, kv, IR_DOUBLE);
         mask = upper ? ad_op2(c, "Less", mask, kd) : ad_op2(c, "Less", kd, mask);
         if (mul || band)
             mask = ad_cast(c, ad_op1(c, "Not", mask), dt);
