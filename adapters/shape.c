@@ -470,7 +470,7 @@ static int ad_split_down_18_13(AdCtx *c)
     IrAttr *a = ad_attr(c, "num_outputs");
     if (!a)
         return 0;
-    int64_t k = a->has_i ? a->i : 0;
+    int64_t k = ad_attr_i(c, "num_outputs");
     if (ad_in(c, 1))
         return ad_refuse(c, "attribute", "Split with both split and num_outputs");
     if (k < 1 || k != (int64_t)c->n->n_out)

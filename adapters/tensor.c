@@ -965,8 +965,7 @@ static int ad_range_27_11(AdCtx *c)
  * counts negatives from the back and clamps the same way). */
 static int ad_shape_15_13(AdCtx *c)
 {
-    IrAttr *s = ad_attr(c, "start"), *e = ad_attr(c, "end");
-    int64_t st = s && s->has_i ? s->i : 0, en = e && e->has_i ? e->i : INT64_MAX;
+    int64_t st = ad_attr_i(c, "start"), en = ad_attr_i_or(c, "end", INT64_MAX);
     int r = ad_rank(ad_in(c, 0));
     if (r >= 0) {
         st = st < 0 ? (st + r < 0 ? 0 : st + r) : (st > r ? r : st);
