@@ -491,13 +491,13 @@ static IrGraph *ad_nm_lin_body(AdCtx *c, const AdLin *l)
                                    l->rep), l->read);
     IrValue *o = ad_nm_bop2(c, g, "MatMul", ad_nm_bop2(c, g, "Unsqueeze", q, l->m2), rd);
     o = ad_nm_bop2(c, g, "Mul", l->scale, ad_nm_bop2(c, g, "Squeeze", o, l->m2));
-    o = ad_nm_bcast(c, g, o, 1, l->t);
+    o = ad_nm_bcast(c, g, o, IR_FLOAT, l->t);
     if (c->reason) {
         ir_graph_free(g);
         return NULL;
     }
     int64_t d4[4] = {-1, l->hkv, l->dk, l->dv}, d3[3] = {-1, l->hq, l->dv};
-    ir_graph_add_output(g, out_st, ir_type_tensor(1, 4, d4));
+    ir_graph_add_output(g, out_st, ir_type_tensor(IR_FLOAT, 4, d4));
     ir_graph_add_output(g, o, ir_type_tensor(l->t, 3, d3));
     return g;
 }

@@ -520,12 +520,12 @@ static int ad_constant_12_11(AdCtx *c)
         if (w == 0 || w == 1) {
             float one = a->f;
             dim = list ? (int64_t)a->n_floats : 1;
-            t = ir_tensor_new(NULL, 1, list, &dim, list ? (const void *)a->floats : &one,
+            t = ir_tensor_new(NULL, IR_FLOAT, list, &dim, list ? (const void *)a->floats : &one,
                               (size_t)dim * sizeof(float));
         } else if (w == 2 || w == 3) {
             int64_t one = a->i;
             dim = list ? (int64_t)a->n_ints : 1;
-            t = ir_tensor_new(NULL, 7, list, &dim, list ? (const void *)a->ints : &one,
+            t = ir_tensor_new(NULL, IR_INT64, list, &dim, list ? (const void *)a->ints : &one,
                               (size_t)dim * sizeof(int64_t));
         } else {
             t = list ? ad_t_strings(a->strings, a->n_strings, true)
