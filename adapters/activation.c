@@ -24,8 +24,6 @@
 
 #include "adapters.h"
 
-enum { AD_F32 = 1, AD_F16 = 10, AD_F64 = 11, AD_BF16 = 16 };
-
 /* ---- small builders -------------------------------------------------- */
 
 /* A new node of `op` before c->n with one or two inputs, not yet inferred
@@ -173,8 +171,8 @@ static int ad_sm_axis(AdCtx *c, int64_t a, int r, int64_t *out)
 static int ad_sm_block_reduce(AdCtx *c, IrValue *x, int64_t a, int r, bool log_sm)
 {
     int32_t dt = ad_elem(x);
-    bool narrow = dt == AD_F16 || dt == AD_BF16;
-    if (narrow && !(x = ad_cast(c, x, AD_F32)))
+    bool narrow = dt == IR_FLOAT16 || dt == IR_BFLOAT16;
+    if (narrow && !(x = ad_cast(c, x, IR_FLOAT)))
         return -1;
     int64_t axes[64];
     size_t n = 0;
@@ -233,7 +231,7 @@ static int ad_sm_11_13(AdCtx *c)
 {
     if (ad_act_no_ref(c, NULL) < 0)
         return -1;
-    int64_t a = ad_attr_i(c, "axis", 1), na = 0;
+    int64_t a = ad_attr_i(c, "axis"), na = 0;
     IrValue *x = ad_in(c, 0);
     int r = ad_rank(x);
     if (a == -1 || (r >= 0 && a == r - 1)) {
@@ -265,7 +263,7 @@ static int ad_sm_13_11(AdCtx *c)
 {
     if (ad_act_no_ref(c, NULL) < 0)
         return -1;
-    int64_t a = ad_attr_i(c, "axis", -1), na = 0;
+    int64_t a = ad_attr_i(c, "axis"), na = 0;
     IrValue *x = ad_in(c, 0);
     int r = ad_rank(x);
     if (r < 0 && a == -1) {
@@ -385,7 +383,7 @@ static int ad_prelu_7_6(AdCtx *c)
  * cast back once), else the input's type; 0 when unknown. */
 static int32_t ad_act_work(int32_t dt)
 {
-    return dt == AD_F16 || dt == AD_BF16 ? AD_F32 : dt;
+    return dt == IR_FLOAT16 || dt == IR_BFLOAT16 ? IR_FLOAT : dt;
 }
 
 typedef IrValue *(*AdActBody)(AdCtx *c, IrValue *x, int32_t dt);
@@ -444,7 +442,7 @@ static int ad_gelu_expand(AdCtx *c)
     if (ad_act_no_ref(c, NULL) < 0)
         return -1;
     char buf[16];
-    const char *a = ad_attr_s(c, "approximate", "none", buf, sizeof buf);
+    const char *a = ad_attr_s(c, "approximate", buf, sizeof buf);
     if (strcmp(a, "none") == 0)
         return ad_act_expand(c, ad_gelu_erf, true);
     if (strcmp(a, "tanh") == 0)
@@ -469,7 +467,7 @@ static int ad_mish_expand(AdCtx *c)
  * multiplication by alpha is left out when alpha is 1). */
 static IrValue *ad_swish_body(AdCtx *c, IrValue *x, int32_t dt)
 {
-    float alpha = ad_attr_f(c, "alpha", 1.0f);
+    float alpha = ad_attr_f(c, "alpha");
     IrValue *ax = alpha == 1.0f ? x : ad_op2(c, "Mul", ad_act_k(c, dt, alpha), x);
     return ad_op2(c, "Mul", x, ad_act_op(c, "Sigmoid", ax, NULL));
 }
@@ -478,7 +476,7 @@ static int ad_swish_expand(AdCtx *c)
 {
     if (ad_act_no_ref(c, NULL) < 0)
         return -1;
-    return ad_act_expand(c, ad_swish_body, ad_attr_f(c, "alpha", 1.0f) != 1.0f);
+    return ad_act_expand(c, ad_swish_body, ad_attr_f(c, "alpha") != 1.0f);
 }
 
 /* HardSwish (opset 14): y = x * HardSigmoid(x) with alpha = 1/6 and
@@ -499,7 +497,7 @@ static int ad_hardswish_expand(AdCtx *c)
  * with alpha = 1 it is Elu itself. */
 static IrValue *ad_celu_body(AdCtx *c, IrValue *x, int32_t dt)
 {
-    float alpha = ad_attr_f(c, "alpha", 1.0f);
+    float alpha = ad_attr_f(c, "alpha");
     if (alpha != 1.0f)
         x = ad_op2(c, "Div", x, ad_act_k(c, dt, alpha));
     IrNode *k = x ? ad_act_new(c, "Elu", x, NULL) : NULL;
@@ -517,7 +515,7 @@ static int ad_celu_elu(AdCtx *c)
 {
     if (ad_act_no_ref(c, NULL) < 0)
         return -1;
-    float alpha = ad_attr_f(c, "alpha", 1.0f);
+    float alpha = ad_attr_f(c, "alpha");
     if (!(alpha > 0))
         return ad_refuse(c, "attribute",
                          "alpha=%g: the expansion through Elu holds for alpha > 0 only",
@@ -532,7 +530,7 @@ static int ad_celu_elu(AdCtx *c)
 static int ad_celu_28_12(AdCtx *c)
 {
     int32_t dt = ad_elem(ad_in(c, 0));
-    if (dt == 0 || dt == AD_F32)
+    if (dt == 0 || dt == IR_FLOAT)
         return 0;
     return ad_celu_elu(c);
 }
@@ -561,11 +559,11 @@ static int ad_thresholdedrelu_expand(AdCtx *c)
         return -1;
     IrValue *x = ad_in(c, 0);
     int32_t dt = ad_elem(x);
-    if (dt != AD_F16 && dt != AD_F32 && dt != AD_F64)
+    if (dt != IR_FLOAT16 && dt != IR_FLOAT && dt != IR_DOUBLE)
         return ad_refuse(c, dt ? "type" : "type-unknown",
                          "the expansion needs the input's type (float16, float or double)");
-    float alpha = ad_attr_f(c, "alpha", 1.0f);
-    int32_t w = dt == AD_F16 ? AD_F32 : dt;
+    float alpha = ad_attr_f(c, "alpha");
+    int32_t w = dt == IR_FLOAT16 ? IR_FLOAT : dt;
     IrValue *xc = w != dt ? ad_cast(c, x, w) : x;
     IrValue *m = ad_op2(c, "Greater", xc, xc ? ad_act_k(c, w, alpha) : NULL);
     IrValue *z = m ? ad_act_k(c, dt, 0.0) : NULL;

@@ -164,12 +164,21 @@ int ad_refuse_key(AdCtx *c, const char *key, const char *fmt, ...)
 
 /* The attribute, or NULL. */
 IrAttr *ad_attr(const AdCtx *c, const char *name);
-/* INT / FLOAT / STRING attribute value, or dflt when absent. */
-int64_t ad_attr_i(const AdCtx *c, const char *name, int64_t dflt);
-float ad_attr_f(const AdCtx *c, const char *name, float dflt);
-/* The STRING attribute as a NUL-terminated copy in buf, or dflt. */
-const char *ad_attr_s(const AdCtx *c, const char *name, const char *dflt,
-                      char *buf, size_t cap);
+/* INT / FLOAT / STRING attribute value of c->n; when absent, the
+ * operator table's default for c->n's op at its version (c->from), and
+ * when the table has none, 0 / 0.0f / NULL. */
+int64_t ad_attr_i(const AdCtx *c, const char *name);
+float ad_attr_f(const AdCtx *c, const char *name);
+/* The STRING attribute as a NUL-terminated copy in buf, else the table's
+ * default (a static string), else NULL. */
+const char *ad_attr_s(const AdCtx *c, const char *name, char *buf, size_t cap);
+/* The same with an explicit fallback, only where the table has no default
+ * for the attribute at that version (tests/attr_defaults_exceptions.txt
+ * lists each use and why). */
+int64_t ad_attr_i_or(const AdCtx *c, const char *name, int64_t dflt);
+float ad_attr_f_or(const AdCtx *c, const char *name, float dflt);
+const char *ad_attr_s_or(const AdCtx *c, const char *name, const char *dflt,
+                         char *buf, size_t cap);
 /* Input i of n, or NULL (left out or beyond the end). */
 IrValue *ad_in(const AdCtx *c, size_t i);
 /* The inferred type of a value, or NULL. */
@@ -335,5 +344,115 @@ int ad_drop_attr_if(AdCtx *c, const char *name, int64_t neutral);
 /* Makes explicit the attributes whose default differs between c->from and
  * c->to (e.g. Softmax axis 1 -> -1), so the node keeps its meaning. */
 void ad_pin_defaults(AdCtx *c);
+
+/* ---- helpers one family file lends another ------------------------ */
+
+/* Ops that moved to another family file kept using the builders of the
+ * file they came from; each group is defined in the file named above it. */
+struct EvValue;
+
+/* tensor.c */
+/* The largest constant an adapter writes into the model (folded outputs,
+ * masks, index tables), in bytes. */
+#define AD_T_MAX_CONST ((uint64_t)1 << 22)
+#define AD_T_MAX_RANK 32
+/* Every dim of v into dims (at most AD_T_MAX_RANK) and its rank; false
+ * when the rank or any dim is unknown. */
+bool ad_t_static(const IrValue *v, int64_t *dims, int *rank);
+/* Product of dims[from, to), or -1 past AD_T_MAX_CONST elements. */
+int64_t ad_t_prod(const int64_t *dims, int from, int to);
+/* The constant tensor v holds, decoded (caller unrefs), or NULL. */
+struct EvValue *ad_t_const_ev(const IrValue *v);
+/* Whether v is known to hold no negative number: an unsigned type, or a
+ * constant (including one shape arithmetic proved) without one. */
+bool ad_t_nonneg(const IrValue *v);
+/* Normalizes axis `a` for rank r (+extra for ops whose axis indexes the
+ * output); false when out of range or r is unknown and a < 0. */
+bool ad_t_axis(int64_t a, int r, int extra, int64_t *out);
+/* A node before c->n whose attributes come next (infer it with ad_t_out). */
+IrNode *ad_t_raw(AdCtx *c, const char *op, size_t n_in, IrValue *const *in,
+                 size_t n_out);
+/* Infers k and gives its first output, or NULL. */
+IrValue *ad_t_out(AdCtx *c, IrNode *k);
+IrValue *ad_t_gather(AdCtx *c, IrValue *x, IrValue *idx, int64_t axis);
+IrValue *ad_t_reshape(AdCtx *c, IrValue *x, size_t n, const int64_t *shape);
+/* A constant int64 tensor of the given dims holding v (refused when it
+ * would be too large). */
+IrValue *ad_t_table(AdCtx *c, int rank, const int64_t *dims, const int64_t *v);
+IrValue *ad_t_concat(AdCtx *c, IrValue *a, IrValue *b, int64_t axis);
+/* A decoded tensor as a constant value (not strings: a constant of
+ * strings needs string_data, which the builder does not write). */
+IrValue *ad_t_const_of(AdCtx *c, const struct EvValue *v);
+/* A 0-D constant of integer type dt (int32 or int64) holding v. */
+IrValue *ad_t_int(AdCtx *c, int32_t dt, int64_t v);
+/* Replaces c->n by the node computing y (its first output); constants
+ * that only fed c->n go with it. */
+int ad_t_replace_by(AdCtx *c, IrValue *y);
+/* Replaces c->n (one output) by an Identity of v. */
+int ad_t_replace_value(AdCtx *c, IrValue *v);
+/* Sets input i of c->n to v; the constant it replaces goes when dead. */
+void ad_t_swap_input(AdCtx *c, size_t i, IrValue *v);
+/* idx + dim * (idx < 0): indices counted from the end made non-negative.
+ * idx is int32 or int64; dim has idx's type and broadcasts against it. An
+ * index below -dim stays negative, so the older op still rejects it. */
+IrValue *ad_t_wrap(AdCtx *c, IrValue *idx, IrValue *dim);
+
+/* elementwise.c */
+#define AD_MAX_RANK 16
+/* Renames c->n to op (the same inputs, outputs and attributes). */
+void ad_t_rename(AdCtx *c, const char *op);
+/* Refuses (key "type") unless `op` at c->build_opset takes element type
+ * t for its first input; 0 when it does. */
+int ad_need_type(AdCtx *c, const char *op, int32_t t);
+/* The dims of v when every one is a known number; false otherwise. */
+bool ad_static_dims(const IrValue *v, int64_t *d, size_t *r);
+/* The number of elements of dims d, or -1 beyond AD_SELECT_CAP. */
+int64_t ad_numel(const int64_t *d, size_t r);
+/* Gather of x at indices idx along axis. */
+IrValue *ad_gather(AdCtx *c, IrValue *x, IrValue *idx, int64_t axis);
+/* Concat of in[0..n) along axis. */
+IrValue *ad_concat(AdCtx *c, IrValue *const *in, size_t n, int64_t axis);
+/* Replaces c->n by the node computing v (built last); -1 when v is NULL. */
+int ad_finish(AdCtx *c, IrValue *v);
+
+/* nn.c */
+IrNode *ad_nn_raw(AdCtx *c, const char *op, size_t n, IrValue *const *in);
+IrValue *ad_nn_fin(AdCtx *c, IrNode *k);
+IrValue *ad_nn_scalar(AdCtx *c, int32_t dtype, double x);
+/* Ends an expansion: output i of c->n moves to the producer of vals[i]
+ * (a new node: an input passed through gets an Identity; intermediates
+ * that read the value read the moved one), c->n is deleted. */
+int ad_nn_end(AdCtx *c, size_t n, IrValue **vals);
+/* A known dimension d of v (negative d counts from the back), or -1. */
+int64_t ad_nm_dim(const IrValue *v, int d);
+/* x[..., start:end:step, ...] along one axis. */
+IrValue *ad_nm_slice(AdCtx *c, IrValue *x, int64_t start, int64_t end,
+                     int64_t axis, int64_t step);
+IrValue *ad_nm_concat(AdCtx *c, IrValue *a, IrValue *b, int64_t axis);
+
+/* norm.c */
+/* A new node (not yet inferred), or NULL after a failure. */
+IrNode *ad_nm_raw(AdCtx *c, const char *op, size_t n, IrValue *const *in,
+                  size_t n_out);
+/* Infers k (its attributes set) and returns its output 0. */
+IrValue *ad_nm_fin(AdCtx *c, IrNode *k);
+IrValue *ad_nm_i64s(AdCtx *c, size_t n, const int64_t *v);
+IrValue *ad_nm_scalar(AdCtx *c, int32_t dtype, double x);
+/* Reshape to a constant shape. */
+IrValue *ad_nm_reshape(AdCtx *c, IrValue *x, size_t n, const int64_t *shape);
+/* Ends an expansion: checks it built, moves the outputs (vals[i] computes
+ * output i; an input of c->n passed through unchanged gets an Identity),
+ * deletes c->n and retypes the moved values. */
+int ad_nm_end(AdCtx *c, size_t n, IrValue *const *vals);
+
+/* resize.c */
+/* The string attribute `name` of c->n, or dflt. */
+/* A 1-D float constant holding v[0..n). */
+IrValue *ad_rs_fconst(AdCtx *c, size_t n, const double *v);
+
+/* control.c */
+/* A copy of c->n (same op) with other inputs / outputs: ad_ct_node. */
+IrNode *ad_ct_clone(AdCtx *c, size_t n_in, IrValue *const *in, size_t n_out,
+                    const bool *keep);
 
 #endif

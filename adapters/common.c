@@ -87,20 +87,46 @@ IrAttr *ad_attr(const AdCtx *c, const char *name)
     return ir_node_attr(c->n, name);
 }
 
-int64_t ad_attr_i(const AdCtx *c, const char *name, int64_t dflt)
+/* The table's entry for attribute `name` of c->n's op at its version
+ * when it has a default, else NULL. */
+static const OsAttr *ad_attr_default(const AdCtx *c, const char *name)
+{
+    const OsAttr *d = c->from ? os_attr(c->from, name) : NULL;
+    return d && d->has_default ? d : NULL;
+}
+
+int64_t ad_attr_i(const AdCtx *c, const char *name)
+{
+    const OsAttr *d = ad_attr_default(c, name);
+    return ad_attr_i_or(c, name, d ? d->def_i : 0);
+}
+
+float ad_attr_f(const AdCtx *c, const char *name)
+{
+    const OsAttr *d = ad_attr_default(c, name);
+    return ad_attr_f_or(c, name, d ? d->def_f : 0.0f);
+}
+
+const char *ad_attr_s(const AdCtx *c, const char *name, char *buf, size_t cap)
+{
+    const OsAttr *d = ad_attr_default(c, name);
+    return ad_attr_s_or(c, name, d ? d->def_s : NULL, buf, cap);
+}
+
+int64_t ad_attr_i_or(const AdCtx *c, const char *name, int64_t dflt)
 {
     const IrAttr *a = ad_attr(c, name);
     return a && a->has_i ? a->i : dflt;
 }
 
-float ad_attr_f(const AdCtx *c, const char *name, float dflt)
+float ad_attr_f_or(const AdCtx *c, const char *name, float dflt)
 {
     const IrAttr *a = ad_attr(c, name);
     return a && a->has_f ? a->f : dflt;
 }
 
-const char *ad_attr_s(const AdCtx *c, const char *name, const char *dflt,
-                      char *buf, size_t cap)
+const char *ad_attr_s_or(const AdCtx *c, const char *name, const char *dflt,
+                         char *buf, size_t cap)
 {
     const IrAttr *a = ad_attr(c, name);
     if (!a || !a->has_s)
@@ -467,7 +493,8 @@ IrValue *ad_const_int(AdCtx *c, int32_t dtype, int64_t v)
 static bool ad_is_int_type(int32_t t)
 {
     switch (t) {
-    case 2: case 3: case 4: case 5: case 6: case 7: case 12: case 13:
+    case IR_UINT8: case IR_INT8: case IR_UINT16: case IR_INT16:
+    case IR_INT32: case IR_INT64: case IR_UINT32: case IR_UINT64:
         return true;
     default:
         return false;
@@ -492,10 +519,11 @@ IrValue *ad_const_fill(AdCtx *c, int32_t t, size_t r, const int64_t *d, int unit
     uint8_t one[8] = {0};
     size_t w;
     switch (t) {
-    case 1: { float f = (float)unit; memcpy(one, &f, 4); w = 4; break; }
-    case 11: { double x = unit; memcpy(one, &x, 8); w = 8; break; }
-    case 10: one[1] = unit ? 0x3c : 0; w = 2; break;                      /* 1.0 = 0x3c00 */
-    case 16: one[1] = unit ? 0x3f : 0; one[0] = unit ? 0x80 : 0; w = 2; break; /* 0x3f80 */
+    case IR_FLOAT: { float f = (float)unit; memcpy(one, &f, 4); w = 4; break; }
+    case IR_DOUBLE: { double x = unit; memcpy(one, &x, 8); w = 8; break; }
+    case IR_FLOAT16: one[1] = unit ? 0x3c : 0; w = 2; break; /* 1.0 = 0x3c00 */
+    case IR_BFLOAT16: /* 1.0 = 0x3f80 */
+        one[1] = unit ? 0x3f : 0; one[0] = unit ? 0x80 : 0; w = 2; break;
     default:
         ad_refuse(c, DG_TYPE, "no constant %d of type %s", unit,
                   ir_dtype_name(t) ? ir_dtype_name(t) : "?");
@@ -512,7 +540,7 @@ IrValue *ad_const_fill(AdCtx *c, int32_t t, size_t r, const int64_t *d, int unit
 IrValue *ad_const_i64s(AdCtx *c, size_t n, const int64_t *v)
 {
     int64_t dim = (int64_t)n;
-    return ad_const_int_tensor(c, 7, 1, &dim, v, n);
+    return ad_const_int_tensor(c, IR_INT64, 1, &dim, v, n);
 }
 
 IrValue *ad_axes_hits(AdCtx *c, IrValue *axes, int r)
@@ -528,7 +556,7 @@ IrValue *ad_axes_hits(AdCtx *c, IrValue *axes, int r)
     free(pos);
     free(neg);
     return ad_cast(c, ad_op2(c, "Or", ad_op2(c, "Equal", col, pv),
-                             ad_op2(c, "Equal", col, nv)), 7);
+                             ad_op2(c, "Equal", col, nv)), IR_INT64);
 }
 
 IrValue *ad_prefix_sums(AdCtx *c, IrValue *v, int n)
@@ -539,7 +567,7 @@ IrValue *ad_prefix_sums(AdCtx *c, IrValue *v, int n)
         for (int m = 0; m < n; m++)
             tri[j * n + m] = m < j;               /* row j adds the entries before j */
     int64_t cnt = (int64_t)n * n;
-    IrValue *tv = ad_const_int_tensor(c, 7, 2, td, tri, (size_t)cnt);
+    IrValue *tv = ad_const_int_tensor(c, IR_INT64, 2, td, tri, (size_t)cnt);
     free(tri);
     return ad_reduce(c, "ReduceSum", ad_op2(c, "Mul", tv, v), 1, &one, false);
 }
@@ -549,19 +577,19 @@ IrValue *ad_const_scalar(AdCtx *c, int32_t dtype, double x)
     uint8_t buf[8];
     size_t len;
     switch (dtype) {
-    case 1: { float f = (float)x; memcpy(buf, &f, 4); len = 4; break; }
-    case 11: memcpy(buf, &x, 8); len = 8; break;
-    case 7: case 6: {
+    case IR_FLOAT: { float f = (float)x; memcpy(buf, &f, 4); len = 4; break; }
+    case IR_DOUBLE: memcpy(buf, &x, 8); len = 8; break;
+    case IR_INT64: case IR_INT32: {
         int64_t v;
-        if (!fc_i64(x, &v) || (dtype == 6 && (v < INT32_MIN || v > INT32_MAX))) {
+        if (!fc_i64(x, &v) || (dtype == IR_INT32 && (v < INT32_MIN || v > INT32_MAX))) {
             ad_refuse(c, DG_ATTRIBUTE, "the constant %g does not fit an %s", x,
-                      dtype == 6 ? "int32" : "int64");
+                      dtype == IR_INT32 ? "int32" : "int64");
             return NULL;
         }
         return ad_const_int(c, dtype, v);
     }
-    case 9: buf[0] = x != 0; len = 1; break;
-    case 10: { /* float16, round to nearest even via float */
+    case IR_BOOL: buf[0] = x != 0; len = 1; break;
+    case IR_FLOAT16: { /* float16, round to nearest even via float */
         float f = (float)x;
         uint32_t u;
         memcpy(&u, &f, 4);
@@ -590,7 +618,7 @@ IrValue *ad_const_scalar(AdCtx *c, int32_t dtype, double x)
         len = 2;
         break;
     }
-    case 16: { /* bfloat16, round to nearest even */
+    case IR_BFLOAT16: { /* bfloat16, round to nearest even */
         float f = (float)x;
         uint32_t u;
         memcpy(&u, &f, 4);

@@ -1,6 +1,7 @@
 /*
- * control.c - adapters of the recurrent layers (RNN, GRU, LSTM), the
- * control-flow ops (If, Loop, Scan) and the sequence and optional ops.
+ * control.c - adapters of the control-flow ops (If, Loop, Scan,
+ * SequenceMap). The recurrent layers are in rnn.c, the sequence and
+ * optional ops in sequence.c.
  *
  * The subgraphs of If, Loop and Scan are converted by the driver itself
  * (each node after the nodes of its subgraphs), so these adapters only
@@ -13,8 +14,6 @@
 #include <string.h>
 
 #include "adapters.h"
-
-enum { AD_INT64_T = 7, AD_BOOL = 9 };
 
 /* ---- helpers ------------------------------------------------------- */
 
@@ -61,21 +60,10 @@ static IrNode *ad_ct_node(AdCtx *c, const char *op, size_t n_in, IrValue *const 
 }
 
 /* A copy of c->n (same op) with other inputs / outputs: ad_ct_node. */
-static IrNode *ad_ct_clone(AdCtx *c, size_t n_in, IrValue *const *in, size_t n_out,
-                           const bool *keep)
+IrNode *ad_ct_clone(AdCtx *c, size_t n_in, IrValue *const *in, size_t n_out,
+                    const bool *keep)
 {
     return ad_ct_node(c, c->n->op_type, n_in, in, n_out, keep);
-}
-
-/* A Transpose of v by perm[0..r), built before c->n. */
-static IrValue *ad_ct_transpose(AdCtx *c, IrValue *v, size_t r, const int64_t *perm)
-{
-    IrValue *in[1] = {v};
-    IrNode *k = ad_node_in(c, c->domain, c->n, "Transpose", 1, in, 1);
-    if (!k)
-        return NULL;
-    ad_set_attr_ints(c, k, "perm", r, perm);
-    return ad_infer(c, k) < 0 ? NULL : k->out[0];
 }
 
 /* Squeeze or Unsqueeze (op) of v on axis 0, in the form of c->build_opset
@@ -84,102 +72,6 @@ static IrValue *ad_ct_axis0(AdCtx *c, const char *op, IrValue *v)
 {
     int64_t zero = 0;
     return ad_axes_op(c, c->n, op, v, 1, &zero);
-}
-
-/* ---- RNN, GRU, LSTM ------------------------------------------------- */
-
-/* RNN/GRU/LSTM 1 -> 7 (GRU 3 -> 7): output_sequence is gone. It only said
- * whether the output Y is required (1) or may be left out (0); Y is the
- * full sequence whenever the node names it, in both versions. */
-static int ad_rnn_drop_outseq(AdCtx *c)
-{
-    ad_drop_attr(c, "output_sequence");
-    return 0;
-}
-
-/* The batch-major inputs of a layout-1 node (X, initial_h, initial_c) and
- * the output perms: inputs swap their first two axes; Y goes from
- * [seq, dirs, batch, hid] to [batch, seq, dirs, hid], Y_h / Y_c from
- * [dirs, batch, hid] to [batch, dirs, hid]. */
-static const int64_t ad_rnn_swap01[3] = {1, 0, 2};
-static const int64_t ad_rnn_y_perm[4] = {2, 0, 1, 3};
-
-/* RNN/GRU/LSTM 14 -> 7: layout is new in 14 (default 0, the only layout of
- * 7). Layout 1 (batch first) is rewritten as layout 0 between Transposes,
- * which move values without changing them. */
-static int ad_rnn_14_7(AdCtx *c)
-{
-    int64_t layout = ad_attr_i(c, "layout", 0);
-    if (layout == 0) {
-        ad_drop_attr(c, "layout");
-        return 0;
-    }
-    if (layout != 1)
-        return ad_refuse(c, "attribute", "layout=%lld is not 0 or 1", (long long)layout);
-    bool lstm = strcmp(c->n->op_type, "LSTM") == 0;
-    size_t n_in = c->n->n_in, n_out = c->n->n_out;
-    IrValue **in = ir_alloc_array(n_in ? n_in : 1, sizeof *in);
-    bool keep[3] = {false, false, false};
-    for (size_t i = 0; i < n_in; i++) {
-        in[i] = c->n->in[i];
-        bool batch_major = i == 0 || i == 5 || (lstm && i == 6);
-        if (in[i] && batch_major && !(in[i] = ad_ct_transpose(c, in[i], 3, ad_rnn_swap01))) {
-            free(in);
-            return -1;
-        }
-    }
-    if (n_out > 3)
-        n_out = 3;
-    for (size_t i = 0; i < n_out; i++)
-        keep[i] = c->n->out[i] != NULL;
-    ad_drop_attr(c, "layout");
-    IrNode *k = ad_ct_clone(c, n_in, in, n_out, keep);
-    free(in);
-    if (!k || ad_infer(c, k) < 0)
-        return -1;
-    for (size_t i = 0; i < n_out; i++) {
-        if (!keep[i])
-            continue;
-        IrValue *t = i == 0 ? ad_ct_transpose(c, k->out[0], 4, ad_rnn_y_perm)
-                            : ad_ct_transpose(c, k->out[i], 3, ad_rnn_swap01);
-        if (!t)
-            return -1;
-        ad_move_output(c, i, t->producer, 0);
-    }
-    ir_node_delete(c->n);
-    return 0;
-}
-
-/* GRU 1 -> 3: 3 adds linear_before_reset (default 0, what 1 computes),
- * fixes the default direction's spelling ("foward" meant forward) and
- * makes Y_h optional. */
-static int ad_gru_1_3(AdCtx *c)
-{
-    char db[32];
-    const char *dir = ad_attr_s(c, "direction", "forward", db, sizeof db);
-    if (strcmp(dir, "foward") == 0)
-        ad_set_attr_s(c, c->n, "direction", "forward");
-    return 0;
-}
-
-/* GRU 3 -> 1: linear_before_reset must be 0; the direction is written out
- * (1's default is spelled "foward"); Y_h, required in 1, is added as an
- * unused output when the node leaves it out. */
-static int ad_gru_3_1(AdCtx *c)
-{
-    if (ad_drop_attr_if(c, "linear_before_reset", 0) < 0)
-        return -1;
-    if (!ad_attr(c, "direction"))
-        ad_set_attr_s(c, c->n, "direction", "forward");
-    if (c->n->n_out >= 2 && c->n->out[1])
-        return 0;
-    bool keep[2] = {c->n->n_out >= 1 && c->n->out[0], true};
-    IrNode *k = ad_ct_clone(c, c->n->n_in, c->n->in, 2, keep);
-    if (!k || ad_infer(c, k) < 0)
-        return -1;
-    ad_move_output(c, 0, k, 0);
-    ir_node_delete(c->n);
-    return 0;
 }
 
 /* ---- If, Loop ------------------------------------------------------- */
@@ -287,7 +179,7 @@ static bool ad_scan8_full_lens(AdCtx *c, size_t first_scan)
 static int ad_scan_8_9(AdCtx *c)
 {
     int64_t b = ad_scan8_batch(c);
-    int64_t m = ad_attr_i(c, "num_scan_inputs", -1);
+    int64_t m = ad_attr_i_or(c, "num_scan_inputs", -1);
     size_t n_vals = c->n->n_in > 0 ? c->n->n_in - 1 : 0;
     if (b != 1)
         return ad_refuse(c, b == 0 ? "shape-unknown" : "semantics",
@@ -418,7 +310,7 @@ static int ad_scan_axes_pos(AdCtx *c, const char *name, const IrValue *const *va
  * scan outputs. */
 static int ad_scan_11_9(AdCtx *c)
 {
-    int64_t m = ad_attr_i(c, "num_scan_inputs", -1);
+    int64_t m = ad_attr_i_or(c, "num_scan_inputs", -1);
     if (m < 0 || (size_t)m > c->n->n_in)
         return ad_refuse(c, "attribute", "bad num_scan_inputs");
     size_t n_state = c->n->n_in - (size_t)m;
@@ -428,49 +320,6 @@ static int ad_scan_11_9(AdCtx *c)
         return -1;
     return ad_scan_axes_pos(c, "scan_output_axes",
                             (const IrValue *const *)c->n->out + n_state, k, 0);
-}
-
-/* ---- optional ops --------------------------------------------------- */
-
-/* Whether v's type is known and not an optional. */
-static bool ad_ct_plain(const IrValue *v)
-{
-    const IrType *t = ad_type(v);
-    return t && (t->kind == IR_TYPE_TENSOR || t->kind == IR_TYPE_SEQUENCE);
-}
-
-/* OptionalGetElement 18 -> 15: 18 also takes a plain tensor or sequence,
- * which it returns unchanged: that is Identity. An optional input stays. */
-static int ad_oge_18_15(AdCtx *c)
-{
-    IrValue *x = ad_in(c, 0);
-    if (!x || !ad_ct_plain(x))
-        return 0;
-    IrValue *in[1] = {x};
-    IrNode *k = ad_node(c, c->n, "Identity", 1, in, 1);
-    if (!k)
-        return -1;
-    ad_replace(c, k);
-    return 0;
-}
-
-/* OptionalHasElement 18 -> 15: 18 makes the input optional (left out:
- * false) and takes plain tensors and sequences (always true); in both
- * cases the answer is a constant. */
-static int ad_ohe_18_15(AdCtx *c)
-{
-    IrValue *x = ad_in(c, 0);
-    if (x && !ad_ct_plain(x))
-        return 0;
-    IrValue *k0 = ad_const_scalar(c, AD_BOOL, x ? 1.0 : 0.0);
-    if (!k0)
-        return -1;
-    IrValue *in[1] = {k0};
-    IrNode *k = ad_node(c, c->n, "Identity", 1, in, 1);
-    if (!k)
-        return -1;
-    ad_replace(c, k);
-    return 0;
 }
 
 /* ---- SequenceMap ---------------------------------------------------- */
@@ -573,8 +422,8 @@ static int ad_smap_body(AdCtx *c, IrGraph *g, const int32_t *odt)
     char *iter = ir_graph_fresh_name(g, "sequence_map_iter");
     char *cond = ir_graph_fresh_name(g, "sequence_map_cond");
     char **acc = ir_alloc_array(k, sizeof *acc), **nxt = ir_alloc_array(k, sizeof *nxt);
-    ir_graph_add_input(g, iter, ir_type_tensor(AD_INT64_T, 0, NULL));
-    ir_graph_add_input(g, cond, ir_type_tensor(AD_BOOL, 0, NULL));
+    ir_graph_add_input(g, iter, ir_type_tensor(IR_INT64, 0, NULL));
+    ir_graph_add_input(g, cond, ir_type_tensor(IR_BOOL, 0, NULL));
     for (size_t i = 0; i < k; i++) {
         acc[i] = ir_graph_fresh_name(g, "sequence_map_acc");
         ir_graph_add_input(g, acc[i], ad_ct_seq_type(odt[i]));
@@ -596,7 +445,7 @@ static int ad_smap_body(AdCtx *c, IrGraph *g, const int32_t *odt)
     const char *cin[1] = {cond};
     IrNode *ck = rc == 0 ? ad_smap_body_node(c, g, NULL, "Identity", 1, cin, cond_out) : NULL;
     if (ck)
-        ir_graph_add_output(g, ck->out[0], ir_type_tensor(AD_BOOL, 0, NULL));
+        ir_graph_add_output(g, ck->out[0], ir_type_tensor(IR_BOOL, 0, NULL));
     for (size_t i = 0; i < k && ck; i++) {
         IrValueInfo *vi = old_out.p[i];
         nxt[i] = ir_graph_fresh_name(g, "sequence_map_acc_out");
@@ -648,7 +497,7 @@ static int ad_smap_17_0(AdCtx *c)
     IrValue *sin[1] = {c->n->in[0]};
     IrNode *len = ad_node(c, c->n, "SequenceLength", 1, sin, 1);
     in[0] = len ? len->out[0] : NULL;
-    in[1] = ad_const_scalar(c, AD_BOOL, 1.0);
+    in[1] = ad_const_scalar(c, IR_BOOL, 1.0);
     int rc = in[0] && in[1] ? 0 : -1;
     for (size_t i = 0; i < k && rc == 0; i++) {
         IrNode *e = ad_node_in(c, c->domain, c->n, "SequenceEmpty", 0, NULL, 1);
@@ -693,15 +542,15 @@ static int ad_scan0_body(AdCtx *c, IrGraph *g, size_t n_state, size_t m,
     char *cond_out = ir_graph_fresh_name(g, "scan_cond_out");
     char *ridx = NULL, *last = NULL;
     int rc = 0;
-    ir_graph_add_input(g, iter, ir_type_tensor(AD_INT64_T, 0, NULL));
-    ir_graph_add_input(g, cond, ir_type_tensor(AD_BOOL, 0, NULL));
+    ir_graph_add_input(g, iter, ir_type_tensor(IR_INT64, 0, NULL));
+    ir_graph_add_input(g, cond, ir_type_tensor(IR_BOOL, 0, NULL));
     for (size_t i = 0; i < n_state; i++)
         ir_ptrlist_push(&g->inputs, old_in.p[i]);
     IrNode *first = g->first;
     for (size_t j = 0; j < m && rc == 0; j++) {
         if (rev[j] && !ridx) {
             /* len - 1 - iter, once */
-            IrValue *one = ad_const_scalar(c, AD_INT64_T, 1.0);
+            IrValue *one = ad_const_scalar(c, IR_INT64, 1.0);
             last = ir_graph_fresh_name(g, "scan_last");
             ridx = ir_graph_fresh_name(g, "scan_rev_index");
             const char *a[2] = {len->name, one ? one->name : ""};
@@ -723,7 +572,7 @@ static int ad_scan0_body(AdCtx *c, IrGraph *g, size_t n_state, size_t m,
     if (ck) {
         IrValueInfo *vi = ir_alloc(sizeof *vi);
         vi->value = ck->out[0];
-        vi->type = ir_type_tensor(AD_BOOL, 0, NULL);
+        vi->type = ir_type_tensor(IR_BOOL, 0, NULL);
         ck->out[0]->n_infos++;
         ir_ptrlist_push(&g->outputs, NULL);
         memmove(g->outputs.p + 1, g->outputs.p, (g->outputs.n - 1) * sizeof *g->outputs.p);
@@ -751,7 +600,7 @@ static int ad_scan0_body(AdCtx *c, IrGraph *g, size_t n_state, size_t m,
 static int ad_scan_8_0(AdCtx *c)
 {
     int64_t b = ad_scan8_batch(c);
-    int64_t m = ad_attr_i(c, "num_scan_inputs", -1);
+    int64_t m = ad_attr_i_or(c, "num_scan_inputs", -1);
     size_t n_vals = c->n->n_in > 0 ? c->n->n_in - 1 : 0;
     IrAttr *ba = ad_attr(c, "body"), *d = ad_attr(c, "directions");
     IrGraph *g = ba ? ba->g : NULL;
@@ -788,12 +637,12 @@ static int ad_scan_8_0(AdCtx *c)
     if (rc == 0) {
         IrValue *sin[1] = {sq[2 + n_state]};
         IrNode *shape = ad_node(c, c->n, "Shape", 1, sin, 1);
-        IrValue *zero = ad_const_scalar(c, AD_INT64_T, 0.0);
+        IrValue *zero = ad_const_scalar(c, IR_INT64, 0.0);
         IrValue *gin[2] = {shape ? shape->out[0] : NULL, zero};
         IrNode *gl = shape && zero ? ad_node(c, c->n, "Gather", 2, gin, 1) : NULL;
         len = gl ? gl->out[0] : NULL;
         sq[0] = len;
-        sq[1] = ad_const_scalar(c, AD_BOOL, 1.0);
+        sq[1] = ad_const_scalar(c, IR_BOOL, 1.0);
         rc = len && sq[1] ? ad_scan0_body(c, g, n_state, (size_t)m, sq + 2 + n_state,
                                          rev, len)
                           : -1;
@@ -824,24 +673,6 @@ static int ad_scan_8_0(AdCtx *c)
 }
 
 static const AdEntry ad_control[] = {
-    /* recurrent layers */
-    AD_UP("RNN", 1, 7, AD_ATTRS, ad_rnn_drop_outseq),
-    AD_DOWN("RNN", 1, 7, AD_ATTRS, ad_nothing),
-    AD_UP("RNN", 7, 14, AD_ATTRS, ad_nothing),
-    AD_DOWN("RNN", 7, 14, AD_SEMANTIC, ad_rnn_14_7),
-    AD_BOTH("RNN", 14, 22),
-    AD_UP("LSTM", 1, 7, AD_ATTRS, ad_rnn_drop_outseq),
-    AD_DOWN("LSTM", 1, 7, AD_ATTRS, ad_nothing),
-    AD_UP("LSTM", 7, 14, AD_ATTRS, ad_nothing),
-    AD_DOWN("LSTM", 7, 14, AD_SEMANTIC, ad_rnn_14_7),
-    AD_BOTH("LSTM", 14, 22),
-    AD_UP("GRU", 1, 3, AD_ATTRS, ad_gru_1_3),
-    AD_DOWN("GRU", 1, 3, AD_ATTRS, ad_gru_3_1),
-    AD_UP("GRU", 3, 7, AD_ATTRS, ad_rnn_drop_outseq),
-    AD_DOWN("GRU", 3, 7, AD_ATTRS, ad_nothing),
-    AD_UP("GRU", 7, 14, AD_ATTRS, ad_nothing),
-    AD_DOWN("GRU", 7, 14, AD_SEMANTIC, ad_rnn_14_7),
-    AD_BOTH("GRU", 14, 22),
     /* If */
     {"", "If", 1, 11, AD_COMPATIBLE, NULL},
     AD_DOWN("If", 1, 11, AD_SEMANTIC, ad_if_11_1),
@@ -874,13 +705,8 @@ static const AdEntry ad_control[] = {
     AD_BOTH("Scan", 21, 23),
     AD_BOTH("Scan", 23, 24),
     AD_BOTH("Scan", 24, 25),
-    /* sequences and optionals */
-    AD_BOTH("SplitToSequence", 11, 24),
+    /* SequenceMap */
     AD_GONE("SequenceMap", 17, AD_EXPAND, ad_smap_17_0),
-    {"", "OptionalGetElement", 15, 18, AD_COMPATIBLE, NULL},
-    AD_DOWN("OptionalGetElement", 15, 18, AD_RENAME, ad_oge_18_15),
-    {"", "OptionalHasElement", 15, 18, AD_ATTRS, ad_nothing},
-    AD_DOWN("OptionalHasElement", 15, 18, AD_SEMANTIC, ad_ohe_18_15),
 };
 
 const AdFamily ad_family_control = {"control", ad_control,

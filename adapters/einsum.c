@@ -101,7 +101,7 @@ static char *ad_ein_equation(AdCtx *c)
 {
     IrAttr *a = ad_attr(c, "equation");
     char buf[1024];
-    const char *eq = a ? ad_attr_s(c, "equation", NULL, buf, sizeof buf) : NULL;
+    const char *eq = a ? ad_attr_s(c, "equation", buf, sizeof buf) : NULL;
     if (!eq || strlen(eq) + 1 >= sizeof buf)
         return NULL;
     char *s = ir_strdup(eq);
@@ -255,7 +255,7 @@ static IrValue *ad_ein_reshape(AdCtx *c, IrValue *x, int r, const int64_t *d)
     int64_t nr = r;
     if (!x || c->reason)
         return NULL;
-    return ad_op2(c, "Reshape", x, ad_const_int_tensor(c, 7, 1, &nr, d, (size_t)r));
+    return ad_op2(c, "Reshape", x, ad_const_int_tensor(c, IR_INT64, 1, &nr, d, (size_t)r));
 }
 
 /* A node of op with attribute axis (Gather, Concat) before c->n. */
@@ -281,22 +281,22 @@ static IrValue *ad_ein_diagonal_dyn(AdCtx *c, IrValue *x, int r)
     for (int i = 0; i < r - 2; i++)
         head[i] = i;
     IrValue *s = ad_op1(c, "Shape", x);
-    IrValue *in2[2] = {s, ad_const_int_tensor(c, 7, 0, NULL, &last, 1)};
+    IrValue *in2[2] = {s, ad_const_int_tensor(c, IR_INT64, 0, NULL, &last, 1)};
     IrValue *n = ad_ein_axis_op(c, "Gather", 2, in2, 0);            /* scalar */
     IrValue *nn = ad_axes_op(c, c->n, "Unsqueeze", ad_op2(c, "Mul", n, n), 1,
                              (const int64_t[]){0});
     IrValue *shape = nn;
     if (r > 2) {
         int64_t nh = r - 2;
-        in2[1] = ad_const_int_tensor(c, 7, 1, &nh, head, (size_t)nh);
+        in2[1] = ad_const_int_tensor(c, IR_INT64, 1, &nh, head, (size_t)nh);
         IrValue *cat[2] = {ad_ein_axis_op(c, "Gather", 2, in2, 0), nn};
         shape = ad_ein_axis_op(c, "Concat", 2, cat, 0);
     }
     IrValue *flat = ad_op2(c, "Reshape", x, shape);
-    IrValue *rin[3] = {ad_const_int(c, 7, 0), n, ad_const_int(c, 7, 1)};
+    IrValue *rin[3] = {ad_const_int(c, IR_INT64, 0), n, ad_const_int(c, IR_INT64, 1)};
     IrNode *k = rin[0] && n && rin[2] && !c->reason ? ad_node(c, c->n, "Range", 3, rin, 1)
                                                     : NULL;
-    IrValue *step = ad_op2(c, "Add", n, ad_const_int(c, 7, 1));
+    IrValue *step = ad_op2(c, "Add", n, ad_const_int(c, IR_INT64, 1));
     IrValue *gin[2] = {flat, k ? ad_op2(c, "Mul", k->out[0], step) : NULL};
     return ad_ein_axis_op(c, "Gather", 2, gin, r - 2);
 }
@@ -333,7 +333,7 @@ static int ad_ein_diagonal(AdCtx *c, AdEinT *t, int p, int q)
     for (int64_t j = 0; j < n; j++)
         idx[j] = j * (n + 1);
     IrValue *flat = ad_ein_reshape(c, t->v, t->r - 1, shape);
-    IrValue *iv = flat ? ad_const_int_tensor(c, 7, 1, &n, idx, (size_t)n) : NULL;
+    IrValue *iv = flat ? ad_const_int_tensor(c, IR_INT64, 1, &n, idx, (size_t)n) : NULL;
     free(idx);
     IrValue *in[2] = {flat, iv};
     IrNode *g = iv ? ad_node_in(c, c->domain, c->n, "Gather", 2, in, 1) : NULL;

@@ -1,7 +1,8 @@
 /*
  * elementwise.c - adapters of the elementwise math, logic and comparison
  * ops: Abs ... Xor, Clip, Where, the trigonometric and hyperbolic
- * functions, the bitwise ops, CumSum/CumProd, Det (Einsum: einsum.c).
+ * functions, the bitwise ops, Cast, CastLike, Identity (Einsum: einsum.c;
+ * CumSum/CumProd, Det: reduce.c).
  *
  * The version changes of this family are of four kinds:
  *  - type lists grow (most changes): compatible entries, the driver
@@ -29,14 +30,6 @@
 #include <string.h>
 
 #include "adapters.h"
-
-/* TensorProto.DataType codes used here. */
-enum {
-    AD_T_FLOAT = 1, AD_T_UINT8 = 2, AD_T_INT8 = 3, AD_T_UINT16 = 4,
-    AD_T_INT16 = 5, AD_T_INT32 = 6, AD_T_INT64 = 7, AD_T_BOOL = 9,
-    AD_T_FLOAT16 = 10, AD_T_DOUBLE = 11, AD_T_UINT32 = 12, AD_T_UINT64 = 13,
-    AD_T_BFLOAT16 = 16
-};
 
 /* ---- small helpers ---------------------------------------------------- */
 
@@ -84,17 +77,17 @@ static bool ad_shape_known(const IrShape *s)
 
 static bool ad_is_float(int32_t t)
 {
-    return t == AD_T_FLOAT || t == AD_T_DOUBLE || t == AD_T_FLOAT16;
+    return t == IR_FLOAT || t == IR_DOUBLE || t == IR_FLOAT16;
 }
 
 static bool ad_is_unsigned(int32_t t)
 {
-    return t == AD_T_UINT8 || t == AD_T_UINT16 || t == AD_T_UINT32 || t == AD_T_UINT64;
+    return t == IR_UINT8 || t == IR_UINT16 || t == IR_UINT32 || t == IR_UINT64;
 }
 
 static bool ad_is_signed_int(int32_t t)
 {
-    return t == AD_T_INT8 || t == AD_T_INT16 || t == AD_T_INT32 || t == AD_T_INT64;
+    return t == IR_INT8 || t == IR_INT16 || t == IR_INT32 || t == IR_INT64;
 }
 
 static bool ad_is_int(int32_t t)
@@ -116,7 +109,7 @@ static bool ad_has_type(const AdCtx *c, const char *op, int32_t t)
 
 /* Refuses (key "type") unless `op` at c->build_opset takes element type
  * t for its first input; 0 when it does. */
-static int ad_need_type(AdCtx *c, const char *op, int32_t t)
+int ad_need_type(AdCtx *c, const char *op, int32_t t)
 {
     if (ad_has_type(c, op, t))
         return 0;
@@ -150,14 +143,11 @@ static IrValue *ad_const_bits(AdCtx *c, int32_t dtype, uint64_t bits)
 
 /* ---- building blocks of the exact rewrites ---------------------------- */
 
-#define AD_MAX_RANK 16
 /* Largest output (elements) the index-table select builds constants for. */
 #define AD_SELECT_CAP (INT64_C(1) << 20)
-/* Longest axis CumSum/CumProd are unrolled along. */
-#define AD_SCAN_CAP 4096
 
 /* The dims of v when every one is a known number; false otherwise. */
-static bool ad_static_dims(const IrValue *v, int64_t *d, size_t *r)
+bool ad_static_dims(const IrValue *v, int64_t *d, size_t *r)
 {
     const IrShape *s = ad_shape(v);
     if (!ad_shape_known(s) || s->rank > AD_MAX_RANK)
@@ -172,7 +162,7 @@ static bool ad_static_dims(const IrValue *v, int64_t *d, size_t *r)
 }
 
 /* The number of elements of dims d, or -1 beyond AD_SELECT_CAP. */
-static int64_t ad_numel(const int64_t *d, size_t r)
+int64_t ad_numel(const int64_t *d, size_t r)
 {
     int64_t n = 1;
     for (size_t i = 0; i < r; i++) {
@@ -240,11 +230,11 @@ static IrValue *ad_reshape(AdCtx *c, IrValue *x, size_t r, const int64_t *d)
         ad_refuse(c, "internal", "Reshape takes its shape as an input from opset 5");
         return NULL;
     }
-    return ad_op2(c, "Reshape", x, ad_const_int_tensor(c, AD_T_INT64, 1, &nr, d, r));
+    return ad_op2(c, "Reshape", x, ad_const_int_tensor(c, IR_INT64, 1, &nr, d, r));
 }
 
 /* Gather of x at indices idx along axis. */
-static IrValue *ad_gather(AdCtx *c, IrValue *x, IrValue *idx, int64_t axis)
+IrValue *ad_gather(AdCtx *c, IrValue *x, IrValue *idx, int64_t axis)
 {
     IrValue *in[2] = {x, idx};
     if (!x || !idx || c->reason)
@@ -257,7 +247,7 @@ static IrValue *ad_gather(AdCtx *c, IrValue *x, IrValue *idx, int64_t axis)
 }
 
 /* Concat of in[0..n) along axis. */
-static IrValue *ad_concat(AdCtx *c, IrValue *const *in, size_t n, int64_t axis)
+IrValue *ad_concat(AdCtx *c, IrValue *const *in, size_t n, int64_t axis)
 {
     for (size_t i = 0; i < n; i++)
         if (!in[i])
@@ -272,7 +262,7 @@ static IrValue *ad_concat(AdCtx *c, IrValue *const *in, size_t n, int64_t axis)
 }
 
 /* Replaces c->n by the node computing v (built last); -1 when v is NULL. */
-static int ad_finish(AdCtx *c, IrValue *v)
+int ad_finish(AdCtx *c, IrValue *v)
 {
     if (!v || !v->producer) {
         if (!c->reason)
@@ -312,7 +302,7 @@ static int ad_drop_consumed(AdCtx *c)
 static int ad_bcast_up(AdCtx *c)
 {
     IrValue *a = ad_in(c, 0), *b = ad_in(c, 1);
-    bool on = ad_attr_i(c, "broadcast", 0) != 0;
+    bool on = ad_attr_i(c, "broadcast") != 0;
     int ra = ad_rank(a), rb = ad_rank(b);
     if (on && ra >= 0 && rb > ra)
         return ad_refuse(c, "semantics",
@@ -320,7 +310,7 @@ static int ad_bcast_up(AdCtx *c)
                          "broadcasting does not define", rb, ra,
                          (long long)c->from_opset);
     if (on && ad_attr(c, "axis")) {
-        int64_t axis = ad_attr_i(c, "axis", 0);
+        int64_t axis = ad_attr_i(c, "axis");
         const IrShape *sb = ad_shape(b);
         bool one = sb != NULL;
         for (size_t i = 0; sb && i < sb->rank; i++)
@@ -580,13 +570,13 @@ static int ad_pow_const_exp(AdCtx *c)
     const IrTensor *ct = ad_const(e);
     int64_t *v;
     size_t n;
-    bool fits = (ta == AD_T_FLOAT || ta == AD_T_DOUBLE) &&
+    bool fits = (ta == IR_FLOAT || ta == IR_DOUBLE) &&
                 (ad_is_signed_int(tb) || ad_is_unsigned(tb)) && ct &&
                 ad_const_ints(e, &v, &n);
     if (!fits)
         return 1;
-    int64_t lim = ta == AD_T_FLOAT ? INT64_C(1) << 24 : INT64_C(1) << 53;
-    size_t w = ta == AD_T_FLOAT ? 4 : 8;
+    int64_t lim = ta == IR_FLOAT ? INT64_C(1) << 24 : INT64_C(1) << 53;
+    size_t w = ta == IR_FLOAT ? 4 : 8;
     uint8_t *raw = ir_alloc_array(n ? n * w : 1, 1);
     for (size_t i = 0; i < n && fits; i++) {
         fits = v[i] >= -lim && v[i] <= lim;
@@ -637,12 +627,12 @@ static int ad_pow_down(AdCtx *c)
         return ad_refuse(c, "type", "Pow-7 takes floating types only; %s to the power "
                          "%s has no exact floating form (integer powers wrap on "
                          "overflow)", ir_dtype_name(ta), ir_dtype_name(tb));
-    if ((ta == AD_T_FLOAT || ta == AD_T_DOUBLE) && ad_is_int(tb) && ad_const(e)) {
+    if ((ta == IR_FLOAT || ta == IR_DOUBLE) && ad_is_int(tb) && ad_const(e)) {
         int r = ad_pow_const_exp(c);
         if (r <= 0)
             return r;
     }
-    return ad_widen(c, ta, AD_T_DOUBLE, 3u, 1u);
+    return ad_widen(c, ta, IR_DOUBLE, 3u, 1u);
 }
 
 /* ---- Add Sub Mul Div (13 <-> 14) ---------------------------------------- */
@@ -660,10 +650,10 @@ static int ad_pow_down(AdCtx *c)
 static int ad_arith_down(AdCtx *c)
 {
     int32_t t = ad_elem(ad_in(c, 0));
-    if (t == AD_T_UINT8 || t == AD_T_UINT16)
-        return ad_widen(c, t, AD_T_UINT32, 3u, 1u);
-    if (t == AD_T_INT8 || t == AD_T_INT16)
-        return ad_widen(c, t, AD_T_INT32, 3u, 1u);
+    if (t == IR_UINT8 || t == IR_UINT16)
+        return ad_widen(c, t, IR_UINT32, 3u, 1u);
+    if (t == IR_INT8 || t == IR_INT16)
+        return ad_widen(c, t, IR_INT32, 3u, 1u);
     return 0;
 }
 
@@ -708,8 +698,7 @@ static int ad_clip_6_11(AdCtx *c)
                          "Clip-11's bounds must have the input's type (unknown here)");
     static const char *const names[2] = {"min", "max"};
     for (size_t i = 0; i < 2; i++) {
-        float dflt = i == 0 ? -3.402823e+38f : 3.402823e+38f;
-        IrValue *v = ad_const_scalar(c, t, (double)ad_attr_f(c, names[i], dflt));
+        IrValue *v = ad_const_scalar(c, t, (double)ad_attr_f(c, names[i]));
         if (!v)
             return -1;
         ad_set_input(c, i + 1, v);
@@ -804,7 +793,7 @@ static int ad_clip_12_11(AdCtx *c)
     if (!ad_is_int(t))
         return 0;
     if (ir_dtype_bits(t) <= 32)
-        return ad_widen(c, t, ir_dtype_bits(t) <= 16 ? AD_T_FLOAT : AD_T_DOUBLE, 7u, 1u);
+        return ad_widen(c, t, ir_dtype_bits(t) <= 16 ? IR_FLOAT : IR_DOUBLE, 7u, 1u);
     c->build_opset = 12;
     return ad_clip_minmax(c);
 }
@@ -820,8 +809,8 @@ static void ad_split64(AdCtx *c, IrValue *v, int32_t t, IrValue **hi, IrValue **
 {
     IrValue *k = ad_const_int(c, t, INT64_C(1) << 32);
     IrValue *h = ad_op2(c, "Div", v, k);
-    *lo = ad_cast(c, ad_op2(c, "Sub", v, ad_op2(c, "Mul", h, k)), AD_T_DOUBLE);
-    *hi = ad_cast(c, h, AD_T_DOUBLE);
+    *lo = ad_cast(c, ad_op2(c, "Sub", v, ad_op2(c, "Mul", h, k)), IR_DOUBLE);
+    *hi = ad_cast(c, h, IR_DOUBLE);
 }
 
 /* a < b for integers a, b of type t with Less on doubles only (Less and
@@ -832,7 +821,7 @@ static void ad_split64(AdCtx *c, IrValue *v, int32_t t, IrValue **hi, IrValue **
 static IrValue *ad_int_less(AdCtx *c, IrValue *a, IrValue *b, int32_t t)
 {
     if (ir_dtype_bits(t) <= 32)
-        return ad_op2(c, "Less", ad_cast(c, a, AD_T_DOUBLE), ad_cast(c, b, AD_T_DOUBLE));
+        return ad_op2(c, "Less", ad_cast(c, a, IR_DOUBLE), ad_cast(c, b, IR_DOUBLE));
     IrValue *ha, *la, *hb, *lb;
     ad_split64(c, a, t, &ha, &la);
     ad_split64(c, b, t, &hb, &lb);
@@ -871,16 +860,16 @@ static int ad_greater_down(AdCtx *c)
  * (ad_split64; the halves are cast to int64, exactly). */
 static IrValue *ad_int_equal(AdCtx *c, IrValue *a, IrValue *b, int32_t t)
 {
-    if (t == AD_T_UINT64) {
+    if (t == IR_UINT64) {
         IrValue *ha, *la, *hb, *lb;
         ad_split64(c, a, t, &ha, &la);
         ad_split64(c, b, t, &hb, &lb);
-        return ad_op2(c, "And", ad_op2(c, "Equal", ad_cast(c, ha, AD_T_INT64),
-                                       ad_cast(c, hb, AD_T_INT64)),
-                      ad_op2(c, "Equal", ad_cast(c, la, AD_T_INT64),
-                             ad_cast(c, lb, AD_T_INT64)));
+        return ad_op2(c, "And", ad_op2(c, "Equal", ad_cast(c, ha, IR_INT64),
+                                       ad_cast(c, hb, IR_INT64)),
+                      ad_op2(c, "Equal", ad_cast(c, la, IR_INT64),
+                             ad_cast(c, lb, IR_INT64)));
     }
-    int32_t w = t == AD_T_UINT32 ? AD_T_INT64 : AD_T_INT32;
+    int32_t w = t == IR_UINT32 ? IR_INT64 : IR_INT32;
     return ad_op2(c, "Equal", ad_cast(c, a, w), ad_cast(c, b, w));
 }
 
@@ -916,7 +905,7 @@ static int ad_minmax_down(AdCtx *c, bool is_max)
     IrValue **in = ir_alloc_array(n, sizeof *in);
     bool ok = true;
     for (size_t i = 0; i < n; i++)
-        ok = ok && (in[i] = ad_cast(c, ad_in(c, i), AD_T_DOUBLE)) != NULL;
+        ok = ok && (in[i] = ad_cast(c, ad_in(c, i), IR_DOUBLE)) != NULL;
     IrNode *k = ok ? ad_node(c, c->n, is_max ? "Max" : "Min", n, in, 1) : NULL;
     free(in);
     return ad_finish(c, k ? ad_cast(c, k->out[0], t) : NULL);
@@ -994,7 +983,7 @@ static int ad_le_gone(AdCtx *c)
 /* The largest finite value of a floating type. */
 static double ad_max_finite(int32_t t)
 {
-    return t == AD_T_DOUBLE ? DBL_MAX : t == AD_T_FLOAT16 ? 65504.0 : (double)FLT_MAX;
+    return t == IR_DOUBLE ? DBL_MAX : t == IR_FLOAT16 ? 65504.0 : (double)FLT_MAX;
 }
 
 /* IsInf (10): x is +inf exactly when x > the largest finite value of its
@@ -1008,8 +997,8 @@ static int ad_isinf_gone(AdCtx *c)
     if (!ad_is_float(t))
         return ad_refuse(c, t ? "type" : "type-unknown",
                          "IsInf's expansion needs a known floating input type");
-    bool pos = ad_attr_i(c, "detect_positive", 1) != 0;
-    bool neg = ad_attr_i(c, "detect_negative", 1) != 0;
+    bool pos = ad_attr_i(c, "detect_positive") != 0;
+    bool neg = ad_attr_i(c, "detect_negative") != 0;
     double m = ad_max_finite(t);
     IrValue *p = NULL, *q = NULL;
     if (pos)
@@ -1038,9 +1027,9 @@ static int ad_isinf_gone(AdCtx *c)
 static int ad_isinf_down(AdCtx *c)
 {
     int32_t t = ad_elem(ad_in(c, 0));
-    if (t != AD_T_FLOAT16 && t != AD_T_BFLOAT16)
+    if (t != IR_FLOAT16 && t != IR_BFLOAT16)
         return 0;
-    return ad_widen(c, t, AD_T_FLOAT, 1u, 0u);
+    return ad_widen(c, t, IR_FLOAT, 1u, 0u);
 }
 
 /* BitwiseNot (18): for an unsigned type ~x = MAX - x, for a signed one
@@ -1075,13 +1064,13 @@ static int ad_bitcast_gone(AdCtx *c)
 {
     IrValue *x = ad_in(c, 0);
     int32_t t = ad_elem(x);
-    int64_t to = ad_attr_i(c, "to", 0);
+    int64_t to = ad_attr_i(c, "to");
     if (!t)
         return ad_refuse(c, "type-unknown", "BitCast's input type is unknown");
     IrNode *k;
     if (to == t) {
         k = ad_node(c, c->n, "Identity", 1, &x, 1);
-    } else if ((t == AD_T_BOOL && (to == AD_T_UINT8 || to == AD_T_INT8)) ||
+    } else if ((t == IR_BOOL && (to == IR_UINT8 || to == IR_INT8)) ||
                (ad_is_int(t) && ad_is_int((int32_t)to) &&
                 ir_dtype_bits(t) == ir_dtype_bits((int32_t)to))) {
         IrValue *y = ad_cast(c, x, (int32_t)to);
@@ -1112,14 +1101,14 @@ static int ad_bitshift_runtime(AdCtx *c, IrValue *x, IrValue *n, int32_t t, bool
 {
     int bits = ir_dtype_bits(t);
     bool wide = bits == 64;
-    IrValue *nf = ad_cast(c, n, AD_T_FLOAT);
-    IrValue *k = ad_op2(c, "Min", nf, ad_const_scalar(c, AD_T_FLOAT, wide ? 63 : bits));
-    IrValue *p = ad_cast(c, ad_op2(c, "Pow", ad_const_scalar(c, AD_T_FLOAT, 2.0), k),
-                         AD_T_UINT64);
-    IrValue *y = ad_op2(c, left ? "Mul" : "Div", ad_cast(c, x, AD_T_UINT64), p);
+    IrValue *nf = ad_cast(c, n, IR_FLOAT);
+    IrValue *k = ad_op2(c, "Min", nf, ad_const_scalar(c, IR_FLOAT, wide ? 63 : bits));
+    IrValue *p = ad_cast(c, ad_op2(c, "Pow", ad_const_scalar(c, IR_FLOAT, 2.0), k),
+                         IR_UINT64);
+    IrValue *y = ad_op2(c, left ? "Mul" : "Div", ad_cast(c, x, IR_UINT64), p);
     if (wide) {
-        IrValue *in = ad_op2(c, "Less", nf, ad_const_scalar(c, AD_T_FLOAT, 64));
-        y = ad_op2(c, "Mul", y, ad_cast(c, in, AD_T_UINT64));
+        IrValue *in = ad_op2(c, "Less", nf, ad_const_scalar(c, IR_FLOAT, 64));
+        y = ad_op2(c, "Mul", y, ad_cast(c, in, IR_UINT64));
     }
     return ad_finish(c, ad_cast(c, y, t));
 }
@@ -1135,7 +1124,7 @@ static int ad_bitshift_gone(AdCtx *c)
     IrValue *x = ad_in(c, 0), *y = ad_in(c, 1);
     int32_t t = ad_elem(x);
     char buf[16];
-    const char *dir = ad_attr_s(c, "direction", "", buf, sizeof buf);
+    const char *dir = ad_attr_s_or(c, "direction", "", buf, sizeof buf);
     bool left = strcmp(dir, "LEFT") == 0;
     if (!left && strcmp(dir, "RIGHT") != 0)
         return ad_refuse(c, "attribute", "direction '%s' is not LEFT or RIGHT", dir);
@@ -1189,8 +1178,8 @@ static IrValue *ad_cmod(AdCtx *c, IrValue *a, IrValue *b, int32_t t)
  * and zero-ness for every integer (Less takes integers from opset 9 only). */
 static IrValue *ad_negative(AdCtx *c, IrValue *x)
 {
-    return ad_op2(c, "Less", ad_cast(c, x, AD_T_DOUBLE),
-                  ad_const_scalar(c, AD_T_DOUBLE, 0));
+    return ad_op2(c, "Less", ad_cast(c, x, IR_DOUBLE),
+                  ad_const_scalar(c, IR_DOUBLE, 0));
 }
 
 /* Python's remainder from the C one: r + b where r != 0 and r, b differ
@@ -1221,8 +1210,8 @@ static int ad_mod_gone(AdCtx *c)
     if (!ad_is_unsigned(t) && !ad_is_signed_int(t))
         return ad_refuse(c, "semantics", "Mod of %s has no exact older form "
                          "(a - b*trunc(a/b) rounds)", ir_dtype_name(t));
-    int32_t w = t == AD_T_INT8 || t == AD_T_INT16 ? AD_T_INT32
-              : t == AD_T_UINT8 || t == AD_T_UINT16 ? AD_T_UINT32 : t;
+    int32_t w = t == IR_INT8 || t == IR_INT16 ? IR_INT32
+              : t == IR_UINT8 || t == IR_UINT16 ? IR_UINT32 : t;
     if (ad_need_type(c, "Div", w) < 0)
         return -1;
     IrValue *aw = ad_cast(c, a, w), *bw = ad_cast(c, b, w), *r;
@@ -1230,7 +1219,7 @@ static int ad_mod_gone(AdCtx *c)
         r = ad_op2(c, "Sub", aw, ad_op2(c, "Mul", bw, ad_op2(c, "Div", aw, bw)));
     } else {
         r = ad_cmod(c, aw, bw, w);
-        if (ad_attr_i(c, "fmod", 0) == 0)
+        if (ad_attr_i(c, "fmod") == 0)
             r = ad_pymod(c, r, bw, w);
     }
     return ad_finish(c, ad_cast(c, r, t));
@@ -1278,14 +1267,14 @@ static int ad_where_select(AdCtx *c)
         delta[p] = ix[p] - base[p];
     }
     IrValue *tab[2] = {ad_flat(c, in[1], r[1], n[1]), ad_flat(c, in[2], r[2], n[2])};
-    IrValue *cv = ad_flat(c, ad_cast(c, in[0], AD_T_INT32), r[0], n[0]);
+    IrValue *cv = ad_flat(c, ad_cast(c, in[0], IR_INT32), r[0], n[0]);
     bool same = r[0] == ro && !memcmp(d[0], od, ro * sizeof *od);
     if (!same) {
         ad_bcast_map(od, ro, no, d[0], r[0], ix);
-        cv = ad_gather(c, cv, ad_const_int_tensor(c, AD_T_INT32, 1, &no, ix, (size_t)no), 0);
+        cv = ad_gather(c, cv, ad_const_int_tensor(c, IR_INT32, 1, &no, ix, (size_t)no), 0);
     }
-    IrValue *bv = ad_const_int_tensor(c, AD_T_INT32, 1, &no, base, (size_t)no);
-    IrValue *dv = ad_const_int_tensor(c, AD_T_INT32, 1, &no, delta, (size_t)no);
+    IrValue *bv = ad_const_int_tensor(c, IR_INT32, 1, &no, base, (size_t)no);
+    IrValue *dv = ad_const_int_tensor(c, IR_INT32, 1, &no, delta, (size_t)no);
     free(map);
     IrValue *idx = ad_op2(c, "Add", bv, ad_op2(c, "Mul", cv, dv));
     IrValue *z = ad_gather(c, ad_concat(c, tab, 2, 0), idx, 0);
@@ -1306,7 +1295,7 @@ static int ad_where_gone(AdCtx *c)
     if (!t)
         return ad_refuse(c, "type-unknown", "Where's value type is unknown");
     bool is_int = (ad_is_unsigned(t) || ad_is_signed_int(t)) && ad_has_type(c, "Mul", t);
-    if (t != AD_T_BOOL && !is_int)
+    if (t != IR_BOOL && !is_int)
         return ad_where_select(c);
     IrValue *nc = ad_op1(c, "Not", cond);
     IrValue *in[2];
@@ -1431,7 +1420,7 @@ static int ad_sign_gone(AdCtx *c)
             return -1;
         k = ad_node(c, c->n, "Add", 2, in, 1);
     } else if (ad_is_unsigned(t) || ad_is_signed_int(t)) {
-        IrValue *y = ad_cast(c, ad_clip(c, ad_cast(c, x, AD_T_FLOAT), AD_T_FLOAT, -1, 1), t);
+        IrValue *y = ad_cast(c, ad_clip(c, ad_cast(c, x, IR_FLOAT), IR_FLOAT, -1, 1), t);
         k = y ? y->producer : NULL;
     } else {
         return ad_refuse(c, t ? "type" : "type-unknown",
@@ -1441,156 +1430,6 @@ static int ad_sign_gone(AdCtx *c)
         return -1;
     ad_replace(c, k);
     return 0;
-}
-
-/* ---- CumSum (11) and CumProd (26) below their first version ----------- */
-
-/* Slice j of x along axis, keeping the axis (length 1). */
-static IrValue *ad_scan_slice(AdCtx *c, IrValue *x, int64_t j, int64_t axis)
-{
-    int64_t one = 1;
-    return ad_gather(c, x, ad_const_int_tensor(c, AD_T_INT64, 1, &one, &j, 1), axis);
-}
-
-/* The tensor of 0 (CumSum) or 1 (CumProd) an exclusive scan starts with,
- * shaped like one slice of x along the axis: a constant when x's shape
- * is static, else the scalar expanded to the shape of slice s (built
- * from slice j when s is NULL; Expand copies). */
-static IrValue *ad_scan_unit(AdCtx *c, IrValue *x, IrValue *s, int64_t j,
-                             int64_t axis, int unit)
-{
-    int32_t t = ad_elem(x);
-    int64_t d[AD_MAX_RANK];
-    size_t r;
-    if (ad_static_dims(x, d, &r)) {
-        d[axis] = 1;
-        if (ad_numel(d, r) >= 0)
-            return ad_const_fill(c, t, r, d, unit);
-    }
-    if (!s)
-        s = ad_scan_slice(c, x, j, axis);
-    return ad_op2(c, "Expand", ad_const_fill(c, t, 0, NULL, unit), ad_op1(c, "Shape", s));
-}
-
-/* The length of dim `axis` of x (0 <= axis), refused when unknown or
- * beyond AD_SCAN_CAP; -1 after a refusal. */
-static int64_t ad_scan_len(AdCtx *c, const IrValue *x, int64_t axis)
-{
-    int64_t len = ad_dim(x, (int)axis);
-    if (len < 0)
-        return ad_refuse(c, "shape-unknown", "the length of axis %lld is unknown",
-                         (long long)axis);
-    if (len > AD_SCAN_CAP)
-        return ad_refuse(c, "shape", "the axis is longer than %d elements",
-                         AD_SCAN_CAP);
-    return len;
-}
-
-/* CumSum / CumProd of x along `axis` (of length n) unrolled: slice j is
- * Gather(x, [j], axis) (which keeps the axis, of length 1), and the
- * running total is op(total, slice) from the first slice on (the last
- * when reverse=1), one rounding per step, the order of the reference
- * (numpy's cumsum / cumprod): the first total is the slice itself, so -0
- * stays -0. With exclusive=1 output j is the total before slice j, and
- * the first is 0 (1). The outputs are concatenated in position order.
- * Integers wrap as the op's own accumulation does. An empty axis gives x
- * itself. */
-static IrValue *ad_scan_along(AdCtx *c, const char *op, int unit, int64_t axis,
-                              int64_t n)
-{
-    IrValue *x = ad_in(c, 0);
-    if (n == 0)
-        return ad_op1(c, "Identity", x);
-    bool excl = ad_attr_i(c, "exclusive", 0) != 0;
-    bool rev = ad_attr_i(c, "reverse", 0) != 0;
-    IrValue **out = ir_alloc_array((size_t)n, sizeof *out), *acc = NULL;
-    for (int64_t s = 0; s < n; s++) {
-        int64_t j = rev ? n - 1 - s : s;
-        /* exclusive: the last slice adds to no output */
-        IrValue *sl = !excl || s + 1 < n ? ad_scan_slice(c, x, j, axis) : NULL;
-        if (excl && !acc)
-            out[j] = ad_scan_unit(c, x, sl, j, axis, unit);
-        else if (excl)
-            out[j] = acc;
-        if (sl)
-            acc = acc ? ad_op2(c, op, acc, sl) : sl;
-        if (!excl)
-            out[j] = acc;
-    }
-    IrValue *y = ad_concat(c, out, (size_t)n, axis);
-    free(out);
-    return y;
-}
-
-/* The scan along a run-time axis a of x (rank r, every dim known): the
- * scan along each axis k, selected by Where(a == k or a == k - r, ...)
- * (Where copies; built at opset 10 or 25, where Where exists; below,
- * Where's own adapter lowers it). A 1-D x has one axis: no select. */
-static IrValue *ad_scan_any_axis(AdCtx *c, const char *op, int unit, int r)
-{
-    IrValue *x = ad_in(c, 0), *a = ad_in(c, 1);
-    int32_t ta = ad_elem(a);
-    int64_t len[AD_MAX_RANK], total = 0;
-    if (r < 1 || r > AD_MAX_RANK) {
-        ad_refuse(c, "shape-unknown", "an axis given at run time needs x's rank");
-        return NULL;
-    }
-    for (int k = 0; k < r; k++)
-        if ((len[k] = ad_scan_len(c, x, k)) < 0 || (total += len[k]) > AD_SCAN_CAP) {
-            if (!c->reason)
-                ad_refuse(c, "shape", "the axes are longer than %d elements in all",
-                          AD_SCAN_CAP);
-            return NULL;
-        }
-    if (r > 1 && ta != AD_T_INT32 && ta != AD_T_INT64) {
-        ad_refuse(c, "type-unknown", "the axis type is unknown");
-        return NULL;
-    }
-    IrValue *y = ad_scan_along(c, op, unit, r - 1, len[r - 1]);
-    for (int k = r - 2; k >= 0; k--) {
-        IrValue *is = ad_op2(c, "Or", ad_op2(c, "Equal", a, ad_const_int(c, ta, k)),
-                             ad_op2(c, "Equal", a, ad_const_int(c, ta, k - r)));
-        IrValue *in[3] = {is, ad_scan_along(c, op, unit, k, len[k]), y};
-        IrNode *w = is && in[1] && y ? ad_node(c, c->n, "Where", 3, in, 1) : NULL;
-        y = w ? w->out[0] : NULL;
-    }
-    return y;
-}
-
-/* CumSum (11) / CumProd (26) where they do not exist, unrolled along a
- * constant axis (ad_scan_along), or along each axis and selected when
- * the axis is known only at run time (ad_scan_any_axis). */
-static int ad_scan_gone(AdCtx *c, const char *op, int unit)
-{
-    IrValue *x = ad_in(c, 0);
-    int32_t t = ad_elem(x);
-    int64_t *v, axis;
-    size_t n;
-    bool changed;
-    if (!t)
-        return ad_refuse(c, "type-unknown", "the scan's input type is unknown");
-    if (ad_need_type(c, op, t) < 0)
-        return -1;
-    if (!ad_const_ints(ad_in(c, 1), &v, &n))
-        return ad_finish(c, ad_scan_any_axis(c, op, unit, ad_rank(x)));
-    axis = n == 1 ? v[0] : 0;
-    free(v);
-    if (n != 1)
-        return ad_refuse(c, "attribute", "the axis holds %zu values, not one", n);
-    if (ad_norm_axes(c, &axis, 1, ad_rank(x), "axis", &changed) < 0)
-        return -1;
-    int64_t len = ad_scan_len(c, x, axis);
-    return len < 0 ? -1 : ad_finish(c, ad_scan_along(c, op, unit, axis, len));
-}
-
-static int ad_cumsum_gone(AdCtx *c)
-{
-    return ad_scan_gone(c, "Add", 0);
-}
-
-static int ad_cumprod_gone(AdCtx *c)
-{
-    return ad_scan_gone(c, "Mul", 1);
 }
 
 /* ---- the table -------------------------------------------------------- */
@@ -1604,6 +1443,79 @@ static int ad_cumprod_gone(AdCtx *c)
 #define AD_BCAST(op, a, b)                                     \
     AD_UP(op, a, b, AD_SEMANTIC, ad_bcast_up),                 \
     AD_DOWN(op, a, b, AD_SEMANTIC, ad_bcast_down)
+
+/* Renames c->n to op (the same inputs, outputs and attributes). */
+void ad_t_rename(AdCtx *c, const char *op)
+{
+    free(c->n->op_type);
+    c->n->op_type = ir_strdup(op);
+}
+
+/* ---- Cast, CastLike ------------------------------------------------- */
+
+/* Cast 1 -> 6: `to` named the type as a string ("FLOAT"); from 6 it is the
+ * TensorProto.DataType number. The conversion itself is the same. */
+static int ad_cast_1_6(AdCtx *c)
+{
+    IrAttr *a = ad_attr(c, "to");
+    if (!a || a->ref_attr_name)
+        return ad_refuse(c, "attribute", "'to' is not a type name given here");
+    if (!a->has_s)
+        return 0;
+    int32_t d = os_dtype_from_name((const char *)a->s.data, a->s.len);
+    if (!d)
+        return ad_refuse(c, "attribute", "'to' names no known type");
+    ad_set_attr_i(c, c->n, "to", d);
+    return 0;
+}
+
+/* Cast 6 -> 1: the type number becomes its DataType name. */
+static int ad_cast_6_1(AdCtx *c)
+{
+    IrAttr *a = ad_attr(c, "to");
+    if (!a || a->ref_attr_name || !a->has_i || a->i <= 0 || a->i > INT32_MAX ||
+        !ir_dtype_name((int32_t)a->i))
+        return ad_refuse(c, "attribute", "'to' is not a known type number");
+    ad_set_attr_s(c, c->n, "to", ir_dtype_name((int32_t)a->i));
+    return 0;
+}
+
+/* Cast/CastLike 19 -> 13/15: `saturate` only changes casts to the float8
+ * types, which the older version lacks (the driver refuses them), so it
+ * goes whatever its value. */
+static int ad_cast_drop_saturate(AdCtx *c)
+{
+    ad_drop_attr(c, "saturate");
+    return 0;
+}
+
+/* Cast/CastLike 24 -> 23: `round_mode` only changes casts to float8e8m0,
+ * which version 23 lacks, so it goes. */
+static int ad_cast_drop_round_mode(AdCtx *c)
+{
+    ad_drop_attr(c, "round_mode");
+    return 0;
+}
+
+/* CastLike below 15: a Cast to the element type of `target_type`, which
+ * must be known. The node becomes that Cast in place (keeping its name). */
+static int ad_castlike_gone(AdCtx *c)
+{
+    IrValue *t = ad_in(c, 1);
+    int32_t to = ad_elem(t);
+    if (!to)
+        return ad_refuse(c, "type-unknown", "the element type of target_type '%s' is unknown",
+                         t ? t->name : "");
+    ad_t_rename(c, "Cast");
+    if (c->build_opset < 6)
+        ad_set_attr_s(c, c->n, "to", ir_dtype_name(to));
+    else
+        ad_set_attr_i(c, c->n, "to", to);
+    ir_node_set_input(c->n, 1, NULL);
+    ad_trim_inputs(c->n);
+    ad_drop_if_dead(c, t);
+    return 0;
+}
 
 static const AdEntry ad_elementwise[] = {
     /* unary math with an opset-1 version */
@@ -1703,10 +1615,36 @@ static const AdEntry ad_elementwise[] = {
     AD_BOTH("Sign", 9, 13), AD_GONE("Sign", 9, AD_EXPAND, ad_sign_gone),
     AD_BOTH("Erf", 9, 13),
     AD_BOTH("Round", 11, 22), AD_GONE("Round", 11, AD_EXPAND, ad_round_gone),
-    AD_BOTH("CumSum", 11, 14),
-    AD_GONE("CumSum", 11, AD_EXPAND, ad_cumsum_gone),
-    AD_GONE("CumProd", 26, AD_EXPAND, ad_cumprod_gone),
-    AD_BOTH("Det", 11, 22),
+    /* Cast */
+    AD_UP("Cast", 1, 6, AD_ATTRS, ad_cast_1_6),
+    AD_DOWN("Cast", 1, 6, AD_ATTRS, ad_cast_6_1),
+    AD_BOTH("Cast", 6, 9),
+    AD_BOTH("Cast", 9, 13),
+    AD_UP("Cast", 13, 19, AD_ATTRS, ad_nothing),
+    AD_DOWN("Cast", 13, 19, AD_ATTRS, ad_cast_drop_saturate),
+    AD_BOTH("Cast", 19, 21),
+    AD_BOTH("Cast", 21, 23),
+    AD_UP("Cast", 23, 24, AD_ATTRS, ad_nothing),
+    AD_DOWN("Cast", 23, 24, AD_ATTRS, ad_cast_drop_round_mode),
+    AD_BOTH("Cast", 24, 25),
+    /* CastLike */
+    AD_GONE("CastLike", 15, AD_EXPAND, ad_castlike_gone),
+    AD_UP("CastLike", 15, 19, AD_ATTRS, ad_nothing),
+    AD_DOWN("CastLike", 15, 19, AD_ATTRS, ad_cast_drop_saturate),
+    AD_BOTH("CastLike", 19, 21),
+    AD_BOTH("CastLike", 21, 23),
+    AD_UP("CastLike", 23, 24, AD_ATTRS, ad_nothing),
+    AD_DOWN("CastLike", 23, 24, AD_ATTRS, ad_cast_drop_round_mode),
+    AD_BOTH("CastLike", 24, 25),
+    /* Identity */
+    AD_BOTH("Identity", 1, 13),
+    AD_BOTH("Identity", 13, 14),
+    AD_BOTH("Identity", 14, 16),
+    AD_BOTH("Identity", 16, 19),
+    AD_BOTH("Identity", 19, 21),
+    AD_BOTH("Identity", 21, 23),
+    AD_BOTH("Identity", 23, 24),
+    AD_BOTH("Identity", 24, 25),
 };
 
 const AdFamily ad_family_elementwise = {"elementwise", ad_elementwise,

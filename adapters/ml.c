@@ -17,12 +17,6 @@
 
 #include "adapters.h"
 
-/* TensorProto.DataType codes. */
-enum {
-    AD_ML_FLOAT = 1, AD_ML_UINT8 = 2, AD_ML_INT16 = 5, AD_ML_INT32 = 6,
-    AD_ML_INT64 = 7, AD_ML_STRING = 8, AD_ML_DOUBLE = 11
-};
-
 /* AttributeProto.AttributeType codes. */
 enum {
     AD_AT_FLOAT = 1, AD_AT_INT = 2, AD_AT_STRING = 3, AD_AT_TENSOR = 4,
@@ -122,8 +116,8 @@ static uint64_t ad_ml_le(const uint8_t *p, size_t n)
 static bool ad_ml_tensor_f64(const IrTensor *t, double **v, size_t *n)
 {
     uint64_t cnt;
-    size_t len, es = t->data_type == AD_ML_DOUBLE ? 8 : 4;
-    if ((t->data_type != AD_ML_FLOAT && t->data_type != AD_ML_DOUBLE) ||
+    size_t len, es = t->data_type == IR_DOUBLE ? 8 : 4;
+    if ((t->data_type != IR_FLOAT && t->data_type != IR_DOUBLE) ||
         !ir_tensor_numel(t, &cnt) || cnt > ((uint64_t)1 << 28))
         return false;
     const uint8_t *raw = ad_ml_raw(t, &len);
@@ -159,10 +153,10 @@ static bool ad_ml_tensor_i64(const IrTensor *t, int64_t **v, size_t *n)
     uint64_t cnt;
     size_t len, es;
     switch (t->data_type) {
-    case AD_ML_INT64: es = 8; break;
-    case AD_ML_INT32: es = 4; break;
-    case AD_ML_INT16: es = 2; break;
-    case AD_ML_UINT8: es = 1; break;
+    case IR_INT64: es = 8; break;
+    case IR_INT32: es = 4; break;
+    case IR_INT16: es = 2; break;
+    case IR_UINT8: es = 1; break;
     default: return false;
     }
     if (!ir_tensor_numel(t, &cnt) || cnt > ((uint64_t)1 << 28))
@@ -259,20 +253,20 @@ static int ad_le_1_2(AdCtx *c)
 {
     IrAttr *cls = ad_attr(c, "classes_strings");
     int32_t t = ad_elem(ad_in(c, 0));
-    if (t != AD_ML_STRING && t != AD_ML_INT64)
+    if (t != IR_STRING && t != IR_INT64)
         return ad_refuse(c, t ? "type" : "type-unknown",
                          "the input must be known to be string or int64 to "
                          "choose the direction of the mapping");
     if (!cls || cls->n_strings == 0)
         return ad_refuse(c, "attribute", "classes_strings is empty or missing");
     size_t n = cls->n_strings;
-    if (t == AD_ML_STRING && ad_ml_has_dup(cls->strings, n))
+    if (t == IR_STRING && ad_ml_has_dup(cls->strings, n))
         return ad_refuse(c, "semantics", "classes_strings lists a class twice");
     int64_t *idx = ir_alloc_array(n, sizeof *idx);
     for (size_t i = 0; i < n; i++)
         idx[i] = (int64_t)i;
-    ad_ml_rename(cls, t == AD_ML_STRING ? "keys_strings" : "values_strings");
-    ad_set_attr_ints(c, c->n, t == AD_ML_STRING ? "values_int64s" : "keys_int64s", n, idx);
+    ad_ml_rename(cls, t == IR_STRING ? "keys_strings" : "values_strings");
+    ad_set_attr_ints(c, c->n, t == IR_STRING ? "values_int64s" : "keys_int64s", n, idx);
     free(idx);
     return 0;
 }
@@ -340,7 +334,7 @@ static int ad_le_tensor_to_list(AdCtx *c, const char *pre)
     }
     const IrTensor *t = a->t;
     int32_t dt = t ? t->data_type : 0;
-    if (dt == AD_ML_STRING) {
+    if (dt == IR_STRING) {
         uint64_t cnt;
         if (!ir_tensor_numel(t, &cnt) || cnt != t->n_string)
             return ad_refuse(c, "attribute", "%s cannot be read", tn);
@@ -350,7 +344,7 @@ static int ad_le_tensor_to_list(AdCtx *c, const char *pre)
         snprintf(ln, sizeof ln, "%s_strings", pre);
         ad_ml_set_strings(c->n, ln, cnt, p);
         free(p);
-    } else if (dt == AD_ML_INT64) {
+    } else if (dt == IR_INT64) {
         int64_t *v;
         size_t n;
         if (!ad_ml_tensor_i64(t, &v, &n))
@@ -358,7 +352,7 @@ static int ad_le_tensor_to_list(AdCtx *c, const char *pre)
         snprintf(ln, sizeof ln, "%s_int64s", pre);
         ad_set_attr_ints(c, c->n, ln, n, v);
         free(v);
-    } else if (dt == AD_ML_FLOAT) {
+    } else if (dt == IR_FLOAT) {
         double *v;
         size_t n;
         if (!ad_ml_tensor_f64(t, &v, &n))
@@ -385,13 +379,13 @@ static int ad_le_default_to_attr(AdCtx *c)
     uint64_t cnt;
     if (!t || !ir_tensor_numel(t, &cnt) || cnt != 1)
         return ad_refuse(c, "attribute", "default_tensor must hold one value");
-    if (t->data_type == AD_ML_STRING && t->n_string == 1) {
+    if (t->data_type == IR_STRING && t->n_string == 1) {
         ad_ml_set_bytes(c->n, "default_string", &t->string_data[0]);
-    } else if (t->data_type == AD_ML_INT64 || t->data_type == AD_ML_FLOAT) {
+    } else if (t->data_type == IR_INT64 || t->data_type == IR_FLOAT) {
         int64_t *iv = NULL;
         double *fv = NULL;
         size_t n;
-        bool ok = t->data_type == AD_ML_INT64 ? ad_ml_tensor_i64(t, &iv, &n)
+        bool ok = t->data_type == IR_INT64 ? ad_ml_tensor_i64(t, &iv, &n)
                                               : ad_ml_tensor_f64(t, &fv, &n);
         if (!ok)
             return ad_refuse(c, "attribute", "default_tensor cannot be read");
@@ -892,7 +886,7 @@ static int ad_new_write(AdCtx *c, IrNode *k, const AdNew *t, bool dbl, int64_t n
     ad_set_attr_ints(c, k, "nodes_missing_value_tracks_true", t->n, t->miss);
     ad_set_attr_ints(c, k, "tree_roots", t->nr, t->roots);
     ad_set_attr_ints(c, k, "leaf_targetids", t->nl, t->lt);
-    ad_ml_set_tensor(k, "nodes_modes", AD_ML_UINT8, t->n, t->mode, 1);
+    ad_ml_set_tensor(k, "nodes_modes", IR_UINT8, t->n, t->mode, 1);
     size_t es = dbl ? 8 : 4, most = t->n > t->nl ? t->n : t->nl;
     uint8_t *buf = ir_alloc_array(most ? most : 1, es);
     for (int pass = 0; pass < 2; pass++) {
@@ -903,7 +897,7 @@ static int ad_new_write(AdCtx *c, IrNode *k, const AdNew *t, bool dbl, int64_t n
             memcpy(buf + i * es, dbl ? (const void *)&v[i] : (const void *)&f, es);
         }
         ad_ml_set_tensor(k, pass ? "leaf_weights" : "nodes_splits",
-                         dbl ? AD_ML_DOUBLE : AD_ML_FLOAT, n, buf, es);
+                         dbl ? IR_DOUBLE : IR_FLOAT, n, buf, es);
     }
     free(buf);
     ad_set_attr_i(c, k, "n_targets", nt);
@@ -978,14 +972,14 @@ typedef struct AdTerSet {
 static int ad_ter_settings(AdCtx *c, const AdOld *o, AdTerSet *s)
 {
     char ab[32], pb[32];
-    s->agg = ad_ml_name_index(ad_attr_s(c, "aggregate_function", "SUM", ab, sizeof ab),
+    s->agg = ad_ml_name_index(ad_attr_s(c, "aggregate_function", ab, sizeof ab),
                               ad_agg_names, 4);
-    s->post = ad_ml_name_index(ad_attr_s(c, "post_transform", "NONE", pb, sizeof pb),
+    s->post = ad_ml_name_index(ad_attr_s(c, "post_transform", pb, sizeof pb),
                                ad_post_names, 5);
     if (s->agg < 0 || s->post < 0)
         return ad_refuse(c, "attribute", "unknown aggregate_function or post_transform");
     /* without n_targets the output width is left to implementations */
-    s->nt = ad_attr_i(c, "n_targets", -1);
+    s->nt = ad_attr_i_or(c, "n_targets", -1);
     if (s->nt < 1)
         return ad_refuse(c, "attribute", "n_targets is absent or not positive");
     for (size_t k = 0; k < o->w_at[o->n]; k++)
@@ -1040,9 +1034,9 @@ static int ad_ter_3_5(AdCtx *c)
 {
     IrValue *x = ad_in(c, 0);
     int32_t tx = ad_elem(x);
-    if (tx != AD_ML_FLOAT && tx != AD_ML_DOUBLE && tx != AD_ML_INT32 && tx != AD_ML_INT64)
+    if (tx != IR_FLOAT && tx != IR_DOUBLE && tx != IR_INT32 && tx != IR_INT64)
         return ad_refuse(c, tx ? "type" : "type-unknown", "X's type must be known");
-    bool dbl = tx != AD_ML_FLOAT;
+    bool dbl = tx != IR_FLOAT;
     if (dbl && ad_ml_onnx_ok(c) < 0)
         return -1;
     AdOld o;
@@ -1054,7 +1048,7 @@ static int ad_ter_3_5(AdCtx *c)
     if (rc == 0 && s.agg != AD_AGG_SUM && (!ad_old_one_weight(&o) || !ad_ter_base_zero(&s)))
         rc = ad_refuse(c, "semantics", "AVERAGE/MIN/MAX need one weight per leaf and "
                        "zero base values");
-    if (rc == 0 && dbl && tx != AD_ML_DOUBLE && s.agg >= AD_AGG_MIN)
+    if (rc == 0 && dbl && tx != IR_DOUBLE && s.agg >= AD_AGG_MIN)
         rc = ad_refuse(c, "semantics", "an integer X with MIN/MAX starts unreached "
                        "targets at the float maximum");
     if (rc == 0)
@@ -1068,12 +1062,12 @@ static int ad_ter_3_5(AdCtx *c)
         rc = ad_refuse(c, "shape-unknown", "X must be known to have a feature");
     IrNode *te = NULL, *cast = NULL;
     if (rc == 0) {
-        IrNode *cx = tx == AD_ML_FLOAT || tx == AD_ML_DOUBLE ? NULL
-                                                             : ad_ml_cast(c, x, AD_ML_DOUBLE);
-        rc = tx != AD_ML_FLOAT && tx != AD_ML_DOUBLE && !cx ? -1
+        IrNode *cx = tx == IR_FLOAT || tx == IR_DOUBLE ? NULL
+                                                             : ad_ml_cast(c, x, IR_DOUBLE);
+        rc = tx != IR_FLOAT && tx != IR_DOUBLE && !cx ? -1
              : ad_te_build(c, cx ? cx->out[0] : x, &t, dbl, s.nt, s.agg, s.post, &te);
     }
-    if (rc == 0 && dbl && !(cast = ad_ml_cast(c, te->out[0], AD_ML_FLOAT)))
+    if (rc == 0 && dbl && !(cast = ad_ml_cast(c, te->out[0], IR_FLOAT)))
         rc = -1;
     if (rc == 0)
         ad_replace(c, dbl ? cast : te);
@@ -1096,9 +1090,9 @@ static IrNode *ad_tec_labels(AdCtx *c, const IrAttr *li, const IrAttr *ls)
     int64_t dim = (int64_t)n;
     IrTensor *t;
     if (li) {
-        t = ir_tensor_new(NULL, AD_ML_INT64, 1, &dim, li->ints, n * sizeof *li->ints);
+        t = ir_tensor_new(NULL, IR_INT64, 1, &dim, li->ints, n * sizeof *li->ints);
     } else {
-        t = ir_tensor_new(NULL, AD_ML_STRING, 1, &dim, NULL, 0);
+        t = ir_tensor_new(NULL, IR_STRING, 1, &dim, NULL, 0);
         t->has_raw = false;
         t->n_string = n;
         t->string_data = ir_alloc_array(n, sizeof *t->string_data);
@@ -1134,7 +1128,7 @@ static int ad_tec_settings(AdCtx *c, const AdOld *o, AdTecSet *s)
     if (!s->li == !s->ls)
         return ad_refuse(c, "attribute", "exactly one class label list must be set");
     s->nl = s->li ? s->li->n_ints : s->ls->n_strings;
-    s->post = ad_ml_name_index(ad_attr_s(c, "post_transform", "NONE", pb, sizeof pb),
+    s->post = ad_ml_name_index(ad_attr_s(c, "post_transform", pb, sizeof pb),
                                ad_post_names, 5);
     if (s->post < 0)
         return ad_refuse(c, "attribute", "unknown post_transform");
@@ -1170,7 +1164,7 @@ static int ad_tec_3_5(AdCtx *c)
 {
     IrValue *x = ad_in(c, 0);
     int32_t tx = ad_elem(x);
-    if (tx != AD_ML_FLOAT && tx != AD_ML_DOUBLE && tx != AD_ML_INT32 && tx != AD_ML_INT64)
+    if (tx != IR_FLOAT && tx != IR_DOUBLE && tx != IR_INT32 && tx != IR_INT64)
         return ad_refuse(c, tx ? "type" : "type-unknown", "X's type must be known");
     if (ad_ml_onnx_ok(c) < 0)
         return -1;
@@ -1190,12 +1184,12 @@ static int ad_tec_3_5(AdCtx *c)
     if (rc == 0 && !ad_old_has_branch(&o) && !ad_ml_has_feature(x))
         rc = ad_refuse(c, "shape-unknown", "X must be known to have a feature");
     IrNode *cx = NULL, *te = NULL, *z = NULL, *am = NULL, *lab = NULL, *y = NULL;
-    if (rc == 0 && tx != AD_ML_DOUBLE && !(cx = ad_ml_cast(c, x, AD_ML_DOUBLE)))
+    if (rc == 0 && tx != IR_DOUBLE && !(cx = ad_ml_cast(c, x, IR_DOUBLE)))
         rc = -1;
     if (rc == 0)
         rc = ad_te_build(c, cx ? cx->out[0] : x, &t, true, (int64_t)s.nl, AD_AGG_SUM,
                          s.post, &te);
-    if (rc == 0 && (!(z = ad_ml_cast(c, te->out[0], AD_ML_FLOAT)) ||
+    if (rc == 0 && (!(z = ad_ml_cast(c, te->out[0], IR_FLOAT)) ||
                     !(am = ad_ml_onnx(c, "ArgMax", 1, te->out)) ||
                     !(lab = ad_tec_labels(c, s.li, s.ls))))
         rc = -1;
@@ -1472,12 +1466,12 @@ static int ad_out_write(AdCtx *c, const AdOut *o, int64_t nt, int64_t agg, int64
 static int ad_te_5_0(AdCtx *c)
 {
     int32_t tx = ad_elem(ad_in(c, 0));
-    if (tx != AD_ML_FLOAT)
+    if (tx != IR_FLOAT)
         return ad_refuse(c, tx ? "type" : "type-unknown",
                          "only a float X keeps its output type: TreeEnsembleRegressor "
                          "always returns float");
-    int64_t nt = ad_attr_i(c, "n_targets", -1), agg = ad_attr_i(c, "aggregate_function", 1);
-    int64_t post = ad_attr_i(c, "post_transform", 0);
+    int64_t nt = ad_attr_i_or(c, "n_targets", -1), agg = ad_attr_i(c, "aggregate_function");
+    int64_t post = ad_attr_i(c, "post_transform");
     if (nt < 1 || agg < 0 || agg > 3 || post < 0 || post > 4)
         return ad_refuse(c, "attribute", "n_targets, aggregate_function or "
                          "post_transform is invalid");

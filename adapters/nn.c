@@ -1,7 +1,7 @@
 /*
  * nn.c - adapters of the neural-network ops: Conv, ConvTranspose, the
- * pools, Dropout, Gemm, MatMul, Col2Im, DeformConv and the losses
- * (NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss).
+ * pools, Dropout, Gemm, MatMul, Col2Im, DeformConv, CausalConvWithState
+ * and RoiAlign.
  *
  * Conv, ConvTranspose and the pools at 11 only reworded their padding
  * text (the SAME_* formula with strides, the defaults of pads, strides
@@ -143,12 +143,12 @@ static int ad_nn_avgpool_conv(AdCtx *c);
 static int ad_nn_pool_no_ceil(AdCtx *c)
 {
     char buf[32];
-    if (ad_attr_i(c, "ceil_mode", 0) == 0 ||
-        strcmp(ad_attr_s(c, "auto_pad", "NOTSET", buf, sizeof buf), "NOTSET") != 0) {
+    if (ad_attr_i(c, "ceil_mode") == 0 ||
+        strcmp(ad_attr_s(c, "auto_pad", buf, sizeof buf), "NOTSET") != 0) {
         ad_drop_attr(c, "ceil_mode");
         return 0;
     }
-    if (!strcmp(c->n->op_type, "AveragePool") && ad_attr_i(c, "count_include_pad", 0))
+    if (!strcmp(c->n->op_type, "AveragePool") && ad_attr_i(c, "count_include_pad"))
         return ad_nn_avgpool_conv(c);
     int r = ad_rank(ad_in(c, 0));
     if (r < 3 || r > 10)
@@ -189,9 +189,9 @@ static int ad_nn_pool_geom(AdCtx *c, size_t n, AdPoolGeom *g)
         (p && p->n_ints != 2 * n))
         return ad_refuse(c, "attribute", "the window attributes do not fit the input");
     char buf[32];
-    const char *ap = ad_attr_s(c, "auto_pad", "NOTSET", buf, sizeof buf);
+    const char *ap = ad_attr_s(c, "auto_pad", buf, sizeof buf);
     bool same = !strncmp(ap, "SAME_", 5), valid = !strcmp(ap, "VALID");
-    bool ceil = ad_attr_i(c, "ceil_mode", 0) != 0 && !same && !valid;
+    bool ceil = ad_attr_i(c, "ceil_mode") != 0 && !same && !valid;
     g->n = n;
     for (size_t a = 0; a < n; a++) {
         g->in[a] = ad_dim(ad_in(c, 0), (int)a + 2);
@@ -262,7 +262,7 @@ static double ad_nn_pool_count(const AdPoolGeom *g, size_t i, bool with_pad)
  * over N and C). NULL after refusing. */
 static IrValue *ad_nn_pool_counts(AdCtx *c, const AdPoolGeom *g, int32_t t)
 {
-    bool with_pad = ad_attr_i(c, "count_include_pad", 0) != 0;
+    bool with_pad = ad_attr_i(c, "count_include_pad") != 0;
     size_t total = 1;
     for (size_t a = 0; a < g->n; a++)
         if (!ir_mul_size(total, (size_t)g->out[a], &total) || total > ((size_t)1 << 24)) {
@@ -275,13 +275,13 @@ static IrValue *ad_nn_pool_counts(AdCtx *c, const AdPoolGeom *g, int32_t t)
         i++;
     if (i >= total)
         return ad_const_scalar(c, t, first);
-    int32_t ct = t == 11 ? 11 : 1;   /* float16 counts are cast from float */
-    size_t w = ct == 11 ? 8 : 4;
+    int32_t ct = t == IR_DOUBLE ? IR_DOUBLE : IR_FLOAT;   /* float16 counts are cast from float */
+    size_t w = ct == IR_DOUBLE ? 8 : 4;
     uint8_t *buf = ir_alloc_array(total, w);
     for (i = 0; i < total; i++) {
         double cnt = ad_nn_pool_count(g, i, with_pad);
         float f = (float)cnt;
-        memcpy(buf + i * w, ct == 11 ? (const void *)&cnt : (const void *)&f, w);
+        memcpy(buf + i * w, ct == IR_DOUBLE ? (const void *)&cnt : (const void *)&f, w);
     }
     IrValue *v = ad_const_tensor(c, ct, g->n, g->out, buf, total * w);
     free(buf);
@@ -305,7 +305,7 @@ static int ad_nn_avgpool_conv(AdCtx *c)
         return ad_refuse(c, "shape-unknown",
                          "the Conv that replaces AveragePool needs the input's rank and "
                          "channel count (one group per channel)");
-    if (t != 1 && t != 10 && t != 11)
+    if (t != IR_FLOAT && t != IR_FLOAT16 && t != IR_DOUBLE)
         return ad_refuse(c, "type", "AveragePool of this type has no Conv form");
     size_t n = (size_t)r - 2;
     AdPoolGeom g;
@@ -387,10 +387,10 @@ static bool ad_nn_pads_zero(const AdCtx *c, size_t *n)
 static int ad_nn_avgpool_7_1(AdCtx *c)
 {
     char buf[32];
-    const char *ap = ad_attr_s(c, "auto_pad", "NOTSET", buf, sizeof buf);
+    const char *ap = ad_attr_s(c, "auto_pad", buf, sizeof buf);
     size_t np;
     bool zero = ad_nn_pads_zero(c, &np);
-    if (ad_attr_i(c, "count_include_pad", 0) == 0 || !strcmp(ap, "VALID") ||
+    if (ad_attr_i(c, "count_include_pad") == 0 || !strcmp(ap, "VALID") ||
         (!strcmp(ap, "NOTSET") && zero)) {
         ad_drop_attr(c, "count_include_pad");
         return 0;
@@ -469,7 +469,7 @@ static int ad_nn_p_to_float(AdCtx *c)
  * scale 1). */
 static int ad_nn_dropout_6_7(AdCtx *c)
 {
-    if (ad_attr_i(c, "is_test", 0) == 0 && ad_attr_f(c, "ratio", 0.5f) != 0.0f)
+    if (ad_attr_i(c, "is_test") == 0 && ad_attr_f(c, "ratio") != 0.0f)
         return ad_refuse(c, "semantics",
                          "Dropout with is_test=0 drops at random (training mode), "
                          "which opset 7 cannot ask for");
@@ -515,7 +515,7 @@ static int ad_nn_dropout_10_12(AdCtx *c)
     if (!a)
         return 0;
     if (a->has_f && a->f != 0.5f) {
-        IrValue *r = ad_const_scalar(c, 1, a->f);
+        IrValue *r = ad_const_scalar(c, IR_FLOAT, a->f);
         if (!r)
             return -1;
         ad_set_input(c, 1, r);
@@ -646,11 +646,11 @@ static IrValue *ad_nn_neutral_add(AdCtx *c, int32_t dtype)
     uint8_t buf[8] = {0};
     size_t bytes;
     switch (dtype) {
-    case 1: buf[3] = 0x80; bytes = 4; break;
-    case 11: buf[7] = 0x80; bytes = 8; break;
-    case 10: case 16: buf[1] = 0x80; bytes = 2; break;
-    case 6: case 12: bytes = 4; break;
-    case 7: case 13: bytes = 8; break;
+    case IR_FLOAT: buf[3] = 0x80; bytes = 4; break;
+    case IR_DOUBLE: buf[7] = 0x80; bytes = 8; break;
+    case IR_FLOAT16: case IR_BFLOAT16: buf[1] = 0x80; bytes = 2; break;
+    case IR_INT32: case IR_UINT32: bytes = 4; break;
+    case IR_INT64: case IR_UINT64: bytes = 8; break;
     default:
         ad_refuse(c, "type", "no neutral constant of type %s",
                   ir_dtype_name(dtype) ? ir_dtype_name(dtype) : "?");
@@ -683,57 +683,29 @@ static int ad_nn_gemm_11_9(AdCtx *c)
  * sequence checked once at the end. The loss expansions are built at 11
  * (axes attributes). */
 
-static IrNode *ad_nn_raw(AdCtx *c, const char *op, size_t n, IrValue *const *in)
+IrNode *ad_nn_raw(AdCtx *c, const char *op, size_t n, IrValue *const *in)
 {
     if (c->reason)
         return NULL;
     return ad_node_in(c, c->domain, c->n, op, n, in, 1);
 }
 
-static IrValue *ad_nn_fin(AdCtx *c, IrNode *k)
+IrValue *ad_nn_fin(AdCtx *c, IrNode *k)
 {
     if (!k || ad_infer(c, k) < 0)
         return NULL;
     return k->out[0];
 }
 
-static IrValue *ad_nn_where(AdCtx *c, IrValue *m, IrValue *a, IrValue *b)
-{
-    IrValue *in[3] = {m, a, b};
-    return ad_nn_fin(c, ad_nn_raw(c, "Where", 3, in));
-}
-
-static IrValue *ad_nn_scalar(AdCtx *c, int32_t dtype, double x)
+IrValue *ad_nn_scalar(AdCtx *c, int32_t dtype, double x)
 {
     return c->reason ? NULL : ad_const_scalar(c, dtype, x);
-}
-
-/* op(x) with one INTS attribute (Unsqueeze/Squeeze axes, Transpose perm
- * at opset 11); n == 0 leaves the attribute out. */
-static IrValue *ad_nn_ints_op(AdCtx *c, const char *op, IrValue *x, const char *attr,
-                              size_t n, const int64_t *v)
-{
-    IrValue *in[1] = {x};
-    IrNode *k = ad_nn_raw(c, op, 1, in);
-    if (k && n)
-        ad_set_attr_ints(c, k, attr, n, v);
-    return ad_nn_fin(c, k);
-}
-
-/* ReduceSum/ReduceMean over every axis, to a scalar (opset 11). */
-static IrValue *ad_nn_reduce_all(AdCtx *c, const char *op, IrValue *x)
-{
-    IrValue *in[1] = {x};
-    IrNode *k = ad_nn_raw(c, op, 1, in);
-    if (k)
-        ad_set_attr_i(c, k, "keepdims", 0);
-    return ad_nn_fin(c, k);
 }
 
 /* Ends an expansion: output i of c->n moves to the producer of vals[i]
  * (a new node: an input passed through gets an Identity; intermediates
  * that read the value read the moved one), c->n is deleted. */
-static int ad_nn_end(AdCtx *c, size_t n, IrValue **vals)
+int ad_nn_end(AdCtx *c, size_t n, IrValue **vals)
 {
     for (size_t i = 0; i < n && !c->reason; i++)
         for (size_t j = 0; j < c->n->n_in && vals[i] && ad_nn_has_out(c, i); j++)
@@ -760,106 +732,6 @@ static int ad_nn_end(AdCtx *c, size_t n, IrValue **vals)
         if (k[i] && ad_infer(c, k[i]) < 0)
             return -1;
     return 0;
-}
-
-/* ---- losses --------------------------------------------------------- */
-
-/* The negative log-likelihood of `lp` (N, C, d...) at the targets of c->n
- * (input 1, (N, d...)), weighted by input 2 when given, reduced as the
- * `reduction` attribute says (NegativeLogLikelihoodLoss-12's function
- * body, at opset 11): targets equal to ignore_index read class 0 and
- * count with loss and weight 0; "mean" divides by the summed weights (the
- * number of counted targets without weights). */
-static IrValue *ad_nn_nll(AdCtx *c, IrValue *lp)
-{
-    IrValue *tg = ad_in(c, 1), *w = ad_in(c, 2);
-    int32_t t = ad_elem(lp), tt = ad_elem(tg);
-    char buf[16];
-    const char *red = ad_attr_s(c, "reduction", "mean", buf, sizeof buf);
-    bool ii = ad_attr(c, "ignore_index") != NULL;
-    int64_t ax[1] = {1};
-    if (!t || !tt) {
-        ad_refuse(c, "type-unknown", "the types of the input and target are unknown");
-        return NULL;
-    }
-    if (strcmp(red, "none") && strcmp(red, "sum") && strcmp(red, "mean")) {
-        ad_refuse(c, "attribute", "reduction '%s' is unknown", red);
-        return NULL;
-    }
-    int64_t ig = ad_attr_i(c, "ignore_index", 0);
-    if (ii && tt != 6 && tt != 7) {
-        ad_refuse(c, "type", "the target must be int32 or int64");
-        return NULL;
-    }
-    if (ii && tt == 6 && (ig < INT32_MIN || ig > INT32_MAX)) {
-        ad_refuse(c, "attribute", "ignore_index %lld does not fit the int32 target",
-                  (long long)ig);
-        return NULL;
-    }
-    IrValue *tu = ad_nn_ints_op(c, "Unsqueeze", tg, "axes", 1, ax), *m = NULL;
-    if (ii) {
-        /* the index itself, never through double: 2^63 - 1 is no double */
-        m = ad_op2(c, "Equal", tu, c->reason ? NULL : ad_const_int(c, tt, ig));
-        tu = ad_nn_where(c, m, ad_nn_scalar(c, tt, 0), tu);
-    }
-    IrNode *k = ad_nn_raw(c, "GatherElements", 2, (IrValue *[]){lp, tu});
-    if (k)
-        ad_set_attr_i(c, k, "axis", 1);
-    IrValue *g = ad_nn_fin(c, k), *zero = ii ? ad_nn_scalar(c, t, 0) : NULL;
-    if (ii)
-        g = ad_nn_where(c, m, zero, g);
-    IrValue *loss = ad_op1(c, "Neg", ad_nn_ints_op(c, "Squeeze", g, "axes", 1, ax));
-    IrValue *wt = NULL;
-    if (w) {
-        wt = ad_op2(c, "Gather", w, tu);
-        if (ii)
-            wt = ad_nn_where(c, m, zero, wt);
-    } else if (ii && !strcmp(red, "mean")) {
-        wt = ad_nn_where(c, m, zero, ad_nn_scalar(c, t, 1));
-    }
-    if (wt)
-        wt = ad_nn_ints_op(c, "Squeeze", wt, "axes", 1, ax);
-    if (w)
-        loss = ad_op2(c, "Mul", loss, wt);
-    if (!strcmp(red, "none"))
-        return loss;
-    if (!strcmp(red, "sum") || !wt)
-        return ad_nn_reduce_all(c, !strcmp(red, "sum") ? "ReduceSum" : "ReduceMean", loss);
-    return ad_op2(c, "Div", ad_nn_reduce_all(c, "ReduceSum", loss),
-                     ad_nn_reduce_all(c, "ReduceSum", wt));
-}
-
-/* NegativeLogLikelihoodLoss below 12: the function body at opset 11. */
-static int ad_nn_nll_expand(AdCtx *c)
-{
-    IrValue *outs[1] = {ad_nn_nll(c, ad_in(c, 0))};
-    return ad_nn_end(c, 1, outs);
-}
-
-/* SoftmaxCrossEntropyLoss below 12: log_prob = LogSoftmax over the class
- * axis 1, then the NLL above. LogSoftmax-11 normalizes the flattened
- * trailing dims from its axis, so for more than 2 dims the class axis is
- * moved last first (and back for the log_prob output). */
-static int ad_nn_sce_expand(AdCtx *c)
-{
-    IrValue *x = ad_in(c, 0);
-    int r = ad_rank(x);
-    if (r < 2 || r > 16)
-        return ad_refuse(c, "shape-unknown", "the rank of the scores is unknown");
-    int64_t to[16], from[16];
-    for (int i = 0; i < r; i++) {
-        to[i] = i == r - 1 ? 1 : i == 0 ? 0 : i + 1;
-        from[i] = i == 0 ? 0 : i == 1 ? r - 1 : i - 1;
-    }
-    IrValue *xt = r > 2 ? ad_nn_ints_op(c, "Transpose", x, "perm", (size_t)r, to) : x;
-    IrNode *k = ad_nn_raw(c, "LogSoftmax", 1, &xt);
-    if (k)
-        ad_set_attr_i(c, k, "axis", r - 1);
-    IrValue *lp = ad_nn_fin(c, k);
-    if (r > 2)
-        lp = ad_nn_ints_op(c, "Transpose", lp, "perm", (size_t)r, from);
-    IrValue *outs[2] = {ad_nn_nll(c, lp), lp};
-    return ad_nn_end(c, 2, outs);
 }
 
 /* ---- Col2Im ---------------------------------------------------------- */
@@ -953,7 +825,8 @@ static int ad_nn_col2im_expand(AdCtx *c)
         !ad_nn_ints_attr(c, "pads", 2 * n, 0, pads) ||
         !ad_nn_ints_attr(c, "strides", n, 1, str))
         return ad_refuse(c, "attribute", "an attribute has the wrong length");
-    if (t != 1 && t != 10 && t != 11 && t != 16 && t != 6 && t != 7)
+    if (t != IR_FLOAT && t != IR_FLOAT16 && t != IR_DOUBLE && t != IR_BFLOAT16 && t != IR_INT32 &&
+        t != IR_INT64)
         return ad_refuse(c, "type", "Col2Im of this type has no expansion");
     int64_t *idx = ad_nn_col2im_index(c, n, img, blk, dil, pads, str, &kl);
     if (!idx)
@@ -964,7 +837,7 @@ static int ad_nn_col2im_expand(AdCtx *c)
         out[2 + d] = img[d] + pads[d] + pads[n + d];
         flat *= out[2 + d];
     }
-    IrValue *pos = c->reason ? NULL : ad_const_tensor(c, 7, 3, row, idx, kl * sizeof *idx);
+    IrValue *pos = c->reason ? NULL : ad_const_tensor(c, IR_INT64, 3, row, idx, kl * sizeof *idx);
     free(idx);
     IrValue *x3 = ad_op2(c, "Reshape", ad_in(c, 0), ad_nn_i64s(c, 3, three));
     IrValue *xs = ad_op1(c, "Shape", x3);
@@ -1008,9 +881,102 @@ static int ad_nn_col2im_expand(AdCtx *c)
 static int ad_nn_maxpool_12_11(AdCtx *c)
 {
     int32_t t = ad_elem(ad_in(c, 0));
-    if (t != EV_UINT8 && t != EV_INT8)
+    if (t != IR_UINT8 && t != IR_INT8)
         return 0;
-    return ad_widen(c, t, EV_FLOAT, 1u, 1u);
+    return ad_widen(c, t, IR_FLOAT, 1u, 1u);
+}
+
+/* ---- Attention ------------------------------------------------------ */
+
+/* A known dimension d of v (negative d counts from the back), or -1. */
+int64_t ad_nm_dim(const IrValue *v, int d)
+{
+    return ad_dim(v, d < 0 ? ad_rank(v) + d : d);
+}
+
+/* ---- opset >= 13 builders (the attention expansions are built at 22) -- */
+
+/* x[..., start:end:step, ...] along one axis. */
+IrValue *ad_nm_slice(AdCtx *c, IrValue *x, int64_t start, int64_t end,
+                     int64_t axis, int64_t step)
+{
+    IrValue *in[5] = {x, ad_nm_i64s(c, 1, &start), ad_nm_i64s(c, 1, &end),
+                      ad_nm_i64s(c, 1, &axis), ad_nm_i64s(c, 1, &step)};
+    return ad_nm_fin(c, ad_nm_raw(c, "Slice", 5, in, 1));
+}
+
+IrValue *ad_nm_concat(AdCtx *c, IrValue *a, IrValue *b, int64_t axis)
+{
+    IrValue *in[2] = {a, b};
+    IrNode *k = ad_nm_raw(c, "Concat", 2, in, 1);
+    if (k)
+        ad_set_attr_i(c, k, "axis", axis);
+    return ad_nm_fin(c, k);
+}
+
+/* ---- CausalConvWithState -------------------------------------------- */
+
+/* CausalConvWithState below 27 (the function body): the input with the
+ * past state (zeros when absent) in front along the time axis, a
+ * depthwise Conv (group = C) with the optional bias, silu (x * sigmoid(x),
+ * in float) when asked; the present state is the last K-1 steps of the
+ * padded input. Built at 26 with C and K known (Conv's group is an
+ * attribute). */
+static int ad_nm_ccws_expand(AdCtx *c)
+{
+    IrValue *x = ad_in(c, 0), *w = ad_in(c, 1), *past = ad_in(c, 3);
+    char buf[16];
+    const char *act = ad_attr_s(c, "activation", buf, sizeof buf);
+    bool silu = !strcmp(act, "silu") || !strcmp(act, "swish");
+    int32_t t = ad_elem(x);
+    int64_t ch = ad_nm_dim(w, 0), k = ad_nm_dim(w, 2);
+    if (!silu && strcmp(act, "none") != 0)
+        return ad_refuse(c, "attribute", "activation '%s' is unknown", act);
+    if (ch <= 0 || k <= 0 || !t)
+        return ad_refuse(c, "shape-unknown", "the channels, kernel size or type are unknown");
+    IrValue *padded;
+    if (past) {
+        padded = ad_nm_concat(c, past, x, 2);
+    } else {
+        int64_t pads[6] = {0, 0, k - 1, 0, 0, 0};
+        padded = ad_op2(c, "Pad", x, ad_nm_i64s(c, 6, pads));
+    }
+    IrValue *in[3] = {padded, w, ad_in(c, 2)};
+    IrNode *cv = ad_nm_raw(c, "Conv", ad_in(c, 2) ? 3 : 2, in, 1);
+    if (cv)
+        ad_set_attr_i(c, cv, "group", ch);
+    IrValue *y = ad_nm_fin(c, cv);
+    if (silu) {
+        IrValue *yf = ad_cast(c, y, IR_FLOAT);
+        y = ad_cast(c, ad_op2(c, "Mul", yf, ad_op1(c, "Sigmoid", yf)), t);
+    }
+    IrValue *st = ad_nm_slice(c, padded, k > 1 ? -(k - 1) : INT64_MAX, INT64_MAX, 2, 1);
+    IrValue *outs[2] = {y, st};
+    return ad_nm_end(c, 2, outs);
+}
+
+/* ---- RoiAlign ------------------------------------------------------- */
+
+/* RoiAlign 10 -> 16: 16 adds coordinate_transformation_mode with default
+ * half_pixel, while 10 computed what 16 calls output_half_pixel: pin it. */
+static int ad_ra_10_16(AdCtx *c)
+{
+    ad_set_attr_s(c, c->n, "coordinate_transformation_mode", "output_half_pixel");
+    return 0;
+}
+
+/* RoiAlign 16 -> 10: only output_half_pixel has a form in 10. */
+static int ad_ra_16_10(AdCtx *c)
+{
+    char cb[48];
+    const char *ctm = ad_attr_s(c, "coordinate_transformation_mode", cb,
+                              sizeof cb);
+    if (strcmp(ctm, "output_half_pixel") != 0)
+        return ad_refuse(c, "attribute",
+                         "RoiAlign-10 only has output_half_pixel coordinates, not '%s'",
+                         ctm);
+    ad_drop_attr(c, "coordinate_transformation_mode");
+    return 0;
 }
 
 static const AdEntry ad_nn[] = {
@@ -1076,12 +1042,13 @@ static const AdEntry ad_nn[] = {
     AD_BOTH("MatMul", 9, 13),
 
     AD_BOTH("DeformConv", 19, 22),
-    AD_BOTH("NegativeLogLikelihoodLoss", 12, 13),
-    AD_BOTH("NegativeLogLikelihoodLoss", 13, 22),
-    AD_BOTH("SoftmaxCrossEntropyLoss", 12, 13),
-    AD_GONE("NegativeLogLikelihoodLoss", 12, AD_EXPAND, ad_nn_nll_expand),
-    AD_GONE("SoftmaxCrossEntropyLoss", 12, AD_EXPAND, ad_nn_sce_expand),
     AD_GONE("Col2Im", 18, AD_EXPAND, ad_nn_col2im_expand),
+
+    AD_GONE("CausalConvWithState", 27, AD_EXPAND, ad_nm_ccws_expand),
+
+    AD_UP("RoiAlign", 10, 16, AD_ATTRS, ad_ra_10_16),
+    AD_DOWN("RoiAlign", 10, 16, AD_ATTRS, ad_ra_16_10),
+    AD_BOTH("RoiAlign", 16, 22),
 };
 
 const AdFamily ad_family_nn = {"nn", ad_nn, sizeof ad_nn / sizeof ad_nn[0]};

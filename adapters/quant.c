@@ -16,13 +16,6 @@
 
 #include "adapters.h"
 
-/* TensorProto.DataType codes. */
-enum {
-    AD_Q_FLOAT = 1, AD_Q_UINT8 = 2, AD_Q_INT8 = 3, AD_Q_INT32 = 6,
-    AD_Q_FLOAT16 = 10, AD_Q_DOUBLE = 11, AD_Q_BFLOAT16 = 16,
-    AD_Q_F8_FIRST = 17, AD_Q_F8_LAST = 20
-};
-
 /* |(q - zero_point)| of 8-bit values is at most 255, so a product is at
  * most 255 * 255; a sum of k of them fits int32 (and is exact in double)
  * when k * 65025 < 2^31. */
@@ -80,7 +73,7 @@ static int ad_q_need_per_tensor(AdCtx *c, size_t i, const char *what)
 
 static bool ad_q_is_8bit(int32_t t)
 {
-    return t == AD_Q_INT8 || t == AD_Q_UINT8;
+    return t == IR_INT8 || t == IR_UINT8;
 }
 
 /* ---- QuantizeLinear / DequantizeLinear: axis (10 <-> 13) -------------- */
@@ -109,7 +102,7 @@ static int ad_ql_13_19(AdCtx *c)
         return ad_refuse(c, "type-unknown",
                          "the type of x is unknown; from opset 19 y_scale must "
                          "have x's type, which a float scale of an int32 x breaks");
-    if (t == AD_Q_INT32)
+    if (t == IR_INT32)
         return ad_refuse(c, "type",
                          "x is int32 with a float y_scale; opsets 19 to 22 "
                          "require y_scale to have x's type");
@@ -163,7 +156,7 @@ static int ad_ql_21_19(AdCtx *c)
 {
     if (ad_drop_attr_if(c, "block_size", 0) < 0)
         return -1;
-    int64_t od = ad_attr_i(c, "output_dtype", 0);
+    int64_t od = ad_attr_i(c, "output_dtype");
     IrValue *zp = ad_in(c, 2);
     if (od != 0 && zp) {
         int32_t t = ad_elem(zp);
@@ -171,8 +164,8 @@ static int ad_ql_21_19(AdCtx *c)
             return ad_refuse(c, t ? "attribute" : "type-unknown",
                              "output_dtype=%lld and the zero point's type %d "
                              "cannot be checked to agree", (long long)od, t);
-    } else if (od != 0 && od != AD_Q_UINT8) {
-        if (od != AD_Q_INT8 && !(od >= AD_Q_F8_FIRST && od <= AD_Q_F8_LAST))
+    } else if (od != 0 && od != IR_UINT8) {
+        if (od != IR_INT8 && !(od >= IR_FLOAT8E4M3FN && od <= IR_FLOAT8E5M2FNUZ))
             return ad_refuse(c, "type", "output_dtype=%lld has no form at the target",
                              (long long)od);
         IrValue *z = ad_ql_zero_point(c, (int32_t)od);
@@ -202,9 +195,9 @@ static int ad_ql_23_21(AdCtx *c)
         return ad_refuse(c, "type",
                          "x and y_scale have different types; before opset 23 "
                          "they must have one");
-    int64_t p = ad_attr_i(c, "precision", 0);
-    if (p != 0 && !(p == ts && (ts == AD_Q_FLOAT || ts == AD_Q_FLOAT16 ||
-                                ts == AD_Q_BFLOAT16)))
+    int64_t p = ad_attr_i(c, "precision");
+    if (p != 0 && !(p == ts && (ts == IR_FLOAT || ts == IR_FLOAT16 ||
+                                ts == IR_BFLOAT16)))
         return ad_refuse(c, "attribute",
                          "precision=%lld differs from the scale's type; the "
                          "target divides in the scale's type", (long long)p);
@@ -224,7 +217,7 @@ static int ad_dq_21_19(AdCtx *c)
  * returns). Down: dropped when 0 or equal to the scale's known type. */
 static int ad_dq_23_21(AdCtx *c)
 {
-    int64_t od = ad_attr_i(c, "output_dtype", 0);
+    int64_t od = ad_attr_i(c, "output_dtype");
     int32_t ts = ad_elem(ad_in(c, 1));
     if (od != 0 && od != ts)
         return ad_refuse(c, ts ? "attribute" : "type-unknown",
@@ -264,11 +257,11 @@ static int ad_dq_below_10(AdCtx *c)
                          "x's rank is unknown or 0 while the scale or zero point "
                          "is 1-D: the expansion would change the output shape");
     c->build_opset = 9;
-    IrValue *d = ad_cast(c, x, AD_Q_FLOAT);
+    IrValue *d = ad_cast(c, x, IR_FLOAT);
     if (!d)
         return -1;
     if (zp) {
-        IrValue *zf = ad_cast(c, zp, AD_Q_FLOAT);
+        IrValue *zf = ad_cast(c, zp, IR_FLOAT);
         IrValue *in[2] = {d, zf};
         IrNode *sub = zf ? ad_node(c, c->n, "Sub", 2, in, 1) : NULL;
         if (!sub)
@@ -289,10 +282,10 @@ static int ad_dq_below_10(AdCtx *c)
  * shift) or already shaped to broadcast against q. */
 static IrValue *ad_q_shift(AdCtx *c, IrValue *q, IrValue *zp)
 {
-    IrValue *d = ad_cast(c, q, AD_Q_DOUBLE);
+    IrValue *d = ad_cast(c, q, IR_DOUBLE);
     if (!d || !zp)
         return d;
-    IrValue *zd = ad_cast(c, zp, AD_Q_DOUBLE);
+    IrValue *zd = ad_cast(c, zp, IR_DOUBLE);
     IrValue *in[2] = {d, zd};
     IrNode *k = zd ? ad_node(c, c->n, "Sub", 2, in, 1) : NULL;
     return k ? k->out[0] : NULL;
@@ -343,7 +336,7 @@ static int ad_q_zp_kind(AdCtx *c, size_t i, int64_t len, bool *vec)
  * 2^31 in magnitude. Replaces c->n. */
 static int ad_q_to_int32(AdCtx *c, IrValue *r)
 {
-    IrValue *y = r ? ad_cast(c, r, AD_Q_INT32) : NULL;
+    IrValue *y = r ? ad_cast(c, r, IR_INT32) : NULL;
     if (!y)
         return -1;
     ad_replace(c, y->producer);
@@ -431,11 +424,11 @@ static int ad_convi_below_10(AdCtx *c)
             ad_set_attr_ints(c, conv, names[i], a->n_ints, a->ints);
     }
     char buf[32];
-    const char *pad = ad_attr_s(c, "auto_pad", NULL, buf, sizeof buf);
+    const char *pad = ad_attr_s_or(c, "auto_pad", NULL, buf, sizeof buf);
     if (pad)
         ad_set_attr_s(c, conv, "auto_pad", pad);
     if (ad_attr(c, "group"))
-        ad_set_attr_i(c, conv, "group", ad_attr_i(c, "group", 1));
+        ad_set_attr_i(c, conv, "group", ad_attr_i(c, "group"));
     if (ad_infer(c, conv) < 0)
         return -1;
     return ad_q_to_int32(c, conv->out[0]);
@@ -480,8 +473,8 @@ static IrValue *ad_q_rne(AdCtx *c, IrValue *q, int32_t dt)
 /* The range of an 8-bit quantized type. */
 static void ad_q_range(int32_t zt, double *lo, double *hi)
 {
-    *lo = zt == AD_Q_INT8 ? -128 : 0;
-    *hi = zt == AD_Q_INT8 ? 127 : 255;
+    *lo = zt == IR_INT8 ? -128 : 0;
+    *hi = zt == IR_INT8 ? 127 : 255;
 }
 
 /* saturate(rne(q) + zero_point) as type zt, q of floating type dt; a NaN q
@@ -513,7 +506,7 @@ static IrValue *ad_q_requant(AdCtx *c, IrValue *q, int32_t dt, IrValue *zp, int3
 static int ad_q_zero_type(AdCtx *c, size_t i, int32_t *zt)
 {
     IrValue *zp = ad_in(c, i);
-    *zt = zp ? ad_elem(zp) : AD_Q_UINT8;
+    *zt = zp ? ad_elem(zp) : IR_UINT8;
     if (!ad_q_is_8bit(*zt))
         return ad_refuse(c, *zt ? "type" : "type-unknown",
                          "the quantized type must be known to be int8 or uint8");
@@ -530,7 +523,7 @@ static int ad_ql_below_10(AdCtx *c)
 {
     IrValue *x = ad_in(c, 0), *s = ad_in(c, 1), *zp = ad_in(c, 2);
     int32_t tx = ad_elem(x), zt;
-    if (tx != AD_Q_FLOAT && tx != AD_Q_INT32)
+    if (tx != IR_FLOAT && tx != IR_INT32)
         return ad_refuse(c, tx ? "type" : "type-unknown", "x must be known to be float or int32");
     if (ad_q_zero_type(c, 2, &zt) < 0 || ad_q_need_per_tensor(c, 1, "scale") < 0 ||
         ad_q_need_per_tensor(c, 2, "zero point") < 0)
@@ -540,8 +533,8 @@ static int ad_ql_below_10(AdCtx *c)
                          "x's rank is unknown or 0 while the scale or zero point "
                          "is 1-D: the expansion would change the output shape");
     c->build_opset = 9;
-    int32_t dt = tx == AD_Q_FLOAT ? AD_Q_FLOAT : AD_Q_DOUBLE;
-    IrValue *q = dt == AD_Q_FLOAT ? ad_q_op2(c, "Div", x, s)
+    int32_t dt = tx == IR_FLOAT ? IR_FLOAT : IR_DOUBLE;
+    IrValue *q = dt == IR_FLOAT ? ad_q_op2(c, "Div", x, s)
                                   : ad_q_op2(c, "Div", ad_cast(c, x, dt), ad_cast(c, s, dt));
     IrValue *y = q ? ad_q_requant(c, q, dt, zp, zt) : NULL;
     if (!y)
@@ -570,18 +563,18 @@ static int ad_dql_below_11(AdCtx *c)
     ad_set_attr_i(c, rmax, "keepdims", 0);
     if (ad_infer(c, rmin) < 0 || ad_infer(c, rmax) < 0)
         return -1;
-    IrValue *zero = ad_const_scalar(c, AD_Q_FLOAT, 0.0);
+    IrValue *zero = ad_const_scalar(c, IR_FLOAT, 0.0);
     IrValue *lo = ad_q_op2(c, "Min", rmin->out[0], zero);
     IrValue *hi = ad_q_op2(c, "Max", rmax->out[0], zero);
     IrValue *scale = ad_q_op2(c, "Div", ad_q_op2(c, "Sub", hi, lo),
-                              ad_const_scalar(c, AD_Q_FLOAT, 255.0));
+                              ad_const_scalar(c, IR_FLOAT, 255.0));
     if (!scale)
         return -1;
     /* the outputs move onto their producers before anything reads them */
     IrNode *ks = scale->producer;
     ad_move_output(c, 1, ks, 0);
     IrValue *zf = ad_q_op2(c, "Sub", zero, ad_q_op2(c, "Div", lo, ks->out[0]));
-    IrValue *zc = zf ? ad_q_requant(c, zf, AD_Q_FLOAT, NULL, AD_Q_UINT8) : NULL;
+    IrValue *zc = zf ? ad_q_requant(c, zf, IR_FLOAT, NULL, IR_UINT8) : NULL;
     if (!zc)
         return -1;
     IrNode *kz = zc->producer;
@@ -623,7 +616,7 @@ static int ad_qlmm_below_10(AdCtx *c)
     if (k > AD_Q_MAX_TERMS)
         return ad_refuse(c, "semantics", "K=%lld terms could overflow the accumulator",
                          (long long)k);
-    if (ad_q_zero_type(c, 7, &zt) < 0 || ad_elem(ad_in(c, 1)) != AD_Q_FLOAT)
+    if (ad_q_zero_type(c, 7, &zt) < 0 || ad_elem(ad_in(c, 1)) != IR_FLOAT)
         return ad_refuse(c, "type", "the scales must be float and y int8/uint8");
     c->build_opset = 9;
     size_t rr = ar >= 2 ? 1 : 0;
@@ -634,8 +627,8 @@ static int ad_qlmm_below_10(AdCtx *c)
         return -1;
     IrValue *acc = ad_q_op2(c, "MatMul", ad_q_shift(c, a, az), ad_q_shift(c, b, bz));
     IrValue *mult = ad_q_op2(c, "Div", ad_q_op2(c, "Mul", as, bs), ys);
-    IrValue *q = ad_q_op2(c, "Mul", acc, mult ? ad_cast(c, mult, AD_Q_DOUBLE) : NULL);
-    IrValue *y = q ? ad_q_requant(c, q, AD_Q_DOUBLE, yz, zt) : NULL;
+    IrValue *q = ad_q_op2(c, "Mul", acc, mult ? ad_cast(c, mult, IR_DOUBLE) : NULL);
+    IrValue *y = q ? ad_q_requant(c, q, IR_DOUBLE, yz, zt) : NULL;
     if (!y)
         return -1;
     ad_replace(c, y->producer);
@@ -659,7 +652,7 @@ static int ad_qlconv_below_10(AdCtx *c)
     for (size_t i = 1; i < wr; i++)
         if ((terms *= wd[i]) > AD_Q_MAX_TERMS)
             return ad_refuse(c, "semantics", "the window could overflow the accumulator");
-    if (ad_q_zero_type(c, 7, &zt) < 0 || ad_elem(ad_in(c, 1)) != AD_Q_FLOAT)
+    if (ad_q_zero_type(c, 7, &zt) < 0 || ad_elem(ad_in(c, 1)) != IR_FLOAT)
         return ad_refuse(c, "type", "the scales must be float and y int8/uint8");
     if (ad_q_zp_kind(c, 2, -1, &vec) < 0 || ad_q_zp_kind(c, 6, -1, &vec) < 0 ||
         ad_q_zp_kind(c, 7, -1, &vec) < 0 || ad_q_zp_kind(c, 1, -1, &vec) < 0)
@@ -671,7 +664,7 @@ static int ad_qlconv_below_10(AdCtx *c)
     if (!ws)
         return -1;
     IrValue *in[3] = {ad_q_shift(c, x, ad_in(c, 2)), ad_q_shift(c, w, wz),
-                      bias ? ad_cast(c, bias, AD_Q_DOUBLE) : NULL};
+                      bias ? ad_cast(c, bias, IR_DOUBLE) : NULL};
     if (!in[0] || !in[1] || (bias && !in[2]))
         return -1;
     IrNode *conv = ad_node_in(c, c->domain, c->n, "Conv", bias ? 3 : 2, in, 1);
@@ -684,16 +677,16 @@ static int ad_qlconv_below_10(AdCtx *c)
             ad_set_attr_ints(c, conv, names[i], a->n_ints, a->ints);
     }
     char buf[32];
-    const char *pad = ad_attr_s(c, "auto_pad", NULL, buf, sizeof buf);
+    const char *pad = ad_attr_s_or(c, "auto_pad", NULL, buf, sizeof buf);
     if (pad)
         ad_set_attr_s(c, conv, "auto_pad", pad);
     if (ad_attr(c, "group"))
-        ad_set_attr_i(c, conv, "group", ad_attr_i(c, "group", 1));
+        ad_set_attr_i(c, conv, "group", ad_attr_i(c, "group"));
     if (ad_infer(c, conv) < 0)
         return -1;
     IrValue *mult = ad_q_op2(c, "Div", ad_q_op2(c, "Mul", ad_in(c, 1), ws), ad_in(c, 6));
-    IrValue *q = ad_q_op2(c, "Mul", conv->out[0], mult ? ad_cast(c, mult, AD_Q_DOUBLE) : NULL);
-    IrValue *y = q ? ad_q_requant(c, q, AD_Q_DOUBLE, ad_in(c, 7), zt) : NULL;
+    IrValue *q = ad_q_op2(c, "Mul", conv->out[0], mult ? ad_cast(c, mult, IR_DOUBLE) : NULL);
+    IrValue *y = q ? ad_q_requant(c, q, IR_DOUBLE, ad_in(c, 7), zt) : NULL;
     if (!y)
         return -1;
     ad_replace(c, y->producer);

@@ -1,6 +1,7 @@
 /*
- * reduce.c - adapters of the reductions (ReduceL1 ... ReduceSumSquare)
- * and ArgMax/ArgMin.
+ * reduce.c - adapters of the reductions (ReduceL1 ... ReduceSumSquare),
+ * ArgMax/ArgMin, CumSum/CumProd, Det and the losses
+ * (NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss).
  *
  * The version changes, from the changelogs:
  *   1 -> 11   axes (and ArgMax/ArgMin's axis) may be negative, counting
@@ -50,7 +51,7 @@ static int ad_red_axes_down(AdCtx *c)
 /* Down 11 -> 1 (ArgMax/ArgMin): a negative axis becomes axis + rank. */
 static int ad_arg_axis_down(AdCtx *c)
 {
-    int64_t axis = ad_attr_i(c, "axis", 0);
+    int64_t axis = ad_attr_i(c, "axis");
     bool changed;
     if (ad_norm_axes(c, &axis, 1, ad_rank(ad_in(c, 0)), "axis", &changed) < 0)
         return -1;
@@ -150,7 +151,7 @@ static const AdRedPlan *ad_red_plan(const char *op)
 
 static bool ad_red_is_float(int32_t t)
 {
-    return t == 1 || t == 10 || t == 11 || t == 16;
+    return t == IR_FLOAT || t == IR_FLOAT16 || t == IR_DOUBLE || t == IR_BFLOAT16;
 }
 
 /* Whether `op` takes its axes as an input at `opset` (ReduceSum from 13,
@@ -188,7 +189,7 @@ static IrGraph *ad_red_branch(AdCtx *c, const char *op, IrValue *y, int64_t axis
         k = NULL;
     if (k && reduce && full) {
         IrValue *b[2] = {k->out[0], full};
-        k = ad_sub_node(c, sub, ad_elem(full) == 7 ? "Expand" : "Mul", 2, b, 1, true);
+        k = ad_sub_node(c, sub, ad_elem(full) == IR_INT64 ? "Expand" : "Mul", 2, b, 1, true);
     }
     if (!k) {
         ir_graph_free(sub);
@@ -226,12 +227,13 @@ static IrValue *ad_red_if(AdCtx *c, IrValue *cond, const char *op, IrValue *y,
  * carried along unchanged). */
 static IrValue *ad_red_iota(AdCtx *c, IrValue *n)
 {
-    IrValue *yes = n ? ad_const_scalar(c, 9, 1.0) : NULL;
+    IrValue *yes = n ? ad_const_scalar(c, IR_BOOL, 1.0) : NULL;
     IrGraph *b = yes ? ad_sub_new(c, "iota_body") : NULL;
     if (!b)
         return NULL;
-    IrValue *it = ad_sub_input(b, "iota_iter", 7), *cond = ad_sub_input(b, "iota_cond", 9);
-    IrValue *carry = ad_sub_input(b, "iota_carry", 7);
+    IrValue *it = ad_sub_input(b, "iota_iter", IR_INT64);
+    IrValue *cond = ad_sub_input(b, "iota_cond", IR_BOOL);
+    IrValue *carry = ad_sub_input(b, "iota_carry", IR_INT64);
     IrNode *k[3] = {NULL, NULL, NULL};
     IrValue *src[3] = {cond, carry, it};
     for (int j = 0; j < 3 && src[j]; j++)
@@ -241,9 +243,9 @@ static IrValue *ad_red_iota(AdCtx *c, IrValue *n)
         ir_graph_free(b);
         return NULL;
     }
-    ad_sub_output(b, k[0]->out[0], 9);
-    ad_sub_output(b, k[1]->out[0], 7);
-    ad_sub_output(b, k[2]->out[0], 7);
+    ad_sub_output(b, k[0]->out[0], IR_BOOL);
+    ad_sub_output(b, k[1]->out[0], IR_INT64);
+    ad_sub_output(b, k[2]->out[0], IR_INT64);
     IrValue *in[3] = {n, yes, n};
     IrNode *loop = ad_node_in(c, c->domain, c->n, "Loop", 3, in, 2);
     if (!loop) {
@@ -267,12 +269,12 @@ static IrValue *ad_red_sum0(AdCtx *c, IrValue *v)
 static IrValue *ad_red_flags(AdCtx *c, IrValue *axes, int r, bool noop)
 {
     /* counted in float: Greater takes integers only from opset 9 */
-    IrValue *count = ad_red_sum0(c, ad_cast(c, ad_axes_hits(c, axes, r), 1));
+    IrValue *count = ad_red_sum0(c, ad_cast(c, ad_axes_hits(c, axes, r), IR_FLOAT));
     IrValue *flags = ad_op2(c, "Greater", count,
-                            ad_const_scalar(c, 1, 0.0));
+                            ad_const_scalar(c, IR_FLOAT, 0.0));
     if (!noop) {
         IrValue *empty = ad_op2(c, "Equal", ad_op1(c, "Size", axes),
-                                ad_const_scalar(c, 7, 0.0));
+                                ad_const_scalar(c, IR_INT64, 0.0));
         flags = ad_op2(c, "Or", flags, empty);
     }
     return flags;
@@ -287,11 +289,11 @@ static IrValue *ad_red_drop_axes(AdCtx *c, IrValue *y, IrValue *len, IrValue *fi
     int64_t *rank_left = ir_alloc_array((size_t)r, sizeof *rank_left), k = r;
     for (int i = 0; i < r; i++)
         rank_left[i] = r - i;
-    IrValue *kept = ad_op2(c, "Sub", ad_const_scalar(c, 7, 1.0), fi);
-    IrValue *score = ad_op2(c, "Add", ad_op2(c, "Mul", kept, ad_const_scalar(c, 7, 2.0 * r)),
+    IrValue *kept = ad_op2(c, "Sub", ad_const_scalar(c, IR_INT64, 1.0), fi);
+    IrValue *score = ad_op2(c, "Add", ad_op2(c, "Mul", kept, ad_const_scalar(c, IR_INT64, 2.0 * r)),
                             ad_const_i64s(c, (size_t)r, rank_left));
     free(rank_left);
-    IrValue *in[2] = {ad_cast(c, score, 1), NULL};
+    IrValue *in[2] = {ad_cast(c, score, IR_FLOAT), NULL};
     size_t n_in = 1;
     if (c->build_opset >= 10) {
         in[1] = ad_const_i64s(c, 1, &k);
@@ -303,7 +305,7 @@ static IrValue *ad_red_drop_axes(AdCtx *c, IrValue *y, IrValue *len, IrValue *fi
         ad_set_attr_i(c, top, "k", k);
     if (!top || ad_infer(c, top) < 0)
         return NULL;
-    IrValue *nk = ad_op2(c, "Sub", ad_const_scalar(c, 7, (double)r), ad_red_sum0(c, fi));
+    IrValue *nk = ad_op2(c, "Sub", ad_const_scalar(c, IR_INT64, (double)r), ad_red_sum0(c, fi));
     IrValue *order = ad_op2(c, "Gather", top->out[1], ad_red_iota(c, nk));
     return ad_op2(c, "Reshape", y, ad_op2(c, "Gather", len, order));
 }
@@ -341,13 +343,14 @@ static IrValue *ad_red_same_shape(AdCtx *c, const AdRedPlan *p, IrValue *y,
         full = ad_const_fill(c, et, (size_t)r, dims, 1);
     }
     for (int i = 0; i < r && y && full; i++)
-        y = ad_red_if(c, ad_op2(c, "Gather", flags, ad_const_scalar(c, 7, (double)i)),
+        y = ad_red_if(c, ad_op2(c, "Gather", flags, ad_const_scalar(c, IR_INT64, (double)i)),
                       p->fold, y, i, 1, et, full);
-    IrValue *fi = ad_cast(c, flags, 7);
+    IrValue *fi = ad_cast(c, flags, IR_INT64);
     IrValue *len = ad_op2(c, "Sub", shp,
-                          ad_op2(c, "Mul", fi, ad_op2(c, "Sub", shp, ad_const_scalar(c, 7, 1.0))));
+                          ad_op2(c, "Mul", fi,
+                                 ad_op2(c, "Sub", shp, ad_const_scalar(c, IR_INT64, 1.0))));
     for (int i = 0; i < r && y; i++) {
-        IrValue *li = ad_op2(c, "Gather", len, ad_const_scalar(c, 7, (double)i));
+        IrValue *li = ad_op2(c, "Gather", len, ad_const_scalar(c, IR_INT64, (double)i));
         IrValue *in[2] = {y, ad_red_iota(c, li)};
         IrNode *g = in[1] ? ad_node_in(c, c->domain, c->n, "Gather", 2, in, 1) : NULL;
         if (g)
@@ -382,7 +385,7 @@ static int ad_red_dynamic(AdCtx *c, IrValue *axes, bool noop)
         return ad_refuse(c, "not-constant",
                          "axes '%s' is not a constant, and reducing %s one axis at a "
                          "time rounds differently", axes->name, ir_dtype_name(et));
-    int64_t keep = ad_attr_i(c, "keepdims", 1);
+    int64_t keep = ad_attr_i(c, "keepdims");
     IrValue *flags = ad_red_flags(c, axes, r, noop);
     IrValue *y = x;
     if (p->pre)
@@ -391,7 +394,7 @@ static int ad_red_dynamic(AdCtx *c, IrValue *axes, bool noop)
         y = ad_red_same_shape(c, p, y, flags, r, keep, et);
     else
         for (int i = r - 1; i >= 0 && flags && y; i--)
-            y = ad_red_if(c, ad_op2(c, "Gather", flags, ad_const_scalar(c, 7, (double)i)),
+            y = ad_red_if(c, ad_op2(c, "Gather", flags, ad_const_scalar(c, IR_INT64, (double)i)),
                           p->fold, y, i, keep, et, NULL);
     IrNode *last = y ? y->producer : NULL;
     if (p->post && y) {
@@ -410,7 +413,7 @@ static int ad_red_dynamic(AdCtx *c, IrValue *axes, bool noop)
  * non-empty axes the flag means nothing and is dropped. */
 static int ad_red_down(AdCtx *c)
 {
-    bool noop = ad_attr_i(c, "noop_with_empty_axes", 0) != 0;
+    bool noop = ad_attr_i(c, "noop_with_empty_axes") != 0;
     IrValue *ax = ad_in(c, 1);
     int64_t *v = NULL;
     size_t n = 0;
@@ -449,7 +452,7 @@ static int ad_arg_last_down(AdCtx *c)
         return 0;
     }
     IrValue *x = ad_in(c, 0);
-    int64_t axis = ad_attr_i(c, "axis", 0);
+    int64_t axis = ad_attr_i(c, "axis");
     bool changed;
     if (ad_norm_axes(c, &axis, 1, ad_rank(x), "axis", &changed) < 0)
         return -1;
@@ -476,10 +479,10 @@ static int ad_arg_last_down(AdCtx *c)
     if (!k)
         return -1;
     ad_set_attr_i(c, k, "axis", axis);
-    ad_set_attr_i(c, k, "keepdims", ad_attr_i(c, "keepdims", 1));
+    ad_set_attr_i(c, k, "keepdims", ad_attr_i(c, "keepdims"));
     if (ad_infer(c, k) < 0)
         return -1;
-    IrValue *last = ad_const_scalar(c, 7, (double)(n - 1));
+    IrValue *last = ad_const_scalar(c, IR_INT64, (double)(n - 1));
     if (!last)
         return -1;
     IrValue *sin[2] = {last, k->out[0]};
@@ -507,14 +510,295 @@ static int ad_arg_last_down(AdCtx *c)
  * what version 20 gives. The axes input stays as it is. */
 static int ad_red_bool_down(AdCtx *c)
 {
-    if (ad_elem(ad_in(c, 0)) != EV_BOOL)
+    if (ad_elem(ad_in(c, 0)) != IR_BOOL)
         return 0;
-    IrNode *k = ad_widen_node(c, EV_FLOAT, 1u);
-    IrValue *y = k ? ad_op2(c, "Greater", k->out[0], ad_const_scalar(c, EV_FLOAT, 0.0)) : NULL;
+    IrNode *k = ad_widen_node(c, IR_FLOAT, 1u);
+    IrValue *y = k ? ad_op2(c, "Greater", k->out[0], ad_const_scalar(c, IR_FLOAT, 0.0)) : NULL;
     if (!y)
         return -1;
     ad_replace(c, y->producer);
     return 0;
+}
+
+/* ---- CumSum (11) and CumProd (26) below their first version ----------- */
+
+/* Longest axis CumSum/CumProd are unrolled along. */
+#define AD_SCAN_CAP 4096
+
+/* Slice j of x along axis, keeping the axis (length 1). */
+static IrValue *ad_scan_slice(AdCtx *c, IrValue *x, int64_t j, int64_t axis)
+{
+    int64_t one = 1;
+    return ad_gather(c, x, ad_const_int_tensor(c, IR_INT64, 1, &one, &j, 1), axis);
+}
+
+/* The tensor of 0 (CumSum) or 1 (CumProd) an exclusive scan starts with,
+ * shaped like one slice of x along the axis: a constant when x's shape
+ * is static, else the scalar expanded to the shape of slice s (built
+ * from slice j when s is NULL; Expand copies). */
+static IrValue *ad_scan_unit(AdCtx *c, IrValue *x, IrValue *s, int64_t j,
+                             int64_t axis, int unit)
+{
+    int32_t t = ad_elem(x);
+    int64_t d[AD_MAX_RANK];
+    size_t r;
+    if (ad_static_dims(x, d, &r)) {
+        d[axis] = 1;
+        if (ad_numel(d, r) >= 0)
+            return ad_const_fill(c, t, r, d, unit);
+    }
+    if (!s)
+        s = ad_scan_slice(c, x, j, axis);
+    return ad_op2(c, "Expand", ad_const_fill(c, t, 0, NULL, unit), ad_op1(c, "Shape", s));
+}
+
+/* The length of dim `axis` of x (0 <= axis), refused when unknown or
+ * beyond AD_SCAN_CAP; -1 after a refusal. */
+static int64_t ad_scan_len(AdCtx *c, const IrValue *x, int64_t axis)
+{
+    int64_t len = ad_dim(x, (int)axis);
+    if (len < 0)
+        return ad_refuse(c, "shape-unknown", "the length of axis %lld is unknown",
+                         (long long)axis);
+    if (len > AD_SCAN_CAP)
+        return ad_refuse(c, "shape", "the axis is longer than %d elements",
+                         AD_SCAN_CAP);
+    return len;
+}
+
+/* CumSum / CumProd of x along `axis` (of length n) unrolled: slice j is
+ * Gather(x, [j], axis) (which keeps the axis, of length 1), and the
+ * running total is op(total, slice) from the first slice on (the last
+ * when reverse=1), one rounding per step, the order of the reference
+ * (numpy's cumsum / cumprod): the first total is the slice itself, so -0
+ * stays -0. With exclusive=1 output j is the total before slice j, and
+ * the first is 0 (1). The outputs are concatenated in position order.
+ * Integers wrap as the op's own accumulation does. An empty axis gives x
+ * itself. */
+static IrValue *ad_scan_along(AdCtx *c, const char *op, int unit, int64_t axis,
+                              int64_t n)
+{
+    IrValue *x = ad_in(c, 0);
+    if (n == 0)
+        return ad_op1(c, "Identity", x);
+    bool excl = ad_attr_i(c, "exclusive") != 0;
+    bool rev = ad_attr_i(c, "reverse") != 0;
+    IrValue **out = ir_alloc_array((size_t)n, sizeof *out), *acc = NULL;
+    for (int64_t s = 0; s < n; s++) {
+        int64_t j = rev ? n - 1 - s : s;
+        /* exclusive: the last slice adds to no output */
+        IrValue *sl = !excl || s + 1 < n ? ad_scan_slice(c, x, j, axis) : NULL;
+        if (excl && !acc)
+            out[j] = ad_scan_unit(c, x, sl, j, axis, unit);
+        else if (excl)
+            out[j] = acc;
+        if (sl)
+            acc = acc ? ad_op2(c, op, acc, sl) : sl;
+        if (!excl)
+            out[j] = acc;
+    }
+    IrValue *y = ad_concat(c, out, (size_t)n, axis);
+    free(out);
+    return y;
+}
+
+/* The scan along a run-time axis a of x (rank r, every dim known): the
+ * scan along each axis k, selected by Where(a == k or a == k - r, ...)
+ * (Where copies; built at opset 10 or 25, where Where exists; below,
+ * Where's own adapter lowers it). A 1-D x has one axis: no select. */
+static IrValue *ad_scan_any_axis(AdCtx *c, const char *op, int unit, int r)
+{
+    IrValue *x = ad_in(c, 0), *a = ad_in(c, 1);
+    int32_t ta = ad_elem(a);
+    int64_t len[AD_MAX_RANK], total = 0;
+    if (r < 1 || r > AD_MAX_RANK) {
+        ad_refuse(c, "shape-unknown", "an axis given at run time needs x's rank");
+        return NULL;
+    }
+    for (int k = 0; k < r; k++)
+        if ((len[k] = ad_scan_len(c, x, k)) < 0 || (total += len[k]) > AD_SCAN_CAP) {
+            if (!c->reason)
+                ad_refuse(c, "shape", "the axes are longer than %d elements in all",
+                          AD_SCAN_CAP);
+            return NULL;
+        }
+    if (r > 1 && ta != IR_INT32 && ta != IR_INT64) {
+        ad_refuse(c, "type-unknown", "the axis type is unknown");
+        return NULL;
+    }
+    IrValue *y = ad_scan_along(c, op, unit, r - 1, len[r - 1]);
+    for (int k = r - 2; k >= 0; k--) {
+        IrValue *is = ad_op2(c, "Or", ad_op2(c, "Equal", a, ad_const_int(c, ta, k)),
+                             ad_op2(c, "Equal", a, ad_const_int(c, ta, k - r)));
+        IrValue *in[3] = {is, ad_scan_along(c, op, unit, k, len[k]), y};
+        IrNode *w = is && in[1] && y ? ad_node(c, c->n, "Where", 3, in, 1) : NULL;
+        y = w ? w->out[0] : NULL;
+    }
+    return y;
+}
+
+/* CumSum (11) / CumProd (26) where they do not exist, unrolled along a
+ * constant axis (ad_scan_along), or along each axis and selected when
+ * the axis is known only at run time (ad_scan_any_axis). */
+static int ad_scan_gone(AdCtx *c, const char *op, int unit)
+{
+    IrValue *x = ad_in(c, 0);
+    int32_t t = ad_elem(x);
+    int64_t *v, axis;
+    size_t n;
+    bool changed;
+    if (!t)
+        return ad_refuse(c, "type-unknown", "the scan's input type is unknown");
+    if (ad_need_type(c, op, t) < 0)
+        return -1;
+    if (!ad_const_ints(ad_in(c, 1), &v, &n))
+        return ad_finish(c, ad_scan_any_axis(c, op, unit, ad_rank(x)));
+    axis = n == 1 ? v[0] : 0;
+    free(v);
+    if (n != 1)
+        return ad_refuse(c, "attribute", "the axis holds %zu values, not one", n);
+    if (ad_norm_axes(c, &axis, 1, ad_rank(x), "axis", &changed) < 0)
+        return -1;
+    int64_t len = ad_scan_len(c, x, axis);
+    return len < 0 ? -1 : ad_finish(c, ad_scan_along(c, op, unit, axis, len));
+}
+
+static int ad_cumsum_gone(AdCtx *c)
+{
+    return ad_scan_gone(c, "Add", 0);
+}
+
+static int ad_cumprod_gone(AdCtx *c)
+{
+    return ad_scan_gone(c, "Mul", 1);
+}
+
+static IrValue *ad_nn_where(AdCtx *c, IrValue *m, IrValue *a, IrValue *b)
+{
+    IrValue *in[3] = {m, a, b};
+    return ad_nn_fin(c, ad_nn_raw(c, "Where", 3, in));
+}
+
+/* op(x) with one INTS attribute (Unsqueeze/Squeeze axes, Transpose perm
+ * at opset 11); n == 0 leaves the attribute out. */
+static IrValue *ad_nn_ints_op(AdCtx *c, const char *op, IrValue *x, const char *attr,
+                              size_t n, const int64_t *v)
+{
+    IrValue *in[1] = {x};
+    IrNode *k = ad_nn_raw(c, op, 1, in);
+    if (k && n)
+        ad_set_attr_ints(c, k, attr, n, v);
+    return ad_nn_fin(c, k);
+}
+
+/* ReduceSum/ReduceMean over every axis, to a scalar (opset 11). */
+static IrValue *ad_nn_reduce_all(AdCtx *c, const char *op, IrValue *x)
+{
+    IrValue *in[1] = {x};
+    IrNode *k = ad_nn_raw(c, op, 1, in);
+    if (k)
+        ad_set_attr_i(c, k, "keepdims", 0);
+    return ad_nn_fin(c, k);
+}
+
+/* ---- losses --------------------------------------------------------- */
+
+/* The negative log-likelihood of `lp` (N, C, d...) at the targets of c->n
+ * (input 1, (N, d...)), weighted by input 2 when given, reduced as the
+ * `reduction` attribute says (NegativeLogLikelihoodLoss-12's function
+ * body, at opset 11): targets equal to ignore_index read class 0 and
+ * count with loss and weight 0; "mean" divides by the summed weights (the
+ * number of counted targets without weights). */
+static IrValue *ad_nn_nll(AdCtx *c, IrValue *lp)
+{
+    IrValue *tg = ad_in(c, 1), *w = ad_in(c, 2);
+    int32_t t = ad_elem(lp), tt = ad_elem(tg);
+    char buf[16];
+    const char *red = ad_attr_s(c, "reduction", buf, sizeof buf);
+    bool ii = ad_attr(c, "ignore_index") != NULL;
+    int64_t ax[1] = {1};
+    if (!t || !tt) {
+        ad_refuse(c, "type-unknown", "the types of the input and target are unknown");
+        return NULL;
+    }
+    if (strcmp(red, "none") && strcmp(red, "sum") && strcmp(red, "mean")) {
+        ad_refuse(c, "attribute", "reduction '%s' is unknown", red);
+        return NULL;
+    }
+    int64_t ig = ad_attr_i(c, "ignore_index");
+    if (ii && tt != 6 && tt != 7) {
+        ad_refuse(c, "type", "the target must be int32 or int64");
+        return NULL;
+    }
+    if (ii && tt == 6 && (ig < INT32_MIN || ig > INT32_MAX)) {
+        ad_refuse(c, "attribute", "ignore_index %lld does not fit the int32 target",
+                  (long long)ig);
+        return NULL;
+    }
+    IrValue *tu = ad_nn_ints_op(c, "Unsqueeze", tg, "axes", 1, ax), *m = NULL;
+    if (ii) {
+        /* the index itself, never through double: 2^63 - 1 is no double */
+        m = ad_op2(c, "Equal", tu, c->reason ? NULL : ad_const_int(c, tt, ig));
+        tu = ad_nn_where(c, m, ad_nn_scalar(c, tt, 0), tu);
+    }
+    IrNode *k = ad_nn_raw(c, "GatherElements", 2, (IrValue *[]){lp, tu});
+    if (k)
+        ad_set_attr_i(c, k, "axis", 1);
+    IrValue *g = ad_nn_fin(c, k), *zero = ii ? ad_nn_scalar(c, t, 0) : NULL;
+    if (ii)
+        g = ad_nn_where(c, m, zero, g);
+    IrValue *loss = ad_op1(c, "Neg", ad_nn_ints_op(c, "Squeeze", g, "axes", 1, ax));
+    IrValue *wt = NULL;
+    if (w) {
+        wt = ad_op2(c, "Gather", w, tu);
+        if (ii)
+            wt = ad_nn_where(c, m, zero, wt);
+    } else if (ii && !strcmp(red, "mean")) {
+        wt = ad_nn_where(c, m, zero, ad_nn_scalar(c, t, 1));
+    }
+    if (wt)
+        wt = ad_nn_ints_op(c, "Squeeze", wt, "axes", 1, ax);
+    if (w)
+        loss = ad_op2(c, "Mul", loss, wt);
+    if (!strcmp(red, "none"))
+        return loss;
+    if (!strcmp(red, "sum") || !wt)
+        return ad_nn_reduce_all(c, !strcmp(red, "sum") ? "ReduceSum" : "ReduceMean", loss);
+    return ad_op2(c, "Div", ad_nn_reduce_all(c, "ReduceSum", loss),
+                     ad_nn_reduce_all(c, "ReduceSum", wt));
+}
+
+/* NegativeLogLikelihoodLoss below 12: the function body at opset 11. */
+static int ad_nn_nll_expand(AdCtx *c)
+{
+    IrValue *outs[1] = {ad_nn_nll(c, ad_in(c, 0))};
+    return ad_nn_end(c, 1, outs);
+}
+
+/* SoftmaxCrossEntropyLoss below 12: log_prob = LogSoftmax over the class
+ * axis 1, then the NLL above. LogSoftmax-11 normalizes the flattened
+ * trailing dims from its axis, so for more than 2 dims the class axis is
+ * moved last first (and back for the log_prob output). */
+static int ad_nn_sce_expand(AdCtx *c)
+{
+    IrValue *x = ad_in(c, 0);
+    int r = ad_rank(x);
+    if (r < 2 || r > 16)
+        return ad_refuse(c, "shape-unknown", "the rank of the scores is unknown");
+    int64_t to[16], from[16];
+    for (int i = 0; i < r; i++) {
+        to[i] = i == r - 1 ? 1 : i == 0 ? 0 : i + 1;
+        from[i] = i == 0 ? 0 : i == 1 ? r - 1 : i - 1;
+    }
+    IrValue *xt = r > 2 ? ad_nn_ints_op(c, "Transpose", x, "perm", (size_t)r, to) : x;
+    IrNode *k = ad_nn_raw(c, "LogSoftmax", 1, &xt);
+    if (k)
+        ad_set_attr_i(c, k, "axis", r - 1);
+    IrValue *lp = ad_nn_fin(c, k);
+    if (r > 2)
+        lp = ad_nn_ints_op(c, "Transpose", lp, "perm", (size_t)r, from);
+    IrValue *outs[2] = {ad_nn_nll(c, lp), lp};
+    return ad_nn_end(c, 2, outs);
 }
 
 static const AdEntry ad_reduce_table[] = {
@@ -548,6 +832,17 @@ static const AdEntry ad_reduce_table[] = {
     AD_UP("ArgMin", 11, 12, AD_ATTRS, ad_nothing),
     AD_DOWN("ArgMin", 11, 12, AD_ATTRS, ad_arg_last_down),
     AD_BOTH("ArgMin", 12, 13),
+
+    AD_BOTH("CumSum", 11, 14),
+    AD_GONE("CumSum", 11, AD_EXPAND, ad_cumsum_gone),
+    AD_GONE("CumProd", 26, AD_EXPAND, ad_cumprod_gone),
+    AD_BOTH("Det", 11, 22),
+
+    AD_BOTH("NegativeLogLikelihoodLoss", 12, 13),
+    AD_BOTH("NegativeLogLikelihoodLoss", 13, 22),
+    AD_BOTH("SoftmaxCrossEntropyLoss", 12, 13),
+    AD_GONE("NegativeLogLikelihoodLoss", 12, AD_EXPAND, ad_nn_nll_expand),
+    AD_GONE("SoftmaxCrossEntropyLoss", 12, AD_EXPAND, ad_nn_sce_expand),
 };
 
 const AdFamily ad_family_reduce = {"reduce", ad_reduce_table,

@@ -1,6 +1,6 @@
 /*
- * resize.c - adapters of the resampling ops: Upsample, Resize, RoiAlign,
- * AffineGrid and NonMaxSuppression (GridSample is in sample.c).
+ * resize.c - adapters of the resampling ops: Upsample and Resize
+ * (GridSample and AffineGrid are in sample.c).
  *
  * Upsample and Resize-10 share one meaning (what runtimes and the
  * evaluator do, the spec of those versions being silent): asymmetric
@@ -26,18 +26,16 @@
 #include "resize_lower.h"
 #include "../src/fconv.h"
 
-enum { AD_FLOAT = 1, AD_INT64 = 7, AD_ATTR_FLOATS = 6 };
-
 /* ---- helpers ------------------------------------------------------- */
 
 /* A 1-D float constant holding v[0..n). */
-static IrValue *ad_rs_fconst(AdCtx *c, size_t n, const double *v)
+IrValue *ad_rs_fconst(AdCtx *c, size_t n, const double *v)
 {
     float *f = ir_alloc_array(n ? n : 1, sizeof *f);
     for (size_t i = 0; i < n; i++)
         f[i] = (float)v[i];
     int64_t dim = (int64_t)n;
-    IrValue *k = ad_const_tensor(c, AD_FLOAT, 1, &dim, f, n * sizeof *f);
+    IrValue *k = ad_const_tensor(c, IR_FLOAT, 1, &dim, f, n * sizeof *f);
     free(f);
     return k;
 }
@@ -71,13 +69,6 @@ static void ad_rs_drop(IrValue **v, size_t n)
     }
 }
 
-/* The string attribute `name` of c->n, or dflt. */
-static const char *ad_rs_s(AdCtx *c, const char *name, const char *dflt,
-                           char *buf, size_t cap)
-{
-    return ad_attr_s(c, name, dflt, buf, cap);
-}
-
 /* ---- Upsample ------------------------------------------------------- */
 
 /* Upsample 1 -> 7: height_scale/width_scale (on a 4-D input) become the
@@ -93,7 +84,7 @@ static int ad_up_1_7(AdCtx *c)
     if (r >= 0 && r != 4)
         return ad_refuse(c, "shape", "Upsample-1 takes a 4-D input, got rank %d", r);
     float s[4] = {1.0f, 1.0f, h->f, w->f};
-    const char *mode = ad_rs_s(c, "mode", "nearest", mb, sizeof mb);
+    const char *mode = ad_attr_s(c, "mode", mb, sizeof mb);
     if (strcmp(mode, "bilinear") == 0)
         ad_set_attr_s(c, c->n, "mode", "linear");
     ir_node_set_attr(c->n, ir_attr_floats("scales", 4, s));
@@ -114,7 +105,7 @@ static int ad_up_7_1(AdCtx *c)
                          "Upsample-1 only scales the last two axes of a 4-D input "
                          "(scales must be [1, 1, h, w])");
     float h = a->floats[2], w = a->floats[3];
-    const char *mode = ad_rs_s(c, "mode", "nearest", mb, sizeof mb);
+    const char *mode = ad_attr_s(c, "mode", mb, sizeof mb);
     if (strcmp(mode, "linear") == 0)
         ad_set_attr_s(c, c->n, "mode", "bilinear");
     ad_drop_attr(c, "scales");
@@ -170,7 +161,7 @@ static int ad_up_9_7(AdCtx *c)
 static int ad_up_9_10(AdCtx *c)
 {
     char mb[32];
-    const char *mode = ad_rs_s(c, "mode", "nearest", mb, sizeof mb);
+    const char *mode = ad_attr_s(c, "mode", mb, sizeof mb);
     if (strcmp(mode, "nearest") != 0 && strcmp(mode, "linear") != 0 &&
         strcmp(mode, "bilinear") != 0)
         return ad_refuse(c, "attribute", "unknown mode '%s'", mode);
@@ -188,7 +179,7 @@ static int ad_up_9_10(AdCtx *c)
 /* Resize-10's mode, checked: nearest or linear. */
 static const char *ad_rs10_mode(AdCtx *c, char *buf, size_t cap)
 {
-    const char *mode = ad_rs_s(c, "mode", "nearest", buf, cap);
+    const char *mode = ad_attr_s(c, "mode", buf, cap);
     if (strcmp(mode, "nearest") != 0 && strcmp(mode, "linear") != 0) {
         ad_refuse(c, "attribute", "unknown mode '%s'", mode);
         return NULL;
@@ -280,7 +271,7 @@ static int ad_rs_10_11(AdCtx *c)
             return ad_rs_lower(c, "nearest Resize-10 with axes both up- and downsampled "
                                   "has no single nearest_mode");
     }
-    IrValue *roi = ad_rs_empty(c, AD_FLOAT);
+    IrValue *roi = ad_rs_empty(c, IR_FLOAT);
     if (!roi)
         return -1;
     IrValue *scales = ad_in(c, 1);
@@ -388,7 +379,7 @@ static bool ad_rs_why_not_10(AdCtx *c, const char *mode, const char *ctm,
         snprintf(why, cap, "Resize-10 has no mode '%s'", mode);
     else if (strcmp(ctm, "asymmetric") != 0)
         snprintf(why, cap, "Resize-10 only has asymmetric coordinates, not '%s'", ctm);
-    else if (lin && ad_attr_i(c, "exclude_outside", 0) != 0)
+    else if (lin && ad_attr_i(c, "exclude_outside") != 0)
         snprintf(why, cap, "Resize-10 has no exclude_outside");
     else if (sz && !ad_rs_is_empty(sz) && ad_const_ints(sz, &v, &n)) {
         bool exact = ad_rs_sizes_exact(ad_in(c, 0), v, n);
@@ -443,10 +434,10 @@ static IrValue *ad_rs_scales_for_10(AdCtx *c, double **s, size_t *n)
 static int ad_rs_11_10(AdCtx *c)
 {
     char mb[32], cb[48], nb[48];
-    const char *mode = ad_rs_s(c, "mode", "nearest", mb, sizeof mb);
-    const char *ctm = ad_rs_s(c, "coordinate_transformation_mode", "half_pixel", cb,
+    const char *mode = ad_attr_s(c, "mode", mb, sizeof mb);
+    const char *ctm = ad_attr_s(c, "coordinate_transformation_mode", cb,
                               sizeof cb);
-    const char *nm = ad_rs_s(c, "nearest_mode", "round_prefer_floor", nb, sizeof nb);
+    const char *nm = ad_attr_s(c, "nearest_mode", nb, sizeof nb);
     char why[160];
     double *s;
     size_t n;
@@ -481,12 +472,12 @@ static int ad_rs_11_10(AdCtx *c)
 static int ad_rs_11_13(AdCtx *c)
 {
     char mb[32], cb[48], nb[48];
-    const char *ctm = ad_rs_s(c, "coordinate_transformation_mode", "half_pixel", cb,
+    const char *ctm = ad_attr_s(c, "coordinate_transformation_mode", cb,
                               sizeof cb);
     if (strcmp(ctm, "tf_half_pixel_for_nn") != 0)
         return 0;
-    const char *mode = ad_rs_s(c, "mode", "nearest", mb, sizeof mb);
-    const char *nm = ad_rs_s(c, "nearest_mode", "round_prefer_floor", nb, sizeof nb);
+    const char *mode = ad_attr_s(c, "mode", mb, sizeof mb);
+    const char *nm = ad_attr_s(c, "nearest_mode", nb, sizeof nb);
     const char *to = NULL;
     if (strcmp(mode, "nearest") == 0 && strcmp(nm, "floor") == 0)
         to = "round_prefer_ceil";
@@ -509,7 +500,7 @@ static int ad_rs_11_13(AdCtx *c)
 static int ad_rs_13_11(AdCtx *c)
 {
     char cb[48];
-    const char *ctm = ad_rs_s(c, "coordinate_transformation_mode", "half_pixel", cb,
+    const char *ctm = ad_attr_s(c, "coordinate_transformation_mode", cb,
                               sizeof cb);
     if (!ad_in(c, 1) && strcmp(ctm, "tf_crop_and_resize") == 0)
         return ad_refuse(c, "semantics", "tf_crop_and_resize without roi");
@@ -517,12 +508,12 @@ static int ad_rs_13_11(AdCtx *c)
     if (!sc && !sz)
         return ad_refuse(c, "semantics", "neither scales nor sizes is given");
     if (!roi) {
-        if (!(roi = ad_rs_empty(c, AD_FLOAT)))
+        if (!(roi = ad_rs_empty(c, IR_FLOAT)))
             return -1;
         ad_set_input(c, 1, roi);
     }
     if (!sc) {
-        if (!(sc = ad_rs_empty(c, AD_FLOAT)))
+        if (!(sc = ad_rs_empty(c, IR_FLOAT)))
             return -1;
         ad_set_input(c, 2, sc);
     }
@@ -674,13 +665,13 @@ static IrValue *ad_rs_full_roi(AdCtx *c, IrValue *roi, int r, size_t n,
     static const double d01[2] = {0.0, 1.0};
     int32_t dt = ad_elem(roi);
     int64_t two = 2;
-    if (dt != AD_FLOAT && dt != 10 && dt != 11) {
+    if (dt != IR_FLOAT && dt != IR_FLOAT16 && dt != IR_DOUBLE) {
         ad_refuse(c, "type-unknown", "the type of roi is unknown");
         return NULL;
     }
-    const void *data = dt == AD_FLOAT ? (const void *)f01
-                     : dt == 11 ? (const void *)d01 : (const void *)h01;
-    size_t bytes = dt == AD_FLOAT ? sizeof f01 : dt == 11 ? sizeof d01 : sizeof h01;
+    const void *data = dt == IR_FLOAT ? (const void *)f01
+                     : dt == IR_DOUBLE ? (const void *)d01 : (const void *)h01;
+    size_t bytes = dt == IR_FLOAT ? sizeof f01 : dt == IR_DOUBLE ? sizeof d01 : sizeof h01;
     int64_t *lo = ad_rs_index(ax, n, r, 2 * (int64_t)n, 0);
     int64_t *idx = ir_alloc_array(2 * (size_t)r, sizeof *idx);
     for (int i = 0; i < r; i++) {
@@ -691,7 +682,7 @@ static IrValue *ad_rs_full_roi(AdCtx *c, IrValue *roi, int r, size_t n,
     /* A known float roi stays a constant (interpolation tables read it). */
     double *rv = NULL, *full = ir_alloc_array(2 * (size_t)r, sizeof *full);
     size_t m = 0;
-    bool known = dt == AD_FLOAT && ad_const_floats(roi, &rv, &m) && m == 2 * n;
+    bool known = dt == IR_FLOAT && ad_const_floats(roi, &rv, &m) && m == 2 * n;
     for (int i = 0; known && i < 2 * r; i++)
         full[i] = idx[i] < 2 * (int64_t)n ? rv[idx[i]] : idx[i] == 2 * (int64_t)n ? 0 : 1;
     IrValue *fill = known ? NULL : ad_const_tensor(c, dt, 1, &two, data, bytes);
@@ -787,13 +778,13 @@ static bool ad_rs_no_downscale(AdCtx *c, IrValue *x)
 static int ad_rs_18_13(AdCtx *c)
 {
     char mb[32], pb[32], cb[48];
-    const char *mode = ad_rs_s(c, "mode", "nearest", mb, sizeof mb);
-    const char *pol = ad_rs_s(c, "keep_aspect_ratio_policy", "stretch", pb, sizeof pb);
-    const char *ctm = ad_rs_s(c, "coordinate_transformation_mode", "half_pixel", cb,
+    const char *mode = ad_attr_s(c, "mode", mb, sizeof mb);
+    const char *pol = ad_attr_s(c, "keep_aspect_ratio_policy", pb, sizeof pb);
+    const char *ctm = ad_attr_s(c, "coordinate_transformation_mode", cb,
                               sizeof cb);
     IrValue *x = ad_in(c, 0), *sz = ad_in(c, 3);
     char why[96];
-    if (ad_attr_i(c, "antialias", 0) != 0 && strcmp(mode, "nearest") != 0 &&
+    if (ad_attr_i(c, "antialias") != 0 && strcmp(mode, "nearest") != 0 &&
         !ad_rs_no_downscale(c, x))
         return ad_rs_lower(c, "Resize-13 has no antialias");
     if (sz && !ad_rs_is_empty(sz) && strcmp(pol, "stretch") != 0) {
@@ -850,166 +841,17 @@ static bool ad_rs_integral_out(AdCtx *c, IrValue *x, IrValue *sc)
 static int ad_rs_19_18(AdCtx *c)
 {
     char cb[48], pb[32];
-    const char *ctm = ad_rs_s(c, "coordinate_transformation_mode", "half_pixel", cb,
+    const char *ctm = ad_attr_s(c, "coordinate_transformation_mode", cb,
                               sizeof cb);
     if (strcmp(ctm, "half_pixel_symmetric") != 0)
         return 0;
-    const char *pol = ad_rs_s(c, "keep_aspect_ratio_policy", "stretch", pb, sizeof pb);
+    const char *pol = ad_attr_s(c, "keep_aspect_ratio_policy", pb, sizeof pb);
     IrValue *sc = ad_in(c, 2), *sz = ad_in(c, 3);
     bool sizes = sz && (!sc || ad_rs_is_empty(sc)) && strcmp(pol, "stretch") == 0;
     if (!sizes && !(sc && !sz && ad_rs_integral_out(c, ad_in(c, 0), sc)))
         return ad_rs_lower(c, "half_pixel_symmetric differs from half_pixel unless "
                               "every output length is integral");
     ad_set_attr_s(c, c->n, "coordinate_transformation_mode", "half_pixel");
-    return 0;
-}
-
-/* ---- RoiAlign ------------------------------------------------------- */
-
-/* RoiAlign 10 -> 16: 16 adds coordinate_transformation_mode with default
- * half_pixel, while 10 computed what 16 calls output_half_pixel: pin it. */
-static int ad_ra_10_16(AdCtx *c)
-{
-    ad_set_attr_s(c, c->n, "coordinate_transformation_mode", "output_half_pixel");
-    return 0;
-}
-
-/* RoiAlign 16 -> 10: only output_half_pixel has a form in 10. */
-static int ad_ra_16_10(AdCtx *c)
-{
-    char cb[48];
-    const char *ctm = ad_rs_s(c, "coordinate_transformation_mode", "half_pixel", cb,
-                              sizeof cb);
-    if (strcmp(ctm, "output_half_pixel") != 0)
-        return ad_refuse(c, "attribute",
-                         "RoiAlign-10 only has output_half_pixel coordinates, not '%s'",
-                         ctm);
-    ad_drop_attr(c, "coordinate_transformation_mode");
-    return 0;
-}
-
-/* ---- AffineGrid ----------------------------------------------------- */
-
-/* Coordinate i of n points over [-1, 1], as AffineGrid places them
- * (pixel centres when align_corners is 0). */
-static double ad_ag_coord(int64_t i, int64_t n, bool align)
-{
-    if (align)
-        return n > 1 ? -1.0 + 2.0 * (double)i / (double)(n - 1) : -1.0;
-    return -1.0 + (2.0 * (double)i + 1.0) / (double)n;
-}
-
-/* The coordinates along the spatial dim size[sidx], as a 1-D tensor of
- * element type cdt (float or double): constants when size is, else
- * Range(0, n) mapped by -1 + (2i + 1) / n, or -1 + 2i / max(n - 1, 1)
- * with align_corners (n = 1 gives -1, as AffineGrid does). */
-static IrValue *ad_ag_coords(AdCtx *c, IrValue *size, int sidx, bool align, int32_t cdt)
-{
-    int64_t *sz;
-    size_t ns;
-    if (ad_const_ints(size, &sz, &ns)) {
-        int64_t n = (size_t)sidx < ns ? sz[sidx] : -1;
-        free(sz);
-        if (n < 0) {
-            ad_refuse(c, "semantics", "size has no valid entry %d", sidx);
-            return NULL;
-        }
-        double *v = ir_alloc_array(n ? (size_t)n : 1, sizeof *v);
-        for (int64_t i = 0; i < n; i++)
-            v[i] = ad_ag_coord(i, n, align);
-        IrValue *k;
-        if (cdt == AD_FLOAT) {
-            k = ad_rs_fconst(c, (size_t)n, v);
-        } else {
-            k = ad_const_tensor(c, cdt, 1, &n, v, (size_t)n * sizeof *v);
-        }
-        free(v);
-        return k;
-    }
-    IrValue *len = ad_op2(c, "Gather", size, ad_const_scalar(c, AD_INT64, sidx));
-    IrValue *rin[3] = {ad_const_scalar(c, AD_INT64, 0), len,
-                       ad_const_scalar(c, AD_INT64, 1)};
-    if (!rin[0] || !rin[1] || !rin[2])
-        return NULL;
-    IrNode *range = ad_node(c, c->n, "Range", 3, rin, 1);
-    if (!range)
-        return NULL;
-    IrValue *fi = ad_cast(c, range->out[0], cdt), *fn = ad_cast(c, len, cdt);
-    IrValue *two = ad_const_scalar(c, cdt, 2.0), *one = ad_const_scalar(c, cdt, 1.0);
-    IrValue *den = align ? ad_op2(c, "Max", ad_op2(c, "Sub", fn, one), one) : fn;
-    IrValue *num = ad_op2(c, "Mul", fi, two);
-    if (!align)
-        num = ad_op2(c, "Add", num, one);
-    return ad_op2(c, "Add", ad_op2(c, "Div", num, den),
-                     ad_const_scalar(c, cdt, -1.0));
-}
-
-/* v reshaped to `shape` (rank r), built before c->n. */
-static IrValue *ad_ag_reshape(AdCtx *c, IrValue *v, size_t r, const int64_t *shape)
-{
-    return ad_op2(c, "Reshape", v, ad_const_i64s(c, r, shape));
-}
-
-/* AffineGrid-20 (opset 19 and below): no older op builds the grid, but it
- * is grid[n, ..., r] = sum_j theta[n, r, j] * base_j + theta[n, r, nd]
- * with base_j the coordinates of spatial dim j (x along the last one): per
- * j a coordinate vector reshaped to broadcast along its own axis, times
- * column j of theta reshaped to [N, 1, .., 1, nd], summed in the order the
- * definition sums. float16 and bfloat16 are computed in float and cast
- * back once at the end (as AffineGrid rounds once); double in double. */
-static int ad_ag_20_0(AdCtx *c)
-{
-    IrValue *theta = ad_in(c, 0), *size = ad_in(c, 1);
-    int32_t dt = ad_elem(theta);
-    int64_t ns = ad_dim(size, 0);
-    bool align = ad_attr_i(c, "align_corners", 0) != 0;
-    if (dt != AD_FLOAT && dt != 10 && dt != 11 && dt != 16)
-        return ad_refuse(c, "type-unknown", "the type of theta is unknown");
-    if (ns != 4 && ns != 5)
-        return ad_refuse(c, "shape-unknown", "the length of size (4 or 5) is unknown");
-    int nd = (int)ns - 2, r = nd + 2;
-    int32_t cdt = dt == 11 ? 11 : AD_FLOAT;
-    int64_t shape[5];
-    IrValue *coord[3];
-    for (int j = 0; j < nd; j++) {
-        int sidx = 2 + nd - 1 - j;          /* x: the last spatial dim */
-        IrValue *v = ad_ag_coords(c, size, sidx, align, cdt);
-        for (int k = 0; k < r; k++)
-            shape[k] = k == sidx - 1 ? -1 : 1;
-        if (!v || !(coord[j] = ad_ag_reshape(c, v, (size_t)r, shape)))
-            return c->reason ? -1 : ad_refuse(c, "internal", "cannot build the grid");
-    }
-    static const int64_t perm[3] = {0, 2, 1};
-    if (cdt != dt && !(theta = ad_cast(c, theta, cdt)))
-        return -1;
-    IrValue *tin[1] = {theta};
-    IrNode *tt = ad_node_in(c, c->domain, c->n, "Transpose", 1, tin, 1);
-    if (!tt)
-        return -1;
-    ad_set_attr_ints(c, tt, "perm", 3, perm);
-    if (ad_infer(c, tt) < 0)
-        return -1;
-    for (int k = 0; k < r; k++)
-        shape[k] = k == 0 ? -1 : k == r - 1 ? nd : 1;
-    IrValue *acc = NULL;
-    for (int j = 0; j <= nd; j++) {
-        IrValue *gin[2] = {tt->out[0], ad_const_scalar(c, AD_INT64, j)};
-        IrNode *g = gin[1] ? ad_node_in(c, c->domain, c->n, "Gather", 2, gin, 1) : NULL;
-        if (!g)
-            return -1;
-        ad_set_attr_i(c, g, "axis", 1);
-        if (ad_infer(c, g) < 0)
-            return -1;
-        IrValue *col = ad_ag_reshape(c, g->out[0], (size_t)r, shape);
-        IrValue *term = j < nd ? ad_op2(c, "Mul", col, coord[j]) : col;
-        acc = j == 0 ? term : ad_op2(c, "Add", acc, term);
-        if (!acc)
-            return c->reason ? -1 : ad_refuse(c, "internal", "cannot build the grid");
-    }
-    if (cdt != dt && !(acc = ad_cast(c, acc, dt)))
-        return -1;
-    ad_move_output(c, 0, acc->producer, 0);
-    ir_node_delete(c->n);
     return 0;
 }
 
@@ -1029,11 +871,6 @@ static const AdEntry ad_resize[] = {
     AD_DOWN("Resize", 13, 18, AD_ATTRS, ad_rs_18_13),
     AD_UP("Resize", 18, 19, AD_ATTRS, ad_nothing),
     AD_DOWN("Resize", 18, 19, AD_SEMANTIC, ad_rs_19_18),
-    AD_UP("RoiAlign", 10, 16, AD_ATTRS, ad_ra_10_16),
-    AD_DOWN("RoiAlign", 10, 16, AD_ATTRS, ad_ra_16_10),
-    AD_BOTH("RoiAlign", 16, 22),
-    AD_GONE("AffineGrid", 20, AD_EXPAND, ad_ag_20_0),
-    AD_BOTH("NonMaxSuppression", 10, 11),
 };
 
 const AdFamily ad_family_resize = {"resize", ad_resize,

@@ -43,7 +43,6 @@ enum { RL_NEAREST, RL_LINEAR, RL_CUBIC };
 enum { RL_HALF_PIXEL, RL_HPS, RL_PYTORCH, RL_ALIGN, RL_ASYM, RL_TF_NN, RL_CROP };
 enum { RL_ROUND_FLOOR, RL_ROUND_CEIL, RL_FLOOR, RL_CEIL, RL_SIMPLE };
 enum { RL_BY_SCALE, RL_BY_SIZE, RL_BY_KEEP };
-enum { RL_FLOAT = 1, RL_BOOL = 9, RL_F16 = 10, RL_DOUBLE = 11, RL_BF16 = 16 };
 
 #define RL_MAX_RANK 64
 /* Entries of the raw tap tables of all axes together (output length x
@@ -104,7 +103,7 @@ static int ad_rl_attrs(AdCtx *c, AdRlPlan *p, int ver)
     static const char *const nms[] = {"round_prefer_floor", "round_prefer_ceil", "floor",
                                       "ceil"};
     char mb[32], cb[48], nb[48];
-    const char *m = ad_attr_s(c, "mode", "nearest", mb, sizeof mb);
+    const char *m = ad_attr_s(c, "mode", mb, sizeof mb);
     p->mode = ad_rl_find(modes, 3, m);
     p->a = -0.75;
     if (p->mode < 0 || (p->mode == RL_CUBIC && ver < 11))
@@ -114,19 +113,19 @@ static int ad_rl_attrs(AdCtx *c, AdRlPlan *p, int ver)
         p->nm = RL_SIMPLE;
         return 0;
     }
-    const char *ct = ad_attr_s(c, "coordinate_transformation_mode", "half_pixel", cb,
+    const char *ct = ad_attr_s(c, "coordinate_transformation_mode", cb,
                                sizeof cb);
-    const char *nm = ad_attr_s(c, "nearest_mode", "round_prefer_floor", nb, sizeof nb);
+    const char *nm = ad_attr_s(c, "nearest_mode", nb, sizeof nb);
     p->ctm = ad_rl_find(ctms, 7, ct);
     p->nm = ad_rl_find(nms, 4, nm);
     if (p->ctm < 0 || p->nm < 0)
         return ad_refuse(c, "attribute", "unknown %s '%s'",
                          p->ctm < 0 ? "coordinate_transformation_mode" : "nearest_mode",
                          p->ctm < 0 ? ct : nm);
-    p->a = ad_attr_f(c, "cubic_coeff_a", -0.75f);
-    p->exclude = ad_attr_i(c, "exclude_outside", 0) != 0;
-    p->extrap = ad_attr_f(c, "extrapolation_value", 0.0f);
-    p->antialias = ver >= 18 && p->mode != RL_NEAREST && ad_attr_i(c, "antialias", 0);
+    p->a = ad_attr_f(c, "cubic_coeff_a");
+    p->exclude = ad_attr_i(c, "exclude_outside") != 0;
+    p->extrap = ad_attr_f(c, "extrapolation_value");
+    p->antialias = ver >= 18 && p->mode != RL_NEAREST && ad_attr_i(c, "antialias");
     return 0;
 }
 
@@ -169,7 +168,7 @@ static int ad_rl_length(AdCtx *c, const AdRlPlan *p, AdRlAxis *a, double s, int6
 static int ad_rl_lengths(AdCtx *c, AdRlPlan *p, int ver, const int64_t *use, size_t n)
 {
     char pb[32];
-    const char *pol = ver >= 18 ? ad_attr_s(c, "keep_aspect_ratio_policy", "stretch", pb,
+    const char *pol = ver >= 18 ? ad_attr_s(c, "keep_aspect_ratio_policy", pb,
                                             sizeof pb) : "stretch";
     int which = ver < 11 ? 1 : ad_rs_which(c);
     double *sv = NULL, *roi = NULL, best = 0;
@@ -454,11 +453,11 @@ static IrValue *ad_rl_gather(AdCtx *c, IrValue *y, IrValue *idx, int64_t axis)
 static IrValue *ad_rl_fconst(AdCtx *c, int32_t ct, size_t r, const int64_t *d,
                              const double *v, size_t n)
 {
-    size_t w = ct == RL_DOUBLE ? 8 : 4;
+    size_t w = ct == IR_DOUBLE ? 8 : 4;
     unsigned char *raw = ir_alloc_array(n ? n : 1, w);
     for (size_t i = 0; i < n; i++) {
         float f = (float)v[i];
-        memcpy(raw + i * w, ct == RL_DOUBLE ? (const void *)&v[i] : (const void *)&f, w);
+        memcpy(raw + i * w, ct == IR_DOUBLE ? (const void *)&v[i] : (const void *)&f, w);
     }
     IrValue *k = c->reason ? NULL : ad_const_tensor(c, ct, r, d, raw, n * w);
     free(raw);
@@ -484,7 +483,7 @@ static IrValue *ad_rl_apply(AdCtx *c, const AdRlPlan *p, IrValue *y, int axis,
     int64_t out = p->ax[axis].out, d[RL_MAX_RANK + 1], d2[2] = {out, (int64_t)t->t};
     size_t n = (size_t)out * t->t;
     IrValue *idx = t->t == 1 ? ad_const_i64s(c, (size_t)out, t->idx)
-                             : ad_const_int_tensor(c, 7, 2, d2, t->idx, n);
+                             : ad_const_int_tensor(c, IR_INT64, 2, d2, t->idx, n);
     y = ad_rl_gather(c, y, idx, axis);
     if (t->unit || !y)
         return y;
@@ -506,7 +505,7 @@ static IrValue *ad_rl_extrapolate(AdCtx *c, const AdRlPlan *p, IrValue *y, int a
     unsigned char *m = ir_alloc_array(out, 1);
     for (size_t o = 0; o < out; o++)
         m[o] = t->outside[o] ? 1 : 0;
-    IrValue *in[3] = {c->reason ? NULL : ad_const_tensor(c, RL_BOOL, rr, d, m, out),
+    IrValue *in[3] = {c->reason ? NULL : ad_const_tensor(c, IR_BOOL, rr, d, m, out),
                       c->reason ? NULL : ad_const_scalar(c, ct, p->extrap), y};
     free(m);
     if (!in[0] || !in[1] || !y)
@@ -519,8 +518,8 @@ static IrValue *ad_rl_extrapolate(AdCtx *c, const AdRlPlan *p, IrValue *y, int a
  * double, float for float16/bfloat16; 0 when none (integers, strings). */
 static int32_t ad_rl_calc_type(int32_t et)
 {
-    return et == RL_FLOAT || et == RL_DOUBLE ? et
-         : et == RL_F16 || et == RL_BF16 ? RL_FLOAT : 0;
+    return et == IR_FLOAT || et == IR_DOUBLE ? et
+         : et == IR_FLOAT16 || et == IR_BFLOAT16 ? IR_FLOAT : 0;
 }
 
 /* Checks that the tables can be built: a type to compute in when weights

@@ -1,6 +1,7 @@
 /*
  * sample.c - adapters of the ops that sample a tensor at positions known
- * only at run time: GridSample (16, 20, 22).
+ * only at run time: GridSample (16, 20, 22), and AffineGrid (the grid
+ * GridSample reads).
  *
  * GridSample below 16 (and 20/22 -> 16..19 when X is not 4-D, which
  * GridSample-16 cannot take) is expanded into gathers at computed indices,
@@ -45,7 +46,6 @@
 #include "adapters.h"
 
 /* TensorProto element types used here. */
-enum { AD_GS_F32 = 1, AD_GS_I64 = 7, AD_GS_F16 = 10, AD_GS_F64 = 11, AD_GS_BF16 = 16 };
 
 /* Spatial axes the expansion handles (GridSample-20 allows any). */
 #define AD_GS_MAXK 6
@@ -87,7 +87,7 @@ static IrValue *ad_gs_vec(AdCtx *c, int32_t dt, size_t n, const double *v)
     if (c->reason)
         return NULL;
     int64_t dim = (int64_t)n;
-    if (dt == AD_GS_F64)
+    if (dt == IR_DOUBLE)
         return ad_const_tensor(c, dt, 1, &dim, v, n * sizeof *v);
     float f[4];
     for (size_t i = 0; i < n && i < 4; i++)
@@ -204,7 +204,7 @@ static void ad_gs_bounds(const AdGs *g, int j, double *lo, double *hi)
 static IrValue *ad_gs_coord(AdCtx *c, const AdGs *g, IrValue *grid, int j)
 {
     double len = (double)g->dims[j], lo, hi;
-    IrValue *in[2] = {grid, c->reason ? NULL : ad_const_int(c, AD_GS_I64, g->k - 1 - j)};
+    IrValue *in[2] = {grid, c->reason ? NULL : ad_const_int(c, IR_INT64, g->k - 1 - j)};
     IrValue *v = ad_cast(c, ad_gs_attr_op(c, "Gather", 2, in, "axis", g->k + 1, NULL, 0),
                          g->cdt);
     v = ad_op2(c, "Add", v, ad_gs_k(c, g, 1.0));
@@ -245,10 +245,10 @@ static IrValue *ad_gs_rows(AdCtx *c, const AdGs *g, IrValue *t, int j, bool fold
             t = ad_gs_fold(c, g, t, lo, hi);
         t = ad_gs_clip(c, g, t, 0, len - 1);
     }
-    IrValue *i = ad_cast(c, t, AD_GS_I64);
+    IrValue *i = ad_cast(c, t, IR_INT64);
     if (g->stride[j] == 1)
         return i;
-    return ad_op2(c, "Mul", i, c->reason ? NULL : ad_const_int(c, AD_GS_I64, g->stride[j]));
+    return ad_op2(c, "Mul", i, c->reason ? NULL : ad_const_int(c, IR_INT64, g->stride[j]));
 }
 
 /* The weights of the taps at distance t (the fractional part, shape
@@ -324,9 +324,8 @@ static IrValue *ad_gs_spread(AdCtx *c, const AdGs *g, IrValue *v, int j, int nta
 static int ad_gs_modes(AdCtx *c, AdGs *g)
 {
     char mb[32], pb[32];
-    const char *mode = ad_attr_s(c, "mode", c->from->since >= 20 ? "linear" : "bilinear",
-                                 mb, sizeof mb);
-    const char *pad = ad_attr_s(c, "padding_mode", "zeros", pb, sizeof pb);
+    const char *mode = ad_attr_s(c, "mode", mb, sizeof mb);
+    const char *pad = ad_attr_s(c, "padding_mode", pb, sizeof pb);
     if (!strcmp(mode, "nearest"))
         g->mode = AD_GS_NEAREST;
     else if (!strcmp(mode, "bilinear") || !strcmp(mode, "linear"))
@@ -343,7 +342,7 @@ static int ad_gs_modes(AdCtx *c, AdGs *g)
         g->pad = AD_GS_REFLECT;
     else
         return ad_refuse(c, "attribute", "unknown padding_mode '%s'", pad);
-    g->align = ad_attr_i(c, "align_corners", 0) != 0;
+    g->align = ad_attr_i(c, "align_corners") != 0;
     return 0;
 }
 
@@ -389,13 +388,13 @@ static int ad_gs_shapes(AdCtx *c, AdGs *g)
     int32_t gdt = ad_elem(grid);
     if (!g->xdt || !gdt)
         return ad_refuse(c, "type-unknown", "the type of X or grid is unknown");
-    bool xfloat = g->xdt == AD_GS_F32 || g->xdt == AD_GS_F64 || g->xdt == AD_GS_F16 ||
-                  g->xdt == AD_GS_BF16;
+    bool xfloat = g->xdt == IR_FLOAT || g->xdt == IR_DOUBLE || g->xdt == IR_FLOAT16 ||
+                  g->xdt == IR_BFLOAT16;
     if (g->mode != AD_GS_NEAREST && !xfloat)
         return ad_refuse(c, "type", "interpolating X of type %s (only nearest copies it)",
                          ir_dtype_name(g->xdt) ? ir_dtype_name(g->xdt) : "?");
-    g->cdt = gdt == AD_GS_F64 ? AD_GS_F64 : AD_GS_F32;
-    g->wdt = g->xdt == AD_GS_F64 ? AD_GS_F64 : AD_GS_F32;
+    g->cdt = gdt == IR_DOUBLE ? IR_DOUBLE : IR_FLOAT;
+    g->wdt = g->xdt == IR_DOUBLE ? IR_DOUBLE : IR_FLOAT;
     return 0;
 }
 
@@ -440,14 +439,14 @@ static IrValue *ad_gs_base(AdCtx *c, const AdGs *g, size_t rank)
         int64_t *base = ir_alloc_array((size_t)g->n, sizeof *base);
         for (int64_t i = 0; i < g->n; i++)
             base[i] = i * g->block;
-        IrValue *b = ad_const_int_tensor(c, AD_GS_I64, rank, dims, base, (size_t)g->n);
+        IrValue *b = ad_const_int_tensor(c, IR_INT64, rank, dims, base, (size_t)g->n);
         free(base);
         return b;
     }
     IrValue *shape = ad_op1(c, "Shape", ad_in(c, 0));
-    IrValue *n = ad_op2(c, "Gather", shape, c->reason ? NULL : ad_const_int(c, AD_GS_I64, 0));
-    IrValue *rin[3] = {c->reason ? NULL : ad_const_int(c, AD_GS_I64, 0), n,
-                       c->reason ? NULL : ad_const_int(c, AD_GS_I64, g->block)};
+    IrValue *n = ad_op2(c, "Gather", shape, c->reason ? NULL : ad_const_int(c, IR_INT64, 0));
+    IrValue *rin[3] = {c->reason ? NULL : ad_const_int(c, IR_INT64, 0), n,
+                       c->reason ? NULL : ad_const_int(c, IR_INT64, g->block)};
     if (!rin[0] || !rin[1] || !rin[2])
         return NULL;
     rin[1] = ad_op2(c, "Mul", n, rin[2]);
@@ -531,7 +530,7 @@ static int ad_gs_expand(AdCtx *c)
 static int ad_gs_16_20(AdCtx *c)
 {
     char mb[32];
-    const char *mode = ad_attr_s(c, "mode", "bilinear", mb, sizeof mb);
+    const char *mode = ad_attr_s(c, "mode", mb, sizeof mb);
     if (!ad_attr(c, "mode"))
         return 0;
     if (strcmp(mode, "bilinear") == 0)
@@ -554,7 +553,7 @@ static int ad_gs_20_16(AdCtx *c)
                          "GridSample-16 takes 4-D inputs only and the rank of X is unknown");
     if (r != 4)
         return ad_gs_expand(c);
-    const char *mode = ad_attr_s(c, "mode", "linear", mb, sizeof mb);
+    const char *mode = ad_attr_s(c, "mode", mb, sizeof mb);
     if (!ad_attr(c, "mode"))
         return 0;
     if (strcmp(mode, "linear") == 0)
@@ -566,11 +565,137 @@ static int ad_gs_20_16(AdCtx *c)
     return 0;
 }
 
+/* ---- AffineGrid ----------------------------------------------------- */
+
+/* Coordinate i of n points over [-1, 1], as AffineGrid places them
+ * (pixel centres when align_corners is 0). */
+static double ad_ag_coord(int64_t i, int64_t n, bool align)
+{
+    if (align)
+        return n > 1 ? -1.0 + 2.0 * (double)i / (double)(n - 1) : -1.0;
+    return -1.0 + (2.0 * (double)i + 1.0) / (double)n;
+}
+
+/* The coordinates along the spatial dim size[sidx], as a 1-D tensor of
+ * element type cdt (float or double): constants when size is, else
+ * Range(0, n) mapped by -1 + (2i + 1) / n, or -1 + 2i / max(n - 1, 1)
+ * with align_corners (n = 1 gives -1, as AffineGrid does). */
+static IrValue *ad_ag_coords(AdCtx *c, IrValue *size, int sidx, bool align, int32_t cdt)
+{
+    int64_t *sz;
+    size_t ns;
+    if (ad_const_ints(size, &sz, &ns)) {
+        int64_t n = (size_t)sidx < ns ? sz[sidx] : -1;
+        free(sz);
+        if (n < 0) {
+            ad_refuse(c, "semantics", "size has no valid entry %d", sidx);
+            return NULL;
+        }
+        double *v = ir_alloc_array(n ? (size_t)n : 1, sizeof *v);
+        for (int64_t i = 0; i < n; i++)
+            v[i] = ad_ag_coord(i, n, align);
+        IrValue *k;
+        if (cdt == IR_FLOAT) {
+            k = ad_rs_fconst(c, (size_t)n, v);
+        } else {
+            k = ad_const_tensor(c, cdt, 1, &n, v, (size_t)n * sizeof *v);
+        }
+        free(v);
+        return k;
+    }
+    IrValue *len = ad_op2(c, "Gather", size, ad_const_scalar(c, IR_INT64, sidx));
+    IrValue *rin[3] = {ad_const_scalar(c, IR_INT64, 0), len,
+                       ad_const_scalar(c, IR_INT64, 1)};
+    if (!rin[0] || !rin[1] || !rin[2])
+        return NULL;
+    IrNode *range = ad_node(c, c->n, "Range", 3, rin, 1);
+    if (!range)
+        return NULL;
+    IrValue *fi = ad_cast(c, range->out[0], cdt), *fn = ad_cast(c, len, cdt);
+    IrValue *two = ad_const_scalar(c, cdt, 2.0), *one = ad_const_scalar(c, cdt, 1.0);
+    IrValue *den = align ? ad_op2(c, "Max", ad_op2(c, "Sub", fn, one), one) : fn;
+    IrValue *num = ad_op2(c, "Mul", fi, two);
+    if (!align)
+        num = ad_op2(c, "Add", num, one);
+    return ad_op2(c, "Add", ad_op2(c, "Div", num, den),
+                     ad_const_scalar(c, cdt, -1.0));
+}
+
+/* v reshaped to `shape` (rank r), built before c->n. */
+static IrValue *ad_ag_reshape(AdCtx *c, IrValue *v, size_t r, const int64_t *shape)
+{
+    return ad_op2(c, "Reshape", v, ad_const_i64s(c, r, shape));
+}
+
+/* AffineGrid-20 (opset 19 and below): no older op builds the grid, but it
+ * is grid[n, ..., r] = sum_j theta[n, r, j] * base_j + theta[n, r, nd]
+ * with base_j the coordinates of spatial dim j (x along the last one): per
+ * j a coordinate vector reshaped to broadcast along its own axis, times
+ * column j of theta reshaped to [N, 1, .., 1, nd], summed in the order the
+ * definition sums. float16 and bfloat16 are computed in float and cast
+ * back once at the end (as AffineGrid rounds once); double in double. */
+static int ad_ag_20_0(AdCtx *c)
+{
+    IrValue *theta = ad_in(c, 0), *size = ad_in(c, 1);
+    int32_t dt = ad_elem(theta);
+    int64_t ns = ad_dim(size, 0);
+    bool align = ad_attr_i(c, "align_corners") != 0;
+    if (dt != IR_FLOAT && dt != IR_FLOAT16 && dt != IR_DOUBLE && dt != IR_BFLOAT16)
+        return ad_refuse(c, "type-unknown", "the type of theta is unknown");
+    if (ns != 4 && ns != 5)
+        return ad_refuse(c, "shape-unknown", "the length of size (4 or 5) is unknown");
+    int nd = (int)ns - 2, r = nd + 2;
+    int32_t cdt = dt == IR_DOUBLE ? IR_DOUBLE : IR_FLOAT;
+    int64_t shape[5];
+    IrValue *coord[3];
+    for (int j = 0; j < nd; j++) {
+        int sidx = 2 + nd - 1 - j;          /* x: the last spatial dim */
+        IrValue *v = ad_ag_coords(c, size, sidx, align, cdt);
+        for (int k = 0; k < r; k++)
+            shape[k] = k == sidx - 1 ? -1 : 1;
+        if (!v || !(coord[j] = ad_ag_reshape(c, v, (size_t)r, shape)))
+            return c->reason ? -1 : ad_refuse(c, "internal", "cannot build the grid");
+    }
+    static const int64_t perm[3] = {0, 2, 1};
+    if (cdt != dt && !(theta = ad_cast(c, theta, cdt)))
+        return -1;
+    IrValue *tin[1] = {theta};
+    IrNode *tt = ad_node_in(c, c->domain, c->n, "Transpose", 1, tin, 1);
+    if (!tt)
+        return -1;
+    ad_set_attr_ints(c, tt, "perm", 3, perm);
+    if (ad_infer(c, tt) < 0)
+        return -1;
+    for (int k = 0; k < r; k++)
+        shape[k] = k == 0 ? -1 : k == r - 1 ? nd : 1;
+    IrValue *acc = NULL;
+    for (int j = 0; j <= nd; j++) {
+        IrValue *gin[2] = {tt->out[0], ad_const_scalar(c, IR_INT64, j)};
+        IrNode *g = gin[1] ? ad_node_in(c, c->domain, c->n, "Gather", 2, gin, 1) : NULL;
+        if (!g)
+            return -1;
+        ad_set_attr_i(c, g, "axis", 1);
+        if (ad_infer(c, g) < 0)
+            return -1;
+        IrValue *col = ad_ag_reshape(c, g->out[0], (size_t)r, shape);
+        IrValue *term = j < nd ? ad_op2(c, "Mul", col, coord[j]) : col;
+        acc = j == 0 ? term : ad_op2(c, "Add", acc, term);
+        if (!acc)
+            return c->reason ? -1 : ad_refuse(c, "internal", "cannot build the grid");
+    }
+    if (cdt != dt && !(acc = ad_cast(c, acc, dt)))
+        return -1;
+    ad_move_output(c, 0, acc->producer, 0);
+    ir_node_delete(c->n);
+    return 0;
+}
+
 static const AdEntry ad_sample[] = {
     AD_UP("GridSample", 16, 20, AD_SEMANTIC, ad_gs_16_20),
     AD_DOWN("GridSample", 16, 20, AD_SEMANTIC, ad_gs_20_16),
     AD_BOTH("GridSample", 20, 22),
     AD_GONE("GridSample", 16, AD_EXPAND, ad_gs_expand),
+    AD_GONE("AffineGrid", 20, AD_EXPAND, ad_ag_20_0),
 };
 
 const AdFamily ad_family_sample = {"sample", ad_sample,

@@ -61,10 +61,11 @@ static int ad_sh_ints_attr_down(AdCtx *c, const char *name, int rank, bool sort)
     return rc;
 }
 
-/* Normalizes the INT attribute `name` (default dflt) against rank. */
-static int ad_sh_int_attr_down(AdCtx *c, const char *name, int64_t dflt, int rank)
+/* Normalizes the INT attribute `name` (absent: the table's default)
+ * against rank. */
+static int ad_sh_int_attr_down(AdCtx *c, const char *name, int rank)
 {
-    int64_t axis = ad_attr_i(c, name, dflt);
+    int64_t axis = ad_attr_i(c, name);
     bool changed;
     if (ad_norm_axes(c, &axis, 1, rank, name, &changed) < 0)
         return -1;
@@ -102,12 +103,12 @@ static int ad_sh_set_ints_input(AdCtx *c, size_t i, int32_t dtype, size_t n,
                                 const int64_t *v)
 {
     IrValue *old = ad_in(c, i), *nv;
-    if (dtype == 6) {
+    if (dtype == IR_INT32) {
         int32_t *w = ir_alloc_array(n ? n : 1, sizeof *w);
         for (size_t k = 0; k < n; k++)
             w[k] = (int32_t)v[k];
         int64_t dim = (int64_t)n;
-        nv = ad_const_tensor(c, 6, 1, &dim, w, n * sizeof *w);
+        nv = ad_const_tensor(c, IR_INT32, 1, &dim, w, n * sizeof *w);
         free(w);
     } else {
         nv = ad_const_i64s(c, n, v);
@@ -136,7 +137,7 @@ static IrNode *ad_sh_done(AdCtx *c, IrNode *k)
 /* Whether dtype is one of float16, float, double (Pad-2's types). */
 static bool ad_sh_is_float3(int32_t t)
 {
-    return t == 1 || t == 10 || t == 11;
+    return t == IR_FLOAT || t == IR_FLOAT16 || t == IR_DOUBLE;
 }
 
 /* ---- Reshape --------------------------------------------------------- */
@@ -165,7 +166,7 @@ static int ad_reshape_down(AdCtx *c)
  * either way, so allowzero can go; otherwise there is no older form. */
 static int ad_reshape_allowzero_down(AdCtx *c)
 {
-    if (ad_attr_i(c, "allowzero", 0) == 0) {
+    if (ad_attr_i(c, "allowzero") == 0) {
         ad_drop_attr(c, "allowzero");
         return 0;
     }
@@ -271,14 +272,14 @@ static int ad_unsqueeze_dynamic(AdCtx *c, IrValue *axes)
         dims[i] = ad_dim(x, i);
     dims[r] = 1;                          /* new positions read this spare 1 */
     IrValue *pv = ad_const_i64s(c, (size_t)R, pos);
-    IrValue *dv = ad_const_int_tensor(c, 7, 1, &rr, dims, (size_t)rr);
+    IrValue *dv = ad_const_int_tensor(c, IR_INT64, 1, &rr, dims, (size_t)rr);
     free(pos);
     free(dims);
     IrValue *f = ad_reduce(c, "ReduceSum", ad_axes_hits(c, axes, R), 1, &zero, false);
     IrValue *before = ad_prefix_sums(c, f, R);       /* new dims before j */
-    IrValue *keep = ad_op2(c, "Sub", ad_const_scalar(c, 7, 1.0), f);
+    IrValue *keep = ad_op2(c, "Sub", ad_const_scalar(c, IR_INT64, 1.0), f);
     IrValue *src = ad_op2(c, "Add", ad_op2(c, "Mul", ad_op2(c, "Sub", pv, before), keep),
-                          ad_op2(c, "Mul", f, ad_const_scalar(c, 7, (double)r)));
+                          ad_op2(c, "Mul", f, ad_const_scalar(c, IR_INT64, (double)r)));
     IrValue *shape = ad_op2(c, "Gather", dv, src);
     IrValue *in[2] = {x, shape};
     IrNode *rs = shape ? ad_node(c, c->n, "Reshape", 2, in, 1) : NULL;
@@ -307,7 +308,7 @@ static int ad_unsqueeze_down(AdCtx *c)
  * r, so axis + r is the same split point. */
 static int ad_flatten_axis_down(AdCtx *c)
 {
-    int64_t axis = ad_attr_i(c, "axis", 1);
+    int64_t axis = ad_attr_i(c, "axis");
     if (axis >= 0)
         return 0;
     int r = ad_rank(ad_in(c, 0));
@@ -336,7 +337,7 @@ static int ad_concat_axis_down(AdCtx *c)
 {
     if (!ad_attr(c, "axis"))
         return ad_refuse(c, "attribute", "Concat without axis");
-    return ad_sh_int_attr_down(c, "axis", 0, ad_sh_any_rank(c));
+    return ad_sh_int_attr_down(c, "axis", ad_sh_any_rank(c));
 }
 
 /* ---- Split ------------------------------------------------------------- */
@@ -390,7 +391,7 @@ static int ad_split_down_2_1(AdCtx *c)
 /* Down 11 -> 2: a negative axis becomes axis + rank. */
 static int ad_split_axis_down(AdCtx *c)
 {
-    return ad_sh_int_attr_down(c, "axis", 0, ad_rank(ad_in(c, 0)));
+    return ad_sh_int_attr_down(c, "axis", ad_rank(ad_in(c, 0)));
 }
 
 /* Up 11 -> 13: the split attribute becomes the optional input. */
@@ -417,7 +418,7 @@ static int ad_split_dynamic(AdCtx *c, IrValue *split)
         return ad_refuse(c, "not-constant",
                          "split '%s' is not a constant and its length is not known to be %d",
                          split->name, n);
-    int64_t axis = ad_attr_i(c, "axis", 0);
+    int64_t axis = ad_attr_i(c, "axis");
     IrValue *starts = ad_prefix_sums(c, split, n);
     IrValue *ends = ad_op2(c, "Add", starts, split), *av = ad_const_i64s(c, 1, &axis);
     for (int j = 0; j < n; j++) {
@@ -469,14 +470,14 @@ static int ad_split_down_18_13(AdCtx *c)
     IrAttr *a = ad_attr(c, "num_outputs");
     if (!a)
         return 0;
-    int64_t k = a->has_i ? a->i : 0;
+    int64_t k = ad_attr_i(c, "num_outputs");
     if (ad_in(c, 1))
         return ad_refuse(c, "attribute", "Split with both split and num_outputs");
     if (k < 1 || k != (int64_t)c->n->n_out)
         return ad_refuse(c, "attribute", "num_outputs=%lld for %zu outputs",
                          (long long)k, c->n->n_out);
     IrValue *x = ad_in(c, 0);
-    int64_t axis = ad_attr_i(c, "axis", 0);
+    int64_t axis = ad_attr_i(c, "axis");
     bool changed;
     if (ad_norm_axes(c, &axis, 1, ad_rank(x), "axis", &changed) < 0)
         return -1;
@@ -495,7 +496,7 @@ static int ad_split_down_18_13(AdCtx *c)
     int64_t *sz = ir_alloc_array((size_t)k, sizeof *sz);
     for (int64_t i = 0; i < k; i++)
         sz[i] = i + 1 < k ? chunk : last;
-    int rc = ad_sh_set_ints_input(c, 1, 7, (size_t)k, sz);
+    int rc = ad_sh_set_ints_input(c, 1, IR_INT64, (size_t)k, sz);
     free(sz);
     return rc;
 }
@@ -583,7 +584,8 @@ static int ad_slice_axes_down(AdCtx *c)
             free(ax);
             return -1;
         }
-        if (changed && ad_sh_set_ints_input(c, 3, ad_elem(axv) == 6 ? 6 : 7, n, ax) < 0) {
+        int32_t at = ad_elem(axv) == IR_INT32 ? IR_INT32 : IR_INT64;
+        if (changed && ad_sh_set_ints_input(c, 3, at, n, ax) < 0) {
             free(ax);
             return -1;
         }
@@ -635,7 +637,7 @@ static int ad_pad_down_2_1(AdCtx *c)
 static bool ad_pad_is_constant(const AdCtx *c)
 {
     char buf[32];
-    return strcmp(ad_attr_s(c, "mode", "constant", buf, sizeof buf), "constant") == 0;
+    return strcmp(ad_attr_s(c, "mode", buf, sizeof buf), "constant") == 0;
 }
 
 /* Up 2 -> 11: pads becomes an int64 input, value the optional
@@ -647,8 +649,7 @@ static int ad_pad_up_2_11(AdCtx *c)
 {
     if (!ad_attr(c, "pads"))
         return ad_refuse(c, "attribute", "Pad without pads");
-    IrAttr *va = ad_attr(c, "value");
-    float value = va && va->has_f ? va->f : 0.0f;
+    float value = ad_attr_f(c, "value");
     bool keep = ad_pad_is_constant(c) && (value != 0.0f || signbit(value));
     IrValue *cv = NULL;
     if (keep) {
@@ -772,7 +773,7 @@ static int ad_pad_axes_down(AdCtx *c)
         full[ax[i] + r] = p[i + na];
     }
     if (rc == 0)
-        rc = ad_sh_set_ints_input(c, 1, 7, 2 * (size_t)r, full);
+        rc = ad_sh_set_ints_input(c, 1, IR_INT64, 2 * (size_t)r, full);
     if (rc == 0)
         ad_sh_drop_input(c, 3);
     free(ax);
@@ -786,7 +787,7 @@ static int ad_pad_axes_down(AdCtx *c)
 static int ad_pad_wrap_down(AdCtx *c)
 {
     char buf[32];
-    if (strcmp(ad_attr_s(c, "mode", "constant", buf, sizeof buf), "wrap") == 0)
+    if (strcmp(ad_attr_s(c, "mode", buf, sizeof buf), "wrap") == 0)
         return ad_refuse(c, "attribute", "mode \"wrap\" does not exist before Pad-19");
     return 0;
 }
@@ -835,7 +836,7 @@ static int ad_tile_up(AdCtx *c)
     int64_t *rep = ir_alloc_array((size_t)(r ? r : 1), sizeof *rep);
     for (int i = 0; i < r; i++)
         rep[i] = i == axis ? tiles : 1;
-    int rc = ad_sh_set_ints_input(c, 1, 7, (size_t)r, rep);
+    int rc = ad_sh_set_ints_input(c, 1, IR_INT64, (size_t)r, rep);
     free(rep);
     if (rc == 0)
         ad_sh_drop_input(c, 2);

@@ -27,7 +27,13 @@
     X(activation) \
     X(shape) \
     X(reduce) \
-    X(einsum)
+    X(einsum) \
+    X(index) \
+    X(attention) \
+    X(random) \
+    X(signal) \
+    X(rnn) \
+    X(sequence)
 
 #define AD_DECLARE(f) extern const AdFamily ad_family_##f;
 AD_FAMILIES(AD_DECLARE)
