@@ -54,7 +54,7 @@ static IrValue *ad_act_op(AdCtx *c, const char *op, IrValue *a, IrValue *b)
 static int ad_act_finish(AdCtx *c, IrValue *y)
 {
     if (!y || !y->producer)
-        return c->reason ? -1 : ad_refuse(c, "internal", "building the rewrite failed");
+        return c->refusal ? -1 : ad_refuse(c, DG_INTERNAL, "building the rewrite failed");
     ad_replace(c, y->producer);
     return 0;
 }
@@ -79,7 +79,7 @@ static int ad_act_no_ref(AdCtx *c, const char *name)
     for (size_t i = 0; i < c->n->n_attr; i++) {
         const IrAttr *a = c->n->attr[i];
         if (a->ref_attr_name && (!name || (a->name && strcmp(a->name, name) == 0)))
-            return ad_refuse(c, "attribute",
+            return ad_refuse(c, DG_ATTRIBUTE,
                              "attribute '%s' refers to the function's attribute '%s', "
                              "whose value is not known here",
                              a->name ? a->name : "", a->ref_attr_name);
@@ -139,11 +139,11 @@ static int ad_sm_11_1(AdCtx *c)
         return 0;
     int r = ad_rank(ad_in(c, 0));
     if (r < 0)
-        return ad_refuse(c, "shape-unknown",
+        return ad_refuse(c, DG_SHAPE_UNKNOWN,
                          "axis %lld is negative and the input's rank is unknown; "
                          "version 1 takes a non-negative axis", (long long)a->i);
     if (a->i + r < 0)
-        return ad_refuse(c, "attribute", "axis %lld is out of range for rank %d",
+        return ad_refuse(c, DG_ATTRIBUTE, "axis %lld is out of range for rank %d",
                          (long long)a->i, r);
     ad_set_attr_i(c, c->n, "axis", a->i + r);
     return 0;
@@ -155,7 +155,7 @@ static int ad_sm_axis(AdCtx *c, int64_t a, int r, int64_t *out)
 {
     int64_t na = a < 0 ? a + r : a;
     if (na < 0 || na >= r)
-        return ad_refuse(c, "attribute", "axis %lld is out of range for rank %d",
+        return ad_refuse(c, DG_ATTRIBUTE, "axis %lld is out of range for rank %d",
                          (long long)a, r);
     *out = na;
     return 0;
@@ -206,7 +206,7 @@ static int ad_sm_block_flatten(AdCtx *c, IrValue *x, int64_t a, int r)
     for (int i = 0; i < r; i++) {
         bool safe = (i == 0 && a >= 1) || (i == 1 && a <= 1);
         if (!safe && dims[i] <= 0)
-            return ad_refuse(c, "shape-unknown",
+            return ad_refuse(c, DG_SHAPE_UNKNOWN,
                              "dim %d of the input is not known to be non-zero; the "
                              "Flatten/Reshape rewrite would give an empty input "
                              "another shape", i);
@@ -239,11 +239,11 @@ static int ad_sm_11_13(AdCtx *c)
         return 0;
     }
     if (r < 0)
-        return ad_refuse(c, "shape-unknown",
+        return ad_refuse(c, DG_SHAPE_UNKNOWN,
                          "axis %lld may not be the last axis and the input's rank "
                          "is unknown", (long long)a);
     if (r > 64)
-        return ad_refuse(c, "shape", "rank %d is too large", r);
+        return ad_refuse(c, DG_SHAPE, "rank %d is too large", r);
     if (ad_sm_axis(c, a, r, &na) < 0)
         return -1;
     if (na == r - 1) {
@@ -271,11 +271,11 @@ static int ad_sm_13_11(AdCtx *c)
         return 0;
     }
     if (r < 0)
-        return ad_refuse(c, "shape-unknown",
+        return ad_refuse(c, DG_SHAPE_UNKNOWN,
                          "axis %lld may not be the last axis and the input's rank "
                          "is unknown", (long long)a);
     if (r > 64)
-        return ad_refuse(c, "shape", "rank %d is too large", r);
+        return ad_refuse(c, DG_SHAPE, "rank %d is too large", r);
     if (ad_sm_axis(c, a, r, &na) < 0)
         return -1;
     ad_set_attr_i(c, c->n, "axis", r - 1);
@@ -312,11 +312,11 @@ static int ad_sm_13_11(AdCtx *c)
  * differently by the two, or not defined at 6. Returns 1 when the node is
  * one of the agreed cases, 2 when the slope has one element but more dims
  * than X may have, 0 otherwise (*why set). */
-static int ad_prelu_agreed(const AdCtx *c, const char **why)
+static int ad_prelu_agreed(const AdCtx *c, DgReason *why)
 {
     int64_t xd[64], sd[64];
     int xr = ad_act_dims(ad_in(c, 0), xd, 64), sr = ad_act_dims(ad_in(c, 1), sd, 64);
-    *why = "shape-unknown";
+    *why = DG_SHAPE_UNKNOWN;
     if (sr < 0)
         return 0;
     bool one = true, known = true;
@@ -333,13 +333,13 @@ static int ad_prelu_agreed(const AdCtx *c, const char **why)
         same = xd[i] >= 0 && xd[i] == sd[i];
     if (same || (xr == 2 && sr == 1 && xd[1] >= 0 && xd[1] == sd[0]))
         return 1;
-    *why = "semantics";
+    *why = DG_SEMANTICS;
     return 0;
 }
 
-static int ad_prelu_refuse(AdCtx *c, const char *why)
+static int ad_prelu_refuse(AdCtx *c, DgReason why)
 {
-    if (strcmp(why, "shape-unknown") == 0)
+    if (why == DG_SHAPE_UNKNOWN)
         return ad_refuse(c, why, "the shapes of X and slope are not known well enough "
                          "to tell whether PRelu-6 and PRelu-7 read the slope alike");
     return ad_refuse(c, why, "PRelu-6 takes a 1-D slope per channel (axis 1) where "
@@ -353,7 +353,7 @@ static int ad_prelu_refuse(AdCtx *c, const char *why)
  * reshaped to a scalar. */
 static int ad_prelu_6_7(AdCtx *c)
 {
-    const char *why;
+    DgReason why;
     int k = ad_prelu_agreed(c, &why);
     if (k == 0)
         return ad_prelu_refuse(c, why);
@@ -371,7 +371,7 @@ static int ad_prelu_6_7(AdCtx *c)
  * rank is shared at 6). */
 static int ad_prelu_7_6(AdCtx *c)
 {
-    const char *why;
+    DgReason why;
     if (ad_prelu_agreed(c, &why) == 0)
         return ad_prelu_refuse(c, why);
     return 0;
@@ -395,7 +395,7 @@ static int ad_act_expand(AdCtx *c, AdActBody body, bool need_type)
     IrValue *x = ad_in(c, 0);
     int32_t dt = ad_elem(x), w = ad_act_work(dt);
     if (!dt && need_type)
-        return ad_refuse(c, "type-unknown",
+        return ad_refuse(c, DG_TYPE_UNKNOWN,
                          "the input's type is unknown; the expansion's constants need it");
     IrValue *xin = w != dt ? ad_cast(c, x, w) : x;
     IrValue *y = xin ? body(c, xin, w) : NULL;
@@ -447,7 +447,7 @@ static int ad_gelu_expand(AdCtx *c)
         return ad_act_expand(c, ad_gelu_erf, true);
     if (strcmp(a, "tanh") == 0)
         return ad_act_expand(c, ad_gelu_tanh, true);
-    return ad_refuse(c, "attribute", "approximate=\"%s\" is neither \"none\" nor \"tanh\"", a);
+    return ad_refuse(c, DG_ATTRIBUTE, "approximate=\"%s\" is neither \"none\" nor \"tanh\"", a);
 }
 
 /* Mish (opset 18): y = x * tanh(softplus(x)), the spec's body. */
@@ -517,7 +517,7 @@ static int ad_celu_elu(AdCtx *c)
         return -1;
     float alpha = ad_attr_f(c, "alpha");
     if (!(alpha > 0))
-        return ad_refuse(c, "attribute",
+        return ad_refuse(c, DG_ATTRIBUTE,
                          "alpha=%g: the expansion through Elu holds for alpha > 0 only",
                          (double)alpha);
     return ad_act_expand(c, ad_celu_body, alpha != 1.0f);
@@ -560,7 +560,7 @@ static int ad_thresholdedrelu_expand(AdCtx *c)
     IrValue *x = ad_in(c, 0);
     int32_t dt = ad_elem(x);
     if (dt != IR_FLOAT16 && dt != IR_FLOAT && dt != IR_DOUBLE)
-        return ad_refuse(c, dt ? "type" : "type-unknown",
+        return ad_refuse(c, dt ? DG_TYPE : DG_TYPE_UNKNOWN,
                          "the expansion needs the input's type (float16, float or double)");
     float alpha = ad_attr_f(c, "alpha");
     int32_t w = dt == IR_FLOAT16 ? IR_FLOAT : dt;

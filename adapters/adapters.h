@@ -65,11 +65,6 @@ typedef struct AdCtx {
     IrError *err;
     DgReason refusal;        /* set by ad_refuse (DG_NONE until then): why
                                 the node cannot be converted */
-    /* COMPAT-21 begin: until /work/notes/h21/refuse_sed.py has rewritten
-     * the family files to c->refusal, they read and set this string (the
-     * refusal's JSON name); the script removes it. */
-    const char *reason;
-    /* COMPAT-21 end */
     int n_new;               /* nodes ad_node built (counter for names) */
 } AdCtx;
 
@@ -150,15 +145,6 @@ int ad_refuse(AdCtx *c, DgReason r, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* Why c refused (DG_NONE when it did not): what the driver reports. */
 DgReason ad_refusal(const AdCtx *c);
-/* COMPAT-21 begin: family files not yet rewritten by refuse_sed.py pass
- * the reason as its JSON name; this takes either form (the script removes
- * it, and a string left over then fails to compile). */
-int ad_refuse_key(AdCtx *c, const char *key, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-#define ad_refuse(c, r, ...) \
-    _Generic((r), char *: ad_refuse_key, const char *: ad_refuse_key, \
-             default: ad_refuse)((c), (r), __VA_ARGS__)
-/* COMPAT-21 end */
 
 /* ---- reading the node ----------------------------------------------- */
 

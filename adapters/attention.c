@@ -39,7 +39,7 @@ static int ad_nm_attn_mask(AdCtx *c, bool up)
         return 0;
     if (up && md > 1 && total < 0)
         return 0;
-    return ad_refuse(c, "shape",
+    return ad_refuse(c, DG_SHAPE,
                      "attn_mask's last dim must be known to equal the total key "
                      "length (padding from 24, broadcasting before)");
 }
@@ -54,7 +54,7 @@ static int ad_nm_attn_23_24(AdCtx *c)
 /* 0, 1, ..., n-1 as an INT64 constant of shape dims (n elements). */
 static IrValue *ad_nm_iota(AdCtx *c, int64_t n, size_t nd, const int64_t *dims)
 {
-    if (c->reason)
+    if (c->refusal)
         return NULL;
     int64_t *v = ir_alloc_array((size_t)(n ? n : 1), sizeof *v);
     for (int64_t i = 0; i < n; i++)
@@ -76,9 +76,9 @@ static int ad_nm_attn_nonpad(AdCtx *c)
     int rank = ad_rank(ad_in(c, 0));
     int64_t sq = ad_nm_dim(ad_in(c, 0), rank == 4 ? 2 : 1), total = ad_nm_attn_total(c);
     if ((rank != 3 && rank != 4) || sq < 0 || total < 0)
-        return ad_refuse(c, "shape-unknown", "nonpad_kv_seqlen needs the sequence lengths");
+        return ad_refuse(c, DG_SHAPE_UNKNOWN, "nonpad_kv_seqlen needs the sequence lengths");
     if (mt != 9 && mt != 1 && mt != 10 && mt != 11 && mt != 16)
-        return ad_refuse(c, "type", "a mask of this type cannot take nonpad_kv_seqlen");
+        return ad_refuse(c, DG_TYPE, "a mask of this type cannot take nonpad_kv_seqlen");
     int64_t col[4] = {-1, 1, 1, 1}, trow[1] = {total}, qcol[2] = {sq, 1};
     IrValue *npc = ad_nm_reshape(c, np, 4, col), *j = ad_nm_iota(c, total, 1, trow);
     IrValue *keep = ad_op2(c, "Less", j, npc);
@@ -94,7 +94,7 @@ static int ad_nm_attn_nonpad(AdCtx *c)
         IrValue *in[3] = {keep, ad_nm_scalar(c, mt, 0.0), ad_nm_scalar(c, mt, -INFINITY)};
         keep = ad_op2(c, "Add", m, ad_nm_fin(c, ad_nm_raw(c, "Where", 3, in, 1)));
     }
-    if (c->reason)
+    if (c->refusal)
         return -1;
     ad_set_input(c, 3, keep);
     ir_node_set_input(c->n, 6, NULL);
@@ -157,13 +157,13 @@ static int ad_nm_rope_expand(AdCtx *c)
     int64_t nh = ad_attr_i(c, "num_heads"), rd = ad_attr_i(c, "rotary_embedding_dim");
     bool il = ad_attr_i(c, "interleaved") != 0;
     if (r != 3 && r != 4)
-        return ad_refuse(c, "shape-unknown", "the rank of X is unknown");
+        return ad_refuse(c, DG_SHAPE_UNKNOWN, "the rank of X is unknown");
     if (r == 3 && nh <= 0)
-        return ad_refuse(c, "attribute", "a 3-D input needs num_heads");
+        return ad_refuse(c, DG_ATTRIBUTE, "a 3-D input needs num_heads");
     int64_t hd = r == 4 ? ad_nm_dim(x, 3) : ad_nm_dim(x, 2) >= 0 ? ad_nm_dim(x, 2) / nh : -1;
     int64_t rot = rd ? rd : hd, half = rot / 2, head_ax = r == 4 ? 1 : 2;
     if (rot <= 0 || rot % 2)
-        return ad_refuse(c, "shape-unknown", "the rotary dimension is unknown");
+        return ad_refuse(c, DG_SHAPE_UNKNOWN, "the rotary dimension is unknown");
     int64_t heads[4] = {0, 0, nh, -1}, flat[3] = {0, 0, -1}, pairs[4] = {0, 0, 0, -1};
     IrValue *xin = r == 4 ? x : ad_nm_reshape(c, x, 4, heads);
     IrValue *xr = rd ? ad_nm_slice(c, xin, 0, rd, 3, 1) : xin;
@@ -201,7 +201,7 @@ static IrValue *ad_nm_causal_const(AdCtx *c, int32_t t, int64_t sq, int64_t tota
     case IR_FLOAT16: ninf[1] = 0xfc; break;
     case IR_BFLOAT16: ninf[0] = 0x80; ninf[1] = 0xff; break;
     default:
-        ad_refuse(c, "type", "no causal mask of this type");
+        ad_refuse(c, DG_TYPE, "no causal mask of this type");
         return NULL;
     }
     uint8_t *buf = ir_alloc_array(n ? n : 1, w);
@@ -209,7 +209,7 @@ static IrValue *ad_nm_causal_const(AdCtx *c, int32_t t, int64_t sq, int64_t tota
         for (int64_t j = i + past + 1; j < total; j++)
             memcpy(buf + (size_t)(i * total + j) * w, ninf, w);
     int64_t dims[2] = {sq, total};
-    IrValue *v = c->reason ? NULL : ad_const_tensor(c, t, 2, dims, buf, n * w);
+    IrValue *v = c->refusal ? NULL : ad_const_tensor(c, t, 2, dims, buf, n * w);
     free(buf);
     return v;
 }
@@ -243,9 +243,9 @@ static int ad_nm_attn_sizes(AdCtx *c, AdAttn *a)
     a->rank = ad_rank(q);
     a->t = ad_elem(q);
     if ((a->rank != 3 && a->rank != 4) || ad_rank(k) != a->rank || ad_rank(v) != a->rank)
-        return ad_refuse(c, "shape-unknown", "Q, K and V must be known 3-D or 4-D");
+        return ad_refuse(c, DG_SHAPE_UNKNOWN, "Q, K and V must be known 3-D or 4-D");
     if (!a->t || ad_elem(k) != a->t || ad_elem(v) != a->t)
-        return ad_refuse(c, "type", "Q, K and V must have one known type");
+        return ad_refuse(c, DG_TYPE, "Q, K and V must have one known type");
     if (a->rank == 4) {
         a->hq = ad_nm_dim(q, 1);
         a->hkv = ad_nm_dim(k, 1);
@@ -261,15 +261,15 @@ static int ad_nm_attn_sizes(AdCtx *c, AdAttn *a)
     a->past = pk ? ad_nm_dim(pk, 2) : 0;
     a->total = ad_nm_attn_total(c);
     if (a->hq <= 0 || a->hkv <= 0 || a->hq % a->hkv)
-        return ad_refuse(c, "shape-unknown", "the head counts are unknown");
+        return ad_refuse(c, DG_SHAPE_UNKNOWN, "the head counts are unknown");
     if (a->d <= 0 && !ad_attr(c, "scale"))
-        return ad_refuse(c, "shape-unknown", "the head size is unknown");
+        return ad_refuse(c, DG_SHAPE_UNKNOWN, "the head size is unknown");
     if (a->hq != a->hkv && (a->d <= 0 || a->dv <= 0))
-        return ad_refuse(c, "shape-unknown", "grouped heads need the head sizes");
+        return ad_refuse(c, DG_SHAPE_UNKNOWN, "grouped heads need the head sizes");
     if (ad_attr_i(c, "is_causal") && (a->sq < 0 || a->total < 0 || a->past < 0))
-        return ad_refuse(c, "shape-unknown", "a causal mask needs the sequence lengths");
+        return ad_refuse(c, DG_SHAPE_UNKNOWN, "a causal mask needs the sequence lengths");
     if (!ad_in(c, 4) != !ad_in(c, 5))
-        return ad_refuse(c, "semantics", "past_key and past_value go together");
+        return ad_refuse(c, DG_SEMANTICS, "past_key and past_value go together");
     return 0;
 }
 
@@ -341,7 +341,7 @@ static int ad_nm_attn_expand(AdCtx *c)
     double scale = ad_attr(c, "scale") ? ad_attr_f(c, "scale") : 1.0 / sqrt((double)a.d);
     double cap = ad_attr_f(c, "softcap");
     if (mode < 0 || mode > 3)
-        return ad_refuse(c, "attribute", "qk_matmul_output_mode %lld", (long long)mode);
+        return ad_refuse(c, DG_ATTRIBUTE, "qk_matmul_output_mode %lld", (long long)mode);
     IrValue *q = ad_nm_attn_heads(c, &a, ad_in(c, 0), a.hq);
     IrValue *k = ad_nm_attn_heads(c, &a, ad_in(c, 1), a.hkv);
     IrValue *v = ad_nm_attn_heads(c, &a, ad_in(c, 2), a.hkv);
@@ -385,12 +385,12 @@ static int ad_nm_attn_expand(AdCtx *c)
 static IrValue *ad_nm_bop(AdCtx *c, IrGraph *g, const char *op, size_t n,
                           IrValue *const *in)
 {
-    if (c->reason)
+    if (c->refusal)
         return NULL;
     const char *ins[8];
     for (size_t i = 0; i < n && i < 8; i++) {
         if (!in[i])
-            return ad_refuse(c, "internal", "a body input is missing"), NULL;
+            return ad_refuse(c, DG_INTERNAL, "a body input is missing"), NULL;
         ins[i] = in[i]->name;
     }
     /* g is not attached to a node yet, so fresh names (which look from
@@ -407,7 +407,7 @@ static IrValue *ad_nm_bop(AdCtx *c, IrGraph *g, const char *op, size_t n,
     free(nm);
     free(on);
     if (!k) {
-        c->reason = "internal";
+        c->refusal = DG_INTERNAL;
         return NULL;
     }
     return k->out[0];
@@ -433,14 +433,14 @@ static IrValue *ad_nm_bcast(AdCtx *c, IrGraph *g, IrValue *x, int32_t from, int3
 /* A typed input of the body g: elem type t, rank r, unknown dims. */
 static IrValue *ad_nm_bin_input(AdCtx *c, IrGraph *g, const char *base, int32_t t, size_t r)
 {
-    if (c->reason)
+    if (c->refusal)
         return NULL;
     int64_t dims[4] = {-1, -1, -1, -1};
     char *nm = ir_graph_fresh_name(g, base);
     IrValueInfo *vi = ir_graph_add_input(g, nm, ir_type_tensor(t, r, dims));
     free(nm);
     if (!vi)
-        return ad_refuse(c, "internal", "cannot add a body input"), NULL;
+        return ad_refuse(c, DG_INTERNAL, "cannot add a body input"), NULL;
     return vi->value;
 }
 
@@ -492,7 +492,7 @@ static IrGraph *ad_nm_lin_body(AdCtx *c, const AdLin *l)
     IrValue *o = ad_nm_bop2(c, g, "MatMul", ad_nm_bop2(c, g, "Unsqueeze", q, l->m2), rd);
     o = ad_nm_bop2(c, g, "Mul", l->scale, ad_nm_bop2(c, g, "Squeeze", o, l->m2));
     o = ad_nm_bcast(c, g, o, IR_FLOAT, l->t);
-    if (c->reason) {
+    if (c->refusal) {
         ir_graph_free(g);
         return NULL;
     }
@@ -522,17 +522,17 @@ static int ad_nm_lin_sizes(AdCtx *c, AdLin *l)
     l->gated = !strcmp(rule, "gated") || !strcmp(rule, "gated_delta");
     l->delta = !strcmp(rule, "delta") || !strcmp(rule, "gated_delta");
     if (!l->gated && !l->delta && strcmp(rule, "linear") != 0)
-        return ad_refuse(c, "attribute", "update_rule '%s' is unknown", rule);
+        return ad_refuse(c, DG_ATTRIBUTE, "update_rule '%s' is unknown", rule);
     if (l->hq <= 0 || l->hkv <= 0 || l->hq % l->hkv)
-        return ad_refuse(c, "attribute", "the head counts are invalid");
+        return ad_refuse(c, DG_ATTRIBUTE, "the head counts are invalid");
     l->dk = ad_nm_dim(q, 2) >= 0 ? ad_nm_dim(q, 2) / l->hq : -1;
     l->dv = ad_nm_dim(v, 2) >= 0 ? ad_nm_dim(v, 2) / l->hkv : -1;
     if (!l->t || ad_elem(ad_in(c, 1)) != l->t || ad_elem(v) != l->t)
-        return ad_refuse(c, "type", "query, key and value must have one known type");
+        return ad_refuse(c, DG_TYPE, "query, key and value must have one known type");
     if (l->dk <= 0 || l->dv <= 0 || ad_rank(q) != 3)
-        return ad_refuse(c, "shape-unknown", "the head sizes are unknown");
+        return ad_refuse(c, DG_SHAPE_UNKNOWN, "the head sizes are unknown");
     if ((l->gated && !ad_in(c, 4)) || (l->delta && !ad_in(c, 5)))
-        return ad_refuse(c, "semantics", "the update rule needs decay/beta");
+        return ad_refuse(c, DG_SEMANTICS, "the update rule needs decay/beta");
     return 0;
 }
 
@@ -576,12 +576,12 @@ static int ad_nm_lin_expand(AdCtx *c)
         int64_t bshape[4] = {0, 0, -1, 1}, perm[4] = {1, 0, 2, 3};
         in[n++] = ad_nm_perm(c, ad_nm_reshape(c, ad_in(c, 5), 4, bshape), 4, perm);
     }
-    IrGraph *body = c->reason ? NULL : ad_nm_lin_body(c, &l);
+    IrGraph *body = c->refusal ? NULL : ad_nm_lin_body(c, &l);
     IrNode *scan = body ? ad_nm_raw(c, "Scan", n, in, 2) : NULL;
     if (!scan) {
         if (body)
             ir_graph_free(body);
-        return c->reason ? -1 : ad_refuse(c, "internal", "no Scan");
+        return c->refusal ? -1 : ad_refuse(c, DG_INTERNAL, "no Scan");
     }
     ir_node_set_attr(scan, ir_attr_graph("body", body));
     ad_set_attr_i(c, scan, "num_scan_inputs", (int64_t)n - 1);
@@ -590,7 +590,7 @@ static int ad_nm_lin_expand(AdCtx *c)
     IrValue *y = ad_nm_reshape(c, ad_nm_perm(c, scan->out[1], 4, back), 3, flat);
     int32_t s = past ? ad_elem(past) : l.t;
     if (!s)
-        return ad_refuse(c, "type-unknown", "the type of past_state is unknown");
+        return ad_refuse(c, DG_TYPE_UNKNOWN, "the type of past_state is unknown");
     IrValue *outs[2] = {y, ad_cast(c, scan->out[0], s)};
     return ad_nm_end(c, 2, outs);
 }

@@ -20,27 +20,16 @@
 static void ad_mark(AdCtx *c, DgReason r)
 {
     c->refusal = r;
-    /* COMPAT-21 begin */
-    c->reason = dg_reason_name(r);
-    /* COMPAT-21 end */
 }
 
 /* Whether c has refused (an earlier builder or check failed). */
 static bool ad_failed(const AdCtx *c)
 {
-    /* COMPAT-21 begin */
-    if (c->reason)
-        return true;
-    /* COMPAT-21 end */
     return c->refusal != DG_NONE;
 }
 
 DgReason ad_refusal(const AdCtx *c)
 {
-    /* COMPAT-21 begin */
-    if (!c->refusal && c->reason)
-        return dg_reason_parse(c->reason) ? dg_reason_parse(c->reason) : DG_ADAPTER;
-    /* COMPAT-21 end */
     return c->refusal;
 }
 
@@ -58,8 +47,7 @@ static int ad_vrefuse(AdCtx *c, DgReason r, const char *fmt, va_list ap)
     return ir_fail(c->err, "%s", line);
 }
 
-/* (the name in parentheses is not expanded as the compatibility macro) */
-int (ad_refuse)(AdCtx *c, DgReason r, const char *fmt, ...)
+int ad_refuse(AdCtx *c, DgReason r, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -68,17 +56,6 @@ int (ad_refuse)(AdCtx *c, DgReason r, const char *fmt, ...)
     return rc;
 }
 
-/* COMPAT-21 begin */
-int ad_refuse_key(AdCtx *c, const char *key, const char *fmt, ...)
-{
-    DgReason r = dg_reason_parse(key);
-    va_list ap;
-    va_start(ap, fmt);
-    int rc = ad_vrefuse(c, r ? r : DG_ADAPTER, fmt, ap);
-    va_end(ap);
-    return rc;
-}
-/* COMPAT-21 end */
 
 /* ---- reading -------------------------------------------------------- */
 

@@ -52,7 +52,7 @@ static IrNode *ad_ct_node(AdCtx *c, const char *op, size_t n_in, IrValue *const 
     free(ins);
     free(nm);
     if (!k) {
-        c->reason = "internal";
+        c->refusal = DG_INTERNAL;
         return NULL;
     }
     ad_ct_steal_attrs(k, c->n);
@@ -110,10 +110,10 @@ static int ad_if_11_1(AdCtx *c)
 {
     IrAttr *t = ad_attr(c, "then_branch"), *e = ad_attr(c, "else_branch");
     if (!t || !e || !t->g || !e->g || t->g->outputs.n != e->g->outputs.n)
-        return ad_refuse(c, "attribute", "the branches are missing or differ in outputs");
+        return ad_refuse(c, DG_ATTRIBUTE, "the branches are missing or differ in outputs");
     for (size_t i = 0; i < t->g->outputs.n; i++)
         if (!ad_ct_same_shape(ad_ct_out_type(t->g, i), ad_ct_out_type(e->g, i)))
-            return ad_refuse(c, "shape-unknown",
+            return ad_refuse(c, DG_SHAPE_UNKNOWN,
                              "If-1 needs both branches to return the same shape; output "
                              "%zu is not provably so", i);
     return 0;
@@ -125,7 +125,7 @@ static int ad_if_11_1(AdCtx *c)
 static int ad_loop_11_1(AdCtx *c)
 {
     if (c->n->n_in < 3)
-        return ad_refuse(c, "arity", "Loop-1 needs at least one loop-carried value");
+        return ad_refuse(c, DG_ARITY, "Loop-1 needs at least one loop-carried value");
     return 0;
 }
 
@@ -182,12 +182,12 @@ static int ad_scan_8_9(AdCtx *c)
     int64_t m = ad_attr_i_or(c, "num_scan_inputs", -1);
     size_t n_vals = c->n->n_in > 0 ? c->n->n_in - 1 : 0;
     if (b != 1)
-        return ad_refuse(c, b == 0 ? "shape-unknown" : "semantics",
+        return ad_refuse(c, b == 0 ? DG_SHAPE_UNKNOWN : DG_SEMANTICS,
                          "Scan-9 has no batch axis; only a batch of 1 (known) converts");
     if (m < 0 || (size_t)m > n_vals)
-        return ad_refuse(c, "attribute", "bad num_scan_inputs");
+        return ad_refuse(c, DG_ATTRIBUTE, "bad num_scan_inputs");
     if (!ad_scan8_full_lens(c, 1 + n_vals - (size_t)m))
-        return ad_refuse(c, "not-constant",
+        return ad_refuse(c, DG_NOT_CONSTANT,
                          "sequence_lens must be absent or a constant equal to the "
                          "sequence length");
     IrValue **in = ir_alloc_array(n_vals ? n_vals : 1, sizeof *in);
@@ -239,9 +239,9 @@ static bool ad_ct_all_zero(AdCtx *c, const char *name)
 static int ad_scan_9_8(AdCtx *c)
 {
     if (!ad_ct_all_zero(c, "scan_input_axes") || !ad_ct_all_zero(c, "scan_output_axes"))
-        return ad_refuse(c, "attribute", "Scan-8 scans axis 0 (after the batch) only");
+        return ad_refuse(c, DG_ATTRIBUTE, "Scan-8 scans axis 0 (after the batch) only");
     if (!ad_ct_all_zero(c, "scan_output_directions"))
-        return ad_refuse(c, "attribute", "Scan-8 has no prepending scan outputs");
+        return ad_refuse(c, DG_ATTRIBUTE, "Scan-8 has no prepending scan outputs");
     size_t n_vals = c->n->n_in;
     IrValue **in = ir_alloc_array(n_vals + 1, sizeof *in);
     in[0] = NULL;
@@ -295,7 +295,7 @@ static int ad_scan_axes_pos(AdCtx *c, const char *name, const IrValue *const *va
         int r = i < n_vals ? ad_rank(vals[i]) : -1;
         if (r < 0) {
             free(v);
-            return ad_refuse(c, "shape-unknown",
+            return ad_refuse(c, DG_SHAPE_UNKNOWN,
                              "a negative %s needs the rank, which is unknown", name);
         }
         v[i] += r + extra;
@@ -312,7 +312,7 @@ static int ad_scan_11_9(AdCtx *c)
 {
     int64_t m = ad_attr_i_or(c, "num_scan_inputs", -1);
     if (m < 0 || (size_t)m > c->n->n_in)
-        return ad_refuse(c, "attribute", "bad num_scan_inputs");
+        return ad_refuse(c, DG_ATTRIBUTE, "bad num_scan_inputs");
     size_t n_state = c->n->n_in - (size_t)m;
     size_t k = c->n->n_out > n_state ? c->n->n_out - n_state : 0;
     if (ad_scan_axes_pos(c, "scan_input_axes",
@@ -387,24 +387,24 @@ static int ad_smap_check(AdCtx *c, const IrGraph *g, int32_t *odt)
 {
     size_t m = c->n->n_in, k = c->n->n_out;
     if (!g || g->inputs.n != m || g->outputs.n != k)
-        return ad_refuse(c, "attribute", "the body does not match the node's inputs/outputs");
+        return ad_refuse(c, DG_ATTRIBUTE, "the body does not match the node's inputs/outputs");
     if (!ad_ct_inputs_rebindable(g, 0))
-        return ad_refuse(c, "semantics",
+        return ad_refuse(c, DG_SEMANTICS,
                          "the body's inputs are not distinct values without initializers");
     for (size_t j = 0; j < m; j++) {
         const IrType *t = ad_type(c->n->in[j]);
         if (!t || (t->kind != IR_TYPE_SEQUENCE && (j == 0 || t->kind != IR_TYPE_TENSOR)))
-            return ad_refuse(c, "type-unknown", "the kind of input %zu is unknown", j);
+            return ad_refuse(c, DG_TYPE_UNKNOWN, "the kind of input %zu is unknown", j);
         if (ir_graph_find_local(g, c->n->in[j]->name))
-            return ad_refuse(c, "semantics", "the body hides input '%s' by name",
+            return ad_refuse(c, DG_SEMANTICS, "the body hides input '%s' by name",
                              c->n->in[j]->name);
     }
     for (size_t i = 0; i < k; i++) {
         const IrValueInfo *vi = g->outputs.p[i];
         if (!c->n->out[i] || !vi->value || vi->value->graph != g)
-            return ad_refuse(c, "semantics", "body output %zu is not computed in the body", i);
+            return ad_refuse(c, DG_SEMANTICS, "body output %zu is not computed in the body", i);
         if (!(odt[i] = ad_smap_out_dt(c, g, i)))
-            return ad_refuse(c, "type-unknown", "the type of output %zu is unknown", i);
+            return ad_refuse(c, DG_TYPE_UNKNOWN, "the type of output %zu is unknown", i);
     }
     return 0;
 }
@@ -473,7 +473,7 @@ static int ad_smap_body(AdCtx *c, IrGraph *g, const int32_t *odt)
     free(cond);
     free(cond_out);
     if (rc < 0)
-        c->reason = "internal";
+        c->refusal = DG_INTERNAL;
     return rc;
 }
 
@@ -586,8 +586,8 @@ static int ad_scan0_body(AdCtx *c, IrGraph *g, size_t n_state, size_t m,
     free(cond_out);
     free(ridx);
     free(last);
-    if (rc < 0 && !c->reason)
-        c->reason = "internal";
+    if (rc < 0 && !c->refusal)
+        c->refusal = DG_INTERNAL;
     return rc;
 }
 
@@ -605,25 +605,25 @@ static int ad_scan_8_0(AdCtx *c)
     IrAttr *ba = ad_attr(c, "body"), *d = ad_attr(c, "directions");
     IrGraph *g = ba ? ba->g : NULL;
     if (b != 1)
-        return ad_refuse(c, b == 0 ? "shape-unknown" : "semantics",
+        return ad_refuse(c, b == 0 ? DG_SHAPE_UNKNOWN : DG_SEMANTICS,
                          "only a batch of 1 (known) converts to a Loop");
     if (m < 1 || (size_t)m > n_vals || !g || g->inputs.n != n_vals ||
         g->outputs.n != c->n->n_out || (d && d->n_ints != (size_t)m))
-        return ad_refuse(c, "attribute", "bad num_scan_inputs, directions or body");
+        return ad_refuse(c, DG_ATTRIBUTE, "bad num_scan_inputs, directions or body");
     if (!ad_ct_inputs_rebindable(g, n_vals - (size_t)m))
-        return ad_refuse(c, "semantics",
+        return ad_refuse(c, DG_SEMANTICS,
                          "the body's inputs are not distinct values without initializers");
     size_t n_state = n_vals - (size_t)m;
     if (n_state == 0)
-        return ad_refuse(c, "arity", "Loop-1 needs at least one loop-carried value");
+        return ad_refuse(c, DG_ARITY, "Loop-1 needs at least one loop-carried value");
     if (!ad_scan8_full_lens(c, 1 + n_state))
-        return ad_refuse(c, "not-constant",
+        return ad_refuse(c, DG_NOT_CONSTANT,
                          "sequence_lens must be absent or a constant equal to the "
                          "sequence length");
     for (size_t i = 0; i < g->outputs.n; i++) {
         const IrValueInfo *vi = g->outputs.p[i];
         if (!vi->value || vi->value->graph != g)
-            return ad_refuse(c, "semantics", "body output %zu is not computed in the body", i);
+            return ad_refuse(c, DG_SEMANTICS, "body output %zu is not computed in the body", i);
     }
     IrValue **sq = ir_alloc_array(n_vals + 2, sizeof *sq);
     int64_t *rev = ir_alloc_array((size_t)m, sizeof *rev);

@@ -161,7 +161,7 @@ static int ad_ein_explicit(AdCtx *c, AdEin *e, const char *s)
     int letters;
     bool ell;
     if (ad_ein_count(s, strlen(s), &letters, &ell) < 0 || letters + e->nell > AD_EIN_LABELS)
-        return ad_refuse(c, "attribute", "the equation's output term '%s' is malformed", s);
+        return ad_refuse(c, DG_ATTRIBUTE, "the equation's output term '%s' is malformed", s);
     e->nout = ad_ein_labels(s, strlen(s), ell ? e->nell : 0, e->nell, e->out);
     for (int k = 0; k < e->nout; k++) {
         bool held = false;
@@ -170,7 +170,7 @@ static int ad_ein_explicit(AdCtx *c, AdEin *e, const char *s)
         for (int j = 0; j < k; j++)
             held = held && e->out[j] != e->out[k];
         if (!held)
-            return ad_refuse(c, "attribute", "output label %d of equation term '%s' is "
+            return ad_refuse(c, DG_ATTRIBUTE, "output label %d of equation term '%s' is "
                              "repeated or held by no operand", k, s);
     }
     return 0;
@@ -185,19 +185,19 @@ static int ad_ein_parse(AdCtx *c, AdEin *e, const char *eq)
     size_t *at = ir_alloc_array(3 * e->n, sizeof *at), *tl = at + e->n, *ew = tl + e->n;
     int rc = 0;
     if (ad_ein_terms(eq, lhs, e->n, at, tl) < 0)
-        rc = ad_refuse(c, "attribute", "the equation '%s' does not have one term per input "
+        rc = ad_refuse(c, DG_ATTRIBUTE, "the equation '%s' does not have one term per input "
                        "(%zu inputs)", eq, e->n);
     e->nell = 0;
     for (size_t i = 0; rc == 0 && i < e->n; i++) {
         int letters, r = ad_rank(ad_in(c, i));
         bool ell;
         if (ad_ein_count(eq + at[i], tl[i], &letters, &ell) < 0 || letters > AD_EIN_RANK)
-            rc = ad_refuse(c, "attribute", "term %zu of equation '%s' is malformed", i, eq);
+            rc = ad_refuse(c, DG_ATTRIBUTE, "term %zu of equation '%s' is malformed", i, eq);
         else if (ell && r < 0)
-            rc = ad_refuse(c, "shape-unknown", "input %zu's rank is unknown: its term has "
+            rc = ad_refuse(c, DG_SHAPE_UNKNOWN, "input %zu's rank is unknown: its term has "
                            "'...'", i);
         else if ((r >= 0 && (ell ? r < letters : r != letters)) || r > AD_EIN_RANK)
-            rc = ad_refuse(c, "shape", "input %zu has rank %d, its term %d labels", i, r,
+            rc = ad_refuse(c, DG_SHAPE, "input %zu has rank %d, its term %d labels", i, r,
                            letters);
         else if (ell && r - letters > e->nell)
             e->nell = r - letters;
@@ -215,7 +215,7 @@ static int ad_ein_parse(AdCtx *c, AdEin *e, const char *eq)
         return 0;
     }
     if (strstr(arrow + 2, "->"))
-        return ad_refuse(c, "attribute", "the equation '%s' has two arrows", eq);
+        return ad_refuse(c, DG_ATTRIBUTE, "the equation '%s' has two arrows", eq);
     return ad_ein_explicit(c, e, arrow + 2);
 }
 
@@ -239,7 +239,7 @@ static void ad_ein_order(AdCtx *c, AdEinT *t, const int *order)
     }
     if (same || !t->v)
         return;
-    IrNode *k = c->reason ? NULL : ad_node_in(c, c->domain, c->n, "Transpose", 1, &t->v, 1);
+    IrNode *k = c->refusal ? NULL : ad_node_in(c, c->domain, c->n, "Transpose", 1, &t->v, 1);
     if (k) {
         ad_set_attr_ints(c, k, "perm", (size_t)t->r, perm);
         if (ad_infer(c, k) < 0)
@@ -253,7 +253,7 @@ static void ad_ein_order(AdCtx *c, AdEinT *t, const int *order)
 static IrValue *ad_ein_reshape(AdCtx *c, IrValue *x, int r, const int64_t *d)
 {
     int64_t nr = r;
-    if (!x || c->reason)
+    if (!x || c->refusal)
         return NULL;
     return ad_op2(c, "Reshape", x, ad_const_int_tensor(c, IR_INT64, 1, &nr, d, (size_t)r));
 }
@@ -265,7 +265,7 @@ static IrValue *ad_ein_axis_op(AdCtx *c, const char *op, size_t n_in, IrValue *c
     for (size_t i = 0; i < n_in; i++)
         if (!in[i])
             return NULL;
-    IrNode *k = c->reason ? NULL : ad_node_in(c, c->domain, c->n, op, n_in, in, 1);
+    IrNode *k = c->refusal ? NULL : ad_node_in(c, c->domain, c->n, op, n_in, in, 1);
     if (!k)
         return NULL;
     ad_set_attr_i(c, k, "axis", axis);
@@ -294,7 +294,7 @@ static IrValue *ad_ein_diagonal_dyn(AdCtx *c, IrValue *x, int r)
     }
     IrValue *flat = ad_op2(c, "Reshape", x, shape);
     IrValue *rin[3] = {ad_const_int(c, IR_INT64, 0), n, ad_const_int(c, IR_INT64, 1)};
-    IrNode *k = rin[0] && n && rin[2] && !c->reason ? ad_node(c, c->n, "Range", 3, rin, 1)
+    IrNode *k = rin[0] && n && rin[2] && !c->refusal ? ad_node(c, c->n, "Range", 3, rin, 1)
                                                     : NULL;
     IrValue *step = ad_op2(c, "Add", n, ad_const_int(c, IR_INT64, 1));
     IrValue *gin[2] = {flat, k ? ad_op2(c, "Mul", k->out[0], step) : NULL};
@@ -308,10 +308,10 @@ static int ad_ein_diagonal(AdCtx *c, AdEinT *t, int p, int q)
     int64_t n = ad_dim(t->v, p), nq = ad_dim(t->v, q);
     bool dyn = n < 0 || nq < 0;
     if (dyn && c->build_opset < 11)
-        return ad_refuse(c, "shape-unknown", "the diagonal of a repeated label needs its "
+        return ad_refuse(c, DG_SHAPE_UNKNOWN, "the diagonal of a repeated label needs its "
                          "extent (axes %d and %d) below opset 11 (Range)", p, q);
     if (!dyn && n != nq)
-        return ad_refuse(c, "shape", "a repeated label has extents %lld and %lld",
+        return ad_refuse(c, DG_SHAPE, "a repeated label has extents %lld and %lld",
                          (long long)n, (long long)nq);
     int order[2 * AD_EIN_RANK], k = 0, l = t->lab[p];
     for (int d = 0; d < t->r; d++)
@@ -559,7 +559,7 @@ static int ad_ein_contract(AdCtx *c, const AdEin *e, AdEinT *acc, size_t i)
     AdEinPair p;
     ad_ein_groups(e, acc, &b, i + 1, &p);
     if (p.nb + p.na + p.nbo + p.ns > 2 * AD_EIN_RANK)
-        return ad_refuse(c, "shape", "the contraction with operand %zu has more than %d "
+        return ad_refuse(c, DG_SHAPE, "the contraction with operand %zu has more than %d "
                          "labels", i, 2 * AD_EIN_RANK);
     *acc = ad_ein_matmul_ok(acc, &b, &p) ? ad_ein_by_matmul(c, acc, &b, &p)
                                           : ad_ein_by_mul(c, acc, &b, &p);
@@ -571,10 +571,10 @@ static int ad_einsum_gone(AdCtx *c)
 {
     char *eq = ad_ein_equation(c);
     if (!eq)
-        return ad_refuse(c, "attribute", "the equation is missing or too long");
+        return ad_refuse(c, DG_ATTRIBUTE, "the equation is missing or too long");
     AdEin e = {.n = c->n->n_in};
     e.t = ir_alloc_array(e.n + 1, sizeof *e.t);
-    int rc = e.n ? ad_ein_parse(c, &e, eq) : ad_refuse(c, "arity", "Einsum has no input");
+    int rc = e.n ? ad_ein_parse(c, &e, eq) : ad_refuse(c, DG_ARITY, "Einsum has no input");
     for (size_t i = 0; rc == 0 && i < e.n; i++)
         rc = ad_ein_diagonals(c, &e.t[i]);
     AdEinT acc = e.n ? e.t[0] : (AdEinT){0};
@@ -586,7 +586,7 @@ static int ad_einsum_gone(AdCtx *c)
         if (acc.v && acc.v == ad_in(c, 0))
             acc.v = ad_op1(c, "Identity", acc.v);
         if (!acc.v || !acc.v->producer)
-            rc = c->reason ? -1 : ad_refuse(c, "internal", "the rewrite could not be built");
+            rc = c->refusal ? -1 : ad_refuse(c, DG_INTERNAL, "the rewrite could not be built");
         else
             ad_replace(c, acc.v->producer);
     }

@@ -113,7 +113,7 @@ int ad_need_type(AdCtx *c, const char *op, int32_t t)
 {
     if (ad_has_type(c, op, t))
         return 0;
-    return ad_refuse(c, "type", "the expansion needs %s of %s, which opset %lld lacks",
+    return ad_refuse(c, DG_TYPE, "the expansion needs %s of %s, which opset %lld lacks",
                      op, ir_dtype_name(t) ? ir_dtype_name(t) : "?",
                      (long long)c->build_opset);
 }
@@ -132,7 +132,7 @@ static IrValue *ad_const_bits(AdCtx *c, int32_t dtype, uint64_t bits)
     uint8_t buf[8];
     int w = ir_dtype_bits(dtype) / 8;
     if (w < 1 || w > 8) {
-        ad_refuse(c, "type", "no constant of type %s",
+        ad_refuse(c, DG_TYPE, "no constant of type %s",
                   ir_dtype_name(dtype) ? ir_dtype_name(dtype) : "?");
         return NULL;
     }
@@ -224,10 +224,10 @@ static void ad_bcast_map(const int64_t *od, size_t ro, int64_t n, const int64_t 
 static IrValue *ad_reshape(AdCtx *c, IrValue *x, size_t r, const int64_t *d)
 {
     int64_t nr = (int64_t)r;
-    if (!x || c->reason)
+    if (!x || c->refusal)
         return NULL;
     if (c->build_opset < 5) {
-        ad_refuse(c, "internal", "Reshape takes its shape as an input from opset 5");
+        ad_refuse(c, DG_INTERNAL, "Reshape takes its shape as an input from opset 5");
         return NULL;
     }
     return ad_op2(c, "Reshape", x, ad_const_int_tensor(c, IR_INT64, 1, &nr, d, r));
@@ -237,7 +237,7 @@ static IrValue *ad_reshape(AdCtx *c, IrValue *x, size_t r, const int64_t *d)
 IrValue *ad_gather(AdCtx *c, IrValue *x, IrValue *idx, int64_t axis)
 {
     IrValue *in[2] = {x, idx};
-    if (!x || !idx || c->reason)
+    if (!x || !idx || c->refusal)
         return NULL;
     IrNode *k = ad_raw(c, "Gather", 2, in);
     if (!k)
@@ -252,7 +252,7 @@ IrValue *ad_concat(AdCtx *c, IrValue *const *in, size_t n, int64_t axis)
     for (size_t i = 0; i < n; i++)
         if (!in[i])
             return NULL;
-    if (c->reason)
+    if (c->refusal)
         return NULL;
     IrNode *k = ad_raw(c, "Concat", n, in);
     if (!k)
@@ -265,8 +265,8 @@ IrValue *ad_concat(AdCtx *c, IrValue *const *in, size_t n, int64_t axis)
 int ad_finish(AdCtx *c, IrValue *v)
 {
     if (!v || !v->producer) {
-        if (!c->reason)
-            ad_refuse(c, "internal", "the rewrite could not be built");
+        if (!c->refusal)
+            ad_refuse(c, DG_INTERNAL, "the rewrite could not be built");
         return -1;
     }
     ad_replace(c, v->producer);
@@ -305,7 +305,7 @@ static int ad_bcast_up(AdCtx *c)
     bool on = ad_attr_i(c, "broadcast") != 0;
     int ra = ad_rank(a), rb = ad_rank(b);
     if (on && ra >= 0 && rb > ra)
-        return ad_refuse(c, "semantics",
+        return ad_refuse(c, DG_SEMANTICS,
                          "B has more dims (%d) than A (%d), which opset %lld "
                          "broadcasting does not define", rb, ra,
                          (long long)c->from_opset);
@@ -317,16 +317,16 @@ static int ad_bcast_up(AdCtx *c)
             one = one && ad_dim_is(&sb->dims[i], 1);
         if (!one) {
             if (ra < 0 || rb < 0)
-                return ad_refuse(c, "shape-unknown",
+                return ad_refuse(c, DG_SHAPE_UNKNOWN,
                                  "broadcast axis=%lld needs the ranks of A and B",
                                  (long long)axis);
             if (axis < 0 || axis + rb > ra)
-                return ad_refuse(c, "attribute",
+                return ad_refuse(c, DG_ATTRIBUTE,
                                  "axis=%lld does not place B (rank %d) inside A (rank %d)",
                                  (long long)axis, rb, ra);
             int64_t trail = ra - axis - rb, axes[64];
             if (trail > 64)
-                return ad_refuse(c, "attribute", "rank too large");
+                return ad_refuse(c, DG_ATTRIBUTE, "rank too large");
             for (int64_t k = 0; k < trail; k++)
                 axes[k] = rb + k;
             if (trail > 0) {
@@ -386,7 +386,7 @@ static int ad_fit_apply(AdCtx *c, IrNode *k, const IrShape *sa,
         size_t rb = sb->rank, n = 0;
         int64_t axes[64];
         if (rb > 64)
-            return ad_refuse(c, "shape", "rank too large");
+            return ad_refuse(c, DG_SHAPE, "rank too large");
         for (size_t j = 0; j < rb; j++)
             if (j < f->first || j > f->last)
                 axes[n++] = (int64_t)j;
@@ -445,7 +445,7 @@ static int ad_swap(AdCtx *c, const IrShape *sa, const IrShape *sb, const AdFit *
         IrValue *in[2] = {nb, a};
         k = ad_raw(c, "Add", 2, in);
     } else {
-        return ad_refuse(c, "broadcast",
+        return ad_refuse(c, DG_BROADCAST,
                          "A would broadcast onto B; opset %lld broadcasts only B onto A",
                          (long long)c->to_opset);
     }
@@ -471,7 +471,7 @@ static int ad_bcast_down(AdCtx *c)
         return 0;
     }
     if (!sa || !sb)
-        return ad_refuse(c, "shape-unknown",
+        return ad_refuse(c, DG_SHAPE_UNKNOWN,
                          "opset %lld needs to know whether B broadcasts onto A "
                          "(the input shapes are unknown)", (long long)c->to_opset);
     if (ad_fit(sa, sb, &f))
@@ -479,10 +479,10 @@ static int ad_bcast_down(AdCtx *c)
     if (ad_fit(sb, sa, &f))
         return ad_swap(c, sa, sb, &f);
     if (!ad_shape_known(sa) || !ad_shape_known(sb))
-        return ad_refuse(c, "shape-unknown",
+        return ad_refuse(c, DG_SHAPE_UNKNOWN,
                          "opset %lld needs to know whether B broadcasts onto A "
                          "(some dims are unknown)", (long long)c->to_opset);
-    return ad_refuse(c, "broadcast",
+    return ad_refuse(c, DG_BROADCAST,
                      "the inputs broadcast in a way opset %lld cannot express "
                      "(only B onto A, without expanding dims of 1 inside B)",
                      (long long)c->to_opset);
@@ -535,20 +535,20 @@ static int ad_variadic_down(AdCtx *c)
     size_t ro = 0, r;
     for (size_t i = 0; i < c->n->n_in; i++) {
         if (!ad_static_dims(ad_in(c, i), d, &r))
-            return ad_refuse(c, "shape-unknown",
+            return ad_refuse(c, DG_SHAPE_UNKNOWN,
                              "opset %lld needs equal input shapes: input %zu's "
                              "dims must be known to tile it", (long long)c->to_opset, i);
         if (!ad_bcast_into(od, &ro, d, r))
-            return ad_refuse(c, "broadcast", "input %zu's shape does not "
+            return ad_refuse(c, DG_BROADCAST, "input %zu's shape does not "
                              "broadcast with the others", i);
     }
     if (c->build_opset < 6)
-        return ad_refuse(c, "broadcast", "inputs of different shapes need "
+        return ad_refuse(c, DG_BROADCAST, "inputs of different shapes need "
                          "Tile (opset 6) to be made equal");
     for (size_t i = 0; i < c->n->n_in; i++) {
         IrValue *t = ad_tile_to(c, ad_in(c, i), od, ro);
         if (!t)
-            return c->reason ? -1 : ad_refuse(c, "internal", "tiling failed");
+            return c->refusal ? -1 : ad_refuse(c, DG_INTERNAL, "tiling failed");
         if (t != ad_in(c, i))
             ir_node_set_input(c->n, i, t);
     }
@@ -618,13 +618,13 @@ static int ad_pow_down(AdCtx *c)
     IrValue *e = ad_in(c, 1);
     int32_t ta = ad_elem(ad_in(c, 0)), tb = ad_elem(e);
     if (!ta || !tb)
-        return ad_refuse(c, "type-unknown",
+        return ad_refuse(c, DG_TYPE_UNKNOWN,
                          "Pow-7 needs base and exponent of one type (unknown here)");
     if (ta == tb && ad_is_float(ta))
         return 0;
     bool flt = ad_is_float(ta) || ad_is_float(tb);
     if (!ad_pow_type(ta) || !ad_pow_type(tb) || !flt)
-        return ad_refuse(c, "type", "Pow-7 takes floating types only; %s to the power "
+        return ad_refuse(c, DG_TYPE, "Pow-7 takes floating types only; %s to the power "
                          "%s has no exact floating form (integer powers wrap on "
                          "overflow)", ir_dtype_name(ta), ir_dtype_name(tb));
     if ((ta == IR_FLOAT || ta == IR_DOUBLE) && ad_is_int(tb) && ad_const(e)) {
@@ -694,7 +694,7 @@ static int ad_clip_6_11(AdCtx *c)
 {
     int32_t t = ad_elem(ad_in(c, 0));
     if (!t)
-        return ad_refuse(c, "type-unknown",
+        return ad_refuse(c, DG_TYPE_UNKNOWN,
                          "Clip-11's bounds must have the input's type (unknown here)");
     static const char *const names[2] = {"min", "max"};
     for (size_t i = 0; i < 2; i++) {
@@ -724,16 +724,16 @@ static int ad_clip_minmax(AdCtx *c)
         if (!b)
             continue;
         if (!s || (s->rank > 0 && ad_rank(x) < 0))
-            return ad_refuse(c, "shape-unknown", "%s '%s' must be known to be one "
+            return ad_refuse(c, DG_SHAPE_UNKNOWN, "%s '%s' must be known to be one "
                              "element of rank at most the input's to become an "
                              "input of %s", names[i], b->name, i == 0 ? "Max" : "Min");
         if (s->rank > (size_t)ad_rank(x) && s->rank > 0)
-            return ad_refuse(c, "shape", "%s '%s' has rank %zu, above the input's: "
+            return ad_refuse(c, DG_SHAPE, "%s '%s' has rank %zu, above the input's: "
                              "%s would widen the output", names[i], b->name, s->rank,
                              i == 0 ? "Max" : "Min");
         for (size_t k = 0; k < s->rank; k++)
             if (!ad_dim_is(&s->dims[k], 1))
-                return ad_refuse(c, "shape", "%s '%s' is not one element, which "
+                return ad_refuse(c, DG_SHAPE, "%s '%s' is not one element, which "
                                  "Clip-11 requires", names[i], b->name);
         y = ad_op2(c, i == 0 ? "Max" : "Min", y, b);
     }
@@ -761,7 +761,7 @@ static int ad_clip_11_6(AdCtx *c)
         double x = n == 1 ? d[0] : 0;
         free(d);
         if (n != 1)
-            return ad_refuse(c, "attribute", "%s has %zu elements, not one",
+            return ad_refuse(c, DG_ATTRIBUTE, "%s has %zu elements, not one",
                              names[i], n);
         if (!isnan(x) && (double)(float)x != x)
             return ad_clip_minmax(c);
@@ -838,7 +838,7 @@ static int ad_cmp_down(AdCtx *c, bool greater)
     IrValue *a = ad_in(c, 0), *b = ad_in(c, 1);
     int32_t t = ad_elem(a);
     if (!t)
-        return ad_refuse(c, "type-unknown", "the compared type is unknown");
+        return ad_refuse(c, DG_TYPE_UNKNOWN, "the compared type is unknown");
     if (!ad_is_int(t))
         return 0;
     return ad_finish(c, greater ? ad_int_less(c, b, a, t) : ad_int_less(c, a, b, t));
@@ -886,7 +886,7 @@ static int ad_minmax_down(AdCtx *c, bool is_max)
     size_t n = c->n->n_in;
     int32_t t = ad_elem(ad_in(c, 0));
     if (!t)
-        return ad_refuse(c, "type-unknown", "the input type is unknown");
+        return ad_refuse(c, DG_TYPE_UNKNOWN, "the input type is unknown");
     if (!ad_is_int(t) || n == 0)
         return 0;
     if (ir_dtype_bits(t) > 32) {
@@ -934,7 +934,7 @@ static int ad_equal_down(AdCtx *c)
     IrValue *a = ad_in(c, 0), *b = ad_in(c, 1);
     int32_t t = ad_elem(a);
     if (!t)
-        return ad_refuse(c, "type-unknown",
+        return ad_refuse(c, DG_TYPE_UNKNOWN,
                          "Equal-7 lacks the floating types (the type is unknown here)");
     if (ad_is_int(t) && !ad_has_type(c, "Equal", t))
         return ad_finish(c, ad_int_equal(c, a, b, t));
@@ -995,7 +995,7 @@ static int ad_isinf_gone(AdCtx *c)
     IrValue *x = ad_in(c, 0);
     int32_t t = ad_elem(x);
     if (!ad_is_float(t))
-        return ad_refuse(c, t ? "type" : "type-unknown",
+        return ad_refuse(c, t ? DG_TYPE : DG_TYPE_UNKNOWN,
                          "IsInf's expansion needs a known floating input type");
     bool pos = ad_attr_i(c, "detect_positive") != 0;
     bool neg = ad_attr_i(c, "detect_negative") != 0;
@@ -1039,7 +1039,7 @@ static int ad_bitwisenot_gone(AdCtx *c)
     IrValue *x = ad_in(c, 0);
     int32_t t = ad_elem(x);
     if (!ad_is_unsigned(t) && !ad_is_signed_int(t))
-        return ad_refuse(c, t ? "type" : "type-unknown",
+        return ad_refuse(c, t ? DG_TYPE : DG_TYPE_UNKNOWN,
                          "BitwiseNot's expansion needs a known integer input type");
     IrValue *ones = ad_const_bits(c, t, ~UINT64_C(0));
     IrValue *in[2] = {ones, x};
@@ -1066,7 +1066,7 @@ static int ad_bitcast_gone(AdCtx *c)
     int32_t t = ad_elem(x);
     int64_t to = ad_attr_i(c, "to");
     if (!t)
-        return ad_refuse(c, "type-unknown", "BitCast's input type is unknown");
+        return ad_refuse(c, DG_TYPE_UNKNOWN, "BitCast's input type is unknown");
     IrNode *k;
     if (to == t) {
         k = ad_node(c, c->n, "Identity", 1, &x, 1);
@@ -1076,7 +1076,7 @@ static int ad_bitcast_gone(AdCtx *c)
         IrValue *y = ad_cast(c, x, (int32_t)to);
         k = y ? y->producer : NULL;
     } else {
-        return ad_refuse(c, "semantics",
+        return ad_refuse(c, DG_SEMANTICS,
                          "no op before opset 26 reinterprets the bits of %s as %s",
                          ir_dtype_name(t), ir_dtype_name((int32_t)to));
     }
@@ -1127,9 +1127,9 @@ static int ad_bitshift_gone(AdCtx *c)
     const char *dir = ad_attr_s_or(c, "direction", "", buf, sizeof buf);
     bool left = strcmp(dir, "LEFT") == 0;
     if (!left && strcmp(dir, "RIGHT") != 0)
-        return ad_refuse(c, "attribute", "direction '%s' is not LEFT or RIGHT", dir);
+        return ad_refuse(c, DG_ATTRIBUTE, "direction '%s' is not LEFT or RIGHT", dir);
     if (!ad_is_unsigned(t))
-        return ad_refuse(c, t ? "type" : "type-unknown",
+        return ad_refuse(c, t ? DG_TYPE : DG_TYPE_UNKNOWN,
                          "BitShift's expansion needs a known unsigned input type");
     const IrTensor *ct = ad_const(y);
     int64_t *v;
@@ -1206,9 +1206,9 @@ static int ad_mod_gone(AdCtx *c)
     IrValue *a = ad_in(c, 0), *b = ad_in(c, 1);
     int32_t t = ad_elem(a);
     if (!t)
-        return ad_refuse(c, "type-unknown", "Mod's input type is unknown");
+        return ad_refuse(c, DG_TYPE_UNKNOWN, "Mod's input type is unknown");
     if (!ad_is_unsigned(t) && !ad_is_signed_int(t))
-        return ad_refuse(c, "semantics", "Mod of %s has no exact older form "
+        return ad_refuse(c, DG_SEMANTICS, "Mod of %s has no exact older form "
                          "(a - b*trunc(a/b) rounds)", ir_dtype_name(t));
     int32_t w = t == IR_INT8 || t == IR_INT16 ? IR_INT32
               : t == IR_UINT8 || t == IR_UINT16 ? IR_UINT32 : t;
@@ -1247,16 +1247,16 @@ static int ad_where_select(AdCtx *c)
     size_t r[3], ro = 0;
     for (size_t i = 0; i < 3; i++)
         if (!ad_static_dims(in[i], d[i], &r[i]))
-            return ad_refuse(c, "shape-unknown", "the select needs every input's shape "
+            return ad_refuse(c, DG_SHAPE_UNKNOWN, "the select needs every input's shape "
                              "before opset 9 (input %zu's is not fully known)", i);
     for (size_t i = 0; i < 3; i++)
         if (!ad_bcast_into(od, &ro, d[i], r[i]))
-            return ad_refuse(c, "shape", "the inputs do not broadcast");
+            return ad_refuse(c, DG_SHAPE, "the inputs do not broadcast");
     int64_t no = ad_numel(od, ro);
     for (size_t i = 0; i < 3; i++)
         n[i] = ad_numel(d[i], r[i]);
     if (no <= 0 || n[0] <= 0 || n[1] <= 0 || n[2] <= 0)
-        return ad_refuse(c, "shape", "the select is built only for non-empty tensors "
+        return ad_refuse(c, DG_SHAPE, "the select is built only for non-empty tensors "
                          "of at most %lld elements", (long long)AD_SELECT_CAP);
     int64_t *map = ir_alloc_array((size_t)no * 4, sizeof *map);
     int64_t *ix = map, *iy = map + no, *base = map + 2 * no, *delta = map + 3 * no;
@@ -1293,7 +1293,7 @@ static int ad_where_gone(AdCtx *c)
     IrValue *cond = ad_in(c, 0), *x = ad_in(c, 1), *y = ad_in(c, 2);
     int32_t t = ad_elem(x);
     if (!t)
-        return ad_refuse(c, "type-unknown", "Where's value type is unknown");
+        return ad_refuse(c, DG_TYPE_UNKNOWN, "Where's value type is unknown");
     bool is_int = (ad_is_unsigned(t) || ad_is_signed_int(t)) && ad_has_type(c, "Mul", t);
     if (t != IR_BOOL && !is_int)
         return ad_where_select(c);
@@ -1326,7 +1326,7 @@ static int ad_round_gone(AdCtx *c)
     IrValue *x = ad_in(c, 0);
     int32_t t = ad_elem(x);
     if (!ad_is_float(t))
-        return ad_refuse(c, t ? "type" : "type-unknown",
+        return ad_refuse(c, t ? DG_TYPE : DG_TYPE_UNKNOWN,
                          "Round's expansion needs a known floating input type");
     IrValue *a = ad_op1(c, "Abs", x);
     IrValue *f = ad_op1(c, "Floor", a), *cl = ad_op1(c, "Ceil", a);
@@ -1363,7 +1363,7 @@ static int ad_isnan_gone(AdCtx *c)
     IrValue *x = ad_in(c, 0);
     int32_t t = ad_elem(x);
     if (!ad_is_float(t))
-        return ad_refuse(c, t ? "type" : "type-unknown",
+        return ad_refuse(c, t ? DG_TYPE : DG_TYPE_UNKNOWN,
                          "IsNaN's expansion needs a known floating input type");
     IrValue *lt = ad_op2(c, "Less", x, ad_const_scalar(c, t, INFINITY));
     IrValue *gt = ad_op2(c, "Greater", x, ad_const_scalar(c, t, -INFINITY));
@@ -1423,7 +1423,7 @@ static int ad_sign_gone(AdCtx *c)
         IrValue *y = ad_cast(c, ad_clip(c, ad_cast(c, x, IR_FLOAT), IR_FLOAT, -1, 1), t);
         k = y ? y->producer : NULL;
     } else {
-        return ad_refuse(c, t ? "type" : "type-unknown",
+        return ad_refuse(c, t ? DG_TYPE : DG_TYPE_UNKNOWN,
                          "Sign's expansion needs a known numeric input type");
     }
     if (!k)
@@ -1459,12 +1459,12 @@ static int ad_cast_1_6(AdCtx *c)
 {
     IrAttr *a = ad_attr(c, "to");
     if (!a || a->ref_attr_name)
-        return ad_refuse(c, "attribute", "'to' is not a type name given here");
+        return ad_refuse(c, DG_ATTRIBUTE, "'to' is not a type name given here");
     if (!a->has_s)
         return 0;
     int32_t d = os_dtype_from_name((const char *)a->s.data, a->s.len);
     if (!d)
-        return ad_refuse(c, "attribute", "'to' names no known type");
+        return ad_refuse(c, DG_ATTRIBUTE, "'to' names no known type");
     ad_set_attr_i(c, c->n, "to", d);
     return 0;
 }
@@ -1475,7 +1475,7 @@ static int ad_cast_6_1(AdCtx *c)
     IrAttr *a = ad_attr(c, "to");
     if (!a || a->ref_attr_name || !a->has_i || a->i <= 0 || a->i > INT32_MAX ||
         !ir_dtype_name((int32_t)a->i))
-        return ad_refuse(c, "attribute", "'to' is not a known type number");
+        return ad_refuse(c, DG_ATTRIBUTE, "'to' is not a known type number");
     ad_set_attr_s(c, c->n, "to", ir_dtype_name((int32_t)a->i));
     return 0;
 }
@@ -1504,7 +1504,7 @@ static int ad_castlike_gone(AdCtx *c)
     IrValue *t = ad_in(c, 1);
     int32_t to = ad_elem(t);
     if (!to)
-        return ad_refuse(c, "type-unknown", "the element type of target_type '%s' is unknown",
+        return ad_refuse(c, DG_TYPE_UNKNOWN, "the element type of target_type '%s' is unknown",
                          t ? t->name : "");
     ad_t_rename(c, "Cast");
     if (c->build_opset < 6)

@@ -85,10 +85,10 @@ static int ad_t_fix_indices(AdCtx *c, size_t di, size_t ii, int64_t axis)
         return 0;
     int32_t dt = ad_elem(idx);
     if (!ad_t_is_int_index(dt))
-        return ad_refuse(c, "type-unknown", "the type of indices '%s' is unknown",
+        return ad_refuse(c, DG_TYPE_UNKNOWN, "the type of indices '%s' is unknown",
                          idx->name);
     if (!ad_t_axis(axis, ad_rank(data), 0, &axis))
-        return ad_refuse(c, "shape-unknown",
+        return ad_refuse(c, DG_SHAPE_UNKNOWN,
                          "axis %lld needs the rank of '%s'", (long long)axis, data->name);
     int64_t d = ad_dim(data, (int)axis);
     EvValue *v = d >= 0 ? ad_t_const_ev(idx) : NULL;
@@ -131,7 +131,7 @@ static int ad_compress_11_9(AdCtx *c)
         return 0;
     int64_t axis;
     if (!ad_t_axis(a->i, ad_rank(ad_in(c, 0)), 0, &axis))
-        return ad_refuse(c, "shape-unknown", "negative axis %lld needs the input's rank",
+        return ad_refuse(c, DG_SHAPE_UNKNOWN, "negative axis %lld needs the input's rank",
                          (long long)a->i);
     ad_set_attr_i(c, c->n, "axis", axis);
     return 0;
@@ -145,7 +145,7 @@ static int ad_compress_gone(AdCtx *c)
     int64_t *cv;
     size_t n;
     if (!ad_const_ints(ad_in(c, 1), &cv, &n))
-        return ad_refuse(c, "not-constant", "the condition must be a constant");
+        return ad_refuse(c, DG_NOT_CONSTANT, "the condition must be a constant");
     size_t m = 0;
     for (size_t i = 0; i < n; i++)
         if (cv[i])
@@ -181,15 +181,15 @@ static int ad_gather_elements_gone(AdCtx *c)
     int64_t dd[AD_T_MAX_RANK], id[AD_T_MAX_RANK], axis;
     int r, q;
     if (!ad_t_static(data, dd, &r) || !ad_t_static(idx, id, &q) || q != r)
-        return ad_refuse(c, "shape-unknown", "GatherElements needs static shapes here");
+        return ad_refuse(c, DG_SHAPE_UNKNOWN, "GatherElements needs static shapes here");
     if (!ad_t_axis(ad_attr_i(c, "axis"), r, 0, &axis))
-        return ad_refuse(c, "attribute", "axis out of range");
+        return ad_refuse(c, DG_ATTRIBUTE, "axis out of range");
     int32_t dt = ad_elem(idx);
     int64_t m = ad_t_prod(id, 0, q), total = ad_t_prod_any(dd, 0, r);
     if (!ad_t_is_int_index(dt))
-        return ad_refuse(c, "type-unknown", "the type of indices is unknown");
+        return ad_refuse(c, DG_TYPE_UNKNOWN, "the type of indices is unknown");
     if (m < 0 || total < 0 || (uint64_t)m * 8 > AD_T_MAX_CONST)
-        return ad_refuse(c, "too-large", "the index table would be too large");
+        return ad_refuse(c, DG_TOO_LARGE, "the index table would be too large");
     int64_t st[AD_T_MAX_RANK], coord[AD_T_MAX_RANK] = {0};
     for (int d = r; d-- > 0;)
         st[d] = d == r - 1 ? 1 : st[d + 1] * dd[d + 1];
@@ -214,7 +214,7 @@ static int ad_gather_elements_gone(AdCtx *c)
     if (bad) {
         ev_unref(off);
         ev_unref(cv);
-        return ad_refuse(c, "semantics", "a constant index is out of range");
+        return ad_refuse(c, DG_SEMANTICS, "a constant index is out of range");
     }
     IrValue *flat = ad_t_const_of(c, off);
     if (!cv) {
@@ -257,7 +257,7 @@ static IrValue *ad_t_nd_flat(AdCtx *c, IrValue *idx, int q, int64_t k, const int
     ev_unref(cv);
     IrValue *v = NULL;
     if (bad)
-        ad_refuse(c, "semantics", "a constant index is out of range or too many");
+        ad_refuse(c, DG_SEMANTICS, "a constant index is out of range or too many");
     else
         v = ad_t_const_of(c, f);
     ev_unref(f);
@@ -276,11 +276,11 @@ static int ad_gathernd_gone(AdCtx *c)
     int r, q = ad_rank(idx);
     int64_t k = q >= 1 ? ad_dim(idx, q - 1) : -1;
     if (!ad_t_static(data, dd, &r) || k < 0 || k > r)
-        return ad_refuse(c, "shape-unknown",
+        return ad_refuse(c, DG_SHAPE_UNKNOWN,
                          "GatherND needs the data's shape and the index depth here");
     int64_t st[AD_T_MAX_RANK], P = ad_t_prod_any(dd, 0, r);
     if (P < 0)
-        return ad_refuse(c, "too-large", "the data is too large");
+        return ad_refuse(c, DG_TOO_LARGE, "the data is too large");
     P = ad_t_prod_any(dd, 0, (int)k);
     for (int64_t j = k; j-- > 0;)
         st[j] = j == k - 1 ? 1 : st[j + 1] * dd[j + 1];
@@ -312,20 +312,20 @@ static int ad_gathernd_12_11(AdCtx *c)
     for (int d = 0; known && d < q - 1; d++)
         known = (id[d] = ad_dim(idx, d)) >= 0;
     if (!known)
-        return ad_refuse(c, "shape-unknown",
+        return ad_refuse(c, DG_SHAPE_UNKNOWN,
                          "batch_dims needs the leading dims of the indices");
     if (b < 0 || b > q - 1)
-        return ad_refuse(c, "attribute", "batch_dims %lld out of range", (long long)b);
+        return ad_refuse(c, DG_ATTRIBUTE, "batch_dims %lld out of range", (long long)b);
     int64_t m = ad_t_prod(id, 0, q - 1);
     if (m < 0 || (uint64_t)m * (uint64_t)b * 8 > AD_T_MAX_CONST)
-        return ad_refuse(c, "too-large", "the batch grid would be too large");
+        return ad_refuse(c, DG_TOO_LARGE, "the batch grid would be too large");
     int64_t gd[AD_T_MAX_RANK], coord[AD_T_MAX_RANK] = {0};
     memcpy(gd, id, sizeof(int64_t) * (size_t)(q - 1));
     gd[q - 1] = b;
     IrError e;
     EvValue *grid = ev_tensor_new(IR_INT64, (size_t)q, gd, &e);
     if (!grid)
-        return ad_refuse(c, "internal", "cannot build the batch grid");
+        return ad_refuse(c, DG_INTERNAL, "cannot build the batch grid");
     for (int64_t t = 0; t < m; t++) {
         for (int64_t j = 0; j < b; j++)
             ((int64_t *)grid->data)[t * b + j] = coord[j];
@@ -350,7 +350,7 @@ static int ad_nonzero_gone(AdCtx *c)
     if (!x || x->dtype == IR_STRING || x->dtype == IR_COMPLEX64 ||
         x->dtype == IR_COMPLEX128 || x->rank > AD_T_MAX_RANK) {
         ev_unref(x);
-        return ad_refuse(c, "not-constant", "the input must be a constant");
+        return ad_refuse(c, DG_NOT_CONSTANT, "the input must be a constant");
     }
     size_t cnt = 0;
     for (size_t k = 0; k < x->numel; k++)
@@ -369,7 +369,7 @@ static int ad_nonzero_gone(AdCtx *c)
     }
     ev_unref(x);
     if (!y)
-        return ad_refuse(c, "too-large", "the folded output would be too large");
+        return ad_refuse(c, DG_TOO_LARGE, "the folded output would be too large");
     IrValue *v = ad_t_const_of(c, y);
     ev_unref(y);
     return v ? ad_t_replace_value(c, v) : -1;
@@ -391,12 +391,12 @@ static int ad_revseq_gone(AdCtx *c)
     int r;
     int64_t ta = ad_attr_i(c, "time_axis"), ba = ad_attr_i(c, "batch_axis");
     if ((ta != 0 && ta != 1) || (ba != 0 && ba != 1) || ta == ba)
-        return ad_refuse(c, "attribute", "time_axis and batch_axis must be 0 and 1");
+        return ad_refuse(c, DG_ATTRIBUTE, "time_axis and batch_axis must be 0 and 1");
     if (!ad_t_static(x, dd, &r) || r < 2)
-        return ad_refuse(c, "shape-unknown", "the shape of '%s' is unknown", x->name);
+        return ad_refuse(c, DG_SHAPE_UNKNOWN, "the shape of '%s' is unknown", x->name);
     int64_t T = dd[ta], B = dd[ba], pair = ad_t_prod(dd, 0, 2), stride = ta == 0 ? B : 1;
     if (pair < 0 || (uint64_t)pair * 8 * 3 > AD_T_MAX_CONST)
-        return ad_refuse(c, "too-large", "the index table would be too large");
+        return ad_refuse(c, DG_TOO_LARGE, "the index table would be too large");
     int64_t *base = ir_alloc_array((size_t)pair + 1, sizeof *base);
     int64_t *c2t = ir_alloc_array((size_t)pair + 1, sizeof *c2t);
     int64_t *lv = NULL;
@@ -435,7 +435,7 @@ static int ad_revseq_gone(AdCtx *c)
     free(base);
     free(c2t);
     if (bad)
-        return ad_refuse(c, "semantics", "a constant sequence length is out of range");
+        return ad_refuse(c, DG_SEMANTICS, "a constant sequence length is out of range");
     int64_t flat[AD_T_MAX_RANK];
     flat[0] = pair;
     for (int d = 2; d < r; d++)
@@ -485,7 +485,7 @@ static int64_t *ad_t_scatter_offsets(AdCtx *c, const int64_t *dd, int r,
     for (int d = r; d-- > 0;)
         st[d] = d == r - 1 ? 1 : st[d + 1] * dd[d + 1];
     if (m < 0 || (uint64_t)m * 8 > AD_T_MAX_CONST) {
-        ad_refuse(c, "too-large", "the index table would be too large");
+        ad_refuse(c, DG_TOO_LARGE, "the index table would be too large");
         return NULL;
     }
     EvValue *cv = ad_t_const_ev(ad_in(c, 1));
@@ -506,7 +506,7 @@ static int64_t *ad_t_scatter_offsets(AdCtx *c, const int64_t *dd, int r,
     ev_unref(cv);
     if (bad) {
         free(off);
-        ad_refuse(c, "semantics", "a constant index is out of range");
+        ad_refuse(c, DG_SEMANTICS, "a constant index is out of range");
         return NULL;
     }
     return off;
@@ -525,14 +525,14 @@ static int ad_scatter_gone(AdCtx *c)
     int64_t dd[AD_T_MAX_RANK], id[AD_T_MAX_RANK], axis;
     int r, q;
     if (!ad_t_static(data, dd, &r) || !ad_t_static(idx, id, &q) || q != r)
-        return ad_refuse(c, "shape-unknown", "Scatter needs static shapes here");
+        return ad_refuse(c, DG_SHAPE_UNKNOWN, "Scatter needs static shapes here");
     if (!ad_t_axis(ad_attr_i(c, "axis"), r, 0, &axis))
-        return ad_refuse(c, "attribute", "axis out of range");
+        return ad_refuse(c, DG_ATTRIBUTE, "axis out of range");
     if (!ad_t_is_int_index(ad_elem(idx)))
-        return ad_refuse(c, "type-unknown", "the type of indices is unknown");
+        return ad_refuse(c, DG_TYPE_UNKNOWN, "the type of indices is unknown");
     int64_t N = ad_t_prod(dd, 0, r), K = ad_t_prod(id, 0, q);
     if (N < 0 || K < 0 || (uint64_t)N * 8 > AD_T_MAX_CONST)
-        return ad_refuse(c, "too-large", "the data is too large");
+        return ad_refuse(c, DG_TOO_LARGE, "the data is too large");
     int64_t st[AD_T_MAX_RANK];
     bool known;
     int64_t *off = ad_t_scatter_offsets(c, dd, r, id, axis, st, &known);
@@ -585,11 +585,11 @@ static int ad_scatternd_gone(AdCtx *c)
     int r, q = ad_rank(idx);
     int64_t k = q >= 1 ? ad_dim(idx, q - 1) : -1;
     if (!ad_t_static(data, dd, &r) || k < 0 || k > r)
-        return ad_refuse(c, "shape-unknown",
+        return ad_refuse(c, DG_SHAPE_UNKNOWN,
                          "ScatterND needs the data's shape and the index depth here");
     int64_t P = ad_t_prod_any(dd, 0, (int)k), R = ad_t_prod_any(dd, (int)k, r);
     if (P < 0 || R <= 0 || ad_t_prod_any(dd, 0, r) < 0)
-        return ad_refuse(c, "shape-unknown", "the data has no element to scatter");
+        return ad_refuse(c, DG_SHAPE_UNKNOWN, "the data has no element to scatter");
     int64_t st[AD_T_MAX_RANK];
     for (int64_t j = k; j-- > 0;)
         st[j] = j == k - 1 ? 1 : st[j + 1] * dd[j + 1];
@@ -614,7 +614,7 @@ static int ad_scatter_16_13(AdCtx *c)
     char buf[16];
     const char *r = ad_attr_s(c, "reduction", buf, sizeof buf);
     if (strcmp(r, "none"))
-        return ad_refuse(c, "attribute", "reduction '%s' has no equivalent before opset 16",
+        return ad_refuse(c, DG_ATTRIBUTE, "reduction '%s' has no equivalent before opset 16",
                          r);
     ad_drop_attr(c, "reduction");
     return 0;
@@ -627,7 +627,7 @@ static int ad_scatter_18_16(AdCtx *c)
     char buf[16];
     const char *r = ad_attr_s(c, "reduction", buf, sizeof buf);
     if (!strcmp(r, "max") || !strcmp(r, "min"))
-        return ad_refuse(c, "attribute", "reduction '%s' has no equivalent before opset 18",
+        return ad_refuse(c, DG_ATTRIBUTE, "reduction '%s' has no equivalent before opset 18",
                          r);
     return 0;
 }
@@ -645,17 +645,17 @@ static int ad_tensor_scatter_gone(AdCtx *c)
     int64_t axis;
     if (!ad_t_axis(ad_attr_i(c, "axis"), r, 0, &axis) || axis == 0 ||
         r > AD_T_MAX_RANK)
-        return ad_refuse(c, "shape-unknown", "the cache's rank or axis is unusable");
+        return ad_refuse(c, DG_SHAPE_UNKNOWN, "the cache's rank or axis is unusable");
     char buf[16];
     const char *mode = ad_attr_s(c, "mode", buf, sizeof buf);
     bool circ = !strcmp(mode, "circular");
     int64_t B = ad_dim(cache, 0), M = ad_dim(cache, (int)axis), S = ad_dim(upd, (int)axis);
     if (!circ && strcmp(mode, "linear"))
-        return ad_refuse(c, "attribute", "mode '%s' is unknown", mode);
+        return ad_refuse(c, DG_ATTRIBUTE, "mode '%s' is unknown", mode);
     if (B < 0 || M < 0 || S < 0)
-        return ad_refuse(c, "shape-unknown", "the batch and sequence lengths are unknown");
+        return ad_refuse(c, DG_SHAPE_UNKNOWN, "the batch and sequence lengths are unknown");
     if (S > M || (uint64_t)B * (uint64_t)S * 8 > AD_T_MAX_CONST)
-        return ad_refuse(c, "semantics", "the update does not fit the cache");
+        return ad_refuse(c, DG_SEMANTICS, "the update does not fit the cache");
     int64_t perm[AD_T_MAX_RANK], inv[AD_T_MAX_RANK], n = 0;
     perm[n++] = 0;
     perm[n++] = axis;
@@ -701,7 +701,7 @@ static int ad_topk_1_10(AdCtx *c)
 {
     IrAttr *a = ad_attr(c, "k");
     if (!a || !a->has_i)
-        return ad_refuse(c, "attribute", "TopK-1 needs k");
+        return ad_refuse(c, DG_ATTRIBUTE, "TopK-1 needs k");
     IrValue *k = ad_const_i64s(c, 1, &a->i);
     if (!k)
         return -1;
@@ -717,7 +717,7 @@ static int ad_topk_10_1(AdCtx *c)
     int64_t *v;
     size_t n;
     if (!in || !ad_const_ints(in, &v, &n) || n != 1) {
-        return ad_refuse(c, "not-constant", "K must be a constant to become attribute k");
+        return ad_refuse(c, DG_NOT_CONSTANT, "K must be a constant to become attribute k");
     }
     ad_set_attr_i(c, c->n, "k", v[0]);
     free(v);
@@ -736,7 +736,7 @@ static int ad_topk_10_1(AdCtx *c)
 static int ad_topk_11_10(AdCtx *c)
 {
     if (ad_attr_i(c, "largest") == 0)
-        return ad_refuse(c, "attribute",
+        return ad_refuse(c, DG_ATTRIBUTE,
                          "largest = 0 has no equivalent before opset 11 that ranks NaN "
                          "the same way");
     ad_drop_attr(c, "sorted");

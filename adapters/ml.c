@@ -196,10 +196,10 @@ static int ad_ml_dvec(AdCtx *c, const char *name, double **v, size_t *n)
     *v = NULL;
     *n = 0;
     if (l && t)
-        return ad_refuse(c, "attribute", "both %s and %s are set", name, tn);
+        return ad_refuse(c, DG_ATTRIBUTE, "both %s and %s are set", name, tn);
     if (t) {
         if (!t->t || !ad_ml_tensor_f64(t->t, v, n))
-            return ad_refuse(c, "attribute", "%s cannot be read as a float tensor", tn);
+            return ad_refuse(c, DG_ATTRIBUTE, "%s cannot be read as a float tensor", tn);
         return 0;
     }
     if (l) {
@@ -254,14 +254,14 @@ static int ad_le_1_2(AdCtx *c)
     IrAttr *cls = ad_attr(c, "classes_strings");
     int32_t t = ad_elem(ad_in(c, 0));
     if (t != IR_STRING && t != IR_INT64)
-        return ad_refuse(c, t ? "type" : "type-unknown",
+        return ad_refuse(c, t ? DG_TYPE : DG_TYPE_UNKNOWN,
                          "the input must be known to be string or int64 to "
                          "choose the direction of the mapping");
     if (!cls || cls->n_strings == 0)
-        return ad_refuse(c, "attribute", "classes_strings is empty or missing");
+        return ad_refuse(c, DG_ATTRIBUTE, "classes_strings is empty or missing");
     size_t n = cls->n_strings;
     if (t == IR_STRING && ad_ml_has_dup(cls->strings, n))
-        return ad_refuse(c, "semantics", "classes_strings lists a class twice");
+        return ad_refuse(c, DG_SEMANTICS, "classes_strings lists a class twice");
     int64_t *idx = ir_alloc_array(n, sizeof *idx);
     for (size_t i = 0; i < n; i++)
         idx[i] = (int64_t)i;
@@ -297,12 +297,12 @@ static int ad_le_2_1(AdCtx *c)
     IrAttr *vs = ad_attr(c, "values_strings"), *vi = ad_attr(c, "values_int64s");
     bool s2i = ks && vi && !ki && !vs, i2s = ki && vs && !ks && !vi;
     if (ad_attr(c, "keys_floats") || ad_attr(c, "values_floats") || (!s2i && !i2s))
-        return ad_refuse(c, "semantics",
+        return ad_refuse(c, DG_SEMANTICS,
                          "LabelEncoder-1 only maps strings to their positions and back");
     IrAttr *str = s2i ? ks : vs, *pos = s2i ? vi : ki;
     size_t n = str->n_strings;
     if (pos->n_ints != n || n == 0 || !ad_ml_is_perm(pos->ints, n))
-        return ad_refuse(c, "semantics",
+        return ad_refuse(c, DG_SEMANTICS,
                          "the int64 side is not a permutation of 0..%zu", n ? n - 1 : 0);
     const IrBytes **cls = ir_alloc_array(n, sizeof *cls);
     for (size_t i = 0; i < n; i++)
@@ -330,14 +330,14 @@ static int ad_le_tensor_to_list(AdCtx *c, const char *pre)
     for (size_t i = 0; i < 3; i++) {
         snprintf(ln, sizeof ln, "%s_%s", pre, kinds[i]);
         if (ad_attr(c, ln))
-            return ad_refuse(c, "attribute", "both %s and %s are set", tn, ln);
+            return ad_refuse(c, DG_ATTRIBUTE, "both %s and %s are set", tn, ln);
     }
     const IrTensor *t = a->t;
     int32_t dt = t ? t->data_type : 0;
     if (dt == IR_STRING) {
         uint64_t cnt;
         if (!ir_tensor_numel(t, &cnt) || cnt != t->n_string)
-            return ad_refuse(c, "attribute", "%s cannot be read", tn);
+            return ad_refuse(c, DG_ATTRIBUTE, "%s cannot be read", tn);
         const IrBytes **p = ir_alloc_array(cnt ? cnt : 1, sizeof *p);
         for (size_t i = 0; i < cnt; i++)
             p[i] = &t->string_data[i];
@@ -348,7 +348,7 @@ static int ad_le_tensor_to_list(AdCtx *c, const char *pre)
         int64_t *v;
         size_t n;
         if (!ad_ml_tensor_i64(t, &v, &n))
-            return ad_refuse(c, "attribute", "%s cannot be read", tn);
+            return ad_refuse(c, DG_ATTRIBUTE, "%s cannot be read", tn);
         snprintf(ln, sizeof ln, "%s_int64s", pre);
         ad_set_attr_ints(c, c->n, ln, n, v);
         free(v);
@@ -356,12 +356,12 @@ static int ad_le_tensor_to_list(AdCtx *c, const char *pre)
         double *v;
         size_t n;
         if (!ad_ml_tensor_f64(t, &v, &n))
-            return ad_refuse(c, "attribute", "%s cannot be read", tn);
+            return ad_refuse(c, DG_ATTRIBUTE, "%s cannot be read", tn);
         snprintf(ln, sizeof ln, "%s_floats", pre);
         ad_ml_set_floats(c->n, ln, n, v);
         free(v);
     } else {
-        return ad_refuse(c, "type", "%s of element type %d has no list form before "
+        return ad_refuse(c, DG_TYPE, "%s of element type %d has no list form before "
                          "ai.onnx.ml 4", tn, dt);
     }
     ad_drop_attr(c, tn);
@@ -378,7 +378,7 @@ static int ad_le_default_to_attr(AdCtx *c)
     const IrTensor *t = a->t;
     uint64_t cnt;
     if (!t || !ir_tensor_numel(t, &cnt) || cnt != 1)
-        return ad_refuse(c, "attribute", "default_tensor must hold one value");
+        return ad_refuse(c, DG_ATTRIBUTE, "default_tensor must hold one value");
     if (t->data_type == IR_STRING && t->n_string == 1) {
         ad_ml_set_bytes(c->n, "default_string", &t->string_data[0]);
     } else if (t->data_type == IR_INT64 || t->data_type == IR_FLOAT) {
@@ -388,7 +388,7 @@ static int ad_le_default_to_attr(AdCtx *c)
         bool ok = t->data_type == IR_INT64 ? ad_ml_tensor_i64(t, &iv, &n)
                                               : ad_ml_tensor_f64(t, &fv, &n);
         if (!ok)
-            return ad_refuse(c, "attribute", "default_tensor cannot be read");
+            return ad_refuse(c, DG_ATTRIBUTE, "default_tensor cannot be read");
         if (iv)
             ad_set_attr_i(c, c->n, "default_int64", iv[0]);
         else
@@ -396,7 +396,7 @@ static int ad_le_default_to_attr(AdCtx *c)
         free(iv);
         free(fv);
     } else {
-        return ad_refuse(c, "type", "default_tensor of element type %d has no "
+        return ad_refuse(c, DG_TYPE, "default_tensor of element type %d has no "
                          "attribute form before ai.onnx.ml 4", t->data_type);
     }
     ad_drop_attr(c, "default_tensor");
@@ -438,7 +438,7 @@ static int ad_te_3_1(AdCtx *c)
             ad_ml_set_floats(c->n, names[i], n, v);
         free(v);
         if (!exact)
-            return ad_refuse(c, "attribute",
+            return ad_refuse(c, DG_ATTRIBUTE,
                              "%s holds doubles that are not floats; version 1 has "
                              "only float lists", tn);
         ad_drop_attr(c, tn);
@@ -538,13 +538,13 @@ static int ad_old_nodes(AdCtx *c, AdOld *o)
     size_t n = SIZE_MAX;
     for (size_t i = 0; i < 5; i++)
         if (!(*dst[i] = ad_old_ints(c, req[i], &n)))
-            return ad_refuse(c, "attribute", "%s is missing or its length differs", req[i]);
+            return ad_refuse(c, DG_ATTRIBUTE, "%s is missing or its length differs", req[i]);
     o->n = n;
     if (n == 0)
-        return ad_refuse(c, "attribute", "the ensemble has no nodes");
+        return ad_refuse(c, DG_ATTRIBUTE, "the ensemble has no nodes");
     const IrAttr *modes = ad_attr(c, "nodes_modes");
     if (!modes || modes->n_strings != n)
-        return ad_refuse(c, "attribute", "nodes_modes must name every node's mode");
+        return ad_refuse(c, DG_ATTRIBUTE, "nodes_modes must name every node's mode");
     o->mode = ir_alloc_array(n, 1);
     for (size_t i = 0; i < n; i++) {
         int m = -1;
@@ -553,7 +553,7 @@ static int ad_old_nodes(AdCtx *c, AdOld *o)
                 !memcmp(modes->strings[i].data, ad_mode_names[k], modes->strings[i].len))
                 m = k;
         if (m < 0 || m == AD_BR_MEMBER)
-            return ad_refuse(c, "attribute", "node %zu has a mode this op lacks", i);
+            return ad_refuse(c, DG_ATTRIBUTE, "node %zu has a mode this op lacks", i);
         o->mode[i] = (uint8_t)m;
     }
     size_t nt;
@@ -562,14 +562,14 @@ static int ad_old_nodes(AdCtx *c, AdOld *o)
         return -1;
     if (thr && nt != n) {
         free(thr);
-        return ad_refuse(c, "attribute", "nodes_values must hold one value per node");
+        return ad_refuse(c, DG_ATTRIBUTE, "nodes_values must hold one value per node");
     }
     o->thr = thr ? thr : ir_alloc_array(n, sizeof *o->thr);
     o->miss = ir_alloc_array(n, sizeof *o->miss);
     const IrAttr *ms = ad_attr(c, "nodes_missing_value_tracks_true");
     if (ms && ms->n_ints > 0) {
         if (ms->n_ints != n)
-            return ad_refuse(c, "attribute",
+            return ad_refuse(c, DG_ATTRIBUTE,
                              "nodes_missing_value_tracks_true must match the nodes");
         memcpy(o->miss, ms->ints, n * sizeof *o->miss);
     }
@@ -582,7 +582,7 @@ static int ad_old_link(AdCtx *c, AdOld *o, const AdKey *k)
     size_t n = o->n;
     for (size_t i = 1; i < n; i++)
         if (k[i].tid == k[i - 1].tid && k[i].nid == k[i - 1].nid)
-            return ad_refuse(c, "attribute", "tree %lld lists node %lld twice",
+            return ad_refuse(c, DG_ATTRIBUTE, "tree %lld lists node %lld twice",
                              (long long)k[i].tid, (long long)k[i].nid);
     o->tidx = ir_alloc_array(n, sizeof *o->tidx);
     o->fidx = ir_alloc_array(n, sizeof *o->fidx);
@@ -592,7 +592,7 @@ static int ad_old_link(AdCtx *c, AdOld *o, const AdKey *k)
         o->tidx[i] = ad_key_find(k, n, o->tid[i], o->tnext[i]);
         o->fidx[i] = ad_key_find(k, n, o->tid[i], o->fnext[i]);
         if (o->tidx[i] == SIZE_MAX || o->fidx[i] == SIZE_MAX || o->feat[i] < 0)
-            return ad_refuse(c, "attribute", "node %zu branches to a missing node "
+            return ad_refuse(c, DG_ATTRIBUTE, "node %zu branches to a missing node "
                              "or reads a negative feature", i);
     }
     o->roots = ir_alloc_array(n, sizeof *o->roots);
@@ -628,7 +628,7 @@ static int ad_old_weights(AdCtx *c, AdOld *o, const AdKey *k, const char *pre)
         wi = wn ? ad_old_ints(c, d, &nw) : NULL;
         if (!wi || nv != nw) {
             free(wv);
-            return ad_refuse(c, "attribute", "the %s_* attributes differ in length", pre);
+            return ad_refuse(c, DG_ATTRIBUTE, "the %s_* attributes differ in length", pre);
         }
     }
     size_t *node = ir_alloc_array(nw ? nw : 1, sizeof *node);
@@ -639,7 +639,7 @@ static int ad_old_weights(AdCtx *c, AdOld *o, const AdKey *k, const char *pre)
     for (size_t i = 0; i < nw && rc == 0; i++) {
         node[i] = ad_key_find(k, o->n, wt[i], wn[i]);
         if (node[i] == SIZE_MAX || o->mode[node[i]] != AD_BR_LEAF)
-            rc = ad_refuse(c, "attribute", "%s weight %zu does not name a leaf", pre, i);
+            rc = ad_refuse(c, DG_ATTRIBUTE, "%s weight %zu does not name a leaf", pre, i);
         else
             o->w_at[node[i] + 1]++;
     }
@@ -775,13 +775,13 @@ static int ad_copy_node(AdCopy *p, size_t i, size_t depth, int64_t *ref)
 {
     const AdOld *o = p->o;
     if (p->map[i] == AD_BUSY)
-        return ad_refuse(p->c, "attribute", "tree %lld has a cycle", (long long)o->tid[i]);
+        return ad_refuse(p->c, DG_ATTRIBUTE, "tree %lld has a cycle", (long long)o->tid[i]);
     if (p->map[i] != AD_UNSET) {
         *ref = (int64_t)p->map[i];
         return 0;
     }
     if (depth > AD_TE_MAX_DEPTH || p->t->n >= AD_TE_MAX_NODES)
-        return ad_refuse(p->c, "semantics", "the trees are too deep or too large to rewrite");
+        return ad_refuse(p->c, DG_SEMANTICS, "the trees are too deep or too large to rewrite");
     p->map[i] = AD_BUSY;
     size_t me = ad_new_node(p->t, o->feat[i], o->mode[i], o->thr[i], o->miss[i] != 0);
     int64_t tr, tl, fr, fl;
@@ -875,7 +875,7 @@ static int ad_new_write(AdCtx *c, IrNode *k, const AdNew *t, bool dbl, int64_t n
                         int64_t agg, int64_t post)
 {
     if (!dbl && (!ad_ml_floats_exact(t->split, t->n) || !ad_ml_floats_exact(t->lw, t->nl)))
-        return ad_refuse(c, "attribute",
+        return ad_refuse(c, DG_ATTRIBUTE,
                          "thresholds or weights are doubles that a float input's "
                          "tensors cannot hold");
     ad_set_attr_ints(c, k, "nodes_featureids", t->n, t->feat);
@@ -916,7 +916,7 @@ static int ad_ml_onnx_ok(AdCtx *c)
 {
     int64_t v = ir_scope_opset(c->m, c->fn, "");
     if (v < 6)
-        return ad_refuse(c, "no-older-form",
+        return ad_refuse(c, DG_NO_OLDER_FORM,
                          "the rewrite needs ai.onnx ops, and the model imports "
                          "ai.onnx %s", v < 0 ? "not at all" : "below opset 6");
     return 0;
@@ -977,18 +977,18 @@ static int ad_ter_settings(AdCtx *c, const AdOld *o, AdTerSet *s)
     s->post = ad_ml_name_index(ad_attr_s(c, "post_transform", pb, sizeof pb),
                                ad_post_names, 5);
     if (s->agg < 0 || s->post < 0)
-        return ad_refuse(c, "attribute", "unknown aggregate_function or post_transform");
+        return ad_refuse(c, DG_ATTRIBUTE, "unknown aggregate_function or post_transform");
     /* without n_targets the output width is left to implementations */
     s->nt = ad_attr_i_or(c, "n_targets", -1);
     if (s->nt < 1)
-        return ad_refuse(c, "attribute", "n_targets is absent or not positive");
+        return ad_refuse(c, DG_ATTRIBUTE, "n_targets is absent or not positive");
     for (size_t k = 0; k < o->w_at[o->n]; k++)
         if (o->w_id[k] < 0 || o->w_id[k] >= s->nt)
-            return ad_refuse(c, "attribute", "a target id is outside [0, n_targets)");
+            return ad_refuse(c, DG_ATTRIBUTE, "a target id is outside [0, n_targets)");
     if (ad_ml_dvec(c, "base_values", &s->base, &s->nbase) < 0)
         return -1;
     if (s->nbase && (int64_t)s->nbase != s->nt)
-        return ad_refuse(c, "attribute", "base_values must hold n_targets values");
+        return ad_refuse(c, DG_ATTRIBUTE, "base_values must hold n_targets values");
     return 0;
 }
 
@@ -1035,7 +1035,7 @@ static int ad_ter_3_5(AdCtx *c)
     IrValue *x = ad_in(c, 0);
     int32_t tx = ad_elem(x);
     if (tx != IR_FLOAT && tx != IR_DOUBLE && tx != IR_INT32 && tx != IR_INT64)
-        return ad_refuse(c, tx ? "type" : "type-unknown", "X's type must be known");
+        return ad_refuse(c, tx ? DG_TYPE : DG_TYPE_UNKNOWN, "X's type must be known");
     bool dbl = tx != IR_FLOAT;
     if (dbl && ad_ml_onnx_ok(c) < 0)
         return -1;
@@ -1046,10 +1046,10 @@ static int ad_ter_3_5(AdCtx *c)
     if (rc == 0)
         rc = ad_ter_settings(c, &o, &s);
     if (rc == 0 && s.agg != AD_AGG_SUM && (!ad_old_one_weight(&o) || !ad_ter_base_zero(&s)))
-        rc = ad_refuse(c, "semantics", "AVERAGE/MIN/MAX need one weight per leaf and "
+        rc = ad_refuse(c, DG_SEMANTICS, "AVERAGE/MIN/MAX need one weight per leaf and "
                        "zero base values");
     if (rc == 0 && dbl && tx != IR_DOUBLE && s.agg >= AD_AGG_MIN)
-        rc = ad_refuse(c, "semantics", "an integer X with MIN/MAX starts unreached "
+        rc = ad_refuse(c, DG_SEMANTICS, "an integer X with MIN/MAX starts unreached "
                        "targets at the float maximum");
     if (rc == 0)
         rc = ad_old_to_new(c, &o, &t, s.agg == AD_AGG_SUM);
@@ -1057,9 +1057,9 @@ static int ad_ter_3_5(AdCtx *c)
         if (s.base[j] != 0)
             ad_new_const_tree(&t, (int64_t)j, s.base[j]);
     if (rc == 0 && t.nr == 0)
-        rc = ad_refuse(c, "semantics", "no tree contributes a weight");
+        rc = ad_refuse(c, DG_SEMANTICS, "no tree contributes a weight");
     if (rc == 0 && !ad_old_has_branch(&o) && !ad_ml_has_feature(x))
-        rc = ad_refuse(c, "shape-unknown", "X must be known to have a feature");
+        rc = ad_refuse(c, DG_SHAPE_UNKNOWN, "X must be known to have a feature");
     IrNode *te = NULL, *cast = NULL;
     if (rc == 0) {
         IrNode *cx = tx == IR_FLOAT || tx == IR_DOUBLE ? NULL
@@ -1126,28 +1126,28 @@ static int ad_tec_settings(AdCtx *c, const AdOld *o, AdTecSet *s)
     if (s->ls && s->ls->n_strings == 0)
         s->ls = NULL;
     if (!s->li == !s->ls)
-        return ad_refuse(c, "attribute", "exactly one class label list must be set");
+        return ad_refuse(c, DG_ATTRIBUTE, "exactly one class label list must be set");
     s->nl = s->li ? s->li->n_ints : s->ls->n_strings;
     s->post = ad_ml_name_index(ad_attr_s(c, "post_transform", pb, sizeof pb),
                                ad_post_names, 5);
     if (s->post < 0)
-        return ad_refuse(c, "attribute", "unknown post_transform");
+        return ad_refuse(c, DG_ATTRIBUTE, "unknown post_transform");
     size_t nw = o->w_at[o->n];
     bool binary = nw > 0;
     for (size_t k = 0; k < nw; k++) {
         if (o->w_id[k] < 0 || (size_t)o->w_id[k] >= s->nl)
-            return ad_refuse(c, "attribute", "a class id is outside the labels");
+            return ad_refuse(c, DG_ATTRIBUTE, "a class id is outside the labels");
         binary = binary && o->w_id[k] == o->w_id[0];
     }
     if (s->nl < 2 || binary)
-        return ad_refuse(c, "semantics",
+        return ad_refuse(c, DG_SEMANTICS,
                          "a binary classifier (one label, or every weight on one "
                          "class) writes [1-s, s] or [-s, s]; TreeEnsemble has no "
                          "such output");
     if (ad_ml_dvec(c, "base_values", &s->base, &s->nbase) < 0)
         return -1;
     if (s->nbase && s->nbase != s->nl)
-        return ad_refuse(c, "attribute", "base_values must hold one value per class");
+        return ad_refuse(c, DG_ATTRIBUTE, "base_values must hold one value per class");
     return 0;
 }
 
@@ -1165,7 +1165,7 @@ static int ad_tec_3_5(AdCtx *c)
     IrValue *x = ad_in(c, 0);
     int32_t tx = ad_elem(x);
     if (tx != IR_FLOAT && tx != IR_DOUBLE && tx != IR_INT32 && tx != IR_INT64)
-        return ad_refuse(c, tx ? "type" : "type-unknown", "X's type must be known");
+        return ad_refuse(c, tx ? DG_TYPE : DG_TYPE_UNKNOWN, "X's type must be known");
     if (ad_ml_onnx_ok(c) < 0)
         return -1;
     AdOld o;
@@ -1180,9 +1180,9 @@ static int ad_tec_3_5(AdCtx *c)
     if (rc == 0)
         rc = ad_old_to_new(c, &o, &t, true);
     if (rc == 0 && t.nr == 0)
-        rc = ad_refuse(c, "semantics", "no tree contributes a weight");
+        rc = ad_refuse(c, DG_SEMANTICS, "no tree contributes a weight");
     if (rc == 0 && !ad_old_has_branch(&o) && !ad_ml_has_feature(x))
-        rc = ad_refuse(c, "shape-unknown", "X must be known to have a feature");
+        rc = ad_refuse(c, DG_SHAPE_UNKNOWN, "X must be known to have a feature");
     IrNode *cx = NULL, *te = NULL, *z = NULL, *am = NULL, *lab = NULL, *y = NULL;
     if (rc == 0 && tx != IR_DOUBLE && !(cx = ad_ml_cast(c, x, IR_DOUBLE)))
         rc = -1;
@@ -1254,49 +1254,49 @@ static int ad_te_parse(AdCtx *c, AdTE *T)
     memset(T, 0, sizeof *T);
     for (size_t i = 0; i < 5; i++)
         if (!(*dst[i] = ad_old_ints(c, req[i], &n)))
-            return ad_refuse(c, "attribute", "%s is missing or its length differs", req[i]);
+            return ad_refuse(c, DG_ATTRIBUTE, "%s is missing or its length differs", req[i]);
     T->n = n;
     size_t nm = n, nr = SIZE_MAX, nl = SIZE_MAX;
     T->miss = ad_old_ints(c, "nodes_missing_value_tracks_true", &nm);
     if (!T->miss && ad_attr(c, "nodes_missing_value_tracks_true") &&
         ad_attr(c, "nodes_missing_value_tracks_true")->n_ints)
-        return ad_refuse(c, "attribute", "nodes_missing_value_tracks_true must match");
+        return ad_refuse(c, DG_ATTRIBUTE, "nodes_missing_value_tracks_true must match");
     if (!(T->roots = ad_old_ints(c, "tree_roots", &nr)) ||
         !(T->lt = ad_old_ints(c, "leaf_targetids", &nl)))
-        return ad_refuse(c, "attribute", "tree_roots and leaf_targetids are required");
+        return ad_refuse(c, DG_ATTRIBUTE, "tree_roots and leaf_targetids are required");
     T->nr = nr;
     T->nl = nl;
     if (!ad_te_tensor(c, "nodes_modes", NULL, &T->mode, &k) || k != n ||
         !ad_te_tensor(c, "nodes_splits", &T->split, NULL, &k) || k != n ||
         !ad_te_tensor(c, "leaf_weights", &T->lw, NULL, &k) || k != nl)
-        return ad_refuse(c, "attribute", "nodes_modes / nodes_splits / leaf_weights "
+        return ad_refuse(c, DG_ATTRIBUTE, "nodes_modes / nodes_splits / leaf_weights "
                          "cannot be read or do not match");
     if (ad_attr(c, "membership_values") &&
         !ad_te_tensor(c, "membership_values", &T->mem, NULL, &T->nmem))
-        return ad_refuse(c, "attribute", "membership_values cannot be read");
+        return ad_refuse(c, DG_ATTRIBUTE, "membership_values cannot be read");
     T->m_at = ir_alloc_array(n ? n : 1, sizeof *T->m_at);
     T->m_len = ir_alloc_array(n ? n : 1, sizeof *T->m_len);
     size_t pos = 0;
     for (size_t i = 0; i < n; i++) {
         if (T->mode[i] < AD_BR_LEQ || T->mode[i] > AD_BR_MEMBER || T->feat[i] < 0)
-            return ad_refuse(c, "attribute", "node %zu has an unknown mode or feature", i);
+            return ad_refuse(c, DG_ATTRIBUTE, "node %zu has an unknown mode or feature", i);
         size_t tl = T->tleaf[i] ? nl : n, fl = T->fleaf[i] ? nl : n;
         if (T->tnext[i] < 0 || (size_t)T->tnext[i] >= tl || T->fnext[i] < 0 ||
             (size_t)T->fnext[i] >= fl)
-            return ad_refuse(c, "attribute", "node %zu branches out of range", i);
+            return ad_refuse(c, DG_ATTRIBUTE, "node %zu branches out of range", i);
         if (T->mode[i] != AD_BR_MEMBER)
             continue;
         T->m_at[i] = pos;
         while (pos < T->nmem && !isnan(T->mem[pos]))
             pos++;
         if (pos >= T->nmem)
-            return ad_refuse(c, "attribute", "membership_values lacks node %zu's set", i);
+            return ad_refuse(c, DG_ATTRIBUTE, "membership_values lacks node %zu's set", i);
         T->m_len[i] = pos - T->m_at[i];
         pos++;
     }
     for (size_t t = 0; t < nr; t++)
         if (T->roots[t] < 0 || (size_t)T->roots[t] >= n)
-            return ad_refuse(c, "attribute", "a tree root is not a node");
+            return ad_refuse(c, DG_ATTRIBUTE, "a tree root is not a node");
     return 0;
 }
 
@@ -1392,7 +1392,7 @@ static int ad_emit(AdEmit *e, size_t i, bool leaf, size_t depth, int64_t *id)
 {
     const AdTE *T = e->T;
     if (depth > AD_TE_MAX_DEPTH || e->o->n >= AD_TE_MAX_NODES)
-        return ad_refuse(e->c, "semantics",
+        return ad_refuse(e->c, DG_SEMANTICS,
                          "the trees are too deep, cyclic or too large to rewrite");
     if (leaf) {
         size_t at = ad_out_node(e->o, e->tree, 0, AD_BR_LEAF, 0.0, 0);
@@ -1423,7 +1423,7 @@ static int ad_emit(AdEmit *e, size_t i, bool leaf, size_t depth, int64_t *id)
 static int ad_out_write(AdCtx *c, const AdOut *o, int64_t nt, int64_t agg, int64_t post)
 {
     if (!ad_ml_floats_exact(o->val, o->n) || !ad_ml_floats_exact(o->wv, o->nw))
-        return ad_refuse(c, "attribute", "splits, set values or weights are doubles "
+        return ad_refuse(c, DG_ATTRIBUTE, "splits, set values or weights are doubles "
                          "that TreeEnsembleRegressor's float lists cannot hold");
     IrNode *k = c->n;
     while (k->n_attr)
@@ -1467,20 +1467,20 @@ static int ad_te_5_0(AdCtx *c)
 {
     int32_t tx = ad_elem(ad_in(c, 0));
     if (tx != IR_FLOAT)
-        return ad_refuse(c, tx ? "type" : "type-unknown",
+        return ad_refuse(c, tx ? DG_TYPE : DG_TYPE_UNKNOWN,
                          "only a float X keeps its output type: TreeEnsembleRegressor "
                          "always returns float");
     int64_t nt = ad_attr_i_or(c, "n_targets", -1), agg = ad_attr_i(c, "aggregate_function");
     int64_t post = ad_attr_i(c, "post_transform");
     if (nt < 1 || agg < 0 || agg > 3 || post < 0 || post > 4)
-        return ad_refuse(c, "attribute", "n_targets, aggregate_function or "
+        return ad_refuse(c, DG_ATTRIBUTE, "n_targets, aggregate_function or "
                          "post_transform is invalid");
     AdTE T;
     AdOut o = {0};
     int rc = ad_te_parse(c, &T);
     for (size_t k = 0; rc == 0 && k < T.nl; k++)
         if (T.lt[k] < 0 || T.lt[k] >= nt)
-            rc = ad_refuse(c, "attribute", "a leaf targets an id outside n_targets");
+            rc = ad_refuse(c, DG_ATTRIBUTE, "a leaf targets an id outside n_targets");
     AdEmit e = {.c = c, .T = &T, .o = &o};
     for (size_t t = 0; rc == 0 && t < T.nr; t++) {
         int64_t id;
@@ -1488,7 +1488,7 @@ static int ad_te_5_0(AdCtx *c)
         rc = ad_emit(&e, (size_t)T.roots[t], false, 0, &id);
     }
     if (rc == 0 && o.n == 0)
-        rc = ad_refuse(c, "semantics", "the ensemble has no tree");
+        rc = ad_refuse(c, DG_SEMANTICS, "the ensemble has no tree");
     if (rc == 0)
         rc = ad_out_write(c, &o, nt, agg, post);
     if (rc == 0) {

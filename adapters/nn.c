@@ -44,7 +44,7 @@ static IrValue *ad_nn_split_out(AdCtx *c, size_t i, IrNode *k)
     IrNode *t = ir_node_new(c->g, c->n, "Identity", NULL, "", 0, NULL, 1, outs, c->err);
     free(nm);
     if (!t) {
-        c->reason = "internal";
+        c->refusal = DG_INTERNAL;
         return NULL;
     }
     ir_node_take_output(k, 0, c->n, i);
@@ -80,7 +80,7 @@ static int ad_nn_drop_ones(AdCtx *c, const char *name)
         return 0;
     for (size_t i = 0; i < a->n_ints; i++)
         if (a->ints[i] != 1)
-            return ad_refuse(c, "attribute",
+            return ad_refuse(c, DG_ATTRIBUTE,
                              "attribute %s has a value other than 1, which the target "
                              "does not have", name);
     ad_drop_attr(c, name);
@@ -111,17 +111,17 @@ static int ad_nn_ceil_pads(AdCtx *c, size_t n, int64_t *pads)
     IrAttr *ks = ad_attr(c, "kernel_shape"), *st = ad_attr(c, "strides");
     IrAttr *dl = ad_attr(c, "dilations");
     if (!ks || ks->n_ints != n || (st && st->n_ints != n) || (dl && dl->n_ints != n))
-        return ad_refuse(c, "attribute", "the window attributes do not fit the input");
+        return ad_refuse(c, DG_ATTRIBUTE, "the window attributes do not fit the input");
     for (size_t a = 0; a < n; a++) {
         const IrDim *d = &t->shape->dims[a + 2];
         if (d->kind != IR_DIM_VALUE)
-            return ad_refuse(c, "shape-unknown",
+            return ad_refuse(c, DG_SHAPE_UNKNOWN,
                              "ceil_mode=1 needs the input's spatial extents");
         int64_t in = d->value, s = st ? st->ints[a] : 1, dil = dl ? dl->ints[a] : 1;
         int64_t span = (ks->ints[a] - 1) * dil + 1;
         int64_t num = in + pads[a] + pads[n + a] - span;
         if (s < 1 || num < 0)
-            return ad_refuse(c, "attribute", "the window does not fit the input");
+            return ad_refuse(c, DG_ATTRIBUTE, "the window does not fit the input");
         int64_t o = num / s + 1;
         if (num % s != 0 && o * s < in + pads[a])
             o++;
@@ -152,12 +152,12 @@ static int ad_nn_pool_no_ceil(AdCtx *c)
         return ad_nn_avgpool_conv(c);
     int r = ad_rank(ad_in(c, 0));
     if (r < 3 || r > 10)
-        return ad_refuse(c, "shape-unknown", "the rank of the input is unknown");
+        return ad_refuse(c, DG_SHAPE_UNKNOWN, "the rank of the input is unknown");
     size_t n = (size_t)r - 2;
     int64_t pads[16] = {0};
     IrAttr *p = ad_attr(c, "pads");
     if (p && p->n_ints != 2 * n)
-        return ad_refuse(c, "attribute", "pads does not fit the input");
+        return ad_refuse(c, DG_ATTRIBUTE, "pads does not fit the input");
     for (size_t i = 0; p && i < 2 * n; i++)
         pads[i] = p->ints[i];
     if (ad_nn_ceil_pads(c, n, pads) < 0)
@@ -187,7 +187,7 @@ static int ad_nn_pool_geom(AdCtx *c, size_t n, AdPoolGeom *g)
     IrAttr *dl = ad_attr(c, "dilations"), *p = ad_attr(c, "pads");
     if (!ks || ks->n_ints != n || (st && st->n_ints != n) || (dl && dl->n_ints != n) ||
         (p && p->n_ints != 2 * n))
-        return ad_refuse(c, "attribute", "the window attributes do not fit the input");
+        return ad_refuse(c, DG_ATTRIBUTE, "the window attributes do not fit the input");
     char buf[32];
     const char *ap = ad_attr_s(c, "auto_pad", buf, sizeof buf);
     bool same = !strncmp(ap, "SAME_", 5), valid = !strcmp(ap, "VALID");
@@ -201,14 +201,14 @@ static int ad_nn_pool_geom(AdCtx *c, size_t n, AdPoolGeom *g)
         g->pb[a] = p && !same && !valid ? p->ints[a] : 0;
         g->pe[a] = p && !same && !valid ? p->ints[n + a] : 0;
         if (g->in[a] < 0)
-            return ad_refuse(c, "shape-unknown",
+            return ad_refuse(c, DG_SHAPE_UNKNOWN,
                              "the Conv that replaces AveragePool needs the input's "
                              "spatial extents to count each window");
         /* bounds that keep every product below far from overflow */
         if (g->k[a] < 1 || g->k[a] > (1 << 20) || g->s[a] < 1 || g->s[a] > (1 << 20) ||
             g->d[a] < 1 || g->d[a] > (1 << 20) || g->in[a] > ((int64_t)1 << 40) ||
             g->pb[a] < 0 || g->pe[a] < 0 || g->pb[a] > (1 << 20) || g->pe[a] > (1 << 20))
-            return ad_refuse(c, "attribute", "the window attributes are out of range");
+            return ad_refuse(c, DG_ATTRIBUTE, "the window attributes are out of range");
         int64_t eff = (g->k[a] - 1) * g->d[a] + 1;
         if (same) {
             g->out[a] = (g->in[a] + g->s[a] - 1) / g->s[a];
@@ -220,7 +220,7 @@ static int ad_nn_pool_geom(AdCtx *c, size_t n, AdPoolGeom *g)
         }
         int64_t num = g->in[a] + g->pb[a] + g->pe[a] - eff;
         if (num < 0)
-            return ad_refuse(c, "attribute", "the window does not fit the input");
+            return ad_refuse(c, DG_ATTRIBUTE, "the window does not fit the input");
         g->out[a] = num / g->s[a] + 1;
         if (ceil && num % g->s[a] != 0 && g->out[a] * g->s[a] < g->in[a] + g->pb[a])
             g->out[a]++;
@@ -266,7 +266,7 @@ static IrValue *ad_nn_pool_counts(AdCtx *c, const AdPoolGeom *g, int32_t t)
     size_t total = 1;
     for (size_t a = 0; a < g->n; a++)
         if (!ir_mul_size(total, (size_t)g->out[a], &total) || total > ((size_t)1 << 24)) {
-            ad_refuse(c, "attribute", "the pool's output is too large to count");
+            ad_refuse(c, DG_ATTRIBUTE, "the pool's output is too large to count");
             return NULL;
         }
     double first = total ? ad_nn_pool_count(g, 0, with_pad) : 1;
@@ -302,11 +302,11 @@ static int ad_nn_avgpool_conv(AdCtx *c)
     int64_t ch = ad_dim(x, 1);
     int32_t t = ad_elem(x);
     if (r < 3 || r > 10 || ch < 1)
-        return ad_refuse(c, "shape-unknown",
+        return ad_refuse(c, DG_SHAPE_UNKNOWN,
                          "the Conv that replaces AveragePool needs the input's rank and "
                          "channel count (one group per channel)");
     if (t != IR_FLOAT && t != IR_FLOAT16 && t != IR_DOUBLE)
-        return ad_refuse(c, "type", "AveragePool of this type has no Conv form");
+        return ad_refuse(c, DG_TYPE, "AveragePool of this type has no Conv form");
     size_t n = (size_t)r - 2;
     AdPoolGeom g;
     if (ad_nn_pool_geom(c, n, &g) < 0)
@@ -316,7 +316,7 @@ static int ad_nn_avgpool_conv(AdCtx *c)
     for (size_t a = 0; a < n; a++) {
         wd[a + 2] = g.k[a];
         if (!ir_mul_size(wn, (size_t)g.k[a], &wn) || wn > ((size_t)1 << 24))
-            return ad_refuse(c, "attribute", "the all-ones kernel would be too large");
+            return ad_refuse(c, DG_ATTRIBUTE, "the all-ones kernel would be too large");
         /* a ceil_mode window past the end reads zeros from extra end pads */
         int64_t reach = (g.out[a] - 1) * g.s[a] + (g.k[a] - 1) * g.d[a] + 1;
         int64_t extra = reach - (g.in[a] + g.pb[a] + g.pe[a]);
@@ -396,7 +396,7 @@ static int ad_nn_avgpool_7_1(AdCtx *c)
         return 0;
     }
     if (strcmp(ap, "NOTSET") != 0)
-        return ad_refuse(c, "attribute",
+        return ad_refuse(c, DG_ATTRIBUTE,
                          "count_include_pad=1 with auto_pad=%s: the padding depends on "
                          "the input shape", ap);
     IrAttr *p = ad_attr(c, "pads");
@@ -424,7 +424,7 @@ static int ad_nn_avgpool_7_1(AdCtx *c)
 static int ad_nn_maxpool_8_1(AdCtx *c)
 {
     if (ad_nn_has_out(c, 1))
-        return ad_refuse(c, "semantics",
+        return ad_refuse(c, DG_SEMANTICS,
                          "the Indices output of MaxPool exists from opset 8");
     ad_nn_trim_outputs(c);
     ad_drop_attr(c, "storage_order");
@@ -438,11 +438,11 @@ static int ad_nn_p_to_int(AdCtx *c)
 {
     IrAttr *a = ad_attr(c, "p");
     if (!strcmp(c->n->op_type, "LpPool") && !ad_attr(c, "kernel_shape"))
-        return ad_refuse(c, "attribute", "LpPool-2 requires kernel_shape");
+        return ad_refuse(c, DG_ATTRIBUTE, "LpPool-2 requires kernel_shape");
     if (!a)
         return 0;
     if (!a->has_f || a->f != floorf(a->f) || a->f < 1.0f || a->f > 1e9f)
-        return ad_refuse(c, "attribute", "p=%g is not a whole number", a->has_f ? a->f : 0.0);
+        return ad_refuse(c, DG_ATTRIBUTE, "p=%g is not a whole number", a->has_f ? a->f : 0.0);
     ir_node_set_attr(c->n, ir_attr_int("p", (int64_t)a->f));
     return 0;
 }
@@ -454,7 +454,7 @@ static int ad_nn_p_to_float(AdCtx *c)
     if (!a)
         return 0;
     if (!a->has_i || a->i < 1 || a->i > (1 << 24))
-        return ad_refuse(c, "attribute", "p=%lld has no FLOAT form",
+        return ad_refuse(c, DG_ATTRIBUTE, "p=%lld has no FLOAT form",
                          (long long)(a->has_i ? a->i : 0));
     ir_node_set_attr(c->n, ir_attr_float("p", (float)a->i));
     return 0;
@@ -470,7 +470,7 @@ static int ad_nn_p_to_float(AdCtx *c)
 static int ad_nn_dropout_6_7(AdCtx *c)
 {
     if (ad_attr_i(c, "is_test") == 0 && ad_attr_f(c, "ratio") != 0.0f)
-        return ad_refuse(c, "semantics",
+        return ad_refuse(c, DG_SEMANTICS,
                          "Dropout with is_test=0 drops at random (training mode), "
                          "which opset 7 cannot ask for");
     ad_drop_attr(c, "is_test");
@@ -493,7 +493,7 @@ static int ad_nn_dropout_7_10(AdCtx *c)
         return 0;
     int32_t t = ad_elem(ad_in(c, 0));
     if (!t)
-        return ad_refuse(c, "type-unknown", "the type of the data is unknown");
+        return ad_refuse(c, DG_TYPE_UNKNOWN, "the type of the data is unknown");
     return ad_nn_cast_behind(c, 1, t);
 }
 
@@ -538,7 +538,7 @@ static int ad_nn_dropout_12_10(AdCtx *c)
         int64_t *v;
         size_t n;
         if (!ad_const_ints(t, &v, &n))
-            return ad_refuse(c, "not-constant",
+            return ad_refuse(c, DG_NOT_CONSTANT,
                              "training_mode '%s' is not a constant", t->name);
         training = n == 1 && v[0] != 0;
         free(v);
@@ -553,13 +553,13 @@ static int ad_nn_dropout_12_10(AdCtx *c)
         }
     }
     if (training && !(rconst && ratio == 0.0))
-        return ad_refuse(c, "semantics",
+        return ad_refuse(c, DG_SEMANTICS,
                          "training-mode Dropout drops at random; opset 10 cannot ask "
                          "for it");
     /* Before 12 the spec leaves the mask of an inference-mode Dropout
      * undefined (ONNX Runtime returns all false; 12 says all true). */
     if (c->n->n_out > 1 && c->n->out[1])
-        return ad_refuse(c, "semantics",
+        return ad_refuse(c, DG_SEMANTICS,
                          "the mask output of Dropout before opset 12 is not defined in "
                          "inference mode (runtimes differ)");
     if (rconst && !training && ratio != 0.5)
@@ -610,7 +610,7 @@ static int ad_nn_gemm_7_6(AdCtx *c)
     const IrType *ct = ad_type(ad_in(c, 2)), *yt = ad_type(c->n->out[0]);
     if (!ct || ct->kind != IR_TYPE_TENSOR || !ct->shape || !yt || !yt->shape ||
         yt->shape->rank != 2)
-        return ad_refuse(c, "shape-unknown", "the shapes of C and Y are unknown");
+        return ad_refuse(c, DG_SHAPE_UNKNOWN, "the shapes of C and Y are unknown");
     const IrShape *cs = ct->shape, *ys = yt->shape;
     bool ones = true;
     for (size_t i = 0; i < cs->rank; i++)
@@ -633,7 +633,7 @@ static int ad_nn_gemm_7_6(AdCtx *c)
         ad_set_attr_i(c, c->n, "broadcast", 1);
         return 0;
     }
-    return ad_refuse(c, "shape",
+    return ad_refuse(c, DG_SHAPE,
                      "C does not have a shape Gemm-6's broadcast accepts (M x N, "
                      "a scalar, or N)");
 }
@@ -652,7 +652,7 @@ static IrValue *ad_nn_neutral_add(AdCtx *c, int32_t dtype)
     case IR_INT32: case IR_UINT32: bytes = 4; break;
     case IR_INT64: case IR_UINT64: bytes = 8; break;
     default:
-        ad_refuse(c, "type", "no neutral constant of type %s",
+        ad_refuse(c, DG_TYPE, "no neutral constant of type %s",
                   ir_dtype_name(dtype) ? ir_dtype_name(dtype) : "?");
         return NULL;
     }
@@ -667,7 +667,7 @@ static int ad_nn_gemm_11_9(AdCtx *c)
         return 0;
     int32_t t = ad_elem(ad_in(c, 0));
     if (!t)
-        return ad_refuse(c, "type-unknown", "the type of A is unknown");
+        return ad_refuse(c, DG_TYPE_UNKNOWN, "the type of A is unknown");
     IrValue *z = ad_nn_neutral_add(c, t);
     if (!z)
         return -1;
@@ -678,14 +678,14 @@ static int ad_nn_gemm_11_9(AdCtx *c)
 
 /* ---- building expansions ---------------------------------------------
  * Each builder returns output 0 of a new node inserted before c->n and
- * typed by inference, or NULL once anything failed (c->reason is set and
+ * typed by inference, or NULL once anything failed (c->refusal is set and
  * every later builder returns NULL), so an expansion is a straight
  * sequence checked once at the end. The loss expansions are built at 11
  * (axes attributes). */
 
 IrNode *ad_nn_raw(AdCtx *c, const char *op, size_t n, IrValue *const *in)
 {
-    if (c->reason)
+    if (c->refusal)
         return NULL;
     return ad_node_in(c, c->domain, c->n, op, n, in, 1);
 }
@@ -699,7 +699,7 @@ IrValue *ad_nn_fin(AdCtx *c, IrNode *k)
 
 IrValue *ad_nn_scalar(AdCtx *c, int32_t dtype, double x)
 {
-    return c->reason ? NULL : ad_const_scalar(c, dtype, x);
+    return c->refusal ? NULL : ad_const_scalar(c, dtype, x);
 }
 
 /* Ends an expansion: output i of c->n moves to the producer of vals[i]
@@ -707,22 +707,22 @@ IrValue *ad_nn_scalar(AdCtx *c, int32_t dtype, double x)
  * that read the value read the moved one), c->n is deleted. */
 int ad_nn_end(AdCtx *c, size_t n, IrValue **vals)
 {
-    for (size_t i = 0; i < n && !c->reason; i++)
+    for (size_t i = 0; i < n && !c->refusal; i++)
         for (size_t j = 0; j < c->n->n_in && vals[i] && ad_nn_has_out(c, i); j++)
             if (c->n->in[j] == vals[i])
                 vals[i] = ad_op1(c, "Identity", vals[i]);
-    if (c->reason)
+    if (c->refusal)
         return -1;
     IrNode *k[4] = {0};
     for (size_t i = 0; i < n && i < 4; i++) {
         if (!ad_nn_has_out(c, i))
             continue;
         if (!vals[i] || !vals[i]->producer)
-            return ad_refuse(c, "internal", "output %zu was not built", i);
+            return ad_refuse(c, DG_INTERNAL, "output %zu was not built", i);
         k[i] = vals[i]->producer;
         if (vals[i]->n_uses > 0 &&
             ir_value_replace_uses(vals[i], c->n->out[i], c->err) < 0) {
-            c->reason = "internal";
+            c->refusal = DG_INTERNAL;
             return -1;
         }
         ad_move_output(c, i, k[i], vals[i]->producer_index);
@@ -738,7 +738,7 @@ int ad_nn_end(AdCtx *c, size_t n, IrValue **vals)
 
 static IrValue *ad_nn_i64s(AdCtx *c, size_t n, const int64_t *v)
 {
-    return c->reason ? NULL : ad_const_i64s(c, n, v);
+    return c->refusal ? NULL : ad_const_i64s(c, n, v);
 }
 
 /* Reads a constant INT64 vector input of exactly n_want entries (any
@@ -749,7 +749,7 @@ static size_t ad_nn_const_vec(AdCtx *c, size_t i, size_t n_want, int64_t *v)
     int64_t *x;
     size_t n;
     if (!ad_const_ints(ad_in(c, i), &x, &n)) {
-        ad_refuse(c, "not-constant", "input %zu must be a constant", i);
+        ad_refuse(c, DG_NOT_CONSTANT, "input %zu must be a constant", i);
         return 0;
     }
     bool ok = n >= 1 && n <= 8 && (!n_want || n == n_want);
@@ -757,7 +757,7 @@ static size_t ad_nn_const_vec(AdCtx *c, size_t i, size_t n_want, int64_t *v)
         v[k] = x[k];
     free(x);
     if (!ok)
-        ad_refuse(c, "shape", "input %zu has an unexpected length", i);
+        ad_refuse(c, DG_SHAPE, "input %zu has an unexpected length", i);
     return ok ? n : 0;
 }
 
@@ -785,13 +785,13 @@ static int64_t *ad_nn_col2im_index(AdCtx *c, size_t n, const int64_t *img,
         padded[d] = img[d] + pads[d] + pads[n + d];
         int64_t span = dil[d] * (blk[d] - 1) + 1;
         if (blk[d] < 1 || dil[d] < 1 || str[d] < 1 || padded[d] < span)
-            return ad_refuse(c, "attribute", "Col2Im geometry is invalid"), NULL;
+            return ad_refuse(c, DG_ATTRIBUTE, "Col2Im geometry is invalid"), NULL;
         grid[d] = (padded[d] - span) / str[d] + 1;
         taps *= blk[d];
         blocks *= grid[d];
     }
     if (taps * blocks > (1 << 24))
-        return ad_refuse(c, "shape", "Col2Im is too large to index"), NULL;
+        return ad_refuse(c, DG_SHAPE, "Col2Im is too large to index"), NULL;
     *kl = (size_t)(taps * blocks);
     int64_t *idx = ir_alloc_array(*kl, sizeof *idx);
     for (int64_t k = 0; k < taps; k++)
@@ -824,10 +824,10 @@ static int ad_nn_col2im_expand(AdCtx *c)
     if (!ad_nn_ints_attr(c, "dilations", n, 1, dil) ||
         !ad_nn_ints_attr(c, "pads", 2 * n, 0, pads) ||
         !ad_nn_ints_attr(c, "strides", n, 1, str))
-        return ad_refuse(c, "attribute", "an attribute has the wrong length");
+        return ad_refuse(c, DG_ATTRIBUTE, "an attribute has the wrong length");
     if (t != IR_FLOAT && t != IR_FLOAT16 && t != IR_DOUBLE && t != IR_BFLOAT16 && t != IR_INT32 &&
         t != IR_INT64)
-        return ad_refuse(c, "type", "Col2Im of this type has no expansion");
+        return ad_refuse(c, DG_TYPE, "Col2Im of this type has no expansion");
     int64_t *idx = ad_nn_col2im_index(c, n, img, blk, dil, pads, str, &kl);
     if (!idx)
         return -1;
@@ -837,7 +837,7 @@ static int ad_nn_col2im_expand(AdCtx *c)
         out[2 + d] = img[d] + pads[d] + pads[n + d];
         flat *= out[2 + d];
     }
-    IrValue *pos = c->reason ? NULL : ad_const_tensor(c, IR_INT64, 3, row, idx, kl * sizeof *idx);
+    IrValue *pos = c->refusal ? NULL : ad_const_tensor(c, IR_INT64, 3, row, idx, kl * sizeof *idx);
     free(idx);
     IrValue *x3 = ad_op2(c, "Reshape", ad_in(c, 0), ad_nn_i64s(c, 3, three));
     IrValue *xs = ad_op1(c, "Shape", x3);
@@ -931,9 +931,9 @@ static int ad_nm_ccws_expand(AdCtx *c)
     int32_t t = ad_elem(x);
     int64_t ch = ad_nm_dim(w, 0), k = ad_nm_dim(w, 2);
     if (!silu && strcmp(act, "none") != 0)
-        return ad_refuse(c, "attribute", "activation '%s' is unknown", act);
+        return ad_refuse(c, DG_ATTRIBUTE, "activation '%s' is unknown", act);
     if (ch <= 0 || k <= 0 || !t)
-        return ad_refuse(c, "shape-unknown", "the channels, kernel size or type are unknown");
+        return ad_refuse(c, DG_SHAPE_UNKNOWN, "the channels, kernel size or type are unknown");
     IrValue *padded;
     if (past) {
         padded = ad_nm_concat(c, past, x, 2);
@@ -972,7 +972,7 @@ static int ad_ra_16_10(AdCtx *c)
     const char *ctm = ad_attr_s(c, "coordinate_transformation_mode", cb,
                               sizeof cb);
     if (strcmp(ctm, "output_half_pixel") != 0)
-        return ad_refuse(c, "attribute",
+        return ad_refuse(c, DG_ATTRIBUTE,
                          "RoiAlign-10 only has output_half_pixel coordinates, not '%s'",
                          ctm);
     ad_drop_attr(c, "coordinate_transformation_mode");

@@ -47,7 +47,7 @@ static int ad_nm_drop_out(AdCtx *c, size_t i)
     const char *none[1] = {""};
     IrNode *t = ir_node_new(c->g, c->n, "Identity", NULL, "", 0, NULL, 1, none, c->err);
     if (!t) {
-        c->reason = "internal";
+        c->refusal = DG_INTERNAL;
         return -1;
     }
     ir_node_take_output(t, 0, c->n, i);
@@ -57,7 +57,7 @@ static int ad_nm_drop_out(AdCtx *c, size_t i)
 
 /* ---- building expansions ---------------------------------------------
  * Each builder returns output 0 of a node inserted before c->n and typed
- * by inference at c->build_opset, or NULL once anything failed (c->reason
+ * by inference at c->build_opset, or NULL once anything failed (c->refusal
  * is then set and every later builder returns NULL too), so an expansion
  * is written as a straight sequence checked once at the end. */
 
@@ -65,7 +65,7 @@ static int ad_nm_drop_out(AdCtx *c, size_t i)
 IrNode *ad_nm_raw(AdCtx *c, const char *op, size_t n, IrValue *const *in,
                   size_t n_out)
 {
-    if (c->reason)
+    if (c->refusal)
         return NULL;
     return ad_node_in(c, c->domain, c->n, op, n, in, n_out);
 }
@@ -80,12 +80,12 @@ IrValue *ad_nm_fin(AdCtx *c, IrNode *k)
 
 IrValue *ad_nm_i64s(AdCtx *c, size_t n, const int64_t *v)
 {
-    return c->reason ? NULL : ad_const_i64s(c, n, v);
+    return c->refusal ? NULL : ad_const_i64s(c, n, v);
 }
 
 IrValue *ad_nm_scalar(AdCtx *c, int32_t dtype, double x)
 {
-    return c->reason ? NULL : ad_const_scalar(c, dtype, x);
+    return c->refusal ? NULL : ad_const_scalar(c, dtype, x);
 }
 
 /* ReduceMean over axes, dimensions kept: axes are an attribute below 18,
@@ -124,7 +124,7 @@ static int ad_nm_give(AdCtx *c, size_t i, IrValue *v)
         return 0;
     IrNode *k = v->producer;
     if (v->n_uses > 0 && ir_value_replace_uses(v, c->n->out[i], c->err) < 0) {
-        c->reason = "internal";
+        c->refusal = DG_INTERNAL;
         return -1;
     }
     ad_move_output(c, i, k, v->producer_index);
@@ -136,11 +136,11 @@ static int ad_nm_give(AdCtx *c, size_t i, IrValue *v)
  * deletes c->n and retypes the moved values. */
 int ad_nm_end(AdCtx *c, size_t n, IrValue *const *vals)
 {
-    if (c->reason)
+    if (c->refusal)
         return -1;
     for (size_t i = 0; i < n; i++)
         if (ad_nm_named(c, i) && !vals[i])
-            return ad_refuse(c, "internal", "output %zu was not built", i);
+            return ad_refuse(c, DG_INTERNAL, "output %zu was not built", i);
     IrNode *k[8] = {0};
     IrValue *v[8] = {0};
     for (size_t i = 0; i < n && i < 8; i++) {
@@ -150,7 +150,7 @@ int ad_nm_end(AdCtx *c, size_t n, IrValue *const *vals)
                 v[i] = ad_op1(c, "Identity", v[i]);
     }
     vals = v;
-    if (c->reason)
+    if (c->refusal)
         return -1;
     for (size_t i = 0; i < n && i < 8; i++) {
         k[i] = vals[i] && ad_nm_named(c, i) ? vals[i]->producer : NULL;
@@ -174,7 +174,7 @@ static size_t ad_nm_tail_axes(AdCtx *c, int64_t axis, int rank, int64_t *axes)
         if (axis < 0)
             axis += rank;
         if (axis < 0 || axis >= rank || rank > 16) {
-            ad_refuse(c, "attribute", "axis %lld is out of range", (long long)axis);
+            ad_refuse(c, DG_ATTRIBUTE, "axis %lld is out of range", (long long)axis);
             return 0;
         }
         for (int64_t a = axis; a < rank; a++)
@@ -182,7 +182,7 @@ static size_t ad_nm_tail_axes(AdCtx *c, int64_t axis, int rank, int64_t *axes)
         return (size_t)(rank - axis);
     }
     if (axis >= 0 || axis < -16) {
-        ad_refuse(c, "shape-unknown", "the rank of X is unknown");
+        ad_refuse(c, DG_SHAPE_UNKNOWN, "the rank of X is unknown");
         return 0;
     }
     for (int64_t a = axis; a < 0; a++)
@@ -230,7 +230,7 @@ static int ad_nm_bn_6_7(AdCtx *c)
 {
     bool test = ad_attr_i(c, "is_test") != 0, stats = ad_nm_bn_stats(c);
     if (test == stats)
-        return ad_refuse(c, "semantics",
+        return ad_refuse(c, DG_SEMANTICS,
                          test ? "is_test=1 with statistics outputs has no opset-7 form"
                               : "is_test=0 (training) with only Y has no opset-7 form");
     ad_drop_attr(c, "is_test");
@@ -273,16 +273,16 @@ static int ad_nm_bn_7_9(AdCtx *c)
         return 0;
     }
     if (ad_nm_bn_stats(c))
-        return ad_refuse(c, "semantics",
+        return ad_refuse(c, DG_SEMANTICS,
                          "training with per-element statistics (spatial=0) has no "
                          "opset-9 form");
     int r = ad_rank(ad_in(c, 0));
     int32_t t = ad_elem(ad_in(c, 0));
     if (r < 0 || !t)
-        return ad_refuse(c, "shape-unknown", "the rank or type of X is unknown");
+        return ad_refuse(c, DG_SHAPE_UNKNOWN, "the rank or type of X is unknown");
     for (size_t i = 1; i < 5; i++)
         if (ad_rank(ad_in(c, i)) != r - 1)
-            return ad_refuse(c, "shape",
+            return ad_refuse(c, DG_SHAPE,
                              "spatial=0 parameters must have X's shape without N");
     IrValue *y = ad_nm_bn_formula(c, t);
     IrValue *outs[1] = {y};
@@ -303,7 +303,7 @@ static int ad_nm_bn_9_14(AdCtx *c)
         if (!ad_nm_named(c, i))
             continue;
         if (ad_nm_used(c->n->out[i]))
-            return ad_refuse(c, "semantics",
+            return ad_refuse(c, DG_SEMANTICS,
                              "output %s (saved statistics) has no opset-14 form",
                              i == 3 ? "saved_mean" : "saved_var");
         if (ad_nm_drop_out(c, i) < 0)
@@ -325,9 +325,9 @@ static int ad_nm_bn_one_type(AdCtx *c)
     for (size_t i = 0; i < 5; i++) {
         int32_t u = ad_elem(ad_in(c, i));
         if (!u)
-            return ad_refuse(c, "type-unknown", "the type of input %zu is unknown", i);
+            return ad_refuse(c, DG_TYPE_UNKNOWN, "the type of input %zu is unknown", i);
         if (u != t)
-            return ad_refuse(c, "type",
+            return ad_refuse(c, DG_TYPE,
                              "input %zu's type differs from X's; the target needs one type",
                              i);
     }
@@ -347,7 +347,7 @@ static int ad_nm_bn_14_9(AdCtx *c)
     bool training = ad_attr_i(c, "training_mode") != 0;
     bool named = ad_nm_named(c, 1) || ad_nm_named(c, 2);
     if (!training && named)
-        return ad_refuse(c, "semantics",
+        return ad_refuse(c, DG_SEMANTICS,
                          "running statistics outputs in inference mode");
     ad_drop_attr(c, "training_mode");
     if (!training) {
@@ -376,9 +376,9 @@ static int ad_nm_bn_15_14(AdCtx *c)
     int32_t t[5];
     for (size_t i = 0; i < 5; i++)
         if (!(t[i] = ad_elem(ad_in(c, i))))
-            return ad_refuse(c, "type-unknown", "the type of input %zu is unknown", i);
+            return ad_refuse(c, DG_TYPE_UNKNOWN, "the type of input %zu is unknown", i);
     if (t[1] != t[0] || t[2] != t[0] || t[3] != t[4])
-        return ad_refuse(c, "type",
+        return ad_refuse(c, DG_TYPE,
                          "scale and B must have X's type, mean and var one type, at "
                          "opset 14");
     return 0;
@@ -395,17 +395,17 @@ static int ad_nm_mvn_expand(AdCtx *c)
     int32_t t = ad_elem(x);
     int r = ad_rank(x);
     if (!t)
-        return ad_refuse(c, "type-unknown", "the type of X is unknown");
+        return ad_refuse(c, DG_TYPE_UNKNOWN, "the type of X is unknown");
     IrAttr *a = ad_attr(c, "axes");
     int64_t axes[16] = {0, 2, 3};
     size_t n = a ? a->n_ints : 3;
     if (n > 16)
-        return ad_refuse(c, "attribute", "too many axes");
+        return ad_refuse(c, DG_ATTRIBUTE, "too many axes");
     for (size_t i = 0; a && i < n; i++)
         axes[i] = a->ints[i];
     for (size_t i = 0; i < n; i++) {
         if (axes[i] < 0 && r < 0)
-            return ad_refuse(c, "shape-unknown",
+            return ad_refuse(c, DG_SHAPE_UNKNOWN,
                              "negative axes need the rank of X, which is unknown");
         if (axes[i] < 0)
             axes[i] += r;
@@ -426,7 +426,7 @@ static int32_t ad_nm_stash(AdCtx *c)
 {
     int64_t st = ad_attr_i(c, "stash_type");
     if (st != 1 && st != 10 && st != 11 && st != 16) {
-        ad_refuse(c, "attribute", "stash_type %lld is not a floating type", (long long)st);
+        ad_refuse(c, DG_ATTRIBUTE, "stash_type %lld is not a floating type", (long long)st);
         return 0;
     }
     return (int32_t)st;
@@ -446,7 +446,7 @@ static int ad_nm_ln_expand(AdCtx *c)
     if (!st)
         return -1;
     if (!t)
-        return ad_refuse(c, "type-unknown", "the type of X is unknown");
+        return ad_refuse(c, DG_TYPE_UNKNOWN, "the type of X is unknown");
     int64_t axes[16];
     size_t n = ad_nm_tail_axes(c, ad_attr_i(c, "axis"), ad_rank(x), axes);
     if (!n)
@@ -475,7 +475,7 @@ static int ad_nm_rms_expand(AdCtx *c)
     if (!st)
         return -1;
     if (!v || !ad_elem(x))
-        return ad_refuse(c, "type-unknown", "the type of X or scale is unknown");
+        return ad_refuse(c, DG_TYPE_UNKNOWN, "the type of X or scale is unknown");
     int64_t axes[16];
     size_t n = ad_nm_tail_axes(c, ad_attr_i(c, "axis"), ad_rank(x), axes);
     if (!n)
@@ -515,7 +515,7 @@ static int ad_nm_gn18_expand(AdCtx *c)
 {
     int32_t t = ad_elem(ad_in(c, 0));
     if (!t)
-        return ad_refuse(c, "type-unknown", "the type of X is unknown");
+        return ad_refuse(c, DG_TYPE_UNKNOWN, "the type of X is unknown");
     int64_t col[2] = {-1, 1};
     IrValue *nrm = ad_nm_gn_core(c, t);
     IrValue *y = ad_op2(c, "Mul", nrm, ad_nm_reshape(c, ad_in(c, 1), 2, col));
@@ -535,7 +535,7 @@ static int ad_nm_gn21_expand(AdCtx *c)
     if (!st)
         return -1;
     if (!t)
-        return ad_refuse(c, "type-unknown", "the type of X is unknown");
+        return ad_refuse(c, DG_TYPE_UNKNOWN, "the type of X is unknown");
     int64_t nc[3] = {0, 0, -1}, one[3] = {1, -1, 1};
     IrValue *xs = ad_op1(c, "Shape", ad_in(c, 0));
     IrValue *nrm = ad_nm_reshape_v(c, ad_nm_gn_core(c, st), xs);
@@ -571,7 +571,7 @@ static int ad_nm_gn_18_21(AdCtx *c)
     int64_t ch = xt->shape->dims[1].value;
     IrValue *s = ad_nm_gn_per_channel(c, ad_in(c, 1), g, ch);
     IrValue *b = ad_nm_gn_per_channel(c, ad_in(c, 2), g, ch);
-    if (c->reason)
+    if (c->refusal)
         return -1;
     ad_set_input(c, 1, s);
     ad_set_input(c, 2, b);

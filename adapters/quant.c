@@ -61,11 +61,11 @@ static int ad_q_need_per_tensor(AdCtx *c, size_t i, const char *what)
         return 0;
     int k = ad_q_per_tensor(v);
     if (k < 0)
-        return ad_refuse(c, "shape-unknown",
+        return ad_refuse(c, DG_SHAPE_UNKNOWN,
                          "the shape of %s '%s' is unknown; the target takes only "
                          "a per-tensor (one-element) %s", what, v->name, what);
     if (k == 0)
-        return ad_refuse(c, "semantics",
+        return ad_refuse(c, DG_SEMANTICS,
                          "%s '%s' is per-axis or blocked; the target takes only "
                          "a per-tensor (one-element) %s", what, v->name, what);
     return 0;
@@ -99,11 +99,11 @@ static int ad_ql_13_19(AdCtx *c)
 {
     int32_t t = ad_elem(ad_in(c, 0));
     if (t == 0)
-        return ad_refuse(c, "type-unknown",
+        return ad_refuse(c, DG_TYPE_UNKNOWN,
                          "the type of x is unknown; from opset 19 y_scale must "
                          "have x's type, which a float scale of an int32 x breaks");
     if (t == IR_INT32)
-        return ad_refuse(c, "type",
+        return ad_refuse(c, DG_TYPE,
                          "x is int32 with a float y_scale; opsets 19 to 22 "
                          "require y_scale to have x's type");
     return 0;
@@ -117,7 +117,7 @@ static int ad_ql_19_13(AdCtx *c)
     const IrAttr *a = ad_attr(c, "saturate");
     int32_t y = c->n->n_out ? ad_elem(c->n->out[0]) : 0;
     if (a && !(a->has_i && a->i == 1) && !ad_q_is_8bit(y))
-        return ad_refuse(c, "attribute",
+        return ad_refuse(c, DG_ATTRIBUTE,
                          "saturate=%lld with an output that is not known to be "
                          "int8/uint8 has no form at the target",
                          (long long)(a->has_i ? a->i : 0));
@@ -135,7 +135,7 @@ static IrValue *ad_ql_zero_point(AdCtx *c, int32_t dt)
     size_t rank;
     IrValue *s = ad_in(c, 1);
     if (!ad_q_dims(s, &rank, dims, 8) || rank > 1) {
-        ad_refuse(c, "shape-unknown",
+        ad_refuse(c, DG_SHAPE_UNKNOWN,
                   "output_dtype without y_zero_point needs the scale's shape "
                   "to build a zero point");
         return NULL;
@@ -161,12 +161,12 @@ static int ad_ql_21_19(AdCtx *c)
     if (od != 0 && zp) {
         int32_t t = ad_elem(zp);
         if (t != od)
-            return ad_refuse(c, t ? "attribute" : "type-unknown",
+            return ad_refuse(c, t ? DG_ATTRIBUTE : DG_TYPE_UNKNOWN,
                              "output_dtype=%lld and the zero point's type %d "
                              "cannot be checked to agree", (long long)od, t);
     } else if (od != 0 && od != IR_UINT8) {
         if (od != IR_INT8 && !(od >= IR_FLOAT8E4M3FN && od <= IR_FLOAT8E5M2FNUZ))
-            return ad_refuse(c, "type", "output_dtype=%lld has no form at the target",
+            return ad_refuse(c, DG_TYPE, "output_dtype=%lld has no form at the target",
                              (long long)od);
         IrValue *z = ad_ql_zero_point(c, (int32_t)od);
         if (!z)
@@ -188,17 +188,17 @@ static int ad_ql_23_21(AdCtx *c)
 {
     int32_t tx = ad_elem(ad_in(c, 0)), ts = ad_elem(ad_in(c, 1));
     if (!tx || !ts)
-        return ad_refuse(c, "type-unknown",
+        return ad_refuse(c, DG_TYPE_UNKNOWN,
                          "before opset 23 x and y_scale must have one type; "
                          "their types are unknown");
     if (tx != ts)
-        return ad_refuse(c, "type",
+        return ad_refuse(c, DG_TYPE,
                          "x and y_scale have different types; before opset 23 "
                          "they must have one");
     int64_t p = ad_attr_i(c, "precision");
     if (p != 0 && !(p == ts && (ts == IR_FLOAT || ts == IR_FLOAT16 ||
                                 ts == IR_BFLOAT16)))
-        return ad_refuse(c, "attribute",
+        return ad_refuse(c, DG_ATTRIBUTE,
                          "precision=%lld differs from the scale's type; the "
                          "target divides in the scale's type", (long long)p);
     ad_drop_attr(c, "precision");
@@ -220,7 +220,7 @@ static int ad_dq_23_21(AdCtx *c)
     int64_t od = ad_attr_i(c, "output_dtype");
     int32_t ts = ad_elem(ad_in(c, 1));
     if (od != 0 && od != ts)
-        return ad_refuse(c, ts ? "attribute" : "type-unknown",
+        return ad_refuse(c, ts ? DG_ATTRIBUTE : DG_TYPE_UNKNOWN,
                          "output_dtype=%lld is not known to be the scale's type; "
                          "before opset 23 y has the scale's type", (long long)od);
     ad_drop_attr(c, "output_dtype");
@@ -247,13 +247,13 @@ static int ad_dq_below_10(AdCtx *c)
     IrValue *x = ad_in(c, 0), *s = ad_in(c, 1), *zp = ad_in(c, 2);
     int32_t t = ad_elem(x);
     if (!ad_q_is_8bit(t))
-        return ad_refuse(c, t ? "type" : "type-unknown",
+        return ad_refuse(c, t ? DG_TYPE : DG_TYPE_UNKNOWN,
                          "only an int8/uint8 x has an exact float expansion");
     if (ad_q_need_per_tensor(c, 1, "scale") < 0 ||
         ad_q_need_per_tensor(c, 2, "zero point") < 0)
         return -1;
     if (!ad_q_keeps_shape(x, s) || !ad_q_keeps_shape(x, zp))
-        return ad_refuse(c, "shape-unknown",
+        return ad_refuse(c, DG_SHAPE_UNKNOWN,
                          "x's rank is unknown or 0 while the scale or zero point "
                          "is 1-D: the expansion would change the output shape");
     c->build_opset = 9;
@@ -322,10 +322,10 @@ static int ad_q_zp_kind(AdCtx *c, size_t i, int64_t len, bool *vec)
     int64_t dims[8];
     size_t rank;
     if (k < 0 || !ad_q_dims(zp, &rank, dims, 8))
-        return ad_refuse(c, "shape-unknown", "the shape of zero point '%s' is unknown",
+        return ad_refuse(c, DG_SHAPE_UNKNOWN, "the shape of zero point '%s' is unknown",
                          zp->name);
     if (rank != 1 || dims[0] != len)
-        return ad_refuse(c, "semantics",
+        return ad_refuse(c, DG_SEMANTICS,
                          "zero point '%s' is neither per-tensor nor a vector of %lld",
                          zp->name, (long long)len);
     *vec = true;
@@ -357,18 +357,18 @@ static int ad_mmi_below_10(AdCtx *c)
     size_t ar, br;
     bool avec, bvec;
     if (!ad_q_dims(a, &ar, ad, 8) || !ad_q_dims(b, &br, bd, 8) || ar < 1 || br < 1)
-        return ad_refuse(c, "shape-unknown",
+        return ad_refuse(c, DG_SHAPE_UNKNOWN,
                          "the shapes of A and B must be known to bound the sums");
     int64_t k = bd[br >= 2 ? br - 2 : 0], m = ar >= 2 ? ad[ar - 2] : 1;
     int64_t n = br >= 2 ? bd[br - 1] : 1;
     if (k > AD_Q_MAX_TERMS)
-        return ad_refuse(c, "semantics",
+        return ad_refuse(c, DG_SEMANTICS,
                          "K=%lld terms could overflow int32; no exact expansion",
                          (long long)k);
     if (ad_q_zp_kind(c, 2, m, &avec) < 0 || ad_q_zp_kind(c, 3, n, &bvec) < 0)
         return -1;
     if (avec && ar < 2)
-        return ad_refuse(c, "semantics", "a per-row zero point needs a matrix A");
+        return ad_refuse(c, DG_SEMANTICS, "a per-row zero point needs a matrix A");
     c->build_opset = 9;
     IrValue *az = ad_q_trail(c, ad_in(c, 2), avec ? 1 : 0);
     IrValue *as = ad_q_shift(c, a, az);
@@ -394,13 +394,13 @@ static int ad_convi_below_10(AdCtx *c)
     size_t wr;
     bool xvec, wvec;
     if (!ad_q_dims(w, &wr, wd, 8) || wr < 3)
-        return ad_refuse(c, "shape-unknown",
+        return ad_refuse(c, DG_SHAPE_UNKNOWN,
                          "the shape of w must be known to bound the sums");
     int64_t terms = 1;
     for (size_t i = 1; i < wr; i++) {
         terms *= wd[i];
         if (terms > AD_Q_MAX_TERMS)
-            return ad_refuse(c, "semantics",
+            return ad_refuse(c, DG_SEMANTICS,
                              "a window of more than %lld terms could overflow "
                              "int32; no exact expansion", (long long)AD_Q_MAX_TERMS);
     }
@@ -508,7 +508,7 @@ static int ad_q_zero_type(AdCtx *c, size_t i, int32_t *zt)
     IrValue *zp = ad_in(c, i);
     *zt = zp ? ad_elem(zp) : IR_UINT8;
     if (!ad_q_is_8bit(*zt))
-        return ad_refuse(c, *zt ? "type" : "type-unknown",
+        return ad_refuse(c, *zt ? DG_TYPE : DG_TYPE_UNKNOWN,
                          "the quantized type must be known to be int8 or uint8");
     return 0;
 }
@@ -524,12 +524,12 @@ static int ad_ql_below_10(AdCtx *c)
     IrValue *x = ad_in(c, 0), *s = ad_in(c, 1), *zp = ad_in(c, 2);
     int32_t tx = ad_elem(x), zt;
     if (tx != IR_FLOAT && tx != IR_INT32)
-        return ad_refuse(c, tx ? "type" : "type-unknown", "x must be known to be float or int32");
+        return ad_refuse(c, tx ? DG_TYPE : DG_TYPE_UNKNOWN, "x must be known to be float or int32");
     if (ad_q_zero_type(c, 2, &zt) < 0 || ad_q_need_per_tensor(c, 1, "scale") < 0 ||
         ad_q_need_per_tensor(c, 2, "zero point") < 0)
         return -1;
     if (!ad_q_keeps_shape(x, s) || !ad_q_keeps_shape(x, zp))
-        return ad_refuse(c, "shape-unknown",
+        return ad_refuse(c, DG_SHAPE_UNKNOWN,
                          "x's rank is unknown or 0 while the scale or zero point "
                          "is 1-D: the expansion would change the output shape");
     c->build_opset = 9;
@@ -609,15 +609,15 @@ static int ad_qlmm_below_10(AdCtx *c)
     size_t ar, br;
     int32_t zt;
     if (!ad_q_dims(a, &ar, ad, 8) || !ad_q_dims(b, &br, bd, 8) || ar < 1 || br < 1)
-        return ad_refuse(c, "shape-unknown",
+        return ad_refuse(c, DG_SHAPE_UNKNOWN,
                          "the shapes of a and b must be known to bound the sums");
     int64_t k = bd[br >= 2 ? br - 2 : 0], m = ar >= 2 ? ad[ar - 2] : 1;
     int64_t n = br >= 2 ? bd[br - 1] : 1;
     if (k > AD_Q_MAX_TERMS)
-        return ad_refuse(c, "semantics", "K=%lld terms could overflow the accumulator",
+        return ad_refuse(c, DG_SEMANTICS, "K=%lld terms could overflow the accumulator",
                          (long long)k);
     if (ad_q_zero_type(c, 7, &zt) < 0 || ad_elem(ad_in(c, 1)) != IR_FLOAT)
-        return ad_refuse(c, "type", "the scales must be float and y int8/uint8");
+        return ad_refuse(c, DG_TYPE, "the scales must be float and y int8/uint8");
     c->build_opset = 9;
     size_t rr = ar >= 2 ? 1 : 0;
     IrValue *as = ad_q_along(c, 1, m, rr), *az = as ? ad_q_along(c, 2, m, rr) : NULL;
@@ -647,13 +647,13 @@ static int ad_qlconv_below_10(AdCtx *c)
     int32_t zt;
     bool vec;
     if (!ad_q_dims(w, &wr, wd, 8) || wr < 3)
-        return ad_refuse(c, "shape-unknown", "the shape of w must be known to bound the sums");
+        return ad_refuse(c, DG_SHAPE_UNKNOWN, "the shape of w must be known to bound the sums");
     int64_t terms = 1;
     for (size_t i = 1; i < wr; i++)
         if ((terms *= wd[i]) > AD_Q_MAX_TERMS)
-            return ad_refuse(c, "semantics", "the window could overflow the accumulator");
+            return ad_refuse(c, DG_SEMANTICS, "the window could overflow the accumulator");
     if (ad_q_zero_type(c, 7, &zt) < 0 || ad_elem(ad_in(c, 1)) != IR_FLOAT)
-        return ad_refuse(c, "type", "the scales must be float and y int8/uint8");
+        return ad_refuse(c, DG_TYPE, "the scales must be float and y int8/uint8");
     if (ad_q_zp_kind(c, 2, -1, &vec) < 0 || ad_q_zp_kind(c, 6, -1, &vec) < 0 ||
         ad_q_zp_kind(c, 7, -1, &vec) < 0 || ad_q_zp_kind(c, 1, -1, &vec) < 0)
         return -1;

@@ -25,7 +25,7 @@ static int ad_bernoulli_below_15(AdCtx *c)
     IrValue *x = ad_in(c, 0);
     int32_t t = ad_elem(x);
     if (!t)
-        return ad_refuse(c, "type-unknown",
+        return ad_refuse(c, DG_TYPE_UNKNOWN,
                          "the input's type is unknown; the output type defaults to it");
     int64_t to = ad_attr_i_or(c, "dtype", t);
     c->build_opset = 14;

@@ -212,8 +212,8 @@ static IrValue *ad_red_if(AdCtx *c, IrValue *cond, const char *op, IrValue *y,
             ir_graph_free(tb);
         if (eb)
             ir_graph_free(eb);
-        if (!c->reason)
-            ad_refuse(c, "internal", "cannot build an If");
+        if (!c->refusal)
+            ad_refuse(c, DG_INTERNAL, "cannot build an If");
         return NULL;
     }
     ir_node_set_attr(k, ir_attr_graph("then_branch", tb));
@@ -326,14 +326,14 @@ static IrValue *ad_red_same_shape(AdCtx *c, const AdRedPlan *p, IrValue *y,
     for (int i = 0; i < r; i++)
         n = ad_dim(y, i) <= 0 ? 0 : n * (uint64_t)ad_dim(y, i);
     if (n == 0 || n > ((uint64_t)1 << 24)) {
-        ad_refuse(c, "shape-unknown",
+        ad_refuse(c, DG_SHAPE_UNKNOWN,
                   "below opset 11 the input's shape must be known, without empty axes");
         return NULL;
     }
     IrValue *shp = ad_op1(c, "Shape", y), *full = shp;
     if (c->goal_opset < 8) {              /* no Expand: multiply by ones */
         if (n > ((uint64_t)1 << 20)) {
-            ad_refuse(c, "too-large", "opset 7 would need a ones tensor of %llu elements",
+            ad_refuse(c, DG_TOO_LARGE, "opset 7 would need a ones tensor of %llu elements",
                       (unsigned long long)n);
             return NULL;
         }
@@ -376,13 +376,13 @@ static int ad_red_dynamic(AdCtx *c, IrValue *axes, bool noop)
     int r = ad_rank(x);
     int32_t et = ad_elem(x);
     if (!p || r < 1 || r > 64)
-        return ad_refuse(c, "not-constant",
+        return ad_refuse(c, DG_NOT_CONSTANT,
                          "axes '%s' is not a constant and the input's rank is %s",
                          axes->name, r < 0 ? "unknown" : r == 0 ? "0" : "above 64");
     if (!et)
-        return ad_refuse(c, "type-unknown", "the input's element type is unknown");
+        return ad_refuse(c, DG_TYPE_UNKNOWN, "the input's element type is unknown");
     if (p->float_only && !ad_red_is_float(et))
-        return ad_refuse(c, "not-constant",
+        return ad_refuse(c, DG_NOT_CONSTANT,
                          "axes '%s' is not a constant, and reducing %s one axis at a "
                          "time rounds differently", axes->name, ir_dtype_name(et));
     int64_t keep = ad_attr_i(c, "keepdims");
@@ -402,7 +402,7 @@ static int ad_red_dynamic(AdCtx *c, IrValue *axes, bool noop)
         y = last ? last->out[0] : NULL;
     }
     if (!y || !last)
-        return c->reason ? -1 : ad_refuse(c, "internal", "cannot rebuild the reduction");
+        return c->refusal ? -1 : ad_refuse(c, DG_INTERNAL, "cannot rebuild the reduction");
     ad_replace(c, last);
     return 0;
 }
@@ -458,7 +458,7 @@ static int ad_arg_last_down(AdCtx *c)
         return -1;
     int64_t n = ad_dim(x, (int)axis);
     if (n <= 0)
-        return ad_refuse(c, "shape-unknown",
+        return ad_refuse(c, DG_SHAPE_UNKNOWN,
                          "select_last_index=1 needs the length of axis %lld known",
                          (long long)axis);
     int64_t *idx = ir_alloc_array((size_t)n, sizeof *idx);
@@ -558,10 +558,10 @@ static int64_t ad_scan_len(AdCtx *c, const IrValue *x, int64_t axis)
 {
     int64_t len = ad_dim(x, (int)axis);
     if (len < 0)
-        return ad_refuse(c, "shape-unknown", "the length of axis %lld is unknown",
+        return ad_refuse(c, DG_SHAPE_UNKNOWN, "the length of axis %lld is unknown",
                          (long long)axis);
     if (len > AD_SCAN_CAP)
-        return ad_refuse(c, "shape", "the axis is longer than %d elements",
+        return ad_refuse(c, DG_SHAPE, "the axis is longer than %d elements",
                          AD_SCAN_CAP);
     return len;
 }
@@ -612,18 +612,18 @@ static IrValue *ad_scan_any_axis(AdCtx *c, const char *op, int unit, int r)
     int32_t ta = ad_elem(a);
     int64_t len[AD_MAX_RANK], total = 0;
     if (r < 1 || r > AD_MAX_RANK) {
-        ad_refuse(c, "shape-unknown", "an axis given at run time needs x's rank");
+        ad_refuse(c, DG_SHAPE_UNKNOWN, "an axis given at run time needs x's rank");
         return NULL;
     }
     for (int k = 0; k < r; k++)
         if ((len[k] = ad_scan_len(c, x, k)) < 0 || (total += len[k]) > AD_SCAN_CAP) {
-            if (!c->reason)
-                ad_refuse(c, "shape", "the axes are longer than %d elements in all",
+            if (!c->refusal)
+                ad_refuse(c, DG_SHAPE, "the axes are longer than %d elements in all",
                           AD_SCAN_CAP);
             return NULL;
         }
     if (r > 1 && ta != IR_INT32 && ta != IR_INT64) {
-        ad_refuse(c, "type-unknown", "the axis type is unknown");
+        ad_refuse(c, DG_TYPE_UNKNOWN, "the axis type is unknown");
         return NULL;
     }
     IrValue *y = ad_scan_along(c, op, unit, r - 1, len[r - 1]);
@@ -648,7 +648,7 @@ static int ad_scan_gone(AdCtx *c, const char *op, int unit)
     size_t n;
     bool changed;
     if (!t)
-        return ad_refuse(c, "type-unknown", "the scan's input type is unknown");
+        return ad_refuse(c, DG_TYPE_UNKNOWN, "the scan's input type is unknown");
     if (ad_need_type(c, op, t) < 0)
         return -1;
     if (!ad_const_ints(ad_in(c, 1), &v, &n))
@@ -656,7 +656,7 @@ static int ad_scan_gone(AdCtx *c, const char *op, int unit)
     axis = n == 1 ? v[0] : 0;
     free(v);
     if (n != 1)
-        return ad_refuse(c, "attribute", "the axis holds %zu values, not one", n);
+        return ad_refuse(c, DG_ATTRIBUTE, "the axis holds %zu values, not one", n);
     if (ad_norm_axes(c, &axis, 1, ad_rank(x), "axis", &changed) < 0)
         return -1;
     int64_t len = ad_scan_len(c, x, axis);
@@ -718,27 +718,27 @@ static IrValue *ad_nn_nll(AdCtx *c, IrValue *lp)
     bool ii = ad_attr(c, "ignore_index") != NULL;
     int64_t ax[1] = {1};
     if (!t || !tt) {
-        ad_refuse(c, "type-unknown", "the types of the input and target are unknown");
+        ad_refuse(c, DG_TYPE_UNKNOWN, "the types of the input and target are unknown");
         return NULL;
     }
     if (strcmp(red, "none") && strcmp(red, "sum") && strcmp(red, "mean")) {
-        ad_refuse(c, "attribute", "reduction '%s' is unknown", red);
+        ad_refuse(c, DG_ATTRIBUTE, "reduction '%s' is unknown", red);
         return NULL;
     }
     int64_t ig = ad_attr_i(c, "ignore_index");
     if (ii && tt != 6 && tt != 7) {
-        ad_refuse(c, "type", "the target must be int32 or int64");
+        ad_refuse(c, DG_TYPE, "the target must be int32 or int64");
         return NULL;
     }
     if (ii && tt == 6 && (ig < INT32_MIN || ig > INT32_MAX)) {
-        ad_refuse(c, "attribute", "ignore_index %lld does not fit the int32 target",
+        ad_refuse(c, DG_ATTRIBUTE, "ignore_index %lld does not fit the int32 target",
                   (long long)ig);
         return NULL;
     }
     IrValue *tu = ad_nn_ints_op(c, "Unsqueeze", tg, "axes", 1, ax), *m = NULL;
     if (ii) {
         /* the index itself, never through double: 2^63 - 1 is no double */
-        m = ad_op2(c, "Equal", tu, c->reason ? NULL : ad_const_int(c, tt, ig));
+        m = ad_op2(c, "Equal", tu, c->refusal ? NULL : ad_const_int(c, tt, ig));
         tu = ad_nn_where(c, m, ad_nn_scalar(c, tt, 0), tu);
     }
     IrNode *k = ad_nn_raw(c, "GatherElements", 2, (IrValue *[]){lp, tu});
@@ -784,7 +784,7 @@ static int ad_nn_sce_expand(AdCtx *c)
     IrValue *x = ad_in(c, 0);
     int r = ad_rank(x);
     if (r < 2 || r > 16)
-        return ad_refuse(c, "shape-unknown", "the rank of the scores is unknown");
+        return ad_refuse(c, DG_SHAPE_UNKNOWN, "the rank of the scores is unknown");
     int64_t to[16], from[16];
     for (int i = 0; i < r; i++) {
         to[i] = i == r - 1 ? 1 : i == 0 ? 0 : i + 1;

@@ -80,9 +80,9 @@ static int ad_up_1_7(AdCtx *c)
     int r = ad_rank(ad_in(c, 0));
     char mb[32];
     if (!h || !w || !h->has_f || !w->has_f)
-        return ad_refuse(c, "attribute", "height_scale and width_scale are required");
+        return ad_refuse(c, DG_ATTRIBUTE, "height_scale and width_scale are required");
     if (r >= 0 && r != 4)
-        return ad_refuse(c, "shape", "Upsample-1 takes a 4-D input, got rank %d", r);
+        return ad_refuse(c, DG_SHAPE, "Upsample-1 takes a 4-D input, got rank %d", r);
     float s[4] = {1.0f, 1.0f, h->f, w->f};
     const char *mode = ad_attr_s(c, "mode", mb, sizeof mb);
     if (strcmp(mode, "bilinear") == 0)
@@ -101,7 +101,7 @@ static int ad_up_7_1(AdCtx *c)
     IrAttr *a = ad_attr(c, "scales");
     char mb[32];
     if (!a || a->n_floats != 4 || a->floats[0] != 1.0f || a->floats[1] != 1.0f)
-        return ad_refuse(c, "attribute",
+        return ad_refuse(c, DG_ATTRIBUTE,
                          "Upsample-1 only scales the last two axes of a 4-D input "
                          "(scales must be [1, 1, h, w])");
     float h = a->floats[2], w = a->floats[3];
@@ -119,7 +119,7 @@ static int ad_up_7_9(AdCtx *c)
 {
     IrAttr *a = ad_attr(c, "scales");
     if (!a)
-        return ad_refuse(c, "attribute", "attribute scales is required");
+        return ad_refuse(c, DG_ATTRIBUTE, "attribute scales is required");
     double *d = ir_alloc_array(a->n_floats ? a->n_floats : 1, sizeof *d);
     for (size_t i = 0; i < a->n_floats; i++)
         d[i] = a->floats[i];
@@ -140,7 +140,7 @@ static int ad_up_9_7(AdCtx *c)
     double *d;
     size_t n;
     if (!in || !ad_const_floats(in, &d, &n))
-        return ad_refuse(c, "not-constant",
+        return ad_refuse(c, DG_NOT_CONSTANT,
                          "input scales must be a constant to become an attribute");
     float *f = ir_alloc_array(n ? n : 1, sizeof *f);
     for (size_t i = 0; i < n; i++)
@@ -164,7 +164,7 @@ static int ad_up_9_10(AdCtx *c)
     const char *mode = ad_attr_s(c, "mode", mb, sizeof mb);
     if (strcmp(mode, "nearest") != 0 && strcmp(mode, "linear") != 0 &&
         strcmp(mode, "bilinear") != 0)
-        return ad_refuse(c, "attribute", "unknown mode '%s'", mode);
+        return ad_refuse(c, DG_ATTRIBUTE, "unknown mode '%s'", mode);
     IrValue *in[2] = {ad_in(c, 0), ad_in(c, 1)};
     IrNode *k = ad_node(c, c->n, "Resize", 2, in, 1);
     if (!k)
@@ -181,7 +181,7 @@ static const char *ad_rs10_mode(AdCtx *c, char *buf, size_t cap)
 {
     const char *mode = ad_attr_s(c, "mode", buf, cap);
     if (strcmp(mode, "nearest") != 0 && strcmp(mode, "linear") != 0) {
-        ad_refuse(c, "attribute", "unknown mode '%s'", mode);
+        ad_refuse(c, DG_ATTRIBUTE, "unknown mode '%s'", mode);
         return NULL;
     }
     return mode;
@@ -199,7 +199,7 @@ static int ad_rs_10_0(AdCtx *c)
     if (!mode)
         return -1;
     if (!ad_const_floats(ad_in(c, 1), &s, &n))
-        return ad_refuse(c, "not-constant",
+        return ad_refuse(c, DG_NOT_CONSTANT,
                          "Upsample takes scales >= 1 only; scales must be a constant "
                          "to check it");
     for (size_t i = 0; i < n; i++)
@@ -261,7 +261,7 @@ static int ad_rs_10_11(AdCtx *c)
         double *s;
         size_t n;
         if (!ad_const_floats(ad_in(c, 1), &s, &n))
-            return ad_refuse(c, "not-constant",
+            return ad_refuse(c, DG_NOT_CONSTANT,
                              "nearest Resize-10 floors when upsampling and ceils when "
                              "downsampling; scales must be a constant to pick the "
                              "nearest_mode");
@@ -322,12 +322,12 @@ static IrValue *ad_rs_sizes_to_scales(AdCtx *c, IrValue *x, IrValue *sizes,
     int64_t *sz;
     size_t n;
     if (!ad_const_ints(sizes, &sz, &n)) {
-        ad_refuse(c, "not-constant", "sizes must be a constant to become scales");
+        ad_refuse(c, DG_NOT_CONSTANT, "sizes must be a constant to become scales");
         return NULL;
     }
     if (!ad_rs_sizes_exact(x, sz, n)) {
         free(sz);
-        ad_refuse(c, "semantics", "sizes have no exact float scales (input shape "
+        ad_refuse(c, DG_SEMANTICS, "sizes have no exact float scales (input shape "
                   "unknown or ratio not a float)");
         return NULL;
     }
@@ -411,14 +411,14 @@ static IrValue *ad_rs_scales_for_10(AdCtx *c, double **s, size_t *n)
     if (sz && ad_rs_is_empty(sz))
         sz = NULL;
     if (sc && sz) {
-        ad_refuse(c, "not-constant", "scales and sizes are both given; one must be an "
+        ad_refuse(c, DG_NOT_CONSTANT, "scales and sizes are both given; one must be an "
                   "empty constant");
         return NULL;
     }
     if (sz)
         return ad_rs_sizes_to_scales(c, x, sz, s, n);
     if (!sc) {
-        ad_refuse(c, "semantics", "neither scales nor sizes is given");
+        ad_refuse(c, DG_SEMANTICS, "neither scales nor sizes is given");
         return NULL;
     }
     if (!ad_const_floats(sc, s, n))
@@ -503,10 +503,10 @@ static int ad_rs_13_11(AdCtx *c)
     const char *ctm = ad_attr_s(c, "coordinate_transformation_mode", cb,
                               sizeof cb);
     if (!ad_in(c, 1) && strcmp(ctm, "tf_crop_and_resize") == 0)
-        return ad_refuse(c, "semantics", "tf_crop_and_resize without roi");
+        return ad_refuse(c, DG_SEMANTICS, "tf_crop_and_resize without roi");
     IrValue *sc = ad_in(c, 2), *sz = ad_in(c, 3), *roi = ad_in(c, 1);
     if (!sc && !sz)
-        return ad_refuse(c, "semantics", "neither scales nor sizes is given");
+        return ad_refuse(c, DG_SEMANTICS, "neither scales nor sizes is given");
     if (!roi) {
         if (!(roi = ad_rs_empty(c, IR_FLOAT)))
             return -1;
@@ -533,7 +533,7 @@ int64_t *ad_rs_axes(AdCtx *c, int r, size_t *n, bool *bad)
         return NULL;
     if (r < 0) {
         *bad = true;
-        ad_refuse(c, "shape-unknown", "the rank of X is unknown; cannot expand axes");
+        ad_refuse(c, DG_SHAPE_UNKNOWN, "the rank of X is unknown; cannot expand axes");
         return NULL;
     }
     int64_t *ax = ir_alloc_array(a->n_ints ? a->n_ints : 1, sizeof *ax);
@@ -546,7 +546,7 @@ int64_t *ad_rs_axes(AdCtx *c, int r, size_t *n, bool *bad)
         if (v < 0 || v >= r || dup) {
             free(ax);
             *bad = true;
-            ad_refuse(c, "attribute", "bad axes for rank %d", r);
+            ad_refuse(c, DG_ATTRIBUTE, "bad axes for rank %d", r);
             return NULL;
         }
         ax[i] = v;
@@ -666,7 +666,7 @@ static IrValue *ad_rs_full_roi(AdCtx *c, IrValue *roi, int r, size_t n,
     int32_t dt = ad_elem(roi);
     int64_t two = 2;
     if (dt != IR_FLOAT && dt != IR_FLOAT16 && dt != IR_DOUBLE) {
-        ad_refuse(c, "type-unknown", "the type of roi is unknown");
+        ad_refuse(c, DG_TYPE_UNKNOWN, "the type of roi is unknown");
         return NULL;
     }
     const void *data = dt == IR_FLOAT ? (const void *)f01
@@ -706,10 +706,10 @@ int ad_rs_which(AdCtx *c)
     if (sz && ad_rs_is_empty(sz))
         sz = NULL;
     if (sc && sz)
-        return ad_refuse(c, "not-constant",
+        return ad_refuse(c, DG_NOT_CONSTANT,
                          "scales and sizes are both given; one must be an empty constant");
     if (!sc && !sz)
-        return ad_refuse(c, "semantics", "neither scales nor sizes is given");
+        return ad_refuse(c, DG_SEMANTICS, "neither scales nor sizes is given");
     return sc ? 2 : 3;
 }
 
@@ -724,7 +724,7 @@ static int ad_rs_expand_axes(AdCtx *c, const int64_t *ax, size_t n, int r, bool 
     if (which < 0)
         return -1;
     if (crop && (!roi || !(nroi = ad_rs_full_roi(c, roi, r, n, ax))))
-        return roi ? -1 : ad_refuse(c, "semantics", "tf_crop_and_resize without roi");
+        return roi ? -1 : ad_refuse(c, DG_SEMANTICS, "tf_crop_and_resize without roi");
     if (which == 2 && !(nsc = ad_rs_full_scales(c, sc, r, n, ax)))
         return -1;
     if (which == 3 && !(nsz = ad_rs_full_sizes(c, x, sz, r, n, ax)))

@@ -77,7 +77,7 @@ typedef struct {
 
 /* Refuses with the reason the direct mapping failed and what the tables
  * lack. */
-static int ad_rl_refuse(AdCtx *c, const AdRlPlan *p, const char *key, const char *what)
+static int ad_rl_refuse(AdCtx *c, const AdRlPlan *p, DgReason key, const char *what)
 {
     return ad_refuse(c, key, "%s; as interpolation tables it needs %s", p->why, what);
 }
@@ -107,7 +107,7 @@ static int ad_rl_attrs(AdCtx *c, AdRlPlan *p, int ver)
     p->mode = ad_rl_find(modes, 3, m);
     p->a = -0.75;
     if (p->mode < 0 || (p->mode == RL_CUBIC && ver < 11))
-        return ad_refuse(c, "attribute", "unknown mode '%s'", m);
+        return ad_refuse(c, DG_ATTRIBUTE, "unknown mode '%s'", m);
     if (ver < 11) {
         p->ctm = RL_ASYM;
         p->nm = RL_SIMPLE;
@@ -119,7 +119,7 @@ static int ad_rl_attrs(AdCtx *c, AdRlPlan *p, int ver)
     p->ctm = ad_rl_find(ctms, 7, ct);
     p->nm = ad_rl_find(nms, 4, nm);
     if (p->ctm < 0 || p->nm < 0)
-        return ad_refuse(c, "attribute", "unknown %s '%s'",
+        return ad_refuse(c, DG_ATTRIBUTE, "unknown %s '%s'",
                          p->ctm < 0 ? "coordinate_transformation_mode" : "nearest_mode",
                          p->ctm < 0 ? ct : nm);
     p->a = ad_attr_f(c, "cubic_coeff_a");
@@ -134,11 +134,11 @@ static int ad_rl_shape(AdCtx *c, AdRlPlan *p, IrValue *x)
 {
     p->r = ad_rank(x);
     if (p->r < 1 || p->r > RL_MAX_RANK)
-        return ad_rl_refuse(c, p, "shape-unknown", "the rank of X");
+        return ad_rl_refuse(c, p, DG_SHAPE_UNKNOWN, "the rank of X");
     for (int i = 0; i < p->r; i++) {
         int64_t d = ad_dim(x, i);
         if (d < 1)
-            return ad_rl_refuse(c, p, "shape-unknown", "every dim of X known and positive");
+            return ad_rl_refuse(c, p, DG_SHAPE_UNKNOWN, "every dim of X known and positive");
         p->ax[i] = (AdRlAxis){d, d, 1.0, (double)d, 0.0, 1.0};
     }
     return 0;
@@ -153,13 +153,13 @@ static int ad_rl_length(AdCtx *c, const AdRlPlan *p, AdRlAxis *a, double s, int6
     if (how == RL_BY_SIZE)
         s = (double)z / (double)a->in;
     if (!(s > 0) || !(s * (double)a->in < 1048576.0))
-        return ad_rl_refuse(c, p, "attribute", "positive scales that give outputs shorter than 2^20");
+        return ad_rl_refuse(c, p, DG_ATTRIBUTE, "positive scales that give outputs shorter than 2^20");
     a->scale = s;
     a->outf = how == RL_BY_SIZE ? (double)z : s * (double)a->in;
     a->out = how == RL_BY_SCALE ? (int64_t)floor(a->outf)
            : how == RL_BY_KEEP ? (int64_t)(a->outf + 0.5) : z;
     if (a->out < 1)
-        return ad_rl_refuse(c, p, "attribute", "output lengths of at least 1");
+        return ad_rl_refuse(c, p, DG_ATTRIBUTE, "output lengths of at least 1");
     return 0;
 }
 
@@ -178,12 +178,12 @@ static int ad_rl_lengths(AdCtx *c, AdRlPlan *p, int ver, const int64_t *use, siz
         return -1;
     if (which != 3 ? !ad_const_floats(ad_in(c, (size_t)which), &sv, &m)
                    : !ad_const_ints(ad_in(c, 3), &zv, &m))
-        return ad_rl_refuse(c, p, "not-constant",
+        return ad_rl_refuse(c, p, DG_NOT_CONSTANT,
                             which != 3 ? "known scales" : "known sizes");
     bool keep = which == 3 && strcmp(pol, "stretch") != 0;
-    int rc = m == n ? 0 : ad_rl_refuse(c, p, "attribute", "one scale or size per axis");
+    int rc = m == n ? 0 : ad_rl_refuse(c, p, DG_ATTRIBUTE, "one scale or size per axis");
     if (rc == 0 && keep && strcmp(pol, "not_larger") && strcmp(pol, "not_smaller"))
-        rc = ad_refuse(c, "attribute", "unknown keep_aspect_ratio_policy '%s'", pol);
+        rc = ad_refuse(c, DG_ATTRIBUTE, "unknown keep_aspect_ratio_policy '%s'", pol);
     for (size_t i = 0; rc == 0 && keep && i < n; i++) {
         double v = (double)zv[i] / (double)p->ax[use[i]].in;
         if (i == 0 || (pol[4] == 'l' ? v < best : v > best))   /* not_larger: min */
@@ -195,7 +195,7 @@ static int ad_rl_lengths(AdCtx *c, AdRlPlan *p, int ver, const int64_t *use, siz
                           which != 3 ? RL_BY_SCALE : keep ? RL_BY_KEEP : RL_BY_SIZE);
     if (rc == 0 && p->ctm == RL_CROP) {
         if (!ad_const_floats(ad_in(c, 1), &roi, &nroi) || nroi != 2 * n)
-            rc = ad_rl_refuse(c, p, "not-constant", "a known roi of 2 values per axis");
+            rc = ad_rl_refuse(c, p, DG_NOT_CONSTANT, "a known roi of 2 values per axis");
         for (size_t i = 0; rc == 0 && i < n; i++) {
             p->ax[use[i]].lo = roi[i];
             p->ax[use[i]].hi = roi[n + i];
@@ -298,12 +298,12 @@ static int ad_rl_taps(AdCtx *c, AdRlPlan *p, const AdRlAxis *a, size_t *n,
     if (p->mode == RL_NEAREST || !p->antialias)
         st = p->mode == RL_CUBIC ? -1 : 0;
     if (!(st > -4.0 * (double)a->in - 8))
-        return ad_rl_refuse(c, p, "too-large", "an antialias filter narrower than this");
+        return ad_rl_refuse(c, p, DG_TOO_LARGE, "an antialias filter narrower than this");
     *start = (int64_t)st;
     *n = p->mode == RL_NEAREST ? 1 : (size_t)(2 - 2 * *start);
     p->entries += (double)*n * (double)a->out;
     if (p->entries > (double)RL_MAX_TABLE)
-        return ad_rl_refuse(c, p, "too-large", "fewer than 2^22 taps over all axes");
+        return ad_rl_refuse(c, p, DG_TOO_LARGE, "fewer than 2^22 taps over all axes");
     return 0;
 }
 
@@ -440,7 +440,7 @@ static int ad_rl_table(AdCtx *c, AdRlPlan *p, const AdRlAxis *a, AdRlTable *t)
 static IrValue *ad_rl_gather(AdCtx *c, IrValue *y, IrValue *idx, int64_t axis)
 {
     IrValue *in[2] = {y, idx};
-    IrNode *g = y && idx && !c->reason
+    IrNode *g = y && idx && !c->refusal
                     ? ad_node_in(c, c->domain, c->n, "Gather", 2, in, 1) : NULL;
     if (!g)
         return NULL;
@@ -459,7 +459,7 @@ static IrValue *ad_rl_fconst(AdCtx *c, int32_t ct, size_t r, const int64_t *d,
         float f = (float)v[i];
         memcpy(raw + i * w, ct == IR_DOUBLE ? (const void *)&v[i] : (const void *)&f, w);
     }
-    IrValue *k = c->reason ? NULL : ad_const_tensor(c, ct, r, d, raw, n * w);
+    IrValue *k = c->refusal ? NULL : ad_const_tensor(c, ct, r, d, raw, n * w);
     free(raw);
     return k;
 }
@@ -505,8 +505,8 @@ static IrValue *ad_rl_extrapolate(AdCtx *c, const AdRlPlan *p, IrValue *y, int a
     unsigned char *m = ir_alloc_array(out, 1);
     for (size_t o = 0; o < out; o++)
         m[o] = t->outside[o] ? 1 : 0;
-    IrValue *in[3] = {c->reason ? NULL : ad_const_tensor(c, IR_BOOL, rr, d, m, out),
-                      c->reason ? NULL : ad_const_scalar(c, ct, p->extrap), y};
+    IrValue *in[3] = {c->refusal ? NULL : ad_const_tensor(c, IR_BOOL, rr, d, m, out),
+                      c->refusal ? NULL : ad_const_scalar(c, ct, p->extrap), y};
     free(m);
     if (!in[0] || !in[1] || !y)
         return NULL;
@@ -535,13 +535,13 @@ static int ad_rl_can_build(AdCtx *c, const AdRlPlan *p, const AdRlTable *t, int3
     }
     *ct = weighted || extra ? ad_rl_calc_type(et) : 0;
     if ((weighted || extra) && !*ct)
-        return ad_rl_refuse(c, p, "type",
+        return ad_rl_refuse(c, p, DG_TYPE,
                             et ? "a floating X to interpolate or extrapolate"
                                : "X's element type known");
     int64_t low = c->goal_opset > 0 && c->goal_opset < c->build_opset ? c->goal_opset
                                                                        : c->build_opset;
     if (extra && low < 9)
-        return ad_rl_refuse(c, p, "attribute",
+        return ad_rl_refuse(c, p, DG_ATTRIBUTE,
                             "Where (opset 9) to write extrapolation_value outside the roi");
     return 0;
 }
@@ -581,7 +581,7 @@ int ad_rs_lower(AdCtx *c, const char *why)
     if (rc == 0)
         rc = ad_rl_can_build(c, p, t, ad_elem(x), &ct);
     if (rc == 0 && !(y = ad_rl_build(c, p, t, x, ct)))
-        rc = c->reason ? -1 : ad_refuse(c, "internal", "cannot build the tables");
+        rc = c->refusal ? -1 : ad_refuse(c, DG_INTERNAL, "cannot build the tables");
     IrNode *k = rc == 0 ? (y == x ? ad_node(c, c->n, "Identity", 1, &x, 1) : y->producer)
                         : NULL;
     if (rc == 0 && !k)

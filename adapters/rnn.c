@@ -50,7 +50,7 @@ static int ad_rnn_14_7(AdCtx *c)
         return 0;
     }
     if (layout != 1)
-        return ad_refuse(c, "attribute", "layout=%lld is not 0 or 1", (long long)layout);
+        return ad_refuse(c, DG_ATTRIBUTE, "layout=%lld is not 0 or 1", (long long)layout);
     bool lstm = strcmp(c->n->op_type, "LSTM") == 0;
     size_t n_in = c->n->n_in, n_out = c->n->n_out;
     IrValue **in = ir_alloc_array(n_in ? n_in : 1, sizeof *in);

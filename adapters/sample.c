@@ -77,14 +77,14 @@ typedef struct AdGs {
 /* A scalar constant of the coordinate type. */
 static IrValue *ad_gs_k(AdCtx *c, const AdGs *g, double x)
 {
-    return c->reason ? NULL : ad_const_scalar(c, g->cdt, x);
+    return c->refusal ? NULL : ad_const_scalar(c, g->cdt, x);
 }
 
 /* A 1-D constant of n <= 4 entries (taps or their offsets) of element
  * type dt (float or double). */
 static IrValue *ad_gs_vec(AdCtx *c, int32_t dt, size_t n, const double *v)
 {
-    if (c->reason)
+    if (c->refusal)
         return NULL;
     int64_t dim = (int64_t)n;
     if (dt == IR_DOUBLE)
@@ -101,7 +101,7 @@ static IrValue *ad_gs_vec(AdCtx *c, int32_t dt, size_t n, const double *v)
 static IrValue *ad_gs_attr_op(AdCtx *c, const char *op, size_t n_in, IrValue *const *in,
                               const char *name, int64_t v, const int64_t *perm, size_t np)
 {
-    if (c->reason)
+    if (c->refusal)
         return NULL;
     for (size_t i = 0; i < n_in; i++)
         if (!in[i])
@@ -120,7 +120,7 @@ static IrValue *ad_gs_attr_op(AdCtx *c, const char *op, size_t n_in, IrValue *co
  * attributes before. */
 static IrValue *ad_gs_clip(AdCtx *c, const AdGs *g, IrValue *x, double lo, double hi)
 {
-    if (c->reason || !x)
+    if (c->refusal || !x)
         return NULL;
     if (c->build_opset >= 11) {
         IrValue *in[3] = {x, ad_gs_k(c, g, lo), ad_gs_k(c, g, hi)};
@@ -142,7 +142,7 @@ static IrValue *ad_gs_clip(AdCtx *c, const AdGs *g, IrValue *x, double lo, doubl
  * it sees: coordinates of a finite grid). */
 static IrValue *ad_gs_select(AdCtx *c, const AdGs *g, IrValue *m, IrValue *a, IrValue *b)
 {
-    if (c->reason || !m || !a || !b)
+    if (c->refusal || !m || !a || !b)
         return NULL;
     if (g->low >= 9) {
         IrValue *in[3] = {m, a, b};
@@ -204,7 +204,7 @@ static void ad_gs_bounds(const AdGs *g, int j, double *lo, double *hi)
 static IrValue *ad_gs_coord(AdCtx *c, const AdGs *g, IrValue *grid, int j)
 {
     double len = (double)g->dims[j], lo, hi;
-    IrValue *in[2] = {grid, c->reason ? NULL : ad_const_int(c, IR_INT64, g->k - 1 - j)};
+    IrValue *in[2] = {grid, c->refusal ? NULL : ad_const_int(c, IR_INT64, g->k - 1 - j)};
     IrValue *v = ad_cast(c, ad_gs_attr_op(c, "Gather", 2, in, "axis", g->k + 1, NULL, 0),
                          g->cdt);
     v = ad_op2(c, "Add", v, ad_gs_k(c, g, 1.0));
@@ -248,7 +248,7 @@ static IrValue *ad_gs_rows(AdCtx *c, const AdGs *g, IrValue *t, int j, bool fold
     IrValue *i = ad_cast(c, t, IR_INT64);
     if (g->stride[j] == 1)
         return i;
-    return ad_op2(c, "Mul", i, c->reason ? NULL : ad_const_int(c, IR_INT64, g->stride[j]));
+    return ad_op2(c, "Mul", i, c->refusal ? NULL : ad_const_int(c, IR_INT64, g->stride[j]));
 }
 
 /* The weights of the taps at distance t (the fractional part, shape
@@ -266,7 +266,7 @@ static IrValue *ad_gs_weights(AdCtx *c, const AdGs *g, IrValue *t)
     static const double off[4] = {1, 0, -1, -2}, outer[4] = {1, 0, 0, 1},
                         inner[4] = {0, 1, 1, 0};
     IrValue *d = ad_op1(c, "Abs", ad_op2(c, "Add", t, ad_gs_vec(c, dt, 4, off)));
-#define AD_GS_W(x) (c->reason ? NULL : ad_const_scalar(c, dt, (x)))
+#define AD_GS_W(x) (c->refusal ? NULL : ad_const_scalar(c, dt, (x)))
     IrValue *far = ad_op2(c, "Mul", ad_op2(c, "Sub", ad_op2(c, "Mul", d, AD_GS_W(a)),
                                            AD_GS_W(5 * a)), d);
     far = ad_op2(c, "Sub", ad_op2(c, "Mul", ad_op2(c, "Add", far, AD_GS_W(8 * a)), d),
@@ -298,11 +298,11 @@ static int ad_gs_axis(AdCtx *c, const AdGs *g, IrValue *grid, int j, IrValue **r
                                ad_gs_vec(c, g->cdt, cubic ? 4 : 2, cubic ? cub : lin));
         *rows = ad_gs_rows(c, g, taps, j, true);
         *w = ad_gs_weights(c, g, ad_axes_op(c, c->n, "Unsqueeze", t, 1, &last));
-        if (!*w && !c->reason)
-            return ad_refuse(c, "internal", "cannot build the weights of axis %d", j);
+        if (!*w && !c->refusal)
+            return ad_refuse(c, DG_INTERNAL, "cannot build the weights of axis %d", j);
     }
     if (!*rows)
-        return c->reason ? -1 : ad_refuse(c, "internal", "cannot build the taps of axis %d", j);
+        return c->refusal ? -1 : ad_refuse(c, DG_INTERNAL, "cannot build the taps of axis %d", j);
     return 0;
 }
 
@@ -333,7 +333,7 @@ static int ad_gs_modes(AdCtx *c, AdGs *g)
     else if (!strcmp(mode, "bicubic") || !strcmp(mode, "cubic"))
         g->mode = AD_GS_CUBIC;
     else
-        return ad_refuse(c, "attribute", "unknown mode '%s'", mode);
+        return ad_refuse(c, DG_ATTRIBUTE, "unknown mode '%s'", mode);
     if (!strcmp(pad, "zeros"))
         g->pad = AD_GS_ZEROS;
     else if (!strcmp(pad, "border"))
@@ -341,7 +341,7 @@ static int ad_gs_modes(AdCtx *c, AdGs *g)
     else if (!strcmp(pad, "reflection"))
         g->pad = AD_GS_REFLECT;
     else
-        return ad_refuse(c, "attribute", "unknown padding_mode '%s'", pad);
+        return ad_refuse(c, DG_ATTRIBUTE, "unknown padding_mode '%s'", pad);
     g->align = ad_attr_i(c, "align_corners") != 0;
     return 0;
 }
@@ -353,45 +353,45 @@ static int ad_gs_shapes(AdCtx *c, AdGs *g)
     IrValue *x = ad_in(c, 0), *grid = ad_in(c, 1);
     int r = ad_rank(x);
     if (r < 0)
-        return ad_refuse(c, "shape-unknown", "the rank of X is unknown");
+        return ad_refuse(c, DG_SHAPE_UNKNOWN, "the rank of X is unknown");
     if (r < 3 || r - 2 > AD_GS_MAXK)
-        return ad_refuse(c, "shape", "X of rank %d (the expansion takes 1 to %d spatial axes)",
+        return ad_refuse(c, DG_SHAPE, "X of rank %d (the expansion takes 1 to %d spatial axes)",
                          r, AD_GS_MAXK);
     g->k = r - 2;
     if (ad_rank(grid) >= 0 && ad_rank(grid) != r)
-        return ad_refuse(c, "shape", "grid of rank %d for X of rank %d", ad_rank(grid), r);
+        return ad_refuse(c, DG_SHAPE, "grid of rank %d for X of rank %d", ad_rank(grid), r);
     /* N numbers the rows of each batch entry: a constant when X or the
      * grid knows it, else Range(0, N) from Shape (opset 11). */
     g->n = ad_dim(x, 0) >= 0 ? ad_dim(x, 0) : ad_dim(grid, 0);
     if (g->n < 0 && g->low < 11)
-        return ad_refuse(c, "shape-unknown",
+        return ad_refuse(c, DG_SHAPE_UNKNOWN,
                          "the batch size N is unknown and opset %lld has no Range to "
                          "number the rows of each batch entry", (long long)g->low);
     int64_t block = 1, padded = g->pad == AD_GS_ZEROS ? 2 : 0;
     for (int j = g->k - 1; j >= 0; j--) {
         g->dims[j] = ad_dim(x, 2 + j);
         if (g->dims[j] < 0)
-            return ad_refuse(c, "shape-unknown",
+            return ad_refuse(c, DG_SHAPE_UNKNOWN,
                              "spatial dim %d of X is unknown (the expansion builds its "
                              "coordinates from it; --input-shape can fix it)", j);
         if (g->dims[j] == 0)
-            return ad_refuse(c, "shape", "spatial dim %d of X is empty", j);
+            return ad_refuse(c, DG_SHAPE, "spatial dim %d of X is empty", j);
         g->stride[j] = block;
         if (__builtin_mul_overflow(block, g->dims[j] + padded, &block) || block > INT64_MAX / 2)
-            return ad_refuse(c, "shape", "X's spatial size overflows int64");
+            return ad_refuse(c, DG_SHAPE, "X's spatial size overflows int64");
     }
     int64_t rows;
     if (__builtin_mul_overflow(block, g->n > 0 ? g->n : 1, &rows))
-        return ad_refuse(c, "shape", "X's size overflows int64");
+        return ad_refuse(c, DG_SHAPE, "X's size overflows int64");
     g->block = block;
     g->xdt = ad_elem(x);
     int32_t gdt = ad_elem(grid);
     if (!g->xdt || !gdt)
-        return ad_refuse(c, "type-unknown", "the type of X or grid is unknown");
+        return ad_refuse(c, DG_TYPE_UNKNOWN, "the type of X or grid is unknown");
     bool xfloat = g->xdt == IR_FLOAT || g->xdt == IR_DOUBLE || g->xdt == IR_FLOAT16 ||
                   g->xdt == IR_BFLOAT16;
     if (g->mode != AD_GS_NEAREST && !xfloat)
-        return ad_refuse(c, "type", "interpolating X of type %s (only nearest copies it)",
+        return ad_refuse(c, DG_TYPE, "interpolating X of type %s (only nearest copies it)",
                          ir_dtype_name(g->xdt) ? ir_dtype_name(g->xdt) : "?");
     g->cdt = gdt == IR_DOUBLE ? IR_DOUBLE : IR_FLOAT;
     g->wdt = g->xdt == IR_DOUBLE ? IR_DOUBLE : IR_FLOAT;
@@ -406,7 +406,7 @@ static IrValue *ad_gs_table(AdCtx *c, const AdGs *g, IrValue *x)
     int r = g->k + 2;
     if (g->mode != AD_GS_NEAREST)
         x = ad_cast(c, x, g->wdt);
-    if (g->pad == AD_GS_ZEROS && x && !c->reason) {
+    if (g->pad == AD_GS_ZEROS && x && !c->refusal) {
         int64_t pads[2 * (AD_GS_MAXK + 2)] = {0};
         for (int i = 2; i < r; i++)
             pads[i] = pads[r + i] = 1;
@@ -444,9 +444,9 @@ static IrValue *ad_gs_base(AdCtx *c, const AdGs *g, size_t rank)
         return b;
     }
     IrValue *shape = ad_op1(c, "Shape", ad_in(c, 0));
-    IrValue *n = ad_op2(c, "Gather", shape, c->reason ? NULL : ad_const_int(c, IR_INT64, 0));
-    IrValue *rin[3] = {c->reason ? NULL : ad_const_int(c, IR_INT64, 0), n,
-                       c->reason ? NULL : ad_const_int(c, IR_INT64, g->block)};
+    IrValue *n = ad_op2(c, "Gather", shape, c->refusal ? NULL : ad_const_int(c, IR_INT64, 0));
+    IrValue *rin[3] = {c->refusal ? NULL : ad_const_int(c, IR_INT64, 0), n,
+                       c->refusal ? NULL : ad_const_int(c, IR_INT64, g->block)};
     if (!rin[0] || !rin[1] || !rin[2])
         return NULL;
     rin[1] = ad_op2(c, "Mul", n, rin[2]);
@@ -468,7 +468,7 @@ static IrValue *ad_gs_index(AdCtx *c, const AdGs *g, IrValue *grid, IrValue **w)
         rows = ntap ? ad_gs_spread(c, g, rows, j, ntap) : rows;
         idx = idx ? ad_op2(c, "Add", idx, rows) : rows;
     }
-    if (g->n != 1 && idx && !c->reason)
+    if (g->n != 1 && idx && !c->refusal)
         idx = ad_op2(c, "Add", idx, ad_gs_base(c, g, (size_t)(g->k + 1 + ntap)));
     return idx;
 }
@@ -516,7 +516,7 @@ static int ad_gs_expand(AdCtx *c)
     if (g.mode != AD_GS_NEAREST)
         y = ad_cast(c, y, g.xdt);
     if (!y)
-        return c->reason ? -1 : ad_refuse(c, "internal", "cannot build the expansion");
+        return c->refusal ? -1 : ad_refuse(c, DG_INTERNAL, "cannot build the expansion");
     ad_move_output(c, 0, y->producer, 0);
     ir_node_delete(c->n);
     return 0;
@@ -538,7 +538,7 @@ static int ad_gs_16_20(AdCtx *c)
     else if (strcmp(mode, "bicubic") == 0)
         ad_set_attr_s(c, c->n, "mode", "cubic");
     else if (strcmp(mode, "nearest") != 0)
-        return ad_refuse(c, "attribute", "unknown mode '%s'", mode);
+        return ad_refuse(c, DG_ATTRIBUTE, "unknown mode '%s'", mode);
     return 0;
 }
 
@@ -549,7 +549,7 @@ static int ad_gs_20_16(AdCtx *c)
     char mb[32];
     int r = ad_rank(ad_in(c, 0));
     if (r < 0)
-        return ad_refuse(c, "shape-unknown",
+        return ad_refuse(c, DG_SHAPE_UNKNOWN,
                          "GridSample-16 takes 4-D inputs only and the rank of X is unknown");
     if (r != 4)
         return ad_gs_expand(c);
@@ -561,7 +561,7 @@ static int ad_gs_20_16(AdCtx *c)
     else if (strcmp(mode, "cubic") == 0)
         ad_set_attr_s(c, c->n, "mode", "bicubic");
     else if (strcmp(mode, "nearest") != 0)
-        return ad_refuse(c, "attribute", "unknown mode '%s'", mode);
+        return ad_refuse(c, DG_ATTRIBUTE, "unknown mode '%s'", mode);
     return 0;
 }
 
@@ -588,7 +588,7 @@ static IrValue *ad_ag_coords(AdCtx *c, IrValue *size, int sidx, bool align, int3
         int64_t n = (size_t)sidx < ns ? sz[sidx] : -1;
         free(sz);
         if (n < 0) {
-            ad_refuse(c, "semantics", "size has no valid entry %d", sidx);
+            ad_refuse(c, DG_SEMANTICS, "size has no valid entry %d", sidx);
             return NULL;
         }
         double *v = ir_alloc_array(n ? (size_t)n : 1, sizeof *v);
@@ -641,9 +641,9 @@ static int ad_ag_20_0(AdCtx *c)
     int64_t ns = ad_dim(size, 0);
     bool align = ad_attr_i(c, "align_corners") != 0;
     if (dt != IR_FLOAT && dt != IR_FLOAT16 && dt != IR_DOUBLE && dt != IR_BFLOAT16)
-        return ad_refuse(c, "type-unknown", "the type of theta is unknown");
+        return ad_refuse(c, DG_TYPE_UNKNOWN, "the type of theta is unknown");
     if (ns != 4 && ns != 5)
-        return ad_refuse(c, "shape-unknown", "the length of size (4 or 5) is unknown");
+        return ad_refuse(c, DG_SHAPE_UNKNOWN, "the length of size (4 or 5) is unknown");
     int nd = (int)ns - 2, r = nd + 2;
     int32_t cdt = dt == IR_DOUBLE ? IR_DOUBLE : IR_FLOAT;
     int64_t shape[5];
@@ -654,7 +654,7 @@ static int ad_ag_20_0(AdCtx *c)
         for (int k = 0; k < r; k++)
             shape[k] = k == sidx - 1 ? -1 : 1;
         if (!v || !(coord[j] = ad_ag_reshape(c, v, (size_t)r, shape)))
-            return c->reason ? -1 : ad_refuse(c, "internal", "cannot build the grid");
+            return c->refusal ? -1 : ad_refuse(c, DG_INTERNAL, "cannot build the grid");
     }
     static const int64_t perm[3] = {0, 2, 1};
     if (cdt != dt && !(theta = ad_cast(c, theta, cdt)))
@@ -681,7 +681,7 @@ static int ad_ag_20_0(AdCtx *c)
         IrValue *term = j < nd ? ad_op2(c, "Mul", col, coord[j]) : col;
         acc = j == 0 ? term : ad_op2(c, "Add", acc, term);
         if (!acc)
-            return c->reason ? -1 : ad_refuse(c, "internal", "cannot build the grid");
+            return c->refusal ? -1 : ad_refuse(c, DG_INTERNAL, "cannot build the grid");
     }
     if (cdt != dt && !(acc = ad_cast(c, acc, dt)))
         return -1;

@@ -149,7 +149,7 @@ static int ad_reshape_up(AdCtx *c)
 {
     ad_drop_attr(c, "consumed_inputs");
     if (!ad_attr(c, "shape"))
-        return ad_refuse(c, "attribute", "Reshape-1 without a shape attribute");
+        return ad_refuse(c, DG_ATTRIBUTE, "Reshape-1 without a shape attribute");
     return ad_attr_to_input(c, "shape", 1);
 }
 
@@ -157,7 +157,7 @@ static int ad_reshape_up(AdCtx *c)
 static int ad_reshape_down(AdCtx *c)
 {
     if (!ad_in(c, 1))
-        return ad_refuse(c, "attribute", "Reshape without a shape input");
+        return ad_refuse(c, DG_ATTRIBUTE, "Reshape without a shape input");
     return ad_input_to_attr(c, 1, "shape");
 }
 
@@ -174,14 +174,14 @@ static int ad_reshape_allowzero_down(AdCtx *c)
     size_t n;
     IrValue *s = ad_in(c, 1);
     if (!s || !ad_const_ints(s, &v, &n))
-        return ad_refuse(c, "not-constant",
+        return ad_refuse(c, DG_NOT_CONSTANT,
                          "allowzero=1 needs a constant shape to show it holds no 0");
     bool zero = false;
     for (size_t i = 0; i < n; i++)
         zero = zero || v[i] == 0;
     free(v);
     if (zero)
-        return ad_refuse(c, "semantics",
+        return ad_refuse(c, DG_SEMANTICS,
                          "allowzero=1 with a 0 in shape (an empty dim) has no older form");
     ad_drop_attr(c, "allowzero");
     return 0;
@@ -230,7 +230,7 @@ static int ad_squeeze_down(AdCtx *c)
     if (ax && ad_const_ints(ax, &v, &n)) {
         free(v);
         if (!n)
-            return ad_refuse(c, "semantics",
+            return ad_refuse(c, DG_SEMANTICS,
                              "an empty axes input is read differently by implementations");
     }
     return ad_input_to_attr(c, 1, "axes");
@@ -240,7 +240,7 @@ static int ad_squeeze_down(AdCtx *c)
 static int ad_unsqueeze_up(AdCtx *c)
 {
     if (!ad_attr(c, "axes"))
-        return ad_refuse(c, "attribute", "Unsqueeze without axes");
+        return ad_refuse(c, DG_ATTRIBUTE, "Unsqueeze without axes");
     return ad_attr_to_input(c, "axes", 1);
 }
 
@@ -259,7 +259,7 @@ static int ad_unsqueeze_dynamic(AdCtx *c, IrValue *axes)
     for (int i = 0; i < r; i++)
         dims_ok = dims_ok && ad_dim(x, i) > 0;
     if (k < 0 || !dims_ok || r + k > 64)
-        return ad_refuse(c, "not-constant", "axes '%s' is not a constant, and the %s",
+        return ad_refuse(c, DG_NOT_CONSTANT, "axes '%s' is not a constant, and the %s",
                          axes->name, k < 0 ? "number of axes is unknown"
                                  : !dims_ok ? "input's dims are not all known"
                                             : "output rank is above 64");
@@ -293,7 +293,7 @@ static int ad_unsqueeze_down(AdCtx *c)
 {
     IrValue *axes = ad_in(c, 1);
     if (!axes)
-        return ad_refuse(c, "attribute", "Unsqueeze without axes");
+        return ad_refuse(c, DG_ATTRIBUTE, "Unsqueeze without axes");
     int64_t *v;
     size_t n;
     if (!ad_const_ints(axes, &v, &n))
@@ -313,11 +313,11 @@ static int ad_flatten_axis_down(AdCtx *c)
         return 0;
     int r = ad_rank(ad_in(c, 0));
     if (r < 0)
-        return ad_refuse(c, "shape-unknown",
+        return ad_refuse(c, DG_SHAPE_UNKNOWN,
                          "axis %lld counts from the back and the rank is unknown",
                          (long long)axis);
     if (axis < -r)
-        return ad_refuse(c, "attribute", "axis %lld is out of range for rank %d",
+        return ad_refuse(c, DG_ATTRIBUTE, "axis %lld is out of range for rank %d",
                          (long long)axis, r);
     ad_set_attr_i(c, c->n, "axis", axis + r);
     return 0;
@@ -336,7 +336,7 @@ static int ad_concat_up(AdCtx *c)
 static int ad_concat_axis_down(AdCtx *c)
 {
     if (!ad_attr(c, "axis"))
-        return ad_refuse(c, "attribute", "Concat without axis");
+        return ad_refuse(c, DG_ATTRIBUTE, "Concat without axis");
     return ad_sh_int_attr_down(c, "axis", ad_sh_any_rank(c));
 }
 
@@ -350,17 +350,17 @@ static int ad_concat_axis_down(AdCtx *c)
 static int ad_split_up_1_2(AdCtx *c)
 {
     if (!ad_attr(c, "axis"))
-        return ad_refuse(c, "attribute",
+        return ad_refuse(c, DG_ATTRIBUTE,
                          "Split-1 without axis: version 1 defines no default axis");
     IrValue *s = ad_in(c, 1);
     if (!s)
         return 0;
     if (ad_attr(c, "split"))
-        return ad_refuse(c, "attribute", "Split-1 with both a split input and attribute");
+        return ad_refuse(c, DG_ATTRIBUTE, "Split-1 with both a split input and attribute");
     double *f;
     size_t n;
     if (!ad_const_floats(s, &f, &n))
-        return ad_refuse(c, "not-constant",
+        return ad_refuse(c, DG_NOT_CONSTANT,
                          "input '%s' must be a constant to become attribute 'split'",
                          s->name);
     int64_t *v = ir_alloc_array(n ? n : 1, sizeof *v);
@@ -374,7 +374,7 @@ static int ad_split_up_1_2(AdCtx *c)
         ad_set_attr_ints(c, c->n, "split", n, v);
     free(v);
     if (!ok)
-        return ad_refuse(c, "semantics", "split sizes that are not whole numbers");
+        return ad_refuse(c, DG_SEMANTICS, "split sizes that are not whole numbers");
     ad_sh_drop_input(c, 1);
     return 0;
 }
@@ -415,7 +415,7 @@ static int ad_split_dynamic(AdCtx *c, IrValue *split)
 {
     int n = c->n->n_out <= 4096 ? (int)c->n->n_out : -1;
     if (n < 0 || ad_rank(split) != 1 || ad_dim(split, 0) != n)
-        return ad_refuse(c, "not-constant",
+        return ad_refuse(c, DG_NOT_CONSTANT,
                          "split '%s' is not a constant and its length is not known to be %d",
                          split->name, n);
     int64_t axis = ad_attr_i(c, "axis");
@@ -472,9 +472,9 @@ static int ad_split_down_18_13(AdCtx *c)
         return 0;
     int64_t k = ad_attr_i(c, "num_outputs");
     if (ad_in(c, 1))
-        return ad_refuse(c, "attribute", "Split with both split and num_outputs");
+        return ad_refuse(c, DG_ATTRIBUTE, "Split with both split and num_outputs");
     if (k < 1 || k != (int64_t)c->n->n_out)
-        return ad_refuse(c, "attribute", "num_outputs=%lld for %zu outputs",
+        return ad_refuse(c, DG_ATTRIBUTE, "num_outputs=%lld for %zu outputs",
                          (long long)k, c->n->n_out);
     IrValue *x = ad_in(c, 0);
     int64_t axis = ad_attr_i(c, "axis");
@@ -483,7 +483,7 @@ static int ad_split_down_18_13(AdCtx *c)
         return -1;
     int64_t d = ad_dim(x, (int)axis);
     if (d < 0)
-        return ad_refuse(c, "shape-unknown",
+        return ad_refuse(c, DG_SHAPE_UNKNOWN,
                          "num_outputs=%lld needs the length of axis %lld known",
                          (long long)k, (long long)axis);
     ad_drop_attr(c, "num_outputs");
@@ -491,7 +491,7 @@ static int ad_split_down_18_13(AdCtx *c)
         return 0;
     int64_t chunk = d / k + 1, last = d - chunk * (k - 1);
     if (last < 0)
-        return ad_refuse(c, "semantics", "a dim of %lld does not split into %lld parts",
+        return ad_refuse(c, DG_SEMANTICS, "a dim of %lld does not split into %lld parts",
                          (long long)d, (long long)k);
     int64_t *sz = ir_alloc_array((size_t)k, sizeof *sz);
     for (int64_t i = 0; i < k; i++)
@@ -509,7 +509,7 @@ static int ad_split_down_18_13(AdCtx *c)
 static int ad_slice_up(AdCtx *c)
 {
     if (!ad_attr(c, "starts") || !ad_attr(c, "ends"))
-        return ad_refuse(c, "attribute", "Slice-1 without starts or ends");
+        return ad_refuse(c, DG_ATTRIBUTE, "Slice-1 without starts or ends");
     if (ad_attr_to_input(c, "starts", 1) < 0 || ad_attr_to_input(c, "ends", 2) < 0 ||
         ad_attr_to_input(c, "axes", 3) < 0)
         return -1;
@@ -539,10 +539,10 @@ static int ad_slice_down(AdCtx *c)
     const char *bad = NULL;
     for (size_t i = 1; i <= 4; i++)
         if (!ad_sh_const_or_absent(c, i, &bad))
-            return ad_refuse(c, "not-constant",
+            return ad_refuse(c, DG_NOT_CONSTANT,
                              "input '%s' must be a constant for Slice-1", bad);
     if (!ad_in(c, 1) || !ad_in(c, 2))
-        return ad_refuse(c, "attribute", "Slice without starts or ends");
+        return ad_refuse(c, DG_ATTRIBUTE, "Slice without starts or ends");
     IrValue *st = ad_in(c, 4);
     if (st) {
         int64_t *v;
@@ -553,7 +553,7 @@ static int ad_slice_down(AdCtx *c)
             ones = ones && v[i] == 1;
         free(v);
         if (!ones)
-            return ad_refuse(c, "semantics", "Slice-1 has no steps other than 1");
+            return ad_refuse(c, DG_SEMANTICS, "Slice-1 has no steps other than 1");
         ad_sh_drop_input(c, 4);
     }
     if (ad_input_to_attr(c, 3, "axes") < 0 || ad_input_to_attr(c, 2, "ends") < 0 ||
@@ -576,7 +576,7 @@ static int ad_slice_axes_down(AdCtx *c)
     size_t n = 0;
     if (axv) {
         if (!ad_const_ints(axv, &ax, &n))
-            return ad_refuse(c, "not-constant",
+            return ad_refuse(c, DG_NOT_CONSTANT,
                              "axes '%s' must be a constant to rule out negative axes",
                              axv->name);
         bool changed;
@@ -614,7 +614,7 @@ static void ad_pad_rename(AdCtx *c, const char *from, const char *to)
 static int ad_pad_up_1_2(AdCtx *c)
 {
     if (!ad_attr(c, "paddings"))
-        return ad_refuse(c, "attribute", "Pad-1 without paddings");
+        return ad_refuse(c, DG_ATTRIBUTE, "Pad-1 without paddings");
     ad_pad_rename(c, "paddings", "pads");
     return 0;
 }
@@ -625,10 +625,10 @@ static int ad_pad_down_2_1(AdCtx *c)
 {
     IrAttr *a = ad_attr(c, "pads");
     if (!a)
-        return ad_refuse(c, "attribute", "Pad without pads");
+        return ad_refuse(c, DG_ATTRIBUTE, "Pad without pads");
     for (size_t i = 0; i < a->n_ints; i++)
         if (a->ints[i] < 0)
-            return ad_refuse(c, "semantics", "Pad-1 cannot remove elements (negative pads)");
+            return ad_refuse(c, DG_SEMANTICS, "Pad-1 cannot remove elements (negative pads)");
     ad_pad_rename(c, "pads", "paddings");
     return 0;
 }
@@ -648,14 +648,14 @@ static bool ad_pad_is_constant(const AdCtx *c)
 static int ad_pad_up_2_11(AdCtx *c)
 {
     if (!ad_attr(c, "pads"))
-        return ad_refuse(c, "attribute", "Pad without pads");
+        return ad_refuse(c, DG_ATTRIBUTE, "Pad without pads");
     float value = ad_attr_f(c, "value");
     bool keep = ad_pad_is_constant(c) && (value != 0.0f || signbit(value));
     IrValue *cv = NULL;
     if (keep) {
         int32_t et = ad_elem(ad_in(c, 0));
         if (!et)
-            return ad_refuse(c, "type-unknown",
+            return ad_refuse(c, DG_TYPE_UNKNOWN,
                              "the data's type is needed for constant_value");
         if (!(cv = ad_const_scalar(c, et, value)))
             return -1;
@@ -678,25 +678,25 @@ static int ad_pad_down_11_2(AdCtx *c)
     if (cv && ad_pad_is_constant(c)) {
         int32_t et = ad_elem(ad_in(c, 0));
         if (et && !ad_sh_is_float3(et))
-            return ad_refuse(c, "type", "Pad-2 has no type %s",
+            return ad_refuse(c, DG_TYPE, "Pad-2 has no type %s",
                              ir_dtype_name(et) ? ir_dtype_name(et) : "?");
         double *v;
         size_t n;
         if (!ad_const_floats(cv, &v, &n))
-            return ad_refuse(c, "not-constant",
+            return ad_refuse(c, DG_NOT_CONSTANT,
                              "constant_value '%s' must be a constant to become attribute "
                              "'value'", cv->name);
         double x = n == 1 ? v[0] : 0.0;
         free(v);
         if (n != 1)
-            return ad_refuse(c, "attribute", "constant_value must hold one element");
+            return ad_refuse(c, DG_ATTRIBUTE, "constant_value must hold one element");
         if (!isnan(x) && (double)(float)x != x)
-            return ad_refuse(c, "semantics", "constant_value %.17g is not a float", x);
+            return ad_refuse(c, DG_SEMANTICS, "constant_value %.17g is not a float", x);
         ad_set_attr_f(c, c->n, "value", (float)x);
     }
     const char *bad = NULL;
     if (!ad_sh_const_or_absent(c, 1, &bad))
-        return ad_refuse(c, "not-constant",
+        return ad_refuse(c, DG_NOT_CONSTANT,
                          "pads '%s' must be a constant to become attribute 'pads'", bad);
     ad_sh_drop_input(c, 2);
     return ad_input_to_attr(c, 1, "pads");
@@ -712,7 +712,7 @@ static int ad_pad_axes_dynamic(AdCtx *c, IrValue *axv, IrValue *pv)
     int r = ad_rank(ad_in(c, 0));
     int64_t na = ad_rank(axv) == 1 ? ad_dim(axv, 0) : -1;
     if (r < 0 || r > 64 || na < 0 || na > 64 || ad_rank(pv) != 1 || ad_dim(pv, 0) != 2 * na)
-        return ad_refuse(c, "not-constant",
+        return ad_refuse(c, DG_NOT_CONSTANT,
                          "axes and pads are not constants, and the rank or their lengths are unknown");
     int64_t *lo = ir_alloc_array((size_t)na + 1, sizeof *lo),
             *hi = ir_alloc_array((size_t)na + 1, sizeof *hi), zero = 0;
@@ -758,14 +758,14 @@ static int ad_pad_axes_down(AdCtx *c)
         return ad_pad_axes_dynamic(c, axv, pv);
     }
     bool changed;
-    int rc = r < 0 ? ad_refuse(c, "shape-unknown", "the rank of the data is unknown")
-           : np != 2 * na ? ad_refuse(c, "attribute", "pads does not match axes")
+    int rc = r < 0 ? ad_refuse(c, DG_SHAPE_UNKNOWN, "the rank of the data is unknown")
+           : np != 2 * na ? ad_refuse(c, DG_ATTRIBUTE, "pads does not match axes")
            : ad_norm_axes(c, ax, na, r, "axis", &changed);
     int64_t *full = ir_alloc_array(2 * (size_t)(r > 0 ? r : 1), sizeof *full);
     bool *seen = ir_alloc_array((size_t)(r > 0 ? r : 1), sizeof *seen);
     for (size_t i = 0; rc == 0 && i < na; i++) {
         if (seen[ax[i]]) {
-            rc = ad_refuse(c, "attribute", "axis %lld is repeated", (long long)ax[i]);
+            rc = ad_refuse(c, DG_ATTRIBUTE, "axis %lld is repeated", (long long)ax[i]);
             break;
         }
         seen[ax[i]] = true;
@@ -788,7 +788,7 @@ static int ad_pad_wrap_down(AdCtx *c)
 {
     char buf[32];
     if (strcmp(ad_attr_s(c, "mode", buf, sizeof buf), "wrap") == 0)
-        return ad_refuse(c, "attribute", "mode \"wrap\" does not exist before Pad-19");
+        return ad_refuse(c, DG_ATTRIBUTE, "mode \"wrap\" does not exist before Pad-19");
     return 0;
 }
 
@@ -826,12 +826,12 @@ static int ad_tile_up(AdCtx *c)
 {
     int64_t tiles, axis;
     if (!ad_tile_scalar(ad_in(c, 1), &tiles) || !ad_tile_scalar(ad_in(c, 2), &axis))
-        return ad_refuse(c, "not-constant", "tiles and axis must be whole-number constants");
+        return ad_refuse(c, DG_NOT_CONSTANT, "tiles and axis must be whole-number constants");
     int r = ad_rank(ad_in(c, 0));
     if (r < 0)
-        return ad_refuse(c, "shape-unknown", "repeats needs the rank of the input");
+        return ad_refuse(c, DG_SHAPE_UNKNOWN, "repeats needs the rank of the input");
     if (axis < 0 || axis >= r || tiles < 0)
-        return ad_refuse(c, "attribute", "axis %lld / tiles %lld out of range",
+        return ad_refuse(c, DG_ATTRIBUTE, "axis %lld / tiles %lld out of range",
                          (long long)axis, (long long)tiles);
     int64_t *rep = ir_alloc_array((size_t)(r ? r : 1), sizeof *rep);
     for (int i = 0; i < r; i++)
@@ -861,11 +861,11 @@ static int ad_tile_down(AdCtx *c)
     int64_t *rep;
     size_t n;
     if (!ad_in(c, 1) || !ad_const_ints(ad_in(c, 1), &rep, &n))
-        return ad_refuse(c, "not-constant", "repeats must be a constant for Tile-1");
+        return ad_refuse(c, DG_NOT_CONSTANT, "repeats must be a constant for Tile-1");
     int rc = 0;
     for (size_t i = 0; i < n && rc == 0; i++)
         if (rep[i] < 1 || rep[i] > AD_TILE_MAX_COPIES)
-            rc = ad_refuse(c, "semantics", "a repeat of %lld is not written as a Concat",
+            rc = ad_refuse(c, DG_SEMANTICS, "a repeat of %lld is not written as a Concat",
                            (long long)rep[i]);
     IrNode *last = NULL;
     IrValue *y = x;
@@ -904,11 +904,11 @@ static int ad_expand_down(AdCtx *c)
     int64_t *shape;
     size_t n;
     if (!ad_in(c, 1) || !ad_const_ints(ad_in(c, 1), &shape, &n))
-        return ad_refuse(c, "not-constant", "Expand below opset 8 needs a constant shape");
+        return ad_refuse(c, DG_NOT_CONSTANT, "Expand below opset 8 needs a constant shape");
     int rx = ad_rank(x);
     size_t r = rx > 0 && (size_t)rx > n ? (size_t)rx : n;
     int64_t *rep = ir_alloc_array(r ? r : 1, sizeof *rep);
-    int rc = rx < 0 ? ad_refuse(c, "shape-unknown", "the input's rank is unknown") : 0;
+    int rc = rx < 0 ? ad_refuse(c, DG_SHAPE_UNKNOWN, "the input's rank is unknown") : 0;
     bool tile = false;
     for (size_t i = 0; i < r && rc == 0; i++) {
         size_t lead = r - (size_t)rx;
@@ -918,9 +918,9 @@ static int ad_expand_down(AdCtx *c)
         if (b == 1 || (a == b && a > 1))
             continue;
         if (a < 0)
-            rc = ad_refuse(c, "shape-unknown", "input dim %zu is unknown", i - lead);
+            rc = ad_refuse(c, DG_SHAPE_UNKNOWN, "input dim %zu is unknown", i - lead);
         else if (a != 1 || b < 1)
-            rc = ad_refuse(c, "semantics", "dim %lld does not expand to %lld",
+            rc = ad_refuse(c, DG_SEMANTICS, "dim %lld does not expand to %lld",
                            (long long)a, (long long)b);
         else {
             tile = true;
@@ -945,7 +945,7 @@ static int ad_expand_down(AdCtx *c)
         k = rv ? ad_node(c, c->n, "Tile", 2, in, 1) : NULL;
         if (!k)
             rc = c->build_opset >= 6 ? -1
-               : ad_refuse(c, "internal", "Tile-6 is not available at opset %lld",
+               : ad_refuse(c, DG_INTERNAL, "Tile-6 is not available at opset %lld",
                            (long long)c->build_opset);
     }
     free(rep);

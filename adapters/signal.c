@@ -56,12 +56,12 @@ static int ad_dft_20_17(AdCtx *c)
         int64_t *v;
         size_t n;
         if (!ad_const_ints(in, &v, &n))
-            return ad_refuse(c, "not-constant",
+            return ad_refuse(c, DG_NOT_CONSTANT,
                              "input axis '%s' must be a constant to become the "
                              "attribute", in->name);
         if (n != 1) {
             free(v);
-            return ad_refuse(c, "semantics", "input axis '%s' is not a scalar",
+            return ad_refuse(c, DG_SEMANTICS, "input axis '%s' is not a scalar",
                              in->name);
         }
         axis = v[0];
@@ -70,7 +70,7 @@ static int ad_dft_20_17(AdCtx *c)
     if (axis < 0) {
         int r = ad_rank(ad_in(c, 0));
         if (r < 0)
-            return ad_refuse(c, "shape-unknown",
+            return ad_refuse(c, DG_SHAPE_UNKNOWN,
                              "axis %lld counts from the back and the input's rank "
                              "is unknown", (long long)axis);
         axis += r;
@@ -120,7 +120,7 @@ static int ad_win_const(AdCtx *c, int64_t size, bool periodic, int64_t dt)
         /* an initializer read by the window's consumers: no op to lower */
         IrValue *v = ad_const_tensor(c, (int32_t)dt, 1, &size, buf, (size_t)size * es);
         if (!v || ir_value_replace_uses(out, v, c->err) < 0)
-            rc = v ? ad_refuse(c, "internal", "the window's uses cannot move") : -1;
+            rc = v ? ad_refuse(c, DG_INTERNAL, "the window's uses cannot move") : -1;
         else
             ir_node_delete(c->n);
     } else {
@@ -154,7 +154,7 @@ static int ad_win_body(AdCtx *c, int64_t dt)
 {
     if (dt != IR_FLOAT && dt != IR_DOUBLE && dt != IR_FLOAT16 &&
         dt != IR_BFLOAT16)
-        return ad_refuse(c, "type",
+        return ad_refuse(c, DG_TYPE,
                          "output_datatype %lld: the float expansion would truncate "
                          "values near 1 differently", (long long)dt);
     AdWin w = ad_win_of(c->n->op_type);
@@ -198,16 +198,16 @@ static int ad_win_below_17(AdCtx *c)
         int64_t size = n == 1 ? v[0] : -1;
         free(v);
         if (size < 0 || (!periodic && size < 2))
-            return ad_refuse(c, "semantics",
+            return ad_refuse(c, DG_SEMANTICS,
                              "size %lld has no well-defined window", (long long)size);
         if (dt != IR_FLOAT && dt != IR_DOUBLE)
-            return ad_refuse(c, "type",
+            return ad_refuse(c, DG_TYPE,
                              "output_datatype %lld: only float and double windows "
                              "are folded into constants", (long long)dt);
         return ad_win_const(c, size, periodic, dt);
     }
     if (!periodic)
-        return ad_refuse(c, "not-constant",
+        return ad_refuse(c, DG_NOT_CONSTANT,
                          "a symmetric window needs a constant size (size 1 divides by 0)");
     return ad_win_body(c, dt);
 }
@@ -295,7 +295,7 @@ static IrValue *ad_dft_part(AdCtx *c, const AdDft *d, IrValue *xr, IrValue *xi, 
 static IrValue *ad_dft_comp(AdCtx *c, IrValue *x, int r, int64_t comp)
 {
     IrValue *in[2] = {x, ad_const_int_tensor(c, IR_INT64, 0, NULL, &comp, 1)};
-    IrNode *k = in[1] && !c->reason ? ad_node_in(c, c->domain, c->n, "Gather", 2, in, 1)
+    IrNode *k = in[1] && !c->refusal ? ad_node_in(c, c->domain, c->n, "Gather", 2, in, 1)
                                     : NULL;
     if (!k)
         return NULL;
@@ -309,7 +309,7 @@ static IrValue *ad_dft_perm(AdCtx *c, IrValue *x, int r, const int64_t *perm)
     bool same = true;
     for (int i = 0; i < r; i++)
         same = same && perm[i] == i;
-    if (same || !x || c->reason)
+    if (same || !x || c->refusal)
         return x;
     IrNode *k = ad_node_in(c, c->domain, c->n, "Transpose", 1, &x, 1);
     if (!k)
@@ -324,7 +324,7 @@ static IrValue *ad_dft_take(AdCtx *c, IrValue *x, const int64_t *idx, size_t ir,
                             const int64_t *id, size_t n, int64_t axis)
 {
     IrValue *in[2] = {x, ad_const_int_tensor(c, IR_INT64, ir, id, idx, n)};
-    IrNode *k = x && in[1] && !c->reason ? ad_node_in(c, c->domain, c->n, "Gather", 2, in, 1)
+    IrNode *k = x && in[1] && !c->refusal ? ad_node_in(c, c->domain, c->n, "Gather", 2, in, 1)
                                          : NULL;
     if (!k)
         return NULL;
@@ -341,7 +341,7 @@ static IrValue *ad_dft_pack(AdCtx *c, IrValue *yr, IrValue *yi, int r)
     if (!yi)
         return a;
     IrValue *in[2] = {a, ad_axes_op(c, c->n, "Unsqueeze", yi, 1, &last)};
-    IrNode *k = in[0] && in[1] && !c->reason
+    IrNode *k = in[0] && in[1] && !c->refusal
                     ? ad_node_in(c, c->domain, c->n, "Concat", 2, in, 1) : NULL;
     if (!k)
         return NULL;
@@ -357,7 +357,7 @@ static int ad_dft_sizes(AdCtx *c, AdDft *d, int64_t len, bool onesided)
     d->j = len < d->take ? len : d->take;
     d->k = onesided && !d->inverse ? d->n / 2 + 1 : d->n;
     if (d->n < 1 || d->j < 1 || d->k > AD_DFT_CAP / d->j)
-        return ad_refuse(c, "shape", "a transform of length %lld from %lld elements is "
+        return ad_refuse(c, DG_SHAPE, "a transform of length %lld from %lld elements is "
                          "not written as a matrix (at most %lld weights)", (long long)d->n,
                          (long long)len, (long long)AD_DFT_CAP);
     return 0;
@@ -373,13 +373,13 @@ static int ad_dft_scalar(AdCtx *c, size_t i, const char *what, int64_t *v)
     if (!in)
         return 0;
     if (!ad_const_ints(in, &vals, &n))
-        return ad_refuse(c, "not-constant", "%s '%s' must be a constant: the twiddle "
+        return ad_refuse(c, DG_NOT_CONSTANT, "%s '%s' must be a constant: the twiddle "
                          "factors are built from it", what, in->name);
     bool one = n == 1;
     if (one)
         *v = vals[0];
     free(vals);
-    return one ? 0 : ad_refuse(c, "attribute", "%s '%s' is not one value", what, in->name);
+    return one ? 0 : ad_refuse(c, DG_ATTRIBUTE, "%s '%s' is not one value", what, in->name);
 }
 
 /* DFT-17 below 17: the line along `axis` moves last, is cropped to the
@@ -397,24 +397,24 @@ static int ad_dft_below_17(AdCtx *c)
     AdDft d = {.inverse = ad_attr_i(c, "inverse") != 0};
     bool onesided = ad_attr_i(c, "onesided") != 0;
     if (r < 2 || (nc != 1 && nc != 2) || !t)
-        return ad_refuse(c, "shape-unknown", "the input's rank, type and last dim (1 or 2) "
+        return ad_refuse(c, DG_SHAPE_UNKNOWN, "the input's rank, type and last dim (1 or 2) "
                          "must be known");
     if (axis < 0)
         axis += r;
     if (axis < 0 || axis > r - 2)
-        return ad_refuse(c, "attribute", "axis %lld is out of range", (long long)axis);
+        return ad_refuse(c, DG_ATTRIBUTE, "axis %lld is out of range", (long long)axis);
     int64_t len = ad_dim(x, (int)axis);
     if (len < 0)
-        return ad_refuse(c, "shape-unknown", "the signal length (dim %lld) is unknown",
+        return ad_refuse(c, DG_SHAPE_UNKNOWN, "the signal length (dim %lld) is unknown",
                          (long long)axis);
     d.n = d.inverse && onesided ? 2 * (len - 1) : len;
     if (ad_dft_scalar(c, 1, "dft_length", &d.n) < 0 || ad_dft_sizes(c, &d, len, onesided) < 0)
         return -1;
     if (onesided && !d.inverse && nc == 2)
-        return ad_refuse(c, "attribute", "a onesided forward transform needs a real input");
+        return ad_refuse(c, DG_ATTRIBUTE, "a onesided forward transform needs a real input");
     int64_t perm[AD_MAX_DFT_RANK], back[AD_MAX_DFT_RANK], idx_n = d.j;
     if (r > AD_MAX_DFT_RANK)
-        return ad_refuse(c, "shape", "rank %d is above %d", r, AD_MAX_DFT_RANK);
+        return ad_refuse(c, DG_SHAPE, "rank %d is above %d", r, AD_MAX_DFT_RANK);
     for (int i = 0, k = 0; i < r - 1; i++)
         if (i != axis)
             perm[k++] = i;
@@ -438,9 +438,9 @@ static int ad_dft_below_17(AdCtx *c)
     ad_dft_free(&d);
     IrValue *y = ad_dft_perm(c, ad_dft_pack(c, yr, yi, r - 1), r, back);
     if (!y || !y->producer)
-        return c->reason ? -1 : ad_refuse(c, "internal", "the rewrite could not be built");
+        return c->refusal ? -1 : ad_refuse(c, DG_INTERNAL, "the rewrite could not be built");
     if (y == x)
-        return ad_refuse(c, "internal", "the rewrite built nothing");
+        return ad_refuse(c, DG_INTERNAL, "the rewrite built nothing");
     ad_replace(c, y->producer);
     return 0;
 }
@@ -456,26 +456,26 @@ static int ad_stft_below_17(AdCtx *c)
     int64_t len = ad_dim(x, 1), nc = ad_dim(x, 2), step = 0, fl = -1;
     bool onesided = ad_attr_i(c, "onesided") != 0;
     if (ad_rank(x) != 3 || len < 0 || (nc != 1 && nc != 2) || !t)
-        return ad_refuse(c, "shape-unknown", "the signal [batch, length, 1 or 2] needs its "
+        return ad_refuse(c, DG_SHAPE_UNKNOWN, "the signal [batch, length, 1 or 2] needs its "
                          "length, last dim and type known");
     if (ad_dft_scalar(c, 1, "frame_step", &step) < 0 ||
         ad_dft_scalar(c, 3, "frame_length", &fl) < 0)
         return -1;
     if (!ad_in(c, 1) || step < 1)
-        return ad_refuse(c, "attribute", "frame_step must be a positive constant");
+        return ad_refuse(c, DG_ATTRIBUTE, "frame_step must be a positive constant");
     if (fl < 0)
         fl = win ? ad_dim(win, 0) : len;
     if (fl < 1 || fl > len)
-        return ad_refuse(c, fl < 0 ? "shape-unknown" : "shape", "the frame length %lld "
+        return ad_refuse(c, fl < 0 ? DG_SHAPE_UNKNOWN : DG_SHAPE, "the frame length %lld "
                          "does not fit the signal length %lld", (long long)fl, (long long)len);
     if (onesided && nc == 2)
-        return ad_refuse(c, "attribute", "a onesided STFT needs a real signal");
+        return ad_refuse(c, DG_ATTRIBUTE, "a onesided STFT needs a real signal");
     int64_t frames = (len - fl) / step + 1, id[2] = {frames, fl};
     AdDft d = {.n = fl};
     if (ad_dft_sizes(c, &d, fl, onesided) < 0)
         return -1;
     if (frames > AD_DFT_CAP / fl)
-        return ad_refuse(c, "shape", "%lld frames of %lld are too many to index",
+        return ad_refuse(c, DG_SHAPE, "%lld frames of %lld are too many to index",
                          (long long)frames, (long long)fl);
     int64_t *idx = ir_alloc_array((size_t)(frames * fl), sizeof *idx);
     for (int64_t f = 0; f < frames; f++)
@@ -495,7 +495,7 @@ static int ad_stft_below_17(AdCtx *c)
     ad_dft_free(&d);
     IrValue *y = ad_dft_pack(c, yr, yi, 3);
     if (!y || !y->producer)
-        return c->reason ? -1 : ad_refuse(c, "internal", "the rewrite could not be built");
+        return c->refusal ? -1 : ad_refuse(c, DG_INTERNAL, "the rewrite could not be built");
     ad_replace(c, y->producer);
     return 0;
 }

@@ -202,7 +202,7 @@ IrValue *ad_t_table(AdCtx *c, int rank, const int64_t *dims, const int64_t *v)
 {
     int64_t n = ad_t_prod(dims, 0, rank);
     if (n < 0 || (uint64_t)n * 8 > AD_T_MAX_CONST) {
-        ad_refuse(c, "too-large", "an index table would be too large");
+        ad_refuse(c, DG_TOO_LARGE, "an index table would be too large");
         return NULL;
     }
     return ad_const_tensor(c, IR_INT64, (size_t)rank, dims, v, (size_t)n * 8);
@@ -225,13 +225,13 @@ IrValue *ad_t_concat(AdCtx *c, IrValue *a, IrValue *b, int64_t axis)
 IrValue *ad_t_const_of(AdCtx *c, const EvValue *v)
 {
     if (v->dtype == IR_STRING) {
-        ad_refuse(c, "type", "cannot build a constant of strings here");
+        ad_refuse(c, DG_TYPE, "cannot build a constant of strings here");
         return NULL;
     }
     IrTensor *t = ev_to_ir_tensor(v, NULL);
     IrValue *r = NULL;
     if (t->raw.len > AD_T_MAX_CONST)
-        ad_refuse(c, "too-large", "the constant would take %zu bytes", t->raw.len);
+        ad_refuse(c, DG_TOO_LARGE, "the constant would take %zu bytes", t->raw.len);
     else
         r = ad_const_tensor(c, v->dtype, v->rank, v->dims, t->raw.data, t->raw.len);
     ir_tensor_free(t);
@@ -254,7 +254,7 @@ static IrValue *ad_t_zero(AdCtx *c, int32_t dt)
     IrError e;
     EvValue *z = ev_tensor_new(dt, 0, NULL, &e);
     if (!z) {
-        ad_refuse(c, "type", "no zero of type %s", ir_dtype_name(dt) ? ir_dtype_name(dt) : "?");
+        ad_refuse(c, DG_TYPE, "no zero of type %s", ir_dtype_name(dt) ? ir_dtype_name(dt) : "?");
         return NULL;
     }
     IrValue *r = ad_t_const_of(c, z);
@@ -363,7 +363,7 @@ static int ad_ccp_gone(AdCtx *c)
     IrValue *x = ad_in(c, 0);
     int r = ad_rank(x);
     if (r < 0 || r > AD_T_MAX_RANK)
-        return ad_refuse(c, "shape-unknown", "the rank of '%s' is unknown", x->name);
+        return ad_refuse(c, DG_SHAPE_UNKNOWN, "the rank of '%s' is unknown", x->name);
     IrAttr *ax = ad_attr(c, "axes");
     int64_t axes[AD_T_MAX_RANK], pads[2 * AD_T_MAX_RANK] = {0};
     int64_t cs[AD_T_MAX_RANK], ce[AD_T_MAX_RANK], ca[AD_T_MAX_RANK];
@@ -375,13 +375,13 @@ static int ad_ccp_gone(AdCtx *c)
             seen[axes[i]] = true;
     }
     if (bad)
-        return ad_refuse(c, "attribute", "the axes do not fit the input");
+        return ad_refuse(c, DG_ATTRIBUTE, "the axes do not fit the input");
     int64_t *shape = NULL;
     size_t n = 0;
     bool known = ad_const_ints(ad_in(c, 1), &shape, &n);
     if (known && n != na) {
         free(shape);
-        return ad_refuse(c, "attribute", "shape has %zu sizes for %zu axes", n, na);
+        return ad_refuse(c, DG_ATTRIBUTE, "shape has %zu sizes for %zu axes", n, na);
     }
     for (size_t i = 0; known && i < na; i++) {
         int64_t d = ad_dim(x, (int)axes[i]);
@@ -420,7 +420,7 @@ static int ad_constant_11_9(AdCtx *c)
         return 0;
     IrSparse *sp = a->sparse_tensor;
     if (a->ref_attr_name || !sp || !sp->values || sp->ndims > AD_T_MAX_RANK)
-        return ad_refuse(c, "attribute", "sparse_value holds no sparse tensor here");
+        return ad_refuse(c, DG_ATTRIBUTE, "sparse_value holds no sparse tensor here");
     IrError e;
     EvValue *vals = ev_from_ir_tensor(sp->values, &e);
     EvValue *ind = vals && sp->indices ? ev_from_ir_tensor(sp->indices, &e) : NULL;
@@ -452,7 +452,7 @@ static int ad_constant_11_9(AdCtx *c)
     ev_unref(vals);
     ev_unref(ind);
     if (!dense)
-        return ad_refuse(c, "attribute",
+        return ad_refuse(c, DG_ATTRIBUTE,
                          "sparse_value cannot become a small dense tensor");
     IrTensor *t = ev_to_ir_tensor(dense, NULL);
     ev_unref(dense);
@@ -474,7 +474,7 @@ static int ad_constant_9_1(AdCtx *c)
     IrError e;
     EvValue *v = ev_from_ir_tensor(a->t, &e);
     if (!v)
-        return ad_refuse(c, "attribute", "the value cannot be read: %s", e.msg);
+        return ad_refuse(c, DG_ATTRIBUTE, "the value cannot be read: %s", e.msg);
     IrValue *k = ad_t_const_of(c, v);
     ev_unref(v);
     return k ? ad_t_replace_value(c, k) : -1;
@@ -512,7 +512,7 @@ static int ad_constant_12_11(AdCtx *c)
         if (!a)
             continue;
         if (a->ref_attr_name)
-            return ad_refuse(c, "attribute", "%s refers to a function attribute",
+            return ad_refuse(c, DG_ATTRIBUTE, "%s refers to a function attribute",
                              names[w]);
         bool list = w % 2 == 1;
         int64_t dim = 0;
@@ -554,14 +554,14 @@ static int ad_cos_gone(AdCtx *c)
                       : ev_scalar_new(IR_FLOAT, 0.0);
     if (!val || val->numel != 1) {
         ev_unref(val);
-        return ad_refuse(c, "attribute", "value must hold one element");
+        return ad_refuse(c, DG_ATTRIBUTE, "value must hold one element");
     }
     EvValue *fill = ev_tensor_new(val->dtype, 0, NULL, &e);
     if (fill)
         ev_copy_elems(fill, 0, val, 0, 1);
     ev_unref(val);
     if (!fill)
-        return ad_refuse(c, "type", "unsupported fill type");
+        return ad_refuse(c, DG_TYPE, "unsupported fill type");
     int64_t *shape;
     size_t n;
     EvValue *full = NULL;
@@ -593,7 +593,7 @@ static int ad_cos_gone(AdCtx *c)
         y = ad_op2(c, "Expand", ad_t_const_of(c, fill), ad_in(c, 0));
     } else {
         ev_unref(fill);
-        return ad_refuse(c, "not-constant",
+        return ad_refuse(c, DG_NOT_CONSTANT,
                          "the shape must be a small constant or of known length");
     }
     ev_unref(fill);
@@ -615,14 +615,14 @@ static int ad_d2s_11_1(AdCtx *c)
         return 0;
     }
     if (strcmp(mode, "CRD"))
-        return ad_refuse(c, "attribute", "mode '%s' is not DCR or CRD", mode);
+        return ad_refuse(c, DG_ATTRIBUTE, "mode '%s' is not DCR or CRD", mode);
     IrValue *x = ad_in(c, 0);
     int64_t b = ad_attr_i(c, "blocksize"), C = ad_dim(x, 1);
     if (ad_rank(x) != 4 || C < 0)
-        return ad_refuse(c, "shape-unknown", "CRD mode needs the channel count of '%s'",
+        return ad_refuse(c, DG_SHAPE_UNKNOWN, "CRD mode needs the channel count of '%s'",
                          x->name);
     if ((uint64_t)C * 8 > AD_T_MAX_CONST || b <= 0 || b > C || C % (b * b))
-        return ad_refuse(c, "attribute", "blocksize %lld does not divide %lld channels",
+        return ad_refuse(c, DG_ATTRIBUTE, "blocksize %lld does not divide %lld channels",
                          (long long)b, (long long)C);
     int64_t cp = C / (b * b), *perm = ir_alloc_array((size_t)C, sizeof *perm);
     for (int64_t i = 0; i < b; i++)
@@ -649,20 +649,20 @@ static int ad_eyelike_gone(AdCtx *c)
     int64_t dims[AD_T_MAX_RANK];
     int r;
     if (!ad_t_static(x, dims, &r) || r != 2)
-        return ad_refuse(c, "shape-unknown", "the 2-D shape of '%s' is unknown", x->name);
+        return ad_refuse(c, DG_SHAPE_UNKNOWN, "the 2-D shape of '%s' is unknown", x->name);
     int64_t dt = ad_attr(c, "dtype") ? ad_attr_i(c, "dtype") : ad_elem(x);
     if (!dt)
-        return ad_refuse(c, "type-unknown", "the type of '%s' is unknown", x->name);
+        return ad_refuse(c, DG_TYPE_UNKNOWN, "the type of '%s' is unknown", x->name);
     if (dt < 0 || dt > 16 || dt == IR_STRING || dt == IR_COMPLEX64 ||
         dt == IR_COMPLEX128 || !ev_dtype_size((int32_t)dt))
-        return ad_refuse(c, "type", "dtype %lld is not supported", (long long)dt);
+        return ad_refuse(c, DG_TYPE, "dtype %lld is not supported", (long long)dt);
     int64_t total = ad_t_prod(dims, 0, 2), k = ad_attr_i(c, "k");
     if (total < 0 || (uint64_t)total * ev_dtype_size((int32_t)dt) > AD_T_MAX_CONST)
-        return ad_refuse(c, "too-large", "the identity matrix would be too large");
+        return ad_refuse(c, DG_TOO_LARGE, "the identity matrix would be too large");
     IrError e;
     EvValue *y = ev_tensor_new((int32_t)dt, 2, dims, &e);
     if (!y)
-        return ad_refuse(c, "type", "dtype %lld is not supported", (long long)dt);
+        return ad_refuse(c, DG_TYPE, "dtype %lld is not supported", (long long)dt);
     for (int64_t i = 0; k > -dims[0] && k < dims[1] && i < dims[0]; i++)
         if (i + k >= 0 && i + k < dims[1])
             ev_set_i(y, (size_t)(i * dims[1] + i + k), 1);
@@ -690,7 +690,7 @@ static int ad_onehot_9_11(AdCtx *c)
     if (ad_t_nonneg(idx))
         return 0;
     if (!ad_elem(idx))
-        return ad_refuse(c, "type-unknown", "the type of indices '%s' is unknown",
+        return ad_refuse(c, DG_TYPE_UNKNOWN, "the type of indices '%s' is unknown",
                          idx->name);
     IrValue *i64 = ad_cast(c, idx, IR_INT64);
     IrValue *neg = ad_op2(c, "Less", i64, ad_t_int(c, IR_INT64, 0));
@@ -713,14 +713,14 @@ static int ad_onehot_11_9(AdCtx *c)
     int64_t a = ad_attr_i(c, "axis"), axis;
     if (a < -1) {
         if (!ad_t_axis(a, ad_rank(idx), 1, &axis))
-            return ad_refuse(c, "shape-unknown", "axis %lld needs the rank of the indices",
+            return ad_refuse(c, DG_SHAPE_UNKNOWN, "axis %lld needs the rank of the indices",
                              (long long)a);
         ad_set_attr_i(c, c->n, "axis", axis);
     }
     if (ad_t_nonneg(idx))
         return 0;
     if (!ad_elem(idx))
-        return ad_refuse(c, "type-unknown", "the type of indices '%s' is unknown",
+        return ad_refuse(c, DG_TYPE_UNKNOWN, "the type of indices '%s' is unknown",
                          idx->name);
     EvValue *cv = ad_t_const_ev(idx);
     int64_t *dv = NULL;
@@ -743,7 +743,7 @@ static int ad_onehot_11_9(AdCtx *c)
         IrValue *nc = made ? ad_t_const_of(c, iv) : NULL;
         ev_unref(iv);
         if (!nc)
-            return made ? -1 : ad_refuse(c, "internal", "cannot rewrite the indices");
+            return made ? -1 : ad_refuse(c, DG_INTERNAL, "cannot rewrite the indices");
         ad_t_swap_input(c, 0, nc);
         return 0;
     }
@@ -771,11 +771,11 @@ static int ad_onehot_gone(AdCtx *c)
     double *dv;
     size_t n;
     if (!ad_t_axis(ad_attr_i(c, "axis"), r, 1, &axis) || r + 1 > AD_T_MAX_RANK)
-        return ad_refuse(c, "shape-unknown", "the rank of the indices is unknown");
+        return ad_refuse(c, DG_SHAPE_UNKNOWN, "the rank of the indices is unknown");
     if (!ad_const_floats(ad_in(c, 1), &dv, &n) || n != 1) {
         int64_t *iv;
         if (!ad_const_ints(ad_in(c, 1), &iv, &n) || n != 1)
-            return ad_refuse(c, "not-constant", "depth must be a constant");
+            return ad_refuse(c, DG_NOT_CONSTANT, "depth must be a constant");
         depth = iv[0];
         free(iv);
     } else {
@@ -783,7 +783,7 @@ static int ad_onehot_gone(AdCtx *c)
         free(dv);
     }
     if (depth < 0 || (uint64_t)depth * 8 > AD_T_MAX_CONST)
-        return ad_refuse(c, "attribute", "depth %lld is not usable", (long long)depth);
+        return ad_refuse(c, DG_ATTRIBUTE, "depth %lld is not usable", (long long)depth);
     int64_t dims[AD_T_MAX_RANK + 1], *ar = ir_alloc_array((size_t)depth + 1, sizeof *ar);
     dims[0] = depth;
     for (int64_t d = 1; d <= r - axis; d++)
@@ -845,7 +845,7 @@ static int ad_range_loop(AdCtx *c)
     IrValue *s = ad_in(c, 0), *l = ad_in(c, 1), *d = ad_in(c, 2);
     int32_t dt = ad_elem(s);
     if (!dt)
-        return ad_refuse(c, "type-unknown", "Range's type is unknown");
+        return ad_refuse(c, DG_TYPE_UNKNOWN, "Range's type is unknown");
     IrValue *q = ad_op2(c, "Div",
                         ad_op2(c, "Sub", ad_cast(c, l, IR_DOUBLE), ad_cast(c, s, IR_DOUBLE)),
                         ad_cast(c, d, IR_DOUBLE));
@@ -854,7 +854,7 @@ static int ad_range_loop(AdCtx *c)
     IrValue *yes = n ? ad_const_scalar(c, IR_BOOL, 1.0) : NULL;
     IrGraph *body = yes ? ad_range_body(c, s, d, dt) : NULL;
     if (!body)
-        return c->reason ? -1 : ad_refuse(c, "internal", "cannot build Range's Loop");
+        return c->refusal ? -1 : ad_refuse(c, DG_INTERNAL, "cannot build Range's Loop");
     IrValue *in[3] = {n, yes, s};
     IrNode *loop = ad_node_in(c, c->domain, c->n, "Loop", 3, in, 2);
     if (!loop) {
@@ -919,7 +919,7 @@ static int ad_range_gone(AdCtx *c)
     if (!y && !ok)
         return ad_range_loop(c);
     if (!y)
-        return ad_refuse(c, "too-large",
+        return ad_refuse(c, DG_TOO_LARGE,
                          "start, limit and delta must be small constants");
     IrValue *v = ad_t_const_of(c, y);
     ev_unref(y);
@@ -938,7 +938,7 @@ static int ad_range_27_11(AdCtx *c)
     if (dt != IR_FLOAT16 && dt != IR_BFLOAT16)
         return 0;
     if (stash != 1 && stash != 11)
-        return ad_refuse(c, "type", "Range-11 cannot compute in %s (stash_type)",
+        return ad_refuse(c, DG_TYPE, "Range-11 cannot compute in %s (stash_type)",
                          ir_dtype_name((int32_t)stash) ? ir_dtype_name((int32_t)stash) : "?");
     IrValue *in[3];
     for (int i = 0; i < 3; i++)
@@ -997,16 +997,16 @@ static int ad_trilu_gone(AdCtx *c)
     int r = ad_rank(x);
     int64_t dims[2] = {r >= 2 ? ad_dim(x, r - 2) : -1, r >= 2 ? ad_dim(x, r - 1) : -1};
     if (dims[0] < 0 || dims[1] < 0)
-        return ad_refuse(c, "shape-unknown", "the last two dims of '%s' are unknown",
+        return ad_refuse(c, DG_SHAPE_UNKNOWN, "the last two dims of '%s' are unknown",
                          x->name);
     int32_t dt = ad_elem(x);
     if (!dt || dt == IR_STRING)
-        return ad_refuse(c, dt ? "type" : "type-unknown",
+        return ad_refuse(c, dt ? DG_TYPE : DG_TYPE_UNKNOWN,
                          "a zero of the input's type is needed");
     int64_t total = ad_t_prod(dims, 0, 2), *kc = NULL, k = 0;
     size_t n = 0;
     if (total < 0 || (uint64_t)total * 8 > AD_T_MAX_CONST)
-        return ad_refuse(c, "too-large", "the mask would be too large");
+        return ad_refuse(c, DG_TOO_LARGE, "the mask would be too large");
     bool upper = ad_attr_i(c, "upper") != 0;
     bool kconst = !kv || (ad_const_ints(kv, &kc, &n) && n == 1);
     bool mul = dt == IR_INT32 || dt == IR_INT64 || dt == IR_UINT32 || dt == IR_UINT64;
@@ -1020,7 +1020,7 @@ static int ad_trilu_gone(AdCtx *c)
     IrError e;
     EvValue *m = ev_tensor_new(mt, 2, dims, &e);
     if (!m)
-        return ad_refuse(c, "internal", "cannot build the mask");
+        return ad_refuse(c, DG_INTERNAL, "cannot build the mask");
     for (int64_t i = 0; i < dims[0]; i++)
         for (int64_t j = 0; j < dims[1]; j++) {
             size_t at = (size_t)(i * dims[1] + j);

@@ -30,10 +30,10 @@
 #include "opschema.h"
 #include "save.h"
 
-/* The public header repeats the evaluator's element type codes (it must
+/* The public header repeats the IR's element type codes (it must
  * stand alone); both are ONNX's TensorProto.DataType, and every one is
  * checked here to be the same. */
-#define OC_SAME_CODE(t) _Static_assert((int)OC_##t == (int)EV_##t, #t " differs");
+#define OC_SAME_CODE(t) _Static_assert((int)OC_##t == (int)IR_##t, #t " differs");
 OC_SAME_CODE(FLOAT) OC_SAME_CODE(UINT8) OC_SAME_CODE(INT8)
 OC_SAME_CODE(UINT16) OC_SAME_CODE(INT16) OC_SAME_CODE(INT32)
 OC_SAME_CODE(INT64) OC_SAME_CODE(STRING) OC_SAME_CODE(BOOL)

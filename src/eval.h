@@ -36,16 +36,7 @@
  * runaway Loop ends within minutes. */
 #define EV_DEFAULT_MAX_STEPS (1ull << 30)
 
-/* TensorProto.DataType codes, named for the kernels' switch statements. */
-enum {
-    EV_UNDEFINED = 0, EV_FLOAT = 1, EV_UINT8 = 2, EV_INT8 = 3, EV_UINT16 = 4,
-    EV_INT16 = 5, EV_INT32 = 6, EV_INT64 = 7, EV_STRING = 8, EV_BOOL = 9,
-    EV_FLOAT16 = 10, EV_DOUBLE = 11, EV_UINT32 = 12, EV_UINT64 = 13,
-    EV_COMPLEX64 = 14, EV_COMPLEX128 = 15, EV_BFLOAT16 = 16,
-    EV_FLOAT8E4M3FN = 17, EV_FLOAT8E4M3FNUZ = 18, EV_FLOAT8E5M2 = 19,
-    EV_FLOAT8E5M2FNUZ = 20, EV_UINT4 = 21, EV_INT4 = 22, EV_FLOAT4E2M1 = 23,
-    EV_FLOAT8E8M0 = 24, EV_UINT2 = 25, EV_INT2 = 26
-};
+/* Element types are the IR's (IR_FLOAT, ... in src/ir.h). */
 
 /* One string element (owned by its tensor; p is NUL-terminated too). */
 typedef struct EvStr {
