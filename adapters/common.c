@@ -817,10 +817,10 @@ static bool ad_same_default(const OsAttr *a, const OsAttr *b)
 static void ad_set_default(AdCtx *c, const OsAttr *d)
 {
     switch (d->type) {
-    case 1: ad_set_attr_f(c, c->n, d->name, d->def_f); break;
-    case 2: ad_set_attr_i(c, c->n, d->name, d->def_i); break;
-    case 3: ad_set_attr_s(c, c->n, d->name, d->def_s ? d->def_s : ""); break;
-    case 7: ad_set_attr_ints(c, c->n, d->name, d->def_n, d->def_ints); break;
+    case IR_AT_FLOAT: ad_set_attr_f(c, c->n, d->name, d->def_f); break;
+    case IR_AT_INT: ad_set_attr_i(c, c->n, d->name, d->def_i); break;
+    case IR_AT_STRING: ad_set_attr_s(c, c->n, d->name, d->def_s ? d->def_s : ""); break;
+    case IR_AT_INTS: ad_set_attr_ints(c, c->n, d->name, d->def_n, d->def_ints); break;
     default: break;
     }
 }

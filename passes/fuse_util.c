@@ -447,7 +447,7 @@ long opt_fz_attr_ints(const IrNode *k, const char *name, int64_t *out, size_t ca
     const IrAttr *a = ir_node_attr(k, name);
     if (!a)
         return -1;
-    if (a->ref_attr_name || a->n_ints > cap || (a->has_type && a->type != 7))
+    if (a->ref_attr_name || a->n_ints > cap || (a->has_type && a->type != IR_AT_INTS))
         return -2;
     memcpy(out, a->ints, a->n_ints * sizeof *out);
     return (long)a->n_ints;

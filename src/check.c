@@ -455,7 +455,8 @@ static void chk_attr_value(ChkCtx *c, IrAttr *a, const char *where, ChkScope *s)
     int which = 0;
     int n = chk_attr_fields(a, &which);
     if (!a->ref_attr_name) {
-        bool list = a->has_type && a->type >= 6 && a->type <= 14 && a->type != 11 && a->type != 13;
+        bool list = a->has_type && a->type >= IR_AT_FLOATS && a->type <= IR_AT_TYPE_PROTOS &&
+                    a->type != IR_AT_SPARSE_TENSOR && a->type != IR_AT_TYPE_PROTO;
         if (n > 1)
             chk_add(c->r, CHK_ERROR, "attr-value: %s: attribute '%s' sets %d value "
                     "fields", where, a->name, n);

@@ -364,8 +364,8 @@ float ev_attr_f(const EvCtx *c, const char *name)
     const OsAttr *d = ev_attr_default(c, name);
     if (!d)
         return 0.0f;
-    /* AttributeProto.FLOAT is 1; an INT default read as a float converts */
-    return d->type == 1 ? d->def_f : (float)d->def_i;
+    /* an INT default read as a float converts */
+    return d->type == IR_AT_FLOAT ? d->def_f : (float)d->def_i;
 }
 
 const char *ev_attr_s(EvCtx *c, const char *name)
@@ -403,7 +403,7 @@ long ev_attr_ints(const EvCtx *c, const char *name, const int64_t **v)
 {
     const IrAttr *a = ev_attr(c, name);
     *v = NULL;
-    if (!a || (!a->n_ints && !(a->has_type && a->type == 7)))
+    if (!a || (!a->n_ints && !(a->has_type && a->type == IR_AT_INTS)))
         return -1;
     *v = a->ints;
     return (long)a->n_ints;
@@ -413,7 +413,7 @@ long ev_attr_floats(const EvCtx *c, const char *name, const float **v)
 {
     const IrAttr *a = ev_attr(c, name);
     *v = NULL;
-    if (!a || (!a->n_floats && !(a->has_type && a->type == 6)))
+    if (!a || (!a->n_floats && !(a->has_type && a->type == IR_AT_FLOATS)))
         return -1;
     *v = a->floats;
     return (long)a->n_floats;
@@ -423,7 +423,7 @@ long ev_attr_strings(const EvCtx *c, const char *name, const IrBytes **v)
 {
     const IrAttr *a = ev_attr(c, name);
     *v = NULL;
-    if (!a || (!a->n_strings && !(a->has_type && a->type == 8)))
+    if (!a || (!a->n_strings && !(a->has_type && a->type == IR_AT_STRINGS)))
         return -1;
     *v = a->strings;
     return (long)a->n_strings;

@@ -312,7 +312,7 @@ int64_t inf_attr_i_or(const InfCtx *c, const char *name, int64_t dflt)
     if (a && a->has_i)
         return a->i;
     const OsAttr *s = c->schema ? os_attr(c->schema, name) : NULL;
-    return s && s->has_default && s->type == 2 ? s->def_i : dflt;
+    return s && s->has_default && s->type == IR_AT_INT ? s->def_i : dflt;
 }
 
 float inf_attr_f_or(const InfCtx *c, const char *name, float dflt)
@@ -321,7 +321,7 @@ float inf_attr_f_or(const InfCtx *c, const char *name, float dflt)
     if (a && a->has_f)
         return a->f;
     const OsAttr *s = c->schema ? os_attr(c->schema, name) : NULL;
-    return s && s->has_default && s->type == 1 ? s->def_f : dflt;
+    return s && s->has_default && s->type == IR_AT_FLOAT ? s->def_f : dflt;
 }
 
 const char *inf_attr_s_or(InfCtx *c, const char *name, const char *dflt)
@@ -338,7 +338,7 @@ const char *inf_attr_s_or(InfCtx *c, const char *name, const char *dflt)
         return w->sbuf;
     }
     const OsAttr *s = c->schema ? os_attr(c->schema, name) : NULL;
-    return s && s->has_default && s->type == 3 ? s->def_s : dflt;
+    return s && s->has_default && s->type == IR_AT_STRING ? s->def_s : dflt;
 }
 
 int64_t inf_attr_i(const InfCtx *c, const char *name)
@@ -359,12 +359,12 @@ const char *inf_attr_s(InfCtx *c, const char *name)
 long inf_attr_ints(const InfCtx *c, const char *name, const int64_t **v)
 {
     const IrAttr *a = inf_attr(c, name);
-    if (a && (a->n_ints || (a->has_type && a->type == 7))) {
+    if (a && (a->n_ints || (a->has_type && a->type == IR_AT_INTS))) {
         *v = a->ints;
         return (long)a->n_ints;
     }
     const OsAttr *s = c->schema ? os_attr(c->schema, name) : NULL;
-    if (s && s->has_default && s->type == 7) {
+    if (s && s->has_default && s->type == IR_AT_INTS) {
         *v = s->def_ints;
         return s->def_n;
     }
@@ -375,12 +375,12 @@ long inf_attr_ints(const InfCtx *c, const char *name, const int64_t **v)
 long inf_attr_floats(const InfCtx *c, const char *name, const float **v)
 {
     const IrAttr *a = inf_attr(c, name);
-    if (a && (a->n_floats || (a->has_type && a->type == 6))) {
+    if (a && (a->n_floats || (a->has_type && a->type == IR_AT_FLOATS))) {
         *v = a->floats;
         return (long)a->n_floats;
     }
     const OsAttr *s = c->schema ? os_attr(c->schema, name) : NULL;
-    if (s && s->has_default && s->type == 6) {
+    if (s && s->has_default && s->type == IR_AT_FLOATS) {
         *v = s->def_floats;
         return s->def_n;
     }

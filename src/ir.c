@@ -1185,10 +1185,6 @@ static IrAttr *ir_attr_new(const char *name, int type)
     return a;
 }
 
-/* AttributeProto.AttributeType codes used below. */
-enum { IR_AT_FLOAT = 1, IR_AT_INT = 2, IR_AT_STRING = 3, IR_AT_TENSOR = 4,
-       IR_AT_GRAPH = 5, IR_AT_FLOATS = 6, IR_AT_INTS = 7 };
-
 IrAttr *ir_attr_int(const char *name, int64_t v)
 {
     IrAttr *a = ir_attr_new(name, IR_AT_INT);

@@ -182,12 +182,23 @@ typedef struct IrValue IrValue;
 
 /* AttributeProto. Every value field has its own presence so that malformed
  * or IR-1 attributes (several values, no type) survive a round trip. */
+/* The one list of AttributeProto.AttributeType codes: X(NAME, code). */
+#define IR_ATTR_TYPES(X) \
+    X(UNDEFINED, 0) X(FLOAT, 1) X(INT, 2) X(STRING, 3) X(TENSOR, 4) \
+    X(GRAPH, 5) X(FLOATS, 6) X(INTS, 7) X(STRINGS, 8) X(TENSORS, 9) \
+    X(GRAPHS, 10) X(SPARSE_TENSOR, 11) X(SPARSE_TENSORS, 12) \
+    X(TYPE_PROTO, 13) X(TYPE_PROTOS, 14)
+
+#define IR_ATTR_TYPE_ENUM(name, code) IR_AT_##name = code,
+enum { IR_ATTR_TYPES(IR_ATTR_TYPE_ENUM) IR_AT_END };
+#undef IR_ATTR_TYPE_ENUM
+
 typedef struct IrAttr {
     char *name;
     char *ref_attr_name;
     char *doc_string;
     bool has_type;
-    int type;           /* AttributeProto.AttributeType */
+    int type;           /* AttributeProto.AttributeType (IR_AT_*) */
     bool has_f;  float f;
     bool has_i;  int64_t i;
     bool has_s;  IrBytes s;

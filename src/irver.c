@@ -54,7 +54,7 @@ static bool irv_op_has_int_attr(const char *op, const char *name)
     const OsSchema *v = os_versions("", op, &n);
     for (size_t i = 0; v && i < n; i++) {
         const OsAttr *a = os_attr(&v[i], name);
-        if (a && a->type == 2)
+        if (a && a->type == IR_AT_INT)
             return true;
     }
     return false;

@@ -355,10 +355,9 @@ char *os_type_str(const IrType *t, char *buf, size_t cap)
 
 const char *os_attr_type_name(int type)
 {
-    static const char *const names[] = {
-        "UNDEFINED", "FLOAT", "INT", "STRING", "TENSOR", "GRAPH", "FLOATS",
-        "INTS", "STRINGS", "TENSORS", "GRAPHS", "SPARSE_TENSOR",
-        "SPARSE_TENSORS", "TYPE_PROTO", "TYPE_PROTOS"};
+#define OS_AT_NAME(name, code) [code] = #name,
+    static const char *const names[] = {IR_ATTR_TYPES(OS_AT_NAME)};
+#undef OS_AT_NAME
     if (type < 0 || (size_t)type >= sizeof names / sizeof names[0])
         return NULL;
     return names[type];
