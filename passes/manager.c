@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "passes.h"
+#include "../src/diag.h"
 #include "../src/infer.h"
 
 #define OPT_DEFAULT_ITERS 8
@@ -196,10 +197,13 @@ int opt_optimize(IrModel *m, const OptOptions *o, OptStats *st, IrError *err)
     for (size_t i = 0; !bad && i < m->n_functions; i++)
         if (m->functions[i]->body)
             bad = opt_find_unnamed(m->functions[i]->body);
-    if (bad)
-        return ir_fail(err, "node '%s' (%s) lacks its op_type or an attribute name: cannot "
-                       "optimize a model with it", bad->name ? bad->name : "",
-                       bad->op_type ? bad->op_type : "");
+    if (bad) {
+        DgDiag d = dg_none();
+        char label[300];
+        dg_set_node(&d, bad, NULL, 0);
+        return ir_fail(err, "%s lacks its op_type or an attribute name: cannot "
+                       "optimize a model with it", dg_label(&d, label, sizeof label));
+    }
     st->changes = ir_alloc_array(st->n, sizeof *st->changes);
     st->nodes_before = opt_count_nodes(m);
     int cap = o && o->max_iters > 0 ? o->max_iters : OPT_DEFAULT_ITERS;

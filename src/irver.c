@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "diag.h"
 #include "irver.h"
 #include "opschema.h"
 
@@ -211,9 +212,10 @@ static void irv_node(IrvRun *r, const IrNode *n)
 {
     if (irv_node_plain(n))
         return;
-    char where[200];
-    snprintf(where, sizeof where, "node '%s' (%s)", n->name ? n->name : "",
-             n->op_type ? n->op_type : "");
+    char where[300];
+    DgDiag d = dg_none();
+    dg_set_node(&d, n, NULL, 0);
+    dg_label(&d, where, sizeof where);
     if (n->overload)
         irv_bad(r, 10, "NodeProto.overload", where);
     if (n->meta.n)
