@@ -36,12 +36,17 @@ def c_float(x):
 
 
 def read_counts(words, path, lineno):
-    """{"inputs": [N, ...], "outputs": [...]} from `inputs=1,5` words."""
+    """{"inputs": [N, ...], "outputs": [...], "default.NAME": float} from
+    `inputs=1,5` and `default.NAME=X` words."""
     out = {}
     for w in words:
         key, _, val = w.partition("=")
+        if key.startswith("default.") and val:
+            out[key] = float(val)
+            continue
         if key not in ("inputs", "outputs") or not val:
-            sys.exit(f"{path}:{lineno}: expected inputs=N,... or outputs=N,..., got '{w}'")
+            sys.exit(f"{path}:{lineno}: expected inputs=N,..., outputs=N,... or "
+                     f"default.NAME=X, got '{w}'")
         ns = sorted({int(x) for x in val.split(",")})
         if ns[0] < 0 or ns[-1] > 31:
             sys.exit(f"{path}:{lineno}: counts must be 0..31 (a bit mask)")
@@ -145,8 +150,27 @@ def param_entry(p):
             f"{1 if p.get('heterogeneous') else 0}}}")
 
 
+def corrected_attrs(o, counts):
+    """o's attributes with the float defaults the flags file corrects."""
+    fix = counts.get((o["domain"], o["op"], o["since_version"]), {})
+    out = []
+    for a in o["attributes"]:
+        key = "default." + a["name"]
+        if key in fix:
+            if a["type"] != "FLOAT" or "default" not in a:
+                sys.exit(f"{o['op']}-{o['since_version']}: {a['name']} has no float default to correct")
+            a = dict(a, default=fix[key])
+        out.append(a)
+    names = {"default." + a["name"] for a in o["attributes"]}
+    for key in fix:
+        if key.startswith("default.") and key not in names:
+            sys.exit(f"{o['op']}-{o['since_version']}: no attribute {key[8:]} to correct")
+    return out
+
+
 def schema_entry(o, nxt, flags, families, counts, pool):
-    attrs = [attr_entry(a, pool) for a in sorted(o["attributes"], key=lambda a: a["name"])]
+    attrs = [attr_entry(a, pool) for a in sorted(corrected_attrs(o, counts),
+                                                 key=lambda a: a["name"])]
     a_arr = pool.add("OsAttr", "os_attrs_", attrs) if attrs else "NULL"
     ins = [param_entry(p) for p in o["inputs"]]
     i_arr = pool.add("OsParam", "os_params_", ins) if ins else "NULL"

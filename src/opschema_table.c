@@ -775,8 +775,8 @@ static const int os_fb_124[] = {
     13
 };
 static const OsAttr os_attrs_125[] = {
-    {"max", 1, 0, 1, 0, 3.402823e+38f, NULL, 0, NULL, NULL, NULL},
-    {"min", 1, 0, 1, 0, -3.402823e+38f, NULL, 0, NULL, NULL, NULL}
+    {"max", 1, 0, 1, 0, 3.4028234663852886e+38f, NULL, 0, NULL, NULL, NULL},
+    {"min", 1, 0, 1, 0, -3.4028234663852886e+38f, NULL, 0, NULL, NULL, NULL}
 };
 static const OsParam os_params_126[] = {
     {"input", "T", 0, 0, 0},
@@ -4752,7 +4752,7 @@ static const OsTypeCons os_tcs_682[] = {
 };
 static const OsAttr os_attrs_683[] = {
     {"decay_factor", 1, 0, 1, 0, 0.0f, NULL, 0, NULL, NULL, NULL},
-    {"epsilon", 1, 0, 1, 0, 0.0f, NULL, 0, NULL, NULL, NULL},
+    {"epsilon", 1, 0, 1, 0, 1e-06f, NULL, 0, NULL, NULL, NULL},
     {"norm_coefficient", 1, 0, 1, 0, 0.0f, NULL, 0, NULL, NULL, NULL}
 };
 static const OsParam os_params_684[] = {
@@ -4771,7 +4771,7 @@ static const OsTypeCons os_tcs_686[] = {
 static const OsAttr os_attrs_687[] = {
     {"alpha", 1, 0, 1, 0, 0.9f, NULL, 0, NULL, NULL, NULL},
     {"beta", 1, 0, 1, 0, 0.999f, NULL, 0, NULL, NULL, NULL},
-    {"epsilon", 1, 0, 1, 0, 0.0f, NULL, 0, NULL, NULL, NULL},
+    {"epsilon", 1, 0, 1, 0, 1e-06f, NULL, 0, NULL, NULL, NULL},
     {"norm_coefficient", 1, 0, 1, 0, 0.0f, NULL, 0, NULL, NULL, NULL},
     {"norm_coefficient_post", 1, 0, 1, 0, 0.0f, NULL, 0, NULL, NULL, NULL}
 };

@@ -4,6 +4,7 @@
  * Expected values are facts of the ONNX specification (Operators.md /
  * Changelog.md), not output of this program.
  */
+#include <float.h>
 #include <string.h>
 
 #include "ir.h"
@@ -113,8 +114,39 @@ static void test_types(void)
     ir_type_free(seq);
 }
 
+/* Float defaults the operator data rounds, corrected by the flags file
+ * to onnx/defs' values: Clip-6's bounds are the float limits exactly,
+ * the training optimizers' epsilon is 1e-6 (the data says 0). */
+static void test_corrected_defaults(void)
+{
+    const OsSchema *clip = os_find("", "Clip", 6);
+    const OsAttr *mx = clip ? os_attr(clip, "max") : NULL;
+    const OsAttr *mn = clip ? os_attr(clip, "min") : NULL;
+    T_CHECK(mx && mx->def_f == FLT_MAX, "Clip-6 max default is FLT_MAX");
+    T_CHECK(mn && mn->def_f == -FLT_MAX, "Clip-6 min default is -FLT_MAX");
+    const char *opt[] = {"Adagrad", "Adam"};
+    for (size_t i = 0; i < 2; i++) {
+        const OsSchema *s = os_find("ai.onnx.preview.training", opt[i], 1);
+        const OsAttr *e = s ? os_attr(s, "epsilon") : NULL;
+        T_CHECK(e && e->has_default && e->def_f == 1e-6f, "%s-1 epsilon default is 1e-6", opt[i]);
+    }
+}
+
+/* Every op has a family, and the ones the issue names sit where it says. */
+static void test_families(void)
+{
+    for (size_t i = 0; i < os_table_n; i++)
+        T_CHECK(os_table[i].family && *os_table[i].family, "%s has a family", os_table[i].op);
+    const OsSchema *s = os_find("", "Softmax", 13);
+    T_CHECK(s && strcmp(s->family, "activation") == 0, "Softmax is an activation");
+    s = os_find("", "Resize", 19);
+    T_CHECK(s && strcmp(s->family, "resize") == 0, "Resize is in resize");
+}
+
 int main(void)
 {
+    test_corrected_defaults();
+    test_families();
     test_lookup();
     test_domains();
     test_flags();

@@ -80,7 +80,7 @@ static int ev_adagrad(EvCtx *c)
     if (ev_opt_inputs(c, 3, &n, &R, &T))
         return -1;
     double decay = ev_attr_f(c, "decay_factor");
-    double eps = ev_attr_f_or(c, "epsilon", 1e-6f);
+    double eps = ev_attr_f(c, "epsilon");
     double norm = ev_attr_f(c, "norm_coefficient");
     double r = R / (1.0 + (double)T * decay);
     for (size_t i = 0; i < n; i++) {
@@ -147,7 +147,7 @@ static int ev_adam(EvCtx *c)
         return -1;
     double alpha = ev_attr_f(c, "alpha");
     double beta = ev_attr_f(c, "beta");
-    double eps = ev_attr_f_or(c, "epsilon", 1e-6f);
+    double eps = ev_attr_f(c, "epsilon");
     double norm = ev_attr_f(c, "norm_coefficient");
     double post = ev_attr_f(c, "norm_coefficient_post");
     /* Bias correction of the running averages, from the second update. */
