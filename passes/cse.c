@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "passes.h"
+#include "../src/known.h"
 #include "../src/opschema.h"
 
 /* The nodes seen so far, by hash: open addressing in one array with at
@@ -207,18 +208,12 @@ static bool opt_cse_same(const IrNode *a, const IrNode *b)
 
 /* ---- which nodes qualify -------------------------------------------------- */
 
-/* Random ops (the table's random flag) give new values on every run. */
-static bool opt_cse_random(const IrNode *k)
-{
-    size_t nv;
-    const OsSchema *s = os_versions(k->domain, k->op_type, &nv);
-    return s && (s->flags & OS_F_RANDOM);
-}
-
+/* Random nodes (kv_random: random ops, Dropout in training mode) give new
+ * values on every run, so two of them are never one. */
 static bool opt_cse_candidate(const OptCtx *c, const IrNode *k)
 {
     if ((k->domain && k->domain[0] && strcmp(k->domain, "ai.onnx") != 0) ||
-        opt_cse_random(k) || ir_model_function(c->m, k))
+        kv_random(c->m, k) || ir_model_function(c->m, k))
         return false;
     /* a node with no inputs (SequenceEmpty, Constant) is a function of its
      * attributes alone, unless random (above) */

@@ -29,11 +29,11 @@
  * graphs, are never folded (the rule of src/known.h: the table's random and
  * control flags); nor are ops the table marks no_fold, nor a Constant,
  * which is already one. */
-static bool opt_fold_op_skipped(const IrNode *k)
+static bool opt_fold_op_skipped(const OptCtx *c, const IrNode *k)
 {
     size_t nv;
     const OsSchema *s = os_versions(k->domain, k->op_type, &nv);
-    return !strcmp(k->op_type, "Constant") || !kv_deterministic(k) ||
+    return !strcmp(k->op_type, "Constant") || !kv_deterministic(c->m, k) ||
            (s && (s->flags & OS_F_NO_FOLD));
 }
 
@@ -144,7 +144,7 @@ static int opt_fold_node(OptCtx *c, IrNode *k)
 {
     uint64_t limit = c->o && c->o->fold_limit ? c->o->fold_limit : OPT_FOLD_LIMIT_DEFAULT;
     uint64_t freed = 0, bytes = 0;
-    if (opt_fold_op_skipped(k) || !opt_fold_inputs(k, &freed) ||
+    if (opt_fold_op_skipped(c, k) || !opt_fold_inputs(k, &freed) ||
         !opt_fold_node_valid(c, k))
         return 0;
     if (opt_fold_static_bytes(k, &bytes) && bytes > freed + limit)

@@ -831,7 +831,7 @@ void cv_report_drop(CvReport *r, const char *fmt, ...)
 /* Whether k computes something nobody reads, from its inputs alone. */
 static bool cv_unread(const IrNode *k)
 {
-    if (k->dead || !kv_deterministic(k))
+    if (k->dead || !kv_deterministic(NULL, k))
         return false;
     for (size_t i = 0; i < k->n_out; i++)
         if (k->out[i] && (k->out[i]->n_uses || ir_value_is_graph_output(k->out[i])))

@@ -67,15 +67,46 @@ static bool kv_domain_ok(const char *d)
     return !d || !d[0] || !strcmp(d, "ai.onnx") || !strcmp(d, "ai.onnx.ml");
 }
 
-bool kv_deterministic(const IrNode *n)
+/* Dropout's mode: training (random) or inference (the identity). */
+static bool kv_dropout_training(const IrModel *m, const IrNode *n)
 {
-    if (!n->op_type || !kv_domain_ok(n->domain))
+    int64_t opset = m ? ir_model_opset(m, n->domain) : 0;
+    const OsSchema *s = opset > 0 ? os_find(n->domain, n->op_type, opset) : NULL;
+    if (!s)
+        return true;
+    if (s->since < 7) {
+        const IrAttr *t = ir_node_attr(n, "is_test");
+        return !t || t->i == 0;
+    }
+    if (s->since < 12 || n->n_in < 3 || !n->in[2])
         return false;
-    /* the operator table says which ops are random or run graphs (flags
-     * apply to every version, so the first entry tells) */
+    const IrTensor *tm = kv_value(n->in[2]);
+    int64_t v;
+    return !(tm && ir_tensor_get_i64(tm, 0, &v) && v == 0);
+}
+
+bool kv_random(const IrModel *m, const IrNode *n)
+{
+    if (!n->op_type)
+        return false;
+    /* the operator table says which ops are random (flags apply to every
+     * version, so the first entry tells) */
     size_t nv;
     const OsSchema *s = os_versions(n->domain, n->op_type, &nv);
-    if (s && (s->flags & (OS_F_RANDOM | OS_F_CONTROL)))
+    if (s && (s->flags & OS_F_RANDOM))
+        return true;
+    return s && !strcmp(n->op_type, "Dropout") && kv_domain_ok(n->domain) &&
+           kv_dropout_training(m, n);
+}
+
+bool kv_deterministic(const IrModel *m, const IrNode *n)
+{
+    if (!n->op_type || !kv_domain_ok(n->domain) || kv_random(m, n))
+        return false;
+    /* the operator table says which ops run graphs */
+    size_t nv;
+    const OsSchema *s = os_versions(n->domain, n->op_type, &nv);
+    if (s && (s->flags & OS_F_CONTROL))
         return false;
     for (size_t a = 0; a < n->n_attr; a++)
         if (n->attr[a]->ref_attr_name || n->attr[a]->g || n->attr[a]->n_graphs)
@@ -260,7 +291,7 @@ void kv_infer_node(IrModel *m, IrNode *n)
     if (!n || n->dead || !n->op_type || !kv_domain_ok(n->domain))
         return;
     bool constant_value = kv_constant_value(n) != NULL;
-    if (!constant_value && !kv_shape_op(n) && kv_deterministic(n))
+    if (!constant_value && !kv_shape_op(n) && kv_deterministic(m, n))
         kv_run(m, n);
     for (size_t i = 0; i < n->n_out; i++)
         if (n->out[i])

@@ -35,10 +35,19 @@
 /* The value of v when it is known (see above), else NULL. */
 const IrTensor *kv_value(const IrValue *v);
 
+/* Whether n draws its outputs at random: an op the operator table flags
+ * random, or a Dropout in training mode (before version 7 when is_test is
+ * 0, its default; from 12 when a training_mode input is present and not
+ * known to be false). In inference mode Dropout is the identity, as
+ * deterministic as any op. `m` gives the node's opset; with m NULL every
+ * Dropout counts as random (the cautious answer). */
+bool kv_random(const IrModel *m, const IrNode *n);
+
 /* Whether n computes its outputs from its inputs alone, without running a
- * graph (no random ops, no control flow, no attribute read from a calling
- * function), in ai.onnx or ai.onnx.ml: what may be computed ahead of time. */
-bool kv_deterministic(const IrNode *n);
+ * graph (not random by kv_random, no control flow, no attribute read from
+ * a calling function), in ai.onnx or ai.onnx.ml: what may be computed
+ * ahead of time. `m` as for kv_random. */
+bool kv_deterministic(const IrModel *m, const IrNode *n);
 
 /* The value inference proved for v (the third kind above), or NULL: not
  * an initializer or a Constant, which are constants already. */

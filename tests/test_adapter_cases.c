@@ -26,6 +26,7 @@
 #include "check.h"
 #include "corpus.h"
 #include "convert.h"
+#include "known.h"
 #include "eval.h"
 #include "fconv.h"
 #include "infer.h"
@@ -449,8 +450,7 @@ static const char *ort_mode(const IrModel *m)
 {
     const char *mode = "exact";
     IR_FOR_NODES(m->graph, k) {
-        const OsSchema *s = os_find(k->domain, k->op_type, ir_model_opset(m, k->domain));
-        if (s && (s->flags & OS_F_RANDOM))
+        if (kv_random(m, k))
             return "random";
         const IrAttr *a = strcmp(k->op_type, "TopK") ? NULL : ir_node_attr(k, "sorted");
         if (a && a->i == 0)
