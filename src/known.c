@@ -67,21 +67,28 @@ static bool kv_domain_ok(const char *d)
     return !d || !d[0] || !strcmp(d, "ai.onnx") || !strcmp(d, "ai.onnx.ml");
 }
 
-/* Dropout's mode: training (random) or inference (the identity). */
+/* Whether Dropout node n draws a mask: in training mode (is_test 0 before
+ * version 7; a training_mode input not known false from 12) with a ratio
+ * not known to be 0 (a ratio of 0 keeps every element). */
 static bool kv_dropout_training(const IrModel *m, const IrNode *n)
 {
     int64_t opset = m ? ir_model_opset(m, n->domain) : 0;
     const OsSchema *s = opset > 0 ? os_find(n->domain, n->op_type, opset) : NULL;
     if (!s)
         return true;
-    if (s->since < 7) {
+    if (s->since < 12) {
         const IrAttr *t = ir_node_attr(n, "is_test");
-        return !t || t->i == 0;
+        const IrAttr *r = ir_node_attr(n, "ratio");
+        return s->since < 7 && (!t || t->i == 0) && !(r && r->has_f && r->f == 0.0f);
     }
-    if (s->since < 12 || n->n_in < 3 || !n->in[2])
+    if (n->n_in < 3 || !n->in[2])
         return false;
     const IrTensor *tm = kv_value(n->in[2]);
+    const IrTensor *ratio = n->n_in > 1 && n->in[1] ? kv_value(n->in[1]) : NULL;
     int64_t v;
+    double r;
+    if (ratio && ir_tensor_get_f64(ratio, 0, &r) && r == 0.0)
+        return false;
     return !(tm && ir_tensor_get_i64(tm, 0, &v) && v == 0);
 }
 

@@ -38,7 +38,8 @@ const IrTensor *kv_value(const IrValue *v);
 /* Whether n draws its outputs at random: an op the operator table flags
  * random, or a Dropout in training mode (before version 7 when is_test is
  * 0, its default; from 12 when a training_mode input is present and not
- * known to be false). In inference mode Dropout is the identity, as
+ * known to be false) whose ratio is not known to be 0. In inference mode,
+ * or with a ratio of 0, Dropout is the identity, as
  * deterministic as any op. `m` gives the node's opset; with m NULL every
  * Dropout counts as random (the cautious answer). */
 bool kv_random(const IrModel *m, const IrNode *n);
