@@ -92,28 +92,32 @@ static bool kv_dropout_training(const IrModel *m, const IrNode *n)
     return !(tm && ir_tensor_get_i64(tm, 0, &v) && v == 0);
 }
 
+/* kv_random with n's table entry s (flags apply to every version, so the
+ * first entry tells) already looked up. */
+static bool kv_random_in(const IrModel *m, const IrNode *n, const OsSchema *s)
+{
+    if (!s)
+        return false;
+    if (s->flags & OS_F_RANDOM)
+        return true;
+    return !strcmp(n->op_type, "Dropout") && kv_domain_ok(n->domain) &&
+           kv_dropout_training(m, n);
+}
+
 bool kv_random(const IrModel *m, const IrNode *n)
 {
-    if (!n->op_type)
-        return false;
-    /* the operator table says which ops are random (flags apply to every
-     * version, so the first entry tells) */
     size_t nv;
-    const OsSchema *s = os_versions(n->domain, n->op_type, &nv);
-    if (s && (s->flags & OS_F_RANDOM))
-        return true;
-    return s && !strcmp(n->op_type, "Dropout") && kv_domain_ok(n->domain) &&
-           kv_dropout_training(m, n);
+    return n->op_type && kv_random_in(m, n, os_versions(n->domain, n->op_type, &nv));
 }
 
 bool kv_deterministic(const IrModel *m, const IrNode *n)
 {
-    if (!n->op_type || !kv_domain_ok(n->domain) || kv_random(m, n))
+    if (!n->op_type || !kv_domain_ok(n->domain))
         return false;
-    /* the operator table says which ops run graphs */
+    /* the operator table says which ops are random or run graphs */
     size_t nv;
     const OsSchema *s = os_versions(n->domain, n->op_type, &nv);
-    if (s && (s->flags & OS_F_CONTROL))
+    if (kv_random_in(m, n, s) || (s && (s->flags & OS_F_CONTROL)))
         return false;
     for (size_t a = 0; a < n->n_attr; a++)
         if (n->attr[a]->ref_attr_name || n->attr[a]->g || n->attr[a]->n_graphs)

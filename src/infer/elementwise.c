@@ -13,8 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Broadcasts every present input (opset >= 7 semantics). */
-static int inf_bcast_all(InfCtx *c)
+/* Broadcasts every present input (opset >= 7 semantics); StringConcat
+ * uses it too (infer_ops.h). */
+int inf_bcast_all(InfCtx *c)
 {
     const IrShape *shapes[64];
     size_t n = 0;

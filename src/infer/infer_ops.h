@@ -59,6 +59,8 @@ int inf_t_merge_dim(IrDim *m, const IrDim *x);
 
 /* nn.c: Conv and MatMul, with the inputs that hold X and W (A and B) */
 int inf_conv_at(InfCtx *c, size_t xi, size_t wi);
+/* elementwise.c: broadcasts every present input into output 0 */
+int inf_bcast_all(InfCtx *c);
 int inf_conv(InfCtx *c);
 int inf_matmul_at(InfCtx *c, size_t ai, size_t bi);
 int inf_matmul(InfCtx *c);

@@ -3,35 +3,10 @@
  * StringSplit, StringConcat (broadcast) and RegexFullMatch (same shape).
  */
 #include "infer.h"
+#include "infer_ops.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-/* Broadcasts every present input into output 0 (nothing if a rank is
- * unknown). */
-static int inf_bcast_inputs(InfCtx *c)
-{
-    const IrShape *shapes[8];
-    size_t n = 0;
-    for (size_t i = 0; i < inf_n_in(c) && n < 8; i++) {
-        if (!inf_has_in(c, i))
-            continue;
-        const IrShape *s = inf_in_shape(c, i);
-        if (!s)
-            return 0;
-        shapes[n++] = s;
-    }
-    if (n == 0)
-        return 0;
-    IrShape *out;
-    if (inf_broadcast(c, shapes, n, &out) < 0)
-        return -1;
-    IrShape *o = inf_out_shape(c, 0, out->rank);
-    for (size_t k = 0; o && k < out->rank; k++)
-        inf_dim_copy(&o->dims[k], &out->dims[k]);
-    ir_shape_free(out);
-    return 0;
-}
 
 /* StringNormalizer: [C] or [1, C]. Without stopwords nothing is dropped
  * and the shape stays (for C > 0); with them C' is unknown. */
@@ -80,6 +55,6 @@ static int inf_same_shape(InfCtx *c)
 const InfOp inf_ops_string[] = {
     {"", "StringNormalizer", inf_strnorm},
     {"", "StringSplit", inf_strsplit},
-    {"", "StringConcat", inf_bcast_inputs},
+    {"", "StringConcat", inf_bcast_all},
     {"", "RegexFullMatch", inf_same_shape},
     {NULL, NULL, NULL}};
