@@ -56,6 +56,7 @@ class _Model:
     Never shared between threads: each public call makes its own."""
 
     def __init__(self, model):
+        self.ptr = None   # before anything can raise: __del__ still runs
         self.kind, self.proto_type = _kind_of(model)
         self.path = None
         handle = ctypes.c_void_p()
