@@ -298,6 +298,11 @@ bench: $(BUILD)/bench/bench_loadsave
 bench-eval: $(BUILD)/bench/bench_eval
 	sh bench/bench_eval.sh
 
+# The Python package against onnx.version_converter and ONNX Runtime's session.
+.PHONY: bench-python
+bench-python: all
+	/usr/bin/python3 bench/python_api.py
+
 # Big models (issue 7): time and peak memory of load+save, conversions and
 # optimize against cp of the same bytes, on generated models (~1 GB
 # transformers, 10k/100k-node chains; BIG_MB=200 for a quick look), and a
