@@ -31,9 +31,9 @@
 /* The version of this library and of the onnx-convert tool built with it;
  * the Makefile reads these three lines (soname, pkg-config file). */
 #define ONNXCONVERT_VERSION_MAJOR 0
-#define ONNXCONVERT_VERSION_MINOR 8
+#define ONNXCONVERT_VERSION_MINOR 9
 #define ONNXCONVERT_VERSION_PATCH 0
-#define ONNXCONVERT_VERSION "0.8.0"
+#define ONNXCONVERT_VERSION "0.9.0"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -205,6 +205,51 @@ ONNXCONVERT_API int oc_set_input_shape(oc_model *m, const char *spec);
  * fails except oc_model_free. Nodes out of order are sorted first, as in
  * oc_convert_ex. */
 ONNXCONVERT_API int oc_optimize(oc_model *m, const char *passes);
+
+/* ---- the command line's commands and reports -------------------------- */
+
+/* Runs `onnx-convert COMMAND` ("convert" or "optimize") on m, in place,
+ * with the options `args` (n_args words, exactly as on the command line:
+ * {"--opset", "11", "--optimize", "--verify"}), so that the model comes
+ * out with the bytes the command line writes for the same options (save
+ * it with oc_save_file or oc_save_memory). Every option of `onnx-convert
+ * COMMAND --help` is taken but those about files and printing: -o,
+ * --out-dir, -j, --json, --stats, --external-data, --external-threshold.
+ * --verify evaluates the model as it was when the call began against the
+ * result, on the inputs of the backend-test case its file sits in (when
+ * it was loaded with oc_load_file from such a folder), else on seeded
+ * random inputs.
+ *
+ * When report is not NULL, *report receives the JSON report that
+ * `--json` prints (docs/json.md; "path" is the file the model was loaded
+ * from, or "memory"), for the caller to free with oc_free, on success and
+ * on a refusal alike: its "error" object names the stage, reason, node,
+ * op, domain and opset step. An unknown option or a bad value fails
+ * before anything runs, with no report and the model as it was. A model
+ * the checker refuses is left as it was (report status "invalid"); a
+ * failure in a later stage leaves it half changed, and every later call
+ * on it fails except oc_model_free, as after oc_convert_ex. */
+ONNXCONVERT_API int oc_run_command(oc_model *m, const char *command,
+                                   const char *const *args, size_t n_args,
+                                   char **report);
+
+/* The JSON report of `onnx-convert check --json` for m (every broken
+ * rule in "errors"; "path" as oc_run_command's) in *report, to free with
+ * oc_free. Returns 0 when the checker accepts m, -1 when it does not (the
+ * report is written all the same; oc_error() is the first finding) or
+ * on failure (*report NULL). */
+ONNXCONVERT_API int oc_check_report(oc_model *m, char **report);
+
+/* The JSON object `onnx-convert info --json` prints for m (declared and
+ * inferred types, op counts, ...) in *report, to free with oc_free. */
+ONNXCONVERT_API int oc_info_report(oc_model *m, char **report);
+
+/* The JSON report of `onnx-convert info --targets --json` for m: for
+ * every ai.onnx opset (and every ai.onnx.ml opset when m imports it)
+ * whether oc_run_command's convert --opset T would convert m, and its
+ * refusal when not. m is not changed: each target converts a copy. In
+ * *report, to free with oc_free. */
+ONNXCONVERT_API int oc_targets_report(oc_model *m, char **report);
 
 /* ---- evaluating ----------------------------------------------------- */
 

@@ -184,6 +184,15 @@ static int opt_pick(const char *list, OptStats *st, IrError *err)
     return 0;
 }
 
+int opt_passes_check(const char *list, IrError *err)
+{
+    OptStats st;
+    memset(&st, 0, sizeof st);
+    int rc = opt_pick(list, &st, err);
+    opt_stats_free(&st);
+    return rc;
+}
+
 int opt_optimize(IrModel *m, const OptOptions *o, OptStats *st, IrError *err)
 {
     memset(st, 0, sizeof *st);

@@ -76,6 +76,9 @@ const OptPass *opt_find(const char *name);
  * leaves m unchanged and st->iterations 0. */
 int opt_optimize(IrModel *m, const OptOptions *o, OptStats *st, IrError *err);
 void opt_stats_free(OptStats *st);
+/* 0 when every name of the comma-separated list is a pass; else -1 naming
+ * the first that is not (what opt_optimize would refuse it with). */
+int opt_passes_check(const char *list, IrError *err);
 
 /* Applies `--input-shape NAME=D1,D2,...` (passes/input_shape.c): the main
  * graph input NAME gets these static dims (an empty list: a scalar). The

@@ -13,6 +13,7 @@
 
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,12 +24,14 @@
 #include "convert.h"
 #include "eval.h"
 #include "infer.h"
+#include "info.h"
 #include "ir.h"
 #include "irver.h"
 #include "job.h"
 #include "load.h"
 #include "opschema.h"
 #include "save.h"
+#include "targets.h"
 
 /* The public header repeats the IR's element type codes (it must
  * stand alone); both are ONNX's TensorProto.DataType, and every one is
@@ -53,6 +56,10 @@ struct oc_model {
     /* the checker accepted the model as it is now: oc_evaluate runs only
      * such a model, and checks once, not at every call */
     bool valid;
+    /* the file it was loaded from (NULL: from memory): oc_run_command's
+     * --verify takes the inputs of the test case the file sits in, and
+     * external data is read again from its folder */
+    char *path;
 };
 
 /* ---- errors ---------------------------------------------------------- */
@@ -159,7 +166,10 @@ int oc_load_file(const char *path, oc_model **out)
     IrModel *ir = NULL;
     IrError err;
     int rc = load_model_file(path, NULL, &ir, &err);
-    return oc_wrap(rc, ir, &err, out);
+    if (oc_wrap(rc, ir, &err, out) < 0)
+        return -1;
+    (*out)->path = ir_strdup(path);
+    return 0;
 }
 
 int oc_load_memory(const void *data, size_t size, oc_model **out)
@@ -184,6 +194,7 @@ void oc_model_free(oc_model *m)
     if (!m)
         return;
     ir_model_free(m->ir);
+    free(m->path);
     free(m);
 }
 
@@ -663,4 +674,199 @@ int oc_save_memory(const oc_model *m, void **data, size_t *size)
 void oc_free(void *p)
 {
     free(p);
+}
+
+/* ---- the command line's commands and reports ---------------------------- */
+
+/* The name of a model in messages and reports: its file, or "memory". */
+static const char *oc_label(const oc_model *m)
+{
+    return m->path ? m->path : "memory";
+}
+
+/* A JobInput from which the stages that load the model again (--verify's
+ * original, each target of info --targets) get m as it is now: its bytes
+ * (freed with oc_input_free), external data from its file's folder. */
+static int oc_input(const oc_model *m, JobInput *in)
+{
+    *in = (JobInput){.path = oc_label(m), .file = m->path != NULL};
+    IrError err;
+    uint8_t *buf;
+    if (save_model_buffer(m->ir, &buf, &in->len, &err) < 0)
+        return oc_fail_ir(&err);
+    in->buf = buf;
+    if (m->path) {
+        const char *slash = strrchr(m->path, '/');
+        char *dir = ir_strdup(slash ? m->path : ".");
+        if (slash)
+            dir[slash - m->path == 0 ? 1 : slash - m->path] = '\0';
+        in->dir = dir;
+    }
+    return 0;
+}
+
+static void oc_input_free(JobInput *in)
+{
+    free((void *)in->buf);
+    free((void *)in->dir);
+}
+
+/* Writes a JSON document with write(j, arg) into a new string *out (free
+ * with oc_free); -1 when memory runs out. */
+static int oc_json_string(char **out, void (*write)(Js *, const void *), const void *arg)
+{
+    size_t len;
+    FILE *f = open_memstream(out, &len);
+    if (!f)
+        return oc_fail("out of memory writing a report");
+    Js j;
+    js_init(&j, f, 0);
+    write(&j, arg);
+    fputc('\n', f);
+    if (fclose(f) != 0) {
+        free(*out);
+        *out = NULL;
+        return oc_fail("out of memory writing a report");
+    }
+    return 0;
+}
+
+static void oc_write_report(Js *j, const void *r)
+{
+    job_json(j, r);
+}
+
+/* Parses the command's words into o; -1 naming the bad one. */
+static int oc_command_args(JobOptions *o, const char *const *args, size_t n)
+{
+    char why[5000];
+    for (size_t i = 0; i < n; i++) {
+        if (!args[i])
+            return oc_fail("oc_run_command: argument %zu is NULL", i);
+        int got = job_parse_arg(o, args, &i, n, why, sizeof why);
+        if (got < 0)
+            return oc_fail("oc_run_command: %s: %s", o->command, why);
+        if (got == 0)
+            return oc_fail("oc_run_command: %s: unknown or incomplete option '%s' (the "
+                           "options of `onnx-convert %s --help` but -o, --out-dir, -j, "
+                           "--json, --stats and --external-*)", o->command, args[i],
+                           o->command);
+    }
+    if (job_options_check(o, why, sizeof why) < 0)
+        return oc_fail("oc_run_command: %s: %s", o->command, why);
+    /* an unknown pass is the caller's mistake, refused before anything
+     * runs, as oc_optimize refuses it (the command line reports it as the
+     * optimize stage's failure) */
+    IrError err;
+    if (o->opt.passes && opt_passes_check(o->opt.passes, &err) < 0)
+        return oc_fail("oc_run_command: %s: %s", o->command, err.msg);
+    return 0;
+}
+
+/* Whether a job that failed at stage may have changed the model: every
+ * stage after the checker accepted it (sorting before does not change
+ * what it computes). */
+static bool oc_stage_changes(const char *stage)
+{
+    return strcmp(stage, dg_stage_name(DG_STAGE_CHECK)) &&
+           strcmp(stage, dg_stage_name(DG_STAGE_LOAD));
+}
+
+int oc_run_command(oc_model *m, const char *command, const char *const *args,
+                   size_t n_args, char **report)
+{
+    if (report)
+        *report = NULL;
+    if (!command)
+        return oc_null(__func__, "command");
+    if (oc_usable(m, __func__) < 0)
+        return -1;
+    if (strcmp(command, "convert") && strcmp(command, "optimize"))
+        return oc_fail("oc_run_command: the command is convert or optimize, not '%s'", command);
+    if (n_args && !args)
+        return oc_null(__func__, "args");
+    JobOptions o = {.command = command, .optimize = !strcmp(command, "optimize")};
+    JobInput in;
+    if (oc_command_args(&o, args, n_args) < 0 || oc_input(m, &in) < 0)
+        return -1;
+    JobReport r;
+    m->valid = false;   /* changed: checked again before it runs */
+    int rc = job_convert_model(&o, &in, m->ir, &r);
+    oc_input_free(&in);
+    if (rc < 0 && oc_stage_changes(r.stage))
+        m->broken = __func__;
+    if (rc < 0)
+        oc_fail("%s", r.msg);
+    if (report && oc_json_string(report, oc_write_report, &r) < 0)
+        rc = -1;
+    job_report_free(&r);
+    return rc;
+}
+
+int oc_check_report(oc_model *m, char **report)
+{
+    if (!report)
+        return oc_null(__func__, "report");
+    *report = NULL;
+    if (oc_usable(m, __func__) < 0)
+        return -1;
+    JobReport r;
+    int rc = job_check_model(oc_label(m), m->ir, &r);
+    m->valid = rc == 0;
+    if (rc < 0)
+        oc_fail("%s", r.msg);
+    if (oc_json_string(report, oc_write_report, &r) < 0)
+        rc = -1;
+    job_report_free(&r);
+    return rc;
+}
+
+static void oc_write_info(Js *j, const void *arg)
+{
+    const oc_model *m = arg;
+    info_json(j, m->ir, oc_label(m));
+}
+
+int oc_info_report(oc_model *m, char **report)
+{
+    if (!report)
+        return oc_null(__func__, "report");
+    *report = NULL;
+    if (oc_usable(m, __func__) < 0)
+        return -1;
+    /* inferred types show beside the declared ones, as `info` shows them;
+     * a model inference refuses is still described */
+    IrError err;
+    if (inf_model(m->ir, NULL, &err) < 0)
+        ir_graph_clear_inferred(m->ir->graph);
+    return oc_json_string(report, oc_write_info, m);
+}
+
+typedef struct OcTargets {
+    const JobInput *in;
+    int64_t own[TG_N], ir;
+} OcTargets;
+
+static void oc_write_targets(Js *j, const void *arg)
+{
+    const OcTargets *t = arg;
+    tg_json(j, t->in, t->own, t->ir);
+}
+
+int oc_targets_report(oc_model *m, char **report)
+{
+    if (!report)
+        return oc_null(__func__, "report");
+    *report = NULL;
+    if (oc_usable(m, __func__) < 0)
+        return -1;
+    JobInput in;
+    if (oc_input(m, &in) < 0)
+        return -1;
+    OcTargets t = {.in = &in, .ir = oc_model_ir_version(m)};
+    for (size_t d = 0; d < TG_N; d++)
+        t.own[d] = ir_model_opset(m->ir, tg_domains[d].domain);
+    int rc = oc_json_string(report, oc_write_targets, &t);
+    oc_input_free(&in);
+    return rc;
 }

@@ -559,47 +559,52 @@ static void json_variant_fields(Js *j, const IrModel *m)
 
 void info_print_json(FILE *f, const IrModel *m, const char *path)
 {
-    InfoStats st;
     Js j;
     js_init(&j, f, 0);
-    stats_collect(&st, m);
-    js_open(&j, '{', false);
-    js_report_head(&j, path, "info", "ok");
-    js_key(&j, "ir_version");
-    js_opt_int(&j, m->has_ir_version, m->ir_version);
-    js_key(&j, "ir_variant");
-    js_string(&j, m->has_ir_version ? info_ir_variant(m->ir_version) : NULL);
-    js_key(&j, "variant_fields");
-    json_variant_fields(&j, m);
-    js_key(&j, "producer");
-    js_open(&j, '{', true);
-    js_key(&j, "name");
-    js_string(&j, m->producer_name);
-    js_key(&j, "version");
-    js_string(&j, m->producer_version);
-    js_close(&j, '}');
-    js_key(&j, "domain");
-    js_string(&j, m->domain);
-    js_key(&j, "model_version");
-    js_opt_int(&j, m->has_model_version, m->model_version);
-    js_key(&j, "opset_import");
-    json_opsets(&j, m);
-    js_key(&j, "graph");
-    json_graph(&j, m->graph, &st);
-    js_key(&j, "nodes_total");
-    js_uint(&j, st.total.nodes);
-    js_key(&j, "ops_total");
-    json_ops(&j, &st.total);
-    js_key(&j, "functions");
-    json_functions(&j, m);
-    js_key(&j, "subgraphs");
-    js_uint(&j, st.subgraphs);
-    js_key(&j, "metadata_props");
-    js_uint(&j, m->meta.n);
-    js_key(&j, "training_info");
-    js_uint(&j, m->n_training);
-    js_close(&j, '}');
+    info_json(&j, m, path);
     fputc('\n', f);
+}
+
+void info_json(Js *j, const IrModel *m, const char *path)
+{
+    InfoStats st;
+    stats_collect(&st, m);
+    js_open(j, '{', false);
+    js_report_head(j, path, "info", "ok");
+    js_key(j, "ir_version");
+    js_opt_int(j, m->has_ir_version, m->ir_version);
+    js_key(j, "ir_variant");
+    js_string(j, m->has_ir_version ? info_ir_variant(m->ir_version) : NULL);
+    js_key(j, "variant_fields");
+    json_variant_fields(j, m);
+    js_key(j, "producer");
+    js_open(j, '{', true);
+    js_key(j, "name");
+    js_string(j, m->producer_name);
+    js_key(j, "version");
+    js_string(j, m->producer_version);
+    js_close(j, '}');
+    js_key(j, "domain");
+    js_string(j, m->domain);
+    js_key(j, "model_version");
+    js_opt_int(j, m->has_model_version, m->model_version);
+    js_key(j, "opset_import");
+    json_opsets(j, m);
+    js_key(j, "graph");
+    json_graph(j, m->graph, &st);
+    js_key(j, "nodes_total");
+    js_uint(j, st.total.nodes);
+    js_key(j, "ops_total");
+    json_ops(j, &st.total);
+    js_key(j, "functions");
+    json_functions(j, m);
+    js_key(j, "subgraphs");
+    js_uint(j, st.subgraphs);
+    js_key(j, "metadata_props");
+    js_uint(j, m->meta.n);
+    js_key(j, "training_info");
+    js_uint(j, m->n_training);
+    js_close(j, '}');
     stats_free(&st);
 }
 

@@ -357,13 +357,13 @@ char *job_case_inputs(const char *in)
 }
 
 /* Evaluates a fresh load of the input and m on the same inputs. */
-static int job_run_verify(const JobOptions *o, const char *in, JobReport *r,
+static int job_run_verify(const JobOptions *o, const JobInput *in, JobReport *r,
                           IrModel *m)
 {
     IrError err;
     IrModel *orig;
     r->verify_asked = true;
-    if (job_load(in, NULL, &orig, &err) < 0)
+    if (job_input_load(in, NULL, &orig, &err) < 0)
         return job_end(r, JOB_ERROR, DG_STAGE_VERIFY, DG_LOAD, err.msg);
     /* the input was sorted before it changed (job_stages): so is its copy */
     if (topo_sort_model(orig, NULL, &err) < 0) {
@@ -375,7 +375,7 @@ static int job_run_verify(const JobOptions *o, const char *in, JobReport *r,
     const char *rule;
     char first[512], msg[700];
     if (job_validate(m, &rule, first, sizeof first) < 0) {
-        snprintf(msg, sizeof msg, "%s: verify: the result: %s", in, first);
+        snprintf(msg, sizeof msg, "%s: verify: the result: %s", in->path, first);
         job_end_as(r, JOB_ERROR, DG_STAGE_VERIFY, rule, msg);
         ir_model_free(orig);
         return -1;
@@ -390,7 +390,7 @@ static int job_run_verify(const JobOptions *o, const char *in, JobReport *r,
     VfOptions vo = {.seed = 1, .eval = o->eval};
     if (vo.eval.timeout <= 0)
         vo.eval.timeout = JOB_VERIFY_TIMEOUT;
-    char *dir = job_case_inputs(in);
+    char *dir = !in->buf || in->file ? job_case_inputs(in->path) : NULL;
     vo.inputs_dir = dir;
     r->verify_case = dir != NULL;
     int rc = vf_compare(orig, m, &vo, &err);
@@ -403,7 +403,7 @@ static int job_run_verify(const JobOptions *o, const char *in, JobReport *r,
 }
 
 /* Every stage after loading; the model is changed in place. */
-static int job_stages(const JobOptions *o, const char *in, JobReport *r, IrModel *m)
+static int job_stages(const JobOptions *o, const JobInput *in, JobReport *r, IrModel *m)
 {
     /* a model to change or to run (--verify) must pass the checker */
     bool changes = r->converting || o->optimize;
@@ -458,23 +458,40 @@ static void job_release(IrModel *m, IrModel **keep)
         ir_model_free(m);
 }
 
-int job_convert(const JobOptions *o, const char *in, const char *out, JobReport *r,
-                IrModel **keep)
+int job_input_load(const JobInput *in, const LoadOptions *opt, IrModel **m, IrError *err)
 {
-    job_start(r, o->command, in);
+    if (!in->buf)
+        return job_load(in->path, opt, m, err);
+    return load_model_buffer(in->buf, in->len, in->dir, in->path, opt, m, err);
+}
+
+int job_convert_model(const JobOptions *o, const JobInput *in, IrModel *m, JobReport *r)
+{
+    job_start(r, o->command, in->path);
+    r->converting = o->cv.opset || o->cv.opset_ml || o->cv.ir_version || o->cv.expand;
+    job_describe_before(r, m);
+    if (job_stages(o, in, r, m) < 0)
+        return -1;
+    job_describe_after(r, m);
+    return 0;
+}
+
+int job_convert_input(const JobOptions *o, const JobInput *in, const char *out,
+                      JobReport *r, IrModel **keep)
+{
     if (keep)
         *keep = NULL;
-    r->converting = o->cv.opset || o->cv.opset_ml || o->cv.ir_version || o->cv.expand;
     IrError err;
     IrModel *m;
-    if (job_load(in, NULL, &m, &err) < 0)
-        return job_end(r, JOB_ERROR, DG_STAGE_LOAD, DG_LOAD, err.msg);
-    job_describe_before(r, m);
-    if (job_stages(o, in, r, m) < 0) {
+    if (job_input_load(in, NULL, &m, &err) < 0) {
+        job_fail(r, o->command, in->path, DG_STAGE_LOAD, DG_LOAD, err.msg);
+        r->converting = o->cv.opset || o->cv.opset_ml || o->cv.ir_version || o->cv.expand;
+        return -1;
+    }
+    if (job_convert_model(o, in, m, r) < 0) {
         ir_model_free(m);   /* half converted: never kept */
         return -1;
     }
-    job_describe_after(r, m);
     if (o->dry_run) {
         job_release(m, keep);
         return 0;
@@ -488,19 +505,19 @@ int job_convert(const JobOptions *o, const char *in, const char *out, JobReport 
     return 0;
 }
 
-int job_check(const char *path, JobReport *r, IrModel **keep)
+int job_convert(const JobOptions *o, const char *in, const char *out, JobReport *r,
+                IrModel **keep)
+{
+    JobInput ji = {.path = in};
+    return job_convert_input(o, &ji, out, r, keep);
+}
+
+int job_check_model(const char *path, IrModel *m, JobReport *r)
 {
     job_start(r, "check", path);
-    if (keep)
-        *keep = NULL;
-    IrError err;
-    IrModel *m;
-    if (job_load(path, NULL, &m, &err) < 0)
-        return job_end(r, JOB_ERROR, DG_STAGE_LOAD, DG_LOAD, err.msg);
     job_describe_before(r, m);
     r->checked = true;
     size_t errors = chk_model(m, &r->chk);
-    job_release(m, keep);
     if (errors) {
         const char *first = chk_first_error(&r->chk);
         char msg[600];
@@ -508,6 +525,21 @@ int job_check(const char *path, JobReport *r, IrModel **keep)
         return job_end_as(r, JOB_INVALID, DG_STAGE_CHECK, job_rule_of(first ? first : ""), msg);
     }
     return 0;
+}
+
+int job_check(const char *path, JobReport *r, IrModel **keep)
+{
+    if (keep)
+        *keep = NULL;
+    IrError err;
+    IrModel *m;
+    if (job_load(path, NULL, &m, &err) < 0) {
+        job_fail(r, "check", path, DG_STAGE_LOAD, DG_LOAD, err.msg);
+        return -1;
+    }
+    int rc = job_check_model(path, m, r);
+    job_release(m, keep);
+    return rc;
 }
 
 void job_report_free(JobReport *r)

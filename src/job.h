@@ -39,6 +39,9 @@ typedef struct JobAdapt {
     size_t nodes;
 } JobAdapt;
 
+/* --input-shape given at most this often in one command */
+#define JOB_MAX_SHAPES 64
+
 typedef struct JobOptions {
     const char *command;         /* "convert" or "optimize" */
     CvOptions cv;                /* --opset, --opset-ml, --ir-version */
@@ -46,7 +49,7 @@ typedef struct JobOptions {
     OptOptions opt;              /* --passes */
     bool verify, infer_shapes;
     SaveOptions save;
-    const char *const *input_shape;  /* --input-shape NAME=DIMS */
+    const char *input_shape[JOB_MAX_SHAPES];  /* --input-shape NAME=DIMS */
     size_t n_input_shape;
     EvOptions eval;              /* --verify's budgets (timeout 0: JOB_VERIFY_TIMEOUT) */
     /* every stage but save: `info --targets` asks what convert would do
@@ -102,6 +105,55 @@ typedef struct JobReport {
  * process about to exit need not free it. */
 int job_convert(const JobOptions *o, const char *in, const char *out,
                 JobReport *r, IrModel **keep);
+
+/* Where a job's model comes from, and where --verify and info --targets
+ * load it again from: the file `path` ("-": standard input), or, when buf
+ * is set, the serialized model buf (len bytes; external data relative to
+ * the folder dir, NULL: none) that `path` only names in messages. `file`:
+ * path is the model's file even so, so --verify takes the inputs of the
+ * test case it sits in (job_case_inputs). */
+typedef struct JobInput {
+    const char *path;
+    const uint8_t *buf;
+    size_t len;
+    const char *dir;
+    bool file;
+} JobInput;
+
+/* job_convert for a JobInput. */
+int job_convert_input(const JobOptions *o, const JobInput *in, const char *out,
+                      JobReport *r, IrModel **keep);
+
+/* The stages of job_convert after loading, on m, which the caller loaded
+ * from `in` and keeps (changed in place, half changed on failure); r is
+ * started here. Nothing is written. */
+int job_convert_model(const JobOptions *o, const JobInput *in, IrModel *m, JobReport *r);
+
+/* Loads a fresh copy of the model `in` names. */
+int job_input_load(const JobInput *in, const LoadOptions *opt, IrModel **m, IrError *err);
+
+/* The checker's findings on m (loaded from `path`, a name in messages)
+ * as job_check reports them; m is not changed in any way callers see. */
+int job_check_model(const char *path, IrModel *m, JobReport *r);
+
+/* Parses the option of `o->command` ("convert" or "optimize") at argv[*i]
+ * into o, as the command line takes it: 1 when it was one (*i moves to
+ * its value when it has one), 0 when it is none of the job's options (-o,
+ * --out-dir, -j, --json, --stats and --external-* are the command line's
+ * own), -1 when its value is wrong, with why ("--opset takes a positive
+ * number"). job_parse_limit does the same for the evaluator's budgets
+ * (--max-memory, --max-steps, --timeout) alone (`run` takes those too).
+ * job_options_check: whether the options fit together (--expand's ops,
+ * --ir-version against the opsets); 0, or -1 with why. (job_args.c) */
+int job_parse_arg(JobOptions *o, const char *const *argv, size_t *i, size_t argc,
+                  char *why, size_t cap);
+int job_parse_limit(EvOptions *e, const char *const *argv, size_t *i, size_t argc,
+                    char *why, size_t cap);
+int job_options_check(const JobOptions *o, char *why, size_t cap);
+/* A non-negative decimal; a byte count with an optional suffix K, M, G or
+ * T (powers of 1024). */
+bool job_parse_size(const char *s, size_t *out);
+bool job_parse_bytes(const char *s, uint64_t *out);
 
 /* Loads the model `in` (load_model_file), or for "-" the model on
  * standard input: read into memory once (at most 2 GiB, no external

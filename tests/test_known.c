@@ -190,9 +190,8 @@ static void test_input_shape_convert(void)
     T_CHECK(save_model_file(m, in, NULL, &err) == 0, "save: %s", err.msg);
     ir_model_free(m);
     for (int fixed = 0; fixed <= 1; fixed++) {
-        const char *shape[] = {"x=1,1,3,5"};
         JobOptions o = {.command = "convert", .cv = {.opset = 8},
-                        .input_shape = shape, .n_input_shape = (size_t)fixed};
+                        .input_shape = {"x=1,1,3,5"}, .n_input_shape = (size_t)fixed};
         JobReport r = {0};
         int rc = job_convert(&o, in, out, &r, NULL);
         if (fixed)

@@ -328,7 +328,7 @@ def check(model):
     rule's name, severity "error"); [] when the model is valid. A model that
     cannot be read raises InvalidModelError."""
     with _Model(model) as m:
-        rc, rep = _report_call("oc_check_report", m.ptr, 1)
+        rc, rep = _report_call("oc_check_report", m.ptr)
     if rep is None:
         raise InvalidModelError(_load_diag(_lib.error()))
     if rep.get("status") == "error":

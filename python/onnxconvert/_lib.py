@@ -43,7 +43,7 @@ _PROTOS = {
     "oc_optimize": (c_int, [_MODEL, c_char_p]),
     "oc_set_input_shape": (c_int, [_MODEL, c_char_p]),
     "oc_run_command": (c_int, [_MODEL, c_char_p, POINTER(c_char_p), c_size_t, _OUT_STR]),
-    "oc_check_report": (c_int, [_MODEL, c_int, _OUT_STR]),
+    "oc_check_report": (c_int, [_MODEL, _OUT_STR]),
     "oc_info_report": (c_int, [_MODEL, _OUT_STR]),
     "oc_targets_report": (c_int, [_MODEL, _OUT_STR]),
     "oc_set_eval_limits": (c_int, [_MODEL, c_uint64, c_uint64, c_double]),

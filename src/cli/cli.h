@@ -26,7 +26,6 @@
 #define CLI_FAIL 1
 #define CLI_USAGE 2
 
-#define CLI_MAX_SHAPES 64
 #define CLI_MAX_JOBS 256
 
 /* The options of convert, optimize and check. */
@@ -38,7 +37,6 @@ typedef struct CliOpts {
     int jobs;                   /* -j (0: not given) */
     bool json, stats, all;      /* --json, --stats, check --all */
     JobOptions job;
-    const char *input_shape[CLI_MAX_SHAPES];
 } CliOpts;
 
 /* help.c: the help of `command` (NULL: the overview) on f. */

@@ -11,45 +11,7 @@
 
 #include "cli.h"
 
-/* Parses a positive opset or IR version. */
-static bool cli_parse_version(const char *s, int64_t *out)
-{
-    size_t v;
-    if (!cli_parse_size(s, &v) || v == 0 || v > 1000)
-        return false;
-    *out = (int64_t)v;
-    return true;
-}
-
-/* The options only `convert` takes: 1 when argv[*i] was one (its value
- * consumed), 0 when not, -1 after saying why its value is wrong. */
-static int cli_convert_only(CliOpts *o, char **argv, int *i, int argc)
-{
-    const char *a = argv[*i];
-    bool has_val = *i + 1 < argc;
-    int64_t *target = NULL;
-    if (!strcmp(a, "--opset") && has_val)
-        target = &o->job.cv.opset;
-    else if (!strcmp(a, "--opset-ml") && has_val)
-        target = &o->job.cv.opset_ml;
-    else if (!strcmp(a, "--ir-version") && has_val)
-        target = &o->job.cv.ir_version;
-    else if (!strcmp(a, "--optimize")) {
-        o->job.optimize = true;
-        return 1;
-    } else if (!strcmp(a, "--expand") && has_val) {
-        o->job.cv.expand = argv[++*i];
-        return 1;
-    } else
-        return 0;
-    if (!cli_parse_version(argv[++*i], target)) {
-        fprintf(stderr, "onnx-convert: %s takes a positive number\n", a);
-        return -1;
-    }
-    return 1;
-}
-
-/* Options with a value that convert and optimize share; 1, 0 or -1. */
+/* Options with a value that only the command line has; 1, 0 or -1. */
 static int cli_shared_value(CliOpts *o, char **argv, int *i, int argc)
 {
     const char *a = argv[*i];
@@ -72,37 +34,35 @@ static int cli_shared_value(CliOpts *o, char **argv, int *i, int argc)
             fputs("onnx-convert: --external-threshold takes a byte count\n", stderr);
             return -1;
         }
-    } else if (!strcmp(a, "--passes")) {
-        o->job.optimize = true;
-        o->job.opt.passes = v;
-    } else if (!strcmp(a, "--input-shape")) {
-        if (o->job.n_input_shape == CLI_MAX_SHAPES) {
-            fputs("onnx-convert: --input-shape: too many inputs\n", stderr);
-            return -1;
-        }
-        o->input_shape[o->job.n_input_shape++] = v;
     } else
         return 0;
     ++*i;
     return 1;
 }
 
-/* Flags convert and optimize share; true when a was one. */
+/* Flags only the command line has; true when a was one. */
 static bool cli_shared_flag(CliOpts *o, const char *a)
 {
-    if (!strcmp(a, "--verify"))
-        o->job.verify = true;
-    else if (!strcmp(a, "--infer-shapes"))
-        o->job.infer_shapes = true;
-    else if (!strcmp(a, "--stats"))
+    if (!strcmp(a, "--stats"))
         o->stats = true;
     else if (!strcmp(a, "--json"))
         o->json = true;
-    else if (!strcmp(a, "--keep-metadata"))
-        o->job.cv.keep_metadata = true;
     else
         return false;
     return true;
+}
+
+/* The options of the job itself (job_parse_arg); 1, 0 or -1. */
+static int cli_job_arg(CliOpts *o, char **argv, int *i, int argc)
+{
+    size_t k = (size_t)*i;
+    char why[300];
+    int got = job_parse_arg(&o->job, (const char *const *)argv, &k, (size_t)argc, why,
+                            sizeof why);
+    if (got < 0)
+        fprintf(stderr, "onnx-convert: %s\n", why);
+    *i = (int)k;
+    return got;
 }
 
 /* Whether the options fit together; CLI_USAGE after saying why, or 0. */
@@ -127,16 +87,9 @@ static int cli_convert_consistent(const CliOpts *o)
     if (o->out_dir && o->job.save.external_file)
         return cli_usage(cmd, "--external-data names one side file, which the models of "
                               "a batch would share; convert them one at a time");
-    IrError err;
-    if (o->job.cv.expand && cv_expand_check(o->job.cv.expand, &err) < 0) {
-        char ops[4096];
-        cv_expandable(ops, sizeof ops);
-        fprintf(stderr, "onnx-convert: %s: --expand: %s; these have one: %s\n", cmd,
-                err.msg, ops);
-        return cli_usage(cmd, NULL);
-    }
-    if (cv_options_check(&o->job.cv, &err) < 0) {
-        fprintf(stderr, "onnx-convert: %s: --ir-version: %s\n", cmd, err.msg);
+    char why[5000];
+    if (job_options_check(&o->job, why, sizeof why) < 0) {
+        fprintf(stderr, "onnx-convert: %s: %s\n", cmd, why);
         return cli_usage(cmd, NULL);
     }
     return 0;
@@ -146,17 +99,14 @@ static int cli_convert_consistent(const CliOpts *o)
 static int cli_convert_args(int argc, char **argv, CliOpts *o)
 {
     o->job.save.external_threshold = 1024;
-    o->job.input_shape = o->input_shape;
     o->inputs = calloc((size_t)argc, sizeof *o->inputs);
     if (!o->inputs)
         return cli_usage(o->command, "out of memory");
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i];
-        int got = strcmp(o->command, "convert") ? 0 : cli_convert_only(o, argv, &i, argc);
+        int got = cli_job_arg(o, argv, &i, argc);
         if (!got)
             got = cli_shared_value(o, argv, &i, argc);
-        if (!got)
-            got = cli_limit_opt(&o->job.eval, argv, &i, argc);
         if (got < 0)
             return cli_usage(o->command, NULL);
         if (got || cli_shared_flag(o, a))

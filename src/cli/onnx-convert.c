@@ -24,71 +24,25 @@
 #include "topo.h"
 #include "verify.h"
 
-/* Parses a non-negative decimal size; false on anything else. */
 bool cli_parse_size(const char *s, size_t *out)
 {
-    char *end;
-    if (!s || !*s || *s == '-')
-        return false;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (*end || v > SIZE_MAX)
-        return false;
-    *out = (size_t)v;
-    return true;
+    return job_parse_size(s, out);
 }
 
 bool cli_parse_bytes(const char *s, uint64_t *out)
 {
-    char *end;
-    if (!s || *s < '0' || *s > '9')
-        return false;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    unsigned shift = 0;
-    if (*end) {
-        const char *u = strchr("KMGT", end[0] & ~0x20);
-        if (!u || !*u || end[1])
-            return false;
-        shift = 10 * (unsigned)(u - "KMGT" + 1);
-    }
-    if (errno || v == 0 || v > (UINT64_MAX >> shift))
-        return false;
-    *out = (uint64_t)v << shift;
-    return true;
+    return job_parse_bytes(s, out);
 }
 
 int cli_limit_opt(EvOptions *e, char **argv, int *i, int argc)
 {
-    const char *a = argv[*i];
-    if (*i + 1 >= argc)
-        return 0;
-    const char *v = argv[*i + 1];
-    size_t n;
-    if (!strcmp(a, "--max-memory")) {
-        if (!cli_parse_bytes(v, &e->max_memory)) {
-            fputs("onnx-convert: --max-memory takes a positive byte count "
-                  "(suffixes K, M, G, T)\n", stderr);
-            return -1;
-        }
-    } else if (!strcmp(a, "--max-steps")) {
-        if (!cli_parse_size(v, &n) || n == 0) {
-            fputs("onnx-convert: --max-steps takes a positive number\n", stderr);
-            return -1;
-        }
-        e->max_steps = n;
-    } else if (!strcmp(a, "--timeout")) {
-        char *end;
-        double t = strtod(v, &end);
-        if (!*v || *end || !(t > 0) || t > 1e9) {
-            fputs("onnx-convert: --timeout takes a positive number of "
-                  "seconds\n", stderr);
-            return -1;
-        }
-        e->timeout = t;
-    } else
-        return 0;
-    ++*i;
-    return 1;
+    size_t k = (size_t)*i;
+    char why[200];
+    int got = job_parse_limit(e, (const char *const *)argv, &k, (size_t)argc, why, sizeof why);
+    if (got < 0)
+        fprintf(stderr, "onnx-convert: %s\n", why);
+    *i = (int)k;
+    return got;
 }
 
 bool cli_parse_jobs(const char *s, int *out)

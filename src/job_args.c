@@ -1,0 +1,183 @@
+/*
+ * job_args.c - the options of `convert` and `optimize` as words (prefix
+ * job_).
+ *
+ * The command line and the C library's oc_run_command read the same
+ * words through here, so an option means the same thing in both and the
+ * library gives the bytes the command line writes.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "job.h"
+
+bool job_parse_size(const char *s, size_t *out)
+{
+    char *end;
+    if (!s || !*s || *s == '-')
+        return false;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (*end || errno || v > SIZE_MAX)
+        return false;
+    *out = (size_t)v;
+    return true;
+}
+
+bool job_parse_bytes(const char *s, uint64_t *out)
+{
+    char *end;
+    if (!s || *s < '0' || *s > '9')
+        return false;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    unsigned shift = 0;
+    if (*end) {
+        const char *u = strchr("KMGT", end[0] & ~0x20);
+        if (!u || !*u || end[1])
+            return false;
+        shift = 10 * (unsigned)(u - "KMGT" + 1);
+    }
+    if (errno || v == 0 || v > (UINT64_MAX >> shift))
+        return false;
+    *out = (uint64_t)v << shift;
+    return true;
+}
+
+/* A positive opset or IR version (at most 1000: anything above is a
+ * typing slip, and the converter's own range check names the real bound). */
+static bool job_parse_version(const char *s, int64_t *out)
+{
+    size_t v;
+    if (!job_parse_size(s, &v) || v == 0 || v > 1000)
+        return false;
+    *out = (int64_t)v;
+    return true;
+}
+
+static int job_why(char *why, size_t cap, const char *fmt, const char *a)
+{
+    snprintf(why, cap, fmt, a);
+    return -1;
+}
+
+int job_parse_limit(EvOptions *e, const char *const *argv, size_t *i, size_t argc,
+                    char *why, size_t cap)
+{
+    const char *a = argv[*i];
+    if (*i + 1 >= argc)
+        return 0;
+    const char *v = argv[*i + 1];
+    size_t n;
+    if (!strcmp(a, "--max-memory")) {
+        if (!job_parse_bytes(v, &e->max_memory))
+            return job_why(why, cap, "%s takes a positive byte count (suffixes K, M, G, T)", a);
+    } else if (!strcmp(a, "--max-steps")) {
+        if (!job_parse_size(v, &n) || n == 0)
+            return job_why(why, cap, "%s takes a positive number", a);
+        e->max_steps = n;
+    } else if (!strcmp(a, "--timeout")) {
+        char *end;
+        double t = strtod(v, &end);
+        if (!*v || *end || !(t > 0) || t > 1e9)
+            return job_why(why, cap, "%s takes a positive number of seconds", a);
+        e->timeout = t;
+    } else {
+        return 0;
+    }
+    ++*i;
+    return 1;
+}
+
+/* The options only `convert` takes. */
+static int job_convert_only(JobOptions *o, const char *const *argv, size_t *i, size_t argc,
+                            char *why, size_t cap)
+{
+    const char *a = argv[*i];
+    bool has_val = *i + 1 < argc;
+    int64_t *target = NULL;
+    if (!strcmp(a, "--opset") && has_val)
+        target = &o->cv.opset;
+    else if (!strcmp(a, "--opset-ml") && has_val)
+        target = &o->cv.opset_ml;
+    else if (!strcmp(a, "--ir-version") && has_val)
+        target = &o->cv.ir_version;
+    else if (!strcmp(a, "--optimize")) {
+        o->optimize = true;
+        return 1;
+    } else if (!strcmp(a, "--expand") && has_val) {
+        o->cv.expand = argv[++*i];
+        return 1;
+    } else {
+        return 0;
+    }
+    if (!job_parse_version(argv[++*i], target))
+        return job_why(why, cap, "%s takes a positive number", a);
+    return 1;
+}
+
+/* Options with a value that convert and optimize share. */
+static int job_shared_value(JobOptions *o, const char *const *argv, size_t *i, size_t argc,
+                            char *why, size_t cap)
+{
+    const char *a = argv[*i];
+    if (*i + 1 >= argc)
+        return 0;
+    const char *v = argv[*i + 1];
+    if (!strcmp(a, "--passes")) {
+        o->optimize = true;
+        o->opt.passes = v;
+    } else if (!strcmp(a, "--input-shape")) {
+        if (o->n_input_shape == JOB_MAX_SHAPES)
+            return job_why(why, cap, "%s: too many inputs", a);
+        o->input_shape[o->n_input_shape++] = v;
+    } else {
+        return job_parse_limit(&o->eval, argv, i, argc, why, cap);
+    }
+    ++*i;
+    return 1;
+}
+
+/* Flags convert and optimize share. */
+static bool job_shared_flag(JobOptions *o, const char *a)
+{
+    if (!strcmp(a, "--verify"))
+        o->verify = true;
+    else if (!strcmp(a, "--infer-shapes"))
+        o->infer_shapes = true;
+    else if (!strcmp(a, "--keep-metadata"))
+        o->cv.keep_metadata = true;
+    else
+        return false;
+    return true;
+}
+
+int job_parse_arg(JobOptions *o, const char *const *argv, size_t *i, size_t argc,
+                  char *why, size_t cap)
+{
+    int got = strcmp(o->command, "convert") ? 0 : job_convert_only(o, argv, i, argc, why, cap);
+    if (!got)
+        got = job_shared_value(o, argv, i, argc, why, cap);
+    if (!got && job_shared_flag(o, argv[*i]))
+        got = 1;
+    return got;
+}
+
+int job_options_check(const JobOptions *o, char *why, size_t cap)
+{
+    IrError err;
+    if (o->cv.expand && cv_expand_check(o->cv.expand, &err) < 0) {
+        char ops[4096];
+        cv_expandable(ops, sizeof ops);
+        snprintf(why, cap, "--expand: %s; these have one: %s", err.msg, ops);
+        return -1;
+    }
+    if (cv_options_check(&o->cv, &err) < 0) {
+        snprintf(why, cap, "--ir-version: %s", err.msg);
+        return -1;
+    }
+    return 0;
+}
