@@ -245,9 +245,9 @@ else
         cmp -s "$vdir/onnxconvert/libonnxconvert.so.$MAJOR" "$BUILD/libonnxconvert.so.$VERSION"
     pycheck venv "" "$V/bin/python" "$vdir" \
         "$vdir/onnxconvert/libonnxconvert.so.$MAJOR" "$U/bin/onnx-convert" "$VERSION"
+    $PIP show onnxconvert > "$TMP/pip.show" 2>&1
     check "pip show: version $VERSION, requires numpy" sh -c \
-        "$PIP show onnxconvert | grep -qx 'Version: $VERSION' &&
-         $PIP show onnxconvert | grep -qx 'Requires: numpy'"
+        "grep -qx 'Version: $VERSION' '$TMP/pip.show' && grep -qx 'Requires: numpy' '$TMP/pip.show'"
     # uninstalling goes by the wheel's RECORD: every file it listed goes
     $PIP uninstall -y onnxconvert > "$TMP/pip.log" 2>&1
     check "pip uninstall removes the package" test ! -e "$vdir/onnxconvert"
