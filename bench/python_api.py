@@ -58,7 +58,7 @@ def median_ms(fn, runs):
 
 def short(e):
     text = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-    return text[:60].replace("|", "/")
+    return text[:48].replace("|", "/")
 
 
 def opset_of(model):
@@ -173,7 +173,8 @@ def main():
           f"median of {a.runs} runs, one thread")
     print()
     print("| model | opset -> T | onnxconvert.convert ms | onnx.version_converter ms | "
-          "ratio | onnxconvert Session.run ms | ONNX Runtime session.run ms | ratio |")
+          "onnx / ours | onnxconvert Session.run ms | ONNX Runtime session.run ms | "
+          "ours / ORT |")
     print("|---|---|---:|---:|---:|---:|---:|---:|")
     for case in cases:
         print(row(case, a.runs, not a.no_ort), flush=True)
