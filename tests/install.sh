@@ -278,6 +278,10 @@ if make -s BUILD="$BUILD" install PREFIX=/usr DESTDIR="$S" > "$TMP/make.log" 2>&
     check "staged .pc: libdir=/usr/lib" grep -qx "libdir=/usr/lib" "$spc"
     check "staged .pc: includedir=/usr/include" grep -qx "includedir=/usr/include" "$spc"
     check "staged .pc: no DESTDIR in it" sh -c "! grep -q '$S' '$spc'"
+    spy=$S/usr/${sysdir#/usr/local/}/onnxconvert
+    check "staged: the Python package in usr/${sysdir#/usr/local/}" test -f "$spy/__init__.py"
+    check "staged _libdir.py: LIBDIR /usr/lib, no DESTDIR" \
+        grep -qx 'LIBDIR = "/usr/lib"' "$spy/_libdir.py"
 else
     bad "make install DESTDIR=$S PREFIX=/usr failed: $(tail -n 5 "$TMP/make.log")"
 fi

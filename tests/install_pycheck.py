@@ -67,6 +67,8 @@ def main():
     found = find_library()
     say(os.path.realpath(found) == os.path.realpath(library), f"library found at {library}",
         found)
+    say(onnxconvert.__version__ == version, f"package version {version}",
+        onnxconvert.__version__)
     try:
         say(onnxconvert.library_version() == version, f"library version {version}",
             onnxconvert.library_version())
