@@ -34,34 +34,10 @@ static void die(const char *what)
     exit(2);
 }
 
-static bool has(const char *s, const char *part)
-{
-    return s && strstr(s, part) != NULL;
-}
+#include "api_models.h"
 
-static oc_model *load_file(const char *path)
-{
-    oc_model *m = NULL;
-    if (oc_load_file(path, &m) < 0)
-        die(oc_error());
-    return m;
-}
 
-/* Hands an IR model to the library as bytes (and frees it). */
-static oc_model *from_ir(IrModel *ir)
-{
-    uint8_t *buf;
-    size_t len;
-    IrError err;
-    if (save_model_buffer(ir, &buf, &len, &err) < 0)
-        die(err.msg);
-    ir_model_free(ir);
-    oc_model *m = NULL;
-    if (oc_load_memory(buf, len, &m) < 0)
-        die(oc_error());
-    free(buf);
-    return m;
-}
+
 
 /* One node `op` at ai.onnx `opset` from x to y, both tensors of `dtype`
  * and dims [2, 3]; `input` names the node's input (x, or an undefined
@@ -118,13 +94,13 @@ static void test_same_bytes_as_cli(void)
     uint8_t *cli = slurp(out, &cli_len);
     unlink(out);
 
-    oc_model *m = load_file(CNN);
+    oc_model *m = am_load(CNN);
     const char *args[] = {"--opset", "11", "--optimize"};
     char *rep = NULL;
     T_CHECK(oc_run_command(m, "convert", args, 3, &rep) == 0, "convert: %s", oc_error());
-    T_CHECK(has(rep, "\"status\": \"ok\"") && has(rep, "\"path\": \"" CNN "\""),
+    T_CHECK(am_has(rep, "\"status\": \"ok\"") && am_has(rep, "\"path\": \"" CNN "\""),
             "the report: %.300s", rep ? rep : "(none)");
-    T_CHECK(has(rep, "\"optimization\""), "the report tells the optimizer ran");
+    T_CHECK(am_has(rep, "\"optimization\""), "the report tells the optimizer ran");
     void *lib = NULL;
     size_t lib_len = 0;
     T_CHECK(oc_save_memory(m, &lib, &lib_len) == 0, "save: %s", oc_error());
@@ -141,7 +117,7 @@ static void test_same_bytes_as_cli(void)
  * model as it was, a message naming the word. */
 static void test_usage(void)
 {
-    oc_model *m = load_file(CNN);
+    oc_model *m = am_load(CNN);
     int64_t opset = oc_model_opset(m, "");
     size_t nodes = oc_model_node_count(m);
     char *rep = (char *)1;
@@ -163,13 +139,13 @@ static void test_usage(void)
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         int rc = oc_run_command(m, bad[i].command, bad[i].args, bad[i].n, &rep);
-        T_CHECK(rc == -1 && rep == NULL && has(oc_error(), bad[i].says),
+        T_CHECK(rc == -1 && rep == NULL && am_has(oc_error(), bad[i].says),
                 "%s %s: rc %d, error '%s' should say %s", bad[i].command, bad[i].args[0],
                 rc, oc_error(), bad[i].says);
     }
     const char *null_word[] = {"--opset", NULL};
     T_CHECK(oc_run_command(m, "convert", null_word, 2, NULL) == -1 &&
-                has(oc_error(), "NULL"), "a NULL word: %s", oc_error());
+                am_has(oc_error(), "NULL"), "a NULL word: %s", oc_error());
     T_CHECK(oc_run_command(m, "convert", NULL, 1, NULL) == -1, "NULL args with n 1");
     T_CHECK(oc_run_command(NULL, "convert", NULL, 0, NULL) == -1, "a NULL model");
     T_CHECK(oc_run_command(m, NULL, NULL, 0, NULL) == -1, "a NULL command");
@@ -184,15 +160,15 @@ static void test_usage(void)
  * model is broken. */
 static void test_refusal(void)
 {
-    oc_model *m = from_ir(one_node(13, "Neg", OC_INT64, "x"));
+    oc_model *m = am_from_ir(one_node(13, "Neg", OC_INT64, "x"));
     const char *args[] = {"--opset", "5"};
     char *rep = NULL;
     T_CHECK(oc_run_command(m, "convert", args, 2, &rep) == -1, "Neg int64 to opset 5");
-    T_CHECK(has(rep, "\"status\": \"refused\"") && has(rep, "\"node\": \"the_node\"") &&
-                has(rep, "\"op\": \"Neg\"") && has(rep, "\"domain\": \"ai.onnx\"") &&
-                has(rep, "\"from\": 6, \"to\": 5") && has(rep, "\"path\": \"memory\""),
+    T_CHECK(am_has(rep, "\"status\": \"refused\"") && am_has(rep, "\"node\": \"the_node\"") &&
+                am_has(rep, "\"op\": \"Neg\"") && am_has(rep, "\"domain\": \"ai.onnx\"") &&
+                am_has(rep, "\"from\": 6, \"to\": 5") && am_has(rep, "\"path\": \"memory\""),
             "the refusal's report: %.600s", rep ? rep : "(none)");
-    T_CHECK(has(oc_error(), "the_node") && has(oc_error(), "Neg"), "oc_error: %s", oc_error());
+    T_CHECK(am_has(oc_error(), "the_node") && am_has(oc_error(), "Neg"), "oc_error: %s", oc_error());
     T_CHECK(oc_model_opset(m, "") == -1, "a refused model can only be freed");
     oc_free(rep);
     oc_model_free(m);
@@ -202,28 +178,28 @@ static void test_refusal(void)
  * report lists the rule. */
 static void test_invalid(void)
 {
-    oc_model *m = from_ir(one_node(13, "Relu", OC_FLOAT, "ghost"));
+    oc_model *m = am_from_ir(one_node(13, "Relu", OC_FLOAT, "ghost"));
     char *rep = NULL;
     const char *args[] = {"--opset", "11"};
     T_CHECK(oc_run_command(m, "convert", args, 2, &rep) == -1, "an invalid model is refused");
-    T_CHECK(has(rep, "\"status\": \"invalid\"") && has(rep, "\"stage\": \"check\"") &&
-                has(rep, "\"reason\": \"input-undefined\""),
+    T_CHECK(am_has(rep, "\"status\": \"invalid\"") && am_has(rep, "\"stage\": \"check\"") &&
+                am_has(rep, "\"reason\": \"input-undefined\""),
             "its report: %.500s", rep ? rep : "(none)");
     oc_free(rep);
     T_CHECK(oc_model_opset(m, "") == 13, "left as it was, still usable");
     rep = NULL;
     T_CHECK(oc_check_report(m, &rep) == -1, "check refuses it");
-    T_CHECK(has(rep, "\"command\": \"check\"") && has(rep, "\"rule\": \"input-undefined\"") &&
-                has(rep, "'ghost'") && has(rep, "\"errors_total\": 1"),
+    T_CHECK(am_has(rep, "\"command\": \"check\"") && am_has(rep, "\"rule\": \"input-undefined\"") &&
+                am_has(rep, "'ghost'") && am_has(rep, "\"errors_total\": 1"),
             "the check report: %.500s", rep ? rep : "(none)");
-    T_CHECK(has(oc_error(), "input-undefined"), "oc_error is the finding: %s", oc_error());
+    T_CHECK(am_has(oc_error(), "input-undefined"), "oc_error is the finding: %s", oc_error());
     oc_free(rep);
     oc_model_free(m);
 
-    m = from_ir(one_node(13, "Relu", OC_FLOAT, "x"));
+    m = am_from_ir(one_node(13, "Relu", OC_FLOAT, "x"));
     rep = NULL;
-    T_CHECK(oc_check_report(m, &rep) == 0 && has(rep, "\"status\": \"ok\"") &&
-                has(rep, "\"errors\": []"), "a valid model: %.300s", rep ? rep : "(none)");
+    T_CHECK(oc_check_report(m, &rep) == 0 && am_has(rep, "\"status\": \"ok\"") &&
+                am_has(rep, "\"errors\": []"), "a valid model: %.300s", rep ? rep : "(none)");
     oc_free(rep);
     T_CHECK(oc_check_report(m, NULL) == -1, "NULL report");
     oc_model_free(m);
@@ -232,19 +208,19 @@ static void test_invalid(void)
 /* info: the model's facts; targets: every opset, the model unchanged. */
 static void test_info_targets(void)
 {
-    oc_model *m = from_ir(one_node(13, "Neg", OC_INT64, "x"));
+    oc_model *m = am_from_ir(one_node(13, "Neg", OC_INT64, "x"));
     char *rep = NULL;
     T_CHECK(oc_info_report(m, &rep) == 0, "info: %s", oc_error());
-    T_CHECK(has(rep, "\"path\": \"memory\"") && has(rep, "\"Neg\": 1") &&
-                has(rep, "\"ir_version\": 8") && has(rep, "\"elem_type\": \"INT64\""),
+    T_CHECK(am_has(rep, "\"path\": \"memory\"") && am_has(rep, "\"Neg\": 1") &&
+                am_has(rep, "\"ir_version\": 8") && am_has(rep, "\"elem_type\": \"INT64\""),
             "the info report: %.400s", rep ? rep : "(none)");
     oc_free(rep);
     rep = NULL;
     T_CHECK(oc_targets_report(m, &rep) == 0, "targets: %s", oc_error());
     /* Neg takes int64 from version 6: opsets 1..5 refuse, 6 on convert */
-    T_CHECK(has(rep, "{\"opset\": 5, \"status\": \"refused\"") &&
-                has(rep, "{\"opset\": 6, \"status\": \"ok\"") &&
-                has(rep, "\"ai.onnx.ml\": null"),
+    T_CHECK(am_has(rep, "{\"opset\": 5, \"status\": \"refused\"") &&
+                am_has(rep, "{\"opset\": 6, \"status\": \"ok\"") &&
+                am_has(rep, "\"ai.onnx.ml\": null"),
             "the targets report: %.900s", rep ? rep : "(none)");
     oc_free(rep);
     T_CHECK(oc_model_opset(m, "") == 13 && oc_model_node_count(m) == 1,
@@ -267,14 +243,14 @@ static void test_external_data(void)
     if (save_model_file(ir, path, &so, &err) < 0)
         die(err.msg);
     ir_model_free(ir);
-    oc_model *m = load_file(path);
+    oc_model *m = am_load(path);
     const char *args[] = {"--opset", "11", "--verify"};
     char *rep = NULL;
     T_CHECK(oc_run_command(m, "convert", args, 3, &rep) == 0, "verify: %s", oc_error());
-    T_CHECK(has(rep, "\"result\": \"equal\""), "verified equal: %.900s", rep ? rep : "(none)");
+    T_CHECK(am_has(rep, "\"result\": \"equal\""), "verified equal: %.900s", rep ? rep : "(none)");
     oc_free(rep);
     rep = NULL;
-    T_CHECK(oc_targets_report(m, &rep) == 0 && has(rep, "{\"opset\": 11, \"status\": \"ok\""),
+    T_CHECK(oc_targets_report(m, &rep) == 0 && am_has(rep, "{\"opset\": 11, \"status\": \"ok\""),
             "targets of an external-data model: %.300s", rep ? rep : oc_error());
     oc_free(rep);
     oc_model_free(m);
