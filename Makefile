@@ -10,12 +10,14 @@ LIBDIR  ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
 MANDIR  ?= $(PREFIX)/share/man
 # The Python package goes where /usr/bin/python3 looks for PREFIX: its
-# folder for /usr/local (Debian: lib/python3.X/dist-packages), below PREFIX.
-# Computed on first use only, and once; PYTHONDIR=... overrides it (for
-# PREFIX=/usr, Debian's python3 looks in /usr/lib/python3/dist-packages).
-PYTHONDIR ?= $(eval PYTHONDIR := $(PREFIX)/$(or $(shell /usr/bin/python3 -c \
+# folder for /usr/local (Debian: lib/python3.X/dist-packages), the same
+# path below any other PREFIX, and Debian's own lib/python3/dist-packages
+# for PREFIX=/usr. Computed on first use only, and once; PYTHONDIR=...
+# overrides it.
+PY_LOCAL_DIR = $(or $(shell /usr/bin/python3 -c \
     'import os, sysconfig; print(os.path.relpath(sysconfig.get_path("purelib"), "/usr/local"))' \
-    2>/dev/null),lib/python3/dist-packages))$(PYTHONDIR)
+    2>/dev/null),lib/python3/dist-packages)
+PYTHONDIR ?= $(eval PYTHONDIR := $(PREFIX)/$(if $(filter /usr /usr/,$(PREFIX)),lib/python3/dist-packages,$(PY_LOCAL_DIR)))$(PYTHONDIR)
 BUILD   := build
 ASAN    := build-asan
 CSTD    := -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE
