@@ -9,6 +9,15 @@ BINDIR  ?= $(PREFIX)/bin
 LIBDIR  ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
 MANDIR  ?= $(PREFIX)/share/man
+# The Python package goes where /usr/bin/python3 looks for PREFIX: its
+# folder for /usr/local (Debian: lib/python3.X/dist-packages), the same
+# path below any other PREFIX, and Debian's own lib/python3/dist-packages
+# for PREFIX=/usr. Computed on first use only, and once; PYTHONDIR=...
+# overrides it.
+PY_LOCAL_DIR = $(or $(shell /usr/bin/python3 -c \
+    'import os, sysconfig; print(os.path.relpath(sysconfig.get_path("purelib"), "/usr/local"))' \
+    2>/dev/null),lib/python3/dist-packages)
+PYTHONDIR ?= $(eval PYTHONDIR := $(PREFIX)/$(if $(filter /usr /usr/,$(PREFIX)),lib/python3/dist-packages,$(PY_LOCAL_DIR)))$(PYTHONDIR)
 BUILD   := build
 ASAN    := build-asan
 CSTD    := -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE
@@ -34,6 +43,8 @@ CLANG_SANFLAGS := -O1 -g -fsanitize=address,undefined,float-cast-overflow \
 DEB_PKGS := gcc make libprotobuf-c-dev protobuf-c-compiler uthash-dev libopenblas-dev
 # and the tests (the install test, the man page, the JSON reports' parser)
 CHECK_PKGS := pkgconf man-db python3
+# and the Python package's tests (tests/install.sh installs it with pip)
+CHECK_PKGS += python3-numpy python3-venv python3-pip
 # A clone without ../shared beside it (and no $ONNX_BACKEND_DATA) runs the
 # data tests on Debian's copy of the ONNX backend node tests (ONNX 1.12);
 # what that data lacks is skipped and counted (tests/run.sh).
@@ -218,12 +229,17 @@ install: all
 	    -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|g' -e 's|@VERSION@|$(VERSION)|g' \
 	    src/onnxconvert.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/onnxconvert.pc
 	chmod 644 $(DESTDIR)$(LIBDIR)/pkgconfig/onnxconvert.pc
+	install -d $(DESTDIR)$(PYTHONDIR)/onnxconvert
+	install -m 644 python/onnxconvert/*.py $(DESTDIR)$(PYTHONDIR)/onnxconvert/
+	printf '# written by make install: where the library is\nLIBDIR = "%s"\n' \
+	    '$(LIBDIR)' > $(DESTDIR)$(PYTHONDIR)/onnxconvert/_libdir.py
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/onnx-convert $(DESTDIR)$(MANDIR)/man1/onnx-convert.1 \
 	    $(DESTDIR)$(LIBDIR)/libonnxconvert.a $(DESTDIR)$(LIBDIR)/$(SHLIB) \
 	    $(DESTDIR)$(LIBDIR)/$(SONAME) $(DESTDIR)$(LIBDIR)/libonnxconvert.so \
 	    $(DESTDIR)$(INCLUDEDIR)/onnxconvert.h $(DESTDIR)$(LIBDIR)/pkgconfig/onnxconvert.pc
+	rm -rf $(DESTDIR)$(PYTHONDIR)/onnxconvert
 
 clean:
 	rm -rf $(BUILD) $(ASAN) $(CLANG) $(FUZZ)
@@ -283,6 +299,11 @@ bench: $(BUILD)/bench/bench_loadsave
 # The evaluator against ONNX Runtime (single-threaded both), for bench/README.md.
 bench-eval: $(BUILD)/bench/bench_eval
 	sh bench/bench_eval.sh
+
+# The Python package against onnx.version_converter and ONNX Runtime's session.
+.PHONY: bench-python
+bench-python: all
+	/usr/bin/python3 bench/python_api.py
 
 # Big models (issue 7): time and peak memory of load+save, conversions and
 # optimize against cp of the same bytes, on generated models (~1 GB

@@ -740,9 +740,10 @@ static void oc_write_report(Js *j, const void *r)
 static int oc_command_args(JobOptions *o, const char *const *args, size_t n)
 {
     char why[5000];
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < n; i++)
         if (!args[i])
             return oc_fail("oc_run_command: argument %zu is NULL", i);
+    for (size_t i = 0; i < n; i++) {
         int got = job_parse_arg(o, args, &i, n, why, sizeof why);
         if (got < 0)
             return oc_fail("oc_run_command: %s: %s", o->command, why);

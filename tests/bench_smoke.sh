@@ -59,5 +59,15 @@ for src in bench/gen_model.c $(ls bench/*.c | grep -v '^bench/gen_model\.c$'); d
         tail -n 5 "$tmp/out"
     fi
 done
+# bench/python_api.py (a script): once on the same case, without ONNX
+# Runtime; both converters time the case's conversion (a number in each).
+if ONNXCONVERT_LIBRARY=$build/libonnxconvert.so.0 /usr/bin/python3 bench/python_api.py \
+        --runs 1 --no-ort "$tmp/case" >"$tmp/out" 2>&1 &&
+        grep -Eq '^\| case \| 13 -> 1[24] \| [0-9.]+ \| [0-9.]+ \|' "$tmp/out"; then
+    ok
+else
+    bad python_api
+    tail -n 5 "$tmp/out"
+fi
 echo "bench_smoke: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -10,6 +10,10 @@
 # builds the example program of docs/c-library.md with pkg-config against the shared
 # library and against the static one, runs both on a testdata model and
 # compares what they print and save with what the tool itself does.
+# The Python package: where make install puts it (a folder the system's
+# python3 searches, below PREFIX) and `pip install --no-index ./python` into
+# a fresh virtual environment both import and convert a model as the
+# installed tool does (tests/install_pycheck.py).
 # Writes nothing outside its temporary folder; ends with
 # "install: N passed, N failed" and exits non-zero on failure.
 
@@ -171,6 +175,86 @@ else
     bad "the example does not build against the static library: $(head -n 5 "$TMP/cc.log")"
 fi
 
+# ---- the Python package (make install, then pip in a virtual environment) --
+
+# pycheck WHAT PYTHONPATH PYTHON ARGS...: tests/install_pycheck.py run by
+# PYTHON (from $TMP, so that the checkout's python/ is not what gets
+# imported); each of its "PASS"/"FAIL" lines is one check.
+pycheck() {
+    what=$1
+    pypath=$2
+    py=$3
+    shift 3
+    mkdir -p "$TMP/py_$what"
+    (cd "$TMP" && PYTHONPATH=$pypath "$py" "$OLDPWD/tests/install_pycheck.py" "$@" \
+        "$TMP/py_$what" $PYMODEL) \
+        > "$TMP/py_$what.txt" 2>&1
+    if ! grep -q '^PASS import onnxconvert$' "$TMP/py_$what.txt"; then
+        bad "$what: import onnxconvert failed: $(tail -n 3 "$TMP/py_$what.txt" | tr '\n' ' ')"
+        return
+    fi
+    while read -r verdict line; do
+        case $verdict in
+            PASS) ok ;;
+            FAIL) bad "$what: $line" ;;
+        esac
+    done < "$TMP/py_$what.txt"
+}
+
+# A model of ../shared at opset 13 when there; else the checker builds one.
+PYMODEL=
+[ -f ../shared/models/vit_tiny_opset13/model.onnx ] &&
+    PYMODEL=$(cd ../shared/models/vit_tiny_opset13 && pwd)/model.onnx
+
+# make install's PYTHONDIR for PREFIX=/usr/local is a folder the system's
+# python3 searches (so that `import onnxconvert` needs no PYTHONPATH there).
+sysdir=$(make -s -n BUILD="$BUILD" install PREFIX=/usr/local DESTDIR= 2>/dev/null |
+    sed -n 's|^install -d \(.*\)/onnxconvert$|\1|p')
+check "PYTHONDIR for /usr/local ($sysdir) is on /usr/bin/python3's sys.path" \
+    /usr/bin/python3 -c "import sys; d = '$sysdir'
+sys.exit(not (d.startswith('/usr/local/lib/') and d in sys.path))"
+# and for PREFIX=$U, the same path below it
+pydir=$U/${sysdir#/usr/local/}
+check "package installed in $pydir" test -f "$pydir/onnxconvert/__init__.py"
+check "_libdir.py names LIBDIR" grep -qx "LIBDIR = \"$U/lib\"" "$pydir/onnxconvert/_libdir.py"
+check "no library copied beside the installed package" \
+    test ! -e "$pydir/onnxconvert/libonnxconvert.so.$MAJOR"
+pycheck make_install "$pydir" /usr/bin/python3 "$pydir" \
+    "$U/lib/libonnxconvert.so.$MAJOR" "$U/bin/onnx-convert" "$VERSION"
+
+# pip install ./python into a fresh virtual environment that sees Debian's
+# onnx and numpy, offline (--no-index: nothing may be downloaded, which
+# also proves the build needs no setuptools or wheel), with pip's default
+# build isolation. The wheel carries the checkout's build/ library.
+V=$TMP/venv
+find python | sort > "$TMP/python.before"
+PIP=$V/bin/pip
+# no user or site configuration, no cache outside $TMP, no version check
+PIP_CONFIG_FILE=/dev/null PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1
+export PIP_CONFIG_FILE PIP_NO_CACHE_DIR PIP_DISABLE_PIP_VERSION_CHECK
+if ! /usr/bin/python3 -m venv --system-site-packages "$V" > "$TMP/venv.log" 2>&1; then
+    bad "python3 -m venv failed: $(tail -n 3 "$TMP/venv.log" | tr '\n' ' ')"
+elif ! env -u PYTHONPATH $PIP install --no-index ./python > "$TMP/pip.log" 2>&1; then
+    bad "pip install --no-index ./python failed: $(tail -n 5 "$TMP/pip.log" | tr '\n' ' ')"
+else
+    ok
+    vdir=$("$V/bin/python" -c 'import sysconfig; print(sysconfig.get_path("purelib"))')
+    check "pip installed a platform wheel ($(grep -o 'onnxconvert-[^ ]*\.whl' "$TMP/pip.log" | head -n 1))" \
+        grep -q "onnxconvert-$VERSION-py3-none-linux_[a-z0-9_]*\.whl" "$TMP/pip.log"
+    check "the wheel's library is beside the package" \
+        cmp -s "$vdir/onnxconvert/libonnxconvert.so.$MAJOR" "$BUILD/libonnxconvert.so.$VERSION"
+    pycheck venv "" "$V/bin/python" "$vdir" \
+        "$vdir/onnxconvert/libonnxconvert.so.$MAJOR" "$U/bin/onnx-convert" "$VERSION"
+    $PIP show onnxconvert > "$TMP/pip.show" 2>&1
+    check "pip show: version $VERSION, requires numpy" sh -c \
+        "grep -qx 'Version: $VERSION' '$TMP/pip.show' && grep -qx 'Requires: numpy' '$TMP/pip.show'"
+    # uninstalling goes by the wheel's RECORD: every file it listed goes
+    $PIP uninstall -y onnxconvert > "$TMP/pip.log" 2>&1
+    check "pip uninstall removes the package" test ! -e "$vdir/onnxconvert"
+fi
+find python | sort > "$TMP/python.after"
+check "pip wrote nothing into python/" cmp -s "$TMP/python.before" "$TMP/python.after"
+
 # ---- make uninstall ---------------------------------------------------------
 
 make -s BUILD="$BUILD" uninstall PREFIX="$U" DESTDIR= > "$TMP/make.log" 2>&1
@@ -194,6 +278,10 @@ if make -s BUILD="$BUILD" install PREFIX=/usr DESTDIR="$S" > "$TMP/make.log" 2>&
     check "staged .pc: libdir=/usr/lib" grep -qx "libdir=/usr/lib" "$spc"
     check "staged .pc: includedir=/usr/include" grep -qx "includedir=/usr/include" "$spc"
     check "staged .pc: no DESTDIR in it" sh -c "! grep -q '$S' '$spc'"
+    spy=$S/usr/${sysdir#/usr/local/}/onnxconvert
+    check "staged: the Python package in usr/${sysdir#/usr/local/}" test -f "$spy/__init__.py"
+    check "staged _libdir.py: LIBDIR /usr/lib, no DESTDIR" \
+        grep -qx 'LIBDIR = "/usr/lib"' "$spy/_libdir.py"
 else
     bad "make install DESTDIR=$S PREFIX=/usr failed: $(tail -n 5 "$TMP/make.log")"
 fi

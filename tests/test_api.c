@@ -61,37 +61,13 @@ static void die(const char *what)
     exit(2);
 }
 
-static bool has(const char *s, const char *part)
-{
-    return s && strstr(s, part) != NULL;
-}
+#include "api_models.h"
+
 
 /* Fails the check naming the last error when rc is not 0. */
 #define T_OK(call) T_CHECK((call) == 0, "%s: %s", #call, oc_error())
 
-static oc_model *load(const char *path)
-{
-    oc_model *m = NULL;
-    if (oc_load_file(path, &m) < 0)
-        die(oc_error());
-    return m;
-}
 
-/* Hands an IR model to the library as bytes (and frees it). */
-static oc_model *from_ir(IrModel *ir)
-{
-    uint8_t *buf;
-    size_t len;
-    IrError err;
-    if (save_model_buffer(ir, &buf, &len, &err) < 0)
-        die(err.msg);
-    ir_model_free(ir);
-    oc_model *m = NULL;
-    if (oc_load_memory(buf, len, &m) < 0)
-        die(oc_error());
-    free(buf);
-    return m;
-}
 
 /* A model of one node `op` (ai.onnx at `opset`, IR 8) from input x of
  * type xt to output y of type yt (types owned by the model). */
@@ -210,7 +186,7 @@ static void test_versions(void)
             oc_newest_opset(NULL) == oc_newest_opset(""), "ai.onnx and NULL are \"\"");
     T_CHECK(oc_newest_opset("ai.onnx.ml") == os_domain_max("ai.onnx.ml") &&
             oc_newest_opset("ai.onnx.ml") >= 5, "newest ai.onnx.ml");
-    T_CHECK(oc_newest_opset("com.example") == -1 && has(oc_error(), "com.example"),
+    T_CHECK(oc_newest_opset("com.example") == -1 && am_has(oc_error(), "com.example"),
             "unknown domain: %s", oc_error());
     T_CHECK(oc_newest_ir_version() == IRV_NEWEST && oc_newest_ir_version() >= 14,
             "newest IR %lld", (long long)oc_newest_ir_version());
@@ -222,13 +198,13 @@ static void test_newest_ir_is_the_checkers(void)
     int64_t d[] = {2};
     IrModel *ir = one_node(13, "Relu", float_type(1, d), float_type(1, d));
     ir->ir_version = oc_newest_ir_version();
-    oc_model *m = from_ir(ir);
+    oc_model *m = am_from_ir(ir);
     T_OK(oc_check(m));
     oc_model_free(m);
 
     ir = one_node(13, "Relu", float_type(1, d), float_type(1, d));
     ir->ir_version = oc_newest_ir_version() + 1;
-    m = from_ir(ir);
+    m = am_from_ir(ir);
     T_CHECK(oc_check(m) == -1 && !strncmp(oc_error(), "ir-version:", 11),
             "IR newest+1: %s", oc_error());
     oc_model_free(m);
@@ -250,11 +226,11 @@ static void test_load_file(void)
 
     m = (oc_model *)1;
     T_CHECK(oc_load_file("testdata/no_such_model.onnx", &m) == -1 && m == NULL &&
-            has(oc_error(), "no_such_model.onnx"), "missing file: %s", oc_error());
+            am_has(oc_error(), "no_such_model.onnx"), "missing file: %s", oc_error());
     T_CHECK(oc_load_file("testdata", &m) == -1 && m == NULL && oc_error()[0],
             "a folder: %s", oc_error());
-    T_CHECK(oc_load_file(NULL, &m) == -1 && has(oc_error(), "path is NULL"), "NULL path");
-    T_CHECK(oc_load_file(CNN, NULL) == -1 && has(oc_error(), "out is NULL"), "NULL out");
+    T_CHECK(oc_load_file(NULL, &m) == -1 && am_has(oc_error(), "path is NULL"), "NULL path");
+    T_CHECK(oc_load_file(CNN, NULL) == -1 && am_has(oc_error(), "out is NULL"), "NULL out");
 }
 
 /* The bytes of a file (dies on failure); *len set. */
@@ -286,17 +262,17 @@ static void test_load_memory(void)
     bytes = read_all(CNN, &len);
     m = (oc_model *)1;
     T_CHECK(oc_load_memory(bytes, len / 2, &m) == -1 && m == NULL &&
-            has(oc_error(), "memory") && !strchr(oc_error(), '\n'),
+            am_has(oc_error(), "memory") && !strchr(oc_error(), '\n'),
             "truncated: %s", oc_error());
     for (size_t i = 0; i < len; i++)
         bytes[i] = (uint8_t)(i * 131 + 7);
     T_CHECK(oc_load_memory(bytes, len, &m) == -1 && m == NULL && oc_error()[0],
             "garbage: %s", oc_error());
-    T_CHECK(oc_load_memory(bytes, 0, &m) == -1 && has(oc_error(), "empty"),
+    T_CHECK(oc_load_memory(bytes, 0, &m) == -1 && am_has(oc_error(), "empty"),
             "empty: %s", oc_error());
-    T_CHECK(oc_load_memory(NULL, 10, &m) == -1 && has(oc_error(), "data is NULL"),
+    T_CHECK(oc_load_memory(NULL, 10, &m) == -1 && am_has(oc_error(), "data is NULL"),
             "NULL data: %s", oc_error());
-    T_CHECK(oc_load_memory(bytes, len, NULL) == -1 && has(oc_error(), "out is NULL"),
+    T_CHECK(oc_load_memory(bytes, len, NULL) == -1 && am_has(oc_error(), "out is NULL"),
             "NULL out");
     free(bytes);
 }
@@ -319,7 +295,7 @@ static void test_external_data(void)
         die(err.msg);
     ir_model_free(ir);
 
-    oc_model *m = load(path);
+    oc_model *m = am_load(path);
     float x[2] = {1, 1};
     oc_tensor in = {.name = "x", .elem_type = OC_FLOAT, .rank = 1, .dims = d,
                     .data = x, .size = sizeof x};
@@ -334,17 +310,17 @@ static void test_external_data(void)
     size_t len;
     uint8_t *bytes = read_all(path, &len);
     m = (oc_model *)1;
-    T_CHECK(oc_load_memory(bytes, len, &m) == -1 && m == NULL && has(oc_error(), "external"),
+    T_CHECK(oc_load_memory(bytes, len, &m) == -1 && m == NULL && am_has(oc_error(), "external"),
             "external data from memory: %s", oc_error());
     free(bytes);
 }
 
 static void test_null_models(void)
 {
-    T_CHECK(oc_model_opset(NULL, "") == -1 && has(oc_error(), "model is NULL"),
+    T_CHECK(oc_model_opset(NULL, "") == -1 && am_has(oc_error(), "model is NULL"),
             "opset of NULL: %s", oc_error());
     T_CHECK(oc_model_ir_version(NULL) == -1, "ir_version of NULL");
-    T_CHECK(oc_model_node_count(NULL) == 0 && has(oc_error(), "oc_model_node_count"),
+    T_CHECK(oc_model_node_count(NULL) == 0 && am_has(oc_error(), "oc_model_node_count"),
             "nodes of NULL: %s", oc_error());
     T_CHECK(oc_check(NULL) == -1 && oc_convert(NULL, 13) == -1 &&
             oc_convert_ex(NULL, 13, 0, 0) == -1 && oc_optimize(NULL, NULL) == -1,
@@ -369,7 +345,7 @@ static void test_null_models(void)
 
 static void test_check(void)
 {
-    oc_model *m = load(TRANSFORMER);
+    oc_model *m = am_load(TRANSFORMER);
     T_OK(oc_check(m));
     oc_model_free(m);
 
@@ -380,9 +356,9 @@ static void test_check(void)
     IrError err;
     if (!ir_node_new(ir->graph, NULL, "Relu", "", "haunted", 1, in, 1, out, &err))
         die(err.msg);
-    m = from_ir(ir);
+    m = am_from_ir(ir);
     T_CHECK(oc_check(m) == -1 && !strncmp(oc_error(), "input-undefined:", 16) &&
-            has(oc_error(), "haunted") && has(oc_error(), "ghost"),
+            am_has(oc_error(), "haunted") && am_has(oc_error(), "ghost"),
             "undefined input: %s", oc_error());
     /* conversion and optimization refuse it with the same message, and
      * leave it usable */
@@ -396,7 +372,7 @@ static void test_check(void)
 
     /* an op that does not exist at the model's opset */
     ir = one_node(13, "Gelu", float_type(1, d), float_type(1, d));
-    m = from_ir(ir);
+    m = am_from_ir(ir);
     T_CHECK(oc_check(m) == -1 && !strncmp(oc_error(), "op-unknown:", 11),
             "Gelu at 13: %s", oc_error());
     oc_model_free(m);
@@ -410,7 +386,7 @@ static void check_conversion(const char *path, const char *input, const char *ex
                              int64_t opset, int64_t want_ir)
 {
     char why[256];
-    oc_model *m = load(path);
+    oc_model *m = am_load(path);
     oc_tensor *in = read_input(m, input);
     size_t n0, n1;
     oc_tensor *before = run(m, in, &n0);
@@ -449,12 +425,12 @@ static void test_convert(void)
     /* --expand through the library: LayerNormalization rewritten at the
      * model's own opset, the outputs unchanged (issue 20) */
     char why[256];
-    oc_model *m = load(TRANSFORMER);
+    oc_model *m = am_load(TRANSFORMER);
     oc_tensor *in = read_input(m, TRANSFORMER_INPUT);
     size_t n0, n1, nodes = oc_model_node_count(m);
     int64_t opset = oc_model_opset(m, "");
     oc_tensor *before = run(m, in, &n0);
-    T_CHECK(oc_expand(m, "Relu") == -1 && has(oc_error(), "'Relu'"), "expand Relu: %s",
+    T_CHECK(oc_expand(m, "Relu") == -1 && am_has(oc_error(), "'Relu'"), "expand Relu: %s",
             oc_error());
     T_CHECK(oc_expand(m, "") == -1, "expand nothing");
     T_OK(oc_expand(m, "LayerNormalization"));
@@ -470,7 +446,7 @@ static void test_convert(void)
     oc_model_free(m);
 
     /* a chosen IR version */
-    m = load(CNN);
+    m = am_load(CNN);
     T_OK(oc_convert_ex(m, 17, 0, 9));
     T_CHECK(oc_model_opset(m, "") == 17 && oc_model_ir_version(m) == 9,
             "opset 17 at IR 9: %lld, %lld", (long long)oc_model_opset(m, ""),
@@ -480,20 +456,20 @@ static void test_convert(void)
     T_CHECK(oc_model_opset(m, "") == 17, "0 keeps the opset");
 
     /* arguments out of range are refused and leave the model usable */
-    T_CHECK(oc_convert(m, oc_newest_opset("") + 1) == -1 && has(oc_error(), "opset"),
+    T_CHECK(oc_convert(m, oc_newest_opset("") + 1) == -1 && am_has(oc_error(), "opset"),
             "opset past the newest: %s", oc_error());
-    T_CHECK(oc_convert(m, -3) == -1 && has(oc_error(), "-3"), "negative opset: %s",
+    T_CHECK(oc_convert(m, -3) == -1 && am_has(oc_error(), "-3"), "negative opset: %s",
             oc_error());
-    T_CHECK(oc_convert(m, 0) == -1 && has(oc_error(), "oc_convert"), "opset 0: %s",
+    T_CHECK(oc_convert(m, 0) == -1 && am_has(oc_error(), "oc_convert"), "opset 0: %s",
             oc_error());
     T_CHECK(oc_convert_ex(m, 13, oc_newest_opset("ai.onnx.ml") + 1, 0) == -1 &&
-            has(oc_error(), "opset_ml"), "opset_ml past the newest: %s", oc_error());
+            am_has(oc_error(), "opset_ml"), "opset_ml past the newest: %s", oc_error());
     T_CHECK(oc_convert_ex(m, 13, 0, oc_newest_ir_version() + 1) == -1 &&
-            has(oc_error(), "ir_version"), "IR past the newest: %s", oc_error());
+            am_has(oc_error(), "ir_version"), "IR past the newest: %s", oc_error());
     /* an IR below what the target opset needs, or below 3 (issue 19) */
-    T_CHECK(oc_convert_ex(m, 17, 0, 4) == -1 && has(oc_error(), "ir_version 4 is below IR 8"),
+    T_CHECK(oc_convert_ex(m, 17, 0, 4) == -1 && am_has(oc_error(), "ir_version 4 is below IR 8"),
             "opset 17 at IR 4: %s", oc_error());
-    T_CHECK(oc_convert_ex(m, 0, 0, 2) == -1 && has(oc_error(), "3..14"), "IR 2: %s",
+    T_CHECK(oc_convert_ex(m, 0, 0, 2) == -1 && am_has(oc_error(), "3..14"), "IR 2: %s",
             oc_error());
     T_CHECK(oc_model_opset(m, "") == 17 && oc_model_ir_version(m) == 9,
             "still usable after refused arguments");
@@ -503,26 +479,26 @@ static void test_convert(void)
 /* A conversion the converter refuses leaves a model that only frees. */
 static void test_convert_refused(void)
 {
-    oc_model *m = load(TRANSFORMER);
+    oc_model *m = am_load(TRANSFORMER);
     /* Erf has no exact form before opset 9 */
-    T_CHECK(oc_convert(m, 8) == -1 && has(oc_error(), "Erf"), "Erf to 8: %s", oc_error());
+    T_CHECK(oc_convert(m, 8) == -1 && am_has(oc_error(), "Erf"), "Erf to 8: %s", oc_error());
     char first[600];
     snprintf(first, sizeof first, "%s", oc_error());
     T_CHECK(!strchr(first, '\n'), "one line");
     void *data = NULL;
     size_t size = 0;
     T_CHECK(oc_save_memory(m, &data, &size) == -1 && data == NULL &&
-            has(oc_error(), "half changed") && has(oc_error(), "oc_convert"),
+            am_has(oc_error(), "half changed") && am_has(oc_error(), "oc_convert"),
             "save after a refusal: %s", oc_error());
-    T_CHECK(oc_check(m) == -1 && has(oc_error(), "half changed"), "check after");
-    T_CHECK(oc_convert(m, 17) == -1 && has(oc_error(), "half changed"), "convert after");
-    T_CHECK(oc_optimize(m, NULL) == -1 && has(oc_error(), "half changed"), "optimize after");
+    T_CHECK(oc_check(m) == -1 && am_has(oc_error(), "half changed"), "check after");
+    T_CHECK(oc_convert(m, 17) == -1 && am_has(oc_error(), "half changed"), "convert after");
+    T_CHECK(oc_optimize(m, NULL) == -1 && am_has(oc_error(), "half changed"), "optimize after");
     T_CHECK(oc_model_opset(m, "") == -1 && oc_model_node_count(m) == 0 &&
             oc_model_ir_version(m) == -1, "queries after");
     oc_tensor *t = NULL;
     size_t n = 0;
     T_CHECK(oc_model_inputs(m, &t, &n) == -1 && oc_evaluate(m, NULL, 0, &t, &n) == -1 &&
-            has(oc_error(), "half changed"), "evaluate after");
+            am_has(oc_error(), "half changed"), "evaluate after");
     char path[512];
     snprintf(path, sizeof path, "%s/broken.onnx", tmpdir);
     struct stat st;
@@ -551,12 +527,12 @@ static IrModel *upsample_from_shape(void)
 
 static void test_input_shape(void)
 {
-    oc_model *m = from_ir(upsample_from_shape());
-    T_CHECK(oc_convert(m, 8) == -1 && has(oc_error(), "constant"), "dims open: %s",
+    oc_model *m = am_from_ir(upsample_from_shape());
+    T_CHECK(oc_convert(m, 8) == -1 && am_has(oc_error(), "constant"), "dims open: %s",
             oc_error());
     oc_model_free(m);
-    m = from_ir(upsample_from_shape());
-    T_CHECK(oc_set_input_shape(m, "x=1,1,3") == -1 && has(oc_error(), "x"),
+    m = am_from_ir(upsample_from_shape());
+    T_CHECK(oc_set_input_shape(m, "x=1,1,3") == -1 && am_has(oc_error(), "x"),
             "a rank the model contradicts: %s", oc_error());
     T_CHECK(oc_set_input_shape(m, "nope=1") == -1, "an input the model lacks");
     T_OK(oc_set_input_shape(m, "x=1,1,3,5"));
@@ -573,14 +549,14 @@ static void test_input_shape(void)
 static void test_optimize(void)
 {
     char why[256];
-    oc_model *m = load(TRANSFORMER);
+    oc_model *m = am_load(TRANSFORMER);
     oc_tensor *in = read_input(m, TRANSFORMER_INPUT);
     size_t n0, n1;
     oc_tensor *before = run(m, in, &n0);
     size_t nodes = oc_model_node_count(m);
 
     /* an unknown pass is refused before anything changes */
-    T_CHECK(oc_optimize(m, "fold,no_such_pass") == -1 && has(oc_error(), "no_such_pass"),
+    T_CHECK(oc_optimize(m, "fold,no_such_pass") == -1 && am_has(oc_error(), "no_such_pass"),
             "unknown pass: %s", oc_error());
     T_CHECK(oc_optimize(m, "") == -1, "empty pass list");
     T_CHECK(oc_model_node_count(m) == nodes, "unchanged after an unknown pass");
@@ -604,7 +580,7 @@ static void test_optimize(void)
     oc_model_free(m);
 
     /* a pass list */
-    m = load(CNN);
+    m = am_load(CNN);
     T_OK(oc_optimize(m, "fuse_bn,dead_code"));
     T_CHECK(oc_model_node_count(m) == 9, "fuse_bn: %zu nodes", oc_model_node_count(m));
     oc_model_free(m);
@@ -614,7 +590,7 @@ static void test_optimize(void)
 
 static void test_model_inputs(void)
 {
-    oc_model *m = load(CNN);
+    oc_model *m = am_load(CNN);
     oc_tensor *t = NULL;
     size_t n = 0;
     T_OK(oc_model_inputs(m, &t, &n));
@@ -646,7 +622,7 @@ static void test_model_inputs(void)
     IrShape *s = ((IrValueInfo *)ir->graph->inputs.p[0])->type->shape;
     s->dims[0].kind = IR_DIM_PARAM;
     s->dims[0].param = ir_strdup("N");
-    m = from_ir(ir);
+    m = am_from_ir(ir);
     T_OK(oc_model_inputs(m, &t, &n));
     T_CHECK(n == 1 && t[0].rank == 2 && t[0].dims[0] == 1 && t[0].dims[1] == 3 &&
             t[0].size == 12, "symbolic dim as 1");
@@ -655,18 +631,18 @@ static void test_model_inputs(void)
 
     /* a sequence input is not a tensor */
     ir = one_node(13, "SequenceLength", sequence_of_floats(), ir_type_tensor(OC_INT64, 0, NULL));
-    m = from_ir(ir);
+    m = am_from_ir(ir);
     t = (oc_tensor *)1;
     T_CHECK(oc_model_inputs(m, &t, &n) == -1 && t == NULL && n == 0 &&
-            has(oc_error(), "'x'") && has(oc_error(), "tensor"),
+            am_has(oc_error(), "'x'") && am_has(oc_error(), "tensor"),
             "sequence input: %s", oc_error());
     oc_model_free(m);
 
     /* a string input is not dense */
     ir = one_node(13, "Identity", ir_type_tensor(OC_STRING, 1, (const int64_t[]){2}),
                   ir_type_tensor(OC_STRING, 1, (const int64_t[]){2}));
-    m = from_ir(ir);
-    T_CHECK(oc_model_inputs(m, &t, &n) == -1 && has(oc_error(), "STRING"),
+    m = am_from_ir(ir);
+    T_CHECK(oc_model_inputs(m, &t, &n) == -1 && am_has(oc_error(), "STRING"),
             "string input: %s", oc_error());
     oc_model_free(m);
 }
@@ -679,7 +655,7 @@ static void refuse(oc_model *m, const oc_tensor *in, size_t n, const char *part,
     oc_tensor *out = (oc_tensor *)1;
     size_t n_out = 7;
     int rc = oc_evaluate(m, in, n, &out, &n_out);
-    T_CHECK(rc == -1 && out == NULL && n_out == 0 && has(oc_error(), part) &&
+    T_CHECK(rc == -1 && out == NULL && n_out == 0 && am_has(oc_error(), part) &&
             !strchr(oc_error(), '\n'), "%s: rc %d, message '%s' (want '%s')", what, rc,
             oc_error(), part);
     if (rc == 0)
@@ -724,7 +700,7 @@ static void test_eval_limits(void)
 {
     IrModel *ir = one_node(17, "ConstantOfShape", ir_type_tensor(OC_INT64, 1, (const int64_t[]){1}),
                            ir_type_tensor(OC_FLOAT, 1, (const int64_t[]){-1}));
-    oc_model *m = from_ir(ir);
+    oc_model *m = am_from_ir(ir);
     int64_t big = (int64_t)1 << 30, dims[1] = {1};
     oc_tensor in = {.name = "x", .elem_type = OC_INT64, .rank = 1, .dims = dims,
                     .data = &big, .size = sizeof big};
@@ -732,8 +708,8 @@ static void test_eval_limits(void)
     size_t n = 0;
     T_OK(oc_set_eval_limits(m, 64u << 20, 0, 0));
     T_CHECK(oc_evaluate(m, &in, 1, &out, &n) == -1 && out == NULL &&
-            has(oc_error(), "node 'n' (ConstantOfShape") &&
-            has(oc_error(), "memory budget of 64 MiB"), "2^30 floats in 64 MiB: %s", oc_error());
+            am_has(oc_error(), "node 'n' (ConstantOfShape") &&
+            am_has(oc_error(), "memory budget of 64 MiB"), "2^30 floats in 64 MiB: %s", oc_error());
     int64_t small = 1000;
     in.data = &small;
     T_OK(oc_evaluate(m, &in, 1, &out, &n));
@@ -742,7 +718,7 @@ static void test_eval_limits(void)
     T_OK(oc_set_eval_limits(m, 0, 0, 30));
     T_OK(oc_evaluate(m, &in, 1, &out, &n));
     oc_tensors_free(out, n);
-    T_CHECK(oc_set_eval_limits(m, 0, 0, -1) == -1 && has(oc_error(), "timeout"),
+    T_CHECK(oc_set_eval_limits(m, 0, 0, -1) == -1 && am_has(oc_error(), "timeout"),
             "a negative timeout is refused");
     T_CHECK(oc_set_eval_limits(NULL, 0, 0, 0) == -1, "NULL model refused");
     oc_model_free(m);
@@ -750,7 +726,7 @@ static void test_eval_limits(void)
 
 static void test_evaluate_refusals(void)
 {
-    oc_model *m = load(CNN);
+    oc_model *m = am_load(CNN);
     oc_tensor *good;
     size_t n;
     if (oc_model_inputs(m, &good, &n) < 0)
@@ -773,7 +749,7 @@ static void test_evaluate_refusals(void)
         refuse(m, &t, 1, b->part, b->what);
     }
     free(zeros);
-    T_CHECK(oc_evaluate(m, good, 1, NULL, &n) == -1 && has(oc_error(), "outputs is NULL"),
+    T_CHECK(oc_evaluate(m, good, 1, NULL, &n) == -1 && am_has(oc_error(), "outputs is NULL"),
             "NULL outputs");
 
     /* after all that, the model still runs */
@@ -791,7 +767,7 @@ static void test_evaluate_kinds(void)
     int64_t d[] = {4};
     IrModel *ir = one_node(13, "Not", ir_type_tensor(OC_BOOL, 1, d),
                            ir_type_tensor(OC_BOOL, 1, d));
-    oc_model *m = from_ir(ir);
+    oc_model *m = am_from_ir(ir);
     uint8_t bits[4] = {0, 1, 2, 255};
     oc_tensor in = {.name = "x", .elem_type = OC_BOOL, .rank = 1, .dims = d,
                     .data = bits, .size = 4};
@@ -807,7 +783,7 @@ static void test_evaluate_kinds(void)
 
     /* int64 and a scalar */
     ir = one_node(13, "Neg", ir_type_tensor(OC_INT64, 0, NULL), ir_type_tensor(OC_INT64, 0, NULL));
-    m = from_ir(ir);
+    m = am_from_ir(ir);
     int64_t v = 41;
     in = (oc_tensor){.name = "x", .elem_type = OC_INT64, .data = &v, .size = 8};
     T_OK(oc_evaluate(m, &in, 1, &out, &n));
@@ -819,7 +795,7 @@ static void test_evaluate_kinds(void)
     /* an empty tensor */
     int64_t e[] = {0, 5};
     ir = one_node(13, "Relu", float_type(2, e), float_type(2, e));
-    m = from_ir(ir);
+    m = am_from_ir(ir);
     in = (oc_tensor){.name = "x", .elem_type = OC_FLOAT, .rank = 2, .dims = e};
     T_OK(oc_evaluate(m, &in, 1, &out, &n));
     T_CHECK(n == 1 && out[0].size == 0 && out[0].rank == 2 && out[0].dims[1] == 5,
@@ -830,13 +806,13 @@ static void test_evaluate_kinds(void)
     /* a sequence output is refused */
     int64_t three[] = {3};
     ir = one_node(13, "SequenceConstruct", float_type(1, three), sequence_of_floats());
-    m = from_ir(ir);
+    m = am_from_ir(ir);
     float x[3] = {1, 2, 3};
     in = (oc_tensor){.name = "x", .elem_type = OC_FLOAT, .rank = 1, .dims = three,
                      .data = x, .size = sizeof x};
     out = (oc_tensor *)1;
     T_CHECK(oc_evaluate(m, &in, 1, &out, &n) == -1 && out == NULL && n == 0 &&
-            has(oc_error(), "output 'y' is not a tensor"), "sequence output: %s",
+            am_has(oc_error(), "output 'y' is not a tensor"), "sequence output: %s",
             oc_error());
     oc_model_free(m);
 }
@@ -848,17 +824,17 @@ static void test_save(void)
     char path[512], bad[512];
     snprintf(path, sizeof path, "%s/saved.onnx", tmpdir);
     snprintf(bad, sizeof bad, "%s/no/such/folder/x.onnx", tmpdir);
-    oc_model *m = load(CNN);
+    oc_model *m = am_load(CNN);
     T_OK(oc_convert(m, 11));
     T_OK(oc_save_file(m, path));
-    oc_model *back = load(path);
+    oc_model *back = am_load(path);
     T_CHECK(oc_model_opset(back, "") == 11 && oc_model_ir_version(back) == 6 &&
             oc_model_node_count(back) == oc_model_node_count(m), "file round trip");
     T_OK(oc_check(back));
     oc_model_free(back);
-    T_CHECK(oc_save_file(m, bad) == -1 && has(oc_error(), "no/such/folder"),
+    T_CHECK(oc_save_file(m, bad) == -1 && am_has(oc_error(), "no/such/folder"),
             "unwritable path: %s", oc_error());
-    T_CHECK(oc_save_file(m, NULL) == -1 && has(oc_error(), "path is NULL"), "NULL path");
+    T_CHECK(oc_save_file(m, NULL) == -1 && am_has(oc_error(), "path is NULL"), "NULL path");
 
     /* memory round trip: same bytes again, same outputs */
     void *a = NULL, *b = NULL;
@@ -876,7 +852,7 @@ static void test_save(void)
     oc_tensors_free(o1, n1);
     oc_tensors_free(o2, n2);
     oc_tensors_free(in, 1);
-    T_CHECK(oc_save_memory(m, NULL, &na) == -1 && has(oc_error(), "data is NULL"),
+    T_CHECK(oc_save_memory(m, NULL, &na) == -1 && am_has(oc_error(), "data is NULL"),
             "NULL data");
     oc_free(a);
     oc_free(b);
@@ -934,7 +910,7 @@ static void test_threads(void)
     if (pthread_create(&th, NULL, fresh_error, &fresh))
         die("pthread_create");
     pthread_join(th, NULL);
-    T_CHECK(fresh && has(oc_error(), "none.onnx"), "oc_error is per thread");
+    T_CHECK(fresh && am_has(oc_error(), "none.onnx"), "oc_error is per thread");
 
     enum { N = 6 };
     static const int64_t opsets[N] = {9, 11, 13, 17, 9, 20};

@@ -31,12 +31,13 @@
 #include "t.h"
 #include "topo.h"
 
-
 static void die(const char *what)
 {
     fprintf(stderr, "test_topo: cannot build the model: %s\n", what);
     exit(2);
 }
+
+#include "api_models.h"
 
 static IrNode *nd(IrGraph *g, const char *op, const char *name, size_t n_in,
                   const char *const *in, const char *out)
@@ -501,20 +502,6 @@ static void t_jobs(void)
 
 /* ---- through the C library ------------------------------------------ */
 
-static oc_model *api_model(IrModel *ir)
-{
-    uint8_t *buf;
-    size_t len;
-    IrError err;
-    if (save_model_buffer(ir, &buf, &len, &err) < 0)
-        die(err.msg);
-    ir_model_free(ir);
-    oc_model *m = NULL;
-    if (oc_load_memory(buf, len, &m) < 0)
-        die(oc_error());
-    free(buf);
-    return m;
-}
 
 /* Y of the float16 model on fixed inputs; false when oc_evaluate fails. */
 static bool api_eval(oc_model *m, float y[6])
@@ -537,23 +524,23 @@ static bool api_eval(oc_model *m, float y[6])
 static void t_api(void)
 {
     float want[6], got[6];
-    oc_model *sorted = api_model(fp16_model(false));
+    oc_model *sorted = am_from_ir(fp16_model(false));
     T_CHECK(api_eval(sorted, want), "the sorted model runs: %s", oc_error());
     oc_model_free(sorted);
 
-    oc_model *m = api_model(fp16_model(true));
+    oc_model *m = am_from_ir(fp16_model(true));
     T_CHECK(oc_check(m) < 0 && !strncmp(oc_error(), "topo-order:", 11),
             "oc_check names the order: %s", oc_error());
     T_CHECK(api_eval(m, got) && !memcmp(got, want, sizeof got),
             "oc_evaluate sorts, and computes what the sorted model does: %s", oc_error());
     oc_model_free(m);
-    m = api_model(fp16_model(true));
+    m = am_from_ir(fp16_model(true));
     T_CHECK(oc_convert(m, 17) == 0 && oc_model_opset(m, "") == 17, "oc_convert: %s",
             oc_error());
     T_CHECK(api_eval(m, got) && !memcmp(got, want, sizeof got), "converted, same: %s",
             oc_error());
     oc_model_free(m);
-    m = api_model(fp16_model(true));
+    m = am_from_ir(fp16_model(true));
     T_CHECK(oc_optimize(m, NULL) == 0, "oc_optimize: %s", oc_error());
     oc_model_free(m);
 
@@ -561,7 +548,7 @@ static void t_api(void)
     ND(ir->graph, "Add", "p", "P", "X", "Q");
     ND(ir->graph, "Neg", "q", "Q", "P");
     output(ir->graph, "Q", IR_FLOAT);
-    m = api_model(ir);
+    m = am_from_ir(ir);
     T_CHECK(oc_convert(m, 17) < 0 && !strncmp(oc_error(), "topo-order:", 11) &&
             strstr(oc_error(), "cycle") && oc_model_opset(m, "") == 13,
             "a cycle refused, the model left as it was: %s", oc_error());
