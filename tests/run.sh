@@ -150,6 +150,11 @@ run asan/expand_cli /usr/bin/python3 tests/expand_cli.py "$asan/onnx-convert" no
 # info --targets and convert agree on every target (issue 19; sanitized: one model of ../shared)
 run targets_cli /usr/bin/python3 tests/targets_cli.py "$build/onnx-convert"
 run asan/targets_cli /usr/bin/python3 tests/targets_cli.py "$asan/onnx-convert" quick
+# the Python package against the CLI, and under repetition and threads (issue 22)
+run python_api env PYTHONPATH=python ONNXCONVERT_LIBRARY="$build/libonnxconvert.so.0" \
+    /usr/bin/python3 tests/python_api.py "$build" quick
+run python_stress env PYTHONPATH=python ONNXCONVERT_LIBRARY="$build/libonnxconvert.so.0" \
+    /usr/bin/python3 tests/python_stress.py "$build"
 # semantically hostile models (the generator is built in the normal build)
 run hostile_models sh tests/hostile_models.sh "$build/onnx-convert" "$build/tests/tool_hostile_gen"
 run asan/hostile_models sh tests/hostile_models.sh "$asan/onnx-convert" "$build/tests/tool_hostile_gen"
