@@ -2,11 +2,13 @@
 """The Python package against the command line (issue 22, Done-when 1).
 
 For every model of ../shared/models and a sample of about 60 backend node
-tests (one case of every third op family, in name order, so the sample
-spreads over the op families and stays the same from run to run):
+tests (the first case of every k-th op family in name order, k = families
+// 60: every third of ../shared's 195, so the sample spreads over the op
+families and stays the same from run to run):
 - convert(bytes, T), convert(ModelProto, T) and convert(path, T) give the
   bytes `onnx-convert convert IN -o OUT --opset T` writes, for T in 7, 11,
-  13, 17, the newest, and without an opset (a round trip); also with
+  13, 17, the newest, and without an opset (a round trip) (a node test:
+  7, the newest, none and one of 11, 13, 17 in turn); also with
   optimize=True (`--optimize`) and with ir_version (`--ir-version`);
   optimize(model) the bytes of `optimize`;
 - report=True's dict equals the `--json` object but "path" ("memory" for
@@ -77,7 +79,7 @@ def node_dir():
 
 
 def node_sample(root):
-    """One case of every third op family (the word after test_), ~60."""
+    """The first case of every k-th op family (the word after test_), ~60."""
     first = {}
     for c in sorted(os.listdir(root)):
         fam = c.split("_")[1] if c.count("_") else c
