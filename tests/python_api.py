@@ -10,7 +10,9 @@ families and stays the same from run to run):
   13, 17, the newest, and without an opset (a round trip) (a node test:
   7, the newest, none and one of 11, 13, 17 in turn); also with
   optimize=True (`--optimize`) and with ir_version (`--ir-version`);
-  optimize(model) the bytes of `optimize`;
+  optimize(model) the bytes of `optimize`; a shared model also with
+  passes, infer_shapes and keep_metadata; a usage error of the CLI (exit 2:
+  --ir-version 6 with opset 13) is a UsageError with its message;
 - report=True's dict equals the `--json` object but "path" ("memory" for
   bytes and ModelProto, the path for a path) and "output" (null: nothing
   written); a refusal raises ConversionError (InvalidModelError when the
@@ -241,6 +243,17 @@ def convert_all(path, tmp, i):
                       lambda a, ir=ir: oc.convert(a, 13, ir_version=ir, report=True), 2))
     jobs.append(["optimize", path, "-o", None])
     calls.append(("optimize", lambda a: oc.optimize(a, report=True), 3))
+    if shared:   # more of the command's options, as the keywords say them
+        jobs.append(["optimize", path, "-o", None, "--passes", "fold,cse,dead_code",
+                     "--infer-shapes"])
+        calls.append(("optimize --passes fold,cse,dead_code --infer-shapes",
+                      lambda a: oc.optimize(a, ["fold", "cse", "dead_code"], infer_shapes=True,
+                                            report=True), 2))
+        jobs.append(["convert", path, "-o", None, "--opset", 9, "--keep-metadata",
+                     "--optimize", "--passes", "identity,noop"])
+        calls.append(("convert 9 --keep-metadata --passes identity,noop",
+                      lambda a: oc.convert(a, 9, keep_metadata=True, optimize=True,
+                                           passes="identity,noop", report=True), 2))
     outs = [os.path.join(tmp, "out%d.onnx" % k) for k in range(len(jobs))]
     results = cli_jobs([([o if a is None else a for a in j], o) for j, o in zip(jobs, outs)])
     refused = 0
