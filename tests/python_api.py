@@ -133,18 +133,24 @@ def expected_report(cli_rep, label):
     return e
 
 
+def relabel(message, path, label):
+    """message with its leading "PATH: " (a model's name) as "LABEL: "."""
+    return label + message[len(path):] if message.startswith(path + ": ") else message
+
+
 def same_error(what, exc, cli_rep, label):
     """The exception carries the CLI's error object; where the message
     names the file (the checker's findings), a model given in memory is
     named "memory", as the report's "path" is."""
     err = cli_rep["error"]
-    want = oc.InvalidModelError if cli_rep["status"] == "invalid" else oc.ConversionError
+    want = oc.InvalidModelError if cli_rep["status"] == "invalid" or \
+        err["stage"] in ("load", "check") else oc.ConversionError
     check(type(exc) is want, "%s: raised %s, the CLI's status is %s (%s)"
           % (what, type(exc).__name__, cli_rep["status"], exc))
     step = (err["step"]["from"], err["step"]["to"]) if err.get("step") else None
     got = (exc.stage, exc.reason, exc.node, exc.op, exc.domain, exc.step, str(exc))
     exp = (err["stage"], err["reason"], err["node"], err["op"], err["domain"], step,
-           err["message"].replace(cli_rep["path"], label))
+           relabel(err["message"], cli_rep["path"], label))
     check(got == exp, "%s: error %r, the CLI's %r" % (what, got, exp))
 
 
@@ -348,6 +354,16 @@ def external_data(src_model, tmp):
           "external: the weights stayed out of the model file")
     check(lrep == expected_report(rep, src), "external: report differs: %s"
           % first_diff(lrep, expected_report(rep, src)))
+    # in memory, the side file cannot be found: as the CLI's standard input
+    with open(src, "rb") as f:
+        rc, rep, err = cli("convert", "-", "-o", cli_out, "--opset", 11, stdin=f)
+    check(rc == 1 and rep["error"]["stage"] == "load", "external: the CLI read it from "
+          "standard input (exit %d)" % rc)
+    try:
+        oc.convert(read(src), 11)
+        check(False, "external: convert(bytes) found the side file")
+    except oc.OnnxConvertError as e:
+        same_error("external [bytes]", e, rep, "memory")
     # the result loads with its side file (onnx's own loader)
     m = onnx.load(lib_out)
     check(len(m.graph.initializer) > 0 and all(
@@ -378,7 +394,7 @@ def invalid_model(tmp):
     rc, rep, _ = cli("check", path, "--all")
     check(rc == 1 and len(rep["errors"]) == 2, "invalid: the CLI's check --all: %r" % rep)
     for label, arg in ((path, path), ("memory", m)):
-        want = [(e["rule"], e["message"].replace(path, label)) for e in rep["errors"]]
+        want = [(e["rule"], relabel(e["message"], path, label)) for e in rep["errors"]]
         got = [(d.rule, d.message) for d in oc.check(arg)]
         check(got == want, "invalid check [%s]: %r, the CLI's %r" % (label, got, want))
     got = oc.check(m)
