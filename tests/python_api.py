@@ -412,7 +412,8 @@ def usage_errors(path, tmp):
              ("convert_file bogus option", lambda: oc.convert_file(path, dst, 13, bogus=1)),
              ("convert_file unknown pass",
               lambda: oc.convert_file(path, dst, 13, optimize=True, passes="nope")),
-             ("not a model", lambda: oc.convert(12345, 13))]
+             ("not a model", lambda: oc.convert(12345, 13)),
+             ("targets of a domain not imported", lambda: oc.targets(data, "ai.onnx.ml"))]
     for what, fn in cases:
         try:
             fn()
