@@ -235,13 +235,14 @@ ONNXCONVERT_API int oc_model_inputs(const oc_model *m, oc_tensor **inputs,
  * per graph output in the graph's order, named after them, to free with
  * oc_tensors_free; on failure *outputs is NULL and *n_outputs 0. Outputs
  * that are not dense tensors (strings, sequences, maps, optionals, the 4-
- * and 2-bit types) make the call fail. The inputs are only read. Nodes
- * out of topological order are sorted first, as in oc_convert_ex. */
+ * and 2-bit types) make the call fail: oc_evaluate_pb gives those. The
+ * inputs are only read. Nodes out of topological order are sorted first,
+ * as in oc_convert_ex. */
 ONNXCONVERT_API int oc_evaluate(oc_model *m, const oc_tensor *inputs,
                                 size_t n_inputs, oc_tensor **outputs,
                                 size_t *n_outputs);
 
-/* Bounds every later oc_evaluate of m: at most `max_memory` bytes of
+/* Bounds every later oc_evaluate and oc_evaluate_pb of m: at most `max_memory` bytes of
  * values alive at once (0: three quarters of physical memory, the
  * default), at most `max_steps` node runs, every iteration of a Loop or
  * Scan body counted (0: 2^30, the default), and at most `timeout_seconds`
