@@ -469,6 +469,27 @@ def api_checks():
     got = onnxconvert.run(m, {"q": [np.array([1, 2], np.int64), [7, 8, 9]], "i": -1})
     check(int(got["n"]) == 2 and np.array_equal(got["e"], [7, 8, 9]),
           "a sequence input (arrays and lists), a Python int scalar")
+    # maps: a dict into CastMap, a list of dicts out of ZipMap (ai.onnx.ml)
+    mt = onnx.TypeProto()   # (onnx 1.12 has no make_map_type_proto)
+    mt.map_type.key_type = T.INT64
+    mt.map_type.value_type.CopyFrom(helper.make_tensor_type_proto(T.FLOAT, None))
+    g = helper.make_graph([helper.make_node("CastMap", ["m"], ["y"], domain="ai.onnx.ml")],
+                          "g", [helper.make_value_info("m", mt)],
+                          [helper.make_tensor_value_info("y", T.FLOAT, [1, 2])])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17),
+                                            helper.make_opsetid("ai.onnx.ml", 1)])
+    got = onnxconvert.run(m, {"m": {3: 0.5, 1: 1.5}})["y"]
+    check(np.array_equal(got, [[1.5, 0.5]]), f"CastMap of a dict: {got}")
+    zm = one_node_model("Identity", T.FLOAT, [1, 2], T.FLOAT, [1, 2])
+    zm.graph.node[0].op_type = "ZipMap"
+    zm.graph.node[0].domain = "ai.onnx.ml"
+    zm.graph.node[0].attribute.append(helper.make_attribute("classlabels_int64s", [10, 20]))
+    del zm.graph.node[1]
+    del zm.graph.output[1]
+    zm.graph.output[0].CopyFrom(helper.make_value_info("y", helper.make_sequence_type_proto(mt)))
+    zm.opset_import.append(helper.make_opsetid("ai.onnx.ml", 1))
+    got = onnxconvert.run(zm, {"x": np.array([[7, 8]], np.float32)})["y"]
+    check(got == [{10: 7.0, 20: 8.0}], f"ZipMap gives a list of dicts: {got}")
     strs = one_node_model("Identity", T.STRING, [2], T.STRING, [2])
     got = onnxconvert.run(strs, {"x": np.array(["a", "é"], dtype=object)})
     check(list(got["z"]) == ["a", "é"], "strings")

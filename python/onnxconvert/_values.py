@@ -306,10 +306,10 @@ def _to_array(value, code, what):
     return b
 
 
-def encode_tensor(value, code, name=""):
+def encode_tensor(value, code, name="", what=None):
     """A TensorProto of `value` as element type `code` (raw_data, or
-    string_data for strings)."""
-    a = _to_array(value, code, f"tensor '{name}'" if name else "a tensor")
+    string_data for strings); `what` names it in messages."""
+    a = _to_array(value, code, what or (f"tensor '{name}'" if name else "a tensor"))
     out = [_int_field(_T_DIMS, d) for d in a.shape]
     out.append(_int_field(_T_TYPE, code))
     if code == _STRING:
@@ -453,7 +453,7 @@ def _encode_item(value, t, what):
     if kind == _K_TENSOR:
         if t is not None and t[0] == "sparse_tensor":
             raise usage(f"onnxconvert: {what}: sparse tensors are not supported")
-        return kind, encode_tensor(value, _elem_code(value, t, what))
+        return kind, encode_tensor(value, _elem_code(value, t, what), what=what)
     if kind == _K_SEQ:
         return kind, encode_sequence(value, t, what=what)
     if kind == _K_MAP:
@@ -533,7 +533,7 @@ def encode(value, t, name=""):
             raise usage(f"onnxconvert: {what}: sparse tensors are not supported")
         if value is None:
             raise usage(f"onnxconvert: {what}: None for a tensor")
-        return encode_tensor(value, _elem_code(value, t, what), name)
+        return encode_tensor(value, _elem_code(value, t, what), name, what)
     if kind == _K_SEQ:
         return encode_sequence(value, t, name, what)
     if kind == _K_MAP:
