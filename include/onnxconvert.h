@@ -275,18 +275,19 @@ ONNXCONVERT_API int oc_model_inputs(const oc_model *m, oc_tensor **inputs,
  * oc_model_inputs lists), in any order: they are matched by name, so
  * every name must be given exactly once. Each input must have the
  * declared element type, its rank and every fixed dim, and a size that
- * matches its dims. Random operators draw from a fixed seed, so a run is
- * repeatable. On success *outputs is an array of *n_outputs tensors, one
+ * matches its dims. Random operators draw from the seed oc_set_eval_seed
+ * set (0 by default), so a run is repeatable. On success *outputs is an array of *n_outputs tensors, one
  * per graph output in the graph's order, named after them, to free with
  * oc_tensors_free; on failure *outputs is NULL and *n_outputs 0. Outputs
  * that are not dense tensors (strings, sequences, maps, optionals, the 4-
- * and 2-bit types) make the call fail. The inputs are only read. Nodes
- * out of topological order are sorted first, as in oc_convert_ex. */
+ * and 2-bit types) make the call fail: oc_evaluate_pb gives those. The
+ * inputs are only read. Nodes out of topological order are sorted first,
+ * as in oc_convert_ex. */
 ONNXCONVERT_API int oc_evaluate(oc_model *m, const oc_tensor *inputs,
                                 size_t n_inputs, oc_tensor **outputs,
                                 size_t *n_outputs);
 
-/* Bounds every later oc_evaluate of m: at most `max_memory` bytes of
+/* Bounds every later oc_evaluate and oc_evaluate_pb of m: at most `max_memory` bytes of
  * values alive at once (0: three quarters of physical memory, the
  * default), at most `max_steps` node runs, every iteration of a Loop or
  * Scan body counted (0: 2^30, the default), and at most `timeout_seconds`
@@ -295,6 +296,46 @@ ONNXCONVERT_API int oc_evaluate(oc_model *m, const oc_tensor *inputs,
  * allocation that would pass the memory budget is made. Fails on a
  * negative or NaN timeout. */
 ONNXCONVERT_API int oc_set_eval_limits(oc_model *m, uint64_t max_memory, uint64_t max_steps, double timeout_seconds);
+
+/* Sets the seed the random operators (RandomNormal, Bernoulli, Dropout in
+ * training mode, ...) of every later oc_evaluate and oc_evaluate_pb of m
+ * draw from: 0 by default, as `onnx-convert run --seed`. The same seed
+ * gives the same outputs. */
+ONNXCONVERT_API int oc_set_eval_seed(oc_model *m, uint64_t seed);
+
+/* A named run of bytes: one value serialized as ONNX writes it, for
+ * oc_evaluate_pb. A buffer the caller builds is the caller's; an array
+ * the library hands out owns its names and data, and is freed with
+ * oc_buffers_free. */
+typedef struct oc_buffer {
+    char *name;         /* the graph input or output it belongs to */
+    void *data;         /* size bytes (may be NULL when size is 0) */
+    size_t size;
+} oc_buffer;
+
+/* Runs the model as oc_evaluate does (the checker first, the same limits
+ * and seed), with every value serialized the way the ONNX backend test
+ * cases store them (input_K.pb, output_K.pb): a TensorProto, or, where the
+ * graph input's declared type is a sequence, a map or an optional, a
+ * SequenceProto, MapProto or OptionalProto. So it takes and gives every
+ * kind of value the evaluator has, strings and the 4- and 2-bit types
+ * included (packed as TensorProto packs them). `inputs` holds one buffer
+ * for each graph input that has no initializer, in any order, matched by
+ * name: a name no such input has, a missing input or one given twice
+ * fails naming it, and so do bytes that do not decode as the declared
+ * kind (truncated, the wrong message, a wrong element type or dims).
+ * On success *outputs is an array of *n_outputs buffers, one per graph
+ * output in the graph's order, named after them, holding what `onnx-convert
+ * run` writes to output_K.pb, to free with oc_buffers_free; on failure
+ * *outputs is NULL and *n_outputs 0. The inputs are only read. Like every
+ * call on a model, never on one model from two threads at once. */
+ONNXCONVERT_API int oc_evaluate_pb(oc_model *m, const oc_buffer *inputs,
+                                   size_t n_inputs, oc_buffer **outputs,
+                                   size_t *n_outputs);
+
+/* Frees an array of n buffers that oc_evaluate_pb handed out, with their
+ * names and data. NULL is allowed. Not for arrays the caller built. */
+ONNXCONVERT_API void oc_buffers_free(oc_buffer *b, size_t n);
 
 /* Frees an array of n tensors that oc_model_inputs or oc_evaluate handed
  * out, with their names, dims and data. NULL is allowed. Not for arrays

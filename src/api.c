@@ -49,7 +49,8 @@ OC_SAME_CODE(UINT2) OC_SAME_CODE(INT2)
 
 struct oc_model {
     IrModel *ir;
-    EvOptions limits;    /* oc_set_eval_limits (zeros: the defaults) */
+    /* oc_set_eval_limits and oc_set_eval_seed (zeros: the defaults) */
+    EvOptions limits;
     /* NULL, or the name of the call that failed halfway through changing
      * the IR: such a model must not be saved, evaluated or changed again. */
     const char *broken;
@@ -579,6 +580,24 @@ static int oc_outputs(const IrGraph *g, EvValue **out, size_t n, oc_tensor **res
     return 0;
 }
 
+/* 0 when m may run (fn names the call): usable, with a graph, and
+ * accepted by the checker (checked once, until the model changes). */
+static int oc_runnable(oc_model *m, const char *fn)
+{
+    if (oc_usable(m, fn) < 0)
+        return -1;
+    if (!m->ir->graph)
+        return oc_fail("%s: the model has no graph", fn);
+    /* the evaluator runs only what the checker accepts */
+    if (!m->valid && oc_sort_and_check(m->ir) < 0) {
+        char why[sizeof oc_msg];
+        memcpy(why, oc_msg, sizeof why);
+        return oc_fail("%s: %s", fn, why);
+    }
+    m->valid = true;
+    return 0;
+}
+
 int oc_evaluate(oc_model *m, const oc_tensor *inputs, size_t n_inputs,
                 oc_tensor **outputs, size_t *n_outputs)
 {
@@ -590,15 +609,8 @@ int oc_evaluate(oc_model *m, const oc_tensor *inputs, size_t n_inputs,
         return -1;
     if (n_inputs && !inputs)
         return oc_null(__func__, "inputs");
-    if (!m->ir->graph)
-        return oc_fail("oc_evaluate: the model has no graph");
-    /* the evaluator runs only what the checker accepts */
-    if (!m->valid && oc_sort_and_check(m->ir) < 0) {
-        char why[sizeof oc_msg];
-        memcpy(why, oc_msg, sizeof why);
-        return oc_fail("oc_evaluate: %s", why);
-    }
-    m->valid = true;
+    if (oc_runnable(m, __func__) < 0)
+        return -1;
     IrValueInfo **feeds;
     size_t n = ev_model_feeds(m->ir, &feeds);
     EvValue **in = ir_alloc_array(n + 1, sizeof *in);
@@ -616,6 +628,139 @@ int oc_evaluate(oc_model *m, const oc_tensor *inputs, size_t n_inputs,
     ev_values_free(out, n_out);
     free(feeds);
     return rc;
+}
+
+/* ---- evaluating serialized values ------------------------------------- */
+
+/* -1 naming the first buffer without a name, with NULL bytes for a
+ * non-zero size, or with a name no feed has (an initializer's, or none);
+ * then the one buffer per feed, in feeds' order, into by[]. */
+static int oc_match_buffers(IrValueInfo **feeds, size_t n, const oc_buffer *b,
+                            size_t nb, const oc_buffer **by)
+{
+    for (size_t i = 0; i < nb; i++) {
+        if (!b[i].name)
+            return oc_fail("oc_evaluate_pb: inputs[%zu] has no name", i);
+        if (b[i].size && !b[i].data)
+            return oc_fail("oc_evaluate_pb: input '%s': data is NULL for %zu bytes",
+                           b[i].name, b[i].size);
+        size_t k = 0;
+        while (k < n && strcmp(feeds[k]->value->name, b[i].name))
+            k++;
+        if (k == n)
+            return oc_fail("oc_evaluate_pb: input '%s' is not an input of the model "
+                           "to feed (no graph input without an initializer has that "
+                           "name)", b[i].name);
+    }
+    for (size_t k = 0; k < n; k++) {
+        const char *name = feeds[k]->value->name;
+        size_t count = 0;
+        for (size_t i = 0; i < nb; i++)
+            if (!strcmp(b[i].name, name)) {
+                by[k] = &b[i];
+                count++;
+            }
+        if (count != 1)
+            return count ? oc_fail("oc_evaluate_pb: input '%s' was given %zu times",
+                                   name, count)
+                         : oc_fail("oc_evaluate_pb: input '%s' was not given (inputs "
+                                   "are matched by name)", name);
+    }
+    return 0;
+}
+
+/* Decodes each feed's buffer as its declared type into in[]. */
+static int oc_decode_feeds(IrValueInfo **feeds, size_t n, const oc_buffer **by,
+                           EvValue **in)
+{
+    for (size_t k = 0; k < n; k++) {
+        char what[300];
+        snprintf(what, sizeof what, "input '%s'", feeds[k]->value->name);
+        IrError err;
+        if (ev_value_read_mem(by[k]->data, by[k]->size, feeds[k]->type, what, &in[k],
+                              &err) < 0)
+            return oc_fail("oc_evaluate_pb: %s", err.msg);
+    }
+    return 0;
+}
+
+/* The caller's buffers for the n values of a run, each named after its
+ * graph output. */
+static int oc_encode_outputs(const IrGraph *g, EvValue **out, size_t n,
+                             oc_buffer **res)
+{
+    oc_buffer *b = ir_alloc_array(n + 1, sizeof *b);
+    for (size_t i = 0; i < n; i++) {
+        const IrValueInfo *vi = g->outputs.p[i];
+        const char *name = vi->value->name;
+        uint8_t *data;
+        IrError err;
+        if (!out[i]) {
+            oc_buffers_free(b, n);
+            return oc_fail("oc_evaluate_pb: output '%s' was not computed", name);
+        }
+        if (ev_value_write_mem(out[i], name, &data, &b[i].size, &err) < 0) {
+            oc_buffers_free(b, n);
+            return oc_fail("oc_evaluate_pb: output '%s': %s", name, err.msg);
+        }
+        b[i].data = data;
+        b[i].name = ir_strdup(name);
+    }
+    *res = b;
+    return 0;
+}
+
+int oc_evaluate_pb(oc_model *m, const oc_buffer *inputs, size_t n_inputs,
+                   oc_buffer **outputs, size_t *n_outputs)
+{
+    if (!outputs || !n_outputs)
+        return oc_null(__func__, outputs ? "n_outputs" : "outputs");
+    *outputs = NULL;
+    *n_outputs = 0;
+    if (n_inputs && !inputs)
+        return oc_null(__func__, "inputs");
+    if (oc_runnable(m, __func__) < 0)
+        return -1;
+    IrValueInfo **feeds;
+    size_t n = ev_model_feeds(m->ir, &feeds);
+    const oc_buffer **by = ir_alloc_array(n + 1, sizeof *by);
+    EvValue **in = ir_alloc_array(n + 1, sizeof *in);
+    EvValue **out = NULL;
+    size_t n_out = 0;
+    IrError err;
+    int rc = oc_match_buffers(feeds, n, inputs, n_inputs, by);
+    if (rc == 0)
+        rc = oc_decode_feeds(feeds, n, by, in);
+    if (rc == 0 && (rc = ev_model_run(m->ir, &m->limits, n, in, &out, &n_out, &err)) < 0)
+        oc_fail_ir(&err);
+    if (rc == 0)
+        rc = oc_encode_outputs(m->ir->graph, out, n_out, outputs);
+    if (rc == 0)
+        *n_outputs = n_out;
+    ev_values_free(in, n);
+    ev_values_free(out, n_out);
+    free(by);
+    free(feeds);
+    return rc;
+}
+
+void oc_buffers_free(oc_buffer *b, size_t n)
+{
+    if (!b)
+        return;
+    for (size_t i = 0; i < n; i++) {
+        free(b[i].name);
+        free(b[i].data);
+    }
+    free(b);
+}
+
+int oc_set_eval_seed(oc_model *m, uint64_t seed)
+{
+    if (oc_usable(m, __func__) < 0)
+        return -1;
+    m->limits.seed = seed;
+    return 0;
 }
 
 int oc_set_eval_limits(oc_model *m, uint64_t max_memory, uint64_t max_steps,

@@ -342,9 +342,15 @@ IrTensor *ev_to_ir_tensor(const EvValue *v, const char *name);
 
 /* ---- values in files, and comparing them (src/eval/io.c) ------------- */
 
-/* Reads a TensorProto, SequenceProto, OptionalProto or MapProto file;
- * `type` (the graph input's declared type, may be NULL = tensor) says
- * which. 0 or -1 with err naming the file. */
+/* Decodes `len` bytes at buf: a serialized TensorProto, SequenceProto,
+ * OptionalProto or MapProto; `type` (the graph input's declared type, may
+ * be NULL = tensor) says which, and gives empty sequences and maps their
+ * element types. A map whose values are scalar tensors of one type keeps
+ * them as one 1-D tensor (what the map kernels take). `what` names the
+ * bytes in messages. 0 or -1 with err; buf is not kept. */
+int ev_value_read_mem(const void *buf, size_t len, const IrType *type,
+                      const char *what, EvValue **out, IrError *err);
+/* The same from a file (mapped, then decoded as above). */
 int ev_value_read(const char *path, const IrType *type, EvValue **out,
                   IrError *err);
 /* Reads DIR/input_0.pb, input_1.pb, ... for the model's feeds (see
@@ -352,7 +358,13 @@ int ev_value_read(const char *path, const IrType *type, EvValue **out,
  * the input that needs it. */
 int ev_inputs_read(IrModel *m, const char *dir, EvValue ***in, size_t *n_in,
                    IrError *err);
-/* Writes v as the message its kind needs, to path (temp file + rename). */
+/* Encodes v as the message its kind needs, named `name`: a TensorProto
+ * (raw_data, or string_data), SequenceProto, MapProto or OptionalProto. On
+ * success *buf (malloc'ed, the caller frees) holds *len bytes; -1 with err
+ * past protobuf's 2 GiB limit. */
+int ev_value_write_mem(const EvValue *v, const char *name, uint8_t **buf,
+                       size_t *len, IrError *err);
+/* The same written to path (temp file + rename). */
 int ev_value_write(const EvValue *v, const char *name, const char *path,
                    IrError *err);
 /* Compares got with want: same kind, dtype and shape; floats by

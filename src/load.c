@@ -1617,28 +1617,56 @@ int load_tensor_file(const char *path, IrTensor **out, IrError *err)
     return *out ? 0 : -1;
 }
 
+int load_map_readonly(const char *path, const void **base, size_t *len,
+                      IrError *err)
+{
+    void *b;
+    int fd;
+    if (load_map_file(path, &b, len, &fd, err))
+        return -1;
+    close(fd);
+    *base = b;
+    return 0;
+}
+
+void load_unmap_readonly(const void *base, size_t len)
+{
+    if (base)
+        load_unmap((void *)base, len);
+}
+
+void *load_message_buffer(const uint8_t *buf, size_t len,
+                          const void *descriptor, const char *what,
+                          IrError *err)
+{
+    const ProtobufCMessageDescriptor *d = descriptor;
+    IrError sub;
+    if (len && !buf) {
+        ir_fail(err, "%s: no bytes (NULL) for %zu bytes", what, len);
+        return NULL;
+    }
+    if (load_check_msg(buf, len, d, 1, 0, &sub)) {
+        ir_fail(err, "%s: not a valid %s: %s", what, d->short_name, sub.msg);
+        return NULL;
+    }
+    /* protobuf-c copies every field out of buf: nothing borrows it. */
+    static const uint8_t none[1];
+    ProtobufCMessage *msg =
+        protobuf_c_message_unpack(d, NULL, len, len ? buf : none);
+    if (!msg)
+        ir_fail(err, "%s: not a valid %s", what, d->short_name);
+    return msg;
+}
+
 void *load_message_file(const char *path, const void *descriptor,
                         IrError *err)
 {
-    const ProtobufCMessageDescriptor *d = descriptor;
-    void *base;
+    const void *base;
     size_t len;
-    int fd;
-    if (load_map_file(path, &base, &len, &fd, err))
+    if (load_map_readonly(path, &base, &len, err))
         return NULL;
-    close(fd);
-    IrError sub;
-    if (load_check_msg(base, len, d, 1, 0, &sub)) {
-        if (base)
-            load_unmap(base, len);
-        ir_fail(err, "%s: not a valid %s: %s", path, d->short_name, sub.msg);
-        return NULL;
-    }
-    ProtobufCMessage *msg = protobuf_c_message_unpack(d, NULL, len, base);
-    if (base)
-        load_unmap(base, len);
-    if (!msg)
-        ir_fail(err, "%s: not a valid %s", path, d->short_name);
+    void *msg = load_message_buffer(base, len, descriptor, path, err);
+    load_unmap_readonly(base, len);
     return msg;
 }
 

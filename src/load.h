@@ -66,6 +66,21 @@ int load_wire_check(const uint8_t *buf, size_t len, IrError *err);
 /* Reads a whole TensorProto file (the backend tests' input_K.pb). */
 int load_tensor_file(const char *path, IrTensor **out, IrError *err);
 
+/* Maps the regular file `path` read-only: *base (NULL for an empty file)
+ * and *len, for a decoder of bytes in memory; release with
+ * load_unmap_readonly. 0, or -1 with err naming the file. */
+int load_map_readonly(const char *path, const void **base, size_t *len,
+                      IrError *err);
+void load_unmap_readonly(const void *base, size_t len);
+
+/* Checks `len` bytes at `buf` against the wire format of `descriptor` (a
+ * ProtobufCMessageDescriptor) and unpacks them; `what` names the bytes in
+ * messages. Nothing borrows buf afterwards. Free the message with
+ * protobuf_c_message_free_unpacked. NULL with err. */
+void *load_message_buffer(const uint8_t *buf, size_t len,
+                          const void *descriptor, const char *what,
+                          IrError *err);
+
 /* Maps `path`, checks its wire format against `descriptor` (a
  * ProtobufCMessageDescriptor: SequenceProto, OptionalProto, ...) and
  * unpacks it; free with protobuf_c_message_free_unpacked. NULL with err. */

@@ -180,6 +180,13 @@ node_dir=""
 for d in "${ONNX_BACKEND_DATA:-}" ../shared/testdata/onnx-backend /usr/share/libonnx-testdata/data; do
     if [ -n "$d" ] && [ -d "$d/node" ]; then node_dir="$d/node"; break; fi
 done
+# the Python package (issue 22): its value codec against onnx's, and
+# run()/Session against the CLI on every node test, the shared models'
+# expected outputs and ONNX Runtime
+run python_values env PYTHONPATH=python /usr/bin/python3 tests/python_values.py
+run python_run env PYTHONPATH=python ONNXCONVERT_LIBRARY="$build/libonnxconvert.so.0" \
+    /usr/bin/python3 tests/python_run.py "$build" "$node_dir" ../shared/models
+grep -E '^(node tests passing|ONNX Runtime agrees)' "$log"
 if [ -n "$node_dir" ] && /usr/bin/python3 -c 'import onnx.shape_inference' 2>/dev/null; then
     models=""
     [ -d ../shared/models ] && models=../shared/models

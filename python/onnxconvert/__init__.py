@@ -21,10 +21,11 @@ import os
 from . import _lib
 from ._errors import (ConversionError, Diagnostic, InvalidModelError,
                       OnnxConvertError, UsageError, usage)
-from ._run import Session, run
+from ._run import NodeArg, Session, run
+from ._values import RawTensor
 
 __all__ = ["convert", "convert_file", "optimize", "check", "info", "targets", "run",
-           "Session", "Diagnostic", "OnnxConvertError", "ConversionError",
+           "Session", "NodeArg", "RawTensor", "Diagnostic", "OnnxConvertError", "ConversionError",
            "InvalidModelError", "UsageError", "library_version", "newest_opset",
            "newest_ir_version"]
 

@@ -1,7 +1,8 @@
-/* Values in files (the backend tests' input_K.pb / output_K.pb: a
- * TensorProto, or a SequenceProto / OptionalProto / MapProto for values
- * that are not tensors), comparing values, and running a backend-test
- * case folder (the `test` command). */
+/* Values in files and in memory (the backend tests' input_K.pb /
+ * output_K.pb: a TensorProto, or a SequenceProto / OptionalProto /
+ * MapProto for values that are not tensors), comparing values, and
+ * running a backend-test case folder (the `test` command). The file forms
+ * map the file and call the memory forms: one decoder, one encoder. */
 #include <dirent.h>
 #include <math.h>
 #include <stdio.h>
@@ -16,54 +17,64 @@
 
 /* ---- reading ------------------------------------------------------------ */
 
-static EvValue *ev_pb_tensor(Onnx__TensorProto *tp, const char *path,
+/* The element type declared inside t (a sequence's or optional's element,
+ * a map's value type) when t is of `kind`; NULL when unknown. */
+static const IrType *ev_inner(const IrType *t, IrTypeKind kind)
+{
+    return t && t->kind == kind ? t->elem : NULL;
+}
+
+static EvValue *ev_pb_tensor(Onnx__TensorProto *tp, const char *what,
                              IrError *err)
 {
-    IrTensor *t = load_tensor_message(tp, path, err);
+    IrTensor *t = load_tensor_message(tp, what, err);
     if (!t)
         return NULL;
     IrError sub;
     EvValue *v = ev_from_ir_tensor(t, &sub);
     ir_tensor_free(t);
     if (!v)
-        ir_fail(err, "%s: %s", path, sub.msg);
+        ir_fail(err, "%s: %s", what, sub.msg);
     return v;
 }
 
-static EvValue *ev_pb_sequence(Onnx__SequenceProto *sp, const char *path,
-                               int depth, IrError *err);
-static EvValue *ev_pb_map(Onnx__MapProto *mp, const char *path, int depth,
-                          IrError *err);
-static EvValue *ev_pb_optional(Onnx__OptionalProto *op, const char *path,
-                               int depth, IrError *err);
+static EvValue *ev_pb_sequence(Onnx__SequenceProto *sp, const IrType *type,
+                               const char *what, int depth, IrError *err);
+static EvValue *ev_pb_map(Onnx__MapProto *mp, const IrType *type,
+                          const char *what, int depth, IrError *err);
+static EvValue *ev_pb_optional(Onnx__OptionalProto *op, const IrType *type,
+                               const char *what, int depth, IrError *err);
 
-static EvValue *ev_pb_sequence(Onnx__SequenceProto *sp, const char *path,
-                               int depth, IrError *err)
+static EvValue *ev_pb_sequence(Onnx__SequenceProto *sp, const IrType *type,
+                               const char *what, int depth, IrError *err)
 {
     if (depth > 64) {
-        ir_fail(err, "%s: values nested too deeply", path);
+        ir_fail(err, "%s: values nested too deeply", what);
         return NULL;
     }
+    if (sp->n_sparse_tensor_values) {
+        ir_fail(err, "%s: sparse tensors in sequences are not supported", what);
+        return NULL;
+    }
+    const IrType *et = ev_inner(type, IR_TYPE_SEQUENCE);
     EvValue *seq = ev_sequence_new();
+    if (et)
+        seq->elem_type = ir_type_copy(et);
     size_t n = sp->n_tensor_values + sp->n_sequence_values + sp->n_map_values +
                sp->n_optional_values;
-    if (sp->n_sparse_tensor_values) {
-        ev_unref(seq);
-        ir_fail(err, "%s: sparse tensors in sequences are not supported", path);
-        return NULL;
-    }
     for (size_t i = 0; i < n; i++) {
         EvValue *item;
         size_t k = i;
         if (k < sp->n_tensor_values)
-            item = ev_pb_tensor(sp->tensor_values[k], path, err);
+            item = ev_pb_tensor(sp->tensor_values[k], what, err);
         else if ((k -= sp->n_tensor_values) < sp->n_sequence_values)
-            item = ev_pb_sequence(sp->sequence_values[k], path, depth + 1, err);
+            item = ev_pb_sequence(sp->sequence_values[k], et, what, depth + 1,
+                                  err);
         else if ((k -= sp->n_sequence_values) < sp->n_map_values)
-            item = ev_pb_map(sp->map_values[k], path, depth + 1, err);
+            item = ev_pb_map(sp->map_values[k], et, what, depth + 1, err);
         else
             item = ev_pb_optional(sp->optional_values[k - sp->n_map_values],
-                                  path, depth + 1, err);
+                                  et, what, depth + 1, err);
         if (!item) {
             ev_unref(seq);
             return NULL;
@@ -73,18 +84,22 @@ static EvValue *ev_pb_sequence(Onnx__SequenceProto *sp, const char *path,
     return seq;
 }
 
-static EvValue *ev_pb_map(Onnx__MapProto *mp, const char *path, int depth,
-                          IrError *err)
+/* The keys of a MapProto as a 1-D tensor: strings, or the integer type
+ * key_type names (int64 when it names none). */
+static EvValue *ev_pb_map_keys(const Onnx__MapProto *mp, IrError *err)
 {
-    bool str = mp->key_type == IR_STRING;
+    bool str = mp->key_type == IR_STRING ||
+               (!mp->has_key_type && mp->n_string_keys);
+    int32_t dt = str ? IR_STRING
+                 : ev_dtype_is_int(mp->key_type) ? mp->key_type : IR_INT64;
     size_t n = str ? mp->n_string_keys : mp->n_keys;
     int64_t dims[1] = {(int64_t)n};
-    EvValue *keys = ev_tensor_new(str ? IR_STRING : IR_INT64, 1, dims, err);
+    EvValue *keys = ev_tensor_new(dt, 1, dims, err);
     if (!keys)
         return NULL;
     for (size_t k = 0; k < n; k++) {
         if (!str) {
-            ((int64_t *)keys->data)[k] = mp->keys[k];
+            ev_set_i(keys, k, mp->keys[k]);
             continue;
         }
         EvStr *s = &((EvStr *)keys->data)[k];
@@ -93,8 +108,58 @@ static EvValue *ev_pb_map(Onnx__MapProto *mp, const char *path, int depth,
         if (s->len)
             memcpy(s->p, mp->string_keys[k].data, s->len);
     }
-    EvValue *vals = mp->values ? ev_pb_sequence(mp->values, path, depth + 1, err)
-                               : ev_sequence_new();
+    return keys;
+}
+
+/* Map values as the kernels take them: a 1-D tensor when every value is
+ * a scalar tensor of one type (or there are none and the declared value
+ * type is a tensor type); else the sequence itself. Takes seq. */
+static EvValue *ev_map_values(EvValue *seq, const IrType *vt, IrError *err)
+{
+    size_t n = seq->n_items;
+    int32_t dt = n ? seq->items[0]->dtype
+                   : vt && vt->kind == IR_TYPE_TENSOR && vt->has_elem_type
+                   ? vt->elem_type : 0;
+    for (size_t i = 0; i < n && dt; i++)
+        if (seq->items[i]->kind != EV_TENSOR || seq->items[i]->rank != 0 ||
+            seq->items[i]->dtype != dt)
+            dt = 0;
+    if (!dt || !ev_dtype_size(dt))
+        return seq;
+    int64_t dims[1] = {(int64_t)n};
+    EvValue *t = ev_tensor_new(dt, 1, dims, err);
+    for (size_t i = 0; t && i < n; i++)
+        ev_copy_elems(t, i, seq->items[i], 0, 1);
+    ev_unref(seq);
+    return t;
+}
+
+static EvValue *ev_pb_map(Onnx__MapProto *mp, const IrType *type,
+                          const char *what, int depth, IrError *err)
+{
+    const IrType *vt = ev_inner(type, IR_TYPE_MAP);
+    size_t nv = mp->values ? mp->values->n_tensor_values +
+                mp->values->n_sequence_values + mp->values->n_map_values +
+                mp->values->n_optional_values : 0;
+    size_t nk = mp->n_string_keys ? mp->n_string_keys : mp->n_keys;
+    if (nk != nv) {
+        ir_fail(err, "%s: a map of %zu keys and %zu values", what, nk, nv);
+        return NULL;
+    }
+    EvValue *keys = ev_pb_map_keys(mp, err);
+    if (!keys)
+        return NULL;
+    EvValue *vals = NULL;
+    if (!mp->values)
+        vals = ev_sequence_new();
+    else {
+        /* the values are a sequence of the map's value type */
+        IrType seq_t = {.kind = IR_TYPE_SEQUENCE, .elem = (IrType *)vt};
+        vals = ev_pb_sequence(mp->values, vt ? &seq_t : NULL, what,
+                              depth + 1, err);
+    }
+    if (vals)
+        vals = ev_map_values(vals, vt, err);
     if (!vals) {
         ev_unref(keys);
         return NULL;
@@ -107,59 +172,78 @@ static EvValue *ev_pb_map(Onnx__MapProto *mp, const char *path, int depth,
     return m;
 }
 
-static EvValue *ev_pb_optional(Onnx__OptionalProto *op, const char *path,
-                               int depth, IrError *err)
+static EvValue *ev_pb_optional(Onnx__OptionalProto *op, const IrType *type,
+                               const char *what, int depth, IrError *err)
 {
+    if (depth > 64) {
+        ir_fail(err, "%s: values nested too deeply", what);
+        return NULL;
+    }
+    const IrType *et = ev_inner(type, IR_TYPE_OPTIONAL);
     EvValue *item = NULL;
     if (op->tensor_value)
-        item = ev_pb_tensor(op->tensor_value, path, err);
+        item = ev_pb_tensor(op->tensor_value, what, err);
     else if (op->sequence_value)
-        item = ev_pb_sequence(op->sequence_value, path, depth + 1, err);
+        item = ev_pb_sequence(op->sequence_value, et, what, depth + 1, err);
     else if (op->map_value)
-        item = ev_pb_map(op->map_value, path, depth + 1, err);
+        item = ev_pb_map(op->map_value, et, what, depth + 1, err);
     else if (op->optional_value)
-        item = ev_pb_optional(op->optional_value, path, depth + 1, err);
-    else
+        item = ev_pb_optional(op->optional_value, et, what, depth + 1, err);
+    else if (op->sparse_tensor_value) {
+        ir_fail(err, "%s: sparse tensors in optionals are not supported", what);
+        return NULL;
+    } else
         return ev_optional_new(NULL);
     return item ? ev_optional_new(item) : NULL;
+}
+
+int ev_value_read_mem(const void *buf, size_t len, const IrType *type,
+                      const char *what, EvValue **out, IrError *err)
+{
+    *out = NULL;
+    IrTypeKind kind = type ? type->kind : IR_TYPE_TENSOR;
+    bool tensor = kind == IR_TYPE_TENSOR || kind == IR_TYPE_NONE ||
+                  kind == IR_TYPE_SPARSE_TENSOR;
+    if (!tensor && kind != IR_TYPE_SEQUENCE && kind != IR_TYPE_MAP &&
+        kind != IR_TYPE_OPTIONAL)
+        return ir_fail(err, "%s: values of an opaque type cannot be read", what);
+    const ProtobufCMessageDescriptor *d =
+        tensor ? &onnx__tensor_proto__descriptor
+        : kind == IR_TYPE_SEQUENCE ? &onnx__sequence_proto__descriptor
+        : kind == IR_TYPE_MAP ? &onnx__map_proto__descriptor
+                              : &onnx__optional_proto__descriptor;
+    ProtobufCMessage *msg = load_message_buffer(buf, len, d, what, err);
+    if (!msg)
+        return -1;
+    if (tensor)
+        *out = ev_pb_tensor((Onnx__TensorProto *)msg, what, err);
+    else if (kind == IR_TYPE_SEQUENCE)
+        *out = ev_pb_sequence((Onnx__SequenceProto *)msg, type, what, 0, err);
+    else if (kind == IR_TYPE_MAP)
+        *out = ev_pb_map((Onnx__MapProto *)msg, type, what, 0, err);
+    else
+        *out = ev_pb_optional((Onnx__OptionalProto *)msg, type, what, 0, err);
+    protobuf_c_message_free_unpacked(msg, NULL);
+    return *out ? 0 : -1;
 }
 
 int ev_value_read(const char *path, const IrType *type, EvValue **out,
                   IrError *err)
 {
     *out = NULL;
-    IrTypeKind kind = type ? type->kind : IR_TYPE_TENSOR;
-    if (kind == IR_TYPE_TENSOR || kind == IR_TYPE_NONE ||
-        kind == IR_TYPE_SPARSE_TENSOR) {
-        IrTensor *t;
-        if (load_tensor_file(path, &t, err))
-            return -1;
-        IrError sub;
-        *out = ev_from_ir_tensor(t, &sub);
-        ir_tensor_free(t);
-        return *out ? 0 : ir_fail(err, "%s: %s", path, sub.msg);
-    }
-    const ProtobufCMessageDescriptor *d =
-        kind == IR_TYPE_SEQUENCE ? &onnx__sequence_proto__descriptor
-        : kind == IR_TYPE_MAP ? &onnx__map_proto__descriptor
-                              : &onnx__optional_proto__descriptor;
-    ProtobufCMessage *msg = load_message_file(path, d, err);
-    if (!msg)
+    const void *base;
+    size_t len;
+    if (load_map_readonly(path, &base, &len, err))
         return -1;
-    if (kind == IR_TYPE_SEQUENCE)
-        *out = ev_pb_sequence((Onnx__SequenceProto *)msg, path, 0, err);
-    else if (kind == IR_TYPE_MAP)
-        *out = ev_pb_map((Onnx__MapProto *)msg, path, 0, err);
-    else
-        *out = ev_pb_optional((Onnx__OptionalProto *)msg, path, 0, err);
-    protobuf_c_message_free_unpacked(msg, NULL);
-    return *out ? 0 : -1;
+    int rc = ev_value_read_mem(base, len, type, path, out, err);
+    load_unmap_readonly(base, len);
+    return rc;
 }
 
 /* ---- writing -------------------------------------------------------------- */
 
 /* Builds protobuf-c messages for a value; the IrTensors made on the way are
- * kept in `keep` until the message is packed. */
+ * kept in `tensors` until the message is packed. */
 typedef struct EvPb {
     IrPtrList tensors;   /* IrTensor* */
     IrPtrList msgs;      /* malloc'ed message structs and arrays */
@@ -167,7 +251,7 @@ typedef struct EvPb {
 
 static void *ev_pb_alloc(EvPb *pb, size_t size)
 {
-    void *p = ir_alloc(size);
+    void *p = ir_alloc(size ? size : 1);
     ir_ptrlist_push(&pb->msgs, p);
     return p;
 }
@@ -199,34 +283,91 @@ static Onnx__TensorProto *ev_pb_from_tensor(EvPb *pb, const EvValue *v)
 }
 
 static Onnx__SequenceProto *ev_pb_to_sequence(EvPb *pb, const EvValue *v);
+static Onnx__MapProto *ev_pb_to_map(EvPb *pb, const EvValue *v);
 static Onnx__OptionalProto *ev_pb_to_optional(EvPb *pb, const EvValue *v);
 
+/* A SequenceProto's elem_type code for values of kind k (the same numbers
+ * as OptionalProto's). */
+static int ev_pb_kind_code(EvKind k)
+{
+    return k == EV_SEQUENCE ? ONNX__SEQUENCE_PROTO__DATA_TYPE__SEQUENCE
+           : k == EV_MAP ? ONNX__SEQUENCE_PROTO__DATA_TYPE__MAP
+           : k == EV_OPTIONAL ? ONNX__SEQUENCE_PROTO__DATA_TYPE__OPTIONAL
+                              : ONNX__SEQUENCE_PROTO__DATA_TYPE__TENSOR;
+}
+
+/* A sequence holds one kind of value; each item goes to the list of its
+ * kind, so a mixed sequence (which no op makes) still loses nothing. */
 static Onnx__SequenceProto *ev_pb_to_sequence(EvPb *pb, const EvValue *v)
 {
     Onnx__SequenceProto *sp = ev_pb_alloc(pb, sizeof *sp);
     onnx__sequence_proto__init(sp);
-    sp->has_elem_type = true;
-    sp->elem_type = ONNX__SEQUENCE_PROTO__DATA_TYPE__TENSOR;
     size_t n = v->n_items;
-    if (n && v->items[0]->kind == EV_SEQUENCE) {
-        sp->elem_type = ONNX__SEQUENCE_PROTO__DATA_TYPE__SEQUENCE;
-        sp->sequence_values = ev_pb_alloc(pb, n * sizeof(void *));
-        sp->n_sequence_values = n;
-        for (size_t i = 0; i < n; i++)
-            sp->sequence_values[i] = ev_pb_to_sequence(pb, v->items[i]);
-    } else if (n && v->items[0]->kind == EV_OPTIONAL) {
-        sp->elem_type = ONNX__SEQUENCE_PROTO__DATA_TYPE__OPTIONAL;
-        sp->optional_values = ev_pb_alloc(pb, n * sizeof(void *));
-        sp->n_optional_values = n;
-        for (size_t i = 0; i < n; i++)
-            sp->optional_values[i] = ev_pb_to_optional(pb, v->items[i]);
-    } else {
-        sp->tensor_values = ev_pb_alloc(pb, (n + 1) * sizeof(void *));
-        sp->n_tensor_values = n;
-        for (size_t i = 0; i < n; i++)
-            sp->tensor_values[i] = ev_pb_from_tensor(pb, v->items[i]);
+    sp->has_elem_type = true;
+    sp->elem_type = (Onnx__SequenceProto__DataType)ev_pb_kind_code(
+        n ? v->items[0]->kind : EV_TENSOR);
+    sp->tensor_values = ev_pb_alloc(pb, n * sizeof(void *));
+    sp->sequence_values = ev_pb_alloc(pb, n * sizeof(void *));
+    sp->map_values = ev_pb_alloc(pb, n * sizeof(void *));
+    sp->optional_values = ev_pb_alloc(pb, n * sizeof(void *));
+    for (size_t i = 0; i < n; i++) {
+        const EvValue *x = v->items[i];
+        if (x->kind == EV_SEQUENCE)
+            sp->sequence_values[sp->n_sequence_values++] = ev_pb_to_sequence(pb, x);
+        else if (x->kind == EV_MAP)
+            sp->map_values[sp->n_map_values++] = ev_pb_to_map(pb, x);
+        else if (x->kind == EV_OPTIONAL)
+            sp->optional_values[sp->n_optional_values++] = ev_pb_to_optional(pb, x);
+        else
+            sp->tensor_values[sp->n_tensor_values++] = ev_pb_from_tensor(pb, x);
     }
     return sp;
+}
+
+/* Map values kept as one 1-D tensor go out as a sequence of scalars, the
+ * way ONNX writes a map's values. */
+static Onnx__SequenceProto *ev_pb_map_values(EvPb *pb, const EvValue *vals)
+{
+    if (vals->kind != EV_TENSOR)
+        return ev_pb_to_sequence(pb, vals);
+    Onnx__SequenceProto *sp = ev_pb_alloc(pb, sizeof *sp);
+    onnx__sequence_proto__init(sp);
+    sp->has_elem_type = true;
+    sp->elem_type = ONNX__SEQUENCE_PROTO__DATA_TYPE__TENSOR;
+    sp->tensor_values = ev_pb_alloc(pb, vals->numel * sizeof(void *));
+    sp->n_tensor_values = vals->numel;
+    for (size_t i = 0; i < vals->numel; i++) {
+        EvValue *s = ev_tensor_new(vals->dtype, 0, NULL, NULL);
+        ev_copy_elems(s, 0, vals, i, 1);
+        sp->tensor_values[i] = ev_pb_from_tensor(pb, s);
+        ev_unref(s);
+    }
+    return sp;
+}
+
+static Onnx__MapProto *ev_pb_to_map(EvPb *pb, const EvValue *v)
+{
+    Onnx__MapProto *mp = ev_pb_alloc(pb, sizeof *mp);
+    onnx__map_proto__init(mp);
+    const EvValue *k = v->keys;
+    mp->has_key_type = true;
+    mp->key_type = k->dtype;
+    if (k->dtype == IR_STRING) {
+        mp->n_string_keys = k->numel;
+        mp->string_keys = ev_pb_alloc(pb, k->numel * sizeof *mp->string_keys);
+        for (size_t i = 0; i < k->numel; i++) {
+            const EvStr *s = &((const EvStr *)k->data)[i];
+            mp->string_keys[i].len = s->len;
+            mp->string_keys[i].data = (uint8_t *)s->p;
+        }
+    } else {
+        mp->n_keys = k->numel;
+        mp->keys = ev_pb_alloc(pb, k->numel * sizeof *mp->keys);
+        for (size_t i = 0; i < k->numel; i++)
+            mp->keys[i] = ev_get_i(k, i);
+    }
+    mp->values = ev_pb_map_values(pb, v->vals);
+    return mp;
 }
 
 static Onnx__OptionalProto *ev_pb_to_optional(EvPb *pb, const EvValue *v)
@@ -239,16 +380,15 @@ static Onnx__OptionalProto *ev_pb_to_optional(EvPb *pb, const EvValue *v)
         return op;
     }
     const EvValue *x = v->items[0];
-    if (x->kind == EV_SEQUENCE) {
-        op->elem_type = ONNX__OPTIONAL_PROTO__DATA_TYPE__SEQUENCE;
+    op->elem_type = (Onnx__OptionalProto__DataType)ev_pb_kind_code(x->kind);
+    if (x->kind == EV_SEQUENCE)
         op->sequence_value = ev_pb_to_sequence(pb, x);
-    } else if (x->kind == EV_OPTIONAL) {
-        op->elem_type = ONNX__OPTIONAL_PROTO__DATA_TYPE__OPTIONAL;
+    else if (x->kind == EV_MAP)
+        op->map_value = ev_pb_to_map(pb, x);
+    else if (x->kind == EV_OPTIONAL)
         op->optional_value = ev_pb_to_optional(pb, x);
-    } else {
-        op->elem_type = ONNX__OPTIONAL_PROTO__DATA_TYPE__TENSOR;
+    else
         op->tensor_value = ev_pb_from_tensor(pb, x);
-    }
     return op;
 }
 
@@ -262,43 +402,56 @@ static void ev_pb_free(EvPb *pb)
     free(pb->msgs.p);
 }
 
-/* Packs msg into path through a temporary file renamed into place (the
- * way save writes every file: random name, O_EXCL|O_NOFOLLOW). */
-static int ev_pack_file(const ProtobufCMessage *msg, const char *path,
-                        IrError *err)
+int ev_value_write_mem(const EvValue *v, const char *name, uint8_t **buf,
+                       size_t *len, IrError *err)
 {
-    size_t len = protobuf_c_message_get_packed_size(msg);
-    uint8_t *buf = ir_alloc(len + 1);
-    protobuf_c_message_pack(msg, buf);
-    int rc = save_bytes_file(buf, len, path, err);
-    free(buf);
+    *buf = NULL;
+    *len = 0;
+    EvPb pb = {0};
+    const ProtobufCMessage *msg;
+    char *nm = (char *)(name ? name : "");
+    if (v->kind == EV_TENSOR) {
+        Onnx__TensorProto *tp = ev_pb_from_tensor(&pb, v);
+        tp->name = nm;
+        msg = &tp->base;
+    } else if (v->kind == EV_SEQUENCE) {
+        Onnx__SequenceProto *sp = ev_pb_to_sequence(&pb, v);
+        sp->name = nm;
+        msg = &sp->base;
+    } else if (v->kind == EV_MAP) {
+        Onnx__MapProto *mp = ev_pb_to_map(&pb, v);
+        mp->name = nm;
+        msg = &mp->base;
+    } else {
+        Onnx__OptionalProto *op = ev_pb_to_optional(&pb, v);
+        op->name = nm;
+        msg = &op->base;
+    }
+    size_t n = protobuf_c_message_get_packed_size(msg);
+    /* protobuf's readers refuse a message of 2 GiB or more */
+    int rc = 0;
+    if (n >= (size_t)INT32_MAX)
+        rc = ir_fail(err, "value '%s': %zu bytes serialized, past protobuf's 2 "
+                     "GiB limit", nm, n);
+    if (!rc) {
+        *buf = ir_alloc(n + 1);
+        protobuf_c_message_pack(msg, *buf);
+        *len = n;
+    }
+    ev_pb_free(&pb);
     return rc;
 }
 
 int ev_value_write(const EvValue *v, const char *name, const char *path,
                    IrError *err)
 {
-    if (v->kind == EV_TENSOR) {
-        IrTensor *t = ev_to_ir_tensor(v, name);
-        int rc = save_tensor_file(t, path, err);
-        ir_tensor_free(t);
-        return rc;
-    }
-    if (v->kind == EV_MAP)
-        return ir_fail(err, "%s: writing maps is not supported", path);
-    EvPb pb = {0};
-    const ProtobufCMessage *msg;
-    if (v->kind == EV_SEQUENCE) {
-        Onnx__SequenceProto *sp = ev_pb_to_sequence(&pb, v);
-        sp->name = (char *)name;
-        msg = &sp->base;
-    } else {
-        Onnx__OptionalProto *op = ev_pb_to_optional(&pb, v);
-        op->name = (char *)name;
-        msg = &op->base;
-    }
-    int rc = ev_pack_file(msg, path, err);
-    ev_pb_free(&pb);
+    uint8_t *buf;
+    size_t len;
+    IrError sub;
+    if (ev_value_write_mem(v, name, &buf, &len, &sub))
+        return ir_fail(err, "%s: %s", path, sub.msg);
+    int rc = save_bytes_file(buf, len, path, err);
+    free(buf);
     return rc;
 }
 
