@@ -111,6 +111,12 @@ def cli(*args, stdin=None):
     return p.returncode, obj, p.stderr.decode(errors="replace")
 
 
+def cli_bytes(*args):
+    """The CLI's exit status, standard output as bytes, and standard error."""
+    p = subprocess.run([CLI] + [str(a) for a in args], capture_output=True)
+    return p.returncode, p.stdout, p.stderr.decode(errors="replace")
+
+
 def read(path):
     with open(path, "rb") as f:
         return f.read()
@@ -364,6 +370,15 @@ def external_data(src_model, tmp):
         check(False, "external: convert(bytes) found the side file")
     except oc.OnnxConvertError as e:
         same_error("external [bytes]", e, rep, "memory")
+    # given by path, the ModelProto holds the weights (as onnx.load gives
+    # it): the bytes the CLI writes to standard output
+    rc, out, err = cli_bytes("convert", src, "-o", "-", "--opset", 11)
+    got = oc.convert(src, 11)
+    check(rc == 0 and got.SerializeToString() == out,
+          "external: convert(path) is not the CLI's -o - (%d vs %d bytes)"
+          % (len(got.SerializeToString()), len(out)))
+    check(all(t.data_location != TensorProto.EXTERNAL for t in got.graph.initializer),
+          "external: convert(path) left weights in the side file")
     # the result loads with its side file (onnx's own loader)
     m = onnx.load(lib_out)
     check(len(m.graph.initializer) > 0 and all(

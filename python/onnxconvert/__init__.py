@@ -102,6 +102,8 @@ class _Model:
         cls = self.proto_type or _model_proto()
         out = cls()
         out.ParseFromString(data)
+        if self.kind == "path":
+            _inline_external(out, os.path.dirname(os.path.abspath(self.path)))
         return out
 
 
@@ -124,6 +126,36 @@ def _model_proto():
                     "onnx.ModelProto, which needs the onnx package; pass bytes, or use "
                     "convert_file") from None
     return onnx.ModelProto
+
+
+def _inline_external(proto, folder):
+    """Reads the weights a model loaded from a file keeps in side files
+    into the ModelProto, as onnx.load does: the bytes the library hands
+    out only refer to them (location, offset, length beside the source),
+    and a ModelProto saved elsewhere would lose them."""
+    tensors = [t for t in _all_tensors(proto.graph) if t.data_location == 1]
+    for f in proto.functions:
+        for n in f.node:
+            tensors += [a.t for a in n.attribute if a.HasField("t") and a.t.data_location == 1]
+    if tensors:
+        from onnx.external_data_helper import load_external_data_for_tensor
+        for t in tensors:
+            load_external_data_for_tensor(t, folder)
+            t.ClearField("data_location")
+            del t.external_data[:]
+
+
+def _all_tensors(g):
+    """Every TensorProto of graph g and its subgraphs: initializers and
+    tensor attributes."""
+    yield from g.initializer
+    yield from (s.values for s in g.sparse_initializer)
+    for n in g.node:
+        for a in n.attribute:
+            if a.HasField("t"):
+                yield a.t
+            for sub in ([a.g] if a.HasField("g") else []) + list(a.graphs):
+                yield from _all_tensors(sub)
 
 
 def _path_arg(p):
