@@ -278,8 +278,11 @@ if make -s BUILD="$BUILD" install PREFIX=/usr DESTDIR="$S" > "$TMP/make.log" 2>&
     check "staged .pc: libdir=/usr/lib" grep -qx "libdir=/usr/lib" "$spc"
     check "staged .pc: includedir=/usr/include" grep -qx "includedir=/usr/include" "$spc"
     check "staged .pc: no DESTDIR in it" sh -c "! grep -q '$S' '$spc'"
-    spy=$S/usr/${sysdir#/usr/local/}/onnxconvert
-    check "staged: the Python package in usr/${sysdir#/usr/local/}" test -f "$spy/__init__.py"
+    # PREFIX=/usr: Debian's own folder for packages, which its python3 reads
+    spy=$S/usr/lib/python3/dist-packages/onnxconvert
+    check "staged: the Python package in usr/lib/python3/dist-packages" test -f "$spy/__init__.py"
+    check "/usr/lib/python3/dist-packages is on /usr/bin/python3's path" \
+        /usr/bin/python3 -c 'import sys; sys.exit("/usr/lib/python3/dist-packages" not in sys.path)'
     check "staged _libdir.py: LIBDIR /usr/lib, no DESTDIR" \
         grep -qx 'LIBDIR = "/usr/lib"' "$spy/_libdir.py"
 else
