@@ -1,0 +1,758 @@
+/*
+ * precision.c - changing a model's float precision (prefix pc_).
+ *
+ * Three steps on the main graph, after inference gave every value a type:
+ *   1. decide each node: it converts when every slot holding an old-type
+ *      value is bound to a type variable whose constraint (at the node's
+ *      version) has the new type, or is of a fixed type (that slot keeps
+ *      the old type); otherwise, or when a keep list, a subgraph or a
+ *      function call says so, it keeps the old type and is reported;
+ *   2. give each value a stored type: a converted node's switched output
+ *      and a graph input (unless --keep-io-types) take the new type; an
+ *      initializer takes it when every reader does;
+ *   3. give every reader the type it takes: from the value itself, or from
+ *      the one Cast of that value to that type, made on first need.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "eval.h"
+#include "infer.h"
+#include "opschema.h"
+#include "precision.h"
+
+/* One decided node. */
+typedef struct PcNode {
+    const IrNode *n;
+    bool conv;
+    UT_hash_handle hh;
+} PcNode;
+
+/* A value's stored type once converted (0: untouched). */
+typedef struct PcVal {
+    const IrValue *v;
+    int32_t stor;
+    UT_hash_handle hh;
+} PcVal;
+
+typedef struct PcCtx {
+    IrModel *m;
+    IrGraph *g;
+    const PcOptions *o;
+    PcReport *r;
+    IrError *err;
+    PcNode *nodes;
+    PcVal *vals;
+    /* Cast at the model's opset has both types: without it (bfloat16
+     * before opset 13) no value can change type, so nothing does */
+    bool cast_ok;
+    char no_cast[80];
+} PcCtx;
+
+int32_t pc_dtype_parse(const char *name)
+{
+    if (!strcmp(name, "float16"))
+        return IR_FLOAT16;
+    if (!strcmp(name, "bfloat16"))
+        return IR_BFLOAT16;
+    if (!strcmp(name, "float32"))
+        return IR_FLOAT;
+    return 0;
+}
+
+const char *pc_dtype_word(int32_t dtype)
+{
+    switch (dtype) {
+    case IR_FLOAT16: return "float16";
+    case IR_BFLOAT16: return "bfloat16";
+    case IR_FLOAT: return "float32";
+    default: return NULL;
+    }
+}
+
+bool pc_wanted(const PcOptions *o)
+{
+    return o && (o->dtype || o->store);
+}
+
+/* Whether t is a type the conversion changes: float32 for a half target,
+ * float16 and bfloat16 for float32. Only these; double never. */
+static bool pc_is_source(const PcCtx *c, int32_t t)
+{
+    if (c->o->dtype == IR_FLOAT)
+        return t == IR_FLOAT16 || t == IR_BFLOAT16;
+    return t == IR_FLOAT;
+}
+
+/* The element type of a tensor value as inferred, or 0 (unknown, or not
+ * a tensor). */
+static int32_t pc_elem(const IrValue *v)
+{
+    if (!v || !v->type || v->type->kind != IR_TYPE_TENSOR || !v->type->has_elem_type)
+        return 0;
+    return v->type->elem_type;
+}
+
+/* Whether `name` is one of the comma-separated words of list. */
+static bool pc_in_list(const char *list, const char *name)
+{
+    if (!list || !name || !*name)
+        return false;
+    size_t n = strlen(name);
+    for (const char *p = list; *p;) {
+        const char *e = strchr(p, ',');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        if (len == n && !strncmp(p, name, n))
+            return true;
+        if (!e)
+            break;
+        p = e + 1;
+    }
+    return false;
+}
+
+static void pc_keep(PcCtx *c, const IrNode *n, size_t idx, const char *reason)
+{
+    PcReport *r = c->r;
+    r->kept = ir_grow(r->kept, r->n_kept + 1, sizeof *r->kept);
+    char label[32];
+    snprintf(label, sizeof label, "#%zu", idx);
+    r->kept[r->n_kept++] = (PcKept){
+        .node = ir_strdup(n->name && n->name[0] ? n->name : label),
+        .op = ir_strdup(n->op_type), .reason = ir_strdup(reason)};
+}
+
+/* ---- deciding nodes -------------------------------------------------- */
+
+static bool pc_has_subgraph(const IrNode *n)
+{
+    for (size_t i = 0; i < n->n_attr; i++)
+        if (n->attr[i]->g || n->attr[i]->n_graphs)
+            return true;
+    return false;
+}
+
+/* Whether the type variable `var` of s is bound by one of its inputs (else
+ * an attribute sets it: Cast's `to`, RandomNormal's `dtype`, ...). */
+static bool pc_var_from_input(const OsSchema *s, const char *var)
+{
+    for (size_t i = 0; i < s->n_in; i++)
+        if (!strcmp(s->in[i].type, var))
+            return true;
+    return false;
+}
+
+/* Whether the slot (input or output i of n) holds an old-type value that
+ * switches to the new type when n converts: bound to a type variable. A
+ * slot of a fixed type never switches. *blocked is set when the slot's
+ * constraint lacks the new type. */
+static bool pc_slot_switches(const PcCtx *c, const OsSchema *s, const IrNode *n, bool out,
+                             size_t i, bool *blocked)
+{
+    const IrValue *v = out ? n->out[i] : n->in[i];
+    int32_t t = pc_elem(v);
+    if (!v || !pc_is_source(c, t))
+        return false;
+    const OsParam *p = out ? os_out_param(s, i) : os_in_param(s, i);
+    if (!p || !os_tc(s, p->type))
+        return false;
+    IrType want = *v->type;
+    want.elem_type = c->o->dtype;
+    if (!os_param_allows(s, p, &want)) {
+        *blocked = true;
+        return false;
+    }
+    return true;
+}
+
+/* Whether an attribute-typed output can follow the node: `to`, `dtype`
+ * (set or added) or a `value` tensor; NULL when it can, else why not. */
+static const char *pc_attr_typed(const OsSchema *s, const IrNode *n)
+{
+    for (size_t i = 0; i < n->n_out; i++) {
+        const OsParam *p = os_out_param(s, i);
+        if (!n->out[i] || !p || !os_tc(s, p->type) || pc_var_from_input(s, p->type))
+            continue;
+        if (os_attr(s, "to") || os_attr(s, "dtype"))
+            continue;
+        const IrAttr *a = ir_node_attr(n, "value");
+        if (os_attr(s, "value") && (!a || a->t))
+            continue;
+        return "its output type is set by an attribute other than value";
+    }
+    return NULL;
+}
+
+/* Decides n: *reason NULL and true when it converts; false with a reason
+ * when it keeps the old type while touching it; false with no reason when
+ * it touches no old-type value (integer and shape nodes). */
+static bool pc_decide(PcCtx *c, const IrNode *n, char *why, size_t cap, bool *report)
+{
+    *report = false;
+    bool touches = false, any_unknown = false;
+    for (size_t k = 0; k < n->n_in + n->n_out; k++) {
+        const IrValue *v = k < n->n_in ? n->in[k] : n->out[k - n->n_in];
+        if (!v)
+            continue;
+        if (pc_is_source(c, pc_elem(v)))
+            touches = true;
+        else if (!pc_elem(v))
+            any_unknown = true;
+    }
+    const char *r = NULL;
+    if (pc_has_subgraph(n))
+        r = "control flow";
+    else if (!touches)
+        return false;
+    else if (ir_model_function(c->m, n))
+        r = "function";
+    else if (pc_in_list(c->o->keep_ops, n->op_type))
+        r = "--keep-float32";
+    else if (pc_in_list(c->o->keep_nodes, n->name))
+        r = "--keep-float32-node";
+    else if (any_unknown)
+        r = "a value of unknown or non-tensor type";
+    if (r) {
+        snprintf(why, cap, "%s", r);
+        *report = true;
+        return false;
+    }
+    int64_t opset = ir_model_opset(c->m, n->domain ? n->domain : "");
+    const OsSchema *s = os_find(n->domain, n->op_type, opset);
+    if (!s) {
+        snprintf(why, cap, "no schema");
+        *report = true;
+        return false;
+    }
+    bool blocked = false, sw = false;
+    for (size_t i = 0; i < n->n_in; i++)
+        sw |= pc_slot_switches(c, s, n, false, i, &blocked);
+    for (size_t i = 0; i < n->n_out; i++)
+        sw |= pc_slot_switches(c, s, n, true, i, &blocked);
+    const char *attr = sw ? pc_attr_typed(s, n) : NULL;
+    if (!blocked && !attr && sw && !c->cast_ok)
+        attr = c->no_cast;
+    if (blocked || attr) {
+        if (blocked)
+            snprintf(why, cap, "%s-%d has no type tensor(%s)", n->op_type, s->since,
+                     c->o->dtype == IR_FLOAT ? "float" : pc_dtype_word(c->o->dtype));
+        else
+            snprintf(why, cap, "%s", attr);
+        *report = true;
+        return false;
+    }
+    return sw;
+}
+
+static bool pc_node_conv(const PcCtx *c, const IrNode *n)
+{
+    PcNode *e;
+    HASH_FIND_PTR(c->nodes, &n, e);
+    return e && e->conv;
+}
+
+/* Decides every node of the main graph; records and reports them. */
+static void pc_decide_all(PcCtx *c)
+{
+    size_t idx = 0;
+    char why[160];
+    for (IrNode *n = c->g->first; n; n = n->next, idx++) {
+        bool report;
+        PcNode *e = ir_alloc(sizeof *e);
+        e->n = n;
+        e->conv = pc_decide(c, n, why, sizeof why, &report);
+        HASH_ADD_PTR(c->nodes, n, e);
+        if (e->conv)
+            c->r->nodes_converted++;
+        else if (report)
+            pc_keep(c, n, idx, why);
+    }
+}
+
+/* ---- tensors ---------------------------------------------------------- */
+
+/* The largest finite value of a half type. */
+static double pc_type_max(int32_t t)
+{
+    return t == IR_FLOAT16 ? 65504.0 : t == IR_BFLOAT16 ? 3.3895313892515355e38 : 3.4e38;
+}
+
+/* x in type `to` as a bit pattern, rounded to nearest even; x clamped to
+ * the finite range first (*clamped set) when it is finite but beyond. */
+static uint16_t pc_to_half(double x, int32_t to, bool *clamped)
+{
+    double mx = pc_type_max(to);
+    *clamped = false;
+    if (isfinite(x) && fabs(x) > mx) {
+        x = x < 0 ? -mx : mx;
+        *clamped = true;
+    }
+    return to == IR_FLOAT16 ? ev_float_to_half((float)x) : ev_float_to_bf16((float)x);
+}
+
+/* Drops t's payload, whatever its storage, keeping name and dims. */
+static void pc_tensor_clear(IrTensor *t)
+{
+    free(t->float_data);
+    free(t->int32_data);
+    free(t->double_data);
+    t->float_data = NULL;
+    t->int32_data = NULL;
+    t->double_data = NULL;
+    t->n_float = t->n_int32 = t->n_double = 0;
+    if (!t->raw_borrowed)
+        free(t->raw.data);
+    t->raw = (IrBytes){0};
+    t->raw_borrowed = false;
+    ir_strmap_free(&t->external_data);
+    t->has_data_location = false;
+    t->data_location = 0;
+    t->ext = (IrExtRef){0};
+}
+
+/* Rewrites t (a float tensor) as type `to`, raw little-endian; values
+ * beyond a half type's range clamped and counted, or refused when strict
+ * (err names `what`). */
+static int pc_tensor_retype(PcCtx *c, IrTensor *t, int32_t to, const char *what)
+{
+    uint64_t numel;
+    double *v = NULL;
+    size_t n = 0;
+    if (!ir_tensor_numel(t, &numel) || numel > SIZE_MAX / 4 ||
+        !ir_tensor_to_f64s(t, (size_t)numel, &v, &n))
+        return ir_fail(c->err, "precision: %s: the data cannot be read", what);
+    size_t es = to == IR_FLOAT ? 4 : 2;
+    uint8_t *raw = ir_alloc_array(n ? n : 1, es);
+    for (size_t i = 0; i < n; i++) {
+        uint32_t bits;
+        if (to == IR_FLOAT) {
+            float f = (float)v[i];
+            memcpy(&bits, &f, 4);
+        } else {
+            bool cl;
+            bits = pc_to_half(v[i], to, &cl);
+            if (cl && c->o->strict) {
+                ir_fail(c->err, "precision: %s: value %g is outside %s's finite range "
+                        "(--dtype-strict)", what, v[i], pc_dtype_word(to));
+                free(v);
+                free(raw);
+                return -1;
+            }
+            c->r->clamped += cl;
+        }
+        for (size_t b = 0; b < es; b++)
+            raw[i * es + b] = (uint8_t)(bits >> (8 * b));
+    }
+    free(v);
+    pc_tensor_clear(t);
+    t->has_data_type = true;
+    t->data_type = to;
+    t->has_raw = true;
+    t->raw.data = raw;
+    t->raw.len = n * es;
+    return 0;
+}
+
+/* ---- node attributes that name the output type ------------------------ */
+
+/* Makes a converted node's attribute-typed outputs follow it. */
+static int pc_fix_attrs(PcCtx *c, IrNode *n)
+{
+    int64_t opset = ir_model_opset(c->m, n->domain ? n->domain : "");
+    const OsSchema *s = os_find(n->domain, n->op_type, opset);
+    bool blocked = false;
+    for (size_t i = 0; i < n->n_out; i++) {
+        const OsParam *p = os_out_param(s, i);
+        if (!pc_slot_switches(c, s, n, true, i, &blocked) || pc_var_from_input(s, p->type))
+            continue;
+        const char *key = os_attr(s, "to") ? "to" : os_attr(s, "dtype") ? "dtype" : NULL;
+        if (key) {
+            ir_node_set_attr(n, ir_attr_int(key, c->o->dtype));
+            continue;
+        }
+        IrAttr *a = ir_node_attr(n, "value");
+        if (a && a->t) {
+            char what[300];
+            snprintf(what, sizeof what, "node '%s' (%s) attribute value",
+                     n->name ? n->name : "", n->op_type);
+            if (pc_tensor_retype(c, a->t, c->o->dtype, what) < 0)
+                return -1;
+        } else {   /* ConstantOfShape's default: one 0 of float32 */
+            uint8_t zero[4] = {0};
+            int64_t one = 1;
+            ir_node_set_attr(n, ir_attr_tensor("value", ir_tensor_new(
+                "value", c->o->dtype, 1, &one, zero, c->o->dtype == IR_FLOAT ? 4 : 2)));
+        }
+    }
+    return 0;
+}
+
+/* ---- stored and wanted types ------------------------------------------ */
+
+/* The type reader `u` of v takes (v of old type `orig`). */
+static int32_t pc_want(const PcCtx *c, const IrUse *u, int32_t orig)
+{
+    if (!u->node || u->node->graph != c->g || !pc_node_conv(c, u->node))
+        return orig;
+    int64_t opset = ir_model_opset(c->m, u->node->domain ? u->node->domain : "");
+    const OsSchema *s = os_find(u->node->domain, u->node->op_type, opset);
+    bool blocked = false;
+    return pc_slot_switches(c, s, u->node, false, u->index, &blocked) ? c->o->dtype : orig;
+}
+
+/* What the graph's outputs take of an old-type value. */
+static int32_t pc_out_want(const PcCtx *c, int32_t orig)
+{
+    return c->o->keep_io || !c->cast_ok ? orig : c->o->dtype;
+}
+
+/* The type v is stored in after the conversion. */
+static int32_t pc_stored(const PcCtx *c, const IrValue *v, int32_t orig)
+{
+    if (v->kind == IR_VAL_NODE) {
+        const IrNode *p = v->producer;
+        int64_t opset = ir_model_opset(c->m, p->domain ? p->domain : "");
+        bool blocked = false;
+        if (!pc_node_conv(c, p))
+            return orig;
+        const OsSchema *s = os_find(p->domain, p->op_type, opset);
+        return pc_slot_switches(c, s, p, true, v->producer_index, &blocked) ? c->o->dtype
+                                                                           : orig;
+    }
+    if (v->kind == IR_VAL_INPUT)
+        return pc_out_want(c, orig);
+    if (v->kind != IR_VAL_INIT || !v->n_uses)
+        return orig;
+    for (size_t i = 0; i < v->n_uses; i++)
+        if (pc_want(c, &v->uses[i], orig) != c->o->dtype)
+            return orig;
+    if (ir_value_is_graph_output(v) && pc_out_want(c, orig) != c->o->dtype)
+        return orig;
+    return c->o->dtype;
+}
+
+/* ---- Casts -------------------------------------------------------------- */
+
+/* Where a Cast of v goes: right after its producer, or first in g. */
+static IrNode *pc_after(IrGraph *g, const IrValue *v)
+{
+    if (v->graph == g && v->kind == IR_VAL_NODE && v->producer)
+        return v->producer->next;
+    return g->first;
+}
+
+/* A new Cast of src to `to` in g before `before`; its output value. */
+static IrValue *pc_cast(PcCtx *c, IrGraph *g, IrNode *before, IrValue *src, int32_t to)
+{
+    char base[300];
+    snprintf(base, sizeof base, "%s_%s", src->name, ir_dtype_name(to));
+    char *name = ir_graph_fresh_name(g, base);
+    const char *in[1] = {""}, *out[1] = {name};
+    IrNode *n = ir_node_new(g, before, "Cast", NULL, name, 1, in, 1, out, c->err);
+    free(name);
+    if (!n)
+        return NULL;
+    ir_node_set_input(n, 0, src);   /* the value itself, whatever scope names it */
+    ir_node_set_attr(n, ir_attr_int("to", to));
+    c->r->casts++;
+    return n->out[0];
+}
+
+/* The top subgraph (held by a node of the main graph) that g lies in. */
+static IrGraph *pc_top_sub(const PcCtx *c, IrGraph *g)
+{
+    while (g->parent && g->parent != c->g)
+        g = g->parent;
+    return g;
+}
+
+/* v's forms: the value in each type; subgraph Casts cached per body. */
+typedef struct PcForms {
+    IrValue *v;            /* the value as stored */
+    int32_t stor;
+    IrValue *other;        /* the value in the other type, once made */
+    int32_t other_t;
+    size_t n_sub;
+    IrGraph *sub[8];
+    IrValue *sub_v[8];
+} PcForms;
+
+/* The form of f in type t for a reader in graph ug; made on first need. */
+static IrValue *pc_form(PcCtx *c, PcForms *f, int32_t t, IrGraph *ug)
+{
+    if (t == f->stor)
+        return f->v;
+    if (f->other)
+        return f->other;
+    if (ug == c->g) {
+        f->other = pc_cast(c, c->g, pc_after(c->g, f->v), f->v, t);
+        f->other_t = t;
+        return f->other;
+    }
+    IrGraph *top = pc_top_sub(c, ug);
+    for (size_t i = 0; i < f->n_sub; i++)
+        if (f->sub[i] == top)
+            return f->sub_v[i];
+    IrValue *x = pc_cast(c, top, top->first, f->v, t);
+    if (x && f->n_sub < 8) {
+        f->sub[f->n_sub] = top;
+        f->sub_v[f->n_sub++] = x;
+    }
+    return x;
+}
+
+/* A graph output v must have type `want` but is made in f->stor: the
+ * output's value moves to a new Cast, and the producer gets a new value
+ * of the stored type, which the other readers then take. */
+static int pc_swap_output(PcCtx *c, PcForms *f, int32_t want)
+{
+    IrValue *v = f->v;
+    IrNode *p = v->producer;
+    size_t j = v->producer_index;
+    char *tmp = ir_graph_fresh_name(c->g, v->name), *tmp2 = ir_graph_fresh_name(c->g, "pc_tmp");
+    const char *o1[1] = {tmp}, *o2[1] = {tmp2}, *none[1] = {""};
+    IrNode *hold = ir_node_new(c->g, p->next, "Identity", NULL, tmp, 0, NULL, 1, o1, c->err);
+    IrNode *cast = hold ? ir_node_new(c->g, hold->next, "Cast", NULL, tmp, 1, none, 1, o2,
+                                      c->err) : NULL;
+    free(tmp);
+    free(tmp2);
+    if (!cast)
+        return -1;
+    ir_node_take_output(cast, 0, p, j);   /* v: now the Cast's output */
+    ir_node_take_output(p, j, hold, 0);   /* the producer's new value */
+    ir_node_delete(hold);
+    ir_node_set_input(cast, 0, p->out[j]);
+    ir_node_set_attr(cast, ir_attr_int("to", want));
+    c->r->casts++;
+    f->other = v;
+    f->other_t = want;
+    f->v = p->out[j];
+    return 0;
+}
+
+/* Sets the element type a graph input, output or value_info declares. */
+static void pc_retype_infos(IrPtrList *l, const IrValue *v, int32_t t)
+{
+    for (size_t i = 0; i < l->n; i++) {
+        IrValueInfo *vi = l->p[i];
+        if (vi->value == v && vi->type && vi->type->kind == IR_TYPE_TENSOR)
+            vi->type->elem_type = t, vi->type->has_elem_type = true;
+    }
+}
+
+/* Points every reader of v at the form it takes. */
+static int pc_route(PcCtx *c, IrValue *v, int32_t orig, int32_t stor)
+{
+    PcForms f = {.v = v, .stor = stor};
+    if (ir_value_is_graph_output(v)) {
+        int32_t w = pc_out_want(c, orig);
+        if (w != stor && v->kind != IR_VAL_NODE)
+            return ir_fail(c->err, "precision: graph output '%s' is an input or "
+                           "initializer read in both types; not supported", v->name);
+        if (w != stor && pc_swap_output(c, &f, w) < 0)
+            return -1;
+        pc_retype_infos(&c->g->outputs, v, w);
+    }
+    /* after a swap v is the Cast's output, still read by every reader */
+    size_t n = v->n_uses;
+    IrUse *uses = ir_alloc_array(n ? n : 1, sizeof *uses);
+    if (n)
+        memcpy(uses, v->uses, n * sizeof *uses);
+    int rc = 0;
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        const IrUse *u = &uses[i];
+        if (!u->node) {
+            rc = ir_fail(c->err, "precision: a subgraph returns '%s' directly while its "
+                         "type changes; not supported", v->name);
+            break;
+        }
+        IrValue *x = pc_form(c, &f, pc_want(c, u, orig), u->node->graph);
+        if (!x)
+            rc = -1;
+        else if (x != u->node->in[u->index])
+            ir_node_set_input(u->node, u->index, x);
+    }
+    free(uses);
+    return rc;
+}
+
+/* ---- the conversion ------------------------------------------------------- */
+
+/* The old-type tensor values of the main graph: inputs, initializers,
+ * node outputs (collected first: routing adds values). */
+static IrValue **pc_values(PcCtx *c, size_t *n)
+{
+    size_t cap = 16, k = 0;
+    IrValue **list = ir_alloc_array(cap, sizeof *list);
+    for (IrValue *v = c->g->values; v; v = v->hh.next) {
+        if (!pc_is_source(c, pc_elem(v)) || v->kind == IR_VAL_UNDEF)
+            continue;
+        if (k == cap)
+            list = ir_grow(list, cap *= 2, sizeof *list);
+        list[k++] = v;
+    }
+    *n = k;
+    return list;
+}
+
+static uint64_t pc_init_bytes(const IrGraph *g)
+{
+    uint64_t b = 0;
+    for (size_t i = 0; i < g->inits.n; i++)
+        b += ir_tensor_stored_bytes(g->inits.p[i]);
+    return b;
+}
+
+/* Gives v its stored type (initializer data, declared types) and routes
+ * its readers. */
+static int pc_value(PcCtx *c, IrValue *v)
+{
+    int32_t orig = pc_elem(v), stor = pc_stored(c, v, orig);
+    if (stor != orig) {
+        PcVal *e = ir_alloc(sizeof *e);
+        e->v = v;
+        e->stor = stor;
+        HASH_ADD_PTR(c->vals, v, e);
+        char what[300];
+        snprintf(what, sizeof what, "initializer '%s'", v->name);
+        if (v->init && pc_tensor_retype(c, v->init, stor, what) < 0)
+            return -1;
+        pc_retype_infos(&c->g->inputs, v, stor);
+        pc_retype_infos(&c->g->value_info, v, stor);
+    }
+    return pc_route(c, v, orig, stor);
+}
+
+static void pc_free_maps(PcCtx *c)
+{
+    PcNode *n, *tn;
+    HASH_ITER(hh, c->nodes, n, tn) {
+        HASH_DEL(c->nodes, n);
+        free(n);
+    }
+    PcVal *v, *tv;
+    HASH_ITER(hh, c->vals, v, tv) {
+        HASH_DEL(c->vals, v);
+        free(v);
+    }
+}
+
+/* Whether Cast at the model's opset reads and writes the new type. */
+static void pc_check_cast(PcCtx *c)
+{
+    const OsSchema *s = os_find("", "Cast", ir_model_opset(c->m, ""));
+    IrType t = {.kind = IR_TYPE_TENSOR, .has_elem_type = true, .elem_type = c->o->dtype};
+    c->cast_ok = s && os_param_allows(s, os_in_param(s, 0), &t) &&
+                 os_param_allows(s, os_out_param(s, 0), &t);
+    snprintf(c->no_cast, sizeof c->no_cast, "Cast-%d has no type tensor(%s)",
+             s ? s->since : 0, c->o->dtype == IR_FLOAT ? "float" : pc_dtype_word(c->o->dtype));
+}
+
+/* --dtype: decide, retype attributes, route every old-type value. */
+static int pc_dtype(PcCtx *c)
+{
+    IrError ie;
+    pc_check_cast(c);
+    if (inf_model(c->m, NULL, &ie) < 0)
+        return ir_fail(c->err, "precision: %s", ie.msg);
+    pc_decide_all(c);
+    int rc = 0;
+    /* before routing: a swapped output's new value has no inferred type */
+    for (IrNode *k = c->g->first; k && rc == 0; k = k->next)
+        if (pc_node_conv(c, k))
+            rc = pc_fix_attrs(c, k);
+    size_t n;
+    IrValue **vals = pc_values(c, &n);
+    for (size_t i = 0; i < n && rc == 0; i++)
+        rc = pc_value(c, vals[i]);
+    free(vals);
+    ir_graph_clear_inferred(c->g);
+    for (size_t i = 0; i < c->m->n_functions; i++)
+        ir_graph_clear_inferred(c->m->functions[i]->body);
+    return rc;
+}
+
+/* --store float16: one initializer stored as float16 behind a Cast that
+ * takes its name, so that every reader is unchanged. */
+static int pc_store_one(PcCtx *c, IrValue *v)
+{
+    char base[300];
+    snprintf(base, sizeof base, "%s_float16", v->name);
+    char *name = ir_graph_fresh_name(c->g, base), *old = ir_strdup(v->name);
+    int rc = ir_value_rename(v, name, c->err);
+    const char *none[1] = {""}, *out[1] = {old};
+    IrNode *cast = rc ? NULL : ir_node_new(c->g, c->g->first, "Cast", NULL, old, 1, none,
+                                           1, out, c->err);
+    free(name);
+    free(old);
+    if (!cast)
+        return -1;
+    char what[300];
+    snprintf(what, sizeof what, "initializer '%s'", cast->out[0]->name);
+    if (pc_tensor_retype(c, v->init, IR_FLOAT16, what) < 0 ||
+        ir_value_replace_uses(v, cast->out[0], c->err) < 0)
+        return -1;
+    ir_node_set_input(cast, 0, v);
+    ir_node_set_attr(cast, ir_attr_int("to", IR_FLOAT));
+    c->r->casts++;
+    c->r->stored++;
+    return 0;
+}
+
+/* --store float16 over the main graph's initializers. */
+static int pc_store(PcCtx *c)
+{
+    size_t n = c->g->inits.n;
+    IrValue **list = ir_alloc_array(n ? n : 1, sizeof *list);
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        IrTensor *t = c->g->inits.p[i];
+        IrValue *v = ir_graph_find_local(c->g, t->name);
+        uint64_t numel;
+        if (v && v->kind == IR_VAL_INIT && t->data_type == IR_FLOAT && v->n_uses &&
+            !ir_value_is_graph_output(v) && ir_tensor_numel(t, &numel) &&
+            numel >= PC_STORE_MIN)
+            list[k++] = v;
+    }
+    int rc = 0;
+    for (size_t i = 0; i < k && rc == 0; i++)
+        rc = pc_store_one(c, list[i]);
+    free(list);
+    return rc;
+}
+
+int pc_convert(IrModel *m, const PcOptions *o, PcReport *r, IrError *err)
+{
+    PcReport local;
+    if (!r)
+        r = &local;
+    memset(r, 0, sizeof *r);
+    r->dtype = o->dtype;
+    r->store = o->store;
+    if (!m->graph)
+        return 0;
+    if (o->dtype && o->store)
+        return ir_fail(err, "precision: --store float16 keeps the computation in "
+                       "float32; it does not go with --dtype");
+    PcCtx c = {.m = m, .g = m->graph, .o = o, .r = r, .err = err};
+    r->init_bytes_before = pc_init_bytes(c.g);
+    int rc = o->dtype ? pc_dtype(&c) : o->store ? pc_store(&c) : 0;
+    r->init_bytes_after = pc_init_bytes(c.g);
+    pc_free_maps(&c);
+    if (r == &local)
+        pc_report_free(r);
+    return rc;
+}
+
+void pc_report_free(PcReport *r)
+{
+    for (size_t i = 0; i < r->n_kept; i++) {
+        free(r->kept[i].node);
+        free(r->kept[i].op);
+        free(r->kept[i].reason);
+    }
+    free(r->kept);
+    memset(r, 0, sizeof *r);
+}

@@ -1,0 +1,88 @@
+/*
+ * precision.h - changing a model's float precision (prefix pc_).
+ *
+ * --dtype float16|bfloat16 makes float32 values of the main graph the new
+ * type; --dtype float32 makes float16 and bfloat16 values float32. Whether a
+ * node may compute in the new type is read from the operator table at the
+ * node's version (its type constraints), never from a list of ops: a node
+ * whose constraint lacks the type stays in its old type between Casts, and
+ * a slot of a fixed type (Resize's scales: tensor(float)) keeps it. Casts go
+ * only where a value's stored type differs from what a reader takes, one
+ * per (value, type), so no two Casts of ours are ever back to back, and
+ * nodes stay in topological order (a Cast goes right after what it reads).
+ *
+ * In this first version nodes holding subgraphs (If, Loop, Scan, ...) and
+ * calls of model-local functions stay in the old type ("control flow",
+ * "function"): their explicit inputs get Casts, and a body reading an
+ * outer value whose type changed gets a Cast inside the body.
+ *
+ * --store float16 (weights only) stores each float32 initializer of the
+ * main graph of at least PC_STORE_MIN elements as float16, followed by a
+ * Cast back to float32 under the initializer's old name: the file shrinks,
+ * every consumer and the computation stay float32.
+ *
+ * Values outside the new type's finite range are clamped to it and
+ * counted (strict: refused, naming the tensor); float32 -> bfloat16 and
+ * -> float16 round to nearest even.
+ */
+#ifndef OC_PRECISION_H
+#define OC_PRECISION_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ir.h"
+
+/* Smaller initializers stay float32 under --store float16: the Cast node
+ * they would need takes more bytes in the file than the 2 bytes per
+ * element saved (a Cast with its names and attribute is ~40 bytes), and
+ * the smallest ones are scalars and short vectors (epsilons, shape-like
+ * constants, exponents) where a runtime reads the value as it is. */
+#define PC_STORE_MIN 16
+
+typedef struct PcOptions {
+    int32_t dtype;          /* IR_FLOAT16, IR_BFLOAT16, IR_FLOAT, or 0: none */
+    bool keep_io;           /* graph inputs and outputs keep their type */
+    const char *keep_ops;   /* "Softmax,ReduceSum": these ops keep the type */
+    const char *keep_nodes; /* node names that keep the type */
+    bool strict;            /* refuse values outside the new type's range */
+    int32_t store;          /* IR_FLOAT16: weights-only half storage, or 0 */
+} PcOptions;
+
+/* A node that kept its type although it reads or writes a converted
+ * type, and why ("Relu-6 has no type tensor(bfloat16)", "--keep-float32",
+ * "control flow", "function"). Strings owned. */
+typedef struct PcKept {
+    char *node;             /* its name, or "#N" (its position) */
+    char *op;
+    char *reason;
+} PcKept;
+
+typedef struct PcReport {
+    int32_t dtype, store;   /* as asked */
+    size_t nodes_converted; /* nodes that compute in the new type */
+    size_t n_kept;
+    PcKept *kept;
+    size_t casts;           /* Cast nodes added */
+    size_t clamped;         /* elements clamped to the finite range */
+    size_t stored;          /* --store: initializers stored as float16 */
+    uint64_t init_bytes_before, init_bytes_after; /* main graph initializers */
+} PcReport;
+
+/* Changes m (sorted and valid) as o says; r (may be NULL) gets what was
+ * done. Returns 0, or -1 with err naming the node or initializer; on -1
+ * the model may be half changed (the job drops it). */
+int pc_convert(IrModel *m, const PcOptions *o, PcReport *r, IrError *err);
+
+/* Whether o asks for anything. */
+bool pc_wanted(const PcOptions *o);
+
+/* "float16", "bfloat16", "float32" for the codes --dtype takes, 0 for
+ * other names; and back (NULL for 0). */
+int32_t pc_dtype_parse(const char *name);
+const char *pc_dtype_word(int32_t dtype);
+
+void pc_report_free(PcReport *r);
+
+#endif

@@ -1,0 +1,492 @@
+/*
+ * test_precision.c - src/precision.c: --dtype and --store on models built
+ * here. Every result must pass the checker, be in topological order and
+ * have no Cast reading a Cast.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "eval.h"
+#include "infer.h"
+#include "job.h"
+#include "passes_build.h"
+#include "precision.h"
+#include "t.h"
+#include "topo.h"
+
+/* The chain of the issue: Conv -> Relu -> MatMul -> Softmax. */
+static const char *CHAIN =
+    "opset 13\n"
+    "input x float 1,3,8,8\n"
+    "init W float 4,3,3,3 rand\n"
+    "init B float 4 rand\n"
+    "init M float 8,8 rand\n"
+    "c = Conv x,W,B pads=[1,1,1,1]\n"
+    "r = Relu c\n"
+    "mm = MatMul r,M\n"
+    "y = Softmax mm\n"
+    "output y\n";
+
+/* tb_model with the outputs' types filled in by inference (the checker
+ * wants them declared). */
+static IrModel *pc_model(const char *text)
+{
+    IrModel *m = tb_model(text);
+    IrError err;
+    if (inf_model(m, NULL, &err) < 0) {
+        fprintf(stderr, "test model: %s\n", err.msg);
+        exit(2);
+    }
+    for (size_t i = 0; i < m->graph->outputs.n; i++) {
+        IrValueInfo *vi = m->graph->outputs.p[i];
+        if (!vi->type)
+            vi->type = ir_type_copy(vi->value->type);
+    }
+    ir_graph_clear_inferred(m->graph);
+    return m;
+}
+
+/* Asserts what every result must be: valid, sorted, no Cast of a Cast. */
+static void pc_assert_sane(IrModel *m, const char *what)
+{
+    const char *rule;
+    char msg[512];
+    T_CHECK(job_validate(m, &rule, msg, sizeof msg) == 0, "%s: invalid: %s", what, msg);
+    size_t moved = 99;
+    IrError err;
+    T_CHECK(topo_sort_model(m, &moved, &err) == 0 && moved == 0,
+            "%s: not in topological order (%zu moved)", what, moved);
+    for (IrNode *n = m->graph->first; n; n = n->next) {
+        if (strcmp(n->op_type, "Cast") || !n->in[0] || !n->in[0]->producer)
+            continue;
+        T_CHECK(strcmp(n->in[0]->producer->op_type, "Cast") != 0,
+                "%s: Cast '%s' reads Cast '%s'", what, n->name, n->in[0]->producer->name);
+    }
+}
+
+/* Converts m in place as o says; the report goes to r. */
+static int pc_run(IrModel *m, const PcOptions *o, PcReport *r, const char *what)
+{
+    IrError err;
+    int rc = pc_convert(m, o, r, &err);
+    T_CHECK(rc == 0, "%s: %s", what, err.msg);
+    if (rc == 0)
+        pc_assert_sane(m, what);
+    return rc;
+}
+
+static int32_t pc_in_type(const IrModel *m, size_t i)
+{
+    return ((IrValueInfo *)m->graph->inputs.p[i])->type->elem_type;
+}
+
+static int32_t pc_out_type(const IrModel *m, size_t i)
+{
+    return ((IrValueInfo *)m->graph->outputs.p[i])->type->elem_type;
+}
+
+static const IrTensor *pc_init(const IrModel *m, const char *name)
+{
+    const IrValue *v = ir_graph_find_local(m->graph, name);
+    return v ? v->init : NULL;
+}
+
+static int32_t pc_init_type(const IrModel *m, const char *name)
+{
+    const IrTensor *t = pc_init(m, name);
+    return t ? t->data_type : -1;
+}
+
+static const IrNode *pc_node(const IrModel *m, const char *op, size_t k)
+{
+    for (const IrNode *n = m->graph->first; n; n = n->next)
+        if (!strcmp(n->op_type, op) && k-- == 0)
+            return n;
+    return NULL;
+}
+
+static int64_t pc_attr_i(const IrNode *n, const char *name)
+{
+    const IrAttr *a = n ? ir_node_attr(n, name) : NULL;
+    return a ? a->i : -1;
+}
+
+static void test_chain_float16(void)
+{
+    IrModel *m = pc_model(CHAIN);
+    PcOptions o = {.dtype = IR_FLOAT16};
+    PcReport r;
+    if (pc_run(m, &o, &r, "chain float16") == 0) {
+        T_CHECK(r.nodes_converted == 4 && r.n_kept == 0, "converted %zu kept %zu",
+                r.nodes_converted, r.n_kept);
+        T_CHECK(r.casts == 0 && tb_count(m, "Cast") == 0, "casts %zu", r.casts);
+        T_CHECK(pc_in_type(m, 0) == IR_FLOAT16 && pc_out_type(m, 0) == IR_FLOAT16,
+                "io types %d %d", pc_in_type(m, 0), pc_out_type(m, 0));
+        T_CHECK(pc_init_type(m, "W") == IR_FLOAT16 && pc_init_type(m, "B") == IR_FLOAT16 &&
+                pc_init_type(m, "M") == IR_FLOAT16, "initializers not float16");
+        T_CHECK(r.init_bytes_after * 2 == r.init_bytes_before, "bytes %llu -> %llu",
+                (unsigned long long)r.init_bytes_before,
+                (unsigned long long)r.init_bytes_after);
+    }
+    pc_report_free(&r);
+    ir_model_free(m);
+}
+
+static void test_chain_keep_io(void)
+{
+    IrModel *m = pc_model(CHAIN);
+    PcOptions o = {.dtype = IR_FLOAT16, .keep_io = true};
+    PcReport r;
+    if (pc_run(m, &o, &r, "chain keep-io") == 0) {
+        T_CHECK(r.casts == 2 && tb_count(m, "Cast") == 2, "casts %zu", r.casts);
+        T_CHECK(pc_in_type(m, 0) == IR_FLOAT && pc_out_type(m, 0) == IR_FLOAT,
+                "io types %d %d", pc_in_type(m, 0), pc_out_type(m, 0));
+        const IrNode *first = m->graph->first, *last = m->graph->last;
+        T_CHECK(!strcmp(first->op_type, "Cast") && !strcmp(first->in[0]->name, "x") &&
+                pc_attr_i(first, "to") == IR_FLOAT16, "first node: not a Cast of x to float16");
+        T_CHECK(!strcmp(last->op_type, "Cast") && !strcmp(last->out[0]->name, "y") &&
+                pc_attr_i(last, "to") == IR_FLOAT, "last node: not a Cast to float as y");
+        T_CHECK(!strcmp(last->in[0]->producer->op_type, "Softmax"), "y's Cast reads %s",
+                last->in[0]->producer->op_type);
+    }
+    pc_report_free(&r);
+    ir_model_free(m);
+}
+
+static void test_resize_scales(void)
+{
+    IrModel *m = pc_model("opset 13\n"
+                          "input x float 1,1,4,4\n"
+                          "init S float 4 1,1,2,2\n"
+                          "y = Resize x,,S mode=\"nearest\"\n"
+                          "output y\n");
+    PcOptions o = {.dtype = IR_FLOAT16};
+    PcReport r;
+    if (pc_run(m, &o, &r, "resize") == 0) {
+        T_CHECK(pc_init_type(m, "S") == IR_FLOAT, "scales became %d", pc_init_type(m, "S"));
+        T_CHECK(r.nodes_converted == 1 && r.casts == 0, "converted %zu casts %zu",
+                r.nodes_converted, r.casts);
+        T_CHECK(pc_in_type(m, 0) == IR_FLOAT16, "x is %d", pc_in_type(m, 0));
+    }
+    pc_report_free(&r);
+    ir_model_free(m);
+}
+
+/* Conv-11 (the Conv of opset 13) lacks bfloat16: its island is the two
+ * Convs, with one Cast in and one out. */
+static void test_bf16_island(void)
+{
+    IrModel *m = pc_model("opset 13\n"
+                          "input x float 1,3,8,8\n"
+                          "init W float 4,3,3,3 rand\n"
+                          "init V float 4,4,3,3 rand\n"
+                          "a = Relu x\n"
+                          "c1 = Conv a,W pads=[1,1,1,1]\n"
+                          "c2 = Conv c1,V pads=[1,1,1,1]\n"
+                          "d = Relu c2\n"
+                          "output d\n");
+    PcOptions o = {.dtype = IR_BFLOAT16};
+    PcReport r;
+    if (pc_run(m, &o, &r, "bf16 island") == 0) {
+        T_CHECK(r.nodes_converted == 2 && r.n_kept == 2, "converted %zu kept %zu",
+                r.nodes_converted, r.n_kept);
+        T_CHECK(r.n_kept && !strcmp(r.kept[0].reason, "Conv-11 has no type tensor(bfloat16)"),
+                "reason '%s'", r.n_kept ? r.kept[0].reason : "");
+        T_CHECK(r.casts == 2 && tb_count(m, "Cast") == 2, "casts %zu", r.casts);
+        const IrNode *c1 = pc_node(m, "Conv", 0), *c2 = pc_node(m, "Conv", 1);
+        T_CHECK(c1 && !strcmp(c1->in[0]->producer->op_type, "Cast") &&
+                pc_attr_i(c1->in[0]->producer, "to") == IR_FLOAT, "no Cast into the island");
+        T_CHECK(c2 && c2->in[0]->producer == c1, "a Cast inside the island");
+        T_CHECK(pc_init_type(m, "W") == IR_FLOAT && pc_init_type(m, "V") == IR_FLOAT,
+                "the island's weights changed type");
+        T_CHECK(pc_in_type(m, 0) == IR_BFLOAT16 && pc_out_type(m, 0) == IR_BFLOAT16,
+                "io types %d %d", pc_in_type(m, 0), pc_out_type(m, 0));
+    }
+    pc_report_free(&r);
+    ir_model_free(m);
+}
+
+/* At opset 12 no op has bfloat16, Cast neither: nothing can change, and
+ * the report says which nodes stay float32 and why. */
+static void test_bf16_opset12(void)
+{
+    IrModel *m = pc_model("opset 12\n"
+                          "input x float 4\n"
+                          "a = Relu x\n"
+                          "y = Neg a\n"
+                          "output y\n");
+    PcOptions o = {.dtype = IR_BFLOAT16};
+    PcReport r;
+    if (pc_run(m, &o, &r, "bf16 opset 12") == 0) {
+        T_CHECK(r.nodes_converted == 0 && r.n_kept == 2 && r.casts == 0,
+                "converted %zu kept %zu casts %zu", r.nodes_converted, r.n_kept, r.casts);
+        T_CHECK(r.n_kept == 2 && !strcmp(r.kept[0].reason, "Relu-6 has no type tensor(bfloat16)"),
+                "reason '%s'", r.n_kept ? r.kept[0].reason : "");
+        T_CHECK(pc_in_type(m, 0) == IR_FLOAT, "x is %d", pc_in_type(m, 0));
+    }
+    pc_report_free(&r);
+    ir_model_free(m);
+}
+
+static void test_keep_lists(void)
+{
+    const char *lists[2][2] = {{"Softmax", NULL}, {NULL, "n1"}};
+    const char *reason[2] = {"--keep-float32", "--keep-float32-node"};
+    const char *op[2] = {"Softmax", "Relu"};
+    for (int k = 0; k < 2; k++) {
+        IrModel *m = pc_model(CHAIN);
+        PcOptions o = {.dtype = IR_FLOAT16, .keep_ops = lists[k][0], .keep_nodes = lists[k][1]};
+        PcReport r;
+        if (pc_run(m, &o, &r, reason[k]) == 0) {
+            T_CHECK(r.n_kept == 1 && !strcmp(r.kept[0].reason, reason[k]) &&
+                    !strcmp(r.kept[0].op, op[k]), "%s: kept %zu", reason[k], r.n_kept);
+            T_CHECK(r.nodes_converted == 3 && r.casts == 2, "%s: converted %zu casts %zu",
+                    reason[k], r.nodes_converted, r.casts);
+            const IrNode *n = pc_node(m, op[k], 0);
+            T_CHECK(n && !strcmp(n->in[0]->producer->op_type, "Cast") &&
+                    pc_attr_i(n->in[0]->producer, "to") == IR_FLOAT,
+                    "%s: the kept node does not read float32", reason[k]);
+        }
+        pc_report_free(&r);
+        ir_model_free(m);
+    }
+}
+
+/* Cast's `to` and ConstantOfShape's value follow the node; a value of
+ * 70000 is clamped (and counted). */
+static void test_attrs_follow(void)
+{
+    IrModel *m = pc_model("opset 13\n"
+                          "input i int64 4\n"
+                          "init shp int64 1 4\n"
+                          "f = Cast i to=1\n"
+                          "z = ConstantOfShape shp\n"
+                          "k = ConstantOfShape shp\n"
+                          "s = Add f,z\n"
+                          "y = Add s,k\n"
+                          "output y\n");
+    float big = 70000.0f;
+    int64_t one = 1;
+    ir_node_set_attr((IrNode *)pc_node(m, "ConstantOfShape", 1),
+                     ir_attr_tensor("value", ir_tensor_new("value", IR_FLOAT, 1, &one, &big, 4)));
+    PcOptions o = {.dtype = IR_FLOAT16};
+    PcReport r;
+    if (pc_run(m, &o, &r, "attributes") == 0) {
+        T_CHECK(pc_attr_i(pc_node(m, "Cast", 0), "to") == IR_FLOAT16, "Cast to %lld",
+                (long long)pc_attr_i(pc_node(m, "Cast", 0), "to"));
+        const IrAttr *z = ir_node_attr(pc_node(m, "ConstantOfShape", 0), "value");
+        const IrAttr *k = ir_node_attr(pc_node(m, "ConstantOfShape", 1), "value");
+        T_CHECK(z && z->t && z->t->data_type == IR_FLOAT16, "default value not float16");
+        double v = 0;
+        T_CHECK(k && k->t && k->t->data_type == IR_FLOAT16 && ir_tensor_get_f64(k->t, 0, &v) &&
+                v == 65504.0, "value %g", v);
+        T_CHECK(r.clamped == 1 && r.casts == 0, "clamped %zu casts %zu", r.clamped, r.casts);
+    }
+    pc_report_free(&r);
+    ir_model_free(m);
+}
+
+/* A branch of one node: out = op(outer). */
+static IrGraph *pc_branch(IrGraph *parent, const char *op, const char *outer, const char *out)
+{
+    IrGraph *b = ir_graph_new(parent);
+    b->name = ir_strdup(out);
+    IrError err;
+    const char *in[1] = {outer}, *o[1] = {out};
+    ir_node_new(b, NULL, op, NULL, out, 1, in, 1, o, &err);
+    int64_t four = 4;
+    ir_graph_add_output(b, ir_graph_find_local(b, out), ir_type_tensor(IR_FLOAT, 1, &four));
+    return b;
+}
+
+/* An If stays float32; its branches read the converted `a` through a Cast
+ * inside each branch. */
+static void test_if_outer(void)
+{
+    IrModel *m = pc_model("opset 13\n"
+                          "input x float 4\n"
+                          "input cond bool -\n"
+                          "a = Relu x\n");
+    IrGraph *g = m->graph;
+    IrError err;
+    const char *in[1] = {"cond"}, *out[1] = {"y"};
+    IrGraph *tb = pc_branch(g, "Neg", "a", "t"), *eb = pc_branch(g, "Abs", "a", "e");
+    IrNode *n = ir_node_new(g, NULL, "If", NULL, "if", 1, in, 1, out, &err);
+    ir_node_set_attr(n, ir_attr_graph("then_branch", tb));
+    ir_node_set_attr(n, ir_attr_graph("else_branch", eb));
+    int64_t four = 4;
+    ir_graph_add_output(g, ir_graph_find_local(g, "y"), ir_type_tensor(IR_FLOAT, 1, &four));
+    PcOptions o = {.dtype = IR_FLOAT16};
+    PcReport r;
+    if (pc_run(m, &o, &r, "if") == 0) {
+        T_CHECK(r.n_kept == 1 && !strcmp(r.kept[0].reason, "control flow"), "kept %zu",
+                r.n_kept);
+        T_CHECK(r.nodes_converted == 1, "converted %zu", r.nodes_converted);
+        for (int k = 0; k < 2; k++) {
+            IrGraph *b = k ? eb : tb;
+            const IrNode *c = b->first;
+            T_CHECK(c && !strcmp(c->op_type, "Cast") && !strcmp(c->in[0]->name, "a") &&
+                    pc_attr_i(c, "to") == IR_FLOAT && c->next && c->next->in[0] == c->out[0],
+                    "branch %d: no Cast of a inside", k);
+        }
+        T_CHECK(pc_out_type(m, 0) == IR_FLOAT16 && r.casts == 3, "y %d casts %zu",
+                pc_out_type(m, 0), r.casts);
+    }
+    pc_report_free(&r);
+    ir_model_free(m);
+}
+
+static const char *MUL = "opset 13\n"
+                         "input x float 4\n"
+                         "init W float 4 1,65504,70000,-1e30\n"
+                         "y = Mul x,W\n"
+                         "output y\n";
+
+static void test_clamp_and_strict(void)
+{
+    IrModel *m = pc_model(MUL);
+    PcOptions o = {.dtype = IR_FLOAT16};
+    PcReport r;
+    if (pc_run(m, &o, &r, "clamp") == 0) {
+        double v[4] = {0};
+        for (size_t i = 0; i < 4; i++)
+            ir_tensor_get_f64(pc_init(m, "W"), i, &v[i]);
+        T_CHECK(r.clamped == 2, "clamped %zu", r.clamped);
+        T_CHECK(v[0] == 1 && v[1] == 65504 && v[2] == 65504 && v[3] == -65504,
+                "values %g %g %g %g", v[0], v[1], v[2], v[3]);
+    }
+    pc_report_free(&r);
+    ir_model_free(m);
+    m = pc_model(MUL);
+    o.strict = true;
+    IrError err;
+    T_CHECK(pc_convert(m, &o, &r, &err) < 0 && strstr(err.msg, "initializer 'W'") &&
+            strstr(err.msg, "70000"), "strict: '%s'", err.msg);
+    pc_report_free(&r);
+    ir_model_free(m);
+}
+
+/* float32 -> bfloat16 on bit patterns: ties go to the even pattern. */
+static void test_bf16_rounding(void)
+{
+    static const uint32_t in[5] = {0x3f808000u, 0x3f818000u, 0x3f808001u, 0xbf80ffffu,
+                                   0x7f7fffffu};
+    static const uint16_t want[5] = {0x3f80, 0x3f82, 0x3f81, 0xbf81, 0x7f7f};
+    IrModel *m = pc_model("opset 13\ninput x float 5\ninit W float 5 0\ny = Mul x,W\noutput y\n");
+    IrTensor *t = (IrTensor *)pc_init(m, "W");
+    for (size_t i = 0; i < 5; i++)
+        for (int b = 0; b < 4; b++)
+            t->raw.data[4 * i + (size_t)b] = (uint8_t)(in[i] >> (8 * b));
+    PcOptions o = {.dtype = IR_BFLOAT16};
+    PcReport r;
+    if (pc_run(m, &o, &r, "bf16 rounding") == 0) {
+        T_CHECK(t->data_type == IR_BFLOAT16, "W is %d", t->data_type);
+        for (size_t i = 0; i < 5; i++) {
+            uint64_t bits = 0;
+            ir_tensor_get_bits(t, i, &bits);
+            T_CHECK(bits == want[i], "0x%08x -> 0x%04llx, want 0x%04x", in[i],
+                    (unsigned long long)bits, want[i]);
+        }
+        T_CHECK(r.clamped == 1, "clamped %zu (FLT_MAX rounds beyond bfloat16's max)",
+                r.clamped);
+    }
+    pc_report_free(&r);
+    ir_model_free(m);
+}
+
+/* float16 back to float32: types and weights (exactly the half values). */
+static void test_back_to_float32(void)
+{
+    IrModel *m = pc_model(CHAIN);
+    PcOptions o = {.dtype = IR_FLOAT16};
+    PcReport r;
+    pc_run(m, &o, &r, "to float16");
+    pc_report_free(&r);
+    double w16 = 0, w32 = 0;
+    ir_tensor_get_f64(pc_init(m, "W"), 5, &w16);
+    o.dtype = IR_FLOAT;
+    if (pc_run(m, &o, &r, "back to float32") == 0) {
+        T_CHECK(r.nodes_converted == 4 && r.casts == 0, "converted %zu casts %zu",
+                r.nodes_converted, r.casts);
+        T_CHECK(pc_in_type(m, 0) == IR_FLOAT && pc_out_type(m, 0) == IR_FLOAT &&
+                pc_init_type(m, "W") == IR_FLOAT, "types not float32");
+        ir_tensor_get_f64(pc_init(m, "W"), 5, &w32);
+        T_CHECK(w16 == w32 && w16 != 0, "W[5] %g -> %g", w16, w32);
+    }
+    pc_report_free(&r);
+    ir_model_free(m);
+}
+
+/* --store float16: W (108 elements) halves behind a Cast named W; B (4)
+ * stays. */
+static void test_store(void)
+{
+    IrModel *m = pc_model(CHAIN);
+    PcOptions o = {.store = IR_FLOAT16};
+    PcReport r;
+    if (pc_run(m, &o, &r, "store") == 0) {
+        T_CHECK(r.stored == 2 && r.casts == 2, "stored %zu casts %zu", r.stored, r.casts);
+        const IrValue *w = ir_graph_find_local(m->graph, "W");
+        T_CHECK(w && w->producer && !strcmp(w->producer->op_type, "Cast") &&
+                pc_attr_i(w->producer, "to") == IR_FLOAT &&
+                w->producer->in[0]->init->data_type == IR_FLOAT16, "W is not a Cast of float16");
+        T_CHECK(pc_init_type(m, "B") == IR_FLOAT, "B changed");
+        T_CHECK(r.init_bytes_before == (108 + 4 + 64) * 4 &&
+                r.init_bytes_after == (108 + 64) * 2 + 4 * 4, "bytes %llu -> %llu",
+                (unsigned long long)r.init_bytes_before,
+                (unsigned long long)r.init_bytes_after);
+        T_CHECK(pc_in_type(m, 0) == IR_FLOAT && tb_count(m, "Conv") == 1 &&
+                !strcmp(pc_node(m, "Conv", 0)->in[1]->name, "W"), "the consumers changed");
+    }
+    pc_report_free(&r);
+    ir_model_free(m);
+    m = pc_model("opset 13\ninput x float 16\ninit W float 16 7e4\ny = Mul x,W\noutput y\n");
+    o.strict = true;
+    IrError err;
+    T_CHECK(pc_convert(m, &o, &r, &err) < 0 && strstr(err.msg, "initializer 'W'"),
+            "store strict: '%s'", err.msg);
+    pc_report_free(&r);
+    ir_model_free(m);
+}
+
+/* The words the job takes, and the combinations it refuses. */
+static void test_options(void)
+{
+    const char *argv[] = {"--dtype", "bfloat16", "--keep-io-types", "--keep-float32",
+                          "Softmax", "--dtype-strict"};
+    JobOptions o = {.command = "convert"};
+    char why[200];
+    size_t n = sizeof argv / sizeof argv[0];
+    for (size_t i = 0; i < n; i++)
+        T_CHECK(job_parse_arg(&o, argv, &i, n, why, sizeof why) == 1, "'%s' not taken",
+                argv[i]);
+    T_CHECK(o.pc.dtype == IR_BFLOAT16 && o.pc.keep_io && o.pc.strict &&
+            !strcmp(o.pc.keep_ops, "Softmax"), "options not set");
+    T_CHECK(job_options_check(&o, why, sizeof why) == 0, "refused: %s", why);
+    o.pc.store = IR_FLOAT16;
+    T_CHECK(job_options_check(&o, why, sizeof why) < 0, "--store with --dtype taken");
+    const char *bad[] = {"--dtype", "float64"};
+    size_t i = 0;
+    T_CHECK(job_parse_arg(&o, bad, &i, 2, why, sizeof why) < 0, "--dtype float64 taken");
+}
+
+int main(void)
+{
+    inf_init();
+    test_chain_float16();
+    test_chain_keep_io();
+    test_resize_scales();
+    test_bf16_island();
+    test_bf16_opset12();
+    test_keep_lists();
+    test_attrs_follow();
+    test_if_outer();
+    test_clamp_and_strict();
+    test_bf16_rounding();
+    test_back_to_float32();
+    test_store();
+    test_options();
+    return t_done("test_precision");
+}
