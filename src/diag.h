@@ -51,6 +51,7 @@
     X(LOAD, "load", "the model cannot be read") \
     X(SAVE, "save", "the model cannot be written") \
     X(OPTIMIZE, "optimize", "an optimization pass failed") \
+    X(PRECISION, "precision", "the precision change was refused") \
     X(TOPO_ORDER, "topo-order", "the nodes cannot be put in order") \
     X(INPUT_SHAPE, "input-shape", "--input-shape does not fit the model") \
     X(DIFFERS, "differs", "verification: the results differ") \
@@ -78,7 +79,7 @@ DgReason dg_reason_parse(const char *name);
 /* Where in a run a diagnostic arose. The names are the JSON "stage". */
 #define DG_STAGES(X) \
     X(LOAD, "load") X(CHECK, "check") X(CONVERT, "convert") \
-    X(INPUT_SHAPE, "input-shape") X(OPTIMIZE, "optimize") \
+    X(INPUT_SHAPE, "input-shape") X(PRECISION, "precision") X(OPTIMIZE, "optimize") \
     X(VERIFY, "verify") X(SAVE, "save") X(RUN, "run")
 
 typedef enum {

@@ -319,6 +319,21 @@ static int job_run_convert(const JobOptions *o, JobReport *r, IrModel *m)
     return rc;
 }
 
+/* The precision stage (--dtype, --store): after convert, so that it reads
+ * the schemas of the target opset, and before optimize, so that the
+ * passes clean up what it adds. */
+static int job_run_precision(const JobOptions *o, JobReport *r, IrModel *m)
+{
+    IrError err;
+    pc_report_free(&r->pc);
+    if (pc_convert(m, &o->pc, &r->pc, &err) < 0) {
+        pc_report_free(&r->pc);
+        return job_end(r, JOB_ERROR, DG_STAGE_PRECISION, DG_PRECISION, err.msg);
+    }
+    r->precision = true;
+    return 0;
+}
+
 static int job_run_optimize(const JobOptions *o, JobReport *r, IrModel *m)
 {
     IrError err;
@@ -406,7 +421,7 @@ static int job_run_verify(const JobOptions *o, const JobInput *in, JobReport *r,
 static int job_stages(const JobOptions *o, const JobInput *in, JobReport *r, IrModel *m)
 {
     /* a model to change or to run (--verify) must pass the checker */
-    bool changes = r->converting || o->optimize;
+    bool changes = r->converting || o->optimize || pc_wanted(&o->pc);
     if ((changes || o->verify || o->infer_shapes) && job_sort(r, m) < 0)
         return -1;
     if ((changes || o->verify) && job_require_valid(r, m) < 0)
@@ -418,6 +433,8 @@ static int job_stages(const JobOptions *o, const JobInput *in, JobReport *r, IrM
         if (opt_set_input_shape(m, o->input_shape[i], &err) < 0)
             return job_end(r, JOB_ERROR, DG_STAGE_INPUT_SHAPE, DG_INPUT_SHAPE, err.msg);
     if (r->converting && job_run_convert(o, r, m) < 0)
+        return -1;
+    if (pc_wanted(&o->pc) && job_run_precision(o, r, m) < 0)
         return -1;
     if (o->optimize && job_run_optimize(o, r, m) < 0)
         return -1;
@@ -556,6 +573,7 @@ void job_report_free(JobReport *r)
     free(r->adapt);
     cv_report_free(&r->cv);
     opt_stats_free(&r->opt);
+    pc_report_free(&r->pc);
     if (r->checked)
         chk_report_free(&r->chk);
     memset(r, 0, sizeof *r);
@@ -650,6 +668,50 @@ static void job_json_optimization(Js *j, const JobReport *r)
         js_close(j, '}');
     }
     js_close(j, ']');
+    js_close(j, '}');
+}
+
+/* The "precision" object (docs/json.md), null when the stage did not run. */
+static void job_json_precision(Js *j, const JobReport *r)
+{
+    if (!r->precision) {
+        js_null(j);
+        return;
+    }
+    const PcReport *p = &r->pc;
+    js_open(j, '{', false);
+    js_key(j, "dtype");
+    js_string(j, pc_dtype_word(p->dtype));
+    js_key(j, "store");
+    js_string(j, pc_dtype_word(p->store));
+    js_key(j, "nodes_converted");
+    js_uint(j, p->nodes_converted);
+    js_key(j, "nodes_kept");
+    js_open(j, '[', false);
+    for (size_t i = 0; i < p->n_kept; i++) {
+        js_open(j, '{', true);
+        js_key(j, "node");
+        js_string(j, p->kept[i].node);
+        js_key(j, "op");
+        js_string(j, p->kept[i].op);
+        js_key(j, "reason");
+        js_string(j, p->kept[i].reason);
+        js_close(j, '}');
+    }
+    js_close(j, ']');
+    js_key(j, "casts");
+    js_uint(j, p->casts);
+    js_key(j, "clamped");
+    js_uint(j, p->clamped);
+    js_key(j, "stored");
+    js_uint(j, p->stored);
+    js_key(j, "initializer_bytes");
+    js_open(j, '{', true);
+    js_key(j, "before");
+    js_uint(j, p->init_bytes_before);
+    js_key(j, "after");
+    js_uint(j, p->init_bytes_after);
+    js_close(j, '}');
     js_close(j, '}');
 }
 
@@ -770,6 +832,8 @@ static void job_json_convert(Js *j, const JobReport *r)
     } else {
         js_null(j);
     }
+    js_key(j, "precision");
+    job_json_precision(j, r);
     js_key(j, "optimization");
     job_json_optimization(j, r);
     js_key(j, "verification");

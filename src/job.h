@@ -20,6 +20,7 @@
 #include "eval.h"
 #include "json.h"
 #include "load.h"
+#include "precision.h"
 #include "save.h"
 #include "../passes/passes.h"
 
@@ -47,6 +48,7 @@ typedef struct JobOptions {
     CvOptions cv;                /* --opset, --opset-ml, --ir-version */
     bool optimize;
     OptOptions opt;              /* --passes */
+    PcOptions pc;                /* --dtype, --store and their options */
     bool verify, infer_shapes;
     SaveOptions save;
     const char *input_shape[JOB_MAX_SHAPES];  /* --input-shape NAME=DIMS */
@@ -67,7 +69,7 @@ typedef struct JobReport {
     char *path, *output;         /* output: NULL unless written */
     JobStatus status;
     /* a failure: the stage ("load", "check", "convert", "input-shape",
-     * "optimize", "verify", "save", "run"), a short key (the converter's
+     * "precision", "optimize", "verify", "save", "run"), a short key (the converter's
      * reason, the checker's rule, "differs", ...), the node, op, domain
      * and opset step when a node is to blame, and the one-line message */
     const char *stage, *reason;
@@ -87,6 +89,8 @@ typedef struct JobReport {
     JobAdapt *adapt;
     bool sort_ran;               /* the model was put in topological order */
     size_t sorted;               /* nodes that moved (topo.h) */
+    bool precision;              /* the precision stage ran */
+    PcReport pc;                 /* what it did */
     bool optimized;
     OptStats opt;                /* the optimizer's report (passes, changes,
                                     iterations), held as it is */

@@ -141,6 +141,38 @@ static int job_shared_value(JobOptions *o, const char *const *argv, size_t *i, s
     return 1;
 }
 
+/* The precision options (src/precision.h), which convert and optimize
+ * share. */
+static int job_precision_arg(JobOptions *o, const char *const *argv, size_t *i, size_t argc,
+                             char *why, size_t cap)
+{
+    const char *a = argv[*i];
+    bool has_val = *i + 1 < argc;
+    const char *v = has_val ? argv[*i + 1] : NULL;
+    if (!strcmp(a, "--keep-io-types"))
+        o->pc.keep_io = true;
+    else if (!strcmp(a, "--dtype-strict"))
+        o->pc.strict = true;
+    else if (!strcmp(a, "--dtype") && has_val) {
+        o->pc.dtype = pc_dtype_parse(v);
+        if (!o->pc.dtype)
+            return job_why(why, cap, "%s takes float16, bfloat16 or float32", a);
+        ++*i;
+    } else if (!strcmp(a, "--store") && has_val) {
+        if (strcmp(v, "float16"))
+            return job_why(why, cap, "%s takes float16", a);
+        o->pc.store = IR_FLOAT16;
+        ++*i;
+    } else if (!strcmp(a, "--keep-float32") && has_val) {
+        o->pc.keep_ops = argv[++*i];
+    } else if (!strcmp(a, "--keep-float32-node") && has_val) {
+        o->pc.keep_nodes = argv[++*i];
+    } else {
+        return 0;
+    }
+    return 1;
+}
+
 /* Flags convert and optimize share. */
 static bool job_shared_flag(JobOptions *o, const char *a)
 {
@@ -163,6 +195,8 @@ int job_parse_arg(JobOptions *o, const char *const *argv, size_t *i, size_t argc
         got = job_shared_value(o, argv, i, argc, why, cap);
     if (!got && job_shared_flag(o, argv[*i]))
         got = 1;
+    if (!got)
+        got = job_precision_arg(o, argv, i, argc, why, cap);
     return got;
 }
 
@@ -173,6 +207,20 @@ int job_options_check(const JobOptions *o, char *why, size_t cap)
         char ops[4096];
         cv_expandable(ops, sizeof ops);
         snprintf(why, cap, "--expand: %s; these have one: %s", err.msg, ops);
+        return -1;
+    }
+    if (o->pc.dtype && o->pc.store) {
+        snprintf(why, cap, "--store float16 keeps the computation in float32; "
+                 "it does not go with --dtype");
+        return -1;
+    }
+    if ((o->pc.keep_io || o->pc.keep_ops || o->pc.keep_nodes) && !o->pc.dtype) {
+        snprintf(why, cap, "--keep-io-types, --keep-float32 and --keep-float32-node "
+                 "go with --dtype");
+        return -1;
+    }
+    if (o->pc.strict && !o->pc.dtype && !o->pc.store) {
+        snprintf(why, cap, "--dtype-strict goes with --dtype or --store");
         return -1;
     }
     if (cv_options_check(&o->cv, &err) < 0) {

@@ -121,6 +121,22 @@ static int cli_convert_args(int argc, char **argv, CliOpts *o)
     return cli_convert_consistent(o);
 }
 
+/* The precision stage's line, and one line per node kept in float32. */
+static void cli_precision_text(FILE *f, const PcReport *p)
+{
+    if (p->store)
+        fprintf(f, "stored %zu initializers as float16", p->stored);
+    else
+        fprintf(f, "precision %s: %zu nodes converted, %zu kept, %zu Casts added",
+                pc_dtype_word(p->dtype), p->nodes_converted, p->n_kept, p->casts);
+    if (p->clamped)
+        fprintf(f, ", %zu values clamped", p->clamped);
+    fprintf(f, "; initializers %llu -> %llu bytes\n",
+            (unsigned long long)p->init_bytes_before, (unsigned long long)p->init_bytes_after);
+    for (size_t i = 0; i < p->n_kept; i++)
+        fprintf(f, "  kept %s (%s): %s\n", p->kept[i].node, p->kept[i].op, p->kept[i].reason);
+}
+
 void cli_convert_text(FILE *f, const CliOpts *o, const JobReport *r)
 {
     if (r->sorted)
@@ -157,6 +173,8 @@ void cli_convert_text(FILE *f, const CliOpts *o, const JobReport *r)
             fprintf(f, "%s%s", i ? ", " : "", r->cv.dropped[i]);
         fputc('\n', f);
     }
+    if (r->precision)
+        cli_precision_text(f, &r->pc);
     if (r->optimized) {
         long total = 0;
         for (size_t i = 0; i < r->opt.n; i++)
