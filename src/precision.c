@@ -169,11 +169,12 @@ static bool pc_slot_switches(const PcCtx *c, const OsSchema *s, const IrNode *n,
 
 /* Whether an attribute-typed output can follow the node: `to`, `dtype`
  * (set or added) or a `value` tensor; NULL when it can, else why not. */
-static const char *pc_attr_typed(const OsSchema *s, const IrNode *n)
+static const char *pc_attr_typed(const PcCtx *c, const OsSchema *s, const IrNode *n)
 {
     for (size_t i = 0; i < n->n_out; i++) {
         const OsParam *p = os_out_param(s, i);
-        if (!n->out[i] || !p || !os_tc(s, p->type) || pc_var_from_input(s, p->type))
+        bool blocked = false;
+        if (!pc_slot_switches(c, s, n, true, i, &blocked) || pc_var_from_input(s, p->type))
             continue;
         if (os_attr(s, "to") || os_attr(s, "dtype"))
             continue;
@@ -231,7 +232,7 @@ static bool pc_decide(PcCtx *c, const IrNode *n, char *why, size_t cap, bool *re
         sw |= pc_slot_switches(c, s, n, false, i, &blocked);
     for (size_t i = 0; i < n->n_out; i++)
         sw |= pc_slot_switches(c, s, n, true, i, &blocked);
-    const char *attr = sw ? pc_attr_typed(s, n) : NULL;
+    const char *attr = sw ? pc_attr_typed(c, s, n) : NULL;
     if (!blocked && !attr && sw && !c->cast_ok)
         attr = c->no_cast;
     if (blocked || attr) {

@@ -3,6 +3,7 @@
  * here. Every result must pass the checker, be in topological order and
  * have no Cast reading a Cast.
  */
+#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -451,6 +452,70 @@ static void test_store(void)
     ir_model_free(m);
 }
 
+/* Shape reads a float value and writes int64: it converts (its output
+ * type is fixed), so it neither needs a Cast nor is reported. */
+static void test_shape_reader(void)
+{
+    IrModel *m = pc_model("opset 13\n"
+                          "input x float 2,3\n"
+                          "s = Shape x\n"
+                          "y = Reshape x,s\n"
+                          "output y\n");
+    PcOptions o = {.dtype = IR_FLOAT16};
+    PcReport r;
+    if (pc_run(m, &o, &r, "shape") == 0)
+        T_CHECK(r.n_kept == 0 && r.casts == 0 && r.nodes_converted == 2,
+                "kept %zu (%s) casts %zu", r.n_kept, r.n_kept ? r.kept[0].reason : "",
+                r.casts);
+    pc_report_free(&r);
+    ir_model_free(m);
+}
+
+/* Every model of ../shared/models to float16, to bfloat16 and back to
+ * float32, and stored half: each result valid, sorted, no Cast of a Cast
+ * (issue 23, "Done when" 3). */
+static void test_shared_models(void)
+{
+    DIR *d = opendir("../shared/models");
+    if (!d) {
+        T_SKIP("shared models: no ../shared/models");
+        return;
+    }
+    const int32_t modes[4] = {IR_FLOAT16, IR_BFLOAT16, IR_FLOAT, 0};
+    for (struct dirent *e; (e = readdir(d));) {
+        char path[600], what[700];
+        snprintf(path, sizeof path, "../shared/models/%s/model.onnx", e->d_name);
+        IrModel *m;
+        IrError err;
+        if (e->d_name[0] == '.' || load_model_file(path, NULL, &m, &err) < 0)
+            continue;
+        for (int k = 0; k < 4; k++) {
+            PcOptions o = {.dtype = modes[k], .store = k == 3 ? IR_FLOAT16 : 0};
+            PcReport r;
+            snprintf(what, sizeof what, "%s %s", e->d_name,
+                     k == 3 ? "store" : pc_dtype_word(modes[k]));
+            if (k == 2) {   /* back from float16 */
+                PcOptions h = {.dtype = IR_FLOAT16};
+                pc_convert(m, &h, NULL, &err);
+            }
+            /* IR 3 lists initializers as graph inputs: --store leaves them */
+            bool ir3 = m->has_ir_version && m->ir_version < 4;
+            if (pc_run(m, &o, &r, what) == 0 && k == 3 && ir3)
+                T_CHECK(r.stored == 0, "%s: IR 3 initializers stored", what);
+            else if (k != 1 && k != 2)
+                T_CHECK(r.init_bytes_after < r.init_bytes_before, "%s: bytes %llu -> %llu",
+                        what, (unsigned long long)r.init_bytes_before,
+                        (unsigned long long)r.init_bytes_after);
+            pc_report_free(&r);
+            ir_model_free(m);
+            if (load_model_file(path, NULL, &m, &err) < 0)
+                break;
+        }
+        ir_model_free(m);
+    }
+    closedir(d);
+}
+
 /* The words the job takes, and the combinations it refuses. */
 static void test_options(void)
 {
@@ -487,6 +552,8 @@ int main(void)
     test_bf16_rounding();
     test_back_to_float32();
     test_store();
+    test_shape_reader();
+    test_shared_models();
     test_options();
     return t_done("test_precision");
 }
