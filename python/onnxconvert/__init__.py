@@ -225,9 +225,35 @@ def _shape_args(input_shapes):
     return args
 
 
-def _common_args(passes, input_shapes, verify, max_memory, max_steps, timeout,
-                 infer_shapes, keep_metadata):
+def _precision_args(dtype=None, keep_io_types=False, keep_float32=None,
+                    keep_float32_nodes=None, dtype_strict=False, store=None):
+    """The precision options as the command line's words
+    (docs/precision.md)."""
     args = []
+    for flag, v in (("--dtype", dtype), ("--store", store)):
+        if v is not None:
+            if not isinstance(v, str):
+                raise usage(f"onnxconvert: {flag[2:]} takes a type name, not {v!r}")
+            args += [flag, v]
+    for flag, name, v in (("--keep-float32", "keep_float32", keep_float32),
+                          ("--keep-float32-node", "keep_float32_nodes", keep_float32_nodes)):
+        n = _names(name, v)
+        if n is not None:
+            args += [flag, n]
+    if keep_io_types:
+        args.append("--keep-io-types")
+    if dtype_strict:
+        args.append("--dtype-strict")
+    return args
+
+
+PRECISION_KEYS = ("dtype", "keep_io_types", "keep_float32", "keep_float32_nodes",
+                  "dtype_strict", "store")
+
+
+def _common_args(passes, input_shapes, verify, max_memory, max_steps, timeout,
+                 infer_shapes, keep_metadata, **precision):
+    args = _precision_args(**{k: v for k, v in precision.items() if v is not None})
     p = _names("passes", passes)
     if p is not None:
         args += ["--passes", p]
@@ -270,7 +296,9 @@ def _run_command(m, command, args):
 
 def convert(model, opset=None, *, opset_ml=None, ir_version=None, optimize=False,
             passes=None, expand=None, input_shapes=None, keep_metadata=False, verify=False,
-            max_memory=None, max_steps=None, timeout=None, infer_shapes=False, report=False):
+            max_memory=None, max_steps=None, timeout=None, infer_shapes=False, report=False,
+            dtype=None, keep_io_types=False, keep_float32=None, keep_float32_nodes=None,
+            dtype_strict=False, store=None):
     """Converts `model` to ai.onnx opset `opset` (and ai.onnx.ml opset
     `opset_ml`), as `onnx-convert convert --opset N` does: one opset step at
     a time in every graph and function, refusing with ConversionError (node,
@@ -285,6 +313,14 @@ def convert(model, opset=None, *, opset_ml=None, ir_version=None, optimize=False
     seeded random inputs) and raise ConversionError(stage="verify") on any
     difference; max_memory, max_steps, timeout bound those runs.
 
+    dtype: "float16", "bfloat16" or "float32": the type float values become
+    (docs/precision.md); keep_io_types: graph inputs and outputs keep their
+    type; keep_float32 / keep_float32_nodes: ops / node names (a list or
+    "a,b") that keep their type; dtype_strict: refuse weights outside the new
+    type's range instead of clamping them; store="float16": weights stored
+    as float16 behind a Cast to float32 (not with dtype). The report's
+    "precision" says what changed.
+
     Returns the converted model as the kind given (bytes or ModelProto; a
     ModelProto for a path), or (model, report dict) with report=True, the
     report being the object `--json` prints.
@@ -292,12 +328,16 @@ def convert(model, opset=None, *, opset_ml=None, ir_version=None, optimize=False
     args = _convert_args(opset, opset_ml, ir_version, optimize, expand, passes=passes,
                          input_shapes=input_shapes, verify=verify, max_memory=max_memory,
                          max_steps=max_steps, timeout=timeout, infer_shapes=infer_shapes,
-                         keep_metadata=keep_metadata)
+                         keep_metadata=keep_metadata, dtype=dtype, keep_io_types=keep_io_types,
+                         keep_float32=keep_float32, keep_float32_nodes=keep_float32_nodes,
+                         dtype_strict=dtype_strict, store=store)
     return _apply(model, "convert", args, report)
 
 
 def optimize(model, passes=None, *, input_shapes=None, verify=False, max_memory=None,
-             max_steps=None, timeout=None, infer_shapes=False, report=False):
+             max_steps=None, timeout=None, infer_shapes=False, report=False, dtype=None,
+             keep_io_types=False, keep_float32=None, keep_float32_nodes=None,
+             dtype_strict=False, store=None):
     """Optimizes `model` as `onnx-convert optimize` does: folds constants,
     removes what computes nothing and fuses patterns, in every graph and
     function. passes: a list of pass names or "a,b,c" (default: the default
@@ -305,7 +345,10 @@ def optimize(model, passes=None, *, input_shapes=None, verify=False, max_memory=
     given, or (model, report) with report=True."""
     args = _common_args(passes=passes, input_shapes=input_shapes, verify=verify,
                         max_memory=max_memory, max_steps=max_steps, timeout=timeout,
-                        infer_shapes=infer_shapes, keep_metadata=False)
+                        infer_shapes=infer_shapes, keep_metadata=False, dtype=dtype,
+                        keep_io_types=keep_io_types, keep_float32=keep_float32,
+                        keep_float32_nodes=keep_float32_nodes, dtype_strict=dtype_strict,
+                        store=store)
     return _apply(model, "optimize", args, report)
 
 
@@ -345,7 +388,7 @@ def convert_file(src, dst, opset=None, **options):
 
 def _common_defaults(options):
     keys = ("passes", "input_shapes", "verify", "max_memory", "max_steps", "timeout",
-            "infer_shapes", "keep_metadata")
+            "infer_shapes", "keep_metadata") + PRECISION_KEYS
     unknown = set(options) - set(keys)
     if unknown:
         raise usage(f"onnxconvert: unknown option {sorted(unknown)[0]!r}")
