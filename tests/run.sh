@@ -171,6 +171,8 @@ run asan/topo_ort sh tests/topo_ort.sh "$asan/onnx-convert" "$build/tests/tool_t
 # evaluator and ONNX Runtime (issue 20; the sanitized CLI takes 90 s here,
 # the adapter cases cover it)
 run resize_tables_ort sh tests/resize_tables_ort.sh "$build/onnx-convert"
+# --dtype and --store over ../shared/models, ONNX Runtime running the results (issue 23)
+run precision_models /usr/bin/python3 tests/precision_models.py "$build/onnx-convert"
 
 # Cross-check with Debian's python3-onnx shape inference (opsets <= 17),
 # when it is installed: a second opinion, never a dependency. (A bare

@@ -1,0 +1,131 @@
+#!/usr/bin/env python3
+"""--dtype and --store over every model of ../shared/models, through the
+command line (issue 23, "Done when" 1, 3 and 4):
+
+- to float16: exit 0, the result passes `check` (topological order
+  included), the initializers take fewer bytes, the report names the
+  nodes kept;
+- to bfloat16: at opset >= 13 as above; below 13 no op has the type, so
+  the report must list the nodes kept and change nothing (printed as a
+  SKIP with that reason, counted);
+- the float16 result back to float32: exit 0, valid, every input float32;
+- --store float16: valid; the initializer bytes halve, up to the
+  initializers of fewer than 16 elements, which stay (src/precision.h);
+- ONNX Runtime 1.30 (when node and ../shared/tools/ort are there) runs the
+  --keep-io-types float16 result and the --store result on the model's
+  own case: the run must succeed; the largest error against the case's
+  float32 outputs is printed, not judged (float16 arithmetic differs by
+  up to ~1e-2 relative on these models, and --verify's tolerance per type
+  is the evaluator's part of issue 23, not on this branch).
+--verify is not used: comparing models of different input types is the
+evaluator helper's part of issue 23.
+
+Usage: precision_models.py ONNX_CONVERT (from the project root). Prints
+"precision_models: N passed, N failed[, N skipped]".
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+from clitest import check, report, run, skip
+
+MODELS = "../shared/models"
+ORT = "../shared/tools/ort/ort-check.js"
+
+
+def convert(bin_, src, dst, *args):
+    p = run(bin_, "convert", src, "-o", dst, "--json", *args)
+    try:
+        rep = json.loads(p.stdout)
+    except ValueError:
+        rep = {}
+    return p.returncode, rep
+
+
+def valid(bin_, path):
+    return run(bin_, "check", path).returncode == 0
+
+
+def ort_runs(case, model):
+    """(ran, line): whether ONNX Runtime ran the model on the case."""
+    p = subprocess.run(["node", ORT, case, "--model", model], capture_output=True, text=True)
+    line = (p.stdout.strip().splitlines() or [""])[0]
+    return line.startswith(("PASS", "FAIL")), line
+
+
+def one(bin_, name, tmp, have_ort):
+    src = os.path.join(MODELS, name, "model.onnx")
+    info = json.loads(run(bin_, "info", src, "--json").stdout)
+    opset = next((o["version"] for o in info.get("opset_import", [])
+                  if o.get("domain") in ("", "ai.onnx")), None)
+    h = os.path.join(tmp, name + ".f16.onnx")
+    rc, rep = convert(bin_, src, h, "--dtype", "float16")
+    pc = rep.get("precision") or {}
+    b = pc.get("initializer_bytes", {})
+    check(rc == 0 and valid(bin_, h) and b.get("after", 1) < b.get("before", 0),
+          f"{name} float16: rc {rc}, bytes {b}")
+    rc, rep = convert(bin_, h, os.path.join(tmp, name + ".back.onnx"), "--dtype", "float32")
+    back = json.loads(run(bin_, "info", os.path.join(tmp, name + ".back.onnx"), "--json").stdout) \
+        if rc == 0 else {}
+    types = {i.get("elem_type") for i in back.get("graph", {}).get("inputs", [])}
+    check(rc == 0 and valid(bin_, os.path.join(tmp, name + ".back.onnx")) and
+          not types & {"FLOAT16", "BFLOAT16"}, f"{name} back to float32: rc {rc} {types}")
+    bf = os.path.join(tmp, name + ".bf16.onnx")
+    rc, rep = convert(bin_, src, bf, "--dtype", "bfloat16")
+    pc = rep.get("precision") or {}
+    if opset is not None and opset < 13:
+        kept = pc.get("nodes_kept", [])
+        check(rc == 0 and pc.get("nodes_converted") == 0 and pc.get("casts") == 0 and kept,
+              f"{name} bfloat16 at opset {opset}: {pc}")
+        skip(f"{name} bfloat16: opset {opset} < 13, {len(kept)} nodes stay float32 "
+             f"({kept[0]['reason'] if kept else '?'})")
+    else:
+        check(rc == 0 and valid(bin_, bf), f"{name} bfloat16: rc {rc}")
+    s = os.path.join(tmp, name + ".store.onnx")
+    rc, rep = convert(bin_, src, s, "--store", "float16")
+    pc = rep.get("precision") or {}
+    b = pc.get("initializer_bytes", {})
+    if info.get("ir_version", 99) < 4:
+        check(rc == 0 and pc.get("stored") == 0, f"{name} store (IR 3): {pc}")
+    else:
+        # what stays: the float32 initializers under 16 elements (<= 64
+        # bytes each) and the non-float ones, which the float16 run kept
+        small = 64 * info["graph"]["initializers"]["count"]
+        check(rc == 0 and valid(bin_, s) and pc.get("stored", 0) > 0 and
+              2 * b.get("after", 1 << 62) <= b.get("before", 0) + 2 * small,
+              f"{name} store: rc {rc}, bytes {b}")
+    if not have_ort:
+        return
+    k = os.path.join(tmp, name + ".f16io.onnx")
+    convert(bin_, src, k, "--dtype", "float16", "--keep-io-types")
+    for what, m in (("float16 --keep-io-types", k), ("--store float16", s)):
+        ran, line = ort_runs(os.path.join(MODELS, name), m)
+        check(ran, f"{name} {what}: ONNX Runtime: {line}")
+        print(f"  {name} {what}: ONNX Runtime: {line}")
+
+
+def main():
+    if len(sys.argv) != 2:
+        print("usage: precision_models.py ONNX_CONVERT", file=sys.stderr)
+        return 2
+    bin_ = sys.argv[1]
+    if not os.path.isdir(MODELS):
+        skip("precision_models: no ../shared/models")
+        return report("precision_models")
+    have_ort = shutil.which("node") is not None and os.path.exists(ORT) and \
+        subprocess.run(["node", "-e", "require('onnxruntime-node')"], cwd=os.path.dirname(ORT),
+                       capture_output=True).returncode == 0
+    if not have_ort:
+        skip("precision_models: ONNX Runtime: node or ../shared/tools/ort absent")
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in sorted(os.listdir(MODELS)):
+            if os.path.exists(os.path.join(MODELS, name, "model.onnx")):
+                one(bin_, name, tmp, have_ort)
+    return report("precision_models")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
