@@ -469,6 +469,22 @@ static IrGraph *pc_top_sub(const PcCtx *c, IrGraph *g)
     return g;
 }
 
+/* Says in the report of the node holding body `top` that its body reads
+ * an outer value through a Cast of ours (an implicit input whose type
+ * changed). */
+static void pc_note_body_cast(PcCtx *c, const IrGraph *top)
+{
+    const IrNode *n = top->owner;
+    for (size_t i = 0; n && n->name && i < c->r->n_kept; i++) {
+        PcKept *k = &c->r->kept[i];
+        if (strcmp(k->node, n->name) || strcmp(k->op, n->op_type) ||
+            strcmp(k->reason, "control flow"))
+            continue;
+        free(k->reason);
+        k->reason = ir_strdup("control flow (Casts inside its body for outer values)");
+    }
+}
+
 /* v's forms: the value in each type; subgraph Casts cached per body. */
 typedef struct PcForms {
     IrValue *v;            /* the value as stored */
@@ -497,6 +513,8 @@ static IrValue *pc_form(PcCtx *c, PcForms *f, int32_t t, IrGraph *ug)
         if (f->sub[i] == top)
             return f->sub_v[i];
     IrValue *x = pc_cast(c, top, top->first, f->v, t);
+    if (x)
+        pc_note_body_cast(c, top);
     if (x && f->n_sub < 8) {
         f->sub[f->n_sub] = top;
         f->sub_v[f->n_sub++] = x;
