@@ -422,9 +422,11 @@ static int32_t pc_stored(const PcCtx *c, const IrValue *v, int32_t orig)
         return pc_slot_switches(c, s, p, true, v->producer_index, &blocked) ? c->o->dtype
                                                                            : orig;
     }
-    if (v->kind == IR_VAL_INPUT)
+    /* an input with an initializer (IR 3 lists every initializer as an
+     * input) is a weight: it changes only when every reader wants it to */
+    if (v->kind == IR_VAL_INPUT && (!v->init || pc_out_want(c, orig) == orig))
         return pc_out_want(c, orig);
-    if (v->kind != IR_VAL_INIT || !v->n_uses)
+    if ((v->kind != IR_VAL_INIT && v->kind != IR_VAL_INPUT) || !v->n_uses)
         return orig;
     for (size_t i = 0; i < v->n_uses; i++)
         if (pc_want(c, &v->uses[i], orig) != c->o->dtype)

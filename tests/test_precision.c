@@ -209,6 +209,31 @@ static void test_bf16_island(void)
     ir_model_free(m);
 }
 
+/* IR 3 lists initializers as graph inputs too: such a weight read only by
+ * the island stays float32, with no Cast of its own. */
+static void test_ir3_weight(void)
+{
+    IrModel *m = pc_model("opset 13\n"
+                          "input x float 1,3,8,8\n"
+                          "init W float 4,3,3,3 rand\n"
+                          "a = Relu x\n"
+                          "c = Conv a,W pads=[1,1,1,1]\n"
+                          "d = Relu c\n"
+                          "output d\n");
+    int64_t dims[4] = {4, 3, 3, 3};
+    T_CHECK(ir_graph_add_input(m->graph, "W", ir_type_tensor(IR_FLOAT, 4, dims)) != NULL,
+            "W as an input");
+    PcOptions o = {.dtype = IR_BFLOAT16};
+    PcReport r;
+    if (pc_run(m, &o, &r, "IR 3 weight") == 0) {
+        T_CHECK(pc_init_type(m, "W") == IR_FLOAT && pc_in_type(m, 1) == IR_FLOAT,
+                "W became %d", pc_init_type(m, "W"));
+        T_CHECK(r.casts == 2, "casts %zu", r.casts);
+    }
+    pc_report_free(&r);
+    ir_model_free(m);
+}
+
 /* At opset 12 no op has bfloat16, Cast neither: nothing can change, and
  * the report says which nodes stay float32 and why. */
 static void test_bf16_opset12(void)
@@ -546,6 +571,7 @@ int main(void)
     test_resize_scales();
     test_bf16_island();
     test_bf16_opset12();
+    test_ir3_weight();
     test_keep_lists();
     test_attrs_follow();
     test_if_outer();
