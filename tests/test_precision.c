@@ -542,6 +542,37 @@ static void test_shared_models(void)
     closedir(d);
 }
 
+/* The job's precision stage: a refusal names the stage and the
+ * initializer; a success fills the report and its JSON object. */
+static void test_job_stage(void)
+{
+    JobOptions o = {.command = "convert", .pc = {.dtype = IR_FLOAT16, .strict = true}};
+    JobInput in = {.path = "mul.onnx"};
+    JobReport r;
+    IrModel *m = pc_model(MUL);
+    T_CHECK(job_convert_model(&o, &in, m, &r) < 0 && r.stage && !strcmp(r.stage, "precision") &&
+            strstr(r.msg, "initializer 'W'"), "strict: stage %s: %s", r.stage ? r.stage : "-",
+            r.msg);
+    job_report_free(&r);
+    ir_model_free(m);
+    o.pc.strict = false;
+    m = pc_model(MUL);
+    T_CHECK(job_convert_model(&o, &in, m, &r) == 0 && r.precision && r.pc.clamped == 2,
+            "job: %s", r.msg);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    Js j;
+    js_init(&j, f, 0);
+    job_json(&j, &r);
+    fclose(f);
+    T_CHECK(buf && strstr(buf, "\"precision\"") && strstr(buf, "\"dtype\": \"float16\"") &&
+            strstr(buf, "\"clamped\": 2"), "JSON: %s", buf ? buf : "");
+    free(buf);
+    job_report_free(&r);
+    ir_model_free(m);
+}
+
 /* The words the job takes, and the combinations it refuses. */
 static void test_options(void)
 {
@@ -581,6 +612,7 @@ int main(void)
     test_store();
     test_shape_reader();
     test_shared_models();
+    test_job_stage();
     test_options();
     return t_done("test_precision");
 }
