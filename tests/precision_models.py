@@ -17,6 +17,10 @@ command line (issue 23, "Done when" 1, 3 and 4):
   float32 outputs is printed, not judged (float16 arithmetic differs by
   up to ~1e-2 relative on these models, and --verify's tolerance per type
   is the evaluator's part of issue 23, not on this branch).
+- the Python package passes the options through (convert(..., dtype=...,
+  keep_io_types=..., keep_float32=...), optimize(..., store=...)), and
+  dtype with store is a UsageError (skipped without numpy or the library
+  beside ONNX_CONVERT);
 --verify is not used: comparing models of different input types is the
 evaluator helper's part of issue 23.
 
@@ -107,6 +111,47 @@ def one(bin_, name, tmp, have_ort):
         print(f"  {name} {what}: ONNX Runtime: {line}")
 
 
+PY = r"""
+import json, sys
+import onnxconvert as oc
+data = open(sys.argv[1], "rb").read()
+_, r = oc.convert(data, dtype="float16", keep_io_types=True, keep_float32=["Softmax"],
+                  report=True)
+_, s = oc.optimize(data, store="float16", report=True)
+try:
+    oc.convert(data, dtype="float16", store="float16")
+    err = None
+except oc.UsageError as e:
+    err = str(e)
+print(json.dumps({"convert": r["precision"], "store": s["precision"], "err": err}))
+"""
+
+
+def python_api(bin_):
+    lib = os.path.join(os.path.dirname(os.path.abspath(bin_)), "libonnxconvert.so.0")
+    model = os.path.join(MODELS, "vit_tiny_opset17", "model.onnx")
+    if not os.path.exists(lib) or not os.path.exists(model) or \
+            subprocess.run(["/usr/bin/python3", "-c", "import numpy"],
+                           capture_output=True).returncode != 0:
+        skip("precision_models: Python: no numpy, library or vit_tiny_opset17")
+        return
+    env = dict(os.environ, PYTHONPATH="python", ONNXCONVERT_LIBRARY=lib)
+    p = subprocess.run(["/usr/bin/python3", "-c", PY, model], capture_output=True, text=True,
+                       env=env)
+    try:
+        got = json.loads(p.stdout)
+    except ValueError:
+        check(False, f"Python: {p.stderr.strip()[-300:]}")
+        return
+    c = got["convert"]
+    check(c["dtype"] == "float16" and c["nodes_converted"] > 0 and c["nodes_kept"] and
+          all(k["op"] == "Softmax" and k["reason"] == "--keep-float32" for k in c["nodes_kept"]),
+          f"Python convert: {c}")
+    check(got["store"]["store"] == "float16" and got["store"]["stored"] > 0,
+          f"Python optimize store: {got['store']}")
+    check(got["err"] is not None and "--dtype" in got["err"], f"Python dtype+store: {got['err']}")
+
+
 def main():
     if len(sys.argv) != 2:
         print("usage: precision_models.py ONNX_CONVERT", file=sys.stderr)
@@ -124,6 +169,7 @@ def main():
         for name in sorted(os.listdir(MODELS)):
             if os.path.exists(os.path.join(MODELS, name, "model.onnx")):
                 one(bin_, name, tmp, have_ort)
+    python_api(bin_)
     return report("precision_models")
 
 
