@@ -327,8 +327,10 @@ static int job_run_precision(const JobOptions *o, JobReport *r, IrModel *m)
     IrError err;
     pc_report_free(&r->pc);
     if (pc_convert(m, &o->pc, &r->pc, &err) < 0) {
+        char msg[700];
+        snprintf(msg, sizeof msg, "%s: %s", r->path, err.msg);
         pc_report_free(&r->pc);
-        return job_end(r, JOB_ERROR, DG_STAGE_PRECISION, DG_PRECISION, err.msg);
+        return job_end(r, JOB_ERROR, DG_STAGE_PRECISION, DG_PRECISION, msg);
     }
     r->precision = true;
     return 0;
