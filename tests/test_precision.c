@@ -551,8 +551,8 @@ static void test_job_stage(void)
     JobReport r;
     IrModel *m = pc_model(MUL);
     T_CHECK(job_convert_model(&o, &in, m, &r) < 0 && r.stage && !strcmp(r.stage, "precision") &&
-            strstr(r.msg, "mul.onnx: precision: initializer 'W'"), "strict: stage %s: %s", r.stage ? r.stage : "-",
-            r.msg);
+            strstr(r.msg, "mul.onnx: precision: initializer 'W'"), "strict: stage %s: %s",
+            r.stage ? r.stage : "-", r.msg);
     job_report_free(&r);
     ir_model_free(m);
     o.pc.strict = false;
