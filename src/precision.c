@@ -313,40 +313,84 @@ static void pc_tensor_clear(IrTensor *t)
     t->ext = (IrExtRef){0};
 }
 
+/* A float tensor's elements as read: straight from its raw or external
+ * bytes when it has them (a big weight is then not copied into doubles,
+ * 8 bytes per element), else decoded from its typed list. */
+typedef struct PcSrc {
+    const uint8_t *raw;
+    double *v;             /* owned when raw is NULL */
+    int32_t type;
+} PcSrc;
+
+static bool pc_src_open(const IrTensor *t, size_t numel, PcSrc *src)
+{
+    size_t len, n;
+    *src = (PcSrc){.type = t->data_type};
+    src->raw = ir_tensor_bytes(t, &len);
+    if (src->raw && numel <= SIZE_MAX / 4 &&
+        len == numel * (size_t)(ir_dtype_bits(t->data_type) / 8))
+        return true;
+    src->raw = NULL;
+    return ir_tensor_to_f64s(t, numel, &src->v, &n) && n == numel;
+}
+
+static double pc_src_get(const PcSrc *src, size_t i)
+{
+    if (!src->raw)
+        return src->v[i];
+    if (src->type == IR_FLOAT) {
+        const uint8_t *b = src->raw + 4 * i;
+        uint32_t u = b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+        float f;
+        memcpy(&f, &u, 4);
+        return f;
+    }
+    uint16_t h = (uint16_t)(src->raw[2 * i] | src->raw[2 * i + 1] << 8);
+    return src->type == IR_FLOAT16 ? ir_half_to_float(h) : ir_bf16_to_float(h);
+}
+
+/* Element x as `to`'s bit pattern into *bits; -1 when strict refuses it. */
+static int pc_encode(PcCtx *c, double x, int32_t to, uint32_t *bits, const char *what)
+{
+    if (to == IR_FLOAT) {
+        float f = (float)x;
+        memcpy(bits, &f, 4);
+        return 0;
+    }
+    bool cl;
+    *bits = pc_to_half(x, to, &cl);
+    if (cl && c->o->strict)
+        return ir_fail(c->err, "precision: %s: value %g is outside %s's finite range "
+                       "(--dtype-strict)", what, x, pc_dtype_word(to));
+    c->r->clamped += cl;
+    return 0;
+}
+
 /* Rewrites t (a float tensor) as type `to`, raw little-endian; values
  * beyond a half type's range clamped and counted, or refused when strict
  * (err names `what`). */
 static int pc_tensor_retype(PcCtx *c, IrTensor *t, int32_t to, const char *what)
 {
     uint64_t numel;
-    double *v = NULL;
-    size_t n = 0;
+    PcSrc src;
     if (!ir_tensor_numel(t, &numel) || numel > SIZE_MAX / 4 ||
-        !ir_tensor_to_f64s(t, (size_t)numel, &v, &n))
+        !pc_src_open(t, (size_t)numel, &src)) {
+        free(src.v);
         return ir_fail(c->err, "precision: %s: the data cannot be read", what);
-    size_t es = to == IR_FLOAT ? 4 : 2;
+    }
+    size_t n = (size_t)numel, es = to == IR_FLOAT ? 4 : 2;
     uint8_t *raw = ir_alloc_array(n ? n : 1, es);
     for (size_t i = 0; i < n; i++) {
         uint32_t bits;
-        if (to == IR_FLOAT) {
-            float f = (float)v[i];
-            memcpy(&bits, &f, 4);
-        } else {
-            bool cl;
-            bits = pc_to_half(v[i], to, &cl);
-            if (cl && c->o->strict) {
-                ir_fail(c->err, "precision: %s: value %g is outside %s's finite range "
-                        "(--dtype-strict)", what, v[i], pc_dtype_word(to));
-                free(v);
-                free(raw);
-                return -1;
-            }
-            c->r->clamped += cl;
+        if (pc_encode(c, pc_src_get(&src, i), to, &bits, what) < 0) {
+            free(src.v);
+            free(raw);
+            return -1;
         }
         for (size_t b = 0; b < es; b++)
             raw[i * es + b] = (uint8_t)(bits >> (8 * b));
     }
-    free(v);
+    free(src.v);
     pc_tensor_clear(t);
     t->has_data_type = true;
     t->data_type = to;

@@ -395,6 +395,29 @@ static void test_clamp_and_strict(void)
     ir_model_free(m);
 }
 
+/* A weight kept in float_data (not raw) converts the same. */
+static void test_typed_list(void)
+{
+    IrModel *m = pc_model(MUL);
+    IrTensor *t = (IrTensor *)pc_init(m, "W");
+    static const float w[4] = {1, 65504, 70000, -1e30f};
+    free(t->raw.data);
+    t->raw = (IrBytes){0};
+    t->has_raw = false;
+    t->float_data = malloc(sizeof w);
+    memcpy(t->float_data, w, sizeof w);
+    t->n_float = 4;
+    PcOptions o = {.dtype = IR_FLOAT16};
+    PcReport r;
+    if (pc_run(m, &o, &r, "float_data") == 0) {
+        double v = 0;
+        T_CHECK(r.clamped == 2 && t->n_float == 0 && t->data_type == IR_FLOAT16 &&
+                ir_tensor_get_f64(t, 2, &v) && v == 65504, "clamped %zu, W[2] %g", r.clamped, v);
+    }
+    pc_report_free(&r);
+    ir_model_free(m);
+}
+
 /* float32 -> bfloat16 on bit patterns: ties go to the even pattern. */
 static void test_bf16_rounding(void)
 {
@@ -608,6 +631,7 @@ int main(void)
     test_if_outer();
     test_clamp_and_strict();
     test_bf16_rounding();
+    test_typed_list();
     test_back_to_float32();
     test_store();
     test_shape_reader();
