@@ -5,7 +5,8 @@
 
 Builds small float16 models (onnx 1.12's helper, seeded numpy inputs) of
 the ops that sum many terms (MatMul, Gemm, Conv, ReduceSum, ReduceMean,
-Softmax, LayerNormalization, Einsum, CumSum, ...), runs each in our
+Softmax, LayerNormalization, Einsum, CumSum, RNNs, Attention, ...), runs
+each in our
 evaluator (`onnx-convert run`) and in ONNX Runtime 1.30
 (../shared/tools/ort/ort-check.js, our outputs as the expected ones) and
 counts a case passed when the two differ by at most one float16 step at
@@ -127,6 +128,20 @@ def cases():
     yield 'GridSample', model('GridSample', [('x', h(1, 2, 8, 8)),
                                              ('g', h(1, 6, 6, 2))],
                               [1, 2, 6, 6], opset=16)
+    # opset 23/24 ops whose bodies sum (scores, squares) or rotate
+    yield 'Attention', model('Attention', [('q', h(1, 2, 16, 256, lo=-3, hi=3)),
+                                           ('k', h(1, 2, 256, 256, lo=-3, hi=3)),
+                                           ('v', h(1, 2, 256, 256))],
+                             [1, 2, 16, 256], opset=23)
+    yield 'RMSNormalization', model('RMSNormalization',
+                                    [('x', h(4, 1024, lo=0, hi=4)),
+                                     ('s', h(1024))], [4, 1024], opset=23)
+    yield 'RotaryEmbedding', model(
+        'RotaryEmbedding', [('x', h(1, 2, 8, 16)), ('c', h(8, 8)),
+                            ('s', h(8, 8))], [1, 2, 8, 16], opset=23,
+        inits=[('pos', np.arange(8, dtype=np.int64).reshape(1, 8))])
+    yield 'Swish', model('Swish', [('x', h(4, 256, lo=-4, hi=4))], [4, 256],
+                         opset=24, attrs={'alpha': 1.5})
 
 
 def ours(oc, d, feeds):

@@ -172,7 +172,7 @@ run asan/topo_ort sh tests/topo_ort.sh "$asan/onnx-convert" "$build/tests/tool_t
 # the adapter cases cover it)
 run resize_tables_ort sh tests/resize_tables_ort.sh "$build/onnx-convert"
 # the evaluator's float16 kernels against ONNX Runtime: one rounding after
-# a float32 sum (issue 23; ~18 s, ~24 s sanitized)
+# a float32 sum (issue 23; ~20 s, ~26 s sanitized)
 run half_ort /usr/bin/python3 tests/half_ort.py "$build/onnx-convert"
 run asan/half_ort /usr/bin/python3 tests/half_ort.py "$asan/onnx-convert"
 
