@@ -6,8 +6,7 @@
 Builds small float16 models (onnx 1.12's helper, seeded numpy inputs) of
 the ops that sum many terms (MatMul, Gemm, Conv, ReduceSum, ReduceMean,
 Softmax, LayerNormalization, Einsum, CumSum, RNNs, Attention, ...), runs
-each in our
-evaluator (`onnx-convert run`) and in ONNX Runtime 1.30
+each in our evaluator (`onnx-convert run`) and in ONNX Runtime 1.30
 (../shared/tools/ort/ort-check.js, our outputs as the expected ones) and
 counts a case passed when the two differ by at most one float16 step at
 the output's largest magnitude (2^-10 * max|y|): both round once, after
