@@ -199,15 +199,16 @@ static int32_t vf_float_type(const IrValueInfo *vi)
     return t->elem_type;
 }
 
-/* A new tensor of type dt holding g's values rounded to dt and to `other`
- * (the other model's type), so that both models get the very same
- * numbers: the difference of their outputs is then the computation's. */
-static EvValue *vf_retype(const EvValue *g, int32_t dt, int32_t other,
-                          IrError *err)
+/* A new tensor of type dt holding g's values rounded to tb, then to ta
+ * (the two models' types, in that order for both, so that both models get
+ * the very same numbers: the difference of their outputs is then the
+ * computation's). */
+static EvValue *vf_retype(const EvValue *g, int32_t dt, int32_t ta,
+                          int32_t tb, IrError *err)
 {
     EvValue *v = ev_tensor_new(dt, g->rank, g->dims, err);
     for (size_t k = 0; v && k < v->numel; k++)
-        ev_set_f(v, k, vf_round(dt, vf_round(other, ev_get_f(g, k))));
+        ev_set_f(v, k, vf_round(ta, vf_round(tb, ev_get_f(g, k))));
     return v;
 }
 
@@ -233,8 +234,8 @@ static int vf_split_inputs(IrModel *before, IrModel *after, EvValue **in,
             (*b)[i] = ev_ref(in[i]);
             continue;
         }
-        (*a)[i] = vf_retype(in[i], ta, tb, err);
-        (*b)[i] = vf_retype(in[i], tb, ta, err);
+        (*a)[i] = vf_retype(in[i], ta, ta, tb, err);
+        (*b)[i] = vf_retype(in[i], tb, ta, tb, err);
         if (!(*a)[i] || !(*b)[i]) {
             rc = -1;
             break;

@@ -104,6 +104,10 @@ int main(void)
     /* the same inputs on both sides, rounded to both types */
     vh_expect(vh_sin("float"), vh_sin("float16"), 0, "sin f32 vs f16");
     vh_expect(vh_sin("bfloat16"), vh_sin("float"), 0, "sin bf16 vs f32");
+    vh_expect(vh_sin("float16"), vh_sin("bfloat16"), 0, "sin f16 vs bf16");
+    vh_expect(vh_mlp("float16", "float16", IR_FLOAT16, 1),
+              vh_mlp("bfloat16", "bfloat16", IR_BFLOAT16, 1), 0,
+              "f16 vs bf16");
     /* the tolerance still catches a wrong model: weights 10% off */
     vh_expect(vh_mlp("float", "float", IR_FLOAT, 1),
               vh_mlp("float16", "float16", IR_FLOAT16, 1.1), -2,
