@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "eval.h"
+#include "opschema.h"
 #include "verify.h"
 
 /* A small deterministic generator (splitmix64). */
@@ -175,10 +176,175 @@ int vf_make_inputs(IrModel *m, const VfOptions *o, EvValue ***in, size_t *n,
     return vf_inputs(m, &d, in, n, err);
 }
 
+/* v as element type dt stores it (float16 and bfloat16 round to nearest
+ * even, float32 rounds from double; other types unchanged). */
+static double vf_round(int32_t dt, double v)
+{
+    if (dt == IR_FLOAT16)
+        return ev_half_to_float(ev_float_to_half((float)v));
+    if (dt == IR_BFLOAT16)
+        return ev_bf16_to_float(ev_float_to_bf16((float)v));
+    if (dt == IR_FLOAT)
+        return (float)v;
+    return v;
+}
+
+/* The element type of feed vi when it is a float tensor, else 0. */
+static int32_t vf_float_type(const IrValueInfo *vi)
+{
+    const IrType *t = vi->type;
+    if (!t || t->kind != IR_TYPE_TENSOR || !t->has_elem_type ||
+        !ev_dtype_is_float(t->elem_type))
+        return 0;
+    return t->elem_type;
+}
+
+/* A new tensor of type dt holding g's values rounded to tb, then to ta
+ * (the two models' types, in that order for both, so that both models get
+ * the very same numbers: the difference of their outputs is then the
+ * computation's). */
+static EvValue *vf_retype(const EvValue *g, int32_t dt, int32_t ta,
+                          int32_t tb, IrError *err)
+{
+    EvValue *v = ev_tensor_new(dt, g->rank, g->dims, err);
+    for (size_t k = 0; v && k < v->numel; k++)
+        ev_set_f(v, k, vf_round(ta, vf_round(tb, ev_get_f(g, k))));
+    return v;
+}
+
+/* Each model's own inputs: where feed i is a float tensor of different
+ * types in the two models (float32 and float16, ...), both get in[i]
+ * rounded to both types, each in its own type; elsewhere in[i] itself
+ * (new references in *a and *b, ev_values_free). 0, or -1 with err. */
+static int vf_split_inputs(IrModel *before, IrModel *after, EvValue **in,
+                           size_t n, EvValue ***a, EvValue ***b, IrError *err)
+{
+    IrValueInfo **fa, **fb;
+    size_t na = ev_model_feeds(before, &fa), nb = ev_model_feeds(after, &fb);
+    *a = ir_alloc_array(n ? n : 1, sizeof **a);
+    *b = ir_alloc_array(n ? n : 1, sizeof **b);
+    int rc = 0;
+    for (size_t i = 0; i < n; i++) {
+        int32_t ta = na == n ? vf_float_type(fa[i]) : 0;
+        int32_t tb = nb == n ? vf_float_type(fb[i]) : 0;
+        bool split = ta && tb && ta != tb && in[i]->kind == EV_TENSOR &&
+                     ev_dtype_is_float(in[i]->dtype);
+        if (!split) {
+            (*a)[i] = ev_ref(in[i]);
+            (*b)[i] = ev_ref(in[i]);
+            continue;
+        }
+        (*a)[i] = vf_retype(in[i], ta, ta, tb, err);
+        (*b)[i] = vf_retype(in[i], tb, ta, tb, err);
+        if (!(*a)[i] || !(*b)[i]) {
+            rc = -1;
+            break;
+        }
+    }
+    free(fa);
+    free(fb);
+    return rc;
+}
+
+/* The tolerance of outputs computed in float type dt by one model and
+ * in a wider float type by the other (see docs/evaluator.md). */
+static void vf_type_tol(int32_t dt, double *rtol, double *atol)
+{
+    if (dt == IR_BFLOAT16) {
+        *rtol = VF_BFLOAT16_RTOL;
+        *atol = VF_BFLOAT16_ATOL;
+    } else if (dt == IR_FLOAT16) {
+        *rtol = VF_FLOAT16_RTOL;
+        *atol = VF_FLOAT16_ATOL;
+    }
+}
+
+/* The narrower of two float types: the one whose rounding bounds how
+ * close two computations can be. */
+static int32_t vf_narrower(int32_t a, int32_t b)
+{
+    if (a == IR_BFLOAT16 || b == IR_BFLOAT16)
+        return IR_BFLOAT16;
+    if (a == IR_FLOAT16 || b == IR_FLOAT16)
+        return IR_FLOAT16;
+    return a == IR_DOUBLE ? b : a;
+}
+
+/* The narrowest float type model m computes in, as far as its main
+ * graph says: its values' types and initializers, value_info, and Cast
+ * `to` (a float16 island between Casts keeps float32 inputs and
+ * outputs). IR_FLOAT when nothing narrower shows. */
+static int32_t vf_narrowest(const IrModel *m)
+{
+    const IrGraph *g = m->graph;
+    int32_t dt = IR_FLOAT;
+    for (const IrValue *v = g->values; v; v = v->hh.next) {
+        if (v->type && v->type->kind == IR_TYPE_TENSOR &&
+            v->type->has_elem_type && ev_dtype_is_float(v->type->elem_type))
+            dt = vf_narrower(dt, v->type->elem_type);
+        if (v->init && ev_dtype_is_float(v->init->data_type))
+            dt = vf_narrower(dt, v->init->data_type);
+    }
+    for (size_t i = 0; i < g->value_info.n; i++) {
+        const IrValueInfo *vi = g->value_info.p[i];
+        int32_t t = vf_float_type(vi);
+        if (t)
+            dt = vf_narrower(dt, t);
+    }
+    IR_FOR_NODES(g, n) {
+        const IrAttr *to = strcmp(n->op_type, "Cast") == 0 &&
+                           !os_domain_norm(n->domain)[0]
+                           ? ir_node_attr(n, "to") : NULL;
+        if (to && to->has_i && ev_dtype_is_float((int32_t)to->i))
+            dt = vf_narrower(dt, (int32_t)to->i);
+    }
+    return dt;
+}
+
+/* A double tensor of t's values (a new reference). */
+static EvValue *vf_as_double(const EvValue *t, IrError *err)
+{
+    EvValue *v = ev_tensor_new(IR_DOUBLE, t->rank, t->dims, err);
+    for (size_t k = 0; v && k < v->numel; k++)
+        ((double *)v->data)[k] = ev_get_f(t, k);
+    return v;
+}
+
+/* got against want, where one model computes in float type `narrow`
+ * and the other does not (0: both compute alike): float tensors compare
+ * in double, within narrow's tolerance (or the caller's, if looser);
+ * everything else exactly as ev_value_equal with rtol/atol. */
+static bool vf_output_equal(const EvValue *got, const EvValue *want,
+                            int32_t narrow, double rtol, double atol,
+                            char *why, size_t cap)
+{
+    if (!narrow || got->kind != EV_TENSOR || want->kind != EV_TENSOR ||
+        !ev_dtype_is_float(got->dtype) || !ev_dtype_is_float(want->dtype))
+        return ev_value_equal(got, want, rtol, atol, why, cap);
+    double tr = rtol, ta = atol, scale = 1;
+    vf_type_tol(vf_narrower(narrow, vf_narrower(got->dtype, want->dtype)),
+                &tr, &ta);
+    IrError e;
+    EvValue *g = vf_as_double(got, &e), *w = vf_as_double(want, &e);
+    for (size_t k = 0; w && k < w->numel; k++) {
+        double x = fabs(((const double *)w->data)[k]);
+        if (isfinite(x) && x > scale)
+            scale = x;
+    }
+    ta *= scale;
+    bool eq = g && w && ev_value_equal(g, w, tr > rtol ? tr : rtol,
+                                       ta > atol ? ta : atol, why, cap);
+    if (!g || !w)
+        snprintf(why, cap, "%.200s", e.msg);
+    ev_unref(g);
+    ev_unref(w);
+    return eq;
+}
+
 int vf_compare(IrModel *before, IrModel *after, const VfOptions *o, IrError *err)
 {
     VfOptions d = vf_defaults(o);
-    EvValue **in, **out_a = NULL, **out_b = NULL;
+    EvValue **in, **in_a = NULL, **in_b = NULL, **out_a = NULL, **out_b = NULL;
     size_t n_in, n_a = 0, n_b = 0;
     /* `after` may declare more specific input shapes (--input-shape) */
     if (vf_inputs(after, &d, &in, &n_in, err) < 0)
@@ -186,22 +352,30 @@ int vf_compare(IrModel *before, IrModel *after, const VfOptions *o, IrError *err
     EvOptions eo = d.eval;
     eo.seed = d.seed;
     IrError e;
-    int rc = 0;
-    if (ev_model_run(before, &eo, n_in, in, &out_a, &n_a, &e) < 0)
+    int rc = vf_split_inputs(before, after, in, n_in, &in_a, &in_b, err);
+    if (rc == 0 && ev_model_run(before, &eo, n_in, in_a, &out_a, &n_a, &e) < 0)
         rc = ir_fail(err, "verify: the original model does not run: %s", e.msg);
-    else if (ev_model_run(after, &eo, n_in, in, &out_b, &n_b, &e) < 0)
+    else if (rc == 0 &&
+             ev_model_run(after, &eo, n_in, in_b, &out_b, &n_b, &e) < 0)
         rc = ir_fail(err, "verify: the converted model does not run: %s", e.msg);
-    else if (n_a != n_b)
+    else if (rc == 0 && n_a != n_b)
         rc = ir_fail(err, "verify: %zu outputs before, %zu after", n_a, n_b) - 1;
+    /* a model computing in a narrower float type than the other is
+     * judged within that type's tolerance */
+    int32_t na = vf_narrowest(before), nb = vf_narrowest(after);
+    int32_t narrow = na != nb ? vf_narrower(na, nb) : 0;
     for (size_t i = 0; rc == 0 && i < n_a; i++) {
         char why[256];
-        if (!ev_value_equal(out_b[i], out_a[i], d.rtol, d.atol, why, sizeof why)) {
+        if (!vf_output_equal(out_b[i], out_a[i], narrow, d.rtol, d.atol, why,
+                             sizeof why)) {
             const IrValueInfo *vi = after->graph->outputs.p[i];
             rc = ir_fail(err, "verify: output '%s' differs after conversion: %s",
                          vi->value->name, why) - 1;
         }
     }
     ev_values_free(in, n_in);
+    ev_values_free(in_a, in_a ? n_in : 0);
+    ev_values_free(in_b, in_b ? n_in : 0);
     ev_values_free(out_a, n_a);
     ev_values_free(out_b, n_b);
     return rc;

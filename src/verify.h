@@ -30,8 +30,26 @@ typedef struct VfOptions {
  * fed 1.2 GB. */
 #define VF_MAX_INPUT_BYTES (256ull << 20)
 
+/* The tolerance of --verify when one model computes in float16 or
+ * bfloat16 and the other in a wider float type (the narrower type
+ * decides): outputs compare in double as |a - b| <= atol * scale +
+ * rtol * |b|, scale being the largest |b| of that output (at least 1), since
+ * a half model's error grows with the size of the values it sums, not
+ * with each element. Measured on the shared models made half by hand
+ * (docs/evaluator.md, "Verifying across float types"): MobileNetV2's
+ * logits move by 1.9% of their range in float16 (ONNX Runtime's own
+ * float16 run: 1.4%) and 10% in bfloat16; these leave ~1.3x room. */
+#define VF_FLOAT16_RTOL  1e-2
+#define VF_FLOAT16_ATOL  3e-2
+#define VF_BFLOAT16_RTOL 5e-2
+#define VF_BFLOAT16_ATOL 1.25e-1
+
 /* Evaluates `before` and `after` on the same inputs and compares their
- * outputs. 0 when equal; -2 with err naming the first output that
+ * outputs. Where a float input's type differs between them (float32 in
+ * one, float16 or bfloat16 in the other), both get the same numbers,
+ * rounded to both types. Same-type models compare within o's rtol/atol;
+ * when one computes in a narrower float type (see VF_FLOAT16_RTOL), float
+ * outputs compare in double within that type's tolerance. 0 when equal; -2 with err naming the first output that
  * differs; -1 with err saying why a model could not run. The evaluator
  * trusts what the checker checks: callers pass checked models
  * (chk_require), as job.c does. */

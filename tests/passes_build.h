@@ -13,8 +13,8 @@
  *   a,,c = Op x,,z                    empty names: left-out optionals
  *   output y                          a graph output (type left to inference)
  * Attribute values: 3 int, 0.5 float (has '.' or 'e'), [1,2] ints,
- * [1.0,2] floats, "s" string. Element types: float double float16 int64
- * int32 int8 uint8 bool.
+ * [1.0,2] floats, "s" string. Element types: float double float16
+ * bfloat16 int64 int32 int8 uint8 bool.
  *
  * tb_run optimizes a copy with the given passes, checks that its outputs
  * equal the original's (evaluator, seeded random inputs) and returns it.
@@ -39,6 +39,7 @@ static inline int32_t tb_dtype(const char *s)
         {"float", IR_FLOAT}, {"uint8", IR_UINT8}, {"int8", IR_INT8},
         {"int32", IR_INT32}, {"int64", IR_INT64}, {"bool", IR_BOOL},
         {"float16", IR_FLOAT16}, {"double", IR_DOUBLE},
+        {"bfloat16", IR_BFLOAT16},
     };
     for (size_t i = 0; i < sizeof k / sizeof k[0]; i++)
         if (!strcmp(k[i].n, s))
@@ -117,6 +118,7 @@ static inline void tb_init(IrGraph *g, char *name, char *type, char *dims, char 
         else if (dt == IR_INT64) { int64_t x = (int64_t)v[i]; memcpy(raw + 8 * i, &x, 8); }
         else if (dt == IR_INT32) { int32_t x = (int32_t)v[i]; memcpy(raw + 4 * i, &x, 4); }
         else if (dt == IR_FLOAT16) { uint16_t h = ev_float_to_half((float)v[i]); memcpy(raw + 2 * i, &h, 2); }
+        else if (dt == IR_BFLOAT16) { uint16_t h = ev_float_to_bf16((float)v[i]); memcpy(raw + 2 * i, &h, 2); }
         else raw[i] = (unsigned char)(int)v[i];
     }
     ir_graph_add_init(g, ir_tensor_new(name, dt, r, d, raw, n * es));

@@ -173,6 +173,10 @@ run asan/topo_ort sh tests/topo_ort.sh "$asan/onnx-convert" "$build/tests/tool_t
 run resize_tables_ort sh tests/resize_tables_ort.sh "$build/onnx-convert"
 # --dtype and --store over ../shared/models, ONNX Runtime running the results (issue 23)
 run precision_models /usr/bin/python3 tests/precision_models.py "$build/onnx-convert"
+# the evaluator's float16 kernels against ONNX Runtime: one rounding after
+# a float32 sum (issue 23; ~20 s, ~26 s sanitized)
+run half_ort /usr/bin/python3 tests/half_ort.py "$build/onnx-convert"
+run asan/half_ort /usr/bin/python3 tests/half_ort.py "$asan/onnx-convert"
 
 # Cross-check with Debian's python3-onnx shape inference (opsets <= 17),
 # when it is installed: a second opinion, never a dependency. (A bare
