@@ -13,17 +13,17 @@ command line (issue 23, "Done when" 1, 3 and 4):
   initializers of fewer than 16 elements, which stay (src/precision.h);
 - ONNX Runtime 1.30 (when node and ../shared/tools/ort are there) runs the
   --keep-io-types float16 result and the --store result on the model's
-  own case: the run must succeed; the largest error against the case's
-  float32 outputs is printed, not judged (float16 arithmetic differs by
-  up to ~1e-2 relative on these models, and --verify's tolerance per type
-  is the evaluator's part of issue 23, not on this branch).
+  own case: the run must succeed, and ONNX Runtime's outputs must agree
+  with our evaluator's on the same float16 model within --verify's
+  float16 tolerance (src/verify.h: rtol 1e-2, atol 3e-2 times the
+  output's largest magnitude);
+- --verify on the float16 and bfloat16 conversions: the converted model
+  computes what the original does within the tolerance of its type (on
+  the case's inputs);
 - the Python package passes the options through (convert(..., dtype=...,
   keep_io_types=..., keep_float32=...), optimize(..., store=...)), and
   dtype with store is a UsageError (skipped without numpy or the library
   beside ONNX_CONVERT);
---verify is not used: comparing models of different input types is the
-evaluator helper's part of issue 23.
-
 Usage: precision_models.py ONNX_CONVERT (from the project root). Prints
 "precision_models: N passed, N failed[, N skipped]".
 """
@@ -60,17 +60,58 @@ def ort_runs(case, model):
     return line.startswith(("PASS", "FAIL")), line
 
 
+def verified(rep):
+    """Whether --verify ran and found the two models equal."""
+    return rep.get("status") == "ok" and (rep.get("verification") or {}).get("result") == "equal"
+
+
+# --verify's float16 tolerance (src/verify.h VF_FLOAT16_RTOL/ATOL): atol is
+# relative to the output's largest magnitude
+F16_RTOL, F16_ATOL = 1e-2, 3e-2
+
+
+def ort_agrees(bin_, case, model, tmp):
+    """(ok, line): ONNX Runtime's outputs of `model` on the case's inputs
+    against our evaluator's outputs of the same model, within --verify's
+    float16 tolerance."""
+    import numpy as np
+    from onnx import TensorProto, numpy_helper
+    mine = os.path.join(tmp, "mine")
+    shutil.rmtree(mine, ignore_errors=True)
+    sets = os.path.join(mine, "test_data_set_0")
+    shutil.copytree(os.path.join(case, "test_data_set_0"), sets)
+    for f in os.listdir(sets):
+        if f.startswith("output_"):
+            os.remove(os.path.join(sets, f))
+    p = run(bin_, "run", model, "--inputs", sets, "-o", sets)
+    if p.returncode != 0:
+        return False, "our evaluator: " + p.stderr.strip()
+    scale = 1.0
+    for f in os.listdir(sets):
+        if f.startswith("output_"):
+            t = TensorProto()
+            t.ParseFromString(open(os.path.join(sets, f), "rb").read())
+            a = numpy_helper.to_array(t).astype(np.float64)
+            if a.size:
+                scale = max(scale, float(np.max(np.abs(a))))
+    p = subprocess.run(["node", ORT, mine, "--model", model, "--rtol", str(F16_RTOL),
+                        "--atol", str(F16_ATOL * scale)], capture_output=True, text=True)
+    line = (p.stdout.strip().splitlines() or [p.stderr.strip()])[0]
+    return line.startswith("PASS"), line
+
+
 def one(bin_, name, tmp, have_ort):
     src = os.path.join(MODELS, name, "model.onnx")
     info = json.loads(run(bin_, "info", src, "--json").stdout)
     opset = next((o["version"] for o in info.get("opset_import", [])
                   if o.get("domain") in ("", "ai.onnx")), None)
     h = os.path.join(tmp, name + ".f16.onnx")
-    rc, rep = convert(bin_, src, h, "--dtype", "float16")
+    rc, rep = convert(bin_, src, h, "--dtype", "float16", "--verify")
     pc = rep.get("precision") or {}
     b = pc.get("initializer_bytes", {})
     check(rc == 0 and valid(bin_, h) and b.get("after", 1) < b.get("before", 0),
-          f"{name} float16: rc {rc}, bytes {b}")
+          f"{name} float16: rc {rc}, bytes {b}, {(rep.get('error') or {}).get('message')}")
+    check(verified(rep), f"{name} float16 --verify: {rep.get('verification')}")
     rc, rep = convert(bin_, h, os.path.join(tmp, name + ".back.onnx"), "--dtype", "float32")
     back = json.loads(run(bin_, "info", os.path.join(tmp, name + ".back.onnx"), "--json").stdout) \
         if rc == 0 else {}
@@ -78,8 +119,9 @@ def one(bin_, name, tmp, have_ort):
     check(rc == 0 and valid(bin_, os.path.join(tmp, name + ".back.onnx")) and
           not types & {"FLOAT16", "BFLOAT16"}, f"{name} back to float32: rc {rc} {types}")
     bf = os.path.join(tmp, name + ".bf16.onnx")
-    rc, rep = convert(bin_, src, bf, "--dtype", "bfloat16")
+    rc, rep = convert(bin_, src, bf, "--dtype", "bfloat16", "--verify")
     pc = rep.get("precision") or {}
+    check(verified(rep), f"{name} bfloat16 --verify: {rep.get('verification')}")
     if opset is not None and opset < 13:
         kept = pc.get("nodes_kept", [])
         check(rc == 0 and pc.get("nodes_converted") == 0 and pc.get("casts") == 0 and kept,
@@ -108,7 +150,10 @@ def one(bin_, name, tmp, have_ort):
     for what, m in (("float16 --keep-io-types", k), ("--store float16", s)):
         ran, line = ort_runs(os.path.join(MODELS, name), m)
         check(ran, f"{name} {what}: ONNX Runtime: {line}")
-        print(f"  {name} {what}: ONNX Runtime: {line}")
+        print(f"  {name} {what}: ONNX Runtime against the float32 outputs: {line}")
+    ok, line = ort_agrees(bin_, os.path.join(MODELS, name), k, tmp)
+    check(ok, f"{name} float16: ONNX Runtime against our evaluator: {line}")
+    print(f"  {name} float16: ONNX Runtime against our evaluator: {line}")
 
 
 PY = r"""
