@@ -949,12 +949,18 @@ int oc_run_command(oc_model *m, const char *command, const char *const *args,
     return rc;
 }
 
-int oc_check_report(oc_model *m, char **report)
+/* The start of a report call: report set to NULL, m usable. */
+static int oc_report_start(oc_model *m, char **report, const char *fn)
 {
     if (!report)
-        return oc_null(__func__, "report");
+        return oc_null(fn, "report");
     *report = NULL;
-    if (oc_usable(m, __func__) < 0)
+    return oc_usable(m, fn);
+}
+
+int oc_check_report(oc_model *m, char **report)
+{
+    if (oc_report_start(m, report, __func__) < 0)
         return -1;
     JobReport r;
     int rc = job_check_model(oc_label(m), m->ir, &r);
@@ -975,10 +981,7 @@ static void oc_write_info(Js *j, const void *arg)
 
 int oc_info_report(oc_model *m, char **report)
 {
-    if (!report)
-        return oc_null(__func__, "report");
-    *report = NULL;
-    if (oc_usable(m, __func__) < 0)
+    if (oc_report_start(m, report, __func__) < 0)
         return -1;
     /* inferred types show beside the declared ones, as `info` shows them;
      * a model inference refuses is still described */
@@ -1001,10 +1004,7 @@ static void oc_write_targets(Js *j, const void *arg)
 
 int oc_targets_report(oc_model *m, char **report)
 {
-    if (!report)
-        return oc_null(__func__, "report");
-    *report = NULL;
-    if (oc_usable(m, __func__) < 0)
+    if (oc_report_start(m, report, __func__) < 0)
         return -1;
     JobInput in;
     if (oc_input(m, &in) < 0)

@@ -30,20 +30,14 @@ import sys
 import tempfile
 import time
 
-passed = failed = skipped = 0
+from clitest import check, report, skip
+
 RTOL, ATOL = 1e-3, 1e-7   # onnx-convert test's defaults (src/cli/onnx-convert.c)
 # the shared models are PyTorch's outputs, judged at atol 1e-4 as
 # tests/test_convert_models.c and ONNX Runtime's oracle judge them
 MODEL_ATOL = 1e-4
 
 
-def check(cond, what):
-    global passed, failed
-    if cond:
-        passed += 1
-    else:
-        failed += 1
-        print(f"FAIL {what}")
 
 
 try:
@@ -296,7 +290,6 @@ def system_data_skips():
 
 
 def node_tests(cli, node_dir):
-    global skipped
     cases = sorted(d for d in glob.glob(os.path.join(node_dir, "*"))
                    if os.path.isfile(os.path.join(d, "model.onnx")))
     if os.path.realpath(node_dir).startswith(SYSTEM_DATA + "/"):
@@ -304,8 +297,7 @@ def node_tests(cli, node_dir):
         check(len(skips) >= 6, "tests/corpus.h's list of ONNX 1.12 data defects was read")
         for c in cases:
             if os.path.basename(c) in skips:
-                print(f"SKIP {os.path.basename(c)}: {skips[os.path.basename(c)]}")
-                skipped += 1
+                skip(f"{os.path.basename(c)}: {skips[os.path.basename(c)]}")
         cases = [c for c in cases if os.path.basename(c) not in skips]
     t0 = time.time()
     with concurrent.futures.ThreadPoolExecutor(2) as pool:
@@ -366,16 +358,13 @@ def model_runs(models_dir, tmp):
 
 
 def ort_agrees(written, tmp):
-    global skipped
     ort = "../shared/tools/ort"
     if not shutil.which("node") or not os.path.isfile(os.path.join(ort, "ort-check.js")):
-        print("SKIP python_run ORT: no node or no ../shared/tools/ort (ONNX Runtime)")
-        skipped += 1
+        skip("python_run ORT: no node or no ../shared/tools/ort (ONNX Runtime)")
         return
     if subprocess.run(["sh", os.path.join(ort, "setup.sh")], stdout=subprocess.DEVNULL,
                       stderr=subprocess.DEVNULL).returncode != 0:
-        print("SKIP python_run ORT: the oracle's npm packages cannot be installed")
-        skipped += 1
+        skip("python_run ORT: the oracle's npm packages cannot be installed")
         return
     batch = os.path.join(tmp, "batch.txt")
     with open(batch, "w") as f:
@@ -546,9 +535,7 @@ def main():
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
     print(f"total {time.time() - t0:.0f} s")
-    print(f"python_run: {passed} passed, {failed} failed" +
-          (f", {skipped} skipped" if skipped else ""))
-    return 1 if failed else 0
+    return report("python_run")
 
 
 sys.exit(main())

@@ -16,17 +16,7 @@ import sys
 
 import numpy as np
 
-passed = failed = 0
-
-
-def check(cond, what):
-    global passed, failed
-    if cond:
-        passed += 1
-    else:
-        failed += 1
-        print(f"FAIL {what}")
-
+from clitest import check, report
 
 try:
     import onnx
@@ -255,5 +245,4 @@ test_sequences_maps_optionals()
 test_types_numpy_lacks()
 test_refusals()
 test_type_strings()
-print(f"python_values: {passed} passed, {failed} failed")
-sys.exit(1 if failed else 0)
+sys.exit(report("python_values"))

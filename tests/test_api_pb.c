@@ -34,6 +34,8 @@ static void die(const char *what)
     exit(1);
 }
 
+#include "api_models.h"
+
 /* ---- a hand encoder (protobuf wire format) -------------------------- */
 
 typedef struct Pb {
@@ -82,21 +84,6 @@ static Pb tensor_raw(int32_t type, size_t rank, const int64_t *dims, const void 
 }
 
 /* ---- models --------------------------------------------------------- */
-
-static oc_model *from_ir(IrModel *ir)
-{
-    uint8_t *buf;
-    size_t len;
-    IrError err;
-    if (save_model_buffer(ir, &buf, &len, &err) < 0)
-        die(err.msg);
-    ir_model_free(ir);
-    oc_model *m = NULL;
-    if (oc_load_memory(buf, len, &m) < 0)
-        die(oc_error());
-    free(buf);
-    return m;
-}
 
 /* One node `op` of `domain` reading x (n_in times) into y, at ai.onnx
  * `opset` (and ai.onnx.ml 1 when domain is it). Types owned by the model. */
@@ -170,7 +157,7 @@ static Onnx__TensorProto *unpack_tensor(const oc_buffer *b)
 static void test_strings(void)
 {
     int64_t d[] = {3};
-    oc_model *m = from_ir(one_node(20, "", "StringConcat", 2, ir_type_tensor(OC_STRING, 1, d),
+    oc_model *m = am_from_ir(one_node(20, "", "StringConcat", 2, ir_type_tensor(OC_STRING, 1, d),
                                    ir_type_tensor(OC_STRING, 1, d), NULL));
     Pb x = {0};
     pb_int(&x, 1, 3);
@@ -208,7 +195,7 @@ static void test_sequence(void)
     pb_msg(&seq, 3, &ta);
     pb_msg(&seq, 3, &tb);
 
-    oc_model *m = from_ir(one_node(16, "", "Identity", 1, wrap(IR_TYPE_SEQUENCE, tensor_of(OC_FLOAT)),
+    oc_model *m = am_from_ir(one_node(16, "", "Identity", 1, wrap(IR_TYPE_SEQUENCE, tensor_of(OC_FLOAT)),
                                    wrap(IR_TYPE_SEQUENCE, tensor_of(OC_FLOAT)), NULL));
     size_t n;
     oc_buffer *out = run1(m, &seq, &n);
@@ -229,7 +216,7 @@ static void test_sequence(void)
     oc_buffers_free(out, n);
     oc_model_free(m);
 
-    m = from_ir(one_node(11, "", "SequenceLength", 1, wrap(IR_TYPE_SEQUENCE, tensor_of(OC_FLOAT)),
+    m = am_from_ir(one_node(11, "", "SequenceLength", 1, wrap(IR_TYPE_SEQUENCE, tensor_of(OC_FLOAT)),
                          ir_type_tensor(OC_INT64, 0, NULL), NULL));
     out = run1(m, &seq, &n);
     Onnx__TensorProto *t = out ? unpack_tensor(&out[0]) : NULL;
@@ -250,7 +237,7 @@ static void test_sequence(void)
 static void test_map(void)
 {
     IrNode *node;
-    oc_model *m = from_ir(one_node(13, "ai.onnx.ml", "CastMap", 1, map_of(OC_INT64, OC_FLOAT),
+    oc_model *m = am_from_ir(one_node(13, "ai.onnx.ml", "CastMap", 1, map_of(OC_INT64, OC_FLOAT),
                                    ir_type_tensor(OC_FLOAT, 2, (int64_t[]){1, 2}), &node));
     float v0 = 0.5f, v1 = 1.5f;
     Pb vals = {0}, mp = {0};
@@ -286,7 +273,7 @@ static void test_map(void)
                            ir_type_tensor(OC_FLOAT, 2, (int64_t[]){1, 2}),
                            wrap(IR_TYPE_SEQUENCE, map_of(OC_INT64, OC_FLOAT)), &node);
     ir_node_set_attr(node, ir_attr_ints("classlabels_int64s", 2, (int64_t[]){10, 20}));
-    m = from_ir(ir);
+    m = am_from_ir(ir);
     float x[2] = {7, 8};
     Pb xt = tensor_raw(OC_FLOAT, 2, (int64_t[]){1, 2}, x, sizeof x);
     out = run1(m, &xt, &n);
@@ -316,7 +303,7 @@ static void test_map(void)
 static void test_optional(void)
 {
     IrType *ot = wrap(IR_TYPE_OPTIONAL, tensor_of(OC_FLOAT));
-    oc_model *m = from_ir(one_node(18, "", "OptionalHasElement", 1, ot,
+    oc_model *m = am_from_ir(one_node(18, "", "OptionalHasElement", 1, ot,
                                    ir_type_tensor(OC_BOOL, 0, NULL), NULL));
     Pb none = {0}, some = {0};
     pb_int(&none, 2, 0);
@@ -337,7 +324,7 @@ static void test_optional(void)
     }
     oc_model_free(m);
 
-    m = from_ir(one_node(16, "", "Identity", 1, wrap(IR_TYPE_OPTIONAL, tensor_of(OC_FLOAT)),
+    m = am_from_ir(one_node(16, "", "Identity", 1, wrap(IR_TYPE_OPTIONAL, tensor_of(OC_FLOAT)),
                          wrap(IR_TYPE_OPTIONAL, tensor_of(OC_FLOAT)), NULL));
     size_t n;
     oc_buffer *out = run1(m, &some, &n);
@@ -366,7 +353,7 @@ static void test_optional(void)
 static void test_small_types(void)
 {
     int64_t d[] = {3};
-    oc_model *m = from_ir(one_node(13, "", "Neg", 1, ir_type_tensor(OC_FLOAT16, 1, d),
+    oc_model *m = am_from_ir(one_node(13, "", "Neg", 1, ir_type_tensor(OC_FLOAT16, 1, d),
                                    ir_type_tensor(OC_FLOAT16, 1, d), NULL));
     const uint8_t in[6] = {0x00, 0x3c, 0x00, 0xc0, 0x00, 0x38};
     const uint8_t want[6] = {0x00, 0xbc, 0x00, 0x40, 0x00, 0xb8};
@@ -385,7 +372,7 @@ static void test_small_types(void)
     IrModel *ir = one_node(21, "", "Cast", 1, ir_type_tensor(OC_FLOAT, 1, d),
                            ir_type_tensor(OC_INT4, 1, d), &node);
     ir_node_set_attr(node, ir_attr_int("to", OC_INT4));
-    m = from_ir(ir);
+    m = am_from_ir(ir);
     float f[3] = {1, -2, 3};
     x = tensor_raw(OC_FLOAT, 1, d, f, sizeof f);
     out = run1(m, &x, &n);
@@ -404,7 +391,7 @@ static void test_small_types(void)
 static void test_seed(void)
 {
     int64_t d[] = {8};
-    oc_model *m = from_ir(one_node(13, "", "RandomUniformLike", 1, ir_type_tensor(OC_FLOAT, 1, d),
+    oc_model *m = am_from_ir(one_node(13, "", "RandomUniformLike", 1, ir_type_tensor(OC_FLOAT, 1, d),
                                    ir_type_tensor(OC_FLOAT, 1, d), NULL));
     float z[8] = {0};
     Pb x = tensor_raw(OC_FLOAT, 1, d, z, sizeof z);
@@ -453,7 +440,7 @@ static void refuse(oc_model *m, const oc_buffer *in, size_t n_in, const char *pa
 static void test_refusals(void)
 {
     int64_t d[] = {2};
-    oc_model *m = from_ir(one_node(13, "", "Relu", 1, ir_type_tensor(OC_FLOAT, 1, d),
+    oc_model *m = am_from_ir(one_node(13, "", "Relu", 1, ir_type_tensor(OC_FLOAT, 1, d),
                                    ir_type_tensor(OC_FLOAT, 1, d), NULL));
     float f[2] = {-1, 2};
     Pb x = tensor_raw(OC_FLOAT, 1, d, f, sizeof f);
@@ -506,7 +493,7 @@ static void test_refusals(void)
     oc_model_free(m);
 
     /* a sequence input given a TensorProto */
-    m = from_ir(one_node(11, "", "SequenceLength", 1, wrap(IR_TYPE_SEQUENCE, tensor_of(OC_FLOAT)),
+    m = am_from_ir(one_node(11, "", "SequenceLength", 1, wrap(IR_TYPE_SEQUENCE, tensor_of(OC_FLOAT)),
                          ir_type_tensor(OC_INT64, 0, NULL), NULL));
     refuse(m, &good, 1, "not a valid SequenceProto", "a TensorProto where a sequence is declared");
     oc_model_free(m);
@@ -515,7 +502,7 @@ static void test_refusals(void)
     IrModel *ir = one_node(13, "", "Relu", 1, ir_type_tensor(OC_FLOAT, 1, d),
                            ir_type_tensor(OC_FLOAT, 1, d), NULL);
     ir->graph->first->op_type[0] = 'r';
-    m = from_ir(ir);
+    m = am_from_ir(ir);
     refuse(m, &good, 1, "oc_evaluate_pb: ", "a model the checker refuses");
     oc_model_free(m);
     oc_buffers_free(NULL, 3);

@@ -37,6 +37,24 @@ static const char cli_help_overview[] =
     "possible (one line on stderr per model, naming it, no output file left\n"
     "behind); 2 usage error (one line, and where to read more).\n";
 
+/* The precision options, the same for convert and optimize. */
+#define CLI_HELP_PRECISION \
+    "  --dtype T               make float values T (float16, bfloat16: from\n" \
+    "                          float32; float32: from float16 and bfloat16);\n" \
+    "                          a node whose schema lacks T keeps its type\n" \
+    "                          between Casts (docs/precision.md)\n" \
+    "  --keep-io-types         --dtype: graph inputs and outputs keep their\n" \
+    "                          type (Casts inside)\n" \
+    "  --keep-float32 OP,...   --dtype: these ops keep their type\n" \
+    "  --keep-float32-node NAME,...\n" \
+    "                          --dtype: these nodes keep their type\n" \
+    "  --dtype-strict          --dtype, --store: refuse a weight outside the\n" \
+    "                          new type's range instead of clamping it\n" \
+    "  --store float16         store float32 weights of 16 elements or more as\n" \
+    "                          float16 behind a Cast to float32 (not with\n" \
+    "                          --dtype): the file halves, the computation stays\n" \
+    "                          float32\n"
+
 static const char cli_help_convert[] =
     "usage: onnx-convert convert IN.onnx -o OUT.onnx [OPTIONS]\n"
     "       onnx-convert convert IN... --out-dir DIR [-j N] [OPTIONS]\n"
@@ -91,21 +109,7 @@ static const char cli_help_convert[] =
     "  --timeout SECONDS       --verify: at most this long per run (default\n"
     "                          600); batch mode: a model's worker past it is\n"
     "                          stopped and reported (error, stage run, timeout)\n"
-    "  --dtype T               make float values T (float16, bfloat16: from\n"
-    "                          float32; float32: from float16 and bfloat16);\n"
-    "                          a node whose schema lacks T keeps its type\n"
-    "                          between Casts (docs/precision.md)\n"
-    "  --keep-io-types         --dtype: graph inputs and outputs keep their\n"
-    "                          type (Casts inside)\n"
-    "  --keep-float32 OP,...   --dtype: these ops keep their type\n"
-    "  --keep-float32-node NAME,...\n"
-    "                          --dtype: these nodes keep their type\n"
-    "  --dtype-strict          --dtype, --store: refuse a weight outside the\n"
-    "                          new type's range instead of clamping it\n"
-    "  --store float16         store float32 weights of 16 elements or more as\n"
-    "                          float16 behind a Cast to float32 (not with\n"
-    "                          --dtype): the file halves, the computation stays\n"
-    "                          float32\n"
+    CLI_HELP_PRECISION
     "  --infer-shapes          check the model and write the inferred types of\n"
     "                          intermediate values as value_info\n"
     "  --external-data FILE    write every tensor of at least BYTES to FILE,\n"
@@ -152,21 +156,7 @@ static const char cli_help_optimize[] =
     "  --timeout SECONDS       --verify: at most this long per run (default\n"
     "                          600); batch mode: a model's worker past it is\n"
     "                          stopped and reported (error, stage run, timeout)\n"
-    "  --dtype T               make float values T (float16, bfloat16: from\n"
-    "                          float32; float32: from float16 and bfloat16);\n"
-    "                          a node whose schema lacks T keeps its type\n"
-    "                          between Casts (docs/precision.md)\n"
-    "  --keep-io-types         --dtype: graph inputs and outputs keep their\n"
-    "                          type (Casts inside)\n"
-    "  --keep-float32 OP,...   --dtype: these ops keep their type\n"
-    "  --keep-float32-node NAME,...\n"
-    "                          --dtype: these nodes keep their type\n"
-    "  --dtype-strict          --dtype, --store: refuse a weight outside the\n"
-    "                          new type's range instead of clamping it\n"
-    "  --store float16         store float32 weights of 16 elements or more as\n"
-    "                          float16 behind a Cast to float32 (not with\n"
-    "                          --dtype): the file halves, the computation stays\n"
-    "                          float32\n"
+    CLI_HELP_PRECISION
     "  --infer-shapes          write the inferred types of intermediate values\n"
     "                          as value_info\n"    "  --keep-metadata         accepted as in convert (optimize keeps the\n"
     "                          model's IR and everything it holds)\n"
