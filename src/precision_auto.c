@@ -578,6 +578,7 @@ int pa_convert(IrModel *m, const PcOptions *o, const PaOptions *a, PcReport *r,
         rc = pa_run(&c, full, "the converted model", &got, err);
     if (rc == 0) {
         ar->error = ar->error_full = pa_outputs_error(got, c.want, c.n_out, c.rtol, c.atol);
+        ar->candidates = fr.nodes_converted;
         if (ar->error_full <= 1)
             rc = pc_convert(m, o, r, err);   /* within: the full conversion */
         else
