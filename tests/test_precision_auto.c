@@ -171,6 +171,38 @@ static void test_tame(void)
     pa_case("tame keep-io", TAME, true, NULL);
 }
 
+/* Unnamed nodes are kept by their "#N" label (their position), the
+ * label the report shows: --auto keeps the Exp, the second node. */
+static void test_unnamed(void)
+{
+    IrModel *m = pa_model(BIG_EXP);
+    for (IrNode *n = m->graph->first; n; n = n->next) {
+        free(n->name);
+        n->name = NULL;
+    }
+    PcOptions o = {.dtype = IR_FLOAT16, .keep_io = true};
+    PaOptions a = {.vf = {.seed = 1}};
+    PcReport r = {0};
+    PaReport ar = {0};
+    IrError err;
+    int rc = pa_convert(m, &o, &a, &r, &ar, &err);
+    T_CHECK(rc == 0, "unnamed: %s", err.msg);
+    if (rc == 0) {
+        T_CHECK(ar.n_kept == 1 && !strcmp(ar.kept[0], "#1"), "unnamed: kept %zu (%s)",
+                ar.n_kept, ar.n_kept ? ar.kept[0] : "");
+        bool listed = false;
+        for (size_t i = 0; i < r.n_kept; i++)
+            listed |= !strcmp(r.kept[i].node, "#1") && !strcmp(r.kept[i].op, "Exp") &&
+                      !strncmp(r.kept[i].reason, "--auto: ", 8);
+        T_CHECK(listed, "unnamed: the conversion did not keep #1 (the Exp)");
+        T_CHECK(ar.error <= 1, "unnamed: error %g", ar.error);
+        pa_assert_sane(m, "unnamed");
+    }
+    pc_report_free(&r);
+    pa_report_free(&ar);
+    ir_model_free(m);
+}
+
 /* Fully converted, the big sum's output is float16 and overflows
  * whatever is kept: --auto says so instead of writing it. */
 static void test_unreachable(void)
@@ -219,6 +251,7 @@ int main(void)
     test_big_sum();
     test_big_exp();
     test_tame();
+    test_unnamed();
     test_unreachable();
     test_cannot_run();
     test_bound();
