@@ -186,9 +186,13 @@ static int pa_try(PaCtx *c, const char *keep, double *e, IrError *err)
 
 /* ---- ranking nodes by their own half error --------------------------- */
 
+/* A value of the original while it runs node by node: held only until
+ * its last reader has run, so the walk holds what one run would. */
 typedef struct PaVal {
     const IrValue *v;
-    EvValue *x;
+    EvValue *x;                  /* NULL: not made yet, or dropped */
+    size_t last;                 /* position of its last reader */
+    bool read;                   /* some node reads it */
     UT_hash_handle hh;
 } PaVal;
 
@@ -204,12 +208,54 @@ static EvValue *pa_val_get(PaVal *t, const IrValue *v)
     return e ? e->x : NULL;
 }
 
+static PaVal *pa_val_entry(PaVal **t, const IrValue *v)
+{
+    PaVal *e;
+    HASH_FIND_PTR(*t, &v, e);
+    if (!e) {
+        e = ir_alloc(sizeof *e);
+        e->v = v;
+        HASH_ADD_PTR(*t, v, e);
+    }
+    return e;
+}
+
+/* Takes x as v's value (the table owns the reference). */
 static void pa_val_put(PaVal **t, const IrValue *v, EvValue *x)
 {
-    PaVal *e = ir_alloc(sizeof *e);
-    e->v = v;
+    PaVal *e = pa_val_entry(t, v);
+    ev_unref(e->x);
     e->x = x;
-    HASH_ADD_PTR(*t, v, e);
+}
+
+/* Records where each value of g is last read (idx: node positions). */
+static void pa_val_readers(PaVal **t, const IrGraph *g)
+{
+    size_t idx = 0;
+    for (const IrNode *n = g->first; n; n = n->next, idx++)
+        for (size_t i = 0; i < n->n_in; i++)
+            if (n->in[i]) {
+                PaVal *e = pa_val_entry(t, n->in[i]);
+                e->last = idx;
+                e->read = true;
+            }
+}
+
+/* Drops the values node n (at idx) was the last to read, and the outputs
+ * it made that nothing reads. */
+static void pa_val_drop(PaVal *t, const IrNode *n, size_t idx)
+{
+    for (size_t k = 0; k < n->n_in + n->n_out; k++) {
+        const IrValue *v = k < n->n_in ? n->in[k] : n->out[k - n->n_in];
+        PaVal *e;
+        if (!v)
+            continue;
+        HASH_FIND_PTR(t, &v, e);
+        if (e && (!e->read || (k < n->n_in && e->last == idx))) {
+            ev_unref(e->x);
+            e->x = NULL;
+        }
+    }
 }
 
 static void pa_vals_free(PaVal **t)
@@ -326,6 +372,7 @@ static size_t pa_rank(PaCtx *c, IrModel *m, const PcReport *full, PaCand **cand)
     }
     IrValueInfo **f;
     size_t nf = ev_model_feeds(m, &f), nc = 0, idx = 0;
+    pa_val_readers(&vals, m->graph);
     for (size_t i = 0; i < nf && i < c->n_in; i++)
         pa_val_put(&vals, f[i]->value, ev_ref(c->in[i]));
     free(f);
@@ -359,6 +406,7 @@ static size_t pa_rank(PaCtx *c, IrModel *m, const PcReport *full, PaCand **cand)
                 pa_val_put(&vals, n->out[j], out[j]);
             else
                 ev_unref(out[j]);
+        pa_val_drop(vals, n, idx);
     }
     pa_vals_free(&vals);
     ir_graph_clear_inferred(m->graph);
