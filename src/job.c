@@ -326,10 +326,25 @@ static int job_run_precision(const JobOptions *o, JobReport *r, IrModel *m)
 {
     IrError err;
     pc_report_free(&r->pc);
-    if (pc_convert(m, &o->pc, &r->pc, &err) < 0) {
+    pa_report_free(&r->pa);
+    int rc;
+    if (o->pc_auto) {
+        /* --auto evaluates the models as --verify does: same budgets, same
+         * seeded inputs unless --inputs gives them */
+        PaOptions a = {.rtol = o->rtol, .atol = o->atol,
+                       .vf = {.seed = 1, .eval = o->eval, .inputs_dir = o->inputs}};
+        if (a.vf.eval.timeout <= 0)
+            a.vf.eval.timeout = JOB_VERIFY_TIMEOUT;
+        rc = pa_convert(m, &o->pc, &a, &r->pc, &r->pa, &err);
+        r->pc_auto = rc == 0;
+    } else {
+        rc = pc_convert(m, &o->pc, &r->pc, &err);
+    }
+    if (rc < 0) {
         char msg[700];
         snprintf(msg, sizeof msg, "%s: %s", r->path, err.msg);
         pc_report_free(&r->pc);
+        pa_report_free(&r->pa);
         return job_end(r, JOB_ERROR, DG_STAGE_PRECISION, DG_PRECISION, msg);
     }
     r->precision = true;
@@ -576,6 +591,7 @@ void job_report_free(JobReport *r)
     cv_report_free(&r->cv);
     opt_stats_free(&r->opt);
     pc_report_free(&r->pc);
+    pa_report_free(&r->pa);
     if (r->checked)
         chk_report_free(&r->chk);
     memset(r, 0, sizeof *r);
@@ -673,6 +689,35 @@ static void job_json_optimization(Js *j, const JobReport *r)
     js_close(j, '}');
 }
 
+/* precision's "auto" object (docs/json.md), null without --auto. */
+static void job_json_auto(Js *j, const JobReport *r)
+{
+    if (!r->pc_auto) {
+        js_null(j);
+        return;
+    }
+    const PaReport *a = &r->pa;
+    js_open(j, '{', false);
+    js_key(j, "rtol");
+    js_double(j, a->rtol);
+    js_key(j, "atol");
+    js_double(j, a->atol);
+    js_key(j, "candidates");
+    js_uint(j, a->candidates);
+    js_key(j, "error_full");
+    js_double(j, a->error_full);
+    js_key(j, "error");
+    js_double(j, a->error);
+    js_key(j, "evaluations");
+    js_uint(j, a->evaluations);
+    js_key(j, "nodes_kept");
+    js_open(j, '[', true);
+    for (size_t i = 0; i < a->n_kept; i++)
+        js_string(j, a->kept[i]);
+    js_close(j, ']');
+    js_close(j, '}');
+}
+
 /* The "precision" object (docs/json.md), null when the stage did not run. */
 static void job_json_precision(Js *j, const JobReport *r)
 {
@@ -714,6 +759,8 @@ static void job_json_precision(Js *j, const JobReport *r)
     js_key(j, "after");
     js_uint(j, p->init_bytes_after);
     js_close(j, '}');
+    js_key(j, "auto");
+    job_json_auto(j, r);
     js_close(j, '}');
 }
 

@@ -21,6 +21,7 @@
 #include "json.h"
 #include "load.h"
 #include "precision.h"
+#include "precision_auto.h"
 #include "save.h"
 #include "../passes/passes.h"
 
@@ -49,6 +50,9 @@ typedef struct JobOptions {
     bool optimize;
     OptOptions opt;              /* --passes */
     PcOptions pc;                /* --dtype, --store and their options */
+    bool pc_auto;                /* --auto: keep what accuracy needs float32 */
+    double rtol, atol;           /* --rtol, --atol of --auto (0: defaults) */
+    const char *inputs;          /* --inputs DIR of --auto (NULL: random) */
     bool verify, infer_shapes;
     SaveOptions save;
     const char *input_shape[JOB_MAX_SHAPES];  /* --input-shape NAME=DIMS */
@@ -91,6 +95,8 @@ typedef struct JobReport {
     size_t sorted;               /* nodes that moved (topo.h) */
     bool precision;              /* the precision stage ran */
     PcReport pc;                 /* what it did */
+    bool pc_auto;                /* --auto ran: pa says what it did */
+    PaReport pa;
     bool optimized;
     OptStats opt;                /* the optimizer's report (passes, changes,
                                     iterations), held as it is */

@@ -141,6 +141,41 @@ static int job_shared_value(JobOptions *o, const char *const *argv, size_t *i, s
     return 1;
 }
 
+/* A tolerance: a positive finite number. */
+static bool job_parse_tol(const char *s, double *out)
+{
+    char *end;
+    double t = strtod(s, &end);
+    if (!*s || *end || !(t > 0) || !(t < 1e300))
+        return false;
+    *out = t;
+    return true;
+}
+
+/* --auto and its options (src/precision_auto.h). */
+static int job_auto_arg(JobOptions *o, const char *const *argv, size_t *i, size_t argc,
+                        char *why, size_t cap)
+{
+    const char *a = argv[*i];
+    bool has_val = *i + 1 < argc;
+    if (!strcmp(a, "--auto")) {
+        o->pc_auto = true;
+        return 1;
+    }
+    if (!has_val)
+        return 0;
+    if (!strcmp(a, "--inputs"))
+        o->inputs = argv[*i + 1];
+    else if (!strcmp(a, "--rtol") || !strcmp(a, "--atol")) {
+        if (!job_parse_tol(argv[*i + 1], a[2] == 'r' ? &o->rtol : &o->atol))
+            return job_why(why, cap, "%s takes a positive number", a);
+    } else {
+        return 0;
+    }
+    ++*i;
+    return 1;
+}
+
 /* The precision options (src/precision.h), which convert and optimize
  * share. */
 static int job_precision_arg(JobOptions *o, const char *const *argv, size_t *i, size_t argc,
@@ -168,7 +203,7 @@ static int job_precision_arg(JobOptions *o, const char *const *argv, size_t *i, 
     } else if (!strcmp(a, "--keep-float32-node") && has_val) {
         o->pc.keep_nodes = argv[++*i];
     } else {
-        return 0;
+        return job_auto_arg(o, argv, i, argc, why, cap);
     }
     return 1;
 }
@@ -217,6 +252,14 @@ int job_options_check(const JobOptions *o, char *why, size_t cap)
     if ((o->pc.keep_io || o->pc.keep_ops || o->pc.keep_nodes) && !o->pc.dtype) {
         snprintf(why, cap, "--keep-io-types, --keep-float32 and --keep-float32-node "
                  "go with --dtype");
+        return -1;
+    }
+    if (o->pc_auto && o->pc.dtype != IR_FLOAT16 && o->pc.dtype != IR_BFLOAT16) {
+        snprintf(why, cap, "--auto goes with --dtype float16 or --dtype bfloat16");
+        return -1;
+    }
+    if ((o->rtol > 0 || o->atol > 0 || o->inputs) && !o->pc_auto) {
+        snprintf(why, cap, "--rtol, --atol and --inputs go with --auto");
         return -1;
     }
     if (o->pc.strict && !o->pc.dtype && !o->pc.store) {

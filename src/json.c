@@ -2,6 +2,7 @@
  * json.c - the JSON writer (prefix js_; see json.h).
  */
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -151,6 +152,22 @@ void js_uint(Js *j, uint64_t v)
 {
     js_sep(j);
     fprintf(j->f, "%" PRIu64, v);
+}
+
+void js_double(Js *j, double v)
+{
+    if (!isfinite(v)) {
+        js_null(j);
+        return;
+    }
+    js_sep(j);
+    char buf[40];
+    for (int prec = 6; prec <= 17; prec++) {
+        snprintf(buf, sizeof buf, "%.*g", prec, v);
+        if (strtod(buf, NULL) == v)
+            break;
+    }
+    fputs(buf, j->f);
 }
 
 void js_null(Js *j)

@@ -43,6 +43,9 @@ void js_string(Js *j, const char *s);
 void js_int(Js *j, int64_t v);
 void js_uint(Js *j, uint64_t v);
 void js_bool(Js *j, bool v);
+/* A finite double, shortest form that reads back the same; null when
+ * it is not finite (JSON has no infinity or NaN). */
+void js_double(Js *j, double v);
 void js_null(Js *j);
 /* An int64 with presence: the number, or null. */
 void js_opt_int(Js *j, bool has, int64_t v);

@@ -113,14 +113,23 @@ static bool pc_in_list(const char *list, const char *name)
     return false;
 }
 
+/* A node's name, or "#N" (its position in the main graph) when it has
+ * none: what the report shows and --keep-float32-node takes. */
+static const char *pc_label(const IrNode *n, size_t idx, char *buf, size_t cap)
+{
+    if (n->name && n->name[0])
+        return n->name;
+    snprintf(buf, cap, "#%zu", idx);
+    return buf;
+}
+
 static void pc_keep(PcCtx *c, const IrNode *n, size_t idx, const char *reason)
 {
     PcReport *r = c->r;
     r->kept = ir_grow(r->kept, r->n_kept + 1, sizeof *r->kept);
     char label[32];
-    snprintf(label, sizeof label, "#%zu", idx);
     r->kept[r->n_kept++] = (PcKept){
-        .node = ir_strdup(n->name && n->name[0] ? n->name : label),
+        .node = ir_strdup(pc_label(n, idx, label, sizeof label)),
         .op = ir_strdup(n->op_type), .reason = ir_strdup(reason)};
 }
 
@@ -189,7 +198,8 @@ static const char *pc_attr_typed(const PcCtx *c, const OsSchema *s, const IrNode
 /* Decides n: *reason NULL and true when it converts; false with a reason
  * when it keeps the old type while touching it; false with no reason when
  * it touches no old-type value (integer and shape nodes). */
-static bool pc_decide(PcCtx *c, const IrNode *n, char *why, size_t cap, bool *report)
+static bool pc_decide(PcCtx *c, const IrNode *n, size_t idx, char *why, size_t cap,
+                      bool *report)
 {
     *report = false;
     bool touches = false, any_unknown = false;
@@ -203,6 +213,7 @@ static bool pc_decide(PcCtx *c, const IrNode *n, char *why, size_t cap, bool *re
             any_unknown = true;
     }
     const char *r = NULL;
+    char label[32];
     if (pc_has_subgraph(n))
         r = "control flow";
     else if (!touches)
@@ -211,7 +222,7 @@ static bool pc_decide(PcCtx *c, const IrNode *n, char *why, size_t cap, bool *re
         r = "function";
     else if (pc_in_list(c->o->keep_ops, n->op_type))
         r = "--keep-float32";
-    else if (pc_in_list(c->o->keep_nodes, n->name))
+    else if (pc_in_list(c->o->keep_nodes, pc_label(n, idx, label, sizeof label)))
         r = "--keep-float32-node";
     else if (any_unknown)
         r = "a value of unknown or non-tensor type";
@@ -263,7 +274,7 @@ static void pc_decide_all(PcCtx *c)
         bool report;
         PcNode *e = ir_alloc(sizeof *e);
         e->n = n;
-        e->conv = pc_decide(c, n, why, sizeof why, &report);
+        e->conv = pc_decide(c, n, idx, why, sizeof why, &report);
         HASH_ADD_PTR(c->nodes, n, e);
         if (e->conv)
             c->r->nodes_converted++;

@@ -225,8 +225,22 @@ def _shape_args(input_shapes):
     return args
 
 
+def _tol_args(rtol=None, atol=None, inputs=None):
+    """--auto's tolerance and inputs folder as words."""
+    args = []
+    for flag, v in (("--rtol", rtol), ("--atol", atol)):
+        if v is not None:
+            if isinstance(v, bool) or not isinstance(v, (int, float)):
+                raise usage(f"onnxconvert: {flag[2:]} takes a number, not {v!r}")
+            args += [flag, repr(float(v))]
+    if inputs is not None:
+        args += ["--inputs", os.fspath(inputs)]
+    return args
+
+
 def _precision_args(dtype=None, keep_io_types=False, keep_float32=None,
-                    keep_float32_nodes=None, dtype_strict=False, store=None):
+                    keep_float32_nodes=None, dtype_strict=False, store=None,
+                    auto=False, rtol=None, atol=None, inputs=None):
     """The precision options as the command line's words
     (docs/precision.md)."""
     args = []
@@ -244,11 +258,13 @@ def _precision_args(dtype=None, keep_io_types=False, keep_float32=None,
         args.append("--keep-io-types")
     if dtype_strict:
         args.append("--dtype-strict")
-    return args
+    if auto:
+        args.append("--auto")
+    return args + _tol_args(rtol, atol, inputs)
 
 
 PRECISION_KEYS = ("dtype", "keep_io_types", "keep_float32", "keep_float32_nodes",
-                  "dtype_strict", "store")
+                  "dtype_strict", "store", "auto", "rtol", "atol", "inputs")
 
 
 def _common_args(passes, input_shapes, verify, max_memory, max_steps, timeout,
@@ -298,7 +314,8 @@ def convert(model, opset=None, *, opset_ml=None, ir_version=None, optimize=False
             passes=None, expand=None, input_shapes=None, keep_metadata=False, verify=False,
             max_memory=None, max_steps=None, timeout=None, infer_shapes=False, report=False,
             dtype=None, keep_io_types=False, keep_float32=None, keep_float32_nodes=None,
-            dtype_strict=False, store=None):
+            dtype_strict=False, store=None, auto=False, rtol=None, atol=None,
+            inputs=None):
     """Converts `model` to ai.onnx opset `opset` (and ai.onnx.ml opset
     `opset_ml`), as `onnx-convert convert --opset N` does: one opset step at
     a time in every graph and function, refusing with ConversionError (node,
@@ -318,8 +335,12 @@ def convert(model, opset=None, *, opset_ml=None, ir_version=None, optimize=False
     type; keep_float32 / keep_float32_nodes: ops / node names (a list or
     "a,b") that keep their type; dtype_strict: refuse weights outside the new
     type's range instead of clamping them; store="float16": weights stored
-    as float16 behind a Cast to float32 (not with dtype). The report's
-    "precision" says what changed.
+    as float16 behind a Cast to float32 (not with dtype). auto: with dtype
+    "float16" or "bfloat16", keep in float32 the fewest nodes needed for the
+    outputs to stay within rtol/atol (default 1e-2 and the type's atol) of
+    the original's, evaluated on the inputs folder `inputs` (input_K.pb)
+    or seeded random ones. The report's "precision" says what changed
+    ("auto": the nodes kept, the error reached).
 
     Returns the converted model as the kind given (bytes or ModelProto; a
     ModelProto for a path), or (model, report dict) with report=True, the
@@ -330,14 +351,16 @@ def convert(model, opset=None, *, opset_ml=None, ir_version=None, optimize=False
                          max_steps=max_steps, timeout=timeout, infer_shapes=infer_shapes,
                          keep_metadata=keep_metadata, dtype=dtype, keep_io_types=keep_io_types,
                          keep_float32=keep_float32, keep_float32_nodes=keep_float32_nodes,
-                         dtype_strict=dtype_strict, store=store)
+                         dtype_strict=dtype_strict, store=store, auto=auto, rtol=rtol,
+                         atol=atol, inputs=inputs)
     return _apply(model, "convert", args, report)
 
 
 def optimize(model, passes=None, *, input_shapes=None, verify=False, max_memory=None,
              max_steps=None, timeout=None, infer_shapes=False, report=False, dtype=None,
              keep_io_types=False, keep_float32=None, keep_float32_nodes=None,
-             dtype_strict=False, store=None):
+             dtype_strict=False, store=None, auto=False, rtol=None, atol=None,
+             inputs=None):
     """Optimizes `model` as `onnx-convert optimize` does: folds constants,
     removes what computes nothing and fuses patterns, in every graph and
     function. passes: a list of pass names or "a,b,c" (default: the default
@@ -348,7 +371,7 @@ def optimize(model, passes=None, *, input_shapes=None, verify=False, max_memory=
                         infer_shapes=infer_shapes, keep_metadata=False, dtype=dtype,
                         keep_io_types=keep_io_types, keep_float32=keep_float32,
                         keep_float32_nodes=keep_float32_nodes, dtype_strict=dtype_strict,
-                        store=store)
+                        store=store, auto=auto, rtol=rtol, atol=atol, inputs=inputs)
     return _apply(model, "optimize", args, report)
 
 

@@ -175,6 +175,10 @@ void cli_convert_text(FILE *f, const CliOpts *o, const JobReport *r)
     }
     if (r->precision)
         cli_precision_text(f, &r->pc);
+    if (r->pc_auto)
+        fprintf(f, "--auto: %zu of %zu nodes kept float32, error %.3g of the tolerance "
+                "(fully converted: %.3g), %zu evaluations\n", r->pa.n_kept,
+                r->pa.candidates, r->pa.error, r->pa.error_full, r->pa.evaluations);
     if (r->optimized) {
         long total = 0;
         for (size_t i = 0; i < r->opt.n; i++)

@@ -48,6 +48,16 @@ static const char cli_help_overview[] =
     "  --keep-float32 OP,...   --dtype: these ops keep their type\n" \
     "  --keep-float32-node NAME,...\n" \
     "                          --dtype: these nodes keep their type\n" \
+    "  --auto                  --dtype float16|bfloat16: keep in float32 the\n" \
+    "                          fewest nodes needed for the outputs to stay\n" \
+    "                          within --rtol/--atol of the original's, found\n" \
+    "                          by evaluating both (docs/precision.md)\n" \
+    "  --rtol R, --atol A      --auto: the tolerance, |got - want| <= atol *\n" \
+    "                          scale + rtol * |want|, scale an output's largest\n" \
+    "                          |want| (default rtol 1e-2; atol the type's:\n" \
+    "                          3e-2 float16, 1.25e-1 bfloat16)\n" \
+    "  --inputs DIR            --auto: evaluate on DIR's input_K.pb (default:\n" \
+    "                          seeded random inputs, as --verify)\n" \
     "  --dtype-strict          --dtype, --store: refuse a weight outside the\n" \
     "                          new type's range instead of clamping it\n" \
     "  --store float16         store float32 weights of 16 elements or more as\n" \
