@@ -761,6 +761,8 @@ static void job_json_precision(Js *j, const JobReport *r)
     js_close(j, '}');
     js_key(j, "auto");
     job_json_auto(j, r);
+    js_key(j, "hint");
+    js_string(j, p->hint[0] ? p->hint : NULL);
     js_close(j, '}');
 }
 

@@ -734,6 +734,10 @@ static int pc_dtype(PcCtx *c)
     if (inf_model(c->m, NULL, &ie) < 0)
         return ir_fail(c->err, "precision: %s", ie.msg);
     pc_decide_all(c);
+    if (!c->cast_ok && c->r->n_kept)
+        snprintf(c->r->hint, sizeof c->r->hint, "nothing can change type at opset %lld (%s): "
+                 "convert to opset 13 or later at the same time (--opset 13)",
+                 (long long)ir_model_opset(c->m, ""), c->no_cast);
     int rc = 0;
     /* before routing: a swapped output's new value has no inferred type */
     for (IrNode *k = c->g->first; k && rc == 0; k = k->next)
@@ -770,6 +774,9 @@ static int pc_store_one(PcCtx *c, IrValue *v)
     if (pc_tensor_retype(c, v->init, IR_FLOAT16, what) < 0 ||
         ir_value_replace_uses(v, cast->out[0], c->err) < 0)
         return -1;
+    /* IR 3: the weight is also a graph input, whose declared type follows */
+    pc_retype_infos(&c->g->inputs, v, IR_FLOAT16);
+    pc_retype_infos(&c->g->value_info, v, IR_FLOAT16);
     ir_node_set_input(cast, 0, v);
     ir_node_set_attr(cast, ir_attr_int("to", IR_FLOAT));
     c->r->casts++;
@@ -777,7 +784,10 @@ static int pc_store_one(PcCtx *c, IrValue *v)
     return 0;
 }
 
-/* --store float16 over the main graph's initializers. */
+/* --store float16 over the main graph's initializers. Under IR 3 every
+ * initializer is also a graph input (a default a caller may override):
+ * it is stored the same way, the input renamed and declared float16 with
+ * it, since IR 3 cannot hold an initializer that is not an input. */
 static int pc_store(PcCtx *c)
 {
     size_t n = c->g->inits.n;
@@ -787,7 +797,7 @@ static int pc_store(PcCtx *c)
         IrTensor *t = c->g->inits.p[i];
         IrValue *v = ir_graph_find_local(c->g, t->name);
         uint64_t numel;
-        if (v && v->kind == IR_VAL_INIT && t->data_type == IR_FLOAT && v->n_uses &&
+        if (v && v->init == t && t->data_type == IR_FLOAT && v->n_uses &&
             !ir_value_is_graph_output(v) && ir_tensor_numel(t, &numel) &&
             numel >= PC_STORE_MIN)
             list[k++] = v;

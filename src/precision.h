@@ -68,6 +68,9 @@ typedef struct PcReport {
     size_t clamped;         /* elements clamped to the finite range */
     size_t stored;          /* --store: initializers stored as float16 */
     uint64_t init_bytes_before, init_bytes_after; /* main graph initializers */
+    /* what to do when nothing could change ("" otherwise): bfloat16 asked
+     * of a model whose opset's Cast lacks it */
+    char hint[256];
 } PcReport;
 
 /* Changes m (sorted and valid) as o says; r (may be NULL) gets what was

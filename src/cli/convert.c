@@ -135,6 +135,8 @@ static void cli_precision_text(FILE *f, const PcReport *p)
             (unsigned long long)p->init_bytes_before, (unsigned long long)p->init_bytes_after);
     for (size_t i = 0; i < p->n_kept; i++)
         fprintf(f, "  kept %s (%s): %s\n", p->kept[i].node, p->kept[i].op, p->kept[i].reason);
+    if (p->hint[0])
+        fprintf(f, "  %s\n", p->hint);
 }
 
 void cli_convert_text(FILE *f, const CliOpts *o, const JobReport *r)
