@@ -49,6 +49,10 @@ typedef struct PcCtx {
      * before opset 13) no value can change type, so nothing does */
     bool cast_ok;
     char no_cast[80];
+    /* nodes of ai.onnx kept for want of the type: the lowest opset at
+     * which all that can have it do (0: none can), and how many cannot */
+    int gain_opset;
+    size_t n_blocked, n_never;
 } PcCtx;
 
 int32_t pc_dtype_parse(const char *name)
@@ -195,6 +199,80 @@ static const char *pc_attr_typed(const PcCtx *c, const OsSchema *s, const IrNode
     return NULL;
 }
 
+/* The lowest later version of n's op whose constraints take the new type
+ * at every slot that holds an old-type value (0: none): where converting
+ * to that opset too would let n convert. */
+static int pc_gain_since(const PcCtx *c, const IrNode *n, int since)
+{
+    size_t nv;
+    const OsSchema *v = os_versions(n->domain, n->op_type, &nv);
+    for (size_t k = 0; k < nv; k++) {
+        if (v[k].since <= since || (v[k].flags & OS_F_DEPRECATED))
+            continue;
+        bool blocked = false;
+        for (size_t i = 0; i < n->n_in; i++)
+            pc_slot_switches(c, &v[k], n, false, i, &blocked);
+        for (size_t i = 0; i < n->n_out; i++)
+            pc_slot_switches(c, &v[k], n, true, i, &blocked);
+        if (!blocked)
+            return v[k].since;
+    }
+    return 0;
+}
+
+/* The lowest Cast after version `since` that reads and writes the type. */
+static int pc_cast_gain(const PcCtx *c, int since)
+{
+    size_t nv;
+    const OsSchema *v = os_versions("", "Cast", &nv);
+    IrType t = {.kind = IR_TYPE_TENSOR, .has_elem_type = true, .elem_type = c->o->dtype};
+    for (size_t k = 0; k < nv; k++)
+        if (v[k].since > since && os_param_allows(&v[k], os_in_param(&v[k], 0), &t) &&
+            os_param_allows(&v[k], os_out_param(&v[k], 0), &t))
+            return v[k].since;
+    return 0;
+}
+
+/* Counts a node kept for want of the type toward the report's hint. */
+static void pc_note_blocked(PcCtx *c, const IrNode *n, int since)
+{
+    if (os_domain_norm(n->domain)[0])
+        return;
+    int at = pc_gain_since(c, n, since);
+    c->n_blocked++;
+    if (!at)
+        c->n_never++;
+    else if (at > c->gain_opset)
+        c->gain_opset = at;
+}
+
+/* The report's hint: the opset at which the nodes kept for want of the
+ * type (and Cast, when it lacks it) have it. */
+static void pc_hint(PcCtx *c)
+{
+    int at = c->gain_opset;
+    if (!c->cast_ok) {
+        const OsSchema *s = os_find("", "Cast", ir_model_opset(c->m, ""));
+        int cast_at = s ? pc_cast_gain(c, s->since) : 0;
+        if (!cast_at)
+            return;
+        at = at > cast_at ? at : cast_at;
+    }
+    if (!at || (!c->n_blocked && c->cast_ok))
+        return;
+    const char *t = c->o->dtype == IR_FLOAT ? "float" : pc_dtype_word(c->o->dtype);
+    size_t can = c->n_blocked - c->n_never;
+    if (!c->cast_ok)
+        snprintf(c->r->hint, sizeof c->r->hint, "nothing can change type at opset %lld (%s); "
+                 "from opset %d Cast has tensor(%s) and so do %zu of the %zu nodes kept for "
+                 "want of it: convert at the same time (--opset %d)",
+                 (long long)ir_model_opset(c->m, ""), c->no_cast, at, t, can, c->n_blocked, at);
+    else
+        snprintf(c->r->hint, sizeof c->r->hint, "%zu of the %zu nodes kept for want of "
+                 "tensor(%s) have it from opset %d: convert at the same time (--opset %d)",
+                 can, c->n_blocked, t, at, at);
+}
+
 /* Decides n: *reason NULL and true when it converts; false with a reason
  * when it keeps the old type while touching it; false with no reason when
  * it touches no old-type value (integer and shape nodes). */
@@ -247,6 +325,8 @@ static bool pc_decide(PcCtx *c, const IrNode *n, size_t idx, char *why, size_t c
     if (!blocked && !attr && sw && !c->cast_ok)
         attr = c->no_cast;
     if (blocked || attr) {
+        if (blocked)
+            pc_note_blocked(c, n, s->since);
         if (blocked)
             snprintf(why, cap, "%s-%d has no type tensor(%s)", n->op_type, s->since,
                      c->o->dtype == IR_FLOAT ? "float" : pc_dtype_word(c->o->dtype));
@@ -478,8 +558,9 @@ static int32_t pc_stored(const PcCtx *c, const IrValue *v, int32_t orig)
                                                                            : orig;
     }
     /* an input with an initializer (IR 3 lists every initializer as an
-     * input) is a weight: it changes only when every reader wants it to */
-    if (v->kind == IR_VAL_INPUT && (!v->init || pc_out_want(c, orig) == orig))
+     * input) is a weight, not one of the inputs --keep-io-types keeps: it
+     * changes only when every reader wants it to */
+    if (v->kind == IR_VAL_INPUT && !v->init)
         return pc_out_want(c, orig);
     if ((v->kind != IR_VAL_INIT && v->kind != IR_VAL_INPUT) || !v->n_uses)
         return orig;
@@ -734,10 +815,7 @@ static int pc_dtype(PcCtx *c)
     if (inf_model(c->m, NULL, &ie) < 0)
         return ir_fail(c->err, "precision: %s", ie.msg);
     pc_decide_all(c);
-    if (!c->cast_ok && c->r->n_kept)
-        snprintf(c->r->hint, sizeof c->r->hint, "nothing can change type at opset %lld (%s): "
-                 "convert to opset 13 or later at the same time (--opset 13)",
-                 (long long)ir_model_opset(c->m, ""), c->no_cast);
+    pc_hint(c);
     int rc = 0;
     /* before routing: a swapped output's new value has no inferred type */
     for (IrNode *k = c->g->first; k && rc == 0; k = k->next)

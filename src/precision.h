@@ -43,7 +43,7 @@
 
 typedef struct PcOptions {
     int32_t dtype;          /* IR_FLOAT16, IR_BFLOAT16, IR_FLOAT, or 0: none */
-    bool keep_io;           /* graph inputs and outputs keep their type */
+    bool keep_io;           /* graph inputs (not IR 3 weights) and outputs keep their type */
     const char *keep_ops;   /* "Softmax,ReduceSum": these ops keep the type */
     const char *keep_nodes; /* node names that keep the type */
     bool strict;            /* refuse values outside the new type's range */

@@ -114,6 +114,24 @@ static int64_t pc_attr_i(const IrNode *n, const char *name)
     return a ? a->i : -1;
 }
 
+/* CHAIN as IR 3 writes it: every initializer also a graph input, after x. */
+static IrModel *pc_chain_ir3(void)
+{
+    IrModel *m = pc_model(CHAIN);
+    m->ir_version = 3;
+    const char *names[3] = {"W", "B", "M"};
+    for (size_t k = 0; k < 3; k++) {
+        const IrTensor *t = pc_init(m, names[k]);
+        int64_t dims[4];
+        for (size_t i = 0; t && i < t->ndims && i < 4; i++)
+            dims[i] = t->dims[i];
+        T_CHECK(t && ir_graph_add_input(m->graph, names[k],
+                                        ir_type_tensor(IR_FLOAT, t->ndims, dims)),
+                "%s as an input", names[k]);
+    }
+    return m;
+}
+
 static void test_chain_float16(void)
 {
     IrModel *m = pc_model(CHAIN);
@@ -205,6 +223,9 @@ static void test_bf16_island(void)
                 "the island's weights changed type");
         T_CHECK(pc_in_type(m, 0) == IR_BFLOAT16 && pc_out_type(m, 0) == IR_BFLOAT16,
                 "io types %d %d", pc_in_type(m, 0), pc_out_type(m, 0));
+        /* Conv-22 has bfloat16 (the operator data): the hint says so */
+        T_CHECK(strstr(r.hint, "2 of the 2 nodes") && strstr(r.hint, "--opset 22"),
+                "hint '%s'", r.hint);
     }
     pc_report_free(&r);
     ir_model_free(m);
@@ -229,6 +250,25 @@ static void test_ir3_weight(void)
     if (pc_run(m, &o, &r, "IR 3 weight") == 0) {
         T_CHECK(pc_init_type(m, "W") == IR_FLOAT && pc_in_type(m, 1) == IR_FLOAT,
                 "W became %d", pc_init_type(m, "W"));
+        T_CHECK(r.casts == 2, "casts %zu", r.casts);
+    }
+    pc_report_free(&r);
+    ir_model_free(m);
+}
+
+/* --keep-io-types keeps the inputs a caller feeds; an IR 3 weight, an
+ * input only because IR 3 lists every initializer so, still converts with
+ * its readers (else every weight would stay float32 behind a Cast). */
+static void test_ir3_keep_io(void)
+{
+    IrModel *m = pc_chain_ir3();
+    PcOptions o = {.dtype = IR_FLOAT16, .keep_io = true};
+    PcReport r;
+    if (pc_run(m, &o, &r, "IR 3 keep io") == 0) {
+        T_CHECK(pc_init_type(m, "W") == IR_FLOAT16 && pc_in_type(m, 1) == IR_FLOAT16,
+                "W is %d", pc_init_type(m, "W"));
+        T_CHECK(pc_in_type(m, 0) == IR_FLOAT && pc_out_type(m, 0) == IR_FLOAT,
+                "x or y changed type");
         T_CHECK(r.casts == 2, "casts %zu", r.casts);
     }
     pc_report_free(&r);
@@ -507,18 +547,7 @@ static void test_store(void)
  * it as float16, the input renamed and declared float16 with it. */
 static void test_store_ir3(void)
 {
-    IrModel *m = pc_model(CHAIN);
-    m->ir_version = 3;
-    const char *names[3] = {"W", "B", "M"};
-    for (size_t k = 0; k < 3; k++) {
-        const IrTensor *t = pc_init(m, names[k]);
-        int64_t dims[4];
-        for (size_t i = 0; t && i < t->ndims && i < 4; i++)
-            dims[i] = t->dims[i];
-        T_CHECK(t && ir_graph_add_input(m->graph, names[k],
-                                        ir_type_tensor(IR_FLOAT, t->ndims, dims)),
-                "%s as an input", names[k]);
-    }
+    IrModel *m = pc_chain_ir3();
     PcOptions o = {.store = IR_FLOAT16};
     PcReport r;
     if (pc_run(m, &o, &r, "store IR 3") == 0) {
@@ -656,6 +685,7 @@ int main(void)
     test_bf16_island();
     test_bf16_opset12();
     test_ir3_weight();
+    test_ir3_keep_io();
     test_keep_lists();
     test_attrs_follow();
     test_if_outer();
