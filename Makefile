@@ -301,9 +301,14 @@ bench-eval: $(BUILD)/bench/bench_eval
 	sh bench/bench_eval.sh
 
 # The Python package against onnx.version_converter and ONNX Runtime's session.
-.PHONY: bench-python
+.PHONY: bench-python bench-precision
 bench-python: all
 	/usr/bin/python3 bench/python_api.py
+
+# Size, nodes and error per shared model per precision mode: the table of
+# README.md ("Precision"); FULL=1 adds ONNX Runtime's error (docs/precision.md).
+bench-precision: all
+	/usr/bin/python3 bench/precision_table.py $(if $(FULL),--full)
 
 # Big models (issue 7): time and peak memory of load+save, conversions and
 # optimize against cp of the same bytes, on generated models (~1 GB

@@ -4,8 +4,9 @@
 and, with --full, the longer one of docs/precision.md.
 
 Modes: float32 (the model as it is), --dtype float16, --dtype float16
---keep-io-types, --dtype bfloat16 (with --opset 13 for a model below opset
-13, whose Cast has no bfloat16), --store float16.
+--keep-io-types, --dtype bfloat16 (with the --opset N the report's hint
+names when nodes stay float32 for want of bfloat16: what a user does
+next), --store float16.
 
 Error: the largest |got - want| over the outputs, relative to the output's
 largest |want| (at least 1), as --verify scales it (docs/evaluator.md);
@@ -145,20 +146,36 @@ def ort_error(model, case_root):
 
 
 def fmt_err(e):
-    return "-" if e is None else "inf" if e == float("inf") else f"{e:.1e}"
+    if e is None:
+        return "-"
+    if e == float("inf"):
+        return "inf"
+    m, x = f"{e:.1e}".split("e")
+    return f"{m}e{int(x)}"
+
+
+def hinted_opset(tool, src, args, dst):
+    """["--opset", "N"] when the report's hint names an opset, else []."""
+    p = subprocess.run([tool, "convert", src, "-o", dst, "--json"] + args,
+                       capture_output=True, text=True)
+    try:
+        hint = (json.loads(p.stdout).get("precision") or {}).get("hint") or ""
+    except ValueError:
+        hint = ""
+    m = re.search(r"--opset (\d+)", hint)
+    return ["--opset", m.group(1)] if m else []
 
 
 def measure(tool, name, tmp, full):
     root = os.path.join(MODELS, name)
     src = os.path.join(root, "model.onnx")
     case = os.path.join(root, "test_data_set_0")
-    low = opset_of(tool, src) < 13
     rows = []
     for label, args in MODES:
         dst = os.path.join(tmp, "m.onnx")
         if os.path.exists(dst):
             os.remove(dst)
-        extra = ["--opset", "13"] if label == "bfloat16" and low else []
+        extra = hinted_opset(tool, src, args, dst) if label == "bfloat16" else []
         if args or extra:
             p = subprocess.run([tool, "convert", src, "-o", dst] + extra + args,
                                capture_output=True, text=True)
@@ -167,7 +184,7 @@ def measure(tool, name, tmp, full):
                 continue
         else:
             shutil.copy(src, dst)
-        note = "via --opset 13" if extra else ""
+        note = " ".join(extra)
         info = info_of(tool, dst)
         sets = case_for(info, case, os.path.join(tmp, "case"))
         err = ours(tool, dst, sets, tmp)
@@ -183,8 +200,8 @@ def cell(row):
     _, size, nodes, err, _, note = row
     if size is None:
         return "refused"
-    s = f"{size / 1e6:.2f} MB, {nodes} nodes, {fmt_err(err)}"
-    return s + (f" ({note})" if note else "")
+    s = f"{size / 1e6:.2f} MB · {nodes} · {fmt_err(err)}"
+    return s + (f" (`{note}`)" if note else "")
 
 
 def main():
