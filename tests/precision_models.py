@@ -25,6 +25,8 @@ command line (issue 23, "Done when" 1, 3 and 4):
 - --verify on the float16 and bfloat16 conversions: the converted model
   computes what the original does within the tolerance of its type (on
   the case's inputs);
+- bench/precision_table.py, which measures README's table, runs on one
+  model and its float16 file is half the float32 one;
 - the Python package passes the options through (convert(..., dtype=...,
   keep_io_types=..., keep_float32=...), optimize(..., store=...)), and
   dtype with store is a UsageError (skipped without numpy or the library
@@ -262,6 +264,20 @@ def python_api(bin_):
     check(got["err"] is not None and "--dtype" in got["err"], f"Python dtype+store: {got['err']}")
 
 
+def bench_table(bin_):
+    """bench/precision_table.py (README's table) still runs: one model's
+    row has a cell per mode, none refused, and float16 halves the file."""
+    build = os.path.dirname(os.path.abspath(bin_))
+    p = subprocess.run(["/usr/bin/python3", "bench/precision_table.py", "--build", build,
+                        "squeezenet1_1_opset13"], capture_output=True, text=True)
+    rows = [r for r in p.stdout.splitlines() if r.startswith("| squeezenet1_1_opset13 |")]
+    cells = rows[0].strip("|").split("|")[1:] if rows else []
+    mb = [float(c.split("MB")[0]) if "MB" in c else 0.0 for c in cells]
+    check(p.returncode == 0 and len(cells) == 5 and "refused" not in rows[0] and
+          0 < 2 * mb[1] <= mb[0] * 1.01, f"bench/precision_table.py: rc {p.returncode} "
+          f"{rows or p.stderr.strip()[-200:]}")
+
+
 def main():
     if len(sys.argv) != 2:
         print("usage: precision_models.py ONNX_CONVERT", file=sys.stderr)
@@ -280,6 +296,7 @@ def main():
             if os.path.exists(os.path.join(MODELS, name, "model.onnx")):
                 one(bin_, name, tmp, have_ort)
     python_api(bin_)
+    bench_table(bin_)
     return report("precision_models")
 
 
