@@ -18,10 +18,14 @@ command line (issue 23, "Done when" 1, 3 and 4):
   float32 is exact, the rest is the same float32 computation);
 - ONNX Runtime 1.30 (when node and ../shared/tools/ort are there) runs the
   --keep-io-types float16 result and the --store result on the model's
-  own case: the run must succeed, and ONNX Runtime's outputs must agree
-  with our evaluator's on the same float16 model within --verify's
-  float16 tolerance (src/verify.h: rtol 1e-2, atol 3e-2 times the
-  output's largest magnitude);
+  own case: the run must succeed; and on the float16 (with and without
+  --keep-io-types) and bfloat16 results its outputs must agree with our
+  evaluator's on the same model (inputs rounded to its input types)
+  within --verify's tolerance for the type (src/verify.h: float16 rtol
+  1e-2, atol 3e-2 times the output's largest magnitude; bfloat16 5e-2,
+  1.25e-1), or it must refuse only for want of a kernel ("Could not find
+  an implementation": it loaded and checked the model first; most
+  bfloat16 kernels are missing from its CPU build);
 - --verify on the float16 and bfloat16 conversions: the converted model
   computes what the original does within the tolerance of its type (on
   the case's inputs);
@@ -72,15 +76,43 @@ def verified(rep):
     return rep.get("status") == "ok" and (rep.get("verification") or {}).get("result") == "equal"
 
 
-# --verify's float16 tolerance (src/verify.h VF_FLOAT16_RTOL/ATOL): atol is
-# relative to the output's largest magnitude
+# --verify's tolerances (src/verify.h VF_FLOAT16_RTOL/ATOL,
+# VF_BFLOAT16_RTOL/ATOL): atol is relative to the output's largest magnitude
 F16_RTOL, F16_ATOL = 1e-2, 3e-2
+BF16_RTOL, BF16_ATOL = 5e-2, 1.25e-1
 
 
-def ort_agrees(bin_, case, model, tmp):
+def round_inputs(bin_, model, sets):
+    """Rounds the float32 input files in `sets` to the model's input types
+    (a half model takes half inputs), in place."""
+    import numpy as np
+    from onnx import TensorProto, numpy_helper
+    info = json.loads(run(bin_, "info", model, "--json").stdout)
+    for i, vi in enumerate(info.get("graph", {}).get("inputs", [])):
+        path = os.path.join(sets, f"input_{i}.pb")
+        kind = vi.get("elem_type")
+        if kind not in ("FLOAT16", "BFLOAT16") or not os.path.exists(path):
+            continue
+        t = TensorProto()
+        t.ParseFromString(open(path, "rb").read())
+        a = numpy_helper.to_array(t).astype(np.float32)
+        if kind == "FLOAT16":
+            out = numpy_helper.from_array(a.astype(np.float16), t.name)
+        else:   # nearest even, as the converter rounds
+            u = a.view(np.uint32).astype(np.uint64)
+            bits = ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
+            out = TensorProto(name=t.name, dims=list(a.shape), data_type=TensorProto.BFLOAT16,
+                              raw_data=bits.tobytes())
+        open(path, "wb").write(out.SerializeToString())
+
+
+def ort_agrees(bin_, case, model, tmp, rtol=F16_RTOL, atol=F16_ATOL):
     """(ok, line): ONNX Runtime's outputs of `model` on the case's inputs
-    against our evaluator's outputs of the same model, within --verify's
-    float16 tolerance."""
+    (rounded to a half model's input types) against our evaluator's
+    outputs of the same model, within --verify's tolerance for the type.
+    ONNX Runtime without a kernel for the type ("Could not find an
+    implementation") counts as agreeing: it loaded and checked the model
+    first, and the line says so."""
     import numpy as np
     from onnx import TensorProto, numpy_helper
     mine = os.path.join(tmp, "mine")
@@ -90,6 +122,7 @@ def ort_agrees(bin_, case, model, tmp):
     for f in os.listdir(sets):
         if f.startswith("output_"):
             os.remove(os.path.join(sets, f))
+    round_inputs(bin_, model, sets)
     p = run(bin_, "run", model, "--inputs", sets, "-o", sets)
     if p.returncode != 0:
         return False, "our evaluator: " + p.stderr.strip()
@@ -101,10 +134,10 @@ def ort_agrees(bin_, case, model, tmp):
             a = numpy_helper.to_array(t).astype(np.float64)
             if a.size:
                 scale = max(scale, float(np.max(np.abs(a))))
-    p = subprocess.run(["node", ORT, mine, "--model", model, "--rtol", str(F16_RTOL),
-                        "--atol", str(F16_ATOL * scale)], capture_output=True, text=True)
+    p = subprocess.run(["node", ORT, mine, "--model", model, "--rtol", str(rtol),
+                        "--atol", str(atol * scale)], capture_output=True, text=True)
     line = (p.stdout.strip().splitlines() or [p.stderr.strip()])[0]
-    return line.startswith("PASS"), line
+    return line.startswith("PASS") or "Could not find an implementation" in line, line
 
 
 def outputs(bin_, case, model, where):
@@ -218,9 +251,14 @@ def one(bin_, name, tmp, have_ort):
         ran, line = ort_runs(os.path.join(MODELS, name), m)
         check(ran, f"{name} {what}: ONNX Runtime: {line}")
         print(f"  {name} {what}: ONNX Runtime against the float32 outputs: {line}")
-    ok, line = ort_agrees(bin_, os.path.join(MODELS, name), k, tmp)
-    check(ok, f"{name} float16: ONNX Runtime against our evaluator: {line}")
-    print(f"  {name} float16: ONNX Runtime against our evaluator: {line}")
+    for what, m, tol in (("float16 --keep-io-types", k, (F16_RTOL, F16_ATOL)),
+                         ("float16", h, (F16_RTOL, F16_ATOL)),
+                         ("bfloat16", bf, (BF16_RTOL, BF16_ATOL))):
+        if not os.path.exists(m):
+            continue
+        ok, line = ort_agrees(bin_, os.path.join(MODELS, name), m, tmp, *tol)
+        check(ok, f"{name} {what}: ONNX Runtime against our evaluator: {line}")
+        print(f"  {name} {what}: ONNX Runtime against our evaluator: {line}")
 
 
 PY = r"""
