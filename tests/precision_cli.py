@@ -1,0 +1,162 @@
+#!/usr/bin/env python3
+"""The precision options through the command line, on the models of
+testdata/ (so it runs without ../shared):
+
+- batch mode: convert and optimize of two models with --dtype float16
+  --out-dir -j 2 write both, each valid with float16 inputs, and each
+  model's JSON report has its "precision" object;
+- back: --dtype float32 of a float16 result gives float32 inputs and
+  outputs again, valid;
+- --keep-float32 Softmax: every Softmax is listed as kept with that
+  reason, and the written model is valid;
+- usage errors exit 2 with one line naming the option: --dtype float64,
+  --dtype with --store, --keep-io-types or --auto without --dtype;
+- --dtype-strict on a weight beyond float16's range exits 1 with one
+  line naming the file, the stage and the initializer, and leaves no
+  output file and no temporary file beside it; without it the weight is
+  clamped and counted;
+- --verify of a --dtype result passes (optimize --dtype float16 --verify).
+Usage: precision_cli.py ONNX_CONVERT (from the project root). Prints
+"precision_cli: N passed, N failed[, N skipped]".
+"""
+import json
+import os
+import sys
+import tempfile
+
+from clitest import check, report, run, skip
+
+MODELS = ["testdata/small_cnn.onnx", "testdata/tiny_transformer.onnx"]
+
+
+def info(bin_, path):
+    p = run(bin_, "info", path, "--json")
+    return json.loads(p.stdout) if p.returncode == 0 else {}
+
+
+def io_types(bin_, path):
+    g = info(bin_, path).get("graph", {})
+    return {v.get("elem_type") for v in g.get("inputs", []) + g.get("outputs", [])}
+
+
+def valid(bin_, path):
+    return run(bin_, "check", path).returncode == 0
+
+
+def batch(bin_, tmp):
+    for cmd in ("convert", "optimize"):
+        out = os.path.join(tmp, cmd)
+        p = run(bin_, cmd, *MODELS, "--out-dir", out, "--dtype", "float16", "-j", "2", "--json")
+        try:
+            models = json.loads(p.stdout).get("models", [])
+        except ValueError:
+            models = []
+        check(p.returncode == 0 and len(models) == 2,
+              f"{cmd} batch: rc {p.returncode}, {len(models)} reports: {p.stderr.strip()}")
+        for m in models:
+            pc = m.get("precision") or {}
+            check(pc.get("dtype") == "float16" and pc.get("nodes_converted", 0) > 0,
+                  f"{cmd} batch {m.get('path')}: precision {pc}")
+        for src in MODELS:
+            dst = os.path.join(out, os.path.basename(src))
+            check(os.path.exists(dst) and valid(bin_, dst) and
+                  io_types(bin_, dst) == {"FLOAT16"},
+                  f"{cmd} batch {dst}: types {io_types(bin_, dst) if os.path.exists(dst) else '-'}")
+
+
+def back(bin_, tmp):
+    half = os.path.join(tmp, "convert", "tiny_transformer.onnx")
+    full = os.path.join(tmp, "back.onnx")
+    p = run(bin_, "convert", half, "-o", full, "--dtype", "float32")
+    check(p.returncode == 0 and valid(bin_, full) and io_types(bin_, full) == {"FLOAT"},
+          f"back to float32: rc {p.returncode} {p.stderr.strip()}")
+
+
+def keep_softmax(bin_, tmp):
+    out = os.path.join(tmp, "keep.onnx")
+    p = run(bin_, "convert", MODELS[1], "-o", out, "--dtype", "float16", "--keep-float32",
+            "Softmax", "--json")
+    pc = (json.loads(p.stdout).get("precision") or {}) if p.returncode == 0 else {}
+    kept = [k for k in pc.get("nodes_kept", []) if k["op"] == "Softmax"]
+    want = info(bin_, MODELS[1]).get("graph", {}).get("ops", {}).get("ai.onnx", {}).get("Softmax")
+    check(p.returncode == 0 and kept and all(k["reason"] == "--keep-float32" for k in kept) and
+          len(kept) == want, f"--keep-float32 Softmax: rc {p.returncode}, kept {kept}, "
+          f"model has {want}")
+    check(valid(bin_, out), "--keep-float32 Softmax: the result is not valid")
+
+
+def usage(bin_, tmp):
+    out = os.path.join(tmp, "u.onnx")
+    for args, word in ((["--dtype", "float64"], "--dtype"),
+                       (["--dtype", "float16", "--store", "float16"], "--store"),
+                       (["--keep-io-types"], "--keep-io-types"),
+                       (["--auto"], "--auto")):
+        p = run(bin_, "convert", MODELS[0], "-o", out, *args)
+        first = (p.stderr.strip().splitlines() or [""])[0]
+        check(p.returncode == 2 and word in first and not os.path.exists(out),
+              f"{' '.join(args)}: rc {p.returncode}, '{first}'")
+
+
+def big_weight_model(path):
+    """y = x * W with W holding 7e4, beyond float16's 65504 (built with
+    Debian's onnx); False when onnx is missing."""
+    try:
+        from onnx import TensorProto, helper
+    except ImportError:
+        return False
+    w = helper.make_tensor("W", TensorProto.FLOAT, [4], [1.0, 7e4, -7e4, 2.0])
+    g = helper.make_graph([helper.make_node("Mul", ["x", "W"], ["y"], name="mul")], "g",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4])], [w])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 7
+    with open(path, "wb") as f:
+        f.write(m.SerializeToString())
+    return True
+
+
+def strict(bin_, tmp):
+    src = os.path.join(tmp, "big.onnx")
+    if not big_weight_model(src):
+        skip("precision_cli: --dtype-strict: no onnx package for /usr/bin/python3")
+        return
+    folder = os.path.join(tmp, "strict")
+    os.makedirs(folder)
+    out = os.path.join(folder, "out.onnx")
+    p = run(bin_, "convert", src, "-o", out, "--dtype", "float16", "--dtype-strict")
+    lines = p.stderr.strip().splitlines()
+    check(p.returncode == 1 and len(lines) == 1 and "big.onnx" in lines[0] and
+          "precision" in lines[0] and "'W'" in lines[0],
+          f"--dtype-strict: rc {p.returncode}, {lines}")
+    check(os.listdir(folder) == [], f"--dtype-strict left {os.listdir(folder)}")
+    p = run(bin_, "convert", src, "-o", out, "--dtype", "float16", "--json")
+    pc = (json.loads(p.stdout).get("precision") or {}) if p.returncode == 0 else {}
+    check(pc.get("clamped") == 2 and valid(bin_, out), f"clamped: rc {p.returncode} {pc}")
+
+
+def verify(bin_, tmp):
+    out = os.path.join(tmp, "v.onnx")
+    p = run(bin_, "optimize", MODELS[1], "-o", out, "--dtype", "float16", "--verify", "--json")
+    rep = json.loads(p.stdout) if p.stdout.strip().startswith("{") else {}
+    check(p.returncode == 0 and (rep.get("verification") or {}).get("result") == "equal",
+          f"optimize --dtype float16 --verify: rc {p.returncode} {rep.get('verification')} "
+          f"{p.stderr.strip()}")
+
+
+def main():
+    if len(sys.argv) != 2:
+        print("usage: precision_cli.py ONNX_CONVERT", file=sys.stderr)
+        return 2
+    bin_ = sys.argv[1]
+    with tempfile.TemporaryDirectory() as tmp:
+        batch(bin_, tmp)
+        back(bin_, tmp)
+        keep_softmax(bin_, tmp)
+        usage(bin_, tmp)
+        strict(bin_, tmp)
+        verify(bin_, tmp)
+    return report("precision_cli")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
