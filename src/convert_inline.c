@@ -150,6 +150,8 @@ static void cvi_bind_attrs(IrFunction *cf, const bool *found)
             free(val->name);
             val->name = ir_strdup(a->name);
             n->attr[i] = val;
+            if (val->g || val->n_graphs)
+                n->graph->may_nest = true;
             ir_attr_free(a);
         }
 }

@@ -722,6 +722,8 @@ static int ir_name_taken_in(const IrGraph *g, const IrWalkAt *at, void *name)
 /* True when `name` is taken in g, an enclosing graph, or a subgraph of g. */
 static bool ir_name_taken_below(const IrGraph *g, const char *name)
 {
+    if (!g->may_nest)
+        return ir_graph_find_local(g, name) != NULL;
     return ir_graph_each_subgraph_const(g, IR_WALK_MAIN | IR_WALK_SUBGRAPHS, ir_name_taken_in,
                                         (void *)name) != 0;
 }
@@ -1143,6 +1145,8 @@ IrAttr *ir_node_attr(const IrNode *n, const char *name)
 
 void ir_node_set_attr(IrNode *n, IrAttr *a)
 {
+    if (a->g || a->n_graphs)
+        n->graph->may_nest = true;
     if (a->g) {
         a->g->owner = n;
         a->g->parent = n->graph;

@@ -369,6 +369,12 @@ struct IrGraph {
     IrStrMap meta;
     IrUnknown unk;
     bool is_function;      /* a function body: inputs/outputs are bare names */
+    /* A node of this graph has been given a graph attribute (set where one
+     * is attached: ir_node_set_attr, the loader, inlining; never cleared).
+     * Without it no subgraph lies below, and ir_graph_fresh_name checks
+     * one hash instead of walking every node: a pass adding a node per
+     * node stays linear. */
+    bool may_nest;
 };
 
 /* TrainingInfoProto. */

@@ -1112,6 +1112,8 @@ static int load_node_body(LoadCtx *c, Onnx__NodeProto *np, IrNode *n)
         if (!a)
             return -1;
         n->attr[n->n_attr++] = a;
+        if (a->g || a->n_graphs)
+            n->graph->may_nest = true;
         if (a->g)
             a->g->owner = n;
         for (size_t k = 0; k < a->n_graphs; k++)

@@ -770,6 +770,46 @@ static void test_fresh_name(void)
     ir_graph_free(g);
 }
 
+/* The same through the loader: a model whose Loop body defines "t" and
+ * "t_0" is saved and read back, and the main graph's fresh name for "t"
+ * still avoids both (the loader, not ir_node_set_attr, attached the body;
+ * ir_graph_fresh_name walks below only where a graph attribute was
+ * attached). A graph that never held one answers from its own names. */
+static void test_fresh_name_loaded(void)
+{
+    IrModel *m = ir_model_new();
+    need(m != NULL, "ir_model_new");
+    m->graph = ir_graph_new(NULL);
+    IrGraph *g = m->graph;
+    add_input(g, "x");
+    IrNode *owner = mk(g, NULL, "Loop", "loop", "x", "lo");
+    IrGraph *sub = ir_graph_new(g);
+    attach_graph(owner, "body", sub);
+    mk(sub, NULL, "Relu", "r", "x", "t");
+    mk(sub, NULL, "Relu", "r2", "t", "t_0");
+    uint8_t *buf = NULL;
+    size_t len = 0;
+    IrError err;
+    IrModel *back = NULL;
+    need(save_model_buffer(m, &buf, &len, &err) == 0, err.msg);
+    need(load_model_buffer(buf, len, NULL, "memory", NULL, &back, &err) == 0, err.msg);
+    T_CHECK(back->graph->may_nest, "the loader did not mark the graph holding a body");
+    char *name = ir_graph_fresh_name(back->graph, "t");
+    T_CHECK(name && strcmp(name, "t") && strcmp(name, "t_0"), "fresh name %s is the body's",
+            name ? name : "(null)");
+    free(name);
+    IrGraph *flat = ir_graph_new(NULL);
+    add_input(flat, "t");
+    name = ir_graph_fresh_name(flat, "t");
+    T_CHECK(!flat->may_nest && name && !strcmp(name, "t_1"), "flat graph: %s",
+            name ? name : "(null)");
+    free(name);
+    ir_graph_free(flat);
+    free(buf);
+    ir_model_free(back);
+    ir_model_free(m);
+}
+
 /* ---- sizes --------------------------------------------------------- */
 
 static void test_numel(void)
@@ -955,6 +995,7 @@ int main(void)
     test_move_before();
     test_attrs();
     test_fresh_name();
+    test_fresh_name_loaded();
     test_numel();
     test_size_math();
     test_roundtrip();
