@@ -1,15 +1,17 @@
 /*
  * precision.c - changing a model's float precision (prefix pc_).
  *
- * Three steps on the main graph, after inference gave every value a type:
+ * Three steps over the main graph and every body in it, after inference
+ * gave every value a type:
  *   1. decide each node: it converts when every slot holding an old-type
  *      value is bound to a type variable whose constraint (at the node's
  *      version) has the new type, or is of a fixed type (that slot keeps
- *      the old type); otherwise, or when a keep list, a subgraph or a
- *      function call says so, it keeps the old type and is reported;
+ *      the old type); otherwise, or when a keep list or a function call
+ *      says so, it keeps the old type and is reported;
  *   2. give each value a stored type: a converted node's switched output
- *      and a graph input (unless --keep-io-types) take the new type; an
- *      initializer takes it when every reader does;
+ *      and a graph input take the type of the graph's boundary (the main
+ *      graph's: the new one unless --keep-io-types; a body's: its holding
+ *      node's); an initializer takes it when every reader does;
  *   3. give every reader the type it takes: from the value itself, or from
  *      the one Cast of that value to that type, made on first need.
  */
@@ -36,6 +38,9 @@ typedef struct PcVal {
     int32_t stor;
     UT_hash_handle hh;
 } PcVal;
+
+/* Room for a node's label (pc_label). */
+#define PC_LABEL 256
 
 typedef struct PcCtx {
     IrModel *m;
@@ -113,13 +118,61 @@ static bool pc_in_list(const char *list, const char *name)
     return false;
 }
 
-/* A node's name, or "#N" (its position in the main graph) when it has
- * none: what the report shows and --keep-float32-node takes. */
-static const char *pc_label(const IrNode *n, size_t idx, char *buf, size_t cap)
+/* The attribute of g's owner that holds g ("then_branch", "body"). */
+static const char *pc_attr_of(const IrGraph *g)
+{
+    const IrNode *o = g->owner;
+    for (size_t i = 0; o && i < o->n_attr; i++) {
+        const IrAttr *a = o->attr[i];
+        bool in = a->g == g;
+        for (size_t k = 0; k < a->n_graphs && !in; k++)
+            in = a->graphs[k] == g;
+        if (in)
+            return a->name ? a->name : "";
+    }
+    return "";
+}
+
+/* n's position in its graph. */
+static size_t pc_pos(const IrNode *n)
+{
+    size_t i = 0;
+    for (const IrNode *k = n->graph->first; k && k != n; k = k->next)
+        i++;
+    return i;
+}
+
+/* The function whose body g is or lies in, or NULL. */
+static const IrFunction *pc_fn_of(const PcCtx *c, const IrGraph *g)
+{
+    while (g->parent)
+        g = g->parent;
+    for (size_t i = 0; g->is_function && i < c->m->n_functions; i++)
+        if (c->m->functions[i]->body == g)
+            return c->m->functions[i];
+    return NULL;
+}
+
+/* A node's name, or "#N" (its position in its graph) when it has none:
+ * what the report shows and --keep-float32-node takes. An unnamed node
+ * of a body is "OWNER/ATTR#N" (OWNER the holding node's label), of a
+ * function body "FUNCTION/#N", so that "#N" means the main graph's. */
+static const char *pc_label(const PcCtx *c, const IrNode *n, size_t idx, char *buf,
+                            size_t cap)
 {
     if (n->name && n->name[0])
         return n->name;
-    snprintf(buf, cap, "#%zu", idx);
+    const IrGraph *g = n->graph;
+    const IrFunction *fn = g->owner ? NULL : pc_fn_of(c, g);
+    if (g->owner) {
+        char up[PC_LABEL];
+        const char *o = pc_label(c, g->owner, pc_pos(g->owner), up, sizeof up);
+        snprintf(buf, cap, "%s/%s#%zu", o, pc_attr_of(g), idx);
+    } else if (fn) {
+        snprintf(buf, cap, "%s/#%zu", fn->name ? fn->name : "", idx);
+    } else {
+        snprintf(buf, cap, "#%zu", idx);
+    }
     return buf;
 }
 
@@ -127,13 +180,21 @@ static void pc_keep(PcCtx *c, const IrNode *n, size_t idx, const char *reason)
 {
     PcReport *r = c->r;
     r->kept = ir_grow(r->kept, r->n_kept + 1, sizeof *r->kept);
-    char label[32];
+    char label[PC_LABEL];
     r->kept[r->n_kept++] = (PcKept){
-        .node = ir_strdup(pc_label(n, idx, label, sizeof label)),
+        .node = ir_strdup(pc_label(c, n, idx, label, sizeof label)),
         .op = ir_strdup(n->op_type), .reason = ir_strdup(reason)};
 }
 
 /* ---- deciding nodes -------------------------------------------------- */
+
+/* n's schema at the opset its scope imports (a function body's own
+ * imports first), or NULL. */
+static const OsSchema *pc_schema(const PcCtx *c, const IrNode *n)
+{
+    const char *d = n->domain ? n->domain : "";
+    return os_find(n->domain, n->op_type, ir_scope_opset(c->m, pc_fn_of(c, n->graph), d));
+}
 
 static bool pc_has_subgraph(const IrNode *n)
 {
@@ -180,6 +241,8 @@ static bool pc_slot_switches(const PcCtx *c, const OsSchema *s, const IrNode *n,
  * (set or added) or a `value` tensor; NULL when it can, else why not. */
 static const char *pc_attr_typed(const PcCtx *c, const OsSchema *s, const IrNode *n)
 {
+    if (pc_has_subgraph(n))   /* its bodies' outputs type it: they follow */
+        return NULL;
     for (size_t i = 0; i < n->n_out; i++) {
         const OsParam *p = os_out_param(s, i);
         bool blocked = false;
@@ -213,16 +276,14 @@ static bool pc_decide(PcCtx *c, const IrNode *n, size_t idx, char *why, size_t c
             any_unknown = true;
     }
     const char *r = NULL;
-    char label[32];
-    if (pc_has_subgraph(n))
-        r = "control flow";
-    else if (!touches)
+    char label[PC_LABEL];
+    if (!touches)
         return false;
     else if (ir_model_function(c->m, n))
         r = "function";
     else if (pc_in_list(c->o->keep_ops, n->op_type))
         r = "--keep-float32";
-    else if (pc_in_list(c->o->keep_nodes, pc_label(n, idx, label, sizeof label)))
+    else if (pc_in_list(c->o->keep_nodes, pc_label(c, n, idx, label, sizeof label)))
         r = "--keep-float32-node";
     else if (any_unknown)
         r = "a value of unknown or non-tensor type";
@@ -231,8 +292,7 @@ static bool pc_decide(PcCtx *c, const IrNode *n, size_t idx, char *why, size_t c
         *report = true;
         return false;
     }
-    int64_t opset = ir_model_opset(c->m, n->domain ? n->domain : "");
-    const OsSchema *s = os_find(n->domain, n->op_type, opset);
+    const OsSchema *s = pc_schema(c, n);
     if (!s) {
         snprintf(why, cap, "no schema");
         *report = true;
@@ -265,12 +325,14 @@ static bool pc_node_conv(const PcCtx *c, const IrNode *n)
     return e && e->conv;
 }
 
-/* Decides every node of the main graph; records and reports them. */
-static void pc_decide_all(PcCtx *c)
+/* Decides every node of g; records and reports them. */
+static int pc_decide_graph(IrGraph *g, const IrWalkAt *at, void *arg)
 {
+    (void)at;
+    PcCtx *c = arg;
     size_t idx = 0;
     char why[160];
-    for (IrNode *n = c->g->first; n; n = n->next, idx++) {
+    for (IrNode *n = g->first; n; n = n->next, idx++) {
         bool report;
         PcNode *e = ir_alloc(sizeof *e);
         e->n = n;
@@ -281,6 +343,14 @@ static void pc_decide_all(PcCtx *c)
         else if (report)
             pc_keep(c, n, idx, why);
     }
+    return 0;
+}
+
+/* Every node of the main graph and of the bodies in it, each body
+ * decided node by node like the main graph. */
+static void pc_decide_all(PcCtx *c)
+{
+    ir_graph_each_subgraph(c->g, IR_WALK_MAIN | IR_WALK_SUBGRAPHS, pc_decide_graph, c);
 }
 
 /* ---- tensors ---------------------------------------------------------- */
@@ -416,9 +486,10 @@ static int pc_tensor_retype(PcCtx *c, IrTensor *t, int32_t to, const char *what)
 /* Makes a converted node's attribute-typed outputs follow it. */
 static int pc_fix_attrs(PcCtx *c, IrNode *n)
 {
-    int64_t opset = ir_model_opset(c->m, n->domain ? n->domain : "");
-    const OsSchema *s = os_find(n->domain, n->op_type, opset);
+    const OsSchema *s = pc_schema(c, n);
     bool blocked = false;
+    if (pc_has_subgraph(n))   /* typed by its bodies, which follow it */
+        return 0;
     for (size_t i = 0; i < n->n_out; i++) {
         const OsParam *p = os_out_param(s, i);
         if (!pc_slot_switches(c, s, n, true, i, &blocked) || pc_var_from_input(s, p->type))
@@ -447,46 +518,57 @@ static int pc_fix_attrs(PcCtx *c, IrNode *n)
 
 /* ---- stored and wanted types ------------------------------------------ */
 
-/* The type reader `u` of v takes (v of old type `orig`). */
-static int32_t pc_want(const PcCtx *c, const IrUse *u, int32_t orig)
+/* What graph g's boundary (its inputs and outputs) takes of an old-type
+ * value: the main graph's the new type unless --keep-io-types; a body's
+ * follows the node holding it (converted: the new type, kept: the old),
+ * so that the node's slots and its bodies' agree (If's branches, Loop's
+ * carried values); a function body keeps its type here (pc_funcs). */
+static int32_t pc_io_want(const PcCtx *c, const IrGraph *g, int32_t orig)
 {
-    if (!u->node || u->node->graph != c->g || !pc_node_conv(c, u->node))
+    if (!c->cast_ok)
         return orig;
-    int64_t opset = ir_model_opset(c->m, u->node->domain ? u->node->domain : "");
-    const OsSchema *s = os_find(u->node->domain, u->node->op_type, opset);
-    bool blocked = false;
-    return pc_slot_switches(c, s, u->node, false, u->index, &blocked) ? c->o->dtype : orig;
+    if (g->owner)
+        return pc_node_conv(c, g->owner) ? c->o->dtype : orig;
+    if (g == c->g)
+        return c->o->keep_io ? orig : c->o->dtype;
+    return orig;
 }
 
-/* What the graph's outputs take of an old-type value. */
-static int32_t pc_out_want(const PcCtx *c, int32_t orig)
+/* The type reader `u` of v takes (v of old type `orig`): a node's slot,
+ * or a body's output (u->node NULL) that returns v directly. */
+static int32_t pc_want(const PcCtx *c, const IrUse *u, int32_t orig)
 {
-    return c->o->keep_io || !c->cast_ok ? orig : c->o->dtype;
+    if (!u->node)
+        return pc_io_want(c, u->graph, orig);
+    if (!pc_node_conv(c, u->node))
+        return orig;
+    const OsSchema *s = pc_schema(c, u->node);
+    bool blocked = false;
+    return pc_slot_switches(c, s, u->node, false, u->index, &blocked) ? c->o->dtype : orig;
 }
 
 /* The type v is stored in after the conversion. */
 static int32_t pc_stored(const PcCtx *c, const IrValue *v, int32_t orig)
 {
+    int32_t io = pc_io_want(c, v->graph, orig);
     if (v->kind == IR_VAL_NODE) {
         const IrNode *p = v->producer;
-        int64_t opset = ir_model_opset(c->m, p->domain ? p->domain : "");
         bool blocked = false;
         if (!pc_node_conv(c, p))
             return orig;
-        const OsSchema *s = os_find(p->domain, p->op_type, opset);
-        return pc_slot_switches(c, s, p, true, v->producer_index, &blocked) ? c->o->dtype
-                                                                           : orig;
+        return pc_slot_switches(c, pc_schema(c, p), p, true, v->producer_index, &blocked)
+                   ? c->o->dtype : orig;
     }
     /* an input with an initializer (IR 3 lists every initializer as an
      * input) is a weight: it changes only when every reader wants it to */
-    if (v->kind == IR_VAL_INPUT && (!v->init || pc_out_want(c, orig) == orig))
-        return pc_out_want(c, orig);
+    if (v->kind == IR_VAL_INPUT && (!v->init || io == orig))
+        return io;
     if ((v->kind != IR_VAL_INIT && v->kind != IR_VAL_INPUT) || !v->n_uses)
         return orig;
     for (size_t i = 0; i < v->n_uses; i++)
         if (pc_want(c, &v->uses[i], orig) != c->o->dtype)
             return orig;
-    if (ir_value_is_graph_output(v) && pc_out_want(c, orig) != c->o->dtype)
+    if (ir_value_is_graph_output(v) && io != c->o->dtype)
         return orig;
     return c->o->dtype;
 }
@@ -518,31 +600,15 @@ static IrValue *pc_cast(PcCtx *c, IrGraph *g, IrNode *before, IrValue *src, int3
     return n->out[0];
 }
 
-/* The top subgraph (held by a node of the main graph) that g lies in. */
-static IrGraph *pc_top_sub(const PcCtx *c, IrGraph *g)
+/* The body directly inside vg that g (nested in vg) lies in. */
+static IrGraph *pc_top_sub(const IrGraph *vg, IrGraph *g)
 {
-    while (g->parent && g->parent != c->g)
+    while (g->parent && g->parent != vg)
         g = g->parent;
     return g;
 }
 
-/* Says in the report of the node holding body `top` that its body reads
- * an outer value through a Cast of ours (an implicit input whose type
- * changed). */
-static void pc_note_body_cast(PcCtx *c, const IrGraph *top)
-{
-    const IrNode *n = top->owner;
-    for (size_t i = 0; n && n->name && i < c->r->n_kept; i++) {
-        PcKept *k = &c->r->kept[i];
-        if (strcmp(k->node, n->name) || strcmp(k->op, n->op_type) ||
-            strcmp(k->reason, "control flow"))
-            continue;
-        free(k->reason);
-        k->reason = ir_strdup("control flow (Casts inside its body for outer values)");
-    }
-}
-
-/* v's forms: the value in each type; subgraph Casts cached per body. */
+/* v's forms: the value in each type; Casts in bodies cached per body. */
 typedef struct PcForms {
     IrValue *v;            /* the value as stored */
     int32_t stor;
@@ -553,25 +619,27 @@ typedef struct PcForms {
     IrValue *sub_v[8];
 } PcForms;
 
-/* The form of f in type t for a reader in graph ug; made on first need. */
+/* The form of f in type t for a reader in graph ug (v's graph or one
+ * nested in it); made on first need: in v's graph right after v, or,
+ * for a reader in a body, first in the body directly inside v's graph,
+ * so that nodes stay in order. */
 static IrValue *pc_form(PcCtx *c, PcForms *f, int32_t t, IrGraph *ug)
 {
     if (t == f->stor)
         return f->v;
     if (f->other)
         return f->other;
-    if (ug == c->g) {
-        f->other = pc_cast(c, c->g, pc_after(c->g, f->v), f->v, t);
+    IrGraph *vg = f->v->graph;
+    if (ug == vg) {
+        f->other = pc_cast(c, vg, pc_after(vg, f->v), f->v, t);
         f->other_t = t;
         return f->other;
     }
-    IrGraph *top = pc_top_sub(c, ug);
+    IrGraph *top = pc_top_sub(vg, ug);
     for (size_t i = 0; i < f->n_sub; i++)
         if (f->sub[i] == top)
             return f->sub_v[i];
     IrValue *x = pc_cast(c, top, top->first, f->v, t);
-    if (x)
-        pc_note_body_cast(c, top);
     if (x && f->n_sub < 8) {
         f->sub[f->n_sub] = top;
         f->sub_v[f->n_sub++] = x;
@@ -585,12 +653,13 @@ static IrValue *pc_form(PcCtx *c, PcForms *f, int32_t t, IrGraph *ug)
 static int pc_swap_output(PcCtx *c, PcForms *f, int32_t want)
 {
     IrValue *v = f->v;
+    IrGraph *g = v->graph;
     IrNode *p = v->producer;
     size_t j = v->producer_index;
-    char *tmp = ir_graph_fresh_name(c->g, v->name), *tmp2 = ir_graph_fresh_name(c->g, "pc_tmp");
+    char *tmp = ir_graph_fresh_name(g, v->name), *tmp2 = ir_graph_fresh_name(g, "pc_tmp");
     const char *o1[1] = {tmp}, *o2[1] = {tmp2}, *none[1] = {""};
-    IrNode *hold = ir_node_new(c->g, p->next, "Identity", NULL, tmp, 0, NULL, 1, o1, c->err);
-    IrNode *cast = hold ? ir_node_new(c->g, hold->next, "Cast", NULL, tmp, 1, none, 1, o2,
+    IrNode *hold = ir_node_new(g, p->next, "Identity", NULL, tmp, 0, NULL, 1, o1, c->err);
+    IrNode *cast = hold ? ir_node_new(g, hold->next, "Cast", NULL, tmp, 1, none, 1, o2,
                                       c->err) : NULL;
     free(tmp);
     free(tmp2);
@@ -608,29 +677,66 @@ static int pc_swap_output(PcCtx *c, PcForms *f, int32_t want)
     return 0;
 }
 
+static void pc_retype_info(IrValueInfo *vi, int32_t t)
+{
+    if (vi->type && vi->type->kind == IR_TYPE_TENSOR)
+        vi->type->elem_type = t, vi->type->has_elem_type = true;
+}
+
 /* Sets the element type a graph input, output or value_info declares. */
 static void pc_retype_infos(IrPtrList *l, const IrValue *v, int32_t t)
 {
-    for (size_t i = 0; i < l->n; i++) {
-        IrValueInfo *vi = l->p[i];
-        if (vi->value == v && vi->type && vi->type->kind == IR_TYPE_TENSOR)
-            vi->type->elem_type = t, vi->type->has_elem_type = true;
-    }
+    for (size_t i = 0; i < l->n; i++)
+        if (((IrValueInfo *)l->p[i])->value == v)
+            pc_retype_info(l->p[i], t);
 }
 
-/* Points every reader of v at the form it takes. */
+/* Output `index` of body g returns f's value in type `want`: the form
+ * of that type, a Cast inside the body where needed (a body's outputs
+ * are matched by position, so the name may change). */
+static int pc_body_output(PcCtx *c, PcForms *f, IrGraph *g, size_t index, int32_t want)
+{
+    IrValue *x = pc_form(c, f, want, g);
+    if (!x)
+        return -1;
+    IrValueInfo *vi = g->outputs.p[index];
+    if (vi->value != x)
+        ir_graph_point_output(g, index, x);
+    pc_retype_info(vi, want);
+    return 0;
+}
+
+/* v is an output of its own graph: the graph's boundary type for it.
+ * The main graph's outputs are its interface by name, so an input or
+ * initializer there cannot take a Cast; a body's can. */
+static int pc_own_output(PcCtx *c, PcForms *f, int32_t orig)
+{
+    IrValue *v = f->v;
+    IrGraph *g = v->graph;
+    int32_t w = pc_io_want(c, g, orig);
+    if (w != f->stor && v->kind == IR_VAL_NODE) {
+        if (pc_swap_output(c, f, w) < 0)
+            return -1;
+    } else if (w != f->stor && !g->parent && !g->is_function) {
+        return ir_fail(c->err, "precision: graph output '%s' is an input or "
+                       "initializer read in both types; not supported", v->name);
+    } else if (w != f->stor) {
+        for (size_t i = 0; i < g->outputs.n; i++)
+            if (((IrValueInfo *)g->outputs.p[i])->value == v &&
+                pc_body_output(c, f, g, i, w) < 0)
+                return -1;
+    }
+    pc_retype_infos(&g->outputs, v, w);
+    return 0;
+}
+
+/* Points every reader of v at the form it takes: nodes of v's graph and
+ * of bodies below it, and bodies returning v directly. */
 static int pc_route(PcCtx *c, IrValue *v, int32_t orig, int32_t stor)
 {
     PcForms f = {.v = v, .stor = stor};
-    if (ir_value_is_graph_output(v)) {
-        int32_t w = pc_out_want(c, orig);
-        if (w != stor && v->kind != IR_VAL_NODE)
-            return ir_fail(c->err, "precision: graph output '%s' is an input or "
-                           "initializer read in both types; not supported", v->name);
-        if (w != stor && pc_swap_output(c, &f, w) < 0)
-            return -1;
-        pc_retype_infos(&c->g->outputs, v, w);
-    }
+    if (ir_value_is_graph_output(v) && pc_own_output(c, &f, orig) < 0)
+        return -1;
     /* after a swap v is the Cast's output, still read by every reader */
     size_t n = v->n_uses;
     IrUse *uses = ir_alloc_array(n ? n : 1, sizeof *uses);
@@ -639,12 +745,12 @@ static int pc_route(PcCtx *c, IrValue *v, int32_t orig, int32_t stor)
     int rc = 0;
     for (size_t i = 0; i < n && rc == 0; i++) {
         const IrUse *u = &uses[i];
+        int32_t w = pc_want(c, u, orig);
         if (!u->node) {
-            rc = ir_fail(c->err, "precision: a subgraph returns '%s' directly while its "
-                         "type changes; not supported", v->name);
-            break;
+            rc = pc_body_output(c, &f, u->graph, u->index, w);
+            continue;
         }
-        IrValue *x = pc_form(c, &f, pc_want(c, u, orig), u->node->graph);
+        IrValue *x = pc_form(c, &f, w, u->node->graph);
         if (!x)
             rc = -1;
         else if (x != u->node->in[u->index])
@@ -656,21 +762,37 @@ static int pc_route(PcCtx *c, IrValue *v, int32_t orig, int32_t stor)
 
 /* ---- the conversion ------------------------------------------------------- */
 
-/* The old-type tensor values of the main graph: inputs, initializers,
+/* The old-type tensor values of every graph: inputs, initializers,
  * node outputs (collected first: routing adds values). */
-static IrValue **pc_values(PcCtx *c, size_t *n)
+typedef struct PcList {
+    const PcCtx *c;
+    size_t n, cap;
+    IrValue **v;
+} PcList;
+
+static int pc_values_of(IrGraph *g, const IrWalkAt *at, void *arg)
 {
-    size_t cap = 16, k = 0;
-    IrValue **list = ir_alloc_array(cap, sizeof *list);
-    for (IrValue *v = c->g->values; v; v = v->hh.next) {
-        if (!pc_is_source(c, pc_elem(v)) || v->kind == IR_VAL_UNDEF)
+    (void)at;
+    PcList *l = arg;
+    for (IrValue *v = g->values; v; v = v->hh.next) {
+        if (!pc_is_source(l->c, pc_elem(v)) || v->kind == IR_VAL_UNDEF)
             continue;
-        if (k == cap)
-            list = ir_grow(list, cap *= 2, sizeof *list);
-        list[k++] = v;
+        if (l->n == l->cap)
+            l->v = ir_grow(l->v, l->cap = l->cap ? l->cap * 2 : 16, sizeof *l->v);
+        l->v[l->n++] = v;
     }
-    *n = k;
-    return list;
+    return 0;
+}
+
+/* Makes g's converted nodes' attribute-typed outputs follow them. */
+static int pc_fix_graph(IrGraph *g, const IrWalkAt *at, void *arg)
+{
+    (void)at;
+    PcCtx *c = arg;
+    for (IrNode *k = g->first; k; k = k->next)
+        if (pc_node_conv(c, k) && pc_fix_attrs(c, k) < 0)
+            return -1;
+    return 0;
 }
 
 static uint64_t pc_init_bytes(const IrGraph *g)
@@ -695,8 +817,8 @@ static int pc_value(PcCtx *c, IrValue *v)
         snprintf(what, sizeof what, "initializer '%s'", v->name);
         if (v->init && pc_tensor_retype(c, v->init, stor, what) < 0)
             return -1;
-        pc_retype_infos(&c->g->inputs, v, stor);
-        pc_retype_infos(&c->g->value_info, v, stor);
+        pc_retype_infos(&v->graph->inputs, v, stor);
+        pc_retype_infos(&v->graph->value_info, v, stor);
     }
     return pc_route(c, v, orig, stor);
 }
@@ -736,14 +858,14 @@ static int pc_dtype(PcCtx *c)
     pc_decide_all(c);
     int rc = 0;
     /* before routing: a swapped output's new value has no inferred type */
-    for (IrNode *k = c->g->first; k && rc == 0; k = k->next)
-        if (pc_node_conv(c, k))
-            rc = pc_fix_attrs(c, k);
-    size_t n;
-    IrValue **vals = pc_values(c, &n);
-    for (size_t i = 0; i < n && rc == 0; i++)
-        rc = pc_value(c, vals[i]);
-    free(vals);
+    unsigned all = IR_WALK_MAIN | IR_WALK_SUBGRAPHS;
+    rc = ir_graph_each_subgraph(c->g, all, pc_fix_graph, c);
+    PcList l = {.c = c};
+    if (rc == 0)
+        ir_graph_each_subgraph(c->g, all, pc_values_of, &l);
+    for (size_t i = 0; i < l.n && rc == 0; i++)
+        rc = pc_value(c, l.v[i]);
+    free(l.v);
     ir_graph_clear_inferred(c->g);
     for (size_t i = 0; i < c->m->n_functions; i++)
         ir_graph_clear_inferred(c->m->functions[i]->body);
