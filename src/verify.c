@@ -330,6 +330,20 @@ static bool vf_output_equal(const EvValue *got, const EvValue *want,
                             int32_t narrow, double rtol, double atol,
                             char *why, size_t cap)
 {
+    /* a sequence or optional of float tensors (a SequenceMap's result):
+     * item by item, each within the same tolerance */
+    if (narrow && got->kind == want->kind && got->kind != EV_TENSOR &&
+        got->kind != EV_MAP && got->n_items == want->n_items) {
+        for (size_t i = 0; i < got->n_items; i++) {
+            char sub[200];
+            if (!vf_output_equal(got->items[i], want->items[i], narrow, rtol, atol, sub,
+                                 sizeof sub)) {
+                snprintf(why, cap, "item %zu: %s", i, sub);
+                return false;
+            }
+        }
+        return true;
+    }
     if (!narrow || got->kind != EV_TENSOR || want->kind != EV_TENSOR ||
         !ev_dtype_is_float(got->dtype) || !ev_dtype_is_float(want->dtype))
         return ev_value_equal(got, want, rtol, atol, why, cap);
