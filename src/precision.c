@@ -6,8 +6,10 @@
  *   1. decide each node: it converts when every slot holding an old-type
  *      value is bound to a type variable whose constraint (at the node's
  *      version) has the new type, or is of a fixed type (that slot keeps
- *      the old type); otherwise, or when a keep list or a function call
- *      says so, it keeps the old type and is reported;
+ *      the old type); a call of a model-local function converts unless
+ *      a keep list or its types say no, and then its function's body is
+ *      decided the same way (a copy made for it when other calls keep the
+ *      original); otherwise it keeps the old type and is reported;
  *   2. give each value a stored type: a converted node's switched output
  *      and a graph input take the type of the graph's boundary (the main
  *      graph's: the new one unless --keep-io-types; a body's: its holding
@@ -22,8 +24,11 @@
 
 #include "eval.h"
 #include "infer.h"
+#include "irver.h"
+#include "load.h"
 #include "opschema.h"
 #include "precision.h"
+#include "save.h"
 
 /* One decided node. */
 typedef struct PcNode {
@@ -50,6 +55,12 @@ typedef struct PcCtx {
     IrError *err;
     PcNode *nodes;
     PcVal *vals;
+    struct PcBodyType *body_types; /* types of function bodies' values */
+    /* per model-local function (index in m->functions): */
+    size_t n_fn;
+    bool *fn_live;          /* a converting call reaches it: its body converts */
+    bool *fn_mixed;         /* its calls give its values differing types */
+    size_t *fn_stack, n_stack;
     /* Cast at the model's opset has both types: without it (bfloat16
      * before opset 13) no value can change type, so nothing does */
     bool cast_ok;
@@ -93,11 +104,16 @@ static bool pc_is_source(const PcCtx *c, int32_t t)
 
 /* The element type of a tensor value as inferred, or 0 (unknown, or not
  * a tensor). */
+static int32_t pc_type_elem(const IrType *t)
+{
+    if (!t || t->kind != IR_TYPE_TENSOR || !t->has_elem_type)
+        return 0;
+    return t->elem_type;
+}
+
 static int32_t pc_elem(const IrValue *v)
 {
-    if (!v || !v->type || v->type->kind != IR_TYPE_TENSOR || !v->type->has_elem_type)
-        return 0;
-    return v->type->elem_type;
+    return v ? pc_type_elem(v->type) : 0;
 }
 
 /* Whether `name` is one of the comma-separated words of list. */
@@ -142,15 +158,31 @@ static size_t pc_pos(const IrNode *n)
     return i;
 }
 
-/* The function whose body g is or lies in, or NULL. */
-static const IrFunction *pc_fn_of(const PcCtx *c, const IrGraph *g)
+/* The index of the function whose body g is or lies in, or -1. */
+static long pc_fn_index(const PcCtx *c, const IrGraph *g)
 {
     while (g->parent)
         g = g->parent;
     for (size_t i = 0; g->is_function && i < c->m->n_functions; i++)
         if (c->m->functions[i]->body == g)
-            return c->m->functions[i];
-    return NULL;
+            return (long)i;
+    return -1;
+}
+
+static const IrFunction *pc_fn_of(const PcCtx *c, const IrGraph *g)
+{
+    long k = pc_fn_index(c, g);
+    return k < 0 ? NULL : c->m->functions[k];
+}
+
+/* The index of the model-local function n calls, or -1. */
+static long pc_callee(const PcCtx *c, const IrNode *n)
+{
+    const IrFunction *f = ir_model_function(c->m, n);
+    for (size_t i = 0; f && i < c->m->n_functions; i++)
+        if (c->m->functions[i] == f)
+            return (long)i;
+    return -1;
 }
 
 /* A node's name, or "#N" (its position in its graph) when it has none:
@@ -248,14 +280,34 @@ static const char *pc_attr_typed(const PcCtx *c, const OsSchema *s, const IrNode
         bool blocked = false;
         if (!pc_slot_switches(c, s, n, true, i, &blocked) || pc_var_from_input(s, p->type))
             continue;
+        const IrAttr *a = ir_node_attr(n, os_attr(s, "to") ? "to" : os_attr(s, "dtype")
+                                           ? "dtype" : "value");
+        if (a && a->ref_attr_name)   /* each call sets it: one body cannot follow */
+            return "its output type is set by a referenced attribute";
         if (os_attr(s, "to") || os_attr(s, "dtype"))
             continue;
-        const IrAttr *a = ir_node_attr(n, "value");
         if (os_attr(s, "value") && (!a || a->t))
             continue;
         return "its output type is set by an attribute other than value";
     }
     return NULL;
+}
+
+/* Whether n reads or writes an old-type value; *unknown set when one of
+ * its values has no known tensor type. */
+static bool pc_touches(const PcCtx *c, const IrNode *n, bool *unknown)
+{
+    bool touches = false;
+    for (size_t k = 0; k < n->n_in + n->n_out; k++) {
+        const IrValue *v = k < n->n_in ? n->in[k] : n->out[k - n->n_in];
+        if (!v)
+            continue;
+        if (pc_is_source(c, pc_elem(v)))
+            touches = true;
+        else if (!pc_elem(v))
+            *unknown = true;
+    }
+    return touches;
 }
 
 /* Decides n: *reason NULL and true when it converts; false with a reason
@@ -265,33 +317,29 @@ static bool pc_decide(PcCtx *c, const IrNode *n, size_t idx, char *why, size_t c
                       bool *report)
 {
     *report = false;
-    bool touches = false, any_unknown = false;
-    for (size_t k = 0; k < n->n_in + n->n_out; k++) {
-        const IrValue *v = k < n->n_in ? n->in[k] : n->out[k - n->n_in];
-        if (!v)
-            continue;
-        if (pc_is_source(c, pc_elem(v)))
-            touches = true;
-        else if (!pc_elem(v))
-            any_unknown = true;
-    }
+    bool any_unknown = false, touches = pc_touches(c, n, &any_unknown);
     const char *r = NULL;
     char label[PC_LABEL];
     if (!touches)
         return false;
-    else if (ir_model_function(c->m, n))
-        r = "function";
+    long fn = pc_callee(c, n);
+    if (fn >= 0 && c->fn_mixed[fn])
+        r = "function called with differing types";
     else if (pc_in_list(c->o->keep_ops, n->op_type))
         r = "--keep-float32";
     else if (pc_in_list(c->o->keep_nodes, pc_label(c, n, idx, label, sizeof label)))
         r = "--keep-float32-node";
     else if (any_unknown)
         r = "a value of unknown or non-tensor type";
+    if (!r && fn >= 0 && !c->cast_ok)
+        r = c->no_cast;
     if (r) {
         snprintf(why, cap, "%s", r);
         *report = true;
         return false;
     }
+    if (fn >= 0)   /* its body converts for it, each slot switching */
+        return true;
     const OsSchema *s = pc_schema(c, n);
     if (!s) {
         snprintf(why, cap, "no schema");
@@ -338,6 +386,11 @@ static int pc_decide_graph(IrGraph *g, const IrWalkAt *at, void *arg)
         e->n = n;
         e->conv = pc_decide(c, n, idx, why, sizeof why, &report);
         HASH_ADD_PTR(c->nodes, n, e);
+        long fn = e->conv ? pc_callee(c, n) : -1;
+        if (fn >= 0 && !c->fn_live[fn]) {   /* its body is decided next */
+            c->fn_live[fn] = true;
+            c->fn_stack[c->n_stack++] = (size_t)fn;
+        }
         if (e->conv)
             c->r->nodes_converted++;
         else if (report)
@@ -347,10 +400,17 @@ static int pc_decide_graph(IrGraph *g, const IrWalkAt *at, void *arg)
 }
 
 /* Every node of the main graph and of the bodies in it, each body
- * decided node by node like the main graph. */
+ * decided node by node like the main graph; then the bodies of the
+ * functions a converting call reaches, and so on (each once). */
 static void pc_decide_all(PcCtx *c)
 {
-    ir_graph_each_subgraph(c->g, IR_WALK_MAIN | IR_WALK_SUBGRAPHS, pc_decide_graph, c);
+    unsigned all = IR_WALK_MAIN | IR_WALK_SUBGRAPHS;
+    ir_graph_each_subgraph(c->g, all, pc_decide_graph, c);
+    while (c->n_stack) {
+        IrFunction *f = c->m->functions[c->fn_stack[--c->n_stack]];
+        if (f->body)
+            ir_graph_each_subgraph(f->body, all, pc_decide_graph, c);
+    }
 }
 
 /* ---- tensors ---------------------------------------------------------- */
@@ -488,7 +548,7 @@ static int pc_fix_attrs(PcCtx *c, IrNode *n)
 {
     const OsSchema *s = pc_schema(c, n);
     bool blocked = false;
-    if (pc_has_subgraph(n))   /* typed by its bodies, which follow it */
+    if (pc_has_subgraph(n) || pc_callee(c, n) >= 0)   /* typed by bodies that follow */
         return 0;
     for (size_t i = 0; i < n->n_out; i++) {
         const OsParam *p = os_out_param(s, i);
@@ -531,7 +591,21 @@ static int32_t pc_io_want(const PcCtx *c, const IrGraph *g, int32_t orig)
         return pc_node_conv(c, g->owner) ? c->o->dtype : orig;
     if (g == c->g)
         return c->o->keep_io ? orig : c->o->dtype;
-    return orig;
+    long k = pc_fn_index(c, g);
+    return k >= 0 && c->fn_live[k] ? c->o->dtype : orig;
+}
+
+/* Whether slot (input or output i) of converting node n takes the new
+ * type: by n's schema, or, for a call of a model-local function, every
+ * old-type slot (the body converts with it). */
+static bool pc_switches(const PcCtx *c, const IrNode *n, bool out, size_t i)
+{
+    bool blocked = false;
+    if (pc_callee(c, n) >= 0) {
+        const IrValue *v = out ? n->out[i] : n->in[i];
+        return v && pc_is_source(c, pc_elem(v));
+    }
+    return pc_slot_switches(c, pc_schema(c, n), n, out, i, &blocked);
 }
 
 /* The type reader `u` of v takes (v of old type `orig`): a node's slot,
@@ -542,9 +616,7 @@ static int32_t pc_want(const PcCtx *c, const IrUse *u, int32_t orig)
         return pc_io_want(c, u->graph, orig);
     if (!pc_node_conv(c, u->node))
         return orig;
-    const OsSchema *s = pc_schema(c, u->node);
-    bool blocked = false;
-    return pc_slot_switches(c, s, u->node, false, u->index, &blocked) ? c->o->dtype : orig;
+    return pc_switches(c, u->node, false, u->index) ? c->o->dtype : orig;
 }
 
 /* The type v is stored in after the conversion. */
@@ -553,11 +625,9 @@ static int32_t pc_stored(const PcCtx *c, const IrValue *v, int32_t orig)
     int32_t io = pc_io_want(c, v->graph, orig);
     if (v->kind == IR_VAL_NODE) {
         const IrNode *p = v->producer;
-        bool blocked = false;
         if (!pc_node_conv(c, p))
             return orig;
-        return pc_slot_switches(c, pc_schema(c, p), p, true, v->producer_index, &blocked)
-                   ? c->o->dtype : orig;
+        return pc_switches(c, p, true, v->producer_index) ? c->o->dtype : orig;
     }
     /* an input with an initializer (IR 3 lists every initializer as an
      * input) is a weight: it changes only when every reader wants it to */
@@ -848,27 +918,250 @@ static void pc_check_cast(PcCtx *c)
              s ? s->since : 0, c->o->dtype == IR_FLOAT ? "float" : pc_dtype_word(c->o->dtype));
 }
 
-/* --dtype: decide, retype attributes, route every old-type value. */
+/* ---- model-local functions -------------------------------------------- */
+
+/* The type a function body's value had at the calls inference saw. */
+typedef struct PcBodyType {
+    const IrValue *v;
+    IrType *t;             /* the first call's */
+    bool mixed;            /* a later call gave another element type */
+    UT_hash_handle hh;
+} PcBodyType;
+
+/* InfOptions.body_type: inference drops a body's types after each call,
+ * as calls differ; keep the first and note a call that differs. */
+static void pc_body_type(void *arg, const IrValue *v, const IrType *t)
+{
+    PcCtx *c = arg;
+    PcBodyType *e;
+    HASH_FIND_PTR(c->body_types, &v, e);
+    if (e) {
+        e->mixed |= pc_type_elem(e->t) != pc_type_elem(t);
+        return;
+    }
+    e = ir_alloc(sizeof *e);
+    e->v = v;
+    e->t = ir_type_copy(t);
+    HASH_ADD_PTR(c->body_types, v, e);
+}
+
+/* Gives function bodies' values the types their calls gave them, and
+ * marks the functions whose calls give differing ones. */
+static void pc_restore_body_types(PcCtx *c)
+{
+    PcBodyType *e, *tmp;
+    HASH_ITER(hh, c->body_types, e, tmp) {
+        IrValue *v = (IrValue *)e->v;
+        ir_type_free(v->type);
+        v->type = ir_type_copy(e->t);
+        long k = e->mixed ? pc_fn_index(c, v->graph) : -1;
+        if (k >= 0)
+            c->fn_mixed[k] = true;
+    }
+}
+
+static void pc_free_body_types(PcCtx *c)
+{
+    PcBodyType *e, *tmp;
+    HASH_ITER(hh, c->body_types, e, tmp) {
+        HASH_DEL(c->body_types, e);
+        ir_type_free(e->t);
+        free(e);
+    }
+}
+
+/* Infers the model (function bodies at their calls) and decides every
+ * node the conversion reaches. */
+static int pc_analyse(PcCtx *c)
+{
+    size_t n = c->m->n_functions ? c->m->n_functions : 1;
+    c->n_fn = c->m->n_functions;
+    c->fn_live = ir_alloc_array(n, sizeof *c->fn_live);
+    c->fn_mixed = ir_alloc_array(n, sizeof *c->fn_mixed);
+    c->fn_stack = ir_alloc_array(n, sizeof *c->fn_stack);
+    c->n_stack = 0;
+    IrError ie;
+    InfOptions io = {.body_type = pc_body_type, .body_arg = c};
+    if (inf_model(c->m, &io, &ie) < 0)
+        return ir_fail(c->err, "precision: %s", ie.msg);
+    pc_restore_body_types(c);
+    pc_decide_all(c);
+    return 0;
+}
+
+/* Drops what pc_analyse found (before analysing again). */
+static void pc_reset(PcCtx *c)
+{
+    pc_free_maps(c);
+    pc_free_body_types(c);
+    free(c->fn_live);
+    free(c->fn_mixed);
+    free(c->fn_stack);
+    c->fn_live = c->fn_mixed = NULL;
+    c->fn_stack = NULL;
+    for (size_t i = 0; i < c->r->n_kept; i++) {
+        free(c->r->kept[i].node);
+        free(c->r->kept[i].op);
+        free(c->r->kept[i].reason);
+    }
+    free(c->r->kept);
+    c->r->kept = NULL;
+    c->r->n_kept = 0;
+    c->r->nodes_converted = 0;
+}
+
+/* Marks, per function, whether some call needs its body as it is: a
+ * call that touches an old-type value and does not convert, or any call
+ * in a graph the conversion leaves alone (the body of a function no
+ * converting call reaches, a training graph). */
+typedef struct PcSplit {
+    PcCtx *c;
+    bool *keep;
+    const bool *copy;      /* second walk: the functions copied */
+    char **names;          /* their copies' names */
+} PcSplit;
+
+static int pc_split_scan(IrGraph *g, const IrWalkAt *at, void *arg)
+{
+    PcSplit *sp = arg;
+    PcCtx *c = sp->c;
+    long home = at->fn ? pc_fn_index(c, g) : -1;
+    bool live = !at->training && (home < 0 || ((size_t)home < c->n_fn && c->fn_live[home]));
+    for (IrNode *n = g->first; n; n = n->next) {
+        long k = pc_callee(c, n);
+        bool unknown = false;
+        if (k < 0 || (size_t)k >= c->n_fn)
+            continue;
+        if (sp->copy && sp->copy[k] && pc_node_conv(c, n)) {
+            free(n->op_type);
+            n->op_type = ir_strdup(sp->names[k]);
+        } else if (!sp->copy && (!live || (!pc_node_conv(c, n) && pc_touches(c, n, &unknown)))) {
+            sp->keep[k] = true;
+        }
+    }
+    return 0;
+}
+
+/* Whether the model has a function of that domain, name and overload. */
+static bool pc_fn_named(const IrModel *m, const IrFunction *like, const char *name)
+{
+    for (size_t i = 0; i < m->n_functions; i++) {
+        const IrFunction *f = m->functions[i];
+        if (f->name && !strcmp(f->name, name) &&
+            !strcmp(os_domain_norm(f->domain), os_domain_norm(like->domain)) &&
+            !strcmp(f->overload ? f->overload : "", like->overload ? like->overload : ""))
+            return true;
+    }
+    return false;
+}
+
+/* A deep copy of function k under a fresh name (NAME_float16, ...) in
+ * its domain, added to the model; its name (owned), or NULL with err. */
+static char *pc_fn_copy(PcCtx *c, size_t k)
+{
+    IrFunction *f = c->m->functions[k];
+    IrModel tm = {.has_ir_version = true, .ir_version = IRV_NEWEST,
+                  .n_opsets = c->m->n_opsets, .opsets = c->m->opsets,
+                  .n_functions = 1, .functions = &f};
+    uint8_t *buf = NULL;
+    size_t len = 0;
+    IrModel *copy = NULL;
+    if (save_model_buffer(&tm, &buf, &len, c->err) == 0)
+        load_model_buffer(buf, len, NULL, "a function body", NULL, &copy, c->err);
+    free(buf);
+    if (!copy)
+        return NULL;
+    IrFunction *nf = copy->n_functions == 1 ? copy->functions[0] : NULL;
+    if (nf)
+        copy->n_functions = 0;   /* taken */
+    ir_model_free(copy);
+    if (!nf) {
+        ir_fail(c->err, "precision: function '%s' could not be copied", f->name);
+        return NULL;
+    }
+    char name[300];
+    snprintf(name, sizeof name, "%s_%s", f->name, pc_dtype_word(c->o->dtype));
+    for (int i = 2; pc_fn_named(c->m, f, name) && i < 1000; i++)
+        snprintf(name, sizeof name, "%s_%s_%d", f->name, pc_dtype_word(c->o->dtype), i);
+    free(nf->name);
+    nf->name = ir_strdup(name);
+    c->m->functions = ir_grow(c->m->functions, c->m->n_functions + 1,
+                              sizeof *c->m->functions);
+    c->m->functions[c->m->n_functions++] = nf;
+    return ir_strdup(name);
+}
+
+/* A function some calls convert and others keep as it is: the converting
+ * calls get a copy to convert. Returns how many copies were made, or -1. */
+static int pc_split(PcCtx *c)
+{
+    size_t n = c->n_fn ? c->n_fn : 1;
+    unsigned walk = IR_WALK_ALL;
+    bool *keep = ir_alloc_array(n, sizeof *keep);
+    char **names = ir_alloc_array(n, sizeof *names);
+    PcSplit sp = {.c = c, .keep = keep};
+    ir_each_graph(c->m, walk, pc_split_scan, &sp);
+    int made = 0;
+    for (size_t k = 0; k < c->n_fn; k++) {
+        keep[k] = keep[k] && c->fn_live[k];
+        if (keep[k] && !(names[k] = pc_fn_copy(c, k)))
+            made = -1;
+        else if (keep[k] && made >= 0)
+            made++;
+    }
+    sp.copy = keep;
+    sp.names = names;
+    if (made > 0)
+        ir_each_graph(c->m, walk, pc_split_scan, &sp);
+    for (size_t k = 0; k < c->n_fn; k++)
+        free(names[k]);
+    free(names);
+    free(keep);
+    return made;
+}
+
+/* Runs fn on the graphs the conversion changes: the main graph, the
+ * bodies in it, and the bodies of the functions converting calls reach. */
+static int pc_each_live(PcCtx *c, IrGraphFn fn, void *arg)
+{
+    unsigned all = IR_WALK_MAIN | IR_WALK_SUBGRAPHS;
+    int rc = ir_graph_each_subgraph(c->g, all, fn, arg);
+    for (size_t k = 0; rc == 0 && k < c->n_fn; k++)
+        if (c->fn_live[k] && c->m->functions[k]->body)
+            rc = ir_graph_each_subgraph(c->m->functions[k]->body, all, fn, arg);
+    return rc;
+}
+
+/* --dtype: decide (copying functions whose calls disagree, then deciding
+ * again), retype attributes, route every old-type value. */
 static int pc_dtype(PcCtx *c)
 {
-    IrError ie;
     pc_check_cast(c);
-    if (inf_model(c->m, NULL, &ie) < 0)
-        return ir_fail(c->err, "precision: %s", ie.msg);
-    pc_decide_all(c);
-    int rc = 0;
+    /* each pass copies functions at most once: the copies' calls all
+     * convert, so a later pass finds nothing more to copy for them */
+    size_t passes = c->m->n_functions + 1;
+    for (size_t pass = 0;; pass++) {
+        if (pc_analyse(c) < 0)
+            return -1;
+        int made = pass < passes ? pc_split(c) : 0;
+        if (made < 0)
+            return -1;
+        if (made == 0)
+            break;
+        pc_reset(c);
+    }
     /* before routing: a swapped output's new value has no inferred type */
-    unsigned all = IR_WALK_MAIN | IR_WALK_SUBGRAPHS;
-    rc = ir_graph_each_subgraph(c->g, all, pc_fix_graph, c);
+    int rc = pc_each_live(c, pc_fix_graph, c);
     PcList l = {.c = c};
     if (rc == 0)
-        ir_graph_each_subgraph(c->g, all, pc_values_of, &l);
+        pc_each_live(c, pc_values_of, &l);
     for (size_t i = 0; i < l.n && rc == 0; i++)
         rc = pc_value(c, l.v[i]);
     free(l.v);
     ir_graph_clear_inferred(c->g);
     for (size_t i = 0; i < c->m->n_functions; i++)
-        ir_graph_clear_inferred(c->m->functions[i]->body);
+        if (c->m->functions[i]->body)
+            ir_graph_clear_inferred(c->m->functions[i]->body);
     return rc;
 }
 
@@ -939,6 +1232,10 @@ int pc_convert(IrModel *m, const PcOptions *o, PcReport *r, IrError *err)
     int rc = o->dtype ? pc_dtype(&c) : o->store ? pc_store(&c) : 0;
     r->init_bytes_after = pc_init_bytes(c.g);
     pc_free_maps(&c);
+    pc_free_body_types(&c);
+    free(c.fn_live);
+    free(c.fn_mixed);
+    free(c.fn_stack);
     if (r == &local)
         pc_report_free(r);
     return rc;

@@ -21,8 +21,24 @@
  * the value's graph; a body returning an outer value or its own input
  * directly in another type returns a Cast of it. Unnamed nodes of a
  * body are labelled OWNER/ATTR#N ("loop/body#3"), so "#N" stays the main
- * graph's. Calls of model-local functions still keep the old type
- * ("function"), with Casts at their inputs.
+ * graph's.
+ *
+ * A call of a model-local function converts like any node (keep lists,
+ * known types); its slots all switch and the function's body converts
+ * once, node by node, its inputs and outputs taking the new type (types
+ * come from the calls, as inference gives them). When every call of a
+ * function converts, the function changes in place; when some convert
+ * and others keep the old type (--keep-float32-node on one call, or a
+ * call inside a function that does not convert), the converting calls
+ * get a converted copy, NAME_float16 (NAME_bfloat16, NAME_float32) in
+ * the same domain, and the others keep the original. Functions calling
+ * functions follow the same rule. Unnamed nodes of a function body are
+ * labelled FUNCTION/#N. Still kept in the old type:
+ *   - calls of a function whose calls give its values differing element
+ *     types ("function called with differing types"): one body cannot
+ *     serve both;
+ *   - inside a body, a node whose output type is set by a referenced
+ *     attribute (ref_attr_name: each call sets it), between Casts.
  *
  * --store float16 (weights only) stores each float32 initializer of the
  * main graph of at least PC_STORE_MIN elements as float16, followed by a
@@ -60,7 +76,8 @@ typedef struct PcOptions {
 
 /* A node that kept its type although it reads or writes a converted
  * type, and why ("Relu-6 has no type tensor(bfloat16)", "--keep-float32",
- * "function"). Strings owned. */
+ * "--keep-float32-node", "function called with differing types"). Strings
+ * owned. */
 typedef struct PcKept {
     char *node;             /* its name, or "#N" (its position) */
     char *op;

@@ -328,11 +328,13 @@ static void test_attrs_follow(void)
 /* ---- bodies ------------------------------------------------------------ */
 
 /* A body of parent from text in tb_model's words, plus "output NAME TYPE
- * DIMS" (a body's outputs are declared); its nodes are named n<base+k>. */
+ * DIMS" (a body's outputs are declared); its nodes are named n<base+k>.
+ * With no parent, a function body: "input NAME" and "output NAME". */
 static IrGraph *pc_body(IrGraph *parent, const char *name, const char *text, int base)
 {
     IrGraph *b = ir_graph_new(parent);
     b->name = ir_strdup(name);
+    b->is_function = parent == NULL;
     char *copy = ir_strdup(text), *save = NULL;
     int idx = base;
     for (char *line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
@@ -340,7 +342,11 @@ static IrGraph *pc_body(IrGraph *parent, const char *name, const char *text, int
         int n_w = 0;
         for (char *t = strtok(line, " "); t && n_w < 24; t = strtok(NULL, " "))
             w[n_w++] = t;
-        if (n_w >= 3 && !strcmp(w[0], "input")) {
+        if (n_w == 2 && !strcmp(w[0], "input")) {
+            ir_graph_add_input(b, w[1], NULL);
+        } else if (n_w == 2 && !strcmp(w[0], "output")) {
+            ir_graph_add_output(b, ir_graph_find_local(b, w[1]), NULL);
+        } else if (n_w >= 3 && !strcmp(w[0], "input")) {
             tb_input(b, w[1], w[2], n_w > 3 ? w[3] : NULL);
         } else if (n_w >= 5 && !strcmp(w[0], "init")) {
             tb_init(b, w[1], w[2], w[3], w[4]);
@@ -635,6 +641,141 @@ static void test_nested(void)
     ir_model_free(m);
 }
 
+/* F(X, W) = Relu(MatMul(X, W)) + Constant [0.5, -0.25, 1, 2], a function
+ * of domain "local", called twice: a = F(x, W1) ("call1"), b = F(a, W2)
+ * ("call2"). */
+static IrModel *pc_fn_model(void)
+{
+    IrModel *m = pc_model("opset 13\n"
+                          "input x float 2,4\n"
+                          "init W1 float 4,4 rand\n"
+                          "init W2 float 4,4 rand\n");
+    ir_model_set_opset(m, "local", 1);
+    IrGraph *b = pc_body(NULL, "F", "input X\ninput W\nmm = MatMul X,W\nr = Relu mm\n"
+                         "k = Constant\ny = Add r,k\noutput y\n", 500);
+    static const float kv[4] = {0.5f, -0.25f, 1.0f, 2.0f};
+    int64_t four = 4;
+    IrNode *k = b->first->next->next;
+    ir_node_set_attr(k, ir_attr_tensor("value", ir_tensor_new("value", IR_FLOAT, 1, &four,
+                                                               kv, sizeof kv)));
+    IrFunction *f = ir_alloc(sizeof *f);
+    f->name = ir_strdup("F");
+    f->domain = ir_strdup("local");
+    f->body = b;
+    f->n_opsets = 1;
+    f->opsets = ir_alloc_array(1, sizeof *f->opsets);
+    f->opsets[0] = (IrOpset){.domain = ir_strdup(""), .has_version = true, .version = 13};
+    m->n_functions = 1;
+    m->functions = ir_alloc_array(1, sizeof *m->functions);
+    m->functions[0] = f;
+    IrError err;
+    const char *in1[2] = {"x", "W1"}, *out1[1] = {"a"}, *in2[2] = {"a", "W2"}, *out2[1] = {"b"};
+    T_CHECK(ir_node_new(m->graph, NULL, "F", "local", "call1", 2, in1, 1, out1, &err) &&
+            ir_node_new(m->graph, NULL, "F", "local", "call2", 2, in2, 1, out2, &err),
+            "calls: %s", err.msg);
+    pc_outputs(m, "b");
+    return m;
+}
+
+static const IrFunction *pc_fn(const IrModel *m, const char *name)
+{
+    for (size_t i = 0; i < m->n_functions; i++)
+        if (!strcmp(m->functions[i]->name, name))
+            return m->functions[i];
+    return NULL;
+}
+
+/* The type of F's Constant (its 3rd node). */
+static int32_t pc_fn_const_type(const IrFunction *f)
+{
+    const IrNode *k = f && f->body->first ? f->body->first->next->next : NULL;
+    const IrAttr *a = k ? ir_node_attr(k, "value") : NULL;
+    return a && a->t ? a->t->data_type : -1;
+}
+
+/* Both calls convert: F changes in place (its Constant float16), the
+ * weights become float16, no Cast anywhere. */
+static void test_function(void)
+{
+    IrModel *m = pc_fn_model();
+    PcOptions o = {.dtype = IR_FLOAT16};
+    PcReport r;
+    if (pc_run_eval(m, &o, &r, "function") == 0) {
+        T_CHECK(r.n_kept == 0 && r.casts == 0 && r.nodes_converted == 6,
+                "kept %zu (%s) casts %zu converted %zu", r.n_kept,
+                r.n_kept ? r.kept[0].reason : "", r.casts, r.nodes_converted);
+        T_CHECK(m->n_functions == 1 && pc_fn_const_type(pc_fn(m, "F")) == IR_FLOAT16,
+                "%zu functions, Constant %d", m->n_functions, pc_fn_const_type(pc_fn(m, "F")));
+        T_CHECK(pc_init_type(m, "W1") == IR_FLOAT16 && pc_init_type(m, "W2") == IR_FLOAT16 &&
+                pc_in_type(m, 0) == IR_FLOAT16 && pc_out_type(m, 0) == IR_FLOAT16,
+                "main types not float16");
+    }
+    pc_report_free(&r);
+    ir_model_free(m);
+}
+
+/* --keep-float32-node call2: call1 converts through a float16 copy of F
+ * (F_float16), call2 keeps reading F as it was; Casts between. */
+static void test_function_split(void)
+{
+    IrModel *m = pc_fn_model();
+    PcOptions o = {.dtype = IR_FLOAT16, .keep_nodes = "call2"};
+    PcReport r;
+    if (pc_run_eval(m, &o, &r, "function split") == 0) {
+        const IrFunction *f = pc_fn(m, "F"), *h = pc_fn(m, "F_float16");
+        T_CHECK(m->n_functions == 2 && f && h, "%zu functions", m->n_functions);
+        T_CHECK(pc_fn_const_type(f) == IR_FLOAT && pc_fn_const_type(h) == IR_FLOAT16,
+                "Constants %d %d", pc_fn_const_type(f), pc_fn_const_type(h));
+        const IrNode *c1 = pc_node(m, "F_float16", 0), *c2 = pc_node(m, "F", 0);
+        T_CHECK(c1 && c2 && !strcmp(c1->name, "call1") && !strcmp(c2->name, "call2") &&
+                !strcmp(c1->domain, "local"), "calls not pointed right");
+        T_CHECK(r.n_kept == 1 && !strcmp(r.kept[0].node, "call2") &&
+                !strcmp(r.kept[0].reason, "--keep-float32-node"), "kept %zu", r.n_kept);
+        T_CHECK(r.casts == 2 && pc_init_type(m, "W1") == IR_FLOAT16 &&
+                pc_init_type(m, "W2") == IR_FLOAT && pc_out_type(m, 0) == IR_FLOAT16,
+                "casts %zu, W1 %d W2 %d", r.casts, pc_init_type(m, "W1"),
+                pc_init_type(m, "W2"));
+    }
+    pc_report_free(&r);
+    ir_model_free(m);
+}
+
+/* G(X) = Relu(X), called on a float and on a double value: G's values
+ * have two types, so its float call keeps the old type (one body cannot
+ * serve both) and G stays as it is; F's calls still convert. */
+static void test_function_mixed(void)
+{
+    IrModel *m = pc_fn_model();
+    IrFunction *g = ir_alloc(sizeof *g);
+    g->name = ir_strdup("G");
+    g->n_opsets = 1;
+    g->domain = ir_strdup("local");
+    g->body = pc_body(NULL, "G", "input X\ny = Relu X\noutput y\n", 600);
+    g->opsets = ir_alloc_array(1, sizeof *g->opsets);
+    g->opsets[0] = (IrOpset){.domain = ir_strdup(""), .has_version = true, .version = 13};
+    m->functions = ir_grow(m->functions, 2, sizeof *m->functions);
+    m->functions[m->n_functions++] = g;
+    int64_t d[2] = {2, 4};
+    ir_graph_add_input(m->graph, "xd", ir_type_tensor(IR_DOUBLE, 2, d));
+    const char *in1[1] = {"b"}, *out1[1] = {"gf"}, *in2[1] = {"xd"}, *out2[1] = {"gd"};
+    IrError err;
+    T_CHECK(ir_node_new(m->graph, NULL, "G", "local", "g1", 1, in1, 1, out1, &err) &&
+            ir_node_new(m->graph, NULL, "G", "local", "g2", 1, in2, 1, out2, &err),
+            "G calls: %s", err.msg);
+    pc_outputs(m, "gf,gd");
+    PcOptions o = {.dtype = IR_FLOAT16};
+    PcReport r;
+    if (pc_run_eval(m, &o, &r, "function mixed") == 0) {
+        T_CHECK(r.n_kept == 1 && !strcmp(r.kept[0].node, "g1") &&
+                !strcmp(r.kept[0].reason, "function called with differing types"),
+                "kept %zu (%s)", r.n_kept, r.n_kept ? r.kept[0].reason : "");
+        T_CHECK(m->n_functions == 2 && pc_fn_const_type(pc_fn(m, "F")) == IR_FLOAT16 &&
+                !strcmp(pc_node(m, "G", 0)->name, "g1"), "F not converted, or G copied");
+    }
+    pc_report_free(&r);
+    ir_model_free(m);
+}
+
 static const char *MUL = "opset 13\n"
                          "input x float 4\n"
                          "init W float 4 1,65504,70000,-1e30\n"
@@ -903,6 +1044,9 @@ int main(void)
     test_loop();
     test_scan();
     test_nested();
+    test_function();
+    test_function_split();
+    test_function_mixed();
     test_clamp_and_strict();
     test_bf16_rounding();
     test_typed_list();
