@@ -8,8 +8,12 @@ line (issue 23: "over the main graph, subgraphs and functions"):
   on the case's own inputs: exit 0 (the result passes the checker and
   computes what the original does within the type's tolerance);
 - no node is kept for "control flow" any more (bodies are converted node
-  by node), and at least one node converts in each case that computes in
-  float (a body included).
+  by node), and at least one node converts in each case;
+- ONNX Runtime 1.30 (when node and ../shared/tools/ort are there): every
+  case whose original it runs and passes, it also runs on the
+  --keep-io-types float16 result and passes within --verify's float16
+  tolerance (src/verify.h: rtol 1e-2, atol 3e-2); the others (sequence
+  inputs, preview ops, opsets it lacks) are left to the evaluator.
 
 Skips (one SKIP line) when no backend data is found.
 Usage: precision_bodies.py ONNX_CONVERT (from the project root). Prints
@@ -18,6 +22,8 @@ Usage: precision_bodies.py ONNX_CONVERT (from the project root). Prints
 import json
 import os
 import re
+import shutil
+import subprocess
 import sys
 import tempfile
 
@@ -26,6 +32,7 @@ from clitest import check, report, run, skip
 # node tests whose models hold graph attributes (checked below with info)
 NAMES = re.compile(r"^test_(if|loop|scan|sequence_map|flexattention)|"
                    r"^test_(range|affine_grid|linear_attention)_.*_expanded$")
+ORT = "../shared/tools/ort/ort-check.js"
 MODES = [["--dtype", "float16"], ["--dtype", "bfloat16"],
          ["--dtype", "float16", "--keep-io-types"]]
 
@@ -43,6 +50,39 @@ def has_subgraphs(bin_, model):
         return json.loads(p.stdout).get("subgraphs", 0) > 0
     except ValueError:
         return False
+
+
+def have_ort():
+    return shutil.which("node") is not None and os.path.exists(ORT) and \
+        subprocess.run(["node", "-e", "require('onnxruntime-node')"], cwd=os.path.dirname(ORT),
+                       capture_output=True).returncode == 0
+
+
+def ort_batch(lines, tmp, *tol):
+    """PASS/FAIL/ERROR per line of "CASE [MODEL]" from one ONNX Runtime run."""
+    path = os.path.join(tmp, "batch.txt")
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    p = run("node", ORT, "--batch", path, *tol)
+    return [ln.split()[0] for ln in p.stdout.splitlines()
+            if ln.split() and ln.split()[0] in ("PASS", "FAIL", "ERROR")]
+
+
+def ort_check(nodes, cases, tmp):
+    """The --keep-io-types float16 results (tmp/CASE.onnx) in ONNX Runtime."""
+    if not have_ort():
+        skip("precision_bodies: ONNX Runtime (node, ../shared/tools/ort) not available")
+        return
+    dirs = [os.path.join(nodes, c) for c in cases]
+    orig = ort_batch(dirs, tmp)
+    ok = [d for d, r in zip(dirs, orig) if r == "PASS"]
+    check(len(orig) == len(dirs) and len(ok) >= 5,
+          "ONNX Runtime passes %d originals of %d" % (len(ok), len(dirs)))
+    lines = ["%s %s" % (d, os.path.join(tmp, os.path.basename(d) + ".onnx")) for d in ok]
+    res = ort_batch(lines, tmp, "--rtol", "1e-2", "--atol", "3e-2")
+    for line, r in zip(lines, res):
+        check(r == "PASS", "ONNX Runtime on the float16 --keep-io-types result: %s %s" % (r, line))
+    check(len(res) == len(lines), "ONNX Runtime gave %d results for %d" % (len(res), len(lines)))
 
 
 def main():
@@ -76,6 +116,9 @@ def main():
                 if mode == MODES[0]:
                     check(pc.get("nodes_converted", 0) > 0,
                           "%s: no node converted" % what)
+                if mode == MODES[2] and p.returncode == 0:
+                    shutil.copy(out, os.path.join(tmp, c + ".onnx"))
+        ort_check(nodes, cases, tmp)
     return report("precision_bodies")
 
 
