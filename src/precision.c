@@ -327,7 +327,8 @@ static bool pc_decide(PcCtx *c, const IrNode *n, size_t idx, char *why, size_t c
         r = "function called with differing types";
     else if (pc_in_list(c->o->keep_ops, n->op_type))
         r = "--keep-float32";
-    else if (pc_in_list(c->o->keep_nodes, pc_label(c, n, idx, label, sizeof label)))
+    else if (c->o->keep_nodes &&   /* a body node's label walks its owners */
+             pc_in_list(c->o->keep_nodes, pc_label(c, n, idx, label, sizeof label)))
         r = "--keep-float32-node";
     else if (any_unknown)
         r = "a value of unknown or non-tensor type";
@@ -1143,9 +1144,12 @@ static int pc_dtype(PcCtx *c)
     for (size_t pass = 0;; pass++) {
         if (pc_analyse(c) < 0)
             return -1;
-        int made = pass < passes ? pc_split(c) : 0;
+        int made = pc_split(c);
         if (made < 0)
             return -1;
+        if (made > 0 && pass >= passes)
+            return ir_fail(c->err, "precision: model-local functions still need copies "
+                           "after %zu passes; not supported", passes);
         if (made == 0)
             break;
         pc_reset(c);

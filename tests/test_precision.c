@@ -776,6 +776,46 @@ static void test_function_mixed(void)
     ir_model_free(m);
 }
 
+/* H(X, W) = Neg(F(X, W)) called twice, the second call kept: H gets a
+ * float16 copy, and then F too, since the original H (still used) calls
+ * F as it is: F_float16 is called from H_float16 only. */
+static void test_function_nested(void)
+{
+    IrModel *m = pc_fn_model();
+    IrNode *c1 = (IrNode *)pc_node(m, "F", 0), *c2 = (IrNode *)pc_node(m, "F", 1);
+    free(c1->op_type);
+    free(c2->op_type);
+    c1->op_type = ir_strdup("H");
+    c2->op_type = ir_strdup("H");
+    IrFunction *h = ir_alloc(sizeof *h);
+    h->name = ir_strdup("H");
+    h->domain = ir_strdup("local");
+    h->body = pc_body(NULL, "H", "input X\ninput W\nf = F X,W\nz = Neg f\noutput z\n", 700);
+    free(h->body->first->domain);
+    h->body->first->domain = ir_strdup("local");
+    h->n_opsets = 2;
+    h->opsets = ir_alloc_array(2, sizeof *h->opsets);
+    h->opsets[0] = (IrOpset){.domain = ir_strdup(""), .has_version = true, .version = 13};
+    h->opsets[1] = (IrOpset){.domain = ir_strdup("local"), .has_version = true, .version = 1};
+    m->functions = ir_grow(m->functions, 2, sizeof *m->functions);
+    m->functions[m->n_functions++] = h;
+    PcOptions o = {.dtype = IR_FLOAT16, .keep_nodes = "call2"};
+    PcReport r;
+    if (pc_run_eval(m, &o, &r, "nested functions") == 0) {
+        const IrFunction *hf = pc_fn(m, "H_float16"), *ff = pc_fn(m, "F_float16");
+        T_CHECK(m->n_functions == 4 && hf && ff, "%zu functions", m->n_functions);
+        T_CHECK(hf && !strcmp(hf->body->first->op_type, "F_float16") &&
+                !strcmp(pc_fn(m, "H")->body->first->op_type, "F") &&
+                pc_fn_const_type(ff) == IR_FLOAT16 && pc_fn_const_type(pc_fn(m, "F")) == IR_FLOAT,
+                "calls inside H / H_float16 not pointed right");
+        T_CHECK(!strcmp(pc_node(m, "H_float16", 0)->name, "call1") &&
+                !strcmp(pc_node(m, "H", 0)->name, "call2") && r.n_kept == 1,
+                "main calls not pointed right (kept %zu)", r.n_kept);
+    }
+    pc_report_free(&r);
+    ir_model_free(m);
+}
+
 static const char *MUL = "opset 13\n"
                          "input x float 4\n"
                          "init W float 4 1,65504,70000,-1e30\n"
@@ -1047,6 +1087,7 @@ int main(void)
     test_function();
     test_function_split();
     test_function_mixed();
+    test_function_nested();
     test_clamp_and_strict();
     test_bf16_rounding();
     test_typed_list();
