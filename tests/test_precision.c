@@ -769,8 +769,9 @@ static void test_function_mixed(void)
         T_CHECK(r.n_kept == 1 && !strcmp(r.kept[0].node, "g1") &&
                 !strcmp(r.kept[0].reason, "function called with differing types"),
                 "kept %zu (%s)", r.n_kept, r.n_kept ? r.kept[0].reason : "");
-        T_CHECK(m->n_functions == 2 && pc_fn_const_type(pc_fn(m, "F")) == IR_FLOAT16 &&
-                !strcmp(pc_node(m, "G", 0)->name, "g1"), "F not converted, or G copied");
+        const IrNode *g1 = pc_node(m, "G", 0);
+        T_CHECK(m->n_functions == 2 && pc_fn_const_type(pc_fn(m, "F")) == IR_FLOAT16 && g1 &&
+                !strcmp(g1->name, "g1"), "F not converted, or G copied");
     }
     pc_report_free(&r);
     ir_model_free(m);
@@ -808,8 +809,9 @@ static void test_function_nested(void)
                 !strcmp(pc_fn(m, "H")->body->first->op_type, "F") &&
                 pc_fn_const_type(ff) == IR_FLOAT16 && pc_fn_const_type(pc_fn(m, "F")) == IR_FLOAT,
                 "calls inside H / H_float16 not pointed right");
-        T_CHECK(!strcmp(pc_node(m, "H_float16", 0)->name, "call1") &&
-                !strcmp(pc_node(m, "H", 0)->name, "call2") && r.n_kept == 1,
+        const IrNode *k1 = pc_node(m, "H_float16", 0), *k2 = pc_node(m, "H", 0);
+        T_CHECK(k1 && k2 && !strcmp(k1->name, "call1") && !strcmp(k2->name, "call2") &&
+                r.n_kept == 1,
                 "main calls not pointed right (kept %zu)", r.n_kept);
     }
     pc_report_free(&r);
