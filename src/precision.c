@@ -34,6 +34,7 @@
 typedef struct PcNode {
     const IrNode *n;
     bool conv;
+    bool fixed_out;        /* its attribute-typed outputs keep their type */
     UT_hash_handle hh;
 } PcNode;
 
@@ -270,8 +271,13 @@ static bool pc_slot_switches(const PcCtx *c, const OsSchema *s, const IrNode *n,
 }
 
 /* Whether an attribute-typed output can follow the node: `to`, `dtype`
- * (set or added) or a `value` tensor; NULL when it can, else why not. */
-static const char *pc_attr_typed(const PcCtx *c, const OsSchema *s, const IrNode *n)
+ * (set or added) or a `value` tensor; NULL when it can, else why not.
+ * *fixed is set when such an attribute is a reference (ref_attr_name, in
+ * a function body): each call sets it, so that output keeps its type
+ * while the inputs may still switch (Cast, EyeLike, RandomNormalLike read
+ * only values or shapes, the same in either type). */
+static const char *pc_attr_typed(const PcCtx *c, const OsSchema *s, const IrNode *n,
+                                 bool *fixed)
 {
     if (pc_has_subgraph(n))   /* its bodies' outputs type it: they follow */
         return NULL;
@@ -282,8 +288,10 @@ static const char *pc_attr_typed(const PcCtx *c, const OsSchema *s, const IrNode
             continue;
         const IrAttr *a = ir_node_attr(n, os_attr(s, "to") ? "to" : os_attr(s, "dtype")
                                            ? "dtype" : "value");
-        if (a && a->ref_attr_name)   /* each call sets it: one body cannot follow */
-            return "its output type is set by a referenced attribute";
+        if (a && a->ref_attr_name) {
+            *fixed = true;
+            continue;
+        }
         if (os_attr(s, "to") || os_attr(s, "dtype"))
             continue;
         if (os_attr(s, "value") && (!a || a->t))
@@ -314,9 +322,10 @@ static bool pc_touches(const PcCtx *c, const IrNode *n, bool *unknown)
  * when it keeps the old type while touching it; false with no reason when
  * it touches no old-type value (integer and shape nodes). */
 static bool pc_decide(PcCtx *c, const IrNode *n, size_t idx, char *why, size_t cap,
-                      bool *report)
+                      bool *report, bool *fixed)
 {
     *report = false;
+    *fixed = false;
     bool any_unknown = false, touches = pc_touches(c, n, &any_unknown);
     const char *r = NULL;
     char label[PC_LABEL];
@@ -347,12 +356,15 @@ static bool pc_decide(PcCtx *c, const IrNode *n, size_t idx, char *why, size_t c
         *report = true;
         return false;
     }
-    bool blocked = false, sw = false;
+    bool blocked = false, sw = false, sw_in = false;
     for (size_t i = 0; i < n->n_in; i++)
-        sw |= pc_slot_switches(c, s, n, false, i, &blocked);
+        sw_in |= pc_slot_switches(c, s, n, false, i, &blocked);
     for (size_t i = 0; i < n->n_out; i++)
         sw |= pc_slot_switches(c, s, n, true, i, &blocked);
-    const char *attr = sw ? pc_attr_typed(c, s, n) : NULL;
+    sw |= sw_in;
+    const char *attr = sw ? pc_attr_typed(c, s, n, fixed) : NULL;
+    if (!attr && *fixed && !sw_in)   /* nothing left to switch */
+        attr = "its output type is set by a referenced attribute";
     if (!blocked && !attr && sw && !c->cast_ok)
         attr = c->no_cast;
     if (blocked || attr) {
@@ -374,6 +386,13 @@ static bool pc_node_conv(const PcCtx *c, const IrNode *n)
     return e && e->conv;
 }
 
+static bool pc_node_fixed(const PcCtx *c, const IrNode *n)
+{
+    PcNode *e;
+    HASH_FIND_PTR(c->nodes, &n, e);
+    return e && e->fixed_out;
+}
+
 /* Decides every node of g; records and reports them. */
 static int pc_decide_graph(IrGraph *g, const IrWalkAt *at, void *arg)
 {
@@ -385,7 +404,7 @@ static int pc_decide_graph(IrGraph *g, const IrWalkAt *at, void *arg)
         bool report;
         PcNode *e = ir_alloc(sizeof *e);
         e->n = n;
-        e->conv = pc_decide(c, n, idx, why, sizeof why, &report);
+        e->conv = pc_decide(c, n, idx, why, sizeof why, &report, &e->fixed_out);
         HASH_ADD_PTR(c->nodes, n, e);
         long fn = e->conv ? pc_callee(c, n) : -1;
         if (fn >= 0 && !c->fn_live[fn]) {   /* its body is decided next */
@@ -551,6 +570,8 @@ static int pc_fix_attrs(PcCtx *c, IrNode *n)
     bool blocked = false;
     if (pc_has_subgraph(n) || pc_callee(c, n) >= 0)   /* typed by bodies that follow */
         return 0;
+    if (pc_node_fixed(c, n))   /* a referenced attribute types it */
+        return 0;
     for (size_t i = 0; i < n->n_out; i++) {
         const OsParam *p = os_out_param(s, i);
         if (!pc_slot_switches(c, s, n, true, i, &blocked) || pc_var_from_input(s, p->type))
@@ -606,7 +627,11 @@ static bool pc_switches(const PcCtx *c, const IrNode *n, bool out, size_t i)
         const IrValue *v = out ? n->out[i] : n->in[i];
         return v && pc_is_source(c, pc_elem(v));
     }
-    return pc_slot_switches(c, pc_schema(c, n), n, out, i, &blocked);
+    const OsSchema *s = pc_schema(c, n);
+    const OsParam *p = out ? os_out_param(s, i) : NULL;
+    if (p && pc_node_fixed(c, n) && !pc_var_from_input(s, p->type))
+        return false;
+    return pc_slot_switches(c, s, n, out, i, &blocked);
 }
 
 /* The type reader `u` of v takes (v of old type `orig`): a node's slot,

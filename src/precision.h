@@ -37,8 +37,10 @@
  *   - calls of a function whose calls give its values differing element
  *     types ("function called with differing types"): one body cannot
  *     serve both;
- *   - inside a body, a node whose output type is set by a referenced
- *     attribute (ref_attr_name: each call sets it), between Casts.
+ *   - inside a body, an output whose type a referenced attribute sets
+ *     (Cast's `to` = ref_attr_name: each call sets it) keeps its type; the
+ *     node's inputs still switch (a Cast reads float16 as well), and its
+ *     readers that convert read a Cast of it.
  *
  * --store float16 (weights only) stores each float32 initializer of the
  * main graph of at least PC_STORE_MIN elements as float16, followed by a

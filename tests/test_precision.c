@@ -51,12 +51,17 @@ static IrModel *pc_model(const char *text)
     return m;
 }
 
-/* No Cast in g reads a Cast (main graph, bodies, functions). */
+/* No Cast in g reads a Cast (main graph, bodies, functions), but for a
+ * Cast whose `to` each call of its function sets (ref_attr_name): its
+ * type is not ours to choose. */
 static int pc_no_cast_pair(IrGraph *g, const IrWalkAt *at, void *arg)
 {
     (void)at;
     for (IrNode *n = g->first; n; n = n->next) {
         if (strcmp(n->op_type, "Cast") || !n->in[0] || !n->in[0]->producer)
+            continue;
+        const IrAttr *to = ir_node_attr(n->in[0]->producer, "to");
+        if (to && to->ref_attr_name)
             continue;
         T_CHECK(strcmp(n->in[0]->producer->op_type, "Cast") != 0,
                 "%s: Cast '%s' reads Cast '%s'", (const char *)arg, n->name,
@@ -818,6 +823,60 @@ static void test_function_nested(void)
     ir_model_free(m);
 }
 
+/* R(X; t) = Relu(Cast(X, to = @t)), called with t = FLOAT: the body's
+ * Cast takes its output type from the call, so its output stays float32
+ * (its `to` still a reference) while it reads X in float16; Relu
+ * converts, through a Cast of the Cast's output. */
+static void test_function_ref_attr(void)
+{
+    IrModel *m = pc_model("opset 13\ninput x float 2,4\n");
+    ir_model_set_opset(m, "local", 1);
+    IrGraph *b = pc_body(NULL, "R", "input X\ny = Cast X\nz = Relu y\noutput z\n", 800);
+    IrAttr *to = ir_alloc(sizeof *to);
+    to->name = ir_strdup("to");
+    to->ref_attr_name = ir_strdup("t");
+    to->has_type = true;
+    to->type = IR_AT_INT;
+    ir_node_set_attr(b->first, to);
+    IrFunction *f = ir_alloc(sizeof *f);
+    f->name = ir_strdup("R");
+    f->domain = ir_strdup("local");
+    f->body = b;
+    f->n_attr_names = 1;
+    f->attr_names = ir_alloc_array(1, sizeof *f->attr_names);
+    f->attr_names[0] = ir_strdup("t");
+    f->n_opsets = 1;
+    f->opsets = ir_alloc_array(1, sizeof *f->opsets);
+    f->opsets[0] = (IrOpset){.domain = ir_strdup(""), .has_version = true, .version = 13};
+    m->n_functions = 1;
+    m->functions = ir_alloc_array(1, sizeof *m->functions);
+    m->functions[0] = f;
+    const char *in[1] = {"x"}, *out[1] = {"r"};
+    IrError err;
+    IrNode *call = ir_node_new(m->graph, NULL, "R", "local", "call", 1, in, 1, out, &err);
+    T_CHECK(call != NULL, "call: %s", err.msg);
+    if (call)
+        ir_node_set_attr(call, ir_attr_int("t", IR_FLOAT));
+    pc_outputs(m, "r");
+    PcOptions o = {.dtype = IR_FLOAT16};
+    PcReport r;
+    if (pc_run_eval(m, &o, &r, "referenced attribute") == 0) {
+        T_CHECK(r.n_kept == 0 && r.nodes_converted == 3, "kept %zu (%s) converted %zu",
+                r.n_kept, r.n_kept ? r.kept[0].reason : "", r.nodes_converted);
+        const IrNode *k = NULL;
+        for (const IrNode *n = b->first; n; n = n->next)
+            if (n->name && !strcmp(n->name, "n800"))
+                k = n;
+        const IrAttr *a = k ? ir_node_attr(k, "to") : NULL;
+        T_CHECK(a && a->ref_attr_name && !strcmp(a->ref_attr_name, "t"), "to lost its reference");
+        T_CHECK(k && k->in[0] && !strcmp(k->in[0]->name, "X") && pc_count_in(b, "Cast") == 2 &&
+                pc_in_type(m, 0) == IR_FLOAT16 && r.casts == 1,
+                "Casts in R: %zu, casts %zu", pc_count_in(b, "Cast"), r.casts);
+    }
+    pc_report_free(&r);
+    ir_model_free(m);
+}
+
 static const char *MUL = "opset 13\n"
                          "input x float 4\n"
                          "init W float 4 1,65504,70000,-1e30\n"
@@ -1090,6 +1149,7 @@ int main(void)
     test_function_split();
     test_function_mixed();
     test_function_nested();
+    test_function_ref_attr();
     test_clamp_and_strict();
     test_bf16_rounding();
     test_typed_list();
