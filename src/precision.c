@@ -270,6 +270,19 @@ static bool pc_slot_switches(const PcCtx *c, const OsSchema *s, const IrNode *n,
     return true;
 }
 
+/* The attribute holding a Constant-like node's float value: `value`, or
+ * Constant's `value_float` / `value_floats`; NULL when none is set. */
+static IrAttr *pc_value_attr(const IrNode *n)
+{
+    static const char *const keys[3] = {"value", "value_float", "value_floats"};
+    for (size_t k = 0; k < 3; k++) {
+        IrAttr *a = ir_node_attr(n, keys[k]);
+        if (a)
+            return a;
+    }
+    return NULL;
+}
+
 /* Whether an attribute-typed output can follow the node: `to`, `dtype`
  * (set or added) or a `value` tensor; NULL when it can, else why not.
  * *fixed is set when such an attribute is a reference (ref_attr_name, in
@@ -286,15 +299,15 @@ static const char *pc_attr_typed(const PcCtx *c, const OsSchema *s, const IrNode
         bool blocked = false;
         if (!pc_slot_switches(c, s, n, true, i, &blocked) || pc_var_from_input(s, p->type))
             continue;
-        const IrAttr *a = ir_node_attr(n, os_attr(s, "to") ? "to" : os_attr(s, "dtype")
-                                           ? "dtype" : "value");
+        const IrAttr *a = os_attr(s, "to") ? ir_node_attr(n, "to") : os_attr(s, "dtype")
+                          ? ir_node_attr(n, "dtype") : pc_value_attr(n);
         if (a && a->ref_attr_name) {
             *fixed = true;
             continue;
         }
         if (os_attr(s, "to") || os_attr(s, "dtype"))
             continue;
-        if (os_attr(s, "value") && (!a || a->t))
+        if (os_attr(s, "value") && (!a || a->t || a->has_f || a->n_floats || a->floats))
             continue;
         return "its output type is set by an attribute other than value";
     }
@@ -563,6 +576,25 @@ static int pc_tensor_retype(PcCtx *c, IrTensor *t, int32_t to, const char *what)
 
 /* ---- node attributes that name the output type ------------------------ */
 
+/* Constant's value_float (a scalar) or value_floats (a vector) as a
+ * float32 `value` tensor in its place, for pc_tensor_retype to convert. */
+static int pc_floats_to_value(IrNode *n, const IrAttr *a)
+{
+    int64_t len = (int64_t)a->n_floats;
+    IrTensor *t;
+    if (a->has_f && !a->n_floats)
+        t = ir_tensor_new("value", IR_FLOAT, 0, NULL, &a->f, sizeof a->f);
+    else if (a->n_floats || !strcmp(a->name, "value_floats"))
+        t = ir_tensor_new("value", IR_FLOAT, 1, &len, a->floats, a->n_floats * sizeof *a->floats);
+    else
+        return -1;
+    char *key = ir_strdup(a->name);
+    ir_node_remove_attr(n, key);   /* frees a */
+    free(key);
+    ir_node_set_attr(n, ir_attr_tensor("value", t));
+    return 0;
+}
+
 /* Makes a converted node's attribute-typed outputs follow it. */
 static int pc_fix_attrs(PcCtx *c, IrNode *n)
 {
@@ -581,11 +613,14 @@ static int pc_fix_attrs(PcCtx *c, IrNode *n)
             ir_node_set_attr(n, ir_attr_int(key, c->o->dtype));
             continue;
         }
-        IrAttr *a = ir_node_attr(n, "value");
+        IrAttr *a = pc_value_attr(n);
+        char what[300];
+        snprintf(what, sizeof what, "node '%s' (%s) attribute %s", n->name ? n->name : "",
+                 n->op_type, a && a->name ? a->name : "value");
+        if (a && !a->t && pc_floats_to_value(n, a) < 0)
+            return ir_fail(c->err, "precision: %s: no value", what);
+        a = pc_value_attr(n);
         if (a && a->t) {
-            char what[300];
-            snprintf(what, sizeof what, "node '%s' (%s) attribute value",
-                     n->name ? n->name : "", n->op_type);
             if (pc_tensor_retype(c, a->t, c->o->dtype, what) < 0)
                 return -1;
         } else {   /* ConstantOfShape's default: one 0 of float32 */

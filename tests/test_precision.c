@@ -877,6 +877,36 @@ static void test_function_ref_attr(void)
     ir_model_free(m);
 }
 
+/* Constant value_float=0.25 and value_floats=[0.5, 2]: each becomes a
+ * float16 `value` tensor (a scalar; a vector) in place of the float
+ * attribute (a Constant holds exactly one value attribute). */
+static void test_constant_value_float(void)
+{
+    IrModel *m = pc_model("opset 13\n"
+                          "input x float 2\n"
+                          "k = Constant value_float=0.25\n"
+                          "v = Constant value_floats=[0.5,2.0]\n"
+                          "a = Mul x,k\n"
+                          "y = Add a,v\n"
+                          "output y\n");
+    PcOptions o = {.dtype = IR_FLOAT16};
+    PcReport r;
+    if (pc_run_eval(m, &o, &r, "value_float") == 0) {
+        const IrNode *k = pc_node(m, "Constant", 0), *v = pc_node(m, "Constant", 1);
+        const IrAttr *kt = ir_node_attr(k, "value"), *vt = ir_node_attr(v, "value");
+        double x = 0, y = 0;
+        T_CHECK(k->n_attr == 1 && kt && kt->t && kt->t->data_type == IR_FLOAT16 &&
+                kt->t->ndims == 0 && ir_tensor_get_f64(kt->t, 0, &x) && x == 0.25,
+                "value_float: %zu attributes, value %g", k->n_attr, x);
+        T_CHECK(v->n_attr == 1 && vt && vt->t && vt->t->data_type == IR_FLOAT16 &&
+                vt->t->ndims == 1 && vt->t->dims[0] == 2 && ir_tensor_get_f64(vt->t, 1, &y) &&
+                y == 2, "value_floats: %zu attributes, value[1] %g", v->n_attr, y);
+        T_CHECK(r.casts == 0, "casts %zu", r.casts);
+    }
+    pc_report_free(&r);
+    ir_model_free(m);
+}
+
 static const char *MUL = "opset 13\n"
                          "input x float 4\n"
                          "init W float 4 1,65504,70000,-1e30\n"
@@ -1150,6 +1180,7 @@ int main(void)
     test_function_mixed();
     test_function_nested();
     test_function_ref_attr();
+    test_constant_value_float();
     test_clamp_and_strict();
     test_bf16_rounding();
     test_typed_list();
