@@ -818,6 +818,16 @@ static void ir_graph_set_output(IrGraph *g, size_t index, IrValue *v)
         ir_use_add(v, NULL, index, g);
 }
 
+void ir_graph_point_output(IrGraph *g, size_t index, IrValue *v)
+{
+    IrValue *old = ((IrValueInfo *)g->outputs.p[index])->value;
+    if (old == v)
+        return;
+    ir_graph_set_output(g, index, v);
+    old->n_infos--;
+    v->n_infos++;
+}
+
 int ir_value_replace_uses(IrValue *from, IrValue *to, IrError *err)
 {
     if (from == to)

@@ -653,6 +653,10 @@ int ir_value_rename(IrValue *v, const char *name, IrError *err);
  * not touched: they are its interface. Refuses (-1, nothing changed) when
  * a use sits in a subgraph where `to`'s name means another value. */
 int ir_value_replace_uses(IrValue *from, IrValue *to, IrError *err);
+/* Makes output `index` of g (a subgraph or function body, whose outputs
+ * are matched by position) return v (of g or an enclosing graph); the
+ * ValueInfo (its type) stays. Use lists and ValueInfo counts follow. */
+void ir_graph_point_output(IrGraph *g, size_t index, IrValue *v);
 /* True when v is listed among its graph's outputs. */
 bool ir_value_is_graph_output(const IrValue *v);
 /* Drops v from its graph if nothing refers to it any more. */

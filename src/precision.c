@@ -1,15 +1,19 @@
 /*
  * precision.c - changing a model's float precision (prefix pc_).
  *
- * Three steps on the main graph, after inference gave every value a type:
+ * Three steps over the main graph and every body in it, after inference
+ * gave every value a type:
  *   1. decide each node: it converts when every slot holding an old-type
  *      value is bound to a type variable whose constraint (at the node's
  *      version) has the new type, or is of a fixed type (that slot keeps
- *      the old type); otherwise, or when a keep list, a subgraph or a
- *      function call says so, it keeps the old type and is reported;
+ *      the old type); a call of a model-local function converts unless
+ *      a keep list or its types say no, and then its function's body is
+ *      decided the same way (a copy made for it when other calls keep the
+ *      original); otherwise it keeps the old type and is reported;
  *   2. give each value a stored type: a converted node's switched output
- *      and a graph input (unless --keep-io-types) take the new type; an
- *      initializer takes it when every reader does;
+ *      and a graph input take the type of the graph's boundary (the main
+ *      graph's: the new one unless --keep-io-types; a body's: its holding
+ *      node's); an initializer takes it when every reader does;
  *   3. give every reader the type it takes: from the value itself, or from
  *      the one Cast of that value to that type, made on first need.
  */
@@ -20,13 +24,17 @@
 
 #include "eval.h"
 #include "infer.h"
+#include "irver.h"
+#include "load.h"
 #include "opschema.h"
 #include "precision.h"
+#include "save.h"
 
 /* One decided node. */
 typedef struct PcNode {
     const IrNode *n;
     bool conv;
+    bool fixed_out;        /* its attribute-typed outputs keep their type */
     UT_hash_handle hh;
 } PcNode;
 
@@ -37,6 +45,9 @@ typedef struct PcVal {
     UT_hash_handle hh;
 } PcVal;
 
+/* Room for a node's label (pc_label). */
+#define PC_LABEL 256
+
 typedef struct PcCtx {
     IrModel *m;
     IrGraph *g;
@@ -45,6 +56,12 @@ typedef struct PcCtx {
     IrError *err;
     PcNode *nodes;
     PcVal *vals;
+    struct PcBodyType *body_types; /* types of function bodies' values */
+    /* per model-local function (index in m->functions): */
+    size_t n_fn;
+    bool *fn_live;          /* a converting call reaches it: its body converts */
+    bool *fn_mixed;         /* its calls give its values differing types */
+    size_t *fn_stack, n_stack;
     /* Cast at the model's opset has both types: without it (bfloat16
      * before opset 13) no value can change type, so nothing does */
     bool cast_ok;
@@ -92,11 +109,16 @@ static bool pc_is_source(const PcCtx *c, int32_t t)
 
 /* The element type of a tensor value as inferred, or 0 (unknown, or not
  * a tensor). */
+static int32_t pc_type_elem(const IrType *t)
+{
+    if (!t || t->kind != IR_TYPE_TENSOR || !t->has_elem_type)
+        return 0;
+    return t->elem_type;
+}
+
 static int32_t pc_elem(const IrValue *v)
 {
-    if (!v || !v->type || v->type->kind != IR_TYPE_TENSOR || !v->type->has_elem_type)
-        return 0;
-    return v->type->elem_type;
+    return v ? pc_type_elem(v->type) : 0;
 }
 
 /* Whether `name` is one of the comma-separated words of list. */
@@ -117,13 +139,77 @@ static bool pc_in_list(const char *list, const char *name)
     return false;
 }
 
-/* A node's name, or "#N" (its position in the main graph) when it has
- * none: what the report shows and --keep-float32-node takes. */
-static const char *pc_label(const IrNode *n, size_t idx, char *buf, size_t cap)
+/* The attribute of g's owner that holds g ("then_branch", "body"). */
+static const char *pc_attr_of(const IrGraph *g)
+{
+    const IrNode *o = g->owner;
+    for (size_t i = 0; o && i < o->n_attr; i++) {
+        const IrAttr *a = o->attr[i];
+        bool in = a->g == g;
+        for (size_t k = 0; k < a->n_graphs && !in; k++)
+            in = a->graphs[k] == g;
+        if (in)
+            return a->name ? a->name : "";
+    }
+    return "";
+}
+
+/* n's position in its graph. */
+static size_t pc_pos(const IrNode *n)
+{
+    size_t i = 0;
+    for (const IrNode *k = n->graph->first; k && k != n; k = k->next)
+        i++;
+    return i;
+}
+
+/* The index of the function whose body g is or lies in, or -1. */
+static long pc_fn_index(const PcCtx *c, const IrGraph *g)
+{
+    while (g->parent)
+        g = g->parent;
+    for (size_t i = 0; g->is_function && i < c->m->n_functions; i++)
+        if (c->m->functions[i]->body == g)
+            return (long)i;
+    return -1;
+}
+
+static const IrFunction *pc_fn_of(const PcCtx *c, const IrGraph *g)
+{
+    long k = pc_fn_index(c, g);
+    return k < 0 ? NULL : c->m->functions[k];
+}
+
+/* The index of the model-local function n calls, or -1. */
+static long pc_callee(const PcCtx *c, const IrNode *n)
+{
+    const IrFunction *f = ir_model_function(c->m, n);
+    for (size_t i = 0; f && i < c->m->n_functions; i++)
+        if (c->m->functions[i] == f)
+            return (long)i;
+    return -1;
+}
+
+/* A node's name, or "#N" (its position in its graph) when it has none:
+ * what the report shows and --keep-float32-node takes. An unnamed node
+ * of a body is "OWNER/ATTR#N" (OWNER the holding node's label), of a
+ * function body "FUNCTION/#N", so that "#N" means the main graph's. */
+static const char *pc_label(const PcCtx *c, const IrNode *n, size_t idx, char *buf,
+                            size_t cap)
 {
     if (n->name && n->name[0])
         return n->name;
-    snprintf(buf, cap, "#%zu", idx);
+    const IrGraph *g = n->graph;
+    const IrFunction *fn = g->owner ? NULL : pc_fn_of(c, g);
+    if (g->owner) {
+        char up[PC_LABEL];
+        const char *o = pc_label(c, g->owner, pc_pos(g->owner), up, sizeof up);
+        snprintf(buf, cap, "%s/%s#%zu", o, pc_attr_of(g), idx);
+    } else if (fn) {
+        snprintf(buf, cap, "%s/#%zu", fn->name ? fn->name : "", idx);
+    } else {
+        snprintf(buf, cap, "#%zu", idx);
+    }
     return buf;
 }
 
@@ -131,13 +217,21 @@ static void pc_keep(PcCtx *c, const IrNode *n, size_t idx, const char *reason)
 {
     PcReport *r = c->r;
     r->kept = ir_grow(r->kept, r->n_kept + 1, sizeof *r->kept);
-    char label[32];
+    char label[PC_LABEL];
     r->kept[r->n_kept++] = (PcKept){
-        .node = ir_strdup(pc_label(n, idx, label, sizeof label)),
+        .node = ir_strdup(pc_label(c, n, idx, label, sizeof label)),
         .op = ir_strdup(n->op_type), .reason = ir_strdup(reason)};
 }
 
 /* ---- deciding nodes -------------------------------------------------- */
+
+/* n's schema at the opset its scope imports (a function body's own
+ * imports first), or NULL. */
+static const OsSchema *pc_schema(const PcCtx *c, const IrNode *n)
+{
+    const char *d = n->domain ? n->domain : "";
+    return os_find(n->domain, n->op_type, ir_scope_opset(c->m, pc_fn_of(c, n->graph), d));
+}
 
 static bool pc_has_subgraph(const IrNode *n)
 {
@@ -180,19 +274,44 @@ static bool pc_slot_switches(const PcCtx *c, const OsSchema *s, const IrNode *n,
     return true;
 }
 
-/* Whether an attribute-typed output can follow the node: `to`, `dtype`
- * (set or added) or a `value` tensor; NULL when it can, else why not. */
-static const char *pc_attr_typed(const PcCtx *c, const OsSchema *s, const IrNode *n)
+/* The attribute holding a Constant-like node's float value: `value`, or
+ * Constant's `value_float` / `value_floats`; NULL when none is set. */
+static IrAttr *pc_value_attr(const IrNode *n)
 {
+    static const char *const keys[3] = {"value", "value_float", "value_floats"};
+    for (size_t k = 0; k < 3; k++) {
+        IrAttr *a = ir_node_attr(n, keys[k]);
+        if (a)
+            return a;
+    }
+    return NULL;
+}
+
+/* Whether an attribute-typed output can follow the node: `to`, `dtype`
+ * (set or added) or a `value` tensor; NULL when it can, else why not.
+ * *fixed is set when such an attribute is a reference (ref_attr_name, in
+ * a function body): each call sets it, so that output keeps its type
+ * while the inputs may still switch (Cast, EyeLike, RandomNormalLike read
+ * only values or shapes, the same in either type). */
+static const char *pc_attr_typed(const PcCtx *c, const OsSchema *s, const IrNode *n,
+                                 bool *fixed)
+{
+    if (pc_has_subgraph(n))   /* its bodies' outputs type it: they follow */
+        return NULL;
     for (size_t i = 0; i < n->n_out; i++) {
         const OsParam *p = os_out_param(s, i);
         bool blocked = false;
         if (!pc_slot_switches(c, s, n, true, i, &blocked) || pc_var_from_input(s, p->type))
             continue;
+        const IrAttr *a = os_attr(s, "to") ? ir_node_attr(n, "to") : os_attr(s, "dtype")
+                          ? ir_node_attr(n, "dtype") : pc_value_attr(n);
+        if (a && a->ref_attr_name) {
+            *fixed = true;
+            continue;
+        }
         if (os_attr(s, "to") || os_attr(s, "dtype"))
             continue;
-        const IrAttr *a = ir_node_attr(n, "value");
-        if (os_attr(s, "value") && (!a || a->t))
+        if (os_attr(s, "value") && (!a || a->t || a->has_f || a->n_floats || a->floats))
             continue;
         return "its output type is set by an attribute other than value";
     }
@@ -273,14 +392,11 @@ static void pc_hint(PcCtx *c)
                  can, c->n_blocked, t, at, at);
 }
 
-/* Decides n: *reason NULL and true when it converts; false with a reason
- * when it keeps the old type while touching it; false with no reason when
- * it touches no old-type value (integer and shape nodes). */
-static bool pc_decide(PcCtx *c, const IrNode *n, size_t idx, char *why, size_t cap,
-                      bool *report)
+/* Whether n reads or writes an old-type value; *unknown set when one of
+ * its values has no known tensor type. */
+static bool pc_touches(const PcCtx *c, const IrNode *n, bool *unknown)
 {
-    *report = false;
-    bool touches = false, any_unknown = false;
+    bool touches = false;
     for (size_t k = 0; k < n->n_in + n->n_out; k++) {
         const IrValue *v = k < n->n_in ? n->in[k] : n->out[k - n->n_in];
         if (!v)
@@ -288,40 +404,58 @@ static bool pc_decide(PcCtx *c, const IrNode *n, size_t idx, char *why, size_t c
         if (pc_is_source(c, pc_elem(v)))
             touches = true;
         else if (!pc_elem(v))
-            any_unknown = true;
+            *unknown = true;
     }
+    return touches;
+}
+
+/* Decides n: *reason NULL and true when it converts; false with a reason
+ * when it keeps the old type while touching it; false with no reason when
+ * it touches no old-type value (integer and shape nodes). */
+static bool pc_decide(PcCtx *c, const IrNode *n, size_t idx, char *why, size_t cap,
+                      bool *report, bool *fixed)
+{
+    *report = false;
+    *fixed = false;
+    bool any_unknown = false, touches = pc_touches(c, n, &any_unknown);
     const char *r = NULL;
-    char label[32];
-    if (pc_has_subgraph(n))
-        r = "control flow";
-    else if (!touches)
+    char label[PC_LABEL];
+    if (!touches)
         return false;
-    else if (ir_model_function(c->m, n))
-        r = "function";
+    long fn = pc_callee(c, n);
+    if (fn >= 0 && c->fn_mixed[fn])
+        r = "function called with differing types";
     else if (pc_in_list(c->o->keep_ops, n->op_type))
         r = "--keep-float32";
-    else if (pc_in_list(c->o->keep_nodes, pc_label(n, idx, label, sizeof label)))
+    else if (c->o->keep_nodes &&   /* a body node's label walks its owners */
+             pc_in_list(c->o->keep_nodes, pc_label(c, n, idx, label, sizeof label)))
         r = "--keep-float32-node";
     else if (any_unknown)
         r = "a value of unknown or non-tensor type";
+    if (!r && fn >= 0 && !c->cast_ok)
+        r = c->no_cast;
     if (r) {
         snprintf(why, cap, "%s", r);
         *report = true;
         return false;
     }
-    int64_t opset = ir_model_opset(c->m, n->domain ? n->domain : "");
-    const OsSchema *s = os_find(n->domain, n->op_type, opset);
+    if (fn >= 0)   /* its body converts for it, each slot switching */
+        return true;
+    const OsSchema *s = pc_schema(c, n);
     if (!s) {
         snprintf(why, cap, "no schema");
         *report = true;
         return false;
     }
-    bool blocked = false, sw = false;
+    bool blocked = false, sw = false, sw_in = false;
     for (size_t i = 0; i < n->n_in; i++)
-        sw |= pc_slot_switches(c, s, n, false, i, &blocked);
+        sw_in |= pc_slot_switches(c, s, n, false, i, &blocked);
     for (size_t i = 0; i < n->n_out; i++)
         sw |= pc_slot_switches(c, s, n, true, i, &blocked);
-    const char *attr = sw ? pc_attr_typed(c, s, n) : NULL;
+    sw |= sw_in;
+    const char *attr = sw ? pc_attr_typed(c, s, n, fixed) : NULL;
+    if (!attr && *fixed && !sw_in)   /* nothing left to switch */
+        attr = "its output type is set by a referenced attribute";
     if (!blocked && !attr && sw && !c->cast_ok)
         attr = c->no_cast;
     if (blocked || attr) {
@@ -345,21 +479,50 @@ static bool pc_node_conv(const PcCtx *c, const IrNode *n)
     return e && e->conv;
 }
 
-/* Decides every node of the main graph; records and reports them. */
-static void pc_decide_all(PcCtx *c)
+static bool pc_node_fixed(const PcCtx *c, const IrNode *n)
 {
+    PcNode *e;
+    HASH_FIND_PTR(c->nodes, &n, e);
+    return e && e->fixed_out;
+}
+
+/* Decides every node of g; records and reports them. */
+static int pc_decide_graph(IrGraph *g, const IrWalkAt *at, void *arg)
+{
+    (void)at;
+    PcCtx *c = arg;
     size_t idx = 0;
     char why[160];
-    for (IrNode *n = c->g->first; n; n = n->next, idx++) {
+    for (IrNode *n = g->first; n; n = n->next, idx++) {
         bool report;
         PcNode *e = ir_alloc(sizeof *e);
         e->n = n;
-        e->conv = pc_decide(c, n, idx, why, sizeof why, &report);
+        e->conv = pc_decide(c, n, idx, why, sizeof why, &report, &e->fixed_out);
         HASH_ADD_PTR(c->nodes, n, e);
+        long fn = e->conv ? pc_callee(c, n) : -1;
+        if (fn >= 0 && !c->fn_live[fn]) {   /* its body is decided next */
+            c->fn_live[fn] = true;
+            c->fn_stack[c->n_stack++] = (size_t)fn;
+        }
         if (e->conv)
             c->r->nodes_converted++;
         else if (report)
             pc_keep(c, n, idx, why);
+    }
+    return 0;
+}
+
+/* Every node of the main graph and of the bodies in it, each body
+ * decided node by node like the main graph; then the bodies of the
+ * functions a converting call reaches, and so on (each once). */
+static void pc_decide_all(PcCtx *c)
+{
+    unsigned all = IR_WALK_MAIN | IR_WALK_SUBGRAPHS;
+    ir_graph_each_subgraph(c->g, all, pc_decide_graph, c);
+    while (c->n_stack) {
+        IrFunction *f = c->m->functions[c->fn_stack[--c->n_stack]];
+        if (f->body)
+            ir_graph_each_subgraph(f->body, all, pc_decide_graph, c);
     }
 }
 
@@ -493,12 +656,34 @@ static int pc_tensor_retype(PcCtx *c, IrTensor *t, int32_t to, const char *what)
 
 /* ---- node attributes that name the output type ------------------------ */
 
+/* Constant's value_float (a scalar) or value_floats (a vector) as a
+ * float32 `value` tensor in its place, for pc_tensor_retype to convert. */
+static int pc_floats_to_value(IrNode *n, const IrAttr *a)
+{
+    int64_t len = (int64_t)a->n_floats;
+    IrTensor *t;
+    if (a->has_f && !a->n_floats)
+        t = ir_tensor_new("value", IR_FLOAT, 0, NULL, &a->f, sizeof a->f);
+    else if (a->n_floats || !strcmp(a->name, "value_floats"))
+        t = ir_tensor_new("value", IR_FLOAT, 1, &len, a->floats, a->n_floats * sizeof *a->floats);
+    else
+        return -1;
+    char *key = ir_strdup(a->name);
+    ir_node_remove_attr(n, key);   /* frees a */
+    free(key);
+    ir_node_set_attr(n, ir_attr_tensor("value", t));
+    return 0;
+}
+
 /* Makes a converted node's attribute-typed outputs follow it. */
 static int pc_fix_attrs(PcCtx *c, IrNode *n)
 {
-    int64_t opset = ir_model_opset(c->m, n->domain ? n->domain : "");
-    const OsSchema *s = os_find(n->domain, n->op_type, opset);
+    const OsSchema *s = pc_schema(c, n);
     bool blocked = false;
+    if (pc_has_subgraph(n) || pc_callee(c, n) >= 0)   /* typed by bodies that follow */
+        return 0;
+    if (pc_node_fixed(c, n))   /* a referenced attribute types it */
+        return 0;
     for (size_t i = 0; i < n->n_out; i++) {
         const OsParam *p = os_out_param(s, i);
         if (!pc_slot_switches(c, s, n, true, i, &blocked) || pc_var_from_input(s, p->type))
@@ -508,11 +693,14 @@ static int pc_fix_attrs(PcCtx *c, IrNode *n)
             ir_node_set_attr(n, ir_attr_int(key, c->o->dtype));
             continue;
         }
-        IrAttr *a = ir_node_attr(n, "value");
+        IrAttr *a = pc_value_attr(n);
+        char what[300];
+        snprintf(what, sizeof what, "node '%s' (%s) attribute %s", n->name ? n->name : "",
+                 n->op_type, a && a->name ? a->name : "value");
+        if (a && !a->t && pc_floats_to_value(n, a) < 0)
+            return ir_fail(c->err, "precision: %s: no value", what);
+        a = pc_value_attr(n);
         if (a && a->t) {
-            char what[300];
-            snprintf(what, sizeof what, "node '%s' (%s) attribute value",
-                     n->name ? n->name : "", n->op_type);
             if (pc_tensor_retype(c, a->t, c->o->dtype, what) < 0)
                 return -1;
         } else {   /* ConstantOfShape's default: one 0 of float32 */
@@ -527,47 +715,72 @@ static int pc_fix_attrs(PcCtx *c, IrNode *n)
 
 /* ---- stored and wanted types ------------------------------------------ */
 
-/* The type reader `u` of v takes (v of old type `orig`). */
-static int32_t pc_want(const PcCtx *c, const IrUse *u, int32_t orig)
+/* What graph g's boundary (its inputs and outputs) takes of an old-type
+ * value: the main graph's the new type unless --keep-io-types; a body's
+ * follows the node holding it (converted: the new type, kept: the old),
+ * so that the node's slots and its bodies' agree (If's branches, Loop's
+ * carried values); a function body keeps its type here (pc_funcs). */
+static int32_t pc_io_want(const PcCtx *c, const IrGraph *g, int32_t orig)
 {
-    if (!u->node || u->node->graph != c->g || !pc_node_conv(c, u->node))
+    if (!c->cast_ok)
         return orig;
-    int64_t opset = ir_model_opset(c->m, u->node->domain ? u->node->domain : "");
-    const OsSchema *s = os_find(u->node->domain, u->node->op_type, opset);
-    bool blocked = false;
-    return pc_slot_switches(c, s, u->node, false, u->index, &blocked) ? c->o->dtype : orig;
+    if (g->owner)
+        return pc_node_conv(c, g->owner) ? c->o->dtype : orig;
+    if (g == c->g)
+        return c->o->keep_io ? orig : c->o->dtype;
+    long k = pc_fn_index(c, g);
+    return k >= 0 && c->fn_live[k] ? c->o->dtype : orig;
 }
 
-/* What the graph's outputs take of an old-type value. */
-static int32_t pc_out_want(const PcCtx *c, int32_t orig)
+/* Whether slot (input or output i) of converting node n takes the new
+ * type: by n's schema, or, for a call of a model-local function, every
+ * old-type slot (the body converts with it). */
+static bool pc_switches(const PcCtx *c, const IrNode *n, bool out, size_t i)
 {
-    return c->o->keep_io || !c->cast_ok ? orig : c->o->dtype;
+    bool blocked = false;
+    if (pc_callee(c, n) >= 0) {
+        const IrValue *v = out ? n->out[i] : n->in[i];
+        return v && pc_is_source(c, pc_elem(v));
+    }
+    const OsSchema *s = pc_schema(c, n);
+    const OsParam *p = out ? os_out_param(s, i) : NULL;
+    if (p && pc_node_fixed(c, n) && !pc_var_from_input(s, p->type))
+        return false;
+    return pc_slot_switches(c, s, n, out, i, &blocked);
+}
+
+/* The type reader `u` of v takes (v of old type `orig`): a node's slot,
+ * or a body's output (u->node NULL) that returns v directly. */
+static int32_t pc_want(const PcCtx *c, const IrUse *u, int32_t orig)
+{
+    if (!u->node)
+        return pc_io_want(c, u->graph, orig);
+    if (!pc_node_conv(c, u->node))
+        return orig;
+    return pc_switches(c, u->node, false, u->index) ? c->o->dtype : orig;
 }
 
 /* The type v is stored in after the conversion. */
 static int32_t pc_stored(const PcCtx *c, const IrValue *v, int32_t orig)
 {
+    int32_t io = pc_io_want(c, v->graph, orig);
     if (v->kind == IR_VAL_NODE) {
         const IrNode *p = v->producer;
-        int64_t opset = ir_model_opset(c->m, p->domain ? p->domain : "");
-        bool blocked = false;
         if (!pc_node_conv(c, p))
             return orig;
-        const OsSchema *s = os_find(p->domain, p->op_type, opset);
-        return pc_slot_switches(c, s, p, true, v->producer_index, &blocked) ? c->o->dtype
-                                                                           : orig;
+        return pc_switches(c, p, true, v->producer_index) ? c->o->dtype : orig;
     }
     /* an input with an initializer (IR 3 lists every initializer as an
      * input) is a weight, not one of the inputs --keep-io-types keeps: it
      * changes only when every reader wants it to */
     if (v->kind == IR_VAL_INPUT && !v->init)
-        return pc_out_want(c, orig);
+        return io;
     if ((v->kind != IR_VAL_INIT && v->kind != IR_VAL_INPUT) || !v->n_uses)
         return orig;
     for (size_t i = 0; i < v->n_uses; i++)
         if (pc_want(c, &v->uses[i], orig) != c->o->dtype)
             return orig;
-    if (ir_value_is_graph_output(v) && pc_out_want(c, orig) != c->o->dtype)
+    if (ir_value_is_graph_output(v) && io != c->o->dtype)
         return orig;
     return c->o->dtype;
 }
@@ -599,31 +812,15 @@ static IrValue *pc_cast(PcCtx *c, IrGraph *g, IrNode *before, IrValue *src, int3
     return n->out[0];
 }
 
-/* The top subgraph (held by a node of the main graph) that g lies in. */
-static IrGraph *pc_top_sub(const PcCtx *c, IrGraph *g)
+/* The body directly inside vg that g (nested in vg) lies in. */
+static IrGraph *pc_top_sub(const IrGraph *vg, IrGraph *g)
 {
-    while (g->parent && g->parent != c->g)
+    while (g->parent && g->parent != vg)
         g = g->parent;
     return g;
 }
 
-/* Says in the report of the node holding body `top` that its body reads
- * an outer value through a Cast of ours (an implicit input whose type
- * changed). */
-static void pc_note_body_cast(PcCtx *c, const IrGraph *top)
-{
-    const IrNode *n = top->owner;
-    for (size_t i = 0; n && n->name && i < c->r->n_kept; i++) {
-        PcKept *k = &c->r->kept[i];
-        if (strcmp(k->node, n->name) || strcmp(k->op, n->op_type) ||
-            strcmp(k->reason, "control flow"))
-            continue;
-        free(k->reason);
-        k->reason = ir_strdup("control flow (Casts inside its body for outer values)");
-    }
-}
-
-/* v's forms: the value in each type; subgraph Casts cached per body. */
+/* v's forms: the value in each type; Casts in bodies cached per body. */
 typedef struct PcForms {
     IrValue *v;            /* the value as stored */
     int32_t stor;
@@ -634,25 +831,27 @@ typedef struct PcForms {
     IrValue *sub_v[8];
 } PcForms;
 
-/* The form of f in type t for a reader in graph ug; made on first need. */
+/* The form of f in type t for a reader in graph ug (v's graph or one
+ * nested in it); made on first need: in v's graph right after v, or,
+ * for a reader in a body, first in the body directly inside v's graph,
+ * so that nodes stay in order. */
 static IrValue *pc_form(PcCtx *c, PcForms *f, int32_t t, IrGraph *ug)
 {
     if (t == f->stor)
         return f->v;
     if (f->other)
         return f->other;
-    if (ug == c->g) {
-        f->other = pc_cast(c, c->g, pc_after(c->g, f->v), f->v, t);
+    IrGraph *vg = f->v->graph;
+    if (ug == vg) {
+        f->other = pc_cast(c, vg, pc_after(vg, f->v), f->v, t);
         f->other_t = t;
         return f->other;
     }
-    IrGraph *top = pc_top_sub(c, ug);
+    IrGraph *top = pc_top_sub(vg, ug);
     for (size_t i = 0; i < f->n_sub; i++)
         if (f->sub[i] == top)
             return f->sub_v[i];
     IrValue *x = pc_cast(c, top, top->first, f->v, t);
-    if (x)
-        pc_note_body_cast(c, top);
     if (x && f->n_sub < 8) {
         f->sub[f->n_sub] = top;
         f->sub_v[f->n_sub++] = x;
@@ -666,12 +865,13 @@ static IrValue *pc_form(PcCtx *c, PcForms *f, int32_t t, IrGraph *ug)
 static int pc_swap_output(PcCtx *c, PcForms *f, int32_t want)
 {
     IrValue *v = f->v;
+    IrGraph *g = v->graph;
     IrNode *p = v->producer;
     size_t j = v->producer_index;
-    char *tmp = ir_graph_fresh_name(c->g, v->name), *tmp2 = ir_graph_fresh_name(c->g, "pc_tmp");
+    char *tmp = ir_graph_fresh_name(g, v->name), *tmp2 = ir_graph_fresh_name(g, "pc_tmp");
     const char *o1[1] = {tmp}, *o2[1] = {tmp2}, *none[1] = {""};
-    IrNode *hold = ir_node_new(c->g, p->next, "Identity", NULL, tmp, 0, NULL, 1, o1, c->err);
-    IrNode *cast = hold ? ir_node_new(c->g, hold->next, "Cast", NULL, tmp, 1, none, 1, o2,
+    IrNode *hold = ir_node_new(g, p->next, "Identity", NULL, tmp, 0, NULL, 1, o1, c->err);
+    IrNode *cast = hold ? ir_node_new(g, hold->next, "Cast", NULL, tmp, 1, none, 1, o2,
                                       c->err) : NULL;
     free(tmp);
     free(tmp2);
@@ -689,29 +889,66 @@ static int pc_swap_output(PcCtx *c, PcForms *f, int32_t want)
     return 0;
 }
 
+static void pc_retype_info(IrValueInfo *vi, int32_t t)
+{
+    if (vi->type && vi->type->kind == IR_TYPE_TENSOR)
+        vi->type->elem_type = t, vi->type->has_elem_type = true;
+}
+
 /* Sets the element type a graph input, output or value_info declares. */
 static void pc_retype_infos(IrPtrList *l, const IrValue *v, int32_t t)
 {
-    for (size_t i = 0; i < l->n; i++) {
-        IrValueInfo *vi = l->p[i];
-        if (vi->value == v && vi->type && vi->type->kind == IR_TYPE_TENSOR)
-            vi->type->elem_type = t, vi->type->has_elem_type = true;
-    }
+    for (size_t i = 0; i < l->n; i++)
+        if (((IrValueInfo *)l->p[i])->value == v)
+            pc_retype_info(l->p[i], t);
 }
 
-/* Points every reader of v at the form it takes. */
+/* Output `index` of body g returns f's value in type `want`: the form
+ * of that type, a Cast inside the body where needed (a body's outputs
+ * are matched by position, so the name may change). */
+static int pc_body_output(PcCtx *c, PcForms *f, IrGraph *g, size_t index, int32_t want)
+{
+    IrValue *x = pc_form(c, f, want, g);
+    if (!x)
+        return -1;
+    IrValueInfo *vi = g->outputs.p[index];
+    if (vi->value != x)
+        ir_graph_point_output(g, index, x);
+    pc_retype_info(vi, want);
+    return 0;
+}
+
+/* v is an output of its own graph: the graph's boundary type for it.
+ * The main graph's outputs are its interface by name, so an input or
+ * initializer there cannot take a Cast; a body's can. */
+static int pc_own_output(PcCtx *c, PcForms *f, int32_t orig)
+{
+    IrValue *v = f->v;
+    IrGraph *g = v->graph;
+    int32_t w = pc_io_want(c, g, orig);
+    if (w != f->stor && v->kind == IR_VAL_NODE) {
+        if (pc_swap_output(c, f, w) < 0)
+            return -1;
+    } else if (w != f->stor && !g->parent && !g->is_function) {
+        return ir_fail(c->err, "precision: graph output '%s' is an input or "
+                       "initializer read in both types; not supported", v->name);
+    } else if (w != f->stor) {
+        for (size_t i = 0; i < g->outputs.n; i++)
+            if (((IrValueInfo *)g->outputs.p[i])->value == v &&
+                pc_body_output(c, f, g, i, w) < 0)
+                return -1;
+    }
+    pc_retype_infos(&g->outputs, v, w);
+    return 0;
+}
+
+/* Points every reader of v at the form it takes: nodes of v's graph and
+ * of bodies below it, and bodies returning v directly. */
 static int pc_route(PcCtx *c, IrValue *v, int32_t orig, int32_t stor)
 {
     PcForms f = {.v = v, .stor = stor};
-    if (ir_value_is_graph_output(v)) {
-        int32_t w = pc_out_want(c, orig);
-        if (w != stor && v->kind != IR_VAL_NODE)
-            return ir_fail(c->err, "precision: graph output '%s' is an input or "
-                           "initializer read in both types; not supported", v->name);
-        if (w != stor && pc_swap_output(c, &f, w) < 0)
-            return -1;
-        pc_retype_infos(&c->g->outputs, v, w);
-    }
+    if (ir_value_is_graph_output(v) && pc_own_output(c, &f, orig) < 0)
+        return -1;
     /* after a swap v is the Cast's output, still read by every reader */
     size_t n = v->n_uses;
     IrUse *uses = ir_alloc_array(n ? n : 1, sizeof *uses);
@@ -720,12 +957,12 @@ static int pc_route(PcCtx *c, IrValue *v, int32_t orig, int32_t stor)
     int rc = 0;
     for (size_t i = 0; i < n && rc == 0; i++) {
         const IrUse *u = &uses[i];
+        int32_t w = pc_want(c, u, orig);
         if (!u->node) {
-            rc = ir_fail(c->err, "precision: a subgraph returns '%s' directly while its "
-                         "type changes; not supported", v->name);
-            break;
+            rc = pc_body_output(c, &f, u->graph, u->index, w);
+            continue;
         }
-        IrValue *x = pc_form(c, &f, pc_want(c, u, orig), u->node->graph);
+        IrValue *x = pc_form(c, &f, w, u->node->graph);
         if (!x)
             rc = -1;
         else if (x != u->node->in[u->index])
@@ -737,21 +974,37 @@ static int pc_route(PcCtx *c, IrValue *v, int32_t orig, int32_t stor)
 
 /* ---- the conversion ------------------------------------------------------- */
 
-/* The old-type tensor values of the main graph: inputs, initializers,
+/* The old-type tensor values of every graph: inputs, initializers,
  * node outputs (collected first: routing adds values). */
-static IrValue **pc_values(PcCtx *c, size_t *n)
+typedef struct PcList {
+    const PcCtx *c;
+    size_t n, cap;
+    IrValue **v;
+} PcList;
+
+static int pc_values_of(IrGraph *g, const IrWalkAt *at, void *arg)
 {
-    size_t cap = 16, k = 0;
-    IrValue **list = ir_alloc_array(cap, sizeof *list);
-    for (IrValue *v = c->g->values; v; v = v->hh.next) {
-        if (!pc_is_source(c, pc_elem(v)) || v->kind == IR_VAL_UNDEF)
+    (void)at;
+    PcList *l = arg;
+    for (IrValue *v = g->values; v; v = v->hh.next) {
+        if (!pc_is_source(l->c, pc_elem(v)) || v->kind == IR_VAL_UNDEF)
             continue;
-        if (k == cap)
-            list = ir_grow(list, cap *= 2, sizeof *list);
-        list[k++] = v;
+        if (l->n == l->cap)
+            l->v = ir_grow(l->v, l->cap = l->cap ? l->cap * 2 : 16, sizeof *l->v);
+        l->v[l->n++] = v;
     }
-    *n = k;
-    return list;
+    return 0;
+}
+
+/* Makes g's converted nodes' attribute-typed outputs follow them. */
+static int pc_fix_graph(IrGraph *g, const IrWalkAt *at, void *arg)
+{
+    (void)at;
+    PcCtx *c = arg;
+    for (IrNode *k = g->first; k; k = k->next)
+        if (pc_node_conv(c, k) && pc_fix_attrs(c, k) < 0)
+            return -1;
+    return 0;
 }
 
 static uint64_t pc_init_bytes(const IrGraph *g)
@@ -776,8 +1029,8 @@ static int pc_value(PcCtx *c, IrValue *v)
         snprintf(what, sizeof what, "initializer '%s'", v->name);
         if (v->init && pc_tensor_retype(c, v->init, stor, what) < 0)
             return -1;
-        pc_retype_infos(&c->g->inputs, v, stor);
-        pc_retype_infos(&c->g->value_info, v, stor);
+        pc_retype_infos(&v->graph->inputs, v, stor);
+        pc_retype_infos(&v->graph->value_info, v, stor);
     }
     return pc_route(c, v, orig, stor);
 }
@@ -807,28 +1060,256 @@ static void pc_check_cast(PcCtx *c)
              s ? s->since : 0, c->o->dtype == IR_FLOAT ? "float" : pc_dtype_word(c->o->dtype));
 }
 
-/* --dtype: decide, retype attributes, route every old-type value. */
+/* ---- model-local functions -------------------------------------------- */
+
+/* The type a function body's value had at the calls inference saw. */
+typedef struct PcBodyType {
+    const IrValue *v;
+    IrType *t;             /* the first call's */
+    bool mixed;            /* a later call gave another element type */
+    UT_hash_handle hh;
+} PcBodyType;
+
+/* InfOptions.body_type: inference drops a body's types after each call,
+ * as calls differ; keep the first and note a call that differs. */
+static void pc_body_type(void *arg, const IrValue *v, const IrType *t)
+{
+    PcCtx *c = arg;
+    PcBodyType *e;
+    HASH_FIND_PTR(c->body_types, &v, e);
+    if (e) {
+        e->mixed |= pc_type_elem(e->t) != pc_type_elem(t);
+        return;
+    }
+    e = ir_alloc(sizeof *e);
+    e->v = v;
+    e->t = ir_type_copy(t);
+    HASH_ADD_PTR(c->body_types, v, e);
+}
+
+/* Gives function bodies' values the types their calls gave them, and
+ * marks the functions whose calls give differing ones. */
+static void pc_restore_body_types(PcCtx *c)
+{
+    PcBodyType *e, *tmp;
+    HASH_ITER(hh, c->body_types, e, tmp) {
+        IrValue *v = (IrValue *)e->v;
+        ir_type_free(v->type);
+        v->type = ir_type_copy(e->t);
+        long k = e->mixed ? pc_fn_index(c, v->graph) : -1;
+        if (k >= 0)
+            c->fn_mixed[k] = true;
+    }
+}
+
+static void pc_free_body_types(PcCtx *c)
+{
+    PcBodyType *e, *tmp;
+    HASH_ITER(hh, c->body_types, e, tmp) {
+        HASH_DEL(c->body_types, e);
+        ir_type_free(e->t);
+        free(e);
+    }
+}
+
+/* Infers the model (function bodies at their calls) and decides every
+ * node the conversion reaches. */
+static int pc_analyse(PcCtx *c)
+{
+    size_t n = c->m->n_functions ? c->m->n_functions : 1;
+    c->n_fn = c->m->n_functions;
+    c->fn_live = ir_alloc_array(n, sizeof *c->fn_live);
+    c->fn_mixed = ir_alloc_array(n, sizeof *c->fn_mixed);
+    c->fn_stack = ir_alloc_array(n, sizeof *c->fn_stack);
+    c->n_stack = 0;
+    IrError ie;
+    InfOptions io = {.body_type = pc_body_type, .body_arg = c};
+    if (inf_model(c->m, &io, &ie) < 0)
+        return ir_fail(c->err, "precision: %s", ie.msg);
+    pc_restore_body_types(c);
+    pc_decide_all(c);
+    return 0;
+}
+
+/* Drops what pc_analyse found (before analysing again). */
+static void pc_reset(PcCtx *c)
+{
+    pc_free_maps(c);
+    pc_free_body_types(c);
+    free(c->fn_live);
+    free(c->fn_mixed);
+    free(c->fn_stack);
+    c->fn_live = c->fn_mixed = NULL;
+    c->fn_stack = NULL;
+    for (size_t i = 0; i < c->r->n_kept; i++) {
+        free(c->r->kept[i].node);
+        free(c->r->kept[i].op);
+        free(c->r->kept[i].reason);
+    }
+    free(c->r->kept);
+    c->r->kept = NULL;
+    c->r->n_kept = 0;
+    c->r->nodes_converted = 0;
+    c->gain_opset = 0;
+    c->n_blocked = c->n_never = 0;
+}
+
+/* Marks, per function, whether some call needs its body as it is: a
+ * call that touches an old-type value and does not convert, or any call
+ * in a graph the conversion leaves alone (the body of a function no
+ * converting call reaches, a training graph). */
+typedef struct PcSplit {
+    PcCtx *c;
+    bool *keep;
+    const bool *copy;      /* second walk: the functions copied */
+    char **names;          /* their copies' names */
+} PcSplit;
+
+static int pc_split_scan(IrGraph *g, const IrWalkAt *at, void *arg)
+{
+    PcSplit *sp = arg;
+    PcCtx *c = sp->c;
+    long home = at->fn ? pc_fn_index(c, g) : -1;
+    bool live = !at->training && (home < 0 || ((size_t)home < c->n_fn && c->fn_live[home]));
+    for (IrNode *n = g->first; n; n = n->next) {
+        long k = pc_callee(c, n);
+        bool unknown = false;
+        if (k < 0 || (size_t)k >= c->n_fn)
+            continue;
+        if (sp->copy && sp->copy[k] && pc_node_conv(c, n)) {
+            free(n->op_type);
+            n->op_type = ir_strdup(sp->names[k]);
+        } else if (!sp->copy && (!live || (!pc_node_conv(c, n) && pc_touches(c, n, &unknown)))) {
+            sp->keep[k] = true;
+        }
+    }
+    return 0;
+}
+
+/* Whether the model has a function of that domain, name and overload. */
+static bool pc_fn_named(const IrModel *m, const IrFunction *like, const char *name)
+{
+    for (size_t i = 0; i < m->n_functions; i++) {
+        const IrFunction *f = m->functions[i];
+        if (f->name && !strcmp(f->name, name) &&
+            !strcmp(os_domain_norm(f->domain), os_domain_norm(like->domain)) &&
+            !strcmp(f->overload ? f->overload : "", like->overload ? like->overload : ""))
+            return true;
+    }
+    return false;
+}
+
+/* A deep copy of function k under a fresh name (NAME_float16, ...) in
+ * its domain, added to the model; its name (owned), or NULL with err. */
+static char *pc_fn_copy(PcCtx *c, size_t k)
+{
+    IrFunction *f = c->m->functions[k];
+    IrModel tm = {.has_ir_version = true, .ir_version = IRV_NEWEST,
+                  .n_opsets = c->m->n_opsets, .opsets = c->m->opsets,
+                  .n_functions = 1, .functions = &f};
+    uint8_t *buf = NULL;
+    size_t len = 0;
+    IrModel *copy = NULL;
+    if (save_model_buffer(&tm, &buf, &len, c->err) == 0)
+        load_model_buffer(buf, len, NULL, "a function body", NULL, &copy, c->err);
+    free(buf);
+    if (!copy)
+        return NULL;
+    IrFunction *nf = copy->n_functions == 1 ? copy->functions[0] : NULL;
+    if (nf)
+        copy->n_functions = 0;   /* taken */
+    ir_model_free(copy);
+    if (!nf) {
+        ir_fail(c->err, "precision: function '%s' could not be copied", f->name);
+        return NULL;
+    }
+    char name[300];
+    snprintf(name, sizeof name, "%s_%s", f->name, pc_dtype_word(c->o->dtype));
+    for (int i = 2; pc_fn_named(c->m, f, name) && i < 1000; i++)
+        snprintf(name, sizeof name, "%s_%s_%d", f->name, pc_dtype_word(c->o->dtype), i);
+    free(nf->name);
+    nf->name = ir_strdup(name);
+    c->m->functions = ir_grow(c->m->functions, c->m->n_functions + 1,
+                              sizeof *c->m->functions);
+    c->m->functions[c->m->n_functions++] = nf;
+    return ir_strdup(name);
+}
+
+/* A function some calls convert and others keep as it is: the converting
+ * calls get a copy to convert. Returns how many copies were made, or -1. */
+static int pc_split(PcCtx *c)
+{
+    size_t n = c->n_fn ? c->n_fn : 1;
+    unsigned walk = IR_WALK_ALL;
+    bool *keep = ir_alloc_array(n, sizeof *keep);
+    char **names = ir_alloc_array(n, sizeof *names);
+    PcSplit sp = {.c = c, .keep = keep};
+    ir_each_graph(c->m, walk, pc_split_scan, &sp);
+    int made = 0;
+    for (size_t k = 0; k < c->n_fn; k++) {
+        keep[k] = keep[k] && c->fn_live[k];
+        if (keep[k] && !(names[k] = pc_fn_copy(c, k)))
+            made = -1;
+        else if (keep[k] && made >= 0)
+            made++;
+    }
+    sp.copy = keep;
+    sp.names = names;
+    if (made > 0)
+        ir_each_graph(c->m, walk, pc_split_scan, &sp);
+    for (size_t k = 0; k < c->n_fn; k++)
+        free(names[k]);
+    free(names);
+    free(keep);
+    return made;
+}
+
+/* Runs fn on the graphs the conversion changes: the main graph, the
+ * bodies in it, and the bodies of the functions converting calls reach. */
+static int pc_each_live(PcCtx *c, IrGraphFn fn, void *arg)
+{
+    unsigned all = IR_WALK_MAIN | IR_WALK_SUBGRAPHS;
+    int rc = ir_graph_each_subgraph(c->g, all, fn, arg);
+    for (size_t k = 0; rc == 0 && k < c->n_fn; k++)
+        if (c->fn_live[k] && c->m->functions[k]->body)
+            rc = ir_graph_each_subgraph(c->m->functions[k]->body, all, fn, arg);
+    return rc;
+}
+
+/* --dtype: decide (copying functions whose calls disagree, then deciding
+ * again), retype attributes, route every old-type value. */
 static int pc_dtype(PcCtx *c)
 {
-    IrError ie;
     pc_check_cast(c);
-    if (inf_model(c->m, NULL, &ie) < 0)
-        return ir_fail(c->err, "precision: %s", ie.msg);
-    pc_decide_all(c);
+    /* each pass copies functions at most once: the copies' calls all
+     * convert, so a later pass finds nothing more to copy for them */
+    size_t passes = c->m->n_functions + 1;
+    for (size_t pass = 0;; pass++) {
+        if (pc_analyse(c) < 0)
+            return -1;
+        int made = pc_split(c);
+        if (made < 0)
+            return -1;
+        if (made > 0 && pass >= passes)
+            return ir_fail(c->err, "precision: model-local functions still need copies "
+                           "after %zu passes; not supported", passes);
+        if (made == 0)
+            break;
+        pc_reset(c);
+    }
     pc_hint(c);
-    int rc = 0;
     /* before routing: a swapped output's new value has no inferred type */
-    for (IrNode *k = c->g->first; k && rc == 0; k = k->next)
-        if (pc_node_conv(c, k))
-            rc = pc_fix_attrs(c, k);
-    size_t n;
-    IrValue **vals = pc_values(c, &n);
-    for (size_t i = 0; i < n && rc == 0; i++)
-        rc = pc_value(c, vals[i]);
-    free(vals);
+    int rc = pc_each_live(c, pc_fix_graph, c);
+    PcList l = {.c = c};
+    if (rc == 0)
+        pc_each_live(c, pc_values_of, &l);
+    for (size_t i = 0; i < l.n && rc == 0; i++)
+        rc = pc_value(c, l.v[i]);
+    free(l.v);
     ir_graph_clear_inferred(c->g);
     for (size_t i = 0; i < c->m->n_functions; i++)
-        ir_graph_clear_inferred(c->m->functions[i]->body);
+        if (c->m->functions[i]->body)
+            ir_graph_clear_inferred(c->m->functions[i]->body);
     return rc;
 }
 
@@ -905,6 +1386,10 @@ int pc_convert(IrModel *m, const PcOptions *o, PcReport *r, IrError *err)
     int rc = o->dtype ? pc_dtype(&c) : o->store ? pc_store(&c) : 0;
     r->init_bytes_after = pc_init_bytes(c.g);
     pc_free_maps(&c);
+    pc_free_body_types(&c);
+    free(c.fn_live);
+    free(c.fn_mixed);
+    free(c.fn_stack);
     if (r == &local)
         pc_report_free(r);
     return rc;

@@ -11,10 +11,36 @@
  * per (value, type), so no two Casts of ours are ever back to back, and
  * nodes stay in topological order (a Cast goes right after what it reads).
  *
- * In this first version nodes holding subgraphs (If, Loop, Scan, ...) and
- * calls of model-local functions stay in the old type ("control flow",
- * "function"): their explicit inputs get Casts, and a body reading an
- * outer value whose type changed gets a Cast inside the body.
+ * Bodies (If, Loop, Scan, SequenceMap: any graph attribute) are converted
+ * like the main graph, node by node. The node holding them is decided
+ * like any other (its schema, the keep lists); its bodies' boundary
+ * follows it: converted, every old-type body input and output takes the
+ * new type; kept, they keep the old one and the converted nodes inside
+ * sit between Casts inside the body. A reader in a body of an outer
+ * value whose type differs gets a Cast first in the body directly inside
+ * the value's graph; a body returning an outer value or its own input
+ * directly in another type returns a Cast of it. Unnamed nodes of a
+ * body are labelled OWNER/ATTR#N ("loop/body#3"), so "#N" stays the main
+ * graph's.
+ *
+ * A call of a model-local function converts like any node (keep lists,
+ * known types); its slots all switch and the function's body converts
+ * once, node by node, its inputs and outputs taking the new type (types
+ * come from the calls, as inference gives them). When every call of a
+ * function converts, the function changes in place; when some convert
+ * and others keep the old type (--keep-float32-node on one call, or a
+ * call inside a function that does not convert), the converting calls
+ * get a converted copy, NAME_float16 (NAME_bfloat16, NAME_float32) in
+ * the same domain, and the others keep the original. Functions calling
+ * functions follow the same rule. Unnamed nodes of a function body are
+ * labelled FUNCTION/#N. Still kept in the old type:
+ *   - calls of a function whose calls give its values differing element
+ *     types ("function called with differing types"): one body cannot
+ *     serve both;
+ *   - inside a body, an output whose type a referenced attribute sets
+ *     (Cast's `to` = ref_attr_name: each call sets it) keeps its type; the
+ *     node's inputs still switch (a Cast reads float16 as well), and its
+ *     readers that convert read a Cast of it.
  *
  * --store float16 (weights only) stores each float32 initializer of the
  * main graph of at least PC_STORE_MIN elements as float16, followed by a
@@ -52,7 +78,8 @@ typedef struct PcOptions {
 
 /* A node that kept its type although it reads or writes a converted
  * type, and why ("Relu-6 has no type tensor(bfloat16)", "--keep-float32",
- * "control flow", "function"). Strings owned. */
+ * "--keep-float32-node", "function called with differing types"). Strings
+ * owned. */
 typedef struct PcKept {
     char *node;             /* its name, or "#N" (its position) */
     char *op;
@@ -61,7 +88,7 @@ typedef struct PcKept {
 
 typedef struct PcReport {
     int32_t dtype, store;   /* as asked */
-    size_t nodes_converted; /* nodes that compute in the new type */
+    size_t nodes_converted; /* nodes that compute in the new type (bodies too) */
     size_t n_kept;
     PcKept *kept;
     size_t casts;           /* Cast nodes added */

@@ -270,14 +270,13 @@ static int32_t vf_narrower(int32_t a, int32_t b)
     return a == IR_DOUBLE ? b : a;
 }
 
-/* The narrowest float type model m computes in, as far as its main
- * graph says: its values' types and initializers, value_info, and Cast
- * `to` (a float16 island between Casts keeps float32 inputs and
- * outputs). IR_FLOAT when nothing narrower shows. */
-static int32_t vf_narrowest(const IrModel *m)
+/* The narrowest float type graph g computes in, into *(int32_t *)arg:
+ * its values' types and initializers, value_info, and Cast `to` (a
+ * float16 island between Casts keeps float32 inputs and outputs). */
+static int vf_narrowest_in(const IrGraph *g, const IrWalkAt *at, void *arg)
 {
-    const IrGraph *g = m->graph;
-    int32_t dt = IR_FLOAT;
+    (void)at;
+    int32_t dt = *(int32_t *)arg;
     for (const IrValue *v = g->values; v; v = v->hh.next) {
         if (v->type && v->type->kind == IR_TYPE_TENSOR &&
             v->type->has_elem_type && ev_dtype_is_float(v->type->elem_type))
@@ -298,6 +297,19 @@ static int32_t vf_narrowest(const IrModel *m)
         if (to && to->has_i && ev_dtype_is_float((int32_t)to->i))
             dt = vf_narrower(dt, (int32_t)to->i);
     }
+    *(int32_t *)arg = dt;
+    return 0;
+}
+
+/* The narrowest float type model m computes in, over its main graph,
+ * the bodies in it and its functions (a half island may sit inside a
+ * Loop body or a function whose boundary stays float32). IR_FLOAT when
+ * nothing narrower shows. */
+static int32_t vf_narrowest(const IrModel *m)
+{
+    int32_t dt = IR_FLOAT;
+    ir_each_graph_const(m, IR_WALK_MAIN | IR_WALK_SUBGRAPHS | IR_WALK_FUNCTIONS,
+                        vf_narrowest_in, &dt);
     return dt;
 }
 
@@ -318,6 +330,20 @@ static bool vf_output_equal(const EvValue *got, const EvValue *want,
                             int32_t narrow, double rtol, double atol,
                             char *why, size_t cap)
 {
+    /* a sequence or optional of float tensors (a SequenceMap's result):
+     * item by item, each within the same tolerance */
+    if (narrow && got->kind == want->kind && got->kind != EV_TENSOR &&
+        got->kind != EV_MAP && got->n_items == want->n_items) {
+        for (size_t i = 0; i < got->n_items; i++) {
+            char sub[200];
+            if (!vf_output_equal(got->items[i], want->items[i], narrow, rtol, atol, sub,
+                                 sizeof sub)) {
+                snprintf(why, cap, "item %zu: %s", i, sub);
+                return false;
+            }
+        }
+        return true;
+    }
     if (!narrow || got->kind != EV_TENSOR || want->kind != EV_TENSOR ||
         !ev_dtype_is_float(got->dtype) || !ev_dtype_is_float(want->dtype))
         return ev_value_equal(got, want, rtol, atol, why, cap);

@@ -14,6 +14,8 @@
 #include "job.h"
 #include "passes_build.h"
 #include "precision.h"
+#include "save.h"
+#include "verify.h"
 #include "t.h"
 #include "topo.h"
 
@@ -49,6 +51,25 @@ static IrModel *pc_model(const char *text)
     return m;
 }
 
+/* No Cast in g reads a Cast (main graph, bodies, functions), but for a
+ * Cast whose `to` each call of its function sets (ref_attr_name): its
+ * type is not ours to choose. */
+static int pc_no_cast_pair(IrGraph *g, const IrWalkAt *at, void *arg)
+{
+    (void)at;
+    for (IrNode *n = g->first; n; n = n->next) {
+        if (strcmp(n->op_type, "Cast") || !n->in[0] || !n->in[0]->producer)
+            continue;
+        const IrAttr *to = ir_node_attr(n->in[0]->producer, "to");
+        if (to && to->ref_attr_name)
+            continue;
+        T_CHECK(strcmp(n->in[0]->producer->op_type, "Cast") != 0,
+                "%s: Cast '%s' reads Cast '%s'", (const char *)arg, n->name,
+                n->in[0]->producer->name);
+    }
+    return 0;
+}
+
 /* Asserts what every result must be: valid, sorted, no Cast of a Cast. */
 static void pc_assert_sane(IrModel *m, const char *what)
 {
@@ -59,12 +80,7 @@ static void pc_assert_sane(IrModel *m, const char *what)
     IrError err;
     T_CHECK(topo_sort_model(m, &moved, &err) == 0 && moved == 0,
             "%s: not in topological order (%zu moved)", what, moved);
-    for (IrNode *n = m->graph->first; n; n = n->next) {
-        if (strcmp(n->op_type, "Cast") || !n->in[0] || !n->in[0]->producer)
-            continue;
-        T_CHECK(strcmp(n->in[0]->producer->op_type, "Cast") != 0,
-                "%s: Cast '%s' reads Cast '%s'", what, n->name, n->in[0]->producer->name);
-    }
+    ir_each_graph(m, IR_WALK_ALL, pc_no_cast_pair, (void *)what);
 }
 
 /* Converts m in place as o says; the report goes to r. */
@@ -356,52 +372,578 @@ static void test_attrs_follow(void)
     ir_model_free(m);
 }
 
-/* A branch of one node: out = op(outer). */
-static IrGraph *pc_branch(IrGraph *parent, const char *op, const char *outer, const char *out)
+/* ---- bodies ------------------------------------------------------------ */
+
+/* A body of parent from text in tb_model's words, plus "output NAME TYPE
+ * DIMS" (a body's outputs are declared); its nodes are named n<base+k>.
+ * With no parent, a function body: "input NAME" and "output NAME". */
+static IrGraph *pc_body(IrGraph *parent, const char *name, const char *text, int base)
 {
     IrGraph *b = ir_graph_new(parent);
-    b->name = ir_strdup(out);
-    IrError err;
-    const char *in[1] = {outer}, *o[1] = {out};
-    ir_node_new(b, NULL, op, NULL, out, 1, in, 1, o, &err);
-    int64_t four = 4;
-    ir_graph_add_output(b, ir_graph_find_local(b, out), ir_type_tensor(IR_FLOAT, 1, &four));
+    b->name = ir_strdup(name);
+    b->is_function = parent == NULL;
+    char *copy = ir_strdup(text), *save = NULL;
+    int idx = base;
+    for (char *line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        char *w[24];
+        int n_w = 0;
+        for (char *t = strtok(line, " "); t && n_w < 24; t = strtok(NULL, " "))
+            w[n_w++] = t;
+        if (n_w == 2 && !strcmp(w[0], "input")) {
+            ir_graph_add_input(b, w[1], NULL);
+        } else if (n_w == 2 && !strcmp(w[0], "output")) {
+            ir_graph_add_output(b, ir_graph_find_local(b, w[1]), NULL);
+        } else if (n_w >= 3 && !strcmp(w[0], "input")) {
+            tb_input(b, w[1], w[2], n_w > 3 ? w[3] : NULL);
+        } else if (n_w >= 5 && !strcmp(w[0], "init")) {
+            tb_init(b, w[1], w[2], w[3], w[4]);
+        } else if (n_w >= 3 && !strcmp(w[0], "output")) {
+            int64_t d[8];
+            char *sym[8] = {0};
+            size_t r = tb_dims(n_w > 3 ? w[3] : "-", d, sym);
+            ir_graph_add_output(b, ir_graph_lookup(b, w[1]), ir_type_tensor(tb_dtype(w[2]), r, d));
+        } else if (n_w > 2 && !strcmp(w[1], "=")) {
+            tb_node(b, w, n_w, idx++);
+        }
+    }
+    free(copy);
     return b;
 }
 
-/* An If stays float32; its branches read the converted `a` through a Cast
- * inside each branch. */
-static void test_if_outer(void)
+/* Adds node op (named name) to g: inputs and outputs as comma lists,
+ * empty entries left out. */
+static IrNode *pc_add(IrGraph *g, const char *op, const char *name, const char *ins,
+                      const char *outs)
+{
+    char *ci = ir_strdup(ins), *co = ir_strdup(outs), *in[8], *out[8];
+    size_t ni = *ins ? tb_names(ci, in, 8) : 0, no = tb_names(co, out, 8);
+    IrError err;
+    IrNode *n = ir_node_new(g, NULL, op, NULL, name, ni, (const char *const *)in, no,
+                            (const char *const *)out, &err);
+    T_CHECK(n != NULL, "node %s: %s", name, err.msg);
+    free(ci);
+    free(co);
+    return n;
+}
+
+/* Lists the comma-separated values as m's outputs, typed by inference. */
+static void pc_outputs(IrModel *m, const char *names)
+{
+    char *c = ir_strdup(names), *w[8];
+    size_t n = tb_names(c, w, 8);
+    for (size_t i = 0; i < n; i++)
+        ir_graph_add_output(m->graph, ir_graph_find_local(m->graph, w[i]), NULL);
+    free(c);
+    IrError err;
+    T_CHECK(inf_model(m, NULL, &err) == 0, "inference: %s", err.msg);
+    for (size_t i = 0; i < m->graph->outputs.n; i++) {
+        IrValueInfo *vi = m->graph->outputs.p[i];
+        if (!vi->type && vi->value->type)
+            vi->type = ir_type_copy(vi->value->type);
+    }
+    ir_graph_clear_inferred(m->graph);
+}
+
+static IrModel *pc_copy(const IrModel *m)
+{
+    uint8_t *buf = NULL;
+    size_t len = 0;
+    IrModel *copy = NULL;
+    IrError err;
+    if (save_model_buffer(m, &buf, &len, &err) == 0)
+        load_model_buffer(buf, len, NULL, "copy", NULL, &copy, &err);
+    free(buf);
+    return copy;
+}
+
+/* Converts m as o says and checks it (pc_run), then that the evaluator
+ * gives the original and the result the same outputs on the same seeded
+ * inputs, within the half type's tolerance. */
+static int pc_run_eval(IrModel *m, const PcOptions *o, PcReport *r, const char *what)
+{
+    IrModel *before = pc_copy(m);
+    T_CHECK(before != NULL, "%s: no copy", what);
+    int rc = pc_run(m, o, r, what);
+    if (rc == 0 && before) {
+        IrError err = {0};
+        VfOptions vo = {.seed = 11};
+        rc = vf_compare(before, m, &vo, &err);
+        T_CHECK(rc == 0, "%s: evaluator: %s", what, err.msg);
+    }
+    ir_model_free(before);
+    return rc;
+}
+
+/* The element type output i of body g declares. */
+static int32_t pc_body_out(const IrGraph *g, size_t i)
+{
+    return ((IrValueInfo *)g->outputs.p[i])->type->elem_type;
+}
+
+static int32_t pc_body_in(const IrGraph *g, size_t i)
+{
+    return ((IrValueInfo *)g->inputs.p[i])->type->elem_type;
+}
+
+static size_t pc_count_in(const IrGraph *g, const char *op)
+{
+    size_t n = 0;
+    for (const IrNode *k = g->first; k; k = k->next)
+        n += !strcmp(k->op_type, op);
+    return n;
+}
+
+/* y = If(cond) { t = Mul(Neg(a), K) } else { e = Abs(a) }, a = Relu(x):
+ * the branches read the outer a; K is an initializer of a branch. */
+static IrModel *pc_if_model(IrGraph **tb, IrGraph **eb)
 {
     IrModel *m = pc_model("opset 13\n"
                           "input x float 4\n"
                           "input cond bool -\n"
                           "a = Relu x\n");
     IrGraph *g = m->graph;
-    IrError err;
-    const char *in[1] = {"cond"}, *out[1] = {"y"};
-    IrGraph *tb = pc_branch(g, "Neg", "a", "t"), *eb = pc_branch(g, "Abs", "a", "e");
-    IrNode *n = ir_node_new(g, NULL, "If", NULL, "if", 1, in, 1, out, &err);
-    ir_node_set_attr(n, ir_attr_graph("then_branch", tb));
-    ir_node_set_attr(n, ir_attr_graph("else_branch", eb));
-    int64_t four = 4;
-    ir_graph_add_output(g, ir_graph_find_local(g, "y"), ir_type_tensor(IR_FLOAT, 1, &four));
+    *tb = pc_body(g, "then", "init K float 4 rand\nng = Neg a\nt = Mul ng,K\n"
+                  "output t float 4\n", 100);
+    *eb = pc_body(g, "else", "e = Abs a\noutput e float 4\n", 200);
+    IrNode *n = pc_add(g, "If", "if", "cond", "y");
+    ir_node_set_attr(n, ir_attr_graph("then_branch", *tb));
+    ir_node_set_attr(n, ir_attr_graph("else_branch", *eb));
+    pc_outputs(m, "y");
+    return m;
+}
+
+/* The If converts (If-13's V has float16), and so do its branches: their
+ * outputs and initializer become float16, with no Cast anywhere. */
+static void test_if_converts(void)
+{
+    IrGraph *tb, *eb;
+    IrModel *m = pc_if_model(&tb, &eb);
     PcOptions o = {.dtype = IR_FLOAT16};
     PcReport r;
-    if (pc_run(m, &o, &r, "if") == 0) {
-        T_CHECK(r.n_kept == 1 && !strcmp(r.kept[0].reason, "control flow (Casts inside its "
-                                                "body for outer values)"),
-                "kept %zu: %s", r.n_kept, r.n_kept ? r.kept[0].reason : "");
-        T_CHECK(r.nodes_converted == 1, "converted %zu", r.nodes_converted);
+    if (pc_run_eval(m, &o, &r, "if") == 0) {
+        T_CHECK(r.n_kept == 0 && r.nodes_converted == 5 && r.casts == 0,
+                "kept %zu (%s) converted %zu casts %zu", r.n_kept,
+                r.n_kept ? r.kept[0].reason : "", r.nodes_converted, r.casts);
+        T_CHECK(pc_body_out(tb, 0) == IR_FLOAT16 && pc_body_out(eb, 0) == IR_FLOAT16,
+                "branch outputs %d %d", pc_body_out(tb, 0), pc_body_out(eb, 0));
+        const IrValue *k = ir_graph_find_local(tb, "K");
+        T_CHECK(k && k->init && k->init->data_type == IR_FLOAT16, "K not float16");
+        T_CHECK(pc_out_type(m, 0) == IR_FLOAT16, "y %d", pc_out_type(m, 0));
+    }
+    pc_report_free(&r);
+    ir_model_free(m);
+}
+
+/* --keep-float32-node if: the If and its branches' boundary stay float32,
+ * the nodes inside still convert, with a Cast back to float32 at the end
+ * of each branch; y (wanted float16) is a Cast of the If's output. */
+static void test_if_kept(void)
+{
+    IrGraph *tb, *eb;
+    IrModel *m = pc_if_model(&tb, &eb);
+    PcOptions o = {.dtype = IR_FLOAT16, .keep_nodes = "if"};
+    PcReport r;
+    if (pc_run_eval(m, &o, &r, "if kept") == 0) {
+        T_CHECK(r.n_kept == 1 && !strcmp(r.kept[0].reason, "--keep-float32-node") &&
+                r.nodes_converted == 4, "kept %zu converted %zu", r.n_kept,
+                r.nodes_converted);
         for (int k = 0; k < 2; k++) {
             IrGraph *b = k ? eb : tb;
-            const IrNode *c = b->first;
-            T_CHECK(c && !strcmp(c->op_type, "Cast") && !strcmp(c->in[0]->name, "a") &&
-                    pc_attr_i(c, "to") == IR_FLOAT && c->next && c->next->in[0] == c->out[0],
-                    "branch %d: no Cast of a inside", k);
+            const IrNode *last = b->last;
+            T_CHECK(pc_body_out(b, 0) == IR_FLOAT && last && !strcmp(last->op_type, "Cast") &&
+                    pc_attr_i(last, "to") == IR_FLOAT && pc_count_in(b, "Cast") == 1,
+                    "branch %d: output %d, no single Cast to float at its end", k,
+                    pc_body_out(b, 0));
+            T_CHECK(!strcmp(b->first->op_type, k ? "Abs" : "Neg"), "branch %d starts with %s",
+                    k, b->first->op_type);
         }
-        T_CHECK(pc_out_type(m, 0) == IR_FLOAT16 && r.casts == 3, "y %d casts %zu",
-                pc_out_type(m, 0), r.casts);
+        const IrValue *y = ir_graph_find_local(m->graph, "y");
+        T_CHECK(pc_out_type(m, 0) == IR_FLOAT16 && y->producer &&
+                !strcmp(y->producer->op_type, "Cast") && r.casts == 3,
+                "y %d casts %zu", pc_out_type(m, 0), r.casts);
+    }
+    pc_report_free(&r);
+    ir_model_free(m);
+}
+
+/* Loop-13, 3 trips: s <- s * W + x (a float carried value), and s + 1
+ * each trip as a scan output. */
+static void test_loop(void)
+{
+    IrModel *m = pc_model("opset 13\n"
+                          "input x float 4\n"
+                          "init W float 4 0.5\n"
+                          "init M int64 - 3\n");
+    IrGraph *g = m->graph;
+    IrGraph *body = pc_body(g, "body", "input i int64 -\ninput c bool -\ninput s float 4\n"
+                            "init one float - 1\n"
+                            "sw = Mul s,W\ns2 = Add sw,x\nsc = Add s2,one\nco = Identity c\n"
+                            "output co bool -\noutput s2 float 4\noutput sc float 4\n", 100);
+    IrNode *n = pc_add(g, "Loop", "loop", "M,,x", "fin,all");
+    ir_node_set_attr(n, ir_attr_graph("body", body));
+    pc_outputs(m, "fin,all");
+    PcOptions o = {.dtype = IR_FLOAT16};
+    PcReport r;
+    if (pc_run_eval(m, &o, &r, "loop") == 0) {
+        T_CHECK(r.n_kept == 0 && r.casts == 0 && r.nodes_converted == 4,
+                "kept %zu (%s) casts %zu converted %zu", r.n_kept,
+                r.n_kept ? r.kept[0].reason : "", r.casts, r.nodes_converted);
+        T_CHECK(pc_body_in(body, 0) == IR_INT64 && pc_body_in(body, 2) == IR_FLOAT16 &&
+                pc_body_out(body, 0) == IR_BOOL && pc_body_out(body, 1) == IR_FLOAT16 &&
+                pc_body_out(body, 2) == IR_FLOAT16, "body types %d %d / %d %d %d",
+                pc_body_in(body, 0), pc_body_in(body, 2), pc_body_out(body, 0),
+                pc_body_out(body, 1), pc_body_out(body, 2));
+        T_CHECK(pc_init_type(m, "W") == IR_FLOAT16 && pc_out_type(m, 0) == IR_FLOAT16 &&
+                pc_out_type(m, 1) == IR_FLOAT16, "W %d outputs %d %d", pc_init_type(m, "W"),
+                pc_out_type(m, 0), pc_out_type(m, 1));
+    }
+    pc_report_free(&r);
+    ir_model_free(m);
+}
+
+/* Scan-16 summing the rows of X: a float state and a float scan input. */
+static void test_scan(void)
+{
+    IrModel *m = pc_model("opset 16\n"
+                          "input X float 3,4\n"
+                          "init z float 4 0\n");
+    IrGraph *g = m->graph;
+    IrGraph *body = pc_body(g, "body", "input acc float 4\ninput row float 4\n"
+                            "sum = Add acc,row\nout = Identity sum\n"
+                            "output sum float 4\noutput out float 4\n", 100);
+    IrNode *n = pc_add(g, "Scan", "scan", "z,X", "total,partial");
+    ir_node_set_attr(n, ir_attr_graph("body", body));
+    ir_node_set_attr(n, ir_attr_int("num_scan_inputs", 1));
+    pc_outputs(m, "total,partial");
+    PcOptions o = {.dtype = IR_FLOAT16};
+    PcReport r;
+    if (pc_run_eval(m, &o, &r, "scan") == 0) {
+        T_CHECK(r.n_kept == 0 && r.casts == 0 && r.nodes_converted == 3,
+                "kept %zu (%s) casts %zu converted %zu", r.n_kept,
+                r.n_kept ? r.kept[0].reason : "", r.casts, r.nodes_converted);
+        T_CHECK(pc_body_in(body, 0) == IR_FLOAT16 && pc_body_in(body, 1) == IR_FLOAT16 &&
+                pc_body_out(body, 0) == IR_FLOAT16 && pc_body_out(body, 1) == IR_FLOAT16,
+                "body types not float16");
+        T_CHECK(pc_init_type(m, "z") == IR_FLOAT16 && pc_in_type(m, 0) == IR_FLOAT16 &&
+                pc_out_type(m, 1) == IR_FLOAT16, "main types not float16");
+    }
+    pc_report_free(&r);
+    ir_model_free(m);
+}
+
+/* A Loop whose body holds an If; the then-branch reads the main graph's
+ * a and the body's s, and its Add is kept float32 by name: Casts of a (in
+ * the Loop body, the body directly inside a's graph) and of s (in the
+ * branch), and a Cast of the Add's result back to float16. */
+static void test_nested(void)
+{
+    IrModel *m = pc_model("opset 13\n"
+                          "input x float 4\n"
+                          "init M int64 - 2\n"
+                          "a = Relu x\n");
+    IrGraph *g = m->graph;
+    IrGraph *body = ir_graph_new(g);
+    body->name = ir_strdup("body");
+    tb_input(body, "i", "int64", "-");
+    tb_input(body, "c", "bool", "-");
+    tb_input(body, "s", "float", "4");
+    IrGraph *tb = pc_body(body, "then", "t = Add s,a\noutput t float 4\n", 300);
+    IrGraph *eb = pc_body(body, "else", "e = Sub s,a\noutput e float 4\n", 400);
+    pc_add(body, "Greater", "gt", "s,a", "p");
+    pc_add(body, "Cast", "pi", "p", "pf");
+    ir_node_set_attr(body->last, ir_attr_int("to", IR_INT32));
+    pc_add(body, "ReduceMax", "any", "pf", "pm");
+    ir_node_set_attr(body->last, ir_attr_int("keepdims", 0));
+    pc_add(body, "Cast", "pb", "pm", "cond");
+    ir_node_set_attr(body->last, ir_attr_int("to", IR_BOOL));
+    IrNode *iff = pc_add(body, "If", "inner", "cond", "s2");
+    ir_node_set_attr(iff, ir_attr_graph("then_branch", tb));
+    ir_node_set_attr(iff, ir_attr_graph("else_branch", eb));
+    pc_add(body, "Identity", "co", "c", "co");
+    int64_t four = 4;
+    ir_graph_add_output(body, ir_graph_find_local(body, "co"), ir_type_tensor(IR_BOOL, 0, NULL));
+    ir_graph_add_output(body, ir_graph_find_local(body, "s2"), ir_type_tensor(IR_FLOAT, 1, &four));
+    IrNode *n = pc_add(g, "Loop", "loop", "M,,x", "fin");
+    ir_node_set_attr(n, ir_attr_graph("body", body));
+    pc_outputs(m, "fin");
+    PcOptions o = {.dtype = IR_FLOAT16, .keep_nodes = "n300"};
+    PcReport r;
+    if (pc_run_eval(m, &o, &r, "nested") == 0) {
+        T_CHECK(r.n_kept == 1 && !strcmp(r.kept[0].node, "n300"), "kept %zu (%s)", r.n_kept,
+                r.n_kept ? r.kept[0].node : "");
+        const IrNode *f = body->first;
+        T_CHECK(f && !strcmp(f->op_type, "Cast") && !strcmp(f->in[0]->name, "a") &&
+                pc_attr_i(f, "to") == IR_FLOAT, "the Loop body does not start with a Cast of a");
+        const IrNode *t0 = tb->first;
+        T_CHECK(t0 && !strcmp(t0->op_type, "Cast") && !strcmp(t0->in[0]->name, "s") &&
+                pc_count_in(tb, "Cast") == 2 && !strcmp(tb->last->op_type, "Cast") &&
+                pc_attr_i(tb->last, "to") == IR_FLOAT16, "then-branch Casts wrong");
+        T_CHECK(pc_count_in(eb, "Cast") == 0 && pc_body_out(eb, 0) == IR_FLOAT16 &&
+                pc_body_out(tb, 0) == IR_FLOAT16 && pc_body_in(body, 2) == IR_FLOAT16,
+                "branch/body types wrong");
+        T_CHECK(r.casts == 3 && pc_out_type(m, 0) == IR_FLOAT16, "casts %zu y %d", r.casts,
+                pc_out_type(m, 0));
+    }
+    pc_report_free(&r);
+    ir_model_free(m);
+}
+
+/* F(X, W) = Relu(MatMul(X, W)) + Constant [0.5, -0.25, 1, 2], a function
+ * of domain "local", called twice: a = F(x, W1) ("call1"), b = F(a, W2)
+ * ("call2"). */
+static IrModel *pc_fn_model(void)
+{
+    IrModel *m = pc_model("opset 13\n"
+                          "input x float 2,4\n"
+                          "init W1 float 4,4 rand\n"
+                          "init W2 float 4,4 rand\n");
+    ir_model_set_opset(m, "local", 1);
+    IrGraph *b = pc_body(NULL, "F", "input X\ninput W\nmm = MatMul X,W\nr = Relu mm\n"
+                         "k = Constant\ny = Add r,k\noutput y\n", 500);
+    static const float kv[4] = {0.5f, -0.25f, 1.0f, 2.0f};
+    int64_t four = 4;
+    IrNode *k = b->first->next->next;
+    ir_node_set_attr(k, ir_attr_tensor("value", ir_tensor_new("value", IR_FLOAT, 1, &four,
+                                                               kv, sizeof kv)));
+    IrFunction *f = ir_alloc(sizeof *f);
+    f->name = ir_strdup("F");
+    f->domain = ir_strdup("local");
+    f->body = b;
+    f->n_opsets = 1;
+    f->opsets = ir_alloc_array(1, sizeof *f->opsets);
+    f->opsets[0] = (IrOpset){.domain = ir_strdup(""), .has_version = true, .version = 13};
+    m->n_functions = 1;
+    m->functions = ir_alloc_array(1, sizeof *m->functions);
+    m->functions[0] = f;
+    IrError err;
+    const char *in1[2] = {"x", "W1"}, *out1[1] = {"a"}, *in2[2] = {"a", "W2"}, *out2[1] = {"b"};
+    T_CHECK(ir_node_new(m->graph, NULL, "F", "local", "call1", 2, in1, 1, out1, &err) &&
+            ir_node_new(m->graph, NULL, "F", "local", "call2", 2, in2, 1, out2, &err),
+            "calls: %s", err.msg);
+    pc_outputs(m, "b");
+    return m;
+}
+
+static const IrFunction *pc_fn(const IrModel *m, const char *name)
+{
+    for (size_t i = 0; i < m->n_functions; i++)
+        if (!strcmp(m->functions[i]->name, name))
+            return m->functions[i];
+    return NULL;
+}
+
+/* The type of F's Constant (its 3rd node). */
+static int32_t pc_fn_const_type(const IrFunction *f)
+{
+    const IrNode *k = f && f->body->first ? f->body->first->next->next : NULL;
+    const IrAttr *a = k ? ir_node_attr(k, "value") : NULL;
+    return a && a->t ? a->t->data_type : -1;
+}
+
+/* Both calls convert: F changes in place (its Constant float16), the
+ * weights become float16, no Cast anywhere. */
+static void test_function(void)
+{
+    IrModel *m = pc_fn_model();
+    PcOptions o = {.dtype = IR_FLOAT16};
+    PcReport r;
+    if (pc_run_eval(m, &o, &r, "function") == 0) {
+        T_CHECK(r.n_kept == 0 && r.casts == 0 && r.nodes_converted == 6,
+                "kept %zu (%s) casts %zu converted %zu", r.n_kept,
+                r.n_kept ? r.kept[0].reason : "", r.casts, r.nodes_converted);
+        T_CHECK(m->n_functions == 1 && pc_fn_const_type(pc_fn(m, "F")) == IR_FLOAT16,
+                "%zu functions, Constant %d", m->n_functions, pc_fn_const_type(pc_fn(m, "F")));
+        T_CHECK(pc_init_type(m, "W1") == IR_FLOAT16 && pc_init_type(m, "W2") == IR_FLOAT16 &&
+                pc_in_type(m, 0) == IR_FLOAT16 && pc_out_type(m, 0) == IR_FLOAT16,
+                "main types not float16");
+    }
+    pc_report_free(&r);
+    ir_model_free(m);
+}
+
+/* --keep-float32-node call2: call1 converts through a float16 copy of F
+ * (F_float16), call2 keeps reading F as it was; Casts between. */
+static void test_function_split(void)
+{
+    IrModel *m = pc_fn_model();
+    PcOptions o = {.dtype = IR_FLOAT16, .keep_nodes = "call2"};
+    PcReport r;
+    if (pc_run_eval(m, &o, &r, "function split") == 0) {
+        const IrFunction *f = pc_fn(m, "F"), *h = pc_fn(m, "F_float16");
+        T_CHECK(m->n_functions == 2 && f && h, "%zu functions", m->n_functions);
+        T_CHECK(pc_fn_const_type(f) == IR_FLOAT && pc_fn_const_type(h) == IR_FLOAT16,
+                "Constants %d %d", pc_fn_const_type(f), pc_fn_const_type(h));
+        const IrNode *c1 = pc_node(m, "F_float16", 0), *c2 = pc_node(m, "F", 0);
+        T_CHECK(c1 && c2 && !strcmp(c1->name, "call1") && !strcmp(c2->name, "call2") &&
+                !strcmp(c1->domain, "local"), "calls not pointed right");
+        T_CHECK(r.n_kept == 1 && !strcmp(r.kept[0].node, "call2") &&
+                !strcmp(r.kept[0].reason, "--keep-float32-node"), "kept %zu", r.n_kept);
+        T_CHECK(r.casts == 2 && pc_init_type(m, "W1") == IR_FLOAT16 &&
+                pc_init_type(m, "W2") == IR_FLOAT && pc_out_type(m, 0) == IR_FLOAT16,
+                "casts %zu, W1 %d W2 %d", r.casts, pc_init_type(m, "W1"),
+                pc_init_type(m, "W2"));
+    }
+    pc_report_free(&r);
+    ir_model_free(m);
+}
+
+/* G(X) = Relu(X), called on a float and on a double value: G's values
+ * have two types, so its float call keeps the old type (one body cannot
+ * serve both) and G stays as it is; F's calls still convert. */
+static void test_function_mixed(void)
+{
+    IrModel *m = pc_fn_model();
+    IrFunction *g = ir_alloc(sizeof *g);
+    g->name = ir_strdup("G");
+    g->n_opsets = 1;
+    g->domain = ir_strdup("local");
+    g->body = pc_body(NULL, "G", "input X\ny = Relu X\noutput y\n", 600);
+    g->opsets = ir_alloc_array(1, sizeof *g->opsets);
+    g->opsets[0] = (IrOpset){.domain = ir_strdup(""), .has_version = true, .version = 13};
+    m->functions = ir_grow(m->functions, 2, sizeof *m->functions);
+    m->functions[m->n_functions++] = g;
+    int64_t d[2] = {2, 4};
+    ir_graph_add_input(m->graph, "xd", ir_type_tensor(IR_DOUBLE, 2, d));
+    const char *in1[1] = {"b"}, *out1[1] = {"gf"}, *in2[1] = {"xd"}, *out2[1] = {"gd"};
+    IrError err;
+    T_CHECK(ir_node_new(m->graph, NULL, "G", "local", "g1", 1, in1, 1, out1, &err) &&
+            ir_node_new(m->graph, NULL, "G", "local", "g2", 1, in2, 1, out2, &err),
+            "G calls: %s", err.msg);
+    pc_outputs(m, "gf,gd");
+    PcOptions o = {.dtype = IR_FLOAT16};
+    PcReport r;
+    if (pc_run_eval(m, &o, &r, "function mixed") == 0) {
+        T_CHECK(r.n_kept == 1 && !strcmp(r.kept[0].node, "g1") &&
+                !strcmp(r.kept[0].reason, "function called with differing types"),
+                "kept %zu (%s)", r.n_kept, r.n_kept ? r.kept[0].reason : "");
+        const IrNode *g1 = pc_node(m, "G", 0);
+        T_CHECK(m->n_functions == 2 && pc_fn_const_type(pc_fn(m, "F")) == IR_FLOAT16 && g1 &&
+                !strcmp(g1->name, "g1"), "F not converted, or G copied");
+    }
+    pc_report_free(&r);
+    ir_model_free(m);
+}
+
+/* H(X, W) = Neg(F(X, W)) called twice, the second call kept: H gets a
+ * float16 copy, and then F too, since the original H (still used) calls
+ * F as it is: F_float16 is called from H_float16 only. */
+static void test_function_nested(void)
+{
+    IrModel *m = pc_fn_model();
+    IrNode *c1 = (IrNode *)pc_node(m, "F", 0), *c2 = (IrNode *)pc_node(m, "F", 1);
+    free(c1->op_type);
+    free(c2->op_type);
+    c1->op_type = ir_strdup("H");
+    c2->op_type = ir_strdup("H");
+    IrFunction *h = ir_alloc(sizeof *h);
+    h->name = ir_strdup("H");
+    h->domain = ir_strdup("local");
+    h->body = pc_body(NULL, "H", "input X\ninput W\nf = F X,W\nz = Neg f\noutput z\n", 700);
+    free(h->body->first->domain);
+    h->body->first->domain = ir_strdup("local");
+    h->n_opsets = 2;
+    h->opsets = ir_alloc_array(2, sizeof *h->opsets);
+    h->opsets[0] = (IrOpset){.domain = ir_strdup(""), .has_version = true, .version = 13};
+    h->opsets[1] = (IrOpset){.domain = ir_strdup("local"), .has_version = true, .version = 1};
+    m->functions = ir_grow(m->functions, 2, sizeof *m->functions);
+    m->functions[m->n_functions++] = h;
+    PcOptions o = {.dtype = IR_FLOAT16, .keep_nodes = "call2"};
+    PcReport r;
+    if (pc_run_eval(m, &o, &r, "nested functions") == 0) {
+        const IrFunction *hf = pc_fn(m, "H_float16"), *ff = pc_fn(m, "F_float16");
+        T_CHECK(m->n_functions == 4 && hf && ff, "%zu functions", m->n_functions);
+        T_CHECK(hf && !strcmp(hf->body->first->op_type, "F_float16") &&
+                !strcmp(pc_fn(m, "H")->body->first->op_type, "F") &&
+                pc_fn_const_type(ff) == IR_FLOAT16 && pc_fn_const_type(pc_fn(m, "F")) == IR_FLOAT,
+                "calls inside H / H_float16 not pointed right");
+        const IrNode *k1 = pc_node(m, "H_float16", 0), *k2 = pc_node(m, "H", 0);
+        T_CHECK(k1 && k2 && !strcmp(k1->name, "call1") && !strcmp(k2->name, "call2") &&
+                r.n_kept == 1,
+                "main calls not pointed right (kept %zu)", r.n_kept);
+    }
+    pc_report_free(&r);
+    ir_model_free(m);
+}
+
+/* R(X; t) = Relu(Cast(X, to = @t)), called with t = FLOAT: the body's
+ * Cast takes its output type from the call, so its output stays float32
+ * (its `to` still a reference) while it reads X in float16; Relu
+ * converts, through a Cast of the Cast's output. */
+static void test_function_ref_attr(void)
+{
+    IrModel *m = pc_model("opset 13\ninput x float 2,4\n");
+    ir_model_set_opset(m, "local", 1);
+    IrGraph *b = pc_body(NULL, "R", "input X\ny = Cast X\nz = Relu y\noutput z\n", 800);
+    IrAttr *to = ir_alloc(sizeof *to);
+    to->name = ir_strdup("to");
+    to->ref_attr_name = ir_strdup("t");
+    to->has_type = true;
+    to->type = IR_AT_INT;
+    ir_node_set_attr(b->first, to);
+    IrFunction *f = ir_alloc(sizeof *f);
+    f->name = ir_strdup("R");
+    f->domain = ir_strdup("local");
+    f->body = b;
+    f->n_attr_names = 1;
+    f->attr_names = ir_alloc_array(1, sizeof *f->attr_names);
+    f->attr_names[0] = ir_strdup("t");
+    f->n_opsets = 1;
+    f->opsets = ir_alloc_array(1, sizeof *f->opsets);
+    f->opsets[0] = (IrOpset){.domain = ir_strdup(""), .has_version = true, .version = 13};
+    m->n_functions = 1;
+    m->functions = ir_alloc_array(1, sizeof *m->functions);
+    m->functions[0] = f;
+    const char *in[1] = {"x"}, *out[1] = {"r"};
+    IrError err;
+    IrNode *call = ir_node_new(m->graph, NULL, "R", "local", "call", 1, in, 1, out, &err);
+    T_CHECK(call != NULL, "call: %s", err.msg);
+    if (call)
+        ir_node_set_attr(call, ir_attr_int("t", IR_FLOAT));
+    pc_outputs(m, "r");
+    PcOptions o = {.dtype = IR_FLOAT16};
+    PcReport r;
+    if (pc_run_eval(m, &o, &r, "referenced attribute") == 0) {
+        T_CHECK(r.n_kept == 0 && r.nodes_converted == 3, "kept %zu (%s) converted %zu",
+                r.n_kept, r.n_kept ? r.kept[0].reason : "", r.nodes_converted);
+        const IrNode *k = NULL;
+        for (const IrNode *n = b->first; n; n = n->next)
+            if (n->name && !strcmp(n->name, "n800"))
+                k = n;
+        const IrAttr *a = k ? ir_node_attr(k, "to") : NULL;
+        T_CHECK(a && a->ref_attr_name && !strcmp(a->ref_attr_name, "t"), "to lost its reference");
+        T_CHECK(k && k->in[0] && !strcmp(k->in[0]->name, "X") && pc_count_in(b, "Cast") == 2 &&
+                pc_in_type(m, 0) == IR_FLOAT16 && r.casts == 1,
+                "Casts in R: %zu, casts %zu", pc_count_in(b, "Cast"), r.casts);
+    }
+    pc_report_free(&r);
+    ir_model_free(m);
+}
+
+/* Constant value_float=0.25 and value_floats=[0.5, 2]: each becomes a
+ * float16 `value` tensor (a scalar; a vector) in place of the float
+ * attribute (a Constant holds exactly one value attribute). */
+static void test_constant_value_float(void)
+{
+    IrModel *m = pc_model("opset 13\n"
+                          "input x float 2\n"
+                          "k = Constant value_float=0.25\n"
+                          "v = Constant value_floats=[0.5,2.0]\n"
+                          "a = Mul x,k\n"
+                          "y = Add a,v\n"
+                          "output y\n");
+    PcOptions o = {.dtype = IR_FLOAT16};
+    PcReport r;
+    if (pc_run_eval(m, &o, &r, "value_float") == 0) {
+        const IrNode *k = pc_node(m, "Constant", 0), *v = pc_node(m, "Constant", 1);
+        const IrAttr *kt = ir_node_attr(k, "value"), *vt = ir_node_attr(v, "value");
+        double x = 0, y = 0;
+        T_CHECK(k->n_attr == 1 && kt && kt->t && kt->t->data_type == IR_FLOAT16 &&
+                kt->t->ndims == 0 && ir_tensor_get_f64(kt->t, 0, &x) && x == 0.25,
+                "value_float: %zu attributes, value %g", k->n_attr, x);
+        T_CHECK(v->n_attr == 1 && vt && vt->t && vt->t->data_type == IR_FLOAT16 &&
+                vt->t->ndims == 1 && vt->t->dims[0] == 2 && ir_tensor_get_f64(vt->t, 1, &y) &&
+                y == 2, "value_floats: %zu attributes, value[1] %g", v->n_attr, y);
+        T_CHECK(r.casts == 0, "casts %zu", r.casts);
     }
     pc_report_free(&r);
     ir_model_free(m);
@@ -688,7 +1230,17 @@ int main(void)
     test_ir3_keep_io();
     test_keep_lists();
     test_attrs_follow();
-    test_if_outer();
+    test_if_converts();
+    test_if_kept();
+    test_loop();
+    test_scan();
+    test_nested();
+    test_function();
+    test_function_split();
+    test_function_mixed();
+    test_function_nested();
+    test_function_ref_attr();
+    test_constant_value_float();
     test_clamp_and_strict();
     test_bf16_rounding();
     test_typed_list();
