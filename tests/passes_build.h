@@ -28,6 +28,7 @@
 #include "ir.h"
 #include "load.h"
 #include "eval.h"
+#include "infer.h"
 #include "../passes/passes.h"
 #include "save.h"
 #include "t.h"
@@ -212,6 +213,25 @@ static inline IrModel *tb_model(const char *text)
             tb_node(g, w, n_w, idx++);
     }
     free(copy);
+    return m;
+}
+
+/* tb_model with the graph outputs' types declared as inference finds them
+ * (the checker wants them declared); inference's results are dropped. */
+static inline IrModel *tb_model_typed(const char *text)
+{
+    IrModel *m = tb_model(text);
+    IrError err;
+    if (inf_model(m, NULL, &err) < 0) {
+        fprintf(stderr, "test model: %s\n", err.msg);
+        exit(2);
+    }
+    for (size_t i = 0; i < m->graph->outputs.n; i++) {
+        IrValueInfo *vi = m->graph->outputs.p[i];
+        if (!vi->type)
+            vi->type = ir_type_copy(vi->value->type);
+    }
+    ir_graph_clear_inferred(m->graph);
     return m;
 }
 

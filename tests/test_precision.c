@@ -32,24 +32,6 @@ static const char *CHAIN =
     "y = Softmax mm\n"
     "output y\n";
 
-/* tb_model with the outputs' types filled in by inference (the checker
- * wants them declared). */
-static IrModel *pc_model(const char *text)
-{
-    IrModel *m = tb_model(text);
-    IrError err;
-    if (inf_model(m, NULL, &err) < 0) {
-        fprintf(stderr, "test model: %s\n", err.msg);
-        exit(2);
-    }
-    for (size_t i = 0; i < m->graph->outputs.n; i++) {
-        IrValueInfo *vi = m->graph->outputs.p[i];
-        if (!vi->type)
-            vi->type = ir_type_copy(vi->value->type);
-    }
-    ir_graph_clear_inferred(m->graph);
-    return m;
-}
 
 /* No Cast in g reads a Cast (main graph, bodies, functions), but for a
  * Cast whose `to` each call of its function sets (ref_attr_name): its
@@ -133,7 +115,7 @@ static int64_t pc_attr_i(const IrNode *n, const char *name)
 /* CHAIN as IR 3 writes it: every initializer also a graph input, after x. */
 static IrModel *pc_chain_ir3(void)
 {
-    IrModel *m = pc_model(CHAIN);
+    IrModel *m = tb_model_typed(CHAIN);
     m->ir_version = 3;
     const char *names[3] = {"W", "B", "M"};
     for (size_t k = 0; k < 3; k++) {
@@ -150,7 +132,7 @@ static IrModel *pc_chain_ir3(void)
 
 static void test_chain_float16(void)
 {
-    IrModel *m = pc_model(CHAIN);
+    IrModel *m = tb_model_typed(CHAIN);
     PcOptions o = {.dtype = IR_FLOAT16};
     PcReport r;
     if (pc_run(m, &o, &r, "chain float16") == 0) {
@@ -172,7 +154,7 @@ static void test_chain_float16(void)
 
 static void test_chain_keep_io(void)
 {
-    IrModel *m = pc_model(CHAIN);
+    IrModel *m = tb_model_typed(CHAIN);
     PcOptions o = {.dtype = IR_FLOAT16, .keep_io = true};
     PcReport r;
     if (pc_run(m, &o, &r, "chain keep-io") == 0) {
@@ -193,7 +175,7 @@ static void test_chain_keep_io(void)
 
 static void test_resize_scales(void)
 {
-    IrModel *m = pc_model("opset 13\n"
+    IrModel *m = tb_model_typed("opset 13\n"
                           "input x float 1,1,4,4\n"
                           "init S float 4 1,1,2,2\n"
                           "y = Resize x,,S mode=\"nearest\"\n"
@@ -214,7 +196,7 @@ static void test_resize_scales(void)
  * Convs, with one Cast in and one out. */
 static void test_bf16_island(void)
 {
-    IrModel *m = pc_model("opset 13\n"
+    IrModel *m = tb_model_typed("opset 13\n"
                           "input x float 1,3,8,8\n"
                           "init W float 4,3,3,3 rand\n"
                           "init V float 4,4,3,3 rand\n"
@@ -251,7 +233,7 @@ static void test_bf16_island(void)
  * the island stays float32, with no Cast of its own. */
 static void test_ir3_weight(void)
 {
-    IrModel *m = pc_model("opset 13\n"
+    IrModel *m = tb_model_typed("opset 13\n"
                           "input x float 1,3,8,8\n"
                           "init W float 4,3,3,3 rand\n"
                           "a = Relu x\n"
@@ -295,7 +277,7 @@ static void test_ir3_keep_io(void)
  * the report says which nodes stay float32 and why. */
 static void test_bf16_opset12(void)
 {
-    IrModel *m = pc_model("opset 12\n"
+    IrModel *m = tb_model_typed("opset 12\n"
                           "input x float 4\n"
                           "a = Relu x\n"
                           "y = Neg a\n"
@@ -320,7 +302,7 @@ static void test_keep_lists(void)
     const char *reason[2] = {"--keep-float32", "--keep-float32-node"};
     const char *op[2] = {"Softmax", "Relu"};
     for (int k = 0; k < 2; k++) {
-        IrModel *m = pc_model(CHAIN);
+        IrModel *m = tb_model_typed(CHAIN);
         PcOptions o = {.dtype = IR_FLOAT16, .keep_ops = lists[k][0], .keep_nodes = lists[k][1]};
         PcReport r;
         if (pc_run(m, &o, &r, reason[k]) == 0) {
@@ -342,7 +324,7 @@ static void test_keep_lists(void)
  * 70000 is clamped (and counted). */
 static void test_attrs_follow(void)
 {
-    IrModel *m = pc_model("opset 13\n"
+    IrModel *m = tb_model_typed("opset 13\n"
                           "input i int64 4\n"
                           "init shp int64 1 4\n"
                           "f = Cast i to=1\n"
@@ -497,7 +479,7 @@ static size_t pc_count_in(const IrGraph *g, const char *op)
  * the branches read the outer a; K is an initializer of a branch. */
 static IrModel *pc_if_model(IrGraph **tb, IrGraph **eb)
 {
-    IrModel *m = pc_model("opset 13\n"
+    IrModel *m = tb_model_typed("opset 13\n"
                           "input x float 4\n"
                           "input cond bool -\n"
                           "a = Relu x\n");
@@ -570,7 +552,7 @@ static void test_if_kept(void)
  * each trip as a scan output. */
 static void test_loop(void)
 {
-    IrModel *m = pc_model("opset 13\n"
+    IrModel *m = tb_model_typed("opset 13\n"
                           "input x float 4\n"
                           "init W float 4 0.5\n"
                           "init M int64 - 3\n");
@@ -604,7 +586,7 @@ static void test_loop(void)
 /* Scan-16 summing the rows of X: a float state and a float scan input. */
 static void test_scan(void)
 {
-    IrModel *m = pc_model("opset 16\n"
+    IrModel *m = tb_model_typed("opset 16\n"
                           "input X float 3,4\n"
                           "init z float 4 0\n");
     IrGraph *g = m->graph;
@@ -637,7 +619,7 @@ static void test_scan(void)
  * branch), and a Cast of the Add's result back to float16. */
 static void test_nested(void)
 {
-    IrModel *m = pc_model("opset 13\n"
+    IrModel *m = tb_model_typed("opset 13\n"
                           "input x float 4\n"
                           "init M int64 - 2\n"
                           "a = Relu x\n");
@@ -693,7 +675,7 @@ static void test_nested(void)
  * ("call2"). */
 static IrModel *pc_fn_model(void)
 {
-    IrModel *m = pc_model("opset 13\n"
+    IrModel *m = tb_model_typed("opset 13\n"
                           "input x float 2,4\n"
                           "init W1 float 4,4 rand\n"
                           "init W2 float 4,4 rand\n");
@@ -871,7 +853,7 @@ static void test_function_nested(void)
  * converts, through a Cast of the Cast's output. */
 static void test_function_ref_attr(void)
 {
-    IrModel *m = pc_model("opset 13\ninput x float 2,4\n");
+    IrModel *m = tb_model_typed("opset 13\ninput x float 2,4\n");
     ir_model_set_opset(m, "local", 1);
     IrGraph *b = pc_body(NULL, "R", "input X\ny = Cast X\nz = Relu y\noutput z\n", 800);
     IrAttr *to = ir_alloc(sizeof *to);
@@ -924,7 +906,7 @@ static void test_function_ref_attr(void)
  * attribute (a Constant holds exactly one value attribute). */
 static void test_constant_value_float(void)
 {
-    IrModel *m = pc_model("opset 13\n"
+    IrModel *m = tb_model_typed("opset 13\n"
                           "input x float 2\n"
                           "k = Constant value_float=0.25\n"
                           "v = Constant value_floats=[0.5,2.0]\n"
@@ -957,7 +939,7 @@ static const char *MUL = "opset 13\n"
 
 static void test_clamp_and_strict(void)
 {
-    IrModel *m = pc_model(MUL);
+    IrModel *m = tb_model_typed(MUL);
     PcOptions o = {.dtype = IR_FLOAT16};
     PcReport r;
     if (pc_run(m, &o, &r, "clamp") == 0) {
@@ -970,7 +952,7 @@ static void test_clamp_and_strict(void)
     }
     pc_report_free(&r);
     ir_model_free(m);
-    m = pc_model(MUL);
+    m = tb_model_typed(MUL);
     o.strict = true;
     IrError err;
     T_CHECK(pc_convert(m, &o, &r, &err) < 0 && strstr(err.msg, "initializer 'W'") &&
@@ -982,7 +964,7 @@ static void test_clamp_and_strict(void)
 /* A weight kept in float_data (not raw) converts the same. */
 static void test_typed_list(void)
 {
-    IrModel *m = pc_model(MUL);
+    IrModel *m = tb_model_typed(MUL);
     IrTensor *t = (IrTensor *)pc_init(m, "W");
     static const float w[4] = {1, 65504, 70000, -1e30f};
     free(t->raw.data);
@@ -1008,7 +990,7 @@ static void test_bf16_rounding(void)
     static const uint32_t in[5] = {0x3f808000u, 0x3f818000u, 0x3f808001u, 0xbf80ffffu,
                                    0x7f7fffffu};
     static const uint16_t want[5] = {0x3f80, 0x3f82, 0x3f81, 0xbf81, 0x7f7f};
-    IrModel *m = pc_model("opset 13\ninput x float 5\ninit W float 5 0\ny = Mul x,W\noutput y\n");
+    IrModel *m = tb_model_typed("opset 13\ninput x float 5\ninit W float 5 0\ny = Mul x,W\noutput y\n");
     IrTensor *t = (IrTensor *)pc_init(m, "W");
     for (size_t i = 0; i < 5; i++)
         for (int b = 0; b < 4; b++)
@@ -1033,7 +1015,7 @@ static void test_bf16_rounding(void)
 /* float16 back to float32: types and weights (exactly the half values). */
 static void test_back_to_float32(void)
 {
-    IrModel *m = pc_model(CHAIN);
+    IrModel *m = tb_model_typed(CHAIN);
     PcOptions o = {.dtype = IR_FLOAT16};
     PcReport r;
     pc_run(m, &o, &r, "to float16");
@@ -1057,7 +1039,7 @@ static void test_back_to_float32(void)
  * stays. */
 static void test_store(void)
 {
-    IrModel *m = pc_model(CHAIN);
+    IrModel *m = tb_model_typed(CHAIN);
     PcOptions o = {.store = IR_FLOAT16};
     PcReport r;
     if (pc_run(m, &o, &r, "store") == 0) {
@@ -1076,7 +1058,7 @@ static void test_store(void)
     }
     pc_report_free(&r);
     ir_model_free(m);
-    m = pc_model("opset 13\ninput x float 16\ninit W float 16 7e4\ny = Mul x,W\noutput y\n");
+    m = tb_model_typed("opset 13\ninput x float 16\ninit W float 16 7e4\ny = Mul x,W\noutput y\n");
     o.strict = true;
     IrError err;
     T_CHECK(pc_convert(m, &o, &r, &err) < 0 && strstr(err.msg, "initializer 'W'"),
@@ -1108,7 +1090,7 @@ static void test_store_ir3(void)
  * type is fixed), so it neither needs a Cast nor is reported. */
 static void test_shape_reader(void)
 {
-    IrModel *m = pc_model("opset 13\n"
+    IrModel *m = tb_model_typed("opset 13\n"
                           "input x float 2,3\n"
                           "s = Shape x\n"
                           "y = Reshape x,s\n"
@@ -1173,14 +1155,14 @@ static void test_job_stage(void)
     JobOptions o = {.command = "convert", .pc = {.dtype = IR_FLOAT16, .strict = true}};
     JobInput in = {.path = "mul.onnx"};
     JobReport r;
-    IrModel *m = pc_model(MUL);
+    IrModel *m = tb_model_typed(MUL);
     T_CHECK(job_convert_model(&o, &in, m, &r) < 0 && r.stage && !strcmp(r.stage, "precision") &&
             strstr(r.msg, "mul.onnx: precision: initializer 'W'"), "strict: stage %s: %s",
             r.stage ? r.stage : "-", r.msg);
     job_report_free(&r);
     ir_model_free(m);
     o.pc.strict = false;
-    m = pc_model(MUL);
+    m = tb_model_typed(MUL);
     T_CHECK(job_convert_model(&o, &in, m, &r) == 0 && r.precision && r.pc.clamped == 2,
             "job: %s", r.msg);
     char *buf = NULL;

@@ -62,19 +62,7 @@ static const char *TAME =
 static IrModel *pa_model(const char *text)
 {
     tb_seed = 0x9e3779b97f4a7c15ull;   /* the same weights at each call */
-    IrModel *m = tb_model(text);
-    IrError err;
-    if (inf_model(m, NULL, &err) < 0) {
-        fprintf(stderr, "test model: %s\n", err.msg);
-        exit(2);
-    }
-    for (size_t i = 0; i < m->graph->outputs.n; i++) {
-        IrValueInfo *vi = m->graph->outputs.p[i];
-        if (!vi->type)
-            vi->type = ir_type_copy(vi->value->type);
-    }
-    ir_graph_clear_inferred(m->graph);
-    return m;
+    return tb_model_typed(text);
 }
 
 /* Valid, sorted, no Cast of a Cast. */
