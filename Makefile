@@ -58,7 +58,11 @@ CHECK_PKGS += clang libclang-rt-14-dev
 CHECK_PKGS += python3-onnx
 
 LIB_SRC := $(sort $(wildcard src/*.c src/infer/*.c src/eval/*.c adapters/*.c passes/*.c))
-GEN_SRC := $(BUILD)/gen/onnx.pb-c.c
+# proto/NAME.proto -> $(BUILD)/gen/NAME.pb-c.[ch]: ONNX, and the Core ML
+# messages the .mlpackage module reads and writes
+PROTOS  := onnx coreml
+GEN_SRC := $(PROTOS:%=$(BUILD)/gen/%.pb-c.c)
+GEN_H   := $(PROTOS:%=$(BUILD)/gen/%.pb-c.h)
 CLI_SRC := $(sort $(wildcard src/cli/*.c))
 TEST_SRC := $(sort $(wildcard tests/test_*.c))
 TOOL_SRC := $(sort $(wildcard tests/tool_*.c))
@@ -72,11 +76,11 @@ VERSION := $(MAJOR).$(MINOR).$(PATCH)
 SONAME  := libonnxconvert.so.$(MAJOR)
 SHLIB   := libonnxconvert.so.$(VERSION)
 
-OBJ      := $(LIB_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/gen/onnx.pb-c.o
-ASAN_OBJ := $(LIB_SRC:%.c=$(ASAN)/obj/%.o) $(ASAN)/obj/gen/onnx.pb-c.o
+OBJ      := $(LIB_SRC:%.c=$(BUILD)/obj/%.o) $(PROTOS:%=$(BUILD)/obj/gen/%.pb-c.o)
+ASAN_OBJ := $(LIB_SRC:%.c=$(ASAN)/obj/%.o) $(PROTOS:%=$(ASAN)/obj/gen/%.pb-c.o)
 TESTS    := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 ASAN_TESTS := $(TEST_SRC:tests/%.c=$(ASAN)/tests/%)
-CLANG_OBJ := $(LIB_SRC:%.c=$(CLANG)/obj/%.o) $(CLANG)/obj/gen/onnx.pb-c.o
+CLANG_OBJ := $(LIB_SRC:%.c=$(CLANG)/obj/%.o) $(PROTOS:%=$(CLANG)/obj/gen/%.pb-c.o)
 # clang's sanitized run skips the three whole-corpus sweeps: gcc's
 # sanitized build runs them already, and under clang they cost ~8 of make
 # check's 30 minutes. What float-cast-overflow adds is covered by the unit,
@@ -94,9 +98,9 @@ BENCHES   := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 all: $(BUILD)/onnx-convert $(BUILD)/libonnxconvert.a $(BUILD)/$(SHLIB)
 
 # ---- generated protobuf code ----
-$(BUILD)/gen/onnx.pb-c.c $(BUILD)/gen/onnx.pb-c.h: proto/onnx.proto
+$(BUILD)/gen/%.pb-c.c $(BUILD)/gen/%.pb-c.h: proto/%.proto
 	@mkdir -p $(BUILD)/gen
-	protoc-c --c_out=$(BUILD)/gen -Iproto proto/onnx.proto
+	protoc-c --c_out=$(BUILD)/gen -Iproto $<
 
 # ---- normal build ----
 HEADERS := $(wildcard include/*.h src/*.h src/*/*.h adapters/*.h passes/*.h)
@@ -109,11 +113,11 @@ $(BUILD)/flags: FORCE
 	@echo '$(FLAGS_NOW)' | cmp -s - $@ || echo '$(FLAGS_NOW)' > $@
 FORCE:
 
-$(BUILD)/obj/gen/onnx.pb-c.o: $(BUILD)/gen/onnx.pb-c.c $(BUILD)/flags
+$(BUILD)/obj/gen/%.pb-c.o: $(BUILD)/gen/%.pb-c.c $(BUILD)/flags
 	@mkdir -p $(dir $@)
 	$(CC) $(CSTD) $(CFLAGS) $(LIBFLAGS) $(INC) -c $< -o $@
 
-$(BUILD)/obj/%.o: %.c $(BUILD)/gen/onnx.pb-c.h $(HEADERS) $(BUILD)/flags
+$(BUILD)/obj/%.o: %.c $(GEN_H) $(HEADERS) $(BUILD)/flags
 	@mkdir -p $(dir $@)
 	$(CC) $(CSTD) $(CFLAGS) $(LIBFLAGS) $(WARN) $(INC) -c $< -o $@
 
@@ -136,11 +140,11 @@ $(BUILD)/tests/%: tests/%.c $(wildcard tests/*.h) $(BUILD)/libonnxconvert.a
 	$(CC) $(CSTD) $(CFLAGS) $(WARN) $(INC) -Itests $< $(BUILD)/libonnxconvert.a $(LIBS) -o $@
 
 # ---- sanitized build (AddressSanitizer + UndefinedBehaviorSanitizer) ----
-$(ASAN)/obj/gen/onnx.pb-c.o: $(BUILD)/gen/onnx.pb-c.c
+$(ASAN)/obj/gen/%.pb-c.o: $(BUILD)/gen/%.pb-c.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CSTD) $(SANFLAGS) $(INC) -c $< -o $@
 
-$(ASAN)/obj/%.o: %.c $(BUILD)/gen/onnx.pb-c.h $(HEADERS)
+$(ASAN)/obj/%.o: %.c $(GEN_H) $(HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CSTD) $(SANFLAGS) $(WARN) $(INC) -c $< -o $@
 
@@ -156,11 +160,11 @@ $(ASAN)/tests/%: tests/%.c $(wildcard tests/*.h) $(ASAN)/libonnxconvert.a
 	$(CC) $(CSTD) $(SANFLAGS) $(WARN) $(INC) -Itests $< $(ASAN)/libonnxconvert.a $(LIBS) -o $@
 
 # ---- the same sanitized tests built by clang ----
-$(CLANG)/obj/gen/onnx.pb-c.o: $(BUILD)/gen/onnx.pb-c.c
+$(CLANG)/obj/gen/%.pb-c.o: $(BUILD)/gen/%.pb-c.c
 	@mkdir -p $(dir $@)
 	$(CLANG_CC) $(CSTD) $(CLANG_SANFLAGS) $(INC) -c $< -o $@
 
-$(CLANG)/obj/%.o: %.c $(BUILD)/gen/onnx.pb-c.h $(HEADERS)
+$(CLANG)/obj/%.o: %.c $(GEN_H) $(HEADERS)
 	@mkdir -p $(dir $@)
 	$(CLANG_CC) $(CSTD) $(CLANG_SANFLAGS) $(WARN) $(INC) -c $< -o $@
 
@@ -255,13 +259,13 @@ FUZZ_TIME ?= 60
 FUZZ_FLAGS := -O1 -g -fsanitize=fuzzer-no-link,address,undefined \
               -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 FUZZ_SEEDS ?= ../shared/testdata/onnx-backend/node
-FUZZ_OBJ := $(LIB_SRC:%.c=$(FUZZ)/obj/%.o) $(FUZZ)/obj/gen/onnx.pb-c.o
+FUZZ_OBJ := $(LIB_SRC:%.c=$(FUZZ)/obj/%.o) $(PROTOS:%=$(FUZZ)/obj/gen/%.pb-c.o)
 
-$(FUZZ)/obj/gen/onnx.pb-c.o: $(BUILD)/gen/onnx.pb-c.c
+$(FUZZ)/obj/gen/%.pb-c.o: $(BUILD)/gen/%.pb-c.c
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(CSTD) $(FUZZ_FLAGS) $(INC) -c $< -o $@
 
-$(FUZZ)/obj/%.o: %.c $(BUILD)/gen/onnx.pb-c.h $(HEADERS)
+$(FUZZ)/obj/%.o: %.c $(GEN_H) $(HEADERS)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(CSTD) $(FUZZ_FLAGS) $(WARN) $(INC) -c $< -o $@
 
