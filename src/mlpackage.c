@@ -123,6 +123,10 @@ int mlp_wrap(IrError *err, const char *fmt, ...)
         no = cap - at;
     memcpy(err->msg + at, old, no);
     err->msg[at + no] = 0;
+    /* one line, as ir_fail keeps it: names from a file may hold any byte */
+    for (char *p = err->msg; *p; p++)
+        if ((unsigned char)*p < 0x20 || *p == 0x7f)
+            *p = ' ';
     return -1;
 }
 

@@ -5,6 +5,7 @@
  *
  *   tool_mlpackage_gen write DIR
  *   tool_mlpackage_gen read PKG      "PKG: spec N, functions main[CoreML7], N ops, N consts"
+ *   tool_mlpackage_gen copy IN OUT   reads IN and writes it again as OUT
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,12 +45,25 @@ static int cmd_read(const char *path)
     return 0;
 }
 
+static int cmd_copy(const char *in, const char *out)
+{
+    MilModel *m = NULL;
+    IrError err;
+    int rc = mlp_read(in, &m, &err) || mlp_write(m, out, NULL, &err);
+    if (rc)
+        fprintf(stderr, "%s\n", err.msg);
+    mil_model_free(m);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 3 && !strcmp(argv[1], "read"))
         return cmd_read(argv[2]);
+    if (argc == 4 && !strcmp(argv[1], "copy"))
+        return cmd_copy(argv[2], argv[3]);
     if (argc != 3 || strcmp(argv[1], "write")) {
-        fprintf(stderr, "usage: tool_mlpackage_gen write DIR | read PKG\n");
+        fprintf(stderr, "usage: tool_mlpackage_gen write DIR | read PKG | copy IN OUT\n");
         return 2;
     }
     for (size_t i = 0; i < MM_N_CASES; i++) {

@@ -1,0 +1,100 @@
+#!/bin/sh
+# coreml_ct.sh - Apple's loader judges the .mlpackage folders we write, and
+# we read the ones coremltools writes.
+#
+# Usage: sh tests/coreml_ct.sh PATH/TO/tool_mlpackage_gen   (from the project root)
+#
+# 1. tool_mlpackage_gen writes the hand-built programs of tests/mlp_models.h
+#    (relu, conv with a blob weight, matmul with a 512x256 blob, fp16
+#    consts, while_loop + cond, a flexible input); ct_check.py must say OK
+#    for each (Manifest, every message field known, SSA, every blob, the
+#    description against the function, every op type-inferred again at
+#    its declared opset).
+# 2. coremltools' self-test writes its own packages (selftest.py --keep):
+#    we must read the good ones, refuse the one whose blob offset is past
+#    the end (exit 1, one line), and copy each good one (read, write again)
+#    into a package ct_check.py accepts too.
+# Without ../shared/tools/coremltools (or when its setup fails) everything
+# is skipped and said. Ends with "coreml_ct: N passed, N failed".
+
+GEN=$1
+if [ -z "$GEN" ] || [ ! -x "$GEN" ]; then
+    echo "usage: sh tests/coreml_ct.sh PATH/TO/tool_mlpackage_gen" >&2
+    exit 2
+fi
+CT=../shared/tools/coremltools
+if [ ! -x "$CT/ct_check.py" ]; then
+    echo "coreml_ct: skipped (no coremltools judge at $CT)"
+    exit 0
+fi
+if ! "$CT/setup.sh" --no-selftest >/dev/null 2>&1; then
+    echo "coreml_ct: skipped ($CT/setup.sh failed; run it to see why)"
+    exit 0
+fi
+
+LC_ALL=C
+export LC_ALL
+TALLY=coreml_ct
+. "$(dirname "$0")/tally.sh"
+
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/oc_coreml_ct.XXXXXX") || exit 1
+trap 'rm -rf "${TMP:?}"' EXIT
+trap 'exit 1' INT TERM
+mkdir "$TMP/ours" "$TMP/apple" "$TMP/copies" || exit 1
+
+# Runs the judge on one package: OK counts as a pass.
+judge() {
+    line=$("$CT/ct_check.py" "$1" 2>&1 | tail -n 1)
+    case $line in
+    "ct_check: OK "*) ok ;;
+    *) bad "$2: $line" ;;
+    esac
+}
+
+# 1. ours
+if "$GEN" write "$TMP/ours" >"$TMP/written" 2>&1; then
+    ok
+else
+    bad "tool_mlpackage_gen write: $(cat "$TMP/written")"
+fi
+n=0
+for p in "$TMP"/ours/*.mlpackage; do
+    [ -d "$p" ] || continue
+    n=$((n + 1))
+    judge "$p" "ours/$(basename "$p")"
+done
+[ "$n" -eq 6 ] && ok || bad "expected 6 packages written, found $n"
+
+# 2. coremltools' own
+if ! "$CT/selftest.py" --keep "$TMP/apple" >"$TMP/selftest" 2>&1; then
+    bad "selftest.py --keep failed: $(tail -n 1 "$TMP/selftest")"
+fi
+for name in good control-flow; do
+    p="$TMP/apple/$name.mlpackage"
+    if [ ! -d "$p" ]; then
+        bad "selftest.py kept no $name.mlpackage"
+        continue
+    fi
+    if "$GEN" read "$p" >"$TMP/out" 2>&1; then ok; else bad "read $name: $(cat "$TMP/out")"; fi
+    if "$GEN" copy "$p" "$TMP/copies/$name.mlpackage" >"$TMP/out" 2>&1; then
+        ok
+        judge "$TMP/copies/$name.mlpackage" "copy of $name"
+    else
+        bad "copy $name: $(cat "$TMP/out")"
+    fi
+done
+p="$TMP/apple/blob-offset-past-end.mlpackage"
+if [ -d "$p" ]; then
+    "$GEN" read "$p" >"$TMP/out" 2>&1
+    st=$?
+    if [ "$st" -eq 1 ] && [ "$(wc -l <"$TMP/out")" -eq 1 ] && grep -q 'past the end' "$TMP/out"; then
+        ok
+    else
+        bad "blob-offset-past-end: exit $st: $(cat "$TMP/out")"
+    fi
+else
+    bad "selftest.py kept no blob-offset-past-end.mlpackage"
+fi
+
+echo "coreml_ct: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
