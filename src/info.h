@@ -8,6 +8,8 @@
 
 #include "ir.h"
 #include "json.h"
+#include "mil.h"
+#include "mlpackage.h"
 
 /* Prints a human-readable summary of m to f. */
 void info_print_text(FILE *f, const IrModel *m, const char *path);
@@ -15,6 +17,10 @@ void info_print_text(FILE *f, const IrModel *m, const char *path);
 void info_print_json(FILE *f, const IrModel *m, const char *path);
 /* The same object written to j (no newline after it). */
 void info_json(Js *j, const IrModel *m, const char *path);
+/* Prints a summary of a Core ML package's program (info_mil.c): target,
+ * functions with opset and op counts, inputs, outputs, weights (st: what
+ * mlp_read_stats counted, or NULL), metadata. */
+void info_print_mil_text(FILE *f, const MilModel *m, const MlpStats *st, const char *path);
 /* A name for known ir_version values that are not plain IR numbers, such as
  * PyTorch/Caffe2's 0x103, or NULL. */
 const char *info_ir_variant(int64_t ir_version);

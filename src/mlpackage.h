@@ -54,6 +54,16 @@ int mlp_write(const MilModel *m, const char *path, const MlpOptions *o, IrError 
  * field at fault. */
 int mlp_read(const char *path, MilModel **out, IrError *err);
 
+/* What mlp_read_stats counts besides the program: the blobs its consts
+ * were read from and their bytes. */
+typedef struct MlpStats {
+    size_t n_blobs;
+    uint64_t blob_bytes;
+} MlpStats;
+
+/* mlp_read, also filling *st (when not NULL). */
+int mlp_read_stats(const char *path, MilModel **out, MlpStats *st, IrError *err);
+
 /* Whether a const of t's dtype and size goes to the blob file at
  * specification version `spec` (threshold 0: MLP_BLOB_MIN_ELEMS). */
 bool mlp_uses_blob(const MilTensor *t, int spec, size_t threshold);

@@ -34,6 +34,7 @@ typedef struct MlpR {
     char *model_dir;        /* what "@model_path" stands for */
     MlpBlobFile *files;
     size_t n_files;
+    MlpStats stats;
     IrError *err;
 } MlpR;
 
@@ -285,6 +286,8 @@ static int mlp_r_blob(MlpR *r, const Occoreml__Value__BlobRef *br, MilTensor *t,
                            (unsigned long long)off, k ? strerror(errno) : "file shrank");
         got += (size_t)k;
     }
+    r->stats.n_blobs++;
+    r->stats.blob_bytes += size;
     return 0;
 }
 
@@ -581,6 +584,11 @@ static int mlp_r_model(MlpR *r, const Occoreml__Model *msg, MilModel *m)
 
 int mlp_read(const char *path, MilModel **out, IrError *err)
 {
+    return mlp_read_stats(path, out, NULL, err);
+}
+
+int mlp_read_stats(const char *path, MilModel **out, MlpStats *stats, IrError *err)
+{
     *out = NULL;
     char *rel = NULL, *data = NULL, *model = NULL;
     MlpR r = {.err = err};
@@ -620,6 +628,8 @@ int mlp_read(const char *path, MilModel **out, IrError *err)
     }
     *out = m;
     m = NULL;
+    if (stats)
+        *stats = r.stats;
     rc = 0;
 done:
     if (msg)

@@ -2,8 +2,11 @@
 # coreml_ct.sh - Apple's loader judges the .mlpackage folders we write, and
 # we read the ones coremltools writes.
 #
-# Usage: sh tests/coreml_ct.sh PATH/TO/tool_mlpackage_gen   (from the project root)
+# Usage: sh tests/coreml_ct.sh PATH/TO/tool_mlpackage_gen PATH/TO/onnx-convert
+#        (from the project root)
 #
+# 0. `onnx-convert info` describes a package we wrote (target, opset, op
+#    counts, blobs) and refuses a folder that is not one, in one line.
 # 1. tool_mlpackage_gen writes the hand-built programs of tests/mlp_models.h
 #    (relu, conv with a blob weight, matmul with a 512x256 blob, fp16
 #    consts, while_loop + cond, a flexible input); ct_check.py must say OK
@@ -14,23 +17,16 @@
 #    we must read the good ones, refuse the one whose blob offset is past
 #    the end (exit 1, one line), and copy each good one (read, write again)
 #    into a package ct_check.py accepts too.
-# Without ../shared/tools/coremltools (or when its setup fails) everything
-# is skipped and said. Ends with "coreml_ct: N passed, N failed".
+# Without ../shared/tools/coremltools (or when its setup fails) 1 and 2
+# are skipped and said. Ends with "coreml_ct: N passed, N failed[, N skipped]".
 
 GEN=$1
-if [ -z "$GEN" ] || [ ! -x "$GEN" ]; then
-    echo "usage: sh tests/coreml_ct.sh PATH/TO/tool_mlpackage_gen" >&2
+BIN=$2
+if [ -z "$GEN" ] || [ ! -x "$GEN" ] || [ -z "$BIN" ] || [ ! -x "$BIN" ]; then
+    echo "usage: sh tests/coreml_ct.sh PATH/TO/tool_mlpackage_gen PATH/TO/onnx-convert" >&2
     exit 2
 fi
 CT=../shared/tools/coremltools
-if [ ! -x "$CT/ct_check.py" ]; then
-    echo "coreml_ct: skipped (no coremltools judge at $CT)"
-    exit 0
-fi
-if ! "$CT/setup.sh" --no-selftest >/dev/null 2>&1; then
-    echo "coreml_ct: skipped ($CT/setup.sh failed; run it to see why)"
-    exit 0
-fi
 
 LC_ALL=C
 export LC_ALL
@@ -40,7 +36,37 @@ TALLY=coreml_ct
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/oc_coreml_ct.XXXXXX") || exit 1
 trap 'rm -rf "${TMP:?}"' EXIT
 trap 'exit 1' INT TERM
-mkdir "$TMP/ours" "$TMP/apple" "$TMP/copies" || exit 1
+mkdir "$TMP/ours" "$TMP/apple" "$TMP/copies" "$TMP/plain" || exit 1
+
+# 0. ours written, and described by `info` (no judge needed)
+if "$GEN" write "$TMP/ours" >"$TMP/written" 2>&1; then
+    ok
+else
+    bad "tool_mlpackage_gen write: $(cat "$TMP/written")"
+fi
+"$BIN" info "$TMP/ours/matmul.mlpackage" >"$TMP/info" 2>&1
+st=$?
+if [ "$st" -eq 0 ] && grep -q '^  target  *iOS17 (specificationVersion 8)$' "$TMP/info" &&
+    grep -q '^  opset  *CoreML7$' "$TMP/info" && grep -q '^    matmul 1$' "$TMP/info" &&
+    grep -q '^  in weight.bin  *1 blobs (524288 bytes)$' "$TMP/info"; then
+    ok
+else
+    bad "info matmul.mlpackage: exit $st: $(cat "$TMP/info")"
+fi
+"$BIN" info "$TMP/plain" >"$TMP/info" 2>&1
+st=$?
+if [ "$st" -eq 1 ] && [ "$(wc -l <"$TMP/info")" -eq 1 ] && grep -q 'Manifest.json' "$TMP/info"; then
+    ok
+else
+    bad "info of a plain folder: exit $st: $(cat "$TMP/info")"
+fi
+
+if [ ! -x "$CT/ct_check.py" ] || ! "$CT/setup.sh" --no-selftest >/dev/null 2>&1; then
+    echo "SKIP coreml_ct judge: no working coremltools judge at $CT (run its setup.sh)"
+    echo "coreml_ct: $passed passed, $failed failed, 1 skipped"
+    [ "$failed" -eq 0 ]
+    exit
+fi
 
 # Runs the judge on one package: OK counts as a pass.
 judge() {
@@ -51,12 +77,7 @@ judge() {
     esac
 }
 
-# 1. ours
-if "$GEN" write "$TMP/ours" >"$TMP/written" 2>&1; then
-    ok
-else
-    bad "tool_mlpackage_gen write: $(cat "$TMP/written")"
-fi
+# 1. ours, judged
 n=0
 for p in "$TMP"/ours/*.mlpackage; do
     [ -d "$p" ] || continue

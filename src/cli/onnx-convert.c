@@ -118,6 +118,25 @@ static int cli_optimize_cmd(int argc, char **argv)
     return cli_convert(argc, argv, "optimize");
 }
 
+/* `info` of a Core ML package (a folder): the program's summary. */
+static int cli_info_mlpackage(const char *path, bool json)
+{
+    if (json)
+        return cli_usage("info", "info --json does not describe a Core ML package yet");
+    MilModel *m;
+    MlpStats st;
+    IrError err;
+    if (mlp_read_stats(path, &m, &st, &err))
+        return cli_error(path, &err);
+    info_print_mil_text(stdout, m, &st, path);
+    mil_model_free(m);
+    if (fflush(stdout) || ferror(stdout)) {
+        fputs("onnx-convert: cannot write to standard output\n", stderr);
+        return CLI_FAIL;
+    }
+    return CLI_OK;
+}
+
 static int cli_info(int argc, char **argv)
 {
     const char *path = NULL;
@@ -138,6 +157,9 @@ static int cli_info(int argc, char **argv)
         return cli_usage("info", "info needs MODEL.onnx");
     if (targets)
         return cli_targets(path, json);
+    struct stat pst;
+    if (!stat(path, &pst) && S_ISDIR(pst.st_mode))
+        return cli_info_mlpackage(path, json);
     IrError err;
     IrModel *m;
     LoadOptions lo = {.skip_external = 1};
