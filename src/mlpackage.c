@@ -713,10 +713,36 @@ static Occoreml__ModelDescription *mlp_w_description(MlpW *w)
     return d;
 }
 
+/* Refuses what Core ML would: a specificationVersion that is no ML
+ * Program target, a function whose opset is unknown or newer than it. */
+static int mlp_w_versions(MlpW *w)
+{
+    const MilModel *m = w->m;
+    bool known = false;
+    for (size_t i = 0; i < mil_targets_n; i++)
+        known |= mil_targets[i].spec_version == m->spec_version;
+    if (!known)
+        return ir_fail(w->err, "specificationVersion %d is not an ML Program target (%d..%d)",
+                       m->spec_version, mil_targets[0].spec_version,
+                       mil_targets[mil_targets_n - 1].spec_version);
+    for (size_t i = 0; i < m->n_fn; i++) {
+        const MilTarget *t = mil_target_of_opset(m->fn[i]->opset);
+        if (!t || t->spec_version > m->spec_version)
+            return ir_fail(w->err, "function '%s': opset %s %s specificationVersion %d",
+                           m->fn[i]->name ? m->fn[i]->name : "?",
+                           m->fn[i]->opset ? m->fn[i]->opset : "(none)",
+                           t ? "is newer than the model's" : "is not an opset of any",
+                           m->spec_version);
+    }
+    return 0;
+}
+
 /* The whole Model message (owned by w's arena), or NULL with err. */
 static Occoreml__Model *mlp_w_model(MlpW *w)
 {
     const MilModel *m = w->m;
+    if (mlp_w_versions(w))
+        return NULL;
     Occoreml__Program *p = mlp_new(&w->a, sizeof *p);
     occoreml__program__init(p);
     p->version = 1;

@@ -549,6 +549,20 @@ static void test_write_refusals(void)
     free(pkg);
     mil_model_free(m);
 
+    /* an opset newer than the model's target, and an unknown target */
+    m = mm_matmul();
+    m->spec_version = 6;
+    pkg = path_of("opset.mlpackage");
+    T_CHECK(mlp_write(m, pkg, NULL, &err) == -1 && strstr(err.msg, "CoreML7") &&
+                strstr(err.msg, "newer"),
+            "an opset above the target should be refused naming it: %s", err.msg);
+    m->spec_version = 5;
+    T_CHECK(mlp_write(m, pkg, NULL, &err) == -1 && strstr(err.msg, "specificationVersion 5"),
+            "specificationVersion 5 should be refused: %s", err.msg);
+    T_CHECK(count_named("opset") == 0, "files left behind");
+    free(pkg);
+    mil_model_free(m);
+
     /* an op without a type, named in the error */
     m = mm_relu();
     free(m->fn[0]->block->ops[0]->type);
