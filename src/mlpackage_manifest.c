@@ -212,7 +212,9 @@ static int mlp_jp_members(MlpJp *jp, MlpJson *v, int depth, bool obj)
         v->n++;
         if (obj) {
             mlp_jp_ws(jp);
-            if (jp->p >= jp->end || *jp->p != '"')
+            if (jp->p >= jp->end)
+                return mlp_jp_fail(jp, "ends early");
+            if (*jp->p != '"')
                 return mlp_jp_fail(jp, "an object key is not a string");
             jp->p++;
             if (mlp_jp_string(jp, &v->keys[v->n - 1]))

@@ -281,6 +281,8 @@ static void expect_refused(const char *what, const char *pkg, const char *needle
     MilModel *m = NULL;
     IrError err = {{0}};
     int rc = mlp_read(pkg, &m, &err);
+    if (getenv("MLP_VERBOSE"))
+        printf("%s: %s\n", what, err.msg);
     T_CHECK(rc == -1 && !m, "%s: read should fail", what);
     T_CHECK(rc == 0 || (strstr(err.msg, needle) && !strchr(err.msg, '\n')),
             "%s: error should name '%s' on one line: %s", what, needle, err.msg);
@@ -310,8 +312,10 @@ static char *in_pkg(const char *pkg, const char *rel)
 #define MODEL_FILE "Data/com.apple.CoreML/model.mlmodel"
 #define WEIGHT_FILE "Data/com.apple.CoreML/weights/weight.bin"
 
-/* Edits the blob reference of the matmul weight in model.mlmodel. */
-static void edit_blob_ref(const char *pkg, uint64_t offset, int32_t dtype)
+/* Applies edit to the "val" of every const at the top of main in
+ * pkg's model.mlmodel, and writes the message back. */
+static void edit_consts(const char *pkg, void (*edit)(Occoreml__Value *, const void *),
+                        const void *arg)
 {
     char *mp = in_pkg(pkg, MODEL_FILE);
     size_t n;
@@ -324,15 +328,9 @@ static void edit_blob_ref(const char *pkg, uint64_t offset, int32_t dtype)
     }
     Occoreml__Block *blk = msg->mlprogram->functions[0]->value->block_specializations[0]->value;
     for (size_t i = 0; i < blk->n_operations; i++)
-        for (size_t k = 0; k < blk->operations[i]->n_attributes; k++) {
-            Occoreml__Value *v = blk->operations[i]->attributes[k]->value;
-            if (v->kind_case != OCCOREML__VALUE__KIND_BLOB_FILE_VALUE)
-                continue;
-            if (offset)
-                v->blobfilevalue->offset = offset;
-            if (dtype)
-                v->type->tensortype->datatype = (Occoreml__DataType)dtype;
-        }
+        for (size_t k = 0; k < blk->operations[i]->n_attributes; k++)
+            if (!strcmp(blk->operations[i]->attributes[k]->key, "val"))
+                edit(blk->operations[i]->attributes[k]->value, arg);
     size_t len = occoreml__model__get_packed_size(msg);
     b = malloc(len);
     occoreml__model__pack(msg, b);
@@ -340,6 +338,38 @@ static void edit_blob_ref(const char *pkg, uint64_t offset, int32_t dtype)
     free(b);
     occoreml__model__free_unpacked(msg, NULL);
     free(mp);
+}
+
+typedef struct BlobEdit {
+    uint64_t offset;
+    int32_t dtype;
+} BlobEdit;
+
+static void edit_blob(Occoreml__Value *v, const void *arg)
+{
+    const BlobEdit *e = arg;
+    if (v->kind_case != OCCOREML__VALUE__KIND_BLOB_FILE_VALUE)
+        return;
+    if (e->offset)
+        v->blobfilevalue->offset = e->offset;
+    if (e->dtype)
+        v->type->tensortype->datatype = (Occoreml__DataType)e->dtype;
+}
+
+/* Edits the blob reference of the matmul weight in model.mlmodel. */
+static void edit_blob_ref(const char *pkg, uint64_t offset, int32_t dtype)
+{
+    BlobEdit e = {offset, dtype};
+    edit_consts(pkg, edit_blob, &e);
+}
+
+/* An immediate const's first dimension declared as *arg. */
+static void edit_dim(Occoreml__Value *v, const void *arg)
+{
+    Occoreml__TensorType *tt = v->type->tensortype;
+    if (v->kind_case == OCCOREML__VALUE__KIND_IMMEDIATE_VALUE && tt->n_dimensions &&
+        tt->dimensions[0]->kind_case == OCCOREML__DIMENSION__KIND_CONSTANT)
+        tt->dimensions[0]->constant->size = *(const uint64_t *)arg;
 }
 
 static void test_broken(void)
@@ -383,6 +413,30 @@ static void test_broken(void)
     }
     free(b);
     expect_refused("blob storage version", pkg, "storage version");
+    free(wb);
+    free(pkg);
+
+    /* an immediate value declaring more (or far more) elements than it has */
+    static const uint64_t dims[] = {3, (uint64_t)1 << 40, (uint64_t)1 << 62, UINT64_MAX};
+    for (size_t i = 0; i < sizeof dims / sizeof dims[0]; i++) {
+        pkg = fresh(mm_conv, "dims.mlpackage");
+        edit_consts(pkg, edit_dim, &dims[i]);
+        expect_refused("immediate dims", pkg, "conv_");
+        free(pkg);
+    }
+
+    /* a folder where a file should be */
+    pkg = fresh(mm_matmul, "folders.mlpackage");
+    wb = in_pkg(pkg, WEIGHT_FILE);
+    unlink(wb);
+    mkdir(wb, 0755);
+    expect_refused("weight.bin a folder", pkg, "weight.bin");
+    rmdir(wb);
+    free(wb);
+    wb = in_pkg(pkg, MODEL_FILE);
+    unlink(wb);
+    mkdir(wb, 0755);
+    expect_refused("model.mlmodel a folder", pkg, "model.mlmodel");
     free(wb);
     free(pkg);
 
