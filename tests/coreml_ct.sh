@@ -13,6 +13,8 @@
 #    for each (Manifest, every message field known, SSA, every blob, the
 #    description against the function, every op type-inferred again at
 #    its declared opset).
+#    Their constants and description are then read by Apple's own code
+#    (tests/coreml_values.py) and compared with what the tool put there.
 # 2. coremltools' self-test writes its own packages (selftest.py --keep):
 #    we must read the good ones, refuse the one whose blob offset is past
 #    the end (exit 1, one line), and copy each good one (read, write again)
@@ -85,6 +87,21 @@ for p in "$TMP"/ours/*.mlpackage; do
     judge "$p" "ours/$(basename "$p")"
 done
 [ "$n" -eq 6 ] && ok || bad "expected 6 packages written, found $n"
+
+# 1b. their constants and description as Apple's own parsers read them
+# (tests/coreml_values.py: Model_pb2 and libmilstoragepython), against the
+# formulas the tool filled them with
+/usr/bin/python3 -E -s tests/coreml_values.py "$CT" "$TMP/ours" >"$TMP/values" 2>&1
+line=$(grep -E '^coreml_values: [0-9]+ passed, [0-9]+ failed$' "$TMP/values")
+if [ -n "$line" ]; then
+    p=$(echo "$line" | sed -E 's/.*: ([0-9]+) passed.*/\1/')
+    f=$(echo "$line" | sed -E 's/.* ([0-9]+) failed$/\1/')
+    passed=$((passed + p))
+    failed=$((failed + f))
+    [ "$f" -eq 0 ] || grep '^FAIL' "$TMP/values" >&2
+else
+    bad "coreml_values.py: $(tail -n 3 "$TMP/values")"
+fi
 
 # 2. coremltools' own
 if ! "$CT/selftest.py" --keep "$TMP/apple" >"$TMP/selftest" 2>&1; then
