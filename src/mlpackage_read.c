@@ -31,6 +31,7 @@ typedef struct MlpBlobFile {
 } MlpBlobFile;
 
 typedef struct MlpR {
+    char *root;             /* the package folder, resolved (realpath) */
     char *model_dir;        /* what "@model_path" stands for */
     MlpBlobFile *files;
     size_t n_files;
@@ -196,6 +197,17 @@ static int mlp_r_elements(MlpR *r, const Occoreml__TensorValue *tv, MilTensor *t
     return 0;
 }
 
+/* Whether the file `p` resolves to a place inside `root` (its links
+ * followed): a package's files may not lead out of it. */
+static bool mlp_inside(const char *root, const char *p)
+{
+    char *rp = realpath(p, NULL);
+    size_t n = strlen(root);
+    bool ok = rp && !strncmp(rp, root, n) && rp[n] == '/';
+    free(rp);
+    return ok;
+}
+
 /* The blob file `ref` names ("@model_path/weights/weight.bin"), opened
  * and its header checked on first use. */
 static MlpBlobFile *mlp_r_blobfile(MlpR *r, const char *ref)
@@ -209,6 +221,11 @@ static MlpBlobFile *mlp_r_blobfile(MlpR *r, const char *ref)
         return NULL;
     }
     char *path = mlp_join(r->model_dir, ref + np);
+    if (!mlp_inside(r->root, path)) {
+        ir_fail(r->err, "%s: missing, or leads out of the package", path);
+        free(path);
+        return NULL;
+    }
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
     struct stat st;
     uint8_t h[MLP_BLOB_ALIGN];
@@ -612,6 +629,11 @@ int mlp_read_stats(const char *path, MilModel **out, MlpStats *stats, IrError *e
         ir_fail(err, "%s: %s", model, strerror(errno));
         goto done;
     }
+    r.root = realpath(path, NULL);
+    if (!r.root || !mlp_inside(r.root, model)) {
+        ir_fail(err, "%s: leads out of the package %s", model, path);
+        goto done;
+    }
     if (S_ISREG(st.st_mode) && (uint64_t)st.st_size > MLP_MAX_MODEL_BYTES) {
         ir_fail(err, "%s: %llu bytes, more than the limit of %zu", model,
                 (unsigned long long)st.st_size, MLP_MAX_MODEL_BYTES);
@@ -640,6 +662,7 @@ done:
         free(r.files[i].ref);
     }
     free(r.files);
+    free(r.root);
     free(r.model_dir);
     free(rel);
     free(data);

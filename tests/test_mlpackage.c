@@ -440,6 +440,20 @@ static void test_broken(void)
     free(wb);
     free(pkg);
 
+    /* links that lead out of the package */
+    pkg = fresh(mm_matmul, "links.mlpackage");
+    wb = in_pkg(pkg, WEIGHT_FILE);
+    char *outside = path_of("outside.bin");
+    T_CHECK(rename(wb, outside) == 0 && symlink(outside, wb) == 0, "link weight.bin");
+    expect_refused("weight.bin a link out", pkg, "leads out");
+    free(wb);
+    wb = in_pkg(pkg, MODEL_FILE);
+    T_CHECK(rename(wb, outside) == 0 && symlink(outside, wb) == 0, "link model.mlmodel");
+    expect_refused("model.mlmodel a link out", pkg, "leads out");
+    free(outside);
+    free(wb);
+    free(pkg);
+
     static const struct {
         const char *name, *text, *needle;
     } manifests[] = {
