@@ -876,6 +876,18 @@ static char *mlp_tmpdir(const char *path, IrError *err)
     return tmp;
 }
 
+/* Flushes a folder's entries to disk (best effort: some file systems
+ * refuse fsync on folders), so that the files written into it survive a
+ * crash once the package is moved into place. */
+static void mlp_fsync_dir(const char *dir)
+{
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd >= 0) {
+        fsync(fd);
+        close(fd);
+    }
+}
+
 /* Writes the three files of the package into the empty folder dir. */
 static int mlp_fill(MlpW *w, const char *dir, const uint8_t *msg, size_t len)
 {
@@ -897,7 +909,16 @@ static int mlp_fill(MlpW *w, const char *dir, const uint8_t *msg, size_t len)
         rc = mlp_write_blobs(w, p);
         free(p);
     }
-    return rc ? rc : mlp_manifest_write(dir, w->err);
+    if (rc || mlp_manifest_write(dir, w->err))
+        return -1;
+    static const char *const deep_first[] = {MLP_DATA_DIR "/weights", MLP_DATA_DIR, "Data"};
+    for (size_t i = 0; i < 3; i++) {
+        char *d = mlp_join(dir, deep_first[i]);
+        mlp_fsync_dir(d);
+        free(d);
+    }
+    mlp_fsync_dir(dir);
+    return 0;
 }
 
 #ifndef RENAME_EXCHANGE
@@ -986,6 +1007,14 @@ int mlp_write(const MilModel *m, const char *path, const MlpOptions *o, IrError 
     if (mlp_fill(&w, tmp, buf, len) || mlp_install(tmp, target, err)) {
         mlp_remove_tree(tmp);
         goto done;
+    }
+    /* the rename itself: an entry of the target's folder */
+    char *slash = strrchr(target, '/');
+    if (slash) {
+        *slash = 0;
+        mlp_fsync_dir(slash == target ? "/" : target);
+    } else {
+        mlp_fsync_dir(".");
     }
     rc = 0;
 done:

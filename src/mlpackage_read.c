@@ -560,8 +560,19 @@ static int mlp_r_description(MlpR *r, const Occoreml__ModelDescription *d, MilMo
 {
     if (!d)
         return ir_fail(r->err, "no model description");
-    if (mlp_r_features(r, d->input, d->n_input, &m->in, &m->n_in) ||
-        mlp_r_features(r, d->output, d->n_output, &m->out, &m->n_out))
+    Occoreml__FeatureDescription *const *in = d->input, *const *out = d->output;
+    size_t n_in = d->n_input, n_out = d->n_output;
+    /* A model with several functions describes each apart (iOS18): the
+     * default function's interface is the model's. */
+    for (size_t i = 0; !n_in && !n_out && i < d->n_functions; i++)
+        if (!strcmp(d->functions[i]->name, d->defaultfunctionname)) {
+            in = d->functions[i]->input;
+            n_in = d->functions[i]->n_input;
+            out = d->functions[i]->output;
+            n_out = d->functions[i]->n_output;
+        }
+    if (mlp_r_features(r, in, n_in, &m->in, &m->n_in) ||
+        mlp_r_features(r, out, n_out, &m->out, &m->n_out))
         return mlp_wrap(r->err, "description");
     const Occoreml__Metadata *md = d->metadata;
     if (!md)

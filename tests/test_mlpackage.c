@@ -542,6 +542,58 @@ static void test_flipped_bytes(void)
     free(pkg);
 }
 
+/* A description in the multi-function form (iOS18): the features of the
+ * default function "main" instead of the model's own. */
+static void test_function_description(void)
+{
+    char *pkg = fresh(mm_control, "fdesc.mlpackage");
+    char *mp = in_pkg(pkg, MODEL_FILE);
+    size_t n;
+    uint8_t *b = slurp(mp, &n);
+    Occoreml__Model *msg = b ? occoreml__model__unpack(NULL, n, b) : NULL;
+    free(b);
+    T_CHECK(msg != NULL, "fdesc: unpack");
+    if (!msg) {
+        free(mp);
+        free(pkg);
+        return;
+    }
+    Occoreml__ModelDescription *d = msg->description;
+    Occoreml__FunctionDescription fd = OCCOREML__FUNCTION_DESCRIPTION__INIT, *fdp = &fd;
+    fd.name = "main";
+    fd.n_input = d->n_input;
+    fd.input = d->input;
+    fd.n_output = d->n_output;
+    fd.output = d->output;
+    size_t ni = d->n_input, no = d->n_output;
+    d->n_input = d->n_output = 0;
+    d->n_functions = 1;
+    d->functions = &fdp;
+    char *old_default = d->defaultfunctionname;
+    d->defaultfunctionname = "main";
+    size_t len = occoreml__model__get_packed_size(msg);
+    b = malloc(len);
+    occoreml__model__pack(msg, b);
+    spit(mp, b, len);
+    free(b);
+    /* give the unpacked message its own pointers back before freeing it */
+    d->n_input = ni;
+    d->n_output = no;
+    d->n_functions = 0;
+    d->functions = NULL;
+    d->defaultfunctionname = old_default;
+    occoreml__model__free_unpacked(msg, NULL);
+    MilModel *m = NULL;
+    IrError err;
+    T_CHECK(mlp_read(pkg, &m, &err) == 0 && m->n_in == 2 && m->n_out == 1 &&
+                !strcmp(m->in[1].name, "n") && !strcmp(m->out[0].name, "y"),
+            "fdesc: the default function's features should be the model's: %s",
+            m ? "wrong features" : err.msg);
+    mil_model_free(m);
+    free(mp);
+    free(pkg);
+}
+
 /* conds nested `depth` deep: written fine, refused on reading past the
  * wire check's nesting limit. */
 static void test_deep(void)
@@ -677,6 +729,7 @@ int main(void)
     test_broken();
     test_flipped_bytes();
     test_deep();
+    test_function_description();
     test_write_refusals();
     rm_tree(tmpdir);
     return t_done("test_mlpackage");
