@@ -472,6 +472,8 @@ static int mlp_w_inputs(MlpW *w, const MilOp *op, Occoreml__Operation *o)
     o->inputs = mlp_new_array(&w->a, op->n_in, sizeof *o->inputs);
     for (size_t i = 0; i < op->n_in; i++) {
         const MilInput *in = &op->in[i];
+        if (!in->param || !*in->param || !in->n_args)
+            return ir_fail(w->err, "input %zu without a parameter name or an argument", i);
         Occoreml__Argument *arg = mlp_new(&w->a, sizeof *arg);
         occoreml__argument__init(arg);
         arg->n_arguments = in->n_args;
@@ -565,6 +567,11 @@ static Occoreml__Block *mlp_w_block(MlpW *w, const MilBlock *b)
     occoreml__block__init(o);
     if (mlp_w_named(w, b->in, b->n_in, &o->n_inputs, &o->inputs))
         return NULL;
+    for (size_t i = 0; i < b->n_out; i++)
+        if (!b->out[i] || !*b->out[i]) {
+            ir_fail(w->err, "block output %zu has no name", i);
+            return NULL;
+        }
     o->n_outputs = b->n_out;
     o->outputs = b->out;
     o->n_operations = b->n_ops;

@@ -683,6 +683,16 @@ static void test_write_refusals(void)
     free(pkg);
     mil_model_free(m);
 
+    /* a block output without a name */
+    m = mm_relu();
+    free(m->fn[0]->block->out[0]);
+    m->fn[0]->block->out[0] = NULL;
+    pkg = path_of("noout.mlpackage");
+    T_CHECK(mlp_write(m, pkg, NULL, &err) == -1 && strstr(err.msg, "block output 0"),
+            "a block output without a name should be refused: %s", err.msg);
+    free(pkg);
+    mil_model_free(m);
+
     /* an op without a type, named in the error */
     m = mm_relu();
     free(m->fn[0]->block->ops[0]->type);
