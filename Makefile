@@ -57,7 +57,7 @@ CHECK_PKGS += clang libclang-rt-14-dev
 # a test's judge only, never a dependency of the tool)
 CHECK_PKGS += python3-onnx
 
-LIB_SRC := $(sort $(wildcard src/*.c src/infer/*.c src/eval/*.c adapters/*.c passes/*.c))
+LIB_SRC := $(sort $(wildcard src/*.c src/infer/*.c src/eval/*.c src/coreml/*.c adapters/*.c passes/*.c))
 GEN_SRC := $(BUILD)/gen/onnx.pb-c.c
 CLI_SRC := $(sort $(wildcard src/cli/*.c))
 TEST_SRC := $(sort $(wildcard tests/test_*.c))
