@@ -182,6 +182,8 @@ static const char *cm_target_name(int t)
 
 int cml_refuse(CmLower *c, const char *fmt, ...)
 {
+    if (c->failed)          /* the first reason stands */
+        return -1;
     char why[384];
     va_list ap;
     va_start(ap, fmt);

@@ -263,29 +263,179 @@ static void test_node_cases(void)
            n_counts, pass, refused, failed);
 }
 
-/* ---- targets and refusals --------------------------------------------------------------- */
+/* ---- layouts: MIL's conventions asserted on the exported program -------------- */
 
-/* x [3,3] float -> op -> y, at CM_ONNX_OPSET. */
-static IrModel *one_node(const char *op, size_t n_extra, IrTensor **extra)
+/* x (float, dims) -> op(x, extra initializers...) -> y; attributes added by
+ * the caller on the returned node. */
+static IrModel *model_of(const char *op, size_t rank, const int64_t *dims, size_t n_extra,
+                         IrTensor **extra, IrNode **node)
 {
     IrModel *m = ir_model_new();
     m->has_ir_version = true;
     m->ir_version = 8;
     ir_model_set_opset(m, "", CM_ONNX_OPSET);
     m->graph = ir_graph_new(NULL);
-    int64_t dims[2] = {3, 3};
-    ir_graph_add_input(m->graph, "x", ir_type_tensor(IR_FLOAT, 2, dims));
-    const char *in[4] = {"x"};
+    ir_graph_add_input(m->graph, "x", ir_type_tensor(IR_FLOAT, rank, dims));
+    const char *in[8] = {"x"};
     for (size_t i = 0; i < n_extra; i++) {
-        in[i + 1] = extra[i]->name;
-        ir_graph_add_init(m->graph, extra[i]);
+        in[i + 1] = extra[i] ? extra[i]->name : "";
+        if (extra[i])
+            ir_graph_add_init(m->graph, extra[i]);
     }
     const char *out[1] = {"y"};
     IrError err;
-    IrNode *n = ir_node_new(m->graph, NULL, op, "", "the_node", 1 + n_extra, in, 1, out, &err);
-    (void)n;
+    *node = ir_node_new(m->graph, NULL, op, "", "the_node", 1 + n_extra, in, 1, out, &err);
     ir_graph_add_output(m->graph, ir_graph_find_local(m->graph, "y"), NULL);
     return m;
+}
+
+static const MilOp *find_op(const MilModel *mm, const char *type)
+{
+    const MilBlock *b = mm->fn[0]->block;
+    for (size_t i = 0; i < b->n_ops; i++)
+        if (!strcmp(b->ops[i]->type, type))
+            return b->ops[i];
+    return NULL;
+}
+
+/* The value bound to param: an immediate or a const op's. */
+static const MilTensor *param_of(const MilModel *mm, const MilOp *op, const char *param)
+{
+    const MilInput *in = op ? mil_op_input(op, param) : NULL;
+    if (!in || !in->n_args)
+        return NULL;
+    if (in->args[0].value)
+        return in->args[0].value;
+    const MilBlock *b = mm->fn[0]->block;
+    for (size_t i = 0; i < b->n_ops; i++)
+        if (!strcmp(b->ops[i]->type, "const") && !strcmp(b->ops[i]->out[0].name, in->args[0].name))
+            return b->ops[i]->val;
+    return NULL;
+}
+
+static int i32_at(const MilTensor *t, size_t i)
+{
+    int32_t v;
+    memcpy(&v, t->data + 4 * i, 4);
+    return v;
+}
+
+static float f32_at(const MilTensor *t, size_t i)
+{
+    float v;
+    memcpy(&v, t->data + 4 * i, 4);
+    return v;
+}
+
+static MilModel *export_ok(IrModel *m, const char *what)
+{
+    MilModel *mm = NULL;
+    IrError err;
+    CmOptions o = {.target = -1};
+    T_CHECK(cm_export(m, &o, &mm, NULL, &err) == 0, "%s: %s", what, err.msg);
+    return mm;
+}
+
+/* ONNX pads list every begin, then every end; MIL's pad pairs them per dim. */
+static void test_conv_layout(void)
+{
+    int64_t xd[4] = {1, 1, 5, 5}, wd[4] = {1, 1, 3, 3};
+    float w[9] = {0};
+    IrTensor *ex[1] = {ir_tensor_new("w", IR_FLOAT, 4, wd, w, sizeof w)};
+    IrNode *n;
+    IrModel *m = model_of("Conv", 4, xd, 1, ex, &n);
+    int64_t pads[4] = {1, 2, 3, 4};
+    ir_node_set_attr(n, ir_attr_ints("pads", 4, pads));
+    MilModel *mm = export_ok(m, "Conv");
+    const MilTensor *p = mm ? param_of(mm, find_op(mm, "conv"), "pad") : NULL;
+    T_CHECK(p && p->dims[0] == 4 && i32_at(p, 0) == 1 && i32_at(p, 1) == 3 &&
+                i32_at(p, 2) == 2 && i32_at(p, 3) == 4,
+            "conv pad is [top, bottom, left, right]");
+    const MilTensor *pt = mm ? param_of(mm, find_op(mm, "conv"), "pad_type") : NULL;
+    T_CHECK(pt && pt->n_strings == 1 && !strcmp(pt->strings[0], "custom"), "pad_type custom");
+    mil_model_free(mm);
+    ir_model_free(m);
+}
+
+/* linear's weight is [out, in]: Gemm's B [in, out] (transB 0) transposed. */
+static void test_linear_layout(void)
+{
+    int64_t xd[2] = {2, 3}, bd[2] = {3, 4};
+    float b[12];
+    for (int i = 0; i < 12; i++)
+        b[i] = (float)i;
+    IrTensor *ex[1] = {ir_tensor_new("b", IR_FLOAT, 2, bd, b, sizeof b)};
+    IrNode *n;
+    IrModel *m = model_of("Gemm", 2, xd, 1, ex, &n);
+    MilModel *mm = export_ok(m, "Gemm");
+    const MilTensor *w = mm ? param_of(mm, find_op(mm, "linear"), "weight") : NULL;
+    bool ok = w && w->rank == 2 && w->dims[0] == 4 && w->dims[1] == 3;
+    for (int o = 0; ok && o < 4; o++)
+        for (int i = 0; i < 3; i++)
+            ok &= f32_at(w, (size_t)(o * 3 + i)) == b[i * 4 + o];
+    T_CHECK(ok, "linear weight [out, in] = B transposed");
+    mil_model_free(mm);
+    ir_model_free(m);
+}
+
+/* MIL stacks LSTM gates input, forget, output, cell; ONNX input, output,
+ * forget, cell; MIL's one bias is Wb + Rb. */
+static void test_lstm_layout(void)
+{
+    int64_t xd[3] = {2, 1, 1}, wd[3] = {1, 4, 1}, rd[3] = {1, 4, 1}, bd[2] = {1, 8};
+    float w[4] = {1, 2, 3, 4}, r[4] = {5, 6, 7, 8};
+    float b[8] = {1, 2, 3, 4, 10, 20, 30, 40};
+    IrTensor *ex[3] = {ir_tensor_new("W", IR_FLOAT, 3, wd, w, sizeof w),
+                       ir_tensor_new("R", IR_FLOAT, 3, rd, r, sizeof r),
+                       ir_tensor_new("B", IR_FLOAT, 2, bd, b, sizeof b)};
+    IrNode *n;
+    IrModel *m = model_of("LSTM", 3, xd, 3, ex, &n);
+    ir_node_set_attr(n, ir_attr_int("hidden_size", 1));
+    MilModel *mm = export_ok(m, "LSTM");
+    const MilOp *op = mm ? find_op(mm, "lstm") : NULL;
+    const MilTensor *wi = param_of(mm, op, "weight_ih"), *wh = param_of(mm, op, "weight_hh");
+    const MilTensor *bb = param_of(mm, op, "bias");
+    T_CHECK(wi && f32_at(wi, 0) == 1 && f32_at(wi, 1) == 3 && f32_at(wi, 2) == 2 &&
+                f32_at(wi, 3) == 4,
+            "weight_ih gates i, f, o, c");
+    T_CHECK(wh && f32_at(wh, 0) == 5 && f32_at(wh, 1) == 7 && f32_at(wh, 2) == 6 &&
+                f32_at(wh, 3) == 8,
+            "weight_hh gates i, f, o, c");
+    T_CHECK(bb && f32_at(bb, 0) == 11 && f32_at(bb, 1) == 33 && f32_at(bb, 2) == 22 &&
+                f32_at(bb, 3) == 44,
+            "bias = Wb + Rb, gates i, f, o, c");
+    mil_model_free(mm);
+    ir_model_free(m);
+}
+
+/* A negative step running past the start: MIL's end would wrap, so the
+ * end is masked; ONNX's clamping is done before MIL sees it. */
+static void test_slice_layout(void)
+{
+    int64_t xd[1] = {5}, one[1] = {1}, st = -1, en = -10, sp = -1;
+    IrTensor *ex[4] = {ir_tensor_new("st", IR_INT64, 1, one, &st, 8),
+                       ir_tensor_new("en", IR_INT64, 1, one, &en, 8), NULL,
+                       ir_tensor_new("sp", IR_INT64, 1, one, &sp, 8)};
+    IrNode *n;
+    IrModel *m = model_of("Slice", 1, xd, 4, ex, &n);
+    MilModel *mm = export_ok(m, "Slice");
+    const MilOp *op = mm ? find_op(mm, "slice_by_index") : NULL;
+    const MilTensor *b = param_of(mm, op, "begin"), *em = param_of(mm, op, "end_mask");
+    const MilTensor *s = param_of(mm, op, "stride");
+    T_CHECK(b && i32_at(b, 0) == 4 && s && i32_at(s, 0) == -1 && em && em->data[0] == 1,
+            "slice: begin 4, stride -1, end masked");
+    mil_model_free(mm);
+    ir_model_free(m);
+}
+
+/* ---- targets and refusals --------------------------------------------------------------- */
+
+/* A one-node model over x [3,3]. */
+static IrModel *one_node(const char *op, size_t n_extra, IrTensor **extra)
+{
+    int64_t dims[2] = {3, 3};
+    IrNode *n;
+    return model_of(op, 2, dims, n_extra, extra, &n);
 }
 
 static void test_targets(void)
@@ -338,6 +488,10 @@ static void test_targets(void)
 
 int main(void)
 {
+    test_conv_layout();
+    test_linear_layout();
+    test_lstm_layout();
+    test_slice_layout();
     test_targets();
     test_shared_models();
     test_node_cases();

@@ -222,8 +222,10 @@ static int raise_lstm(CmRaise *r, const MilOp *op)
         return cmr_fail(r, "weights, outputs or output_sequence not as the export writes them");
     size_t h = (size_t)whh->dims[1], in = (size_t)wih->dims[1], d = bi ? 2 : 1;
     if (whh->dims[0] != (int64_t)(4 * h) || wih->dims[0] != (int64_t)(4 * h) || h > (1u << 20) ||
-        in > (1u << 24))
+        in > (1u << 24) || wih->nbytes != 4 * h * in * sizeof(float) ||
+        whh->nbytes != 4 * h * h * sizeof(float))
         return cmr_fail(r, "weight dims");
+    /* the sizes are now bounded by the weights the file holds */
     float *w = ir_alloc_array(d * 4 * h * in, sizeof *w), *rr = ir_alloc_array(d * 4 * h * h,
                                                                                sizeof *rr);
     float *bb = ir_alloc_array(d * 8 * h, sizeof *bb);
