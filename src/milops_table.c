@@ -28,6 +28,7 @@ const MilOpSchema milop_table[] = {
     {"conv", 0, 0, NULL},
     {"cos", 0, 0, NULL},
     {"cosh", 0, 0, NULL},
+    {"cumsum", 0, 0, NULL},
     {"dequantize", 2, 0, NULL},
     {"elu", 0, 0, NULL},
     {"equal", 0, 0, NULL},
@@ -59,8 +60,10 @@ const MilOpSchema milop_table[] = {
     {"maximum", 0, 0, NULL},
     {"minimum", 0, 0, NULL},
     {"mul", 0, 0, NULL},
+    {"pad", 0, 0, NULL},
     {"pow", 0, 0, NULL},
     {"quantize", 2, 0, NULL},
+    {"range_1d", 0, 0, NULL},
     {"real_div", 0, 0, NULL},
     {"reduce_argmax", 0, 0, NULL},
     {"reduce_argmin", 0, 0, NULL},
@@ -95,6 +98,7 @@ const MilOpSchema milop_table[] = {
     {"tanh", 0, 0, NULL},
     {"thresholded_relu", 0, 0, NULL},
     {"tile", 0, 0, NULL},
+    {"topk", 0, 0, NULL},
     {"transpose", 0, 0, NULL},
 };
 const size_t milop_table_n = sizeof milop_table / sizeof milop_table[0];

@@ -7,8 +7,9 @@
  * Refused, and why:
  * - Div of integers: ONNX truncates toward zero, MIL's floor_div floors;
  *   real_div is for floats only.
- * - Mod, Round, Reciprocal: MIL's mod, round (ties) and inverse (adds an
- *   epsilon) are not ONNX's; BitShift, bitwise ops: MIL has none.
+ * - Mod, Round: MIL's mod and round (ties) are not ONNX's; BitShift,
+ *   bitwise ops: MIL has none. (Reciprocal is real_div(1, x): MIL's inverse
+ *   adds an epsilon.)
  * - Cast to types Core ML lacks (float64, int64 is narrowed to int32 like
  *   every int64 value of the export).
  * - Clip with bounds that are not constants (MIL's alpha/beta are const).
@@ -53,15 +54,27 @@ static int lower_binary(CmLower *c, const IrNode *n)
     const CmMap *m = cm_map_onnx(ew_binary, EW_N(ew_binary), n->op_type);
     if (!strcmp(n->op_type, "Div") && !ir_dtype_is_float(cml_elem(n->in[0])))
         return cml_refuse(c, "integer Div truncates; MIL's floor_div floors");
-    if ((!strcmp(n->op_type, "Max") || !strcmp(n->op_type, "Min")) && n->n_in != 2)
-        return cml_refuse(c, "%s of %zu inputs: only two are lowered", n->op_type, n->n_in);
-    const char *x = cml_in(c, n, 0), *y = x ? cml_in(c, n, 1) : NULL;
-    if (!y)
+    /* Max/Min of n inputs: a chain of maximum/minimum (one input: identity) */
+    const char *x = cml_in(c, n, 0);
+    if (!x)
         return -1;
-    MilOp *op = cml_op(c, m->mil);
-    mil_op_in(op, "x", x);
-    mil_op_in(op, "y", y);
-    return cml_out(c, op, n, 0);
+    if (n->n_in == 1) {
+        MilOp *op = cml_op(c, "identity");
+        mil_op_in(op, "x", x);
+        return cml_out(c, op, n, 0);
+    }
+    for (size_t i = 1; i < n->n_in; i++) {
+        const char *y = cml_in(c, n, i);
+        if (!y)
+            return -1;
+        MilOp *op = cml_op(c, m->mil);
+        mil_op_in(op, "x", x);
+        mil_op_in(op, "y", y);
+        if (i + 1 == n->n_in)
+            return cml_out(c, op, n, 0);
+        x = cml_tmp(c, op, cm_dtype_to_mil(cml_elem(n->out[0])), -1, NULL);
+    }
+    return cml_refuse(c, "no inputs");
 }
 
 static int lower_neg(CmLower *c, const IrNode *n)
@@ -75,6 +88,21 @@ static int lower_neg(CmLower *c, const IrNode *n)
     MilOp *op = cml_op(c, "mul");
     mil_op_in(op, "x", x);
     mil_op_in_const(op, "y", cml_scalar(dt, -1));
+    return cml_out(c, op, n, 0);
+}
+
+/* Reciprocal as real_div(1, x): MIL's inverse adds an epsilon. */
+static int lower_reciprocal(CmLower *c, const IrNode *n)
+{
+    int32_t dt = cm_dtype_to_mil(cml_elem(n->in[0]));
+    if (dt != MIL_FP32 && dt != MIL_FP16)
+        return cml_refuse(c, "Reciprocal of a non-float type");
+    const char *x = cml_in(c, n, 0);
+    if (!x)
+        return -1;
+    MilOp *op = cml_op(c, "real_div");
+    mil_op_in_const(op, "x", cml_scalar(dt, 1));
+    mil_op_in(op, "y", x);
     return cml_out(c, op, n, 0);
 }
 
@@ -170,7 +198,7 @@ static const CmLowerRule ew_lower[] = {
     {"Less", lower_binary}, {"LessOrEqual", lower_binary}, {"Greater", lower_binary},
     {"GreaterOrEqual", lower_binary}, {"And", lower_binary}, {"Or", lower_binary},
     {"Xor", lower_binary}, {"Max", lower_binary}, {"Min", lower_binary},
-    {"Neg", lower_neg}, {"Where", lower_where}, {"Cast", lower_cast}, {"Clip", lower_clip},
+    {"Neg", lower_neg}, {"Reciprocal", lower_reciprocal}, {"Where", lower_where}, {"Cast", lower_cast}, {"Clip", lower_clip},
 };
 
 /* ---- raising -------------------------------------------------------------------- */

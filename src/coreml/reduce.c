@@ -1,7 +1,8 @@
 /*
  * coreml/reduce.c - Core ML lowering and raising of the reduce family:
  * Reduce* (reduce_*, axes const, keep_dims), ArgMax/ArgMin
- * (reduce_argmax/argmin, whose int32 result the import casts back).
+ * (reduce_argmax/argmin, whose int32 result the import casts back), CumSum
+ * (cumsum).
  *
  * Refused, and why: ReduceSum with non-constant axes or
  * noop_with_empty_axes (MIL's axes are const; an empty list there means
@@ -77,7 +78,30 @@ static int lower_reduce(CmLower *c, const IrNode *n)
     return cml_out(c, op, n, 0);
 }
 
+/* CumSum: MIL's axis is const (ONNX's an input). */
+static int lower_cumsum(CmLower *c, const IrNode *n)
+{
+    int64_t *a, axis;
+    size_t na;
+    if (!cml_const_ints(n, 1, &a, &na))
+        return cml_refuse(c, "axis is not constant");
+    bool ok = na == 1 && cml_axis(a[0], cml_rank(n->in[0]), &axis);
+    free(a);
+    if (!ok)
+        return cml_refuse(c, "axis out of range or rank unknown");
+    const char *x = cml_in(c, n, 0);
+    if (!x)
+        return -1;
+    MilOp *op = cml_op(c, "cumsum");
+    mil_op_in(op, "x", x);
+    mil_op_in_const(op, "axis", mil_tensor_scalar_i32((int32_t)axis));
+    mil_op_in_const(op, "exclusive", mil_tensor_scalar_bool(cml_attr_i(n, "exclusive", 0)));
+    mil_op_in_const(op, "reverse", mil_tensor_scalar_bool(cml_attr_i(n, "reverse", 0)));
+    return cml_out(c, op, n, 0);
+}
+
 static const CmLowerRule rd_lower[] = {
+    {"CumSum", lower_cumsum},
     {"ReduceMean", lower_reduce}, {"ReduceSum", lower_reduce}, {"ReduceMax", lower_reduce},
     {"ReduceMin", lower_reduce}, {"ReduceProd", lower_reduce}, {"ReduceL1", lower_reduce},
     {"ReduceL2", lower_reduce}, {"ReduceLogSum", lower_reduce},
@@ -128,7 +152,26 @@ static int raise_reduce(CmRaise *r, const MilOp *op)
     return rc;
 }
 
+static int raise_cumsum(CmRaise *r, const MilOp *op)
+{
+    const MilTensor *a = cmr_const(r, op, "axis");
+    int64_t *v, axis = 0;
+    size_t nv;
+    if (a && cmr_ints(a, &v, &nv)) {
+        axis = nv == 1 ? v[0] : 0;
+        free(v);
+    }
+    const char *in[2] = {cmr_in(r, op, "x", 0), cmr_init_i64(r, &axis, 1, true)};
+    IrNode *node;
+    if (cmr_simple(r, op, "CumSum", 2, in, &node) < 0)
+        return -1;
+    ir_node_set_attr(node, ir_attr_int("exclusive", cmr_bool(r, op, "exclusive", false)));
+    ir_node_set_attr(node, ir_attr_int("reverse", cmr_bool(r, op, "reverse", false)));
+    return 0;
+}
+
 static const CmRaiseRule rd_raise[] = {
+    {"cumsum", raise_cumsum},
     {"reduce_mean", raise_reduce}, {"reduce_sum", raise_reduce},
     {"reduce_max", raise_reduce}, {"reduce_min", raise_reduce},
     {"reduce_prod", raise_reduce}, {"reduce_l1_norm", raise_reduce},

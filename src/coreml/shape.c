@@ -1,7 +1,7 @@
 /*
  * coreml/shape.c - Core ML lowering and raising of the shape family:
  * Reshape, Flatten, Transpose, Concat, Split, Slice, Squeeze, Unsqueeze,
- * Expand, Tile.
+ * Expand, Tile, Pad.
  *
  * Values computed from shapes alone (Shape -> Gather -> Concat chains) are
  * known before any run and become consts in the driver; what reaches these
@@ -313,11 +313,57 @@ static int lower_tile(CmLower *c, const IrNode *n)
     return cml_out(c, op, n, 0);
 }
 
+/* Pad: MIL pairs begin/end per dim ([b0, e0, b1, e1, ...]), ONNX lists
+ * every begin, then every end. Refused: non-constant pads or value,
+ * negative pads (MIL's pad cannot crop). */
+static int lower_pad(CmLower *c, const IrNode *n)
+{
+    char buf[32];
+    const char *mode = cml_attr_s(n, "mode", buf, sizeof buf, "constant");
+    const char *mm = !strcmp(mode, "constant") ? "constant" : !strcmp(mode, "reflect")
+                         ? "reflect" : !strcmp(mode, "edge") ? "replicate" : NULL;
+    if (!mm)
+        return cml_refuse(c, "mode '%s' has no MIL pad mode", mode);
+    int r = cml_rank(n->in[0]);
+    int64_t *p, mp[2 * SH_MAX_RANK];
+    size_t np;
+    if (!cml_const_ints(n, 1, &p, &np))
+        return cml_refuse(c, "pads are not constant");
+    bool ok = r >= 0 && r <= SH_MAX_RANK && np == 2 * (size_t)r;
+    for (size_t i = 0; ok && i < (size_t)r; i++) {
+        ok &= p[i] >= 0 && p[i + (size_t)r] >= 0 && p[i] <= INT32_MAX && p[i + (size_t)r] <= INT32_MAX;
+        mp[2 * i] = p[i];
+        mp[2 * i + 1] = p[i + (size_t)r];
+    }
+    free(p);
+    if (!ok)
+        return cml_refuse(c, "pads negative or not 2 x rank (MIL's pad cannot crop)");
+    double v = 0, *cv;
+    size_t ncv;
+    if (cml_has(n, 2)) {
+        if (!cml_const_floats(n, 2, &cv, &ncv))
+            return cml_refuse(c, "constant_value is not a constant");
+        v = ncv ? cv[0] : 0;
+        free(cv);
+    }
+    const char *x = cml_in(c, n, 0);
+    if (!x)
+        return -1;
+    MilOp *op = cml_op(c, "pad");
+    mil_op_in(op, "x", x);
+    mil_op_in_const(op, "pad", cml_ints(mp, 2 * (size_t)r));
+    mil_op_in_const(op, "mode", mil_tensor_string(mm));
+    if (!strcmp(mm, "constant"))
+        mil_op_in_const(op, "constant_val",
+                        cml_scalar(cm_dtype_to_mil(cml_elem(n->in[0])), v));
+    return cml_out(c, op, n, 0);
+}
+
 static const CmLowerRule sh_lower[] = {
     {"Reshape", lower_reshape}, {"Flatten", lower_flatten},
     {"Transpose", lower_transpose}, {"Concat", lower_concat}, {"Split", lower_split},
     {"Slice", lower_slice}, {"Squeeze", lower_squeeze}, {"Unsqueeze", lower_squeeze},
-    {"Expand", lower_expand}, {"Tile", lower_tile},
+    {"Expand", lower_expand}, {"Tile", lower_tile}, {"Pad", lower_pad},
 };
 
 /* ---- raising -------------------------------------------------------------------- */
@@ -490,11 +536,45 @@ static int raise_tile(CmRaise *r, const MilOp *op)
     return cmr_simple(r, op, "Tile", 2, in, NULL);
 }
 
+/* pad: the last N dims of MIL's pairs as ONNX's begins and ends over the
+ * rank (from the output type). */
+static int raise_pad(CmRaise *r, const MilOp *op)
+{
+    const char *mode = cmr_string(cmr_const(r, op, "mode"));
+    const char *om = !mode || !strcmp(mode, "constant") ? "constant"
+                     : !strcmp(mode, "reflect") ? "reflect"
+                     : !strcmp(mode, "replicate") ? "edge" : NULL;
+    const MilTensor *pt = cmr_const(r, op, "pad");
+    int rank = op->n_out ? op->out[0].type.rank : -1;
+    int64_t *p;
+    size_t np;
+    if (!om || !pt || rank < 0 || rank > SH_MAX_RANK || !cmr_ints(pt, &p, &np))
+        return cmr_fail(r, "mode, pad or rank not as the export writes them");
+    if (np % 2 || np / 2 > (size_t)rank) {
+        free(p);
+        return cmr_fail(r, "pad has %zu entries for rank %d", np, rank);
+    }
+    int64_t o[2 * SH_MAX_RANK] = {0};
+    size_t skip = (size_t)rank - np / 2;
+    for (size_t i = 0; i < np / 2; i++) {
+        o[skip + i] = p[2 * i];
+        o[(size_t)rank + skip + i] = p[2 * i + 1];
+    }
+    free(p);
+    const char *in[3] = {cmr_in(r, op, "x", 0), cmr_init_i64(r, o, 2 * (size_t)rank, false),
+                         !strcmp(om, "constant") ? cmr_in(r, op, "constant_val", 0) : NULL};
+    IrNode *node;
+    if (cmr_simple(r, op, "Pad", in[2] ? 3 : 2, in, &node) < 0)
+        return -1;
+    ir_node_set_attr(node, ir_attr_string("mode", om));
+    return 0;
+}
+
 static const CmRaiseRule sh_raise[] = {
     {"reshape", raise_reshape}, {"transpose", raise_transpose},
     {"concat", raise_concat}, {"split", raise_split},
     {"slice_by_index", raise_slice}, {"squeeze", raise_squeeze},
-    {"expand_dims", raise_squeeze}, {"tile", raise_tile},
+    {"expand_dims", raise_squeeze}, {"tile", raise_tile}, {"pad", raise_pad},
 };
 
 CM_FAMILY(cm_family_shape, "shape", sh_lower, sh_raise);

@@ -1,6 +1,6 @@
 /*
  * coreml/tensor.c - Core ML lowering and raising of the tensor family:
- * Shape (of a shape inference cannot give; known shapes are consts),
+ * Range (range_1d), Shape (of a shape inference cannot give; known shapes are consts),
  * ConstantOfShape of a computed shape (fill).
  *
  * Refused: Shape with start/end (not lowered yet).
@@ -41,7 +41,22 @@ static int lower_cos(CmLower *c, const IrNode *n)
     return cml_out(c, op, n, 0);
 }
 
+/* Range(start, limit, delta) is range_1d(end, start, step). */
+static int lower_range(CmLower *c, const IrNode *n)
+{
+    const char *a = cml_in(c, n, 0), *b = a ? cml_in(c, n, 1) : NULL;
+    const char *d = b ? cml_in(c, n, 2) : NULL;
+    if (!d)
+        return -1;
+    MilOp *op = cml_op(c, "range_1d");
+    mil_op_in(op, "end", b);
+    mil_op_in(op, "start", a);
+    mil_op_in(op, "step", d);
+    return cml_out(c, op, n, 0);
+}
+
 static const CmLowerRule tn_lower[] = {
+    {"Range", lower_range},
     {"Shape", lower_shape}, {"ConstantOfShape", lower_cos},
 };
 
@@ -82,7 +97,15 @@ static int raise_fill(CmRaise *r, const MilOp *op)
     return 0;
 }
 
+static int raise_range(CmRaise *r, const MilOp *op)
+{
+    const char *in[3] = {cmr_in(r, op, "start", 0), cmr_in(r, op, "end", 0),
+                         cmr_in(r, op, "step", 0)};
+    return cmr_simple(r, op, "Range", 3, in, NULL);
+}
+
 static const CmRaiseRule tn_raise[] = {
+    {"range_1d", raise_range},
     {"shape", raise_shape}, {"fill", raise_fill},
 };
 
