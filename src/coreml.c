@@ -974,6 +974,11 @@ static int cm_import_io(CmRaise *r, const MilFunction *fn)
         if (!ir_graph_add_input(r->g, fn->in[i].name, cm_ir_type(&fn->in[i].type)))
             return ir_fail(r->err, "function input '%s' declared twice", fn->in[i].name);
     }
+    /* Every MIL value's name is taken before any rule makes a temporary
+     * name: a later op's output must not find its name used. */
+    for (size_t i = 0; i < fn->block->n_ops; i++)
+        for (size_t k = 0; k < fn->block->ops[i]->n_out; k++)
+            ir_graph_value(r->g, fn->block->ops[i]->out[k].name);
     for (size_t i = 0; i < fn->block->n_ops; i++)
         if (cm_raise_op(r, fn->block->ops[i]) < 0)
             return -1;

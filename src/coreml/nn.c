@@ -268,7 +268,7 @@ static int lower_gemm(CmLower *c, const IrNode *n)
     const char *a = cml_in(c, n, 0), *b = a ? cml_in(c, n, 1) : NULL;
     if (!b)
         return -1;
-    int32_t dt = cml_type(n->out[0]).dtype;
+    int32_t dt = cm_dtype_to_mil(cml_elem(n->out[0]));
     if (dt != MIL_FP32 && dt != MIL_FP16)
         return cml_refuse(c, "Gemm of a non-float type");
     if (cml_attr_i(n, "transA", 0))
