@@ -26,6 +26,7 @@ const MilOpSchema milop_table[] = {
     {"concat", 0, 0, NULL},
     {"const", 0, 0, NULL},
     {"conv", 0, 0, NULL},
+    {"conv_transpose", 0, 0, NULL},
     {"cos", 0, 0, NULL},
     {"cosh", 0, 0, NULL},
     {"cumsum", 0, 0, NULL},

@@ -1,6 +1,6 @@
 /*
  * coreml/nn.c - Core ML lowering and raising of the nn family: Conv,
- * MaxPool, AveragePool, GlobalAveragePool/GlobalMaxPool, Gemm, MatMul.
+ * ConvTranspose, MaxPool, AveragePool, GlobalAveragePool/GlobalMaxPool, Gemm, MatMul.
  *
  * MIL facts (coremltools' defs, iOS15): conv's weight is [C_out,
  * C_in/groups, k...] as ONNX's; pad_type "custom" takes pad as
@@ -307,7 +307,53 @@ static int lower_gemm(CmLower *c, const IrNode *n)
     return cml_out(c, op, n, 0);
 }
 
+/* ConvTranspose: weight [C_in, C_out/groups, k...] as ONNX's. Refused:
+ * output_padding, output_shape and auto_pad SAME_* (MIL resolves the
+ * output size through its own output_shape, whose use is not lowered yet). */
+static int lower_conv_transpose(CmLower *c, const IrNode *n)
+{
+    size_t ns = 0;
+    int64_t k[NN_MAX_RANK], s[NN_MAX_RANK], d[NN_MAX_RANK], pads[2 * NN_MAX_RANK];
+    if (nn_spatial(c, n, &ns) < 0)
+        return -1;
+    const int64_t *v;
+    long nv = cml_attr_ints(n, "output_padding", &v);
+    for (long i = 0; i < nv; i++)
+        if (v[i])
+            return cml_refuse(c, "output_padding is not lowered");
+    char buf[32];
+    const char *ap = cml_attr_s(n, "auto_pad", buf, sizeof buf, "NOTSET");
+    if (ir_node_attr(n, "output_shape") || (strcmp(ap, "NOTSET") && strcmp(ap, "VALID")))
+        return cml_refuse(c, "output_shape and auto_pad SAME_* are not lowered");
+    int64_t wd[NN_MAX_RANK + 2];
+    size_t wr = 0;
+    if (cml_dims(n->in[1], wd, NN_MAX_RANK + 2, &wr) && wr == ns + 2)
+        memcpy(k, wd + 2, ns * sizeof *k);
+    if (nn_window(c, n, ns, k, s, d, false) < 0)
+        return -1;
+    if (!ir_node_attr(n, "kernel_shape") && wr != ns + 2)
+        return cml_refuse(c, "the weight's shape is unknown");
+    if (nn_pads(c, n, ns, k, s, d, pads) < 0)
+        return -1;
+    const char *x = cml_in(c, n, 0), *w = x ? cml_in(c, n, 1) : NULL;
+    const char *b = w && cml_has(n, 2) ? cml_in(c, n, 2) : NULL;
+    if (!x || !w || (cml_has(n, 2) && !b))
+        return -1;
+    MilOp *op = cml_op(c, "conv_transpose");
+    mil_op_in(op, "x", x);
+    mil_op_in(op, "weight", w);
+    if (b)
+        mil_op_in(op, "bias", b);
+    mil_op_in_const(op, "strides", cml_ints(s, ns));
+    mil_op_in_const(op, "pad_type", mil_tensor_string("custom"));
+    mil_op_in_const(op, "pad", nn_mil_pad(pads, ns));
+    mil_op_in_const(op, "dilations", cml_ints(d, ns));
+    mil_op_in_const(op, "groups", mil_tensor_scalar_i32((int32_t)cml_attr_i(n, "group", 1)));
+    return cml_out(c, op, n, 0);
+}
+
 static const CmLowerRule nn_lower[] = {
+    {"ConvTranspose", lower_conv_transpose},
     {"Conv", lower_conv},
     {"MaxPool", lower_pool},
     {"AveragePool", lower_pool},
@@ -368,10 +414,13 @@ static bool nn_ints_attr(CmRaise *r, const MilOp *op, const char *param, IrNode 
 
 static int raise_conv(CmRaise *r, const MilOp *op)
 {
+    bool tr = !strcmp(op->type, "conv_transpose");
+    if (tr && mil_op_input(op, "output_shape"))
+        return cmr_fail(r, "output_shape is not raised");
     const char *in[3] = {cmr_in(r, op, "x", 0), cmr_in(r, op, "weight", 0),
                          cmr_in(r, op, "bias", 0)};
     IrNode *node;
-    if (cmr_simple(r, op, "Conv", in[2] ? 3 : 2, in, &node) < 0)
+    if (cmr_simple(r, op, tr ? "ConvTranspose" : "Conv", in[2] ? 3 : 2, in, &node) < 0)
         return -1;
     int64_t *g;
     size_t ng;
@@ -445,6 +494,7 @@ static int raise_linear(CmRaise *r, const MilOp *op)
 
 static const CmRaiseRule nn_raise[] = {
     {"conv", raise_conv},
+    {"conv_transpose", raise_conv},
     {"max_pool", raise_pool},
     {"avg_pool", raise_pool},
     {"matmul", raise_matmul},
