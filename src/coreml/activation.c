@@ -4,11 +4,13 @@
  * log_softmax), Elu, LeakyRelu, HardSigmoid, Softplus, Softsign,
  * ThresholdedRelu.
  *
+ * PRelu, Selu, HardSwish and Mish are composed of MIL ops.
+ *
  * Refused: Softmax/LogSoftmax of an unknown rank (the axis must be
- * normalized); PRelu, Selu, Celu, HardSwish, Mish, Shrink (not lowered
- * yet).
+ * normalized); Celu, Shrink, Hardmax (not lowered yet).
  */
 #include <stdlib.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include "rules.h"
@@ -76,7 +78,91 @@ static int lower_softmax(CmLower *c, const IrNode *n)
     return cml_out(c, op, n, 0);
 }
 
+/* A binary MIL op on two values (or y an immediate), output a temporary
+ * typed like ONNX output 0 of n, unless `last` binds that output. */
+static const char *act_bin(CmLower *c, const IrNode *n, const char *type, const char *x,
+                           const char *y, MilTensor *yc, bool last)
+{
+    MilOp *op = cml_op(c, type);
+    mil_op_in(op, "x", x);
+    if (yc)
+        mil_op_in_const(op, "y", yc);
+    else
+        mil_op_in(op, "y", y);
+    if (last)
+        return cml_out(c, op, n, 0) < 0 ? NULL : "";
+    MilType t = cml_type(n->out[0]);
+    const char *name = cml_tmp(c, op, t.dtype, t.rank, t.dims);
+    mil_type_clear(&t);
+    return name;
+}
+
+/* PRelu as select(x >= 0, x, x * slope): MIL's prelu takes a per-channel
+ * alpha only, ONNX's slope broadcasts any way. */
+static int lower_prelu(CmLower *c, const IrNode *n)
+{
+    int32_t dt = cm_dtype_to_mil(cml_elem(n->in[0]));
+    if (dt != MIL_FP32 && dt != MIL_FP16)
+        return cml_refuse(c, "PRelu of a non-float type");
+    const char *x = cml_in(c, n, 0), *sl = x ? cml_in(c, n, 1) : NULL;
+    if (!sl)
+        return -1;
+    const char *xs = act_bin(c, n, "mul", x, sl, NULL, false);
+    MilOp *op = cml_op(c, "greater_equal");
+    mil_op_in(op, "x", x);
+    mil_op_in_const(op, "y", cml_scalar(dt, 0));
+    int r = cml_rank(n->out[0]);
+    const char *k = cml_tmp(c, op, MIL_BOOL, r, NULL);
+    op = cml_op(c, "select");
+    mil_op_in(op, "cond", k);
+    mil_op_in(op, "a", x);
+    mil_op_in(op, "b", xs);
+    return cml_out(c, op, n, 0);
+}
+
+/* Selu = gamma * elu(x, alpha); HardSwish = x * sigmoid_hard(x, 1/6, 1/2);
+ * Mish = x * tanh(softplus(x)). */
+static int lower_composite(CmLower *c, const IrNode *n)
+{
+    int32_t dt = cm_dtype_to_mil(cml_elem(n->in[0]));
+    if (dt != MIL_FP32 && dt != MIL_FP16)
+        return cml_refuse(c, "MIL's activations take floats");
+    const char *x = cml_in(c, n, 0);
+    if (!x)
+        return -1;
+    MilType t = cml_type(n->out[0]);
+    MilOp *op;
+    const char *y;
+    if (!strcmp(n->op_type, "Selu")) {
+        op = cml_op(c, "elu");
+        mil_op_in(op, "x", x);
+        mil_op_in_const(op, "alpha", cml_scalar(dt, cml_attr_f(n, "alpha", 1.67326319217681884765625f)));
+        y = cml_tmp(c, op, t.dtype, t.rank, t.dims);
+        mil_type_clear(&t);
+        return act_bin(c, n, "mul", y, NULL,
+                       cml_scalar(dt, cml_attr_f(n, "gamma", 1.05070102214813232421875f)), true)
+                   ? 0 : -1;
+    }
+    if (!strcmp(n->op_type, "HardSwish")) {
+        op = cml_op(c, "sigmoid_hard");
+        mil_op_in(op, "x", x);
+        mil_op_in_const(op, "alpha", cml_scalar(dt, 1.0 / 6));
+        mil_op_in_const(op, "beta", cml_scalar(dt, 0.5));
+    } else {
+        op = cml_op(c, "softplus");
+        mil_op_in(op, "x", x);
+        y = cml_tmp(c, op, t.dtype, t.rank, t.dims);
+        op = cml_op(c, "tanh");
+        mil_op_in(op, "x", y);
+    }
+    y = cml_tmp(c, op, t.dtype, t.rank, t.dims);
+    mil_type_clear(&t);
+    return act_bin(c, n, "mul", x, y, NULL, true) ? 0 : -1;
+}
+
 static const CmLowerRule act_lower[] = {
+    {"PRelu", lower_prelu}, {"Selu", lower_composite}, {"HardSwish", lower_composite},
+    {"Mish", lower_composite},
     {"Relu", lower_act}, {"Sigmoid", lower_act}, {"Softplus", lower_act},
     {"Softsign", lower_act}, {"Elu", lower_act}, {"LeakyRelu", lower_act},
     {"ThresholdedRelu", lower_act}, {"HardSigmoid", lower_act},

@@ -106,6 +106,35 @@ static int lower_reciprocal(CmLower *c, const IrNode *n)
     return cml_out(c, op, n, 0);
 }
 
+/* Sum and Mean of n inputs: a chain of add (Mean then scaled by 1/n). */
+static int lower_sum(CmLower *c, const IrNode *n)
+{
+    bool mean = !strcmp(n->op_type, "Mean");
+    int32_t dt = cm_dtype_to_mil(cml_elem(n->out[0]));
+    if (mean && dt != MIL_FP32 && dt != MIL_FP16)
+        return cml_refuse(c, "Mean of a non-float type");
+    const char *x = cml_in(c, n, 0);
+    if (!x)
+        return -1;
+    MilOp *op = NULL;
+    for (size_t i = 1; i < n->n_in; i++) {
+        const char *y = cml_in(c, n, i);
+        if (!y)
+            return -1;
+        op = cml_op(c, "add");
+        mil_op_in(op, "x", x);
+        mil_op_in(op, "y", y);
+        if (i + 1 == n->n_in && !mean)
+            return cml_out(c, op, n, 0);
+        x = cml_tmp(c, op, dt, -1, NULL);
+    }
+    op = cml_op(c, mean ? "mul" : "identity");
+    mil_op_in(op, "x", x);
+    if (mean)
+        mil_op_in_const(op, "y", cml_scalar(dt, 1.0 / (double)n->n_in));
+    return cml_out(c, op, n, 0);
+}
+
 static int lower_where(CmLower *c, const IrNode *n)
 {
     const char *k = cml_in(c, n, 0), *a = k ? cml_in(c, n, 1) : NULL;
@@ -198,7 +227,8 @@ static const CmLowerRule ew_lower[] = {
     {"Less", lower_binary}, {"LessOrEqual", lower_binary}, {"Greater", lower_binary},
     {"GreaterOrEqual", lower_binary}, {"And", lower_binary}, {"Or", lower_binary},
     {"Xor", lower_binary}, {"Max", lower_binary}, {"Min", lower_binary},
-    {"Neg", lower_neg}, {"Reciprocal", lower_reciprocal}, {"Where", lower_where}, {"Cast", lower_cast}, {"Clip", lower_clip},
+    {"Neg", lower_neg}, {"Reciprocal", lower_reciprocal}, {"Sum", lower_sum},
+    {"Mean", lower_sum}, {"Where", lower_where}, {"Cast", lower_cast}, {"Clip", lower_clip},
 };
 
 /* ---- raising -------------------------------------------------------------------- */

@@ -1,6 +1,6 @@
 /*
  * coreml/nn.c - Core ML lowering and raising of the nn family: Conv,
- * ConvTranspose, MaxPool, AveragePool, GlobalAveragePool/GlobalMaxPool, Gemm, MatMul.
+ * ConvTranspose, MaxPool, Dropout (inference), AveragePool, GlobalAveragePool/GlobalMaxPool, Gemm, MatMul.
  *
  * MIL facts (coremltools' defs, iOS15): conv's weight is [C_out,
  * C_in/groups, k...] as ONNX's; pad_type "custom" takes pad as
@@ -352,7 +352,31 @@ static int lower_conv_transpose(CmLower *c, const IrNode *n)
     return cml_out(c, op, n, 0);
 }
 
+/* Dropout in inference is the identity; refused in training mode (random)
+ * or with its mask output. */
+static int lower_dropout(CmLower *c, const IrNode *n)
+{
+    int64_t *tm;
+    size_t ntm;
+    bool training = false;
+    if (cml_has(n, 2)) {
+        if (!cml_const_ints(n, 2, &tm, &ntm))
+            return cml_refuse(c, "training_mode is not a constant");
+        training = ntm == 1 && tm[0];
+        free(tm);
+    }
+    if (training || (n->n_out > 1 && n->out[1]))
+        return cml_refuse(c, "training mode and the mask output have no MIL equivalent");
+    const char *x = cml_in(c, n, 0);
+    if (!x)
+        return -1;
+    MilOp *op = cml_op(c, "identity");
+    mil_op_in(op, "x", x);
+    return cml_out(c, op, n, 0);
+}
+
 static const CmLowerRule nn_lower[] = {
+    {"Dropout", lower_dropout},
     {"ConvTranspose", lower_conv_transpose},
     {"Conv", lower_conv},
     {"MaxPool", lower_pool},
