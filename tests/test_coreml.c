@@ -537,8 +537,93 @@ static void test_targets(void)
     ir_model_free(m);
 }
 
+/* ---- names, symbolic dims, malformed programs ---------------------------------------- */
+
+/* ONNX names that are not MIL identifiers are made into ones, unique, and
+ * the description's features carry the same names; a symbolic dim is
+ * flexible there. */
+static void test_names_and_dims(void)
+{
+    IrModel *m = ir_model_new();
+    m->has_ir_version = true;
+    m->ir_version = 8;
+    ir_model_set_opset(m, "", CM_ONNX_OPSET);
+    m->graph = ir_graph_new(NULL);
+    IrType *t = ir_type_tensor(IR_FLOAT, 2, (int64_t[]){-1, 3});
+    t->shape->dims[0].kind = IR_DIM_PARAM;
+    t->shape->dims[0].param = ir_strdup("N");
+    ir_graph_add_input(m->graph, "in:0", t);
+    const char *in[1] = {"in:0"}, *out[1] = {"1/out"};
+    IrError err;
+    ir_node_new(m->graph, NULL, "Relu", "", "r", 1, in, 1, out, &err);
+    ir_graph_add_output(m->graph, ir_graph_find_local(m->graph, "1/out"), NULL);
+    MilModel *mm = export_ok(m, "names");
+    const MilFunction *fn = mm ? mm->fn[0] : NULL;
+    T_CHECK(fn && fn->n_in == 1 && !strcmp(fn->in[0].name, "in_0") &&
+                fn->block->n_out == 1 && !strcmp(fn->block->out[0], "_1_out"),
+            "MIL identifiers: %s, %s", fn ? fn->in[0].name : "", fn ? fn->block->out[0] : "");
+    T_CHECK(mm && mm->n_in == 1 && mm->n_out == 1 && !strcmp(mm->in[0].name, "in_0") &&
+                !strcmp(mm->out[0].name, "_1_out"),
+            "features named as the function's values");
+    T_CHECK(fn && fn->in[0].type.dim_names && fn->in[0].type.dim_names[0] &&
+                !strcmp(fn->in[0].type.dim_names[0], "N") && mm->in[0].range_lo &&
+                mm->in[0].range_lo[0] == 1 && mm->in[0].range_hi[0] == -1 &&
+                mm->in[0].range_lo[1] == 3 && mm->in[0].range_hi[1] == 3,
+            "symbolic dim N is flexible [1, unbounded]");
+    IrModel *back = NULL;
+    T_CHECK(mm && cm_import(mm, &back, &err) == 0, "import: %s", err.msg);
+    const IrValueInfo *bi = back ? back->graph->inputs.p[0] : NULL;
+    T_CHECK(bi && bi->type->shape->dims[0].kind == IR_DIM_PARAM &&
+                !strcmp(bi->type->shape->dims[0].param, "N"),
+            "the import keeps the symbol");
+    ir_model_free(back);
+    mil_model_free(mm);
+    ir_model_free(m);
+}
+
+/* Every op the export emits, raised from a malformed op (no inputs, or
+ * every parameter bound to an empty tensor): refused or raised, never a
+ * crash (the sanitized build runs this). */
+static void test_malformed_import(void)
+{
+    int refused = 0;
+    for (size_t i = 0; i < milop_table_n; i++) {
+        for (int variant = 0; variant < 2; variant++) {
+            MilModel *mm = mil_model_new(&mil_targets[3]);
+            MilFunction *fn = mil_function_add(mm, "main", "CoreML8");
+            MilType t = mil_type(MIL_FP32, 1, (int64_t[]){2});
+            mil_function_input(fn, "x", &t);
+            MilOp *op = mil_op_add(fn->block, milop_table[i].name, "op");
+            if (variant) {
+                static const char *params[] = {"x", "y", "weight", "pad", "axes", "begin",
+                                               "end", "values", "shape", "reps", "indices",
+                                               "input", "scale", "initial_h", "initial_c",
+                                               "weight_ih", "weight_hh", "dtype", "mode"};
+                for (size_t k = 0; k < sizeof params / sizeof params[0]; k++)
+                    mil_op_in_const(op, params[k], mil_tensor_new(MIL_INT32, 1,
+                                                                  (int64_t[]){0}, NULL));
+            }
+            mil_op_out(op, "y", &t);
+            mil_block_output(fn->block, "y");
+            mil_type_clear(&t);
+            IrModel *back = NULL;
+            IrError err;
+            err.msg[0] = 0;
+            int rc = cm_import(mm, &back, &err);
+            T_CHECK(rc == 0 || (rc < 0 && err.msg[0] && !back), "%s: no reason",
+                    milop_table[i].name);
+            refused += rc < 0;
+            ir_model_free(back);
+            mil_model_free(mm);
+        }
+    }
+    T_CHECK(refused > 0, "malformed ops are refused");
+}
+
 int main(void)
 {
+    test_names_and_dims();
+    test_malformed_import();
     test_conv_layout();
     test_linear_layout();
     test_lstm_layout();

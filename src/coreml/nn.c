@@ -407,8 +407,12 @@ static bool nn_onnx_pads(CmRaise *r, const MilOp *op, IrNode *node)
     const MilTensor *pad = cmr_const(r, op, "pad");
     if (!pad)
         return true;
-    if (!cmr_ints(pad, &p, &np) || np % 2 || np > 2 * NN_MAX_RANK)
+    if (!cmr_ints(pad, &p, &np))
         return false;
+    if (np % 2 || np > 2 * NN_MAX_RANK) {
+        free(p);
+        return false;
+    }
     int64_t o[2 * NN_MAX_RANK];
     size_t ns = np / 2;
     for (size_t i = 0; i < ns; i++) {

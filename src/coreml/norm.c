@@ -186,8 +186,12 @@ static int raise_layer_norm(CmRaise *r, const MilOp *op)
     const MilTensor *at = cmr_const(r, op, "axes");
     int64_t *ax;
     size_t na;
-    if (!at || rank < 1 || !cmr_ints(at, &ax, &na) || !na)
+    if (!at || rank < 1 || !cmr_ints(at, &ax, &na))
         return cmr_fail(r, "axes or rank unknown");
+    if (!na) {
+        free(ax);
+        return cmr_fail(r, "axes empty");
+    }
     bool ok = true;
     for (size_t i = 0; i < na; i++) {
         int64_t a = ax[i] < 0 ? ax[i] + rank : ax[i];

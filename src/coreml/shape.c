@@ -406,8 +406,12 @@ static int raise_int_attr(CmRaise *r, const MilOp *op, const char *param, IrNode
     size_t nv;
     if (!t)
         return 0;
-    if (!cmr_ints(t, &v, &nv) || (!list && nv != 1))
+    if (!cmr_ints(t, &v, &nv))
         return cmr_fail(r, "malformed %s", param);
+    if (!list && nv != 1) {
+        free(v);
+        return cmr_fail(r, "malformed %s", param);
+    }
     ir_node_set_attr(node, list ? ir_attr_ints(attr, nv, v) : ir_attr_int(attr, v[0]));
     free(v);
     return 0;
