@@ -4,6 +4,7 @@
  * printed), the target chosen and named, and the refusals (an op no target
  * can express, a target below what the model needs). */
 #include <dirent.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,6 +80,74 @@ static void retype_inputs(IrModel *rt, const IrModel *orig)
     }
 }
 
+/* Checks every op of mm against the MIL op table at mm's target: the op
+ * exists there, and, where the table lists parameters (the generated
+ * table does; the provisional one lists none), every parameter bound is
+ * one of them, every required one is bound, and every const one is bound
+ * to an immediate or a const op. Returns the number of findings (the
+ * first printed). */
+/* Whether `name` is a function input or an output of an op before op i
+ * of b (SSA order: defined before read). */
+static bool defined_before(const MilFunction *fn, const MilBlock *b, size_t i, const char *name)
+{
+    for (size_t k = 0; k < fn->n_in; k++)
+        if (!strcmp(fn->in[k].name, name))
+            return true;
+    for (size_t j = 0; j < i; j++)
+        for (size_t k = 0; k < b->ops[j]->n_out; k++)
+            if (!strcmp(b->ops[j]->out[k].name, name))
+                return true;
+    return false;
+}
+
+static int conformance(const MilModel *mm, int target, const char *what)
+{
+    const MilBlock *b = mm->fn[0]->block;
+    int bad = 0;
+    for (size_t i = 0; i < b->n_ops; i++) {
+        const MilOp *op = b->ops[i];
+        for (size_t k = 0; k < op->n_in; k++)
+            for (size_t a = 0; a < op->in[k].n_args; a++) {
+                const char *nm = op->in[k].args[a].name;
+                if (nm && !defined_before(mm->fn[0], b, i, nm) && !bad++)
+                    fprintf(stderr, "%s: MIL op '%s' reads '%s' before it is defined\n", what,
+                            op->type, nm);
+            }
+        if (!strcmp(op->type, "const"))
+            continue;
+        const MilOpSchema *s = milop_find(op->type, target);
+        if (!s) {
+            if (!bad++)
+                fprintf(stderr, "%s: MIL op '%s' is not in %s's opset\n", what, op->type,
+                        mil_targets[target].name);
+            continue;
+        }
+        for (size_t k = 0; k < op->n_in && s->n_params; k++) {
+            const MilParam *p = NULL;
+            for (size_t j = 0; j < s->n_params; j++)
+                if (!strcmp(s->params[j].name, op->in[k].param))
+                    p = &s->params[j];
+            bool is_const = op->in[k].n_args > 0;
+            for (size_t a = 0; p && a < op->in[k].n_args; a++) {
+                const MilArg *arg = &op->in[k].args[a];
+                bool c = arg->value != NULL;
+                for (size_t j = 0; !c && arg->name && j < b->n_ops; j++)
+                    c = !strcmp(b->ops[j]->type, "const") &&
+                        !strcmp(b->ops[j]->out[0].name, arg->name);
+                is_const &= c;
+            }
+            if ((!p || (p->is_const && !is_const)) && !bad++)
+                fprintf(stderr, "%s: MIL op '%s': parameter '%s' %s\n", what, op->type,
+                        op->in[k].param, p ? "must be const" : "unknown");
+        }
+        for (size_t j = 0; j < s->n_params; j++)
+            if (!s->params[j].optional && !mil_op_input(op, s->params[j].name) && !bad++)
+                fprintf(stderr, "%s: MIL op '%s': required parameter '%s' missing\n", what,
+                        op->type, s->params[j].name);
+    }
+    return bad;
+}
+
 /* ONNX -> MIL -> ONNX of `conv` (at CM_ONNX_OPSET), compared with `orig`
  * on DIR's inputs. Returns 0 equal, 1 refused by the export (reason in
  * err), -1 failed (err). `target` gets the target chosen. */
@@ -90,6 +159,8 @@ static int round_trip(IrModel *orig, IrModel *conv, const char *inputs, int *tar
     if (cm_export(conv, &o, &mm, rep, err) < 0)
         return 1;
     *target = rep->target;
+    T_CHECK(conformance(mm, rep->target, "export") == 0, "export does not conform to the "
+            "MIL op table (above)");
     IrModel *rt = NULL;
     int rc = cm_import(mm, &rt, err);
     mil_model_free(mm);

@@ -111,17 +111,19 @@ static int lower_concat(CmLower *c, const IrNode *n)
     int64_t axis;
     if (!cml_axis(cml_attr_i(n, "axis", 0), cml_rank(n->out[0]), &axis))
         return cml_refuse(c, "axis out of range or rank unknown");
-    MilOp *op = NULL;
-    for (size_t i = 0; i < n->n_in; i++) {
-        const char *x = cml_in(c, n, i);
-        if (!x)
-            return -1;
-        if (!op)
-            op = cml_op(c, "concat");
-        mil_op_in(op, "values", x);
-    }
-    if (!op)
+    if (!n->n_in)
         return cml_refuse(c, "no inputs");
+    /* every input first: a const they need must precede the concat */
+    const char **xs = ir_alloc_array(n->n_in, sizeof *xs);
+    for (size_t i = 0; i < n->n_in; i++)
+        if (!(xs[i] = cml_in(c, n, i))) {
+            free(xs);
+            return -1;
+        }
+    MilOp *op = cml_op(c, "concat");
+    for (size_t i = 0; i < n->n_in; i++)
+        mil_op_in(op, "values", xs[i]);
+    free(xs);
     mil_op_in_const(op, "axis", mil_tensor_scalar_i32((int32_t)axis));
     mil_op_in_const(op, "interleave", mil_tensor_scalar_bool(false));
     return cml_out(c, op, n, 0);
