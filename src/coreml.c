@@ -20,7 +20,7 @@
 
 /* The families, in the order of src/opschema_flags.txt's sections. */
 static const CmFamily *const cm_families[] = {
-    &cm_family_activation, &cm_family_elementwise, &cm_family_index,
+    &cm_family_activation, &cm_family_control, &cm_family_elementwise, &cm_family_index,
     &cm_family_nn, &cm_family_norm, &cm_family_quant, &cm_family_reduce,
     &cm_family_rnn, &cm_family_shape, &cm_family_tensor,
 };
@@ -374,7 +374,7 @@ const char *cml_const(CmLower *c, MilTensor *t)
 {
     char *name = cm_fresh(c, c->node && c->node->name && *c->node->name ? c->node->name
                                                                           : "const");
-    MilOp *op = mil_const_add(c->b, name, t);
+    MilOp *op = mil_const_add(c->root, name, t);
     free(name);
     c->r->n_ops++;
     c->r->n_consts++;
@@ -388,7 +388,7 @@ static const char *cml_const_value(CmLower *c, const IrValue *v, const IrTensor 
     if (!mt)
         return NULL;
     char *name = cm_fresh(c, v->name);
-    mil_const_add(c->b, name, mt);
+    mil_const_add(c->root, name, mt);
     cm_name_put(&c->onnx, v->name, name);
     free(name);
     c->r->n_ops++;
@@ -542,9 +542,9 @@ static int cm_lower_node(CmLower *c, const IrNode *n)
     c->node = n;
     if (n->domain && *n->domain && strcmp(n->domain, "ai.onnx"))
         return cml_refuse(c, "domain '%s' has no Core ML lowering", n->domain);
-    for (size_t i = 0; i < n->n_attr; i++)
+    for (size_t i = 0; i < n->n_attr && strcmp(n->op_type, "If"); i++)
         if (n->attr[i]->g || n->attr[i]->n_graphs)
-            return cml_refuse(c, "subgraphs (If, Loop, Scan) are not lowered yet");
+            return cml_refuse(c, "subgraphs of %s are not lowered yet (If is)", n->op_type);
     CmLowerFn fn = cm_lower_rule(n->op_type);
     if (!fn)
         return cml_refuse(c, "no Core ML lowering for %s", n->op_type);
@@ -658,9 +658,9 @@ static int cm_export_outputs(CmLower *c, MilFunction *fn, MilModel *mm)
     return 0;
 }
 
-static int cm_export_nodes(CmLower *c)
+static int cm_export_nodes(CmLower *c, const IrGraph *g)
 {
-    IR_FOR_NODES(c->g, n) {
+    IR_FOR_NODES(g, n) {
         if (cm_folded(n)) {
             c->r->n_folded++;
             continue;
@@ -670,6 +670,50 @@ static int cm_export_nodes(CmLower *c)
         c->r->n_nodes++;
     }
     return 0;
+}
+
+/* Whether value `name` is an output of an op of b. */
+static bool cm_block_defines(const MilBlock *b, const char *name)
+{
+    for (size_t i = 0; i < b->n_ops; i++)
+        for (size_t k = 0; k < b->ops[i]->n_out; k++)
+            if (!strcmp(b->ops[i]->out[k].name, name))
+                return true;
+    return false;
+}
+
+int cml_lower_graph(CmLower *c, const IrGraph *g, MilBlock *b)
+{
+    MilBlock *outer = c->b;
+    const IrNode *holder = c->node;
+    c->b = b;
+    int rc = cm_export_nodes(c, g);
+    for (size_t i = 0; rc == 0 && i < g->outputs.n; i++) {
+        const IrValue *v = ((const IrValueInfo *)g->outputs.p[i])->value;
+        c->node = holder;
+        CmName *e = cm_name_get(c->onnx, v->name);
+        const char *name = e ? e->val : NULL;
+        const IrTensor *t = name ? NULL : inf_value_const(v);
+        if (!name && !t)
+            t = kv_value(v);
+        if (!name && t)
+            name = cml_const_value(c, v, t);
+        if (!name) {
+            rc = cml_refuse(c, "subgraph output '%s' has no Core ML value", v->name);
+            break;
+        }
+        if (!cm_block_defines(b, name)) {
+            MilType ty = cml_type(v);
+            MilOp *op = cml_op(c, "identity");
+            mil_op_in(op, "x", name);
+            name = cml_tmp(c, op, ty.dtype, ty.rank, ty.dims);
+            mil_type_clear(&ty);
+        }
+        mil_block_output(b, name);
+    }
+    c->b = outer;
+    c->node = holder;
+    return rc == 0 && !c->failed ? 0 : -1;
 }
 
 static int cm_export_check(const IrModel *m, IrError *err)
@@ -704,11 +748,11 @@ int cm_export(const IrModel *cm, const CmOptions *o, MilModel **out, CmReport *r
         return -1;
     MilModel *mm = mil_model_new(&mil_targets[limit < 0 ? 0 : limit]);
     MilFunction *fn = mil_function_add(mm, "main", mil_targets[limit < 0 ? 0 : limit].opset);
-    CmLower c = {.m = m, .g = m->graph, .b = fn->block, .err = err, .limit = limit,
-                 .r = r};
+    CmLower c = {.m = m, .g = m->graph, .b = fn->block, .root = fn->block, .err = err,
+                 .limit = limit, .r = r};
     int rc = cm_export_inputs(&c, fn, mm);
     if (rc == 0)
-        rc = cm_export_nodes(&c);
+        rc = cm_export_nodes(&c, c.g);
     if (rc == 0)
         rc = cm_export_outputs(&c, fn, mm);
     cm_names_free(&c.onnx);
@@ -958,12 +1002,37 @@ static int cm_raise_op(CmRaise *r, const MilOp *op)
         }
         return 0;
     }
-    if (op->n_blocks)
-        return cmr_fail(r, "ops with blocks (cond, while_loop) are not raised yet");
+    if (op->n_blocks && strcmp(op->type, "cond"))
+        return cmr_fail(r, "ops with blocks other than cond are not raised yet");
     CmRaiseFn fn = cm_raise_rule(op->type);
     if (!fn)
         return cmr_fail(r, "no ONNX raising for this op");
     return fn(r, op);
+}
+
+int cmr_block(CmRaise *r, const MilBlock *b, IrGraph *g, const MilNamedType *types)
+{
+    IrGraph *outer = r->g;
+    const MilOp *holder = r->op;
+    r->g = g;
+    for (size_t i = 0; i < b->n_ops; i++)
+        for (size_t k = 0; k < b->ops[i]->n_out; k++)
+            ir_graph_value(g, b->ops[i]->out[k].name);
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < b->n_ops; i++)
+        rc = cm_raise_op(r, b->ops[i]);
+    for (size_t i = 0; rc == 0 && i < b->n_out; i++) {
+        IrValue *v = ir_graph_lookup(g, b->out[i]);
+        if (!v) {
+            r->op = holder;
+            rc = cmr_fail(r, "block output '%s' is defined nowhere", b->out[i]);
+            break;
+        }
+        ir_graph_add_output(g, v, cm_ir_type(&types[i].type));
+    }
+    r->g = outer;
+    r->op = holder;
+    return rc;
 }
 
 static int cm_import_io(CmRaise *r, const MilFunction *fn)

@@ -25,6 +25,7 @@ const MilOpSchema milop_table[] = {
     {"clip", 0, 0, NULL},
     {"concat", 0, 0, NULL},
     {"const", 0, 0, NULL},
+    {"cond", 0, 0, NULL},
     {"conv", 0, 0, NULL},
     {"conv_transpose", 0, 0, NULL},
     {"cos", 0, 0, NULL},

@@ -32,7 +32,9 @@ typedef struct CmName CmName;
 typedef struct CmLower {
     const IrModel *m;
     const IrGraph *g;
-    MilBlock *b;
+    MilBlock *b;            /* the block being filled */
+    MilBlock *root;         /* the function's block: consts go there, ahead
+                               of every op that holds a nested block */
     IrError *err;
     int limit;              /* explicit target, or -1 */
     int need;               /* highest first target of the ops emitted */
@@ -71,6 +73,11 @@ const char *cml_const(CmLower *c, MilTensor *t);
 /* A one-op helper: op `type` with x bound to `x`, output typed as ONNX
  * output i of n. For unary maps. */
 MilOp *cml_unary(CmLower *c, const IrNode *n, const char *type, const char *x);
+
+/* Lowers the nodes of subgraph g into block b (new ops go there, consts
+ * to the function's block) and names g's outputs as b's (an output that
+ * is not b's own value passes through an identity). 0 or -1 refused. */
+int cml_lower_graph(CmLower *c, const IrGraph *g, MilBlock *b);
 
 /* The MIL type of an ONNX value (dtype 0 when it has none). */
 MilType cml_type(const IrValue *v);
@@ -158,6 +165,9 @@ const char *cmr_string(const MilTensor *t);
 bool cmr_bool(CmRaise *r, const MilOp *op, const char *param, bool dflt);
 /* Output k's name. */
 const char *cmr_out(const MilOp *op, size_t k);
+/* Raises the ops of block b into subgraph g (which the caller attaches)
+ * and lists b's outputs as g's, typed by `types` (b->n_out of them). */
+int cmr_block(CmRaise *r, const MilBlock *b, IrGraph *g, const MilNamedType *types);
 /* One-node helper: ONNX op with the given inputs and output k of op. */
 int cmr_simple(CmRaise *r, const MilOp *op, const char *onnx_op, size_t n_in,
                const char *const *in, IrNode **node);
@@ -174,7 +184,7 @@ typedef struct CmFamily {
 
 extern const CmFamily cm_family_nn, cm_family_activation, cm_family_elementwise,
     cm_family_shape, cm_family_tensor, cm_family_index, cm_family_norm,
-    cm_family_reduce, cm_family_rnn, cm_family_quant;
+    cm_family_reduce, cm_family_rnn, cm_family_quant, cm_family_control;
 
 #define CM_FAMILY(var, fname, lower, raise) \
     const CmFamily var = {fname, lower, sizeof lower / sizeof lower[0], \
