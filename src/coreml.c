@@ -263,24 +263,38 @@ bool cml_const_floats(const IrNode *n, size_t i, double **v, size_t *len)
     return t && ir_tensor_to_f64s(t, KV_MAX_ELEMS, v, len);
 }
 
+/* The operator table's default of attribute `name` of n's op at
+ * CM_ONNX_OPSET, or NULL: defaults are written once, there; the rules'
+ * own fallbacks only serve attributes the table gives none. */
+static const OsAttr *cml_attr_default(const IrNode *n, const char *name)
+{
+    const OsSchema *s = os_find("", n->op_type, CM_ONNX_OPSET);
+    const OsAttr *a = s ? os_attr(s, name) : NULL;
+    return a && a->has_default ? a : NULL;
+}
+
 int64_t cml_attr_i(const IrNode *n, const char *name, int64_t dflt)
 {
     const IrAttr *a = ir_node_attr(n, name);
-    return a && a->has_i ? a->i : dflt;
+    const OsAttr *d = a ? NULL : cml_attr_default(n, name);
+    return a && a->has_i ? a->i : d && d->type == IR_AT_INT ? d->def_i : dflt;
 }
 
 float cml_attr_f(const IrNode *n, const char *name, float dflt)
 {
     const IrAttr *a = ir_node_attr(n, name);
-    return a && a->has_f ? a->f : dflt;
+    const OsAttr *d = a ? NULL : cml_attr_default(n, name);
+    return a && a->has_f ? a->f : d && d->type == IR_AT_FLOAT ? d->def_f : dflt;
 }
 
 const char *cml_attr_s(const IrNode *n, const char *name, char *buf, size_t cap,
                        const char *dflt)
 {
     const IrAttr *a = ir_node_attr(n, name);
-    if (!a || !a->has_s)
-        return dflt;
+    if (!a || !a->has_s) {
+        const OsAttr *d = a ? NULL : cml_attr_default(n, name);
+        return d && d->type == IR_AT_STRING && d->def_s ? d->def_s : dflt;
+    }
     size_t k = a->s.len < cap - 1 ? a->s.len : cap - 1;
     memcpy(buf, a->s.data, k);
     buf[k] = 0;

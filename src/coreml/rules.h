@@ -95,7 +95,8 @@ const IrTensor *cml_const_tensor(const IrNode *n, size_t i);
 /* An ONNX tensor as a MIL tensor (int64 narrowed to int32, -1 with err
  * when a value does not fit); NULL on refusal. */
 MilTensor *cml_tensor(CmLower *c, const IrTensor *t);
-/* Attribute readers with defaults. */
+/* Attribute readers: the node's value, else the operator table's default
+ * at CM_ONNX_OPSET, else `dflt` (for attributes the table has none). */
 int64_t cml_attr_i(const IrNode *n, const char *name, int64_t dflt);
 float cml_attr_f(const IrNode *n, const char *name, float dflt);
 const char *cml_attr_s(const IrNode *n, const char *name, char *buf, size_t cap,
