@@ -80,6 +80,39 @@ static void retype_inputs(IrModel *rt, const IrModel *orig)
     }
 }
 
+typedef struct OpCount {
+    char op[64];
+    int pass, refused, failed, skipped;
+    int frozen;             /* of the refused: equal once the inputs after
+                               the first are frozen to the case's values */
+    char mil[160];          /* MIL ops its exports used ("conv linear ...") */
+    int target;             /* the highest target they needed */
+} OpCount;
+
+/* Notes the MIL ops of mm (top block) under c, for one-node tests: the
+ * ONNX op -> MIL ops table is printed from these. */
+static void note_mil_ops(OpCount *c, const MilModel *mm, int target)
+{
+    const MilBlock *b = mm->fn[0]->block;
+    if (target > c->target)
+        c->target = target;
+    for (size_t i = 0; i < b->n_ops; i++) {
+        const char *t = b->ops[i]->type;
+        size_t len = strlen(t);
+        const char *p = c->mil;
+        bool seen = false;
+        while ((p = strstr(p, t))) {
+            seen |= (p == c->mil || p[-1] == ' ') && (p[len] == ' ' || !p[len]);
+            p += len;
+        }
+        if (seen || !strcmp(t, "const") || strlen(c->mil) + len + 2 > sizeof c->mil)
+            continue;
+        if (c->mil[0])
+            strcat(c->mil, " ");
+        strcat(c->mil, t);
+    }
+}
+
 /* Checks every op of mm against the MIL op table at mm's target: the op
  * exists there, and, where the table lists parameters (the generated
  * table does; the provisional one lists none), every parameter bound is
@@ -152,13 +185,15 @@ static int conformance(const MilModel *mm, int target, const char *what)
  * on DIR's inputs. Returns 0 equal, 1 refused by the export (reason in
  * err), -1 failed (err). `target` gets the target chosen. */
 static int round_trip(IrModel *orig, IrModel *conv, const char *inputs, int *target,
-                      CmReport *rep, IrError *err)
+                      CmReport *rep, IrError *err, OpCount *note)
 {
     MilModel *mm = NULL;
     CmOptions o = {.target = -1};
     if (cm_export(conv, &o, &mm, rep, err) < 0)
         return 1;
     *target = rep->target;
+    if (note)
+        note_mil_ops(note, mm, rep->target);
     T_CHECK(conformance(mm, rep->target, "export") == 0, "export does not conform to the "
             "MIL op table (above)");
     IrModel *rt = NULL;
@@ -210,7 +245,7 @@ static void test_shared_models(void)
         int rc = to_opset(conv, &err);
         T_CHECK(rc == 0, "%s: convert to %d: %s", names.p[i], CM_ONNX_OPSET, err.msg);
         if (rc == 0) {
-            rc = round_trip(orig, conv, inputs, &target, &rep, &err);
+            rc = round_trip(orig, conv, inputs, &target, &rep, &err, NULL);
             T_CHECK(rc == 0, "%s: %s", names.p[i], err.msg);
         }
         if (rc == 0)
@@ -225,13 +260,6 @@ static void test_shared_models(void)
 }
 
 /* ---- the backend node tests --------------------------------------------------------- */
-
-typedef struct OpCount {
-    char op[64];
-    int pass, refused, failed, skipped;
-    int frozen;             /* of the refused: equal once the inputs after
-                               the first are frozen to the case's values */
-} OpCount;
 
 static OpCount counts[256];
 static size_t n_counts;
@@ -250,15 +278,17 @@ static OpCount *count_of(const char *op)
 /* The op a node test is counted under: its one node's op, or, for an
  * expanded test, the first op of its nodes that the export lowers; NULL
  * when some op of the model has no lowering (not a test of this export). */
-static const char *test_op(const IrModel *m)
+static const char *test_op(const IrModel *m, bool *single)
 {
     const char *first = NULL;
+    size_t count = 0;
     IR_FOR_NODES(m->graph, n) {
         if (!cm_lowers(n->op_type) && strcmp(n->op_type, "Constant"))
             return NULL;
-        if (!first && strcmp(n->op_type, "Constant"))
+        if (strcmp(n->op_type, "Constant") && !count++)
             first = n->op_type;
     }
+    *single = count == 1;
     return first;
 }
 
@@ -290,7 +320,7 @@ static int freeze_inputs(IrModel *m, const char *inputs, IrError *err)
 
 /* The round trip of a refused case again with its inputs frozen. */
 static void node_case_frozen(IrModel *orig, const char *path, const char *inputs,
-                             const char *name, OpCount *c)
+                             const char *name, OpCount *c, bool single)
 {
     IrModel *conv = NULL;
     IrError err;
@@ -299,7 +329,7 @@ static void node_case_frozen(IrModel *orig, const char *path, const char *inputs
     if (freeze_inputs(conv, inputs, &err) == 0 && to_opset(conv, &err) == 0) {
         int target;
         CmReport rep;
-        int rc = round_trip(orig, conv, inputs, &target, &rep, &err);
+        int rc = round_trip(orig, conv, inputs, &target, &rep, &err, single ? c : NULL);
         T_CHECK(rc >= 0, "%s (frozen): %s", name, err.msg);
         c->frozen += rc == 0;
     }
@@ -315,7 +345,8 @@ static void node_case(const char *dir, const char *name)
     IrError err;
     if (load_model_file(path, NULL, &orig, &err) < 0)
         return;
-    const char *op = test_op(orig);
+    bool single;
+    const char *op = test_op(orig, &single);
     if (!op || !corpus_is_dir(inputs) || load_model_file(path, NULL, &conv, &err) < 0) {
         ir_model_free(orig);
         return;
@@ -327,7 +358,7 @@ static void node_case(const char *dir, const char *name)
         int target;
         CmReport rep;
         err.msg[0] = 0;
-        int rc = round_trip(orig, conv, inputs, &target, &rep, &err);
+        int rc = round_trip(orig, conv, inputs, &target, &rep, &err, single ? c : NULL);
         if (rc == 1) {
             c->refused++;
             T_CHECK((strstr(err.msg, "node '") || strstr(err.msg, "graph input '")) &&
@@ -336,7 +367,7 @@ static void node_case(const char *dir, const char *name)
             if (getenv("CM_VERBOSE"))
                 printf("refused %s: %s\n", name, err.msg);
             if (strstr(err.msg, "not constant") || strstr(err.msg, "not a constant"))
-                node_case_frozen(orig, path, inputs, name, c);
+                node_case_frozen(orig, path, inputs, name, c, single);
         } else {
             T_CHECK(rc == 0, "%s: %s", name, err.msg);
             if (rc == 0)
@@ -372,9 +403,10 @@ static void test_node_cases(void)
     int pass = 0, refused = 0, failed = 0, frozen = 0;
     for (size_t i = 0; i < n_counts; i++) {
         printf("op %-22s %3d equal, %3d refused (%3d equal with inputs frozen), %3d failed, "
-               "%3d not at opset %d\n",
+               "%3d not at opset %d; MIL: %s (%s)\n",
                counts[i].op, counts[i].pass, counts[i].refused, counts[i].frozen,
-               counts[i].failed, counts[i].skipped, CM_ONNX_OPSET);
+               counts[i].failed, counts[i].skipped, CM_ONNX_OPSET,
+               counts[i].mil[0] ? counts[i].mil : "-", mil_targets[counts[i].target].name);
         pass += counts[i].pass;
         frozen += counts[i].frozen;
         refused += counts[i].refused;
