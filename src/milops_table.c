@@ -81,6 +81,7 @@ const MilOpSchema milop_table[] = {
     {"reduce_sum_square", 0, 0, NULL},
     {"relu", 0, 0, NULL},
     {"reshape", 0, 0, NULL},
+    {"rsqrt", 0, 0, NULL},
     {"select", 0, 0, NULL},
     {"shape", 0, 0, NULL},
     {"sigmoid", 0, 0, NULL},

@@ -281,7 +281,24 @@ static int raise_clip(CmRaise *r, const MilOp *op)
     return cmr_simple(r, op, "Clip", 3, in, NULL);
 }
 
+/* rsqrt(x, epsilon) = 1 / sqrt(x + epsilon) */
+static int raise_rsqrt(CmRaise *r, const MilOp *op)
+{
+    const MilTensor *e = cmr_const(r, op, "epsilon");
+    double eps = 1e-12;
+    if (e && !cmr_float(e, &eps))
+        return cmr_fail(r, "epsilon is not a float scalar");
+    float ef = (float)eps;
+    const char *a = cmr_tmp(r, "rs"), *b = cmr_tmp(r, "rs");
+    const char *i1[2] = {cmr_in(r, op, "x", 0), cmr_init_f32(r, &ef, 1, true)}, *o1[1] = {a};
+    const char *i2[1] = {a}, *o2[1] = {b};
+    if (cmr_node(r, "Add", 2, i1, 1, o1, NULL) < 0 || cmr_node(r, "Sqrt", 1, i2, 1, o2, NULL) < 0)
+        return -1;
+    return cmr_simple(r, op, "Reciprocal", 1, o2, NULL);
+}
+
 static const CmRaiseRule ew_raise[] = {
+    {"rsqrt", raise_rsqrt},
     {"sqrt", raise_unary}, {"exp", raise_unary}, {"log", raise_unary},
     {"abs", raise_unary}, {"erf", raise_unary}, {"tanh", raise_unary},
     {"sin", raise_unary}, {"cos", raise_unary}, {"tan", raise_unary},

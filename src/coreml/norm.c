@@ -1,14 +1,15 @@
 /*
  * coreml/norm.c - Core ML lowering and raising of the norm family:
  * BatchNormalization (batch_norm), InstanceNormalization (instance_norm),
- * LayerNormalization (layer_norm over the trailing axes).
+ * LayerNormalization (layer_norm over the trailing axes; its Mean and
+ * InvStdDev outputs by reduce_mean and rsqrt).
  *
  * Refused, and why: BatchNormalization in training mode or with its
- * running-statistics outputs, LayerNormalization's Mean/InvStdDev outputs
- * (MIL computes neither); non-constant statistics, scales and biases (MIL
+ * running-statistics outputs (MIL has no training mode); non-constant statistics, scales and biases (MIL
  * requires them const); a LayerNormalization scale whose element count is
  * not the normalized dims' (MIL's gamma has exactly those dims).
  */
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -89,10 +90,56 @@ static int lower_instance_norm(CmLower *c, const IrNode *n)
     return cml_out(c, op, n, 0);
 }
 
+/* LayerNormalization's Mean and InvStdDev outputs, computed beside the
+ * layer_norm: reduce_mean over the normalized axes (kept), and
+ * rsqrt(mean((x - mean)^2), epsilon) (MIL's rsqrt adds its epsilon). */
+static int nm_stats(CmLower *c, const IrNode *n, const char *x, const int64_t *axes, size_t na,
+                    float eps)
+{
+    bool want_mean = n->n_out > 1 && n->out[1], want_inv = n->n_out > 2 && n->out[2];
+    if (!want_mean && !want_inv)
+        return 0;
+    if (cml_elem(n->in[0]) != IR_FLOAT)
+        return cml_refuse(c, "Mean/InvStdDev of a non-float32 input (computed in float32)");
+    MilType t = cml_type(n->out[want_mean ? 1 : 2]), tx = cml_type(n->in[0]);
+    MilOp *op = cml_op(c, "reduce_mean");
+    mil_op_in(op, "x", x);
+    mil_op_in_const(op, "axes", cml_ints(axes, na));
+    mil_op_in_const(op, "keep_dims", mil_tensor_scalar_bool(true));
+    const char *mean = NULL;
+    int rc = 0;
+    if (want_mean) {
+        rc = cml_out(c, op, n, 1);
+        mean = op->out[op->n_out - 1].name;
+    } else {
+        mean = cml_tmp(c, op, t.dtype, t.rank, t.dims);
+    }
+    if (rc == 0 && want_inv) {
+        op = cml_op(c, "sub");
+        mil_op_in(op, "x", x);
+        mil_op_in(op, "y", mean);
+        const char *d = cml_tmp(c, op, tx.dtype, tx.rank, tx.dims);
+        op = cml_op(c, "mul");
+        mil_op_in(op, "x", d);
+        mil_op_in(op, "y", d);
+        const char *sq = cml_tmp(c, op, tx.dtype, tx.rank, tx.dims);
+        op = cml_op(c, "reduce_mean");
+        mil_op_in(op, "x", sq);
+        mil_op_in_const(op, "axes", cml_ints(axes, na));
+        mil_op_in_const(op, "keep_dims", mil_tensor_scalar_bool(true));
+        const char *var = cml_tmp(c, op, t.dtype, t.rank, t.dims);
+        op = cml_op(c, "rsqrt");
+        mil_op_in(op, "x", var);
+        mil_op_in_const(op, "epsilon", mil_tensor_scalar_f32(eps));
+        rc = cml_out(c, op, n, 2);
+    }
+    mil_type_clear(&t);
+    mil_type_clear(&tx);
+    return rc;
+}
+
 static int lower_layer_norm(CmLower *c, const IrNode *n)
 {
-    if ((n->n_out > 1 && n->out[1]) || (n->n_out > 2 && n->out[2]))
-        return cml_refuse(c, "the Mean/InvStdDev outputs have no MIL equivalent");
     int64_t dims[NM_MAX_RANK], axis;
     size_t rank;
     if (!cml_dims(n->in[0], dims, NM_MAX_RANK, &rank) ||
@@ -118,8 +165,11 @@ static int lower_layer_norm(CmLower *c, const IrNode *n)
     if (b)
         mil_op_in_const(op, "beta", b);
     int32_t dt = cm_dtype_to_mil(cml_elem(n->in[0]));
-    mil_op_in_const(op, "epsilon", cml_scalar(dt, cml_attr_f(n, "epsilon", 1e-5f)));
-    return cml_out(c, op, n, 0);
+    float eps = cml_attr_f(n, "epsilon", 1e-5f);
+    mil_op_in_const(op, "epsilon", cml_scalar(dt, eps));
+    if (cml_out(c, op, n, 0) < 0)
+        return -1;
+    return nm_stats(c, n, x, axes, nn, eps);
 }
 
 static const CmLowerRule nm_lower[] = {
