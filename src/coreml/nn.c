@@ -352,8 +352,8 @@ static int lower_conv_transpose(CmLower *c, const IrNode *n)
     return cml_out(c, op, n, 0);
 }
 
-/* Dropout in inference is the identity; refused in training mode (random)
- * or with its mask output. */
+/* Dropout in inference is the identity (its mask all true); refused in
+ * training mode (random). */
 static int lower_dropout(CmLower *c, const IrNode *n)
 {
     int64_t *tm;
@@ -365,14 +365,28 @@ static int lower_dropout(CmLower *c, const IrNode *n)
         training = ntm == 1 && tm[0];
         free(tm);
     }
-    if (training || (n->n_out > 1 && n->out[1]))
-        return cml_refuse(c, "training mode and the mask output have no MIL equivalent");
+    if (training)
+        return cml_refuse(c, "training mode has no MIL equivalent (random)");
     const char *x = cml_in(c, n, 0);
     if (!x)
         return -1;
     MilOp *op = cml_op(c, "identity");
     mil_op_in(op, "x", x);
-    return cml_out(c, op, n, 0);
+    if (cml_out(c, op, n, 0) < 0)
+        return -1;
+    if (n->n_out < 2 || !n->out[1])
+        return 0;
+    /* in inference the mask is all true: a const of x's static dims */
+    int64_t dims[NN_MAX_RANK + 2];
+    size_t rank;
+    if (!cml_dims(n->in[0], dims, NN_MAX_RANK + 2, &rank))
+        return cml_refuse(c, "the mask output needs static input dims");
+    MilTensor *t = mil_tensor_new(MIL_BOOL, (int)rank, dims, NULL);
+    memset(t->data, 1, t->nbytes);
+    const char *ones = cml_const(c, t);
+    op = cml_op(c, "identity");
+    mil_op_in(op, "x", ones);
+    return cml_out(c, op, n, 1);
 }
 
 static const CmLowerRule nn_lower[] = {

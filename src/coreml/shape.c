@@ -280,7 +280,8 @@ static int lower_expand(CmLower *c, const IrNode *n)
     size_t ri, ro;
     if (!cml_dims(n->in[0], in, SH_MAX_RANK, &ri) ||
         !cml_dims(n->out[0], out, SH_MAX_RANK, &ro) || ri > ro)
-        return cml_refuse(c, "input or output dims unknown");
+        return cml_refuse(c, "%s", cml_const_tensor(n, 1) ? "input or output dims unknown"
+                                                           : "the shape is not constant");
     for (size_t i = 0; i < ro; i++) {
         pad[i] = i < ro - ri ? 1 : in[i - (ro - ri)];
         if (pad[i] != out[i] && pad[i] != 1)
