@@ -7,6 +7,7 @@
  * [begin0, end0, begin1, end1, ...] (ONNX lists all begins, then all ends);
  * linear's weight is const [out, in] (Gemm's B with transB=1).
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -379,8 +380,13 @@ static int lower_dropout(CmLower *c, const IrNode *n)
     /* in inference the mask is all true: a const of x's static dims */
     int64_t dims[NN_MAX_RANK + 2];
     size_t rank;
+    uint64_t numel = 1;
     if (!cml_dims(n->in[0], dims, NN_MAX_RANK + 2, &rank))
         return cml_refuse(c, "the mask output needs static input dims");
+    for (size_t i = 0; i < rank && numel <= (1u << 26); i++)
+        numel *= (uint64_t)dims[i];
+    if (numel > (1u << 26))
+        return cml_refuse(c, "the mask output is too large for a constant");
     MilTensor *t = mil_tensor_new(MIL_BOOL, (int)rank, dims, NULL);
     memset(t->data, 1, t->nbytes);
     const char *ones = cml_const(c, t);

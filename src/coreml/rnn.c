@@ -12,10 +12,13 @@
  * non-constant W, R, B (MIL requires them const); element types other
  * than float32; dims inference cannot give (the state reshapes need them).
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "rules.h"
+
+#define RNN_MAX_ELEMS (1u << 24)
 
 /* MIL gate block k is ONNX block rnn_gate[k] (and the reverse: the
  * permutation is its own inverse). */
@@ -134,12 +137,22 @@ static int lower_lstm(CmLower *c, const IrNode *n)
     if (!cml_dims(n->in[0], xd, 3, &xr) || xr != 3 || h <= 0 || h > (1 << 20))
         return cml_refuse(c, "input dims or hidden_size unknown");
     int64_t t = xd[0], b = xd[1], in = xd[2], d = bi ? 2 : 1;
+    if (in <= 0 || in > (1 << 20) || t <= 0 || b <= 0 || b > (1 << 20) ||
+        (uint64_t)b * (uint64_t)(d * h) > RNN_MAX_ELEMS)
+        return cml_refuse(c, "input dims out of range");
+    /* the weights are read whole (not through the small-constant reader,
+     * whose cap real LSTMs exceed): at most RNN_MAX_ELEMS each */
+    const IrTensor *wt = cml_const_tensor(n, 1), *rt = cml_const_tensor(n, 2);
+    const IrTensor *bt = cml_has(n, 3) ? cml_const_tensor(n, 3) : NULL;
     double *w = NULL, *r = NULL, *bias = NULL;
     size_t nw, nr, nb;
     int rc = 0;
-    if (!cml_const_floats(n, 1, &w, &nw) || !cml_const_floats(n, 2, &r, &nr) ||
-        (cml_has(n, 3) && !cml_const_floats(n, 3, &bias, &nb)))
+    if (!wt || !rt || (cml_has(n, 3) && !bt))
         rc = cml_refuse(c, "W, R or B is not a constant (MIL requires them const)");
+    else if (!ir_tensor_to_f64s(wt, RNN_MAX_ELEMS, &w, &nw) ||
+             !ir_tensor_to_f64s(rt, RNN_MAX_ELEMS, &r, &nr) ||
+             (bt && !ir_tensor_to_f64s(bt, RNN_MAX_ELEMS, &bias, &nb)))
+        rc = cml_refuse(c, "W, R or B unreadable or above %u elements", RNN_MAX_ELEMS);
     else if (nw != (size_t)(d * 4 * h * in) || nr != (size_t)(d * 4 * h * h) ||
              (bias && nb != (size_t)(d * 8 * h)))
         rc = cml_refuse(c, "W, R or B has the wrong size");
