@@ -57,7 +57,7 @@ CHECK_PKGS += clang libclang-rt-14-dev
 # a test's judge only, never a dependency of the tool)
 CHECK_PKGS += python3-onnx
 
-LIB_SRC := $(sort $(wildcard src/*.c src/infer/*.c src/eval/*.c adapters/*.c passes/*.c))
+LIB_SRC := $(sort $(wildcard src/*.c src/infer/*.c src/eval/*.c src/coreml/*.c adapters/*.c passes/*.c))
 # proto/NAME.proto -> $(BUILD)/gen/NAME.pb-c.[ch]: ONNX, and the Core ML
 # messages the .mlpackage module reads and writes
 PROTOS  := onnx coreml

@@ -1,0 +1,1109 @@
+/*
+ * coreml.c - the ONNX <-> Core ML ML Program driver (prefix cm_; helpers
+ * for the family files cml_ (lowering) and cmr_ (raising)); see coreml.h
+ * and coreml/rules.h. The per-op rules live in src/coreml/<family>.c.
+ */
+#include <ctype.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "coreml.h"
+#include "coreml/rules.h"
+#include "infer.h"
+#include "known.h"
+#include "milops.h"
+#include "opschema.h"
+#include "uthash.h"
+
+/* The families, in the order of src/opschema_flags.txt's sections. */
+static const CmFamily *const cm_families[] = {
+    &cm_family_activation, &cm_family_control, &cm_family_elementwise, &cm_family_index,
+    &cm_family_nn, &cm_family_norm, &cm_family_quant, &cm_family_reduce,
+    &cm_family_rnn, &cm_family_shape, &cm_family_tensor,
+};
+#define CM_N_FAMILIES (sizeof cm_families / sizeof cm_families[0])
+
+static CmLowerFn cm_lower_rule(const char *op)
+{
+    for (size_t f = 0; f < CM_N_FAMILIES; f++)
+        for (size_t i = 0; i < cm_families[f]->n_lower; i++)
+            if (!strcmp(cm_families[f]->lower[i].op, op))
+                return cm_families[f]->lower[i].fn;
+    return NULL;
+}
+
+bool cm_lowers(const char *op)
+{
+    return op && cm_lower_rule(op) != NULL;
+}
+
+static CmRaiseFn cm_raise_rule(const char *op)
+{
+    for (size_t f = 0; f < CM_N_FAMILIES; f++)
+        for (size_t i = 0; i < cm_families[f]->n_raise; i++)
+            if (!strcmp(cm_families[f]->raise[i].op, op))
+                return cm_families[f]->raise[i].fn;
+    return NULL;
+}
+
+/* ---- element types -------------------------------------------------------- */
+
+int32_t cm_dtype_to_mil(int32_t d)
+{
+    switch (d) {
+    case IR_FLOAT: return MIL_FP32;
+    case IR_FLOAT16: return MIL_FP16;
+    case IR_INT32: case IR_INT64: return MIL_INT32;
+    case IR_INT8: return MIL_INT8;
+    case IR_UINT8: return MIL_UINT8;
+    case IR_INT16: return MIL_INT16;
+    case IR_UINT16: return MIL_UINT16;
+    case IR_BOOL: return MIL_BOOL;
+    default: return 0;
+    }
+}
+
+int32_t cm_dtype_to_onnx(int32_t d)
+{
+    switch (d) {
+    case MIL_FP32: return IR_FLOAT;
+    case MIL_FP16: return IR_FLOAT16;
+    case MIL_INT32: return IR_INT32;
+    case MIL_INT64: return IR_INT64;
+    case MIL_INT8: return IR_INT8;
+    case MIL_UINT8: return IR_UINT8;
+    case MIL_INT16: return IR_INT16;
+    case MIL_UINT16: return IR_UINT16;
+    case MIL_BOOL: return IR_BOOL;
+    default: return 0;
+    }
+}
+
+/* ---- names ------------------------------------------------------------------ */
+
+struct CmName {
+    char *key;
+    char *val;
+    UT_hash_handle hh;
+};
+
+static void cm_names_free(CmName **h)
+{
+    CmName *e, *tmp;
+    HASH_ITER(hh, *h, e, tmp) {
+        HASH_DEL(*h, e);
+        free(e->key);
+        free(e->val);
+        free(e);
+    }
+}
+
+static CmName *cm_name_get(CmName *h, const char *key)
+{
+    CmName *e = NULL;
+    HASH_FIND_STR(h, key, e);
+    return e;
+}
+
+static void cm_name_put(CmName **h, const char *key, const char *val)
+{
+    CmName *e = ir_alloc(sizeof *e);
+    e->key = ir_strdup(key);
+    e->val = ir_strdup(val);
+    HASH_ADD_KEYPTR(hh, *h, e->key, strlen(e->key), e);
+}
+
+/* A MIL identifier from `base` ([A-Za-z_][A-Za-z0-9_]*, as coremltools
+ * makes names), not yet taken; recorded as taken. Caller frees. */
+static char *cm_fresh(CmLower *c, const char *base)
+{
+    size_t n = strlen(base ? base : "");
+    char *s = ir_alloc(n + 2);
+    size_t k = 0;
+    if (!n || isdigit((unsigned char)base[0]))
+        s[k++] = '_';
+    for (size_t i = 0; i < n; i++)
+        s[k++] = isalnum((unsigned char)base[i]) ? base[i] : '_';
+    s[k] = 0;
+    char *name = s;
+    for (unsigned i = 1; cm_name_get(c->used, name); i++) {
+        if (name != s)
+            free(name);
+        name = ir_alloc(k + 24);
+        snprintf(name, k + 24, "%s_%u", s, i);
+    }
+    if (name != s)
+        free(s);
+    cm_name_put(&c->used, name, "");
+    return name;
+}
+
+/* float32 bits -> float16 bits, rounding to nearest even (scalars only). */
+static uint16_t cm_f32_to_f16(uint32_t u)
+{
+    uint16_t sign = (uint16_t)(u >> 16 & 0x8000);
+    int32_t e = (int32_t)(u >> 23 & 0xff) - 127 + 15;
+    uint32_t m = u & 0x7fffff;
+    if ((u >> 23 & 0xff) == 0xff)
+        return sign | 0x7c00 | (m ? 0x200 : 0);
+    if (e >= 31)
+        return sign | 0x7c00;
+    if (e <= 0) {
+        if (e < -10)
+            return sign;
+        m |= 0x800000;
+        uint32_t shift = (uint32_t)(14 - e);
+        uint32_t h = m >> shift, rem = m & ((1u << shift) - 1), half = 1u << (shift - 1);
+        if (rem > half || (rem == half && (h & 1)))
+            h++;
+        return sign | (uint16_t)h;
+    }
+    uint32_t h = (uint32_t)e << 10 | m >> 13, rem = m & 0x1fff;
+    if (rem > 0x1000 || (rem == 0x1000 && (h & 1)))
+        h++;
+    return sign | (uint16_t)h;
+}
+
+/* ---- lowering helpers --------------------------------------------------------- */
+
+static int cm_onnx_version(const IrNode *n)
+{
+    const OsSchema *s = os_find(n->domain ? n->domain : "", n->op_type, CM_ONNX_OPSET);
+    return s ? s->since : 0;
+}
+
+static const char *cm_target_name(int t)
+{
+    return t >= 0 && (size_t)t < mil_targets_n ? mil_targets[t].name : "any";
+}
+
+int cml_refuse(CmLower *c, const char *fmt, ...)
+{
+    if (c->failed)          /* the first reason stands */
+        return -1;
+    char why[384];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof why, fmt, ap);
+    va_end(ap);
+    const IrNode *n = c->node;
+    if (n)
+        ir_fail(c->err, "node '%s' (%s-%d): target %s: %s", n->name ? n->name : "",
+                n->op_type, cm_onnx_version(n), cm_target_name(c->limit), why);
+    else
+        ir_fail(c->err, "%s (Core ML target %s)", why, cm_target_name(c->limit));
+    c->failed = true;
+    return -1;
+}
+
+bool cml_has(const IrNode *n, size_t i)
+{
+    return i < n->n_in && n->in[i];
+}
+
+int32_t cml_elem(const IrValue *v)
+{
+    return v && v->type && v->type->kind == IR_TYPE_TENSOR && v->type->has_elem_type
+               ? v->type->elem_type : 0;
+}
+
+int cml_rank(const IrValue *v)
+{
+    if (!v || !v->type || v->type->kind != IR_TYPE_TENSOR || !v->type->shape)
+        return -1;
+    return (int)v->type->shape->rank;
+}
+
+bool cml_dims(const IrValue *v, int64_t *dims, size_t cap, size_t *rank)
+{
+    return v && ir_type_static_dims(v->type, dims, cap, rank);
+}
+
+MilType cml_type(const IrValue *v)
+{
+    MilType t = {0};
+    t.dtype = cm_dtype_to_mil(cml_elem(v));
+    t.rank = cml_rank(v);
+    if (t.rank > 0) {
+        const IrShape *s = v->type->shape;
+        t.dims = ir_alloc_array((size_t)t.rank, sizeof *t.dims);
+        for (int i = 0; i < t.rank; i++) {
+            const IrDim *d = &s->dims[i];
+            t.dims[i] = d->kind == IR_DIM_VALUE ? d->value : -1;
+            if (d->kind == IR_DIM_PARAM && d->param) {
+                if (!t.dim_names)
+                    t.dim_names = ir_alloc_array((size_t)t.rank, sizeof *t.dim_names);
+                t.dim_names[i] = ir_strdup(d->param);
+            }
+        }
+    }
+    return t;
+}
+
+const IrTensor *cml_const_tensor(const IrNode *n, size_t i)
+{
+    if (!cml_has(n, i))
+        return NULL;
+    const IrTensor *t = inf_value_const(n->in[i]);
+    return t ? t : kv_value(n->in[i]);
+}
+
+bool cml_const_ints(const IrNode *n, size_t i, int64_t **v, size_t *len)
+{
+    const IrTensor *t = cml_const_tensor(n, i);
+    return t && ir_tensor_to_i64s(t, KV_MAX_ELEMS, v, len);
+}
+
+bool cml_const_floats(const IrNode *n, size_t i, double **v, size_t *len)
+{
+    const IrTensor *t = cml_const_tensor(n, i);
+    return t && ir_tensor_to_f64s(t, KV_MAX_ELEMS, v, len);
+}
+
+/* The operator table's default of attribute `name` of n's op at
+ * CM_ONNX_OPSET, or NULL: defaults are written once, there; the rules'
+ * own fallbacks only serve attributes the table gives none. */
+static const OsAttr *cml_attr_default(const IrNode *n, const char *name)
+{
+    const OsSchema *s = os_find("", n->op_type, CM_ONNX_OPSET);
+    const OsAttr *a = s ? os_attr(s, name) : NULL;
+    return a && a->has_default ? a : NULL;
+}
+
+int64_t cml_attr_i(const IrNode *n, const char *name, int64_t dflt)
+{
+    const IrAttr *a = ir_node_attr(n, name);
+    const OsAttr *d = a ? NULL : cml_attr_default(n, name);
+    return a && a->has_i ? a->i : d && d->type == IR_AT_INT ? d->def_i : dflt;
+}
+
+float cml_attr_f(const IrNode *n, const char *name, float dflt)
+{
+    const IrAttr *a = ir_node_attr(n, name);
+    const OsAttr *d = a ? NULL : cml_attr_default(n, name);
+    return a && a->has_f ? a->f : d && d->type == IR_AT_FLOAT ? d->def_f : dflt;
+}
+
+const char *cml_attr_s(const IrNode *n, const char *name, char *buf, size_t cap,
+                       const char *dflt)
+{
+    const IrAttr *a = ir_node_attr(n, name);
+    if (!a || !a->has_s) {
+        const OsAttr *d = a ? NULL : cml_attr_default(n, name);
+        return d && d->type == IR_AT_STRING && d->def_s ? d->def_s : dflt;
+    }
+    size_t k = a->s.len < cap - 1 ? a->s.len : cap - 1;
+    memcpy(buf, a->s.data, k);
+    buf[k] = 0;
+    return buf;
+}
+
+long cml_attr_ints(const IrNode *n, const char *name, const int64_t **v)
+{
+    const IrAttr *a = ir_node_attr(n, name);
+    if (!a || (a->type != IR_AT_INTS && !a->n_ints))
+        return -1;
+    *v = a->ints;
+    return (long)a->n_ints;
+}
+
+MilTensor *cml_ints(const int64_t *v, size_t n)
+{
+    int32_t *w = ir_alloc_array(n ? n : 1, sizeof *w);
+    for (size_t i = 0; i < n; i++)
+        w[i] = (int32_t)v[i];
+    MilTensor *t = mil_tensor_ints(w, n);
+    free(w);
+    return t;
+}
+
+bool cml_axis(int64_t axis, int rank, int64_t *out)
+{
+    if (rank < 0 || axis < -rank || axis >= rank)
+        return false;
+    *out = axis < 0 ? axis + rank : axis;
+    return true;
+}
+
+/* An int64 tensor's elements as int32 (dst holds numel); false naming the
+ * first value out of range. */
+static bool cml_narrow(CmLower *c, const IrTensor *t, int32_t *dst, size_t numel)
+{
+    for (size_t i = 0; i < numel; i++) {
+        int64_t v;
+        if (!ir_tensor_get_i64(t, i, &v) || v < INT32_MIN || v > INT32_MAX) {
+            cml_refuse(c, "int64 constant '%s' holds %lld, outside Core ML's int32",
+                       t->name ? t->name : "", (long long)v);
+            return false;
+        }
+        dst[i] = (int32_t)v;
+    }
+    return true;
+}
+
+MilTensor *cml_tensor(CmLower *c, const IrTensor *t)
+{
+    int32_t d = t->has_data_type ? t->data_type : 0;
+    int32_t md = cm_dtype_to_mil(d);
+    if (!md) {
+        cml_refuse(c, "constant '%s' of type %s has no Core ML type%s", t->name ? t->name : "",
+                   ir_dtype_name(d) ? ir_dtype_name(d) : "?",
+                   d == IR_DOUBLE ? " (float64 is refused, not narrowed)" : "");
+        return NULL;
+    }
+    uint64_t numel;
+    if (!ir_tensor_numel(t, &numel) || numel > SIZE_MAX / 8 || t->ndims > 64) {
+        cml_refuse(c, "constant '%s': bad dims", t->name ? t->name : "");
+        return NULL;
+    }
+    IrError e;
+    if (ir_tensor_check_declared(t, &e) < 0) {
+        cml_refuse(c, "%s", e.msg);
+        return NULL;
+    }
+    size_t hs = ir_dtype_host_size(d);
+    void *buf = ir_alloc_array(numel ? (size_t)numel : 1, hs);
+    if (ir_tensor_decode(t, buf, (size_t)numel, &e) < 0) {
+        free(buf);
+        cml_refuse(c, "%s", e.msg);
+        return NULL;
+    }
+    MilTensor *mt = NULL;
+    if (d == IR_INT64) {
+        int32_t *w = ir_alloc_array(numel ? (size_t)numel : 1, sizeof *w);
+        if (cml_narrow(c, t, w, (size_t)numel))
+            mt = mil_tensor_new(MIL_INT32, (int)t->ndims, t->dims, w);
+        free(w);
+    } else {
+        mt = mil_tensor_new(md, (int)t->ndims, t->dims, buf);
+    }
+    free(buf);
+    return mt;
+}
+
+const char *cml_const(CmLower *c, MilTensor *t)
+{
+    char *name = cm_fresh(c, c->node && c->node->name && *c->node->name ? c->node->name
+                                                                          : "const");
+    MilOp *op = mil_const_add(c->root, name, t);
+    free(name);
+    c->r->n_ops++;
+    c->r->n_consts++;
+    return op->out[0].name;
+}
+
+/* Emits a const op for ONNX value v holding t, named after v. */
+static const char *cml_const_value(CmLower *c, const IrValue *v, const IrTensor *t)
+{
+    MilTensor *mt = cml_tensor(c, t);
+    if (!mt)
+        return NULL;
+    char *name = cm_fresh(c, v->name);
+    mil_const_add(c->root, name, mt);
+    cm_name_put(&c->onnx, v->name, name);
+    free(name);
+    c->r->n_ops++;
+    c->r->n_consts++;
+    return cm_name_get(c->onnx, v->name)->val;
+}
+
+const char *cml_in(CmLower *c, const IrNode *n, size_t i)
+{
+    if (!cml_has(n, i)) {
+        cml_refuse(c, "input %zu is required by the lowering but left out", i);
+        return NULL;
+    }
+    const IrValue *v = n->in[i];
+    CmName *e = cm_name_get(c->onnx, v->name);
+    if (e)
+        return e->val;
+    const IrTensor *t = v->init ? v->init : inf_value_const(v);
+    if (!t && v->kind != IR_VAL_INPUT)
+        t = kv_value(v);
+    if (t)
+        return cml_const_value(c, v, t);
+    cml_refuse(c, "input '%s' has no Core ML value", v->name);
+    return NULL;
+}
+
+MilOp *cml_op(CmLower *c, const char *type)
+{
+    const IrNode *n = c->node;
+    char *name = cm_fresh(c, n && n->name && *n->name ? n->name : type);
+    MilOp *op = mil_op_add(c->b, type, name);
+    free(name);
+    c->r->n_ops++;
+    int since = milop_since(type);
+    if (since < 0) {
+        cml_refuse(c, "MIL op '%s' is not in the op table", type);
+        return op;
+    }
+    if (c->limit >= 0 && since > c->limit && !c->failed) {
+        ir_fail(c->err, "node '%s' (%s-%d): MIL op '%s' first exists at %s; target %s",
+                n && n->name ? n->name : "", n ? n->op_type : "", n ? cm_onnx_version(n) : 0,
+                type, mil_targets[since].name, mil_targets[c->limit].name);
+        c->failed = true;
+    }
+    if (since > c->need || !c->r->forced_op[0]) {
+        c->need = since > c->need ? since : c->need;
+        snprintf(c->r->forced_op, sizeof c->r->forced_op, "%s", type);
+        snprintf(c->r->forced_node, sizeof c->r->forced_node, "%s",
+                 n && n->name ? n->name : "");
+        snprintf(c->r->forced_onnx_op, sizeof c->r->forced_onnx_op, "%s",
+                 n ? n->op_type : "");
+    }
+    return op;
+}
+
+int cml_out(CmLower *c, MilOp *op, const IrNode *n, size_t i)
+{
+    const IrValue *v = i < n->n_out ? n->out[i] : NULL;
+    if (!v)
+        return 0;
+    MilType t = cml_type(v);
+    if (!t.dtype) {
+        mil_type_clear(&t);
+        int32_t d = cml_elem(v);
+        return cml_refuse(c, "output '%s' of type %s has no Core ML type%s", v->name,
+                          d && ir_dtype_name(d) ? ir_dtype_name(d) : "unknown",
+                          d == IR_DOUBLE ? " (float64 is refused, not narrowed)" : "");
+    }
+    char *name = cm_fresh(c, v->name);
+    mil_op_out(op, name, &t);
+    cm_name_put(&c->onnx, v->name, name);
+    free(name);
+    mil_type_clear(&t);
+    return 0;
+}
+
+const char *cml_tmp(CmLower *c, MilOp *op, int32_t dtype, int rank, const int64_t *dims)
+{
+    char base[300];
+    snprintf(base, sizeof base, "%s_tmp%zu", op->name ? op->name : "t", c->n_tmp++);
+    char *name = cm_fresh(c, base);
+    MilType t = mil_type(dtype, rank, rank > 0 ? dims : NULL);
+    if (rank > 0 && !dims)
+        for (int i = 0; i < rank; i++)
+            t.dims[i] = -1;
+    mil_op_out(op, name, &t);
+    mil_type_clear(&t);
+    free(name);
+    return op->out[op->n_out - 1].name;
+}
+
+MilOp *cml_unary(CmLower *c, const IrNode *n, const char *type, const char *x)
+{
+    MilOp *op = cml_op(c, type);
+    mil_op_in(op, "x", x);
+    cml_out(c, op, n, 0);
+    return op;
+}
+
+MilTensor *cml_scalar(int32_t dtype, double v)
+{
+    switch (dtype) {
+    case MIL_INT32: return mil_tensor_scalar_i32((int32_t)v);
+    case MIL_BOOL: return mil_tensor_scalar_bool(v != 0);
+    case MIL_FP16: {
+        /* round to nearest float16 through float */
+        float f = (float)v;
+        uint32_t u;
+        memcpy(&u, &f, 4);
+        uint16_t h = cm_f32_to_f16(u);
+        return mil_tensor_new(MIL_FP16, 0, NULL, &h);
+    }
+    default: return mil_tensor_scalar_f32((float)v);
+    }
+}
+
+const CmMap *cm_map_onnx(const CmMap *t, size_t n, const char *onnx)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(t[i].onnx, onnx))
+            return &t[i];
+    return NULL;
+}
+
+const CmMap *cm_map_mil(const CmMap *t, size_t n, const char *mil)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(t[i].mil, mil))
+            return &t[i];
+    return NULL;
+}
+
+/* ---- export ------------------------------------------------------------------- */
+
+/* Whether every output of n is a known constant (shape arithmetic):
+ * such a node is not lowered; its values become consts where read. */
+static bool cm_folded(const IrNode *n)
+{
+    if (!strcmp(n->op_type, "Constant"))
+        return true;
+    if (!n->n_out)
+        return false;
+    for (size_t i = 0; i < n->n_out; i++)
+        if (n->out[i] && !kv_value(n->out[i]))
+            return false;
+    return true;
+}
+
+static int cm_lower_node(CmLower *c, const IrNode *n)
+{
+    c->node = n;
+    if (n->domain && *n->domain && strcmp(n->domain, "ai.onnx"))
+        return cml_refuse(c, "domain '%s' has no Core ML lowering", n->domain);
+    for (size_t i = 0; i < n->n_attr && strcmp(n->op_type, "If"); i++)
+        if (n->attr[i]->g || n->attr[i]->n_graphs)
+            return cml_refuse(c, "subgraphs of %s are not lowered yet (If is)", n->op_type);
+    CmLowerFn fn = cm_lower_rule(n->op_type);
+    if (!fn)
+        return cml_refuse(c, "no Core ML lowering for %s", n->op_type);
+    int rc = fn(c, n);
+    if (rc == 0 && c->failed)
+        rc = -1;
+    return rc;
+}
+
+static void cm_feature(MilFeature *f, const char *name, const MilType *t)
+{
+    f->name = ir_strdup(name);
+    f->type = mil_type_copy(t);
+    if (t->dim_names) {
+        f->range_lo = ir_alloc_array((size_t)t->rank, sizeof *f->range_lo);
+        f->range_hi = ir_alloc_array((size_t)t->rank, sizeof *f->range_hi);
+        for (int i = 0; i < t->rank; i++) {
+            bool sym = t->dim_names[i] != NULL || t->dims[i] < 0;
+            f->range_lo[i] = sym ? 1 : t->dims[i];
+            f->range_hi[i] = sym ? -1 : t->dims[i];
+        }
+    }
+}
+
+static int cm_export_inputs(CmLower *c, MilFunction *fn, MilModel *mm)
+{
+    const IrGraph *g = c->g;
+    mm->in = ir_alloc_array(g->inputs.n ? g->inputs.n : 1, sizeof *mm->in);
+    for (size_t i = 0; i < g->inputs.n; i++) {
+        const IrValueInfo *vi = g->inputs.p[i];
+        const IrValue *v = vi->value;
+        /* An input with an initializer (IR 3 listed every weight as an
+         * input) is a const, as coremltools makes it: Core ML has no
+         * input with a default value. */
+        if (v->init)
+            continue;
+        MilType t = cml_type(v);
+        if (!t.dtype || t.rank < 0) {
+            int32_t d = cml_elem(v);
+            mil_type_clear(&t);
+            return cml_refuse(c, "graph input '%s' (%s) has no Core ML multi-array type%s",
+                              v->name, d && ir_dtype_name(d) ? ir_dtype_name(d) : "unknown",
+                              d == IR_DOUBLE ? " (float64 is refused, not narrowed)" : "");
+        }
+        char *name = cm_fresh(c, v->name);
+        mil_function_input(fn, name, &t);
+        cm_name_put(&c->onnx, v->name, name);
+        cm_feature(&mm->in[mm->n_in++], name, &t);
+        free(name);
+        mil_type_clear(&t);
+    }
+    return 0;
+}
+
+/* The MIL type of value `name` as the block declares it (an input or an
+ * op output), or NULL. */
+static const MilType *cm_block_type(const MilFunction *fn, const char *name)
+{
+    for (size_t i = 0; i < fn->n_in; i++)
+        if (!strcmp(fn->in[i].name, name))
+            return &fn->in[i].type;
+    const MilBlock *b = fn->block;
+    for (size_t k = b->n_ops; k-- > 0;)
+        for (size_t j = 0; j < b->ops[k]->n_out; j++)
+            if (!strcmp(b->ops[k]->out[j].name, name))
+                return &b->ops[k]->out[j].type;
+    return NULL;
+}
+
+static int cm_export_outputs(CmLower *c, MilFunction *fn, MilModel *mm)
+{
+    const IrGraph *g = c->g;
+    c->node = NULL;
+    mm->out = ir_alloc_array(g->outputs.n ? g->outputs.n : 1, sizeof *mm->out);
+    for (size_t i = 0; i < g->outputs.n; i++) {
+        const IrValue *v = ((const IrValueInfo *)g->outputs.p[i])->value;
+        CmName *e = cm_name_get(c->onnx, v->name);
+        const char *name = e ? e->val : NULL;
+        if (!name) {
+            const IrTensor *t = inf_value_const(v);
+            if (!t)
+                t = kv_value(v);
+            if (!t)
+                return cml_refuse(c, "graph output '%s' has no Core ML value", v->name);
+            name = cml_const_value(c, v, t);
+            if (!name)
+                return -1;
+        }
+        /* An output that is an input, or listed twice, goes through an
+         * identity so that each output is one op's own value. */
+        bool dup = v->kind == IR_VAL_INPUT;
+        for (size_t k = 0; k < fn->block->n_out; k++)
+            dup |= !strcmp(fn->block->out[k], name);
+        const MilType *t = cm_block_type(fn, name);
+        if (!t)
+            return cml_refuse(c, "graph output '%s' has no type", v->name);
+        if (dup) {
+            MilOp *op = cml_op(c, "identity");
+            mil_op_in(op, "x", name);
+            char base[300];
+            snprintf(base, sizeof base, "%s_out", v->name);
+            char *nn = cm_fresh(c, base);
+            mil_op_out(op, nn, t);
+            free(nn);
+            name = op->out[0].name;
+            t = &op->out[0].type;
+        }
+        mil_block_output(fn->block, name);
+        cm_feature(&mm->out[mm->n_out++], name, t);
+    }
+    return 0;
+}
+
+static int cm_export_nodes(CmLower *c, const IrGraph *g)
+{
+    IR_FOR_NODES(g, n) {
+        if (cm_folded(n)) {
+            c->r->n_folded++;
+            continue;
+        }
+        if (cm_lower_node(c, n) < 0)
+            return -1;
+        c->r->n_nodes++;
+    }
+    return 0;
+}
+
+/* Whether value `name` is an output of an op of b. */
+static bool cm_block_defines(const MilBlock *b, const char *name)
+{
+    for (size_t i = 0; i < b->n_ops; i++)
+        for (size_t k = 0; k < b->ops[i]->n_out; k++)
+            if (!strcmp(b->ops[i]->out[k].name, name))
+                return true;
+    return false;
+}
+
+int cml_lower_graph(CmLower *c, const IrGraph *g, MilBlock *b)
+{
+    MilBlock *outer = c->b;
+    const IrNode *holder = c->node;
+    c->b = b;
+    int rc = cm_export_nodes(c, g);
+    for (size_t i = 0; rc == 0 && i < g->outputs.n; i++) {
+        const IrValue *v = ((const IrValueInfo *)g->outputs.p[i])->value;
+        c->node = holder;
+        CmName *e = cm_name_get(c->onnx, v->name);
+        const char *name = e ? e->val : NULL;
+        const IrTensor *t = name ? NULL : inf_value_const(v);
+        if (!name && !t)
+            t = kv_value(v);
+        if (!name && t)
+            name = cml_const_value(c, v, t);
+        if (!name) {
+            rc = cml_refuse(c, "subgraph output '%s' has no Core ML value", v->name);
+            break;
+        }
+        if (!cm_block_defines(b, name)) {
+            MilType ty = cml_type(v);
+            MilOp *op = cml_op(c, "identity");
+            mil_op_in(op, "x", name);
+            name = cml_tmp(c, op, ty.dtype, ty.rank, ty.dims);
+            mil_type_clear(&ty);
+        }
+        mil_block_output(b, name);
+    }
+    c->b = outer;
+    c->node = holder;
+    return rc == 0 && !c->failed ? 0 : -1;
+}
+
+static int cm_export_check(const IrModel *m, IrError *err)
+{
+    if (!m->graph)
+        return ir_fail(err, "model has no graph");
+    int64_t v = ir_model_opset(m, "");
+    if (v != CM_ONNX_OPSET)
+        return ir_fail(err, "model imports ai.onnx %lld; the Core ML export reads opset %d "
+                       "(convert it first)", (long long)v, CM_ONNX_OPSET);
+    if (m->n_functions)
+        return ir_fail(err, "model-local functions are not lowered to Core ML (inline them first)");
+    return 0;
+}
+
+int cm_export(const IrModel *cm, const CmOptions *o, MilModel **out, CmReport *r,
+              IrError *err)
+{
+    *out = NULL;
+    CmReport rdummy;
+    if (!r)
+        r = &rdummy;
+    memset(r, 0, sizeof *r);
+    int limit = o ? o->target : -1;
+    if (limit >= (int)mil_targets_n)
+        return ir_fail(err, "Core ML target index %d unknown", limit);
+    if (cm_export_check(cm, err) < 0)
+        return -1;
+    /* Inference writes only the IR's caches (types, known values). */
+    IrModel *m = (IrModel *)cm;
+    if (inf_model(m, NULL, err) < 0)
+        return -1;
+    MilModel *mm = mil_model_new(&mil_targets[limit < 0 ? 0 : limit]);
+    MilFunction *fn = mil_function_add(mm, "main", mil_targets[limit < 0 ? 0 : limit].opset);
+    CmLower c = {.m = m, .g = m->graph, .b = fn->block, .root = fn->block, .err = err,
+                 .limit = limit, .r = r};
+    int rc = cm_export_inputs(&c, fn, mm);
+    if (rc == 0)
+        rc = cm_export_nodes(&c, c.g);
+    if (rc == 0)
+        rc = cm_export_outputs(&c, fn, mm);
+    cm_names_free(&c.onnx);
+    cm_names_free(&c.used);
+    if (rc < 0 || c.failed) {
+        mil_model_free(mm);
+        return -1;
+    }
+    int t = limit >= 0 ? limit : c.need;
+    r->target = t;
+    mm->spec_version = mil_targets[t].spec_version;
+    free(fn->opset);
+    fn->opset = ir_strdup(mil_targets[t].opset);
+    *out = mm;
+    return 0;
+}
+
+/* ---- raising helpers ------------------------------------------------------------ */
+
+struct CmConst {
+    const char *key;        /* borrowed from the op */
+    const MilTensor *val;
+    UT_hash_handle hh;
+};
+
+int cmr_fail(CmRaise *r, const char *fmt, ...)
+{
+    char why[384];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof why, fmt, ap);
+    va_end(ap);
+    return ir_fail(r->err, "MIL op '%s' (%s): %s", r->op ? r->op->type : "",
+                   r->op && r->op->name ? r->op->name : "", why);
+}
+
+static const MilArg *cmr_arg(const MilOp *op, const char *param, size_t k)
+{
+    const MilInput *in = mil_op_input(op, param);
+    return in && k < in->n_args ? &in->args[k] : NULL;
+}
+
+const MilTensor *cmr_const(CmRaise *r, const MilOp *op, const char *param)
+{
+    const MilArg *a = cmr_arg(op, param, 0);
+    if (!a)
+        return NULL;
+    if (a->value)
+        return a->value;
+    CmConst *e = NULL;
+    HASH_FIND_STR(r->consts, a->name, e);
+    return e ? e->val : NULL;
+}
+
+const char *cmr_tmp(CmRaise *r, const char *base)
+{
+    char *s = ir_graph_fresh_name(r->g, base);
+    /* reserve it: fresh_name only looks at values already in the graph */
+    ir_graph_value(r->g, s);
+    ir_ptrlist_push(&r->pool, s);
+    return s;
+}
+
+static IrTensor *cmr_tensor(const MilTensor *t, const char *name)
+{
+    int32_t d = cm_dtype_to_onnx(t->dtype);
+    if (!d)
+        return NULL;
+    return ir_tensor_new(name, d, (size_t)(t->rank > 0 ? t->rank : 0), t->dims, t->data,
+                         t->nbytes);
+}
+
+const char *cmr_init_tensor(CmRaise *r, const MilTensor *t)
+{
+    const char *name = cmr_tmp(r, "c");
+    IrTensor *it = cmr_tensor(t, name);
+    if (!it) {
+        cmr_fail(r, "constant of MIL type %s has no ONNX type",
+                 mil_dtype_name(t->dtype) ? mil_dtype_name(t->dtype) : "?");
+        return NULL;
+    }
+    ir_graph_add_init(r->g, it);
+    return name;
+}
+
+const char *cmr_init_i64(CmRaise *r, const int64_t *v, size_t n, bool scalar)
+{
+    const char *name = cmr_tmp(r, "c");
+    int64_t dims[1] = {(int64_t)n};
+    ir_graph_add_init(r->g, ir_tensor_new(name, IR_INT64, scalar ? 0 : 1, dims, v,
+                                          n * sizeof *v));
+    return name;
+}
+
+const char *cmr_init_f32(CmRaise *r, const float *v, size_t n, bool scalar)
+{
+    const char *name = cmr_tmp(r, "c");
+    int64_t dims[1] = {(int64_t)n};
+    ir_graph_add_init(r->g, ir_tensor_new(name, IR_FLOAT, scalar ? 0 : 1, dims, v,
+                                          n * sizeof *v));
+    return name;
+}
+
+const char *cmr_in(CmRaise *r, const MilOp *op, const char *param, size_t k)
+{
+    const MilArg *a = cmr_arg(op, param, k);
+    if (!a)
+        return NULL;
+    if (a->name)
+        return a->name;
+    return a->value ? cmr_init_tensor(r, a->value) : NULL;
+}
+
+bool cmr_ints(const MilTensor *t, int64_t **v, size_t *n)
+{
+    uint64_t numel;
+    size_t w = mil_dtype_size(t->dtype);
+    if (!t || !mil_tensor_numel(t, &numel) || numel > (1u << 24) || !w ||
+        t->nbytes < numel * w)
+        return false;
+    *v = ir_alloc_array(numel ? (size_t)numel : 1, sizeof **v);
+    *n = (size_t)numel;
+    for (size_t i = 0; i < numel; i++) {
+        const uint8_t *p = t->data + i * w;
+        int64_t x;
+        switch (t->dtype) {
+        case MIL_INT32: x = (int32_t)((uint32_t)p[0] | (uint32_t)p[1] << 8 |
+                                      (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24); break;
+        case MIL_INT64: {
+            uint64_t u = 0;
+            for (int b = 7; b >= 0; b--)
+                u = u << 8 | p[b];
+            x = (int64_t)u;
+            break;
+        }
+        case MIL_BOOL: case MIL_UINT8: x = p[0]; break;
+        case MIL_INT8: x = (int8_t)p[0]; break;
+        default:
+            free(*v);
+            return false;
+        }
+        (*v)[i] = x;
+    }
+    return true;
+}
+
+bool cmr_float(const MilTensor *t, double *v)
+{
+    if (!t || !t->data)
+        return false;
+    if (t->dtype == MIL_FP32 && t->nbytes >= 4) {
+        uint32_t u = (uint32_t)t->data[0] | (uint32_t)t->data[1] << 8 |
+                     (uint32_t)t->data[2] << 16 | (uint32_t)t->data[3] << 24;
+        float f;
+        memcpy(&f, &u, 4);
+        *v = f;
+        return true;
+    }
+    if (t->dtype == MIL_FP16 && t->nbytes >= 2) {
+        *v = ir_half_to_float((uint16_t)(t->data[0] | t->data[1] << 8));
+        return true;
+    }
+    return false;
+}
+
+const char *cmr_string(const MilTensor *t)
+{
+    return t && t->dtype == MIL_STRING && t->n_strings == 1 ? t->strings[0] : NULL;
+}
+
+bool cmr_bool(CmRaise *r, const MilOp *op, const char *param, bool dflt)
+{
+    const MilTensor *t = cmr_const(r, op, param);
+    return t && t->dtype == MIL_BOOL && t->nbytes >= 1 ? t->data[0] != 0 : dflt;
+}
+
+const char *cmr_out(const MilOp *op, size_t k)
+{
+    return k < op->n_out ? op->out[k].name : "";
+}
+
+int cmr_node(CmRaise *r, const char *op_type, size_t n_in, const char *const *in,
+             size_t n_out, const char *const *out, IrNode **node)
+{
+    for (size_t i = 0; i < n_in; i++)
+        if (!in[i])
+            return cmr_fail(r, "input %zu of the ONNX %s is missing", i, op_type);
+    char *name = ir_graph_fresh_name(r->g, r->op && r->op->name ? r->op->name : op_type);
+    IrNode *n = ir_node_new(r->g, NULL, op_type, "", name, n_in, in, n_out, out, r->err);
+    free(name);
+    if (!n)
+        return -1;
+    if (node)
+        *node = n;
+    return 0;
+}
+
+int cmr_simple(CmRaise *r, const MilOp *op, const char *onnx_op, size_t n_in,
+               const char *const *in, IrNode **node)
+{
+    const char *out[1] = {cmr_out(op, 0)};
+    return cmr_node(r, onnx_op, n_in, in, 1, out, node);
+}
+
+/* ---- import --------------------------------------------------------------------- */
+
+static IrType *cm_ir_type(const MilType *t)
+{
+    IrType *it = ir_alloc(sizeof *it);
+    it->kind = IR_TYPE_TENSOR;
+    it->has_elem_type = true;
+    it->elem_type = cm_dtype_to_onnx(t->dtype);
+    if (t->rank >= 0) {
+        it->shape = ir_shape_new((size_t)t->rank);
+        for (int i = 0; i < t->rank; i++) {
+            IrDim *d = &it->shape->dims[i];
+            if (t->dim_names && t->dim_names[i]) {
+                d->kind = IR_DIM_PARAM;
+                d->param = ir_strdup(t->dim_names[i]);
+            } else if (t->dims[i] >= 0) {
+                d->kind = IR_DIM_VALUE;
+                d->value = t->dims[i];
+            }
+        }
+    }
+    return it;
+}
+
+static int cm_raise_op(CmRaise *r, const MilOp *op)
+{
+    r->op = op;
+    if (!strcmp(op->type, "const")) {
+        if (!op->val || op->n_out != 1)
+            return cmr_fail(r, "const without a value");
+        CmConst *e = ir_alloc(sizeof *e);
+        e->key = op->out[0].name;
+        e->val = op->val;
+        HASH_ADD_KEYPTR(hh, r->consts, e->key, strlen(e->key), e);
+        IrTensor *t = cmr_tensor(op->val, op->out[0].name);
+        if (!t)
+            return cmr_fail(r, "constant of MIL type %s has no ONNX type",
+                            mil_dtype_name(op->val->dtype) ? mil_dtype_name(op->val->dtype)
+                                                           : "?");
+        if (!ir_graph_add_init(r->g, t)) {
+            ir_tensor_free(t);
+            return cmr_fail(r, "value '%s' defined twice", op->out[0].name);
+        }
+        return 0;
+    }
+    if (op->n_blocks && strcmp(op->type, "cond"))
+        return cmr_fail(r, "ops with blocks other than cond are not raised yet");
+    CmRaiseFn fn = cm_raise_rule(op->type);
+    if (!fn)
+        return cmr_fail(r, "no ONNX raising for this op");
+    return fn(r, op);
+}
+
+int cmr_block(CmRaise *r, const MilBlock *b, IrGraph *g, const MilNamedType *types)
+{
+    IrGraph *outer = r->g;
+    const MilOp *holder = r->op;
+    r->g = g;
+    for (size_t i = 0; i < b->n_ops; i++)
+        for (size_t k = 0; k < b->ops[i]->n_out; k++)
+            ir_graph_value(g, b->ops[i]->out[k].name);
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < b->n_ops; i++)
+        rc = cm_raise_op(r, b->ops[i]);
+    for (size_t i = 0; rc == 0 && i < b->n_out; i++) {
+        IrValue *v = ir_graph_lookup(g, b->out[i]);
+        if (!v) {
+            r->op = holder;
+            rc = cmr_fail(r, "block output '%s' is defined nowhere", b->out[i]);
+            break;
+        }
+        ir_graph_add_output(g, v, cm_ir_type(&types[i].type));
+    }
+    r->g = outer;
+    r->op = holder;
+    return rc;
+}
+
+static int cm_import_io(CmRaise *r, const MilFunction *fn)
+{
+    for (size_t i = 0; i < fn->n_in; i++) {
+        if (!cm_dtype_to_onnx(fn->in[i].type.dtype))
+            return ir_fail(r->err, "function input '%s' has no ONNX type", fn->in[i].name);
+        if (!ir_graph_add_input(r->g, fn->in[i].name, cm_ir_type(&fn->in[i].type)))
+            return ir_fail(r->err, "function input '%s' declared twice", fn->in[i].name);
+    }
+    /* Every MIL value's name is taken before any rule makes a temporary
+     * name: a later op's output must not find its name used. */
+    for (size_t i = 0; i < fn->block->n_ops; i++)
+        for (size_t k = 0; k < fn->block->ops[i]->n_out; k++)
+            ir_graph_value(r->g, fn->block->ops[i]->out[k].name);
+    for (size_t i = 0; i < fn->block->n_ops; i++)
+        if (cm_raise_op(r, fn->block->ops[i]) < 0)
+            return -1;
+    r->op = NULL;
+    for (size_t i = 0; i < fn->block->n_out; i++) {
+        const char *name = fn->block->out[i];
+        const MilType *t = cm_block_type(fn, name);
+        IrValue *v = ir_graph_find_local(r->g, name);
+        if (!t || !v)
+            return ir_fail(r->err, "function output '%s' is defined nowhere", name);
+        ir_graph_add_output(r->g, v, cm_ir_type(t));
+    }
+    return 0;
+}
+
+int cm_import(const MilModel *mm, IrModel **out, IrError *err)
+{
+    *out = NULL;
+    const MilFunction *fn = mil_function_find(mm, "main");
+    if (!fn || !fn->block)
+        return ir_fail(err, "ML Program has no function 'main'");
+    IrModel *m = ir_model_new();
+    m->has_ir_version = true;
+    m->ir_version = 8;
+    m->producer_name = ir_strdup("onnx-convert (Core ML import)");
+    ir_model_set_opset(m, "", CM_ONNX_OPSET);
+    m->graph = ir_graph_new(NULL);
+    m->graph->name = ir_strdup(fn->name);
+    CmRaise r = {.m = m, .g = m->graph, .err = err};
+    int rc = cm_import_io(&r, fn);
+    CmConst *e, *tmp;
+    HASH_ITER(hh, r.consts, e, tmp) {
+        HASH_DEL(r.consts, e);
+        free(e);
+    }
+    for (size_t i = 0; i < r.pool.n; i++)
+        free(r.pool.p[i]);
+    free(r.pool.p);
+    if (rc < 0) {
+        ir_model_free(m);
+        return -1;
+    }
+    *out = m;
+    return 0;
+}

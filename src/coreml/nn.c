@@ -1,0 +1,552 @@
+/*
+ * coreml/nn.c - Core ML lowering and raising of the nn family: Conv,
+ * ConvTranspose, MaxPool, Dropout (inference), AveragePool, GlobalAveragePool/GlobalMaxPool, Gemm, MatMul.
+ *
+ * MIL facts (coremltools' defs, iOS15): conv's weight is [C_out,
+ * C_in/groups, k...] as ONNX's; pad_type "custom" takes pad as
+ * [begin0, end0, begin1, end1, ...] (ONNX lists all begins, then all ends);
+ * linear's weight is const [out, in] (Gemm's B with transB=1).
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rules.h"
+
+#define NN_MAX_RANK 8
+
+/* The explicit begin/end pads of a conv or pool over `ns` spatial dims
+ * (pads[2*ns] as ONNX orders them), auto_pad SAME_* resolved from the
+ * static input shape. -1 refused. */
+static int nn_pads(CmLower *c, const IrNode *n, size_t ns, const int64_t *k,
+                   const int64_t *s, const int64_t *d, int64_t *pads)
+{
+    char buf[32];
+    const char *ap = cml_attr_s(n, "auto_pad", buf, sizeof buf, "NOTSET");
+    memset(pads, 0, 2 * ns * sizeof *pads);
+    if (!strcmp(ap, "NOTSET")) {
+        const int64_t *p;
+        long np = cml_attr_ints(n, "pads", &p);
+        if (np >= 0 && (size_t)np != 2 * ns)
+            return cml_refuse(c, "pads has %ld entries, expected %zu", np, 2 * ns);
+        for (long i = 0; i < np; i++)
+            pads[i] = p[i];
+        return 0;
+    }
+    if (!strcmp(ap, "VALID"))
+        return 0;
+    int64_t dims[NN_MAX_RANK + 2];
+    size_t rank;
+    if (!cml_dims(n->in[0], dims, NN_MAX_RANK + 2, &rank) || rank != ns + 2)
+        return cml_refuse(c, "auto_pad %s needs a static input shape", ap);
+    bool lower = !strcmp(ap, "SAME_LOWER");
+    if (!lower && strcmp(ap, "SAME_UPPER"))
+        return cml_refuse(c, "auto_pad '%s' unknown", ap);
+    for (size_t i = 0; i < ns; i++) {
+        int64_t in = dims[i + 2], out = (in + s[i] - 1) / s[i];
+        int64_t total = (out - 1) * s[i] + (k[i] - 1) * d[i] + 1 - in;
+        if (total < 0)
+            total = 0;
+        pads[i] = lower ? total - total / 2 : total / 2;
+        pads[i + ns] = total - pads[i];
+    }
+    return 0;
+}
+
+/* kernel, strides, dilations of a conv/pool over ns dims (defaults 1). */
+static int nn_window(CmLower *c, const IrNode *n, size_t ns, int64_t *k, int64_t *s,
+                     int64_t *d, bool need_kernel)
+{
+    const int64_t *v;
+    long nv;
+    for (size_t i = 0; i < ns; i++)
+        k[i] = s[i] = d[i] = 1;
+    if ((nv = cml_attr_ints(n, "kernel_shape", &v)) >= 0) {
+        if ((size_t)nv != ns)
+            return cml_refuse(c, "kernel_shape has %ld entries, expected %zu", nv, ns);
+        memcpy(k, v, ns * sizeof *k);
+    } else if (need_kernel) {
+        return cml_refuse(c, "kernel_shape missing");
+    }
+    if ((nv = cml_attr_ints(n, "strides", &v)) >= 0) {
+        if ((size_t)nv != ns)
+            return cml_refuse(c, "strides has %ld entries, expected %zu", nv, ns);
+        memcpy(s, v, ns * sizeof *s);
+    }
+    if ((nv = cml_attr_ints(n, "dilations", &v)) >= 0) {
+        if ((size_t)nv != ns)
+            return cml_refuse(c, "dilations has %ld entries, expected %zu", nv, ns);
+        memcpy(d, v, ns * sizeof *d);
+    }
+    return 0;
+}
+
+/* MIL's pad order: begin/end interleaved per spatial dim. */
+static MilTensor *nn_mil_pad(const int64_t *pads, size_t ns)
+{
+    int64_t p[2 * NN_MAX_RANK];
+    for (size_t i = 0; i < ns; i++) {
+        p[2 * i] = pads[i];
+        p[2 * i + 1] = pads[i + ns];
+    }
+    return cml_ints(p, 2 * ns);
+}
+
+static int nn_spatial(CmLower *c, const IrNode *n, size_t *ns)
+{
+    int r = cml_rank(n->in[0]);
+    if (r < 3 || r > NN_MAX_RANK + 2)
+        return cml_refuse(c, "input rank %d: 1 to %d spatial dims are lowered", r,
+                          NN_MAX_RANK);
+    *ns = (size_t)r - 2;
+    return 0;
+}
+
+static int lower_conv(CmLower *c, const IrNode *n)
+{
+    size_t ns = 0;
+    int64_t k[NN_MAX_RANK], s[NN_MAX_RANK], d[NN_MAX_RANK], pads[2 * NN_MAX_RANK];
+    if (nn_spatial(c, n, &ns) < 0)
+        return -1;
+    int64_t wd[NN_MAX_RANK + 2];
+    size_t wr = 0;
+    if (cml_dims(n->in[1], wd, NN_MAX_RANK + 2, &wr) && wr == ns + 2)
+        memcpy(k, wd + 2, ns * sizeof *k);
+    if (nn_window(c, n, ns, k, s, d, false) < 0)
+        return -1;
+    if (!ir_node_attr(n, "kernel_shape") && wr != ns + 2)
+        return cml_refuse(c, "the weight's shape is unknown");
+    if (nn_pads(c, n, ns, k, s, d, pads) < 0)
+        return -1;
+    const char *x = cml_in(c, n, 0), *w = x ? cml_in(c, n, 1) : NULL;
+    const char *b = w && cml_has(n, 2) ? cml_in(c, n, 2) : NULL;
+    if (!x || !w || (cml_has(n, 2) && !b))
+        return -1;
+    MilOp *op = cml_op(c, "conv");
+    mil_op_in(op, "x", x);
+    mil_op_in(op, "weight", w);
+    if (b)
+        mil_op_in(op, "bias", b);
+    mil_op_in_const(op, "strides", cml_ints(s, ns));
+    mil_op_in_const(op, "pad_type", mil_tensor_string("custom"));
+    mil_op_in_const(op, "pad", nn_mil_pad(pads, ns));
+    mil_op_in_const(op, "dilations", cml_ints(d, ns));
+    mil_op_in_const(op, "groups", mil_tensor_scalar_i32((int32_t)cml_attr_i(n, "group", 1)));
+    return cml_out(c, op, n, 0);
+}
+
+/* MaxPool and AveragePool. Refused: MaxPool's Indices output and
+ * dilations other than 1 (MIL's pools have neither); storage_order only
+ * matters for Indices. */
+static int lower_pool(CmLower *c, const IrNode *n)
+{
+    bool is_max = !strcmp(n->op_type, "MaxPool");
+    size_t ns = 0;
+    int64_t k[NN_MAX_RANK], s[NN_MAX_RANK], d[NN_MAX_RANK], pads[2 * NN_MAX_RANK];
+    if (nn_spatial(c, n, &ns) < 0 || nn_window(c, n, ns, k, s, d, true) < 0)
+        return -1;
+    if (n->n_out > 1 && n->out[1])
+        return cml_refuse(c, "the Indices output has no MIL equivalent");
+    for (size_t i = 0; i < ns; i++)
+        if (d[i] != 1)
+            return cml_refuse(c, "dilations other than 1 have no MIL pool equivalent");
+    if (nn_pads(c, n, ns, k, s, d, pads) < 0)
+        return -1;
+    const char *x = cml_in(c, n, 0);
+    if (!x)
+        return -1;
+    MilOp *op = cml_op(c, is_max ? "max_pool" : "avg_pool");
+    mil_op_in(op, "x", x);
+    mil_op_in_const(op, "kernel_sizes", cml_ints(k, ns));
+    mil_op_in_const(op, "strides", cml_ints(s, ns));
+    mil_op_in_const(op, "pad_type", mil_tensor_string("custom"));
+    mil_op_in_const(op, "pad", nn_mil_pad(pads, ns));
+    mil_op_in_const(op, "ceil_mode", mil_tensor_scalar_bool(cml_attr_i(n, "ceil_mode", 0)));
+    if (!is_max)
+        mil_op_in_const(op, "exclude_padding_from_average",
+                        mil_tensor_scalar_bool(!cml_attr_i(n, "count_include_pad", 0)));
+    return cml_out(c, op, n, 0);
+}
+
+static int lower_global_pool(CmLower *c, const IrNode *n)
+{
+    size_t ns = 0;
+    if (nn_spatial(c, n, &ns) < 0)
+        return -1;
+    const char *x = cml_in(c, n, 0);
+    if (!x)
+        return -1;
+    int64_t axes[NN_MAX_RANK];
+    for (size_t i = 0; i < ns; i++)
+        axes[i] = (int64_t)i + 2;
+    MilOp *op = cml_op(c, strcmp(n->op_type, "GlobalMaxPool") ? "reduce_mean" : "reduce_max");
+    mil_op_in(op, "x", x);
+    mil_op_in_const(op, "axes", cml_ints(axes, ns));
+    mil_op_in_const(op, "keep_dims", mil_tensor_scalar_bool(true));
+    return cml_out(c, op, n, 0);
+}
+
+static int lower_matmul(CmLower *c, const IrNode *n)
+{
+    const char *a = cml_in(c, n, 0), *b = a ? cml_in(c, n, 1) : NULL;
+    if (!b)
+        return -1;
+    MilOp *op = cml_op(c, "matmul");
+    mil_op_in(op, "x", a);
+    mil_op_in(op, "y", b);
+    return cml_out(c, op, n, 0);
+}
+
+/* A 2-D MIL tensor transposed (elements of any width). */
+static MilTensor *nn_transpose2(const MilTensor *t)
+{
+    size_t w = mil_dtype_size(t->dtype);
+    int64_t r = t->dims[0], q = t->dims[1], dims[2] = {q, r};
+    MilTensor *o = mil_tensor_new(t->dtype, 2, dims, NULL);
+    for (int64_t i = 0; i < r; i++)
+        for (int64_t j = 0; j < q; j++)
+            memcpy(o->data + ((size_t)j * (size_t)r + (size_t)i) * w,
+                   t->data + ((size_t)i * (size_t)q + (size_t)j) * w, w);
+    return o;
+}
+
+/* Gemm as linear: A not transposed, alpha = beta = 1, B constant, C absent
+ * or a constant of N elements. */
+static int gemm_linear(CmLower *c, const IrNode *n, bool *done)
+{
+    *done = false;
+    const IrTensor *bt = cml_const_tensor(n, 1);
+    const IrTensor *ct = cml_has(n, 2) ? cml_const_tensor(n, 2) : NULL;
+    if (cml_attr_i(n, "transA", 0) || cml_attr_f(n, "alpha", 1) != 1 || !bt ||
+        bt->ndims != 2 || (cml_has(n, 2) && (!ct || cml_attr_f(n, "beta", 1) != 1)))
+        return 0;
+    uint64_t cn = 0;
+    int64_t nout = cml_attr_i(n, "transB", 0) ? bt->dims[0] : bt->dims[1];
+    if (ct && (!ir_tensor_numel(ct, &cn) || cn != (uint64_t)nout || ct->ndims > 2))
+        return 0;
+    const char *x = cml_in(c, n, 0);
+    if (!x)
+        return -1;
+    MilTensor *w = cml_tensor(c, bt);
+    if (!w)
+        return -1;
+    if (!cml_attr_i(n, "transB", 0)) {
+        MilTensor *t = nn_transpose2(w);
+        mil_tensor_free(w);
+        w = t;
+    }
+    MilOp *op = cml_op(c, "linear");
+    mil_op_in(op, "x", x);
+    mil_op_in_const(op, "weight", w);
+    if (ct) {
+        MilTensor *b = cml_tensor(c, ct);
+        if (!b)
+            return -1;
+        b->rank = 1;
+        b->dims[0] = nout;
+        mil_op_in_const(op, "bias", b);
+    }
+    *done = true;
+    return cml_out(c, op, n, 0);
+}
+
+/* A [rows, cols] value transposed by a MIL transpose op. */
+static const char *nn_transpose_val(CmLower *c, const char *x, int32_t dtype)
+{
+    int64_t perm[2] = {1, 0};
+    MilOp *op = cml_op(c, "transpose");
+    mil_op_in(op, "x", x);
+    mil_op_in_const(op, "perm", cml_ints(perm, 2));
+    return cml_tmp(c, op, dtype, 2, NULL);
+}
+
+/* Gemm in general: transpose, matmul, scale by alpha, add beta * C. */
+static int lower_gemm(CmLower *c, const IrNode *n)
+{
+    bool done;
+    if (gemm_linear(c, n, &done) < 0 || done)
+        return c->failed ? -1 : 0;
+    const char *a = cml_in(c, n, 0), *b = a ? cml_in(c, n, 1) : NULL;
+    if (!b)
+        return -1;
+    int32_t dt = cm_dtype_to_mil(cml_elem(n->out[0]));
+    if (dt != MIL_FP32 && dt != MIL_FP16)
+        return cml_refuse(c, "Gemm of a non-float type");
+    if (cml_attr_i(n, "transA", 0))
+        a = nn_transpose_val(c, a, dt);
+    if (cml_attr_i(n, "transB", 0))
+        b = nn_transpose_val(c, b, dt);
+    float alpha = cml_attr_f(n, "alpha", 1), beta = cml_attr_f(n, "beta", 1);
+    bool has_c = cml_has(n, 2);
+    bool scale = alpha != 1;
+    MilOp *op = cml_op(c, "matmul");
+    mil_op_in(op, "x", a);
+    mil_op_in(op, "y", b);
+    if (!scale && !has_c)
+        return cml_out(c, op, n, 0);
+    const char *y = cml_tmp(c, op, dt, 2, NULL);
+    if (scale) {
+        op = cml_op(c, "mul");
+        mil_op_in(op, "x", y);
+        mil_op_in_const(op, "y", mil_tensor_scalar_f32(alpha));
+        if (!has_c)
+            return cml_out(c, op, n, 0);
+        y = cml_tmp(c, op, dt, 2, NULL);
+    }
+    const char *cv = cml_in(c, n, 2);
+    if (!cv)
+        return -1;
+    if (beta != 1) {
+        op = cml_op(c, "mul");
+        mil_op_in(op, "x", cv);
+        mil_op_in_const(op, "y", mil_tensor_scalar_f32(beta));
+        cv = cml_tmp(c, op, dt, cml_rank(n->in[2]), NULL);
+    }
+    op = cml_op(c, "add");
+    mil_op_in(op, "x", y);
+    mil_op_in(op, "y", cv);
+    return cml_out(c, op, n, 0);
+}
+
+/* ConvTranspose: weight [C_in, C_out/groups, k...] as ONNX's. Refused:
+ * output_padding, output_shape and auto_pad SAME_* (MIL resolves the
+ * output size through its own output_shape, whose use is not lowered yet). */
+static int lower_conv_transpose(CmLower *c, const IrNode *n)
+{
+    size_t ns = 0;
+    int64_t k[NN_MAX_RANK], s[NN_MAX_RANK], d[NN_MAX_RANK], pads[2 * NN_MAX_RANK];
+    if (nn_spatial(c, n, &ns) < 0)
+        return -1;
+    const int64_t *v;
+    long nv = cml_attr_ints(n, "output_padding", &v);
+    for (long i = 0; i < nv; i++)
+        if (v[i])
+            return cml_refuse(c, "output_padding is not lowered");
+    char buf[32];
+    const char *ap = cml_attr_s(n, "auto_pad", buf, sizeof buf, "NOTSET");
+    if (ir_node_attr(n, "output_shape") || (strcmp(ap, "NOTSET") && strcmp(ap, "VALID")))
+        return cml_refuse(c, "output_shape and auto_pad SAME_* are not lowered");
+    int64_t wd[NN_MAX_RANK + 2];
+    size_t wr = 0;
+    if (cml_dims(n->in[1], wd, NN_MAX_RANK + 2, &wr) && wr == ns + 2)
+        memcpy(k, wd + 2, ns * sizeof *k);
+    if (nn_window(c, n, ns, k, s, d, false) < 0)
+        return -1;
+    if (!ir_node_attr(n, "kernel_shape") && wr != ns + 2)
+        return cml_refuse(c, "the weight's shape is unknown");
+    if (nn_pads(c, n, ns, k, s, d, pads) < 0)
+        return -1;
+    const char *x = cml_in(c, n, 0), *w = x ? cml_in(c, n, 1) : NULL;
+    const char *b = w && cml_has(n, 2) ? cml_in(c, n, 2) : NULL;
+    if (!x || !w || (cml_has(n, 2) && !b))
+        return -1;
+    MilOp *op = cml_op(c, "conv_transpose");
+    mil_op_in(op, "x", x);
+    mil_op_in(op, "weight", w);
+    if (b)
+        mil_op_in(op, "bias", b);
+    mil_op_in_const(op, "strides", cml_ints(s, ns));
+    mil_op_in_const(op, "pad_type", mil_tensor_string("custom"));
+    mil_op_in_const(op, "pad", nn_mil_pad(pads, ns));
+    mil_op_in_const(op, "dilations", cml_ints(d, ns));
+    mil_op_in_const(op, "groups", mil_tensor_scalar_i32((int32_t)cml_attr_i(n, "group", 1)));
+    return cml_out(c, op, n, 0);
+}
+
+/* Dropout in inference is the identity (its mask all true); refused in
+ * training mode (random). */
+static int lower_dropout(CmLower *c, const IrNode *n)
+{
+    int64_t *tm;
+    size_t ntm;
+    bool training = false;
+    if (cml_has(n, 2)) {
+        if (!cml_const_ints(n, 2, &tm, &ntm))
+            return cml_refuse(c, "training_mode is not a constant");
+        training = ntm == 1 && tm[0];
+        free(tm);
+    }
+    if (training)
+        return cml_refuse(c, "training mode has no MIL equivalent (random)");
+    const char *x = cml_in(c, n, 0);
+    if (!x)
+        return -1;
+    MilOp *op = cml_op(c, "identity");
+    mil_op_in(op, "x", x);
+    if (cml_out(c, op, n, 0) < 0)
+        return -1;
+    if (n->n_out < 2 || !n->out[1])
+        return 0;
+    /* in inference the mask is all true: a const of x's static dims */
+    int64_t dims[NN_MAX_RANK + 2];
+    size_t rank;
+    uint64_t numel = 1;
+    if (!cml_dims(n->in[0], dims, NN_MAX_RANK + 2, &rank))
+        return cml_refuse(c, "the mask output needs static input dims");
+    for (size_t i = 0; i < rank && numel <= (1u << 26); i++)
+        numel *= (uint64_t)dims[i];
+    if (numel > (1u << 26))
+        return cml_refuse(c, "the mask output is too large for a constant");
+    MilTensor *t = mil_tensor_new(MIL_BOOL, (int)rank, dims, NULL);
+    memset(t->data, 1, t->nbytes);
+    const char *ones = cml_const(c, t);
+    op = cml_op(c, "identity");
+    mil_op_in(op, "x", ones);
+    return cml_out(c, op, n, 1);
+}
+
+static const CmLowerRule nn_lower[] = {
+    {"Dropout", lower_dropout},
+    {"ConvTranspose", lower_conv_transpose},
+    {"Conv", lower_conv},
+    {"MaxPool", lower_pool},
+    {"AveragePool", lower_pool},
+    {"GlobalAveragePool", lower_global_pool},
+    {"GlobalMaxPool", lower_global_pool},
+    {"MatMul", lower_matmul},
+    {"Gemm", lower_gemm},
+};
+
+/* ---- raising -------------------------------------------------------------------- */
+
+/* ONNX pads from MIL's interleaved pad; false when malformed. */
+static bool nn_onnx_pads(CmRaise *r, const MilOp *op, IrNode *node)
+{
+    const char *pt = cmr_string(cmr_const(r, op, "pad_type"));
+    if (!pt || !strcmp(pt, "valid"))
+        return true;
+    if (!strcmp(pt, "same") || !strcmp(pt, "same_lower")) {
+        ir_node_set_attr(node, ir_attr_string("auto_pad", strcmp(pt, "same") ? "SAME_LOWER"
+                                                                             : "SAME_UPPER"));
+        return true;
+    }
+    if (strcmp(pt, "custom"))
+        return false;
+    int64_t *p;
+    size_t np;
+    const MilTensor *pad = cmr_const(r, op, "pad");
+    if (!pad)
+        return true;
+    if (!cmr_ints(pad, &p, &np))
+        return false;
+    if (np % 2 || np > 2 * NN_MAX_RANK) {
+        free(p);
+        return false;
+    }
+    int64_t o[2 * NN_MAX_RANK];
+    size_t ns = np / 2;
+    for (size_t i = 0; i < ns; i++) {
+        o[i] = p[2 * i];
+        o[i + ns] = p[2 * i + 1];
+    }
+    free(p);
+    ir_node_set_attr(node, ir_attr_ints("pads", np, o));
+    return true;
+}
+
+/* Copies an int-list param to an INTS attribute. */
+static bool nn_ints_attr(CmRaise *r, const MilOp *op, const char *param, IrNode *node,
+                         const char *attr)
+{
+    const MilTensor *t = cmr_const(r, op, param);
+    if (!t)
+        return true;
+    int64_t *v;
+    size_t nv;
+    if (!cmr_ints(t, &v, &nv))
+        return false;
+    ir_node_set_attr(node, ir_attr_ints(attr, nv, v));
+    free(v);
+    return true;
+}
+
+static int raise_conv(CmRaise *r, const MilOp *op)
+{
+    bool tr = !strcmp(op->type, "conv_transpose");
+    if (tr && mil_op_input(op, "output_shape"))
+        return cmr_fail(r, "output_shape is not raised");
+    const char *in[3] = {cmr_in(r, op, "x", 0), cmr_in(r, op, "weight", 0),
+                         cmr_in(r, op, "bias", 0)};
+    IrNode *node;
+    if (cmr_simple(r, op, tr ? "ConvTranspose" : "Conv", in[2] ? 3 : 2, in, &node) < 0)
+        return -1;
+    int64_t *g;
+    size_t ng;
+    const MilTensor *gt = cmr_const(r, op, "groups");
+    if (gt && cmr_ints(gt, &g, &ng)) {
+        if (ng == 1)
+            ir_node_set_attr(node, ir_attr_int("group", g[0]));
+        free(g);
+    }
+    if (!nn_onnx_pads(r, op, node) || !nn_ints_attr(r, op, "strides", node, "strides") ||
+        !nn_ints_attr(r, op, "dilations", node, "dilations"))
+        return cmr_fail(r, "malformed pad, strides or dilations");
+    return 0;
+}
+
+static int raise_pool(CmRaise *r, const MilOp *op)
+{
+    bool is_max = !strcmp(op->type, "max_pool");
+    const char *in[1] = {cmr_in(r, op, "x", 0)};
+    IrNode *node;
+    if (cmr_simple(r, op, is_max ? "MaxPool" : "AveragePool", 1, in, &node) < 0)
+        return -1;
+    if (!nn_onnx_pads(r, op, node) || !nn_ints_attr(r, op, "strides", node, "strides") ||
+        !nn_ints_attr(r, op, "kernel_sizes", node, "kernel_shape"))
+        return cmr_fail(r, "malformed pad, strides or kernel_sizes");
+    if (cmr_bool(r, op, "ceil_mode", false))
+        ir_node_set_attr(node, ir_attr_int("ceil_mode", 1));
+    if (!is_max && !cmr_bool(r, op, "exclude_padding_from_average", false))
+        ir_node_set_attr(node, ir_attr_int("count_include_pad", 1));
+    return 0;
+}
+
+static int raise_matmul(CmRaise *r, const MilOp *op)
+{
+    if (cmr_bool(r, op, "transpose_x", false) || cmr_bool(r, op, "transpose_y", false))
+        return cmr_fail(r, "transpose_x/transpose_y are not raised");
+    const char *in[2] = {cmr_in(r, op, "x", 0), cmr_in(r, op, "y", 0)};
+    return cmr_simple(r, op, "MatMul", 2, in, NULL);
+}
+
+/* linear: Gemm(x, W, b, transB=1) for a 2-D x; else MatMul with W^T and
+ * Add. The rank comes from the op's output type. */
+static int raise_linear(CmRaise *r, const MilOp *op)
+{
+    const char *x = cmr_in(r, op, "x", 0), *w = cmr_in(r, op, "weight", 0);
+    const char *b = cmr_in(r, op, "bias", 0);
+    if (op->n_out != 1)
+        return cmr_fail(r, "expected one output");
+    if (op->out[0].type.rank == 2) {
+        const char *in[3] = {x, w, b};
+        IrNode *node;
+        if (cmr_simple(r, op, "Gemm", b ? 3 : 2, in, &node) < 0)
+            return -1;
+        ir_node_set_attr(node, ir_attr_int("transB", 1));
+        return 0;
+    }
+    const char *wt = cmr_tmp(r, "wt"), *mm = b ? cmr_tmp(r, "mm") : cmr_out(op, 0);
+    const char *i1[1] = {w}, *o1[1] = {wt}, *i2[2] = {x, wt}, *o2[1] = {mm};
+    IrNode *node;
+    if (cmr_node(r, "Transpose", 1, i1, 1, o1, &node) < 0)
+        return -1;
+    int64_t perm[2] = {1, 0};
+    ir_node_set_attr(node, ir_attr_ints("perm", 2, perm));
+    if (cmr_node(r, "MatMul", 2, i2, 1, o2, NULL) < 0)
+        return -1;
+    if (!b)
+        return 0;
+    const char *i3[2] = {mm, b};
+    return cmr_simple(r, op, "Add", 2, i3, NULL);
+}
+
+static const CmRaiseRule nn_raise[] = {
+    {"conv", raise_conv},
+    {"conv_transpose", raise_conv},
+    {"max_pool", raise_pool},
+    {"avg_pool", raise_pool},
+    {"matmul", raise_matmul},
+    {"linear", raise_linear},
+};
+
+CM_FAMILY(cm_family_nn, "nn", nn_lower, nn_raise);

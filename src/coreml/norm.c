@@ -1,0 +1,273 @@
+/*
+ * coreml/norm.c - Core ML lowering and raising of the norm family:
+ * BatchNormalization (batch_norm), InstanceNormalization (instance_norm),
+ * LayerNormalization (layer_norm over the trailing axes; its Mean and
+ * InvStdDev outputs by reduce_mean and rsqrt).
+ *
+ * Refused, and why: BatchNormalization in training mode or with its
+ * running-statistics outputs (MIL has no training mode); non-constant statistics, scales and biases (MIL
+ * requires them const); a LayerNormalization scale whose element count is
+ * not the normalized dims' (MIL's gamma has exactly those dims).
+ */
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rules.h"
+
+#define NM_MAX_RANK 16
+
+/* A const input as a MIL tensor reshaped to dims (NULL dims: as is). */
+static MilTensor *nm_const(CmLower *c, const IrNode *n, size_t i, const int64_t *dims,
+                           size_t rank)
+{
+    const IrTensor *t = cml_const_tensor(n, i);
+    if (!t) {
+        cml_refuse(c, "input %zu is not a constant (MIL requires it const)", i);
+        return NULL;
+    }
+    MilTensor *m = cml_tensor(c, t);
+    if (!m || !dims)
+        return m;
+    uint64_t have, want = 1;
+    for (size_t k = 0; k < rank; k++)
+        want *= (uint64_t)dims[k];
+    if (!mil_tensor_numel(m, &have) || have != want) {
+        mil_tensor_free(m);
+        cml_refuse(c, "input %zu has %llu elements, the normalized dims %llu", i,
+                   (unsigned long long)have, (unsigned long long)want);
+        return NULL;
+    }
+    free(m->dims);
+    m->dims = ir_alloc_array(rank ? rank : 1, sizeof *m->dims);
+    memcpy(m->dims, dims, rank * sizeof *dims);
+    m->rank = (int)rank;
+    return m;
+}
+
+static int lower_batch_norm(CmLower *c, const IrNode *n)
+{
+    if (cml_attr_i(n, "training_mode", 0) || (n->n_out > 1 && (n->out[1] || n->out[2])))
+        return cml_refuse(c, "training mode and running statistics have no MIL equivalent");
+    const char *x = cml_in(c, n, 0);
+    if (!x)
+        return -1;
+    MilTensor *p[4] = {nm_const(c, n, 3, NULL, 0), NULL, NULL, NULL};
+    for (size_t i = 1; p[i - 1] && i < 4; i++)
+        p[i] = nm_const(c, n, i == 1 ? 4 : i == 2 ? 1 : 2, NULL, 0);
+    if (!p[3]) {
+        for (size_t i = 0; i < 4; i++)
+            mil_tensor_free(p[i]);
+        return -1;
+    }
+    MilOp *op = cml_op(c, "batch_norm");
+    mil_op_in(op, "x", x);
+    mil_op_in_const(op, "mean", p[0]);
+    mil_op_in_const(op, "variance", p[1]);
+    mil_op_in_const(op, "gamma", p[2]);
+    mil_op_in_const(op, "beta", p[3]);
+    int32_t dt = cm_dtype_to_mil(cml_elem(n->in[0]));
+    mil_op_in_const(op, "epsilon", cml_scalar(dt, cml_attr_f(n, "epsilon", 1e-5f)));
+    return cml_out(c, op, n, 0);
+}
+
+static int lower_instance_norm(CmLower *c, const IrNode *n)
+{
+    const char *x = cml_in(c, n, 0);
+    if (!x)
+        return -1;
+    MilTensor *g = nm_const(c, n, 1, NULL, 0), *b = g ? nm_const(c, n, 2, NULL, 0) : NULL;
+    if (!b) {
+        mil_tensor_free(g);
+        return -1;
+    }
+    MilOp *op = cml_op(c, "instance_norm");
+    mil_op_in(op, "x", x);
+    mil_op_in_const(op, "gamma", g);
+    mil_op_in_const(op, "beta", b);
+    int32_t dt = cm_dtype_to_mil(cml_elem(n->in[0]));
+    mil_op_in_const(op, "epsilon", cml_scalar(dt, cml_attr_f(n, "epsilon", 1e-5f)));
+    return cml_out(c, op, n, 0);
+}
+
+/* LayerNormalization's Mean and InvStdDev outputs, computed beside the
+ * layer_norm: reduce_mean over the normalized axes (kept), and
+ * rsqrt(mean((x - mean)^2), epsilon) (MIL's rsqrt adds its epsilon). */
+static int nm_stats(CmLower *c, const IrNode *n, const char *x, const int64_t *axes, size_t na,
+                    float eps)
+{
+    bool want_mean = n->n_out > 1 && n->out[1], want_inv = n->n_out > 2 && n->out[2];
+    if (!want_mean && !want_inv)
+        return 0;
+    if (cml_elem(n->in[0]) != IR_FLOAT)
+        return cml_refuse(c, "Mean/InvStdDev of a non-float32 input (computed in float32)");
+    MilType t = cml_type(n->out[want_mean ? 1 : 2]), tx = cml_type(n->in[0]);
+    MilOp *op = cml_op(c, "reduce_mean");
+    mil_op_in(op, "x", x);
+    mil_op_in_const(op, "axes", cml_ints(axes, na));
+    mil_op_in_const(op, "keep_dims", mil_tensor_scalar_bool(true));
+    const char *mean = NULL;
+    int rc = 0;
+    if (want_mean) {
+        rc = cml_out(c, op, n, 1);
+        mean = op->out[op->n_out - 1].name;
+    } else {
+        mean = cml_tmp(c, op, t.dtype, t.rank, t.dims);
+    }
+    if (rc == 0 && want_inv) {
+        op = cml_op(c, "sub");
+        mil_op_in(op, "x", x);
+        mil_op_in(op, "y", mean);
+        const char *d = cml_tmp(c, op, tx.dtype, tx.rank, tx.dims);
+        op = cml_op(c, "mul");
+        mil_op_in(op, "x", d);
+        mil_op_in(op, "y", d);
+        const char *sq = cml_tmp(c, op, tx.dtype, tx.rank, tx.dims);
+        op = cml_op(c, "reduce_mean");
+        mil_op_in(op, "x", sq);
+        mil_op_in_const(op, "axes", cml_ints(axes, na));
+        mil_op_in_const(op, "keep_dims", mil_tensor_scalar_bool(true));
+        const char *var = cml_tmp(c, op, t.dtype, t.rank, t.dims);
+        op = cml_op(c, "rsqrt");
+        mil_op_in(op, "x", var);
+        mil_op_in_const(op, "epsilon", mil_tensor_scalar_f32(eps));
+        rc = cml_out(c, op, n, 2);
+    }
+    mil_type_clear(&t);
+    mil_type_clear(&tx);
+    return rc;
+}
+
+static int lower_layer_norm(CmLower *c, const IrNode *n)
+{
+    int64_t dims[NM_MAX_RANK], axis;
+    size_t rank;
+    if (!cml_dims(n->in[0], dims, NM_MAX_RANK, &rank) ||
+        !cml_axis(cml_attr_i(n, "axis", -1), (int)rank, &axis))
+        return cml_refuse(c, "input dims unknown or axis out of range");
+    const char *x = cml_in(c, n, 0);
+    if (!x)
+        return -1;
+    size_t nn = rank - (size_t)axis;
+    MilTensor *g = nm_const(c, n, 1, dims + axis, nn);
+    MilTensor *b = g && cml_has(n, 2) ? nm_const(c, n, 2, dims + axis, nn) : NULL;
+    if (!g || (cml_has(n, 2) && !b)) {
+        mil_tensor_free(g);
+        return -1;
+    }
+    int64_t axes[NM_MAX_RANK];
+    for (size_t i = 0; i < nn; i++)
+        axes[i] = axis + (int64_t)i;
+    MilOp *op = cml_op(c, "layer_norm");
+    mil_op_in(op, "x", x);
+    mil_op_in_const(op, "axes", cml_ints(axes, nn));
+    mil_op_in_const(op, "gamma", g);
+    if (b)
+        mil_op_in_const(op, "beta", b);
+    int32_t dt = cm_dtype_to_mil(cml_elem(n->in[0]));
+    float eps = cml_attr_f(n, "epsilon", 1e-5f);
+    mil_op_in_const(op, "epsilon", cml_scalar(dt, eps));
+    if (cml_out(c, op, n, 0) < 0)
+        return -1;
+    return nm_stats(c, n, x, axes, nn, eps);
+}
+
+static const CmLowerRule nm_lower[] = {
+    {"BatchNormalization", lower_batch_norm},
+    {"InstanceNormalization", lower_instance_norm},
+    {"LayerNormalization", lower_layer_norm},
+};
+
+/* ---- raising -------------------------------------------------------------------- */
+
+/* A tensor of `count` copies of v, of dtype like `like`, as an initializer. */
+static const char *nm_fill(CmRaise *r, const MilTensor *like, float v)
+{
+    uint64_t n;
+    if (!like || !mil_tensor_numel(like, &n) || n > (1u << 24))
+        return NULL;
+    float *f = ir_alloc_array(n ? (size_t)n : 1, sizeof *f);
+    for (uint64_t i = 0; i < n; i++)
+        f[i] = v;
+    const char *name = cmr_init_f32(r, f, (size_t)n, false);
+    free(f);
+    return name;
+}
+
+static void nm_epsilon(CmRaise *r, const MilOp *op, IrNode *node)
+{
+    double e;
+    if (cmr_float(cmr_const(r, op, "epsilon"), &e))
+        ir_node_set_attr(node, ir_attr_float("epsilon", (float)e));
+}
+
+static int raise_batch_norm(CmRaise *r, const MilOp *op)
+{
+    const MilTensor *mean = cmr_const(r, op, "mean");
+    const char *g = cmr_in(r, op, "gamma", 0), *b = cmr_in(r, op, "beta", 0);
+    if (!g)
+        g = nm_fill(r, mean, 1);
+    if (!b)
+        b = nm_fill(r, mean, 0);
+    const char *in[5] = {cmr_in(r, op, "x", 0), g, b, cmr_in(r, op, "mean", 0),
+                         cmr_in(r, op, "variance", 0)};
+    IrNode *node;
+    if (cmr_simple(r, op, "BatchNormalization", 5, in, &node) < 0)
+        return -1;
+    nm_epsilon(r, op, node);
+    return 0;
+}
+
+static int raise_instance_norm(CmRaise *r, const MilOp *op)
+{
+    const char *in[3] = {cmr_in(r, op, "x", 0), cmr_in(r, op, "gamma", 0),
+                         cmr_in(r, op, "beta", 0)};
+    IrNode *node;
+    if (cmr_simple(r, op, "InstanceNormalization", 3, in, &node) < 0)
+        return -1;
+    nm_epsilon(r, op, node);
+    return 0;
+}
+
+/* layer_norm over trailing contiguous axes; the rank from the output type. */
+static int raise_layer_norm(CmRaise *r, const MilOp *op)
+{
+    int rank = op->n_out ? op->out[0].type.rank : -1;
+    const MilTensor *at = cmr_const(r, op, "axes");
+    int64_t *ax;
+    size_t na;
+    if (!at || rank < 1 || !cmr_ints(at, &ax, &na))
+        return cmr_fail(r, "axes or rank unknown");
+    if (!na) {
+        free(ax);
+        return cmr_fail(r, "axes empty");
+    }
+    bool ok = true;
+    for (size_t i = 0; i < na; i++) {
+        int64_t a = ax[i] < 0 ? ax[i] + rank : ax[i];
+        ok &= a == rank - (int64_t)na + (int64_t)i;
+    }
+    int64_t axis = rank - (int64_t)na;
+    free(ax);
+    if (!ok)
+        return cmr_fail(r, "axes are not the trailing dims (ONNX normalizes from an axis on)");
+    const MilTensor *gt = cmr_const(r, op, "gamma");
+    if (!gt)
+        return cmr_fail(r, "gamma absent is not raised");
+    const char *in[3] = {cmr_in(r, op, "x", 0), cmr_in(r, op, "gamma", 0),
+                         cmr_in(r, op, "beta", 0)};
+    IrNode *node;
+    if (cmr_simple(r, op, "LayerNormalization", in[2] ? 3 : 2, in, &node) < 0)
+        return -1;
+    ir_node_set_attr(node, ir_attr_int("axis", axis));
+    nm_epsilon(r, op, node);
+    return 0;
+}
+
+static const CmRaiseRule nm_raise[] = {
+    {"batch_norm", raise_batch_norm},
+    {"instance_norm", raise_instance_norm},
+    {"layer_norm", raise_layer_norm},
+};
+
+CM_FAMILY(cm_family_norm, "norm", nm_lower, nm_raise);

@@ -1,0 +1,194 @@
+/*
+ * coreml/rules.h - what the family files of the Core ML export and import
+ * share with the driver (src/coreml.c): the lowering context (ONNX node ->
+ * MIL ops) and the raising context (MIL op -> ONNX nodes), their helpers,
+ * and the rule tables each family exports.
+ *
+ * A lowering rule reads the node's inputs (cml_in: the MIL value of an ONNX
+ * value, consts emitted on first use), attributes and inferred types, adds
+ * MIL ops with cml_op (which records the op's first target) and binds the
+ * node's outputs with cml_out. It returns 0, or -1 after cml_refuse (the
+ * node, op, target and reason in one line).
+ *
+ * A raising rule reads the op's inputs (cmr_in: a value name, immediates
+ * become initializers; cmr_const: a constant parameter's value) and adds
+ * ONNX nodes with cmr_node. It returns 0 or -1 with err.
+ */
+#ifndef OC_COREML_RULES_H
+#define OC_COREML_RULES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../coreml.h"
+#include "../ir.h"
+#include "../mil.h"
+
+/* ---- lowering ------------------------------------------------------------ */
+
+typedef struct CmName CmName;
+
+typedef struct CmLower {
+    const IrModel *m;
+    const IrGraph *g;
+    MilBlock *b;            /* the block being filled */
+    MilBlock *root;         /* the function's block: consts go there, ahead
+                               of every op that holds a nested block */
+    IrError *err;
+    int limit;              /* explicit target, or -1 */
+    int need;               /* highest first target of the ops emitted */
+    CmReport *r;
+    const IrNode *node;     /* the node being lowered */
+    bool failed;            /* cml_op met an op above the limit */
+    CmName *onnx;           /* ONNX value name -> MIL value name */
+    CmName *used;           /* MIL names taken */
+    size_t n_tmp;
+} CmLower;
+
+typedef int (*CmLowerFn)(CmLower *c, const IrNode *n);
+
+typedef struct CmLowerRule {
+    const char *op;         /* ONNX op (ai.onnx) */
+    CmLowerFn fn;
+} CmLowerRule;
+
+/* Refuses the current node: err gets "node 'X' (Op-V): target T: reason".
+ * Returns -1. */
+int cml_refuse(CmLower *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The MIL value holding ONNX input i of n (a const op is emitted for an
+ * initializer or a known value on first use); NULL after a refusal (an
+ * absent input, or a type Core ML lacks). */
+const char *cml_in(CmLower *c, const IrNode *n, size_t i);
+/* A new MIL op of `type` for the current node (named after it). */
+MilOp *cml_op(CmLower *c, const char *type);
+/* Binds output i of n to a new output of op, typed as inference typed it;
+ * -1 (refused) when the type has no MIL equivalent. */
+int cml_out(CmLower *c, MilOp *op, const IrNode *n, size_t i);
+/* A new temporary output of op (dims NULL with rank -1: unknown shape);
+ * returns its name (owned by op). */
+const char *cml_tmp(CmLower *c, MilOp *op, int32_t dtype, int rank, const int64_t *dims);
+/* A const op holding t (owned); returns its name. */
+const char *cml_const(CmLower *c, MilTensor *t);
+/* A one-op helper: op `type` with x bound to `x`, output typed as ONNX
+ * output i of n. For unary maps. */
+MilOp *cml_unary(CmLower *c, const IrNode *n, const char *type, const char *x);
+
+/* Lowers the nodes of subgraph g into block b (new ops go there, consts
+ * to the function's block) and names g's outputs as b's (an output that
+ * is not b's own value passes through an identity). 0 or -1 refused. */
+int cml_lower_graph(CmLower *c, const IrGraph *g, MilBlock *b);
+
+/* The MIL type of an ONNX value (dtype 0 when it has none). */
+MilType cml_type(const IrValue *v);
+/* Static dims of an ONNX value; false when a dim or the rank is unknown. */
+bool cml_dims(const IrValue *v, int64_t *dims, size_t cap, size_t *rank);
+/* Rank of an ONNX value, -1 when unknown. */
+int cml_rank(const IrValue *v);
+/* Element type (ONNX) of a value, 0 unknown. */
+int32_t cml_elem(const IrValue *v);
+/* The elements of a constant or known integer input (caller frees *v). */
+bool cml_const_ints(const IrNode *n, size_t i, int64_t **v, size_t *len);
+bool cml_const_floats(const IrNode *n, size_t i, double **v, size_t *len);
+/* The constant tensor of input i (initializer, Constant or known), or NULL. */
+const IrTensor *cml_const_tensor(const IrNode *n, size_t i);
+/* An ONNX tensor as a MIL tensor (int64 narrowed to int32, -1 with err
+ * when a value does not fit); NULL on refusal. */
+MilTensor *cml_tensor(CmLower *c, const IrTensor *t);
+/* Attribute readers: the node's value, else the operator table's default
+ * at CM_ONNX_OPSET, else `dflt` (for attributes the table has none). */
+int64_t cml_attr_i(const IrNode *n, const char *name, int64_t dflt);
+float cml_attr_f(const IrNode *n, const char *name, float dflt);
+const char *cml_attr_s(const IrNode *n, const char *name, char *buf, size_t cap,
+                       const char *dflt);
+/* An INTS attribute (borrowed), -1 when absent. */
+long cml_attr_ints(const IrNode *n, const char *name, const int64_t **v);
+/* rank-1 int32 tensor from int64s (values must fit: callers clamp). */
+MilTensor *cml_ints(const int64_t *v, size_t n);
+/* Normalizes a possibly negative axis; false when out of range. */
+bool cml_axis(int64_t axis, int rank, int64_t *out);
+/* True when the input exists (not left out). */
+bool cml_has(const IrNode *n, size_t i);
+
+/* A scalar of MIL dtype (fp32, fp16, int32, bool) holding v. */
+MilTensor *cml_scalar(int32_t dtype, double v);
+/* An ONNX <-> MIL op name pair, for the families whose ops map one to one. */
+typedef struct CmMap {
+    const char *onnx, *mil;
+} CmMap;
+const CmMap *cm_map_onnx(const CmMap *t, size_t n, const char *onnx);
+const CmMap *cm_map_mil(const CmMap *t, size_t n, const char *mil);
+
+/* ---- raising --------------------------------------------------------------- */
+
+typedef struct CmConst CmConst;
+
+typedef struct CmRaise {
+    IrModel *m;
+    IrGraph *g;
+    IrError *err;
+    CmConst *consts;        /* MIL const name -> its value (borrowed) */
+    const MilOp *op;        /* the op being raised */
+    IrPtrList pool;         /* names made by cmr_tmp (char *), freed at the end */
+} CmRaise;
+
+typedef int (*CmRaiseFn)(CmRaise *r, const MilOp *op);
+
+typedef struct CmRaiseRule {
+    const char *op;         /* MIL op */
+    CmRaiseFn fn;
+} CmRaiseRule;
+
+/* Fails raising the current op: err gets "MIL op 'type' (name): reason". */
+int cmr_fail(CmRaise *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The value of parameter `param` when it is an immediate or a const op's
+ * output (borrowed), else NULL. */
+const MilTensor *cmr_const(CmRaise *r, const MilOp *op, const char *param);
+/* ONNX value name of argument k of `param` (an immediate becomes an
+ * initializer); NULL when absent. */
+const char *cmr_in(CmRaise *r, const MilOp *op, const char *param, size_t k);
+/* A new ONNX node; 0 or -1 with err. */
+int cmr_node(CmRaise *r, const char *op_type, size_t n_in, const char *const *in,
+             size_t n_out, const char *const *out, IrNode **node);
+/* A fresh value name built from base (owned by r's pool). */
+const char *cmr_tmp(CmRaise *r, const char *base);
+/* New initializers; return their names. */
+const char *cmr_init_i64(CmRaise *r, const int64_t *v, size_t n, bool scalar);
+const char *cmr_init_f32(CmRaise *r, const float *v, size_t n, bool scalar);
+const char *cmr_init_tensor(CmRaise *r, const MilTensor *t);
+/* Elements of an integer/bool MIL tensor (caller frees *v). */
+bool cmr_ints(const MilTensor *t, int64_t **v, size_t *n);
+/* A float scalar of a MIL tensor (fp32/fp16). */
+bool cmr_float(const MilTensor *t, double *v);
+/* A string scalar, or NULL. */
+const char *cmr_string(const MilTensor *t);
+/* A bool scalar param (default when absent). */
+bool cmr_bool(CmRaise *r, const MilOp *op, const char *param, bool dflt);
+/* Output k's name. */
+const char *cmr_out(const MilOp *op, size_t k);
+/* Raises the ops of block b into subgraph g (which the caller attaches)
+ * and lists b's outputs as g's, typed by `types` (b->n_out of them). */
+int cmr_block(CmRaise *r, const MilBlock *b, IrGraph *g, const MilNamedType *types);
+/* One-node helper: ONNX op with the given inputs and output k of op. */
+int cmr_simple(CmRaise *r, const MilOp *op, const char *onnx_op, size_t n_in,
+               const char *const *in, IrNode **node);
+
+/* ---- the families -------------------------------------------------------------- */
+
+typedef struct CmFamily {
+    const char *name;
+    const CmLowerRule *lower;
+    size_t n_lower;
+    const CmRaiseRule *raise;
+    size_t n_raise;
+} CmFamily;
+
+extern const CmFamily cm_family_nn, cm_family_activation, cm_family_elementwise,
+    cm_family_shape, cm_family_tensor, cm_family_index, cm_family_norm,
+    cm_family_reduce, cm_family_rnn, cm_family_quant, cm_family_control;
+
+#define CM_FAMILY(var, fname, lower, raise) \
+    const CmFamily var = {fname, lower, sizeof lower / sizeof lower[0], \
+                          raise, sizeof raise / sizeof raise[0]}
+
+#endif

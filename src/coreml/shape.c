@@ -1,0 +1,587 @@
+/*
+ * coreml/shape.c - Core ML lowering and raising of the shape family:
+ * Reshape, Flatten, Transpose, Concat, Split, Slice, Squeeze, Unsqueeze,
+ * Expand, Tile, Pad.
+ *
+ * Values computed from shapes alone (Shape -> Gather -> Concat chains) are
+ * known before any run and become consts in the driver; what reaches these
+ * rules is data.
+ *
+ * Refused, and why:
+ * - Reshape with a 0 in a shape that is not known by inference, when the
+ *   shape's length differs from the input's rank (MIL's 0 copies a dim only
+ *   then) or allowzero is 1 (MIL has no literal 0).
+ * - Flatten, Expand and Slice on dims inference cannot give (the static
+ *   MIL parameters are computed from them).
+ * - Slice with non-constant starts/ends/axes/steps.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rules.h"
+
+#define SH_MAX_RANK 16
+
+static int lower_reshape(CmLower *c, const IrNode *n)
+{
+    int64_t dims[SH_MAX_RANK];
+    size_t rank;
+    const char *x = cml_in(c, n, 0);
+    if (!x)
+        return -1;
+    MilOp *op;
+    bool zero_dim = false;
+    if (cml_dims(n->out[0], dims, SH_MAX_RANK, &rank))
+        for (size_t i = 0; i < rank; i++)
+            zero_dim |= dims[i] == 0;
+    if (zero_dim)
+        return cml_refuse(c, "an empty output: MIL's reshape reads a 0 as 'copy the input dim'");
+    if (cml_dims(n->out[0], dims, SH_MAX_RANK, &rank)) {
+        op = cml_op(c, "reshape");
+        mil_op_in(op, "x", x);
+        mil_op_in_const(op, "shape", cml_ints(dims, rank));
+        return cml_out(c, op, n, 0);
+    }
+    int64_t *s;
+    size_t ns;
+    if (cml_const_ints(n, 1, &s, &ns)) {
+        bool zero = false;
+        for (size_t i = 0; i < ns; i++)
+            zero |= s[i] == 0;
+        free(s);
+        if (zero && ((int)ns != cml_rank(n->in[0]) || cml_attr_i(n, "allowzero", 0)))
+            return cml_refuse(c, "a 0 in the shape that MIL reads differently");
+    } else if (cml_attr_i(n, "allowzero", 0)) {
+        return cml_refuse(c, "allowzero with a computed shape: MIL's reshape reads a 0 as "
+                          "'copy the input dim'");
+    }
+    const char *sh = cml_in(c, n, 1);
+    if (!sh)
+        return -1;
+    op = cml_op(c, "reshape");
+    mil_op_in(op, "x", x);
+    mil_op_in(op, "shape", sh);
+    return cml_out(c, op, n, 0);
+}
+
+static int lower_flatten(CmLower *c, const IrNode *n)
+{
+    int64_t dims[SH_MAX_RANK];
+    size_t rank;
+    if (!cml_dims(n->out[0], dims, SH_MAX_RANK, &rank))
+        return cml_refuse(c, "output dims unknown");
+    const char *x = cml_in(c, n, 0);
+    if (!x)
+        return -1;
+    MilOp *op = cml_op(c, "reshape");
+    mil_op_in(op, "x", x);
+    mil_op_in_const(op, "shape", cml_ints(dims, rank));
+    return cml_out(c, op, n, 0);
+}
+
+static int lower_transpose(CmLower *c, const IrNode *n)
+{
+    int r = cml_rank(n->in[0]);
+    const int64_t *p;
+    long np = cml_attr_ints(n, "perm", &p);
+    int64_t perm[SH_MAX_RANK];
+    if (np < 0) {
+        if (r < 0 || r > SH_MAX_RANK)
+            return cml_refuse(c, "rank unknown and no perm");
+        for (int i = 0; i < r; i++)
+            perm[i] = r - 1 - i;
+        np = r;
+    } else {
+        if (np > SH_MAX_RANK)
+            return cml_refuse(c, "rank above %d", SH_MAX_RANK);
+        memcpy(perm, p, (size_t)np * sizeof *perm);
+    }
+    const char *x = cml_in(c, n, 0);
+    if (!x)
+        return -1;
+    MilOp *op = cml_op(c, "transpose");
+    mil_op_in(op, "x", x);
+    mil_op_in_const(op, "perm", cml_ints(perm, (size_t)np));
+    return cml_out(c, op, n, 0);
+}
+
+static int lower_concat(CmLower *c, const IrNode *n)
+{
+    int64_t axis;
+    if (!cml_axis(cml_attr_i(n, "axis", 0), cml_rank(n->out[0]), &axis))
+        return cml_refuse(c, "axis out of range or rank unknown");
+    if (!n->n_in)
+        return cml_refuse(c, "no inputs");
+    /* every input first: a const they need must precede the concat */
+    const char **xs = ir_alloc_array(n->n_in, sizeof *xs);
+    for (size_t i = 0; i < n->n_in; i++)
+        if (!(xs[i] = cml_in(c, n, i))) {
+            free(xs);
+            return -1;
+        }
+    MilOp *op = cml_op(c, "concat");
+    for (size_t i = 0; i < n->n_in; i++)
+        mil_op_in(op, "values", xs[i]);
+    free(xs);
+    mil_op_in_const(op, "axis", mil_tensor_scalar_i32((int32_t)axis));
+    mil_op_in_const(op, "interleave", mil_tensor_scalar_bool(false));
+    return cml_out(c, op, n, 0);
+}
+
+static int lower_split(CmLower *c, const IrNode *n)
+{
+    int64_t axis;
+    if (!cml_axis(cml_attr_i(n, "axis", 0), cml_rank(n->in[0]), &axis))
+        return cml_refuse(c, "axis out of range or rank unknown");
+    int64_t *s = NULL;
+    size_t ns = 0;
+    if (cml_has(n, 1) && !cml_const_ints(n, 1, &s, &ns))
+        return cml_refuse(c, "split sizes are not constant");
+    if (s && ns != n->n_out) {
+        free(s);
+        return cml_refuse(c, "split has %zu sizes for %zu outputs", ns, n->n_out);
+    }
+    const char *x = cml_in(c, n, 0);
+    if (!x) {
+        free(s);
+        return -1;
+    }
+    MilOp *op = cml_op(c, "split");
+    mil_op_in(op, "x", x);
+    if (s)
+        mil_op_in_const(op, "split_sizes", cml_ints(s, ns));
+    else
+        mil_op_in_const(op, "num_splits", mil_tensor_scalar_i32((int32_t)n->n_out));
+    mil_op_in_const(op, "axis", mil_tensor_scalar_i32((int32_t)axis));
+    free(s);
+    for (size_t i = 0; i < n->n_out; i++) {
+        if (!n->out[i])
+            return cml_refuse(c, "an output left out");
+        if (cml_out(c, op, n, i) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+static int64_t sh_clamp(int64_t v, int64_t lo, int64_t hi)
+{
+    return v < lo ? lo : v > hi ? hi : v;
+}
+
+/* Slice with constant parameters on known dims: MIL's begin/end/stride
+ * per dim, ONNX's clamping done here (so MIL's python-style negatives
+ * never apply), end_mask where a negative step runs to the start. */
+static int lower_slice(CmLower *c, const IrNode *n)
+{
+    int64_t dims[SH_MAX_RANK];
+    size_t rank;
+    if (!cml_dims(n->in[0], dims, SH_MAX_RANK, &rank) || !rank)
+        return cml_refuse(c, "input dims unknown");
+    int64_t *st = NULL, *en = NULL, *ax = NULL, *sp = NULL;
+    size_t nst = 0, nen = 0, nax = 0, nsp = 0;
+    int rc = 0;
+    if (!cml_const_ints(n, 1, &st, &nst) || !cml_const_ints(n, 2, &en, &nen) ||
+        (cml_has(n, 3) && !cml_const_ints(n, 3, &ax, &nax)) ||
+        (cml_has(n, 4) && !cml_const_ints(n, 4, &sp, &nsp)))
+        rc = cml_refuse(c, "starts/ends/axes/steps are not constant");
+    else if (nen != nst || (ax && nax != nst) || (sp && nsp != nst))
+        rc = cml_refuse(c, "starts/ends/axes/steps differ in length");
+    int64_t b[SH_MAX_RANK], e[SH_MAX_RANK], s[SH_MAX_RANK];
+    bool bm[SH_MAX_RANK], em[SH_MAX_RANK];
+    for (size_t i = 0; i < rank; i++) {
+        b[i] = e[i] = 0;
+        s[i] = 1;
+        bm[i] = em[i] = true;
+    }
+    for (size_t k = 0; rc == 0 && k < nst; k++) {
+        int64_t a = ax ? ax[k] : (int64_t)k, step = sp ? sp[k] : 1;
+        if (!cml_axis(a, (int)rank, &a) || step == 0 || step < INT32_MIN || step > INT32_MAX) {
+            rc = cml_refuse(c, "axis or step out of range");
+            break;
+        }
+        int64_t d = dims[a], lo = st[k], hi = en[k];
+        if (lo < 0)
+            lo = lo < -d ? 0 : lo + d;
+        if (hi < 0)
+            hi = hi < -d ? -1 : hi + d;
+        if (step > 0) {
+            lo = sh_clamp(lo, 0, d);
+            hi = sh_clamp(hi, 0, d);
+        } else {
+            lo = sh_clamp(lo, 0, d - 1);
+            hi = sh_clamp(hi, -1, d - 1);
+        }
+        b[a] = lo;
+        e[a] = hi < 0 ? 0 : hi;
+        s[a] = step;
+        bm[a] = false;
+        em[a] = hi < 0;
+    }
+    free(st);
+    free(en);
+    free(ax);
+    free(sp);
+    if (rc < 0)
+        return -1;
+    const char *x = cml_in(c, n, 0);
+    if (!x)
+        return -1;
+    MilOp *op = cml_op(c, "slice_by_index");
+    mil_op_in(op, "x", x);
+    mil_op_in_const(op, "begin", cml_ints(b, rank));
+    mil_op_in_const(op, "end", cml_ints(e, rank));
+    mil_op_in_const(op, "stride", cml_ints(s, rank));
+    uint8_t m1[SH_MAX_RANK], m2[SH_MAX_RANK];
+    for (size_t i = 0; i < rank; i++) {
+        m1[i] = bm[i];
+        m2[i] = em[i];
+    }
+    int64_t r1[1] = {(int64_t)rank};
+    mil_op_in_const(op, "begin_mask", mil_tensor_new(MIL_BOOL, 1, r1, m1));
+    mil_op_in_const(op, "end_mask", mil_tensor_new(MIL_BOOL, 1, r1, m2));
+    return cml_out(c, op, n, 0);
+}
+
+/* Squeeze/Unsqueeze: axes (an input since 13) must be constant. */
+static int lower_squeeze(CmLower *c, const IrNode *n)
+{
+    bool un = !strcmp(n->op_type, "Unsqueeze");
+    int64_t *a = NULL;
+    size_t na = 0;
+    if (cml_has(n, 1) && !cml_const_ints(n, 1, &a, &na))
+        return cml_refuse(c, "axes are not constant");
+    if (un && !a)
+        return cml_refuse(c, "axes missing");
+    int r = un ? cml_rank(n->out[0]) : cml_rank(n->in[0]);
+    for (size_t i = 0; i < na; i++)
+        if (!cml_axis(a[i], r, &a[i])) {
+            free(a);
+            return cml_refuse(c, "axis out of range or rank unknown");
+        }
+    const char *x = cml_in(c, n, 0);
+    if (!x) {
+        free(a);
+        return -1;
+    }
+    MilOp *op = cml_op(c, un ? "expand_dims" : "squeeze");
+    mil_op_in(op, "x", x);
+    if (a)
+        mil_op_in_const(op, "axes", cml_ints(a, na));
+    free(a);
+    return cml_out(c, op, n, 0);
+}
+
+/* Expand as tile (MIL has no broadcast_to): the input reshaped to the
+ * output's rank, then each dim of 1 repeated to the output's. */
+static int lower_expand(CmLower *c, const IrNode *n)
+{
+    int64_t in[SH_MAX_RANK], out[SH_MAX_RANK], pad[SH_MAX_RANK], reps[SH_MAX_RANK];
+    size_t ri, ro;
+    if (!cml_dims(n->in[0], in, SH_MAX_RANK, &ri) ||
+        !cml_dims(n->out[0], out, SH_MAX_RANK, &ro) || ri > ro)
+        return cml_refuse(c, "%s", cml_const_tensor(n, 1) ? "input or output dims unknown"
+                                                           : "the shape is not constant");
+    for (size_t i = 0; i < ro; i++) {
+        pad[i] = i < ro - ri ? 1 : in[i - (ro - ri)];
+        if (pad[i] != out[i] && pad[i] != 1)
+            return cml_refuse(c, "dims do not broadcast");
+        reps[i] = pad[i] == out[i] ? 1 : out[i];
+    }
+    const char *x = cml_in(c, n, 0);
+    if (!x)
+        return -1;
+    int32_t dt = cm_dtype_to_mil(cml_elem(n->in[0]));
+    MilOp *op;
+    if (ri != ro) {
+        op = cml_op(c, "reshape");
+        mil_op_in(op, "x", x);
+        mil_op_in_const(op, "shape", cml_ints(pad, ro));
+        x = cml_tmp(c, op, dt, (int)ro, pad);
+    }
+    op = cml_op(c, "tile");
+    mil_op_in(op, "x", x);
+    mil_op_in_const(op, "reps", cml_ints(reps, ro));
+    return cml_out(c, op, n, 0);
+}
+
+static int lower_tile(CmLower *c, const IrNode *n)
+{
+    const char *x = cml_in(c, n, 0), *reps = x ? cml_in(c, n, 1) : NULL;
+    if (!reps)
+        return -1;
+    MilOp *op = cml_op(c, "tile");
+    mil_op_in(op, "x", x);
+    mil_op_in(op, "reps", reps);
+    return cml_out(c, op, n, 0);
+}
+
+/* Pad: MIL pairs begin/end per dim ([b0, e0, b1, e1, ...]), ONNX lists
+ * every begin, then every end. Refused: non-constant pads or value,
+ * negative pads (MIL's pad cannot crop). */
+static int lower_pad(CmLower *c, const IrNode *n)
+{
+    char buf[32];
+    const char *mode = cml_attr_s(n, "mode", buf, sizeof buf, "constant");
+    const char *mm = !strcmp(mode, "constant") ? "constant" : !strcmp(mode, "reflect")
+                         ? "reflect" : !strcmp(mode, "edge") ? "replicate" : NULL;
+    if (!mm)
+        return cml_refuse(c, "mode '%s' has no MIL pad mode", mode);
+    int r = cml_rank(n->in[0]);
+    int64_t *p, mp[2 * SH_MAX_RANK];
+    size_t np;
+    if (!cml_const_ints(n, 1, &p, &np))
+        return cml_refuse(c, "pads are not constant");
+    bool ok = r >= 0 && r <= SH_MAX_RANK && np == 2 * (size_t)r;
+    for (size_t i = 0; ok && i < (size_t)r; i++) {
+        ok &= p[i] >= 0 && p[i + (size_t)r] >= 0 && p[i] <= INT32_MAX && p[i + (size_t)r] <= INT32_MAX;
+        mp[2 * i] = p[i];
+        mp[2 * i + 1] = p[i + (size_t)r];
+    }
+    free(p);
+    if (!ok)
+        return cml_refuse(c, "pads negative or not 2 x rank (MIL's pad cannot crop)");
+    double v = 0, *cv;
+    size_t ncv;
+    if (cml_has(n, 2)) {
+        if (!cml_const_floats(n, 2, &cv, &ncv))
+            return cml_refuse(c, "constant_value is not a constant");
+        v = ncv ? cv[0] : 0;
+        free(cv);
+    }
+    const char *x = cml_in(c, n, 0);
+    if (!x)
+        return -1;
+    MilOp *op = cml_op(c, "pad");
+    mil_op_in(op, "x", x);
+    mil_op_in_const(op, "pad", cml_ints(mp, 2 * (size_t)r));
+    mil_op_in_const(op, "mode", mil_tensor_string(mm));
+    if (!strcmp(mm, "constant"))
+        mil_op_in_const(op, "constant_val",
+                        cml_scalar(cm_dtype_to_mil(cml_elem(n->in[0])), v));
+    return cml_out(c, op, n, 0);
+}
+
+static const CmLowerRule sh_lower[] = {
+    {"Reshape", lower_reshape}, {"Flatten", lower_flatten},
+    {"Transpose", lower_transpose}, {"Concat", lower_concat}, {"Split", lower_split},
+    {"Slice", lower_slice}, {"Squeeze", lower_squeeze}, {"Unsqueeze", lower_squeeze},
+    {"Expand", lower_expand}, {"Tile", lower_tile}, {"Pad", lower_pad},
+};
+
+/* ---- raising -------------------------------------------------------------------- */
+
+/* An int parameter as an INT64 initializer (a const), or the value cast to
+ * INT64 (a computed int32 shape). */
+static const char *sh_i64_input(CmRaise *r, const MilOp *op, const char *param)
+{
+    const MilTensor *t = cmr_const(r, op, param);
+    int64_t *v;
+    size_t nv;
+    if (t && cmr_ints(t, &v, &nv)) {
+        const char *name = cmr_init_i64(r, v, nv, t->rank == 0);
+        free(v);
+        return name;
+    }
+    const char *x = cmr_in(r, op, param, 0);
+    if (!x)
+        return NULL;
+    const char *y = cmr_tmp(r, "i64");
+    const char *in[1] = {x}, *out[1] = {y};
+    IrNode *node;
+    if (cmr_node(r, "Cast", 1, in, 1, out, &node) < 0)
+        return NULL;
+    ir_node_set_attr(node, ir_attr_int("to", IR_INT64));
+    return y;
+}
+
+static int raise_reshape(CmRaise *r, const MilOp *op)
+{
+    const char *in[2] = {cmr_in(r, op, "x", 0), sh_i64_input(r, op, "shape")};
+    return cmr_simple(r, op, "Reshape", 2, in, NULL);
+}
+
+static int raise_int_attr(CmRaise *r, const MilOp *op, const char *param, IrNode *node,
+                          const char *attr, bool list)
+{
+    const MilTensor *t = cmr_const(r, op, param);
+    int64_t *v;
+    size_t nv;
+    if (!t)
+        return 0;
+    if (!cmr_ints(t, &v, &nv))
+        return cmr_fail(r, "malformed %s", param);
+    if (!list && nv != 1) {
+        free(v);
+        return cmr_fail(r, "malformed %s", param);
+    }
+    ir_node_set_attr(node, list ? ir_attr_ints(attr, nv, v) : ir_attr_int(attr, v[0]));
+    free(v);
+    return 0;
+}
+
+static int raise_transpose(CmRaise *r, const MilOp *op)
+{
+    const char *in[1] = {cmr_in(r, op, "x", 0)};
+    IrNode *node;
+    if (cmr_simple(r, op, "Transpose", 1, in, &node) < 0)
+        return -1;
+    return raise_int_attr(r, op, "perm", node, "perm", true);
+}
+
+static int raise_concat(CmRaise *r, const MilOp *op)
+{
+    const MilInput *vals = mil_op_input(op, "values");
+    if (!vals || !vals->n_args || vals->n_args > 4096)
+        return cmr_fail(r, "values missing");
+    if (cmr_bool(r, op, "interleave", false))
+        return cmr_fail(r, "interleave is not raised");
+    const char **in = ir_alloc_array(vals->n_args, sizeof *in);
+    for (size_t i = 0; i < vals->n_args; i++)
+        in[i] = cmr_in(r, op, "values", i);
+    IrNode *node;
+    int rc = cmr_simple(r, op, "Concat", vals->n_args, in, &node);
+    free(in);
+    if (rc < 0)
+        return -1;
+    return raise_int_attr(r, op, "axis", node, "axis", false);
+}
+
+static int raise_split(CmRaise *r, const MilOp *op)
+{
+    if (!op->n_out || op->n_out > 4096)
+        return cmr_fail(r, "no outputs");
+    const char *in[2] = {cmr_in(r, op, "x", 0), NULL};
+    if (cmr_const(r, op, "split_sizes"))
+        in[1] = sh_i64_input(r, op, "split_sizes");
+    const char **out = ir_alloc_array(op->n_out, sizeof *out);
+    for (size_t i = 0; i < op->n_out; i++)
+        out[i] = op->out[i].name;
+    IrNode *node;
+    int rc = cmr_node(r, "Split", in[1] ? 2 : 1, in, op->n_out, out, &node);
+    free(out);
+    if (rc < 0)
+        return -1;
+    return raise_int_attr(r, op, "axis", node, "axis", false);
+}
+
+/* slice_by_index: ONNX Slice over every dim (masks as the ends of the
+ * range), then Squeeze of the squeeze_mask dims. */
+static int raise_slice(CmRaise *r, const MilOp *op)
+{
+    const MilTensor *bt = cmr_const(r, op, "begin"), *et = cmr_const(r, op, "end");
+    const MilTensor *st = cmr_const(r, op, "stride");
+    const MilTensor *bmt = cmr_const(r, op, "begin_mask"), *emt = cmr_const(r, op, "end_mask");
+    const MilTensor *smt = cmr_const(r, op, "squeeze_mask");
+    int64_t *b = NULL, *e = NULL, *s = NULL, *bm = NULL, *em = NULL, *sm = NULL;
+    size_t nb = 0, ne = 0, ns = 0, nbm = 0, nem = 0, nsm = 0;
+    int rc = 0;
+    if (!bt || !et || !cmr_ints(bt, &b, &nb) || !cmr_ints(et, &e, &ne) || nb != ne ||
+        (st && (!cmr_ints(st, &s, &ns) || ns != nb)) ||
+        (bmt && (!cmr_ints(bmt, &bm, &nbm) || nbm != nb)) ||
+        (emt && (!cmr_ints(emt, &em, &nem) || nem != nb)) ||
+        (smt && (!cmr_ints(smt, &sm, &nsm) || nsm != nb)))
+        rc = cmr_fail(r, "begin/end/stride/masks are not constant lists of one length");
+    int64_t *axes = ir_alloc_array(nb ? nb : 1, sizeof *axes);
+    for (size_t i = 0; rc == 0 && i < nb; i++) {
+        int64_t step = s ? s[i] : 1;
+        axes[i] = (int64_t)i;
+        if (s)
+            s[i] = step;
+        if (bm && bm[i])
+            b[i] = step > 0 ? 0 : INT64_MAX;
+        if (em && em[i])
+            e[i] = step > 0 ? INT64_MAX : INT64_MIN;
+    }
+    bool squeeze = false;
+    for (size_t i = 0; sm && i < nb; i++)
+        squeeze |= sm[i] != 0;
+    if (rc == 0) {
+        const char *sliced = squeeze ? cmr_tmp(r, "sl") : cmr_out(op, 0);
+        int64_t *ones = ir_alloc_array(nb ? nb : 1, sizeof *ones);
+        for (size_t i = 0; i < nb; i++)
+            ones[i] = 1;
+        const char *in[5] = {cmr_in(r, op, "x", 0), cmr_init_i64(r, b, nb, false),
+                             cmr_init_i64(r, e, nb, false), cmr_init_i64(r, axes, nb, false),
+                             cmr_init_i64(r, s ? s : ones, nb, false)};
+        const char *out[1] = {sliced};
+        rc = cmr_node(r, "Slice", 5, in, 1, out, NULL);
+        free(ones);
+        if (rc == 0 && squeeze) {
+            size_t k = 0;
+            for (size_t i = 0; i < nb; i++)
+                if (sm[i])
+                    axes[k++] = (int64_t)i;
+            const char *i2[2] = {sliced, cmr_init_i64(r, axes, k, false)};
+            rc = cmr_simple(r, op, "Squeeze", 2, i2, NULL);
+        }
+    }
+    free(b);
+    free(e);
+    free(s);
+    free(bm);
+    free(em);
+    free(sm);
+    free(axes);
+    return rc;
+}
+
+static int raise_squeeze(CmRaise *r, const MilOp *op)
+{
+    bool un = !strcmp(op->type, "expand_dims");
+    const char *in[2] = {cmr_in(r, op, "x", 0), NULL};
+    if (cmr_const(r, op, "axes"))
+        in[1] = sh_i64_input(r, op, "axes");
+    else if (un)
+        return cmr_fail(r, "axes missing");
+    return cmr_simple(r, op, un ? "Unsqueeze" : "Squeeze", in[1] ? 2 : 1, in, NULL);
+}
+
+static int raise_tile(CmRaise *r, const MilOp *op)
+{
+    const char *in[2] = {cmr_in(r, op, "x", 0), sh_i64_input(r, op, "reps")};
+    return cmr_simple(r, op, "Tile", 2, in, NULL);
+}
+
+/* pad: the last N dims of MIL's pairs as ONNX's begins and ends over the
+ * rank (from the output type). */
+static int raise_pad(CmRaise *r, const MilOp *op)
+{
+    const char *mode = cmr_string(cmr_const(r, op, "mode"));
+    const char *om = !mode || !strcmp(mode, "constant") ? "constant"
+                     : !strcmp(mode, "reflect") ? "reflect"
+                     : !strcmp(mode, "replicate") ? "edge" : NULL;
+    const MilTensor *pt = cmr_const(r, op, "pad");
+    int rank = op->n_out ? op->out[0].type.rank : -1;
+    int64_t *p;
+    size_t np;
+    if (!om || !pt || rank < 0 || rank > SH_MAX_RANK || !cmr_ints(pt, &p, &np))
+        return cmr_fail(r, "mode, pad or rank not as the export writes them");
+    if (np % 2 || np / 2 > (size_t)rank) {
+        free(p);
+        return cmr_fail(r, "pad has %zu entries for rank %d", np, rank);
+    }
+    int64_t o[2 * SH_MAX_RANK] = {0};
+    size_t skip = (size_t)rank - np / 2;
+    for (size_t i = 0; i < np / 2; i++) {
+        o[skip + i] = p[2 * i];
+        o[(size_t)rank + skip + i] = p[2 * i + 1];
+    }
+    free(p);
+    const char *in[3] = {cmr_in(r, op, "x", 0), cmr_init_i64(r, o, 2 * (size_t)rank, false),
+                         !strcmp(om, "constant") ? cmr_in(r, op, "constant_val", 0) : NULL};
+    IrNode *node;
+    if (cmr_simple(r, op, "Pad", in[2] ? 3 : 2, in, &node) < 0)
+        return -1;
+    ir_node_set_attr(node, ir_attr_string("mode", om));
+    return 0;
+}
+
+static const CmRaiseRule sh_raise[] = {
+    {"reshape", raise_reshape}, {"transpose", raise_transpose},
+    {"concat", raise_concat}, {"split", raise_split},
+    {"slice_by_index", raise_slice}, {"squeeze", raise_squeeze},
+    {"expand_dims", raise_squeeze}, {"tile", raise_tile}, {"pad", raise_pad},
+};
+
+CM_FAMILY(cm_family_shape, "shape", sh_lower, sh_raise);
