@@ -1,0 +1,318 @@
+/*
+ * milcheck.c - validation of a Core ML ML Program in memory against the
+ * MIL operator table (prefix mck_); the rules are listed above mck_model
+ * in milcheck.h.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "keyset.h"
+#include "milcheck.h"
+#include "milops.h"
+
+/* One value defined in a function: a function or block input, or an op
+ * output. Values of a block that has ended stay (a name is defined once
+ * in the whole function) but are no longer visible. */
+typedef struct MckDef {
+    const MilType *type;
+    bool is_const;          /* the output of a const op */
+    bool visible;
+} MckDef;
+
+typedef struct MckCtx {
+    const MilFunction *fn;
+    int target;             /* index into mil_targets */
+    KsSet names;            /* value name -> index into defs */
+    MckDef *defs;
+    size_t n_defs;
+    IrError *err;
+} MckCtx;
+
+/* The op's label for messages: "conv 'conv_0'" (the name when it has
+ * one). Written into buf. */
+static const char *mck_label(const MilOp *op, char *buf, size_t n)
+{
+    if (op->name && op->name[0])
+        snprintf(buf, n, "%s '%s'", op->type ? op->type : "?", op->name);
+    else
+        snprintf(buf, n, "%s (unnamed)", op->type ? op->type : "?");
+    return buf;
+}
+
+#define MCK_OP_FAIL(c, op, ...)                                              \
+    mck_op_fail((c), (op), __VA_ARGS__)
+
+/* Fails with "function F: op LABEL: MESSAGE". */
+__attribute__((format(printf, 3, 4)))
+static int mck_op_fail(MckCtx *c, const MilOp *op, const char *fmt, ...)
+{
+    char msg[384], label[160];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return ir_fail(c->err, "function %s: op %s: %s", c->fn->name,
+                   mck_label(op, label, sizeof label), msg);
+}
+
+/* The visible definition of `name`, or NULL. */
+static const MckDef *mck_lookup(const MckCtx *c, const char *name)
+{
+    int64_t i;
+    if (!name || !ks_find(&c->names, &name, 1, &i))
+        return NULL;
+    return c->defs[i].visible ? &c->defs[i] : NULL;
+}
+
+/* Defines `name` (of type t); fails naming `what` when the name is empty
+ * or was defined before anywhere in the function. */
+static int mck_define(MckCtx *c, const char *name, const MilType *t, bool is_const,
+                      const char *what)
+{
+    if (!name || !name[0])
+        return ir_fail(c->err, "function %s: %s: a value without a name", c->fn->name, what);
+    if (!ks_add(&c->names, &name, 1, (int64_t)c->n_defs))
+        return ir_fail(c->err, "function %s: %s: value '%s' is defined twice",
+                       c->fn->name, what, name);
+    c->defs = ir_grow(c->defs, c->n_defs + 1, sizeof *c->defs);
+    c->defs[c->n_defs++] = (MckDef){.type = t, .is_const = is_const, .visible = true};
+    return 0;
+}
+
+/* Whether dtype's MIL name is one of the '|'-separated names of
+ * `types` (NULL: any). */
+static bool mck_dtype_in(int32_t dtype, const char *types)
+{
+    const char *name = mil_dtype_name(dtype);
+    if (!types)
+        return true;
+    if (!name)
+        return false;
+    size_t n = strlen(name);
+    for (const char *p = types; *p;) {
+        const char *bar = strchr(p, '|');
+        size_t len = bar ? (size_t)(bar - p) : strlen(p);
+        if (len == n && !strncmp(p, name, n))
+            return true;
+        if (!bar)
+            break;
+        p = bar + 1;
+    }
+    return false;
+}
+
+/* The schema's parameter `name`, or NULL. */
+static const MilParam *mck_param(const MilOpSchema *s, const char *name)
+{
+    for (size_t i = 0; name && i < s->n_params; i++)
+        if (!strcmp(s->params[i].name, name))
+            return &s->params[i];
+    return NULL;
+}
+
+/* Checks one argument of parameter p: defined and visible, const when p
+ * must be, dtype within p's. */
+static int mck_arg(MckCtx *c, const MilOp *op, const MilParam *p, const MilArg *a)
+{
+    if (!a->name == !a->value)
+        return MCK_OP_FAIL(c, op, "param %s: an argument must be either a value name or an immediate value", p->name);
+    int32_t dtype = 0;
+    bool is_list = false;
+    if (a->value) {
+        dtype = a->value->dtype;
+    } else {
+        const MckDef *d = mck_lookup(c, a->name);
+        if (!d)
+            return MCK_OP_FAIL(c, op, "param %s: value '%s' is not defined before its use", p->name, a->name);
+        if (p->is_const && !d->is_const)
+            return MCK_OP_FAIL(c, op, "param %s: must be a constant, but '%s' is not the output of a const op", p->name, a->name);
+        if (d->type) {
+            dtype = d->type->dtype;
+            is_list = d->type->is_list;
+        }
+    }
+    if (dtype && !is_list && !mck_dtype_in(dtype, p->types)) {
+        const char *dn = mil_dtype_name(dtype);
+        return MCK_OP_FAIL(c, op, "param %s: dtype %s is not one of %s", p->name,
+                           dn ? dn : "(unknown code)", p->types);
+    }
+    return 0;
+}
+
+/* Checks the op's bound inputs against its schema s, then that every
+ * required parameter is bound. */
+static int mck_inputs(MckCtx *c, const MilOp *op, const MilOpSchema *s)
+{
+    for (size_t i = 0; i < op->n_in; i++) {
+        const MilInput *in = &op->in[i];
+        const MilParam *p = mck_param(s, in->param);
+        if (!p)
+            return MCK_OP_FAIL(c, op, "param %s: unknown parameter of %s at %s",
+                               in->param ? in->param : "(null)", s->name, c->fn->opset);
+        for (size_t k = 0; k < i; k++)
+            if (!strcmp(op->in[k].param, in->param))
+                return MCK_OP_FAIL(c, op, "param %s: bound twice", p->name);
+        if (in->n_args == 0)
+            return MCK_OP_FAIL(c, op, "param %s: bound to no argument", p->name);
+        if (in->n_args > 1 && !p->variadic)
+            return MCK_OP_FAIL(c, op, "param %s: %zu arguments to a parameter that takes one",
+                               p->name, in->n_args);
+        for (size_t k = 0; k < in->n_args; k++)
+            if (mck_arg(c, op, p, &in->args[k]) < 0)
+                return -1;
+    }
+    for (size_t i = 0; i < s->n_params; i++)
+        if (!s->params[i].optional && !mil_op_input(op, s->params[i].name))
+            return MCK_OP_FAIL(c, op, "param %s: required, not bound", s->params[i].name);
+    return 0;
+}
+
+/* A const op holds its value in val and has no inputs and one output of
+ * the value's dtype. */
+static int mck_const(MckCtx *c, const MilOp *op)
+{
+    if (!op->val)
+        return MCK_OP_FAIL(c, op, "param val: a const op without a value");
+    if (op->n_in)
+        return MCK_OP_FAIL(c, op, "param %s: a const op takes no inputs", op->in[0].param);
+    if (op->n_out != 1)
+        return MCK_OP_FAIL(c, op, "param val: a const op has one output, not %zu", op->n_out);
+    if (op->out[0].type.dtype != op->val->dtype)
+        return MCK_OP_FAIL(c, op, "param val: output '%s' declared %s but the value is %s",
+                           op->out[0].name ? op->out[0].name : "",
+                           mil_dtype_name(op->out[0].type.dtype) ? mil_dtype_name(op->out[0].type.dtype) : "(unknown)",
+                           mil_dtype_name(op->val->dtype) ? mil_dtype_name(op->val->dtype) : "(unknown)");
+    return 0;
+}
+
+/* The op's schema at the function's target, or a failure that says
+ * whether the op is unknown or needs a newer target. */
+static const MilOpSchema *mck_schema(MckCtx *c, const MilOp *op)
+{
+    const MilOpSchema *s = milop_find(op->type, c->target);
+    if (s)
+        return s;
+    int since = milop_since(op->type);
+    if (since < 0)
+        MCK_OP_FAIL(c, op, "unknown op type");
+    else
+        MCK_OP_FAIL(c, op, "op type %s needs %s (%s); the function's opset is %s",
+                    op->type, mil_targets[since].name, mil_targets[since].opset, c->fn->opset);
+    return NULL;
+}
+
+static int mck_block(MckCtx *c, const MilBlock *b, int depth);
+
+/* Checks one op: its schema, inputs, nested blocks, then defines its
+ * outputs (after the blocks: a block cannot read its own op's outputs). */
+static int mck_op(MckCtx *c, const MilOp *op, int depth)
+{
+    if (!op->type)
+        return MCK_OP_FAIL(c, op, "an op without a type");
+    const MilOpSchema *s = mck_schema(c, op);
+    if (!s)
+        return -1;
+    if (!strcmp(op->type, "const") ? mck_const(c, op) < 0 : mck_inputs(c, op, s) < 0)
+        return -1;
+    for (size_t i = 0; i < op->n_blocks; i++)
+        if (mck_block(c, op->blocks[i], depth + 1) < 0)
+            return -1;
+    char what[200], label[160];
+    snprintf(what, sizeof what, "op %s: output", mck_label(op, label, sizeof label));
+    bool is_const = !strcmp(op->type, "const");
+    for (size_t i = 0; i < op->n_out; i++)
+        if (mck_define(c, op->out[i].name, &op->out[i].type, is_const, what) < 0)
+            return -1;
+    return 0;
+}
+
+/* Checks a block in the scope around it: its inputs and ops, then its
+ * outputs; then hides what it defined. */
+static int mck_block(MckCtx *c, const MilBlock *b, int depth)
+{
+    if (!b)
+        return ir_fail(c->err, "function %s: a missing block", c->fn->name);
+    if (depth > MCK_MAX_DEPTH)
+        return ir_fail(c->err, "function %s: blocks nested deeper than %d", c->fn->name,
+                       MCK_MAX_DEPTH);
+    size_t mark = c->n_defs;
+    for (size_t i = 0; i < b->n_in; i++)
+        if (mck_define(c, b->in[i].name, &b->in[i].type, false, "block input") < 0)
+            return -1;
+    for (size_t i = 0; i < b->n_ops; i++)
+        if (mck_op(c, b->ops[i], depth) < 0)
+            return -1;
+    for (size_t i = 0; i < b->n_out; i++)
+        if (!mck_lookup(c, b->out[i]))
+            return ir_fail(c->err, "function %s: block output '%s' is not defined in the block or around it",
+                           c->fn->name, b->out[i] ? b->out[i] : "(null)");
+    for (size_t i = mark; i < c->n_defs; i++)
+        c->defs[i].visible = false;
+    return 0;
+}
+
+/* The target index of the function's opset, or -1 after failing. */
+static int mck_fn_target(const MilModel *m, const MilFunction *f, int model_target,
+                         IrError *err)
+{
+    const MilTarget *t = mil_target_of_opset(f->opset);
+    if (!t)
+        return ir_fail(err, "function %s: opset '%s' is not a Core ML ML Program opset",
+                       f->name, f->opset ? f->opset : "(null)");
+    int i = (int)(t - mil_targets);
+    if (i > model_target)
+        return ir_fail(err, "function %s: opset %s needs specificationVersion %d, the model has %d",
+                       f->name, f->opset, t->spec_version, m->spec_version);
+    return i;
+}
+
+static int mck_function(const MilModel *m, const MilFunction *f, int model_target,
+                        IrError *err)
+{
+    if (!f->name || !f->name[0])
+        return ir_fail(err, "a function without a name");
+    int target = mck_fn_target(m, f, model_target, err);
+    if (target < 0)
+        return -1;
+    MckCtx c = {.fn = f, .target = target, .err = err};
+    int rc = 0;
+    for (size_t i = 0; i < f->n_in && rc == 0; i++)
+        rc = mck_define(&c, f->in[i].name, &f->in[i].type, false, "function input");
+    if (rc == 0)
+        rc = mck_block(&c, f->block, 0);
+    ks_free(&c.names);
+    free(c.defs);
+    return rc;
+}
+
+/* The target index of the model's specificationVersion, or -1. */
+static int mck_model_target(const MilModel *m)
+{
+    for (size_t i = 0; i < mil_targets_n; i++)
+        if (mil_targets[i].spec_version == m->spec_version)
+            return (int)i;
+    return -1;
+}
+
+int mck_model(const MilModel *m, IrError *err)
+{
+    int target = mck_model_target(m);
+    if (target < 0)
+        return ir_fail(err, "specificationVersion %d is not an ML Program target's (%s..%s: %d..%d)",
+                       m->spec_version, mil_targets[0].name, mil_targets[mil_targets_n - 1].name,
+                       mil_targets[0].spec_version, mil_targets[mil_targets_n - 1].spec_version);
+    if (m->n_fn == 0)
+        return ir_fail(err, "the program has no function");
+    KsSet fnames = {0};
+    int rc = 0;
+    for (size_t i = 0; i < m->n_fn && rc == 0; i++) {
+        const char *name = m->fn[i]->name;
+        rc = mck_function(m, m->fn[i], target, err);
+        if (rc == 0 && !ks_add(&fnames, &name, 1, 0))
+            rc = ir_fail(err, "function %s: defined twice", name);
+    }
+    ks_free(&fnames);
+    return rc;
+}

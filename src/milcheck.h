@@ -1,0 +1,29 @@
+/*
+ * milcheck.h - validation of a Core ML ML Program in memory (prefix
+ * mck_) against the MIL operator table (src/milops.h), as src/check.h
+ * validates an ONNX model against the ONNX operator table. The export
+ * runs it on what it built before writing a package; the import runs it
+ * on what a package held before raising it to ONNX.
+ */
+#ifndef OC_MILCHECK_H
+#define OC_MILCHECK_H
+
+#include "ir.h"
+#include "mil.h"
+
+/* The deepest nesting of blocks (cond, while_loop) accepted: deeper
+ * programs are refused rather than walked with an unbounded stack. */
+#define MCK_MAX_DEPTH 64
+
+/* 0 when m is a valid program: its specificationVersion is a target's
+ * and no function declares a newer opset; every op exists at its
+ * function's opset with every required parameter bound, no unknown
+ * parameter, one argument for a non-variadic one; const-required
+ * parameters bound to an immediate value or a const op's output; every
+ * value defined once, before its readers (nested blocks see the values
+ * of the blocks around them); every block output defined; an argument's
+ * dtype, where known, within its parameter's. Else -1 with one line in
+ * err naming function, op (type and name), parameter and rule. */
+int mck_model(const MilModel *m, IrError *err);
+
+#endif
