@@ -75,13 +75,24 @@ class Module:
         for node in self.tree.body:
             if isinstance(node, ast.ClassDef):
                 self.classes[node.name] = node
-            elif isinstance(node, ast.ImportFrom) and node.module:
+            elif isinstance(node, ast.ImportFrom):
+                src = self.absolute(node)
                 for a in node.names:
-                    self.imports[a.asname or a.name] = (node.module, a.name)
+                    self.imports[a.asname or a.name] = (src, a.name)
             elif isinstance(node, ast.Assign):
                 for t in node.targets:
                     if isinstance(t, ast.Name):
                         self.values[t.id] = node.value
+
+
+    def absolute(self, node):
+        """The dotted module name an import reads from; relative imports
+        (`from .elementwise_unary import ...`) resolve against this
+        module's folder."""
+        if node.level == 0:
+            return node.module or ""
+        parts = (DEFS_PKG + self.name).split(".")[:-node.level]
+        return ".".join(parts + ([node.module] if node.module else []))
 
 
 class Defs:
@@ -119,12 +130,17 @@ class Defs:
                     if isinstance(t, ast.Name) and t.id == attr:
                         return mod, cls, node.value
         for b in cls.bases:
-            if isinstance(b, ast.Name):
-                found = self.resolve_class(mod, b.id)
-                if found:
-                    r = self.class_attr(found[0], found[1], attr)
-                    if r:
-                        return r
+            if not isinstance(b, ast.Name):
+                raise GenError("%s: base class not understood" % where(mod, cls))
+            found = self.resolve_class(mod, b.id)
+            if found:
+                r = self.class_attr(found[0], found[1], attr)
+                if r:
+                    return r
+            elif mod.imports.get(b.id, (DEFS_PKG,))[0].startswith(DEFS_PKG):
+                # a base from the definitions that we could not find would
+                # silently lose its parameters
+                raise GenError("%s: base class %s not found" % (where(mod, cls), b.id))
         return None
 
 
@@ -277,7 +293,8 @@ def collect(defs):
     for mod in defs.modules.values():
         for cls in mod.classes.values():
             since = register_target(mod, cls)
-            if since is None:
+            # _const_symbolic and the like serve the Python builder only
+            if since is None or cls.name.startswith("_"):
                 continue
             key = (cls.name, since)
             if key in ops:

@@ -6,17 +6,17 @@
  */
 #include "milops.h"
 
-static const MilParam mp_1[] = {  /* abs */
+static const MilParam mp_0[] = {  /* abs */
     {"x", "fp16|fp32|int32", false, false, false},
 };
-static const MilParam mp_2[] = {  /* acos */
+static const MilParam mp_1[] = {  /* acos */
     {"x", "fp16|fp32", false, false, false},
 };
-static const MilParam mp_3[] = {  /* add */
+static const MilParam mp_2[] = {  /* add */
     {"x", "fp16|fp32|int32", false, false, false},
     {"y", "fp16|fp32|int32", false, false, false},
 };
-static const MilParam mp_4[] = {  /* affine */
+static const MilParam mp_3[] = {  /* affine */
     {"x", "fp16|fp32", false, false, false},
     {"transform_matrix", "fp16|fp32", false, false, false},
     {"output_height", "int32", false, true, false},
@@ -27,21 +27,21 @@ static const MilParam mp_4[] = {  /* affine */
     {"coordinates_mode", "string", false, true, false},
     {"align_corners", "bool", false, true, false},
 };
-static const MilParam mp_5[] = {  /* argsort */
+static const MilParam mp_4[] = {  /* argsort */
     {"x", "fp16|fp32|int32", false, false, false},
     {"axis", "int32", true, true, false},
     {"ascending", "bool", true, true, false},
 };
-static const MilParam mp_6[] = {  /* asin */
+static const MilParam mp_5[] = {  /* asin */
     {"x", "fp16|fp32", false, false, false},
 };
-static const MilParam mp_7[] = {  /* atan */
+static const MilParam mp_6[] = {  /* atan */
     {"x", "fp16|fp32", false, false, false},
 };
-static const MilParam mp_8[] = {  /* atanh */
+static const MilParam mp_7[] = {  /* atanh */
     {"x", "fp16|fp32", false, false, false},
 };
-static const MilParam mp_9[] = {  /* avg_pool */
+static const MilParam mp_8[] = {  /* avg_pool */
     {"exclude_padding_from_average", "bool", true, true, false},
     {"x", "fp16|fp32", false, false, false},
     {"kernel_sizes", "int32", false, true, false},
@@ -50,10 +50,18 @@ static const MilParam mp_9[] = {  /* avg_pool */
     {"pad", "int32", true, true, false},
     {"ceil_mode", "bool", true, true, false},
 };
-static const MilParam mp_10[] = {  /* band_part */
+static const MilParam mp_9[] = {  /* band_part */
     {"x", "fp16|fp32|int32|bool", false, false, false},
     {"lower", "int32", true, true, false},
     {"upper", "int32", true, true, false},
+};
+static const MilParam mp_10[] = {  /* batch_norm */
+    {"x", "fp16|fp32", false, false, false},
+    {"mean", "fp16|fp32", false, true, false},
+    {"variance", "fp16|fp32", false, true, false},
+    {"gamma", "fp16|fp32", true, true, false},
+    {"beta", "fp16|fp32", true, true, false},
+    {"epsilon", "fp16|fp32", true, true, false},
 };
 static const MilParam mp_11[] = {  /* batch_norm */
     {"x", "fp16|fp32", false, false, false},
@@ -63,113 +71,105 @@ static const MilParam mp_11[] = {  /* batch_norm */
     {"beta", "fp16|fp32", true, true, false},
     {"epsilon", "fp16|fp32", true, true, false},
 };
-static const MilParam mp_12[] = {  /* batch_norm */
-    {"x", "fp16|fp32", false, false, false},
-    {"mean", "fp16|fp32", false, true, false},
-    {"variance", "fp16|fp32", false, true, false},
-    {"gamma", "fp16|fp32", true, true, false},
-    {"beta", "fp16|fp32", true, true, false},
-    {"epsilon", "fp16|fp32", true, true, false},
-};
-static const MilParam mp_13[] = {  /* batch_to_space */
+static const MilParam mp_12[] = {  /* batch_to_space */
     {"x", "fp16|fp32", false, false, false},
     {"block_shape", "int32", false, true, false},
     {"crops", "int32", false, true, false},
 };
-static const MilParam mp_14[] = {  /* cast */
+static const MilParam mp_13[] = {  /* cast */
     {"x", "fp16|fp32|int32|bool", false, false, false},
     {"dtype", "string", false, true, false},
 };
-static const MilParam mp_15[] = {  /* cast */
+static const MilParam mp_14[] = {  /* cast */
     {"x", "fp16|fp32|int8|uint8|int16|uint16|int32|bool", false, false, false},
     {"dtype", "string", false, true, false},
 };
-static const MilParam mp_16[] = {  /* ceil */
+static const MilParam mp_15[] = {  /* ceil */
     {"x", "fp16|fp32", false, false, false},
+};
+static const MilParam mp_16[] = {  /* clamped_relu */
+    {"x", "fp16|fp32", false, false, false},
+    {"alpha", "fp16|fp32", false, true, false},
+    {"beta", "fp16|fp32", false, true, false},
 };
 static const MilParam mp_17[] = {  /* clamped_relu */
     {"x", "fp16|fp32", false, false, false},
     {"alpha", "fp16|fp32", false, true, false},
     {"beta", "fp16|fp32", false, true, false},
 };
-static const MilParam mp_18[] = {  /* clamped_relu */
+static const MilParam mp_18[] = {  /* classify */
+    {"probabilities", "fp32", false, false, false},
+    {"classes", NULL, false, true, false},
+};
+static const MilParam mp_19[] = {  /* clip */
     {"x", "fp16|fp32", false, false, false},
     {"alpha", "fp16|fp32", false, true, false},
     {"beta", "fp16|fp32", false, true, false},
-};
-static const MilParam mp_19[] = {  /* classify */
-    {"probabilities", "fp32", false, false, false},
-    {"classes", NULL, false, true, false},
 };
 static const MilParam mp_20[] = {  /* clip */
     {"x", "fp16|fp32", false, false, false},
     {"alpha", "fp16|fp32", false, true, false},
     {"beta", "fp16|fp32", false, true, false},
 };
-static const MilParam mp_21[] = {  /* clip */
-    {"x", "fp16|fp32", false, false, false},
-    {"alpha", "fp16|fp32", false, true, false},
-    {"beta", "fp16|fp32", false, true, false},
-};
-static const MilParam mp_22[] = {  /* concat */
+static const MilParam mp_21[] = {  /* concat */
     {"values", NULL, false, false, true},
     {"axis", "int32", false, true, false},
     {"interleave", "bool", true, true, false},
 };
-static const MilParam mp_23[] = {  /* cond */
+static const MilParam mp_22[] = {  /* cond */
     {"pred", "bool", false, false, false},
 };
-static const MilParam mp_25[] = {  /* constexpr_affine_dequantize */
+static const MilParam mp_24[] = {  /* constexpr_affine_dequantize */
     {"quantized_data", "uint8|int8", false, true, false},
     {"zero_point", "uint8|int8|fp32", false, true, false},
     {"scale", "fp16|fp32", false, true, false},
     {"axis", "int32", false, true, false},
 };
-static const MilParam mp_26[] = {  /* constexpr_blockwise_shift_scale */
+static const MilParam mp_25[] = {  /* constexpr_blockwise_shift_scale */
     {"data", "int4|uint4|int8|uint8|fp16|fp32", false, true, false},
     {"scale", "fp16|fp32", false, true, false},
     {"offset", "int4|uint4|int8|uint8|fp16|fp32", true, true, false},
+};
+static const MilParam mp_26[] = {  /* constexpr_cast */
+    {"source_val", "fp16", false, true, false},
+    {"output_dtype", "string", false, true, false},
 };
 static const MilParam mp_27[] = {  /* constexpr_cast */
     {"source_val", "fp16", false, true, false},
     {"output_dtype", "string", false, true, false},
 };
-static const MilParam mp_28[] = {  /* constexpr_cast */
-    {"source_val", "fp16", false, true, false},
-    {"output_dtype", "string", false, true, false},
-};
-static const MilParam mp_29[] = {  /* constexpr_lut_to_dense */
+static const MilParam mp_28[] = {  /* constexpr_lut_to_dense */
     {"indices", "uint8", false, true, false},
     {"lut", "int8|uint8|fp16|fp32", false, true, false},
     {"shape", "uint32", false, true, false},
 };
-static const MilParam mp_30[] = {  /* constexpr_lut_to_dense */
+static const MilParam mp_29[] = {  /* constexpr_lut_to_dense */
     {"indices", "uint1|uint2|uint3|uint4|uint6|uint8", false, true, false},
     {"lut", "int8|uint8|fp16|fp32", false, true, false},
     {"vector_axis", "int32", true, true, false},
 };
-static const MilParam mp_31[] = {  /* constexpr_lut_to_sparse */
+static const MilParam mp_30[] = {  /* constexpr_lut_to_sparse */
     {"indices_mask", "uint1", false, true, false},
     {"indices_nonzero_data", "uint1|uint2|uint3|uint4|uint6|uint8", false, true, false},
     {"lut", "int8|uint8|fp16|fp32", false, true, false},
     {"vector_axis", "int32", true, true, false},
 };
-static const MilParam mp_32[] = {  /* constexpr_sparse_blockwise_shift_scale */
+static const MilParam mp_31[] = {  /* constexpr_sparse_blockwise_shift_scale */
     {"data_mask", "uint1", false, true, false},
     {"nonzero_data", "int4|uint4|int8|uint8|fp16|fp32", false, true, false},
     {"scale", "fp16|fp32", false, true, false},
     {"offset", "int4|uint4|int8|uint8|fp16|fp32", true, true, false},
 };
-static const MilParam mp_33[] = {  /* constexpr_sparse_to_dense */
+static const MilParam mp_32[] = {  /* constexpr_sparse_to_dense */
     {"nonzero_data", "int8|uint8|fp16|fp32", false, true, false},
     {"mask", "uint8", false, true, false},
     {"shape", "uint32", false, true, false},
 };
-static const MilParam mp_34[] = {  /* constexpr_sparse_to_dense */
+static const MilParam mp_33[] = {  /* constexpr_sparse_to_dense */
     {"nonzero_data", "int4|uint4|int8|uint8|fp16|fp32", false, true, false},
     {"mask", "uint1", false, true, false},
 };
-static const MilParam mp_35[] = {  /* conv */
+static const MilParam mp_34[] = {  /* conv */
     {"x", "fp16|fp32", false, false, false},
     {"weight", "fp16|fp32", false, false, false},
     {"bias", "fp16|fp32", true, true, false},
@@ -179,7 +179,7 @@ static const MilParam mp_35[] = {  /* conv */
     {"dilations", "int32", true, true, false},
     {"groups", "int32", true, true, false},
 };
-static const MilParam mp_36[] = {  /* conv */
+static const MilParam mp_35[] = {  /* conv */
     {"x", "fp16|fp32", false, false, false},
     {"weight", "fp16|fp32", false, false, false},
     {"bias", "fp16|fp32", true, false, false},
@@ -189,7 +189,7 @@ static const MilParam mp_36[] = {  /* conv */
     {"dilations", "int32", true, true, false},
     {"groups", "int32", true, true, false},
 };
-static const MilParam mp_37[] = {  /* conv_quantized */
+static const MilParam mp_36[] = {  /* conv_quantized */
     {"x", "fp32|fp16", false, false, false},
     {"weight", "uint8", false, false, false},
     {"bias", "uint8", true, true, false},
@@ -203,7 +203,7 @@ static const MilParam mp_37[] = {  /* conv_quantized */
     {"dilations", "int32", true, true, false},
     {"groups", "int32", true, true, false},
 };
-static const MilParam mp_38[] = {  /* conv_transpose */
+static const MilParam mp_37[] = {  /* conv_transpose */
     {"x", "fp16|fp32", false, false, false},
     {"weight", "fp16|fp32", false, true, false},
     {"bias", "fp16|fp32", true, true, false},
@@ -214,7 +214,7 @@ static const MilParam mp_38[] = {  /* conv_transpose */
     {"dilations", "int32", true, true, false},
     {"groups", "int32", true, true, false},
 };
-static const MilParam mp_39[] = {  /* conv_transpose */
+static const MilParam mp_38[] = {  /* conv_transpose */
     {"x", "fp16|fp32", false, false, false},
     {"weight", "fp16|fp32", false, false, false},
     {"bias", "fp16|fp32", true, false, false},
@@ -225,16 +225,26 @@ static const MilParam mp_39[] = {  /* conv_transpose */
     {"dilations", "int32", true, true, false},
     {"groups", "int32", true, true, false},
 };
-static const MilParam mp_40[] = {  /* cos */
+static const MilParam mp_39[] = {  /* cos */
     {"x", "fp16|fp32", false, false, false},
 };
-static const MilParam mp_41[] = {  /* cosh */
+static const MilParam mp_40[] = {  /* cosh */
     {"x", "fp16|fp32", false, false, false},
 };
-static const MilParam mp_42[] = {  /* crop */
+static const MilParam mp_41[] = {  /* crop */
     {"x", "fp16|fp32", false, false, false},
     {"crop_height", "int32", false, true, false},
     {"crop_width", "int32", false, true, false},
+};
+static const MilParam mp_42[] = {  /* crop_resize */
+    {"x", "fp16|fp32", false, false, false},
+    {"roi", "fp16|fp32", false, false, false},
+    {"target_height", "int32", true, true, false},
+    {"target_width", "int32", true, true, false},
+    {"normalized_coordinates", "bool", true, true, false},
+    {"spatial_scale", "fp32", true, true, false},
+    {"box_coordinate_mode", "string", true, true, false},
+    {"sampling_mode", "string", true, true, false},
 };
 static const MilParam mp_43[] = {  /* crop_resize */
     {"x", "fp16|fp32", false, false, false},
@@ -245,19 +255,9 @@ static const MilParam mp_43[] = {  /* crop_resize */
     {"spatial_scale", "fp32", true, true, false},
     {"box_coordinate_mode", "string", true, true, false},
     {"sampling_mode", "string", true, true, false},
-};
-static const MilParam mp_44[] = {  /* crop_resize */
-    {"x", "fp16|fp32", false, false, false},
-    {"roi", "fp16|fp32", false, false, false},
-    {"target_height", "int32", true, true, false},
-    {"target_width", "int32", true, true, false},
-    {"normalized_coordinates", "bool", true, true, false},
-    {"spatial_scale", "fp32", true, true, false},
-    {"box_coordinate_mode", "string", true, true, false},
-    {"sampling_mode", "string", true, true, false},
     {"pad_value", "fp16|fp32", true, true, false},
 };
-static const MilParam mp_45[] = {  /* crop_resize */
+static const MilParam mp_44[] = {  /* crop_resize */
     {"x", "fp16|fp32", false, false, false},
     {"boxes", "fp16|fp32|uint16", false, false, false},
     {"box_indices", "uint16|int32", true, false, false},
@@ -269,141 +269,152 @@ static const MilParam mp_45[] = {  /* crop_resize */
     {"sampling_mode", "string", true, true, false},
     {"pad_value", "fp16|fp32", true, true, false},
 };
-static const MilParam mp_46[] = {  /* cumsum */
+static const MilParam mp_45[] = {  /* cumsum */
     {"x", "fp16|fp32|int32", false, false, false},
     {"axis", "int32", true, true, false},
     {"exclusive", "bool", true, true, false},
     {"reverse", "bool", true, true, false},
 };
-static const MilParam mp_47[] = {  /* depth_to_space */
+static const MilParam mp_46[] = {  /* depth_to_space */
     {"x", "fp16|fp32", false, false, false},
     {"block_size", "int32", false, true, false},
 };
-static const MilParam mp_48[] = {  /* dequantize */
+static const MilParam mp_47[] = {  /* dequantize */
     {"input", "uint8|int8", false, false, false},
     {"zero_point", "uint8|int8", true, true, false},
     {"scale", "fp16|fp32", false, true, false},
     {"axis", "int32", true, true, false},
 };
-static const MilParam mp_49[] = {  /* einsum */
+static const MilParam mp_48[] = {  /* einsum */
     {"values", NULL, false, false, true},
     {"equation", "string", false, true, false},
+};
+static const MilParam mp_49[] = {  /* elu */
+    {"x", "fp16|fp32", false, false, false},
+    {"alpha", "fp16|fp32", false, true, false},
 };
 static const MilParam mp_50[] = {  /* elu */
     {"x", "fp16|fp32", false, false, false},
     {"alpha", "fp16|fp32", false, true, false},
 };
-static const MilParam mp_51[] = {  /* elu */
-    {"x", "fp16|fp32", false, false, false},
-    {"alpha", "fp16|fp32", false, true, false},
-};
-static const MilParam mp_52[] = {  /* equal */
+static const MilParam mp_51[] = {  /* equal */
     {"x", "fp16|fp32|int32", false, false, false},
     {"y", "fp16|fp32|int32", false, false, false},
 };
-static const MilParam mp_53[] = {  /* erf */
+static const MilParam mp_52[] = {  /* erf */
     {"x", "fp16|fp32", false, false, false},
 };
-static const MilParam mp_54[] = {  /* exp */
+static const MilParam mp_53[] = {  /* exp */
     {"x", "fp16|fp32", false, false, false},
 };
-static const MilParam mp_55[] = {  /* exp2 */
+static const MilParam mp_54[] = {  /* exp2 */
     {"x", "fp16|fp32|int32", false, false, false},
 };
-static const MilParam mp_56[] = {  /* expand_dims */
+static const MilParam mp_55[] = {  /* expand_dims */
     {"x", "fp16|fp32|int32|bool", false, false, false},
     {"axes", "int32", false, true, false},
 };
-static const MilParam mp_57[] = {  /* expand_dims */
+static const MilParam mp_56[] = {  /* expand_dims */
     {"x", "fp16|fp32|int8|int16|int32|uint8|uint16|bool", false, false, false},
     {"axes", "int32", false, true, false},
 };
-static const MilParam mp_58[] = {  /* fill */
+static const MilParam mp_57[] = {  /* fill */
     {"shape", "int32", false, false, false},
     {"value", "fp16|fp32|int32|bool", true, true, false},
 };
-static const MilParam mp_59[] = {  /* fill_like */
+static const MilParam mp_58[] = {  /* fill_like */
     {"ref_tensor", "fp16|fp32|int32|bool", false, false, false},
     {"value", "fp16|fp32|int32|bool", true, true, false},
 };
-static const MilParam mp_60[] = {  /* flatten2d */
+static const MilParam mp_59[] = {  /* flatten2d */
     {"x", "fp16|fp32|int32|bool", false, false, false},
     {"axis", "int32", true, true, false},
 };
-static const MilParam mp_61[] = {  /* floor */
+static const MilParam mp_60[] = {  /* floor */
     {"x", "fp16|fp32", false, false, false},
 };
-static const MilParam mp_62[] = {  /* floor_div */
+static const MilParam mp_61[] = {  /* floor_div */
     {"x", "fp16|fp32|int32", false, false, false},
     {"y", "fp16|fp32|int32", false, false, false},
+};
+static const MilParam mp_62[] = {  /* gather */
+    {"x", "fp16|fp32|int32", false, false, false},
+    {"indices", "int32", false, false, false},
+    {"axis", "int32", true, true, false},
 };
 static const MilParam mp_63[] = {  /* gather */
     {"x", "fp16|fp32|int32", false, false, false},
-    {"indices", "int32", false, false, false},
-    {"axis", "int32", true, true, false},
-};
-static const MilParam mp_64[] = {  /* gather */
-    {"x", "fp16|fp32|int32", false, false, false},
     {"indices", "int32|uint16|int16", false, false, false},
     {"axis", "int32", true, true, false},
     {"batch_dims", "int32", true, true, false},
 };
-static const MilParam mp_65[] = {  /* gather */
+static const MilParam mp_64[] = {  /* gather */
     {"x", "fp16|fp32|int32|int16|uint16|int8|uint8", false, false, false},
     {"indices", "int32|int16|uint16|int8|uint8", false, false, false},
     {"axis", "int32", true, true, false},
     {"batch_dims", "int32", true, true, false},
     {"validate_indices", "bool", true, true, false},
+};
+static const MilParam mp_65[] = {  /* gather_along_axis */
+    {"x", "fp16|fp32|int32", false, false, false},
+    {"indices", "int32", false, false, false},
+    {"axis", "int32", true, true, false},
 };
 static const MilParam mp_66[] = {  /* gather_along_axis */
     {"x", "fp16|fp32|int32", false, false, false},
-    {"indices", "int32", false, false, false},
+    {"indices", "int32|uint16|int16", false, false, false},
     {"axis", "int32", true, true, false},
 };
 static const MilParam mp_67[] = {  /* gather_along_axis */
-    {"x", "fp16|fp32|int32", false, false, false},
-    {"indices", "int32|uint16|int16", false, false, false},
-    {"axis", "int32", true, true, false},
-};
-static const MilParam mp_68[] = {  /* gather_along_axis */
     {"x", "fp16|fp32|int32|int16|uint16|int8|uint8", false, false, false},
     {"indices", "int32|int16|uint16|int8|uint8", false, false, false},
     {"axis", "int32", true, true, false},
     {"validate_indices", "bool", true, true, false},
 };
-static const MilParam mp_69[] = {  /* gather_nd */
+static const MilParam mp_68[] = {  /* gather_nd */
     {"x", "fp16|fp32|int32", false, false, false},
     {"indices", "int32", false, false, false},
 };
-static const MilParam mp_70[] = {  /* gather_nd */
+static const MilParam mp_69[] = {  /* gather_nd */
     {"x", "fp16|fp32|int32", false, false, false},
     {"indices", "int32|uint16|int16", false, false, false},
     {"batch_dims", "int32", true, true, false},
 };
-static const MilParam mp_71[] = {  /* gather_nd */
+static const MilParam mp_70[] = {  /* gather_nd */
     {"x", "fp16|fp32|int32|int16|uint16|int8|uint8", false, false, false},
     {"indices", "int32|int16|uint16|int8|uint8", false, false, false},
     {"batch_dims", "int32", true, true, false},
     {"validate_indices", "bool", true, true, false},
 };
-static const MilParam mp_72[] = {  /* gelu */
+static const MilParam mp_71[] = {  /* gelu */
     {"x", "fp16|fp32", false, false, false},
     {"mode", "string", true, true, false},
 };
-static const MilParam mp_73[] = {  /* greater */
+static const MilParam mp_72[] = {  /* greater */
     {"x", "fp16|fp32|int32", false, false, false},
     {"y", "fp16|fp32|int32", false, false, false},
 };
-static const MilParam mp_74[] = {  /* greater_equal */
+static const MilParam mp_73[] = {  /* greater_equal */
     {"x", "fp16|fp32|int32", false, false, false},
     {"y", "fp16|fp32|int32", false, false, false},
 };
-static const MilParam mp_75[] = {  /* gru */
+static const MilParam mp_74[] = {  /* gru */
     {"x", "fp32", false, false, false},
     {"initial_h", "fp32", false, false, false},
     {"weight_ih", "fp32", false, true, false},
     {"weight_hh", "fp32", false, true, false},
     {"bias", "fp32", true, true, false},
+    {"direction", "string", true, true, false},
+    {"output_sequence", "bool", true, true, false},
+    {"recurrent_activation", "string", true, true, false},
+    {"activation", "string", true, true, false},
+};
+static const MilParam mp_75[] = {  /* gru */
+    {"x", "fp16|fp32", false, false, false},
+    {"initial_h", "fp16|fp32", false, false, false},
+    {"weight_ih", "fp16|fp32", false, true, false},
+    {"weight_hh", "fp16|fp32", false, true, false},
+    {"bias", "fp16|fp32", true, true, false},
     {"direction", "string", true, true, false},
     {"output_sequence", "bool", true, true, false},
     {"recurrent_activation", "string", true, true, false},
@@ -419,22 +430,17 @@ static const MilParam mp_76[] = {  /* gru */
     {"output_sequence", "bool", true, true, false},
     {"recurrent_activation", "string", true, true, false},
     {"activation", "string", true, true, false},
-};
-static const MilParam mp_77[] = {  /* gru */
-    {"x", "fp16|fp32", false, false, false},
-    {"initial_h", "fp16|fp32", false, false, false},
-    {"weight_ih", "fp16|fp32", false, true, false},
-    {"weight_hh", "fp16|fp32", false, true, false},
-    {"bias", "fp16|fp32", true, true, false},
-    {"direction", "string", true, true, false},
-    {"output_sequence", "bool", true, true, false},
-    {"recurrent_activation", "string", true, true, false},
-    {"activation", "string", true, true, false},
     {"reset_after", "bool", true, true, false},
     {"input_bias", "fp16|fp32", true, true, false},
 };
-static const MilParam mp_78[] = {  /* identity */
+static const MilParam mp_77[] = {  /* identity */
     {"x", NULL, false, false, false},
+};
+static const MilParam mp_78[] = {  /* instance_norm */
+    {"x", "fp16|fp32", false, false, false},
+    {"gamma", "fp16|fp32", true, true, false},
+    {"beta", "fp16|fp32", true, true, false},
+    {"epsilon", "fp16|fp32", true, true, false},
 };
 static const MilParam mp_79[] = {  /* instance_norm */
     {"x", "fp16|fp32", false, false, false},
@@ -442,17 +448,15 @@ static const MilParam mp_79[] = {  /* instance_norm */
     {"beta", "fp16|fp32", true, true, false},
     {"epsilon", "fp16|fp32", true, true, false},
 };
-static const MilParam mp_80[] = {  /* instance_norm */
+static const MilParam mp_80[] = {  /* inverse */
     {"x", "fp16|fp32", false, false, false},
-    {"gamma", "fp16|fp32", true, true, false},
-    {"beta", "fp16|fp32", true, true, false},
     {"epsilon", "fp16|fp32", true, true, false},
 };
 static const MilParam mp_81[] = {  /* inverse */
     {"x", "fp16|fp32", false, false, false},
     {"epsilon", "fp16|fp32", true, true, false},
 };
-static const MilParam mp_82[] = {  /* inverse */
+static const MilParam mp_82[] = {  /* l2_norm */
     {"x", "fp16|fp32", false, false, false},
     {"epsilon", "fp16|fp32", true, true, false},
 };
@@ -460,17 +464,20 @@ static const MilParam mp_83[] = {  /* l2_norm */
     {"x", "fp16|fp32", false, false, false},
     {"epsilon", "fp16|fp32", true, true, false},
 };
-static const MilParam mp_84[] = {  /* l2_norm */
-    {"x", "fp16|fp32", false, false, false},
-    {"epsilon", "fp16|fp32", true, true, false},
-};
-static const MilParam mp_85[] = {  /* l2_pool */
+static const MilParam mp_84[] = {  /* l2_pool */
     {"x", "fp16|fp32", false, false, false},
     {"kernel_sizes", "int32", false, true, false},
     {"strides", "int32", true, true, false},
     {"pad_type", "string", false, true, false},
     {"pad", "int32", true, true, false},
     {"ceil_mode", "bool", true, true, false},
+};
+static const MilParam mp_85[] = {  /* layer_norm */
+    {"x", "fp16|fp32", false, false, false},
+    {"axes", "int32", true, true, false},
+    {"gamma", "fp16|fp32", true, true, false},
+    {"beta", "fp16|fp32", true, true, false},
+    {"epsilon", "fp16|fp32", true, true, false},
 };
 static const MilParam mp_86[] = {  /* layer_norm */
     {"x", "fp16|fp32", false, false, false},
@@ -479,69 +486,69 @@ static const MilParam mp_86[] = {  /* layer_norm */
     {"beta", "fp16|fp32", true, true, false},
     {"epsilon", "fp16|fp32", true, true, false},
 };
-static const MilParam mp_87[] = {  /* layer_norm */
+static const MilParam mp_87[] = {  /* leaky_relu */
     {"x", "fp16|fp32", false, false, false},
-    {"axes", "int32", true, true, false},
-    {"gamma", "fp16|fp32", true, true, false},
-    {"beta", "fp16|fp32", true, true, false},
-    {"epsilon", "fp16|fp32", true, true, false},
+    {"alpha", "fp16|fp32", false, true, false},
 };
 static const MilParam mp_88[] = {  /* leaky_relu */
     {"x", "fp16|fp32", false, false, false},
     {"alpha", "fp16|fp32", false, true, false},
 };
-static const MilParam mp_89[] = {  /* leaky_relu */
-    {"x", "fp16|fp32", false, false, false},
-    {"alpha", "fp16|fp32", false, true, false},
-};
-static const MilParam mp_90[] = {  /* less */
+static const MilParam mp_89[] = {  /* less */
     {"x", "fp16|fp32|int32", false, false, false},
     {"y", "fp16|fp32|int32", false, false, false},
 };
-static const MilParam mp_91[] = {  /* less_equal */
+static const MilParam mp_90[] = {  /* less_equal */
     {"x", "fp16|fp32|int32", false, false, false},
     {"y", "fp16|fp32|int32", false, false, false},
+};
+static const MilParam mp_91[] = {  /* linear */
+    {"x", "fp16|fp32|int32", false, false, false},
+    {"weight", "fp16|fp32|int32", false, true, false},
+    {"bias", "fp16|fp32|int32", true, true, false},
 };
 static const MilParam mp_92[] = {  /* linear */
     {"x", "fp16|fp32|int32", false, false, false},
     {"weight", "fp16|fp32|int32", false, true, false},
     {"bias", "fp16|fp32|int32", true, true, false},
 };
-static const MilParam mp_93[] = {  /* linear */
-    {"x", "fp16|fp32|int32", false, false, false},
-    {"weight", "fp16|fp32|int32", false, true, false},
-    {"bias", "fp16|fp32|int32", true, true, false},
+static const MilParam mp_93[] = {  /* linear_activation */
+    {"x", "fp16|fp32", false, false, false},
+    {"alpha", "fp16|fp32", false, true, false},
+    {"beta", "fp16|fp32", false, true, false},
 };
 static const MilParam mp_94[] = {  /* linear_activation */
     {"x", "fp16|fp32", false, false, false},
     {"alpha", "fp16|fp32", false, true, false},
     {"beta", "fp16|fp32", false, true, false},
 };
-static const MilParam mp_95[] = {  /* linear_activation */
+static const MilParam mp_95[] = {  /* list_gather */
+    {"ls", NULL, false, false, false},
+    {"indices", "int32", false, false, false},
+};
+static const MilParam mp_96[] = {  /* list_length */
+    {"ls", NULL, false, false, false},
+};
+static const MilParam mp_97[] = {  /* list_read */
+    {"ls", NULL, false, false, false},
+    {"index", "int32", false, false, false},
+};
+static const MilParam mp_98[] = {  /* list_scatter */
+    {"ls", NULL, false, false, false},
+    {"indices", "int32", false, false, false},
+    {"value", "fp16|fp32|bool|int32", false, false, false},
+};
+static const MilParam mp_99[] = {  /* list_write */
+    {"ls", NULL, false, false, false},
+    {"index", "int32", false, false, false},
+    {"value", "fp16|fp32|bool|int32", false, false, false},
+};
+static const MilParam mp_100[] = {  /* local_response_norm */
     {"x", "fp16|fp32", false, false, false},
-    {"alpha", "fp16|fp32", false, true, false},
-    {"beta", "fp16|fp32", false, true, false},
-};
-static const MilParam mp_96[] = {  /* list_gather */
-    {"ls", NULL, false, false, false},
-    {"indices", "int32", false, false, false},
-};
-static const MilParam mp_97[] = {  /* list_length */
-    {"ls", NULL, false, false, false},
-};
-static const MilParam mp_98[] = {  /* list_read */
-    {"ls", NULL, false, false, false},
-    {"index", "int32", false, false, false},
-};
-static const MilParam mp_99[] = {  /* list_scatter */
-    {"ls", NULL, false, false, false},
-    {"indices", "int32", false, false, false},
-    {"value", "fp16|fp32|bool|int32", false, false, false},
-};
-static const MilParam mp_100[] = {  /* list_write */
-    {"ls", NULL, false, false, false},
-    {"index", "int32", false, false, false},
-    {"value", "fp16|fp32|bool|int32", false, false, false},
+    {"size", "int32", false, true, false},
+    {"alpha", "fp16|fp32", true, true, false},
+    {"beta", "fp16|fp32", true, true, false},
+    {"k", "fp16|fp32", true, true, false},
 };
 static const MilParam mp_101[] = {  /* local_response_norm */
     {"x", "fp16|fp32", false, false, false},
@@ -550,37 +557,30 @@ static const MilParam mp_101[] = {  /* local_response_norm */
     {"beta", "fp16|fp32", true, true, false},
     {"k", "fp16|fp32", true, true, false},
 };
-static const MilParam mp_102[] = {  /* local_response_norm */
+static const MilParam mp_102[] = {  /* log */
     {"x", "fp16|fp32", false, false, false},
-    {"size", "int32", false, true, false},
-    {"alpha", "fp16|fp32", true, true, false},
-    {"beta", "fp16|fp32", true, true, false},
-    {"k", "fp16|fp32", true, true, false},
+    {"epsilon", "fp16|fp32", true, true, false},
 };
 static const MilParam mp_103[] = {  /* log */
     {"x", "fp16|fp32", false, false, false},
     {"epsilon", "fp16|fp32", true, true, false},
 };
-static const MilParam mp_104[] = {  /* log */
-    {"x", "fp16|fp32", false, false, false},
-    {"epsilon", "fp16|fp32", true, true, false},
-};
-static const MilParam mp_105[] = {  /* logical_and */
+static const MilParam mp_104[] = {  /* logical_and */
     {"x", "bool", false, false, false},
     {"y", "bool", false, false, false},
 };
-static const MilParam mp_106[] = {  /* logical_not */
+static const MilParam mp_105[] = {  /* logical_not */
     {"x", "bool", false, false, false},
 };
-static const MilParam mp_107[] = {  /* logical_or */
-    {"x", "bool", false, false, false},
-    {"y", "bool", false, false, false},
-};
-static const MilParam mp_108[] = {  /* logical_xor */
+static const MilParam mp_106[] = {  /* logical_or */
     {"x", "bool", false, false, false},
     {"y", "bool", false, false, false},
 };
-static const MilParam mp_109[] = {  /* lstm */
+static const MilParam mp_107[] = {  /* logical_xor */
+    {"x", "bool", false, false, false},
+    {"y", "bool", false, false, false},
+};
+static const MilParam mp_108[] = {  /* lstm */
     {"x", "fp32", false, false, false},
     {"initial_h", "fp32", false, false, false},
     {"initial_c", "fp32", false, false, false},
@@ -599,7 +599,7 @@ static const MilParam mp_109[] = {  /* lstm */
     {"activation", "string", true, true, false},
     {"clip", "fp32", true, true, false},
 };
-static const MilParam mp_110[] = {  /* lstm */
+static const MilParam mp_109[] = {  /* lstm */
     {"x", "fp16|fp32", false, false, false},
     {"initial_h", "fp16|fp32", false, false, false},
     {"initial_c", "fp16|fp32", false, false, false},
@@ -618,11 +618,17 @@ static const MilParam mp_110[] = {  /* lstm */
     {"activation", "string", true, true, false},
     {"clip", "fp16|fp32", true, true, false},
 };
-static const MilParam mp_111[] = {  /* make_list */
+static const MilParam mp_110[] = {  /* make_list */
     {"init_length", "int32", true, false, false},
     {"dynamic_length", "bool", true, true, false},
     {"elem_shape", NULL, false, false, true},
     {"dtype", "string", true, true, false},
+};
+static const MilParam mp_111[] = {  /* matmul */
+    {"x", "fp16|fp32|int32", false, false, false},
+    {"y", "fp16|fp32|int32", false, false, false},
+    {"transpose_x", "bool", true, true, false},
+    {"transpose_y", "bool", true, true, false},
 };
 static const MilParam mp_112[] = {  /* matmul */
     {"x", "fp16|fp32|int32", false, false, false},
@@ -630,13 +636,7 @@ static const MilParam mp_112[] = {  /* matmul */
     {"transpose_x", "bool", true, true, false},
     {"transpose_y", "bool", true, true, false},
 };
-static const MilParam mp_113[] = {  /* matmul */
-    {"x", "fp16|fp32|int32", false, false, false},
-    {"y", "fp16|fp32|int32", false, false, false},
-    {"transpose_x", "bool", true, true, false},
-    {"transpose_y", "bool", true, true, false},
-};
-static const MilParam mp_114[] = {  /* max_pool */
+static const MilParam mp_113[] = {  /* max_pool */
     {"x", "fp16|fp32", false, false, false},
     {"kernel_sizes", "int32", false, true, false},
     {"strides", "int32", true, true, false},
@@ -644,23 +644,23 @@ static const MilParam mp_114[] = {  /* max_pool */
     {"pad", "int32", true, true, false},
     {"ceil_mode", "bool", true, true, false},
 };
-static const MilParam mp_115[] = {  /* maximum */
+static const MilParam mp_114[] = {  /* maximum */
     {"x", "fp16|fp32|int32", false, false, false},
     {"y", "fp16|fp32|int32", false, false, false},
 };
-static const MilParam mp_116[] = {  /* minimum */
+static const MilParam mp_115[] = {  /* minimum */
     {"x", "fp16|fp32|int32", false, false, false},
     {"y", "fp16|fp32|int32", false, false, false},
 };
-static const MilParam mp_117[] = {  /* mod */
+static const MilParam mp_116[] = {  /* mod */
     {"x", "fp16|fp32|int32", false, false, false},
     {"y", "fp16|fp32|int32", false, false, false},
 };
-static const MilParam mp_118[] = {  /* mul */
+static const MilParam mp_117[] = {  /* mul */
     {"x", "fp16|fp32|int32", false, false, false},
     {"y", "fp16|fp32|int32", false, false, false},
 };
-static const MilParam mp_119[] = {  /* non_maximum_suppression */
+static const MilParam mp_118[] = {  /* non_maximum_suppression */
     {"boxes", "fp16|fp32", false, false, false},
     {"scores", "fp16|fp32", false, false, false},
     {"iou_threshold", "fp16|fp32", false, true, false},
@@ -668,168 +668,174 @@ static const MilParam mp_119[] = {  /* non_maximum_suppression */
     {"max_boxes", "int32", false, true, false},
     {"per_class_suppression", "bool", true, true, false},
 };
-static const MilParam mp_120[] = {  /* non_maximum_suppression */
+static const MilParam mp_119[] = {  /* non_maximum_suppression */
     {"boxes", "fp16|fp32", false, false, false},
     {"scores", "fp16|fp32", false, false, false},
     {"iou_threshold", "fp16|fp32", false, true, false},
     {"max_boxes", "int32", false, true, false},
     {"per_class_suppression", "bool", true, true, false},
 };
-static const MilParam mp_121[] = {  /* non_zero */
+static const MilParam mp_120[] = {  /* non_zero */
     {"x", "fp16|fp32|int32|bool", false, false, false},
 };
-static const MilParam mp_122[] = {  /* not_equal */
+static const MilParam mp_121[] = {  /* not_equal */
     {"x", "fp16|fp32|int32", false, false, false},
     {"y", "fp16|fp32|int32", false, false, false},
 };
-static const MilParam mp_123[] = {  /* one_hot */
+static const MilParam mp_122[] = {  /* one_hot */
     {"indices", "int32", false, false, false},
     {"one_hot_vector_size", "int32", false, false, false},
     {"axis", "int32", true, true, false},
     {"on_value", "fp16|fp32|int32|bool", true, true, false},
     {"off_value", "fp16|fp32|int32|bool", true, true, false},
 };
-static const MilParam mp_124[] = {  /* pad */
+static const MilParam mp_123[] = {  /* pad */
     {"x", "fp16|fp32", false, false, false},
     {"pad", "int32", false, false, false},
     {"mode", "string", true, true, false},
     {"constant_val", "fp16|fp32", true, true, false},
 };
-static const MilParam mp_125[] = {  /* pixel_shuffle */
+static const MilParam mp_124[] = {  /* pixel_shuffle */
     {"x", "fp16|fp32", false, false, false},
     {"upscale_factor", "int32", false, true, false},
 };
-static const MilParam mp_126[] = {  /* pixel_unshuffle */
+static const MilParam mp_125[] = {  /* pixel_unshuffle */
     {"x", "fp16|fp32", false, false, false},
     {"downscale_factor", "uint32", false, true, false},
 };
-static const MilParam mp_127[] = {  /* pow */
+static const MilParam mp_126[] = {  /* pow */
     {"x", "fp16|fp32|int32", false, false, false},
     {"y", "fp16|fp32|int32", false, false, false},
+};
+static const MilParam mp_127[] = {  /* prelu */
+    {"x", "fp16|fp32", false, false, false},
+    {"alpha", "fp16|fp32", false, true, false},
 };
 static const MilParam mp_128[] = {  /* prelu */
     {"x", "fp16|fp32", false, false, false},
     {"alpha", "fp16|fp32", false, true, false},
 };
-static const MilParam mp_129[] = {  /* prelu */
-    {"x", "fp16|fp32", false, false, false},
-    {"alpha", "fp16|fp32", false, true, false},
-};
-static const MilParam mp_130[] = {  /* quantize */
+static const MilParam mp_129[] = {  /* quantize */
     {"input", "fp16|fp32", false, false, false},
     {"zero_point", "uint8|int8", true, true, false},
     {"scale", "fp16|fp32", false, true, false},
     {"axis", "int32", true, true, false},
     {"output_dtype", "string", false, true, false},
 };
-static const MilParam mp_131[] = {  /* random_bernoulli */
+static const MilParam mp_130[] = {  /* random_bernoulli */
     {"shape", "int32", false, false, false},
     {"prob", "fp16|fp32", true, true, false},
     {"seed", "int32", true, true, false},
 };
-static const MilParam mp_132[] = {  /* random_categorical */
+static const MilParam mp_131[] = {  /* random_categorical */
     {"x", "fp16|fp32", false, false, false},
     {"mode", "string", true, true, false},
     {"size", "int32", true, true, false},
     {"seed", "int32", true, true, false},
 };
-static const MilParam mp_133[] = {  /* random_normal */
+static const MilParam mp_132[] = {  /* random_normal */
     {"shape", "int32", false, false, false},
     {"mean", "fp16|fp32", true, true, false},
     {"stddev", "fp16|fp32", true, true, false},
     {"seed", "int32", true, true, false},
 };
-static const MilParam mp_134[] = {  /* random_uniform */
+static const MilParam mp_133[] = {  /* random_uniform */
     {"shape", "int32", false, false, false},
     {"low", "fp16|fp32", true, true, false},
     {"high", "fp16|fp32", true, true, false},
     {"seed", "int32", true, true, false},
 };
-static const MilParam mp_135[] = {  /* range_1d */
+static const MilParam mp_134[] = {  /* range_1d */
     {"end", "fp16|fp32|int32", false, false, false},
     {"start", "fp16|fp32|int32", false, false, false},
     {"step", "fp16|fp32|int32", false, false, false},
 };
-static const MilParam mp_136[] = {  /* read_state */
+static const MilParam mp_135[] = {  /* read_state */
     {"input", NULL, false, false, false},
 };
-static const MilParam mp_137[] = {  /* real_div */
+static const MilParam mp_136[] = {  /* real_div */
     {"x", "fp16|fp32|int32", false, false, false},
     {"y", "fp16|fp32|int32", false, false, false},
+};
+static const MilParam mp_137[] = {  /* reduce_argmax */
+    {"x", "fp16|fp32|int32", false, false, false},
+    {"axis", "int32", true, true, false},
+    {"keep_dims", "bool", true, true, false},
 };
 static const MilParam mp_138[] = {  /* reduce_argmax */
     {"x", "fp16|fp32|int32", false, false, false},
     {"axis", "int32", true, true, false},
     {"keep_dims", "bool", true, true, false},
+    {"output_dtype", "string", true, true, false},
 };
-static const MilParam mp_139[] = {  /* reduce_argmax */
+static const MilParam mp_139[] = {  /* reduce_argmin */
     {"x", "fp16|fp32|int32", false, false, false},
     {"axis", "int32", true, true, false},
     {"keep_dims", "bool", true, true, false},
-    {"output_dtype", "string", true, true, false},
 };
 static const MilParam mp_140[] = {  /* reduce_argmin */
     {"x", "fp16|fp32|int32", false, false, false},
     {"axis", "int32", true, true, false},
     {"keep_dims", "bool", true, true, false},
-};
-static const MilParam mp_141[] = {  /* reduce_argmin */
-    {"x", "fp16|fp32|int32", false, false, false},
-    {"axis", "int32", true, true, false},
-    {"keep_dims", "bool", true, true, false},
     {"output_dtype", "string", true, true, false},
 };
-static const MilParam mp_142[] = {  /* reduce_l1_norm */
+static const MilParam mp_141[] = {  /* reduce_l1_norm */
     {"x", "fp16|fp32|int32", false, false, false},
     {"axes", "int32", true, true, false},
     {"keep_dims", "bool", true, true, false},
 };
-static const MilParam mp_143[] = {  /* reduce_l2_norm */
+static const MilParam mp_142[] = {  /* reduce_l2_norm */
     {"x", "fp16|fp32|int32", false, false, false},
     {"axes", "int32", true, true, false},
     {"keep_dims", "bool", true, true, false},
 };
-static const MilParam mp_144[] = {  /* reduce_log_sum */
+static const MilParam mp_143[] = {  /* reduce_log_sum */
     {"x", "fp16|fp32|int32", false, false, false},
     {"axes", "int32", true, true, false},
     {"keep_dims", "bool", true, true, false},
 };
-static const MilParam mp_145[] = {  /* reduce_log_sum_exp */
+static const MilParam mp_144[] = {  /* reduce_log_sum_exp */
     {"x", "fp16|fp32|int32", false, false, false},
     {"axes", "int32", true, true, false},
     {"keep_dims", "bool", true, true, false},
 };
-static const MilParam mp_146[] = {  /* reduce_max */
+static const MilParam mp_145[] = {  /* reduce_max */
     {"x", "fp16|fp32|int32", false, false, false},
     {"axes", "int32", true, true, false},
     {"keep_dims", "bool", true, true, false},
 };
-static const MilParam mp_147[] = {  /* reduce_mean */
+static const MilParam mp_146[] = {  /* reduce_mean */
     {"x", "fp16|fp32|int32", false, false, false},
     {"axes", "int32", true, true, false},
     {"keep_dims", "bool", true, true, false},
 };
-static const MilParam mp_148[] = {  /* reduce_min */
+static const MilParam mp_147[] = {  /* reduce_min */
     {"x", "fp16|fp32|int32", false, false, false},
     {"axes", "int32", true, true, false},
     {"keep_dims", "bool", true, true, false},
 };
-static const MilParam mp_149[] = {  /* reduce_prod */
+static const MilParam mp_148[] = {  /* reduce_prod */
     {"x", "fp16|fp32|int32", false, false, false},
     {"axes", "int32", true, true, false},
     {"keep_dims", "bool", true, true, false},
 };
-static const MilParam mp_150[] = {  /* reduce_sum */
+static const MilParam mp_149[] = {  /* reduce_sum */
     {"x", "fp16|fp32|int32", false, false, false},
     {"axes", "int32", true, true, false},
     {"keep_dims", "bool", true, true, false},
 };
-static const MilParam mp_151[] = {  /* reduce_sum_square */
+static const MilParam mp_150[] = {  /* reduce_sum_square */
     {"x", "fp16|fp32|int32", false, false, false},
     {"axes", "int32", true, true, false},
     {"keep_dims", "bool", true, true, false},
 };
-static const MilParam mp_154[] = {  /* resample */
+static const MilParam mp_151[] = {  /* relu */
+    {"x", "fp16|fp32", false, false, false},
+};
+static const MilParam mp_152[] = {  /* relu6 */
+    {"x", "fp16|fp32", false, false, false},
+};
+static const MilParam mp_153[] = {  /* resample */
     {"x", "fp16|fp32", false, false, false},
     {"coordinates", "int32|fp32", false, false, false},
     {"sampling_mode", "string", false, true, false},
@@ -838,7 +844,7 @@ static const MilParam mp_154[] = {  /* resample */
     {"coordinates_mode", "string", false, true, false},
     {"align_corners", "bool", false, true, false},
 };
-static const MilParam mp_155[] = {  /* resample */
+static const MilParam mp_154[] = {  /* resample */
     {"x", "fp16|fp32", false, false, false},
     {"coordinates", "int32|fp16|fp32", false, false, false},
     {"sampling_mode", "string", false, true, false},
@@ -847,7 +853,7 @@ static const MilParam mp_155[] = {  /* resample */
     {"coordinates_mode", "string", false, true, false},
     {"align_corners", "bool", false, true, false},
 };
-static const MilParam mp_156[] = {  /* resample */
+static const MilParam mp_155[] = {  /* resample */
     {"x", "fp16|fp32", false, false, false},
     {"coordinates", "int8|uint8|int16|uint16|int32|fp16|fp32", false, false, false},
     {"sampling_mode", "string", false, true, false},
@@ -856,67 +862,67 @@ static const MilParam mp_156[] = {  /* resample */
     {"coordinates_mode", "string", false, true, false},
     {"align_corners", "bool", false, true, false},
 };
-static const MilParam mp_157[] = {  /* reshape */
+static const MilParam mp_156[] = {  /* reshape */
     {"x", "fp16|fp32|int32|bool", false, false, false},
     {"shape", "int32", false, false, false},
 };
-static const MilParam mp_158[] = {  /* reshape */
+static const MilParam mp_157[] = {  /* reshape */
     {"x", "fp16|fp32|int8|uint8|int16|uint16|int32|bool", false, false, false},
     {"shape", "int8|int16|int32", false, false, false},
 };
-static const MilParam mp_159[] = {  /* reshape_like */
+static const MilParam mp_158[] = {  /* reshape_like */
     {"x", "fp16|fp32|int32|bool", false, false, false},
     {"ref_tensors", NULL, false, false, true},
     {"begins", NULL, false, false, true},
     {"ends", NULL, false, false, true},
     {"end_masks", NULL, false, false, true},
 };
-static const MilParam mp_160[] = {  /* reshape_like */
+static const MilParam mp_159[] = {  /* reshape_like */
     {"x", "fp16|fp32|int8|int16|int32|uint8|uint16|bool", false, false, false},
     {"ref_tensors", NULL, false, false, true},
     {"begins", NULL, false, false, true},
     {"ends", NULL, false, false, true},
     {"end_masks", NULL, false, false, true},
 };
-static const MilParam mp_161[] = {  /* resize */
+static const MilParam mp_160[] = {  /* resize */
     {"x", "fp16|fp32|int32", false, false, false},
     {"shape", "int32|int16|uint16|uint32", false, false, false},
     {"resized_dims", "uint32", false, true, false},
     {"interpolation_mode", "string", true, true, false},
     {"sampling_mode", "string", true, true, false},
 };
-static const MilParam mp_162[] = {  /* resize_bilinear */
+static const MilParam mp_161[] = {  /* resize_bilinear */
     {"x", "fp16|fp32", false, false, false},
     {"target_size_height", "int32", true, true, false},
     {"target_size_width", "int32", true, true, false},
     {"sampling_mode", "string", true, true, false},
 };
-static const MilParam mp_163[] = {  /* resize_nearest_neighbor */
+static const MilParam mp_162[] = {  /* resize_nearest_neighbor */
     {"x", "fp16|fp32", false, false, false},
     {"target_size_height", "int32", false, true, false},
     {"target_size_width", "int32", false, true, false},
 };
-static const MilParam mp_164[] = {  /* reverse */
+static const MilParam mp_163[] = {  /* reverse */
     {"x", "fp16|fp32|int32|bool", false, false, false},
     {"axes", "int32", true, true, false},
 };
-static const MilParam mp_165[] = {  /* reverse */
+static const MilParam mp_164[] = {  /* reverse */
     {"x", "fp16|fp32|int8|int16|int32|uint8|uint16|bool", false, false, false},
     {"axes", "int32", true, true, false},
 };
-static const MilParam mp_166[] = {  /* reverse_sequence */
+static const MilParam mp_165[] = {  /* reverse_sequence */
     {"x", "fp16|fp32|int32|bool", false, false, false},
     {"lengths", "int32", false, false, false},
     {"seq_axis", "int32", true, true, false},
     {"batch_axis", "int32", true, true, false},
 };
-static const MilParam mp_167[] = {  /* reverse_sequence */
+static const MilParam mp_166[] = {  /* reverse_sequence */
     {"x", "fp16|fp32|int8|int16|int32|uint8|uint16|bool", false, false, false},
     {"lengths", "int8|int16|int32", false, false, false},
     {"seq_axis", "int32", true, true, false},
     {"batch_axis", "int32", true, true, false},
 };
-static const MilParam mp_168[] = {  /* rnn */
+static const MilParam mp_167[] = {  /* rnn */
     {"x", "fp32", false, false, false},
     {"initial_h", "fp32", false, false, false},
     {"weight_ih", "fp32", false, true, false},
@@ -926,7 +932,7 @@ static const MilParam mp_168[] = {  /* rnn */
     {"output_sequence", "bool", true, true, false},
     {"activation", "string", true, true, false},
 };
-static const MilParam mp_169[] = {  /* rnn */
+static const MilParam mp_168[] = {  /* rnn */
     {"x", "fp16|fp32", false, false, false},
     {"initial_h", "fp16|fp32", false, false, false},
     {"weight_ih", "fp16|fp32", false, true, false},
@@ -936,32 +942,39 @@ static const MilParam mp_169[] = {  /* rnn */
     {"output_sequence", "bool", true, true, false},
     {"activation", "string", true, true, false},
 };
-static const MilParam mp_170[] = {  /* round */
+static const MilParam mp_169[] = {  /* round */
     {"x", "fp16|fp32", false, false, false},
+};
+static const MilParam mp_170[] = {  /* rsqrt */
+    {"x", "fp16|fp32", false, false, false},
+    {"epsilon", "fp16|fp32", true, true, false},
 };
 static const MilParam mp_171[] = {  /* rsqrt */
     {"x", "fp16|fp32", false, false, false},
     {"epsilon", "fp16|fp32", true, true, false},
 };
-static const MilParam mp_172[] = {  /* rsqrt */
-    {"x", "fp16|fp32", false, false, false},
-    {"epsilon", "fp16|fp32", true, true, false},
-};
-static const MilParam mp_173[] = {  /* scaled_dot_product_attention */
+static const MilParam mp_172[] = {  /* scaled_dot_product_attention */
     {"query", "fp16|fp32", false, false, false},
     {"key", "fp16|fp32", false, false, false},
     {"value", "fp16|fp32", false, false, false},
     {"attn_mask", "bool|fp16|fp32", true, false, false},
+};
+static const MilParam mp_173[] = {  /* scaled_tanh */
+    {"x", "fp16|fp32", false, false, false},
+    {"alpha", "fp16|fp32", false, true, false},
+    {"beta", "fp16|fp32", false, true, false},
 };
 static const MilParam mp_174[] = {  /* scaled_tanh */
     {"x", "fp16|fp32", false, false, false},
     {"alpha", "fp16|fp32", false, true, false},
     {"beta", "fp16|fp32", false, true, false},
 };
-static const MilParam mp_175[] = {  /* scaled_tanh */
-    {"x", "fp16|fp32", false, false, false},
-    {"alpha", "fp16|fp32", false, true, false},
-    {"beta", "fp16|fp32", false, true, false},
+static const MilParam mp_175[] = {  /* scatter */
+    {"data", "fp16|fp32|int32", false, false, false},
+    {"indices", "int32", false, false, false},
+    {"updates", "fp16|fp32|int32", false, false, false},
+    {"axis", "int32", true, true, false},
+    {"mode", "string", true, true, false},
 };
 static const MilParam mp_176[] = {  /* scatter */
     {"data", "fp16|fp32|int32", false, false, false},
@@ -969,14 +982,14 @@ static const MilParam mp_176[] = {  /* scatter */
     {"updates", "fp16|fp32|int32", false, false, false},
     {"axis", "int32", true, true, false},
     {"mode", "string", true, true, false},
+    {"validate_indices", "bool", true, true, false},
 };
-static const MilParam mp_177[] = {  /* scatter */
+static const MilParam mp_177[] = {  /* scatter_along_axis */
     {"data", "fp16|fp32|int32", false, false, false},
     {"indices", "int32", false, false, false},
     {"updates", "fp16|fp32|int32", false, false, false},
     {"axis", "int32", true, true, false},
     {"mode", "string", true, true, false},
-    {"validate_indices", "bool", true, true, false},
 };
 static const MilParam mp_178[] = {  /* scatter_along_axis */
     {"data", "fp16|fp32|int32", false, false, false},
@@ -984,56 +997,55 @@ static const MilParam mp_178[] = {  /* scatter_along_axis */
     {"updates", "fp16|fp32|int32", false, false, false},
     {"axis", "int32", true, true, false},
     {"mode", "string", true, true, false},
+    {"validate_indices", "bool", true, true, false},
 };
-static const MilParam mp_179[] = {  /* scatter_along_axis */
+static const MilParam mp_179[] = {  /* scatter_nd */
     {"data", "fp16|fp32|int32", false, false, false},
     {"indices", "int32", false, false, false},
     {"updates", "fp16|fp32|int32", false, false, false},
-    {"axis", "int32", true, true, false},
     {"mode", "string", true, true, false},
-    {"validate_indices", "bool", true, true, false},
 };
 static const MilParam mp_180[] = {  /* scatter_nd */
     {"data", "fp16|fp32|int32", false, false, false},
     {"indices", "int32", false, false, false},
     {"updates", "fp16|fp32|int32", false, false, false},
     {"mode", "string", true, true, false},
-};
-static const MilParam mp_181[] = {  /* scatter_nd */
-    {"data", "fp16|fp32|int32", false, false, false},
-    {"indices", "int32", false, false, false},
-    {"updates", "fp16|fp32|int32", false, false, false},
-    {"mode", "string", true, true, false},
     {"validate_indices", "bool", true, true, false},
 };
-static const MilParam mp_182[] = {  /* select */
+static const MilParam mp_181[] = {  /* select */
     {"cond", "bool", false, false, false},
     {"a", "fp16|fp32|bool|int32", false, false, false},
     {"b", "fp16|fp32|bool|int32", false, false, false},
 };
-static const MilParam mp_183[] = {  /* shape */
+static const MilParam mp_182[] = {  /* shape */
     {"x", "fp16|fp32|int32|bool", false, false, false},
+};
+static const MilParam mp_183[] = {  /* sigmoid */
+    {"x", "fp16|fp32", false, false, false},
+};
+static const MilParam mp_184[] = {  /* sigmoid_hard */
+    {"x", "fp16|fp32", false, false, false},
+    {"alpha", "fp16|fp32", false, true, false},
+    {"beta", "fp16|fp32", false, true, false},
 };
 static const MilParam mp_185[] = {  /* sigmoid_hard */
     {"x", "fp16|fp32", false, false, false},
     {"alpha", "fp16|fp32", false, true, false},
     {"beta", "fp16|fp32", false, true, false},
 };
-static const MilParam mp_186[] = {  /* sigmoid_hard */
-    {"x", "fp16|fp32", false, false, false},
-    {"alpha", "fp16|fp32", false, true, false},
-    {"beta", "fp16|fp32", false, true, false},
-};
-static const MilParam mp_187[] = {  /* sign */
+static const MilParam mp_186[] = {  /* sign */
     {"x", "fp16|fp32|int32", false, false, false},
 };
-static const MilParam mp_189[] = {  /* sin */
+static const MilParam mp_187[] = {  /* silu */
     {"x", "fp16|fp32", false, false, false},
 };
-static const MilParam mp_190[] = {  /* sinh */
+static const MilParam mp_188[] = {  /* sin */
     {"x", "fp16|fp32", false, false, false},
 };
-static const MilParam mp_191[] = {  /* slice_by_index */
+static const MilParam mp_189[] = {  /* sinh */
+    {"x", "fp16|fp32", false, false, false},
+};
+static const MilParam mp_190[] = {  /* slice_by_index */
     {"x", "fp16|fp32|int32|bool", false, false, false},
     {"begin", "int32", false, false, false},
     {"end", "int32", false, false, false},
@@ -1042,7 +1054,7 @@ static const MilParam mp_191[] = {  /* slice_by_index */
     {"end_mask", "bool", true, true, false},
     {"squeeze_mask", "bool", true, true, false},
 };
-static const MilParam mp_192[] = {  /* slice_by_index */
+static const MilParam mp_191[] = {  /* slice_by_index */
     {"x", "fp16|fp32|int8|int16|int32|uint8|uint16|bool", false, false, false},
     {"begin", "int8|int16|int32", false, false, false},
     {"end", "int8|int16|int32", false, false, false},
@@ -1051,17 +1063,17 @@ static const MilParam mp_192[] = {  /* slice_by_index */
     {"end_mask", "bool", true, true, false},
     {"squeeze_mask", "bool", true, true, false},
 };
-static const MilParam mp_193[] = {  /* slice_by_size */
+static const MilParam mp_192[] = {  /* slice_by_size */
     {"x", "fp16|fp32|int32|bool", false, false, false},
     {"begin", "int32", false, false, false},
     {"size", "int32", false, false, false},
 };
-static const MilParam mp_194[] = {  /* slice_by_size */
+static const MilParam mp_193[] = {  /* slice_by_size */
     {"x", "fp16|fp32|int8|int16|int32|uint8|uint16|bool", false, false, false},
     {"begin", "int8|int16|int32", false, false, false},
     {"size", "int8|int16|int32", false, false, false},
 };
-static const MilParam mp_195[] = {  /* slice_update */
+static const MilParam mp_194[] = {  /* slice_update */
     {"x", "fp16|fp32|int8|int16|int32|uint8|uint16|bool", false, false, false},
     {"update", "fp16|fp32|int8|int16|int32|uint8|uint16|bool", false, false, false},
     {"begin", "int8|int16|int32", false, false, false},
@@ -1071,98 +1083,104 @@ static const MilParam mp_195[] = {  /* slice_update */
     {"end_mask", "bool", true, true, false},
     {"squeeze_mask", "bool", true, true, false},
 };
-static const MilParam mp_196[] = {  /* sliding_windows */
+static const MilParam mp_195[] = {  /* sliding_windows */
     {"x", "fp16|fp32|int32", false, false, false},
     {"axis", "int32", false, true, false},
     {"size", "int32", false, true, false},
     {"stride", "int32", true, true, false},
 };
-static const MilParam mp_197[] = {  /* sliding_windows */
+static const MilParam mp_196[] = {  /* sliding_windows */
     {"x", "fp16|fp32|int8|int16|int32|uint8|uint16|bool", false, false, false},
     {"axis", "int32", false, true, false},
     {"size", "int32", false, true, false},
     {"stride", "int32", true, true, false},
 };
-static const MilParam mp_198[] = {  /* softmax */
+static const MilParam mp_197[] = {  /* softmax */
     {"x", "fp16|fp32", false, false, false},
     {"axis", "int32", true, true, false},
+};
+static const MilParam mp_198[] = {  /* softplus */
+    {"x", "fp16|fp32", false, false, false},
+};
+static const MilParam mp_199[] = {  /* softplus_parametric */
+    {"x", "fp16|fp32", false, false, false},
+    {"alpha", "fp16|fp32", false, true, false},
+    {"beta", "fp16|fp32", false, true, false},
 };
 static const MilParam mp_200[] = {  /* softplus_parametric */
     {"x", "fp16|fp32", false, false, false},
     {"alpha", "fp16|fp32", false, true, false},
     {"beta", "fp16|fp32", false, true, false},
 };
-static const MilParam mp_201[] = {  /* softplus_parametric */
+static const MilParam mp_201[] = {  /* softsign */
     {"x", "fp16|fp32", false, false, false},
-    {"alpha", "fp16|fp32", false, true, false},
-    {"beta", "fp16|fp32", false, true, false},
 };
-static const MilParam mp_203[] = {  /* space_to_batch */
+static const MilParam mp_202[] = {  /* space_to_batch */
     {"x", "fp16|fp32", false, false, false},
     {"block_shape", "int32", false, true, false},
     {"paddings", "int32", false, true, false},
 };
-static const MilParam mp_204[] = {  /* space_to_depth */
+static const MilParam mp_203[] = {  /* space_to_depth */
     {"x", "fp16|fp32", false, false, false},
     {"block_size", "int32", false, true, false},
 };
-static const MilParam mp_205[] = {  /* split */
+static const MilParam mp_204[] = {  /* split */
     {"x", "fp16|fp32|int32|bool", false, false, false},
     {"num_splits", "int32", true, true, false},
     {"split_sizes", "int32", true, true, false},
     {"axis", "int32", false, true, false},
 };
-static const MilParam mp_206[] = {  /* sqrt */
+static const MilParam mp_205[] = {  /* sqrt */
     {"x", "fp16|fp32", false, false, false},
 };
-static const MilParam mp_207[] = {  /* square */
+static const MilParam mp_206[] = {  /* square */
     {"x", "fp16|fp32|int32", false, false, false},
 };
-static const MilParam mp_208[] = {  /* squeeze */
+static const MilParam mp_207[] = {  /* squeeze */
     {"x", "fp16|fp32|int32|bool", false, false, false},
     {"axes", "int32", true, true, false},
 };
-static const MilParam mp_209[] = {  /* squeeze */
+static const MilParam mp_208[] = {  /* squeeze */
     {"x", "fp16|fp32|int8|int16|int32|uint8|uint16|bool", false, false, false},
     {"axes", "int32", true, true, false},
 };
-static const MilParam mp_210[] = {  /* stack */
+static const MilParam mp_209[] = {  /* stack */
     {"values", NULL, false, false, true},
     {"axis", "int32", false, true, false},
 };
-static const MilParam mp_211[] = {  /* sub */
+static const MilParam mp_210[] = {  /* sub */
     {"x", "fp16|fp32|int32", false, false, false},
     {"y", "fp16|fp32|int32", false, false, false},
 };
-static const MilParam mp_212[] = {  /* tan */
+static const MilParam mp_211[] = {  /* tan */
     {"x", "fp16|fp32", false, false, false},
 };
-static const MilParam mp_213[] = {  /* tanh */
+static const MilParam mp_212[] = {  /* tanh */
     {"x", "fp16|fp32", false, false, false},
 };
-static const MilParam mp_214[] = {  /* threshold */
+static const MilParam mp_213[] = {  /* threshold */
     {"x", "fp16|fp32|int32", false, false, false},
     {"alpha", "fp16|fp32|int32", false, true, false},
+};
+static const MilParam mp_214[] = {  /* thresholded_relu */
+    {"x", "fp16|fp32", false, false, false},
+    {"alpha", "fp16|fp32", false, true, false},
 };
 static const MilParam mp_215[] = {  /* thresholded_relu */
     {"x", "fp16|fp32", false, false, false},
     {"alpha", "fp16|fp32", false, true, false},
 };
-static const MilParam mp_216[] = {  /* thresholded_relu */
-    {"x", "fp16|fp32", false, false, false},
-    {"alpha", "fp16|fp32", false, true, false},
-};
-static const MilParam mp_217[] = {  /* tile */
+static const MilParam mp_216[] = {  /* tile */
     {"x", "fp16|fp32|int32|bool", false, false, false},
     {"reps", "int32", false, false, false},
 };
-static const MilParam mp_218[] = {  /* topk */
+static const MilParam mp_217[] = {  /* topk */
     {"x", "fp16|fp32|int32", false, false, false},
     {"k", "int32", true, true, false},
     {"axis", "int32", true, true, false},
     {"ascending", "bool", true, true, false},
 };
-static const MilParam mp_219[] = {  /* topk */
+static const MilParam mp_218[] = {  /* topk */
     {"x", "fp16|fp32|int32", false, false, false},
     {"k", "int32", true, true, false},
     {"axis", "int32", true, true, false},
@@ -1170,7 +1188,7 @@ static const MilParam mp_219[] = {  /* topk */
     {"sort", "bool", true, true, false},
     {"return_indices", "bool", true, true, false},
 };
-static const MilParam mp_220[] = {  /* topk */
+static const MilParam mp_219[] = {  /* topk */
     {"x", "fp16|fp32|int8|int16|int32|uint8|uint16", false, false, false},
     {"k", "int8|int16|int32", true, true, false},
     {"axis", "int32", true, true, false},
@@ -1179,268 +1197,267 @@ static const MilParam mp_220[] = {  /* topk */
     {"return_indices", "bool", true, true, false},
     {"output_indices_dtype", "string", true, true, false},
 };
-static const MilParam mp_221[] = {  /* transpose */
+static const MilParam mp_220[] = {  /* transpose */
     {"x", "fp16|fp32|int32|bool", false, false, false},
     {"perm", "int32", false, true, false},
 };
-static const MilParam mp_222[] = {  /* transpose */
+static const MilParam mp_221[] = {  /* transpose */
     {"x", "fp16|fp32|int8|int16|int32|uint8|uint16|bool", false, false, false},
     {"perm", "int32", false, true, false},
+};
+static const MilParam mp_222[] = {  /* upsample_bilinear */
+    {"x", "fp16|fp32", false, false, false},
+    {"scale_factor_height", "int32|fp32", true, true, false},
+    {"scale_factor_width", "int32|fp32", true, true, false},
+    {"align_corners", "bool", true, true, false},
 };
 static const MilParam mp_223[] = {  /* upsample_bilinear */
     {"x", "fp16|fp32", false, false, false},
     {"scale_factor_height", "int32|fp32", true, true, false},
     {"scale_factor_width", "int32|fp32", true, true, false},
     {"align_corners", "bool", true, true, false},
-};
-static const MilParam mp_224[] = {  /* upsample_bilinear */
-    {"x", "fp16|fp32", false, false, false},
-    {"scale_factor_height", "int32|fp32", true, true, false},
-    {"scale_factor_width", "int32|fp32", true, true, false},
-    {"align_corners", "bool", true, true, false},
     {"half_pixel_centers", "bool", true, true, false},
 };
-static const MilParam mp_225[] = {  /* upsample_nearest_neighbor */
+static const MilParam mp_224[] = {  /* upsample_nearest_neighbor */
     {"x", "fp16|fp32", false, false, false},
     {"scale_factor_height", "fp32|int32", true, true, false},
     {"scale_factor_width", "fp32|int32", true, true, false},
 };
-static const MilParam mp_226[] = {  /* while_loop */
+static const MilParam mp_225[] = {  /* while_loop */
     {"loop_vars", NULL, false, false, true},
 };
-static const MilParam mp_227[] = {  /* write_state */
+static const MilParam mp_226[] = {  /* write_state */
     {"input", NULL, false, false, false},
     {"data", NULL, false, false, false},
 };
 
 const MilOpSchema milop_table[] = {
-    {"_const_symbolic", 0, 0, NULL},
-    {"abs", 0, 1, mp_1},
-    {"acos", 0, 1, mp_2},
-    {"add", 0, 2, mp_3},
-    {"affine", 0, 9, mp_4},
-    {"argsort", 0, 3, mp_5},
-    {"asin", 0, 1, mp_6},
-    {"atan", 0, 1, mp_7},
-    {"atanh", 0, 1, mp_8},
-    {"avg_pool", 0, 7, mp_9},
-    {"band_part", 0, 3, mp_10},
-    {"batch_norm", 0, 6, mp_11},
-    {"batch_norm", 2, 6, mp_12},
-    {"batch_to_space", 0, 3, mp_13},
-    {"cast", 0, 2, mp_14},
-    {"cast", 2, 2, mp_15},
-    {"ceil", 0, 1, mp_16},
-    {"clamped_relu", 0, 3, mp_17},
-    {"clamped_relu", 2, 3, mp_18},
-    {"classify", 0, 2, mp_19},
-    {"clip", 0, 3, mp_20},
-    {"clip", 2, 3, mp_21},
-    {"concat", 0, 3, mp_22},
-    {"cond", 0, 1, mp_23},
+    {"abs", 0, 1, mp_0},
+    {"acos", 0, 1, mp_1},
+    {"add", 0, 2, mp_2},
+    {"affine", 0, 9, mp_3},
+    {"argsort", 0, 3, mp_4},
+    {"asin", 0, 1, mp_5},
+    {"atan", 0, 1, mp_6},
+    {"atanh", 0, 1, mp_7},
+    {"avg_pool", 0, 7, mp_8},
+    {"band_part", 0, 3, mp_9},
+    {"batch_norm", 0, 6, mp_10},
+    {"batch_norm", 2, 6, mp_11},
+    {"batch_to_space", 0, 3, mp_12},
+    {"cast", 0, 2, mp_13},
+    {"cast", 2, 2, mp_14},
+    {"ceil", 0, 1, mp_15},
+    {"clamped_relu", 0, 3, mp_16},
+    {"clamped_relu", 2, 3, mp_17},
+    {"classify", 0, 2, mp_18},
+    {"clip", 0, 3, mp_19},
+    {"clip", 2, 3, mp_20},
+    {"concat", 0, 3, mp_21},
+    {"cond", 0, 1, mp_22},
     {"const", 0, 0, NULL},
-    {"constexpr_affine_dequantize", 1, 4, mp_25},
-    {"constexpr_blockwise_shift_scale", 3, 3, mp_26},
-    {"constexpr_cast", 1, 2, mp_27},
-    {"constexpr_cast", 3, 2, mp_28},
-    {"constexpr_lut_to_dense", 1, 3, mp_29},
-    {"constexpr_lut_to_dense", 3, 3, mp_30},
-    {"constexpr_lut_to_sparse", 3, 4, mp_31},
-    {"constexpr_sparse_blockwise_shift_scale", 3, 4, mp_32},
-    {"constexpr_sparse_to_dense", 1, 3, mp_33},
-    {"constexpr_sparse_to_dense", 3, 2, mp_34},
-    {"conv", 0, 8, mp_35},
-    {"conv", 2, 8, mp_36},
-    {"conv_quantized", 0, 12, mp_37},
-    {"conv_transpose", 0, 9, mp_38},
-    {"conv_transpose", 2, 9, mp_39},
-    {"cos", 0, 1, mp_40},
-    {"cosh", 0, 1, mp_41},
-    {"crop", 0, 3, mp_42},
-    {"crop_resize", 0, 8, mp_43},
-    {"crop_resize", 1, 9, mp_44},
-    {"crop_resize", 2, 10, mp_45},
-    {"cumsum", 0, 4, mp_46},
-    {"depth_to_space", 0, 2, mp_47},
-    {"dequantize", 2, 4, mp_48},
-    {"einsum", 0, 2, mp_49},
-    {"elu", 0, 2, mp_50},
-    {"elu", 2, 2, mp_51},
-    {"equal", 0, 2, mp_52},
-    {"erf", 0, 1, mp_53},
-    {"exp", 0, 1, mp_54},
-    {"exp2", 0, 1, mp_55},
-    {"expand_dims", 0, 2, mp_56},
-    {"expand_dims", 2, 2, mp_57},
-    {"fill", 0, 2, mp_58},
-    {"fill_like", 1, 2, mp_59},
-    {"flatten2d", 0, 2, mp_60},
-    {"floor", 0, 1, mp_61},
-    {"floor_div", 0, 2, mp_62},
-    {"gather", 0, 3, mp_63},
-    {"gather", 1, 4, mp_64},
-    {"gather", 2, 5, mp_65},
-    {"gather_along_axis", 0, 3, mp_66},
-    {"gather_along_axis", 1, 3, mp_67},
-    {"gather_along_axis", 2, 4, mp_68},
-    {"gather_nd", 0, 2, mp_69},
-    {"gather_nd", 1, 3, mp_70},
-    {"gather_nd", 2, 4, mp_71},
-    {"gelu", 0, 2, mp_72},
-    {"greater", 0, 2, mp_73},
-    {"greater_equal", 0, 2, mp_74},
-    {"gru", 0, 9, mp_75},
-    {"gru", 2, 9, mp_76},
-    {"gru", 3, 11, mp_77},
-    {"identity", 0, 1, mp_78},
-    {"instance_norm", 0, 4, mp_79},
-    {"instance_norm", 2, 4, mp_80},
-    {"inverse", 0, 2, mp_81},
-    {"inverse", 2, 2, mp_82},
-    {"l2_norm", 0, 2, mp_83},
-    {"l2_norm", 2, 2, mp_84},
-    {"l2_pool", 0, 6, mp_85},
-    {"layer_norm", 0, 5, mp_86},
-    {"layer_norm", 2, 5, mp_87},
-    {"leaky_relu", 0, 2, mp_88},
-    {"leaky_relu", 2, 2, mp_89},
-    {"less", 0, 2, mp_90},
-    {"less_equal", 0, 2, mp_91},
-    {"linear", 0, 3, mp_92},
-    {"linear", 2, 3, mp_93},
-    {"linear_activation", 0, 3, mp_94},
-    {"linear_activation", 2, 3, mp_95},
-    {"list_gather", 0, 2, mp_96},
-    {"list_length", 0, 1, mp_97},
-    {"list_read", 0, 2, mp_98},
-    {"list_scatter", 0, 3, mp_99},
-    {"list_write", 0, 3, mp_100},
-    {"local_response_norm", 0, 5, mp_101},
-    {"local_response_norm", 2, 5, mp_102},
-    {"log", 0, 2, mp_103},
-    {"log", 2, 2, mp_104},
-    {"logical_and", 0, 2, mp_105},
-    {"logical_not", 0, 1, mp_106},
-    {"logical_or", 0, 2, mp_107},
-    {"logical_xor", 0, 2, mp_108},
-    {"lstm", 0, 17, mp_109},
-    {"lstm", 2, 17, mp_110},
-    {"make_list", 0, 4, mp_111},
-    {"matmul", 0, 4, mp_112},
-    {"matmul", 2, 4, mp_113},
-    {"max_pool", 0, 6, mp_114},
-    {"maximum", 0, 2, mp_115},
-    {"minimum", 0, 2, mp_116},
-    {"mod", 0, 2, mp_117},
-    {"mul", 0, 2, mp_118},
-    {"non_maximum_suppression", 0, 6, mp_119},
-    {"non_maximum_suppression", 2, 5, mp_120},
-    {"non_zero", 0, 1, mp_121},
-    {"not_equal", 0, 2, mp_122},
-    {"one_hot", 0, 5, mp_123},
-    {"pad", 0, 4, mp_124},
-    {"pixel_shuffle", 0, 2, mp_125},
-    {"pixel_unshuffle", 1, 2, mp_126},
-    {"pow", 0, 2, mp_127},
-    {"prelu", 0, 2, mp_128},
-    {"prelu", 2, 2, mp_129},
-    {"quantize", 2, 5, mp_130},
-    {"random_bernoulli", 0, 3, mp_131},
-    {"random_categorical", 0, 4, mp_132},
-    {"random_normal", 0, 4, mp_133},
-    {"random_uniform", 0, 4, mp_134},
-    {"range_1d", 0, 3, mp_135},
-    {"read_state", 3, 1, mp_136},
-    {"real_div", 0, 2, mp_137},
-    {"reduce_argmax", 0, 3, mp_138},
-    {"reduce_argmax", 2, 4, mp_139},
-    {"reduce_argmin", 0, 3, mp_140},
-    {"reduce_argmin", 2, 4, mp_141},
-    {"reduce_l1_norm", 0, 3, mp_142},
-    {"reduce_l2_norm", 0, 3, mp_143},
-    {"reduce_log_sum", 0, 3, mp_144},
-    {"reduce_log_sum_exp", 0, 3, mp_145},
-    {"reduce_max", 0, 3, mp_146},
-    {"reduce_mean", 0, 3, mp_147},
-    {"reduce_min", 0, 3, mp_148},
-    {"reduce_prod", 0, 3, mp_149},
-    {"reduce_sum", 0, 3, mp_150},
-    {"reduce_sum_square", 0, 3, mp_151},
-    {"relu", 0, 0, NULL},
-    {"relu6", 0, 0, NULL},
-    {"resample", 0, 7, mp_154},
-    {"resample", 1, 7, mp_155},
-    {"resample", 2, 7, mp_156},
-    {"reshape", 0, 2, mp_157},
-    {"reshape", 2, 2, mp_158},
-    {"reshape_like", 1, 5, mp_159},
-    {"reshape_like", 2, 5, mp_160},
-    {"resize", 2, 5, mp_161},
-    {"resize_bilinear", 0, 4, mp_162},
-    {"resize_nearest_neighbor", 0, 3, mp_163},
-    {"reverse", 0, 2, mp_164},
-    {"reverse", 2, 2, mp_165},
-    {"reverse_sequence", 0, 4, mp_166},
-    {"reverse_sequence", 2, 4, mp_167},
-    {"rnn", 0, 8, mp_168},
-    {"rnn", 2, 8, mp_169},
-    {"round", 0, 1, mp_170},
-    {"rsqrt", 0, 2, mp_171},
-    {"rsqrt", 2, 2, mp_172},
-    {"scaled_dot_product_attention", 3, 4, mp_173},
-    {"scaled_tanh", 0, 3, mp_174},
-    {"scaled_tanh", 2, 3, mp_175},
-    {"scatter", 0, 5, mp_176},
-    {"scatter", 2, 6, mp_177},
-    {"scatter_along_axis", 0, 5, mp_178},
-    {"scatter_along_axis", 2, 6, mp_179},
-    {"scatter_nd", 0, 4, mp_180},
-    {"scatter_nd", 2, 5, mp_181},
-    {"select", 0, 3, mp_182},
-    {"shape", 0, 1, mp_183},
-    {"sigmoid", 0, 0, NULL},
-    {"sigmoid_hard", 0, 3, mp_185},
-    {"sigmoid_hard", 2, 3, mp_186},
-    {"sign", 0, 1, mp_187},
-    {"silu", 0, 0, NULL},
-    {"sin", 0, 1, mp_189},
-    {"sinh", 0, 1, mp_190},
-    {"slice_by_index", 0, 7, mp_191},
-    {"slice_by_index", 2, 7, mp_192},
-    {"slice_by_size", 0, 3, mp_193},
-    {"slice_by_size", 2, 3, mp_194},
-    {"slice_update", 3, 8, mp_195},
-    {"sliding_windows", 0, 4, mp_196},
-    {"sliding_windows", 2, 4, mp_197},
-    {"softmax", 0, 2, mp_198},
-    {"softplus", 0, 0, NULL},
-    {"softplus_parametric", 0, 3, mp_200},
-    {"softplus_parametric", 2, 3, mp_201},
-    {"softsign", 0, 0, NULL},
-    {"space_to_batch", 0, 3, mp_203},
-    {"space_to_depth", 0, 2, mp_204},
-    {"split", 0, 4, mp_205},
-    {"sqrt", 0, 1, mp_206},
-    {"square", 0, 1, mp_207},
-    {"squeeze", 0, 2, mp_208},
-    {"squeeze", 2, 2, mp_209},
-    {"stack", 0, 2, mp_210},
-    {"sub", 0, 2, mp_211},
-    {"tan", 0, 1, mp_212},
-    {"tanh", 0, 1, mp_213},
-    {"threshold", 0, 2, mp_214},
-    {"thresholded_relu", 0, 2, mp_215},
-    {"thresholded_relu", 2, 2, mp_216},
-    {"tile", 0, 2, mp_217},
-    {"topk", 0, 4, mp_218},
-    {"topk", 1, 6, mp_219},
-    {"topk", 2, 7, mp_220},
-    {"transpose", 0, 2, mp_221},
-    {"transpose", 2, 2, mp_222},
-    {"upsample_bilinear", 0, 4, mp_223},
-    {"upsample_bilinear", 1, 5, mp_224},
-    {"upsample_nearest_neighbor", 0, 3, mp_225},
-    {"while_loop", 0, 1, mp_226},
-    {"write_state", 3, 2, mp_227},
+    {"constexpr_affine_dequantize", 1, 4, mp_24},
+    {"constexpr_blockwise_shift_scale", 3, 3, mp_25},
+    {"constexpr_cast", 1, 2, mp_26},
+    {"constexpr_cast", 3, 2, mp_27},
+    {"constexpr_lut_to_dense", 1, 3, mp_28},
+    {"constexpr_lut_to_dense", 3, 3, mp_29},
+    {"constexpr_lut_to_sparse", 3, 4, mp_30},
+    {"constexpr_sparse_blockwise_shift_scale", 3, 4, mp_31},
+    {"constexpr_sparse_to_dense", 1, 3, mp_32},
+    {"constexpr_sparse_to_dense", 3, 2, mp_33},
+    {"conv", 0, 8, mp_34},
+    {"conv", 2, 8, mp_35},
+    {"conv_quantized", 0, 12, mp_36},
+    {"conv_transpose", 0, 9, mp_37},
+    {"conv_transpose", 2, 9, mp_38},
+    {"cos", 0, 1, mp_39},
+    {"cosh", 0, 1, mp_40},
+    {"crop", 0, 3, mp_41},
+    {"crop_resize", 0, 8, mp_42},
+    {"crop_resize", 1, 9, mp_43},
+    {"crop_resize", 2, 10, mp_44},
+    {"cumsum", 0, 4, mp_45},
+    {"depth_to_space", 0, 2, mp_46},
+    {"dequantize", 2, 4, mp_47},
+    {"einsum", 0, 2, mp_48},
+    {"elu", 0, 2, mp_49},
+    {"elu", 2, 2, mp_50},
+    {"equal", 0, 2, mp_51},
+    {"erf", 0, 1, mp_52},
+    {"exp", 0, 1, mp_53},
+    {"exp2", 0, 1, mp_54},
+    {"expand_dims", 0, 2, mp_55},
+    {"expand_dims", 2, 2, mp_56},
+    {"fill", 0, 2, mp_57},
+    {"fill_like", 1, 2, mp_58},
+    {"flatten2d", 0, 2, mp_59},
+    {"floor", 0, 1, mp_60},
+    {"floor_div", 0, 2, mp_61},
+    {"gather", 0, 3, mp_62},
+    {"gather", 1, 4, mp_63},
+    {"gather", 2, 5, mp_64},
+    {"gather_along_axis", 0, 3, mp_65},
+    {"gather_along_axis", 1, 3, mp_66},
+    {"gather_along_axis", 2, 4, mp_67},
+    {"gather_nd", 0, 2, mp_68},
+    {"gather_nd", 1, 3, mp_69},
+    {"gather_nd", 2, 4, mp_70},
+    {"gelu", 0, 2, mp_71},
+    {"greater", 0, 2, mp_72},
+    {"greater_equal", 0, 2, mp_73},
+    {"gru", 0, 9, mp_74},
+    {"gru", 2, 9, mp_75},
+    {"gru", 3, 11, mp_76},
+    {"identity", 0, 1, mp_77},
+    {"instance_norm", 0, 4, mp_78},
+    {"instance_norm", 2, 4, mp_79},
+    {"inverse", 0, 2, mp_80},
+    {"inverse", 2, 2, mp_81},
+    {"l2_norm", 0, 2, mp_82},
+    {"l2_norm", 2, 2, mp_83},
+    {"l2_pool", 0, 6, mp_84},
+    {"layer_norm", 0, 5, mp_85},
+    {"layer_norm", 2, 5, mp_86},
+    {"leaky_relu", 0, 2, mp_87},
+    {"leaky_relu", 2, 2, mp_88},
+    {"less", 0, 2, mp_89},
+    {"less_equal", 0, 2, mp_90},
+    {"linear", 0, 3, mp_91},
+    {"linear", 2, 3, mp_92},
+    {"linear_activation", 0, 3, mp_93},
+    {"linear_activation", 2, 3, mp_94},
+    {"list_gather", 0, 2, mp_95},
+    {"list_length", 0, 1, mp_96},
+    {"list_read", 0, 2, mp_97},
+    {"list_scatter", 0, 3, mp_98},
+    {"list_write", 0, 3, mp_99},
+    {"local_response_norm", 0, 5, mp_100},
+    {"local_response_norm", 2, 5, mp_101},
+    {"log", 0, 2, mp_102},
+    {"log", 2, 2, mp_103},
+    {"logical_and", 0, 2, mp_104},
+    {"logical_not", 0, 1, mp_105},
+    {"logical_or", 0, 2, mp_106},
+    {"logical_xor", 0, 2, mp_107},
+    {"lstm", 0, 17, mp_108},
+    {"lstm", 2, 17, mp_109},
+    {"make_list", 0, 4, mp_110},
+    {"matmul", 0, 4, mp_111},
+    {"matmul", 2, 4, mp_112},
+    {"max_pool", 0, 6, mp_113},
+    {"maximum", 0, 2, mp_114},
+    {"minimum", 0, 2, mp_115},
+    {"mod", 0, 2, mp_116},
+    {"mul", 0, 2, mp_117},
+    {"non_maximum_suppression", 0, 6, mp_118},
+    {"non_maximum_suppression", 2, 5, mp_119},
+    {"non_zero", 0, 1, mp_120},
+    {"not_equal", 0, 2, mp_121},
+    {"one_hot", 0, 5, mp_122},
+    {"pad", 0, 4, mp_123},
+    {"pixel_shuffle", 0, 2, mp_124},
+    {"pixel_unshuffle", 1, 2, mp_125},
+    {"pow", 0, 2, mp_126},
+    {"prelu", 0, 2, mp_127},
+    {"prelu", 2, 2, mp_128},
+    {"quantize", 2, 5, mp_129},
+    {"random_bernoulli", 0, 3, mp_130},
+    {"random_categorical", 0, 4, mp_131},
+    {"random_normal", 0, 4, mp_132},
+    {"random_uniform", 0, 4, mp_133},
+    {"range_1d", 0, 3, mp_134},
+    {"read_state", 3, 1, mp_135},
+    {"real_div", 0, 2, mp_136},
+    {"reduce_argmax", 0, 3, mp_137},
+    {"reduce_argmax", 2, 4, mp_138},
+    {"reduce_argmin", 0, 3, mp_139},
+    {"reduce_argmin", 2, 4, mp_140},
+    {"reduce_l1_norm", 0, 3, mp_141},
+    {"reduce_l2_norm", 0, 3, mp_142},
+    {"reduce_log_sum", 0, 3, mp_143},
+    {"reduce_log_sum_exp", 0, 3, mp_144},
+    {"reduce_max", 0, 3, mp_145},
+    {"reduce_mean", 0, 3, mp_146},
+    {"reduce_min", 0, 3, mp_147},
+    {"reduce_prod", 0, 3, mp_148},
+    {"reduce_sum", 0, 3, mp_149},
+    {"reduce_sum_square", 0, 3, mp_150},
+    {"relu", 0, 1, mp_151},
+    {"relu6", 0, 1, mp_152},
+    {"resample", 0, 7, mp_153},
+    {"resample", 1, 7, mp_154},
+    {"resample", 2, 7, mp_155},
+    {"reshape", 0, 2, mp_156},
+    {"reshape", 2, 2, mp_157},
+    {"reshape_like", 1, 5, mp_158},
+    {"reshape_like", 2, 5, mp_159},
+    {"resize", 2, 5, mp_160},
+    {"resize_bilinear", 0, 4, mp_161},
+    {"resize_nearest_neighbor", 0, 3, mp_162},
+    {"reverse", 0, 2, mp_163},
+    {"reverse", 2, 2, mp_164},
+    {"reverse_sequence", 0, 4, mp_165},
+    {"reverse_sequence", 2, 4, mp_166},
+    {"rnn", 0, 8, mp_167},
+    {"rnn", 2, 8, mp_168},
+    {"round", 0, 1, mp_169},
+    {"rsqrt", 0, 2, mp_170},
+    {"rsqrt", 2, 2, mp_171},
+    {"scaled_dot_product_attention", 3, 4, mp_172},
+    {"scaled_tanh", 0, 3, mp_173},
+    {"scaled_tanh", 2, 3, mp_174},
+    {"scatter", 0, 5, mp_175},
+    {"scatter", 2, 6, mp_176},
+    {"scatter_along_axis", 0, 5, mp_177},
+    {"scatter_along_axis", 2, 6, mp_178},
+    {"scatter_nd", 0, 4, mp_179},
+    {"scatter_nd", 2, 5, mp_180},
+    {"select", 0, 3, mp_181},
+    {"shape", 0, 1, mp_182},
+    {"sigmoid", 0, 1, mp_183},
+    {"sigmoid_hard", 0, 3, mp_184},
+    {"sigmoid_hard", 2, 3, mp_185},
+    {"sign", 0, 1, mp_186},
+    {"silu", 0, 1, mp_187},
+    {"sin", 0, 1, mp_188},
+    {"sinh", 0, 1, mp_189},
+    {"slice_by_index", 0, 7, mp_190},
+    {"slice_by_index", 2, 7, mp_191},
+    {"slice_by_size", 0, 3, mp_192},
+    {"slice_by_size", 2, 3, mp_193},
+    {"slice_update", 3, 8, mp_194},
+    {"sliding_windows", 0, 4, mp_195},
+    {"sliding_windows", 2, 4, mp_196},
+    {"softmax", 0, 2, mp_197},
+    {"softplus", 0, 1, mp_198},
+    {"softplus_parametric", 0, 3, mp_199},
+    {"softplus_parametric", 2, 3, mp_200},
+    {"softsign", 0, 1, mp_201},
+    {"space_to_batch", 0, 3, mp_202},
+    {"space_to_depth", 0, 2, mp_203},
+    {"split", 0, 4, mp_204},
+    {"sqrt", 0, 1, mp_205},
+    {"square", 0, 1, mp_206},
+    {"squeeze", 0, 2, mp_207},
+    {"squeeze", 2, 2, mp_208},
+    {"stack", 0, 2, mp_209},
+    {"sub", 0, 2, mp_210},
+    {"tan", 0, 1, mp_211},
+    {"tanh", 0, 1, mp_212},
+    {"threshold", 0, 2, mp_213},
+    {"thresholded_relu", 0, 2, mp_214},
+    {"thresholded_relu", 2, 2, mp_215},
+    {"tile", 0, 2, mp_216},
+    {"topk", 0, 4, mp_217},
+    {"topk", 1, 6, mp_218},
+    {"topk", 2, 7, mp_219},
+    {"transpose", 0, 2, mp_220},
+    {"transpose", 2, 2, mp_221},
+    {"upsample_bilinear", 0, 4, mp_222},
+    {"upsample_bilinear", 1, 5, mp_223},
+    {"upsample_nearest_neighbor", 0, 3, mp_224},
+    {"while_loop", 0, 1, mp_225},
+    {"write_state", 3, 2, mp_226},
 };
 const size_t milop_table_n = sizeof milop_table / sizeof milop_table[0];
