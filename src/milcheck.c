@@ -12,9 +12,10 @@
 #include "milcheck.h"
 #include "milops.h"
 
-/* One value defined in a function: a function or block input, or an op
- * output. Values of a block that has ended stay (a name is defined once
- * in the whole function) but are no longer visible. */
+/* One value name of a function: a function or block input, or an op
+ * output, and whether it is in scope now. When its block ends it leaves
+ * scope, and the name may be defined again: coremltools gives a
+ * while_loop's cond and body blocks the same input names. */
 typedef struct MckDef {
     const MilType *type;
     bool is_const;          /* the output of a const op */
@@ -25,8 +26,10 @@ typedef struct MckCtx {
     const MilFunction *fn;
     int target;             /* index into mil_targets */
     KsSet names;            /* value name -> index into defs */
-    MckDef *defs;
+    MckDef *defs;           /* one slot per distinct name */
     size_t n_defs;
+    size_t *live;           /* slots defined in the open blocks, in order */
+    size_t n_live;
     IrError *err;
 } MckCtx;
 
@@ -67,17 +70,26 @@ static const MckDef *mck_lookup(const MckCtx *c, const char *name)
 }
 
 /* Defines `name` (of type t); fails naming `what` when the name is empty
- * or was defined before anywhere in the function. */
+ * or already in scope (defined in this block or one around it). */
 static int mck_define(MckCtx *c, const char *name, const MilType *t, bool is_const,
                       const char *what)
 {
     if (!name || !name[0])
         return ir_fail(c->err, "function %s: %s: a value without a name", c->fn->name, what);
-    if (!ks_add(&c->names, &name, 1, (int64_t)c->n_defs))
-        return ir_fail(c->err, "function %s: %s: value '%s' is defined twice",
-                       c->fn->name, what, name);
-    c->defs = ir_grow(c->defs, c->n_defs + 1, sizeof *c->defs);
-    c->defs[c->n_defs++] = (MckDef){.type = t, .is_const = is_const, .visible = true};
+    int64_t slot;
+    if (ks_find(&c->names, &name, 1, &slot)) {
+        if (c->defs[slot].visible)
+            return ir_fail(c->err, "function %s: %s: value '%s' is defined twice",
+                           c->fn->name, what, name);
+    } else {
+        slot = (int64_t)c->n_defs;
+        ks_add(&c->names, &name, 1, slot);
+        c->defs = ir_grow(c->defs, c->n_defs + 1, sizeof *c->defs);
+        c->n_defs++;
+    }
+    c->defs[slot] = (MckDef){.type = t, .is_const = is_const, .visible = true};
+    c->live = ir_grow(c->live, c->n_live + 1, sizeof *c->live);
+    c->live[c->n_live++] = (size_t)slot;
     return 0;
 }
 
@@ -198,8 +210,8 @@ static const MilOpSchema *mck_schema(MckCtx *c, const MilOp *op)
     if (since < 0)
         MCK_OP_FAIL(c, op, "unknown op type");
     else
-        MCK_OP_FAIL(c, op, "op type %s needs %s (%s); the function's opset is %s",
-                    op->type, mil_targets[since].name, mil_targets[since].opset, c->fn->opset);
+        MCK_OP_FAIL(c, op, "needs %s (%s); the function's opset is %s",
+                    mil_targets[since].name, mil_targets[since].opset, c->fn->opset);
     return NULL;
 }
 
@@ -237,7 +249,7 @@ static int mck_block(MckCtx *c, const MilBlock *b, int depth)
     if (depth > MCK_MAX_DEPTH)
         return ir_fail(c->err, "function %s: blocks nested deeper than %d", c->fn->name,
                        MCK_MAX_DEPTH);
-    size_t mark = c->n_defs;
+    size_t mark = c->n_live;
     for (size_t i = 0; i < b->n_in; i++)
         if (mck_define(c, b->in[i].name, &b->in[i].type, false, "block input") < 0)
             return -1;
@@ -248,8 +260,9 @@ static int mck_block(MckCtx *c, const MilBlock *b, int depth)
         if (!mck_lookup(c, b->out[i]))
             return ir_fail(c->err, "function %s: block output '%s' is not defined in the block or around it",
                            c->fn->name, b->out[i] ? b->out[i] : "(null)");
-    for (size_t i = mark; i < c->n_defs; i++)
-        c->defs[i].visible = false;
+    for (size_t i = mark; i < c->n_live; i++)
+        c->defs[c->live[i]].visible = false;
+    c->n_live = mark;
     return 0;
 }
 
@@ -284,6 +297,7 @@ static int mck_function(const MilModel *m, const MilFunction *f, int model_targe
         rc = mck_block(&c, f->block, 0);
     ks_free(&c.names);
     free(c.defs);
+    free(c.live);
     return rc;
 }
 

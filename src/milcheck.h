@@ -20,8 +20,10 @@
  * function's opset with every required parameter bound, no unknown
  * parameter, one argument for a non-variadic one; const-required
  * parameters bound to an immediate value or a const op's output; every
- * value defined once, before its readers (nested blocks see the values
- * of the blocks around them); every block output defined; an argument's
+ * value defined before its readers and once in its scope (nested blocks
+ * see the values of the blocks around them and may not redefine them;
+ * sibling blocks may reuse names, as a while_loop's cond and body share
+ * their input names); every block output defined; an argument's
  * dtype, where known, within its parameter's. Else -1 with one line in
  * err naming function, op (type and name), parameter and rule. */
 int mck_model(const MilModel *m, IrError *err);
