@@ -124,31 +124,69 @@ static const MilParam *mck_param(const MilOpSchema *s, const char *name)
     return NULL;
 }
 
-/* Checks one argument of parameter p: defined and visible, const when p
- * must be, dtype within p's. */
+/* The dtype an argument is known to have (0: unknown, or a list). */
+static int32_t mck_arg_dtype(const MckCtx *c, const MilArg *a)
+{
+    if (a->value)
+        return a->value->dtype;
+    const MckDef *d = mck_lookup(c, a->name);
+    if (!d || !d->type || d->type->is_list)
+        return 0;
+    return d->type->dtype;
+}
+
+static const char *mck_dtype_str(int32_t dtype)
+{
+    const char *n = mil_dtype_name(dtype);
+    return n ? n : "(unknown code)";
+}
+
+/* Checks one argument of parameter p: defined and visible, constant when
+ * p must be, dtype within p's. */
 static int mck_arg(MckCtx *c, const MilOp *op, const MilParam *p, const MilArg *a)
 {
     if (!a->name == !a->value)
         return MCK_OP_FAIL(c, op, "param %s: an argument must be either a value name or an immediate value", p->name);
-    int32_t dtype = 0;
-    bool is_list = false;
-    if (a->value) {
-        dtype = a->value->dtype;
-    } else {
+    if (a->name) {
         const MckDef *d = mck_lookup(c, a->name);
         if (!d)
             return MCK_OP_FAIL(c, op, "param %s: value '%s' is not defined before its use", p->name, a->name);
         if (p->is_const && !d->is_const)
-            return MCK_OP_FAIL(c, op, "param %s: must be a constant, but '%s' is not the output of a const op", p->name, a->name);
-        if (d->type) {
-            dtype = d->type->dtype;
-            is_list = d->type->is_list;
-        }
+            return MCK_OP_FAIL(c, op, "param %s: must be a constant, but '%s' is not computed from constants only", p->name, a->name);
     }
-    if (dtype && !is_list && !mck_dtype_in(dtype, p->types)) {
-        const char *dn = mil_dtype_name(dtype);
+    int32_t dtype = mck_arg_dtype(c, a);
+    if (dtype && !mck_dtype_in(dtype, p->types))
         return MCK_OP_FAIL(c, op, "param %s: dtype %s is not one of %s", p->name,
-                           dn ? dn : "(unknown code)", p->types);
+                           mck_dtype_str(dtype), p->types);
+    return 0;
+}
+
+/* Parameters of one type variable must share a dtype: the first
+ * argument of known dtype sets it. `seen` holds one parameter per
+ * variable met so far (at most one per parameter of the op). */
+static int mck_type_vars(MckCtx *c, const MilOp *op, const MilOpSchema *s)
+{
+    const MilParam *seen_p[32];
+    int32_t seen_dt[32];
+    size_t n_seen = 0;
+    for (size_t i = 0; i < op->n_in; i++) {
+        const MilParam *p = mck_param(s, op->in[i].param);
+        for (size_t k = 0; p->tvar && k < op->in[i].n_args; k++) {
+            int32_t dt = mck_arg_dtype(c, &op->in[i].args[k]);
+            size_t j = 0;
+            while (j < n_seen && strcmp(seen_p[j]->tvar, p->tvar))
+                j++;
+            if (!dt)
+                continue;
+            if (j < n_seen && seen_dt[j] != dt)
+                return MCK_OP_FAIL(c, op, "param %s: dtype %s differs from %s of param %s (both of type %s)",
+                                   p->name, mck_dtype_str(dt), mck_dtype_str(seen_dt[j]),
+                                   seen_p[j]->name, p->tvar);
+            if (j == n_seen && n_seen < 32) {
+                seen_p[n_seen] = p;
+                seen_dt[n_seen++] = dt;
+            }
+        }
     }
     return 0;
 }
@@ -178,7 +216,7 @@ static int mck_inputs(MckCtx *c, const MilOp *op, const MilOpSchema *s)
     for (size_t i = 0; i < s->n_params; i++)
         if (!s->params[i].optional && !mil_op_input(op, s->params[i].name))
             return MCK_OP_FAIL(c, op, "param %s: required, not bound", s->params[i].name);
-    return 0;
+    return mck_type_vars(c, op, s);
 }
 
 /* A const op holds its value in val and has no inputs and one output of
@@ -217,6 +255,61 @@ static const MilOpSchema *mck_schema(MckCtx *c, const MilOp *op)
 
 static int mck_block(MckCtx *c, const MilBlock *b, int depth);
 
+/* Whether the op's outputs are constants, by coremltools' rule
+ * (Var._propagate_constness_upstream): a constexpr_ op's always, any
+ * other op's when every argument is an immediate or a constant (a const
+ * op has none). Called after the inputs were checked. */
+static bool mck_op_constant(const MckCtx *c, const MilOp *op)
+{
+    if (!strncmp(op->type, "constexpr_", 10))
+        return true;
+    for (size_t i = 0; i < op->n_in; i++)
+        for (size_t k = 0; k < op->in[i].n_args; k++) {
+            const MilArg *a = &op->in[i].args[k];
+            const MckDef *d = a->name ? mck_lookup(c, a->name) : NULL;
+            if (a->name && (!d || !d->is_const))
+                return false;
+        }
+    return true;
+}
+
+/* The blocks an op holds, by MIL's rules for its two control-flow ops:
+ * cond has a then and an else block without inputs, each returning one
+ * value per output of the op; while_loop has a cond block and a body
+ * block, each taking the loop variables, the first returning the
+ * condition, the second the next loop variables, one per output. Other
+ * ops hold no blocks. */
+static int mck_block_shape(MckCtx *c, const MilOp *op)
+{
+    bool is_cond = !strcmp(op->type, "cond"), is_loop = !strcmp(op->type, "while_loop");
+    if (!is_cond && !is_loop) {
+        if (op->n_blocks)
+            return MCK_OP_FAIL(c, op, "blocks: %s holds no blocks, this one has %zu",
+                               op->type, op->n_blocks);
+        return 0;
+    }
+    if (op->n_blocks != 2)
+        return MCK_OP_FAIL(c, op, "blocks: %s holds 2 blocks, not %zu", op->type, op->n_blocks);
+    const MilInput *lv = is_loop ? mil_op_input(op, "loop_vars") : NULL;
+    size_t n_vars = lv ? lv->n_args : 0;
+    for (size_t i = 0; i < 2; i++) {
+        const MilBlock *b = op->blocks[i];
+        if (!b)
+            continue;   /* mck_block names it */
+        size_t want_out = is_loop && i == 0 ? 1 : (is_loop ? n_vars : op->n_out);
+        if (b->n_in != n_vars)
+            return MCK_OP_FAIL(c, op, "blocks: block %zu takes %zu inputs, not %zu", i, n_vars,
+                               b->n_in);
+        if (b->n_out != want_out)
+            return MCK_OP_FAIL(c, op, "blocks: block %zu returns %zu values, not %zu", i,
+                               want_out, b->n_out);
+    }
+    if (is_loop && op->n_out != n_vars)
+        return MCK_OP_FAIL(c, op, "blocks: a while_loop has one output per loop variable (%zu), not %zu",
+                           n_vars, op->n_out);
+    return 0;
+}
+
 /* Checks one op: its schema, inputs, nested blocks, then defines its
  * outputs (after the blocks: a block cannot read its own op's outputs). */
 static int mck_op(MckCtx *c, const MilOp *op, int depth)
@@ -228,12 +321,14 @@ static int mck_op(MckCtx *c, const MilOp *op, int depth)
         return -1;
     if (!strcmp(op->type, "const") ? mck_const(c, op) < 0 : mck_inputs(c, op, s) < 0)
         return -1;
+    if (mck_block_shape(c, op) < 0)
+        return -1;
     for (size_t i = 0; i < op->n_blocks; i++)
         if (mck_block(c, op->blocks[i], depth + 1) < 0)
             return -1;
     char what[200], label[160];
     snprintf(what, sizeof what, "op %s: output", mck_label(op, label, sizeof label));
-    bool is_const = !strcmp(op->type, "const");
+    bool is_const = mck_op_constant(c, op);
     for (size_t i = 0; i < op->n_out; i++)
         if (mck_define(c, op->out[i].name, &op->out[i].type, is_const, what) < 0)
             return -1;

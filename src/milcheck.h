@@ -19,12 +19,16 @@
  * and no function declares a newer opset; every op exists at its
  * function's opset with every required parameter bound, no unknown
  * parameter, one argument for a non-variadic one; const-required
- * parameters bound to an immediate value or a const op's output; every
+ * parameters bound to an immediate value or a constant value (as
+ * coremltools judges one: the output of a const or constexpr_ op, or of
+ * an op whose arguments are all constant); cond and while_loop holding
+ * the blocks MIL gives them, other ops none; every
  * value defined before its readers and once in its scope (nested blocks
  * see the values of the blocks around them and may not redefine them;
  * sibling blocks may reuse names, as a while_loop's cond and body share
  * their input names); every block output defined; an argument's
- * dtype, where known, within its parameter's. Else -1 with one line in
+ * dtype, where known, within its parameter's, and the same as the other
+ * arguments of its type variable. Else -1 with one line in
  * err naming function, op (type and name), parameter and rule. */
 int mck_model(const MilModel *m, IrError *err);
 

@@ -21,7 +21,9 @@ What is read, per registered op class (`@register_op`, core ops only):
     builder only (PyFunctionInputType, InternalInputType: cond's branches,
     const's value, which the format holds as an attribute) are left out;
   - each parameter's dtypes: its type_domain, a type name or a type
-    variable resolved through the registered class's type_domains.
+    variable resolved through the registered class's type_domains; and
+    the variable's name, since parameters of one variable must share a
+    dtype (coremltools' InputSpec.validate_inputs checks that).
 
 The dialect folders (coreml_dialect, the complex namespace) are left out:
 their ops are rewritten into core ops before a program is serialized.
@@ -236,6 +238,14 @@ def type_list(mod, cls, expr):
     return [type_name(mod, cls, expr)]
 
 
+def type_var(p):
+    """The type variable a param names ("T"), or None."""
+    d = p["domain"]
+    if isinstance(d, ast.Constant) and isinstance(d.value, str):
+        return d.value
+    return None
+
+
 def domain_types(defs, mod, cls, p):
     """The '|'-joined dtype names of param p of the registered class
     (type variables resolve through its own type_domains, as an instance
@@ -243,7 +253,7 @@ def domain_types(defs, mod, cls, p):
     d = p["domain"]
     if d is None:
         return None
-    if isinstance(d, ast.Constant) and isinstance(d.value, str):
+    if type_var(p):
         r = defs.class_attr(mod, cls, "type_domains")
         if r is None or not isinstance(r[2], ast.Dict):
             raise GenError("%s: type variable %s without type_domains"
@@ -305,11 +315,12 @@ def collect(defs):
                 params.append({"name": p["name"],
                                "types": domain_types(defs, mod, cls, p),
                                "optional": p["optional"], "const": p["const"],
-                               "variadic": p["kind"] == "TupleInputType"})
+                               "variadic": p["kind"] == "TupleInputType",
+                               "tvar": type_var(p)})
             ops[key] = params
     for name, since, params in BACKEND_OPS:
         ops[(name, since)] = [{"name": n, "types": t, "optional": o, "const": c,
-                               "variadic": v} for n, t, o, c, v in params]
+                               "variadic": v, "tvar": None} for n, t, o, c, v in params]
     return [(n, s, ops[(n, s)]) for (n, s) in sorted(ops)]
 
 
@@ -340,9 +351,9 @@ def write(ops, out_path):
             continue
         lines.append("static const MilParam mp_%d[] = {  /* %s */" % (i, name))
         for p in params:
-            lines.append("    {%s, %s, %s, %s, %s}," % (
+            lines.append("    {%s, %s, %s, %s, %s, %s}," % (
                 c_str(p["name"]), c_str(p["types"]), c_bool(p["optional"]),
-                c_bool(p["const"]), c_bool(p["variadic"])))
+                c_bool(p["const"]), c_bool(p["variadic"]), c_str(p["tvar"])))
         lines.append("};")
     lines.append("")
     lines.append("const MilOpSchema milop_table[] = {")

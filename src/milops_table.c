@@ -7,1228 +7,1228 @@
 #include "milops.h"
 
 static const MilParam mp_0[] = {  /* abs */
-    {"x", "fp16|fp32|int32", false, false, false},
+    {"x", "fp16|fp32|int32", false, false, false, "T"},
 };
 static const MilParam mp_1[] = {  /* acos */
-    {"x", "fp16|fp32", false, false, false},
+    {"x", "fp16|fp32", false, false, false, "T"},
 };
 static const MilParam mp_2[] = {  /* add */
-    {"x", "fp16|fp32|int32", false, false, false},
-    {"y", "fp16|fp32|int32", false, false, false},
+    {"x", "fp16|fp32|int32", false, false, false, "T"},
+    {"y", "fp16|fp32|int32", false, false, false, "T"},
 };
 static const MilParam mp_3[] = {  /* affine */
-    {"x", "fp16|fp32", false, false, false},
-    {"transform_matrix", "fp16|fp32", false, false, false},
-    {"output_height", "int32", false, true, false},
-    {"output_width", "int32", false, true, false},
-    {"sampling_mode", "string", false, true, false},
-    {"padding_mode", "string", false, true, false},
-    {"padding_value", "fp16|fp32", false, true, false},
-    {"coordinates_mode", "string", false, true, false},
-    {"align_corners", "bool", false, true, false},
+    {"x", "fp16|fp32", false, false, false, "T"},
+    {"transform_matrix", "fp16|fp32", false, false, false, "T"},
+    {"output_height", "int32", false, true, false, NULL},
+    {"output_width", "int32", false, true, false, NULL},
+    {"sampling_mode", "string", false, true, false, NULL},
+    {"padding_mode", "string", false, true, false, NULL},
+    {"padding_value", "fp16|fp32", false, true, false, "T"},
+    {"coordinates_mode", "string", false, true, false, NULL},
+    {"align_corners", "bool", false, true, false, NULL},
 };
 static const MilParam mp_4[] = {  /* argsort */
-    {"x", "fp16|fp32|int32", false, false, false},
-    {"axis", "int32", true, true, false},
-    {"ascending", "bool", true, true, false},
+    {"x", "fp16|fp32|int32", false, false, false, "T"},
+    {"axis", "int32", true, true, false, NULL},
+    {"ascending", "bool", true, true, false, NULL},
 };
 static const MilParam mp_5[] = {  /* asin */
-    {"x", "fp16|fp32", false, false, false},
+    {"x", "fp16|fp32", false, false, false, "T"},
 };
 static const MilParam mp_6[] = {  /* atan */
-    {"x", "fp16|fp32", false, false, false},
+    {"x", "fp16|fp32", false, false, false, "T"},
 };
 static const MilParam mp_7[] = {  /* atanh */
-    {"x", "fp16|fp32", false, false, false},
+    {"x", "fp16|fp32", false, false, false, "T"},
 };
 static const MilParam mp_8[] = {  /* avg_pool */
-    {"exclude_padding_from_average", "bool", true, true, false},
-    {"x", "fp16|fp32", false, false, false},
-    {"kernel_sizes", "int32", false, true, false},
-    {"strides", "int32", true, true, false},
-    {"pad_type", "string", false, true, false},
-    {"pad", "int32", true, true, false},
-    {"ceil_mode", "bool", true, true, false},
+    {"exclude_padding_from_average", "bool", true, true, false, NULL},
+    {"x", "fp16|fp32", false, false, false, "T"},
+    {"kernel_sizes", "int32", false, true, false, NULL},
+    {"strides", "int32", true, true, false, NULL},
+    {"pad_type", "string", false, true, false, NULL},
+    {"pad", "int32", true, true, false, NULL},
+    {"ceil_mode", "bool", true, true, false, NULL},
 };
 static const MilParam mp_9[] = {  /* band_part */
-    {"x", "fp16|fp32|int32|bool", false, false, false},
-    {"lower", "int32", true, true, false},
-    {"upper", "int32", true, true, false},
+    {"x", "fp16|fp32|int32|bool", false, false, false, "T"},
+    {"lower", "int32", true, true, false, NULL},
+    {"upper", "int32", true, true, false, NULL},
 };
 static const MilParam mp_10[] = {  /* batch_norm */
-    {"x", "fp16|fp32", false, false, false},
-    {"mean", "fp16|fp32", false, true, false},
-    {"variance", "fp16|fp32", false, true, false},
-    {"gamma", "fp16|fp32", true, true, false},
-    {"beta", "fp16|fp32", true, true, false},
-    {"epsilon", "fp16|fp32", true, true, false},
+    {"x", "fp16|fp32", false, false, false, "T"},
+    {"mean", "fp16|fp32", false, true, false, "T"},
+    {"variance", "fp16|fp32", false, true, false, "T"},
+    {"gamma", "fp16|fp32", true, true, false, "T"},
+    {"beta", "fp16|fp32", true, true, false, "T"},
+    {"epsilon", "fp16|fp32", true, true, false, "T"},
 };
 static const MilParam mp_11[] = {  /* batch_norm */
-    {"x", "fp16|fp32", false, false, false},
-    {"mean", "fp16|fp32", false, true, false},
-    {"variance", "fp16|fp32", false, true, false},
-    {"gamma", "fp16|fp32", true, true, false},
-    {"beta", "fp16|fp32", true, true, false},
-    {"epsilon", "fp16|fp32", true, true, false},
+    {"x", "fp16|fp32", false, false, false, "T"},
+    {"mean", "fp16|fp32", false, true, false, "U"},
+    {"variance", "fp16|fp32", false, true, false, "U"},
+    {"gamma", "fp16|fp32", true, true, false, "U"},
+    {"beta", "fp16|fp32", true, true, false, "U"},
+    {"epsilon", "fp16|fp32", true, true, false, "U"},
 };
 static const MilParam mp_12[] = {  /* batch_to_space */
-    {"x", "fp16|fp32", false, false, false},
-    {"block_shape", "int32", false, true, false},
-    {"crops", "int32", false, true, false},
+    {"x", "fp16|fp32", false, false, false, "T"},
+    {"block_shape", "int32", false, true, false, NULL},
+    {"crops", "int32", false, true, false, NULL},
 };
 static const MilParam mp_13[] = {  /* cast */
-    {"x", "fp16|fp32|int32|bool", false, false, false},
-    {"dtype", "string", false, true, false},
+    {"x", "fp16|fp32|int32|bool", false, false, false, "T"},
+    {"dtype", "string", false, true, false, NULL},
 };
 static const MilParam mp_14[] = {  /* cast */
-    {"x", "fp16|fp32|int8|uint8|int16|uint16|int32|bool", false, false, false},
-    {"dtype", "string", false, true, false},
+    {"x", "fp16|fp32|int8|uint8|int16|uint16|int32|bool", false, false, false, "T"},
+    {"dtype", "string", false, true, false, NULL},
 };
 static const MilParam mp_15[] = {  /* ceil */
-    {"x", "fp16|fp32", false, false, false},
+    {"x", "fp16|fp32", false, false, false, "T"},
 };
 static const MilParam mp_16[] = {  /* clamped_relu */
-    {"x", "fp16|fp32", false, false, false},
-    {"alpha", "fp16|fp32", false, true, false},
-    {"beta", "fp16|fp32", false, true, false},
+    {"x", "fp16|fp32", false, false, false, "T"},
+    {"alpha", "fp16|fp32", false, true, false, "T"},
+    {"beta", "fp16|fp32", false, true, false, "T"},
 };
 static const MilParam mp_17[] = {  /* clamped_relu */
-    {"x", "fp16|fp32", false, false, false},
-    {"alpha", "fp16|fp32", false, true, false},
-    {"beta", "fp16|fp32", false, true, false},
+    {"x", "fp16|fp32", false, false, false, "T"},
+    {"alpha", "fp16|fp32", false, true, false, "U"},
+    {"beta", "fp16|fp32", false, true, false, "U"},
 };
 static const MilParam mp_18[] = {  /* classify */
-    {"probabilities", "fp32", false, false, false},
-    {"classes", NULL, false, true, false},
+    {"probabilities", "fp32", false, false, false, NULL},
+    {"classes", NULL, false, true, false, NULL},
 };
 static const MilParam mp_19[] = {  /* clip */
-    {"x", "fp16|fp32", false, false, false},
-    {"alpha", "fp16|fp32", false, true, false},
-    {"beta", "fp16|fp32", false, true, false},
+    {"x", "fp16|fp32", false, false, false, "T"},
+    {"alpha", "fp16|fp32", false, true, false, "T"},
+    {"beta", "fp16|fp32", false, true, false, "T"},
 };
 static const MilParam mp_20[] = {  /* clip */
-    {"x", "fp16|fp32", false, false, false},
-    {"alpha", "fp16|fp32", false, true, false},
-    {"beta", "fp16|fp32", false, true, false},
+    {"x", "fp16|fp32", false, false, false, "T"},
+    {"alpha", "fp16|fp32", false, true, false, "T"},
+    {"beta", "fp16|fp32", false, true, false, "T"},
 };
 static const MilParam mp_21[] = {  /* concat */
-    {"values", NULL, false, false, true},
-    {"axis", "int32", false, true, false},
-    {"interleave", "bool", true, true, false},
+    {"values", NULL, false, false, true, NULL},
+    {"axis", "int32", false, true, false, NULL},
+    {"interleave", "bool", true, true, false, NULL},
 };
 static const MilParam mp_22[] = {  /* cond */
-    {"pred", "bool", false, false, false},
+    {"pred", "bool", false, false, false, NULL},
 };
 static const MilParam mp_24[] = {  /* constexpr_affine_dequantize */
-    {"quantized_data", "uint8|int8", false, true, false},
-    {"zero_point", "uint8|int8|fp32", false, true, false},
-    {"scale", "fp16|fp32", false, true, false},
-    {"axis", "int32", false, true, false},
+    {"quantized_data", "uint8|int8", false, true, false, "SrcT"},
+    {"zero_point", "uint8|int8|fp32", false, true, false, "ZeroPointT"},
+    {"scale", "fp16|fp32", false, true, false, "DstT"},
+    {"axis", "int32", false, true, false, NULL},
 };
 static const MilParam mp_25[] = {  /* constexpr_blockwise_shift_scale */
-    {"data", "int4|uint4|int8|uint8|fp16|fp32", false, true, false},
-    {"scale", "fp16|fp32", false, true, false},
-    {"offset", "int4|uint4|int8|uint8|fp16|fp32", true, true, false},
+    {"data", "int4|uint4|int8|uint8|fp16|fp32", false, true, false, "SrcT"},
+    {"scale", "fp16|fp32", false, true, false, "DstT"},
+    {"offset", "int4|uint4|int8|uint8|fp16|fp32", true, true, false, "OffsetT"},
 };
 static const MilParam mp_26[] = {  /* constexpr_cast */
-    {"source_val", "fp16", false, true, false},
-    {"output_dtype", "string", false, true, false},
+    {"source_val", "fp16", false, true, false, NULL},
+    {"output_dtype", "string", false, true, false, NULL},
 };
 static const MilParam mp_27[] = {  /* constexpr_cast */
-    {"source_val", "fp16", false, true, false},
-    {"output_dtype", "string", false, true, false},
+    {"source_val", "fp16", false, true, false, NULL},
+    {"output_dtype", "string", false, true, false, NULL},
 };
 static const MilParam mp_28[] = {  /* constexpr_lut_to_dense */
-    {"indices", "uint8", false, true, false},
-    {"lut", "int8|uint8|fp16|fp32", false, true, false},
-    {"shape", "uint32", false, true, false},
+    {"indices", "uint8", false, true, false, NULL},
+    {"lut", "int8|uint8|fp16|fp32", false, true, false, "T"},
+    {"shape", "uint32", false, true, false, NULL},
 };
 static const MilParam mp_29[] = {  /* constexpr_lut_to_dense */
-    {"indices", "uint1|uint2|uint3|uint4|uint6|uint8", false, true, false},
-    {"lut", "int8|uint8|fp16|fp32", false, true, false},
-    {"vector_axis", "int32", true, true, false},
+    {"indices", "uint1|uint2|uint3|uint4|uint6|uint8", false, true, false, "IndicesT"},
+    {"lut", "int8|uint8|fp16|fp32", false, true, false, "T"},
+    {"vector_axis", "int32", true, true, false, NULL},
 };
 static const MilParam mp_30[] = {  /* constexpr_lut_to_sparse */
-    {"indices_mask", "uint1", false, true, false},
-    {"indices_nonzero_data", "uint1|uint2|uint3|uint4|uint6|uint8", false, true, false},
-    {"lut", "int8|uint8|fp16|fp32", false, true, false},
-    {"vector_axis", "int32", true, true, false},
+    {"indices_mask", "uint1", false, true, false, NULL},
+    {"indices_nonzero_data", "uint1|uint2|uint3|uint4|uint6|uint8", false, true, false, "IndicesT"},
+    {"lut", "int8|uint8|fp16|fp32", false, true, false, "T"},
+    {"vector_axis", "int32", true, true, false, NULL},
 };
 static const MilParam mp_31[] = {  /* constexpr_sparse_blockwise_shift_scale */
-    {"data_mask", "uint1", false, true, false},
-    {"nonzero_data", "int4|uint4|int8|uint8|fp16|fp32", false, true, false},
-    {"scale", "fp16|fp32", false, true, false},
-    {"offset", "int4|uint4|int8|uint8|fp16|fp32", true, true, false},
+    {"data_mask", "uint1", false, true, false, NULL},
+    {"nonzero_data", "int4|uint4|int8|uint8|fp16|fp32", false, true, false, "SrcT"},
+    {"scale", "fp16|fp32", false, true, false, "DstT"},
+    {"offset", "int4|uint4|int8|uint8|fp16|fp32", true, true, false, "OffsetT"},
 };
 static const MilParam mp_32[] = {  /* constexpr_sparse_to_dense */
-    {"nonzero_data", "int8|uint8|fp16|fp32", false, true, false},
-    {"mask", "uint8", false, true, false},
-    {"shape", "uint32", false, true, false},
+    {"nonzero_data", "int8|uint8|fp16|fp32", false, true, false, "T"},
+    {"mask", "uint8", false, true, false, NULL},
+    {"shape", "uint32", false, true, false, NULL},
 };
 static const MilParam mp_33[] = {  /* constexpr_sparse_to_dense */
-    {"nonzero_data", "int4|uint4|int8|uint8|fp16|fp32", false, true, false},
-    {"mask", "uint1", false, true, false},
+    {"nonzero_data", "int4|uint4|int8|uint8|fp16|fp32", false, true, false, "T"},
+    {"mask", "uint1", false, true, false, NULL},
 };
 static const MilParam mp_34[] = {  /* conv */
-    {"x", "fp16|fp32", false, false, false},
-    {"weight", "fp16|fp32", false, false, false},
-    {"bias", "fp16|fp32", true, true, false},
-    {"strides", "int32", true, true, false},
-    {"pad_type", "string", true, true, false},
-    {"pad", "int32", true, true, false},
-    {"dilations", "int32", true, true, false},
-    {"groups", "int32", true, true, false},
+    {"x", "fp16|fp32", false, false, false, "T"},
+    {"weight", "fp16|fp32", false, false, false, "T"},
+    {"bias", "fp16|fp32", true, true, false, "T"},
+    {"strides", "int32", true, true, false, NULL},
+    {"pad_type", "string", true, true, false, NULL},
+    {"pad", "int32", true, true, false, NULL},
+    {"dilations", "int32", true, true, false, NULL},
+    {"groups", "int32", true, true, false, NULL},
 };
 static const MilParam mp_35[] = {  /* conv */
-    {"x", "fp16|fp32", false, false, false},
-    {"weight", "fp16|fp32", false, false, false},
-    {"bias", "fp16|fp32", true, false, false},
-    {"strides", "int32", true, true, false},
-    {"pad_type", "string", true, true, false},
-    {"pad", "int32", true, true, false},
-    {"dilations", "int32", true, true, false},
-    {"groups", "int32", true, true, false},
+    {"x", "fp16|fp32", false, false, false, "T"},
+    {"weight", "fp16|fp32", false, false, false, "U"},
+    {"bias", "fp16|fp32", true, false, false, "U"},
+    {"strides", "int32", true, true, false, NULL},
+    {"pad_type", "string", true, true, false, NULL},
+    {"pad", "int32", true, true, false, NULL},
+    {"dilations", "int32", true, true, false, NULL},
+    {"groups", "int32", true, true, false, NULL},
 };
 static const MilParam mp_36[] = {  /* conv_quantized */
-    {"x", "fp32|fp16", false, false, false},
-    {"weight", "uint8", false, false, false},
-    {"bias", "uint8", true, true, false},
-    {"quantization_type", "string", false, true, false},
-    {"nbits", "int32", true, true, false},
-    {"quant_scale", "fp32|fp16", false, true, false},
-    {"quant_bias", "fp32|fp16", false, true, false},
-    {"strides", "int32", true, true, false},
-    {"pad_type", "string", true, true, false},
-    {"pad", "int32", true, true, false},
-    {"dilations", "int32", true, true, false},
-    {"groups", "int32", true, true, false},
+    {"x", "fp32|fp16", false, false, false, "T"},
+    {"weight", "uint8", false, false, false, "U"},
+    {"bias", "uint8", true, true, false, "U"},
+    {"quantization_type", "string", false, true, false, NULL},
+    {"nbits", "int32", true, true, false, NULL},
+    {"quant_scale", "fp32|fp16", false, true, false, "T"},
+    {"quant_bias", "fp32|fp16", false, true, false, "T"},
+    {"strides", "int32", true, true, false, NULL},
+    {"pad_type", "string", true, true, false, NULL},
+    {"pad", "int32", true, true, false, NULL},
+    {"dilations", "int32", true, true, false, NULL},
+    {"groups", "int32", true, true, false, NULL},
 };
 static const MilParam mp_37[] = {  /* conv_transpose */
-    {"x", "fp16|fp32", false, false, false},
-    {"weight", "fp16|fp32", false, true, false},
-    {"bias", "fp16|fp32", true, true, false},
-    {"pad", "int32", true, true, false},
-    {"output_shape", "int32", true, true, false},
-    {"pad_type", "string", true, true, false},
-    {"strides", "int32", true, true, false},
-    {"dilations", "int32", true, true, false},
-    {"groups", "int32", true, true, false},
+    {"x", "fp16|fp32", false, false, false, "T"},
+    {"weight", "fp16|fp32", false, true, false, "T"},
+    {"bias", "fp16|fp32", true, true, false, "T"},
+    {"pad", "int32", true, true, false, NULL},
+    {"output_shape", "int32", true, true, false, NULL},
+    {"pad_type", "string", true, true, false, NULL},
+    {"strides", "int32", true, true, false, NULL},
+    {"dilations", "int32", true, true, false, NULL},
+    {"groups", "int32", true, true, false, NULL},
 };
 static const MilParam mp_38[] = {  /* conv_transpose */
-    {"x", "fp16|fp32", false, false, false},
-    {"weight", "fp16|fp32", false, false, false},
-    {"bias", "fp16|fp32", true, false, false},
-    {"pad", "int32", true, true, false},
-    {"output_shape", "int32", true, true, false},
-    {"pad_type", "string", true, true, false},
-    {"strides", "int32", true, true, false},
-    {"dilations", "int32", true, true, false},
-    {"groups", "int32", true, true, false},
+    {"x", "fp16|fp32", false, false, false, "T"},
+    {"weight", "fp16|fp32", false, false, false, "U"},
+    {"bias", "fp16|fp32", true, false, false, "U"},
+    {"pad", "int32", true, true, false, NULL},
+    {"output_shape", "int32", true, true, false, NULL},
+    {"pad_type", "string", true, true, false, NULL},
+    {"strides", "int32", true, true, false, NULL},
+    {"dilations", "int32", true, true, false, NULL},
+    {"groups", "int32", true, true, false, NULL},
 };
 static const MilParam mp_39[] = {  /* cos */
-    {"x", "fp16|fp32", false, false, false},
+    {"x", "fp16|fp32", false, false, false, "T"},
 };
 static const MilParam mp_40[] = {  /* cosh */
-    {"x", "fp16|fp32", false, false, false},
+    {"x", "fp16|fp32", false, false, false, "T"},
 };
 static const MilParam mp_41[] = {  /* crop */
-    {"x", "fp16|fp32", false, false, false},
-    {"crop_height", "int32", false, true, false},
-    {"crop_width", "int32", false, true, false},
+    {"x", "fp16|fp32", false, false, false, "T"},
+    {"crop_height", "int32", false, true, false, NULL},
+    {"crop_width", "int32", false, true, false, NULL},
 };
 static const MilParam mp_42[] = {  /* crop_resize */
-    {"x", "fp16|fp32", false, false, false},
-    {"roi", "fp16|fp32", false, false, false},
-    {"target_height", "int32", true, true, false},
-    {"target_width", "int32", true, true, false},
-    {"normalized_coordinates", "bool", true, true, false},
-    {"spatial_scale", "fp32", true, true, false},
-    {"box_coordinate_mode", "string", true, true, false},
-    {"sampling_mode", "string", true, true, false},
+    {"x", "fp16|fp32", false, false, false, "T"},
+    {"roi", "fp16|fp32", false, false, false, "T"},
+    {"target_height", "int32", true, true, false, NULL},
+    {"target_width", "int32", true, true, false, NULL},
+    {"normalized_coordinates", "bool", true, true, false, NULL},
+    {"spatial_scale", "fp32", true, true, false, NULL},
+    {"box_coordinate_mode", "string", true, true, false, NULL},
+    {"sampling_mode", "string", true, true, false, NULL},
 };
 static const MilParam mp_43[] = {  /* crop_resize */
-    {"x", "fp16|fp32", false, false, false},
-    {"roi", "fp16|fp32", false, false, false},
-    {"target_height", "int32", true, true, false},
-    {"target_width", "int32", true, true, false},
-    {"normalized_coordinates", "bool", true, true, false},
-    {"spatial_scale", "fp32", true, true, false},
-    {"box_coordinate_mode", "string", true, true, false},
-    {"sampling_mode", "string", true, true, false},
-    {"pad_value", "fp16|fp32", true, true, false},
+    {"x", "fp16|fp32", false, false, false, "T"},
+    {"roi", "fp16|fp32", false, false, false, "T"},
+    {"target_height", "int32", true, true, false, NULL},
+    {"target_width", "int32", true, true, false, NULL},
+    {"normalized_coordinates", "bool", true, true, false, NULL},
+    {"spatial_scale", "fp32", true, true, false, NULL},
+    {"box_coordinate_mode", "string", true, true, false, NULL},
+    {"sampling_mode", "string", true, true, false, NULL},
+    {"pad_value", "fp16|fp32", true, true, false, "T"},
 };
 static const MilParam mp_44[] = {  /* crop_resize */
-    {"x", "fp16|fp32", false, false, false},
-    {"boxes", "fp16|fp32|uint16", false, false, false},
-    {"box_indices", "uint16|int32", true, false, false},
-    {"target_height", "int32", true, true, false},
-    {"target_width", "int32", true, true, false},
-    {"normalized_coordinates", "bool", true, true, false},
-    {"spatial_scale", "fp32", true, true, false},
-    {"box_coordinate_mode", "string", true, true, false},
-    {"sampling_mode", "string", true, true, false},
-    {"pad_value", "fp16|fp32", true, true, false},
+    {"x", "fp16|fp32", false, false, false, "T"},
+    {"boxes", "fp16|fp32|uint16", false, false, false, "BOX_T"},
+    {"box_indices", "uint16|int32", true, false, false, "BOX_INDEX_T"},
+    {"target_height", "int32", true, true, false, NULL},
+    {"target_width", "int32", true, true, false, NULL},
+    {"normalized_coordinates", "bool", true, true, false, NULL},
+    {"spatial_scale", "fp32", true, true, false, NULL},
+    {"box_coordinate_mode", "string", true, true, false, NULL},
+    {"sampling_mode", "string", true, true, false, NULL},
+    {"pad_value", "fp16|fp32", true, true, false, "T"},
 };
 static const MilParam mp_45[] = {  /* cumsum */
-    {"x", "fp16|fp32|int32", false, false, false},
-    {"axis", "int32", true, true, false},
-    {"exclusive", "bool", true, true, false},
-    {"reverse", "bool", true, true, false},
+    {"x", "fp16|fp32|int32", false, false, false, "T"},
+    {"axis", "int32", true, true, false, NULL},
+    {"exclusive", "bool", true, true, false, NULL},
+    {"reverse", "bool", true, true, false, NULL},
 };
 static const MilParam mp_46[] = {  /* depth_to_space */
-    {"x", "fp16|fp32", false, false, false},
-    {"block_size", "int32", false, true, false},
+    {"x", "fp16|fp32", false, false, false, "T"},
+    {"block_size", "int32", false, true, false, NULL},
 };
 static const MilParam mp_47[] = {  /* dequantize */
-    {"input", "uint8|int8", false, false, false},
-    {"zero_point", "uint8|int8", true, true, false},
-    {"scale", "fp16|fp32", false, true, false},
-    {"axis", "int32", true, true, false},
+    {"input", "uint8|int8", false, false, false, "SrcT"},
+    {"zero_point", "uint8|int8", true, true, false, "SrcT"},
+    {"scale", "fp16|fp32", false, true, false, "DstT"},
+    {"axis", "int32", true, true, false, NULL},
 };
 static const MilParam mp_48[] = {  /* einsum */
-    {"values", NULL, false, false, true},
-    {"equation", "string", false, true, false},
+    {"values", NULL, false, false, true, NULL},
+    {"equation", "string", false, true, false, NULL},
 };
 static const MilParam mp_49[] = {  /* elu */
-    {"x", "fp16|fp32", false, false, false},
-    {"alpha", "fp16|fp32", false, true, false},
+    {"x", "fp16|fp32", false, false, false, "T"},
+    {"alpha", "fp16|fp32", false, true, false, "T"},
 };
 static const MilParam mp_50[] = {  /* elu */
-    {"x", "fp16|fp32", false, false, false},
-    {"alpha", "fp16|fp32", false, true, false},
+    {"x", "fp16|fp32", false, false, false, "T"},
+    {"alpha", "fp16|fp32", false, true, false, "U"},
 };
 static const MilParam mp_51[] = {  /* equal */
-    {"x", "fp16|fp32|int32", false, false, false},
-    {"y", "fp16|fp32|int32", false, false, false},
+    {"x", "fp16|fp32|int32", false, false, false, "T"},
+    {"y", "fp16|fp32|int32", false, false, false, "T"},
 };
 static const MilParam mp_52[] = {  /* erf */
-    {"x", "fp16|fp32", false, false, false},
+    {"x", "fp16|fp32", false, false, false, "T"},
 };
 static const MilParam mp_53[] = {  /* exp */
-    {"x", "fp16|fp32", false, false, false},
+    {"x", "fp16|fp32", false, false, false, "T"},
 };
 static const MilParam mp_54[] = {  /* exp2 */
-    {"x", "fp16|fp32|int32", false, false, false},
+    {"x", "fp16|fp32|int32", false, false, false, "T"},
 };
 static const MilParam mp_55[] = {  /* expand_dims */
-    {"x", "fp16|fp32|int32|bool", false, false, false},
-    {"axes", "int32", false, true, false},
+    {"x", "fp16|fp32|int32|bool", false, false, false, "T"},
+    {"axes", "int32", false, true, false, NULL},
 };
 static const MilParam mp_56[] = {  /* expand_dims */
-    {"x", "fp16|fp32|int8|int16|int32|uint8|uint16|bool", false, false, false},
-    {"axes", "int32", false, true, false},
+    {"x", "fp16|fp32|int8|int16|int32|uint8|uint16|bool", false, false, false, "T"},
+    {"axes", "int32", false, true, false, NULL},
 };
 static const MilParam mp_57[] = {  /* fill */
-    {"shape", "int32", false, false, false},
-    {"value", "fp16|fp32|int32|bool", true, true, false},
+    {"shape", "int32", false, false, false, NULL},
+    {"value", "fp16|fp32|int32|bool", true, true, false, "T"},
 };
 static const MilParam mp_58[] = {  /* fill_like */
-    {"ref_tensor", "fp16|fp32|int32|bool", false, false, false},
-    {"value", "fp16|fp32|int32|bool", true, true, false},
+    {"ref_tensor", "fp16|fp32|int32|bool", false, false, false, "T"},
+    {"value", "fp16|fp32|int32|bool", true, true, false, "U"},
 };
 static const MilParam mp_59[] = {  /* flatten2d */
-    {"x", "fp16|fp32|int32|bool", false, false, false},
-    {"axis", "int32", true, true, false},
+    {"x", "fp16|fp32|int32|bool", false, false, false, "T"},
+    {"axis", "int32", true, true, false, NULL},
 };
 static const MilParam mp_60[] = {  /* floor */
-    {"x", "fp16|fp32", false, false, false},
+    {"x", "fp16|fp32", false, false, false, "T"},
 };
 static const MilParam mp_61[] = {  /* floor_div */
-    {"x", "fp16|fp32|int32", false, false, false},
-    {"y", "fp16|fp32|int32", false, false, false},
+    {"x", "fp16|fp32|int32", false, false, false, "T"},
+    {"y", "fp16|fp32|int32", false, false, false, "T"},
 };
 static const MilParam mp_62[] = {  /* gather */
-    {"x", "fp16|fp32|int32", false, false, false},
-    {"indices", "int32", false, false, false},
-    {"axis", "int32", true, true, false},
+    {"x", "fp16|fp32|int32", false, false, false, "T"},
+    {"indices", "int32", false, false, false, NULL},
+    {"axis", "int32", true, true, false, NULL},
 };
 static const MilParam mp_63[] = {  /* gather */
-    {"x", "fp16|fp32|int32", false, false, false},
-    {"indices", "int32|uint16|int16", false, false, false},
-    {"axis", "int32", true, true, false},
-    {"batch_dims", "int32", true, true, false},
+    {"x", "fp16|fp32|int32", false, false, false, "T"},
+    {"indices", "int32|uint16|int16", false, false, false, "I"},
+    {"axis", "int32", true, true, false, NULL},
+    {"batch_dims", "int32", true, true, false, NULL},
 };
 static const MilParam mp_64[] = {  /* gather */
-    {"x", "fp16|fp32|int32|int16|uint16|int8|uint8", false, false, false},
-    {"indices", "int32|int16|uint16|int8|uint8", false, false, false},
-    {"axis", "int32", true, true, false},
-    {"batch_dims", "int32", true, true, false},
-    {"validate_indices", "bool", true, true, false},
+    {"x", "fp16|fp32|int32|int16|uint16|int8|uint8", false, false, false, "T"},
+    {"indices", "int32|int16|uint16|int8|uint8", false, false, false, "I"},
+    {"axis", "int32", true, true, false, NULL},
+    {"batch_dims", "int32", true, true, false, NULL},
+    {"validate_indices", "bool", true, true, false, NULL},
 };
 static const MilParam mp_65[] = {  /* gather_along_axis */
-    {"x", "fp16|fp32|int32", false, false, false},
-    {"indices", "int32", false, false, false},
-    {"axis", "int32", true, true, false},
+    {"x", "fp16|fp32|int32", false, false, false, "T"},
+    {"indices", "int32", false, false, false, NULL},
+    {"axis", "int32", true, true, false, NULL},
 };
 static const MilParam mp_66[] = {  /* gather_along_axis */
-    {"x", "fp16|fp32|int32", false, false, false},
-    {"indices", "int32|uint16|int16", false, false, false},
-    {"axis", "int32", true, true, false},
+    {"x", "fp16|fp32|int32", false, false, false, "T"},
+    {"indices", "int32|uint16|int16", false, false, false, "I"},
+    {"axis", "int32", true, true, false, NULL},
 };
 static const MilParam mp_67[] = {  /* gather_along_axis */
-    {"x", "fp16|fp32|int32|int16|uint16|int8|uint8", false, false, false},
-    {"indices", "int32|int16|uint16|int8|uint8", false, false, false},
-    {"axis", "int32", true, true, false},
-    {"validate_indices", "bool", true, true, false},
+    {"x", "fp16|fp32|int32|int16|uint16|int8|uint8", false, false, false, "T"},
+    {"indices", "int32|int16|uint16|int8|uint8", false, false, false, "I"},
+    {"axis", "int32", true, true, false, NULL},
+    {"validate_indices", "bool", true, true, false, NULL},
 };
 static const MilParam mp_68[] = {  /* gather_nd */
-    {"x", "fp16|fp32|int32", false, false, false},
-    {"indices", "int32", false, false, false},
+    {"x", "fp16|fp32|int32", false, false, false, "T"},
+    {"indices", "int32", false, false, false, NULL},
 };
 static const MilParam mp_69[] = {  /* gather_nd */
-    {"x", "fp16|fp32|int32", false, false, false},
-    {"indices", "int32|uint16|int16", false, false, false},
-    {"batch_dims", "int32", true, true, false},
+    {"x", "fp16|fp32|int32", false, false, false, "T"},
+    {"indices", "int32|uint16|int16", false, false, false, "I"},
+    {"batch_dims", "int32", true, true, false, NULL},
 };
 static const MilParam mp_70[] = {  /* gather_nd */
-    {"x", "fp16|fp32|int32|int16|uint16|int8|uint8", false, false, false},
-    {"indices", "int32|int16|uint16|int8|uint8", false, false, false},
-    {"batch_dims", "int32", true, true, false},
-    {"validate_indices", "bool", true, true, false},
+    {"x", "fp16|fp32|int32|int16|uint16|int8|uint8", false, false, false, "T"},
+    {"indices", "int32|int16|uint16|int8|uint8", false, false, false, "I"},
+    {"batch_dims", "int32", true, true, false, NULL},
+    {"validate_indices", "bool", true, true, false, NULL},
 };
 static const MilParam mp_71[] = {  /* gelu */
-    {"x", "fp16|fp32", false, false, false},
-    {"mode", "string", true, true, false},
+    {"x", "fp16|fp32", false, false, false, "T"},
+    {"mode", "string", true, true, false, NULL},
 };
 static const MilParam mp_72[] = {  /* greater */
-    {"x", "fp16|fp32|int32", false, false, false},
-    {"y", "fp16|fp32|int32", false, false, false},
+    {"x", "fp16|fp32|int32", false, false, false, "T"},
+    {"y", "fp16|fp32|int32", false, false, false, "T"},
 };
 static const MilParam mp_73[] = {  /* greater_equal */
-    {"x", "fp16|fp32|int32", false, false, false},
-    {"y", "fp16|fp32|int32", false, false, false},
+    {"x", "fp16|fp32|int32", false, false, false, "T"},
+    {"y", "fp16|fp32|int32", false, false, false, "T"},
 };
 static const MilParam mp_74[] = {  /* gru */
-    {"x", "fp32", false, false, false},
-    {"initial_h", "fp32", false, false, false},
-    {"weight_ih", "fp32", false, true, false},
-    {"weight_hh", "fp32", false, true, false},
-    {"bias", "fp32", true, true, false},
-    {"direction", "string", true, true, false},
-    {"output_sequence", "bool", true, true, false},
-    {"recurrent_activation", "string", true, true, false},
-    {"activation", "string", true, true, false},
+    {"x", "fp32", false, false, false, "T"},
+    {"initial_h", "fp32", false, false, false, "T"},
+    {"weight_ih", "fp32", false, true, false, "T"},
+    {"weight_hh", "fp32", false, true, false, "T"},
+    {"bias", "fp32", true, true, false, "T"},
+    {"direction", "string", true, true, false, NULL},
+    {"output_sequence", "bool", true, true, false, NULL},
+    {"recurrent_activation", "string", true, true, false, NULL},
+    {"activation", "string", true, true, false, NULL},
 };
 static const MilParam mp_75[] = {  /* gru */
-    {"x", "fp16|fp32", false, false, false},
-    {"initial_h", "fp16|fp32", false, false, false},
-    {"weight_ih", "fp16|fp32", false, true, false},
-    {"weight_hh", "fp16|fp32", false, true, false},
-    {"bias", "fp16|fp32", true, true, false},
-    {"direction", "string", true, true, false},
-    {"output_sequence", "bool", true, true, false},
-    {"recurrent_activation", "string", true, true, false},
-    {"activation", "string", true, true, false},
+    {"x", "fp16|fp32", false, false, false, "T"},
+    {"initial_h", "fp16|fp32", false, false, false, "T"},
+    {"weight_ih", "fp16|fp32", false, true, false, "T"},
+    {"weight_hh", "fp16|fp32", false, true, false, "T"},
+    {"bias", "fp16|fp32", true, true, false, "T"},
+    {"direction", "string", true, true, false, NULL},
+    {"output_sequence", "bool", true, true, false, NULL},
+    {"recurrent_activation", "string", true, true, false, NULL},
+    {"activation", "string", true, true, false, NULL},
 };
 static const MilParam mp_76[] = {  /* gru */
-    {"x", "fp16|fp32", false, false, false},
-    {"initial_h", "fp16|fp32", false, false, false},
-    {"weight_ih", "fp16|fp32", false, true, false},
-    {"weight_hh", "fp16|fp32", false, true, false},
-    {"bias", "fp16|fp32", true, true, false},
-    {"direction", "string", true, true, false},
-    {"output_sequence", "bool", true, true, false},
-    {"recurrent_activation", "string", true, true, false},
-    {"activation", "string", true, true, false},
-    {"reset_after", "bool", true, true, false},
-    {"input_bias", "fp16|fp32", true, true, false},
+    {"x", "fp16|fp32", false, false, false, "T"},
+    {"initial_h", "fp16|fp32", false, false, false, "T"},
+    {"weight_ih", "fp16|fp32", false, true, false, "T"},
+    {"weight_hh", "fp16|fp32", false, true, false, "T"},
+    {"bias", "fp16|fp32", true, true, false, "T"},
+    {"direction", "string", true, true, false, NULL},
+    {"output_sequence", "bool", true, true, false, NULL},
+    {"recurrent_activation", "string", true, true, false, NULL},
+    {"activation", "string", true, true, false, NULL},
+    {"reset_after", "bool", true, true, false, NULL},
+    {"input_bias", "fp16|fp32", true, true, false, "T"},
 };
 static const MilParam mp_77[] = {  /* identity */
-    {"x", NULL, false, false, false},
+    {"x", NULL, false, false, false, NULL},
 };
 static const MilParam mp_78[] = {  /* instance_norm */
-    {"x", "fp16|fp32", false, false, false},
-    {"gamma", "fp16|fp32", true, true, false},
-    {"beta", "fp16|fp32", true, true, false},
-    {"epsilon", "fp16|fp32", true, true, false},
+    {"x", "fp16|fp32", false, false, false, "T"},
+    {"gamma", "fp16|fp32", true, true, false, "T"},
+    {"beta", "fp16|fp32", true, true, false, "T"},
+    {"epsilon", "fp16|fp32", true, true, false, "T"},
 };
 static const MilParam mp_79[] = {  /* instance_norm */
-    {"x", "fp16|fp32", false, false, false},
-    {"gamma", "fp16|fp32", true, true, false},
-    {"beta", "fp16|fp32", true, true, false},
-    {"epsilon", "fp16|fp32", true, true, false},
+    {"x", "fp16|fp32", false, false, false, "T"},
+    {"gamma", "fp16|fp32", true, true, false, "U"},
+    {"beta", "fp16|fp32", true, true, false, "U"},
+    {"epsilon", "fp16|fp32", true, true, false, "U"},
 };
 static const MilParam mp_80[] = {  /* inverse */
-    {"x", "fp16|fp32", false, false, false},
-    {"epsilon", "fp16|fp32", true, true, false},
+    {"x", "fp16|fp32", false, false, false, "T"},
+    {"epsilon", "fp16|fp32", true, true, false, "T"},
 };
 static const MilParam mp_81[] = {  /* inverse */
-    {"x", "fp16|fp32", false, false, false},
-    {"epsilon", "fp16|fp32", true, true, false},
+    {"x", "fp16|fp32", false, false, false, "T"},
+    {"epsilon", "fp16|fp32", true, true, false, "U"},
 };
 static const MilParam mp_82[] = {  /* l2_norm */
-    {"x", "fp16|fp32", false, false, false},
-    {"epsilon", "fp16|fp32", true, true, false},
+    {"x", "fp16|fp32", false, false, false, "T"},
+    {"epsilon", "fp16|fp32", true, true, false, "T"},
 };
 static const MilParam mp_83[] = {  /* l2_norm */
-    {"x", "fp16|fp32", false, false, false},
-    {"epsilon", "fp16|fp32", true, true, false},
+    {"x", "fp16|fp32", false, false, false, "T"},
+    {"epsilon", "fp16|fp32", true, true, false, "U"},
 };
 static const MilParam mp_84[] = {  /* l2_pool */
-    {"x", "fp16|fp32", false, false, false},
-    {"kernel_sizes", "int32", false, true, false},
-    {"strides", "int32", true, true, false},
-    {"pad_type", "string", false, true, false},
-    {"pad", "int32", true, true, false},
-    {"ceil_mode", "bool", true, true, false},
+    {"x", "fp16|fp32", false, false, false, "T"},
+    {"kernel_sizes", "int32", false, true, false, NULL},
+    {"strides", "int32", true, true, false, NULL},
+    {"pad_type", "string", false, true, false, NULL},
+    {"pad", "int32", true, true, false, NULL},
+    {"ceil_mode", "bool", true, true, false, NULL},
 };
 static const MilParam mp_85[] = {  /* layer_norm */
-    {"x", "fp16|fp32", false, false, false},
-    {"axes", "int32", true, true, false},
-    {"gamma", "fp16|fp32", true, true, false},
-    {"beta", "fp16|fp32", true, true, false},
-    {"epsilon", "fp16|fp32", true, true, false},
+    {"x", "fp16|fp32", false, false, false, "T"},
+    {"axes", "int32", true, true, false, NULL},
+    {"gamma", "fp16|fp32", true, true, false, "T"},
+    {"beta", "fp16|fp32", true, true, false, "T"},
+    {"epsilon", "fp16|fp32", true, true, false, "T"},
 };
 static const MilParam mp_86[] = {  /* layer_norm */
-    {"x", "fp16|fp32", false, false, false},
-    {"axes", "int32", true, true, false},
-    {"gamma", "fp16|fp32", true, true, false},
-    {"beta", "fp16|fp32", true, true, false},
-    {"epsilon", "fp16|fp32", true, true, false},
+    {"x", "fp16|fp32", false, false, false, "T"},
+    {"axes", "int32", true, true, false, NULL},
+    {"gamma", "fp16|fp32", true, true, false, "U"},
+    {"beta", "fp16|fp32", true, true, false, "U"},
+    {"epsilon", "fp16|fp32", true, true, false, "U"},
 };
 static const MilParam mp_87[] = {  /* leaky_relu */
-    {"x", "fp16|fp32", false, false, false},
-    {"alpha", "fp16|fp32", false, true, false},
+    {"x", "fp16|fp32", false, false, false, "T"},
+    {"alpha", "fp16|fp32", false, true, false, "T"},
 };
 static const MilParam mp_88[] = {  /* leaky_relu */
-    {"x", "fp16|fp32", false, false, false},
-    {"alpha", "fp16|fp32", false, true, false},
+    {"x", "fp16|fp32", false, false, false, "T"},
+    {"alpha", "fp16|fp32", false, true, false, "U"},
 };
 static const MilParam mp_89[] = {  /* less */
-    {"x", "fp16|fp32|int32", false, false, false},
-    {"y", "fp16|fp32|int32", false, false, false},
+    {"x", "fp16|fp32|int32", false, false, false, "T"},
+    {"y", "fp16|fp32|int32", false, false, false, "T"},
 };
 static const MilParam mp_90[] = {  /* less_equal */
-    {"x", "fp16|fp32|int32", false, false, false},
-    {"y", "fp16|fp32|int32", false, false, false},
+    {"x", "fp16|fp32|int32", false, false, false, "T"},
+    {"y", "fp16|fp32|int32", false, false, false, "T"},
 };
 static const MilParam mp_91[] = {  /* linear */
-    {"x", "fp16|fp32|int32", false, false, false},
-    {"weight", "fp16|fp32|int32", false, true, false},
-    {"bias", "fp16|fp32|int32", true, true, false},
+    {"x", "fp16|fp32|int32", false, false, false, "T"},
+    {"weight", "fp16|fp32|int32", false, true, false, "T"},
+    {"bias", "fp16|fp32|int32", true, true, false, "T"},
 };
 static const MilParam mp_92[] = {  /* linear */
-    {"x", "fp16|fp32|int32", false, false, false},
-    {"weight", "fp16|fp32|int32", false, true, false},
-    {"bias", "fp16|fp32|int32", true, true, false},
+    {"x", "fp16|fp32|int32", false, false, false, "T"},
+    {"weight", "fp16|fp32|int32", false, true, false, "U"},
+    {"bias", "fp16|fp32|int32", true, true, false, "U"},
 };
 static const MilParam mp_93[] = {  /* linear_activation */
-    {"x", "fp16|fp32", false, false, false},
-    {"alpha", "fp16|fp32", false, true, false},
-    {"beta", "fp16|fp32", false, true, false},
+    {"x", "fp16|fp32", false, false, false, "T"},
+    {"alpha", "fp16|fp32", false, true, false, "T"},
+    {"beta", "fp16|fp32", false, true, false, "T"},
 };
 static const MilParam mp_94[] = {  /* linear_activation */
-    {"x", "fp16|fp32", false, false, false},
-    {"alpha", "fp16|fp32", false, true, false},
-    {"beta", "fp16|fp32", false, true, false},
+    {"x", "fp16|fp32", false, false, false, "T"},
+    {"alpha", "fp16|fp32", false, true, false, "U"},
+    {"beta", "fp16|fp32", false, true, false, "U"},
 };
 static const MilParam mp_95[] = {  /* list_gather */
-    {"ls", NULL, false, false, false},
-    {"indices", "int32", false, false, false},
+    {"ls", NULL, false, false, false, NULL},
+    {"indices", "int32", false, false, false, NULL},
 };
 static const MilParam mp_96[] = {  /* list_length */
-    {"ls", NULL, false, false, false},
+    {"ls", NULL, false, false, false, NULL},
 };
 static const MilParam mp_97[] = {  /* list_read */
-    {"ls", NULL, false, false, false},
-    {"index", "int32", false, false, false},
+    {"ls", NULL, false, false, false, NULL},
+    {"index", "int32", false, false, false, NULL},
 };
 static const MilParam mp_98[] = {  /* list_scatter */
-    {"ls", NULL, false, false, false},
-    {"indices", "int32", false, false, false},
-    {"value", "fp16|fp32|bool|int32", false, false, false},
+    {"ls", NULL, false, false, false, NULL},
+    {"indices", "int32", false, false, false, NULL},
+    {"value", "fp16|fp32|bool|int32", false, false, false, "T"},
 };
 static const MilParam mp_99[] = {  /* list_write */
-    {"ls", NULL, false, false, false},
-    {"index", "int32", false, false, false},
-    {"value", "fp16|fp32|bool|int32", false, false, false},
+    {"ls", NULL, false, false, false, NULL},
+    {"index", "int32", false, false, false, NULL},
+    {"value", "fp16|fp32|bool|int32", false, false, false, "T"},
 };
 static const MilParam mp_100[] = {  /* local_response_norm */
-    {"x", "fp16|fp32", false, false, false},
-    {"size", "int32", false, true, false},
-    {"alpha", "fp16|fp32", true, true, false},
-    {"beta", "fp16|fp32", true, true, false},
-    {"k", "fp16|fp32", true, true, false},
+    {"x", "fp16|fp32", false, false, false, "T"},
+    {"size", "int32", false, true, false, NULL},
+    {"alpha", "fp16|fp32", true, true, false, "T"},
+    {"beta", "fp16|fp32", true, true, false, "T"},
+    {"k", "fp16|fp32", true, true, false, "T"},
 };
 static const MilParam mp_101[] = {  /* local_response_norm */
-    {"x", "fp16|fp32", false, false, false},
-    {"size", "int32", false, true, false},
-    {"alpha", "fp16|fp32", true, true, false},
-    {"beta", "fp16|fp32", true, true, false},
-    {"k", "fp16|fp32", true, true, false},
+    {"x", "fp16|fp32", false, false, false, "T"},
+    {"size", "int32", false, true, false, NULL},
+    {"alpha", "fp16|fp32", true, true, false, "U"},
+    {"beta", "fp16|fp32", true, true, false, "U"},
+    {"k", "fp16|fp32", true, true, false, "U"},
 };
 static const MilParam mp_102[] = {  /* log */
-    {"x", "fp16|fp32", false, false, false},
-    {"epsilon", "fp16|fp32", true, true, false},
+    {"x", "fp16|fp32", false, false, false, "T"},
+    {"epsilon", "fp16|fp32", true, true, false, "T"},
 };
 static const MilParam mp_103[] = {  /* log */
-    {"x", "fp16|fp32", false, false, false},
-    {"epsilon", "fp16|fp32", true, true, false},
+    {"x", "fp16|fp32", false, false, false, "T"},
+    {"epsilon", "fp16|fp32", true, true, false, "U"},
 };
 static const MilParam mp_104[] = {  /* logical_and */
-    {"x", "bool", false, false, false},
-    {"y", "bool", false, false, false},
+    {"x", "bool", false, false, false, "T"},
+    {"y", "bool", false, false, false, "T"},
 };
 static const MilParam mp_105[] = {  /* logical_not */
-    {"x", "bool", false, false, false},
+    {"x", "bool", false, false, false, NULL},
 };
 static const MilParam mp_106[] = {  /* logical_or */
-    {"x", "bool", false, false, false},
-    {"y", "bool", false, false, false},
+    {"x", "bool", false, false, false, "T"},
+    {"y", "bool", false, false, false, "T"},
 };
 static const MilParam mp_107[] = {  /* logical_xor */
-    {"x", "bool", false, false, false},
-    {"y", "bool", false, false, false},
+    {"x", "bool", false, false, false, "T"},
+    {"y", "bool", false, false, false, "T"},
 };
 static const MilParam mp_108[] = {  /* lstm */
-    {"x", "fp32", false, false, false},
-    {"initial_h", "fp32", false, false, false},
-    {"initial_c", "fp32", false, false, false},
-    {"weight_ih", "fp32", false, true, false},
-    {"weight_hh", "fp32", false, true, false},
-    {"bias", "fp32", true, true, false},
-    {"peephole", "fp32", true, true, false},
-    {"weight_ih_back", "fp32", true, true, false},
-    {"weight_hh_back", "fp32", true, true, false},
-    {"bias_back", "fp32", true, true, false},
-    {"peephole_back", "fp32", true, true, false},
-    {"direction", "string", true, true, false},
-    {"output_sequence", "bool", true, true, false},
-    {"recurrent_activation", "string", true, true, false},
-    {"cell_activation", "string", true, true, false},
-    {"activation", "string", true, true, false},
-    {"clip", "fp32", true, true, false},
+    {"x", "fp32", false, false, false, "T"},
+    {"initial_h", "fp32", false, false, false, "T"},
+    {"initial_c", "fp32", false, false, false, "T"},
+    {"weight_ih", "fp32", false, true, false, "T"},
+    {"weight_hh", "fp32", false, true, false, "T"},
+    {"bias", "fp32", true, true, false, "T"},
+    {"peephole", "fp32", true, true, false, "T"},
+    {"weight_ih_back", "fp32", true, true, false, "T"},
+    {"weight_hh_back", "fp32", true, true, false, "T"},
+    {"bias_back", "fp32", true, true, false, "T"},
+    {"peephole_back", "fp32", true, true, false, "T"},
+    {"direction", "string", true, true, false, NULL},
+    {"output_sequence", "bool", true, true, false, NULL},
+    {"recurrent_activation", "string", true, true, false, NULL},
+    {"cell_activation", "string", true, true, false, NULL},
+    {"activation", "string", true, true, false, NULL},
+    {"clip", "fp32", true, true, false, "T"},
 };
 static const MilParam mp_109[] = {  /* lstm */
-    {"x", "fp16|fp32", false, false, false},
-    {"initial_h", "fp16|fp32", false, false, false},
-    {"initial_c", "fp16|fp32", false, false, false},
-    {"weight_ih", "fp16|fp32", false, true, false},
-    {"weight_hh", "fp16|fp32", false, true, false},
-    {"bias", "fp16|fp32", true, true, false},
-    {"peephole", "fp16|fp32", true, true, false},
-    {"weight_ih_back", "fp16|fp32", true, true, false},
-    {"weight_hh_back", "fp16|fp32", true, true, false},
-    {"bias_back", "fp16|fp32", true, true, false},
-    {"peephole_back", "fp16|fp32", true, true, false},
-    {"direction", "string", true, true, false},
-    {"output_sequence", "bool", true, true, false},
-    {"recurrent_activation", "string", true, true, false},
-    {"cell_activation", "string", true, true, false},
-    {"activation", "string", true, true, false},
-    {"clip", "fp16|fp32", true, true, false},
+    {"x", "fp16|fp32", false, false, false, "T"},
+    {"initial_h", "fp16|fp32", false, false, false, "T"},
+    {"initial_c", "fp16|fp32", false, false, false, "T"},
+    {"weight_ih", "fp16|fp32", false, true, false, "T"},
+    {"weight_hh", "fp16|fp32", false, true, false, "T"},
+    {"bias", "fp16|fp32", true, true, false, "T"},
+    {"peephole", "fp16|fp32", true, true, false, "T"},
+    {"weight_ih_back", "fp16|fp32", true, true, false, "T"},
+    {"weight_hh_back", "fp16|fp32", true, true, false, "T"},
+    {"bias_back", "fp16|fp32", true, true, false, "T"},
+    {"peephole_back", "fp16|fp32", true, true, false, "T"},
+    {"direction", "string", true, true, false, NULL},
+    {"output_sequence", "bool", true, true, false, NULL},
+    {"recurrent_activation", "string", true, true, false, NULL},
+    {"cell_activation", "string", true, true, false, NULL},
+    {"activation", "string", true, true, false, NULL},
+    {"clip", "fp16|fp32", true, true, false, "T"},
 };
 static const MilParam mp_110[] = {  /* make_list */
-    {"init_length", "int32", true, false, false},
-    {"dynamic_length", "bool", true, true, false},
-    {"elem_shape", NULL, false, false, true},
-    {"dtype", "string", true, true, false},
+    {"init_length", "int32", true, false, false, NULL},
+    {"dynamic_length", "bool", true, true, false, NULL},
+    {"elem_shape", NULL, false, false, true, NULL},
+    {"dtype", "string", true, true, false, NULL},
 };
 static const MilParam mp_111[] = {  /* matmul */
-    {"x", "fp16|fp32|int32", false, false, false},
-    {"y", "fp16|fp32|int32", false, false, false},
-    {"transpose_x", "bool", true, true, false},
-    {"transpose_y", "bool", true, true, false},
+    {"x", "fp16|fp32|int32", false, false, false, "T"},
+    {"y", "fp16|fp32|int32", false, false, false, "T"},
+    {"transpose_x", "bool", true, true, false, NULL},
+    {"transpose_y", "bool", true, true, false, NULL},
 };
 static const MilParam mp_112[] = {  /* matmul */
-    {"x", "fp16|fp32|int32", false, false, false},
-    {"y", "fp16|fp32|int32", false, false, false},
-    {"transpose_x", "bool", true, true, false},
-    {"transpose_y", "bool", true, true, false},
+    {"x", "fp16|fp32|int32", false, false, false, "T"},
+    {"y", "fp16|fp32|int32", false, false, false, "U"},
+    {"transpose_x", "bool", true, true, false, NULL},
+    {"transpose_y", "bool", true, true, false, NULL},
 };
 static const MilParam mp_113[] = {  /* max_pool */
-    {"x", "fp16|fp32", false, false, false},
-    {"kernel_sizes", "int32", false, true, false},
-    {"strides", "int32", true, true, false},
-    {"pad_type", "string", false, true, false},
-    {"pad", "int32", true, true, false},
-    {"ceil_mode", "bool", true, true, false},
+    {"x", "fp16|fp32", false, false, false, "T"},
+    {"kernel_sizes", "int32", false, true, false, NULL},
+    {"strides", "int32", true, true, false, NULL},
+    {"pad_type", "string", false, true, false, NULL},
+    {"pad", "int32", true, true, false, NULL},
+    {"ceil_mode", "bool", true, true, false, NULL},
 };
 static const MilParam mp_114[] = {  /* maximum */
-    {"x", "fp16|fp32|int32", false, false, false},
-    {"y", "fp16|fp32|int32", false, false, false},
+    {"x", "fp16|fp32|int32", false, false, false, "T"},
+    {"y", "fp16|fp32|int32", false, false, false, "T"},
 };
 static const MilParam mp_115[] = {  /* minimum */
-    {"x", "fp16|fp32|int32", false, false, false},
-    {"y", "fp16|fp32|int32", false, false, false},
+    {"x", "fp16|fp32|int32", false, false, false, "T"},
+    {"y", "fp16|fp32|int32", false, false, false, "T"},
 };
 static const MilParam mp_116[] = {  /* mod */
-    {"x", "fp16|fp32|int32", false, false, false},
-    {"y", "fp16|fp32|int32", false, false, false},
+    {"x", "fp16|fp32|int32", false, false, false, "T"},
+    {"y", "fp16|fp32|int32", false, false, false, "T"},
 };
 static const MilParam mp_117[] = {  /* mul */
-    {"x", "fp16|fp32|int32", false, false, false},
-    {"y", "fp16|fp32|int32", false, false, false},
+    {"x", "fp16|fp32|int32", false, false, false, "T"},
+    {"y", "fp16|fp32|int32", false, false, false, "T"},
 };
 static const MilParam mp_118[] = {  /* non_maximum_suppression */
-    {"boxes", "fp16|fp32", false, false, false},
-    {"scores", "fp16|fp32", false, false, false},
-    {"iou_threshold", "fp16|fp32", false, true, false},
-    {"score_threshold", "fp16|fp32", false, true, false},
-    {"max_boxes", "int32", false, true, false},
-    {"per_class_suppression", "bool", true, true, false},
+    {"boxes", "fp16|fp32", false, false, false, "T"},
+    {"scores", "fp16|fp32", false, false, false, "T"},
+    {"iou_threshold", "fp16|fp32", false, true, false, "T"},
+    {"score_threshold", "fp16|fp32", false, true, false, "T"},
+    {"max_boxes", "int32", false, true, false, NULL},
+    {"per_class_suppression", "bool", true, true, false, NULL},
 };
 static const MilParam mp_119[] = {  /* non_maximum_suppression */
-    {"boxes", "fp16|fp32", false, false, false},
-    {"scores", "fp16|fp32", false, false, false},
-    {"iou_threshold", "fp16|fp32", false, true, false},
-    {"max_boxes", "int32", false, true, false},
-    {"per_class_suppression", "bool", true, true, false},
+    {"boxes", "fp16|fp32", false, false, false, "T"},
+    {"scores", "fp16|fp32", false, false, false, "T"},
+    {"iou_threshold", "fp16|fp32", false, true, false, "T"},
+    {"max_boxes", "int32", false, true, false, NULL},
+    {"per_class_suppression", "bool", true, true, false, NULL},
 };
 static const MilParam mp_120[] = {  /* non_zero */
-    {"x", "fp16|fp32|int32|bool", false, false, false},
+    {"x", "fp16|fp32|int32|bool", false, false, false, "T"},
 };
 static const MilParam mp_121[] = {  /* not_equal */
-    {"x", "fp16|fp32|int32", false, false, false},
-    {"y", "fp16|fp32|int32", false, false, false},
+    {"x", "fp16|fp32|int32", false, false, false, "T"},
+    {"y", "fp16|fp32|int32", false, false, false, "T"},
 };
 static const MilParam mp_122[] = {  /* one_hot */
-    {"indices", "int32", false, false, false},
-    {"one_hot_vector_size", "int32", false, false, false},
-    {"axis", "int32", true, true, false},
-    {"on_value", "fp16|fp32|int32|bool", true, true, false},
-    {"off_value", "fp16|fp32|int32|bool", true, true, false},
+    {"indices", "int32", false, false, false, NULL},
+    {"one_hot_vector_size", "int32", false, false, false, NULL},
+    {"axis", "int32", true, true, false, NULL},
+    {"on_value", "fp16|fp32|int32|bool", true, true, false, "T"},
+    {"off_value", "fp16|fp32|int32|bool", true, true, false, "T"},
 };
 static const MilParam mp_123[] = {  /* pad */
-    {"x", "fp16|fp32", false, false, false},
-    {"pad", "int32", false, false, false},
-    {"mode", "string", true, true, false},
-    {"constant_val", "fp16|fp32", true, true, false},
+    {"x", "fp16|fp32", false, false, false, "T"},
+    {"pad", "int32", false, false, false, NULL},
+    {"mode", "string", true, true, false, NULL},
+    {"constant_val", "fp16|fp32", true, true, false, "T"},
 };
 static const MilParam mp_124[] = {  /* pixel_shuffle */
-    {"x", "fp16|fp32", false, false, false},
-    {"upscale_factor", "int32", false, true, false},
+    {"x", "fp16|fp32", false, false, false, "T"},
+    {"upscale_factor", "int32", false, true, false, NULL},
 };
 static const MilParam mp_125[] = {  /* pixel_unshuffle */
-    {"x", "fp16|fp32", false, false, false},
-    {"downscale_factor", "uint32", false, true, false},
+    {"x", "fp16|fp32", false, false, false, "T"},
+    {"downscale_factor", "uint32", false, true, false, NULL},
 };
 static const MilParam mp_126[] = {  /* pow */
-    {"x", "fp16|fp32|int32", false, false, false},
-    {"y", "fp16|fp32|int32", false, false, false},
+    {"x", "fp16|fp32|int32", false, false, false, "T"},
+    {"y", "fp16|fp32|int32", false, false, false, "T"},
 };
 static const MilParam mp_127[] = {  /* prelu */
-    {"x", "fp16|fp32", false, false, false},
-    {"alpha", "fp16|fp32", false, true, false},
+    {"x", "fp16|fp32", false, false, false, "T"},
+    {"alpha", "fp16|fp32", false, true, false, "T"},
 };
 static const MilParam mp_128[] = {  /* prelu */
-    {"x", "fp16|fp32", false, false, false},
-    {"alpha", "fp16|fp32", false, true, false},
+    {"x", "fp16|fp32", false, false, false, "T"},
+    {"alpha", "fp16|fp32", false, true, false, "U"},
 };
 static const MilParam mp_129[] = {  /* quantize */
-    {"input", "fp16|fp32", false, false, false},
-    {"zero_point", "uint8|int8", true, true, false},
-    {"scale", "fp16|fp32", false, true, false},
-    {"axis", "int32", true, true, false},
-    {"output_dtype", "string", false, true, false},
+    {"input", "fp16|fp32", false, false, false, "SrcT"},
+    {"zero_point", "uint8|int8", true, true, false, "DstT"},
+    {"scale", "fp16|fp32", false, true, false, "SrcT"},
+    {"axis", "int32", true, true, false, NULL},
+    {"output_dtype", "string", false, true, false, NULL},
 };
 static const MilParam mp_130[] = {  /* random_bernoulli */
-    {"shape", "int32", false, false, false},
-    {"prob", "fp16|fp32", true, true, false},
-    {"seed", "int32", true, true, false},
+    {"shape", "int32", false, false, false, NULL},
+    {"prob", "fp16|fp32", true, true, false, "T"},
+    {"seed", "int32", true, true, false, NULL},
 };
 static const MilParam mp_131[] = {  /* random_categorical */
-    {"x", "fp16|fp32", false, false, false},
-    {"mode", "string", true, true, false},
-    {"size", "int32", true, true, false},
-    {"seed", "int32", true, true, false},
+    {"x", "fp16|fp32", false, false, false, "T"},
+    {"mode", "string", true, true, false, NULL},
+    {"size", "int32", true, true, false, NULL},
+    {"seed", "int32", true, true, false, NULL},
 };
 static const MilParam mp_132[] = {  /* random_normal */
-    {"shape", "int32", false, false, false},
-    {"mean", "fp16|fp32", true, true, false},
-    {"stddev", "fp16|fp32", true, true, false},
-    {"seed", "int32", true, true, false},
+    {"shape", "int32", false, false, false, NULL},
+    {"mean", "fp16|fp32", true, true, false, "T"},
+    {"stddev", "fp16|fp32", true, true, false, "T"},
+    {"seed", "int32", true, true, false, NULL},
 };
 static const MilParam mp_133[] = {  /* random_uniform */
-    {"shape", "int32", false, false, false},
-    {"low", "fp16|fp32", true, true, false},
-    {"high", "fp16|fp32", true, true, false},
-    {"seed", "int32", true, true, false},
+    {"shape", "int32", false, false, false, NULL},
+    {"low", "fp16|fp32", true, true, false, "T"},
+    {"high", "fp16|fp32", true, true, false, "T"},
+    {"seed", "int32", true, true, false, NULL},
 };
 static const MilParam mp_134[] = {  /* range_1d */
-    {"end", "fp16|fp32|int32", false, false, false},
-    {"start", "fp16|fp32|int32", false, false, false},
-    {"step", "fp16|fp32|int32", false, false, false},
+    {"end", "fp16|fp32|int32", false, false, false, "T"},
+    {"start", "fp16|fp32|int32", false, false, false, "T"},
+    {"step", "fp16|fp32|int32", false, false, false, "T"},
 };
 static const MilParam mp_135[] = {  /* read_state */
-    {"input", NULL, false, false, false},
+    {"input", NULL, false, false, false, NULL},
 };
 static const MilParam mp_136[] = {  /* real_div */
-    {"x", "fp16|fp32|int32", false, false, false},
-    {"y", "fp16|fp32|int32", false, false, false},
+    {"x", "fp16|fp32|int32", false, false, false, "T"},
+    {"y", "fp16|fp32|int32", false, false, false, "T"},
 };
 static const MilParam mp_137[] = {  /* reduce_argmax */
-    {"x", "fp16|fp32|int32", false, false, false},
-    {"axis", "int32", true, true, false},
-    {"keep_dims", "bool", true, true, false},
+    {"x", "fp16|fp32|int32", false, false, false, "T"},
+    {"axis", "int32", true, true, false, NULL},
+    {"keep_dims", "bool", true, true, false, NULL},
 };
 static const MilParam mp_138[] = {  /* reduce_argmax */
-    {"x", "fp16|fp32|int32", false, false, false},
-    {"axis", "int32", true, true, false},
-    {"keep_dims", "bool", true, true, false},
-    {"output_dtype", "string", true, true, false},
+    {"x", "fp16|fp32|int32", false, false, false, "T"},
+    {"axis", "int32", true, true, false, NULL},
+    {"keep_dims", "bool", true, true, false, NULL},
+    {"output_dtype", "string", true, true, false, NULL},
 };
 static const MilParam mp_139[] = {  /* reduce_argmin */
-    {"x", "fp16|fp32|int32", false, false, false},
-    {"axis", "int32", true, true, false},
-    {"keep_dims", "bool", true, true, false},
+    {"x", "fp16|fp32|int32", false, false, false, "T"},
+    {"axis", "int32", true, true, false, NULL},
+    {"keep_dims", "bool", true, true, false, NULL},
 };
 static const MilParam mp_140[] = {  /* reduce_argmin */
-    {"x", "fp16|fp32|int32", false, false, false},
-    {"axis", "int32", true, true, false},
-    {"keep_dims", "bool", true, true, false},
-    {"output_dtype", "string", true, true, false},
+    {"x", "fp16|fp32|int32", false, false, false, "T"},
+    {"axis", "int32", true, true, false, NULL},
+    {"keep_dims", "bool", true, true, false, NULL},
+    {"output_dtype", "string", true, true, false, NULL},
 };
 static const MilParam mp_141[] = {  /* reduce_l1_norm */
-    {"x", "fp16|fp32|int32", false, false, false},
-    {"axes", "int32", true, true, false},
-    {"keep_dims", "bool", true, true, false},
+    {"x", "fp16|fp32|int32", false, false, false, "T"},
+    {"axes", "int32", true, true, false, NULL},
+    {"keep_dims", "bool", true, true, false, NULL},
 };
 static const MilParam mp_142[] = {  /* reduce_l2_norm */
-    {"x", "fp16|fp32|int32", false, false, false},
-    {"axes", "int32", true, true, false},
-    {"keep_dims", "bool", true, true, false},
+    {"x", "fp16|fp32|int32", false, false, false, "T"},
+    {"axes", "int32", true, true, false, NULL},
+    {"keep_dims", "bool", true, true, false, NULL},
 };
 static const MilParam mp_143[] = {  /* reduce_log_sum */
-    {"x", "fp16|fp32|int32", false, false, false},
-    {"axes", "int32", true, true, false},
-    {"keep_dims", "bool", true, true, false},
+    {"x", "fp16|fp32|int32", false, false, false, "T"},
+    {"axes", "int32", true, true, false, NULL},
+    {"keep_dims", "bool", true, true, false, NULL},
 };
 static const MilParam mp_144[] = {  /* reduce_log_sum_exp */
-    {"x", "fp16|fp32|int32", false, false, false},
-    {"axes", "int32", true, true, false},
-    {"keep_dims", "bool", true, true, false},
+    {"x", "fp16|fp32|int32", false, false, false, "T"},
+    {"axes", "int32", true, true, false, NULL},
+    {"keep_dims", "bool", true, true, false, NULL},
 };
 static const MilParam mp_145[] = {  /* reduce_max */
-    {"x", "fp16|fp32|int32", false, false, false},
-    {"axes", "int32", true, true, false},
-    {"keep_dims", "bool", true, true, false},
+    {"x", "fp16|fp32|int32", false, false, false, "T"},
+    {"axes", "int32", true, true, false, NULL},
+    {"keep_dims", "bool", true, true, false, NULL},
 };
 static const MilParam mp_146[] = {  /* reduce_mean */
-    {"x", "fp16|fp32|int32", false, false, false},
-    {"axes", "int32", true, true, false},
-    {"keep_dims", "bool", true, true, false},
+    {"x", "fp16|fp32|int32", false, false, false, "T"},
+    {"axes", "int32", true, true, false, NULL},
+    {"keep_dims", "bool", true, true, false, NULL},
 };
 static const MilParam mp_147[] = {  /* reduce_min */
-    {"x", "fp16|fp32|int32", false, false, false},
-    {"axes", "int32", true, true, false},
-    {"keep_dims", "bool", true, true, false},
+    {"x", "fp16|fp32|int32", false, false, false, "T"},
+    {"axes", "int32", true, true, false, NULL},
+    {"keep_dims", "bool", true, true, false, NULL},
 };
 static const MilParam mp_148[] = {  /* reduce_prod */
-    {"x", "fp16|fp32|int32", false, false, false},
-    {"axes", "int32", true, true, false},
-    {"keep_dims", "bool", true, true, false},
+    {"x", "fp16|fp32|int32", false, false, false, "T"},
+    {"axes", "int32", true, true, false, NULL},
+    {"keep_dims", "bool", true, true, false, NULL},
 };
 static const MilParam mp_149[] = {  /* reduce_sum */
-    {"x", "fp16|fp32|int32", false, false, false},
-    {"axes", "int32", true, true, false},
-    {"keep_dims", "bool", true, true, false},
+    {"x", "fp16|fp32|int32", false, false, false, "T"},
+    {"axes", "int32", true, true, false, NULL},
+    {"keep_dims", "bool", true, true, false, NULL},
 };
 static const MilParam mp_150[] = {  /* reduce_sum_square */
-    {"x", "fp16|fp32|int32", false, false, false},
-    {"axes", "int32", true, true, false},
-    {"keep_dims", "bool", true, true, false},
+    {"x", "fp16|fp32|int32", false, false, false, "T"},
+    {"axes", "int32", true, true, false, NULL},
+    {"keep_dims", "bool", true, true, false, NULL},
 };
 static const MilParam mp_151[] = {  /* relu */
-    {"x", "fp16|fp32", false, false, false},
+    {"x", "fp16|fp32", false, false, false, "T"},
 };
 static const MilParam mp_152[] = {  /* relu6 */
-    {"x", "fp16|fp32", false, false, false},
+    {"x", "fp16|fp32", false, false, false, "T"},
 };
 static const MilParam mp_153[] = {  /* resample */
-    {"x", "fp16|fp32", false, false, false},
-    {"coordinates", "int32|fp32", false, false, false},
-    {"sampling_mode", "string", false, true, false},
-    {"padding_mode", "string", false, true, false},
-    {"padding_value", "fp16|fp32", false, true, false},
-    {"coordinates_mode", "string", false, true, false},
-    {"align_corners", "bool", false, true, false},
+    {"x", "fp16|fp32", false, false, false, "T"},
+    {"coordinates", "int32|fp32", false, false, false, "U"},
+    {"sampling_mode", "string", false, true, false, NULL},
+    {"padding_mode", "string", false, true, false, NULL},
+    {"padding_value", "fp16|fp32", false, true, false, "T"},
+    {"coordinates_mode", "string", false, true, false, NULL},
+    {"align_corners", "bool", false, true, false, NULL},
 };
 static const MilParam mp_154[] = {  /* resample */
-    {"x", "fp16|fp32", false, false, false},
-    {"coordinates", "int32|fp16|fp32", false, false, false},
-    {"sampling_mode", "string", false, true, false},
-    {"padding_mode", "string", false, true, false},
-    {"padding_value", "fp16|fp32", false, true, false},
-    {"coordinates_mode", "string", false, true, false},
-    {"align_corners", "bool", false, true, false},
+    {"x", "fp16|fp32", false, false, false, "T"},
+    {"coordinates", "int32|fp16|fp32", false, false, false, "U"},
+    {"sampling_mode", "string", false, true, false, NULL},
+    {"padding_mode", "string", false, true, false, NULL},
+    {"padding_value", "fp16|fp32", false, true, false, "T"},
+    {"coordinates_mode", "string", false, true, false, NULL},
+    {"align_corners", "bool", false, true, false, NULL},
 };
 static const MilParam mp_155[] = {  /* resample */
-    {"x", "fp16|fp32", false, false, false},
-    {"coordinates", "int8|uint8|int16|uint16|int32|fp16|fp32", false, false, false},
-    {"sampling_mode", "string", false, true, false},
-    {"padding_mode", "string", false, true, false},
-    {"padding_value", "fp16|fp32", false, true, false},
-    {"coordinates_mode", "string", false, true, false},
-    {"align_corners", "bool", false, true, false},
+    {"x", "fp16|fp32", false, false, false, "T"},
+    {"coordinates", "int8|uint8|int16|uint16|int32|fp16|fp32", false, false, false, "U"},
+    {"sampling_mode", "string", false, true, false, NULL},
+    {"padding_mode", "string", false, true, false, NULL},
+    {"padding_value", "fp16|fp32", false, true, false, "T"},
+    {"coordinates_mode", "string", false, true, false, NULL},
+    {"align_corners", "bool", false, true, false, NULL},
 };
 static const MilParam mp_156[] = {  /* reshape */
-    {"x", "fp16|fp32|int32|bool", false, false, false},
-    {"shape", "int32", false, false, false},
+    {"x", "fp16|fp32|int32|bool", false, false, false, "T"},
+    {"shape", "int32", false, false, false, NULL},
 };
 static const MilParam mp_157[] = {  /* reshape */
-    {"x", "fp16|fp32|int8|uint8|int16|uint16|int32|bool", false, false, false},
-    {"shape", "int8|int16|int32", false, false, false},
+    {"x", "fp16|fp32|int8|uint8|int16|uint16|int32|bool", false, false, false, "T"},
+    {"shape", "int8|int16|int32", false, false, false, "U"},
 };
 static const MilParam mp_158[] = {  /* reshape_like */
-    {"x", "fp16|fp32|int32|bool", false, false, false},
-    {"ref_tensors", NULL, false, false, true},
-    {"begins", NULL, false, false, true},
-    {"ends", NULL, false, false, true},
-    {"end_masks", NULL, false, false, true},
+    {"x", "fp16|fp32|int32|bool", false, false, false, "T"},
+    {"ref_tensors", NULL, false, false, true, NULL},
+    {"begins", NULL, false, false, true, NULL},
+    {"ends", NULL, false, false, true, NULL},
+    {"end_masks", NULL, false, false, true, NULL},
 };
 static const MilParam mp_159[] = {  /* reshape_like */
-    {"x", "fp16|fp32|int8|int16|int32|uint8|uint16|bool", false, false, false},
-    {"ref_tensors", NULL, false, false, true},
-    {"begins", NULL, false, false, true},
-    {"ends", NULL, false, false, true},
-    {"end_masks", NULL, false, false, true},
+    {"x", "fp16|fp32|int8|int16|int32|uint8|uint16|bool", false, false, false, "T"},
+    {"ref_tensors", NULL, false, false, true, NULL},
+    {"begins", NULL, false, false, true, NULL},
+    {"ends", NULL, false, false, true, NULL},
+    {"end_masks", NULL, false, false, true, NULL},
 };
 static const MilParam mp_160[] = {  /* resize */
-    {"x", "fp16|fp32|int32", false, false, false},
-    {"shape", "int32|int16|uint16|uint32", false, false, false},
-    {"resized_dims", "uint32", false, true, false},
-    {"interpolation_mode", "string", true, true, false},
-    {"sampling_mode", "string", true, true, false},
+    {"x", "fp16|fp32|int32", false, false, false, "T"},
+    {"shape", "int32|int16|uint16|uint32", false, false, false, "U"},
+    {"resized_dims", "uint32", false, true, false, NULL},
+    {"interpolation_mode", "string", true, true, false, NULL},
+    {"sampling_mode", "string", true, true, false, NULL},
 };
 static const MilParam mp_161[] = {  /* resize_bilinear */
-    {"x", "fp16|fp32", false, false, false},
-    {"target_size_height", "int32", true, true, false},
-    {"target_size_width", "int32", true, true, false},
-    {"sampling_mode", "string", true, true, false},
+    {"x", "fp16|fp32", false, false, false, "T"},
+    {"target_size_height", "int32", true, true, false, NULL},
+    {"target_size_width", "int32", true, true, false, NULL},
+    {"sampling_mode", "string", true, true, false, NULL},
 };
 static const MilParam mp_162[] = {  /* resize_nearest_neighbor */
-    {"x", "fp16|fp32", false, false, false},
-    {"target_size_height", "int32", false, true, false},
-    {"target_size_width", "int32", false, true, false},
+    {"x", "fp16|fp32", false, false, false, "T"},
+    {"target_size_height", "int32", false, true, false, NULL},
+    {"target_size_width", "int32", false, true, false, NULL},
 };
 static const MilParam mp_163[] = {  /* reverse */
-    {"x", "fp16|fp32|int32|bool", false, false, false},
-    {"axes", "int32", true, true, false},
+    {"x", "fp16|fp32|int32|bool", false, false, false, "T"},
+    {"axes", "int32", true, true, false, NULL},
 };
 static const MilParam mp_164[] = {  /* reverse */
-    {"x", "fp16|fp32|int8|int16|int32|uint8|uint16|bool", false, false, false},
-    {"axes", "int32", true, true, false},
+    {"x", "fp16|fp32|int8|int16|int32|uint8|uint16|bool", false, false, false, "T"},
+    {"axes", "int32", true, true, false, NULL},
 };
 static const MilParam mp_165[] = {  /* reverse_sequence */
-    {"x", "fp16|fp32|int32|bool", false, false, false},
-    {"lengths", "int32", false, false, false},
-    {"seq_axis", "int32", true, true, false},
-    {"batch_axis", "int32", true, true, false},
+    {"x", "fp16|fp32|int32|bool", false, false, false, "T"},
+    {"lengths", "int32", false, false, false, NULL},
+    {"seq_axis", "int32", true, true, false, NULL},
+    {"batch_axis", "int32", true, true, false, NULL},
 };
 static const MilParam mp_166[] = {  /* reverse_sequence */
-    {"x", "fp16|fp32|int8|int16|int32|uint8|uint16|bool", false, false, false},
-    {"lengths", "int8|int16|int32", false, false, false},
-    {"seq_axis", "int32", true, true, false},
-    {"batch_axis", "int32", true, true, false},
+    {"x", "fp16|fp32|int8|int16|int32|uint8|uint16|bool", false, false, false, "T"},
+    {"lengths", "int8|int16|int32", false, false, false, "U"},
+    {"seq_axis", "int32", true, true, false, NULL},
+    {"batch_axis", "int32", true, true, false, NULL},
 };
 static const MilParam mp_167[] = {  /* rnn */
-    {"x", "fp32", false, false, false},
-    {"initial_h", "fp32", false, false, false},
-    {"weight_ih", "fp32", false, true, false},
-    {"weight_hh", "fp32", false, true, false},
-    {"bias", "fp32", true, true, false},
-    {"direction", "string", true, true, false},
-    {"output_sequence", "bool", true, true, false},
-    {"activation", "string", true, true, false},
+    {"x", "fp32", false, false, false, "T"},
+    {"initial_h", "fp32", false, false, false, "T"},
+    {"weight_ih", "fp32", false, true, false, "T"},
+    {"weight_hh", "fp32", false, true, false, "T"},
+    {"bias", "fp32", true, true, false, "T"},
+    {"direction", "string", true, true, false, NULL},
+    {"output_sequence", "bool", true, true, false, NULL},
+    {"activation", "string", true, true, false, NULL},
 };
 static const MilParam mp_168[] = {  /* rnn */
-    {"x", "fp16|fp32", false, false, false},
-    {"initial_h", "fp16|fp32", false, false, false},
-    {"weight_ih", "fp16|fp32", false, true, false},
-    {"weight_hh", "fp16|fp32", false, true, false},
-    {"bias", "fp16|fp32", true, true, false},
-    {"direction", "string", true, true, false},
-    {"output_sequence", "bool", true, true, false},
-    {"activation", "string", true, true, false},
+    {"x", "fp16|fp32", false, false, false, "T"},
+    {"initial_h", "fp16|fp32", false, false, false, "T"},
+    {"weight_ih", "fp16|fp32", false, true, false, "T"},
+    {"weight_hh", "fp16|fp32", false, true, false, "T"},
+    {"bias", "fp16|fp32", true, true, false, "T"},
+    {"direction", "string", true, true, false, NULL},
+    {"output_sequence", "bool", true, true, false, NULL},
+    {"activation", "string", true, true, false, NULL},
 };
 static const MilParam mp_169[] = {  /* round */
-    {"x", "fp16|fp32", false, false, false},
+    {"x", "fp16|fp32", false, false, false, "T"},
 };
 static const MilParam mp_170[] = {  /* rsqrt */
-    {"x", "fp16|fp32", false, false, false},
-    {"epsilon", "fp16|fp32", true, true, false},
+    {"x", "fp16|fp32", false, false, false, "T"},
+    {"epsilon", "fp16|fp32", true, true, false, "T"},
 };
 static const MilParam mp_171[] = {  /* rsqrt */
-    {"x", "fp16|fp32", false, false, false},
-    {"epsilon", "fp16|fp32", true, true, false},
+    {"x", "fp16|fp32", false, false, false, "T"},
+    {"epsilon", "fp16|fp32", true, true, false, "U"},
 };
 static const MilParam mp_172[] = {  /* scaled_dot_product_attention */
-    {"query", "fp16|fp32", false, false, false},
-    {"key", "fp16|fp32", false, false, false},
-    {"value", "fp16|fp32", false, false, false},
-    {"attn_mask", "bool|fp16|fp32", true, false, false},
+    {"query", "fp16|fp32", false, false, false, "T"},
+    {"key", "fp16|fp32", false, false, false, "T"},
+    {"value", "fp16|fp32", false, false, false, "T"},
+    {"attn_mask", "bool|fp16|fp32", true, false, false, "M"},
 };
 static const MilParam mp_173[] = {  /* scaled_tanh */
-    {"x", "fp16|fp32", false, false, false},
-    {"alpha", "fp16|fp32", false, true, false},
-    {"beta", "fp16|fp32", false, true, false},
+    {"x", "fp16|fp32", false, false, false, "T"},
+    {"alpha", "fp16|fp32", false, true, false, "T"},
+    {"beta", "fp16|fp32", false, true, false, "T"},
 };
 static const MilParam mp_174[] = {  /* scaled_tanh */
-    {"x", "fp16|fp32", false, false, false},
-    {"alpha", "fp16|fp32", false, true, false},
-    {"beta", "fp16|fp32", false, true, false},
+    {"x", "fp16|fp32", false, false, false, "T"},
+    {"alpha", "fp16|fp32", false, true, false, "U"},
+    {"beta", "fp16|fp32", false, true, false, "U"},
 };
 static const MilParam mp_175[] = {  /* scatter */
-    {"data", "fp16|fp32|int32", false, false, false},
-    {"indices", "int32", false, false, false},
-    {"updates", "fp16|fp32|int32", false, false, false},
-    {"axis", "int32", true, true, false},
-    {"mode", "string", true, true, false},
+    {"data", "fp16|fp32|int32", false, false, false, "T"},
+    {"indices", "int32", false, false, false, NULL},
+    {"updates", "fp16|fp32|int32", false, false, false, "T"},
+    {"axis", "int32", true, true, false, NULL},
+    {"mode", "string", true, true, false, NULL},
 };
 static const MilParam mp_176[] = {  /* scatter */
-    {"data", "fp16|fp32|int32", false, false, false},
-    {"indices", "int32", false, false, false},
-    {"updates", "fp16|fp32|int32", false, false, false},
-    {"axis", "int32", true, true, false},
-    {"mode", "string", true, true, false},
-    {"validate_indices", "bool", true, true, false},
+    {"data", "fp16|fp32|int32", false, false, false, "T"},
+    {"indices", "int32", false, false, false, NULL},
+    {"updates", "fp16|fp32|int32", false, false, false, "T"},
+    {"axis", "int32", true, true, false, NULL},
+    {"mode", "string", true, true, false, NULL},
+    {"validate_indices", "bool", true, true, false, NULL},
 };
 static const MilParam mp_177[] = {  /* scatter_along_axis */
-    {"data", "fp16|fp32|int32", false, false, false},
-    {"indices", "int32", false, false, false},
-    {"updates", "fp16|fp32|int32", false, false, false},
-    {"axis", "int32", true, true, false},
-    {"mode", "string", true, true, false},
+    {"data", "fp16|fp32|int32", false, false, false, "T"},
+    {"indices", "int32", false, false, false, NULL},
+    {"updates", "fp16|fp32|int32", false, false, false, "T"},
+    {"axis", "int32", true, true, false, NULL},
+    {"mode", "string", true, true, false, NULL},
 };
 static const MilParam mp_178[] = {  /* scatter_along_axis */
-    {"data", "fp16|fp32|int32", false, false, false},
-    {"indices", "int32", false, false, false},
-    {"updates", "fp16|fp32|int32", false, false, false},
-    {"axis", "int32", true, true, false},
-    {"mode", "string", true, true, false},
-    {"validate_indices", "bool", true, true, false},
+    {"data", "fp16|fp32|int32", false, false, false, "T"},
+    {"indices", "int32", false, false, false, NULL},
+    {"updates", "fp16|fp32|int32", false, false, false, "T"},
+    {"axis", "int32", true, true, false, NULL},
+    {"mode", "string", true, true, false, NULL},
+    {"validate_indices", "bool", true, true, false, NULL},
 };
 static const MilParam mp_179[] = {  /* scatter_nd */
-    {"data", "fp16|fp32|int32", false, false, false},
-    {"indices", "int32", false, false, false},
-    {"updates", "fp16|fp32|int32", false, false, false},
-    {"mode", "string", true, true, false},
+    {"data", "fp16|fp32|int32", false, false, false, "T"},
+    {"indices", "int32", false, false, false, NULL},
+    {"updates", "fp16|fp32|int32", false, false, false, "T"},
+    {"mode", "string", true, true, false, NULL},
 };
 static const MilParam mp_180[] = {  /* scatter_nd */
-    {"data", "fp16|fp32|int32", false, false, false},
-    {"indices", "int32", false, false, false},
-    {"updates", "fp16|fp32|int32", false, false, false},
-    {"mode", "string", true, true, false},
-    {"validate_indices", "bool", true, true, false},
+    {"data", "fp16|fp32|int32", false, false, false, "T"},
+    {"indices", "int32", false, false, false, NULL},
+    {"updates", "fp16|fp32|int32", false, false, false, "T"},
+    {"mode", "string", true, true, false, NULL},
+    {"validate_indices", "bool", true, true, false, NULL},
 };
 static const MilParam mp_181[] = {  /* select */
-    {"cond", "bool", false, false, false},
-    {"a", "fp16|fp32|bool|int32", false, false, false},
-    {"b", "fp16|fp32|bool|int32", false, false, false},
+    {"cond", "bool", false, false, false, NULL},
+    {"a", "fp16|fp32|bool|int32", false, false, false, "T"},
+    {"b", "fp16|fp32|bool|int32", false, false, false, "T"},
 };
 static const MilParam mp_182[] = {  /* shape */
-    {"x", "fp16|fp32|int32|bool", false, false, false},
+    {"x", "fp16|fp32|int32|bool", false, false, false, "T"},
 };
 static const MilParam mp_183[] = {  /* sigmoid */
-    {"x", "fp16|fp32", false, false, false},
+    {"x", "fp16|fp32", false, false, false, "T"},
 };
 static const MilParam mp_184[] = {  /* sigmoid_hard */
-    {"x", "fp16|fp32", false, false, false},
-    {"alpha", "fp16|fp32", false, true, false},
-    {"beta", "fp16|fp32", false, true, false},
+    {"x", "fp16|fp32", false, false, false, "T"},
+    {"alpha", "fp16|fp32", false, true, false, "T"},
+    {"beta", "fp16|fp32", false, true, false, "T"},
 };
 static const MilParam mp_185[] = {  /* sigmoid_hard */
-    {"x", "fp16|fp32", false, false, false},
-    {"alpha", "fp16|fp32", false, true, false},
-    {"beta", "fp16|fp32", false, true, false},
+    {"x", "fp16|fp32", false, false, false, "T"},
+    {"alpha", "fp16|fp32", false, true, false, "U"},
+    {"beta", "fp16|fp32", false, true, false, "U"},
 };
 static const MilParam mp_186[] = {  /* sign */
-    {"x", "fp16|fp32|int32", false, false, false},
+    {"x", "fp16|fp32|int32", false, false, false, "T"},
 };
 static const MilParam mp_187[] = {  /* silu */
-    {"x", "fp16|fp32", false, false, false},
+    {"x", "fp16|fp32", false, false, false, "T"},
 };
 static const MilParam mp_188[] = {  /* sin */
-    {"x", "fp16|fp32", false, false, false},
+    {"x", "fp16|fp32", false, false, false, "T"},
 };
 static const MilParam mp_189[] = {  /* sinh */
-    {"x", "fp16|fp32", false, false, false},
+    {"x", "fp16|fp32", false, false, false, "T"},
 };
 static const MilParam mp_190[] = {  /* slice_by_index */
-    {"x", "fp16|fp32|int32|bool", false, false, false},
-    {"begin", "int32", false, false, false},
-    {"end", "int32", false, false, false},
-    {"stride", "int32", true, true, false},
-    {"begin_mask", "bool", true, true, false},
-    {"end_mask", "bool", true, true, false},
-    {"squeeze_mask", "bool", true, true, false},
+    {"x", "fp16|fp32|int32|bool", false, false, false, "T"},
+    {"begin", "int32", false, false, false, NULL},
+    {"end", "int32", false, false, false, NULL},
+    {"stride", "int32", true, true, false, NULL},
+    {"begin_mask", "bool", true, true, false, NULL},
+    {"end_mask", "bool", true, true, false, NULL},
+    {"squeeze_mask", "bool", true, true, false, NULL},
 };
 static const MilParam mp_191[] = {  /* slice_by_index */
-    {"x", "fp16|fp32|int8|int16|int32|uint8|uint16|bool", false, false, false},
-    {"begin", "int8|int16|int32", false, false, false},
-    {"end", "int8|int16|int32", false, false, false},
-    {"stride", "int8|int16|int32", true, true, false},
-    {"begin_mask", "bool", true, true, false},
-    {"end_mask", "bool", true, true, false},
-    {"squeeze_mask", "bool", true, true, false},
+    {"x", "fp16|fp32|int8|int16|int32|uint8|uint16|bool", false, false, false, "T"},
+    {"begin", "int8|int16|int32", false, false, false, "U"},
+    {"end", "int8|int16|int32", false, false, false, "U"},
+    {"stride", "int8|int16|int32", true, true, false, "U"},
+    {"begin_mask", "bool", true, true, false, NULL},
+    {"end_mask", "bool", true, true, false, NULL},
+    {"squeeze_mask", "bool", true, true, false, NULL},
 };
 static const MilParam mp_192[] = {  /* slice_by_size */
-    {"x", "fp16|fp32|int32|bool", false, false, false},
-    {"begin", "int32", false, false, false},
-    {"size", "int32", false, false, false},
+    {"x", "fp16|fp32|int32|bool", false, false, false, "T"},
+    {"begin", "int32", false, false, false, NULL},
+    {"size", "int32", false, false, false, NULL},
 };
 static const MilParam mp_193[] = {  /* slice_by_size */
-    {"x", "fp16|fp32|int8|int16|int32|uint8|uint16|bool", false, false, false},
-    {"begin", "int8|int16|int32", false, false, false},
-    {"size", "int8|int16|int32", false, false, false},
+    {"x", "fp16|fp32|int8|int16|int32|uint8|uint16|bool", false, false, false, "T"},
+    {"begin", "int8|int16|int32", false, false, false, "U"},
+    {"size", "int8|int16|int32", false, false, false, "U"},
 };
 static const MilParam mp_194[] = {  /* slice_update */
-    {"x", "fp16|fp32|int8|int16|int32|uint8|uint16|bool", false, false, false},
-    {"update", "fp16|fp32|int8|int16|int32|uint8|uint16|bool", false, false, false},
-    {"begin", "int8|int16|int32", false, false, false},
-    {"end", "int8|int16|int32", false, false, false},
-    {"stride", "int8|int16|int32", true, true, false},
-    {"begin_mask", "bool", true, true, false},
-    {"end_mask", "bool", true, true, false},
-    {"squeeze_mask", "bool", true, true, false},
+    {"x", "fp16|fp32|int8|int16|int32|uint8|uint16|bool", false, false, false, "T"},
+    {"update", "fp16|fp32|int8|int16|int32|uint8|uint16|bool", false, false, false, "T"},
+    {"begin", "int8|int16|int32", false, false, false, "U"},
+    {"end", "int8|int16|int32", false, false, false, "U"},
+    {"stride", "int8|int16|int32", true, true, false, "U"},
+    {"begin_mask", "bool", true, true, false, NULL},
+    {"end_mask", "bool", true, true, false, NULL},
+    {"squeeze_mask", "bool", true, true, false, NULL},
 };
 static const MilParam mp_195[] = {  /* sliding_windows */
-    {"x", "fp16|fp32|int32", false, false, false},
-    {"axis", "int32", false, true, false},
-    {"size", "int32", false, true, false},
-    {"stride", "int32", true, true, false},
+    {"x", "fp16|fp32|int32", false, false, false, "T"},
+    {"axis", "int32", false, true, false, NULL},
+    {"size", "int32", false, true, false, NULL},
+    {"stride", "int32", true, true, false, NULL},
 };
 static const MilParam mp_196[] = {  /* sliding_windows */
-    {"x", "fp16|fp32|int8|int16|int32|uint8|uint16|bool", false, false, false},
-    {"axis", "int32", false, true, false},
-    {"size", "int32", false, true, false},
-    {"stride", "int32", true, true, false},
+    {"x", "fp16|fp32|int8|int16|int32|uint8|uint16|bool", false, false, false, "T"},
+    {"axis", "int32", false, true, false, NULL},
+    {"size", "int32", false, true, false, NULL},
+    {"stride", "int32", true, true, false, NULL},
 };
 static const MilParam mp_197[] = {  /* softmax */
-    {"x", "fp16|fp32", false, false, false},
-    {"axis", "int32", true, true, false},
+    {"x", "fp16|fp32", false, false, false, "T"},
+    {"axis", "int32", true, true, false, NULL},
 };
 static const MilParam mp_198[] = {  /* softplus */
-    {"x", "fp16|fp32", false, false, false},
+    {"x", "fp16|fp32", false, false, false, "T"},
 };
 static const MilParam mp_199[] = {  /* softplus_parametric */
-    {"x", "fp16|fp32", false, false, false},
-    {"alpha", "fp16|fp32", false, true, false},
-    {"beta", "fp16|fp32", false, true, false},
+    {"x", "fp16|fp32", false, false, false, "T"},
+    {"alpha", "fp16|fp32", false, true, false, "T"},
+    {"beta", "fp16|fp32", false, true, false, "T"},
 };
 static const MilParam mp_200[] = {  /* softplus_parametric */
-    {"x", "fp16|fp32", false, false, false},
-    {"alpha", "fp16|fp32", false, true, false},
-    {"beta", "fp16|fp32", false, true, false},
+    {"x", "fp16|fp32", false, false, false, "T"},
+    {"alpha", "fp16|fp32", false, true, false, "U"},
+    {"beta", "fp16|fp32", false, true, false, "U"},
 };
 static const MilParam mp_201[] = {  /* softsign */
-    {"x", "fp16|fp32", false, false, false},
+    {"x", "fp16|fp32", false, false, false, "T"},
 };
 static const MilParam mp_202[] = {  /* space_to_batch */
-    {"x", "fp16|fp32", false, false, false},
-    {"block_shape", "int32", false, true, false},
-    {"paddings", "int32", false, true, false},
+    {"x", "fp16|fp32", false, false, false, "T"},
+    {"block_shape", "int32", false, true, false, NULL},
+    {"paddings", "int32", false, true, false, NULL},
 };
 static const MilParam mp_203[] = {  /* space_to_depth */
-    {"x", "fp16|fp32", false, false, false},
-    {"block_size", "int32", false, true, false},
+    {"x", "fp16|fp32", false, false, false, "T"},
+    {"block_size", "int32", false, true, false, NULL},
 };
 static const MilParam mp_204[] = {  /* split */
-    {"x", "fp16|fp32|int32|bool", false, false, false},
-    {"num_splits", "int32", true, true, false},
-    {"split_sizes", "int32", true, true, false},
-    {"axis", "int32", false, true, false},
+    {"x", "fp16|fp32|int32|bool", false, false, false, "T"},
+    {"num_splits", "int32", true, true, false, NULL},
+    {"split_sizes", "int32", true, true, false, NULL},
+    {"axis", "int32", false, true, false, NULL},
 };
 static const MilParam mp_205[] = {  /* sqrt */
-    {"x", "fp16|fp32", false, false, false},
+    {"x", "fp16|fp32", false, false, false, "T"},
 };
 static const MilParam mp_206[] = {  /* square */
-    {"x", "fp16|fp32|int32", false, false, false},
+    {"x", "fp16|fp32|int32", false, false, false, "T"},
 };
 static const MilParam mp_207[] = {  /* squeeze */
-    {"x", "fp16|fp32|int32|bool", false, false, false},
-    {"axes", "int32", true, true, false},
+    {"x", "fp16|fp32|int32|bool", false, false, false, "T"},
+    {"axes", "int32", true, true, false, NULL},
 };
 static const MilParam mp_208[] = {  /* squeeze */
-    {"x", "fp16|fp32|int8|int16|int32|uint8|uint16|bool", false, false, false},
-    {"axes", "int32", true, true, false},
+    {"x", "fp16|fp32|int8|int16|int32|uint8|uint16|bool", false, false, false, "T"},
+    {"axes", "int32", true, true, false, NULL},
 };
 static const MilParam mp_209[] = {  /* stack */
-    {"values", NULL, false, false, true},
-    {"axis", "int32", false, true, false},
+    {"values", NULL, false, false, true, NULL},
+    {"axis", "int32", false, true, false, NULL},
 };
 static const MilParam mp_210[] = {  /* sub */
-    {"x", "fp16|fp32|int32", false, false, false},
-    {"y", "fp16|fp32|int32", false, false, false},
+    {"x", "fp16|fp32|int32", false, false, false, "T"},
+    {"y", "fp16|fp32|int32", false, false, false, "T"},
 };
 static const MilParam mp_211[] = {  /* tan */
-    {"x", "fp16|fp32", false, false, false},
+    {"x", "fp16|fp32", false, false, false, "T"},
 };
 static const MilParam mp_212[] = {  /* tanh */
-    {"x", "fp16|fp32", false, false, false},
+    {"x", "fp16|fp32", false, false, false, "T"},
 };
 static const MilParam mp_213[] = {  /* threshold */
-    {"x", "fp16|fp32|int32", false, false, false},
-    {"alpha", "fp16|fp32|int32", false, true, false},
+    {"x", "fp16|fp32|int32", false, false, false, "T"},
+    {"alpha", "fp16|fp32|int32", false, true, false, "T"},
 };
 static const MilParam mp_214[] = {  /* thresholded_relu */
-    {"x", "fp16|fp32", false, false, false},
-    {"alpha", "fp16|fp32", false, true, false},
+    {"x", "fp16|fp32", false, false, false, "T"},
+    {"alpha", "fp16|fp32", false, true, false, "T"},
 };
 static const MilParam mp_215[] = {  /* thresholded_relu */
-    {"x", "fp16|fp32", false, false, false},
-    {"alpha", "fp16|fp32", false, true, false},
+    {"x", "fp16|fp32", false, false, false, "T"},
+    {"alpha", "fp16|fp32", false, true, false, "U"},
 };
 static const MilParam mp_216[] = {  /* tile */
-    {"x", "fp16|fp32|int32|bool", false, false, false},
-    {"reps", "int32", false, false, false},
+    {"x", "fp16|fp32|int32|bool", false, false, false, "T"},
+    {"reps", "int32", false, false, false, NULL},
 };
 static const MilParam mp_217[] = {  /* topk */
-    {"x", "fp16|fp32|int32", false, false, false},
-    {"k", "int32", true, true, false},
-    {"axis", "int32", true, true, false},
-    {"ascending", "bool", true, true, false},
+    {"x", "fp16|fp32|int32", false, false, false, "T"},
+    {"k", "int32", true, true, false, NULL},
+    {"axis", "int32", true, true, false, NULL},
+    {"ascending", "bool", true, true, false, NULL},
 };
 static const MilParam mp_218[] = {  /* topk */
-    {"x", "fp16|fp32|int32", false, false, false},
-    {"k", "int32", true, true, false},
-    {"axis", "int32", true, true, false},
-    {"ascending", "bool", true, true, false},
-    {"sort", "bool", true, true, false},
-    {"return_indices", "bool", true, true, false},
+    {"x", "fp16|fp32|int32", false, false, false, "T"},
+    {"k", "int32", true, true, false, NULL},
+    {"axis", "int32", true, true, false, NULL},
+    {"ascending", "bool", true, true, false, NULL},
+    {"sort", "bool", true, true, false, NULL},
+    {"return_indices", "bool", true, true, false, NULL},
 };
 static const MilParam mp_219[] = {  /* topk */
-    {"x", "fp16|fp32|int8|int16|int32|uint8|uint16", false, false, false},
-    {"k", "int8|int16|int32", true, true, false},
-    {"axis", "int32", true, true, false},
-    {"ascending", "bool", true, true, false},
-    {"sort", "bool", true, true, false},
-    {"return_indices", "bool", true, true, false},
-    {"output_indices_dtype", "string", true, true, false},
+    {"x", "fp16|fp32|int8|int16|int32|uint8|uint16", false, false, false, "T"},
+    {"k", "int8|int16|int32", true, true, false, "K"},
+    {"axis", "int32", true, true, false, NULL},
+    {"ascending", "bool", true, true, false, NULL},
+    {"sort", "bool", true, true, false, NULL},
+    {"return_indices", "bool", true, true, false, NULL},
+    {"output_indices_dtype", "string", true, true, false, NULL},
 };
 static const MilParam mp_220[] = {  /* transpose */
-    {"x", "fp16|fp32|int32|bool", false, false, false},
-    {"perm", "int32", false, true, false},
+    {"x", "fp16|fp32|int32|bool", false, false, false, "T"},
+    {"perm", "int32", false, true, false, NULL},
 };
 static const MilParam mp_221[] = {  /* transpose */
-    {"x", "fp16|fp32|int8|int16|int32|uint8|uint16|bool", false, false, false},
-    {"perm", "int32", false, true, false},
+    {"x", "fp16|fp32|int8|int16|int32|uint8|uint16|bool", false, false, false, "T"},
+    {"perm", "int32", false, true, false, NULL},
 };
 static const MilParam mp_222[] = {  /* upsample_bilinear */
-    {"x", "fp16|fp32", false, false, false},
-    {"scale_factor_height", "int32|fp32", true, true, false},
-    {"scale_factor_width", "int32|fp32", true, true, false},
-    {"align_corners", "bool", true, true, false},
+    {"x", "fp16|fp32", false, false, false, "T"},
+    {"scale_factor_height", "int32|fp32", true, true, false, "U"},
+    {"scale_factor_width", "int32|fp32", true, true, false, "U"},
+    {"align_corners", "bool", true, true, false, NULL},
 };
 static const MilParam mp_223[] = {  /* upsample_bilinear */
-    {"x", "fp16|fp32", false, false, false},
-    {"scale_factor_height", "int32|fp32", true, true, false},
-    {"scale_factor_width", "int32|fp32", true, true, false},
-    {"align_corners", "bool", true, true, false},
-    {"half_pixel_centers", "bool", true, true, false},
+    {"x", "fp16|fp32", false, false, false, "T"},
+    {"scale_factor_height", "int32|fp32", true, true, false, "U"},
+    {"scale_factor_width", "int32|fp32", true, true, false, "U"},
+    {"align_corners", "bool", true, true, false, NULL},
+    {"half_pixel_centers", "bool", true, true, false, NULL},
 };
 static const MilParam mp_224[] = {  /* upsample_nearest_neighbor */
-    {"x", "fp16|fp32", false, false, false},
-    {"scale_factor_height", "fp32|int32", true, true, false},
-    {"scale_factor_width", "fp32|int32", true, true, false},
+    {"x", "fp16|fp32", false, false, false, "T"},
+    {"scale_factor_height", "fp32|int32", true, true, false, "U"},
+    {"scale_factor_width", "fp32|int32", true, true, false, "U"},
 };
 static const MilParam mp_225[] = {  /* while_loop */
-    {"loop_vars", NULL, false, false, true},
+    {"loop_vars", NULL, false, false, true, NULL},
 };
 static const MilParam mp_226[] = {  /* write_state */
-    {"input", NULL, false, false, false},
-    {"data", NULL, false, false, false},
+    {"input", NULL, false, false, false, NULL},
+    {"data", NULL, false, false, false, NULL},
 };
 
 const MilOpSchema milop_table[] = {

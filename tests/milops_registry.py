@@ -1,7 +1,7 @@
 """milops_registry.py - judges src/milops_table.c (made by reading
 coremltools' op definitions as source) against coremltools' own op
 registry, imported and run: every registered core op version, its first
-target, and each parameter's flags and dtypes must agree. An independent
+target, and each parameter's flags, dtypes and type variable must agree. An independent
 check of the generator's reading of inheritance, InputSpec sums, imports
 and type variables. Skips when the coremltools judge is not set up
 (../shared/tools/coremltools, setup.sh).
@@ -43,8 +43,8 @@ for name in sorted(R.core_ops):
             else:
                 types = getattr(t, "_type_domain", ()) or ()
             types = "|".join(ty.builtin_to_string(x) for x in types) or "-"
-            params.append("%s:%s:%d:%d:%d" % (p, types, t.optional, t.const,
-                                               isinstance(t, it.TupleInputType)))
+            params.append("%s:%s:%d:%d:%d:%s" % (p, types, t.optional, t.const,
+                                                  isinstance(t, it.TupleInputType), dom or "-"))
         print(name, ver.name, " ".join(params))
 '''
 
@@ -55,11 +55,12 @@ def ours():
     arrays = {}
     for m in re.finditer(r"static const MilParam (mp_\d+)\[\] = \{[^\n]*\n(.*?)\n\};", text, re.S):
         rows = []
-        for r in re.finditer(r'\{"(\w+)", (NULL|"[^"]*"), (true|false), (true|false), (true|false)\}',
-                             m.group(2)):
+        for r in re.finditer(r'\{"(\w+)", (NULL|"[^"]*"), (true|false), (true|false), (true|false), '
+                             r'(NULL|"\w+")\}', m.group(2)):
             types = "-" if r.group(2) == "NULL" else r.group(2).strip('"')
-            rows.append("%s:%s:%d:%d:%d" % (r.group(1), types, r.group(3) == "true",
-                                            r.group(4) == "true", r.group(5) == "true"))
+            tvar = "-" if r.group(6) == "NULL" else r.group(6).strip('"')
+            rows.append("%s:%s:%d:%d:%d:%s" % (r.group(1), types, r.group(3) == "true",
+                                               r.group(4) == "true", r.group(5) == "true", tvar))
         arrays[m.group(1)] = rows
     table = {}
     for m in re.finditer(r'^    \{"(\w+)", (\d+), (\d+), (mp_\d+|NULL)\},$', text, re.M):

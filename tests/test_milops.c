@@ -76,6 +76,8 @@ static void test_conv(void)
     T_CHECK(param(c15, "strides") && has_type(param(c15, "strides"), "int32"), "conv strides int32");
     T_CHECK(param(c15, "groups") && param(c15, "dilations") && param(c15, "pad"),
             "conv groups, dilations, pad");
+    T_CHECK(x->tvar && w->tvar && !strcmp(x->tvar, w->tvar) && !param(c15, "strides")->tvar,
+            "conv x and weight share a type variable; strides has a fixed type");
     T_CHECK(!param(c15, "padding"), "no such param");
     /* iOS17 made conv's bias a runtime input (no longer const) */
     const MilOpSchema *c16 = milop_find("conv", 1), *c17 = milop_find("conv", 2);
@@ -123,6 +125,9 @@ static void test_absent(void)
 
 static void test_special(void)
 {
+    const MilOpSchema *add = milop_find("add", 0);
+    T_CHECK(param(add, "x")->tvar && param(add, "y")->tvar
+            && !strcmp(param(add, "x")->tvar, param(add, "y")->tvar), "add: x and y one type");
     const MilOpSchema *k = milop_find("const", 0);
     T_CHECK(k && k->n_params == 0, "const: no input parameters (its value is an attribute)");
     const MilParam *v = param(milop_find("concat", 0), "values");
@@ -455,6 +460,7 @@ static void test_ssa(void)
         mil_op_in(c, "pred", "p");
         MilBlock *inner = mil_block_new();
         attach(c, inner);
+        attach(c, mil_block_new());
         b = inner;
     }
     mil_type_clear(&p);
@@ -507,6 +513,110 @@ static void test_dtypes(void)
     }
 }
 
+/* cond and while_loop hold the blocks MIL gives them; others none. */
+static void test_blocks(void)
+{
+    MilModel *m = control_model();
+    MilOp *cond = find_op(m, "cond");
+    cond->n_blocks = 1;     /* the else block is handed to another model to free */
+    MilBlock *no = cond->blocks[1];
+    refuses(m, "cond with one block", "cond 'cond_0'", "blocks", "2 blocks, not 1", NULL);
+    MilModel *holder = mil_model_new(mil_target_find("iOS15"));
+    MilFunction *hf = mil_function_add(holder, "h", "CoreML5");
+    attach(mil_op_add(hf->block, "cond", NULL), no);
+    mil_model_free(holder);
+
+    m = conv_model("iOS15");
+    attach(find_op(m, "relu"), mil_block_new());
+    refuses(m, "relu with a block", "relu 'relu_0'", "holds no blocks", NULL);
+
+    m = control_model();
+    MilOp *wl = find_op(m, "while_loop");
+    mil_block_output(wl->blocks[1], "nx");
+    refuses(m, "body returns two", "while_loop 'loop_0'", "block 1 returns 1 values, not 2", NULL);
+
+    m = control_model();
+    cond = find_op(m, "cond");
+    mil_block_output(cond->blocks[0], "x");
+    refuses(m, "branch returns two", "cond 'cond_0'", "block 0 returns 1 values, not 2", NULL);
+
+    m = control_model();
+    wl = find_op(m, "while_loop");
+    MilType n = ty(MIL_FP32, 0);
+    block_input(wl->blocks[0], "extra", &n);
+    mil_type_clear(&n);
+    refuses(m, "cond block inputs", "while_loop 'loop_0'", "block 0 takes 1 inputs, not 2", NULL);
+}
+
+/* Constness follows coremltools: computed from constants only. */
+static void test_constness(void)
+{
+    /* strides = add(s, s2) of two const ops: a constant */
+    MilModel *m = conv_model("iOS15");
+    MilBlock *b = m->fn[0]->block;
+    int32_t one[2] = {0, 0};
+    MilOp *k2 = mil_const_add(b, "s2", mil_tensor_ints(one, 2));
+    MilType st = ty(MIL_INT32, 1, 2);
+    MilOp *add = mil_op_add(b, "add", "add_s");
+    mil_op_in(add, "x", "s");
+    mil_op_in(add, "y", "s2");
+    mil_op_out(add, "s_sum", &st);
+    /* move the two new ops before the conv (index 2) */
+    memmove(&b->ops[4], &b->ops[2], 3 * sizeof *b->ops);
+    b->ops[2] = k2;
+    b->ops[3] = add;
+    MilOp *c = find_op(m, "conv");
+    free(c->in[2].args[0].name);
+    c->in[2].args[0].name = ir_strdup("s_sum");
+    accepts(m, "strides computed from consts");
+
+    /* ... but not when one operand is a function input */
+    m = conv_model("iOS15");
+    b = m->fn[0]->block;
+    mil_function_input(m->fn[0], "s_rt", &st);
+    add = mil_op_add(b, "add", "add_s");
+    mil_op_in(add, "x", "s");
+    mil_op_in(add, "y", "s_rt");
+    mil_op_out(add, "s_sum", &st);
+    memmove(&b->ops[3], &b->ops[2], 3 * sizeof *b->ops);
+    b->ops[2] = add;
+    c = find_op(m, "conv");
+    free(c->in[2].args[0].name);
+    c->in[2].args[0].name = ir_strdup("s_sum");
+    refuses(m, "strides from a runtime value", "param strides", "constant", "s_sum", NULL);
+    mil_type_clear(&st);
+}
+
+/* Parameters of one type variable share their dtype. */
+static void test_type_vars(void)
+{
+    MilModel *m = conv_model("iOS15");
+    MilType h = ty(MIL_FP16, 4, 1, 4, 6, 6), f = ty(MIL_FP32, 4, 1, 4, 6, 6);
+    mil_function_input(m->fn[0], "h", &h);
+    MilOp *add = mil_op_add(m->fn[0]->block, "add", "add_mixed");
+    mil_op_in(add, "x", "z");
+    mil_op_in(add, "y", "h");
+    mil_op_out(add, "sum", &f);
+    refuses(m, "fp32 + fp16", "add 'add_mixed'", "param y", "fp16 differs from fp32 of param x",
+            "type T", NULL);
+
+    m = conv_model("iOS15");
+    add = mil_op_add(m->fn[0]->block, "add", "add_same");
+    mil_op_in(add, "x", "z");
+    mil_op_in_const(add, "y", mil_tensor_scalar_f32(1));
+    mil_op_out(add, "sum", &f);
+    accepts(m, "fp32 + fp32 immediate");
+
+    /* conv's x and weight share T */
+    m = conv_model("iOS15");
+    MilOp *w = m->fn[0]->block->ops[0];
+    w->val->dtype = MIL_FP16;
+    w->out[0].type.dtype = MIL_FP16;
+    refuses(m, "conv fp16 weight on fp32 x", "conv 'conv_0'", "param weight", "fp16", "param x", NULL);
+    mil_type_clear(&h);
+    mil_type_clear(&f);
+}
+
 int main(void)
 {
     test_table_shape();
@@ -521,5 +631,8 @@ int main(void)
     test_params();
     test_ssa();
     test_dtypes();
+    test_blocks();
+    test_constness();
+    test_type_vars();
     return t_done("test_milops");
 }
