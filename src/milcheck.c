@@ -69,13 +69,41 @@ static const MckDef *mck_lookup(const MckCtx *c, const char *name)
     return c->defs[i].visible ? &c->defs[i] : NULL;
 }
 
-/* Defines `name` (of type t); fails naming `what` when the name is empty
- * or already in scope (defined in this block or one around it). */
+/* MIL's words that are not dtype names (those come from mil_dtype_name):
+ * a value may not be named after either, as coremltools' writer renames
+ * such values (its sanitize_name_strings pass). */
+static const char *const mck_keywords[] = {
+    "any", "program", "func", "tensor", "list", "dict", "tuple", "true", "false", "state",
+};
+
+/* Whether name is an identifier MIL accepts: [A-Za-z_][A-Za-z0-9_]*,
+ * neither a keyword nor a dtype name. */
+static bool mck_identifier(const char *name)
+{
+    if (!((name[0] >= 'A' && name[0] <= 'Z') || (name[0] >= 'a' && name[0] <= 'z') || name[0] == '_'))
+        return false;
+    for (const char *p = name; *p; p++)
+        if (!((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '_'))
+            return false;
+    for (size_t i = 0; i < sizeof mck_keywords / sizeof mck_keywords[0]; i++)
+        if (!strcmp(name, mck_keywords[i]))
+            return false;
+    for (int32_t code = 0; code < 64; code++)
+        if (mil_dtype_name(code) && !strcmp(name, mil_dtype_name(code)))
+            return false;
+    return true;
+}
+
+/* Defines `name` (of type t); fails naming `what` when the name is empty,
+ * not an identifier, or already in scope (defined in this block or one around it). */
 static int mck_define(MckCtx *c, const char *name, const MilType *t, bool is_const,
                       const char *what)
 {
     if (!name || !name[0])
         return ir_fail(c->err, "function %s: %s: a value without a name", c->fn->name, what);
+    if (!mck_identifier(name))
+        return ir_fail(c->err, "function %s: %s: value name '%s' is not a MIL identifier ([A-Za-z_][A-Za-z0-9_]*, not a type name or keyword)",
+                       c->fn->name, what, name);
     int64_t slot;
     if (ks_find(&c->names, &name, 1, &slot)) {
         if (c->defs[slot].visible)
@@ -316,6 +344,8 @@ static int mck_op(MckCtx *c, const MilOp *op, int depth)
 {
     if (!op->type)
         return MCK_OP_FAIL(c, op, "an op without a type");
+    if (op->name && !mck_identifier(op->name))
+        return MCK_OP_FAIL(c, op, "the op's name is not a MIL identifier ([A-Za-z_][A-Za-z0-9_]*, not a type name or keyword)");
     const MilOpSchema *s = mck_schema(c, op);
     if (!s)
         return -1;
@@ -396,6 +426,46 @@ static int mck_function(const MilModel *m, const MilFunction *f, int model_targe
     return rc;
 }
 
+static bool mck_is_input(const MilFunction *f, const char *name)
+{
+    for (size_t i = 0; name && i < f->n_in; i++)
+        if (f->in[i].name && !strcmp(f->in[i].name, name))
+            return true;
+    return false;
+}
+
+static bool mck_is_output(const MilBlock *b, const char *name)
+{
+    for (size_t i = 0; name && i < b->n_out; i++)
+        if (b->out[i] && !strcmp(b->out[i], name))
+            return true;
+    return false;
+}
+
+/* When the model description is filled in, its inputs are the main
+ * function's inputs and its outputs the main block's outputs (the
+ * package's description is how Core ML finds them). */
+static int mck_description(const MilModel *m, IrError *err)
+{
+    if (!m->n_in && !m->n_out)
+        return 0;
+    const MilFunction *f = mil_function_find(m, "main");
+    if (!f)
+        return ir_fail(err, "description: features are described but there is no function main");
+    if (m->n_in != f->n_in || m->n_out != f->block->n_out)
+        return ir_fail(err, "description: %zu inputs and %zu outputs, function main has %zu and %zu",
+                       m->n_in, m->n_out, f->n_in, f->block->n_out);
+    for (size_t i = 0; i < m->n_in; i++)
+        if (!mck_is_input(f, m->in[i].name))
+            return ir_fail(err, "description: input '%s' is not an input of function main",
+                           m->in[i].name ? m->in[i].name : "(null)");
+    for (size_t i = 0; i < m->n_out; i++)
+        if (!mck_is_output(f->block, m->out[i].name))
+            return ir_fail(err, "description: output '%s' is not an output of function main",
+                           m->out[i].name ? m->out[i].name : "(null)");
+    return 0;
+}
+
 /* The target index of the model's specificationVersion, or -1. */
 static int mck_model_target(const MilModel *m)
 {
@@ -423,5 +493,5 @@ int mck_model(const MilModel *m, IrError *err)
             rc = ir_fail(err, "function %s: defined twice", name);
     }
     ks_free(&fnames);
-    return rc;
+    return rc < 0 ? rc : mck_description(m, err);
 }

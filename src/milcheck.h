@@ -28,7 +28,10 @@
  * sibling blocks may reuse names, as a while_loop's cond and body share
  * their input names); every block output defined; an argument's
  * dtype, where known, within its parameter's, and the same as the other
- * arguments of its type variable. Else -1 with one line in
+ * arguments of its type variable; value and op names MIL identifiers
+ * ([A-Za-z_][A-Za-z0-9_]*, no type name or keyword: coremltools' writer
+ * renames any other); when the model description is filled in, its
+ * inputs and outputs those of function main. Else -1 with one line in
  * err naming function, op (type and name), parameter and rule. */
 int mck_model(const MilModel *m, IrError *err);
 

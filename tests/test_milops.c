@@ -617,6 +617,45 @@ static void test_type_vars(void)
     mil_type_clear(&f);
 }
 
+static void feature(MilFeature **list, size_t *n, const char *name)
+{
+    *list = ir_grow(*list, *n + 1, sizeof **list);
+    (*list)[*n] = (MilFeature){.name = ir_strdup(name), .type = mil_type(MIL_FP32, 0, NULL)};
+    (*n)++;
+}
+
+/* Names are MIL identifiers; the description matches function main. */
+static void test_names(void)
+{
+    const char *bad[] = {"input.1", "/conv/Conv_output_0", "1x", "fp32", "list", "state", "bool"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        MilModel *m = conv_model("iOS15");
+        MilType t = ty(MIL_FP32, 4, 1, 4, 6, 6);
+        unary(m->fn[0]->block, "relu", "relu_n", "z", bad[i], &t);
+        mil_type_clear(&t);
+        char what[64];
+        snprintf(what, sizeof what, "value named %s", bad[i]);
+        refuses(m, what, "relu 'relu_n'", bad[i], "not a MIL identifier", NULL);
+    }
+    MilModel *m = conv_model("iOS15");
+    MilOp *relu = find_op(m, "relu");
+    free(relu->name);
+    relu->name = ir_strdup("relu/0");
+    refuses(m, "op name", "relu 'relu/0'", "name is not a MIL identifier", NULL);
+
+    m = conv_model("iOS15");
+    feature(&m->in, &m->n_in, "x");
+    feature(&m->out, &m->n_out, "out");
+    accepts(m, "description of main");
+    m = conv_model("iOS15");
+    feature(&m->in, &m->n_in, "x");
+    feature(&m->out, &m->n_out, "z");
+    refuses(m, "description output", "description", "output 'z'", "function main", NULL);
+    m = conv_model("iOS15");
+    feature(&m->out, &m->n_out, "out");
+    refuses(m, "description count", "description", "0 inputs", "has 1", NULL);
+}
+
 int main(void)
 {
     test_table_shape();
@@ -634,5 +673,6 @@ int main(void)
     test_blocks();
     test_constness();
     test_type_vars();
+    test_names();
     return t_done("test_milops");
 }
