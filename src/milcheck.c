@@ -27,9 +27,9 @@ typedef struct MckCtx {
     int target;             /* index into mil_targets */
     KsSet names;            /* value name -> index into defs */
     MckDef *defs;           /* one slot per distinct name */
-    size_t n_defs;
+    size_t n_defs, cap_defs;
     size_t *live;           /* slots defined in the open blocks, in order */
-    size_t n_live;
+    size_t n_live, cap_live;
     IrError *err;
 } MckCtx;
 
@@ -67,6 +67,20 @@ static const MckDef *mck_lookup(const MckCtx *c, const char *name)
     if (!name || !ks_find(&c->names, &name, 1, &i))
         return NULL;
     return c->defs[i].visible ? &c->defs[i] : NULL;
+}
+
+/* p grown to hold at least n items of `size` bytes, doubling *cap, so
+ * that defining N values costs O(N) copying (realloc by one item each
+ * time is quadratic where realloc always moves, as under ASan). */
+static void *mck_reserve(void *p, size_t n, size_t *cap, size_t size)
+{
+    if (n <= *cap)
+        return p;
+    size_t want = *cap ? *cap : 16;
+    while (want < n)
+        want = want > SIZE_MAX / 2 ? n : want * 2;
+    *cap = want;
+    return ir_grow(p, want, size);
 }
 
 /* MIL's words that are not dtype names (those come from mil_dtype_name):
@@ -112,11 +126,11 @@ static int mck_define(MckCtx *c, const char *name, const MilType *t, bool is_con
     } else {
         slot = (int64_t)c->n_defs;
         ks_add(&c->names, &name, 1, slot);
-        c->defs = ir_grow(c->defs, c->n_defs + 1, sizeof *c->defs);
+        c->defs = mck_reserve(c->defs, c->n_defs + 1, &c->cap_defs, sizeof *c->defs);
         c->n_defs++;
     }
     c->defs[slot] = (MckDef){.type = t, .is_const = is_const, .visible = true};
-    c->live = ir_grow(c->live, c->n_live + 1, sizeof *c->live);
+    c->live = mck_reserve(c->live, c->n_live + 1, &c->cap_live, sizeof *c->live);
     c->live[c->n_live++] = (size_t)slot;
     return 0;
 }
@@ -342,6 +356,8 @@ static int mck_block_shape(MckCtx *c, const MilOp *op)
  * outputs (after the blocks: a block cannot read its own op's outputs). */
 static int mck_op(MckCtx *c, const MilOp *op, int depth)
 {
+    if (!op)
+        return ir_fail(c->err, "function %s: a missing op", c->fn->name);
     if (!op->type)
         return MCK_OP_FAIL(c, op, "an op without a type");
     if (op->name && !mck_identifier(op->name))
@@ -426,25 +442,24 @@ static int mck_function(const MilModel *m, const MilFunction *f, int model_targe
     return rc;
 }
 
-static bool mck_is_input(const MilFunction *f, const char *name)
+/* Fails unless every feature of list[0..n) is named in `names`; `what`
+ * is "input" or "output". */
+static int mck_features(const MilFeature *list, size_t n, const KsSet *names, const char *what,
+                        IrError *err)
 {
-    for (size_t i = 0; name && i < f->n_in; i++)
-        if (f->in[i].name && !strcmp(f->in[i].name, name))
-            return true;
-    return false;
-}
-
-static bool mck_is_output(const MilBlock *b, const char *name)
-{
-    for (size_t i = 0; name && i < b->n_out; i++)
-        if (b->out[i] && !strcmp(b->out[i], name))
-            return true;
-    return false;
+    for (size_t i = 0; i < n; i++) {
+        const char *name = list[i].name;
+        if (!name || !ks_find(names, &name, 1, NULL))
+            return ir_fail(err, "description: %s '%s' is not an %s of function main", what,
+                           name ? name : "(null)", what);
+    }
+    return 0;
 }
 
 /* When the model description is filled in, its inputs are the main
  * function's inputs and its outputs the main block's outputs (the
- * package's description is how Core ML finds them). */
+ * package's description is how Core ML finds them). Hash sets keep it
+ * linear for programs with very many inputs. */
 static int mck_description(const MilModel *m, IrError *err)
 {
     if (!m->n_in && !m->n_out)
@@ -455,15 +470,17 @@ static int mck_description(const MilModel *m, IrError *err)
     if (m->n_in != f->n_in || m->n_out != f->block->n_out)
         return ir_fail(err, "description: %zu inputs and %zu outputs, function main has %zu and %zu",
                        m->n_in, m->n_out, f->n_in, f->block->n_out);
-    for (size_t i = 0; i < m->n_in; i++)
-        if (!mck_is_input(f, m->in[i].name))
-            return ir_fail(err, "description: input '%s' is not an input of function main",
-                           m->in[i].name ? m->in[i].name : "(null)");
-    for (size_t i = 0; i < m->n_out; i++)
-        if (!mck_is_output(f->block, m->out[i].name))
-            return ir_fail(err, "description: output '%s' is not an output of function main",
-                           m->out[i].name ? m->out[i].name : "(null)");
-    return 0;
+    KsSet ins = {0}, outs = {0};
+    for (size_t i = 0; i < f->n_in; i++)
+        ks_add(&ins, (const char *const *)&f->in[i].name, 1, 0);
+    for (size_t i = 0; i < f->block->n_out; i++)
+        ks_add(&outs, (const char *const *)&f->block->out[i], 1, 0);
+    int rc = mck_features(m->in, m->n_in, &ins, "input", err);
+    if (rc == 0)
+        rc = mck_features(m->out, m->n_out, &outs, "output", err);
+    ks_free(&ins);
+    ks_free(&outs);
+    return rc;
 }
 
 /* The target index of the model's specificationVersion, or -1. */
@@ -487,6 +504,10 @@ int mck_model(const MilModel *m, IrError *err)
     KsSet fnames = {0};
     int rc = 0;
     for (size_t i = 0; i < m->n_fn && rc == 0; i++) {
+        if (!m->fn[i]) {
+            rc = ir_fail(err, "function %zu: missing", i);
+            break;
+        }
         const char *name = m->fn[i]->name;
         rc = mck_function(m, m->fn[i], target, err);
         if (rc == 0 && !ks_add(&fnames, &name, 1, 0))

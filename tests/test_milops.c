@@ -656,6 +656,55 @@ static void test_names(void)
     refuses(m, "description count", "description", "0 inputs", "has 1", NULL);
 }
 
+/* Large programs are checked in linear time: a chain of 100k ops, a
+ * function of 100k inputs described one by one, a concat of 100k
+ * arguments (quadratic work would take minutes). The lists are sized
+ * once here: growing them one entry at a time with the builders costs
+ * quadratic copying under AddressSanitizer, whose realloc always moves. */
+static void test_scale(void)
+{
+    enum { N = 100000 };
+    MilModel *m = mil_model_new(mil_target_find("iOS15"));
+    MilFunction *f = mil_function_add(m, "main", "CoreML5");
+    MilBlock *b = f->block;
+    MilType t = ty(MIL_FP32, 1, 4);
+    char in[32], out[32];
+    f->in = ir_alloc_array(N, sizeof *f->in);
+    m->in = ir_alloc_array(N, sizeof *m->in);
+    for (int i = 0; i < N; i++) {
+        snprintf(in, sizeof in, "x%d", i);
+        f->in[f->n_in++] = (MilNamedType){.name = ir_strdup(in), .type = mil_type_copy(&t)};
+        m->in[m->n_in++] = (MilFeature){.name = ir_strdup(in), .type = mil_type_copy(&t)};
+    }
+    b->ops = ir_alloc_array(N + 1, sizeof *b->ops);
+    for (int i = 0; i < N; i++) {
+        MilOp *op = ir_alloc(sizeof *op);
+        op->type = ir_strdup("relu");
+        snprintf(in, sizeof in, i ? "v%d" : "x0", i - 1);
+        snprintf(out, sizeof out, "v%d", i);
+        mil_op_in(op, "x", in);
+        mil_op_out(op, out, &t);
+        b->ops[b->n_ops++] = op;
+    }
+    MilOp *cat = ir_alloc(sizeof *cat);
+    cat->type = ir_strdup("concat");
+    cat->name = ir_strdup("cat");
+    mil_op_in_const(cat, "axis", mil_tensor_scalar_i32(0));
+    mil_op_in(cat, "values", "x0");
+    MilInput *vals = &cat->in[1];
+    vals->args = ir_grow(vals->args, N, sizeof *vals->args);
+    for (int i = 1; i < N; i++) {
+        snprintf(in, sizeof in, "x%d", i);
+        vals->args[vals->n_args++] = (MilArg){.name = ir_strdup(in)};
+    }
+    mil_op_out(cat, "all", &t);
+    b->ops[b->n_ops++] = cat;
+    mil_block_output(b, "all");
+    feature(&m->out, &m->n_out, "all");
+    mil_type_clear(&t);
+    accepts(m, "100k ops, inputs and arguments");
+}
+
 int main(void)
 {
     test_table_shape();
@@ -674,5 +723,6 @@ int main(void)
     test_constness();
     test_type_vars();
     test_names();
+    test_scale();
     return t_done("test_milops");
 }
