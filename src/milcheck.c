@@ -18,7 +18,7 @@
  * while_loop's cond and body blocks the same input names. */
 typedef struct MckDef {
     const MilType *type;
-    bool is_const;          /* the output of a const op */
+    bool is_const;          /* computed from constants only */
     bool visible;
 } MckDef;
 
@@ -43,9 +43,6 @@ static const char *mck_label(const MilOp *op, char *buf, size_t n)
         snprintf(buf, n, "%s (unnamed)", op->type ? op->type : "?");
     return buf;
 }
-
-#define MCK_OP_FAIL(c, op, ...)                                              \
-    mck_op_fail((c), (op), __VA_ARGS__)
 
 /* Fails with "function F: op LABEL: MESSAGE". */
 __attribute__((format(printf, 3, 4)))
@@ -102,7 +99,7 @@ static bool mck_identifier(const char *name)
     for (size_t i = 0; i < sizeof mck_keywords / sizeof mck_keywords[0]; i++)
         if (!strcmp(name, mck_keywords[i]))
             return false;
-    for (int32_t code = 0; code < 64; code++)
+    for (int32_t code = 0; code < 64; code++)     /* MIL's dtype codes are below 64 */
         if (mil_dtype_name(code) && !strcmp(name, mil_dtype_name(code)))
             return false;
     return true;
@@ -188,17 +185,17 @@ static const char *mck_dtype_str(int32_t dtype)
 static int mck_arg(MckCtx *c, const MilOp *op, const MilParam *p, const MilArg *a)
 {
     if (!a->name == !a->value)
-        return MCK_OP_FAIL(c, op, "param %s: an argument must be either a value name or an immediate value", p->name);
+        return mck_op_fail(c, op, "param %s: an argument must be either a value name or an immediate value", p->name);
     if (a->name) {
         const MckDef *d = mck_lookup(c, a->name);
         if (!d)
-            return MCK_OP_FAIL(c, op, "param %s: value '%s' is not defined before its use", p->name, a->name);
+            return mck_op_fail(c, op, "param %s: value '%s' is not defined before its use", p->name, a->name);
         if (p->is_const && !d->is_const)
-            return MCK_OP_FAIL(c, op, "param %s: must be a constant, but '%s' is not computed from constants only", p->name, a->name);
+            return mck_op_fail(c, op, "param %s: must be a constant, but '%s' is not computed from constants only", p->name, a->name);
     }
     int32_t dtype = mck_arg_dtype(c, a);
     if (dtype && !mck_dtype_in(dtype, p->types))
-        return MCK_OP_FAIL(c, op, "param %s: dtype %s is not one of %s", p->name,
+        return mck_op_fail(c, op, "param %s: dtype %s is not one of %s", p->name,
                            mck_dtype_str(dtype), p->types);
     return 0;
 }
@@ -221,7 +218,7 @@ static int mck_type_vars(MckCtx *c, const MilOp *op, const MilOpSchema *s)
             if (!dt)
                 continue;
             if (j < n_seen && seen_dt[j] != dt)
-                return MCK_OP_FAIL(c, op, "param %s: dtype %s differs from %s of param %s (both of type %s)",
+                return mck_op_fail(c, op, "param %s: dtype %s differs from %s of param %s (both of type %s)",
                                    p->name, mck_dtype_str(dt), mck_dtype_str(seen_dt[j]),
                                    seen_p[j]->name, p->tvar);
             if (j == n_seen && n_seen < 32) {
@@ -241,15 +238,15 @@ static int mck_inputs(MckCtx *c, const MilOp *op, const MilOpSchema *s)
         const MilInput *in = &op->in[i];
         const MilParam *p = mck_param(s, in->param);
         if (!p)
-            return MCK_OP_FAIL(c, op, "param %s: unknown parameter of %s at %s",
+            return mck_op_fail(c, op, "param %s: unknown parameter of %s at %s",
                                in->param ? in->param : "(null)", s->name, c->fn->opset);
         for (size_t k = 0; k < i; k++)
             if (!strcmp(op->in[k].param, in->param))
-                return MCK_OP_FAIL(c, op, "param %s: bound twice", p->name);
+                return mck_op_fail(c, op, "param %s: bound twice", p->name);
         if (in->n_args == 0)
-            return MCK_OP_FAIL(c, op, "param %s: bound to no argument", p->name);
+            return mck_op_fail(c, op, "param %s: bound to no argument", p->name);
         if (in->n_args > 1 && !p->variadic)
-            return MCK_OP_FAIL(c, op, "param %s: %zu arguments to a parameter that takes one",
+            return mck_op_fail(c, op, "param %s: %zu arguments to a parameter that takes one",
                                p->name, in->n_args);
         for (size_t k = 0; k < in->n_args; k++)
             if (mck_arg(c, op, p, &in->args[k]) < 0)
@@ -257,25 +254,24 @@ static int mck_inputs(MckCtx *c, const MilOp *op, const MilOpSchema *s)
     }
     for (size_t i = 0; i < s->n_params; i++)
         if (!s->params[i].optional && !mil_op_input(op, s->params[i].name))
-            return MCK_OP_FAIL(c, op, "param %s: required, not bound", s->params[i].name);
+            return mck_op_fail(c, op, "param %s: required, not bound", s->params[i].name);
     return mck_type_vars(c, op, s);
 }
 
-/* A const op holds its value in val and has no inputs and one output of
- * the value's dtype. */
+/* A const op holds its value in its `val` attribute and has no inputs
+ * and one output of the value's dtype. */
 static int mck_const(MckCtx *c, const MilOp *op)
 {
     if (!op->val)
-        return MCK_OP_FAIL(c, op, "param val: a const op without a value");
+        return mck_op_fail(c, op, "attribute val: a const op without a value");
     if (op->n_in)
-        return MCK_OP_FAIL(c, op, "param %s: a const op takes no inputs", op->in[0].param);
+        return mck_op_fail(c, op, "param %s: a const op takes no inputs", op->in[0].param);
     if (op->n_out != 1)
-        return MCK_OP_FAIL(c, op, "param val: a const op has one output, not %zu", op->n_out);
+        return mck_op_fail(c, op, "attribute val: a const op has one output, not %zu", op->n_out);
     if (op->out[0].type.dtype != op->val->dtype)
-        return MCK_OP_FAIL(c, op, "param val: output '%s' declared %s but the value is %s",
+        return mck_op_fail(c, op, "attribute val: output '%s' declared %s but the value is %s",
                            op->out[0].name ? op->out[0].name : "",
-                           mil_dtype_name(op->out[0].type.dtype) ? mil_dtype_name(op->out[0].type.dtype) : "(unknown)",
-                           mil_dtype_name(op->val->dtype) ? mil_dtype_name(op->val->dtype) : "(unknown)");
+                           mck_dtype_str(op->out[0].type.dtype), mck_dtype_str(op->val->dtype));
     return 0;
 }
 
@@ -288,9 +284,9 @@ static const MilOpSchema *mck_schema(MckCtx *c, const MilOp *op)
         return s;
     int since = milop_since(op->type);
     if (since < 0)
-        MCK_OP_FAIL(c, op, "unknown op type");
+        mck_op_fail(c, op, "unknown op type");
     else
-        MCK_OP_FAIL(c, op, "needs %s (%s); the function's opset is %s",
+        mck_op_fail(c, op, "needs %s (%s); the function's opset is %s",
                     mil_targets[since].name, mil_targets[since].opset, c->fn->opset);
     return NULL;
 }
@@ -326,12 +322,12 @@ static int mck_block_shape(MckCtx *c, const MilOp *op)
     bool is_cond = !strcmp(op->type, "cond"), is_loop = !strcmp(op->type, "while_loop");
     if (!is_cond && !is_loop) {
         if (op->n_blocks)
-            return MCK_OP_FAIL(c, op, "blocks: %s holds no blocks, this one has %zu",
+            return mck_op_fail(c, op, "blocks: %s holds no blocks, this one has %zu",
                                op->type, op->n_blocks);
         return 0;
     }
     if (op->n_blocks != 2)
-        return MCK_OP_FAIL(c, op, "blocks: %s holds 2 blocks, not %zu", op->type, op->n_blocks);
+        return mck_op_fail(c, op, "blocks: %s holds 2 blocks, not %zu", op->type, op->n_blocks);
     const MilInput *lv = is_loop ? mil_op_input(op, "loop_vars") : NULL;
     size_t n_vars = lv ? lv->n_args : 0;
     for (size_t i = 0; i < 2; i++) {
@@ -340,14 +336,14 @@ static int mck_block_shape(MckCtx *c, const MilOp *op)
             continue;   /* mck_block names it */
         size_t want_out = is_loop && i == 0 ? 1 : (is_loop ? n_vars : op->n_out);
         if (b->n_in != n_vars)
-            return MCK_OP_FAIL(c, op, "blocks: block %zu takes %zu inputs, not %zu", i, n_vars,
+            return mck_op_fail(c, op, "blocks: block %zu takes %zu inputs, not %zu", i, n_vars,
                                b->n_in);
         if (b->n_out != want_out)
-            return MCK_OP_FAIL(c, op, "blocks: block %zu returns %zu values, not %zu", i,
+            return mck_op_fail(c, op, "blocks: block %zu returns %zu values, not %zu", i,
                                want_out, b->n_out);
     }
     if (is_loop && op->n_out != n_vars)
-        return MCK_OP_FAIL(c, op, "blocks: a while_loop has one output per loop variable (%zu), not %zu",
+        return mck_op_fail(c, op, "blocks: a while_loop has one output per loop variable (%zu), not %zu",
                            n_vars, op->n_out);
     return 0;
 }
@@ -359,9 +355,9 @@ static int mck_op(MckCtx *c, const MilOp *op, int depth)
     if (!op)
         return ir_fail(c->err, "function %s: a missing op", c->fn->name);
     if (!op->type)
-        return MCK_OP_FAIL(c, op, "an op without a type");
+        return mck_op_fail(c, op, "an op without a type");
     if (op->name && !mck_identifier(op->name))
-        return MCK_OP_FAIL(c, op, "the op's name is not a MIL identifier ([A-Za-z_][A-Za-z0-9_]*, not a type name or keyword)");
+        return mck_op_fail(c, op, "the op's name is not a MIL identifier ([A-Za-z_][A-Za-z0-9_]*, not a type name or keyword)");
     const MilOpSchema *s = mck_schema(c, op);
     if (!s)
         return -1;
