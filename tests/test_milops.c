@@ -140,6 +140,27 @@ static void test_special(void)
             "while_loop: loop_vars only");
 }
 
+/* The MIL ops issue 24's lowering names exist from the first target. */
+static void test_lowering_ops(void)
+{
+    static const char *const ops[] = {
+        "conv", "conv_transpose", "linear", "matmul", "batch_norm", "instance_norm",
+        "layer_norm", "relu", "sigmoid", "tanh", "elu", "leaky_relu", "gelu", "softplus",
+        "max_pool", "avg_pool", "reshape", "transpose", "concat", "split", "slice_by_index",
+        "gather", "gather_nd", "squeeze", "expand_dims", "tile", "pad", "reduce_sum",
+        "reduce_mean", "reduce_max", "softmax", "add", "mul", "real_div", "equal", "cast",
+        "select", "clip", "upsample_nearest_neighbor", "resize_bilinear", "lstm", "gru",
+        "cond", "while_loop",
+    };
+    size_t missing = 0;
+    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
+        if (milop_since(ops[i]) != 0) {
+            missing++;
+            fprintf(stderr, "FAIL: %s since %d\n", ops[i], milop_since(ops[i]));
+        }
+    T_CHECK(missing == 0, "%zu lowering ops not at iOS15", missing);
+}
+
 /* Ops per target: non-decreasing, each later folder adds ops. */
 static void test_counts(void)
 {
@@ -713,6 +734,7 @@ int main(void)
     test_absent();
     test_special();
     test_counts();
+    test_lowering_ops();
     test_valid();
     test_targets();
     test_ops();
