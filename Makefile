@@ -92,7 +92,7 @@ TOOLS    := $(TOOL_SRC:tests/%.c=$(BUILD)/tests/%)
 BENCH_SRC := $(sort $(wildcard bench/*.c))
 BENCHES   := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 
-.PHONY: all deps check demo install uninstall clean FORCE tests asan-tests clang-tests testdata bench bench-eval bench-big bench-big-tools bench-big3g opschema fuzz fuzz-deps
+.PHONY: all deps check demo install uninstall clean FORCE tests asan-tests clang-tests testdata bench bench-eval bench-big bench-big-tools bench-big3g opschema milops fuzz fuzz-deps
 .SECONDARY:
 
 all: $(BUILD)/onnx-convert $(BUILD)/libonnxconvert.a $(BUILD)/$(SHLIB)
@@ -210,6 +210,12 @@ demo: deps
 OPSETS_JSON ?= ../shared/spec/onnx-opsets.json
 opschema:
 	python3 src/opschema_gen.py $(OPSETS_JSON) src/opschema_flags.txt src/opschema_table.c
+
+# Regenerates the MIL operator table from coremltools' op definitions
+# (committed too).
+MIL_DEFS ?= ../shared/tools/coremltools/src/coremltools/converters/mil/mil/ops/defs
+milops:
+	/usr/bin/python3 src/milops_gen.py $(MIL_DEFS) src/milops_table.c
 
 # Rebuilds the models in testdata/ through the IR API (they are committed).
 testdata: tests

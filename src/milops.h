@@ -23,6 +23,9 @@ typedef struct MilParam {
     bool optional;
     bool is_const;          /* must be a compile-time constant */
     bool variadic;          /* takes several arguments (concat's values) */
+    const char *tvar;       /* the type variable ("T") whose dtype every
+                               parameter naming it shares; NULL when the
+                               domain is a fixed type */
 } MilParam;
 
 typedef struct MilOpSchema {
