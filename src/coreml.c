@@ -730,6 +730,66 @@ int cml_lower_graph(CmLower *c, const IrGraph *g, MilBlock *b)
     return rc == 0 && !c->failed ? 0 : -1;
 }
 
+/* Whether every argument of `in` is constant: an immediate value or the
+ * output of a const op of the function's block (consts all go there). */
+static bool cm_arg_const(const MilBlock *root, const MilInput *in)
+{
+    for (size_t a = 0; a < in->n_args; a++) {
+        const MilArg *arg = &in->args[a];
+        bool c = arg->value != NULL;
+        for (size_t j = 0; !c && arg->name && j < root->n_ops; j++)
+            c = !strcmp(root->ops[j]->type, "const") &&
+                !strcmp(root->ops[j]->out[0].name, arg->name);
+        if (!c)
+            return false;
+    }
+    return true;
+}
+
+/* Whether `param` of op must be constant at target t (unknown: no). */
+static bool cm_param_const(const char *op, const char *param, int t)
+{
+    const MilOpSchema *s = milop_find(op, t);
+    for (size_t i = 0; s && i < s->n_params; i++)
+        if (!strcmp(s->params[i].name, param))
+            return s->params[i].is_const;
+    return false;
+}
+
+/* Raises c->need until no op binds a non-constant value to a parameter its
+ * version takes only as a constant (conv's bias is const at iOS15 and not
+ * from iOS17); refuses when no target, or none within the limit, takes it. */
+static int cm_const_params(CmLower *c, const MilBlock *b)
+{
+    for (size_t i = 0; i < b->n_ops; i++) {
+        const MilOp *op = b->ops[i];
+        for (size_t k = 0; k < op->n_blocks; k++)
+            if (cm_const_params(c, op->blocks[k]) < 0)
+                return -1;
+        for (size_t k = 0; k < op->n_in; k++) {
+            int t = c->limit >= 0 ? c->limit : c->need;
+            if (!cm_param_const(op->type, op->in[k].param, t) ||
+                cm_arg_const(c->root, &op->in[k]))
+                continue;
+            int ok = -1;
+            for (int u = t + 1; u < (int)mil_targets_n && ok < 0; u++)
+                if (milop_find(op->type, u) && !cm_param_const(op->type, op->in[k].param, u))
+                    ok = u;
+            if (ok < 0 || c->limit >= 0)
+                return ir_fail(c->err, "MIL op '%s' '%s': parameter '%s' is not constant; %s "
+                               "takes it only as a constant%s%s", op->type,
+                               op->name ? op->name : "", op->in[k].param, mil_targets[t].name,
+                               ok < 0 ? ", and so does every later target" : "; from ",
+                               ok < 0 ? "" : mil_targets[ok].name);
+            c->need = ok;
+            snprintf(c->r->forced_op, sizeof c->r->forced_op, "%s", op->type);
+            snprintf(c->r->forced_node, sizeof c->r->forced_node, "%s",
+                     op->name ? op->name : "");
+        }
+    }
+    return 0;
+}
+
 static int cm_export_check(const IrModel *m, IrError *err)
 {
     if (!m->graph)
@@ -769,6 +829,8 @@ int cm_export(const IrModel *cm, const CmOptions *o, MilModel **out, CmReport *r
         rc = cm_export_nodes(&c, c.g);
     if (rc == 0)
         rc = cm_export_outputs(&c, fn, mm);
+    if (rc == 0 && !c.failed)
+        rc = cm_const_params(&c, fn->block);
     cm_names_free(&c.onnx);
     cm_names_free(&c.used);
     if (rc < 0 || c.failed) {
