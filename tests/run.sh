@@ -186,6 +186,7 @@ run asan/half_ort /usr/bin/python3 tests/half_ort.py "$asan/onnx-convert"
 # Core ML packages (issue 24): Apple's loader judges the ones we write, and
 # we read (and rewrite) the ones coremltools writes
 run coreml_ct sh tests/coreml_ct.sh "$build/tests/tool_mlpackage_gen" "$build/onnx-convert"
+run coreml_models sh tests/coreml_models.sh "$build/tests/tool_coreml_export"
 
 # Cross-check with Debian's python3-onnx shape inference (opsets <= 17),
 # when it is installed: a second opinion, never a dependency. (A bare
