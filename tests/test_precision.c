@@ -273,6 +273,29 @@ static void test_ir3_keep_io(void)
     ir_model_free(m);
 }
 
+/* BitCast reads bits: it keeps reading float32 (its result would change
+ * with the width), reported, while the graph input becomes float16. */
+static void test_bitcast(void)
+{
+    IrModel *m = tb_model_typed("opset 26\n"
+                                "input x float 4\n"
+                                "y = BitCast x to=6\n"
+                                "output y\n");
+    PcOptions o = {.dtype = IR_FLOAT16};
+    PcReport r;
+    if (pc_run(m, &o, &r, "bitcast") == 0) {
+        const IrNode *b = pc_node(m, "BitCast", 0);
+        T_CHECK(r.n_kept == 1 && strstr(r.kept[0].reason, "reads its input's bits"),
+                "kept %zu '%s'", r.n_kept, r.n_kept ? r.kept[0].reason : "");
+        const IrNode *p = b ? b->in[0]->producer : NULL;
+        T_CHECK(p && !strcmp(p->op_type, "Cast") && pc_attr_i(p, "to") == IR_FLOAT &&
+                pc_attr_i(b, "to") == IR_INT32, "BitCast does not read a Cast to float32");
+        T_CHECK(pc_in_type(m, 0) == IR_FLOAT16, "x is %d", pc_in_type(m, 0));
+    }
+    pc_report_free(&r);
+    ir_model_free(m);
+}
+
 /* At opset 12 no op has bfloat16, Cast neither: nothing can change, and
  * the report says which nodes stay float32 and why. */
 static void test_bf16_opset12(void)
@@ -1210,6 +1233,7 @@ int main(void)
     test_bf16_opset12();
     test_ir3_weight();
     test_ir3_keep_io();
+    test_bitcast();
     test_keep_lists();
     test_attrs_follow();
     test_if_converts();
