@@ -36,7 +36,8 @@ enum {
     OS_F_TRAINING = 1u << 11,
     OS_F_NO_FOLD = 1u << 12,
     OS_F_DEPRECATED = 1u << 13, /* from the data: the version is deprecated */
-    OS_F_FUNCTION = 1u << 14    /* from the data: the spec gives a function body */
+    OS_F_FUNCTION = 1u << 14,   /* from the data: the spec gives a function body */
+    OS_F_BITS = 1u << 15        /* reads its input's bits (BitCast) */
 };
 
 /* An attribute of a schema. `type` is an AttributeProto.AttributeType code. */

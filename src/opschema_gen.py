@@ -19,7 +19,7 @@ ATTR_TYPES = {  # AttributeProto.AttributeType codes
 
 FLAG_NAMES = ["unary", "broadcast", "commutative", "associative",
               "idempotent", "random", "control", "sequence", "shape_only",
-              "quant", "reduce", "training", "no_fold"]
+              "quant", "reduce", "training", "no_fold", "bits"]
 
 
 def c_str(s):

@@ -4990,7 +4990,7 @@ const OsSchema os_table[] = {
     {"", "BitCast", 26, 0,
      1, 1, 1, 1,
      1, os_attrs_67, 1, os_params_61, 1, os_params_62, 2, os_tcs_69,
-     0, 0, NULL, 0, 0, "elementwise"},
+     OS_F_BITS, 0, NULL, 0, 0, "elementwise"},
     {"", "BitShift", 11, 0,
      2, 2, 1, 1,
      1, os_attrs_70, 2, os_params_71, 1, os_params_72, 1, os_tcs_74,

@@ -442,8 +442,13 @@ static bool pc_decide(PcCtx *c, const IrNode *n, size_t idx, char *why, size_t c
     if (fn >= 0)   /* its body converts for it, each slot switching */
         return true;
     const OsSchema *s = pc_schema(c, n);
-    if (!s) {
-        snprintf(why, cap, "no schema");
+    if (!s || (s->flags & OS_F_BITS)) {
+        /* BitCast's result is its input's bits: another input type is
+         * another width, another result */
+        if (s)
+            snprintf(why, cap, "%s-%d reads its input's bits", n->op_type, s->since);
+        else
+            snprintf(why, cap, "no schema");
         *report = true;
         return false;
     }

@@ -18,6 +18,7 @@
 #include "verify.h"
 #include "t.h"
 #include "topo.h"
+#include "precision_sane.h"
 
 /* The chain of the issue: Conv -> Relu -> MatMul -> Softmax. */
 static const char *CHAIN =
@@ -32,39 +33,6 @@ static const char *CHAIN =
     "y = Softmax mm\n"
     "output y\n";
 
-
-/* No Cast in g reads a Cast (main graph, bodies, functions), but for a
- * Cast whose `to` each call of its function sets (ref_attr_name): its
- * type is not ours to choose. */
-static int pc_no_cast_pair(IrGraph *g, const IrWalkAt *at, void *arg)
-{
-    (void)at;
-    for (IrNode *n = g->first; n; n = n->next) {
-        if (strcmp(n->op_type, "Cast") || !n->in[0] || !n->in[0]->producer)
-            continue;
-        const IrAttr *to = ir_node_attr(n->in[0]->producer, "to");
-        if (to && to->ref_attr_name)
-            continue;
-        T_CHECK(strcmp(n->in[0]->producer->op_type, "Cast") != 0,
-                "%s: Cast '%s' reads Cast '%s'", (const char *)arg, n->name,
-                n->in[0]->producer->name);
-    }
-    return 0;
-}
-
-/* Asserts what every result must be: valid, sorted, no Cast of a Cast. */
-static void pc_assert_sane(IrModel *m, const char *what)
-{
-    const char *rule;
-    char msg[512];
-    T_CHECK(job_validate(m, &rule, msg, sizeof msg) == 0, "%s: invalid: %s", what, msg);
-    size_t moved = 99;
-    IrError err;
-    T_CHECK(topo_sort_model(m, &moved, &err) == 0 && moved == 0,
-            "%s: not in topological order (%zu moved)", what, moved);
-    ir_each_graph(m, IR_WALK_ALL, pc_no_cast_pair, (void *)what);
-}
-
 /* Converts m in place as o says; the report goes to r. */
 static int pc_run(IrModel *m, const PcOptions *o, PcReport *r, const char *what)
 {
@@ -72,7 +40,7 @@ static int pc_run(IrModel *m, const PcOptions *o, PcReport *r, const char *what)
     int rc = pc_convert(m, o, r, &err);
     T_CHECK(rc == 0, "%s: %s", what, err.msg);
     if (rc == 0)
-        pc_assert_sane(m, what);
+        ps_assert_sane(m, what);
     return rc;
 }
 
@@ -176,10 +144,10 @@ static void test_chain_keep_io(void)
 static void test_resize_scales(void)
 {
     IrModel *m = tb_model_typed("opset 13\n"
-                          "input x float 1,1,4,4\n"
-                          "init S float 4 1,1,2,2\n"
-                          "y = Resize x,,S mode=\"nearest\"\n"
-                          "output y\n");
+                                "input x float 1,1,4,4\n"
+                                "init S float 4 1,1,2,2\n"
+                                "y = Resize x,,S mode=\"nearest\"\n"
+                                "output y\n");
     PcOptions o = {.dtype = IR_FLOAT16};
     PcReport r;
     if (pc_run(m, &o, &r, "resize") == 0) {
@@ -197,14 +165,14 @@ static void test_resize_scales(void)
 static void test_bf16_island(void)
 {
     IrModel *m = tb_model_typed("opset 13\n"
-                          "input x float 1,3,8,8\n"
-                          "init W float 4,3,3,3 rand\n"
-                          "init V float 4,4,3,3 rand\n"
-                          "a = Relu x\n"
-                          "c1 = Conv a,W pads=[1,1,1,1]\n"
-                          "c2 = Conv c1,V pads=[1,1,1,1]\n"
-                          "d = Relu c2\n"
-                          "output d\n");
+                                "input x float 1,3,8,8\n"
+                                "init W float 4,3,3,3 rand\n"
+                                "init V float 4,4,3,3 rand\n"
+                                "a = Relu x\n"
+                                "c1 = Conv a,W pads=[1,1,1,1]\n"
+                                "c2 = Conv c1,V pads=[1,1,1,1]\n"
+                                "d = Relu c2\n"
+                                "output d\n");
     PcOptions o = {.dtype = IR_BFLOAT16};
     PcReport r;
     if (pc_run(m, &o, &r, "bf16 island") == 0) {
@@ -234,12 +202,12 @@ static void test_bf16_island(void)
 static void test_ir3_weight(void)
 {
     IrModel *m = tb_model_typed("opset 13\n"
-                          "input x float 1,3,8,8\n"
-                          "init W float 4,3,3,3 rand\n"
-                          "a = Relu x\n"
-                          "c = Conv a,W pads=[1,1,1,1]\n"
-                          "d = Relu c\n"
-                          "output d\n");
+                                "input x float 1,3,8,8\n"
+                                "init W float 4,3,3,3 rand\n"
+                                "a = Relu x\n"
+                                "c = Conv a,W pads=[1,1,1,1]\n"
+                                "d = Relu c\n"
+                                "output d\n");
     int64_t dims[4] = {4, 3, 3, 3};
     T_CHECK(ir_graph_add_input(m->graph, "W", ir_type_tensor(IR_FLOAT, 4, dims)) != NULL,
             "W as an input");
@@ -273,15 +241,38 @@ static void test_ir3_keep_io(void)
     ir_model_free(m);
 }
 
+/* BitCast reads bits: it keeps reading float32 (its result would change
+ * with the width), reported, while the graph input becomes float16. */
+static void test_bitcast(void)
+{
+    IrModel *m = tb_model_typed("opset 26\n"
+                                "input x float 4\n"
+                                "y = BitCast x to=6\n"
+                                "output y\n");
+    PcOptions o = {.dtype = IR_FLOAT16};
+    PcReport r;
+    if (pc_run(m, &o, &r, "bitcast") == 0) {
+        const IrNode *b = pc_node(m, "BitCast", 0);
+        T_CHECK(r.n_kept == 1 && strstr(r.kept[0].reason, "reads its input's bits"),
+                "kept %zu '%s'", r.n_kept, r.n_kept ? r.kept[0].reason : "");
+        const IrNode *p = b ? b->in[0]->producer : NULL;
+        T_CHECK(p && !strcmp(p->op_type, "Cast") && pc_attr_i(p, "to") == IR_FLOAT &&
+                pc_attr_i(b, "to") == IR_INT32, "BitCast does not read a Cast to float32");
+        T_CHECK(pc_in_type(m, 0) == IR_FLOAT16, "x is %d", pc_in_type(m, 0));
+    }
+    pc_report_free(&r);
+    ir_model_free(m);
+}
+
 /* At opset 12 no op has bfloat16, Cast neither: nothing can change, and
  * the report says which nodes stay float32 and why. */
 static void test_bf16_opset12(void)
 {
     IrModel *m = tb_model_typed("opset 12\n"
-                          "input x float 4\n"
-                          "a = Relu x\n"
-                          "y = Neg a\n"
-                          "output y\n");
+                                "input x float 4\n"
+                                "a = Relu x\n"
+                                "y = Neg a\n"
+                                "output y\n");
     PcOptions o = {.dtype = IR_BFLOAT16};
     PcReport r;
     if (pc_run(m, &o, &r, "bf16 opset 12") == 0) {
@@ -325,14 +316,14 @@ static void test_keep_lists(void)
 static void test_attrs_follow(void)
 {
     IrModel *m = tb_model_typed("opset 13\n"
-                          "input i int64 4\n"
-                          "init shp int64 1 4\n"
-                          "f = Cast i to=1\n"
-                          "z = ConstantOfShape shp\n"
-                          "k = ConstantOfShape shp\n"
-                          "s = Add f,z\n"
-                          "y = Add s,k\n"
-                          "output y\n");
+                                "input i int64 4\n"
+                                "init shp int64 1 4\n"
+                                "f = Cast i to=1\n"
+                                "z = ConstantOfShape shp\n"
+                                "k = ConstantOfShape shp\n"
+                                "s = Add f,z\n"
+                                "y = Add s,k\n"
+                                "output y\n");
     float big = 70000.0f;
     int64_t one = 1;
     ir_node_set_attr((IrNode *)pc_node(m, "ConstantOfShape", 1),
@@ -480,9 +471,9 @@ static size_t pc_count_in(const IrGraph *g, const char *op)
 static IrModel *pc_if_model(IrGraph **tb, IrGraph **eb)
 {
     IrModel *m = tb_model_typed("opset 13\n"
-                          "input x float 4\n"
-                          "input cond bool -\n"
-                          "a = Relu x\n");
+                                "input x float 4\n"
+                                "input cond bool -\n"
+                                "a = Relu x\n");
     IrGraph *g = m->graph;
     *tb = pc_body(g, "then", "init K float 4 rand\nng = Neg a\nt = Mul ng,K\n"
                   "output t float 4\n", 100);
@@ -553,9 +544,9 @@ static void test_if_kept(void)
 static void test_loop(void)
 {
     IrModel *m = tb_model_typed("opset 13\n"
-                          "input x float 4\n"
-                          "init W float 4 0.5\n"
-                          "init M int64 - 3\n");
+                                "input x float 4\n"
+                                "init W float 4 0.5\n"
+                                "init M int64 - 3\n");
     IrGraph *g = m->graph;
     IrGraph *body = pc_body(g, "body", "input i int64 -\ninput c bool -\ninput s float 4\n"
                             "init one float - 1\n"
@@ -587,8 +578,8 @@ static void test_loop(void)
 static void test_scan(void)
 {
     IrModel *m = tb_model_typed("opset 16\n"
-                          "input X float 3,4\n"
-                          "init z float 4 0\n");
+                                "input X float 3,4\n"
+                                "init z float 4 0\n");
     IrGraph *g = m->graph;
     IrGraph *body = pc_body(g, "body", "input acc float 4\ninput row float 4\n"
                             "sum = Add acc,row\nout = Identity sum\n"
@@ -620,9 +611,9 @@ static void test_scan(void)
 static void test_nested(void)
 {
     IrModel *m = tb_model_typed("opset 13\n"
-                          "input x float 4\n"
-                          "init M int64 - 2\n"
-                          "a = Relu x\n");
+                                "input x float 4\n"
+                                "init M int64 - 2\n"
+                                "a = Relu x\n");
     IrGraph *g = m->graph;
     IrGraph *body = ir_graph_new(g);
     body->name = ir_strdup("body");
@@ -676,9 +667,9 @@ static void test_nested(void)
 static IrModel *pc_fn_model(void)
 {
     IrModel *m = tb_model_typed("opset 13\n"
-                          "input x float 2,4\n"
-                          "init W1 float 4,4 rand\n"
-                          "init W2 float 4,4 rand\n");
+                                "input x float 2,4\n"
+                                "init W1 float 4,4 rand\n"
+                                "init W2 float 4,4 rand\n");
     ir_model_set_opset(m, "local", 1);
     IrGraph *b = pc_body(NULL, "F", "input X\ninput W\nmm = MatMul X,W\nr = Relu mm\n"
                          "k = Constant\ny = Add r,k\noutput y\n", 500);
@@ -907,12 +898,12 @@ static void test_function_ref_attr(void)
 static void test_constant_value_float(void)
 {
     IrModel *m = tb_model_typed("opset 13\n"
-                          "input x float 2\n"
-                          "k = Constant value_float=0.25\n"
-                          "v = Constant value_floats=[0.5,2.0]\n"
-                          "a = Mul x,k\n"
-                          "y = Add a,v\n"
-                          "output y\n");
+                                "input x float 2\n"
+                                "k = Constant value_float=0.25\n"
+                                "v = Constant value_floats=[0.5,2.0]\n"
+                                "a = Mul x,k\n"
+                                "y = Add a,v\n"
+                                "output y\n");
     PcOptions o = {.dtype = IR_FLOAT16};
     PcReport r;
     if (pc_run_eval(m, &o, &r, "value_float") == 0) {
@@ -1091,10 +1082,10 @@ static void test_store_ir3(void)
 static void test_shape_reader(void)
 {
     IrModel *m = tb_model_typed("opset 13\n"
-                          "input x float 2,3\n"
-                          "s = Shape x\n"
-                          "y = Reshape x,s\n"
-                          "output y\n");
+                                "input x float 2,3\n"
+                                "s = Shape x\n"
+                                "y = Reshape x,s\n"
+                                "output y\n");
     PcOptions o = {.dtype = IR_FLOAT16};
     PcReport r;
     if (pc_run(m, &o, &r, "shape") == 0)
@@ -1210,6 +1201,7 @@ int main(void)
     test_bf16_opset12();
     test_ir3_weight();
     test_ir3_keep_io();
+    test_bitcast();
     test_keep_lists();
     test_attrs_follow();
     test_if_converts();

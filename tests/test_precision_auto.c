@@ -17,6 +17,7 @@
 #include "precision_auto.h"
 #include "t.h"
 #include "topo.h"
+#include "precision_sane.h"
 
 /* x + 1 is ~1 everywhere (random inputs are in [-1, 1)): the sum of
  * 100000 of them, ~1e5, is beyond float16's largest finite 65504; the
@@ -58,29 +59,11 @@ static const char *TAME =
     "y = Softmax mm\n"
     "output y\n";
 
-/* tb_model with the outputs' types declared (the checker wants them). */
+/* tb_model_typed with the same seeded weights at each call. */
 static IrModel *pa_model(const char *text)
 {
     tb_seed = 0x9e3779b97f4a7c15ull;   /* the same weights at each call */
     return tb_model_typed(text);
-}
-
-/* Valid, sorted, no Cast of a Cast. */
-static void pa_assert_sane(IrModel *m, const char *what)
-{
-    const char *rule;
-    char msg[512];
-    T_CHECK(job_validate(m, &rule, msg, sizeof msg) == 0, "%s: invalid: %s", what, msg);
-    size_t moved = 99;
-    IrError err;
-    T_CHECK(topo_sort_model(m, &moved, &err) == 0 && moved == 0,
-            "%s: not in topological order (%zu moved)", what, moved);
-    for (IrNode *n = m->graph->first; n; n = n->next) {
-        if (strcmp(n->op_type, "Cast") || !n->in[0] || !n->in[0]->producer)
-            continue;
-        T_CHECK(strcmp(n->in[0]->producer->op_type, "Cast") != 0,
-                "%s: Cast '%s' reads Cast '%s'", what, n->name, n->in[0]->producer->name);
-    }
 }
 
 /* The op of the node named `name` in m, or "". */
@@ -107,7 +90,7 @@ static void pa_case(const char *what, const char *text, bool keep_io, const char
     int rc = pa_convert(m, &o, &a, &r, &ar, &err);
     T_CHECK(rc == 0, "%s: %s", what, err.msg);
     if (rc == 0) {
-        pa_assert_sane(m, what);
+        ps_assert_sane(m, what);
         T_CHECK(ar.error <= 1, "%s: error %g times the tolerance", what, ar.error);
         T_CHECK(ar.evaluations <= pa_max_evals(ar.candidates), "%s: %zu evaluations for "
                 "%zu nodes", what, ar.evaluations, ar.candidates);
@@ -184,7 +167,7 @@ static void test_unnamed(void)
                       !strncmp(r.kept[i].reason, "--auto: ", 8);
         T_CHECK(listed, "unnamed: the conversion did not keep #1 (the Exp)");
         T_CHECK(ar.error <= 1, "unnamed: error %g", ar.error);
-        pa_assert_sane(m, "unnamed");
+        ps_assert_sane(m, "unnamed");
     }
     pc_report_free(&r);
     pa_report_free(&ar);
