@@ -1034,10 +1034,29 @@ static int pc_value(PcCtx *c, IrValue *v)
         snprintf(what, sizeof what, "initializer '%s'", v->name);
         if (v->init && pc_tensor_retype(c, v->init, stor, what) < 0)
             return -1;
-        pc_retype_infos(&v->graph->inputs, v, stor);
-        pc_retype_infos(&v->graph->value_info, v, stor);
     }
     return pc_route(c, v, orig, stor);
+}
+
+/* Gives g's declared inputs and value_info the stored type of the value
+ * each names: one pass over the lists once every value is decided (per
+ * value it would cost a scan of value_info each: quadratic on exports
+ * that declare every intermediate value). */
+static int pc_retype_declared(IrGraph *g, const IrWalkAt *at, void *arg)
+{
+    (void)at;
+    const PcCtx *c = arg;
+    IrPtrList *lists[2] = {&g->inputs, &g->value_info};
+    for (size_t k = 0; k < 2; k++)
+        for (size_t i = 0; i < lists[k]->n; i++) {
+            IrValueInfo *vi = lists[k]->p[i];
+            const IrValue *v = vi->value;
+            PcVal *e = NULL;
+            HASH_FIND_PTR(c->vals, &v, e);
+            if (e)
+                pc_retype_info(vi, e->stor);
+        }
+    return 0;
 }
 
 static void pc_free_maps(PcCtx *c)
@@ -1311,6 +1330,8 @@ static int pc_dtype(PcCtx *c)
     for (size_t i = 0; i < l.n && rc == 0; i++)
         rc = pc_value(c, l.v[i]);
     free(l.v);
+    if (rc == 0)
+        pc_each_live(c, pc_retype_declared, c);
     ir_graph_clear_inferred(c->g);
     for (size_t i = 0; i < c->m->n_functions; i++)
         if (c->m->functions[i]->body)
