@@ -900,6 +900,12 @@ static int oc_command_args(JobOptions *o, const char *const *args, size_t n)
     }
     if (job_options_check(o, why, sizeof why) < 0)
         return oc_fail("oc_run_command: %s: %s", o->command, why);
+    /* the model handle holds ONNX: a package is the command line's to
+     * write (onnx-convert convert IN -o OUT.mlpackage) */
+    if (o->to_coreml)
+        return oc_fail("oc_run_command: %s: --to coreml writes a Core ML package, which an "
+                       "oc_model cannot hold; use the command line (onnx-convert convert "
+                       "IN.onnx -o OUT.mlpackage)", o->command);
     /* an unknown pass is the caller's mistake, refused before anything
      * runs, as oc_optimize refuses it (the command line reports it as the
      * optimize stage's failure) */

@@ -14,6 +14,7 @@
 #include "coreml/rules.h"
 #include "infer.h"
 #include "known.h"
+#include "mlpackage.h"
 #include "milops.h"
 #include "opschema.h"
 #include "uthash.h"
@@ -180,10 +181,24 @@ static const char *cm_target_name(int t)
     return t >= 0 && (size_t)t < mil_targets_n ? mil_targets[t].name : "any";
 }
 
+/* Notes in the report what refused: node n (may be NULL), the MIL op
+ * (may be NULL), the first target that takes it and the kind. */
+static void cm_note_failure(CmReport *r, const IrNode *n, const char *mil_op, int first,
+                            const char *kind)
+{
+    snprintf(r->fail_node, sizeof r->fail_node, "%s", n && n->name ? n->name : "");
+    snprintf(r->fail_op, sizeof r->fail_op, "%s", n ? n->op_type : "");
+    r->fail_version = n ? cm_onnx_version(n) : 0;
+    snprintf(r->fail_mil_op, sizeof r->fail_mil_op, "%s", mil_op ? mil_op : "");
+    r->fail_first = first;
+    r->fail_kind = kind;
+}
+
 int cml_refuse(CmLower *c, const char *fmt, ...)
 {
     if (c->failed)          /* the first reason stands */
         return -1;
+    cm_note_failure(c->r, c->node, NULL, -1, "unsupported");
     char why[384];
     va_list ap;
     va_start(ap, fmt);
@@ -435,6 +450,7 @@ MilOp *cml_op(CmLower *c, const char *type)
     char *name = cm_fresh(c, n && n->name && *n->name ? n->name : type);
     MilOp *op = mil_op_add(c->b, type, name);
     free(name);
+    op->origin = n;
     c->r->n_ops++;
     int since = milop_since(type);
     if (since < 0) {
@@ -442,6 +458,7 @@ MilOp *cml_op(CmLower *c, const char *type)
         return op;
     }
     if (c->limit >= 0 && since > c->limit && !c->failed) {
+        cm_note_failure(c->r, n, type, since, "target");
         ir_fail(c->err, "node '%s' (%s-%d): MIL op '%s' first exists at %s; target %s",
                 n && n->name ? n->name : "", n ? n->op_type : "", n ? cm_onnx_version(n) : 0,
                 type, mil_targets[since].name, mil_targets[c->limit].name);
@@ -775,19 +792,60 @@ static int cm_const_params(CmLower *c, const MilBlock *b)
             for (int u = t + 1; u < (int)mil_targets_n && ok < 0; u++)
                 if (milop_find(op->type, u) && !cm_param_const(op->type, op->in[k].param, u))
                     ok = u;
-            if (ok < 0 || c->limit >= 0)
-                return ir_fail(c->err, "MIL op '%s' '%s': parameter '%s' is not constant; %s "
-                               "takes it only as a constant%s%s", op->type,
-                               op->name ? op->name : "", op->in[k].param, mil_targets[t].name,
-                               ok < 0 ? ", and so does every later target" : "; from ",
-                               ok < 0 ? "" : mil_targets[ok].name);
+            const IrNode *n = op->origin;
+            if (ok < 0 || c->limit >= 0) {
+                cm_note_failure(c->r, n, op->type, ok, ok < 0 ? "constant-parameter" : "target");
+                return ir_fail(c->err, "node '%s' (%s-%d): MIL op '%s': parameter '%s' is not "
+                               "constant; %s takes it only as a constant%s%s",
+                               n && n->name ? n->name : "", n ? n->op_type : "",
+                               n ? cm_onnx_version(n) : 0, op->type, op->in[k].param,
+                               mil_targets[t].name,
+                               ok < 0 ? ", and so does every later target" : "; first target "
+                               "that takes it: ", ok < 0 ? "" : mil_targets[ok].name);
+            }
             c->need = ok;
             snprintf(c->r->forced_op, sizeof c->r->forced_op, "%s", op->type);
             snprintf(c->r->forced_node, sizeof c->r->forced_node, "%s",
-                     op->name ? op->name : "");
+                     n && n->name ? n->name : "");
+            snprintf(c->r->forced_onnx_op, sizeof c->r->forced_onnx_op, "%s",
+                     n ? n->op_type : "");
         }
     }
     return 0;
+}
+
+/* An immediate argument big enough for weight.bin becomes a const op at
+ * the start of the function's block (*at: where the next goes): the
+ * package writer keeps immediates in model.mlmodel and sends only consts
+ * to weight.bin, and the issue's rule, as coremltools', is that every
+ * weight above a small size lives there (Gemm's weight, transposed at
+ * export, was a 5 MB immediate in MobileNetV2's model.mlmodel). */
+static void cm_hoist_block(CmLower *c, MilBlock *b, int spec, size_t *at)
+{
+    MilBlock *root = c->root;
+    for (size_t i = 0; i < b->n_ops; i++) {
+        MilOp *op = b->ops[i];
+        for (size_t k = 0; k < op->n_blocks; k++)
+            cm_hoist_block(c, op->blocks[k], spec, at);
+        for (size_t k = 0; k < op->n_in; k++)
+            for (size_t a = 0; a < op->in[k].n_args; a++) {
+                MilArg *arg = &op->in[k].args[a];
+                if (!arg->value || !mlp_uses_blob(arg->value, spec, 0))
+                    continue;
+                char *name = cm_fresh(c, op->name ? op->name : "const");
+                MilOp *cop = mil_const_add(root, name, arg->value);
+                free(name);
+                arg->value = NULL;
+                arg->name = ir_strdup(cop->out[0].name);
+                c->r->n_ops++;
+                c->r->n_consts++;
+                memmove(&root->ops[*at + 1], &root->ops[*at],
+                        (root->n_ops - 1 - *at) * sizeof *root->ops);
+                root->ops[(*at)++] = cop;
+                if (b == root)
+                    i++;    /* the op moved up by the one inserted */
+            }
+    }
 }
 
 static int cm_export_check(const IrModel *m, IrError *err)
@@ -831,6 +889,11 @@ int cm_export(const IrModel *cm, const CmOptions *o, MilModel **out, CmReport *r
         rc = cm_export_outputs(&c, fn, mm);
     if (rc == 0 && !c.failed)
         rc = cm_const_params(&c, fn->block);
+    if (rc == 0 && !c.failed) {
+        size_t at = 0;
+        cm_hoist_block(&c, fn->block, mil_targets[limit >= 0 ? limit : c.need].spec_version,
+                       &at);
+    }
     cm_names_free(&c.onnx);
     cm_names_free(&c.used);
     if (rc < 0 || c.failed) {
@@ -839,6 +902,7 @@ int cm_export(const IrModel *cm, const CmOptions *o, MilModel **out, CmReport *r
     }
     int t = limit >= 0 ? limit : c.need;
     r->target = t;
+    r->lowest = c.need;
     mm->spec_version = mil_targets[t].spec_version;
     free(fn->opset);
     fn->opset = ir_strdup(mil_targets[t].opset);
@@ -1168,4 +1232,68 @@ int cm_import(const MilModel *mm, IrModel **out, IrError *err)
     }
     *out = m;
     return 0;
+}
+
+/* ---- the import beside the original ------------------------------------------- */
+
+/* Whether an import's boundary value of type `got` stands for the
+ * original's `want`: Core ML's int32 for ONNX's int64 alone. */
+static bool cm_narrowed(const IrType *got, const IrType *want)
+{
+    return got && want && want->has_elem_type && got->elem_type == IR_INT32 &&
+           want->elem_type == IR_INT64;
+}
+
+void cm_retype_like(IrModel *rt, const IrModel *orig)
+{
+    IrGraph *g = rt->graph;
+    const IrGraph *og = orig->graph;
+    /* the export's inputs are the original's without an initializer */
+    for (size_t i = 0, j = 0; i < g->inputs.n; i++, j++) {
+        while (j < og->inputs.n && ((const IrValueInfo *)og->inputs.p[j])->value->init)
+            j++;
+        if (j >= og->inputs.n)
+            break;
+        IrValueInfo *vi = g->inputs.p[i];
+        const IrValueInfo *ov = og->inputs.p[j];
+        if (!cm_narrowed(vi->type, ov->type))
+            continue;
+        IrValue *v = vi->value;
+        char *nn = ir_graph_fresh_name(g, v->name);
+        const char *in[1] = {v->name}, *out[1] = {nn};
+        IrError err;
+        IrNode *cast = ir_node_new(g, g->first, "Cast", "", nn, 1, in, 1, out, &err);
+        free(nn);
+        if (!cast)
+            continue;
+        ir_node_set_attr(cast, ir_attr_int("to", IR_INT32));
+        size_t nu = v->n_uses;
+        IrUse *uses = ir_alloc_array(nu ? nu : 1, sizeof *uses);
+        memcpy(uses, v->uses, nu * sizeof *uses);
+        for (size_t k = 0; k < nu; k++)
+            if (uses[k].node && uses[k].node != cast)
+                ir_node_set_input(uses[k].node, uses[k].index, cast->out[0]);
+        free(uses);
+        vi->type->elem_type = IR_INT64;
+    }
+    for (size_t i = 0; i < g->outputs.n && i < og->outputs.n; i++) {
+        IrValueInfo *vi = g->outputs.p[i];
+        const IrValueInfo *ov = og->outputs.p[i];
+        if (!cm_narrowed(vi->type, ov->type))
+            continue;
+        IrValue *v = vi->value;
+        char *keep = ir_strdup(v->name), *nn = ir_graph_fresh_name(g, v->name);
+        IrError err;
+        if (ir_value_rename(v, nn, &err) == 0) {
+            const char *in[1] = {nn}, *out[1] = {keep};
+            IrNode *cast = ir_node_new(g, NULL, "Cast", "", keep, 1, in, 1, out, &err);
+            if (cast) {
+                ir_node_set_attr(cast, ir_attr_int("to", IR_INT64));
+                ir_graph_point_output(g, i, cast->out[0]);
+                vi->type->elem_type = IR_INT64;
+            }
+        }
+        free(keep);
+        free(nn);
+    }
 }

@@ -30,6 +30,8 @@ typedef struct CmOptions {
 
 typedef struct CmReport {
     int target;             /* the target chosen (index into mil_targets) */
+    int lowest;             /* the lowest target that holds the model (the
+                               one chosen unless a target was asked) */
     /* The MIL op that forced it (the first emitted whose first target is
      * the model's), and the ONNX node and op it was lowered from; "" when
      * nothing was emitted. */
@@ -41,6 +43,19 @@ typedef struct CmReport {
                                (shape arithmetic), emitted as const ops */
     size_t n_ops;           /* MIL ops emitted, consts included */
     size_t n_consts;
+    /* A refusal, besides err's line: the ONNX node, op and version at
+     * fault ("" and 0 when none), the MIL op concerned ("" when none), the
+     * first target whose version of it fits (-1: none, or no question of
+     * target) and the kind: "unsupported" (no lowering for the op, an
+     * attribute or a type), "target" (the MIL op is newer than the target
+     * asked) or "constant-parameter" (it takes a constant only); NULL when
+     * the export did not refuse. */
+    char fail_node[256];
+    char fail_op[64];
+    int fail_version;
+    char fail_mil_op[64];
+    int fail_first;
+    const char *fail_kind;
 } CmReport;
 
 /* Lowers m (ai.onnx at CM_ONNX_OPSET, no other domain) to a new MilModel
@@ -62,6 +77,13 @@ int cm_export(const IrModel *m, const CmOptions *o, MilModel **out, CmReport *r,
  * op the export emits becomes ONNX nodes. Returns 0, or -1 with err naming
  * the MIL op (type and name) that has no raising or is malformed. */
 int cm_import(const MilModel *mm, IrModel **out, IrError *err);
+
+/* Gives the import rt of an export of orig orig's boundary types where
+ * Core ML narrowed them (int64 computed as int32): a Cast after each such
+ * input and before each such output, so that the evaluator feeds and
+ * compares both models with the original's data. Inputs and outputs pair
+ * by position; any other difference is left for the comparison to find. */
+void cm_retype_like(IrModel *rt, const IrModel *orig);
 
 /* Whether the export has a lowering for ai.onnx op `op` (it may still
  * refuse some attribute combinations). */

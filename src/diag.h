@@ -52,6 +52,10 @@
     X(SAVE, "save", "the model cannot be written") \
     X(OPTIMIZE, "optimize", "an optimization pass failed") \
     X(PRECISION, "precision", "the precision change was refused") \
+    X(COREML_UNSUPPORTED, "coreml-unsupported", "Core ML: no lowering for the op, attribute or type") \
+    X(COREML_TARGET, "coreml-target", "Core ML: the MIL op is newer than the target") \
+    X(COREML_CONSTANT, "coreml-constant", "Core ML: the MIL op takes only a constant there") \
+    X(COREML_INVALID, "coreml-invalid", "Core ML: the exported program failed its check") \
     X(TOPO_ORDER, "topo-order", "the nodes cannot be put in order") \
     X(INPUT_SHAPE, "input-shape", "--input-shape does not fit the model") \
     X(DIFFERS, "differs", "verification: the results differ") \
@@ -80,7 +84,7 @@ DgReason dg_reason_parse(const char *name);
 #define DG_STAGES(X) \
     X(LOAD, "load") X(CHECK, "check") X(CONVERT, "convert") \
     X(INPUT_SHAPE, "input-shape") X(PRECISION, "precision") X(OPTIMIZE, "optimize") \
-    X(VERIFY, "verify") X(SAVE, "save") X(RUN, "run")
+    X(COREML, "coreml") X(VERIFY, "verify") X(SAVE, "save") X(RUN, "run")
 
 typedef enum {
     DG_STAGE_NONE = 0,

@@ -21,6 +21,8 @@ void info_json(Js *j, const IrModel *m, const char *path);
  * functions with opset and op counts, inputs, outputs, weights (st: what
  * mlp_read_stats counted, or NULL), metadata. */
 void info_print_mil_text(FILE *f, const MilModel *m, const MlpStats *st, const char *path);
+/* The same as one JSON object (docs/json.md: info of a Core ML package). */
+void info_print_mil_json(FILE *f, const MilModel *m, const MlpStats *st, const char *path);
 /* A name for known ir_version values that are not plain IR numbers, such as
  * PyTorch/Caffe2's 0x103, or NULL. */
 const char *info_ir_variant(int64_t ir_version);

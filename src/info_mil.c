@@ -107,12 +107,18 @@ static void info_mil_features(FILE *f, const char *what, const MilFeature *l, si
     }
 }
 
-void info_print_mil_text(FILE *f, const MilModel *m, const MlpStats *st, const char *path)
+/* The target whose specificationVersion m declares, or NULL. */
+static const MilTarget *info_mil_target(const MilModel *m)
 {
-    const MilTarget *t = NULL;
     for (size_t i = 0; i < mil_targets_n; i++)
         if (mil_targets[i].spec_version == m->spec_version)
-            t = &mil_targets[i];
+            return &mil_targets[i];
+    return NULL;
+}
+
+void info_print_mil_text(FILE *f, const MilModel *m, const MlpStats *st, const char *path)
+{
+    const MilTarget *t = info_mil_target(m);
     fprintf(f, "Core ML package\n");
     fputs("  path             ", f);
     info_mil_str(f, path);
@@ -170,4 +176,129 @@ void info_print_mil_text(FILE *f, const MilModel *m, const MlpStats *st, const c
         info_mil_str(f, m->meta_values[i]);
         fputc('\n', f);
     }
+}
+
+/* ---- JSON ----------------------------------------------------------- */
+
+/* {"name", "dtype", "shape"}: shape's unknown dims null, a flexible dim
+ * {"min", "max"} (max null when open); "list" when it is one. */
+static void info_mil_json_type(Js *j, const char *name, const MilType *t, const int64_t *lo,
+                               const int64_t *hi)
+{
+    js_open(j, '{', true);
+    js_key(j, "name");
+    js_string(j, name);
+    js_key(j, "dtype");
+    js_string(j, mil_dtype_name(t->dtype));
+    js_key(j, "list");
+    js_bool(j, t->is_list);
+    js_key(j, "shape");
+    if (t->rank < 0) {
+        js_null(j);
+    } else {
+        js_open(j, '[', true);
+        for (int i = 0; i < t->rank; i++) {
+            if (t->dims[i] >= 0) {
+                js_int(j, t->dims[i]);
+            } else if (lo) {
+                js_open(j, '{', true);
+                js_key(j, "min");
+                js_int(j, lo[i]);
+                js_key(j, "max");
+                js_opt_int(j, hi && hi[i] >= 0, hi ? hi[i] : 0);
+                js_close(j, '}');
+            } else {
+                js_null(j);
+            }
+        }
+        js_close(j, ']');
+    }
+    js_close(j, '}');
+}
+
+static void info_mil_json_features(Js *j, const MilFeature *l, size_t n)
+{
+    js_open(j, '[', false);
+    for (size_t i = 0; i < n; i++)
+        info_mil_json_type(j, l[i].name, &l[i].type, l[i].range_lo, l[i].range_hi);
+    js_close(j, ']');
+}
+
+/* One function: name, opset, inputs, op counts; its consts are added to
+ * *all. */
+static void info_mil_json_function(Js *j, const MilFunction *fn, InfoMilCounts *all)
+{
+    InfoMilCounts c = {0};
+    info_mil_count(&c, fn->block);
+    all->n_consts += c.n_consts;
+    all->const_bytes += c.const_bytes;
+    js_open(j, '{', false);
+    js_key(j, "name");
+    js_string(j, fn->name);
+    js_key(j, "opset");
+    js_string(j, fn->opset);
+    js_key(j, "inputs");
+    js_open(j, '[', false);
+    for (size_t k = 0; k < fn->n_in; k++)
+        info_mil_json_type(j, fn->in[k].name, &fn->in[k].type, NULL, NULL);
+    js_close(j, ']');
+    js_key(j, "ops_total");
+    js_uint(j, c.n_ops);
+    js_key(j, "ops");
+    qsort(c.ops, c.n_types, sizeof *c.ops, info_op_cmp);
+    js_open(j, '{', false);
+    for (size_t k = 0; k < c.n_types; k++) {
+        js_key(j, c.ops[k].type);
+        js_uint(j, c.ops[k].n);
+    }
+    js_close(j, '}');
+    free(c.ops);
+    js_close(j, '}');
+}
+
+void info_print_mil_json(FILE *f, const MilModel *m, const MlpStats *st, const char *path)
+{
+    Js jj, *j = &jj;
+    js_init(j, f, 0);
+    const MilTarget *t = info_mil_target(m);
+    js_open(j, '{', false);
+    js_report_head(j, path, "info", "ok");
+    js_key(j, "format");
+    js_string(j, "coreml");
+    js_key(j, "target");
+    js_string(j, t ? t->name : NULL);
+    js_key(j, "specification_version");
+    js_int(j, m->spec_version);
+    js_key(j, "functions");
+    InfoMilCounts all = {0};
+    js_open(j, '[', false);
+    for (size_t i = 0; i < m->n_fn; i++)
+        info_mil_json_function(j, m->fn[i], &all);
+    js_close(j, ']');
+    js_key(j, "inputs");
+    info_mil_json_features(j, m->in, m->n_in);
+    js_key(j, "outputs");
+    info_mil_json_features(j, m->out, m->n_out);
+    js_key(j, "weights");
+    js_open(j, '{', true);
+    js_key(j, "consts");
+    js_uint(j, all.n_consts);
+    js_key(j, "bytes");
+    js_uint(j, all.const_bytes);
+    js_key(j, "blobs");
+    js_uint(j, st ? st->n_blobs : 0);
+    js_key(j, "blob_bytes");
+    js_uint(j, st ? st->blob_bytes : 0);
+    js_close(j, '}');
+    js_key(j, "description");
+    js_string(j, m->short_doc);
+    js_key(j, "metadata");
+    js_open(j, '{', false);
+    for (size_t i = 0; i < m->n_meta; i++) {
+        js_key(j, m->meta_keys[i]);
+        js_string(j, m->meta_values[i]);
+    }
+    js_close(j, '}');
+    js_close(j, '}');
+    fputc('\n', f);
 }

@@ -21,6 +21,7 @@
 #include "ir.h"
 #include "job.h"
 #include "load.h"
+#include "milcheck.h"
 #include "topo.h"
 #include "verify.h"
 
@@ -91,8 +92,59 @@ static void job_read_stdin(void)
     job_stdin.len = len;
 }
 
+bool job_is_folder(const char *path)
+{
+    struct stat st;
+    return strcmp(path, "-") && !stat(path, &st) && S_ISDIR(st.st_mode);
+}
+
+bool job_is_mlpackage(const char *path)
+{
+    if (!job_is_folder(path))
+        return false;
+    size_t n = strlen(path);
+    while (n > 1 && path[n - 1] == '/')
+        n--;
+    if (n >= 10 && !strncmp(path + n - 10, ".mlpackage", 10))
+        return true;
+    char *manifest = malloc(n + 16);
+    if (!manifest)
+        return false;
+    snprintf(manifest, n + 16, "%.*s/Manifest.json", (int)n, path);
+    struct stat st;
+    bool has = !stat(manifest, &st) && S_ISREG(st.st_mode);
+    free(manifest);
+    return has;
+}
+
+int job_load_mlpackage(const char *path, IrModel **m, MilModel **mm, MlpStats *st,
+                       IrError *err)
+{
+    *m = NULL;
+    if (mm)
+        *mm = NULL;
+    MilModel *p;
+    if (mlp_read_stats(path, &p, st, err) < 0)
+        return -1;
+    /* the import raises what the op table accepts: a program it refuses
+     * is named as such, not half raised */
+    IrError e;
+    int rc = mck_model(p, &e);
+    if (rc < 0)
+        ir_fail(err, "%s: %s", path, e.msg);
+    else if ((rc = cm_import(p, m, &e)) < 0)
+        ir_fail(err, "%s: import: %s", path, e.msg);
+    if (rc == 0 && mm)
+        *mm = p;
+    else
+        mil_model_free(p);
+    return rc;
+}
+
 int job_load(const char *in, const LoadOptions *opt, IrModel **m, IrError *err)
 {
+    if (job_is_folder(in))
+        return job_load_mlpackage(in, m, NULL, NULL, err);
     if (strcmp(in, "-"))
         return load_model_file(in, opt, m, err);
     if (!job_stdin.read)
@@ -363,6 +415,82 @@ static int job_run_optimize(const JobOptions *o, JobReport *r, IrModel *m)
     return 0;
 }
 
+/* Bytes of the consts of block b (and the blocks in it) that go to
+ * weight.bin at specification version spec. */
+static uint64_t job_blob_bytes(const MilBlock *b, int spec)
+{
+    uint64_t n = 0;
+    for (size_t i = 0; i < b->n_ops; i++) {
+        const MilOp *op = b->ops[i];
+        if (op->val && mlp_uses_blob(op->val, spec, 0))
+            n += op->val->nbytes;
+        for (size_t k = 0; k < op->n_blocks; k++)
+            n += job_blob_bytes(op->blocks[k], spec);
+    }
+    return n;
+}
+
+/* The export's refusal as the converter's: node, op, version; the kind
+ * picks the reason. */
+static int job_coreml_refused(JobReport *r, const IrError *err)
+{
+    const CmReport *c = &r->cm;
+    DgReason why = DG_COREML_UNSUPPORTED;
+    if (c->fail_kind && !strcmp(c->fail_kind, "target"))
+        why = DG_COREML_TARGET;
+    else if (c->fail_kind && !strcmp(c->fail_kind, "constant-parameter"))
+        why = DG_COREML_CONSTANT;
+    if (c->fail_op[0]) {
+        r->node = ir_strdup(c->fail_node);
+        r->op = ir_strdup(c->fail_op);
+        r->domain = ir_strdup("");
+        r->version = c->fail_version;
+    }
+    return job_end(r, c->fail_kind ? JOB_REFUSED : JOB_ERROR, DG_STAGE_COREML, why, err->msg);
+}
+
+static int job_run_verify(const JobOptions *o, const JobInput *in, JobReport *r,
+                          IrModel *m);
+
+/* The Core ML stage: lowers m to a program, checks it as a package
+ * reader would and, with --verify, judges it by its import. *mm gets the
+ * program (NULL: freed here, as a dry run wants). */
+static int job_run_coreml(const JobOptions *o, const JobInput *in, JobReport *r,
+                          IrModel *m, MilModel **keep)
+{
+    IrError err;
+    CmOptions co = {.target = o->coreml_target ? (int)(o->coreml_target - mil_targets) : -1};
+    MilModel *mm;
+    r->coreml = true;
+    if (cm_export(m, &co, &mm, &r->cm, &err) < 0)
+        return job_coreml_refused(r, &err);
+    r->coreml_done = true;
+    r->coreml_weight_bytes = job_blob_bytes(mm->fn[0]->block, mm->spec_version);
+    int rc = 0;
+    if (mck_model(mm, &err) < 0) {
+        char msg[700];
+        snprintf(msg, sizeof msg, "%s: the exported program: %s", r->path, err.msg);
+        rc = job_end(r, JOB_ERROR, DG_STAGE_COREML, DG_COREML_INVALID, msg);
+    } else if (o->verify) {
+        IrModel *back;
+        if (cm_import(mm, &back, &err) < 0) {
+            char msg[700];
+            snprintf(msg, sizeof msg, "%s: verify: the import of the export: %s", r->path,
+                     err.msg);
+            rc = job_end(r, JOB_ERROR, DG_STAGE_VERIFY, DG_LOAD, msg);
+        } else {
+            cm_retype_like(back, m);
+            rc = job_run_verify(o, in, r, back);
+            ir_model_free(back);
+        }
+    }
+    if (rc == 0 && keep)
+        *keep = mm;
+    else
+        mil_model_free(mm);
+    return rc;
+}
+
 char *job_case_inputs(const char *in)
 {
     if (!strcmp(in, "-"))   /* standard input has no folder */
@@ -434,8 +562,10 @@ static int job_run_verify(const JobOptions *o, const JobInput *in, JobReport *r,
     return 0;
 }
 
-/* Every stage after loading; the model is changed in place. */
-static int job_stages(const JobOptions *o, const JobInput *in, JobReport *r, IrModel *m)
+/* Every stage after loading; the model is changed in place. With
+ * --to coreml the program goes to *mm (NULL: made and dropped). */
+static int job_stages(const JobOptions *o, const JobInput *in, JobReport *r, IrModel *m,
+                      MilModel **mm)
 {
     /* a model to change or to run (--verify) must pass the checker */
     bool changes = r->converting || o->optimize || pc_wanted(&o->pc);
@@ -455,6 +585,8 @@ static int job_stages(const JobOptions *o, const JobInput *in, JobReport *r, IrM
         return -1;
     if (o->optimize && job_run_optimize(o, r, m) < 0)
         return -1;
+    if (o->to_coreml)
+        return job_run_coreml(o, in, r, m, mm);
     if (o->verify && job_run_verify(o, in, r, m) < 0)
         return -1;
     if (o->infer_shapes) {
@@ -499,14 +631,50 @@ int job_input_load(const JobInput *in, const LoadOptions *opt, IrModel **m, IrEr
     return load_model_buffer(in->buf, in->len, in->dir, in->path, opt, m, err);
 }
 
-int job_convert_model(const JobOptions *o, const JobInput *in, IrModel *m, JobReport *r)
+/* The options as the stages take them: --to coreml converts to the
+ * opset the lowering reads. */
+static JobOptions job_effective(const JobOptions *o)
 {
+    JobOptions e = *o;
+    if (e.to_coreml && !e.cv.opset)
+        e.cv.opset = CM_ONNX_OPSET;
+    return e;
+}
+
+static bool job_converting(const JobOptions *o)
+{
+    return o->cv.opset || o->cv.opset_ml || o->cv.ir_version || o->cv.expand;
+}
+
+/* job_convert_model, the program of --to coreml going to *mm. */
+static int job_convert_model_mil(const JobOptions *o, const JobInput *in, IrModel *m,
+                                 JobReport *r, MilModel **mm)
+{
+    JobOptions e = job_effective(o);
     job_start(r, o->command, in->path);
-    r->converting = o->cv.opset || o->cv.opset_ml || o->cv.ir_version || o->cv.expand;
+    r->converting = job_converting(&e);
     job_describe_before(r, m);
-    if (job_stages(o, in, r, m) < 0)
+    if (job_stages(&e, in, r, m, mm) < 0)
         return -1;
     job_describe_after(r, m);
+    return 0;
+}
+
+int job_convert_model(const JobOptions *o, const JobInput *in, IrModel *m, JobReport *r)
+{
+    return job_convert_model_mil(o, in, m, r, NULL);
+}
+
+/* Writes the program of --to coreml as the package `out`. */
+static int job_save_mlpackage(JobReport *r, const MilModel *mm, const char *out)
+{
+    IrError err;
+    if (!strcmp(out, "-"))
+        return job_end(r, JOB_ERROR, DG_STAGE_SAVE, DG_SAVE,
+                       "-: a Core ML package is a folder; it cannot go to standard output");
+    if (mlp_write(mm, out, NULL, &err) < 0)
+        return job_end(r, JOB_ERROR, DG_STAGE_SAVE, DG_SAVE, err.msg);
+    r->output = ir_strdup(out);
     return 0;
 }
 
@@ -519,16 +687,28 @@ int job_convert_input(const JobOptions *o, const JobInput *in, const char *out,
     IrModel *m;
     if (job_input_load(in, NULL, &m, &err) < 0) {
         job_fail(r, o->command, in->path, DG_STAGE_LOAD, DG_LOAD, err.msg);
-        r->converting = o->cv.opset || o->cv.opset_ml || o->cv.ir_version || o->cv.expand;
+        JobOptions e = job_effective(o);
+        r->converting = job_converting(&e);
+        r->coreml = o->to_coreml;
         return -1;
     }
-    if (job_convert_model(o, in, m, r) < 0) {
+    MilModel *mm = NULL;
+    if (job_convert_model_mil(o, in, m, r, o->dry_run ? NULL : &mm) < 0) {
         ir_model_free(m);   /* half converted: never kept */
         return -1;
     }
     if (o->dry_run) {
         job_release(m, keep);
         return 0;
+    }
+    if (o->to_coreml) {
+        int rc = job_save_mlpackage(r, mm, out);
+        mil_model_free(mm);
+        if (rc < 0)
+            ir_model_free(m);
+        else
+            job_release(m, keep);
+        return rc;
     }
     if (job_save(m, out, &o->save, &err) < 0) {
         ir_model_free(m);
@@ -561,17 +741,50 @@ int job_check_model(const char *path, IrModel *m, JobReport *r)
     return 0;
 }
 
+/* Ops in block b and the blocks inside it. */
+static size_t job_mil_ops(const MilBlock *b)
+{
+    size_t n = b->n_ops;
+    for (size_t i = 0; i < b->n_ops; i++)
+        for (size_t k = 0; k < b->ops[i]->n_blocks; k++)
+            n += job_mil_ops(b->ops[i]->blocks[k]);
+    return n;
+}
+
+/* What check reports of a package besides its import's findings. */
+static void job_describe_package(JobReport *r, const MilModel *mm, const MlpStats *st)
+{
+    r->package = true;
+    r->pkg_target = NULL;
+    for (size_t i = 0; i < mil_targets_n; i++)
+        if (mil_targets[i].spec_version == mm->spec_version)
+            r->pkg_target = &mil_targets[i];
+    for (size_t i = 0; i < mm->n_fn; i++) {
+        if (!strcmp(mm->fn[i]->name, "main"))
+            snprintf(r->pkg_opset, sizeof r->pkg_opset, "%s", mm->fn[i]->opset);
+        r->pkg_ops += job_mil_ops(mm->fn[i]->block);
+    }
+    r->pkg_blobs = *st;
+}
+
 int job_check(const char *path, JobReport *r, IrModel **keep)
 {
     if (keep)
         *keep = NULL;
     IrError err;
     IrModel *m;
-    if (job_load(path, NULL, &m, &err) < 0) {
+    MilModel *mm = NULL;
+    MlpStats st = {0};
+    int lrc = job_is_folder(path) ? job_load_mlpackage(path, &m, &mm, &st, &err)
+                                  : job_load(path, NULL, &m, &err);
+    if (lrc < 0) {
         job_fail(r, "check", path, DG_STAGE_LOAD, DG_LOAD, err.msg);
         return -1;
     }
     int rc = job_check_model(path, m, r);
+    if (mm)
+        job_describe_package(r, mm, &st);
+    mil_model_free(mm);
     job_release(m, keep);
     return rc;
 }
@@ -766,6 +979,61 @@ static void job_json_precision(Js *j, const JobReport *r)
     js_close(j, '}');
 }
 
+/* "coreml": null without --to coreml; else the target chosen (null
+ * until the export succeeded) and what it took. */
+static void job_json_coreml(Js *j, const JobReport *r)
+{
+    if (!r->coreml) {
+        js_null(j);
+        return;
+    }
+    const CmReport *c = &r->cm;
+    const MilTarget *t = r->coreml_done ? &mil_targets[c->target] : NULL;
+    js_open(j, '{', false);
+    js_key(j, "target");
+    js_string(j, t ? t->name : NULL);
+    js_key(j, "opset");
+    js_string(j, t ? t->opset : NULL);
+    js_key(j, "specification_version");
+    js_opt_int(j, t != NULL, t ? t->spec_version : 0);
+    js_key(j, "lowest_target");
+    js_string(j, t ? mil_targets[c->lowest].name : NULL);
+    js_key(j, "forced_by");
+    if (t && c->forced_op[0] && c->lowest > 0) {
+        js_open(j, '{', true);
+        js_key(j, "mil_op");
+        js_string(j, c->forced_op);
+        js_key(j, "node");
+        js_string(j, c->forced_node);
+        js_key(j, "op");
+        js_string(j, c->forced_onnx_op);
+        js_close(j, '}');
+    } else {
+        js_null(j);
+    }
+    js_key(j, "nodes");
+    js_opt_int(j, t != NULL, (int64_t)c->n_nodes);
+    js_key(j, "mil_ops");
+    js_opt_int(j, t != NULL, (int64_t)c->n_ops);
+    js_key(j, "consts");
+    js_opt_int(j, t != NULL, (int64_t)c->n_consts);
+    js_key(j, "weight_bytes");
+    js_opt_int(j, t != NULL, (int64_t)r->coreml_weight_bytes);
+    js_close(j, '}');
+}
+
+/* The Core ML export's refusal, beside the error's node and op: the MIL
+ * op, the target it was lowered for and the first target that takes it. */
+static void job_json_coreml_error(Js *j, const JobReport *r)
+{
+    const CmReport *c = &r->cm;
+    js_key(j, "mil_op");
+    js_string(j, c->fail_mil_op[0] ? c->fail_mil_op : NULL);
+    js_key(j, "first_target");
+    js_string(j, c->fail_kind && c->fail_first >= 0 && (size_t)c->fail_first < mil_targets_n
+                     ? mil_targets[c->fail_first].name : NULL);
+}
+
 static void job_json_verification(Js *j, const JobReport *r)
 {
     if (!r->verify_asked) {
@@ -798,7 +1066,8 @@ void job_json_error(Js *j, const JobReport *r)
     js_key(j, "domain");
     js_string(j, r->op ? (r->domain && r->domain[0] ? r->domain : "ai.onnx") : NULL);
     js_key(j, "step");
-    if (r->op) {
+    bool coreml = r->stage && !strcmp(r->stage, dg_stage_name(DG_STAGE_COREML));
+    if (r->op && !coreml) {
         js_open(j, '{', true);
         js_key(j, "from");
         js_int(j, r->step_from);
@@ -808,6 +1077,8 @@ void job_json_error(Js *j, const JobReport *r)
     } else {
         js_null(j);
     }
+    if (coreml)
+        job_json_coreml_error(j, r);
     js_key(j, "message");
     js_string(j, r->msg);
     js_close(j, '}');
@@ -834,8 +1105,31 @@ static void job_json_findings(Js *j, const JobReport *r, ChkSeverity sev)
     js_close(j, ']');
 }
 
+/* "package": null unless check read a Core ML package. */
+static void job_json_package(Js *j, const JobReport *r)
+{
+    if (!r->package) {
+        js_null(j);
+        return;
+    }
+    js_open(j, '{', true);
+    js_key(j, "target");
+    js_string(j, r->pkg_target ? r->pkg_target->name : NULL);
+    js_key(j, "opset");
+    js_string(j, r->pkg_opset);
+    js_key(j, "mil_ops");
+    js_uint(j, r->pkg_ops);
+    js_key(j, "blobs");
+    js_uint(j, r->pkg_blobs.n_blobs);
+    js_key(j, "blob_bytes");
+    js_uint(j, r->pkg_blobs.blob_bytes);
+    js_close(j, '}');
+}
+
 static void job_json_check(Js *j, const JobReport *r)
 {
+    js_key(j, "package");
+    job_json_package(j, r);
     js_key(j, "nodes");
     js_opt_int(j, r->checked, (int64_t)r->chk.n_nodes);
     js_key(j, "unchecked_nodes");
@@ -887,6 +1181,8 @@ static void job_json_convert(Js *j, const JobReport *r)
     job_json_precision(j, r);
     js_key(j, "optimization");
     job_json_optimization(j, r);
+    js_key(j, "coreml");
+    job_json_coreml(j, r);
     js_key(j, "verification");
     job_json_verification(j, r);
 }

@@ -16,10 +16,12 @@
 
 #include "check.h"
 #include "convert.h"
+#include "coreml.h"
 #include "diag.h"
 #include "eval.h"
 #include "json.h"
 #include "load.h"
+#include "mlpackage.h"
 #include "precision.h"
 #include "precision_auto.h"
 #include "save.h"
@@ -58,6 +60,14 @@ typedef struct JobOptions {
     const char *input_shape[JOB_MAX_SHAPES];  /* --input-shape NAME=DIMS */
     size_t n_input_shape;
     EvOptions eval;              /* --verify's budgets (timeout 0: JOB_VERIFY_TIMEOUT) */
+    /* --to coreml: after the stages above (the converter takes the model
+     * to CM_ONNX_OPSET first), the model is lowered to a Core ML ML
+     * Program and written as a package folder; coreml_target is
+     * --coreml-target, NULL: the lowest target that holds the model.
+     * --verify then judges the export by its import. */
+    bool to_coreml;
+    bool to_given;               /* --to was given (else -o's suffix decides) */
+    const MilTarget *coreml_target;
     /* every stage but save: `info --targets` asks what convert would do
      * through the very same stages, so that the two cannot disagree */
     bool dry_run;
@@ -103,6 +113,19 @@ typedef struct JobReport {
     bool verify_asked, verify_case; /* on the case's own inputs */
     int verified;                /* 1 equal, -2 differs, -1 could not run,
                                     0 not reached */
+    bool coreml;                 /* --to coreml was asked: cm says what the
+                                    export did, or why it refused */
+    bool coreml_done;            /* the export succeeded */
+    CmReport cm;
+    uint64_t coreml_weight_bytes; /* bytes of the consts written to weight.bin
+                                    (0 until written) */
+    /* check of a Core ML package: what it holds (the checker's findings
+     * are its import's) */
+    bool package;
+    const MilTarget *pkg_target; /* NULL: a specificationVersion no target has */
+    char pkg_opset[32];          /* function main's */
+    size_t pkg_ops;              /* ops of every function, nested ones too */
+    MlpStats pkg_blobs;
     bool checked;                /* check: chk holds the findings */
     ChkReport chk;
 } JobReport;
@@ -167,8 +190,23 @@ bool job_parse_bytes(const char *s, uint64_t *out);
 
 /* Loads the model `in` (load_model_file), or for "-" the model on
  * standard input: read into memory once (at most 2 GiB, no external
- * data) and loaded from there as often as asked. */
+ * data) and loaded from there as often as asked. A folder is read as a
+ * Core ML package: checked against the MIL op table and imported to
+ * ONNX at CM_ONNX_OPSET (job_load_mlpackage). */
 int job_load(const char *in, const LoadOptions *opt, IrModel **m, IrError *err);
+
+/* Reads the Core ML package folder `path` (mlp_read), checks its program
+ * (mck_model) and imports it (cm_import). *mm, when not NULL, receives
+ * the program (the caller frees it); st the blobs read. 0 or -1 with err
+ * naming the package and what is at fault. */
+int job_load_mlpackage(const char *path, IrModel **m, MilModel **mm, MlpStats *st,
+                       IrError *err);
+/* Whether `path` names a folder (what job_load reads as a package), and
+ * whether it is one: a folder named *.mlpackage or holding Manifest.json
+ * (what a batch or check takes as one model rather than a folder to
+ * search). */
+bool job_is_folder(const char *path);
+bool job_is_mlpackage(const char *path);
 
 /* Checks `path`: 0 valid, -1 with r->status INVALID or ERROR. */
 int job_check(const char *path, JobReport *r, IrModel **keep);

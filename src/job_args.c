@@ -7,6 +7,7 @@
  * library gives the bytes the command line writes.
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,6 +65,18 @@ static int job_why(char *why, size_t cap, const char *fmt, const char *a)
     return -1;
 }
 
+/* job_why with any arguments. */
+static int job_whyf(char *why, size_t cap, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int job_whyf(char *why, size_t cap, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, cap, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
 int job_parse_limit(EvOptions *e, const char *const *argv, size_t *i, size_t argc,
                     char *why, size_t cap)
 {
@@ -92,6 +105,32 @@ int job_parse_limit(EvOptions *e, const char *const *argv, size_t *i, size_t arg
     return 1;
 }
 
+/* --to FORMAT and --coreml-target TARGET; 1, 0 or -1. */
+static int job_format_arg(JobOptions *o, const char *const *argv, size_t *i, size_t argc,
+                          char *why, size_t cap)
+{
+    const char *a = argv[*i];
+    if (*i + 1 >= argc || (strcmp(a, "--to") && strcmp(a, "--coreml-target")))
+        return 0;
+    const char *v = argv[++*i];
+    if (!strcmp(a, "--to")) {
+        if (strcmp(v, "coreml") && strcmp(v, "onnx"))
+            return job_whyf(why, cap, "--to takes coreml or onnx");
+        o->to_coreml = !strcmp(v, "coreml");
+        o->to_given = true;
+        return 1;
+    }
+    o->coreml_target = mil_target_find(v);
+    if (!o->coreml_target) {
+        char names[200] = "";
+        for (size_t k = 0; k < mil_targets_n; k++)
+            snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s",
+                     k ? ", " : "", mil_targets[k].name);
+        return job_whyf(why, cap, "--coreml-target takes one of %s", names);
+    }
+    return 1;
+}
+
 /* The options only `convert` takes. */
 static int job_convert_only(JobOptions *o, const char *const *argv, size_t *i, size_t argc,
                             char *why, size_t cap)
@@ -99,6 +138,9 @@ static int job_convert_only(JobOptions *o, const char *const *argv, size_t *i, s
     const char *a = argv[*i];
     bool has_val = *i + 1 < argc;
     int64_t *target = NULL;
+    int got = job_format_arg(o, argv, i, argc, why, cap);
+    if (got)
+        return got;
     if (!strcmp(a, "--opset") && has_val)
         target = &o->cv.opset;
     else if (!strcmp(a, "--opset-ml") && has_val)
@@ -235,6 +277,28 @@ int job_parse_arg(JobOptions *o, const char *const *argv, size_t *i, size_t argc
     return got;
 }
 
+/* What --to coreml goes with: the lowering reads CM_ONNX_OPSET, the
+ * package holds no ONNX IR version, ai.onnx.ml or value_info, and Core ML
+ * has no bfloat16. */
+static int job_coreml_check(const JobOptions *o, char *why, size_t cap)
+{
+    if (!o->to_coreml) {
+        if (o->coreml_target)
+            return job_whyf(why, cap, "--coreml-target goes with --to coreml");
+        return 0;
+    }
+    if (o->cv.opset && o->cv.opset != CM_ONNX_OPSET)
+        return job_whyf(why, cap, "--to coreml lowers the model from opset %d, to which "
+                       "it converts first: leave --opset out", CM_ONNX_OPSET);
+    if (o->cv.opset_ml || o->cv.ir_version || o->infer_shapes)
+        return job_whyf(why, cap, "--opset-ml, --ir-version and --infer-shapes describe an "
+                       "ONNX output; --to coreml writes a Core ML package");
+    if (o->pc.dtype == IR_BFLOAT16)
+        return job_whyf(why, cap, "Core ML has no bfloat16: --to coreml takes --dtype "
+                       "float16 (or float32)");
+    return 0;
+}
+
 int job_options_check(const JobOptions *o, char *why, size_t cap)
 {
     IrError err;
@@ -266,6 +330,8 @@ int job_options_check(const JobOptions *o, char *why, size_t cap)
         snprintf(why, cap, "--dtype-strict goes with --dtype or --store");
         return -1;
     }
+    if (job_coreml_check(o, why, cap) < 0)
+        return -1;
     if (cv_options_check(&o->cv, &err) < 0) {
         snprintf(why, cap, "--ir-version: %s", err.msg);
         return -1;

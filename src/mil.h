@@ -100,6 +100,10 @@ typedef struct MilOp {
     size_t n_blocks;
     MilBlock **blocks;
     MilTensor *val;         /* "const": its value (written as the `val` attribute) */
+    /* The export's: the ONNX node the op was lowered from (borrowed, valid
+     * while the export runs; NULL elsewhere), so that a rule checked after
+     * lowering (constant parameters) still names the node. Never written. */
+    const void *origin;
 } MilOp;
 
 struct MilBlock {

@@ -28,58 +28,6 @@ static int to_opset(IrModel *m, IrError *err)
     return rc;
 }
 
-/* Core ML computes int64 as int32: where the round trip's input or output
- * is int32 and the original's int64, a Cast at the boundary lets the
- * evaluator feed and compare both with the original's data. */
-static void retype_inputs(IrModel *rt, const IrModel *orig)
-{
-    IrGraph *g = rt->graph;
-    for (size_t i = 0; i < g->inputs.n && i < orig->graph->inputs.n; i++) {
-        IrValueInfo *vi = g->inputs.p[i];
-        const IrValueInfo *ov = orig->graph->inputs.p[i];
-        if (!vi->type || !ov->type || vi->type->elem_type == ov->type->elem_type)
-            continue;
-        IrValue *v = vi->value;
-        char *nn = ir_graph_fresh_name(g, v->name);
-        const char *in[1] = {v->name}, *out[1] = {nn};
-        IrError err;
-        IrNode *cast = ir_node_new(g, g->first, "Cast", "", nn, 1, in, 1, out, &err);
-        free(nn);
-        if (!cast)
-            continue;
-        ir_node_set_attr(cast, ir_attr_int("to", vi->type->elem_type));
-        size_t nu = v->n_uses;
-        IrUse *uses = ir_alloc_array(nu ? nu : 1, sizeof *uses);
-        memcpy(uses, v->uses, nu * sizeof *uses);
-        for (size_t k = 0; k < nu; k++)
-            if (uses[k].node && uses[k].node != cast)
-                ir_node_set_input(uses[k].node, uses[k].index, cast->out[0]);
-        free(uses);
-        vi->type->elem_type = ov->type->elem_type;
-    }
-    for (size_t i = 0; i < g->outputs.n && i < orig->graph->outputs.n; i++) {
-        IrValueInfo *vi = g->outputs.p[i];
-        const IrValueInfo *ov = orig->graph->outputs.p[i];
-        if (!vi->type || !ov->type || !ov->type->has_elem_type ||
-            vi->type->elem_type == ov->type->elem_type)
-            continue;
-        IrValue *v = vi->value;
-        char *keep = ir_strdup(v->name), *nn = ir_graph_fresh_name(g, v->name);
-        IrError err;
-        if (ir_value_rename(v, nn, &err) == 0) {
-            const char *in[1] = {nn}, *out[1] = {keep};
-            IrNode *cast = ir_node_new(g, NULL, "Cast", "", keep, 1, in, 1, out, &err);
-            if (cast) {
-                ir_node_set_attr(cast, ir_attr_int("to", ov->type->elem_type));
-                ir_graph_point_output(g, i, cast->out[0]);
-                vi->type->elem_type = ov->type->elem_type;
-            }
-        }
-        free(keep);
-        free(nn);
-    }
-}
-
 typedef struct OpCount {
     char op[64];
     int pass, refused, failed, skipped;
@@ -201,7 +149,7 @@ static int round_trip(IrModel *orig, IrModel *conv, const char *inputs, int *tar
     mil_model_free(mm);
     if (rc < 0)
         return -1;
-    retype_inputs(rt, orig);
+    cm_retype_like(rt, orig);
     rc = chk_require(rt, "round trip", err);
     if (rc == 0) {
         VfOptions vo = {.inputs_dir = inputs, .seed = 7};
@@ -592,6 +540,54 @@ static IrModel *one_node(const char *op, size_t n_extra, IrTensor **extra)
     return model_of(op, 2, dims, n_extra, extra, &n);
 }
 
+/* ConvTranspose whose weight is a graph input: conv_transpose takes its
+ * weight only as a constant at iOS15 and iOS16, and as any value from
+ * iOS17. The lowest target is then iOS17, forced by that node; asking for
+ * iOS15 or iOS16 refuses naming node, op, parameter and iOS17. */
+static void test_const_param_targets(void)
+{
+    IrModel *m = ir_model_new();
+    m->has_ir_version = true;
+    m->ir_version = 8;
+    ir_model_set_opset(m, "", CM_ONNX_OPSET);
+    m->graph = ir_graph_new(NULL);
+    int64_t xd[4] = {1, 2, 3, 3}, wd[4] = {2, 1, 2, 2};
+    ir_graph_add_input(m->graph, "x", ir_type_tensor(IR_FLOAT, 4, xd));
+    ir_graph_add_input(m->graph, "w", ir_type_tensor(IR_FLOAT, 4, wd));
+    const char *in[2] = {"x", "w"}, *out[1] = {"y"};
+    IrError err;
+    ir_node_new(m->graph, NULL, "ConvTranspose", "", "up", 2, in, 1, out, &err);
+    ir_graph_add_output(m->graph, ir_graph_find_local(m->graph, "y"), NULL);
+    MilModel *mm = NULL;
+    CmReport rep;
+    CmOptions lowest = {.target = -1};
+    int ios17 = (int)(mil_target_find("iOS17") - mil_targets);
+    T_CHECK(cm_export(m, &lowest, &mm, &rep, &err) == 0, "ConvTranspose, weight an input: %s",
+            err.msg);
+    T_CHECK(rep.target == ios17 && rep.lowest == ios17 &&
+                !strcmp(rep.forced_op, "conv_transpose") && !strcmp(rep.forced_node, "up") &&
+                !strcmp(rep.forced_onnx_op, "ConvTranspose"),
+            "a non-constant weight forces iOS17, named by node and op (got %d %s %s %s)",
+            rep.target, rep.forced_op, rep.forced_node, rep.forced_onnx_op);
+    mil_model_free(mm);
+    for (int t = 0; t < ios17; t++) {
+        CmOptions asked = {.target = t};
+        mm = NULL;
+        T_CHECK(cm_export(m, &asked, &mm, &rep, &err) < 0 && !mm, "%s refused",
+                mil_targets[t].name);
+        T_CHECK(strstr(err.msg, "node 'up' (ConvTranspose-11)") &&
+                    strstr(err.msg, "parameter 'weight'") &&
+                    strstr(err.msg, "first target that takes it: iOS17"),
+                "%s: the refusal names node, op, parameter and iOS17: %s",
+                mil_targets[t].name, err.msg);
+        T_CHECK(rep.fail_kind && !strcmp(rep.fail_kind, "target") &&
+                    rep.fail_first == ios17 && !strcmp(rep.fail_mil_op, "conv_transpose") &&
+                    !strcmp(rep.fail_op, "ConvTranspose"),
+                "%s: report kind target, first iOS17", mil_targets[t].name);
+    }
+    ir_model_free(m);
+}
+
 static void test_targets(void)
 {
     /* QuantizeLinear's quantize first exists at iOS17 */
@@ -616,7 +612,15 @@ static void test_targets(void)
     T_CHECK(!strcmp(err.msg, "node 'the_node' (QuantizeLinear-13): MIL op 'quantize' first "
                              "exists at iOS17; target iOS15"),
             "refusal names node, op and first target: %s", err.msg);
+    T_CHECK(rep.fail_kind && !strcmp(rep.fail_kind, "target") &&
+                !strcmp(rep.fail_node, "the_node") && !strcmp(rep.fail_op, "QuantizeLinear") &&
+                !strcmp(rep.fail_mil_op, "quantize") && rep.fail_first == 2,
+            "report: kind target, node, op, MIL op, first target iOS17 (%s %s %s %d)",
+            rep.fail_kind ? rep.fail_kind : "-", rep.fail_node, rep.fail_mil_op,
+            rep.fail_first);
     ir_model_free(m);
+
+    test_const_param_targets();
 
     /* an op no target can express */
     m = one_node("Det", 0, NULL);

@@ -88,10 +88,45 @@ static int cli_strcmp_p(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+static bool cli_ends(const char *name, const char *suffix)
+{
+    size_t n = strlen(name), k = strlen(suffix);
+    return n > k && !strcmp(name + n - k, suffix);
+}
+
 static bool cli_is_onnx(const char *name)
 {
-    size_t n = strlen(name);
-    return n > 5 && !strcmp(name + n - 5, ".onnx");
+    return cli_ends(name, ".onnx");
+}
+
+/* A folder named *.mlpackage is a model (a Core ML package), not a
+ * folder to search. */
+static bool cli_is_mlpackage(const char *name)
+{
+    return cli_ends(name, ".mlpackage") || cli_ends(name, ".mlpackage/");
+}
+
+/* The output path of input `sub` below --out-dir: the name keeps its
+ * folders; its suffix becomes the written format's (.mlpackage with --to
+ * coreml, .onnx for a package imported). */
+static char *cli_out_path(const CliOpts *o, const char *sub)
+{
+    char *p = cli_join(o->out_dir, sub);
+    size_t n = strlen(p);
+    while (n > 1 && p[n - 1] == '/')
+        p[--n] = '\0';
+    const char *from = cli_is_onnx(p) ? ".onnx" : cli_is_mlpackage(p) ? ".mlpackage" : NULL;
+    const char *to = o->job.to_coreml ? ".mlpackage" : ".onnx";
+    if (!from || !strcmp(from, to))
+        return p;
+    size_t stem = n - strlen(from);
+    char *q = malloc(stem + strlen(to) + 1);
+    if (!q)
+        return p;
+    memcpy(q, p, stem);
+    strcpy(q + stem, to);
+    free(p);
+    return q;
 }
 
 /* The names in folder `dir`, sorted (so batches run in a stable order);
@@ -159,12 +194,14 @@ static void cli_walk(CliWalk *w, const char *dir, const char *rel, int depth)
         } else if (dir_here && !is_out && depth >= CLI_MAX_WALK_DEPTH) {
             cli_walk_refuse(w, path, sub, "folder more than 64 levels deep: not searched");
             path = NULL;
+        } else if (dir_here && !is_out && job_is_mlpackage(path)) {
+            cli_list_add(w->list, path, w->o->out_dir ? cli_out_path(w->o, sub) : NULL);
+            path = NULL;
         } else if (dir_here && !is_out)
             cli_walk(w, path, sub, depth + 1);
         if (path && !dir_here && cli_is_onnx(names[i]) && stat(path, &st) == 0 &&
             S_ISREG(st.st_mode)) {
-            cli_list_add(w->list, path,
-                         w->o->out_dir ? cli_join(w->o->out_dir, sub) : NULL);
+            cli_list_add(w->list, path, w->o->out_dir ? cli_out_path(w->o, sub) : NULL);
             path = NULL;
         }
         free(path);
@@ -184,12 +221,18 @@ static void cli_collect(const CliOpts *o, CliList *l)
     for (size_t i = 0; i < o->n_inputs; i++) {
         const char *a = o->inputs[i];
         struct stat st;
-        if (stat(a, &st) == 0 && S_ISDIR(st.st_mode)) {
+        if (stat(a, &st) == 0 && S_ISDIR(st.st_mode) && !job_is_mlpackage(a)) {
             cli_walk(&w, a, NULL, 0);
             continue;
         }
-        const char *base = strrchr(a, '/') ? strrchr(a, '/') + 1 : a;
-        cli_list_add(l, ir_strdup(a), o->out_dir ? cli_join(o->out_dir, base) : NULL);
+        size_t len = strlen(a);
+        while (len > 1 && a[len - 1] == '/')
+            len--;
+        char *name = ir_strdup(a);
+        name[len] = '\0';
+        const char *base = strrchr(name, '/') ? strrchr(name, '/') + 1 : name;
+        cli_list_add(l, ir_strdup(a), o->out_dir ? cli_out_path(o, base) : NULL);
+        free(name);
     }
 }
 

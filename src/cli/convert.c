@@ -65,12 +65,38 @@ static int cli_job_arg(CliOpts *o, char **argv, int *i, int argc)
     return got;
 }
 
+/* What --to coreml needs of the command line's own options. */
+static int cli_coreml_consistent(const CliOpts *o)
+{
+    const char *cmd = o->command;
+    if (!o->job.to_coreml)
+        return 0;
+    if (o->out && !strcmp(o->out, "-"))
+        return cli_usage(cmd, "a Core ML package is a folder: give -o OUT.mlpackage, not -o -");
+    if (o->job.save.external_file)
+        return cli_usage(cmd, "--external-data is ONNX's; a Core ML package keeps its "
+                              "weights in weight.bin");
+    return 0;
+}
+
+/* -o NAME.mlpackage without --to means --to coreml. */
+static void cli_format_of_output(CliOpts *o)
+{
+    size_t n = o->out ? strlen(o->out) : 0;
+    while (n > 1 && o->out[n - 1] == '/')
+        n--;
+    if (!o->job.to_given && n > 10 && !strncmp(o->out + n - 10, ".mlpackage", 10))
+        o->job.to_coreml = true;
+}
+
 /* Whether the options fit together; CLI_USAGE after saying why, or 0. */
 static int cli_convert_consistent(const CliOpts *o)
 {
     const char *cmd = o->command;
     if (!o->n_inputs)
         return cli_usage(cmd, "no input model");
+    if (cli_coreml_consistent(o))
+        return CLI_USAGE;
     if (o->out && o->out_dir)
         return cli_usage(cmd, "-o and --out-dir do not go together");
     if (!o->out && !o->out_dir)
@@ -118,6 +144,7 @@ static int cli_convert_args(int argc, char **argv, CliOpts *o)
         }
         o->inputs[o->n_inputs++] = argv[i];
     }
+    cli_format_of_output(o);
     return cli_convert_consistent(o);
 }
 
@@ -139,6 +166,25 @@ static void cli_precision_text(FILE *f, const PcReport *p)
         fprintf(f, "  %s\n", p->hint);
 }
 
+/* The Core ML export's line: the target and what forced it. */
+static void cli_coreml_text(FILE *f, const CliOpts *o, const JobReport *r)
+{
+    const CmReport *c = &r->cm;
+    const MilTarget *t = &mil_targets[c->target];
+    fprintf(f, "Core ML: target %s (MIL opset %s, specification version %d)", t->name,
+            t->opset, t->spec_version);
+    if (o->job.coreml_target)
+        fprintf(f, ", as asked (the model needs %s)", mil_targets[c->lowest].name);
+    if (c->lowest == 0)
+        fputs(", the lowest: every MIL op used exists there", f);
+    else if (c->forced_op[0])
+        fprintf(f, "; %s forced by MIL op %s (node '%s', %s)", mil_targets[c->lowest].name,
+                c->forced_op, c->forced_node, c->forced_onnx_op);
+    fprintf(f, "; %zu ONNX nodes lowered to %zu MIL ops (%zu consts, %llu bytes in "
+            "weight.bin)\n", c->n_nodes, c->n_ops, c->n_consts,
+            (unsigned long long)r->coreml_weight_bytes);
+}
+
 void cli_convert_text(FILE *f, const CliOpts *o, const JobReport *r)
 {
     if (r->sorted)
@@ -146,7 +192,7 @@ void cli_convert_text(FILE *f, const CliOpts *o, const JobReport *r)
                 r->sorted == 1 ? "" : "s");
     if (r->converting) {
         fputs("converted", f);
-        if (o->job.cv.opset && r->opset_from > 0)
+        if ((o->job.cv.opset || o->job.to_coreml) && r->opset_from > 0)
             fprintf(f, " opset %lld -> %lld,", (long long)r->opset_from,
                     (long long)r->opset_to);
         if (o->job.cv.opset_ml && r->ml_from > 0)
@@ -190,9 +236,12 @@ void cli_convert_text(FILE *f, const CliOpts *o, const JobReport *r)
         for (size_t i = 0; o->stats && i < r->opt.n; i++)
             fprintf(f, "  %-20s %ld\n", r->opt.pass[i]->name, r->opt.changes[i]);
     }
+    if (r->coreml_done)
+        cli_coreml_text(f, o, r);
     if (r->verified == 1)
-        fprintf(f, "verified: outputs equal on %s inputs\n",
-                r->verify_case ? "the case's" : "random");
+        fprintf(f, "verified: outputs equal on %s inputs%s\n",
+                r->verify_case ? "the case's" : "random",
+                r->coreml_done ? " after the round trip ONNX -> Core ML -> ONNX" : "");
 }
 
 /* `optimize --list-passes`. */

@@ -121,14 +121,22 @@ static int cli_optimize_cmd(int argc, char **argv)
 /* `info` of a Core ML package (a folder): the program's summary. */
 static int cli_info_mlpackage(const char *path, bool json)
 {
-    if (json)
-        return cli_usage("info", "info --json does not describe a Core ML package yet");
     MilModel *m;
     MlpStats st;
     IrError err;
-    if (mlp_read_stats(path, &m, &st, &err))
+    if (mlp_read_stats(path, &m, &st, &err)) {
+        if (json) {
+            JobReport r;
+            job_fail(&r, "info", path, DG_STAGE_LOAD, DG_LOAD, err.msg);
+            cli_print_json(stdout, &r);
+            job_report_free(&r);
+        }
         return cli_error(path, &err);
-    info_print_mil_text(stdout, m, &st, path);
+    }
+    if (json)
+        info_print_mil_json(stdout, m, &st, path);
+    else
+        info_print_mil_text(stdout, m, &st, path);
     mil_model_free(m);
     if (fflush(stdout) || ferror(stdout)) {
         fputs("onnx-convert: cannot write to standard output\n", stderr);
@@ -207,7 +215,14 @@ static void cli_check_text(const JobReport *r, bool all)
     }
     if (c->n_errors)
         return;
-    printf("%s: valid: %zu nodes checked", r->path, c->n_nodes);
+    if (r->package)
+        printf("%s: valid Core ML package: target %s (%s), %zu MIL ops, %zu blobs (%llu "
+               "bytes) in weight.bin; its import to ONNX: ", r->path,
+               r->pkg_target ? r->pkg_target->name : "?", r->pkg_opset, r->pkg_ops,
+               r->pkg_blobs.n_blobs, (unsigned long long)r->pkg_blobs.blob_bytes);
+    else
+        printf("%s: ", r->path);
+    printf("valid: %zu nodes checked", c->n_nodes);
     if (c->n_unchecked)
         printf(", %zu of them in custom domains (no schema to check them against)",
                c->n_unchecked);
@@ -245,7 +260,7 @@ static int cli_check(int argc, char **argv)
             rc = cli_usage("check", "- (standard input) is one model: check it alone");
     struct stat st;
     bool one_folder = rc == 0 && o.n_inputs == 1 && stat(o.inputs[0], &st) == 0 &&
-                      S_ISDIR(st.st_mode);
+                      S_ISDIR(st.st_mode) && !job_is_mlpackage(o.inputs[0]);
     if (rc == 0 && (o.n_inputs > 1 || o.jobs || one_folder)) {
         rc = cli_batch(&o);
     } else if (rc == 0) {
