@@ -613,7 +613,7 @@ static int cm_export_inputs(CmLower *c, MilFunction *fn, MilModel *mm)
         if (v->init)
             continue;
         MilType t = cml_type(v);
-        if (!t.dtype || t.rank < 0) {
+        if (!t.dtype || t.rank < 0 || !mlp_array_code(t.dtype)) {
             int32_t d = cml_elem(v);
             mil_type_clear(&t);
             return cml_refuse(c, "graph input '%s' (%s) has no Core ML multi-array type%s",
@@ -683,6 +683,10 @@ static int cm_export_outputs(CmLower *c, MilFunction *fn, MilModel *mm)
             name = op->out[0].name;
             t = &op->out[0].type;
         }
+        if (!mlp_array_code(t->dtype))
+            return cml_refuse(c, "graph output '%s' is %s; a Core ML model's outputs are "
+                              "multi-arrays of fp16, fp32, fp64, int32 or int8", v->name,
+                              mil_dtype_name(t->dtype) ? mil_dtype_name(t->dtype) : "?");
         mil_block_output(fn->block, name);
         cm_feature(&mm->out[mm->n_out++], name, t);
     }
@@ -1074,13 +1078,27 @@ const char *cmr_out(const MilOp *op, size_t k)
     return k < op->n_out ? op->out[k].name : "";
 }
 
+/* A node name no other node of the import has: the ops one MIL op
+ * raises to share its name as a base. */
+static char *cmr_node_name(CmRaise *r, const char *base)
+{
+    size_t cap = strlen(base) + 32;
+    char *s = ir_alloc(cap);
+    for (unsigned long i = 0;; i++) {
+        snprintf(s, cap, i ? "%s_%lu" : "%s", base, i);
+        const char *k = s;
+        if (ks_add(&r->node_names, &k, 1, 0))
+            return s;
+    }
+}
+
 int cmr_node(CmRaise *r, const char *op_type, size_t n_in, const char *const *in,
              size_t n_out, const char *const *out, IrNode **node)
 {
     for (size_t i = 0; i < n_in; i++)
         if (!in[i])
             return cmr_fail(r, "input %zu of the ONNX %s is missing", i, op_type);
-    char *name = ir_graph_fresh_name(r->g, r->op && r->op->name ? r->op->name : op_type);
+    char *name = cmr_node_name(r, r->op && r->op->name ? r->op->name : op_type);
     IrNode *n = ir_node_new(r->g, NULL, op_type, "", name, n_in, in, n_out, out, r->err);
     free(name);
     if (!n)
@@ -1226,6 +1244,7 @@ int cm_import(const MilModel *mm, IrModel **out, IrError *err)
     for (size_t i = 0; i < r.pool.n; i++)
         free(r.pool.p[i]);
     free(r.pool.p);
+    ks_free(&r.node_names);
     if (rc < 0) {
         ir_model_free(m);
         return -1;

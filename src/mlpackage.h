@@ -64,6 +64,10 @@ typedef struct MlpStats {
 /* mlp_read, also filling *st (when not NULL). */
 int mlp_read_stats(const char *path, MilModel **out, MlpStats *st, IrError *err);
 
+/* The description's multi-array element code of a MIL dtype (0: none) and
+ * back. */
+int mlp_array_code(int32_t mil_dtype);
+
 /* Whether a const of t's dtype and size goes to the blob file at
  * specification version `spec` (threshold 0: MLP_BLOB_MIN_ELEMS). */
 bool mlp_uses_blob(const MilTensor *t, int spec, size_t threshold);

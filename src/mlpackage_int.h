@@ -35,9 +35,6 @@
  * a code (0: unknown or a sub-byte type). */
 uint32_t mlp_blob_code(int32_t mil_dtype, int spec);
 int32_t mlp_blob_dtype(uint32_t code);
-/* The description's multi-array element code of a MIL dtype (0: none) and
- * back. */
-int mlp_array_code(int32_t mil_dtype);
 int32_t mlp_array_dtype(int code);
 
 /* Prefixes err's message with "what: " (returns -1): each level of the

@@ -186,7 +186,9 @@ run asan/half_ort /usr/bin/python3 tests/half_ort.py "$asan/onnx-convert"
 # Core ML packages (issue 24): Apple's loader judges the ones we write, and
 # we read (and rewrite) the ones coremltools writes
 run coreml_ct sh tests/coreml_ct.sh "$build/tests/tool_mlpackage_gen" "$build/onnx-convert"
-run coreml_models sh tests/coreml_models.sh "$build/tests/tool_coreml_export"
+# convert --to coreml on every shared model, judged by Apple's loader, our
+# import and ONNX Runtime; targets, refusals, float16, batch (~75 s)
+run coreml_cli /usr/bin/python3 tests/coreml_cli.py "$build/onnx-convert"
 
 # Cross-check with Debian's python3-onnx shape inference (opsets <= 17),
 # when it is installed: a second opinion, never a dependency. (A bare

@@ -23,6 +23,7 @@
 
 #include "../coreml.h"
 #include "../ir.h"
+#include "../keyset.h"
 #include "../mil.h"
 
 /* ---- lowering ------------------------------------------------------------ */
@@ -130,6 +131,8 @@ typedef struct CmRaise {
     CmConst *consts;        /* MIL const name -> its value (borrowed) */
     const MilOp *op;        /* the op being raised */
     IrPtrList pool;         /* names made by cmr_tmp (char *), freed at the end */
+    KsSet node_names;       /* node names given (ONNX Runtime refuses a
+                               model where two nodes share one) */
 } CmRaise;
 
 typedef int (*CmRaiseFn)(CmRaise *r, const MilOp *op);
