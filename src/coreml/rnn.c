@@ -377,8 +377,9 @@ static int rnn_lower_dirs(CmLower *c, const IrNode *n, const RnnKind *k, const R
     }
     for (size_t dir = 0; dir < (size_t)s->d; dir++) {
         bool back = s->rev || dir == 1;
+        const char *xin = back ? rnn_reverse(c, x, xd) : x;
         MilOp *op = cml_op(c, k->mil);
-        mil_op_in(op, "x", back ? rnn_reverse(c, x, xd) : x);
+        mil_op_in(op, "x", xin);
         mil_op_in(op, "initial_h", hs[dir]);
         rnn_bind(op, k, p, s, dir, "", acts);
         mil_op_in_const(op, "direction", mil_tensor_string("forward"));
