@@ -98,6 +98,7 @@ MODELS = {
     "rnn_reverse": rnn("RNN", "reverse"),
     "rnn_bidirectional": rnn("RNN", "bidirectional"),
     "lstm_bidirectional_peepholes": rnn("LSTM", "bidirectional", peep=True),
+    "lstm_reverse": rnn("LSTM", "reverse"),
     "lstm_layout1_activations": rnn("LSTM", "forward", layout=1,
                                     acts=["Tanh", "Sigmoid", "Tanh"]),
     "div_int32": unary("Div", TensorProto.INT32, second=[3, -2, 5]),

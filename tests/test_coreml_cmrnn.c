@@ -341,8 +341,8 @@ static void test_gru_layout(void)
 }
 
 /* MIL's peephole is [input, forget, output]; ONNX's P input, output,
- * forget. A reverse GRU is a forward gru between two time reversals; a
- * bidirectional one two grus joined by concat. */
+ * forget. A reverse GRU or LSTM is a forward op between two time
+ * reversals; a bidirectional RNN two rnn ops joined by concat. */
 static void test_peephole_and_reverse_layout(void)
 {
     RnnCase pc = {.op = "LSTM", .dir = "forward", .peep = true};
@@ -362,15 +362,18 @@ static void test_peephole_and_reverse_layout(void)
     mil_model_free(mm);
     ir_model_free(m);
 
-    RnnCase rc = {.op = "GRU", .dir = "reverse"};
-    m = rnn_model(&rc);
-    mm = export_of(m, &err);
-    const MilTensor *d = mm ? param_of(mm, find_op(mm, "gru", 0), "direction") : NULL;
-    T_CHECK(mm && count_ops(mm, "reverse") == 2 && d && d->n_strings == 1 &&
-                !strcmp(d->strings[0], "forward"),
-            "reverse GRU: a forward gru between two reverse ops");
-    mil_model_free(mm);
-    ir_model_free(m);
+    static const char *const ops[2][2] = {{"GRU", "gru"}, {"LSTM", "lstm"}};
+    for (int i = 0; i < 2; i++) {
+        RnnCase rc = {.op = ops[i][0], .dir = "reverse"};
+        m = rnn_model(&rc);
+        mm = export_of(m, &err);
+        const MilTensor *d = mm ? param_of(mm, find_op(mm, ops[i][1], 0), "direction") : NULL;
+        T_CHECK(mm && count_ops(mm, "reverse") == 2 && d && d->n_strings == 1 &&
+                    !strcmp(d->strings[0], "forward"),
+                "reverse %s: a forward %s between two reverse ops", ops[i][0], ops[i][1]);
+        mil_model_free(mm);
+        ir_model_free(m);
+    }
 
     RnnCase bc = {.op = "RNN", .dir = "bidirectional", .init_h = true};
     m = rnn_model(&bc);

@@ -16,11 +16,13 @@
  *   linear_before_reset 1.)
  * - lstm's peephole is [input, forget, output] (ONNX's P: input, output,
  *   forget), each applied as ONNX does (the NN LSTM layer's spec).
- * - lstm takes both directions in one op ("bidirectional", *_back params);
- *   gru and rnn take forward or reverse only, so an ONNX bidirectional GRU
- *   or RNN is two ops and a concat. A reverse gru or rnn is lowered as a
- *   forward one over the time-reversed input, its sequence reversed back:
- *   the defs do not say in which order a reverse op's sequence comes out.
+ * - lstm takes both directions in one op ("bidirectional", *_back params;
+ *   coremltools' torch frontend relies on its sequence output being in
+ *   input order for both halves); gru and rnn take forward or reverse
+ *   only, so an ONNX bidirectional GRU or RNN is two ops and a concat. A
+ *   reverse LSTM, GRU or RNN is lowered as a forward op over the
+ *   time-reversed input, its sequence reversed back: the defs do not say
+ *   in which order a lone reverse op's sequence comes out.
  * - States are [B, D*H] and sequences [T, B, D*H]; ONNX's layout 0 has
  *   [D, B, H] and [T, D, B, H], layout 1 [B, D, H] and [B, T, D, H]:
  *   reshapes and transposes on the way in and out.
@@ -435,12 +437,19 @@ static int lower_rnn(CmLower *c, const IrNode *n)
     int64_t perm3[3] = {1, 0, 2}, tdims[3] = {s.t, s.b, s.in};
     if (x && s.batch_first)
         x = rnn_op1(c, "transpose", x, "perm", perm3, 3, 3, tdims);
+    /* a reverse lstm too runs forward over the reversed sequence */
+    int64_t od[3] = {s.t, s.b, s.d * s.h};
+    if (x && k->both && s.rev)
+        x = rnn_reverse(c, x, tdims);
     int rc = !x ? -1
-             : k->both ? rnn_lower_lstm(c, n, &p, &s, x, dir, acts, &o, &ho, &co)
+             : k->both ? rnn_lower_lstm(c, n, &p, &s, x, s.rev ? "forward" : dir, acts, &o,
+                                        &ho, &co)
                        : rnn_lower_dirs(c, n, k, &p, &s, x, acts, &o, &ho);
     rnn_params_free(&p);
     if (rc < 0)
         return -1;
+    if (k->both && s.rev)
+        o = rnn_reverse(c, o, od);
     /* Y: [T, B, D, H] to [T, D, B, H] (layout 0) or [B, T, D, H]; the
      * states: [B, D, H] to [D, B, H] (layout 0) or as they are */
     int64_t y4[4] = {s.t, s.b, s.d, s.h}, s3[3] = {s.b, s.d, s.h};
