@@ -253,6 +253,15 @@ static int lower_isinf_nan(CmLower *c, const IrNode *n)
     return cml_out(c, ew_op(c, "less", x, NULL, cml_scalar(dt, -INFINITY)), n, 0);
 }
 
+/* BitShift: refused with its reason (a rule, so that the refusal says why
+ * rather than that no lowering exists). */
+static int lower_bitshift(CmLower *c, const IrNode *n)
+{
+    (void)n;
+    return cml_refuse(c, "MIL has no shift or bitwise op, and its integer arithmetic "
+                      "(mul, floor_div) takes int32 only, not BitShift's unsigned types");
+}
+
 /* Shrink: x + bias below -lambd, x - bias above lambd, else 0. */
 static int lower_shrink(CmLower *c, const IrNode *n)
 {
@@ -467,7 +476,7 @@ static const CmLowerRule ew_lower[] = {
     {"Mean", lower_sum}, {"Where", lower_where}, {"Cast", lower_cast}, {"Clip", lower_clip},
     {"Mod", lower_mod}, {"Round", lower_round}, {"Acosh", lower_arc_hyp},
     {"Asinh", lower_arc_hyp}, {"IsInf", lower_isinf_nan}, {"IsNaN", lower_isinf_nan},
-    {"Shrink", lower_shrink},
+    {"Shrink", lower_shrink}, {"BitShift", lower_bitshift},
 };
 
 /* ---- raising -------------------------------------------------------------------- */
