@@ -9,7 +9,7 @@
  *   0 (ONNX truncates toward zero, MIL's floor_div floors).
  * - Mod: fmod 0 of int32 is MIL's mod (Python's %: the sign of y); fmod 1
  *   is mod corrected where the signs differ (int32), or x - trunc(x/y) * y
- *   (floats).
+ *   corrected where x/y rounded up to an integer (floats).
  * - Round: half to even from floor (MIL's round documents only 0.5 -> 0).
  * - Acosh, Asinh: log forms; IsNaN: not_equal(x, x); IsInf: equal to
  *   +-inf; Shrink: two selects.
@@ -163,7 +163,20 @@ static int lower_mod(CmLower *c, const IrNode *n)
     if (ew_is_float(dt)) {
         const char *q = ew_t(c, o, 0, "real_div", x, y, NULL);
         const char *p = ew_t(c, o, 0, "mul", ew_trunc(c, o, q, dt), y, NULL);
-        return cml_out(c, ew_op(c, "sub", x, p, NULL), n, 0);
+        const char *rem = ew_t(c, o, 0, "sub", x, p, NULL);
+        /* x / y rounded up to an integer n when the true quotient is just
+         * below it leaves x - n*y tiny and of the wrong sign (62.011745 mod
+         * 1.4421337 gives -3.8e-6, not 1.4421315): add |y| back, signed as x */
+        const char *rn = ew_t(c, o, MIL_BOOL, "less", rem, NULL, cml_scalar(dt, 0));
+        const char *xn = ew_t(c, n->in[0], MIL_BOOL, "less", x, NULL, cml_scalar(dt, 0));
+        const char *nz = ew_t(c, o, MIL_BOOL, "not_equal", rem, NULL, cml_scalar(dt, 0));
+        const char *bad = ew_t(c, o, MIL_BOOL, "logical_and", nz,
+                               ew_t(c, o, MIL_BOOL, "logical_xor", rn, xn, NULL), NULL);
+        const char *ay = ew_t(c, n->in[1], 0, "abs", y, NULL, NULL);
+        const char *sy = ew_t(c, o, 0, "mul", ew_t(c, n->in[0], 0, "sign", x, NULL, NULL), ay,
+                              NULL);
+        const char *fixed = ew_t(c, o, 0, "add", rem, sy, NULL);
+        return cml_out(c, ew_select(c, bad, fixed, rem, NULL), n, 0);
     }
     const char *r = ew_t(c, o, 0, "mod", x, y, NULL);
     const char *k = ew_signs_differ(c, n, x, y, r, dt);
