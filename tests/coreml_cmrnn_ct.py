@@ -5,7 +5,10 @@ reverse, split, concat) and the elementwise compositions (floor_div, mod,
 not_equal, round's and the hyperbolic ones' ops, celu's elu, shrink's
 selects) emit. The ONNX models are built here with onnx.helper, exported by
 tool_coreml_export (convert to opset 17, lower, write the package), and
-each package must load: every op type-inferred again for its opset.
+each package must load: every op type-inferred again for its opset. The
+nodes are named: consts of an unnamed node are named const_N, which
+coremltools' loader also calls the immediates it turns into consts (a
+clash the driver's naming, not this lowering, has to settle).
 
 Usage: /usr/bin/python3 tests/coreml_cmrnn_ct.py build/tests/tool_coreml_export
 Prints one line per model and "coreml_cmrnn_ct: N passed, N failed";
@@ -44,7 +47,7 @@ def weights(name, *dims):
     return numpy_helper.from_array(rng.uniform(-0.5, 0.5, dims).astype(np.float32), name)
 
 
-def rnn(op, direction, layout=0, peep=False, acts=None):
+def rnn(op, direction, layout=0, peep=False, acts=None, lbr=0):
     g = {"LSTM": 4, "GRU": 3, "RNN": 1}[op]
     d = 2 if direction == "bidirectional" else 1
     xd = [B, T, I] if layout else [T, B, I]
@@ -63,7 +66,9 @@ def rnn(op, direction, layout=0, peep=False, acts=None):
         attrs["layout"] = 1
     if acts:
         attrs["activations"] = acts
-    node = helper.make_node(op, ins, outs, **attrs)
+    if lbr:
+        attrs["linear_before_reset"] = 1
+    node = helper.make_node(op, ins, outs, name=op.lower() + "0", **attrs)
     graph = helper.make_graph([node], op.lower(), graph_in,
                               [helper.make_tensor_value_info(o, TensorProto.FLOAT, None)
                                for o in outs], inits)
@@ -80,11 +85,11 @@ def unary(op, elem=TensorProto.FLOAT, second=None, **attrs):
         dt = np.float32 if elem == TensorProto.FLOAT else np.int32
         inits.append(numpy_helper.from_array(np.array(second, dtype=dt), "c"))
         ins.append("c")
-    nodes = [helper.make_node(op, ins, ["y"], **attrs)]
+    nodes = [helper.make_node(op, ins, ["y"], name=op.lower() + "0", **attrs)]
     if out_elem == TensorProto.BOOL:
         # a Core ML model's outputs cannot be bool: the test casts
         nodes[0].output[0] = "b"
-        nodes.append(helper.make_node("Cast", ["b"], ["y"], to=TensorProto.FLOAT))
+        nodes.append(helper.make_node("Cast", ["b"], ["y"], name="cast0", to=TensorProto.FLOAT))
         out_elem = TensorProto.FLOAT
     return helper.make_graph(nodes, op.lower(),
                              [helper.make_tensor_value_info("x", elem, [2, 3])],
@@ -95,6 +100,7 @@ MODELS = {
     "gru_forward": rnn("GRU", "forward"),
     "gru_bidirectional_layout1": rnn("GRU", "bidirectional", layout=1,
                                      acts=["Tanh", "Sigmoid", "Sigmoid", "Tanh"]),
+    "gru_bidirectional_linear_before_reset": rnn("GRU", "bidirectional", lbr=1),
     "rnn_reverse": rnn("RNN", "reverse"),
     "rnn_bidirectional": rnn("RNN", "bidirectional"),
     "lstm_bidirectional_peepholes": rnn("LSTM", "bidirectional", peep=True),

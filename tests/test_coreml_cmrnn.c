@@ -286,12 +286,18 @@ static void test_rnn_round_trips(void)
         {.op = "LSTM", .dir = "forward", .layout = 1, .bias = true, .init_h = true,
          .peep = true, .seq = seq_full, .n_act = 3, .acts = {"Tanh", "Sigmoid", "Tanh"}},
         {.op = "LSTM", .dir = "reverse", .bias = true},
+        /* linear_before_reset 1: unrolled over time */
+        {.op = "GRU", .dir = "forward", .bias = true, .init_h = true, .lbr = 1},
+        {.op = "GRU", .dir = "reverse", .bias = true, .lbr = 1},
+        {.op = "GRU", .dir = "bidirectional", .layout = 1, .bias = true, .init_h = true,
+         .lbr = 1, .n_act = 4, .acts = {"Tanh", "Sigmoid", "Sigmoid", "Tanh"}},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char what[96];
-        snprintf(what, sizeof what, "%s %s layout %d%s%s", cases[i].op, cases[i].dir,
+        snprintf(what, sizeof what, "%s %s layout %d%s%s%s", cases[i].op, cases[i].dir,
                  cases[i].layout, cases[i].peep ? " peepholes" : "",
-                 cases[i].n_act ? " activations" : "");
+                 cases[i].n_act ? " activations" : "",
+                 cases[i].lbr ? " linear_before_reset" : "");
         expect_equal(rnn_model(&cases[i]), what);
     }
 }
@@ -299,8 +305,6 @@ static void test_rnn_round_trips(void)
 static void test_rnn_refusals(void)
 {
     static const double seq_short[RB] = {RT, RT - 1};
-    RnnCase lbr = {.op = "GRU", .dir = "forward", .lbr = 1};
-    expect_refused(rnn_model(&lbr), "GRU linear_before_reset 1", "linear_before_reset");
     RnnCase relu = {.op = "RNN", .dir = "forward", .n_act = 1, .acts = {"Relu"}};
     expect_refused(rnn_model(&relu), "RNN Relu", "activation Relu");
     RnnCase clip = {.op = "LSTM", .dir = "forward", .clip = 3};
@@ -374,6 +378,14 @@ static void test_peephole_and_reverse_layout(void)
         mil_model_free(mm);
         ir_model_free(m);
     }
+
+    RnnCase lc = {.op = "GRU", .dir = "forward", .bias = true, .lbr = 1};
+    m = rnn_model(&lc);
+    mm = export_of(m, &err);
+    T_CHECK(mm && count_ops(mm, "gru") == 0 && count_ops(mm, "linear") == 1 + 2 * RT,
+            "GRU linear_before_reset 1: no gru op, one input linear and two per step");
+    mil_model_free(mm);
+    ir_model_free(m);
 
     RnnCase bc = {.op = "RNN", .dir = "bidirectional", .init_h = true};
     m = rnn_model(&bc);

@@ -30,10 +30,15 @@
  *   harmless for sigmoid and tanh (saturated in float32 there), not for
  *   relu.
  *
+ * - GRU with linear_before_reset 1 (what PyTorch exports): MIL's gru
+ *   computes the other form, and iOS18's reset_after does not document
+ *   where the recurrent bias of the new gate goes, so the GRU is unrolled
+ *   over its static time steps in linear, split, add, mul, sigmoid/tanh
+ *   and concat ops (see rnn_lower_gru_unrolled).
+ *
  * Refused, and why:
- * - GRU with linear_before_reset 1: MIL's gru computes the other form
- *   (iOS18's reset_after does not document where the recurrent bias of
- *   the new gate goes, so it cannot be proven equal).
+ * - GRU with linear_before_reset 1 over more than RNN_MAX_STEPS steps
+ *   (the unrolled program grows with T).
  * - Activations other than Sigmoid and Tanh (Relu: the clip above; the
  *   rest have no MIL name or take alpha/beta that MIL's activation
  *   strings lack); an LSTM whose two directions' activations differ.
@@ -185,9 +190,6 @@ static int rnn_check(CmLower *c, const IrNode *n, int64_t t, int64_t b)
                           "the cell)");
     if (cml_attr_i(n, "input_forget", 0))
         return cml_refuse(c, "input_forget is not lowered (MIL has no coupled gates)");
-    if (cml_attr_i(n, "linear_before_reset", 0))
-        return cml_refuse(c, "linear_before_reset 1 is not lowered (MIL's gru applies the "
-                          "reset gate before the recurrent matmul)");
     if (cml_elem(n->in[0]) != IR_FLOAT)
         return cml_refuse(c, "only float32 %ss are lowered", n->op_type);
     if (!cml_has(n, 4))
@@ -407,6 +409,196 @@ static int rnn_lower_dirs(CmLower *c, const IrNode *n, const RnnKind *k, const R
     return 0;
 }
 
+/* ---- GRU with linear_before_reset 1: unrolled over time -------------------------- */
+
+/* MIL's gru computes the other reset form, so this GRU is written out step
+ * by step in MIL ops (T is static; at most RNN_MAX_STEPS steps over all
+ * directions). Gates stay in ONNX's order z, r, h; per direction d:
+ *   xw = linear(x, W_d, [Wb_z + Rb_z, Wb_r + Rb_r, Wb_h])    [T, B, 3H]
+ * split into xzr [T, B, 2H] and xh [T, B, H], then each into T steps;
+ * with h [1, B, H], each step is
+ *   z, r = split(f(xzr_t + linear(h, R_zr)))
+ *   n    = g(xh_t + r * linear(h, R_h, Rb_h))
+ *   h    = n + z * (h - n)
+ * and Y is the steps' states concatenated in time order. */
+#define RNN_MAX_STEPS 256
+
+/* rows [r0, r0 + rows) of direction d of a [D, G*H, cols] weight as MIL
+ * [rows, cols]; a bias (cols 1) as rank 1. */
+static MilTensor *rnn_rows(const double *v, size_t d, size_t total_rows, size_t r0,
+                           size_t rows, size_t cols)
+{
+    float *dst = ir_alloc_array(rows * cols, sizeof *dst);
+    for (size_t i = 0; i < rows * cols; i++)
+        dst[i] = v ? (float)v[(d * total_rows + r0) * cols + i] : 0.0f;
+    int64_t dims[2] = {(int64_t)rows, (int64_t)cols};
+    MilTensor *t = cols == 1 ? mil_tensor_new(MIL_FP32, 1, dims, dst)
+                             : mil_tensor_new(MIL_FP32, 2, dims, dst);
+    free(dst);
+    return t;
+}
+
+/* A MIL op of two value operands x, y; its output a temporary. */
+static const char *rnn_bin(CmLower *c, const char *type, const char *x, const char *y,
+                           int rank, const int64_t *dims)
+{
+    MilOp *op = cml_op(c, type);
+    mil_op_in(op, "x", x);
+    if (y)
+        mil_op_in(op, "y", y);
+    return cml_tmp(c, op, MIL_FP32, rank, dims);
+}
+
+/* linear(x, w, b) with w and b const ops' names (b may be NULL). */
+static const char *rnn_linear(CmLower *c, const char *x, const char *w, const char *b, int rank,
+                              const int64_t *dims)
+{
+    MilOp *op = cml_op(c, "linear");
+    mil_op_in(op, "x", x);
+    mil_op_in(op, "weight", w);
+    if (b)
+        mil_op_in(op, "bias", b);
+    return cml_tmp(c, op, MIL_FP32, rank, dims);
+}
+
+/* split of x along axis into n parts (sizes, or equal when NULL), each
+ * typed dims with dims[axis] its size; names into out. */
+static void rnn_split(CmLower *c, const char *x, int axis, size_t n, const int64_t *sizes,
+                      int rank, const int64_t *dims, const char **out)
+{
+    if (n == 1) {
+        out[0] = x;
+        return;
+    }
+    MilOp *op = cml_op(c, "split");
+    mil_op_in(op, "x", x);
+    if (sizes)
+        mil_op_in_const(op, "split_sizes", cml_ints(sizes, n));
+    else
+        mil_op_in_const(op, "num_splits", mil_tensor_scalar_i32((int32_t)n));
+    mil_op_in_const(op, "axis", mil_tensor_scalar_i32(axis));
+    int64_t d[4];
+    memcpy(d, dims, (size_t)rank * sizeof *d);
+    for (size_t i = 0; i < n; i++) {
+        d[axis] = sizes ? sizes[i] : dims[axis] / (int64_t)n;
+        out[i] = cml_tmp(c, op, MIL_FP32, rank, d);
+    }
+}
+
+/* concat of n values along axis (one: itself). */
+static const char *rnn_concat(CmLower *c, const char *const *v, size_t n, int axis, int rank,
+                              const int64_t *dims)
+{
+    if (n == 1)
+        return v[0];
+    MilOp *op = cml_op(c, "concat");
+    for (size_t i = 0; i < n; i++)
+        mil_op_in(op, "values", v[i]);
+    mil_op_in_const(op, "axis", mil_tensor_scalar_i32(axis));
+    mil_op_in_const(op, "interleave", mil_tensor_scalar_bool(false));
+    return cml_tmp(c, op, MIL_FP32, rank, dims);
+}
+
+/* One direction: fills ys[t] (each [1, B, H]) and returns the last state. */
+static const char *rnn_gru_dir(CmLower *c, const RnnParams *p, const RnnShape *s, size_t dir,
+                               const char *x, const char *h, const char **acts, const char **ys)
+{
+    size_t H = (size_t)s->h, I = (size_t)s->in, T = (size_t)s->t;
+    int64_t xw_d[3] = {s->t, s->b, 3 * s->h}, h1[3] = {1, s->b, s->h};
+    int64_t zr1[3] = {1, s->b, 2 * s->h}, sz[2] = {2 * s->h, s->h};
+    /* input bias: Wb, plus Rb for z and r (Rb_h stays inside the reset) */
+    double *bin = ir_alloc_array(3 * H, sizeof *bin);
+    for (size_t i = 0; i < 3 * H; i++)
+        bin[i] = p->v[2] ? p->v[2][dir * 6 * H + i] + (i < 2 * H ? p->v[2][dir * 6 * H + 3 * H + i]
+                                                                   : 0)
+                         : 0;
+    const char *bt = cml_const(c, rnn_rows(bin, 0, 3 * H, 0, 3 * H, 1));
+    free(bin);
+    const char *wx = cml_const(c, rnn_rows(p->v[0], dir, 3 * H, 0, 3 * H, I));
+    const char *wzr = cml_const(c, rnn_rows(p->v[1], dir, 3 * H, 0, 2 * H, H));
+    const char *wh = cml_const(c, rnn_rows(p->v[1], dir, 3 * H, 2 * H, H, H));
+    const char *rbh = p->v[2] ? cml_const(c, rnn_rows(p->v[2], dir, 6 * H, 5 * H, H, 1)) : NULL;
+    const char *xw = rnn_linear(c, x, wx, bt, 3, xw_d);
+    const char *parts[2];
+    rnn_split(c, xw, 2, 2, sz, 3, xw_d, parts);
+    const char **xzr = ir_alloc_array(T, sizeof *xzr), **xh = ir_alloc_array(T, sizeof *xh);
+    int64_t zr_d[3] = {s->t, s->b, 2 * s->h}, h_d[3] = {s->t, s->b, s->h};
+    rnn_split(c, parts[0], 0, T, NULL, 3, zr_d, xzr);
+    rnn_split(c, parts[1], 0, T, NULL, 3, h_d, xh);
+    bool back = s->rev || dir == 1;
+    for (size_t k = 0; k < T; k++) {
+        size_t t = back ? T - 1 - k : k;
+        const char *a = rnn_linear(c, h, wzr, NULL, 3, zr1);
+        const char *zr = rnn_bin(c, acts[dir * 2], rnn_bin(c, "add", xzr[t], a, 3, zr1), NULL, 3,
+                                 zr1);
+        const char *zrs[2];
+        rnn_split(c, zr, 2, 2, NULL, 3, zr1, zrs);
+        const char *hh = rnn_linear(c, h, wh, rbh, 3, h1);
+        const char *nn = rnn_bin(c, "add", xh[t], rnn_bin(c, "mul", zrs[1], hh, 3, h1), 3, h1);
+        const char *n = rnn_bin(c, acts[dir * 2 + 1], nn, NULL, 3, h1);
+        const char *zd = rnn_bin(c, "mul", zrs[0], rnn_bin(c, "sub", h, n, 3, h1), 3, h1);
+        h = ys[t] = rnn_bin(c, "add", n, zd, 3, h1);
+    }
+    free(xzr);
+    free(xh);
+    return h;
+}
+
+static int rnn_lower_gru_unrolled(CmLower *c, const IrNode *n, const RnnParams *p,
+                                  const RnnShape *s, const char *x, const char **acts)
+{
+    size_t T = (size_t)s->t, D = (size_t)s->d;
+    if (T * D > RNN_MAX_STEPS)
+        return cml_refuse(c, "linear_before_reset 1 is unrolled over time (MIL's gru computes "
+                          "the other form): %zu steps, at most %d", T * D, RNN_MAX_STEPS);
+    int64_t h1[3] = {1, s->b, s->h}, hd[3] = {s->d, s->b, s->h}, perm3[3] = {1, 0, 2};
+    const char *h0s[2] = {NULL, NULL};
+    if (cml_has(n, 5)) {
+        const char *h0 = cml_in(c, n, 5);
+        if (!h0)
+            return -1;
+        if (s->batch_first)
+            h0 = rnn_op1(c, "transpose", h0, "perm", perm3, 3, 3, hd);
+        rnn_split(c, h0, 0, D, NULL, 3, hd, h0s);
+    } else {
+        h0s[0] = h0s[1] = cml_const(c, mil_tensor_new(MIL_FP32, 3, h1, NULL));
+    }
+    const char **ys = ir_alloc_array(T * D, sizeof *ys), *last[2];
+    for (size_t d = 0; d < D; d++) {
+        const char **yd = ir_alloc_array(T, sizeof *yd);
+        last[d] = rnn_gru_dir(c, p, s, d, x, h0s[d], acts, yd);
+        for (size_t t = 0; t < T; t++)
+            ys[t * D + d] = yd[t];
+        free(yd);
+    }
+    /* Y: the states in (t, d) order, [T*D, B, H] -> [T, D, B, H] */
+    int64_t all[3] = {s->t * s->d, s->b, s->h}, y4[4] = {s->t, s->d, s->b, s->h};
+    const char *y = rnn_concat(c, ys, T * D, 0, 3, all);
+    free(ys);
+    int64_t p4b[4] = {2, 0, 1, 3};
+    int rc = 0;
+    if (n->n_out > 0 && n->out[0]) {
+        MilOp *op = cml_op(c, "reshape");
+        mil_op_in(op, "x", y);
+        mil_op_in_const(op, "shape", cml_ints(y4, 4));
+        if (s->batch_first) {
+            const char *t = cml_tmp(c, op, MIL_FP32, 4, y4);
+            op = cml_op(c, "transpose");
+            mil_op_in(op, "x", t);
+            mil_op_in_const(op, "perm", cml_ints(p4b, 4));
+        }
+        rc = cml_out(c, op, n, 0);
+    }
+    if (rc < 0 || n->n_out < 2 || !n->out[1])
+        return rc;
+    const char *yh = rnn_concat(c, last, D, 0, 3, hd);
+    MilOp *op = cml_op(c, s->batch_first ? "transpose" : "identity");
+    mil_op_in(op, "x", yh);
+    if (s->batch_first)
+        mil_op_in_const(op, "perm", cml_ints(perm3, 3));
+    return cml_out(c, op, n, 1);
+}
+
 static int lower_rnn(CmLower *c, const IrNode *n)
 {
     const RnnKind *k = rnn_kind(n->op_type, false);
@@ -437,6 +629,11 @@ static int lower_rnn(CmLower *c, const IrNode *n)
     int64_t perm3[3] = {1, 0, 2}, tdims[3] = {s.t, s.b, s.in};
     if (x && s.batch_first)
         x = rnn_op1(c, "transpose", x, "perm", perm3, 3, 3, tdims);
+    if (x && !k->both && k->gates == 3 && cml_attr_i(n, "linear_before_reset", 0)) {
+        int urc = rnn_lower_gru_unrolled(c, n, &p, &s, x, acts);
+        rnn_params_free(&p);
+        return urc;
+    }
     /* a reverse lstm too runs forward over the reversed sequence */
     int64_t od[3] = {s.t, s.b, s.d * s.h};
     if (x && k->both && s.rev)
