@@ -30,6 +30,7 @@
  *   harmless for sigmoid and tanh (saturated in float32 there), not for
  *   relu.
  *
+ * Composed of MIL ops instead:
  * - GRU with linear_before_reset 1 (what PyTorch exports): MIL's gru
  *   computes the other form, and iOS18's reset_after does not document
  *   where the recurrent bias of the new gate goes, so the GRU is unrolled
