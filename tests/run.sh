@@ -220,6 +220,9 @@ fi
 # output, and it agrees with coremltools' own registry (about 1 and 2 s)
 run milops_table sh tests/milops_table.sh
 run milops_registry /usr/bin/python3 tests/milops_registry.py
+# Apple's loader on each MIL op the rnn lowering and the elementwise
+# compositions emit (GRU, RNN, LSTM peepholes, Mod, Round, ...; ~50 s)
+run coreml_cmrnn_ct /usr/bin/python3 tests/coreml_cmrnn_ct.py "$build/tests/tool_coreml_export"
 
 # the sanitized programs' lines and sums (a job that died without its
 # sums counts as one failure)

@@ -4,10 +4,11 @@
  * log_softmax), Elu, LeakyRelu, HardSigmoid, Softplus, Softsign,
  * ThresholdedRelu.
  *
- * PRelu, Selu, HardSwish and Mish are composed of MIL ops.
+ * PRelu, Selu, HardSwish, Mish and Celu (alpha * elu(x / alpha)) are
+ * composed of MIL ops; Shrink is in elementwise.c.
  *
  * Refused: Softmax/LogSoftmax of an unknown rank (the axis must be
- * normalized); Celu, Shrink, Hardmax (not lowered yet).
+ * normalized); Hardmax (not lowered yet); Celu with alpha 0.
  */
 #include <stdlib.h>
 #include <stdbool.h>
@@ -160,7 +161,31 @@ static int lower_composite(CmLower *c, const IrNode *n)
     return act_bin(c, n, "mul", x, y, NULL, true) ? 0 : -1;
 }
 
+/* Celu(x, alpha) = alpha * elu(x / alpha) with elu's alpha 1: x above 0,
+ * alpha (exp(x / alpha) - 1) below. MIL has no celu. */
+static int lower_celu(CmLower *c, const IrNode *n)
+{
+    int32_t dt = cm_dtype_to_mil(cml_elem(n->in[0]));
+    if (dt != MIL_FP32 && dt != MIL_FP16)
+        return cml_refuse(c, "Celu of a non-float type");
+    double alpha = cml_attr_f(n, "alpha", 1.0f);
+    if (alpha == 0)
+        return cml_refuse(c, "Celu with alpha 0 divides by zero");
+    const char *x = cml_in(c, n, 0);
+    if (!x)
+        return -1;
+    const char *s = act_bin(c, n, "real_div", x, NULL, cml_scalar(dt, alpha), false);
+    MilOp *op = cml_op(c, "elu");
+    mil_op_in(op, "x", s);
+    mil_op_in_const(op, "alpha", cml_scalar(dt, 1));
+    MilType t = cml_type(n->out[0]);
+    const char *e = cml_tmp(c, op, t.dtype, t.rank, t.dims);
+    mil_type_clear(&t);
+    return act_bin(c, n, "mul", e, NULL, cml_scalar(dt, alpha), true) ? 0 : -1;
+}
+
 static const CmLowerRule act_lower[] = {
+    {"Celu", lower_celu},
     {"PRelu", lower_prelu}, {"Selu", lower_composite}, {"HardSwish", lower_composite},
     {"Mish", lower_composite},
     {"Relu", lower_act}, {"Sigmoid", lower_act}, {"Softplus", lower_act},

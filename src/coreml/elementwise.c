@@ -4,17 +4,33 @@
  * which broadcast as ONNX does), unary maps, Neg, Identity, Where, Cast,
  * Clip.
  *
+ * Composed of MIL ops (MIL has none that means the same):
+ * - Div of int32: floor_div, plus 1 where the signs differ and mod is not
+ *   0 (ONNX truncates toward zero, MIL's floor_div floors).
+ * - Mod: fmod 0 of int32 is MIL's mod (Python's %: the sign of y); fmod 1
+ *   is mod corrected where the signs differ (int32), or x - trunc(x/y) * y
+ *   corrected where x/y rounded up to an integer (floats).
+ * - Round: half to even from floor (MIL's round documents only 0.5 -> 0).
+ * - Acosh, Asinh: log forms; IsNaN: not_equal(x, x); IsInf: equal to
+ *   +-inf; Shrink: two selects.
+ *
  * Refused, and why:
- * - Div of integers: ONNX truncates toward zero, MIL's floor_div floors;
- *   real_div is for floats only.
- * - Mod, Round: MIL's mod and round (ties) are not ONNX's; BitShift,
- *   bitwise ops: MIL has none. (Reciprocal is real_div(1, x): MIL's inverse
- *   adds an epsilon.)
+ * - Div and Mod of int8, int16, uint8, uint16: MIL's floor_div and mod take
+ *   int32 and floats only; Mod of floats with fmod 0 (ONNX forbids it).
+ * - BitShift and bitwise ops: MIL has none (and the node tests' unsigned
+ *   types of 16 bits and more have no Core ML type).
+ * - Acosh, Asinh, Round, IsInf, IsNaN, Shrink of non-float types.
  * - Cast to types Core ML lacks (float64, int64 is narrowed to int32 like
- *   every int64 value of the export).
+ *   every int64 value of the export). (Reciprocal is real_div(1, x): MIL's
+ *   inverse adds an epsilon.)
  * - Clip with bounds that are not constants (MIL's alpha/beta are const).
+ *
+ * The raising undoes MIL's flooring ops into ONNX ones: mod of floats as
+ * x - floor(x/y) * y, floor_div of int32 as Div minus 1 where the signs
+ * differ and the truncated remainder is not 0.
  */
 #include <float.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -38,6 +54,246 @@ static const CmMap ew_binary[] = {
 
 #define EW_N(t) (sizeof t / sizeof t[0])
 
+/* ---- decompositions: ops MIL lacks, built of ops it has ------------------------- */
+
+/* A temporary output of op typed like ONNX value v (dtype overridden when
+ * nonzero). */
+static const char *ew_tmp(CmLower *c, MilOp *op, const IrValue *v, int32_t dtype)
+{
+    MilType t = cml_type(v);
+    const char *s = cml_tmp(c, op, dtype ? dtype : t.dtype, t.rank, t.dims);
+    mil_type_clear(&t);
+    return s;
+}
+
+/* op(x[, y]) where y is a value, or the immediate yc, or absent. */
+static MilOp *ew_op(CmLower *c, const char *type, const char *x, const char *y, MilTensor *yc)
+{
+    MilOp *op = cml_op(c, type);
+    mil_op_in(op, "x", x);
+    if (yc)
+        mil_op_in_const(op, "y", yc);
+    else if (y)
+        mil_op_in(op, "y", y);
+    return op;
+}
+
+/* op(x[, y]) as a temporary typed like v. */
+static const char *ew_t(CmLower *c, const IrValue *v, int32_t dtype, const char *type,
+                        const char *x, const char *y, MilTensor *yc)
+{
+    return ew_tmp(c, ew_op(c, type, x, y, yc), v, dtype);
+}
+
+static MilOp *ew_select(CmLower *c, const char *k, const char *a, const char *b, MilTensor *bc)
+{
+    MilOp *op = cml_op(c, "select");
+    mil_op_in(op, "cond", k);
+    mil_op_in(op, "a", a);
+    if (bc)
+        mil_op_in_const(op, "b", bc);
+    else
+        mil_op_in(op, "b", b);
+    return op;
+}
+
+static bool ew_is_float(int32_t dt)
+{
+    return dt == MIL_FP32 || dt == MIL_FP16;
+}
+
+/* True where a truncating and a flooring integer division part ways: the
+ * floored remainder r is not 0 and x, y have opposite signs. */
+static const char *ew_signs_differ(CmLower *c, const IrNode *n, const char *x, const char *y,
+                                   const char *r, int32_t dt)
+{
+    const IrValue *o = n->out[0];
+    const char *lx = ew_t(c, n->in[0], MIL_BOOL, "less", x, NULL, cml_scalar(dt, 0));
+    const char *ly = ew_t(c, n->in[1], MIL_BOOL, "less", y, NULL, cml_scalar(dt, 0));
+    const char *s = ew_t(c, o, MIL_BOOL, "logical_xor", lx, ly, NULL);
+    const char *nz = ew_t(c, o, MIL_BOOL, "not_equal", r, NULL, cml_scalar(dt, 0));
+    return ew_t(c, o, MIL_BOOL, "logical_and", nz, s, NULL);
+}
+
+/* Integer Div truncates toward zero: floor_div(x, y), plus 1 where the
+ * signs differ and the division is inexact. */
+static int lower_int_div(CmLower *c, const IrNode *n, const char *x, const char *y)
+{
+    int32_t dt = cm_dtype_to_mil(cml_elem(n->in[0]));
+    if (dt != MIL_INT32)
+        return cml_refuse(c, "integer Div of %s: MIL's floor_div and mod take int32 only",
+                          ir_dtype_name(cml_elem(n->in[0])) ? ir_dtype_name(cml_elem(n->in[0]))
+                                                            : "?");
+    const IrValue *o = n->out[0];
+    const char *q = ew_t(c, o, 0, "floor_div", x, y, NULL);
+    const char *r = ew_t(c, o, 0, "mod", x, y, NULL);
+    const char *k = ew_signs_differ(c, n, x, y, r, dt);
+    const char *q1 = ew_t(c, o, 0, "add", q, NULL, cml_scalar(dt, 1));
+    return cml_out(c, ew_select(c, k, q1, q, NULL), n, 0);
+}
+
+/* trunc(v) of a float: ceil below zero, floor above. */
+static const char *ew_trunc(CmLower *c, const IrValue *o, const char *v, int32_t dt)
+{
+    const char *neg = ew_t(c, o, MIL_BOOL, "less", v, NULL, cml_scalar(dt, 0));
+    const char *up = ew_t(c, o, 0, "ceil", v, NULL, NULL);
+    const char *down = ew_t(c, o, 0, "floor", v, NULL, NULL);
+    return ew_tmp(c, ew_select(c, neg, up, down, NULL), o, 0);
+}
+
+/* Mod: fmod 0 (integers) is MIL's mod (Python's %, which floors); fmod 1
+ * is the truncated remainder: for integers mod(x, y) - y where the signs
+ * differ and the remainder is not 0, for floats x - trunc(x / y) * y. */
+static int lower_mod(CmLower *c, const IrNode *n)
+{
+    int32_t dt = cm_dtype_to_mil(cml_elem(n->in[0]));
+    bool fmod = cml_attr_i(n, "fmod", 0) != 0;
+    if (ew_is_float(dt) && !fmod)
+        return cml_refuse(c, "Mod of floats needs fmod 1");
+    if (!ew_is_float(dt) && dt != MIL_INT32)
+        return cml_refuse(c, "Mod of %s: MIL's mod takes int32 and floats only",
+                          ir_dtype_name(cml_elem(n->in[0])) ? ir_dtype_name(cml_elem(n->in[0]))
+                                                            : "?");
+    const char *x = cml_in(c, n, 0), *y = x ? cml_in(c, n, 1) : NULL;
+    if (!y)
+        return -1;
+    const IrValue *o = n->out[0];
+    if (!fmod)
+        return cml_out(c, ew_op(c, "mod", x, y, NULL), n, 0);
+    if (ew_is_float(dt)) {
+        const char *q = ew_t(c, o, 0, "real_div", x, y, NULL);
+        const char *p = ew_t(c, o, 0, "mul", ew_trunc(c, o, q, dt), y, NULL);
+        const char *rem = ew_t(c, o, 0, "sub", x, p, NULL);
+        /* x / y rounded up to an integer n when the true quotient is just
+         * below it leaves x - n*y tiny and of the wrong sign (62.011745 mod
+         * 1.4421337 gives -3.8e-6, not 1.4421315): add |y| back, signed as x */
+        const char *rn = ew_t(c, o, MIL_BOOL, "less", rem, NULL, cml_scalar(dt, 0));
+        const char *xn = ew_t(c, n->in[0], MIL_BOOL, "less", x, NULL, cml_scalar(dt, 0));
+        const char *nz = ew_t(c, o, MIL_BOOL, "not_equal", rem, NULL, cml_scalar(dt, 0));
+        const char *bad = ew_t(c, o, MIL_BOOL, "logical_and", nz,
+                               ew_t(c, o, MIL_BOOL, "logical_xor", rn, xn, NULL), NULL);
+        const char *ay = ew_t(c, n->in[1], 0, "abs", y, NULL, NULL);
+        const char *sy = ew_t(c, o, 0, "mul", ew_t(c, n->in[0], 0, "sign", x, NULL, NULL), ay,
+                              NULL);
+        const char *fixed = ew_t(c, o, 0, "add", rem, sy, NULL);
+        return cml_out(c, ew_select(c, bad, fixed, rem, NULL), n, 0);
+    }
+    const char *r = ew_t(c, o, 0, "mod", x, y, NULL);
+    const char *k = ew_signs_differ(c, n, x, y, r, dt);
+    const char *r1 = ew_t(c, o, 0, "sub", r, y, NULL);
+    return cml_out(c, ew_select(c, k, r1, r, NULL), n, 0);
+}
+
+/* Round half to even, exactly: f = floor(x), d = x - f (exact); up when
+ * d > 0.5, or d == 0.5 and f is odd (f is even when 2 * floor(f / 2) == f,
+ * all exact in binary floats). MIL's round documents only that 0.5 goes
+ * to 0, which does not settle 1.5 or 2.5. */
+static int lower_round(CmLower *c, const IrNode *n)
+{
+    int32_t dt = cm_dtype_to_mil(cml_elem(n->in[0]));
+    if (!ew_is_float(dt))
+        return cml_refuse(c, "Round of a non-float type");
+    const char *x = cml_in(c, n, 0);
+    if (!x)
+        return -1;
+    const IrValue *o = n->out[0];
+    const char *f = ew_t(c, o, 0, "floor", x, NULL, NULL);
+    const char *d = ew_t(c, o, 0, "sub", x, f, NULL);
+    const char *h = ew_t(c, o, 0, "floor", ew_t(c, o, 0, "mul", f, NULL, cml_scalar(dt, 0.5)),
+                         NULL, NULL);
+    const char *even = ew_t(c, o, MIL_BOOL, "equal",
+                            ew_t(c, o, 0, "mul", h, NULL, cml_scalar(dt, 2)), f, NULL);
+    const char *tie = ew_t(c, o, MIL_BOOL, "equal", d, NULL, cml_scalar(dt, 0.5));
+    const char *odd = ew_t(c, o, MIL_BOOL, "logical_not", even, NULL, NULL);
+    const char *gt = ew_t(c, o, MIL_BOOL, "greater", d, NULL, cml_scalar(dt, 0.5));
+    const char *up = ew_t(c, o, MIL_BOOL, "logical_or", gt,
+                          ew_t(c, o, MIL_BOOL, "logical_and", tie, odd, NULL), NULL);
+    const char *f1 = ew_t(c, o, 0, "add", f, NULL, cml_scalar(dt, 1));
+    return cml_out(c, ew_select(c, up, f1, f, NULL), n, 0);
+}
+
+/* Acosh = log(x + sqrt((x - 1)(x + 1))) (x - 1 is exact near 1, where
+ * x*x - 1 would cancel); Asinh = sign(x) log(|x| + sqrt(x*x + 1)) (odd
+ * by construction: no cancellation for negative x). Both overflow to
+ * inf for |x| above about 1.8e19, where the true value is finite. */
+static int lower_arc_hyp(CmLower *c, const IrNode *n)
+{
+    int32_t dt = cm_dtype_to_mil(cml_elem(n->in[0]));
+    if (!ew_is_float(dt))
+        return cml_refuse(c, "%s of a non-float type", n->op_type);
+    const char *x = cml_in(c, n, 0);
+    if (!x)
+        return -1;
+    const IrValue *o = n->out[0];
+    bool as = !strcmp(n->op_type, "Asinh");
+    const char *a = as ? ew_t(c, o, 0, "abs", x, NULL, NULL) : x, *s;
+    if (as) {
+        s = ew_t(c, o, 0, "add", ew_t(c, o, 0, "mul", x, x, NULL), NULL, cml_scalar(dt, 1));
+    } else {
+        const char *lo = ew_t(c, o, 0, "sub", x, NULL, cml_scalar(dt, 1));
+        const char *hi = ew_t(c, o, 0, "add", x, NULL, cml_scalar(dt, 1));
+        s = ew_t(c, o, 0, "mul", lo, hi, NULL);
+    }
+    const char *sum = ew_t(c, o, 0, "add", a, ew_t(c, o, 0, "sqrt", s, NULL, NULL), NULL);
+    if (!as)
+        return cml_out(c, ew_op(c, "log", sum, NULL, NULL), n, 0);
+    const char *l = ew_t(c, o, 0, "log", sum, NULL, NULL);
+    return cml_out(c, ew_op(c, "mul", ew_t(c, o, 0, "sign", x, NULL, NULL), l, NULL), n, 0);
+}
+
+/* IsNaN = not_equal(x, x); IsInf = equal(abs(x), inf), or equal(x, +inf)
+ * or equal(x, -inf) for one sign, or less(x, -inf) (always false) for
+ * none. */
+static int lower_isinf_nan(CmLower *c, const IrNode *n)
+{
+    int32_t dt = cm_dtype_to_mil(cml_elem(n->in[0]));
+    if (!ew_is_float(dt))
+        return cml_refuse(c, "%s of a non-float type", n->op_type);
+    const char *x = cml_in(c, n, 0);
+    if (!x)
+        return -1;
+    if (!strcmp(n->op_type, "IsNaN"))
+        return cml_out(c, ew_op(c, "not_equal", x, x, NULL), n, 0);
+    bool pos = cml_attr_i(n, "detect_positive", 1) != 0;
+    bool neg = cml_attr_i(n, "detect_negative", 1) != 0;
+    if (pos && neg)
+        return cml_out(c, ew_op(c, "equal", ew_t(c, n->in[0], 0, "abs", x, NULL, NULL), NULL,
+                                cml_scalar(dt, INFINITY)),
+                       n, 0);
+    if (pos || neg)
+        return cml_out(c, ew_op(c, "equal", x, NULL, cml_scalar(dt, pos ? INFINITY : -INFINITY)),
+                       n, 0);
+    return cml_out(c, ew_op(c, "less", x, NULL, cml_scalar(dt, -INFINITY)), n, 0);
+}
+
+/* BitShift: refused with its reason (a rule, so that the refusal says why
+ * rather than that no lowering exists). */
+static int lower_bitshift(CmLower *c, const IrNode *n)
+{
+    (void)n;
+    return cml_refuse(c, "MIL has no shift or bitwise op, and its integer arithmetic "
+                      "(mul, floor_div) takes int32 only, not BitShift's unsigned types");
+}
+
+/* Shrink: x + bias below -lambd, x - bias above lambd, else 0. */
+static int lower_shrink(CmLower *c, const IrNode *n)
+{
+    int32_t dt = cm_dtype_to_mil(cml_elem(n->in[0]));
+    if (!ew_is_float(dt))
+        return cml_refuse(c, "Shrink of a non-float type");
+    const char *x = cml_in(c, n, 0);
+    if (!x)
+        return -1;
+    const IrValue *o = n->out[0];
+    double l = cml_attr_f(n, "lambd", 0.5f), b = cml_attr_f(n, "bias", 0.0f);
+    const char *lo = ew_t(c, o, MIL_BOOL, "less", x, NULL, cml_scalar(dt, -l));
+    const char *hi = ew_t(c, o, MIL_BOOL, "greater", x, NULL, cml_scalar(dt, l));
+    const char *xl = ew_t(c, o, 0, "add", x, NULL, cml_scalar(dt, b));
+    const char *xh = ew_t(c, o, 0, "sub", x, NULL, cml_scalar(dt, b));
+    const char *mid = ew_tmp(c, ew_select(c, hi, xh, NULL, cml_scalar(dt, 0)), o, 0);
+    return cml_out(c, ew_select(c, lo, xl, mid, NULL), n, 0);
+}
+
 static int lower_unary(CmLower *c, const IrNode *n)
 {
     const CmMap *m = cm_map_onnx(ew_unary, EW_N(ew_unary), n->op_type);
@@ -52,12 +308,14 @@ static int lower_unary(CmLower *c, const IrNode *n)
 static int lower_binary(CmLower *c, const IrNode *n)
 {
     const CmMap *m = cm_map_onnx(ew_binary, EW_N(ew_binary), n->op_type);
-    if (!strcmp(n->op_type, "Div") && !ir_dtype_is_float(cml_elem(n->in[0])))
-        return cml_refuse(c, "integer Div truncates; MIL's floor_div floors");
     /* Max/Min of n inputs: a chain of maximum/minimum (one input: identity) */
     const char *x = cml_in(c, n, 0);
     if (!x)
         return -1;
+    if (!strcmp(n->op_type, "Div") && !ir_dtype_is_float(cml_elem(n->in[0]))) {
+        const char *y = cml_in(c, n, 1);
+        return y ? lower_int_div(c, n, x, y) : -1;
+    }
     if (n->n_in == 1) {
         MilOp *op = cml_op(c, "identity");
         mil_op_in(op, "x", x);
@@ -229,6 +487,9 @@ static const CmLowerRule ew_lower[] = {
     {"Xor", lower_binary}, {"Max", lower_binary}, {"Min", lower_binary},
     {"Neg", lower_neg}, {"Reciprocal", lower_reciprocal}, {"Sum", lower_sum},
     {"Mean", lower_sum}, {"Where", lower_where}, {"Cast", lower_cast}, {"Clip", lower_clip},
+    {"Mod", lower_mod}, {"Round", lower_round}, {"Acosh", lower_arc_hyp},
+    {"Asinh", lower_arc_hyp}, {"IsInf", lower_isinf_nan}, {"IsNaN", lower_isinf_nan},
+    {"Shrink", lower_shrink}, {"BitShift", lower_bitshift},
 };
 
 /* ---- raising -------------------------------------------------------------------- */
@@ -297,7 +558,79 @@ static int raise_rsqrt(CmRaise *r, const MilOp *op)
     return cmr_simple(r, op, "Reciprocal", 1, o2, NULL);
 }
 
+/* One ONNX node of one output into a fresh temporary; its name, or NULL. */
+static const char *ew_rn(CmRaise *r, const char *type, const char *a, const char *b, size_t n_in)
+{
+    if (!a || (n_in == 2 && !b)) {
+        cmr_fail(r, "an input of %s is missing", type);
+        return NULL;
+    }
+    const char *in[2] = {a, b}, *out[1] = {cmr_tmp(r, "ew")};
+    return cmr_node(r, type, n_in, in, 1, out, NULL) < 0 ? NULL : out[0];
+}
+
+/* A scalar initializer of v in the op's output element type. */
+static const char *ew_rscalar(CmRaise *r, const MilOp *op, double v)
+{
+    MilTensor *t = cml_scalar(op->out[0].type.dtype, v);
+    const char *name = t ? cmr_init_tensor(r, t) : NULL;
+    if (!t)
+        cmr_fail(r, "no scalar of the output type");
+    mil_tensor_free(t);
+    return name;
+}
+
+static int raise_not_equal(CmRaise *r, const MilOp *op)
+{
+    const char *e = ew_rn(r, "Equal", cmr_in(r, op, "x", 0), cmr_in(r, op, "y", 0), 2);
+    const char *in[1] = {e};
+    return e ? cmr_simple(r, op, "Not", 1, in, NULL) : -1;
+}
+
+/* mod floors (Python's %): for integers ONNX Mod with fmod 0; for floats
+ * x - floor(x / y) * y. floor_div: Floor(Div) for floats; for integers
+ * ONNX's Div truncates, so 1 is taken off where the signs differ and the
+ * truncated remainder is not 0. */
+static int raise_floor_op(CmRaise *r, const MilOp *op)
+{
+    bool div = !strcmp(op->type, "floor_div");
+    int32_t dt = op->n_out ? op->out[0].type.dtype : 0;
+    const char *x = cmr_in(r, op, "x", 0), *y = cmr_in(r, op, "y", 0);
+    if (!x || !y || !dt)
+        return cmr_fail(r, "x, y or the output type missing");
+    IrNode *node;
+    if (dt == MIL_FP32 || dt == MIL_FP16) {
+        const char *qd = ew_rn(r, "Div", x, y, 2);
+        if (!qd)
+            return -1;
+        const char *in1[1] = {qd};
+        if (div)
+            return cmr_simple(r, op, "Floor", 1, in1, NULL);
+        const char *in[2] = {x, ew_rn(r, "Mul", ew_rn(r, "Floor", qd, NULL, 1), y, 2)};
+        return in[1] ? cmr_simple(r, op, "Sub", 2, in, NULL) : -1;
+    }
+    if (!div) {
+        const char *in[2] = {x, y};
+        if (cmr_simple(r, op, "Mod", 2, in, &node) < 0)
+            return -1;
+        ir_node_set_attr(node, ir_attr_int("fmod", 0));
+        return 0;
+    }
+    const char *q = ew_rn(r, "Div", x, y, 2), *zero = ew_rscalar(r, op, 0);
+    const char *min[2] = {x, y}, *rem = cmr_tmp(r, "ew"), *mout[1] = {rem};
+    if (!q || !zero || cmr_node(r, "Mod", 2, min, 1, mout, &node) < 0)
+        return -1;
+    ir_node_set_attr(node, ir_attr_int("fmod", 1));
+    const char *nz = ew_rn(r, "Not", ew_rn(r, "Equal", rem, zero, 2), NULL, 1);
+    const char *s = ew_rn(r, "Xor", ew_rn(r, "Less", x, zero, 2), ew_rn(r, "Less", y, zero, 2), 2);
+    const char *k = ew_rn(r, "And", nz, s, 2);
+    const char *q1 = ew_rn(r, "Sub", q, ew_rscalar(r, op, 1), 2);
+    const char *in[3] = {k, q1, q};
+    return k && q1 ? cmr_simple(r, op, "Where", 3, in, NULL) : -1;
+}
+
 static const CmRaiseRule ew_raise[] = {
+    {"not_equal", raise_not_equal}, {"mod", raise_floor_op}, {"floor_div", raise_floor_op},
     {"rsqrt", raise_rsqrt},
     {"sqrt", raise_unary}, {"exp", raise_unary}, {"log", raise_unary},
     {"abs", raise_unary}, {"erf", raise_unary}, {"tanh", raise_unary},
