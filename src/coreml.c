@@ -119,12 +119,33 @@ static void cm_name_put(CmName **h, const char *key, const char *val)
 
 /* A MIL identifier from `base` ([A-Za-z_][A-Za-z0-9_]*, as coremltools
  * makes names), not yet taken; recorded as taken. Caller frees. */
+/* Whether `s` is "const" or "const_<digits>": the names coremltools'
+ * loader gives the consts it makes of immediate values, which a value of
+ * ours must not take (the loader then finds two types for one name). */
+static bool cm_loader_name(const char *s)
+{
+    if (strncmp(s, "const", 5))
+        return false;
+    if (!s[5])
+        return true;
+    if (s[5] != '_' || !s[6])
+        return false;
+    for (const char *p = s + 6; *p; p++)
+        if (!isdigit((unsigned char)*p))
+            return false;
+    return true;
+}
+
 static char *cm_fresh(CmLower *c, const char *base)
 {
     size_t n = strlen(base ? base : "");
-    char *s = ir_alloc(n + 2);
+    bool clash = n && cm_loader_name(base);
+    char *s = ir_alloc(n + 8);
     size_t k = 0;
-    if (!n || isdigit((unsigned char)base[0]))
+    if (clash) {
+        memcpy(s, "onnx_", 5);
+        k = 5;
+    } else if (!n || isdigit((unsigned char)base[0]))
         s[k++] = '_';
     for (size_t i = 0; i < n; i++)
         s[k++] = isalnum((unsigned char)base[i]) ? base[i] : '_';
@@ -613,7 +634,7 @@ static int cm_export_inputs(CmLower *c, MilFunction *fn, MilModel *mm)
         if (v->init)
             continue;
         MilType t = cml_type(v);
-        if (!t.dtype || t.rank < 0 || !mlp_array_code(t.dtype)) {
+        if (!t.dtype || t.rank < 0 || (!mlp_array_code(t.dtype) && t.dtype != MIL_BOOL)) {
             int32_t d = cml_elem(v);
             mil_type_clear(&t);
             return cml_refuse(c, "graph input '%s' (%s) has no Core ML multi-array type%s",
@@ -683,7 +704,7 @@ static int cm_export_outputs(CmLower *c, MilFunction *fn, MilModel *mm)
             name = op->out[0].name;
             t = &op->out[0].type;
         }
-        if (!mlp_array_code(t->dtype))
+        if (!mlp_array_code(t->dtype) && t->dtype != MIL_BOOL)
             return cml_refuse(c, "graph output '%s' is %s; a Core ML model's outputs are "
                               "multi-arrays of fp16, fp32, fp64, int32 or int8", v->name,
                               mil_dtype_name(t->dtype) ? mil_dtype_name(t->dtype) : "?");
@@ -852,6 +873,119 @@ static void cm_hoist_block(CmLower *c, MilBlock *b, int spec, size_t *at)
     }
 }
 
+/* The type an input or output of function main takes in the model
+ * description at specification version spec, 0 for its own: Core ML's
+ * multi-arrays hold fp32 and int32, fp16 only from iOS16 (specification
+ * 7); a bool, or an fp16 below iOS16, crosses the boundary as fp32
+ * through a cast inside the program, as coremltools makes it
+ * (adjust_io_to_supported_types). Both casts are exact: bool <-> 0/1,
+ * fp16 -> fp32 widens, and an fp32 input is rounded to fp16 where the ONNX
+ * model took fp16 already. */
+static int32_t cm_io_dtype(int32_t d, int spec)
+{
+    return d == MIL_BOOL || (d == MIL_FP16 && spec < 7) ? MIL_FP32 : 0;
+}
+
+/* Every argument naming `from` in b and the blocks inside it, and b's
+ * outputs, name `to` instead (export names are unique in the function). */
+static void cm_rename_uses(MilBlock *b, const char *from, const char *to)
+{
+    for (size_t i = 0; i < b->n_ops; i++) {
+        MilOp *op = b->ops[i];
+        for (size_t k = 0; k < op->n_in; k++)
+            for (size_t a = 0; a < op->in[k].n_args; a++) {
+                MilArg *arg = &op->in[k].args[a];
+                if (arg->name && !strcmp(arg->name, from)) {
+                    free(arg->name);
+                    arg->name = ir_strdup(to);
+                }
+            }
+        for (size_t k = 0; k < op->n_blocks; k++)
+            cm_rename_uses(op->blocks[k], from, to);
+    }
+    for (size_t k = 0; k < b->n_out; k++)
+        if (!strcmp(b->out[k], from)) {
+            free(b->out[k]);
+            b->out[k] = ir_strdup(to);
+        }
+}
+
+/* A cast op of x to dtype d, output `out` of type t (dtype d). */
+static MilOp *cm_cast_op(CmLower *c, MilBlock *b, const char *x, int32_t d, const char *out,
+                         const MilType *t)
+{
+    MilOp *op = mil_op_add(b, "cast", out);
+    mil_op_in(op, "x", x);
+    mil_op_in_const(op, "dtype", mil_tensor_string(mil_dtype_name(d)));
+    MilType ty = mil_type_copy(t);
+    ty.dtype = d;
+    mil_op_out(op, out, &ty);
+    mil_type_clear(&ty);
+    c->r->n_ops++;
+    return op;
+}
+
+/* The feature of mm's description named `name`, or NULL. */
+static MilFeature *cm_feature_of(MilFeature *l, size_t n, const char *name)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(l[i].name, name))
+            return &l[i];
+    return NULL;
+}
+
+/* Main's inputs and outputs of a type the description cannot hold at
+ * spec become fp32, with a cast after each such input (at the start of
+ * the block: *at counts the ops put there) and before each such output. */
+static void cm_adjust_io(CmLower *c, MilFunction *fn, MilModel *mm, int spec, size_t *at)
+{
+    MilBlock *b = fn->block;
+    for (size_t i = 0; i < fn->n_in; i++) {
+        int32_t d = fn->in[i].type.dtype, want = cm_io_dtype(d, spec);
+        if (!want)
+            continue;
+        const char *name = fn->in[i].name;
+        char base[300];
+        snprintf(base, sizeof base, "%s_%s", name, mil_dtype_name(d));
+        char *inner = cm_fresh(c, base);
+        cm_rename_uses(b, name, inner);
+        MilOp *op = cm_cast_op(c, b, name, d, inner, &fn->in[i].type);
+        free(inner);
+        memmove(&b->ops[*at + 1], &b->ops[*at], (b->n_ops - 1 - *at) * sizeof *b->ops);
+        b->ops[(*at)++] = op;
+        fn->in[i].type.dtype = want;
+        MilFeature *f = cm_feature_of(mm->in, mm->n_in, name);
+        if (f)
+            f->type.dtype = want;
+    }
+    for (size_t k = 0; k < b->n_out; k++) {
+        const MilType *t = cm_block_type(fn, b->out[k]);
+        int32_t want = t ? cm_io_dtype(t->dtype, spec) : 0;
+        if (!want)
+            continue;
+        char *name = ir_strdup(b->out[k]);
+        char base[300];
+        snprintf(base, sizeof base, "%s_%s", name, mil_dtype_name(t->dtype));
+        char *inner = cm_fresh(c, base);
+        MilType ty = mil_type_copy(t);
+        for (size_t i = 0; i < b->n_ops; i++)   /* the producer's output */
+            for (size_t j = 0; j < b->ops[i]->n_out; j++)
+                if (!strcmp(b->ops[i]->out[j].name, name)) {
+                    free(b->ops[i]->out[j].name);
+                    b->ops[i]->out[j].name = ir_strdup(inner);
+                }
+        cm_rename_uses(b, name, inner);
+        cm_cast_op(c, b, inner, want, name, &ty);
+        free(b->out[k]);
+        b->out[k] = name;
+        mil_type_clear(&ty);
+        free(inner);
+        MilFeature *f = cm_feature_of(mm->out, mm->n_out, name);
+        if (f)
+            f->type.dtype = want;
+    }
+}
+
 static int cm_export_check(const IrModel *m, IrError *err)
 {
     if (!m->graph)
@@ -895,8 +1029,9 @@ int cm_export(const IrModel *cm, const CmOptions *o, MilModel **out, CmReport *r
         rc = cm_const_params(&c, fn->block);
     if (rc == 0 && !c.failed) {
         size_t at = 0;
-        cm_hoist_block(&c, fn->block, mil_targets[limit >= 0 ? limit : c.need].spec_version,
-                       &at);
+        int spec = mil_targets[limit >= 0 ? limit : c.need].spec_version;
+        cm_hoist_block(&c, fn->block, spec, &at);
+        cm_adjust_io(&c, fn, mm, spec, &at);
     }
     cm_names_free(&c.onnx);
     cm_names_free(&c.used);
@@ -1256,11 +1391,21 @@ int cm_import(const MilModel *mm, IrModel **out, IrError *err)
 /* ---- the import beside the original ------------------------------------------- */
 
 /* Whether an import's boundary value of type `got` stands for the
- * original's `want`: Core ML's int32 for ONNX's int64 alone. */
+ * original's `want`: Core ML's int32 for ONNX's int64, and fp32 for a bool
+ * or a float16 (cm_io_dtype). */
 static bool cm_narrowed(const IrType *got, const IrType *want)
 {
-    return got && want && want->has_elem_type && got->elem_type == IR_INT32 &&
-           want->elem_type == IR_INT64;
+    if (!got || !want || !want->has_elem_type)
+        return false;
+    int32_t g = got->elem_type, w = want->elem_type;
+    return (g == IR_INT32 && w == IR_INT64) ||
+           (g == IR_FLOAT && (w == IR_BOOL || w == IR_FLOAT16));
+}
+
+/* The declared type of a graph input or output, else its inferred one. */
+static const IrType *cm_type_of(const IrValueInfo *vi)
+{
+    return vi->type && vi->type->has_elem_type ? vi->type : vi->value->type;
 }
 
 void cm_retype_like(IrModel *rt, const IrModel *orig)
@@ -1275,7 +1420,8 @@ void cm_retype_like(IrModel *rt, const IrModel *orig)
             break;
         IrValueInfo *vi = g->inputs.p[i];
         const IrValueInfo *ov = og->inputs.p[j];
-        if (!cm_narrowed(vi->type, ov->type))
+        const IrType *want = cm_type_of(ov);
+        if (!cm_narrowed(vi->type, want))
             continue;
         IrValue *v = vi->value;
         char *nn = ir_graph_fresh_name(g, v->name);
@@ -1285,7 +1431,7 @@ void cm_retype_like(IrModel *rt, const IrModel *orig)
         free(nn);
         if (!cast)
             continue;
-        ir_node_set_attr(cast, ir_attr_int("to", IR_INT32));
+        ir_node_set_attr(cast, ir_attr_int("to", vi->type->elem_type));
         size_t nu = v->n_uses;
         IrUse *uses = ir_alloc_array(nu ? nu : 1, sizeof *uses);
         memcpy(uses, v->uses, nu * sizeof *uses);
@@ -1293,12 +1439,13 @@ void cm_retype_like(IrModel *rt, const IrModel *orig)
             if (uses[k].node && uses[k].node != cast)
                 ir_node_set_input(uses[k].node, uses[k].index, cast->out[0]);
         free(uses);
-        vi->type->elem_type = IR_INT64;
+        vi->type->elem_type = want->elem_type;
     }
     for (size_t i = 0; i < g->outputs.n && i < og->outputs.n; i++) {
         IrValueInfo *vi = g->outputs.p[i];
         const IrValueInfo *ov = og->outputs.p[i];
-        if (!cm_narrowed(vi->type, ov->type))
+        const IrType *want = cm_type_of(ov);
+        if (!cm_narrowed(vi->type, want))
             continue;
         IrValue *v = vi->value;
         char *keep = ir_strdup(v->name), *nn = ir_graph_fresh_name(g, v->name);
@@ -1307,9 +1454,9 @@ void cm_retype_like(IrModel *rt, const IrModel *orig)
             const char *in[1] = {nn}, *out[1] = {keep};
             IrNode *cast = ir_node_new(g, NULL, "Cast", "", keep, 1, in, 1, out, &err);
             if (cast) {
-                ir_node_set_attr(cast, ir_attr_int("to", IR_INT64));
+                ir_node_set_attr(cast, ir_attr_int("to", want->elem_type));
                 ir_graph_point_output(g, i, cast->out[0]);
-                vi->type->elem_type = IR_INT64;
+                vi->type->elem_type = want->elem_type;
             }
         }
         free(keep);

@@ -79,7 +79,8 @@ int cm_export(const IrModel *m, const CmOptions *o, MilModel **out, CmReport *r,
 int cm_import(const MilModel *mm, IrModel **out, IrError *err);
 
 /* Gives the import rt of an export of orig orig's boundary types where
- * Core ML narrowed them (int64 computed as int32): a Cast after each such
+ * Core ML changed them (int64 computed as int32; bool, and float16 below
+ * iOS16, carried as fp32 across the description): a Cast after each such
  * input and before each such output, so that the evaluator feeds and
  * compares both models with the original's data. Inputs and outputs pair
  * by position; any other difference is left for the comparison to find. */

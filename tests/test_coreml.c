@@ -596,6 +596,13 @@ static void test_targets(void)
     IrTensor *ex[2] = {ir_tensor_new("s", IR_FLOAT, 0, NULL, &scale, 4),
                        ir_tensor_new("z", IR_UINT8, 0, NULL, &zp, 1)};
     IrModel *m = one_node("QuantizeLinear", 2, ex);
+    /* a uint8 output has no Core ML multi-array type: dequantize it */
+    {
+        const char *in[3] = {"y", "s", "z"}, *out[1] = {"w"};
+        IrError e;
+        ir_node_new(m->graph, NULL, "DequantizeLinear", "", "dq", 3, in, 1, out, &e);
+        ir_graph_point_output(m->graph, 0, ir_graph_find_local(m->graph, "w"));
+    }
     MilModel *mm = NULL;
     CmReport rep;
     IrError err;
