@@ -1,0 +1,460 @@
+/*
+ * coreml/resize.c - Core ML lowering and raising of the resize family:
+ * Resize (and Upsample, which the conversion to CM_ONNX_OPSET turns into
+ * Resize) as resize_bilinear, resize_nearest_neighbor or
+ * upsample_nearest_neighbor; raised back to a Resize whose attributes say
+ * what the MIL op computes.
+ *
+ * MIL facts (coremltools' defs, iOS15/16; the TensorFlow front end's
+ * mapping): the ops resize the last two dims of a rank >= 3 fp16/fp32
+ * tensor to const sizes or const scale factors.
+ *   resize_bilinear sampling_mode, for Xin -> Xout along an axis, the
+ *   sampled coordinate clamped to [0, Xin-1]:
+ *     STRICT_ALIGN_CORNERS  i*(Xin-1)/(Xout-1)        = ONNX align_corners
+ *     DEFAULT               i*Xin/Xout                = ONNX asymmetric
+ *     UNALIGN_CORNERS       (i+0.5)*Xin/Xout - 0.5    = ONNX half_pixel
+ *     ALIGN_CORNERS         STRICT, but (Xin-1)/2 when Xout is 1
+ *     OFFSET_CORNERS        a grid of max(1, Xin-1)/Xout: no ONNX mode
+ *   (ONNX linear reads outside taps as the edge value: the same as
+ *   clamping the coordinate.)
+ *   resize_nearest_neighbor is TensorFlow's half-pixel nearest:
+ *     floor((i+0.5)*Xin/Xout) = ONNX tf_half_pixel_for_nn with floor.
+ *   upsample_nearest_neighbor with integer factors k is TensorFlow's
+ *   legacy nearest: floor(i/k) = ONNX asymmetric with floor.
+ *
+ * The lowering does not trust a table of ONNX modes: with the input and
+ * output sizes static, it computes, for every output index of both
+ * resized axes, the coordinate (linear) or source index (nearest) ONNX's
+ * formulas give and the one each candidate MIL op gives, and emits the
+ * first candidate that agrees everywhere. So e.g. half_pixel with
+ * round_prefer_floor lowers to resize_nearest_neighbor for integer
+ * upscaling (where no index is a tie) but is refused for downscaling by 2
+ * (where every index is a tie that MIL breaks the other way).
+ *
+ * Refused, and why:
+ * - mode cubic: MIL has no bicubic resize.
+ * - coordinate_transformation_mode tf_crop_and_resize (roi and
+ *   extrapolation: crop_resize's boxes are not lowered) and
+ *   half_pixel_symmetric (no MIL grid has its offset).
+ * - a nearest or linear combination whose indices/coordinates differ from
+ *   every candidate at these sizes (e.g. asymmetric with round_prefer_ceil,
+ *   half_pixel with round_prefer_floor downscaling by an even factor,
+ *   align_corners nearest, pytorch_half_pixel to a length-1 output).
+ * - a resize of any dim but the last two (MIL resizes only those), a rank
+ *   below 3, dynamic input dims, scales/sizes that are not constants,
+ *   types other than fp16/fp32, antialias (opset 18) and axes.
+ *
+ * Raised: resize_bilinear (all modes but OFFSET_CORNERS, ALIGN_CORNERS to
+ * a length-1 output), resize_nearest_neighbor, upsample_nearest_neighbor
+ * with integer factors, upsample_bilinear (integer factors, or static
+ * output dims). iOS17's resize (dynamic target shape) is not raised yet.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rules.h"
+
+#define RS_MAX_RANK 8
+
+enum { RS_HALF_PIXEL, RS_PYTORCH, RS_ALIGN, RS_ASYM, RS_TF_NN };
+enum { RS_ROUND_FLOOR, RS_ROUND_CEIL, RS_FLOOR, RS_CEIL };
+
+/* One resized axis as ONNX sees it: sizes, the scale its formulas divide
+ * by and the output length as a real number (scale * in when scales are
+ * given, as src/eval/resize.c does). */
+typedef struct RsAxis {
+    int64_t in, out;
+    double scale, outf;
+} RsAxis;
+
+typedef struct RsSpec {
+    bool nearest;
+    int ctm, nm;
+} RsSpec;
+
+/* ONNX's x_original of output index i. */
+static double rs_coord(const RsSpec *s, const RsAxis *a, int64_t i)
+{
+    double x = (double)i, in = (double)a->in;
+    switch (s->ctm) {
+    case RS_ALIGN:
+        return a->outf == 1 ? 0.0 : x * (in - 1) / (a->outf - 1);
+    case RS_ASYM:
+        return x / a->scale;
+    case RS_PYTORCH:
+        return a->outf > 1 ? (x + 0.5) / a->scale - 0.5 : 0.0;
+    case RS_TF_NN:
+        return (x + 0.5) / a->scale;
+    default:
+        return (x + 0.5) / a->scale - 0.5;
+    }
+}
+
+/* The source index ONNX's nearest_mode picks for coordinate xo. */
+static int64_t rs_pick(int nm, double xo, int64_t in)
+{
+    double base = ceil(xo) - 1, ratio = xo - base;
+    bool up = ratio == 1 || nm == RS_CEIL || (nm == RS_ROUND_FLOOR && ratio > 0.5) ||
+              (nm == RS_ROUND_CEIL && ratio >= 0.5);
+    double v = base + (up ? 1 : 0);
+    return v < 0 ? 0 : v >= (double)in ? in - 1 : (int64_t)v;
+}
+
+static double rs_clamp(double x, int64_t in)
+{
+    return x < 0 ? 0 : x > (double)(in - 1) ? (double)(in - 1) : x;
+}
+
+/* The MIL candidates, each described by the ONNX Resize the raising gives
+ * back for it (sizes given, so scale = out/in), so that agreement here is
+ * agreement in the round trip. */
+typedef struct RsCand {
+    const char *op;         /* MIL op */
+    const char *mode;       /* resize_bilinear's sampling_mode, or NULL */
+    RsSpec spec;
+    bool integer_only;      /* upsample_nearest_neighbor: factors k only */
+} RsCand;
+
+static const RsCand rs_cands[] = {
+    {"upsample_nearest_neighbor", NULL, {true, RS_ASYM, RS_FLOOR}, true},
+    {"resize_nearest_neighbor", NULL, {true, RS_TF_NN, RS_FLOOR}, false},
+    {"resize_bilinear", "UNALIGN_CORNERS", {false, RS_HALF_PIXEL, 0}, false},
+    {"resize_bilinear", "STRICT_ALIGN_CORNERS", {false, RS_ALIGN, 0}, false},
+    {"resize_bilinear", "DEFAULT", {false, RS_ASYM, 0}, false},
+};
+
+/* Whether candidate k computes what spec does along axis a. */
+static bool rs_agrees(const RsSpec *spec, const RsCand *k, const RsAxis *a)
+{
+    if (a->in == 1)
+        return true;        /* every sample reads the one pixel */
+    if (k->spec.nearest != spec->nearest)
+        return false;
+    if (k->integer_only && (a->out % a->in || a->out < a->in))
+        return false;
+    if (!k->spec.nearest && k->spec.ctm == RS_ALIGN && a->out == 1)
+        return false;       /* STRICT at length 1 is 0*inf in MIL's formula */
+    RsAxis m = {a->in, a->out, (double)a->out / (double)a->in, (double)a->out};
+    for (int64_t i = 0; i < a->out; i++) {
+        double xo = rs_coord(spec, a, i), xm = rs_coord(&k->spec, &m, i);
+        if (spec->nearest) {
+            if (rs_pick(spec->nm, xo, a->in) != rs_pick(k->spec.nm, xm, a->in))
+                return false;
+        } else if (fabs(rs_clamp(xo, a->in) - rs_clamp(xm, a->in)) >
+                   1e-6 * (double)a->in) {
+            return false;
+        }
+    }
+    return true;
+}
+
+static int rs_enum(const char *s, const char *const *names, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(s, names[i]))
+            return (int)i;
+    return -1;
+}
+
+/* Mode, coordinate_transformation_mode and nearest_mode of n; -1 refused. */
+static int rs_spec(CmLower *c, const IrNode *n, RsSpec *s)
+{
+    static const char *const ctms[] = {"half_pixel", "pytorch_half_pixel", "align_corners",
+                                       "asymmetric", "tf_half_pixel_for_nn"};
+    static const char *const nms[] = {"round_prefer_floor", "round_prefer_ceil", "floor",
+                                      "ceil"};
+    char mb[32], cb[32], nb[32];
+    const char *mode = cml_attr_s(n, "mode", mb, sizeof mb, "nearest");
+    const char *ctm = cml_attr_s(n, "coordinate_transformation_mode", cb, sizeof cb,
+                                 "half_pixel");
+    const char *nm = cml_attr_s(n, "nearest_mode", nb, sizeof nb, "round_prefer_floor");
+    if (!strcmp(mode, "cubic"))
+        return cml_refuse(c, "mode cubic: MIL has no bicubic resize");
+    if (strcmp(mode, "nearest") && strcmp(mode, "linear"))
+        return cml_refuse(c, "mode '%s' unknown", mode);
+    if (cml_attr_i(n, "antialias", 0))
+        return cml_refuse(c, "antialias: MIL's resize ops do not filter");
+    if (ir_node_attr(n, "axes"))
+        return cml_refuse(c, "axes is not lowered");
+    s->nearest = !strcmp(mode, "nearest");
+    s->ctm = rs_enum(ctm, ctms, sizeof ctms / sizeof *ctms);
+    s->nm = rs_enum(nm, nms, sizeof nms / sizeof *nms);
+    if (s->ctm < 0)
+        return cml_refuse(c, "coordinate_transformation_mode %s has no MIL resize (%s)", ctm,
+                          strcmp(ctm, "tf_crop_and_resize") ? "no MIL grid has its offset"
+                                                            : "crop_resize is not lowered");
+    if (s->nearest && s->nm < 0)
+        return cml_refuse(c, "nearest_mode '%s' unknown", nm);
+    return 0;
+}
+
+/* The per-axis sizes of n from its const scales or sizes; -1 refused. */
+static int rs_axes(CmLower *c, const IrNode *n, RsAxis *ax, size_t *rank)
+{
+    int64_t dims[RS_MAX_RANK];
+    if (!cml_dims(n->in[0], dims, RS_MAX_RANK, rank))
+        return cml_refuse(c, "the input's dims are not static");
+    if (*rank < 3)
+        return cml_refuse(c, "input rank %zu: MIL resizes rank 3 or more", *rank);
+    for (size_t i = 0; i < *rank; i++)
+        ax[i] = (RsAxis){dims[i], dims[i], 1.0, (double)dims[i]};
+    bool by_sizes = cml_has(n, 3);
+    if (!by_sizes && !cml_has(n, 2))
+        return cml_refuse(c, "neither scales nor sizes given");
+    if (by_sizes) {
+        int64_t *v;
+        size_t nv;
+        if (!cml_const_ints(n, 3, &v, &nv))
+            return cml_refuse(c, "sizes is not a constant (MIL needs const target sizes)");
+        bool ok = nv == *rank;
+        for (size_t i = 0; ok && i < nv; i++) {
+            ok = v[i] > 0 && v[i] < ((int64_t)1 << 31) && ax[i].in > 0;
+            if (ok)
+                ax[i] = (RsAxis){ax[i].in, v[i], (double)v[i] / (double)ax[i].in,
+                                 (double)v[i]};
+        }
+        free(v);
+        return ok ? 0 : cml_refuse(c, "sizes has %zu entries or one out of range", nv);
+    }
+    double *v;
+    size_t nv;
+    if (!cml_const_floats(n, 2, &v, &nv))
+        return cml_refuse(c, "scales is not a constant (MIL needs const scale factors)");
+    bool ok = nv == *rank;
+    for (size_t i = 0; ok && i < nv; i++) {
+        double o = floor(v[i] * (double)ax[i].in);
+        ok = v[i] > 0 && o >= 1 && o < (double)((int64_t)1 << 31);
+        if (ok)
+            ax[i] = (RsAxis){ax[i].in, (int64_t)o, v[i], v[i] * (double)ax[i].in};
+    }
+    free(v);
+    return ok ? 0 : cml_refuse(c, "scales has %zu entries or gives an empty or huge dim", nv);
+}
+
+static int lower_resize(CmLower *c, const IrNode *n)
+{
+    RsSpec spec;
+    RsAxis ax[RS_MAX_RANK];
+    size_t rank = 0;
+    if (rs_spec(c, n, &spec) < 0 || rs_axes(c, n, ax, &rank) < 0)
+        return -1;
+    int32_t dt = cm_dtype_to_mil(cml_elem(n->in[0]));
+    if (dt != MIL_FP32 && dt != MIL_FP16)
+        return cml_refuse(c, "MIL resizes fp16 and fp32 only");
+    for (size_t i = 0; i + 2 < rank; i++)
+        if (ax[i].out != ax[i].in || ax[i].scale != 1.0)
+            return cml_refuse(c, "resizes dim %zu: MIL resizes only the last two dims", i);
+    const RsAxis *h = &ax[rank - 2], *w = &ax[rank - 1];
+    const RsCand *k = NULL;
+    for (size_t i = 0; !k && i < sizeof rs_cands / sizeof *rs_cands; i++)
+        if (rs_agrees(&spec, &rs_cands[i], h) && rs_agrees(&spec, &rs_cands[i], w))
+            k = &rs_cands[i];
+    if (!k) {
+        char cb[32], nb[32];
+        return cml_refuse(c, "%s with coordinate_transformation_mode %s%s%s from %lldx%lld "
+                             "to %lldx%lld samples other %s than every MIL resize op",
+                          spec.nearest ? "nearest" : "linear",
+                          cml_attr_s(n, "coordinate_transformation_mode", cb, sizeof cb,
+                                     "half_pixel"),
+                          spec.nearest ? " and nearest_mode " : "",
+                          spec.nearest ? cml_attr_s(n, "nearest_mode", nb, sizeof nb,
+                                                    "round_prefer_floor")
+                                       : "",
+                          (long long)h->in, (long long)w->in, (long long)h->out,
+                          (long long)w->out, spec.nearest ? "pixels" : "coordinates");
+    }
+    const char *x = cml_in(c, n, 0);
+    if (!x)
+        return -1;
+    MilOp *op = cml_op(c, k->op);
+    mil_op_in(op, "x", x);
+    if (k->integer_only) {
+        mil_op_in_const(op, "scale_factor_height",
+                        mil_tensor_scalar_i32((int32_t)(h->out / h->in)));
+        mil_op_in_const(op, "scale_factor_width",
+                        mil_tensor_scalar_i32((int32_t)(w->out / w->in)));
+    } else {
+        mil_op_in_const(op, "target_size_height", mil_tensor_scalar_i32((int32_t)h->out));
+        mil_op_in_const(op, "target_size_width", mil_tensor_scalar_i32((int32_t)w->out));
+        if (k->mode)
+            mil_op_in_const(op, "sampling_mode", mil_tensor_string(k->mode));
+    }
+    return cml_out(c, op, n, 0);
+}
+
+/* Upsample never reaches the lowering: the conversion to CM_ONNX_OPSET
+ * rewrites it as Resize. Listed so that its node tests are counted. */
+static int lower_upsample(CmLower *c, const IrNode *n)
+{
+    return cml_refuse(c, "Upsample is lowered as the Resize the conversion to opset %d makes",
+                      CM_ONNX_OPSET);
+}
+
+static const CmLowerRule rs_lower[] = {
+    {"Resize", lower_resize},
+    {"Upsample", lower_upsample},
+};
+
+/* ---- raising -------------------------------------------------------------------- */
+
+/* The Resize node for op with mode/ctm/nearest_mode, reading scales (when
+ * `scales` is given: [1.., sh, sw]) or sizes (the output's static dims,
+ * else Shape(x)[:-2] ++ [th, tw]). */
+static int rs_raise_node(CmRaise *r, const MilOp *op, const char *mode, const char *ctm,
+                         const char *nm, const float *scales, int64_t th, int64_t tw)
+{
+    int rank = op->n_out == 1 ? op->out[0].type.rank : -1;
+    if (rank < 3 || rank > RS_MAX_RANK)
+        return cmr_fail(r, "the output's rank is unknown or below 3");
+    const char *x = cmr_in(r, op, "x", 0);
+    const char *sc = "", *sz = NULL;
+    if (scales) {
+        float s[RS_MAX_RANK];
+        for (int i = 0; i < rank; i++)
+            s[i] = i < rank - 2 ? 1.0f : scales[i - (rank - 2)];
+        sc = cmr_init_f32(r, s, (size_t)rank, false);
+    } else {
+        const MilType *t = &op->out[0].type;
+        int64_t d[RS_MAX_RANK];
+        bool stat = true;
+        for (int i = 0; i < rank; i++) {
+            stat &= t->dims[i] >= 0 && !(t->dim_names && t->dim_names[i]);
+            d[i] = t->dims[i];
+        }
+        d[rank - 2] = th;
+        d[rank - 1] = tw;
+        if (stat) {
+            sz = cmr_init_i64(r, d, (size_t)rank, false);
+        } else {
+            int64_t st[1] = {0}, en[1] = {rank - 2};
+            const char *shp = cmr_tmp(r, "shape"), *lead = cmr_tmp(r, "lead");
+            const char *i1[1] = {x}, *o1[1] = {shp};
+            const char *i2[3] = {shp, cmr_init_i64(r, st, 1, false),
+                                 cmr_init_i64(r, en, 1, false)};
+            const char *o2[1] = {lead};
+            if (cmr_node(r, "Shape", 1, i1, 1, o1, NULL) < 0 ||
+                cmr_node(r, "Slice", 3, i2, 1, o2, NULL) < 0)
+                return -1;
+            sz = cmr_tmp(r, "sizes");
+            IrNode *cat;
+            const char *i3[2] = {lead, cmr_init_i64(r, d + rank - 2, 2, false)};
+            const char *o3[1] = {sz};
+            if (cmr_node(r, "Concat", 2, i3, 1, o3, &cat) < 0)
+                return -1;
+            ir_node_set_attr(cat, ir_attr_int("axis", 0));
+        }
+    }
+    const char *in[4] = {x, "", sc, sz};
+    IrNode *node;
+    if (cmr_simple(r, op, "Resize", sz ? 4 : 3, in, &node) < 0)
+        return -1;
+    ir_node_set_attr(node, ir_attr_string("mode", mode));
+    ir_node_set_attr(node, ir_attr_string("coordinate_transformation_mode", ctm));
+    if (nm)
+        ir_node_set_attr(node, ir_attr_string("nearest_mode", nm));
+    return 0;
+}
+
+/* An int32 scalar param, or -1. */
+static int64_t rs_int(CmRaise *r, const MilOp *op, const char *param, int64_t dflt)
+{
+    const MilTensor *t = cmr_const(r, op, param);
+    int64_t *v, out = -1;
+    size_t nv;
+    if (!t)
+        return dflt;
+    if (cmr_ints(t, &v, &nv)) {
+        if (nv == 1)
+            out = v[0];
+        free(v);
+    }
+    return out;
+}
+
+/* A scale factor param that is a whole number >= 1, or -1. */
+static double rs_factor(CmRaise *r, const MilOp *op, const char *param)
+{
+    const MilTensor *t = cmr_const(r, op, param);
+    double v = 1;
+    if (t && !cmr_float(t, &v)) {
+        int64_t i = rs_int(r, op, param, 1);
+        v = (double)i;
+    }
+    return v >= 1 && v < 65536 && v == floor(v) ? v : -1;
+}
+
+static int raise_resize_bilinear(CmRaise *r, const MilOp *op)
+{
+    const char *sm = cmr_string(cmr_const(r, op, "sampling_mode"));
+    int64_t th = rs_int(r, op, "target_size_height", 1);
+    int64_t tw = rs_int(r, op, "target_size_width", 1);
+    if (th < 1 || tw < 1)
+        return cmr_fail(r, "target sizes are not positive constants");
+    const char *ctm = NULL;
+    if (!sm || !strcmp(sm, "DEFAULT"))
+        ctm = "asymmetric";
+    else if (!strcmp(sm, "UNALIGN_CORNERS"))
+        ctm = "half_pixel";
+    else if (!strcmp(sm, "STRICT_ALIGN_CORNERS") ||
+             (!strcmp(sm, "ALIGN_CORNERS") && th > 1 && tw > 1))
+        ctm = "align_corners";
+    else
+        return cmr_fail(r, "sampling_mode %s has no ONNX coordinate_transformation_mode", sm);
+    return rs_raise_node(r, op, "linear", ctm, NULL, NULL, th, tw);
+}
+
+static int raise_resize_nearest(CmRaise *r, const MilOp *op)
+{
+    int64_t th = rs_int(r, op, "target_size_height", -1);
+    int64_t tw = rs_int(r, op, "target_size_width", -1);
+    if (th < 1 || tw < 1)
+        return cmr_fail(r, "target sizes are not positive constants");
+    return rs_raise_node(r, op, "nearest", "tf_half_pixel_for_nn", "floor", NULL, th, tw);
+}
+
+static int raise_upsample_nearest(CmRaise *r, const MilOp *op)
+{
+    double sh = rs_factor(r, op, "scale_factor_height");
+    double sw = rs_factor(r, op, "scale_factor_width");
+    if (sh < 0 || sw < 0)
+        return cmr_fail(r, "scale factors other than whole numbers: MIL does not say "
+                           "which pixel they pick");
+    float s[2] = {(float)sh, (float)sw};
+    return rs_raise_node(r, op, "nearest", "asymmetric", "floor", s, 0, 0);
+}
+
+/* upsample_bilinear samples by Xin/Xout (recomputed from the output), so
+ * ONNX scales say the same only for whole factors; else the output's
+ * static dims become sizes. */
+static int raise_upsample_bilinear(CmRaise *r, const MilOp *op)
+{
+    bool ac = cmr_bool(r, op, "align_corners", true);
+    bool hp = cmr_bool(r, op, "half_pixel_centers", !ac);
+    if (ac && hp)
+        return cmr_fail(r, "align_corners with half_pixel_centers has no ONNX mode");
+    const char *ctm = ac ? "align_corners" : hp ? "half_pixel" : "asymmetric";
+    double sh = rs_factor(r, op, "scale_factor_height");
+    double sw = rs_factor(r, op, "scale_factor_width");
+    if (sh > 0 && sw > 0) {
+        float s[2] = {(float)sh, (float)sw};
+        return rs_raise_node(r, op, "linear", ctm, NULL, s, 0, 0);
+    }
+    int rank = op->n_out == 1 ? op->out[0].type.rank : -1;
+    const MilType *t = rank >= 3 ? &op->out[0].type : NULL;
+    if (!t || t->dims[rank - 2] < 1 || t->dims[rank - 1] < 1 ||
+        (t->dim_names && (t->dim_names[rank - 2] || t->dim_names[rank - 1])))
+        return cmr_fail(r, "fractional scale factors need static output dims");
+    return rs_raise_node(r, op, "linear", ctm, NULL, NULL, t->dims[rank - 2],
+                         t->dims[rank - 1]);
+}
+
+static const CmRaiseRule rs_raise[] = {
+    {"resize_bilinear", raise_resize_bilinear},
+    {"resize_nearest_neighbor", raise_resize_nearest},
+    {"upsample_nearest_neighbor", raise_upsample_nearest},
+    {"upsample_bilinear", raise_upsample_bilinear},
+};
+
+CM_FAMILY(cm_family_resize, "resize", rs_lower, rs_raise);
