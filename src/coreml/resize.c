@@ -18,7 +18,11 @@
  *   (ONNX linear reads outside taps as the edge value: the same as
  *   clamping the coordinate.)
  *   resize_nearest_neighbor is TensorFlow's half-pixel nearest:
- *     floor((i+0.5)*Xin/Xout) = ONNX tf_half_pixel_for_nn with floor.
+ *     floor((i+0.5)*Xin/Xout) = floor(half_pixel coordinate + 0.5) = ONNX
+ *     half_pixel with round_prefer_ceil at scale Xout/Xin (opset 13 dropped
+ *     tf_half_pixel_for_nn, which said the same with floor).
+ *   The formulas of STRICT_ALIGN_CORNERS and DEFAULT divide by Xout-1:
+ *   an output of length 1 is left to UNALIGN_CORNERS.
  *   upsample_nearest_neighbor with integer factors k is TensorFlow's
  *   legacy nearest: floor(i/k) = ONNX asymmetric with floor.
  *
@@ -35,7 +39,7 @@
  * - mode cubic: MIL has no bicubic resize.
  * - coordinate_transformation_mode tf_crop_and_resize (roi and
  *   extrapolation: crop_resize's boxes are not lowered) and
- *   half_pixel_symmetric (no MIL grid has its offset).
+ *   half_pixel_symmetric (opset 19; no MIL grid has its offset).
  * - a nearest or linear combination whose indices/coordinates differ from
  *   every candidate at these sizes (e.g. asymmetric with round_prefer_ceil,
  *   half_pixel with round_prefer_floor downscaling by an even factor,
@@ -58,7 +62,7 @@
 
 #define RS_MAX_RANK 8
 
-enum { RS_HALF_PIXEL, RS_PYTORCH, RS_ALIGN, RS_ASYM, RS_TF_NN };
+enum { RS_HALF_PIXEL, RS_PYTORCH, RS_ALIGN, RS_ASYM };
 enum { RS_ROUND_FLOOR, RS_ROUND_CEIL, RS_FLOOR, RS_CEIL };
 
 /* One resized axis as ONNX sees it: sizes, the scale its formulas divide
@@ -85,8 +89,6 @@ static double rs_coord(const RsSpec *s, const RsAxis *a, int64_t i)
         return x / a->scale;
     case RS_PYTORCH:
         return a->outf > 1 ? (x + 0.5) / a->scale - 0.5 : 0.0;
-    case RS_TF_NN:
-        return (x + 0.5) / a->scale;
     default:
         return (x + 0.5) / a->scale - 0.5;
     }
@@ -119,7 +121,7 @@ typedef struct RsCand {
 
 static const RsCand rs_cands[] = {
     {"upsample_nearest_neighbor", NULL, {true, RS_ASYM, RS_FLOOR}, true},
-    {"resize_nearest_neighbor", NULL, {true, RS_TF_NN, RS_FLOOR}, false},
+    {"resize_nearest_neighbor", NULL, {true, RS_HALF_PIXEL, RS_ROUND_CEIL}, false},
     {"resize_bilinear", "UNALIGN_CORNERS", {false, RS_HALF_PIXEL, 0}, false},
     {"resize_bilinear", "STRICT_ALIGN_CORNERS", {false, RS_ALIGN, 0}, false},
     {"resize_bilinear", "DEFAULT", {false, RS_ASYM, 0}, false},
@@ -134,8 +136,8 @@ static bool rs_agrees(const RsSpec *spec, const RsCand *k, const RsAxis *a)
         return false;
     if (k->integer_only && (a->out % a->in || a->out < a->in))
         return false;
-    if (!k->spec.nearest && k->spec.ctm == RS_ALIGN && a->out == 1)
-        return false;       /* STRICT at length 1 is 0*inf in MIL's formula */
+    if (!k->spec.nearest && k->spec.ctm != RS_HALF_PIXEL && a->out == 1)
+        return false;       /* 0/0 in MIL's formula (see the top) */
     RsAxis m = {a->in, a->out, (double)a->out / (double)a->in, (double)a->out};
     for (int64_t i = 0; i < a->out; i++) {
         double xo = rs_coord(spec, a, i), xm = rs_coord(&k->spec, &m, i);
@@ -162,7 +164,7 @@ static int rs_enum(const char *s, const char *const *names, size_t n)
 static int rs_spec(CmLower *c, const IrNode *n, RsSpec *s)
 {
     static const char *const ctms[] = {"half_pixel", "pytorch_half_pixel", "align_corners",
-                                       "asymmetric", "tf_half_pixel_for_nn"};
+                                       "asymmetric"};
     static const char *const nms[] = {"round_prefer_floor", "round_prefer_ceil", "floor",
                                       "ceil"};
     char mb[32], cb[32], nb[32];
@@ -411,7 +413,7 @@ static int raise_resize_nearest(CmRaise *r, const MilOp *op)
     int64_t tw = rs_int(r, op, "target_size_width", -1);
     if (th < 1 || tw < 1)
         return cmr_fail(r, "target sizes are not positive constants");
-    return rs_raise_node(r, op, "nearest", "tf_half_pixel_for_nn", "floor", NULL, th, tw);
+    return rs_raise_node(r, op, "nearest", "half_pixel", "round_prefer_ceil", NULL, th, tw);
 }
 
 static int raise_upsample_nearest(CmRaise *r, const MilOp *op)

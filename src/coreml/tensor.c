@@ -89,9 +89,10 @@ static int lower_depth_space(CmLower *c, const IrNode *n)
         return -1;
     char buf[8];
     bool to_space = !strcmp(n->op_type, "DepthToSpace");
-    bool crd = to_space && !strcmp(cml_attr_s(n, "mode", buf, sizeof buf, "DCR"), "CRD");
-    if (to_space && !crd && strcmp(buf, "DCR"))
-        return cml_refuse(c, "mode '%s' unknown", buf);
+    const char *mode = cml_attr_s(n, "mode", buf, sizeof buf, "DCR");
+    bool crd = to_space && !strcmp(mode, "CRD");
+    if (to_space && !crd && strcmp(mode, "DCR"))
+        return cml_refuse(c, "mode '%s' unknown", mode);
     const char *x = cml_in(c, n, 0);
     if (!x)
         return -1;

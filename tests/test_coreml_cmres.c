@@ -1,0 +1,292 @@
+/* The Core ML lowering of Resize, DepthToSpace/SpaceToDepth, LRN,
+ * LpNormalization, MeanVarianceNormalization, LpPool/GlobalLpPool and
+ * Einsum (src/coreml/resize.c, tensor.c, norm.c, nn.c, einsum.c): which
+ * MIL op each ONNX attribute combination becomes, that the round trip
+ * ONNX -> MIL -> ONNX evaluates equal on seeded random inputs, and that
+ * every combination no MIL op computes alike is refused with its reason.
+ *
+ * The expected MIL op of each Resize case comes from the MIL ops' sampling
+ * rules worked by hand (see the comments), not from our output. */
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "convert.h"
+#include "coreml.h"
+#include "infer.h"
+#include "mil.h"
+#include "passes_build.h"
+#include "t.h"
+#include "verify.h"
+
+/* Whether the exported main block has an op of type `op`. */
+static bool cr_has_op(const MilModel *mm, const char *op)
+{
+    const MilBlock *b = mm->fn[0]->block;
+    for (size_t i = 0; i < b->n_ops; i++)
+        if (!strcmp(b->ops[i]->type, op))
+            return true;
+    return false;
+}
+
+/* Exports `text` (converted to CM_ONNX_OPSET); a MIL op named `op` must be
+ * emitted (NULL: none checked) and the round trip must evaluate equal. */
+static void cr_lowers(const char *what, const char *text, const char *op)
+{
+    IrModel *orig = tb_model_typed(text), *conv = tb_model_typed(text), *rt = NULL;
+    MilModel *mm = NULL;
+    IrError err = {{0}};
+    CvOptions co = {.opset = CM_ONNX_OPSET};
+    CvReport cr = {0};
+    CmOptions o = {.target = -1};
+    CmReport rep;
+    int rc = cv_convert(conv, &co, &cr, &err);
+    cv_report_free(&cr);
+    if (rc == 0)
+        rc = cm_export(conv, &o, &mm, &rep, &err);
+    T_CHECK(rc == 0, "%s: export: %s", what, err.msg);
+    if (rc == 0 && op)
+        T_CHECK(cr_has_op(mm, op), "%s: no MIL op %s emitted", what, op);
+    if (rc == 0) {
+        rc = cm_import(mm, &rt, &err);
+        T_CHECK(rc == 0, "%s: import: %s", what, err.msg);
+    }
+    if (rc == 0) {
+        rc = chk_require(rt, "round trip", &err);
+        T_CHECK(rc == 0, "%s: raised model: %s", what, err.msg);
+    }
+    if (rc == 0) {
+        VfOptions vo = {.seed = 11};
+        rc = vf_compare(orig, rt, &vo, &err);
+        T_CHECK(rc == 0, "%s: round trip differs: %s", what, err.msg);
+    }
+    mil_model_free(mm);
+    ir_model_free(rt);
+    ir_model_free(orig);
+    ir_model_free(conv);
+}
+
+/* Exports `text`; it must be refused with a message holding `why`. */
+static void cr_refuses(const char *what, const char *text, const char *why)
+{
+    IrModel *conv = tb_model_typed(text);
+    MilModel *mm = NULL;
+    IrError err = {{0}};
+    CvOptions co = {.opset = CM_ONNX_OPSET};
+    CvReport cr = {0};
+    CmOptions o = {.target = -1};
+    CmReport rep;
+    int rc = cv_convert(conv, &co, &cr, &err);
+    cv_report_free(&cr);
+    T_CHECK(rc == 0, "%s: convert: %s", what, err.msg);
+    if (rc == 0) {
+        rc = cm_export(conv, &o, &mm, &rep, &err);
+        T_CHECK(rc < 0, "%s: exported, expected a refusal (%s)", what, why);
+        T_CHECK(rc == 0 || strstr(err.msg, why), "%s: refusal '%s' lacks '%s'", what, err.msg,
+                why);
+    }
+    mil_model_free(mm);
+    ir_model_free(conv);
+}
+
+#define CR_HEAD "opset 17\ninput x float 1,2,3,4\n"
+
+static void test_resize_nearest(void)
+{
+    /* asymmetric floor by whole factors: floor(i/k) is
+     * upsample_nearest_neighbor's rule */
+    cr_lowers("nearest asymmetric floor x2,x3",
+              CR_HEAD "init s float 4 1,1,2,3\n"
+                      "y = Resize x,,s mode=\"nearest\" coordinate_transformation_mode="
+                      "\"asymmetric\" nearest_mode=\"floor\"\noutput y\n",
+              "upsample_nearest_neighbor");
+    /* half_pixel round_prefer_ceil is floor((i+0.5)*in/out), the rule of
+     * resize_nearest_neighbor, at any sizes: 3->5 and 4->7 */
+    cr_lowers("nearest half_pixel round_prefer_ceil 3x4->5x7",
+              CR_HEAD "init z int64 4 1,2,5,7\n"
+                      "y = Resize x,,,z mode=\"nearest\" nearest_mode=\"round_prefer_ceil\"\noutput y\n",
+              "resize_nearest_neighbor");
+    /* half_pixel round_prefer_ceil, 2->3 (and 4->6): round-half-up of
+     * (i+0.5)/1.5-0.5 is floor((i+0.5)/1.5): 0,1,1 (0,1,1,2,3,3) */
+    cr_lowers("nearest half_pixel round_prefer_ceil x1.5",
+              "opset 17\ninput x float 1,1,2,4\ninit z int64 4 1,1,3,6\n"
+              "y = Resize x,,,z mode=\"nearest\" nearest_mode=\"round_prefer_ceil\"\n"
+              "output y\n",
+              "resize_nearest_neighbor");
+    /* half_pixel round_prefer_floor by 2: i/2-0.25 never ties, rounds to
+     * floor(i/2) */
+    cr_lowers("nearest half_pixel x2 (the ONNX defaults)",
+              CR_HEAD "init s float 4 1,1,2,2\ny = Resize x,,s mode=\"nearest\"\noutput y\n",
+              "upsample_nearest_neighbor");
+    /* ties: 2->3 gives coordinate 0.5 at i=1, ONNX rounds it down, MIL up */
+    cr_refuses("nearest half_pixel round_prefer_floor x1.5",
+               "opset 17\ninput x float 1,1,2,2\ninit z int64 4 1,1,3,3\n"
+               "y = Resize x,,,z mode=\"nearest\"\noutput y\n",
+               "samples other pixels than every MIL resize op");
+    cr_refuses("nearest asymmetric round_prefer_ceil",
+               CR_HEAD "init s float 4 1,1,2,2\ny = Resize x,,s mode=\"nearest\" "
+                       "coordinate_transformation_mode=\"asymmetric\" "
+                       "nearest_mode=\"round_prefer_ceil\"\noutput y\n",
+               "asymmetric and nearest_mode round_prefer_ceil");
+    cr_refuses("nearest align_corners floor",
+               CR_HEAD "init s float 4 1,1,2,2\ny = Resize x,,s mode=\"nearest\" "
+                       "coordinate_transformation_mode=\"align_corners\" "
+                       "nearest_mode=\"floor\"\noutput y\n",
+               "samples other pixels");
+}
+
+static void test_resize_linear(void)
+{
+    cr_lowers("linear half_pixel 3x4->5x7",
+              CR_HEAD "init z int64 4 1,2,5,7\ny = Resize x,,,z mode=\"linear\"\noutput y\n",
+              "resize_bilinear");
+    cr_lowers("linear pytorch_half_pixel 3x4->5x7",
+              CR_HEAD "init z int64 4 1,2,5,7\ny = Resize x,,,z mode=\"linear\" "
+                      "coordinate_transformation_mode=\"pytorch_half_pixel\"\noutput y\n",
+              "resize_bilinear");
+    cr_lowers("linear align_corners x2",
+              CR_HEAD "init s float 4 1,1,2,2\ny = Resize x,,s mode=\"linear\" "
+                      "coordinate_transformation_mode=\"align_corners\"\noutput y\n",
+              "resize_bilinear");
+    cr_lowers("linear asymmetric 3x4->2x7",
+              CR_HEAD "init z int64 4 1,2,2,7\ny = Resize x,,,z mode=\"linear\" "
+                      "coordinate_transformation_mode=\"asymmetric\"\noutput y\n",
+              "resize_bilinear");
+    cr_lowers("linear half_pixel, only W resized",
+              CR_HEAD "init s float 4 1,1,1,0.5\ny = Resize x,,s mode=\"linear\"\noutput y\n",
+              "resize_bilinear");
+    /* scale 0.6 on 4: ONNX divides by 0.6, MIL by out/in = 0.5 */
+    cr_refuses("linear half_pixel scale 0.6",
+               CR_HEAD "init s float 4 1,1,1,0.6\ny = Resize x,,s mode=\"linear\"\noutput y\n",
+               "samples other coordinates");
+    /* pytorch_half_pixel to length 1 samples 0; UNALIGN_CORNERS the
+     * centre, and the other grids divide by 0 there */
+    cr_refuses("linear pytorch_half_pixel to length 1",
+               CR_HEAD "init z int64 4 1,2,1,4\ny = Resize x,,,z mode=\"linear\" "
+                       "coordinate_transformation_mode=\"pytorch_half_pixel\"\noutput y\n",
+               "samples other coordinates");
+    cr_refuses("cubic", CR_HEAD "init s float 4 1,1,2,2\ny = Resize x,,s mode=\"cubic\"\n"
+                                "output y\n",
+               "no bicubic");
+    cr_refuses("channels resized",
+               CR_HEAD "init s float 4 1,2,2,2\ny = Resize x,,s mode=\"nearest\"\noutput y\n",
+               "only the last two dims");
+    cr_refuses("scales computed",
+               CR_HEAD "input s float 4\ny = Resize x,,s mode=\"nearest\"\noutput y\n",
+               "not a constant");
+    cr_refuses("rank 2", "opset 17\ninput x float 3,4\ninit s float 2 2,2\n"
+                         "y = Resize x,,s mode=\"nearest\"\noutput y\n",
+               "rank 3 or more");
+    cr_refuses("tf_crop_and_resize",
+               CR_HEAD "init r float 8 0,0,0,0,1,1,1,1\ninit z int64 4 1,2,5,7\n"
+                       "y = Resize x,r,,z mode=\"linear\" "
+                       "coordinate_transformation_mode=\"tf_crop_and_resize\"\noutput y\n",
+               "crop_resize is not lowered");
+    cr_refuses("int32 input", "opset 17\ninput x int32 1,2,3,4\ninit s float 4 1,1,2,2\n"
+                              "y = Resize x,,s mode=\"nearest\"\noutput y\n",
+               "fp16 and fp32 only");
+}
+
+static void test_depth_space(void)
+{
+    cr_lowers("DepthToSpace DCR", "opset 17\ninput x float 1,8,2,3\n"
+                                  "y = DepthToSpace x blocksize=2\noutput y\n",
+              "depth_to_space");
+    cr_lowers("DepthToSpace CRD", "opset 17\ninput x float 2,8,2,3\n"
+                                  "y = DepthToSpace x blocksize=2 mode=\"CRD\"\noutput y\n",
+              "pixel_shuffle");
+    cr_lowers("SpaceToDepth", "opset 17\ninput x float 1,2,4,6\n"
+                              "y = SpaceToDepth x blocksize=2\noutput y\n",
+              "space_to_depth");
+    cr_refuses("DepthToSpace int32", "opset 17\ninput x int32 1,8,2,3\n"
+                                     "y = DepthToSpace x blocksize=2\noutput y\n",
+               "fp16 and fp32 only");
+}
+
+static void test_norms(void)
+{
+    cr_lowers("LRN size 3", "opset 17\ninput x float 1,5,3,3\n"
+                            "y = LRN x size=3 alpha=0.001 beta=0.5 bias=2.0\noutput y\n",
+              "local_response_norm");
+    cr_lowers("LRN rank 3", "opset 17\ninput x float 2,6,5\ny = LRN x size=5\noutput y\n",
+              "local_response_norm");
+    cr_refuses("LRN size 4", "opset 17\ninput x float 1,5,3,3\ny = LRN x size=4\noutput y\n",
+               "only odd sizes");
+    cr_refuses("LRN rank 5", "opset 17\ninput x float 1,5,3,3,2\ny = LRN x size=3\noutput y\n",
+               "rank 3 or 4");
+    cr_lowers("LpNormalization p=2 axis 1", "opset 17\ninput x float 2,3,4\n"
+                                            "y = LpNormalization x axis=1 p=2\noutput y\n",
+              "reduce_l2_norm");
+    cr_lowers("LpNormalization p=1 last axis", "opset 17\ninput x float 2,3,4\n"
+                                               "y = LpNormalization x p=1\noutput y\n",
+              "reduce_l1_norm");
+    /* a zero vector stays zero, as ONNX's reference keeps it */
+    cr_lowers("LpNormalization of zeros", "opset 17\ninput x float 2,3\ninit z float 2,3 0\n"
+                                          "a = Mul x,z\ny = LpNormalization a axis=0\n"
+                                          "output y\n",
+              "maximum");
+    cr_lowers("MeanVarianceNormalization default axes",
+              "opset 17\ninput x float 2,3,4,5\ny = MeanVarianceNormalization x\noutput y\n",
+              "reduce_mean");
+    cr_lowers("MeanVarianceNormalization axes [1]",
+              "opset 17\ninput x float 2,3,4\ny = MeanVarianceNormalization x axes=[1]\n"
+              "output y\n",
+              "real_div");
+}
+
+static void test_pools(void)
+{
+    cr_lowers("LpPool p=3 pads strides",
+              "opset 17\ninput x float 1,2,5,6\ny = LpPool x kernel_shape=[2,3] p=3 "
+              "pads=[1,0,0,1] strides=[2,1]\noutput y\n",
+              "avg_pool");
+    cr_lowers("LpPool p=2 1-d", "opset 17\ninput x float 1,2,7\n"
+                                "y = LpPool x kernel_shape=[3] p=2\noutput y\n",
+              "avg_pool");
+    cr_lowers("LpPool p=1 SAME_UPPER", "opset 17\ninput x float 1,2,5,5\n"
+                                       "y = LpPool x kernel_shape=[2,2] p=1 "
+                                       "auto_pad=\"SAME_UPPER\"\noutput y\n",
+              "abs");
+    cr_lowers("GlobalLpPool p=2", "opset 17\ninput x float 2,3,4,5\n"
+                                  "y = GlobalLpPool x p=2\noutput y\n",
+              "reduce_l2_norm");
+    cr_lowers("GlobalLpPool p=1", "opset 17\ninput x float 2,3,4\n"
+                                  "y = GlobalLpPool x p=1\noutput y\n",
+              "reduce_l1_norm");
+    cr_lowers("GlobalLpPool p=3", "opset 17\ninput x float 2,3,4,5\n"
+                                  "y = GlobalLpPool x p=3\noutput y\n",
+              "reduce_sum");
+}
+
+static void test_einsum(void)
+{
+    cr_lowers("Einsum nchw,nwhu->nchu",
+              "opset 17\ninput a float 2,3,4,5\ninput b float 2,5,4,6\n"
+              "y = Einsum a,b equation=\"nchw,nwhu->nchu\"\noutput y\n",
+              "einsum");
+    cr_lowers("Einsum renamed rank 3",
+              "opset 17\ninput a float 3,4,5\ninput b float 5,4,2\n"
+              "y = Einsum a,b equation=\"ikj,jkl->ikl\"\noutput y\n",
+              "einsum");
+    cr_refuses("Einsum batch matmul",
+               "opset 17\ninput a float 2,3,4\ninput b float 2,4,5\n"
+               "y = Einsum a,b equation=\"bij,bjk->bik\"\noutput y\n",
+               "equation 'bij,bjk->bik'");
+    cr_refuses("Einsum implicit output",
+               "opset 17\ninput a float 3,4,5\ninput b float 5,4,2\n"
+               "y = Einsum a,b equation=\"ikj,jkl\"\noutput y\n",
+               "equation 'ikj,jkl'");
+}
+
+int main(void)
+{
+    test_resize_nearest();
+    test_resize_linear();
+    test_depth_space();
+    test_norms();
+    test_pools();
+    test_einsum();
+    return t_done("test_coreml_cmres");
+}
