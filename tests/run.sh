@@ -187,6 +187,9 @@ run asan/half_ort /usr/bin/python3 tests/half_ort.py "$asan/onnx-convert"
 # we read (and rewrite) the ones coremltools writes
 run coreml_ct sh tests/coreml_ct.sh "$build/tests/tool_mlpackage_gen" "$build/onnx-convert"
 run coreml_models sh tests/coreml_models.sh "$build/tests/tool_coreml_export"
+# Apple's loader accepts each MIL op of the Resize, DepthToSpace, LRN,
+# LpNormalization, MVN, LpPool and Einsum lowerings (~1-2 min: 20 packages)
+run coreml_cmres_ct /usr/bin/python3 tests/coreml_cmres_ct.py "$build/tests/tool_coreml_export"
 
 # Cross-check with Debian's python3-onnx shape inference (opsets <= 17),
 # when it is installed: a second opinion, never a dependency. (A bare

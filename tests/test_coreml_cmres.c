@@ -7,6 +7,7 @@
  *
  * The expected MIL op of each Resize case comes from the MIL ops' sampling
  * rules worked by hand (see the comments), not from our output. */
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,7 +17,9 @@
 #include "convert.h"
 #include "coreml.h"
 #include "infer.h"
+#include "eval.h"
 #include "mil.h"
+#include "mlp_models.h"
 #include "passes_build.h"
 #include "t.h"
 #include "verify.h"
@@ -280,8 +283,154 @@ static void test_einsum(void)
                "equation 'ikj,jkl'");
 }
 
+/* ---- raising: the MIL ops' documented grids -------------------------------------- */
+
+/* A program resizing x [1,1,1,2] = {0, 10} along W with MIL op `op` (its
+ * size/scale params set by the caller through `set`), raised to ONNX and
+ * run by the evaluator; y must be 10 * want (n values), or, want NULL,
+ * the import must fail. */
+static void cr_raise(const char *what, const char *target, const char *op, int64_t n,
+                     void (*set)(MilOp *), const double *want)
+{
+    MilFunction *f;
+    MilModel *m = mm_model(target, &f);
+    int64_t xd[4] = {1, 1, 1, 2}, yd[4] = {1, 1, 1, n};
+    MilType tx = mil_type(MIL_FP32, 4, xd), ty = mil_type(MIL_FP32, 4, yd);
+    mm_input(m, f, "x", &tx);
+    MilOp *o = mil_op_add(f->block, op, "r");
+    mil_op_in(o, "x", "x");
+    set(o);
+    mil_op_out(o, "y", &ty);
+    mm_output(m, f, "y", &ty);
+    IrModel *rt = NULL;
+    IrError err = {{0}};
+    int rc = cm_import(m, &rt, &err);
+    if (!want) {
+        T_CHECK(rc < 0, "%s: raised, expected a refusal", what);
+    } else {
+        T_CHECK(rc == 0, "%s: import: %s", what, err.msg);
+    }
+    EvValue *x = rc == 0 && want ? ev_tensor_new(IR_FLOAT, 4, xd, &err) : NULL;
+    EvValue **out = NULL;
+    size_t n_out = 0;
+    if (x) {
+        ((float *)x->data)[0] = 0;
+        ((float *)x->data)[1] = 10;
+        EvOptions eo = {0};
+        rc = ev_model_run(rt, &eo, 1, &x, &out, &n_out, &err);
+        T_CHECK(rc == 0 && n_out == 1 && out[0]->numel == (size_t)n, "%s: run: %s", what,
+                err.msg);
+        for (int64_t i = 0; rc == 0 && n_out == 1 && i < n && (size_t)i < out[0]->numel; i++)
+            T_CHECK(fabs(((float *)out[0]->data)[i] - 10 * want[i]) < 1e-4,
+                    "%s: y[%lld] = %g, MIL's grid gives %g", what, (long long)i,
+                    ((float *)out[0]->data)[i], 10 * want[i]);
+        for (size_t i = 0; i < n_out; i++)
+            ev_unref(out[i]);
+        free(out);
+        ev_unref(x);
+    }
+    mil_type_clear(&tx);
+    mil_type_clear(&ty);
+    ir_model_free(rt);
+    mil_model_free(m);
+}
+
+static const char *cr_mode;
+static int32_t cr_size;
+static float cr_scale;
+static bool cr_align, cr_half, cr_set_half;
+
+static void cr_set_target(MilOp *o)
+{
+    mil_op_in_const(o, "target_size_height", mil_tensor_scalar_i32(1));
+    mil_op_in_const(o, "target_size_width", mil_tensor_scalar_i32(cr_size));
+    if (cr_mode)
+        mil_op_in_const(o, "sampling_mode", mil_tensor_string(cr_mode));
+}
+
+static void cr_set_scale(MilOp *o)
+{
+    mil_op_in_const(o, "scale_factor_height", mil_tensor_scalar_f32(1));
+    mil_op_in_const(o, "scale_factor_width", mil_tensor_scalar_f32(cr_scale));
+    if (cr_mode)
+        mil_op_in_const(o, "align_corners", mil_tensor_scalar_bool(cr_align));
+    if (cr_set_half)
+        mil_op_in_const(o, "half_pixel_centers", mil_tensor_scalar_bool(cr_half));
+}
+
+/* The grid points coremltools documents for resize_bilinear with Xin = 2
+ * (iOS15 image_resizing.py, sampling_mode notes), and the rules of the
+ * other ops, read back through the import. */
+static void test_raise(void)
+{
+    static const struct {
+        const char *mode;
+        int32_t n;
+        double g[6];
+    } grids[] = {
+        {"UNALIGN_CORNERS", 5, {0, 0.1, 0.5, 0.9, 1}},
+        {"UNALIGN_CORNERS", 6, {0, 0, 1 / 3.0, 2 / 3.0, 1, 1}},
+        {"STRICT_ALIGN_CORNERS", 5, {0, 0.25, 0.5, 0.75, 1}},
+        {"STRICT_ALIGN_CORNERS", 6, {0, 0.2, 0.4, 0.6, 0.8, 1}},
+        {"DEFAULT", 5, {0, 0.4, 0.8, 1, 1}},
+        {"DEFAULT", 6, {0, 1 / 3.0, 2 / 3.0, 1, 1, 1}},
+        {NULL, 6, {0, 1 / 3.0, 2 / 3.0, 1, 1, 1}},      /* DEFAULT by default */
+    };
+    for (size_t i = 0; i < sizeof grids / sizeof grids[0]; i++) {
+        char what[96];
+        snprintf(what, sizeof what, "resize_bilinear %s 2->%d",
+                 grids[i].mode ? grids[i].mode : "(default)", grids[i].n);
+        cr_mode = grids[i].mode;
+        cr_size = grids[i].n;
+        cr_raise(what, "iOS15", "resize_bilinear", grids[i].n, cr_set_target, grids[i].g);
+    }
+    /* ALIGN_CORNERS samples the centre for a length-1 output (here H),
+     * which align_corners does not */
+    cr_mode = "ALIGN_CORNERS";
+    cr_size = 5;
+    cr_raise("resize_bilinear ALIGN_CORNERS to height 1", "iOS15", "resize_bilinear", 5,
+             cr_set_target, NULL);
+    cr_mode = "OFFSET_CORNERS";
+    cr_size = 5;
+    cr_raise("resize_bilinear OFFSET_CORNERS", "iOS15", "resize_bilinear", 5, cr_set_target,
+             NULL);
+    /* TensorFlow's half-pixel nearest: floor((i + 0.5) * 2/3) = 0, 1, 1 */
+    static const double nn3[] = {0, 1, 1};
+    cr_mode = NULL;
+    cr_size = 3;
+    cr_raise("resize_nearest_neighbor 2->3", "iOS15", "resize_nearest_neighbor", 3,
+             cr_set_target, nn3);
+    static const double up2[] = {0, 0, 1, 1};
+    cr_scale = 2;
+    cr_set_half = false;
+    cr_raise("upsample_nearest_neighbor x2", "iOS15", "upsample_nearest_neighbor", 4,
+             cr_set_scale, up2);
+    cr_scale = 1.5f;
+    cr_raise("upsample_nearest_neighbor x1.5", "iOS15", "upsample_nearest_neighbor", 3,
+             cr_set_scale, NULL);
+    /* upsample_bilinear by 2: align_corners i/3; else (i + 0.5)/2 - 0.5
+     * clamped (the same grids as STRICT and UNALIGN) */
+    static const double ac[] = {0, 1 / 3.0, 2 / 3.0, 1}, hp[] = {0, 0.25, 0.75, 1};
+    cr_scale = 2;
+    cr_mode = "set";
+    cr_align = true;
+    cr_raise("upsample_bilinear align_corners", "iOS15", "upsample_bilinear", 4,
+             cr_set_scale, ac);
+    cr_align = false;
+    cr_raise("upsample_bilinear not align_corners", "iOS15", "upsample_bilinear", 4,
+             cr_set_scale, hp);
+    cr_set_half = true;
+    cr_half = true;
+    cr_raise("upsample_bilinear half_pixel_centers (iOS16)", "iOS16", "upsample_bilinear", 4,
+             cr_set_scale, hp);
+    cr_align = true;
+    cr_raise("upsample_bilinear both", "iOS16", "upsample_bilinear", 4, cr_set_scale, NULL);
+    cr_set_half = false;
+}
+
 int main(void)
 {
+    test_raise();
     test_resize_nearest();
     test_resize_linear();
     test_depth_space();
