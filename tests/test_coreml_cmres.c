@@ -192,6 +192,56 @@ static void test_resize_linear(void)
                "fp16 and fp32 only");
 }
 
+#define CR_DYN "opset 17\ninput x float N,2,H,W\n"
+
+/* Input dims unknown: only what equals a MIL op at every size lowers. */
+static void test_resize_dynamic(void)
+{
+    cr_lowers("dynamic nearest asymmetric floor x2,x3",
+              CR_DYN "init s float 4 1,1,2,3\ny = Resize x,,s mode=\"nearest\" "
+                     "coordinate_transformation_mode=\"asymmetric\" nearest_mode=\"floor\"\n"
+                     "output y\n",
+              "upsample_nearest_neighbor");
+    cr_lowers("dynamic nearest half_pixel x3,x2",
+              CR_DYN "init s float 4 1,1,3,2\ny = Resize x,,s mode=\"nearest\"\noutput y\n",
+              "upsample_nearest_neighbor");
+    cr_lowers("dynamic linear half_pixel x2",
+              CR_DYN "init s float 4 1,1,2,2\ny = Resize x,,s mode=\"linear\"\noutput y\n",
+              "upsample_bilinear");
+    cr_lowers("dynamic linear align_corners x3,x2",
+              CR_DYN "init s float 4 1,1,3,2\ny = Resize x,,s mode=\"linear\" "
+                     "coordinate_transformation_mode=\"align_corners\"\noutput y\n",
+              "upsample_bilinear");
+    cr_refuses("dynamic linear asymmetric x2",
+               CR_DYN "init s float 4 1,1,2,2\ny = Resize x,,s mode=\"linear\" "
+                      "coordinate_transformation_mode=\"asymmetric\"\noutput y\n",
+               "by whole factors of input dims unknown here");
+    cr_refuses("dynamic nearest asymmetric round_prefer_floor x2",
+               CR_DYN "init s float 4 1,1,2,2\ny = Resize x,,s mode=\"nearest\" "
+                      "coordinate_transformation_mode=\"asymmetric\"\noutput y\n",
+               "samples other pixels");
+    cr_refuses("dynamic x1.5", CR_DYN "init s float 4 1,1,1.5,2\n"
+                                      "y = Resize x,,s mode=\"nearest\"\noutput y\n",
+               "whole factors");
+    cr_lowers("const sizes of dynamic H,W, linear",
+              "opset 17\ninput x float 1,2,H,W\ninit z int64 4 1,2,5,7\n"
+              "y = Resize x,,,z mode=\"linear\"\noutput y\n",
+              "resize_bilinear");
+    cr_lowers("const sizes of dynamic H,W, nearest round_prefer_ceil",
+              "opset 17\ninput x float 1,2,H,W\ninit z int64 4 1,2,5,7\n"
+              "y = Resize x,,,z mode=\"nearest\" nearest_mode=\"round_prefer_ceil\"\n"
+              "output y\n",
+              "resize_nearest_neighbor");
+    cr_refuses("const sizes of dynamic H,W, nearest round_prefer_floor",
+               "opset 17\ninput x float 1,2,H,W\ninit z int64 4 1,2,5,7\n"
+               "y = Resize x,,,z mode=\"nearest\"\noutput y\n",
+               "to const sizes of input dims unknown here");
+    cr_refuses("const sizes of a dynamic batch",
+               "opset 17\ninput x float N,2,3,4\ninit z int64 4 1,2,6,8\n"
+               "y = Resize x,,,z mode=\"nearest\"\noutput y\n",
+               "change a leading dim");
+}
+
 static void test_depth_space(void)
 {
     cr_lowers("DepthToSpace DCR", "opset 17\ninput x float 1,8,2,3\n"
@@ -433,6 +483,7 @@ int main(void)
     test_raise();
     test_resize_nearest();
     test_resize_linear();
+    test_resize_dynamic();
     test_depth_space();
     test_norms();
     test_pools();

@@ -29,11 +29,17 @@
  * The lowering does not trust a table of ONNX modes: with the input and
  * output sizes static, it computes, for every output index of both
  * resized axes, the coordinate (linear) or source index (nearest) ONNX's
- * formulas give and the one each candidate MIL op gives, and emits the
- * first candidate that agrees everywhere. So e.g. half_pixel with
- * round_prefer_floor lowers to resize_nearest_neighbor for integer
- * upscaling (where no index is a tie) but is refused for downscaling by 2
- * (where every index is a tie that MIL breaks the other way).
+ * formulas give and the one each candidate MIL op gives (as the ONNX
+ * Resize its raising writes computes it, so agreement here is agreement
+ * in the round trip), and emits the first candidate that agrees
+ * everywhere. So e.g. half_pixel with round_prefer_floor lowers to
+ * upsample_nearest_neighbor for integer upscaling (where no index is a
+ * tie) but is refused for 2 -> 3 (where ONNX rounds a tie down and MIL
+ * up). With input dims not static, only combinations whose formulas equal
+ * a MIL op's at every size lower (see rs_lower_dynamic): const sizes of
+ * the last two dims, or const whole scale factors, which also open
+ * upsample_bilinear (iOS15: align_corners true = ONNX align_corners,
+ * false = half_pixel).
  *
  * Refused, and why:
  * - mode cubic: MIL has no bicubic resize.
@@ -42,11 +48,17 @@
  *   half_pixel_symmetric (opset 19; no MIL grid has its offset).
  * - a nearest or linear combination whose indices/coordinates differ from
  *   every candidate at these sizes (e.g. asymmetric with round_prefer_ceil,
- *   half_pixel with round_prefer_floor downscaling by an even factor,
- *   align_corners nearest, pytorch_half_pixel to a length-1 output).
+ *   or round_prefer_floor by 3, half_pixel with round_prefer_floor at 2 -> 3,
+ *   ceil, align_corners nearest, pytorch_half_pixel to a length-1 output,
+ *   scales whose output length is not integral).
+ * - with input dims not static: scales other than whole factors, sizes
+ *   that name a leading dim not static, and the combinations above that
+ *   only agree at some sizes.
  * - a resize of any dim but the last two (MIL resizes only those), a rank
- *   below 3, dynamic input dims, scales/sizes that are not constants,
- *   types other than fp16/fp32, antialias (opset 18) and axes.
+ *   below 3, scales/sizes that are not constants (iOS17's resize takes a
+ *   computed shape but is not lowered yet), types other than fp16/fp32,
+ *   antialias and axes (opset 18: the conversion to 17 removes or refuses
+ *   them first).
  *
  * Raised: resize_bilinear (all modes but OFFSET_CORNERS, ALIGN_CORNERS to
  * a length-1 output), resize_nearest_neighbor, upsample_nearest_neighbor
@@ -54,6 +66,7 @@
  * output dims). iOS17's resize (dynamic target shape) is not raised yet.
  */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -198,8 +211,6 @@ static int rs_axes(CmLower *c, const IrNode *n, RsAxis *ax, size_t *rank)
     int64_t dims[RS_MAX_RANK];
     if (!cml_dims(n->in[0], dims, RS_MAX_RANK, rank))
         return cml_refuse(c, "the input's dims are not static");
-    if (*rank < 3)
-        return cml_refuse(c, "input rank %zu: MIL resizes rank 3 or more", *rank);
     for (size_t i = 0; i < *rank; i++)
         ax[i] = (RsAxis){dims[i], dims[i], 1.0, (double)dims[i]};
     bool by_sizes = cml_has(n, 3);
@@ -235,55 +246,154 @@ static int rs_axes(CmLower *c, const IrNode *n, RsAxis *ax, size_t *rank)
     return ok ? 0 : cml_refuse(c, "scales has %zu entries or gives an empty or huge dim", nv);
 }
 
-static int lower_resize(CmLower *c, const IrNode *n)
+/* Emits candidate k for the last two axes (h, w). */
+static int rs_emit(CmLower *c, const IrNode *n, const RsCand *k, int64_t oh, int64_t ow,
+                   int64_t fh, int64_t fw)
 {
-    RsSpec spec;
-    RsAxis ax[RS_MAX_RANK];
-    size_t rank = 0;
-    if (rs_spec(c, n, &spec) < 0 || rs_axes(c, n, ax, &rank) < 0)
-        return -1;
-    int32_t dt = cm_dtype_to_mil(cml_elem(n->in[0]));
-    if (dt != MIL_FP32 && dt != MIL_FP16)
-        return cml_refuse(c, "MIL resizes fp16 and fp32 only");
-    for (size_t i = 0; i + 2 < rank; i++)
-        if (ax[i].out != ax[i].in || ax[i].scale != 1.0)
-            return cml_refuse(c, "resizes dim %zu: MIL resizes only the last two dims", i);
-    const RsAxis *h = &ax[rank - 2], *w = &ax[rank - 1];
-    const RsCand *k = NULL;
-    for (size_t i = 0; !k && i < sizeof rs_cands / sizeof *rs_cands; i++)
-        if (rs_agrees(&spec, &rs_cands[i], h) && rs_agrees(&spec, &rs_cands[i], w))
-            k = &rs_cands[i];
-    if (!k) {
-        char cb[32], nb[32];
-        return cml_refuse(c, "%s with coordinate_transformation_mode %s%s%s from %lldx%lld "
-                             "to %lldx%lld samples other %s than every MIL resize op",
-                          spec.nearest ? "nearest" : "linear",
-                          cml_attr_s(n, "coordinate_transformation_mode", cb, sizeof cb,
-                                     "half_pixel"),
-                          spec.nearest ? " and nearest_mode " : "",
-                          spec.nearest ? cml_attr_s(n, "nearest_mode", nb, sizeof nb,
-                                                    "round_prefer_floor")
-                                       : "",
-                          (long long)h->in, (long long)w->in, (long long)h->out,
-                          (long long)w->out, spec.nearest ? "pixels" : "coordinates");
-    }
     const char *x = cml_in(c, n, 0);
     if (!x)
         return -1;
     MilOp *op = cml_op(c, k->op);
     mil_op_in(op, "x", x);
-    if (k->integer_only) {
-        mil_op_in_const(op, "scale_factor_height",
-                        mil_tensor_scalar_i32((int32_t)(h->out / h->in)));
-        mil_op_in_const(op, "scale_factor_width",
-                        mil_tensor_scalar_i32((int32_t)(w->out / w->in)));
+    if (fh > 0) {
+        mil_op_in_const(op, "scale_factor_height", mil_tensor_scalar_i32((int32_t)fh));
+        mil_op_in_const(op, "scale_factor_width", mil_tensor_scalar_i32((int32_t)fw));
+        if (!strcmp(k->op, "upsample_bilinear"))
+            mil_op_in_const(op, "align_corners",
+                            mil_tensor_scalar_bool(k->spec.ctm == RS_ALIGN));
     } else {
-        mil_op_in_const(op, "target_size_height", mil_tensor_scalar_i32((int32_t)h->out));
-        mil_op_in_const(op, "target_size_width", mil_tensor_scalar_i32((int32_t)w->out));
+        mil_op_in_const(op, "target_size_height", mil_tensor_scalar_i32((int32_t)oh));
+        mil_op_in_const(op, "target_size_width", mil_tensor_scalar_i32((int32_t)ow));
         if (k->mode)
             mil_op_in_const(op, "sampling_mode", mil_tensor_string(k->mode));
     }
     return cml_out(c, op, n, 0);
+}
+
+static int rs_refuse_mismatch(CmLower *c, const IrNode *n, const RsSpec *spec, const char *at)
+{
+    char cb[32], nb[32];
+    return cml_refuse(c, "%s with coordinate_transformation_mode %s%s%s %s samples other %s "
+                         "than every MIL resize op",
+                      spec->nearest ? "nearest" : "linear",
+                      cml_attr_s(n, "coordinate_transformation_mode", cb, sizeof cb,
+                                 "half_pixel"),
+                      spec->nearest ? " and nearest_mode " : "",
+                      spec->nearest ? cml_attr_s(n, "nearest_mode", nb, sizeof nb,
+                                                 "round_prefer_floor")
+                                    : "",
+                      at, spec->nearest ? "pixels" : "coordinates");
+}
+
+/* The static-dims case: every candidate checked index by index. */
+static int rs_lower_static(CmLower *c, const IrNode *n, const RsSpec *spec, RsAxis *ax,
+                           size_t rank)
+{
+    for (size_t i = 0; i + 2 < rank; i++)
+        if (ax[i].out != ax[i].in || ax[i].scale != 1.0)
+            return cml_refuse(c, "resizes dim %zu: MIL resizes only the last two dims", i);
+    const RsAxis *h = &ax[rank - 2], *w = &ax[rank - 1];
+    for (size_t i = 0; i < sizeof rs_cands / sizeof *rs_cands; i++) {
+        const RsCand *k = &rs_cands[i];
+        if (rs_agrees(spec, k, h) && rs_agrees(spec, k, w))
+            return rs_emit(c, n, k, h->out, w->out, k->integer_only ? h->out / h->in : 0,
+                           k->integer_only ? w->out / w->in : 0);
+    }
+    char at[96];
+    snprintf(at, sizeof at, "from %lldx%lld to %lldx%lld", (long long)h->in,
+             (long long)w->in, (long long)h->out, (long long)w->out);
+    return rs_refuse_mismatch(c, n, spec, at);
+}
+
+/* upsample_bilinear (iOS15): align_corners true is ONNX's align_corners,
+ * false samples (i+0.5)*Xin/Xout-0.5 clamped: half_pixel. Used with whole
+ * factors only, where Xin/Xout is 1/k exactly. */
+static const RsCand rs_up_bilinear[] = {
+    {"upsample_bilinear", NULL, {false, RS_HALF_PIXEL, 0}, true},
+    {"upsample_bilinear", NULL, {false, RS_ALIGN, 0}, true},
+};
+
+/* Input dims not all static: only combinations whose formulas equal a MIL
+ * op's at every size qualify. Const sizes (the leading ones equal to
+ * static input dims) give scale out/in exactly: half_pixel with
+ * round_prefer_ceil is resize_nearest_neighbor; linear half_pixel (and
+ * pytorch_half_pixel, align_corners, asymmetric to lengths above 1) the
+ * resize_bilinear grids. Const whole factors k: floor(i/k) is asymmetric
+ * floor, and half_pixel with any rounding (its coordinate lies within 0.5
+ * of floor(i/k), never on a tie), upsample_nearest_neighbor; linear
+ * half_pixel/pytorch_half_pixel and align_corners are upsample_bilinear. */
+static int rs_lower_dynamic(CmLower *c, const IrNode *n, const RsSpec *spec, size_t rank)
+{
+    const IrShape *sh = n->in[0]->type ? n->in[0]->type->shape : NULL;
+    bool half = spec->ctm == RS_HALF_PIXEL || spec->ctm == RS_PYTORCH;
+    if (cml_has(n, 3)) {
+        int64_t *v;
+        size_t nv;
+        if (!cml_const_ints(n, 3, &v, &nv))
+            return cml_refuse(c, "sizes is not a constant (MIL needs const target sizes)");
+        bool ok = nv == rank && sh && sh->rank == rank;
+        for (size_t i = 0; ok && i < rank; i++)
+            ok = i + 2 < rank ? sh->dims[i].kind == IR_DIM_VALUE && sh->dims[i].value == v[i]
+                              : v[i] > 0 && v[i] <= INT32_MAX;
+        int64_t oh = nv >= 2 ? v[nv - 2] : 0, ow = nv >= 2 ? v[nv - 1] : 0;
+        free(v);
+        if (!ok)
+            return cml_refuse(c, "sizes change a leading dim, or one of them is not static: "
+                                 "MIL resizes only the last two dims");
+        const RsCand *k = NULL;
+        if (spec->nearest && spec->ctm == RS_HALF_PIXEL && spec->nm == RS_ROUND_CEIL)
+            k = &rs_cands[1];
+        else if (!spec->nearest && (spec->ctm == RS_HALF_PIXEL ||
+                                    (oh > 1 && ow > 1 && spec->ctm == RS_PYTORCH)))
+            k = &rs_cands[2];
+        else if (!spec->nearest && oh > 1 && ow > 1)
+            k = &rs_cands[spec->ctm == RS_ALIGN ? 3 : 4];
+        if (!k)
+            return rs_refuse_mismatch(c, n, spec, "to const sizes of input dims unknown here");
+        return rs_emit(c, n, k, oh, ow, 0, 0);
+    }
+    double *s;
+    size_t ns;
+    if (!cml_has(n, 2) || !cml_const_floats(n, 2, &s, &ns))
+        return cml_refuse(c, "scales is not a constant (MIL needs const scale factors)");
+    bool ok = ns == rank;
+    for (size_t i = 0; ok && i < rank; i++)
+        ok = i + 2 < rank ? s[i] == 1.0 : s[i] >= 1 && s[i] <= 65536 && s[i] == floor(s[i]);
+    int64_t fh = ns >= 2 ? (int64_t)s[ns - 2] : 0, fw = ns >= 2 ? (int64_t)s[ns - 1] : 0;
+    free(s);
+    if (!ok)
+        return cml_refuse(c, "scales other than whole factors of the last two dims need "
+                             "static input dims");
+    const RsCand *k = NULL;
+    if (spec->nearest && ((spec->ctm == RS_ASYM && spec->nm == RS_FLOOR) ||
+                          (half && (spec->nm == RS_ROUND_FLOOR || spec->nm == RS_ROUND_CEIL))))
+        k = &rs_cands[0];
+    else if (!spec->nearest && (half || spec->ctm == RS_ALIGN))
+        k = &rs_up_bilinear[half ? 0 : 1];
+    if (!k)
+        return rs_refuse_mismatch(c, n, spec, "by whole factors of input dims unknown here");
+    return rs_emit(c, n, k, 0, 0, fh, fw);
+}
+
+static int lower_resize(CmLower *c, const IrNode *n)
+{
+    RsSpec spec;
+    RsAxis ax[RS_MAX_RANK];
+    int64_t dims[RS_MAX_RANK];
+    size_t rank = 0;
+    int r = cml_rank(n->in[0]);
+    if (rs_spec(c, n, &spec) < 0)
+        return -1;
+    if (r < 3 || r > RS_MAX_RANK)
+        return cml_refuse(c, "input rank %d: MIL resizes rank 3 or more", r);
+    int32_t dt = cm_dtype_to_mil(cml_elem(n->in[0]));
+    if (dt != MIL_FP32 && dt != MIL_FP16)
+        return cml_refuse(c, "MIL resizes fp16 and fp32 only");
+    if (!cml_dims(n->in[0], dims, RS_MAX_RANK, &rank))
+        return rs_lower_dynamic(c, n, &spec, (size_t)r);
+    if (rs_axes(c, n, ax, &rank) < 0)
+        return -1;
+    return rs_lower_static(c, n, &spec, ax, rank);
 }
 
 /* Upsample never reaches the lowering: the conversion to CM_ONNX_OPSET
