@@ -9,6 +9,7 @@
  * rules worked by hand (see the comments), not from our output. */
 #include <math.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -478,8 +479,83 @@ static void test_raise(void)
     cr_set_half = false;
 }
 
+/* iOS17's resize to a computed shape {0, n} (0: x's H kept), raised and
+ * run on x = {0, 10}; y must be 10 * want, or the import must fail. */
+static void cr_raise17(const char *what, const char *interp, const char *mode, int32_t n,
+                       const double *want)
+{
+    MilFunction *f;
+    MilModel *m = mm_model("iOS17", &f);
+    int64_t xd[4] = {1, 1, 1, 2}, sd[1] = {2}, yd[4] = {1, 1, 1, n};
+    MilType tx = mil_type(MIL_FP32, 4, xd), ts = mil_type(MIL_INT32, 1, sd);
+    MilType ty = mil_type(MIL_FP32, 4, yd);
+    mm_input(m, f, "x", &tx);
+    mm_input(m, f, "s", &ts);
+    MilOp *o = mil_op_add(f->block, "resize", "r");
+    mil_op_in(o, "x", "x");
+    mil_op_in(o, "shape", "s");
+    uint32_t two = 2;
+    mil_op_in_const(o, "resized_dims", mil_tensor_new(MIL_UINT32, 0, NULL, &two));
+    if (interp)
+        mil_op_in_const(o, "interpolation_mode", mil_tensor_string(interp));
+    if (mode)
+        mil_op_in_const(o, "sampling_mode", mil_tensor_string(mode));
+    mil_op_out(o, "y", &ty);
+    mm_output(m, f, "y", &ty);
+    IrModel *rt = NULL;
+    IrError err = {{0}};
+    int rc = cm_import(m, &rt, &err);
+    T_CHECK(want ? rc == 0 : rc < 0, "%s: import: %s", what, want ? err.msg : "raised");
+    EvValue *in[2] = {NULL, NULL};
+    if (rc == 0 && want) {
+        in[0] = ev_tensor_new(IR_FLOAT, 4, xd, &err);
+        in[1] = ev_tensor_new(IR_INT32, 1, sd, &err);
+    }
+    if (in[0] && in[1]) {
+        ((float *)in[0]->data)[0] = 0;
+        ((float *)in[0]->data)[1] = 10;
+        ((int32_t *)in[1]->data)[0] = 0;
+        ((int32_t *)in[1]->data)[1] = n;
+        EvValue **out = NULL;
+        size_t n_out = 0;
+        EvOptions eo = {0};
+        rc = ev_model_run(rt, &eo, 2, in, &out, &n_out, &err);
+        T_CHECK(rc == 0 && n_out == 1 && out[0]->numel == (size_t)n, "%s: run: %s", what,
+                err.msg);
+        for (int32_t i = 0; rc == 0 && n_out == 1 && i < n && (size_t)i < out[0]->numel; i++)
+            T_CHECK(fabs(((float *)out[0]->data)[i] - 10 * want[i]) < 1e-4,
+                    "%s: y[%d] = %g, MIL's grid gives %g", what, i,
+                    ((float *)out[0]->data)[i], 10 * want[i]);
+        for (size_t i = 0; i < n_out; i++)
+            ev_unref(out[i]);
+        free(out);
+    }
+    ev_unref(in[0]);
+    ev_unref(in[1]);
+    mil_type_clear(&tx);
+    mil_type_clear(&ts);
+    mil_type_clear(&ty);
+    ir_model_free(rt);
+    mil_model_free(m);
+}
+
+static void test_raise17(void)
+{
+    static const double def5[] = {0, 0.4, 0.8, 1, 1}, un5[] = {0, 0.1, 0.5, 0.9, 1};
+    static const double st6[] = {0, 0.2, 0.4, 0.6, 0.8, 1}, nn3[] = {0, 1, 1};
+    cr_raise17("resize LINEAR (default) DEFAULT 2->5", NULL, NULL, 5, def5);
+    cr_raise17("resize LINEAR UNALIGN_CORNERS 2->5", "LINEAR", "UNALIGN_CORNERS", 5, un5);
+    cr_raise17("resize LINEAR STRICT_ALIGN_CORNERS 2->6", "LINEAR", "STRICT_ALIGN_CORNERS", 6,
+               st6);
+    cr_raise17("resize NEAREST_NEIGHBOR 2->3", "NEAREST_NEIGHBOR", NULL, 3, nn3);
+    cr_raise17("resize LINEAR OFFSET_CORNERS", "LINEAR", "OFFSET_CORNERS", 5, NULL);
+    cr_raise17("resize NEAREST_NEIGHBOR ALIGN_CORNERS", "NEAREST_NEIGHBOR", "ALIGN_CORNERS", 5,
+               NULL);
+}
+
 int main(void)
 {
+    test_raise17();
     test_raise();
     test_resize_nearest();
     test_resize_linear();

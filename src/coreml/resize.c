@@ -63,7 +63,9 @@
  * Raised: resize_bilinear (all modes but OFFSET_CORNERS, ALIGN_CORNERS to
  * a length-1 output), resize_nearest_neighbor, upsample_nearest_neighbor
  * with integer factors, upsample_bilinear (integer factors, or static
- * output dims). iOS17's resize (dynamic target shape) is not raised yet.
+ * output dims), iOS17's resize (a computed target shape: LINEAR with
+ * DEFAULT, UNALIGN_CORNERS or STRICT_ALIGN_CORNERS, NEAREST_NEIGHBOR with
+ * DEFAULT).
  */
 #include <math.h>
 #include <stdint.h>
@@ -562,7 +564,105 @@ static int raise_upsample_bilinear(CmRaise *r, const MilOp *op)
                          t->dims[rank - 1]);
 }
 
+/* A scalar int param of any integer width MIL uses here (resize's
+ * resized_dims is uint32), or -1. */
+static int64_t rs_uint(CmRaise *r, const MilOp *op, const char *param)
+{
+    const MilTensor *t = cmr_const(r, op, param);
+    if (t && t->dtype == MIL_UINT32 && t->nbytes == 4)
+        return (int64_t)((uint32_t)t->data[0] | (uint32_t)t->data[1] << 8 |
+                         (uint32_t)t->data[2] << 16 | (uint32_t)t->data[3] << 24);
+    return t ? rs_int(r, op, param, -1) : -1;
+}
+
+/* One ONNX node with one output named after `base`; the output's name or
+ * NULL (err set). */
+static const char *rs_node(CmRaise *r, const char *type, size_t n_in, const char *const *in,
+                           const char *base, IrNode **node)
+{
+    const char *o = cmr_tmp(r, base), *out[1] = {o};
+    return cmr_node(r, type, n_in, in, 1, out, node) < 0 ? NULL : o;
+}
+
+/* ONNX sizes for iOS17's resize: x's leading dims, then the trailing
+ * `rd` entries of `shape`, a 0 there keeping x's dim. */
+static const char *rs_sizes17(CmRaise *r, const char *x, const char *shape, int64_t rd)
+{
+    IrNode *node;
+    int64_t neg[1] = {-rd}, zero[1] = {0}, big[1] = {INT64_MAX};
+    const char *i1[1] = {x}, *sx = rs_node(r, "Shape", 1, i1, "xshape", NULL);
+    const char *i2[1] = {shape}, *t = sx ? rs_node(r, "Cast", 1, i2, "shape64", &node) : NULL;
+    if (!t)
+        return NULL;
+    ir_node_set_attr(node, ir_attr_int("to", IR_INT64));
+    const char *cneg = cmr_init_i64(r, neg, 1, false), *cbig = cmr_init_i64(r, big, 1, false);
+    const char *czero = cmr_init_i64(r, zero, 1, false);
+    const char *i3[3] = {t, cneg, cbig}, *tt = rs_node(r, "Slice", 3, i3, "tail", NULL);
+    const char *i4[3] = {sx, cneg, cbig}, *xt = tt ? rs_node(r, "Slice", 3, i4, "xtail", NULL)
+                                                   : NULL;
+    const char *i5[3] = {sx, czero, cneg}, *lead = xt ? rs_node(r, "Slice", 3, i5, "lead", NULL)
+                                                      : NULL;
+    const char *i6[2] = {tt, cmr_init_i64(r, zero, 1, true)};
+    const char *z = lead ? rs_node(r, "Equal", 2, i6, "keep", NULL) : NULL;
+    const char *i7[3] = {z, xt, tt}, *ft = z ? rs_node(r, "Where", 3, i7, "tailsz", NULL) : NULL;
+    const char *i8[2] = {lead, ft}, *sz = ft ? rs_node(r, "Concat", 2, i8, "sizes", &node)
+                                              : NULL;
+    if (sz)
+        ir_node_set_attr(node, ir_attr_int("axis", 0));
+    return sz;
+}
+
+/* iOS17's resize: LINEAR with resize_bilinear's sampling modes; and
+ * NEAREST_NEIGHBOR with DEFAULT, which coremltools' TensorFlow front end
+ * emits for a half-pixel nearest resize of a computed size (as it emits
+ * resize_nearest_neighbor for a known one): half_pixel, round_prefer_ceil.
+ * Other sampling modes of NEAREST_NEIGHBOR are not documented: refused. */
+static int raise_resize17(CmRaise *r, const MilOp *op)
+{
+    const char *im = cmr_string(cmr_const(r, op, "interpolation_mode"));
+    const char *sm = cmr_string(cmr_const(r, op, "sampling_mode"));
+    int64_t rd = rs_uint(r, op, "resized_dims");
+    int rank = op->n_out == 1 ? op->out[0].type.rank : -1;
+    bool nearest = im && !strcmp(im, "NEAREST_NEIGHBOR");
+    const char *ctm = NULL, *nm = NULL;
+    if (im && !nearest && strcmp(im, "LINEAR"))
+        return cmr_fail(r, "interpolation_mode %s unknown", im);
+    if (rd < 1 || (rank >= 0 && rd > rank))
+        return cmr_fail(r, "resized_dims is not a constant from 1 to the rank");
+    if (nearest && (!sm || !strcmp(sm, "DEFAULT"))) {
+        ctm = "half_pixel";
+        nm = "round_prefer_ceil";
+    } else if (nearest) {
+        return cmr_fail(r, "NEAREST_NEIGHBOR with sampling_mode %s is not documented", sm);
+    } else if (!sm || !strcmp(sm, "DEFAULT")) {
+        ctm = "asymmetric";
+    } else if (!strcmp(sm, "UNALIGN_CORNERS")) {
+        ctm = "half_pixel";
+    } else if (!strcmp(sm, "STRICT_ALIGN_CORNERS")) {
+        ctm = "align_corners";
+    } else {
+        return cmr_fail(r, "sampling_mode %s has no ONNX coordinate_transformation_mode "
+                           "at sizes unknown here", sm);
+    }
+    const char *x = cmr_in(r, op, "x", 0), *shape = cmr_in(r, op, "shape", 0);
+    if (!x || !shape)
+        return cmr_fail(r, "x or shape missing");
+    const char *sz = rs_sizes17(r, x, shape, rd);
+    if (!sz)
+        return -1;
+    const char *in[4] = {x, "", "", sz};
+    IrNode *node;
+    if (cmr_simple(r, op, "Resize", 4, in, &node) < 0)
+        return -1;
+    ir_node_set_attr(node, ir_attr_string("mode", nearest ? "nearest" : "linear"));
+    ir_node_set_attr(node, ir_attr_string("coordinate_transformation_mode", ctm));
+    if (nm)
+        ir_node_set_attr(node, ir_attr_string("nearest_mode", nm));
+    return 0;
+}
+
 static const CmRaiseRule rs_raise[] = {
+    {"resize", raise_resize17},
     {"resize_bilinear", raise_resize_bilinear},
     {"resize_nearest_neighbor", raise_resize_nearest},
     {"upsample_nearest_neighbor", raise_upsample_nearest},
