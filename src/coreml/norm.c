@@ -230,7 +230,9 @@ static int lower_lrn(CmLower *c, const IrNode *n)
         return cml_refuse(c, "input rank %d: local_response_norm takes rank 3 or 4", rank);
     if (dt != MIL_FP32 && dt != MIL_FP16)
         return cml_refuse(c, "local_response_norm takes fp16 and fp32 only");
-    if (size < 1 || size > INT32_MAX || size % 2 == 0)
+    if (size < 1 || size > INT32_MAX)
+        return cml_refuse(c, "size %lld missing or out of range", (long long)size);
+    if (size % 2 == 0)
         return cml_refuse(c, "size %lld: only odd sizes have a centred window in both ONNX "
                              "and MIL", (long long)size);
     const char *x = cml_in(c, n, 0);

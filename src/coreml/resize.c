@@ -43,8 +43,10 @@
  *
  * Refused, and why:
  * - mode cubic: MIL has no bicubic resize.
- * - coordinate_transformation_mode tf_crop_and_resize (roi and
- *   extrapolation: crop_resize's boxes are not lowered) and
+ * - coordinate_transformation_mode tf_crop_and_resize: crop_resize (what
+ *   coremltools maps TensorFlow's crop_and_resize to) would compute it,
+ *   but its iOS15/16 form (roi) and iOS17 form (boxes, box_indices)
+ *   differ, and the target is known only once every node is lowered; and
  *   half_pixel_symmetric (opset 19; no MIL grid has its offset).
  * - a nearest or linear combination whose indices/coordinates differ from
  *   every candidate at these sizes (e.g. asymmetric with round_prefer_ceil,
@@ -59,6 +61,9 @@
  *   computed shape but is not lowered yet), types other than fp16/fp32,
  *   antialias and axes (opset 18: the conversion to 17 removes or refuses
  *   them first).
+ *
+ * exclude_outside and cubic_coeff_a act only in cubic mode (refused),
+ * extrapolation_value only with tf_crop_and_resize (refused).
  *
  * Raised: resize_bilinear (all modes but OFFSET_CORNERS, ALIGN_CORNERS to
  * a length-1 output), resize_nearest_neighbor, upsample_nearest_neighbor
@@ -200,8 +205,9 @@ static int rs_spec(CmLower *c, const IrNode *n, RsSpec *s)
     s->nm = rs_enum(nm, nms, sizeof nms / sizeof *nms);
     if (s->ctm < 0)
         return cml_refuse(c, "coordinate_transformation_mode %s has no MIL resize (%s)", ctm,
-                          strcmp(ctm, "tf_crop_and_resize") ? "no MIL grid has its offset"
-                                                            : "crop_resize is not lowered");
+                          strcmp(ctm, "tf_crop_and_resize")
+                              ? "no MIL grid has its offset"
+                              : "crop_resize is not lowered: its parameters change at iOS17");
     if (s->nearest && s->nm < 0)
         return cml_refuse(c, "nearest_mode '%s' unknown", nm);
     return 0;
