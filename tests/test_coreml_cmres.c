@@ -553,8 +553,89 @@ static void test_raise17(void)
                NULL);
 }
 
+/* The source index (into x [1, xc, xh, xw]) of y element (c, h, w) for
+ * block size 2, by each op's definition (TensorFlow's depth_to_space and
+ * space_to_depth, torch's pixel_shuffle and pixel_unshuffle). */
+static int64_t cr_src(const char *op, int64_t xc, int64_t xh, int64_t xw, int64_t c, int64_t h,
+                      int64_t w)
+{
+    int64_t cc, hh, ww;
+    if (!strcmp(op, "depth_to_space")) {         /* DCR */
+        int64_t co = xc / 4;
+        cc = ((h % 2) * 2 + w % 2) * co + c, hh = h / 2, ww = w / 2;
+    } else if (!strcmp(op, "pixel_shuffle")) {   /* CRD */
+        cc = c * 4 + (h % 2) * 2 + w % 2, hh = h / 2, ww = w / 2;
+    } else if (!strcmp(op, "space_to_depth")) {
+        int64_t blk = c / xc;
+        cc = c % xc, hh = h * 2 + blk / 2, ww = w * 2 + blk % 2;
+    } else {                                     /* pixel_unshuffle */
+        int64_t blk = c % 4;
+        cc = c / 4, hh = h * 2 + blk / 2, ww = w * 2 + blk % 2;
+    }
+    return (cc * xh + hh) * xw + ww;
+}
+
+/* MIL op `op` (block size 2) on x = 0, 1, 2, ... raised and run: y must
+ * follow the op's definition. */
+static void cr_raise_block(const char *target, const char *op, const char *param,
+                           const int64_t *xd, const int64_t *yd)
+{
+    MilFunction *f;
+    MilModel *m = mm_model(target, &f);
+    MilType tx = mil_type(MIL_FP32, 4, xd), ty = mil_type(MIL_FP32, 4, yd);
+    mm_input(m, f, "x", &tx);
+    MilOp *o = mil_op_add(f->block, op, "b");
+    mil_op_in(o, "x", "x");
+    uint32_t two = 2;
+    mil_op_in_const(o, param, strcmp(op, "pixel_unshuffle")
+                                  ? mil_tensor_scalar_i32(2)
+                                  : mil_tensor_new(MIL_UINT32, 0, NULL, &two));
+    mil_op_out(o, "y", &ty);
+    mm_output(m, f, "y", &ty);
+    IrModel *rt = NULL;
+    IrError err = {{0}};
+    int rc = cm_import(m, &rt, &err);
+    T_CHECK(rc == 0, "%s: import: %s", op, err.msg);
+    EvValue *x = rc == 0 ? ev_tensor_new(IR_FLOAT, 4, xd, &err) : NULL;
+    if (x) {
+        for (size_t i = 0; i < x->numel; i++)
+            ((float *)x->data)[i] = (float)i;
+        EvValue **out = NULL;
+        size_t n_out = 0, bad = 0;
+        EvOptions eo = {0};
+        rc = ev_model_run(rt, &eo, 1, &x, &out, &n_out, &err);
+        T_CHECK(rc == 0 && n_out == 1 && out[0]->numel == x->numel, "%s: run: %s", op,
+                err.msg);
+        for (int64_t c = 0; rc == 0 && n_out == 1 && out[0]->numel == x->numel && c < yd[1];
+             c++)
+            for (int64_t h = 0; h < yd[2]; h++)
+                for (int64_t w = 0; w < yd[3]; w++)
+                    bad += ((float *)out[0]->data)[(c * yd[2] + h) * yd[3] + w] !=
+                           (float)cr_src(op, xd[1], xd[2], xd[3], c, h, w);
+        T_CHECK(bad == 0, "%s: %zu elements differ from the op's definition", op, bad);
+        for (size_t i = 0; i < n_out; i++)
+            ev_unref(out[i]);
+        free(out);
+        ev_unref(x);
+    }
+    mil_type_clear(&tx);
+    mil_type_clear(&ty);
+    ir_model_free(rt);
+    mil_model_free(m);
+}
+
+static void test_raise_blocks(void)
+{
+    static const int64_t deep[4] = {1, 12, 2, 3}, wide[4] = {1, 3, 4, 6};
+    cr_raise_block("iOS15", "depth_to_space", "block_size", deep, wide);
+    cr_raise_block("iOS15", "pixel_shuffle", "upscale_factor", deep, wide);
+    cr_raise_block("iOS15", "space_to_depth", "block_size", wide, deep);
+    cr_raise_block("iOS16", "pixel_unshuffle", "downscale_factor", wide, deep);
+}
+
 int main(void)
 {
+    test_raise_blocks();
     test_raise17();
     test_raise();
     test_resize_nearest();

@@ -11,6 +11,9 @@
  * channels first), so their channel order is ONNX's DCR; pixel_shuffle is
  * torch's, whose order is ONNX's CRD. All three take rank-4 fp16/fp32.
  *
+ * pixel_unshuffle (iOS16, the inverse of CRD, which ONNX lacks) is raised
+ * as Reshape/Transpose/Reshape.
+ *
  * Refused: Shape with start/end (not lowered yet); DepthToSpace and
  * SpaceToDepth of a rank other than 4 or a type other than fp16/fp32 (the
  * MIL ops take only those); a blocksize outside 1..2^31.
@@ -176,7 +179,39 @@ static int raise_depth_space(CmRaise *r, const MilOp *op)
     return 0;
 }
 
+/* pixel_unshuffle (iOS16, torch's): the inverse of pixel_shuffle (CRD),
+ * y[n, c*r*r + i*r + j, h, w] = x[n, c, h*r + i, w*r + j]; ONNX's
+ * SpaceToDepth is the inverse of DCR, so it is raised as Reshape to
+ * [N, C, H, r, W, r], Transpose [0,1,3,5,2,4], Reshape to [N, C*r*r, H, W]
+ * (0 in a Reshape keeps N; H and W from the output's static dims). */
+static int raise_pixel_unshuffle(CmRaise *r, const MilOp *op)
+{
+    const MilTensor *t = cmr_const(r, op, "downscale_factor");
+    int64_t f = -1;
+    if (t && t->dtype == MIL_UINT32 && t->nbytes == 4)
+        f = (int64_t)((uint32_t)t->data[0] | (uint32_t)t->data[1] << 8 |
+                      (uint32_t)t->data[2] << 16 | (uint32_t)t->data[3] << 24);
+    const MilType *ty = op->n_out == 1 ? &op->out[0].type : NULL;
+    if (f < 1 || !ty || ty->rank != 4 || ty->dims[2] < 1 || ty->dims[3] < 1 ||
+        (ty->dim_names && (ty->dim_names[2] || ty->dim_names[3])))
+        return cmr_fail(r, "downscale_factor not a positive constant, or output H, W not "
+                           "static");
+    int64_t h = ty->dims[2], w = ty->dims[3];
+    int64_t s1[6] = {0, 0, h, f, w, f}, perm[6] = {0, 1, 3, 5, 2, 4}, s2[4] = {0, -1, h, w};
+    const char *a = cmr_tmp(r, "unshuffle6"), *b = cmr_tmp(r, "unshuffle6t");
+    const char *i1[2] = {cmr_in(r, op, "x", 0), cmr_init_i64(r, s1, 6, false)}, *o1[1] = {a};
+    const char *i2[1] = {a}, *o2[1] = {b};
+    const char *i3[2] = {b, cmr_init_i64(r, s2, 4, false)};
+    IrNode *node;
+    if (cmr_node(r, "Reshape", 2, i1, 1, o1, NULL) < 0 ||
+        cmr_node(r, "Transpose", 1, i2, 1, o2, &node) < 0)
+        return -1;
+    ir_node_set_attr(node, ir_attr_ints("perm", 6, perm));
+    return cmr_simple(r, op, "Reshape", 2, i3, NULL);
+}
+
 static const CmRaiseRule tn_raise[] = {
+    {"pixel_unshuffle", raise_pixel_unshuffle},
     {"depth_to_space", raise_depth_space}, {"pixel_shuffle", raise_depth_space},
     {"space_to_depth", raise_depth_space},
     {"range_1d", raise_range},
