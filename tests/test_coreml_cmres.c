@@ -110,7 +110,8 @@ static void test_resize_nearest(void)
      * resize_nearest_neighbor, at any sizes: 3->5 and 4->7 */
     cr_lowers("nearest half_pixel round_prefer_ceil 3x4->5x7",
               CR_HEAD "init z int64 4 1,2,5,7\n"
-                      "y = Resize x,,,z mode=\"nearest\" nearest_mode=\"round_prefer_ceil\"\noutput y\n",
+                      "y = Resize x,,,z mode=\"nearest\" nearest_mode=\"round_prefer_ceil\"\n"
+                      "output y\n",
               "resize_nearest_neighbor");
     /* half_pixel round_prefer_ceil, 2->3 (and 4->6): round-half-up of
      * (i+0.5)/1.5-0.5 is floor((i+0.5)/1.5): 0,1,1 (0,1,1,2,3,3) */
