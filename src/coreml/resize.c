@@ -81,6 +81,7 @@
 #include "rules.h"
 
 #define RS_MAX_RANK 8
+#define RS_MAX_CHECK ((int64_t)1 << 22)
 
 enum { RS_HALF_PIXEL, RS_PYTORCH, RS_ALIGN, RS_ASYM };
 enum { RS_ROUND_FLOOR, RS_ROUND_CEIL, RS_FLOOR, RS_CEIL };
@@ -401,6 +402,10 @@ static int lower_resize(CmLower *c, const IrNode *n)
         return rs_lower_dynamic(c, n, &spec, (size_t)r);
     if (rs_axes(c, n, ax, &rank) < 0)
         return -1;
+    /* checking index by index costs the output's length: past a few
+     * million, the formulas that agree at every size decide instead */
+    if (ax[rank - 2].out > RS_MAX_CHECK || ax[rank - 1].out > RS_MAX_CHECK)
+        return rs_lower_dynamic(c, n, &spec, rank);
     return rs_lower_static(c, n, &spec, ax, rank);
 }
 
