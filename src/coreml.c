@@ -21,9 +21,9 @@
 
 /* The families, in the order of src/opschema_flags.txt's sections. */
 static const CmFamily *const cm_families[] = {
-    &cm_family_activation, &cm_family_control, &cm_family_elementwise, &cm_family_index,
-    &cm_family_nn, &cm_family_norm, &cm_family_quant, &cm_family_reduce,
-    &cm_family_rnn, &cm_family_shape, &cm_family_tensor,
+    &cm_family_activation, &cm_family_control, &cm_family_einsum, &cm_family_elementwise,
+    &cm_family_index, &cm_family_nn, &cm_family_norm, &cm_family_quant, &cm_family_reduce,
+    &cm_family_resize, &cm_family_rnn, &cm_family_shape, &cm_family_tensor,
 };
 #define CM_N_FAMILIES (sizeof cm_families / sizeof cm_families[0])
 

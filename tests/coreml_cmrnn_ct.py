@@ -4,13 +4,13 @@ holding each MIL op the rnn lowering (gru, rnn, lstm with peepholes,
 reverse, split, concat) and the elementwise compositions (floor_div, mod,
 not_equal, round's and the hyperbolic ones' ops, celu's elu, shrink's
 selects) emit. The ONNX models are built here with onnx.helper, exported by
-tool_coreml_export (convert to opset 17, lower, write the package), and
+`onnx-convert convert IN.onnx -o OUT.mlpackage` (convert to opset 17, lower, write the package), and
 each package must load: every op type-inferred again for its opset. The
 nodes are named: consts of an unnamed node are named const_N, which
 coremltools' loader also calls the immediates it turns into consts (a
 clash the driver's naming, not this lowering, has to settle).
 
-Usage: /usr/bin/python3 tests/coreml_cmrnn_ct.py build/tests/tool_coreml_export
+Usage: /usr/bin/python3 tests/coreml_cmrnn_ct.py build/onnx-convert
 Prints one line per model and "coreml_cmrnn_ct: N passed, N failed";
 "coreml_cmrnn_ct: skipped (...)" without the judge or python3-onnx.
 """
@@ -133,7 +133,7 @@ def main():
             src = os.path.join(tmp, name + ".onnx")
             pkg = os.path.join(tmp, name + ".mlpackage")
             save(model, src)
-            r = subprocess.run([tool, src, pkg], capture_output=True, text=True)
+            r = subprocess.run([tool, "convert", src, "-o", pkg], capture_output=True, text=True)
             if r.returncode != 0:
                 print("FAIL %s: export: %s" % (name, (r.stderr or r.stdout).strip()))
                 failed += 1

@@ -189,6 +189,9 @@ run coreml_ct sh tests/coreml_ct.sh "$build/tests/tool_mlpackage_gen" "$build/on
 # convert --to coreml on every shared model, judged by Apple's loader, our
 # import and ONNX Runtime; targets, refusals, float16, batch (~75 s)
 run coreml_cli /usr/bin/python3 tests/coreml_cli.py "$build/onnx-convert"
+# Apple's loader accepts each MIL op of the Resize, DepthToSpace, LRN,
+# LpNormalization, MVN, LpPool and Einsum lowerings (~1-2 min: 20 packages)
+run coreml_cmres_ct /usr/bin/python3 tests/coreml_cmres_ct.py "$build/onnx-convert"
 
 # Cross-check with Debian's python3-onnx shape inference (opsets <= 17),
 # when it is installed: a second opinion, never a dependency. (A bare
@@ -222,7 +225,7 @@ run milops_table sh tests/milops_table.sh
 run milops_registry /usr/bin/python3 tests/milops_registry.py
 # Apple's loader on each MIL op the rnn lowering and the elementwise
 # compositions emit (GRU, RNN, LSTM peepholes, Mod, Round, ...; ~50 s)
-run coreml_cmrnn_ct /usr/bin/python3 tests/coreml_cmrnn_ct.py "$build/tests/tool_coreml_export"
+run coreml_cmrnn_ct /usr/bin/python3 tests/coreml_cmrnn_ct.py "$build/onnx-convert"
 
 # the sanitized programs' lines and sums (a job that died without its
 # sums counts as one failure)

@@ -6,6 +6,15 @@
  * C_in/groups, k...] as ONNX's; pad_type "custom" takes pad as
  * [begin0, end0, begin1, end1, ...] (ONNX lists all begins, then all ends);
  * linear's weight is const [out, in] (Gemm's B with transB=1).
+ *
+ * LpPool and GlobalLpPool are decomposed: (sum over the window of
+ * |x|^p)^(1/p) as abs (p != 2), mul or pow, then avg_pool counting the
+ * padding times the kernel's element count (LpPool), or reduce_l1_norm /
+ * reduce_l2_norm / reduce_sum (GlobalLpPool), then pow(1/p) or sqrt.
+ * MIL's l2_pool is not used: its definition does not say whether it sums
+ * or averages the squares. Refused: LpPool with ceil_mode (a window past
+ * the padded edge then counts fewer elements than the kernel) or
+ * dilations other than 1 (MIL's pools have none), p below 1.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -395,7 +404,124 @@ static int lower_dropout(CmLower *c, const IrNode *n)
     return cml_out(c, op, n, 1);
 }
 
+/* |x|^p (x*x for p 2, |x| for p 1) typed as x; returns its name. */
+static const char *nn_abs_pow(CmLower *c, const char *x, double p, const MilType *t)
+{
+    MilOp *op;
+    if (p == 2) {
+        op = cml_op(c, "mul");
+        mil_op_in(op, "x", x);
+        mil_op_in(op, "y", x);
+        return cml_tmp(c, op, t->dtype, t->rank, t->dims);
+    }
+    op = cml_op(c, "abs");
+    mil_op_in(op, "x", x);
+    const char *a = cml_tmp(c, op, t->dtype, t->rank, t->dims);
+    if (p == 1)
+        return a;
+    op = cml_op(c, "pow");
+    mil_op_in(op, "x", a);
+    mil_op_in_const(op, "y", cml_scalar(t->dtype, p));
+    return cml_tmp(c, op, t->dtype, t->rank, t->dims);
+}
+
+/* The p-th root of s as output 0 of n (sqrt for 2, identity for 1). */
+static int nn_root(CmLower *c, const IrNode *n, const char *s, double p)
+{
+    MilType t = cml_type(n->out[0]);
+    MilOp *op = cml_op(c, p == 2 ? "sqrt" : p == 1 ? "identity" : "pow");
+    mil_op_in(op, "x", s);
+    if (p != 1 && p != 2)
+        mil_op_in_const(op, "y", cml_scalar(t.dtype, 1.0 / p));
+    mil_type_clear(&t);
+    return cml_out(c, op, n, 0);
+}
+
+static int nn_lp_p(CmLower *c, const IrNode *n, double *p)
+{
+    int32_t dt = cm_dtype_to_mil(cml_elem(n->in[0]));
+    *p = (double)cml_attr_i(n, "p", 2);
+    if (dt != MIL_FP32 && dt != MIL_FP16)
+        return cml_refuse(c, "a non-float input");
+    if (*p < 1)
+        return cml_refuse(c, "p %g below 1", *p);
+    return 0;
+}
+
+static int lower_lp_pool(CmLower *c, const IrNode *n)
+{
+    size_t ns = 0;
+    double p;
+    int64_t k[NN_MAX_RANK], s[NN_MAX_RANK], d[NN_MAX_RANK], pads[2 * NN_MAX_RANK];
+    if (nn_lp_p(c, n, &p) < 0 || nn_spatial(c, n, &ns) < 0 ||
+        nn_window(c, n, ns, k, s, d, true) < 0)
+        return -1;
+    if (ns > 3)
+        return cml_refuse(c, "%zu spatial dims: MIL's avg_pool takes 1 to 3", ns);
+    if (cml_attr_i(n, "ceil_mode", 0))
+        return cml_refuse(c, "ceil_mode: a window past the padded edge sums fewer elements "
+                             "than avg_pool's count");
+    double count = 1;
+    for (size_t i = 0; i < ns; i++) {
+        if (d[i] != 1)
+            return cml_refuse(c, "dilations other than 1 have no MIL pool equivalent");
+        count *= (double)k[i];
+    }
+    if (nn_pads(c, n, ns, k, s, d, pads) < 0)
+        return -1;
+    const char *x = cml_in(c, n, 0);
+    if (!x)
+        return -1;
+    MilType tx = cml_type(n->in[0]), ty = cml_type(n->out[0]);
+    const char *a = nn_abs_pow(c, x, p, &tx);
+    MilOp *op = cml_op(c, "avg_pool");
+    mil_op_in(op, "x", a);
+    mil_op_in_const(op, "kernel_sizes", cml_ints(k, ns));
+    mil_op_in_const(op, "strides", cml_ints(s, ns));
+    mil_op_in_const(op, "pad_type", mil_tensor_string("custom"));
+    mil_op_in_const(op, "pad", nn_mil_pad(pads, ns));
+    mil_op_in_const(op, "exclude_padding_from_average", mil_tensor_scalar_bool(false));
+    const char *avg = cml_tmp(c, op, ty.dtype, ty.rank, ty.dims);
+    op = cml_op(c, "mul");
+    mil_op_in(op, "x", avg);
+    mil_op_in_const(op, "y", cml_scalar(ty.dtype, count));
+    const char *sum = cml_tmp(c, op, ty.dtype, ty.rank, ty.dims);
+    mil_type_clear(&tx);
+    mil_type_clear(&ty);
+    return nn_root(c, n, sum, p);
+}
+
+static int lower_global_lp_pool(CmLower *c, const IrNode *n)
+{
+    size_t ns = 0;
+    double p;
+    if (nn_lp_p(c, n, &p) < 0 || nn_spatial(c, n, &ns) < 0)
+        return -1;
+    const char *x = cml_in(c, n, 0);
+    if (!x)
+        return -1;
+    int64_t axes[NN_MAX_RANK];
+    for (size_t i = 0; i < ns; i++)
+        axes[i] = (int64_t)i + 2;
+    bool direct = p == 1 || p == 2;
+    MilType tx = cml_type(n->in[0]);
+    const char *a = direct ? x : nn_abs_pow(c, x, p, &tx);
+    mil_type_clear(&tx);
+    MilOp *op = cml_op(c, p == 1 ? "reduce_l1_norm" : p == 2 ? "reduce_l2_norm" : "reduce_sum");
+    mil_op_in(op, "x", a);
+    mil_op_in_const(op, "axes", cml_ints(axes, ns));
+    mil_op_in_const(op, "keep_dims", mil_tensor_scalar_bool(true));
+    if (direct)
+        return cml_out(c, op, n, 0);
+    MilType ty = cml_type(n->out[0]);
+    const char *sum = cml_tmp(c, op, ty.dtype, ty.rank, ty.dims);
+    mil_type_clear(&ty);
+    return nn_root(c, n, sum, p);
+}
+
 static const CmLowerRule nn_lower[] = {
+    {"LpPool", lower_lp_pool},
+    {"GlobalLpPool", lower_global_lp_pool},
     {"Dropout", lower_dropout},
     {"ConvTranspose", lower_conv_transpose},
     {"Conv", lower_conv},

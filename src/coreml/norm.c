@@ -8,8 +8,22 @@
  * running-statistics outputs (MIL has no training mode); non-constant statistics, scales and biases (MIL
  * requires them const); a LayerNormalization scale whose element count is
  * not the normalized dims' (MIL's gamma has exactly those dims).
+ *
+ * LRN is local_response_norm (MIL's formula is ONNX's: x / (k + alpha /
+ * size * sum of squares)^beta); refused for an even size (ONNX's window
+ * then reaches one channel further up than down; MIL does not say which
+ * side its even window favours, and torch's, which coremltools maps to it,
+ * favours the other) and ranks other than 3 and 4 (MIL's limit).
+ * LpNormalization is decomposed: x / max(reduce_l1_norm or reduce_l2_norm
+ * over the axis, the type's smallest normal) (MIL's l2_norm normalizes the
+ * last three dims together and adds an epsilon: not ONNX's one axis). The
+ * max keeps a zero vector zero, as ONNX's reference does; a vector whose
+ * norm is below that smallest normal is divided by it instead.
+ * MeanVarianceNormalization is decomposed as its ONNX function:
+ * (x - mean) / (sqrt(mean((x - mean)^2)) + 1e-9) over its axes.
  */
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -172,7 +186,138 @@ static int lower_layer_norm(CmLower *c, const IrNode *n)
     return nm_stats(c, n, x, axes, nn, eps);
 }
 
+/* A binary MIL op on x and y (a name, or a const when y is NULL and yc
+ * given) with an output like `t`; returns the output's name. */
+static const char *nm_bin(CmLower *c, const char *type, const char *x, const char *y,
+                          MilTensor *yc, const MilType *t)
+{
+    MilOp *op = cml_op(c, type);
+    mil_op_in(op, "x", x);
+    if (y)
+        mil_op_in(op, "y", y);
+    else
+        mil_op_in_const(op, "y", yc);
+    return cml_tmp(c, op, t->dtype, t->rank, t->dims);
+}
+
+/* reduce op over axes, dims kept; *rt gets its output type (dims in buf
+ * when every dim of t is static, else unknown). */
+static const char *nm_reduce(CmLower *c, const char *type, const char *x, const int64_t *axes,
+                             size_t na, const MilType *t, MilType *rt, int64_t *buf)
+{
+    *rt = (MilType){.dtype = t->dtype, .rank = t->rank};
+    bool stat = t->dims && t->rank >= 0 && t->rank <= NM_MAX_RANK;
+    for (int i = 0; stat && i < t->rank; i++) {
+        stat = t->dims[i] >= 0 && !(t->dim_names && t->dim_names[i]);
+        buf[i] = t->dims[i];
+    }
+    for (size_t i = 0; stat && i < na; i++)
+        buf[axes[i]] = 1;
+    rt->dims = stat ? buf : NULL;
+    MilOp *op = cml_op(c, type);
+    mil_op_in(op, "x", x);
+    mil_op_in_const(op, "axes", cml_ints(axes, na));
+    mil_op_in_const(op, "keep_dims", mil_tensor_scalar_bool(true));
+    return cml_tmp(c, op, rt->dtype, rt->rank, rt->dims);
+}
+
+static int lower_lrn(CmLower *c, const IrNode *n)
+{
+    int rank = cml_rank(n->in[0]);
+    int64_t size = cml_attr_i(n, "size", 0);
+    int32_t dt = cm_dtype_to_mil(cml_elem(n->in[0]));
+    if (rank != 3 && rank != 4)
+        return cml_refuse(c, "input rank %d: local_response_norm takes rank 3 or 4", rank);
+    if (dt != MIL_FP32 && dt != MIL_FP16)
+        return cml_refuse(c, "local_response_norm takes fp16 and fp32 only");
+    if (size < 1 || size > INT32_MAX)
+        return cml_refuse(c, "size %lld missing or out of range", (long long)size);
+    if (size % 2 == 0)
+        return cml_refuse(c, "size %lld: only odd sizes have a centred window in both ONNX "
+                             "and MIL", (long long)size);
+    const char *x = cml_in(c, n, 0);
+    if (!x)
+        return -1;
+    MilOp *op = cml_op(c, "local_response_norm");
+    mil_op_in(op, "x", x);
+    mil_op_in_const(op, "size", mil_tensor_scalar_i32((int32_t)size));
+    mil_op_in_const(op, "alpha", cml_scalar(dt, cml_attr_f(n, "alpha", 1e-4f)));
+    mil_op_in_const(op, "beta", cml_scalar(dt, cml_attr_f(n, "beta", 0.75f)));
+    mil_op_in_const(op, "k", cml_scalar(dt, cml_attr_f(n, "bias", 1.0f)));
+    return cml_out(c, op, n, 0);
+}
+
+static int lower_lp_norm(CmLower *c, const IrNode *n)
+{
+    int rank = cml_rank(n->in[0]);
+    int64_t p = cml_attr_i(n, "p", 2), axis;
+    int32_t dt = cm_dtype_to_mil(cml_elem(n->in[0]));
+    if (p != 1 && p != 2)
+        return cml_refuse(c, "p %lld: ONNX defines 1 and 2 only", (long long)p);
+    if (dt != MIL_FP32 && dt != MIL_FP16)
+        return cml_refuse(c, "a non-float input");
+    if (!cml_axis(cml_attr_i(n, "axis", -1), rank, &axis))
+        return cml_refuse(c, "axis out of range or rank unknown");
+    const char *x = cml_in(c, n, 0);
+    if (!x)
+        return -1;
+    MilType t = cml_type(n->in[0]);
+    MilType rt;
+    int64_t rd[NM_MAX_RANK];
+    const char *norm = nm_reduce(c, p == 1 ? "reduce_l1_norm" : "reduce_l2_norm", x, &axis, 1,
+                                 &t, &rt, rd);
+    /* the smallest normal number: 2^-126 (fp32), 2^-14 (fp16) */
+    double tiny = dt == MIL_FP32 ? 1.1754943508222875e-38 : 6.103515625e-05;
+    const char *den = nm_bin(c, "maximum", norm, NULL, cml_scalar(dt, tiny), &rt);
+    mil_type_clear(&t);
+    MilOp *op = cml_op(c, "real_div");
+    mil_op_in(op, "x", x);
+    mil_op_in(op, "y", den);
+    return cml_out(c, op, n, 0);
+}
+
+static int lower_mvn(CmLower *c, const IrNode *n)
+{
+    int rank = cml_rank(n->in[0]);
+    int32_t dt = cm_dtype_to_mil(cml_elem(n->in[0]));
+    if (dt != MIL_FP32 && dt != MIL_FP16)
+        return cml_refuse(c, "a non-float input");
+    int64_t axes[NM_MAX_RANK] = {0, 2, 3};
+    size_t na = 3;
+    const int64_t *v;
+    long nv = cml_attr_ints(n, "axes", &v);
+    if (nv > NM_MAX_RANK)
+        return cml_refuse(c, "too many axes");
+    if (nv >= 0)
+        na = (size_t)nv;
+    for (size_t i = 0; i < na; i++)
+        if (!cml_axis(nv >= 0 ? v[i] : axes[i], rank, &axes[i]))
+            return cml_refuse(c, "axis out of range or rank unknown");
+    const char *x = cml_in(c, n, 0);
+    if (!x)
+        return -1;
+    MilType t = cml_type(n->in[0]);
+    MilType rt;
+    int64_t rd[NM_MAX_RANK];
+    const char *mean = nm_reduce(c, "reduce_mean", x, axes, na, &t, &rt, rd);
+    const char *d = nm_bin(c, "sub", x, mean, NULL, &t);
+    const char *sq = nm_bin(c, "mul", d, d, NULL, &t);
+    const char *var = nm_reduce(c, "reduce_mean", sq, axes, na, &t, &rt, rd);
+    MilOp *op = cml_op(c, "sqrt");
+    mil_op_in(op, "x", var);
+    const char *sd = cml_tmp(c, op, rt.dtype, rt.rank, rt.dims);
+    const char *den = nm_bin(c, "add", sd, NULL, cml_scalar(dt, 1e-9), &rt);
+    mil_type_clear(&t);
+    op = cml_op(c, "real_div");
+    mil_op_in(op, "x", d);
+    mil_op_in(op, "y", den);
+    return cml_out(c, op, n, 0);
+}
+
 static const CmLowerRule nm_lower[] = {
+    {"LRN", lower_lrn},
+    {"LpNormalization", lower_lp_norm},
+    {"MeanVarianceNormalization", lower_mvn},
     {"BatchNormalization", lower_batch_norm},
     {"InstanceNormalization", lower_instance_norm},
     {"LayerNormalization", lower_layer_norm},
@@ -264,7 +409,37 @@ static int raise_layer_norm(CmRaise *r, const MilOp *op)
     return 0;
 }
 
+static int raise_lrn(CmRaise *r, const MilOp *op)
+{
+    const MilTensor *st = cmr_const(r, op, "size");
+    int64_t *v;
+    size_t nv;
+    if (!st || !cmr_ints(st, &v, &nv))
+        return cmr_fail(r, "size is not a constant");
+    int64_t size = nv == 1 ? v[0] : 0;
+    free(v);
+    if (size < 1)
+        return cmr_fail(r, "size is not a positive scalar");
+    const char *in[1] = {cmr_in(r, op, "x", 0)};
+    IrNode *node;
+    if (cmr_simple(r, op, "LRN", 1, in, &node) < 0)
+        return -1;
+    ir_node_set_attr(node, ir_attr_int("size", size));
+    static const char *const names[3][2] = {{"alpha", "alpha"}, {"beta", "beta"},
+                                            {"k", "bias"}};
+    for (size_t i = 0; i < 3; i++) {
+        double f;
+        const MilTensor *t = cmr_const(r, op, names[i][0]);
+        if (t && !cmr_float(t, &f))
+            return cmr_fail(r, "%s is not a float constant", names[i][0]);
+        if (t)
+            ir_node_set_attr(node, ir_attr_float(names[i][1], (float)f));
+    }
+    return 0;
+}
+
 static const CmRaiseRule nm_raise[] = {
+    {"local_response_norm", raise_lrn},
     {"batch_norm", raise_batch_norm},
     {"instance_norm", raise_instance_norm},
     {"layer_norm", raise_layer_norm},

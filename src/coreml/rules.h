@@ -188,7 +188,8 @@ typedef struct CmFamily {
 
 extern const CmFamily cm_family_nn, cm_family_activation, cm_family_elementwise,
     cm_family_shape, cm_family_tensor, cm_family_index, cm_family_norm,
-    cm_family_reduce, cm_family_rnn, cm_family_quant, cm_family_control;
+    cm_family_reduce, cm_family_resize, cm_family_rnn, cm_family_quant, cm_family_control,
+    cm_family_einsum;
 
 #define CM_FAMILY(var, fname, lower, raise) \
     const CmFamily var = {fname, lower, sizeof lower / sizeof lower[0], \

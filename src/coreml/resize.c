@@ -1,0 +1,683 @@
+/*
+ * coreml/resize.c - Core ML lowering and raising of the resize family:
+ * Resize (and Upsample, which the conversion to CM_ONNX_OPSET turns into
+ * Resize) as resize_bilinear, resize_nearest_neighbor or
+ * upsample_nearest_neighbor; raised back to a Resize whose attributes say
+ * what the MIL op computes.
+ *
+ * MIL facts (coremltools' defs, iOS15/16; the TensorFlow front end's
+ * mapping): the ops resize the last two dims of a rank >= 3 fp16/fp32
+ * tensor to const sizes or const scale factors.
+ *   resize_bilinear sampling_mode, for Xin -> Xout along an axis, the
+ *   sampled coordinate clamped to [0, Xin-1]:
+ *     STRICT_ALIGN_CORNERS  i*(Xin-1)/(Xout-1)        = ONNX align_corners
+ *     DEFAULT               i*Xin/Xout                = ONNX asymmetric
+ *     UNALIGN_CORNERS       (i+0.5)*Xin/Xout - 0.5    = ONNX half_pixel
+ *     ALIGN_CORNERS         STRICT, but (Xin-1)/2 when Xout is 1
+ *     OFFSET_CORNERS        a grid of max(1, Xin-1)/Xout: no ONNX mode
+ *   (ONNX linear reads outside taps as the edge value: the same as
+ *   clamping the coordinate.)
+ *   resize_nearest_neighbor is TensorFlow's half-pixel nearest:
+ *     floor((i+0.5)*Xin/Xout) = floor(half_pixel coordinate + 0.5) = ONNX
+ *     half_pixel with round_prefer_ceil at scale Xout/Xin (opset 13 dropped
+ *     tf_half_pixel_for_nn, which said the same with floor).
+ *   The formulas of STRICT_ALIGN_CORNERS and DEFAULT divide by Xout-1:
+ *   an output of length 1 is left to UNALIGN_CORNERS.
+ *   upsample_nearest_neighbor with integer factors k is TensorFlow's
+ *   legacy nearest: floor(i/k) = ONNX asymmetric with floor.
+ *
+ * The lowering does not trust a table of ONNX modes: with the input and
+ * output sizes static, it computes, for every output index of both
+ * resized axes, the coordinate (linear) or source index (nearest) ONNX's
+ * formulas give and the one each candidate MIL op gives (as the ONNX
+ * Resize its raising writes computes it, so agreement here is agreement
+ * in the round trip), and emits the first candidate that agrees
+ * everywhere. So e.g. half_pixel with round_prefer_floor lowers to
+ * upsample_nearest_neighbor for integer upscaling (where no index is a
+ * tie) but is refused for 2 -> 3 (where ONNX rounds a tie down and MIL
+ * up). With input dims not static, only combinations whose formulas equal
+ * a MIL op's at every size lower (see rs_lower_dynamic): const sizes of
+ * the last two dims, or const whole scale factors, which also open
+ * upsample_bilinear (iOS15: align_corners true = ONNX align_corners,
+ * false = half_pixel).
+ *
+ * Refused, and why:
+ * - mode cubic: MIL has no bicubic resize.
+ * - coordinate_transformation_mode tf_crop_and_resize: crop_resize (what
+ *   coremltools maps TensorFlow's crop_and_resize to) would compute it,
+ *   but its iOS15/16 form (roi) and iOS17 form (boxes, box_indices)
+ *   differ, and the target is known only once every node is lowered; and
+ *   half_pixel_symmetric (opset 19; no MIL grid has its offset).
+ * - a nearest or linear combination whose indices/coordinates differ from
+ *   every candidate at these sizes (e.g. asymmetric with round_prefer_ceil,
+ *   or round_prefer_floor by 3, half_pixel with round_prefer_floor at 2 -> 3,
+ *   ceil, align_corners nearest, pytorch_half_pixel to a length-1 output,
+ *   scales whose output length is not integral).
+ * - with input dims not static: scales other than whole factors, sizes
+ *   that name a leading dim not static, and the combinations above that
+ *   only agree at some sizes.
+ * - a resize of any dim but the last two (MIL resizes only those), a rank
+ *   below 3, scales/sizes that are not constants (iOS17's resize takes a
+ *   computed shape but is not lowered yet), types other than fp16/fp32,
+ *   antialias and axes (opset 18: the conversion to 17 removes or refuses
+ *   them first).
+ *
+ * exclude_outside and cubic_coeff_a act only in cubic mode (refused),
+ * extrapolation_value only with tf_crop_and_resize (refused).
+ *
+ * Raised: resize_bilinear (all modes but OFFSET_CORNERS, ALIGN_CORNERS to
+ * a length-1 output), resize_nearest_neighbor, upsample_nearest_neighbor
+ * with integer factors, upsample_bilinear (integer factors, or static
+ * output dims), iOS17's resize (a computed target shape: LINEAR with
+ * DEFAULT, UNALIGN_CORNERS or STRICT_ALIGN_CORNERS, NEAREST_NEIGHBOR with
+ * DEFAULT).
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rules.h"
+
+#define RS_MAX_RANK 8
+#define RS_MAX_CHECK ((int64_t)1 << 22)
+
+enum { RS_HALF_PIXEL, RS_PYTORCH, RS_ALIGN, RS_ASYM };
+enum { RS_ROUND_FLOOR, RS_ROUND_CEIL, RS_FLOOR, RS_CEIL };
+
+/* One resized axis as ONNX sees it: sizes, the scale its formulas divide
+ * by and the output length as a real number (scale * in when scales are
+ * given, as src/eval/resize.c does). */
+typedef struct RsAxis {
+    int64_t in, out;
+    double scale, outf;
+} RsAxis;
+
+typedef struct RsSpec {
+    bool nearest;
+    int ctm, nm;
+} RsSpec;
+
+/* ONNX's x_original of output index i. */
+static double rs_coord(const RsSpec *s, const RsAxis *a, int64_t i)
+{
+    double x = (double)i, in = (double)a->in;
+    switch (s->ctm) {
+    case RS_ALIGN:
+        return a->outf == 1 ? 0.0 : x * (in - 1) / (a->outf - 1);
+    case RS_ASYM:
+        return x / a->scale;
+    case RS_PYTORCH:
+        return a->outf > 1 ? (x + 0.5) / a->scale - 0.5 : 0.0;
+    default:
+        return (x + 0.5) / a->scale - 0.5;
+    }
+}
+
+/* The source index ONNX's nearest_mode picks for coordinate xo. */
+static int64_t rs_pick(int nm, double xo, int64_t in)
+{
+    double base = ceil(xo) - 1, ratio = xo - base;
+    bool up = ratio == 1 || nm == RS_CEIL || (nm == RS_ROUND_FLOOR && ratio > 0.5) ||
+              (nm == RS_ROUND_CEIL && ratio >= 0.5);
+    double v = base + (up ? 1 : 0);
+    return v < 0 ? 0 : v >= (double)in ? in - 1 : (int64_t)v;
+}
+
+static double rs_clamp(double x, int64_t in)
+{
+    return x < 0 ? 0 : x > (double)(in - 1) ? (double)(in - 1) : x;
+}
+
+/* The MIL candidates, each described by the ONNX Resize the raising gives
+ * back for it (sizes given, so scale = out/in), so that agreement here is
+ * agreement in the round trip. */
+typedef struct RsCand {
+    const char *op;         /* MIL op */
+    const char *mode;       /* resize_bilinear's sampling_mode, or NULL */
+    RsSpec spec;
+    bool integer_only;      /* upsample_nearest_neighbor: factors k only */
+} RsCand;
+
+static const RsCand rs_cands[] = {
+    {"upsample_nearest_neighbor", NULL, {true, RS_ASYM, RS_FLOOR}, true},
+    {"resize_nearest_neighbor", NULL, {true, RS_HALF_PIXEL, RS_ROUND_CEIL}, false},
+    {"resize_bilinear", "UNALIGN_CORNERS", {false, RS_HALF_PIXEL, 0}, false},
+    {"resize_bilinear", "STRICT_ALIGN_CORNERS", {false, RS_ALIGN, 0}, false},
+    {"resize_bilinear", "DEFAULT", {false, RS_ASYM, 0}, false},
+};
+
+/* Whether candidate k computes what spec does along axis a. */
+static bool rs_agrees(const RsSpec *spec, const RsCand *k, const RsAxis *a)
+{
+    if (a->in == 1)
+        return true;        /* every sample reads the one pixel */
+    if (k->spec.nearest != spec->nearest)
+        return false;
+    if (k->integer_only && (a->out % a->in || a->out < a->in))
+        return false;
+    if (!k->spec.nearest && k->spec.ctm != RS_HALF_PIXEL && a->out == 1)
+        return false;       /* 0/0 in MIL's formula (see the top) */
+    RsAxis m = {a->in, a->out, (double)a->out / (double)a->in, (double)a->out};
+    for (int64_t i = 0; i < a->out; i++) {
+        double xo = rs_coord(spec, a, i), xm = rs_coord(&k->spec, &m, i);
+        if (spec->nearest) {
+            if (rs_pick(spec->nm, xo, a->in) != rs_pick(k->spec.nm, xm, a->in))
+                return false;
+        } else if (fabs(rs_clamp(xo, a->in) - rs_clamp(xm, a->in)) >
+                   1e-6 * (double)a->in) {
+            return false;
+        }
+    }
+    return true;
+}
+
+static int rs_enum(const char *s, const char *const *names, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(s, names[i]))
+            return (int)i;
+    return -1;
+}
+
+/* Mode, coordinate_transformation_mode and nearest_mode of n; -1 refused. */
+static int rs_spec(CmLower *c, const IrNode *n, RsSpec *s)
+{
+    static const char *const ctms[] = {"half_pixel", "pytorch_half_pixel", "align_corners",
+                                       "asymmetric"};
+    static const char *const nms[] = {"round_prefer_floor", "round_prefer_ceil", "floor",
+                                      "ceil"};
+    char mb[32], cb[32], nb[32];
+    const char *mode = cml_attr_s(n, "mode", mb, sizeof mb, "nearest");
+    const char *ctm = cml_attr_s(n, "coordinate_transformation_mode", cb, sizeof cb,
+                                 "half_pixel");
+    const char *nm = cml_attr_s(n, "nearest_mode", nb, sizeof nb, "round_prefer_floor");
+    if (!strcmp(mode, "cubic"))
+        return cml_refuse(c, "mode cubic: MIL has no bicubic resize");
+    if (strcmp(mode, "nearest") && strcmp(mode, "linear"))
+        return cml_refuse(c, "mode '%s' unknown", mode);
+    if (cml_attr_i(n, "antialias", 0))
+        return cml_refuse(c, "antialias: MIL's resize ops do not filter");
+    if (ir_node_attr(n, "axes"))
+        return cml_refuse(c, "axes is not lowered");
+    s->nearest = !strcmp(mode, "nearest");
+    s->ctm = rs_enum(ctm, ctms, sizeof ctms / sizeof *ctms);
+    s->nm = rs_enum(nm, nms, sizeof nms / sizeof *nms);
+    if (s->ctm < 0)
+        return cml_refuse(c, "coordinate_transformation_mode %s has no MIL resize (%s)", ctm,
+                          strcmp(ctm, "tf_crop_and_resize")
+                              ? "no MIL grid has its offset"
+                              : "crop_resize is not lowered: its parameters change at iOS17");
+    if (s->nearest && s->nm < 0)
+        return cml_refuse(c, "nearest_mode '%s' unknown", nm);
+    return 0;
+}
+
+/* The per-axis sizes of n from its const scales or sizes; -1 refused. */
+static int rs_axes(CmLower *c, const IrNode *n, RsAxis *ax, size_t *rank)
+{
+    int64_t dims[RS_MAX_RANK];
+    if (!cml_dims(n->in[0], dims, RS_MAX_RANK, rank))
+        return cml_refuse(c, "the input's dims are not static");
+    for (size_t i = 0; i < *rank; i++)
+        ax[i] = (RsAxis){dims[i], dims[i], 1.0, (double)dims[i]};
+    bool by_sizes = cml_has(n, 3);
+    if (!by_sizes && !cml_has(n, 2))
+        return cml_refuse(c, "neither scales nor sizes given");
+    if (by_sizes) {
+        int64_t *v;
+        size_t nv;
+        if (!cml_const_ints(n, 3, &v, &nv))
+            return cml_refuse(c, "sizes is not a constant (MIL needs const target sizes)");
+        bool ok = nv == *rank;
+        for (size_t i = 0; ok && i < nv; i++) {
+            ok = v[i] > 0 && v[i] < ((int64_t)1 << 31) && ax[i].in > 0;
+            if (ok)
+                ax[i] = (RsAxis){ax[i].in, v[i], (double)v[i] / (double)ax[i].in,
+                                 (double)v[i]};
+        }
+        free(v);
+        return ok ? 0 : cml_refuse(c, "sizes has %zu entries or one out of range", nv);
+    }
+    double *v;
+    size_t nv;
+    if (!cml_const_floats(n, 2, &v, &nv))
+        return cml_refuse(c, "scales is not a constant (MIL needs const scale factors)");
+    bool ok = nv == *rank;
+    for (size_t i = 0; ok && i < nv; i++) {
+        double o = floor(v[i] * (double)ax[i].in);
+        ok = v[i] > 0 && o >= 1 && o < (double)((int64_t)1 << 31);
+        if (ok)
+            ax[i] = (RsAxis){ax[i].in, (int64_t)o, v[i], v[i] * (double)ax[i].in};
+    }
+    free(v);
+    return ok ? 0 : cml_refuse(c, "scales has %zu entries or gives an empty or huge dim", nv);
+}
+
+/* Emits candidate k for the last two axes (h, w). */
+static int rs_emit(CmLower *c, const IrNode *n, const RsCand *k, int64_t oh, int64_t ow,
+                   int64_t fh, int64_t fw)
+{
+    const char *x = cml_in(c, n, 0);
+    if (!x)
+        return -1;
+    MilOp *op = cml_op(c, k->op);
+    mil_op_in(op, "x", x);
+    if (fh > 0) {
+        mil_op_in_const(op, "scale_factor_height", mil_tensor_scalar_i32((int32_t)fh));
+        mil_op_in_const(op, "scale_factor_width", mil_tensor_scalar_i32((int32_t)fw));
+        if (!strcmp(k->op, "upsample_bilinear"))
+            mil_op_in_const(op, "align_corners",
+                            mil_tensor_scalar_bool(k->spec.ctm == RS_ALIGN));
+    } else {
+        mil_op_in_const(op, "target_size_height", mil_tensor_scalar_i32((int32_t)oh));
+        mil_op_in_const(op, "target_size_width", mil_tensor_scalar_i32((int32_t)ow));
+        if (k->mode)
+            mil_op_in_const(op, "sampling_mode", mil_tensor_string(k->mode));
+    }
+    return cml_out(c, op, n, 0);
+}
+
+static int rs_refuse_mismatch(CmLower *c, const IrNode *n, const RsSpec *spec, const char *at)
+{
+    char cb[32], nb[32];
+    return cml_refuse(c, "%s with coordinate_transformation_mode %s%s%s %s samples other %s "
+                         "than every MIL resize op",
+                      spec->nearest ? "nearest" : "linear",
+                      cml_attr_s(n, "coordinate_transformation_mode", cb, sizeof cb,
+                                 "half_pixel"),
+                      spec->nearest ? " and nearest_mode " : "",
+                      spec->nearest ? cml_attr_s(n, "nearest_mode", nb, sizeof nb,
+                                                 "round_prefer_floor")
+                                    : "",
+                      at, spec->nearest ? "pixels" : "coordinates");
+}
+
+/* The static-dims case: every candidate checked index by index. */
+static int rs_lower_static(CmLower *c, const IrNode *n, const RsSpec *spec, RsAxis *ax,
+                           size_t rank)
+{
+    for (size_t i = 0; i + 2 < rank; i++)
+        if (ax[i].out != ax[i].in || ax[i].scale != 1.0)
+            return cml_refuse(c, "resizes dim %zu: MIL resizes only the last two dims", i);
+    const RsAxis *h = &ax[rank - 2], *w = &ax[rank - 1];
+    for (size_t i = 0; i < sizeof rs_cands / sizeof *rs_cands; i++) {
+        const RsCand *k = &rs_cands[i];
+        if (rs_agrees(spec, k, h) && rs_agrees(spec, k, w))
+            return rs_emit(c, n, k, h->out, w->out, k->integer_only ? h->out / h->in : 0,
+                           k->integer_only ? w->out / w->in : 0);
+    }
+    char at[96];
+    snprintf(at, sizeof at, "from %lldx%lld to %lldx%lld", (long long)h->in,
+             (long long)w->in, (long long)h->out, (long long)w->out);
+    return rs_refuse_mismatch(c, n, spec, at);
+}
+
+/* upsample_bilinear (iOS15): align_corners true is ONNX's align_corners,
+ * false samples (i+0.5)*Xin/Xout-0.5 clamped: half_pixel. Used with whole
+ * factors only, where Xin/Xout is 1/k exactly. */
+static const RsCand rs_up_bilinear[] = {
+    {"upsample_bilinear", NULL, {false, RS_HALF_PIXEL, 0}, true},
+    {"upsample_bilinear", NULL, {false, RS_ALIGN, 0}, true},
+};
+
+/* Input dims not all static: only combinations whose formulas equal a MIL
+ * op's at every size qualify. Const sizes (the leading ones equal to
+ * static input dims) give scale out/in exactly: half_pixel with
+ * round_prefer_ceil is resize_nearest_neighbor; linear half_pixel (and
+ * pytorch_half_pixel, align_corners, asymmetric to lengths above 1) the
+ * resize_bilinear grids. Const whole factors k: floor(i/k) is asymmetric
+ * floor, and half_pixel with any rounding (its coordinate lies within 0.5
+ * of floor(i/k), never on a tie), upsample_nearest_neighbor; linear
+ * half_pixel/pytorch_half_pixel and align_corners are upsample_bilinear. */
+static int rs_lower_dynamic(CmLower *c, const IrNode *n, const RsSpec *spec, size_t rank)
+{
+    const IrShape *sh = n->in[0]->type ? n->in[0]->type->shape : NULL;
+    bool half = spec->ctm == RS_HALF_PIXEL || spec->ctm == RS_PYTORCH;
+    if (cml_has(n, 3)) {
+        int64_t *v;
+        size_t nv;
+        if (!cml_const_ints(n, 3, &v, &nv))
+            return cml_refuse(c, "sizes is not a constant (MIL needs const target sizes)");
+        bool ok = nv == rank && sh && sh->rank == rank;
+        for (size_t i = 0; ok && i < rank; i++)
+            ok = i + 2 < rank ? sh->dims[i].kind == IR_DIM_VALUE && sh->dims[i].value == v[i]
+                              : v[i] > 0 && v[i] <= INT32_MAX;
+        int64_t oh = nv >= 2 ? v[nv - 2] : 0, ow = nv >= 2 ? v[nv - 1] : 0;
+        free(v);
+        if (!ok)
+            return cml_refuse(c, "sizes change a leading dim, or one of them is not static: "
+                                 "MIL resizes only the last two dims");
+        const RsCand *k = NULL;
+        if (spec->nearest && spec->ctm == RS_HALF_PIXEL && spec->nm == RS_ROUND_CEIL)
+            k = &rs_cands[1];
+        else if (!spec->nearest && (spec->ctm == RS_HALF_PIXEL ||
+                                    (oh > 1 && ow > 1 && spec->ctm == RS_PYTORCH)))
+            k = &rs_cands[2];
+        else if (!spec->nearest && oh > 1 && ow > 1)
+            k = &rs_cands[spec->ctm == RS_ALIGN ? 3 : 4];
+        if (!k)
+            return rs_refuse_mismatch(c, n, spec, "to const sizes of input dims unknown here");
+        return rs_emit(c, n, k, oh, ow, 0, 0);
+    }
+    double *s;
+    size_t ns;
+    if (!cml_has(n, 2) || !cml_const_floats(n, 2, &s, &ns))
+        return cml_refuse(c, "scales is not a constant (MIL needs const scale factors)");
+    bool ok = ns == rank;
+    for (size_t i = 0; ok && i < rank; i++)
+        ok = i + 2 < rank ? s[i] == 1.0 : s[i] >= 1 && s[i] <= 65536 && s[i] == floor(s[i]);
+    int64_t fh = ns >= 2 ? (int64_t)s[ns - 2] : 0, fw = ns >= 2 ? (int64_t)s[ns - 1] : 0;
+    free(s);
+    if (!ok)
+        return cml_refuse(c, "scales other than whole factors of the last two dims need "
+                             "static input dims");
+    const RsCand *k = NULL;
+    if (spec->nearest && ((spec->ctm == RS_ASYM && spec->nm == RS_FLOOR) ||
+                          (half && (spec->nm == RS_ROUND_FLOOR || spec->nm == RS_ROUND_CEIL))))
+        k = &rs_cands[0];
+    else if (!spec->nearest && (half || spec->ctm == RS_ALIGN))
+        k = &rs_up_bilinear[half ? 0 : 1];
+    if (!k)
+        return rs_refuse_mismatch(c, n, spec, "by whole factors of input dims unknown here");
+    return rs_emit(c, n, k, 0, 0, fh, fw);
+}
+
+static int lower_resize(CmLower *c, const IrNode *n)
+{
+    RsSpec spec;
+    RsAxis ax[RS_MAX_RANK];
+    int64_t dims[RS_MAX_RANK];
+    size_t rank = 0;
+    int r = cml_rank(n->in[0]);
+    if (rs_spec(c, n, &spec) < 0)
+        return -1;
+    if (r < 3 || r > RS_MAX_RANK)
+        return cml_refuse(c, "input rank %d: MIL resizes rank 3 or more", r);
+    int32_t dt = cm_dtype_to_mil(cml_elem(n->in[0]));
+    if (dt != MIL_FP32 && dt != MIL_FP16)
+        return cml_refuse(c, "MIL resizes fp16 and fp32 only");
+    if (!cml_dims(n->in[0], dims, RS_MAX_RANK, &rank))
+        return rs_lower_dynamic(c, n, &spec, (size_t)r);
+    if (rs_axes(c, n, ax, &rank) < 0)
+        return -1;
+    /* checking index by index costs the output's length: past a few
+     * million, the formulas that agree at every size decide instead */
+    if (ax[rank - 2].out > RS_MAX_CHECK || ax[rank - 1].out > RS_MAX_CHECK)
+        return rs_lower_dynamic(c, n, &spec, rank);
+    return rs_lower_static(c, n, &spec, ax, rank);
+}
+
+/* Upsample never reaches the lowering: the conversion to CM_ONNX_OPSET
+ * rewrites it as Resize. Listed so that its node tests are counted. */
+static int lower_upsample(CmLower *c, const IrNode *n)
+{
+    return cml_refuse(c, "Upsample is lowered as the Resize the conversion to opset %d makes",
+                      CM_ONNX_OPSET);
+}
+
+static const CmLowerRule rs_lower[] = {
+    {"Resize", lower_resize},
+    {"Upsample", lower_upsample},
+};
+
+/* ---- raising -------------------------------------------------------------------- */
+
+/* The Resize node for op with mode/ctm/nearest_mode, reading scales (when
+ * `scales` is given: [1.., sh, sw]) or sizes (the output's static dims,
+ * else Shape(x)[:-2] ++ [th, tw]). */
+static int rs_raise_node(CmRaise *r, const MilOp *op, const char *mode, const char *ctm,
+                         const char *nm, const float *scales, int64_t th, int64_t tw)
+{
+    int rank = op->n_out == 1 ? op->out[0].type.rank : -1;
+    if (rank < 3 || rank > RS_MAX_RANK)
+        return cmr_fail(r, "the output's rank is unknown or below 3");
+    const char *x = cmr_in(r, op, "x", 0);
+    const char *sc = "", *sz = NULL;
+    if (scales) {
+        float s[RS_MAX_RANK];
+        for (int i = 0; i < rank; i++)
+            s[i] = i < rank - 2 ? 1.0f : scales[i - (rank - 2)];
+        sc = cmr_init_f32(r, s, (size_t)rank, false);
+    } else {
+        const MilType *t = &op->out[0].type;
+        int64_t d[RS_MAX_RANK];
+        bool stat = true;
+        for (int i = 0; i < rank; i++) {
+            stat &= t->dims[i] >= 0 && !(t->dim_names && t->dim_names[i]);
+            d[i] = t->dims[i];
+        }
+        d[rank - 2] = th;
+        d[rank - 1] = tw;
+        if (stat) {
+            sz = cmr_init_i64(r, d, (size_t)rank, false);
+        } else {
+            int64_t st[1] = {0}, en[1] = {rank - 2};
+            const char *shp = cmr_tmp(r, "shape"), *lead = cmr_tmp(r, "lead");
+            const char *i1[1] = {x}, *o1[1] = {shp};
+            const char *i2[3] = {shp, cmr_init_i64(r, st, 1, false),
+                                 cmr_init_i64(r, en, 1, false)};
+            const char *o2[1] = {lead};
+            if (cmr_node(r, "Shape", 1, i1, 1, o1, NULL) < 0 ||
+                cmr_node(r, "Slice", 3, i2, 1, o2, NULL) < 0)
+                return -1;
+            sz = cmr_tmp(r, "sizes");
+            IrNode *cat;
+            const char *i3[2] = {lead, cmr_init_i64(r, d + rank - 2, 2, false)};
+            const char *o3[1] = {sz};
+            if (cmr_node(r, "Concat", 2, i3, 1, o3, &cat) < 0)
+                return -1;
+            ir_node_set_attr(cat, ir_attr_int("axis", 0));
+        }
+    }
+    const char *in[4] = {x, "", sc, sz};
+    IrNode *node;
+    if (cmr_simple(r, op, "Resize", sz ? 4 : 3, in, &node) < 0)
+        return -1;
+    ir_node_set_attr(node, ir_attr_string("mode", mode));
+    ir_node_set_attr(node, ir_attr_string("coordinate_transformation_mode", ctm));
+    if (nm)
+        ir_node_set_attr(node, ir_attr_string("nearest_mode", nm));
+    return 0;
+}
+
+/* An int32 scalar param, or -1. */
+static int64_t rs_int(CmRaise *r, const MilOp *op, const char *param, int64_t dflt)
+{
+    const MilTensor *t = cmr_const(r, op, param);
+    int64_t *v, out = -1;
+    size_t nv;
+    if (!t)
+        return dflt;
+    if (cmr_ints(t, &v, &nv)) {
+        if (nv == 1)
+            out = v[0];
+        free(v);
+    }
+    return out;
+}
+
+/* A scale factor param that is a whole number >= 1, or -1. */
+static double rs_factor(CmRaise *r, const MilOp *op, const char *param)
+{
+    const MilTensor *t = cmr_const(r, op, param);
+    double v = 1;
+    if (t && !cmr_float(t, &v)) {
+        int64_t i = rs_int(r, op, param, 1);
+        v = (double)i;
+    }
+    return v >= 1 && v < 65536 && v == floor(v) ? v : -1;
+}
+
+static int raise_resize_bilinear(CmRaise *r, const MilOp *op)
+{
+    const char *sm = cmr_string(cmr_const(r, op, "sampling_mode"));
+    int64_t th = rs_int(r, op, "target_size_height", 1);
+    int64_t tw = rs_int(r, op, "target_size_width", 1);
+    if (th < 1 || tw < 1)
+        return cmr_fail(r, "target sizes are not positive constants");
+    const char *ctm = NULL;
+    if (!sm || !strcmp(sm, "DEFAULT"))
+        ctm = "asymmetric";
+    else if (!strcmp(sm, "UNALIGN_CORNERS"))
+        ctm = "half_pixel";
+    else if (!strcmp(sm, "STRICT_ALIGN_CORNERS") ||
+             (!strcmp(sm, "ALIGN_CORNERS") && th > 1 && tw > 1))
+        ctm = "align_corners";
+    else
+        return cmr_fail(r, "sampling_mode %s has no ONNX coordinate_transformation_mode", sm);
+    return rs_raise_node(r, op, "linear", ctm, NULL, NULL, th, tw);
+}
+
+static int raise_resize_nearest(CmRaise *r, const MilOp *op)
+{
+    int64_t th = rs_int(r, op, "target_size_height", -1);
+    int64_t tw = rs_int(r, op, "target_size_width", -1);
+    if (th < 1 || tw < 1)
+        return cmr_fail(r, "target sizes are not positive constants");
+    return rs_raise_node(r, op, "nearest", "half_pixel", "round_prefer_ceil", NULL, th, tw);
+}
+
+static int raise_upsample_nearest(CmRaise *r, const MilOp *op)
+{
+    double sh = rs_factor(r, op, "scale_factor_height");
+    double sw = rs_factor(r, op, "scale_factor_width");
+    if (sh < 0 || sw < 0)
+        return cmr_fail(r, "scale factors other than whole numbers: MIL does not say "
+                           "which pixel they pick");
+    float s[2] = {(float)sh, (float)sw};
+    return rs_raise_node(r, op, "nearest", "asymmetric", "floor", s, 0, 0);
+}
+
+/* upsample_bilinear samples by Xin/Xout (recomputed from the output), so
+ * ONNX scales say the same only for whole factors; else the output's
+ * static dims become sizes. */
+static int raise_upsample_bilinear(CmRaise *r, const MilOp *op)
+{
+    bool ac = cmr_bool(r, op, "align_corners", true);
+    bool hp = cmr_bool(r, op, "half_pixel_centers", !ac);
+    if (ac && hp)
+        return cmr_fail(r, "align_corners with half_pixel_centers has no ONNX mode");
+    const char *ctm = ac ? "align_corners" : hp ? "half_pixel" : "asymmetric";
+    double sh = rs_factor(r, op, "scale_factor_height");
+    double sw = rs_factor(r, op, "scale_factor_width");
+    if (sh > 0 && sw > 0) {
+        float s[2] = {(float)sh, (float)sw};
+        return rs_raise_node(r, op, "linear", ctm, NULL, s, 0, 0);
+    }
+    int rank = op->n_out == 1 ? op->out[0].type.rank : -1;
+    const MilType *t = rank >= 3 ? &op->out[0].type : NULL;
+    if (!t || t->dims[rank - 2] < 1 || t->dims[rank - 1] < 1 ||
+        (t->dim_names && (t->dim_names[rank - 2] || t->dim_names[rank - 1])))
+        return cmr_fail(r, "fractional scale factors need static output dims");
+    return rs_raise_node(r, op, "linear", ctm, NULL, NULL, t->dims[rank - 2],
+                         t->dims[rank - 1]);
+}
+
+/* A scalar int param of any integer width MIL uses here (resize's
+ * resized_dims is uint32), or -1. */
+static int64_t rs_uint(CmRaise *r, const MilOp *op, const char *param)
+{
+    const MilTensor *t = cmr_const(r, op, param);
+    if (t && t->dtype == MIL_UINT32 && t->nbytes == 4)
+        return (int64_t)((uint32_t)t->data[0] | (uint32_t)t->data[1] << 8 |
+                         (uint32_t)t->data[2] << 16 | (uint32_t)t->data[3] << 24);
+    return t ? rs_int(r, op, param, -1) : -1;
+}
+
+/* One ONNX node with one output named after `base`; the output's name or
+ * NULL (err set). */
+static const char *rs_node(CmRaise *r, const char *type, size_t n_in, const char *const *in,
+                           const char *base, IrNode **node)
+{
+    const char *o = cmr_tmp(r, base), *out[1] = {o};
+    return cmr_node(r, type, n_in, in, 1, out, node) < 0 ? NULL : o;
+}
+
+/* ONNX sizes for iOS17's resize: x's leading dims, then the trailing
+ * `rd` entries of `shape`, a 0 there keeping x's dim. */
+static const char *rs_sizes17(CmRaise *r, const char *x, const char *shape, int64_t rd)
+{
+    IrNode *node;
+    int64_t neg[1] = {-rd}, zero[1] = {0}, big[1] = {INT64_MAX};
+    const char *i1[1] = {x}, *sx = rs_node(r, "Shape", 1, i1, "xshape", NULL);
+    const char *i2[1] = {shape}, *t = sx ? rs_node(r, "Cast", 1, i2, "shape64", &node) : NULL;
+    if (!t)
+        return NULL;
+    ir_node_set_attr(node, ir_attr_int("to", IR_INT64));
+    const char *cneg = cmr_init_i64(r, neg, 1, false), *cbig = cmr_init_i64(r, big, 1, false);
+    const char *czero = cmr_init_i64(r, zero, 1, false);
+    const char *i3[3] = {t, cneg, cbig}, *tt = rs_node(r, "Slice", 3, i3, "tail", NULL);
+    const char *i4[3] = {sx, cneg, cbig}, *xt = tt ? rs_node(r, "Slice", 3, i4, "xtail", NULL)
+                                                   : NULL;
+    const char *i5[3] = {sx, czero, cneg}, *lead = xt ? rs_node(r, "Slice", 3, i5, "lead", NULL)
+                                                      : NULL;
+    const char *i6[2] = {tt, cmr_init_i64(r, zero, 1, true)};
+    const char *z = lead ? rs_node(r, "Equal", 2, i6, "keep", NULL) : NULL;
+    const char *i7[3] = {z, xt, tt}, *ft = z ? rs_node(r, "Where", 3, i7, "tailsz", NULL) : NULL;
+    const char *i8[2] = {lead, ft}, *sz = ft ? rs_node(r, "Concat", 2, i8, "sizes", &node)
+                                              : NULL;
+    if (sz)
+        ir_node_set_attr(node, ir_attr_int("axis", 0));
+    return sz;
+}
+
+/* iOS17's resize: LINEAR with resize_bilinear's sampling modes; and
+ * NEAREST_NEIGHBOR with DEFAULT, which coremltools' TensorFlow front end
+ * emits for a half-pixel nearest resize of a computed size (as it emits
+ * resize_nearest_neighbor for a known one): half_pixel, round_prefer_ceil.
+ * Other sampling modes of NEAREST_NEIGHBOR are not documented: refused. */
+static int raise_resize17(CmRaise *r, const MilOp *op)
+{
+    const char *im = cmr_string(cmr_const(r, op, "interpolation_mode"));
+    const char *sm = cmr_string(cmr_const(r, op, "sampling_mode"));
+    int64_t rd = rs_uint(r, op, "resized_dims");
+    int rank = op->n_out == 1 ? op->out[0].type.rank : -1;
+    bool nearest = im && !strcmp(im, "NEAREST_NEIGHBOR");
+    const char *ctm = NULL, *nm = NULL;
+    if (im && !nearest && strcmp(im, "LINEAR"))
+        return cmr_fail(r, "interpolation_mode %s unknown", im);
+    if (rd < 1 || (rank >= 0 && rd > rank))
+        return cmr_fail(r, "resized_dims is not a constant from 1 to the rank");
+    if (nearest && (!sm || !strcmp(sm, "DEFAULT"))) {
+        ctm = "half_pixel";
+        nm = "round_prefer_ceil";
+    } else if (nearest) {
+        return cmr_fail(r, "NEAREST_NEIGHBOR with sampling_mode %s is not documented", sm);
+    } else if (!sm || !strcmp(sm, "DEFAULT")) {
+        ctm = "asymmetric";
+    } else if (!strcmp(sm, "UNALIGN_CORNERS")) {
+        ctm = "half_pixel";
+    } else if (!strcmp(sm, "STRICT_ALIGN_CORNERS")) {
+        ctm = "align_corners";
+    } else {
+        return cmr_fail(r, "sampling_mode %s has no ONNX coordinate_transformation_mode "
+                           "at sizes unknown here", sm);
+    }
+    const char *x = cmr_in(r, op, "x", 0), *shape = cmr_in(r, op, "shape", 0);
+    if (!x || !shape)
+        return cmr_fail(r, "x or shape missing");
+    const char *sz = rs_sizes17(r, x, shape, rd);
+    if (!sz)
+        return -1;
+    const char *in[4] = {x, "", "", sz};
+    IrNode *node;
+    if (cmr_simple(r, op, "Resize", 4, in, &node) < 0)
+        return -1;
+    ir_node_set_attr(node, ir_attr_string("mode", nearest ? "nearest" : "linear"));
+    ir_node_set_attr(node, ir_attr_string("coordinate_transformation_mode", ctm));
+    if (nm)
+        ir_node_set_attr(node, ir_attr_string("nearest_mode", nm));
+    return 0;
+}
+
+static const CmRaiseRule rs_raise[] = {
+    {"resize", raise_resize17},
+    {"resize_bilinear", raise_resize_bilinear},
+    {"resize_nearest_neighbor", raise_resize_nearest},
+    {"upsample_nearest_neighbor", raise_upsample_nearest},
+    {"upsample_bilinear", raise_upsample_bilinear},
+};
+
+CM_FAMILY(cm_family_resize, "resize", rs_lower, rs_raise);
