@@ -22,7 +22,8 @@ For every model of ../shared/models:
 One model at every target from iOS15 to iOS26: Apple's loader accepts
 each, with that target's specification version and MIL opset. --dtype
 float16 before the export: accepted, weights half the bytes, --verify
-equal at float16's tolerance.
+equal at float16's tolerance; its inputs and outputs fp32 behind casts
+at iOS15 (the description holds fp16 from iOS16) and fp16 at iOS16.
 Refusals (exit 1, one line, no package left, nothing beside it): a
 QuantizeLinear below iOS17 names node, op, MIL op and iOS17, and the JSON
 error says stage coreml, reason coreml-target, first_target iOS17; an op
@@ -200,9 +201,21 @@ def float16(bin_, tmp):
     b2 = (r2.get("coreml") or {}).get("weight_bytes") or 0
     check(b1 > 0 and abs(2 * b2 - b1) <= b1 // 100,
           "float16 package: weights %d bytes, float32's %d" % (b2, b1))
+    # the description holds fp16 from iOS16 only: below, fp32 and a cast
     info = json.loads(run(bin_, "info", half, "--json").stdout or "{}")
-    dtypes = {i.get("dtype") for i in info.get("inputs", [])}
-    check(dtypes == {"fp16"}, "float16 package: inputs fp16: %r" % dtypes)
+    io = {i.get("dtype") for i in info.get("inputs", []) + info.get("outputs", [])}
+    check((r2.get("coreml") or {}).get("target") == "iOS15" and io == {"fp32"} and
+          info["functions"][0]["ops"].get("cast", 0) >= 2,
+          "float16 package at iOS15: fp32 inputs and outputs, cast inside: %r" % io)
+    h16 = os.path.join(tmp, "f16_ios16.mlpackage")
+    p3, r3 = convert(bin_, src, h16, "--dtype", "float16", "--coreml-target", "iOS16",
+                     "--verify")
+    info = json.loads(run(bin_, "info", h16, "--json").stdout or "{}")
+    io = {i.get("dtype") for i in info.get("inputs", []) + info.get("outputs", [])}
+    check(p3.returncode == 0 and io == {"fp16"} and judge(h16).get("ok") is True and
+          (r3.get("verification") or {}).get("result") == "equal",
+          "float16 package at iOS16: fp16 inputs and outputs, accepted, equal: %r %s" %
+          (io, p3.stderr.strip()))
 
 
 def small_model(path, op, inputs, inits, then=None):
