@@ -320,6 +320,17 @@ bench-python: all
 bench-precision: all
 	/usr/bin/python3 bench/precision_table.py $(if $(FULL),--full)
 
+# The README's Core ML table (ONNX op -> MIL ops, first target, what the
+# node tests refuse), measured by test_coreml and written between its
+# markers; test_coreml fails while the README holds another.
+.PHONY: coreml-table
+coreml-table: $(BUILD)/tests/test_coreml
+	CM_TABLE=$(BUILD)/coreml-table.md $(BUILD)/tests/test_coreml > /dev/null
+	/usr/bin/python3 -c 'import sys; r = open("README.md").read(); t = open(sys.argv[1]).read(); \
+	b = "<!-- coreml-table: make coreml-table writes this -->\n"; e = "<!-- /coreml-table -->"; \
+	i = r.index(b) + len(b); j = r.index(e, i); open("README.md", "w").write(r[:i] + t + r[j:])' \
+	    $(BUILD)/coreml-table.md
+
 # Big models (issue 7): time and peak memory of load+save, conversions and
 # optimize against cp of the same bytes, on generated models (~1 GB
 # transformers, 10k/100k-node chains; BIG_MB=200 for a quick look), and a

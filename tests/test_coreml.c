@@ -35,6 +35,9 @@ typedef struct OpCount {
                                the first are frozen to the case's values */
     char mil[160];          /* MIL ops its exports used ("conv linear ...") */
     int target;             /* the highest target they needed */
+    char why[3][120];       /* distinct refusal reasons, the first three */
+    int n_why;
+    char types[120];        /* input types Core ML lacks ("INT16 UINT8") */
 } OpCount;
 
 /* Notes the MIL ops of mm (top block) under c, for one-node tests: the
@@ -284,6 +287,35 @@ static void node_case_frozen(IrModel *orig, const char *path, const char *inputs
     ir_model_free(conv);
 }
 
+/* Keeps the reason of a refusal ("node 'n' (Op-V): target T: WHY") for
+ * the table, once per distinct reason, the first three. */
+static void note_reason(OpCount *c, const char *msg)
+{
+    const char *gi = strstr(msg, "graph input '");
+    const char *ty = gi ? strstr(gi, "' (") : NULL;
+    if (ty && strstr(ty, ") has no Core ML multi-array type")) {
+        char name[32];
+        size_t n = strcspn(ty + 3, ")");
+        snprintf(name, sizeof name, "%.*s", (int)(n < 31 ? n : 31), ty + 3);
+        if (!strstr(c->types, name) && strlen(c->types) + strlen(name) + 3 < sizeof c->types)
+            snprintf(c->types + strlen(c->types), sizeof c->types - strlen(c->types), "%s%s",
+                     c->types[0] ? ", " : "", name);
+        return;
+    }
+    const char *p = strstr(msg, ": target ");
+    p = p ? strstr(p + 9, ": ") : NULL;
+    char why[120];
+    snprintf(why, sizeof why, "%s", p ? p + 2 : msg);
+    for (char *q = why; *q; q++)
+        if (*q == '|')
+            *q = '/';       /* a table cell */
+    for (int i = 0; i < c->n_why; i++)
+        if (!strcmp(c->why[i], why))
+            return;
+    if (c->n_why < 3)
+        snprintf(c->why[c->n_why++], sizeof c->why[0], "%s", why);
+}
+
 static void node_case(const char *dir, const char *name)
 {
     char path[1200], inputs[1200];
@@ -314,6 +346,7 @@ static void node_case(const char *dir, const char *name)
                     "%s: refusal without node and target: %s", name, err.msg);
             if (getenv("CM_VERBOSE"))
                 printf("refused %s: %s\n", name, err.msg);
+            note_reason(c, err.msg);
             if (strstr(err.msg, "not constant") || strstr(err.msg, "not a constant"))
                 node_case_frozen(orig, path, inputs, name, c, single);
         } else {
@@ -734,6 +767,77 @@ static void test_malformed_import(void)
     T_CHECK(refused > 0, "malformed ops are refused");
 }
 
+static int op_cmp(const void *a, const void *b)
+{
+    return strcmp(((const OpCount *)a)->op, ((const OpCount *)b)->op);
+}
+
+/* The README's table of the lowering, measured on the node tests: ONNX
+ * op, the MIL ops its exports used, the first target they need, equal
+ * and refused counts and the refusal reasons. */
+static char *coreml_table(void)
+{
+    qsort(counts, n_counts, sizeof counts[0], op_cmp);
+    size_t cap = 1 << 16, len = 0;
+    char *t = malloc(cap);
+    len += (size_t)snprintf(t + len, cap - len,
+                            "| ONNX op | MIL ops | first target | node tests equal / refused "
+                            "| refused because (node tests) |\n|---|---|---|---|---|\n");
+    for (size_t i = 0; i < n_counts; i++) {
+        const OpCount *c = &counts[i];
+        if (len + 1024 > cap)
+            t = realloc(t, cap *= 2);
+        len += (size_t)snprintf(t + len, cap - len, "| %s | %s | %s | %d / %d | ", c->op,
+                                c->mil[0] ? c->mil : "-",
+                                c->pass ? mil_targets[c->target].name : "-", c->pass,
+                                c->refused);
+        if (c->types[0])
+            len += (size_t)snprintf(t + len, cap - len, "inputs of type %s (no Core ML "
+                                    "multi-array type)%s", c->types, c->n_why ? "; " : "");
+        for (int k = 0; k < c->n_why; k++)
+            len += (size_t)snprintf(t + len, cap - len, "%s%s", k ? "; " : "", c->why[k]);
+        len += (size_t)snprintf(t + len, cap - len, "%s |\n",
+                                c->n_why || c->types[0] ? "" : "-");
+    }
+    return t;
+}
+
+#define TABLE_BEGIN "<!-- coreml-table: make coreml-table writes this -->\n"
+#define TABLE_END "<!-- /coreml-table -->"
+
+/* CM_TABLE=FILE writes the table there; otherwise README.md's copy
+ * (between the markers) must be it, so that the README cannot rot. */
+static void test_readme_table(void)
+{
+    if (!n_counts)
+        return;
+    char *t = coreml_table();
+    const char *out = getenv("CM_TABLE");
+    if (out) {
+        FILE *f = fopen(out, "w");
+        T_CHECK(f && fputs(t, f) >= 0 && fclose(f) == 0, "write %s", out);
+        free(t);
+        return;
+    }
+    FILE *f = fopen("README.md", "r");
+    char *readme = NULL;
+    size_t n = 0;
+    if (f) {
+        readme = malloc(1 << 20);
+        n = fread(readme, 1, (1 << 20) - 1, f);
+        readme[n] = 0;
+        fclose(f);
+    }
+    const char *a = readme ? strstr(readme, TABLE_BEGIN) : NULL;
+    const char *b = a ? strstr(a, TABLE_END) : NULL;
+    size_t tl = strlen(t);
+    a = a ? a + strlen(TABLE_BEGIN) : NULL;
+    T_CHECK(a && b && (size_t)(b - a) == tl && !memcmp(a, t, tl),
+            "README.md's Core ML table is the measured one (make coreml-table rewrites it)");
+    free(readme);
+    free(t);
+}
+
 int main(void)
 {
     test_names_and_dims();
@@ -745,5 +849,6 @@ int main(void)
     test_targets();
     test_shared_models();
     test_node_cases();
+    test_readme_table();
     return t_done("test_coreml");
 }
