@@ -809,7 +809,10 @@ static char *coreml_table(void)
  * (between the markers) must be it, so that the README cannot rot. */
 static void test_readme_table(void)
 {
-    if (!n_counts)
+    /* the README's counts are of ../shared's node tests, not of another
+     * data set's (Debian's ONNX 1.12 copy has fewer) */
+    const char *root = corpus_backend_root();
+    if (!n_counts || !root || strcmp(root, CORPUS_BACKEND_DIR))
         return;
     char *t = coreml_table();
     const char *out = getenv("CM_TABLE");
