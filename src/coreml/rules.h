@@ -68,6 +68,10 @@ int cml_out(CmLower *c, MilOp *op, const IrNode *n, size_t i);
 /* A new temporary output of op (dims NULL with rank -1: unknown shape);
  * returns its name (owned by op). */
 const char *cml_tmp(CmLower *c, MilOp *op, int32_t dtype, int rank, const int64_t *dims);
+/* A fresh MIL value name built from base (caller frees), and the binding
+ * of an ONNX value name to a MIL name (block inputs of while_loop). */
+char *cml_name(CmLower *c, const char *base);
+void cml_bind(CmLower *c, const char *onnx, const char *mil);
 /* A const op holding t (owned); returns its name. */
 const char *cml_const(CmLower *c, MilTensor *t);
 /* A one-op helper: op `type` with x bound to `x`, output typed as ONNX
@@ -164,6 +168,8 @@ bool cmr_float(const MilTensor *t, double *v);
 const char *cmr_string(const MilTensor *t);
 /* A bool scalar param (default when absent). */
 bool cmr_bool(CmRaise *r, const MilOp *op, const char *param, bool dflt);
+/* The ONNX type of a MIL type (owned by the caller). */
+IrType *cmr_type(const MilType *t);
 /* Output k's name. */
 const char *cmr_out(const MilOp *op, size_t k);
 /* Raises the ops of block b into subgraph g (which the caller attaches)
