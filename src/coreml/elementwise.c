@@ -2,7 +2,7 @@
  * coreml/elementwise.c - Core ML lowering and raising of the elementwise
  * family: arithmetic, comparison and logic (MIL's elementwise_binary ops,
  * which broadcast as ONNX does), unary maps, Neg, Identity, Where, Cast,
- * Clip.
+ * CastLike (a cast to its second input's type), Clip.
  *
  * Refused, and why:
  * - Div of integers: ONNX truncates toward zero, MIL's floor_div floors;
@@ -159,9 +159,11 @@ static const char *ew_cast_name(int32_t onnx)
     }
 }
 
+/* Cast, and CastLike (the type of its second input: a cast as well). */
 static int lower_cast(CmLower *c, const IrNode *n)
 {
-    int64_t to = cml_attr_i(n, "to", 0);
+    int64_t to = strcmp(n->op_type, "CastLike") ? cml_attr_i(n, "to", 0)
+                                                : cml_elem(cml_has(n, 1) ? n->in[1] : NULL);
     const char *dn = ew_cast_name((int32_t)to);
     if (!dn)
         return cml_refuse(c, "cast to %s: Core ML's cast takes fp32, fp16, int32 (int64 "
@@ -229,6 +231,7 @@ static const CmLowerRule ew_lower[] = {
     {"Xor", lower_binary}, {"Max", lower_binary}, {"Min", lower_binary},
     {"Neg", lower_neg}, {"Reciprocal", lower_reciprocal}, {"Sum", lower_sum},
     {"Mean", lower_sum}, {"Where", lower_where}, {"Cast", lower_cast}, {"Clip", lower_clip},
+    {"CastLike", lower_cast},
 };
 
 /* ---- raising -------------------------------------------------------------------- */

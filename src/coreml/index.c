@@ -118,8 +118,7 @@ static const char *ix_sizes(CmLower *c, const IrValue *v, const char *x, const i
     return cml_tmp(c, op, MIL_INT32, scalar ? 0 : 1, scalar ? NULL : (int64_t[]){(int64_t)n_axes});
 }
 
-/* The indices `i` (ONNX input k of n) with size added where negative. */
-static const char *ix_wrap(CmLower *c, const IrNode *n, size_t k, const char *i,
+const char *cml_wrap_index(CmLower *c, const IrNode *n, size_t k, const char *i,
                            const char *size)
 {
     if (ix_nonneg_const(n, k))
@@ -181,7 +180,7 @@ static int lower_scatter(CmLower *c, const IrNode *n)
         for (int64_t k = 0; k < (nd ? q : 1); k++)
             axes[k] = nd ? k : axis;
         const char *size = ix_sizes(c, n->in[0], x, axes, nd ? (size_t)q : 1, !nd);
-        i = ix_wrap(c, n, 1, i, size);
+        i = cml_wrap_index(c, n, 1, i, size);
     }
     MilOp *op = cml_op(c, nd ? "scatter_nd" : "scatter_along_axis");
     mil_op_in(op, "data", x);

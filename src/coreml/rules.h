@@ -78,6 +78,13 @@ const char *cml_const(CmLower *c, MilTensor *t);
  * output i of n. For unary maps. */
 MilOp *cml_unary(CmLower *c, const IrNode *n, const char *type, const char *x);
 
+/* The int32 indices `i` (ONNX input k of n) with `size` (a MIL value
+ * that broadcasts against them) added where negative: select(i < 0,
+ * i + size, i); `i` itself when the input is a constant with no negative
+ * value. For MIL ops that do not wrap negative indices (index.c). */
+const char *cml_wrap_index(CmLower *c, const IrNode *n, size_t k, const char *i,
+                           const char *size);
+
 /* Lowers the nodes of subgraph g into block b (new ops go there, consts
  * to the function's block) and names g's outputs as b's (an output that
  * is not b's own value passes through an identity). 0 or -1 refused. */

@@ -1,9 +1,17 @@
 /*
  * coreml/tensor.c - Core ML lowering and raising of the tensor family:
  * Range (range_1d), Shape (of a shape inference cannot give; known shapes are consts),
- * ConstantOfShape of a computed shape (fill).
+ * ConstantOfShape of a computed shape (fill), OneHot (one_hot), Size
+ * (shape and reduce_prod), Trilu (band_part, or a constant mask and
+ * select).
  *
- * Refused: Shape with start/end (not lowered yet).
+ * Refused, and why: Shape with start/end (not lowered yet); OneHot whose
+ * values are not constant (MIL's on/off values are) or whose computed
+ * depth is not an integer; Trilu whose k is not constant, or whose k
+ * band_part cannot express (tril with k < 0, triu with k > 0) when the
+ * last two dims are not static for the mask. Not proven here: what Core
+ * ML's one_hot gives for an index outside [-depth, depth) (ONNX: all off
+ * values; the import raises to OneHot, so the round trip cannot tell).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -55,7 +63,154 @@ static int lower_range(CmLower *c, const IrNode *n)
     return cml_out(c, op, n, 0);
 }
 
+/* OneHot: one_hot with the constant values pair as on/off values, the
+ * indices cast to int32 when ONNX gives floats, negative ones wrapped by
+ * depth first. */
+static int lower_onehot(CmLower *c, const IrNode *n)
+{
+    double *vals, *dv;
+    size_t nv, nd;
+    if (!cml_const_floats(n, 2, &vals, &nv))
+        return cml_refuse(c, "values are not constant (MIL's on/off values are)");
+    double off = nv == 2 ? vals[0] : 0, on = nv == 2 ? vals[1] : 0;
+    free(vals);
+    int32_t dt = cm_dtype_to_mil(cml_elem(n->out[0]));
+    if (nv != 2 || (dt != MIL_FP32 && dt != MIL_FP16 && dt != MIL_INT32 && dt != MIL_BOOL))
+        return cml_refuse(c, "values must be a pair of fp16, fp32, int32 or bool");
+    int rank = cml_rank(n->in[0]);
+    int64_t axis;
+    if (rank < 0 || !cml_axis(cml_attr_i(n, "axis", -1), rank + 1, &axis))
+        return cml_refuse(c, "axis out of range or rank unknown");
+    const char *x = cml_in(c, n, 0);
+    if (!x)
+        return -1;
+    int32_t it = cm_dtype_to_mil(cml_elem(n->in[0]));
+    if (it != MIL_INT32) {
+        /* ONNX casts non-integer indices to integers (truncating) */
+        MilOp *op = cml_op(c, "cast");
+        mil_op_in(op, "x", x);
+        mil_op_in_const(op, "dtype", mil_tensor_string("int32"));
+        MilType t = cml_type(n->in[0]);
+        x = cml_tmp(c, op, MIL_INT32, t.rank, t.dims);
+        mil_type_clear(&t);
+    }
+    const char *depth;
+    if (cml_const_floats(n, 1, &dv, &nd)) {
+        double d = nd == 1 ? dv[0] : -1;
+        free(dv);
+        if (d < 1 || d > INT32_MAX)
+            return cml_refuse(c, "depth is not a positive int32 scalar");
+        depth = cml_const(c, mil_tensor_scalar_i32((int32_t)d));
+    } else {
+        if (cm_dtype_to_mil(cml_elem(n->in[1])) != MIL_INT32 || cml_rank(n->in[1]) > 1)
+            return cml_refuse(c, "a computed depth must be an integer scalar");
+        depth = cml_in(c, n, 1);
+        if (!depth)
+            return -1;
+        if (cml_rank(n->in[1]) != 0) {
+            MilOp *op = cml_op(c, "reshape");
+            mil_op_in(op, "x", depth);
+            mil_op_in_const(op, "shape", mil_tensor_new(MIL_INT32, 1, (int64_t[]){0}, NULL));
+            depth = cml_tmp(c, op, MIL_INT32, 0, NULL);
+        }
+    }
+    const char *w = cml_wrap_index(c, n, 0, x, depth);
+    if (w != x) {
+        /* an index below -depth stays out of range (ONNX: all off values),
+         * not wrapped a second time by the import's OneHot: it becomes depth */
+        MilType t = cml_type(n->in[0]);
+        MilOp *op = cml_op(c, "less");
+        mil_op_in(op, "x", w);
+        mil_op_in_const(op, "y", mil_tensor_scalar_i32(0));
+        const char *neg = cml_tmp(c, op, MIL_BOOL, t.rank, t.dims);
+        op = cml_op(c, "select");
+        mil_op_in(op, "cond", neg);
+        mil_op_in(op, "a", depth);
+        mil_op_in(op, "b", w);
+        w = cml_tmp(c, op, MIL_INT32, t.rank, t.dims);
+        mil_type_clear(&t);
+    }
+    x = w;
+    MilOp *op = cml_op(c, "one_hot");
+    mil_op_in(op, "indices", x);
+    mil_op_in(op, "one_hot_vector_size", depth);
+    mil_op_in_const(op, "axis", mil_tensor_scalar_i32((int32_t)axis));
+    mil_op_in_const(op, "on_value", cml_scalar(dt, on));
+    mil_op_in_const(op, "off_value", cml_scalar(dt, off));
+    return cml_out(c, op, n, 0);
+}
+
+/* Size of a shape inference cannot give: the product of shape(x). */
+static int lower_size(CmLower *c, const IrNode *n)
+{
+    int rank = cml_rank(n->in[0]);
+    const char *x = cml_in(c, n, 0);
+    if (!x)
+        return -1;
+    if (rank < 0)
+        return cml_refuse(c, "rank unknown");
+    MilOp *op = cml_op(c, "shape");
+    mil_op_in(op, "x", x);
+    const char *s = cml_tmp(c, op, MIL_INT32, 1, (int64_t[]){rank});
+    op = cml_op(c, "reduce_prod");
+    mil_op_in(op, "x", s);
+    mil_op_in_const(op, "axes", mil_tensor_ints((int32_t[]){0}, 1));
+    mil_op_in_const(op, "keep_dims", mil_tensor_scalar_bool(false));
+    return cml_out(c, op, n, 0);
+}
+
+/* Trilu: band_part when k allows (tril with k >= 0 keeps j - i <= k:
+ * upper = k; triu with k <= 0 keeps i - j <= -k: lower = -k), else a
+ * constant mask of the last two dims (they must be static) and select. */
+static int lower_trilu(CmLower *c, const IrNode *n)
+{
+    int64_t k = 0, *kv;
+    size_t nk;
+    if (cml_has(n, 1)) {
+        if (!cml_const_ints(n, 1, &kv, &nk))
+            return cml_refuse(c, "k is not constant (band_part's bounds are)");
+        k = nk == 1 ? kv[0] : 0;
+        free(kv);
+        if (nk != 1)
+            return cml_refuse(c, "k is not a scalar");
+    }
+    k = k > INT32_MAX ? INT32_MAX : k < -INT32_MAX ? -INT32_MAX : k;
+    bool upper = cml_attr_i(n, "upper", 1) != 0;
+    int32_t dt = cm_dtype_to_mil(cml_elem(n->in[0]));
+    if (dt != MIL_FP32 && dt != MIL_FP16 && dt != MIL_INT32 && dt != MIL_BOOL)
+        return cml_refuse(c, "MIL's band_part and select take fp16, fp32, int32 and bool");
+    const char *x = cml_in(c, n, 0);
+    if (!x)
+        return -1;
+    if (upper ? k <= 0 : k >= 0) {
+        MilOp *op = cml_op(c, "band_part");
+        mil_op_in(op, "x", x);
+        mil_op_in_const(op, "lower", mil_tensor_scalar_i32(upper ? (int32_t)-k : -1));
+        mil_op_in_const(op, "upper", mil_tensor_scalar_i32(upper ? -1 : (int32_t)k));
+        return cml_out(c, op, n, 0);
+    }
+    int64_t dims[64];
+    size_t rank;
+    if (!cml_dims(n->in[0], dims, 64, &rank) || rank < 2 ||
+        dims[rank - 2] > 4096 || dims[rank - 1] > 4096)
+        return cml_refuse(c, "k out of band_part's reach and the last two dims are not "
+                          "static (up to 4096) for a mask");
+    int64_t R = dims[rank - 2], C = dims[rank - 1];
+    uint8_t *m = ir_alloc_array(R * C > 0 ? (size_t)(R * C) : 1, 1);
+    for (int64_t i = 0; i < R; i++)
+        for (int64_t j = 0; j < C; j++)
+            m[i * C + j] = upper ? j - i >= k : j - i <= k;
+    const char *mask = cml_const(c, mil_tensor_new(MIL_BOOL, 2, (int64_t[]){R, C}, m));
+    free(m);
+    MilOp *op = cml_op(c, "select");
+    mil_op_in(op, "cond", mask);
+    mil_op_in(op, "a", x);
+    mil_op_in_const(op, "b", cml_scalar(dt, 0));
+    return cml_out(c, op, n, 0);
+}
+
 static const CmLowerRule tn_lower[] = {
+    {"OneHot", lower_onehot}, {"Size", lower_size}, {"Trilu", lower_trilu},
     {"Range", lower_range},
     {"Shape", lower_shape}, {"ConstantOfShape", lower_cos},
 };
@@ -104,7 +259,74 @@ static int raise_range(CmRaise *r, const MilOp *op)
     return cmr_simple(r, op, "Range", 3, in, NULL);
 }
 
+static int raise_onehot(CmRaise *r, const MilOp *op)
+{
+    const MilTensor *on = cmr_const(r, op, "on_value"), *off = cmr_const(r, op, "off_value");
+    size_t w = on ? mil_dtype_size(on->dtype) : 0;
+    if (!on || !off || off->dtype != on->dtype || !w || on->nbytes < w || off->nbytes < w)
+        return cmr_fail(r, "on_value and off_value must be constant scalars of one type");
+    uint8_t buf[16];
+    memcpy(buf, off->data, w);
+    memcpy(buf + w, on->data, w);
+    MilTensor *v = mil_tensor_new(on->dtype, 1, (int64_t[]){2}, buf);
+    const char *in[3] = {cmr_in(r, op, "indices", 0), cmr_in(r, op, "one_hot_vector_size", 0),
+                         cmr_init_tensor(r, v)};
+    mil_tensor_free(v);
+    IrNode *node;
+    if (cmr_simple(r, op, "OneHot", 3, in, &node) < 0)
+        return -1;
+    int64_t *a;
+    size_t na;
+    const MilTensor *at = cmr_const(r, op, "axis");
+    if (at && cmr_ints(at, &a, &na)) {
+        if (na == 1)
+            ir_node_set_attr(node, ir_attr_int("axis", a[0]));
+        free(a);
+    }
+    return 0;
+}
+
+/* band_part(lower, upper) as one or two Trilus (a negative bound keeps
+ * that whole side). */
+static int raise_band(CmRaise *r, const MilOp *op)
+{
+    int64_t b[2] = {-1, -1}, *v;
+    size_t nv;
+    const char *names[2] = {"lower", "upper"};
+    for (int k = 0; k < 2; k++) {
+        const MilTensor *t = cmr_const(r, op, names[k]);
+        if (t && cmr_ints(t, &v, &nv)) {
+            b[k] = nv == 1 ? v[0] : -1;
+            free(v);
+        }
+    }
+    const char *x = cmr_in(r, op, "x", 0);
+    IrNode *node;
+    if (b[0] < 0 && b[1] < 0)
+        return cmr_simple(r, op, "Identity", 1, &x, NULL);
+    if (b[1] >= 0) {
+        /* j - i <= upper */
+        int64_t k = b[1];
+        const char *out[1] = {b[0] >= 0 ? cmr_tmp(r, "tril") : cmr_out(op, 0)};
+        const char *in[2] = {x, cmr_init_i64(r, &k, 1, true)};
+        if (cmr_node(r, "Trilu", 2, in, 1, out, &node) < 0)
+            return -1;
+        ir_node_set_attr(node, ir_attr_int("upper", 0));
+        x = out[0];
+    }
+    if (b[0] >= 0) {
+        /* i - j <= lower */
+        int64_t k = -b[0];
+        const char *in[2] = {x, cmr_init_i64(r, &k, 1, true)};
+        if (cmr_simple(r, op, "Trilu", 2, in, &node) < 0)
+            return -1;
+        ir_node_set_attr(node, ir_attr_int("upper", 1));
+    }
+    return 0;
+}
+
 static const CmRaiseRule tn_raise[] = {
+    {"one_hot", raise_onehot}, {"band_part", raise_band},
     {"range_1d", raise_range},
     {"shape", raise_shape}, {"fill", raise_fill},
 };
