@@ -396,8 +396,10 @@ void cml_bind(CmLower *c, const char *onnx, const char *mil)
 
 const char *cml_const(CmLower *c, MilTensor *t)
 {
+    /* not "const_N": coremltools' loader names the placeholder consts it
+     * makes while reading nested blocks so, and mistakes ours for them */
     char *name = cm_fresh(c, c->node && c->node->name && *c->node->name ? c->node->name
-                                                                          : "const");
+                                                                          : "cst");
     MilOp *op = mil_const_add(c->root, name, t);
     free(name);
     c->r->n_ops++;

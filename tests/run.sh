@@ -218,6 +218,9 @@ fi
 # output, and it agrees with coremltools' own registry (about 1 and 2 s)
 run milops_table sh tests/milops_table.sh
 run milops_registry /usr/bin/python3 tests/milops_registry.py
+# Apple's loader on the MIL ops of the Loop and index lowerings (~35 s;
+# test_coreml_cmctl judges their numbers)
+run coreml_cmctl_ct sh tests/coreml_cmctl_ct.sh "$build/tests/tool_coreml_export"
 
 # the sanitized programs' lines and sums (a job that died without its
 # sums counts as one failure)
