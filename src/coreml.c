@@ -568,11 +568,12 @@ static int cm_lower_node(CmLower *c, const IrNode *n)
     c->node = n;
     if (n->domain && *n->domain && strcmp(n->domain, "ai.onnx"))
         return cml_refuse(c, "domain '%s' has no Core ML lowering", n->domain);
-    for (size_t i = 0; i < n->n_attr && strcmp(n->op_type, "If") && strcmp(n->op_type, "Loop");
-         i++)
+    bool ctl = !strcmp(n->op_type, "If") || !strcmp(n->op_type, "Loop") ||
+               !strcmp(n->op_type, "Scan");
+    for (size_t i = 0; i < n->n_attr && !ctl; i++)
         if (n->attr[i]->g || n->attr[i]->n_graphs)
-            return cml_refuse(c, "subgraphs of %s are not lowered yet (If's and Loop's are)",
-                              n->op_type);
+            return cml_refuse(c, "subgraphs of %s are not lowered yet (If's, Loop's and "
+                              "Scan's are)", n->op_type);
     CmLowerFn fn = cm_lower_rule(n->op_type);
     if (!fn)
         return cml_refuse(c, "no Core ML lowering for %s", n->op_type);

@@ -154,6 +154,33 @@ def loop_unbounded():
          refuse="the loop never ends")
 
 
+def scan_rev():
+    """Scan over X [T, 2] (axis 0) and Y [2, T] (axis 1, reversed), T
+    symbolic: s += x * y; scan outputs s (axis 0) and x (axis 1, reversed)."""
+    body = h.make_graph([
+        h.make_node("Mul", ["x", "y"], ["xy"]),
+        h.make_node("Add", ["s_in", "xy"], ["s_out"]),
+        h.make_node("Identity", ["s_out"], ["o1"]),
+        h.make_node("Identity", ["x"], ["o2"]),
+    ], "body", [vi("s_in", F, [2]), vi("x", F, [2]), vi("y", F, [2])],
+        [vi("s_out", F, [2]), vi("o1", F, [2]), vi("o2", F, [2])])
+    nodes = [h.make_node("Scan", ["s0", "X", "Y"], ["s", "O1", "O2"], body=body,
+                         num_scan_inputs=2, scan_input_axes=[0, 1],
+                         scan_input_directions=[0, 1], scan_output_axes=[0, 1],
+                         scan_output_directions=[0, 1])]
+    X = np.arange(8, dtype=np.float32).reshape(4, 2)
+    Y = (np.arange(8, dtype=np.float32).reshape(2, 4) - 3) / 2
+    s0 = f32(1, -1)
+    s, o1, o2 = s0.copy(), [], []
+    for t in range(4):
+        s = s + X[t] * Y[:, 3 - t]
+        o1.append(s.copy())
+        o2.append(X[t])
+    case("scan_rev", nodes, [vi("s0", F, [2]), vi("X", F, ["T", 2]), vi("Y", F, [2, "T"])],
+         [vi("s", F, [2]), vi("O1", F, ["T", 2]), vi("O2", F, [2, "T"])], [s0, X, Y],
+         [s, np.stack(o1, 0), np.stack(o2[::-1], 1)], mil=["while_loop", "gather", "concat"])
+
+
 # ---- index family ----------------------------------------------------------------
 
 def scatters():
@@ -259,6 +286,7 @@ loop_if_scan()
 loop_no_cond()
 loop_no_m()
 loop_unbounded()
+scan_rev()
 scatters()
 nonzero_size()
 onehot()

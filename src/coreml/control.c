@@ -5,8 +5,9 @@
  * while_loop as a Loop whose body runs the cond block, then the body block
  * under an If (see raise_while).
  *
- * Refused, and why: Scan (not lowered: a Loop over slices would express
- * it, not written yet); branch outputs and loop-carried values that are
+ * Scan is a while_loop too (see lower_scan); it raises as a Loop.
+ *
+ * Refused, and why: branch outputs, loop-carried values and states that are
  * sequences or optionals (MIL's cond and while_loop carry tensors); a Loop
  * with neither trip count nor condition (it never ends); a scan output
  * whose per-iteration shape is not static (its accumulator starts as a
@@ -122,23 +123,6 @@ static MilType ctl_carried_type(const IrValue *init, const IrValue *final)
     return t;
 }
 
-/* The static shape of one iteration's slice of a scan output: inferred,
- * else as the body's output declares it, else the Loop's output less its
- * first dim. */
-static bool ctl_slice_dims(const IrValueInfo *vi, const IrValue *out, int64_t *dims,
-                           size_t *rank)
-{
-    if (cml_dims(vi->value, dims, 64, rank) || ir_type_static_dims(vi->type, dims, 64, rank))
-        return true;
-    int64_t all[65];
-    size_t r;
-    if (!cml_dims(out, all, 65, &r) || r < 1)
-        return false;
-    *rank = r - 1;
-    memcpy(dims, all + 1, *rank * sizeof *dims);
-    return true;
-}
-
 /* A carried value or scan output that is no tensor: refused by name. */
 static int ctl_tensor_only(CmLower *c, const IrValue *v, const char *what)
 {
@@ -179,11 +163,13 @@ static int ctl_cond_block(CmLower *c, MilBlock *cb, const CtlVars *lv, const cha
     return 0;
 }
 
-/* The body block: the ONNX body (outputs cond_out, carried..., scans...),
- * then i + 1 and one concat per scan output; returns i + 1, cond_out, the
- * carried values and the grown accumulators, in the loop variables' order. */
+/* The body block: the ONNX body (outputs: n_pass values that become the
+ * next loop variables as they are, then n_scan per-iteration slices),
+ * then i + 1 and one expand_dims + concat per slice, along axes[j] (0
+ * when NULL), prepended where rev[j]; returns i + 1, the n_pass values
+ * and the grown accumulators, in the loop variables' order. */
 static int ctl_body_block(CmLower *c, MilBlock *bb, const IrGraph *body, const CtlVars *lv,
-                          size_t n_carried, size_t n_scan)
+                          size_t n_pass, size_t n_scan, const int64_t *axes, const bool *rev)
 {
     if (cml_lower_graph(c, body, bb) < 0)
         return -1;
@@ -197,22 +183,24 @@ static int ctl_body_block(CmLower *c, MilBlock *bb, const IrGraph *body, const C
     mil_op_in(op, "x", lv->v[0].name);
     mil_op_in_const(op, "y", mil_tensor_scalar_i32(1));
     mil_block_output(bb, cml_tmp(c, op, MIL_INT32, 0, NULL));
-    for (size_t k = 0; k < 1 + n_carried && k < n_old; k++)
+    for (size_t k = 0; k < n_pass && k < n_old; k++)
         mil_block_output(bb, old[k]);
-    for (size_t j = 0; j < n_scan && 1 + n_carried + j < n_old; j++) {
-        const MilType *at = &lv->v[2 + n_carried + j].type;
+    for (size_t j = 0; j < n_scan && n_pass + j < n_old; j++) {
+        const MilNamedType *acc = &lv->v[1 + n_pass + j];
+        const MilType *at = &acc->type;
+        int64_t ax = axes ? axes[j] : 0;
         op = cml_op(c, "expand_dims");
-        mil_op_in(op, "x", old[1 + n_carried + j]);
-        mil_op_in_const(op, "axes", mil_tensor_ints((int32_t[]){0}, 1));
+        mil_op_in(op, "x", old[n_pass + j]);
+        mil_op_in_const(op, "axes", mil_tensor_ints((int32_t[]){(int32_t)ax}, 1));
         int64_t one[65];
-        one[0] = 1;
-        for (int d = 1; d < at->rank && d < 65; d++)
-            one[d] = at->dims[d];
+        for (int d = 0; d < at->rank && d < 65; d++)
+            one[d] = d == ax ? 1 : at->dims[d];
         const char *e = cml_tmp(c, op, at->dtype, at->rank, one);
         op = cml_op(c, "concat");
-        mil_op_in(op, "values", lv->v[2 + n_carried + j].name);
-        mil_op_in(op, "values", e);
-        mil_op_in_const(op, "axis", mil_tensor_scalar_i32(0));
+        bool pre = rev && rev[j];
+        mil_op_in(op, "values", pre ? e : acc->name);
+        mil_op_in(op, "values", pre ? acc->name : e);
+        mil_op_in_const(op, "axis", mil_tensor_scalar_i32((int32_t)ax));
         mil_op_in_const(op, "interleave", mil_tensor_scalar_bool(false));
         mil_block_output(bb, cml_tmp(c, op, at->dtype, at->rank, at->dims));
     }
@@ -221,6 +209,75 @@ static int ctl_body_block(CmLower *c, MilBlock *bb, const IrGraph *body, const C
     free(old);
     c->b = outer;
     return 0;
+}
+
+/* One accumulator of a scan output: `vi` is the body's output (one
+ * iteration's slice), `out` the Loop's or Scan's output, axis_attr where
+ * the slices stack (may be negative: counted on the slice's rank + 1).
+ * Adds the loop variable (its axis dim unknown) and sets *init to a fill
+ * of the slice's shape with 0 at the axis: not a const, since coremltools
+ * reads an empty immediate tensor back as int32 [0], whatever its declared
+ * type. *axis gets the axis normalized. */
+static int ctl_acc(CmLower *c, CtlVars *lv, const IrValueInfo *vi, const IrValue *out,
+                   int64_t axis_attr, const char **init, int64_t *axis)
+{
+    const IrValue *s = vi->value;
+    int64_t sd[64], dims[65];
+    size_t rank = 0;
+    bool known = cml_dims(s, sd, 64, &rank) || ir_type_static_dims(vi->type, sd, 64, &rank);
+    if (!known) {
+        /* the output's dims less the stacking axis */
+        int64_t all[65];
+        size_t r;
+        if (cml_dims(out, all, 65, &r) && r >= 1 && cml_axis(axis_attr, (int)r, axis)) {
+            rank = r - 1;
+            for (size_t d = 0, k = 0; d < r; d++)
+                if ((int64_t)d != *axis)
+                    sd[k++] = all[d];
+            known = true;
+        }
+    }
+    MilType st = cml_type(s);
+    int32_t dt = st.dtype ? st.dtype : cm_dtype_to_mil(cml_elem(out));
+    mil_type_clear(&st);
+    if (!dt || !known || !cml_axis(axis_attr, (int)rank + 1, axis))
+        return cml_refuse(c, "scan output '%s' has no static shape per iteration (its "
+                          "accumulator starts as a fill of shape [0, ...])", s->name);
+    for (size_t d = 0, k = 0; d <= rank; d++)
+        dims[d] = (int64_t)d == *axis ? 0 : sd[k++];
+    MilOp *f = cml_op(c, "fill");
+    mil_op_in_const(f, "shape", cml_ints(dims, rank + 1));
+    mil_op_in_const(f, "value", cml_scalar(dt, 0));
+    *init = cml_tmp(c, f, dt, (int)rank + 1, dims);
+    dims[*axis] = -1;
+    char base[300];
+    snprintf(base, sizeof base, "%s_acc", s->name);
+    ctl_vars_add(lv, cml_name(c, base), mil_type(dt, (int)rank + 1, dims));
+    return 0;
+}
+
+/* The while_loop op over blocks cb and bb with the loop variables' initial
+ * values init; its outputs: output k of n for loop variable first + k
+ * (k < n->n_out), temporaries for the others. */
+static int ctl_while(CmLower *c, const IrNode *n, MilBlock *cb, MilBlock *bb, const CtlVars *lv,
+                     const char *const *init, size_t first, int rc)
+{
+    c->node = n;
+    MilOp *op = cml_op(c, "while_loop");
+    op->blocks = ir_alloc_array(2, sizeof *op->blocks);
+    op->blocks[0] = cb;
+    op->blocks[1] = bb;
+    op->n_blocks = 2;
+    for (size_t k = 0; rc == 0 && k < lv->n; k++)
+        mil_op_in(op, "loop_vars", init[k]);
+    for (size_t k = 0; rc == 0 && k < lv->n; k++) {
+        const MilType *t = &lv->v[k].type;
+        if (k >= first && k - first < n->n_out && n->out[k - first])
+            rc = cml_out(c, op, n, k - first);
+        else
+            cml_tmp(c, op, t->dtype, t->rank, t->dims);
+    }
+    return rc < 0 || c->failed ? -1 : 0;
 }
 
 /* Loop as while_loop. Its loop variables: the trip counter i (int32, from
@@ -299,59 +356,178 @@ static int lower_loop(CmLower *c, const IrNode *n)
         ctl_vars_add(&lv, name, t);
     }
     for (size_t j = 0; rc == 0 && j < n_scan; j++) {
-        const IrValueInfo *vi = body->outputs.p[1 + n_carried + j];
-        const IrValue *s = vi->value;
-        int64_t dims[65];
-        size_t rank;
-        MilType st = cml_type(s);
-        if (!st.dtype || !ctl_slice_dims(vi, n->out[n_carried + j], dims + 1, &rank)) {
-            mil_type_clear(&st);
-            rc = cml_refuse(c, "scan output '%s' has no static shape per iteration (its "
-                            "accumulator starts as a fill of shape [0, ...])", s->name);
-            break;
-        }
-        /* fill, not a const: coremltools reads an empty immediate tensor
-         * back as int32 [0], whatever its declared type */
-        dims[0] = 0;
-        MilOp *f = cml_op(c, "fill");
-        mil_op_in_const(f, "shape", cml_ints(dims, rank + 1));
-        mil_op_in_const(f, "value", cml_scalar(st.dtype, 0));
-        init[2 + n_carried + j] = cml_tmp(c, f, st.dtype, (int)rank + 1, dims);
-        dims[0] = -1;
-        char base[300];
-        snprintf(base, sizeof base, "%s_acc", s->name);
-        ctl_vars_add(&lv, cml_name(c, base), mil_type(st.dtype, (int)rank + 1, dims));
-        mil_type_clear(&st);
+        int64_t axis;
+        rc = ctl_acc(c, &lv, body->outputs.p[1 + n_carried + j], n->out[n_carried + j], 0,
+                     &init[2 + n_carried + j], &axis);
     }
     MilBlock *cb = rc == 0 ? ctl_block(&lv) : mil_block_new();
     MilBlock *bb = rc == 0 ? ctl_block(&lv) : mil_block_new();
     if (rc == 0)
         rc = ctl_cond_block(c, cb, &lv, m, has_c);
     if (rc == 0)
-        rc = ctl_body_block(c, bb, body, &lv, n_carried, n_scan);
-    c->node = n;
-    MilOp *op = cml_op(c, "while_loop");
-    op->blocks = ir_alloc_array(2, sizeof *op->blocks);
-    op->blocks[0] = cb;
-    op->blocks[1] = bb;
-    op->n_blocks = 2;
-    for (size_t k = 0; rc == 0 && k < lv.n; k++)
-        mil_op_in(op, "loop_vars", init[k]);
-    for (size_t k = 0; rc == 0 && k < lv.n; k++) {
-        const MilType *t = &lv.v[k].type;
-        if (k >= 2 && k - 2 < n->n_out && n->out[k - 2])
-            rc = cml_out(c, op, n, k - 2);
-        else
-            cml_tmp(c, op, t->dtype, t->rank, t->dims);
-    }
+        rc = ctl_body_block(c, bb, body, &lv, 1 + n_carried, n_scan, NULL, NULL);
+    rc = ctl_while(c, n, cb, bb, &lv, init, 2, rc);
     free(init);
     ctl_vars_free(&lv);
-    return rc < 0 || c->failed ? -1 : 0;
+    return rc;
+}
+
+/* ---- Scan ------------------------------------------------------------------ */
+
+/* Attribute `name` of a Scan, entry k (0 when the attribute is absent). */
+static int64_t ctl_scan_attr(const IrNode *n, const char *name, size_t k, bool *ok)
+{
+    const int64_t *v;
+    long len = cml_attr_ints(n, name, &v);
+    if (len < 0)
+        return 0;
+    if ((size_t)len <= k) {
+        *ok = false;
+        return 0;
+    }
+    return v[k];
+}
+
+/* The number of iterations: the first scan input's dim on its axis (a
+ * const when static, else gathered from its shape). */
+static const char *ctl_scan_length(CmLower *c, const IrValue *x, const char *xm, int64_t axis)
+{
+    int64_t dims[64];
+    size_t rank;
+    if (cml_dims(x, dims, 64, &rank) && dims[axis] <= INT32_MAX)
+        return cml_const(c, mil_tensor_scalar_i32((int32_t)dims[axis]));
+    MilOp *op = cml_op(c, "shape");
+    mil_op_in(op, "x", xm);
+    const char *sh = cml_tmp(c, op, MIL_INT32, 1, (int64_t[]){cml_rank(x)});
+    op = cml_op(c, "gather");
+    mil_op_in(op, "x", sh);
+    mil_op_in_const(op, "indices", mil_tensor_scalar_i32((int32_t)axis));
+    mil_op_in_const(op, "axis", mil_tensor_scalar_i32(0));
+    return cml_tmp(c, op, MIL_INT32, 0, NULL);
+}
+
+/* Scan as while_loop, over loop variables i, the N states and one
+ * accumulator per scan output (as Loop's). The body block first gathers
+ * each scan input's slice at i (at L - 1 - i for a reverse one) along its
+ * axis (a scalar index drops the axis), then runs the ONNX body; a
+ * reverse scan output is prepended. The cond block: i < L. */
+static int lower_scan(CmLower *c, const IrNode *n)
+{
+    const IrAttr *a = ir_node_attr(n, "body");
+    const IrGraph *body = a ? a->g : NULL;
+    int64_t m_in = cml_attr_i(n, "num_scan_inputs", 0);
+    if (!body || m_in < 1 || (size_t)m_in > n->n_in)
+        return cml_refuse(c, "the body or num_scan_inputs is missing or out of range");
+    size_t n_m = (size_t)m_in, n_st = n->n_in - n_m;
+    if (body->inputs.n != n->n_in || body->outputs.n != n->n_out || n->n_out < n_st)
+        return cml_refuse(c, "the body takes %zu and returns %zu values for %zu inputs and %zu "
+                          "outputs", body->inputs.n, body->outputs.n, n->n_in, n->n_out);
+    size_t n_k = n->n_out - n_st;
+    for (size_t k = 0; k < n->n_in; k++)
+        if (!cml_has(n, k))
+            return cml_refuse(c, "input %zu is left out", k);
+    for (size_t k = 0; k < n->n_out; k++)
+        if (ctl_tensor_only(c, n->out[k], k < n_st ? "state" : "scan output") < 0 ||
+            (k < n_st && ctl_tensor_only(c, n->in[k], "state") < 0))
+            return -1;
+    int64_t *in_axis = ir_alloc_array(n_m, sizeof *in_axis);
+    int64_t *out_axis = ir_alloc_array(n_k ? n_k : 1, sizeof *out_axis);
+    bool *in_rev = ir_alloc_array(n_m, sizeof *in_rev);
+    bool *out_rev = ir_alloc_array(n_k ? n_k : 1, sizeof *out_rev);
+    const char **xs = ir_alloc_array(n_m, sizeof *xs);
+    const char **init = ir_alloc_array(1 + n_st + n_k, sizeof *init);
+    CtlVars lv = {0};
+    bool ok = true;
+    int rc = 0, any_rev = 0;
+    for (size_t j = 0; j < n_m; j++) {
+        int64_t ax = ctl_scan_attr(n, "scan_input_axes", j, &ok);
+        in_rev[j] = ctl_scan_attr(n, "scan_input_directions", j, &ok) != 0;
+        any_rev |= in_rev[j];
+        if (!ok || !cml_axis(ax, cml_rank(n->in[n_st + j]), &in_axis[j])) {
+            rc = cml_refuse(c, "scan input %zu: axis out of range or rank unknown", j);
+            break;
+        }
+    }
+    for (size_t j = 0; rc == 0 && j < n_k; j++) {
+        out_axis[j] = ctl_scan_attr(n, "scan_output_axes", j, &ok);
+        out_rev[j] = ctl_scan_attr(n, "scan_output_directions", j, &ok) != 0;
+        if (!ok)
+            rc = cml_refuse(c, "scan_output_axes or directions shorter than the outputs");
+    }
+    /* outside the loop: the initial states, the scan inputs, L (and L-1) */
+    init[0] = rc == 0 ? cml_const(c, mil_tensor_scalar_i32(0)) : NULL;
+    ctl_vars_add(&lv, cml_name(c, "scan_i"), mil_type(MIL_INT32, 0, NULL));
+    for (size_t k = 0; rc == 0 && k < n_st; k++) {
+        MilType t = ctl_carried_type(n->in[k], n->out[k]);
+        if (!t.dtype || t.rank < 0)
+            rc = cml_refuse(c, "state '%s' has no known Core ML type or rank", n->in[k]->name);
+        if (rc == 0 && !(init[1 + k] = cml_in(c, n, k)))
+            rc = -1;
+        const IrValue *bin = ((const IrValueInfo *)body->inputs.p[k])->value;
+        char *name = cml_name(c, bin->name);
+        cml_bind(c, bin->name, name);
+        ctl_vars_add(&lv, name, t);
+    }
+    for (size_t j = 0; rc == 0 && j < n_m; j++)
+        if (!(xs[j] = cml_in(c, n, n_st + j)))
+            rc = -1;
+    const char *len = rc == 0 ? ctl_scan_length(c, n->in[n_st], xs[0], in_axis[0]) : NULL;
+    const char *last = NULL;
+    if (rc == 0 && any_rev) {
+        MilOp *op = cml_op(c, "sub");
+        mil_op_in(op, "x", len);
+        mil_op_in_const(op, "y", mil_tensor_scalar_i32(1));
+        last = cml_tmp(c, op, MIL_INT32, 0, NULL);
+    }
+    for (size_t j = 0; rc == 0 && j < n_k; j++)
+        rc = ctl_acc(c, &lv, body->outputs.p[n_st + j], n->out[n_st + j], out_axis[j],
+                     &init[1 + n_st + j], &out_axis[j]);
+    MilBlock *cb = rc == 0 ? ctl_block(&lv) : mil_block_new();
+    MilBlock *bb = rc == 0 ? ctl_block(&lv) : mil_block_new();
+    if (rc == 0)
+        rc = ctl_cond_block(c, cb, &lv, len, false);
+    /* the slices, first in the body block */
+    MilBlock *outer = c->b;
+    c->b = bb;
+    const char *ri = NULL;
+    if (rc == 0 && any_rev) {
+        MilOp *op = cml_op(c, "sub");
+        mil_op_in(op, "x", last);
+        mil_op_in(op, "y", lv.v[0].name);
+        ri = cml_tmp(c, op, MIL_INT32, 0, NULL);
+    }
+    for (size_t j = 0; rc == 0 && j < n_m; j++) {
+        MilType t = cml_type(n->in[n_st + j]);
+        int64_t sd[64];
+        for (int d = 0, k = 0; d < t.rank && k < 64; d++)
+            if (d != in_axis[j])
+                sd[k++] = t.dims[d];
+        MilOp *op = cml_op(c, "gather");
+        mil_op_in(op, "x", xs[j]);
+        mil_op_in(op, "indices", in_rev[j] ? ri : lv.v[0].name);
+        mil_op_in_const(op, "axis", mil_tensor_scalar_i32((int32_t)in_axis[j]));
+        const char *sl = cml_tmp(c, op, t.dtype, t.rank - 1, sd);
+        mil_type_clear(&t);
+        cml_bind(c, ((const IrValueInfo *)body->inputs.p[n_st + j])->value->name, sl);
+    }
+    c->b = outer;
+    if (rc == 0)
+        rc = ctl_body_block(c, bb, body, &lv, n_st, n_k, out_axis, out_rev);
+    rc = ctl_while(c, n, cb, bb, &lv, init, 1, rc);
+    free(in_axis);
+    free(out_axis);
+    free(in_rev);
+    free(out_rev);
+    free(xs);
+    free(init);
+    ctl_vars_free(&lv);
+    return rc;
 }
 
 static const CmLowerRule ctl_lower[] = {
     {"If", lower_if},
     {"Loop", lower_loop},
+    {"Scan", lower_scan},
 };
 
 static int raise_cond(CmRaise *r, const MilOp *op)
