@@ -4,15 +4,17 @@
  * (gather_nd), TopK (topk), ScatterElements and Scatter
  * (scatter_along_axis), ScatterND (scatter_nd), NonZero (non_zero and a
  * transpose: MIL gives [N, rank], ONNX [rank, N]), ReverseSequence
- * (reverse_sequence). MIL's gathers take negative indices as ONNX's do;
- * its scatters do not from iOS17 on (out of bounds there), so negative
- * scatter indices are wrapped first (select(i < 0, i + size, i); nothing
- * when the indices are constants that are all non-negative).
+ * (reverse_sequence). MIL's gathers and scatters take negative indices up
+ * to iOS16 and read them as out of bounds from iOS17 on, and the target is
+ * chosen after lowering: negative indices are wrapped first
+ * (select(i < 0, i + size, i); nothing when the indices are constants
+ * that are all non-negative).
  *
  * Refused, and why: GatherND with batch_dims (the iOS15 gather_nd has
  * none); scatters of bool or other types MIL's scatters lack (fp16, fp32,
- * int32 only); ScatterND whose indices' last dim is not static (the wrap
- * needs it); reductions other than none/add/mul/max/min (ONNX has no
+ * int32 only); GatherND and ScatterND whose indices' last dim is not
+ * static, unless the indices are constant and non-negative (the wrap needs
+ * it); reductions other than none/add/mul/max/min (ONNX has no
  * other); NonZero and ReverseSequence of types MIL lacks.
  */
 #include <stdio.h>
@@ -20,26 +22,6 @@
 #include <string.h>
 
 #include "rules.h"
-
-static int lower_gather(CmLower *c, const IrNode *n)
-{
-    bool nd = !strcmp(n->op_type, "GatherND");
-    if (nd && cml_attr_i(n, "batch_dims", 0))
-        return cml_refuse(c, "batch_dims is not lowered");
-    int64_t axis = 0;
-    if (!nd && !cml_axis(cml_attr_i(n, "axis", 0), cml_rank(n->in[0]), &axis))
-        return cml_refuse(c, "axis out of range or rank unknown");
-    const char *x = cml_in(c, n, 0), *i = x ? cml_in(c, n, 1) : NULL;
-    if (!i)
-        return -1;
-    MilOp *op = cml_op(c, nd ? "gather_nd" : !strcmp(n->op_type, "Gather") ? "gather"
-                                                                          : "gather_along_axis");
-    mil_op_in(op, "x", x);
-    mil_op_in(op, "indices", i);
-    if (!nd)
-        mil_op_in_const(op, "axis", mil_tensor_scalar_i32((int32_t)axis));
-    return cml_out(c, op, n, 0);
-}
 
 /* TopK: k must be constant (MIL's is const); MIL sorts always, which
  * sorted=0 allows. */
@@ -141,6 +123,61 @@ const char *cml_wrap_index(CmLower *c, const IrNode *n, size_t k, const char *i,
     return r;
 }
 
+/* Indices (ONNX input 1 of n, MIL value i) wrapped where negative, by
+ * data x's dim on `axis`, or for the _nd ops by its first q dims (q: the
+ * indices' last dim, which must be static then); NULL after a refusal. */
+static const char *ix_wrapped(CmLower *c, const IrNode *n, const char *x, const char *i,
+                              bool nd, int64_t axis)
+{
+    if (ix_nonneg_const(n, 1))
+        return i;
+    int rank = cml_rank(n->in[0]);
+    int64_t q = 1, axes[64];
+    if (nd) {
+        const IrType *it = n->in[1]->type;
+        int irank = cml_rank(n->in[1]);
+        if (irank < 1 || it->shape->dims[irank - 1].kind != IR_DIM_VALUE) {
+            cml_refuse(c, "the indices' last dim is not static (negative indices are "
+                       "wrapped by the dims it spans)");
+            return NULL;
+        }
+        q = it->shape->dims[irank - 1].value;
+        if (q < 1 || q > rank || q > 64) {
+            cml_refuse(c, "the indices' last dim %lld does not fit rank %d", (long long)q, rank);
+            return NULL;
+        }
+    }
+    for (int64_t k = 0; k < q; k++)
+        axes[k] = nd ? k : axis;
+    const char *size = ix_sizes(c, n->in[0], x, axes, (size_t)q, !nd);
+    return cml_wrap_index(c, n, 1, i, size);
+}
+
+/* Gather, GatherElements, GatherND. MIL's gathers wrap negative indices
+ * up to iOS16 and read them as out of bounds from iOS17 on: they are
+ * wrapped here (the target is chosen after lowering). */
+static int lower_gather(CmLower *c, const IrNode *n)
+{
+    bool nd = !strcmp(n->op_type, "GatherND");
+    if (nd && cml_attr_i(n, "batch_dims", 0))
+        return cml_refuse(c, "batch_dims is not lowered");
+    int64_t axis = 0;
+    if (!nd && !cml_axis(cml_attr_i(n, "axis", 0), cml_rank(n->in[0]), &axis))
+        return cml_refuse(c, "axis out of range or rank unknown");
+    const char *x = cml_in(c, n, 0), *i = x ? cml_in(c, n, 1) : NULL;
+    if (i)
+        i = ix_wrapped(c, n, x, i, nd, axis);
+    if (!i)
+        return -1;
+    MilOp *op = cml_op(c, nd ? "gather_nd" : !strcmp(n->op_type, "Gather") ? "gather"
+                                                                          : "gather_along_axis");
+    mil_op_in(op, "x", x);
+    mil_op_in(op, "indices", i);
+    if (!nd)
+        mil_op_in_const(op, "axis", mil_tensor_scalar_i32((int32_t)axis));
+    return cml_out(c, op, n, 0);
+}
+
 static const CmMap ix_modes[] = {
     {"none", "update"}, {"add", "add"}, {"mul", "mul"}, {"max", "max"}, {"min", "min"},
 };
@@ -158,30 +195,15 @@ static int lower_scatter(CmLower *c, const IrNode *n)
     if (dt != MIL_FP32 && dt != MIL_FP16 && dt != MIL_INT32)
         return cml_refuse(c, "MIL's scatters take fp16, fp32 and int32 data only");
     int rank = cml_rank(n->in[0]);
-    int64_t axis = 0, q = 0;
+    int64_t axis = 0;
     if (!nd && !cml_axis(cml_attr_i(n, "axis", 0), rank, &axis))
         return cml_refuse(c, "axis out of range or rank unknown");
-    if (nd) {
-        const IrType *it = n->in[1] ? n->in[1]->type : NULL;
-        int irank = cml_rank(n->in[1]);
-        if (irank < 1 || !it->shape || it->shape->dims[irank - 1].kind != IR_DIM_VALUE)
-            return cml_refuse(c, "the indices' last dim is not static");
-        q = it->shape->dims[irank - 1].value;
-        if (q < 1 || q > rank || q > 64)
-            return cml_refuse(c, "the indices' last dim %lld does not fit rank %d",
-                              (long long)q, rank);
-    }
     const char *x = cml_in(c, n, 0), *i = x ? cml_in(c, n, 1) : NULL;
     const char *u = i ? cml_in(c, n, 2) : NULL;
-    if (!u)
+    if (u)
+        i = ix_wrapped(c, n, x, i, nd, axis);
+    if (!u || !i)
         return -1;
-    if (!ix_nonneg_const(n, 1)) {
-        int64_t axes[64];
-        for (int64_t k = 0; k < (nd ? q : 1); k++)
-            axes[k] = nd ? k : axis;
-        const char *size = ix_sizes(c, n->in[0], x, axes, nd ? (size_t)q : 1, !nd);
-        i = cml_wrap_index(c, n, 1, i, size);
-    }
     MilOp *op = cml_op(c, nd ? "scatter_nd" : "scatter_along_axis");
     mil_op_in(op, "data", x);
     mil_op_in(op, "indices", i);
