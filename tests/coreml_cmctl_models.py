@@ -210,6 +210,27 @@ def scatters():
          [vi("y", F, [2, 3, 4])], [data, idx, upd], [exp], mil=["scatter_nd", "select"])
 
 
+def compress_gather():
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    cf = f32(1, -1, 2)
+    case("compress_axis1",
+         [h.make_node("Greater", ["cf", "zero"], ["cond"]),
+          h.make_node("Compress", ["x", "cond"], ["y"], axis=1)],
+         [vi("x", F, [3, 4]), vi("cf", F, [3])], [vi("y", F, [3, None])], [x, cf],
+         [np.compress(cf > 0, x, axis=1)], [const("zero", f32(0).reshape(()))],
+         mil=["non_zero", "gather"])
+    case("compress_flat",
+         [h.make_node("Greater", ["cf", "zero"], ["cond"]),
+          h.make_node("Compress", ["x", "cond"], ["y"])],
+         [vi("x", F, [3, 4]), vi("cf", F, [5])], [vi("y", F, [None])], [x, f32(0, 1, 1, 0, 1)],
+         [np.compress(f32(0, 1, 1, 0, 1) > 0, x)], [const("zero", f32(0).reshape(()))],
+         mil=["non_zero", "gather", "reshape"])
+    idx = np.array([[-1, 0], [2, -3]], np.int32)
+    case("gather_neg_dynamic", [h.make_node("Gather", ["x", "idx"], ["y"], axis=1)],
+         [vi("x", F, [3, 4]), vi("idx", I32, [2, 2])], [vi("y", F, [3, 2, 2])], [x, idx],
+         [np.take(x, idx, axis=1)], mil=["gather", "select"])
+
+
 def nonzero_size():
     x = f32(0, 1, 0, 2, 3, 0).reshape(2, 3)
     nz = np.array(np.nonzero(x), np.float32)
@@ -289,6 +310,7 @@ loop_unbounded()
 scan_rev()
 scatters()
 nonzero_size()
+compress_gather()
 onehot()
 trilu()
 misc()

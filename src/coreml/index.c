@@ -4,7 +4,7 @@
  * (gather_nd), TopK (topk), ScatterElements and Scatter
  * (scatter_along_axis), ScatterND (scatter_nd), NonZero (non_zero and a
  * transpose: MIL gives [N, rank], ONNX [rank, N]), ReverseSequence
- * (reverse_sequence). MIL's gathers and scatters take negative indices up
+ * (reverse_sequence), Compress (non_zero of the condition, then gather). MIL's gathers and scatters take negative indices up
  * to iOS16 and read them as out of bounds from iOS17 on, and the target is
  * chosen after lowering: negative indices are wrapped first
  * (select(i < 0, i + size, i); nothing when the indices are constants
@@ -235,6 +235,44 @@ static int lower_nonzero(CmLower *c, const IrNode *n)
     return cml_out(c, op, n, 0);
 }
 
+/* Compress: gather of x (flattened when axis is absent) at the indices
+ * non_zero finds in the condition ([N, 1] reshaped to [N]). A condition
+ * shorter than the axis selects among its own length, as ONNX says. */
+static int lower_compress(CmLower *c, const IrNode *n)
+{
+    int rank = cml_rank(n->in[0]);
+    bool has_axis = ir_node_attr(n, "axis") != NULL;
+    int64_t axis = 0;
+    if (rank < 0 || (has_axis && !cml_axis(cml_attr_i(n, "axis", 0), rank, &axis)))
+        return cml_refuse(c, "axis out of range or rank unknown");
+    if (cml_rank(n->in[1]) != 1)
+        return cml_refuse(c, "the condition is not 1-D");
+    const char *x = cml_in(c, n, 0), *cond = x ? cml_in(c, n, 1) : NULL;
+    if (!cond)
+        return -1;
+    MilType xt = cml_type(n->in[0]);
+    int32_t dt = xt.dtype;
+    mil_type_clear(&xt);
+    if (!has_axis && rank != 1) {
+        MilOp *op = cml_op(c, "reshape");
+        mil_op_in(op, "x", x);
+        mil_op_in_const(op, "shape", mil_tensor_ints((int32_t[]){-1}, 1));
+        x = cml_tmp(c, op, dt, 1, NULL);
+    }
+    MilOp *op = cml_op(c, "non_zero");
+    mil_op_in(op, "x", cond);
+    const char *nz = cml_tmp(c, op, MIL_INT32, 2, (int64_t[]){-1, 1});
+    op = cml_op(c, "reshape");
+    mil_op_in(op, "x", nz);
+    mil_op_in_const(op, "shape", mil_tensor_ints((int32_t[]){-1}, 1));
+    const char *idx = cml_tmp(c, op, MIL_INT32, 1, NULL);
+    op = cml_op(c, "gather");
+    mil_op_in(op, "x", x);
+    mil_op_in(op, "indices", idx);
+    mil_op_in_const(op, "axis", mil_tensor_scalar_i32((int32_t)axis));
+    return cml_out(c, op, n, 0);
+}
+
 static int lower_revseq(CmLower *c, const IrNode *n)
 {
     int32_t dt = cm_dtype_to_mil(cml_elem(n->in[0]));
@@ -259,7 +297,7 @@ static int lower_revseq(CmLower *c, const IrNode *n)
 static const CmLowerRule ix_lower[] = {
     {"ScatterElements", lower_scatter}, {"Scatter", lower_scatter},
     {"ScatterND", lower_scatter}, {"NonZero", lower_nonzero},
-    {"ReverseSequence", lower_revseq},
+    {"ReverseSequence", lower_revseq}, {"Compress", lower_compress},
     {"TopK", lower_topk},
     {"Gather", lower_gather}, {"GatherElements", lower_gather}, {"GatherND", lower_gather},
 };
