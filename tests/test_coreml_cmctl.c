@@ -156,8 +156,55 @@ static void run_cases(const char *root)
     }
 }
 
+/* A block taking one fp32 [2] loop variable named `in`. */
+static MilBlock *loop_block(const char *in)
+{
+    MilBlock *b = mil_block_new();
+    b->in = calloc(1, sizeof *b->in);
+    b->n_in = 1;
+    b->in[0].name = strdup(in);
+    b->in[0].type = mil_type(MIL_FP32, 1, (int64_t[]){2});
+    return b;
+}
+
+/* Malformed while_loops (a block missing, a cond block returning two
+ * values, a body returning none) are refused by the import in one line
+ * naming the op, never crash. */
+static void test_bad_while(void)
+{
+    for (int v = 0; v < 3; v++) {
+        MilModel *mm = mil_model_new(&mil_targets[0]);
+        MilFunction *f = mil_function_add(mm, "main", mil_targets[0].opset);
+        MilType t = mil_type(MIL_FP32, 1, (int64_t[]){2});
+        mil_function_input(f, "x", &t);
+        MilOp *w = mil_op_add(f->block, "while_loop", "w");
+        mil_op_in(w, "loop_vars", "x");
+        mil_op_out(w, "y", &t);
+        mil_type_clear(&t);
+        MilBlock *cb = loop_block("v"), *bb = v == 0 ? NULL : loop_block("v");
+        mil_block_output(cb, "v");
+        if (v == 1)
+            mil_block_output(cb, "v");
+        if (bb && v != 2)
+            mil_block_output(bb, "v");
+        w->n_blocks = bb ? 2 : 1;
+        w->blocks = calloc(2, sizeof *w->blocks);
+        w->blocks[0] = cb;
+        w->blocks[1] = bb;
+        mil_block_output(f->block, "y");
+        IrModel *rt = NULL;
+        IrError err = {0};
+        int rc = cm_import(mm, &rt, &err);
+        T_CHECK(rc < 0 && strstr(err.msg, "while_loop") && !strchr(err.msg, '\n'),
+                "malformed while_loop %d: rc %d: %s", v, rc, err.msg);
+        ir_model_free(rt);
+        mil_model_free(mm);
+    }
+}
+
 int main(void)
 {
+    test_bad_while();
     inf_init();
     char root[] = "/tmp/oc_cmctl.XXXXXX";
     if (!mkdtemp(root)) {
