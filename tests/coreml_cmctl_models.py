@@ -300,8 +300,14 @@ def misc():
           h.make_node("Trilu", ["x", "k"], ["y"])],
          [vi("x", F, [3, 4]), vi("kf", F, [1])], [vi("y", F, [3, 4])],
          [np.ones((3, 4), np.float32), f32(1)], [np.triu(np.ones((3, 4), np.float32), 1)],
-         refuse="k is not constant")
-
+         mil=["greater_equal", "select"])
+    case("trilu_dynamic_k_symbolic",
+         [h.make_node("Cast", ["kf"], ["k64"], to=I64),
+          h.make_node("Squeeze", ["k64"], ["k"]),
+          h.make_node("Trilu", ["x", "k"], ["y"], upper=0)],
+         [vi("x", F, ["R", 4]), vi("kf", F, [1])], [vi("y", F, ["R", 4])],
+         [np.ones((3, 4), np.float32), f32(1)], [np.tril(np.ones((3, 4), np.float32), 1)],
+         refuse="the last two dims are not static")
 
 loop_if_scan()
 loop_no_cond()

@@ -7,11 +7,13 @@
  *
  * Refused, and why: Shape with start/end (not lowered yet); OneHot whose
  * values are not constant (MIL's on/off values are) or whose computed
- * depth is not an integer; Trilu whose k is not constant, or whose k
- * band_part cannot express (tril with k < 0, triu with k > 0) when the
- * last two dims are not static for the mask. Not proven here: what Core
- * ML's one_hot gives for an index outside [-depth, depth) (ONNX: all off
- * values; the import raises to OneHot, so the round trip cannot tell).
+ * depth is not an integer; Trilu whose k band_part cannot express (tril
+ * with k < 0, triu with k > 0, or k computed) when the last two dims are
+ * not static (up to 4096) for the mask or the j - i table.
+ *
+ * Not proven here: what Core ML's one_hot gives for an index outside
+ * [-depth, depth) (ONNX: all off values; the import raises to OneHot, so
+ * the round trip cannot tell).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -159,29 +161,63 @@ static int lower_size(CmLower *c, const IrNode *n)
     return cml_out(c, op, n, 0);
 }
 
-/* Trilu: band_part when k allows (tril with k >= 0 keeps j - i <= k:
- * upper = k; triu with k <= 0 keeps i - j <= -k: lower = -k), else a
- * constant mask of the last two dims (they must be static) and select. */
+/* Trilu with a computed k: select(D op k, x, 0) where D is the constant
+ * j - i of the last two dims (static, up to 4096 each) and op is >= for
+ * the upper triangle, <= for the lower. */
+static int trilu_dynamic(CmLower *c, const IrNode *n, const char *x, int32_t dt, bool upper)
+{
+    int64_t dims[64];
+    size_t rank;
+    if (cml_rank(n->in[1]) != 0 || !cml_dims(n->in[0], dims, 64, &rank) || rank < 2 ||
+        dims[rank - 2] > 4096 || dims[rank - 1] > 4096)
+        return cml_refuse(c, "k is computed and either not a scalar or the last two dims are "
+                          "not static (up to 4096) for the j - i table it is compared with");
+    const char *k = cml_in(c, n, 1);
+    if (!k)
+        return -1;
+    int64_t R = dims[rank - 2], C = dims[rank - 1];
+    int32_t *d = ir_alloc_array(R * C > 0 ? (size_t)(R * C) : 1, sizeof *d);
+    for (int64_t i = 0; i < R; i++)
+        for (int64_t j = 0; j < C; j++)
+            d[i * C + j] = (int32_t)(j - i);
+    const char *diff = cml_const(c, mil_tensor_new(MIL_INT32, 2, (int64_t[]){R, C}, d));
+    free(d);
+    MilOp *op = cml_op(c, upper ? "greater_equal" : "less_equal");
+    mil_op_in(op, "x", diff);
+    mil_op_in(op, "y", k);
+    const char *cond = cml_tmp(c, op, MIL_BOOL, 2, (int64_t[]){R, C});
+    op = cml_op(c, "select");
+    mil_op_in(op, "cond", cond);
+    mil_op_in(op, "a", x);
+    mil_op_in_const(op, "b", cml_scalar(dt, 0));
+    return cml_out(c, op, n, 0);
+}
+
+/* Trilu: band_part when k is constant and allows (tril with k >= 0 keeps
+ * j - i <= k: upper = k; triu with k <= 0 keeps i - j <= -k: lower = -k),
+ * else a constant mask of the last two dims (they must be static) and
+ * select; a computed k: trilu_dynamic. */
 static int lower_trilu(CmLower *c, const IrNode *n)
 {
+    bool upper = cml_attr_i(n, "upper", 1) != 0;
+    int32_t dt = cm_dtype_to_mil(cml_elem(n->in[0]));
+    if (dt != MIL_FP32 && dt != MIL_FP16 && dt != MIL_INT32 && dt != MIL_BOOL)
+        return cml_refuse(c, "MIL's band_part and select take fp16, fp32, int32 and bool");
     int64_t k = 0, *kv;
     size_t nk;
-    if (cml_has(n, 1)) {
-        if (!cml_const_ints(n, 1, &kv, &nk))
-            return cml_refuse(c, "k is not constant (band_part's bounds are)");
+    bool k_const = !cml_has(n, 1) || cml_const_ints(n, 1, &kv, &nk);
+    if (cml_has(n, 1) && k_const) {
         k = nk == 1 ? kv[0] : 0;
         free(kv);
         if (nk != 1)
             return cml_refuse(c, "k is not a scalar");
     }
     k = k > INT32_MAX ? INT32_MAX : k < -INT32_MAX ? -INT32_MAX : k;
-    bool upper = cml_attr_i(n, "upper", 1) != 0;
-    int32_t dt = cm_dtype_to_mil(cml_elem(n->in[0]));
-    if (dt != MIL_FP32 && dt != MIL_FP16 && dt != MIL_INT32 && dt != MIL_BOOL)
-        return cml_refuse(c, "MIL's band_part and select take fp16, fp32, int32 and bool");
     const char *x = cml_in(c, n, 0);
     if (!x)
         return -1;
+    if (!k_const)
+        return trilu_dynamic(c, n, x, dt, upper);
     if (upper ? k <= 0 : k >= 0) {
         MilOp *op = cml_op(c, "band_part");
         mil_op_in(op, "x", x);
