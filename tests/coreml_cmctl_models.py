@@ -259,6 +259,17 @@ def onehot():
          [vi("idx", I32, [2, 3])], [vi("y", F, [2, depth, 3])], [idx], [exp],
          [const("depth", np.array(depth, np.int64)), const("vals", f32(2, 5))],
          mil=["one_hot", "select"])
+    # depth and values computed (graph inputs): a bool one_hot and a select
+    exp = np.zeros((2, 3, 4), np.float32) - 1.5
+    for a in range(2):
+        for b in range(3):
+            v = idx[a, b]
+            if -4 <= v < 4:
+                exp[a, b, v % 4] = 7.25
+    case("onehot_dynamic", [h.make_node("OneHot", ["idx", "depth", "vals"], ["y"])],
+         [vi("idx", I32, [2, 3]), vi("depth", F, [1]), vi("vals", F, [2])],
+         [vi("y", F, [2, 3, None])], [idx, f32(4.7), f32(-1.5, 7.25)], [exp],
+         mil=["one_hot", "gather", "select", "cast"])
 
 
 def trilu():

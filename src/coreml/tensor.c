@@ -6,8 +6,8 @@
  * select).
  *
  * Refused, and why: Shape with start/end (not lowered yet); OneHot whose
- * values are not constant (MIL's on/off values are) or whose computed
- * depth is not an integer; Trilu whose k band_part cannot express (tril
+ * values are not a static pair or whose computed depth is not a
+ * one-element int or float; Trilu whose k band_part cannot express (tril
  * with k < 0, triu with k > 0, or k computed) when the last two dims are
  * not static (up to 4096) for the mask or the j - i table.
  *
@@ -65,17 +65,21 @@ static int lower_range(CmLower *c, const IrNode *n)
     return cml_out(c, op, n, 0);
 }
 
-/* OneHot: one_hot with the constant values pair as on/off values, the
- * indices cast to int32 when ONNX gives floats, negative ones wrapped by
- * depth first. */
+/* OneHot: one_hot with the constant values pair as on/off values (or a
+ * one_hot mask and select between computed values), the indices cast to
+ * int32 when ONNX gives floats, negative ones wrapped by depth first. */
 static int lower_onehot(CmLower *c, const IrNode *n)
 {
     double *vals, *dv;
-    size_t nv, nd;
-    if (!cml_const_floats(n, 2, &vals, &nv))
-        return cml_refuse(c, "values are not constant (MIL's on/off values are)");
-    double off = nv == 2 ? vals[0] : 0, on = nv == 2 ? vals[1] : 0;
-    free(vals);
+    size_t nv = 2, nd;
+    bool v_const = cml_const_floats(n, 2, &vals, &nv);
+    double off = v_const && nv == 2 ? vals[0] : 0, on = v_const && nv == 2 ? vals[1] : 0;
+    if (v_const)
+        free(vals);
+    int64_t vd[64];
+    size_t vr;
+    if (!v_const && (!cml_dims(n->in[2], vd, 64, &vr) || vr != 1 || vd[0] != 2))
+        nv = 0;
     int32_t dt = cm_dtype_to_mil(cml_elem(n->out[0]));
     if (nv != 2 || (dt != MIL_FP32 && dt != MIL_FP16 && dt != MIL_INT32 && dt != MIL_BOOL))
         return cml_refuse(c, "values must be a pair of fp16, fp32, int32 or bool");
@@ -104,11 +108,21 @@ static int lower_onehot(CmLower *c, const IrNode *n)
             return cml_refuse(c, "depth is not a positive int32 scalar");
         depth = cml_const(c, mil_tensor_scalar_i32((int32_t)d));
     } else {
-        if (cm_dtype_to_mil(cml_elem(n->in[1])) != MIL_INT32 || cml_rank(n->in[1]) > 1)
-            return cml_refuse(c, "a computed depth must be an integer scalar");
+        int32_t ddt = cm_dtype_to_mil(cml_elem(n->in[1]));
+        if ((ddt != MIL_INT32 && ddt != MIL_FP32 && ddt != MIL_FP16) ||
+            cml_rank(n->in[1]) < 0 || cml_rank(n->in[1]) > 1)
+            return cml_refuse(c, "a computed depth must be a one-element int or float");
         depth = cml_in(c, n, 1);
         if (!depth)
             return -1;
+        if (ddt != MIL_INT32) {
+            /* ONNX casts a float depth to an integer (truncating) */
+            MilOp *op = cml_op(c, "cast");
+            mil_op_in(op, "x", depth);
+            mil_op_in_const(op, "dtype", mil_tensor_string("int32"));
+            int r = cml_rank(n->in[1]);
+            depth = cml_tmp(c, op, MIL_INT32, r, (int64_t[]){1});
+        }
         if (cml_rank(n->in[1]) != 0) {
             MilOp *op = cml_op(c, "reshape");
             mil_op_in(op, "x", depth);
@@ -137,8 +151,44 @@ static int lower_onehot(CmLower *c, const IrNode *n)
     mil_op_in(op, "indices", x);
     mil_op_in(op, "one_hot_vector_size", depth);
     mil_op_in_const(op, "axis", mil_tensor_scalar_i32((int32_t)axis));
-    mil_op_in_const(op, "on_value", cml_scalar(dt, on));
-    mil_op_in_const(op, "off_value", cml_scalar(dt, off));
+    if (v_const) {
+        mil_op_in_const(op, "on_value", cml_scalar(dt, on));
+        mil_op_in_const(op, "off_value", cml_scalar(dt, off));
+        return cml_out(c, op, n, 0);
+    }
+    /* computed values: inv = one_hot(on 0, off 1) marks where off goes;
+     * select(inv, inv * off, on) is exact where off + (on - off) * onehot
+     * would round. One select arm must have the full shape: coremltools
+     * types select by its arms alone. */
+    mil_op_in_const(op, "on_value", cml_scalar(dt, 0));
+    mil_op_in_const(op, "off_value", cml_scalar(dt, 1));
+    MilType ot = cml_type(n->out[0]);
+    const char *inv = cml_tmp(c, op, dt, ot.rank, ot.dims);
+    const char *v = cml_in(c, n, 2), *pick[2];
+    if (!v) {
+        mil_type_clear(&ot);
+        return -1;
+    }
+    for (int k = 0; k < 2; k++) {
+        op = cml_op(c, "gather");
+        mil_op_in(op, "x", v);
+        mil_op_in_const(op, "indices", mil_tensor_scalar_i32(k));
+        mil_op_in_const(op, "axis", mil_tensor_scalar_i32(0));
+        pick[k] = cml_tmp(c, op, dt, 0, NULL);
+    }
+    op = cml_op(c, "cast");
+    mil_op_in(op, "x", inv);
+    mil_op_in_const(op, "dtype", mil_tensor_string("bool"));
+    const char *is_off = cml_tmp(c, op, MIL_BOOL, ot.rank, ot.dims);
+    op = cml_op(c, "mul");
+    mil_op_in(op, "x", inv);
+    mil_op_in(op, "y", pick[0]);
+    const char *offs = cml_tmp(c, op, dt, ot.rank, ot.dims);
+    mil_type_clear(&ot);
+    op = cml_op(c, "select");
+    mil_op_in(op, "cond", is_off);
+    mil_op_in(op, "a", offs);
+    mil_op_in(op, "b", pick[1]);
     return cml_out(c, op, n, 0);
 }
 
