@@ -443,8 +443,10 @@ static int lower_scan(CmLower *c, const IrNode *n)
         int64_t ax = ctl_scan_attr(n, "scan_input_axes", j, &ok);
         in_rev[j] = ctl_scan_attr(n, "scan_input_directions", j, &ok) != 0;
         any_rev |= in_rev[j];
-        if (!ok || !cml_axis(ax, cml_rank(n->in[n_st + j]), &in_axis[j])) {
-            rc = cml_refuse(c, "scan input %zu: axis out of range or rank unknown", j);
+        int r = cml_rank(n->in[n_st + j]);
+        if (!ok || r > 64 || !cml_axis(ax, r, &in_axis[j])) {
+            rc = cml_refuse(c, "scan input %zu: axis out of range, or rank unknown or above 64",
+                            j);
             break;
         }
     }
