@@ -144,6 +144,48 @@ def loop_no_m():
          [const("lim", f32(100.0).reshape(()))], mil=["while_loop", "identity"])
 
 
+def loop_nested():
+    """An outer Loop (3 iterations) whose body runs an inner Loop (i + 1
+    iterations) adding x to y: y grows by x * (1 + 2 + 3)."""
+    inner = h.make_graph([
+        h.make_node("Add", ["z_in", "x"], ["z_out"]),
+        h.make_node("Identity", ["ci"], ["co"]),
+    ], "inner", [vi("j", I64, []), vi("ci", T.BOOL, []), vi("z_in", F, [2])],
+        [vi("co", T.BOOL, []), vi("z_out", F, [2])])
+    outer = h.make_graph([
+        h.make_node("Add", ["i", "one"], ["n_in"]),
+        h.make_node("Loop", ["n_in", "", "y_in"], ["y_out"], body=inner),
+        h.make_node("Identity", ["c_in"], ["c_out"]),
+    ], "outer", [vi("i", I64, []), vi("c_in", T.BOOL, []), vi("y_in", F, [2])],
+        [vi("c_out", T.BOOL, []), vi("y_out", F, [2])],
+        [const("one", np.array(1, np.int64))])
+    y0, x = f32(1, 2), f32(0.5, -0.25)
+    case("loop_nested", [h.make_node("Loop", ["M", "", "y0"], ["y"], body=outer)],
+         [vi("y0", F, [2]), vi("x", F, [2])], [vi("y", F, [2])], [y0, x], [y0 + 6 * x],
+         [const("M", np.array(3, np.int64))], mil=["while_loop"])
+
+
+def loop_in_if():
+    """An If whose then branch runs a Loop (doubling y M times), else y + 1."""
+    body = h.make_graph([h.make_node("Mul", ["y_in", "two"], ["y_out"]),
+                         h.make_node("Identity", ["c_in"], ["c_out"])], "body",
+                        [vi("i", I64, []), vi("c_in", T.BOOL, []), vi("y_in", F, [2])],
+                        [vi("c_out", T.BOOL, []), vi("y_out", F, [2])],
+                        [const("two", f32(2.0).reshape(()))])
+    then_g = h.make_graph([h.make_node("Loop", ["M", "", "y0"], ["t"], body=body)], "then", [],
+                          [vi("t", F, [2])])
+    else_g = h.make_graph([h.make_node("Add", ["y0", "one_f"], ["e"])], "else", [],
+                          [vi("e", F, [2])])
+    nodes = [h.make_node("ReduceSum", ["y0"], ["s"], keepdims=0),
+             h.make_node("Greater", ["s", "zero"], ["p"]),
+             h.make_node("If", ["p"], ["y"], then_branch=then_g, else_branch=else_g)]
+    y0 = f32(1, 2)
+    case("loop_in_if", nodes, [vi("y0", F, [2])], [vi("y", F, [2])], [y0], [y0 * 16],
+         [const("M", np.array(4, np.int64)), const("two", f32(2.0).reshape(())),
+          const("one_f", f32(1.0).reshape(())), const("zero", f32(0.0).reshape(()))],
+         mil=["cond", "while_loop"])
+
+
 def loop_unbounded():
     body = h.make_graph([h.make_node("Identity", ["y_in"], ["y_out"]),
                          h.make_node("Identity", ["c_in"], ["c_out"])], "body",
@@ -324,6 +366,8 @@ loop_if_scan()
 loop_no_cond()
 loop_no_m()
 loop_unbounded()
+loop_nested()
+loop_in_if()
 scan_rev()
 scatters()
 nonzero_size()

@@ -550,8 +550,10 @@ static int raise_cond(CmRaise *r, const MilOp *op)
     for (size_t k = 0; rc == 0 && k < 2; k++) {
         IrGraph *g = ir_graph_new(r->g);
         g->name = ir_strdup(k ? "else_branch" : "then_branch");
-        rc = cmr_block(r, op->blocks[k], g, op->out);
+        /* attached first: fresh names made inside (a while_loop's) must see
+         * the names the branch holds */
         ir_node_set_attr(node, ir_attr_graph(k ? "else_branch" : "then_branch", g));
+        rc = cmr_block(r, op->blocks[k], g, op->out);
     }
     return rc;
 }
