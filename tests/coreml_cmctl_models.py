@@ -186,6 +186,21 @@ def loop_in_if():
          mil=["cond", "while_loop"])
 
 
+def loop_zero_trips():
+    """M = 0: the carried value comes out as it went in, the scan output
+    empty ([0, 2])."""
+    body = h.make_graph([h.make_node("Add", ["y_in", "y_in"], ["y_out"]),
+                         h.make_node("Identity", ["c_in"], ["c_out"]),
+                         h.make_node("Identity", ["y_out"], ["sc"])], "body",
+                        [vi("i", I64, []), vi("c_in", T.BOOL, []), vi("y_in", F, [2])],
+                        [vi("c_out", T.BOOL, []), vi("y_out", F, [2]), vi("sc", F, [2])])
+    y0 = f32(1, 2)
+    case("loop_zero_trips", [h.make_node("Loop", ["M", "", "y0"], ["y", "ys"], body=body)],
+         [vi("y0", F, [2])], [vi("y", F, [2]), vi("ys", F, [None, 2])], [y0],
+         [y0, np.zeros((0, 2), np.float32)], [const("M", np.array(0, np.int64))],
+         mil=["while_loop", "fill"])
+
+
 def loop_unbounded():
     body = h.make_graph([h.make_node("Identity", ["y_in"], ["y_out"]),
                          h.make_node("Identity", ["c_in"], ["c_out"])], "body",
@@ -368,6 +383,7 @@ loop_no_m()
 loop_unbounded()
 loop_nested()
 loop_in_if()
+loop_zero_trips()
 scan_rev()
 scatters()
 nonzero_size()

@@ -221,8 +221,9 @@ static int lower_nonzero(CmLower *c, const IrNode *n)
     if (dt != MIL_FP32 && dt != MIL_FP16 && dt != MIL_INT32 && dt != MIL_BOOL)
         return cml_refuse(c, "MIL's non_zero takes fp16, fp32, int32 and bool only");
     int rank = cml_rank(n->in[0]);
-    if (rank < 0)
-        return cml_refuse(c, "rank unknown");
+    if (rank < 1)
+        return cml_refuse(c, "rank unknown or 0 (ONNX gives a scalar's [0, N] or [0, 0]; "
+                          "MIL's non_zero is not defined for scalars)");
     const char *x = cml_in(c, n, 0);
     if (!x)
         return -1;
