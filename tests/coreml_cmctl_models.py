@@ -288,6 +288,22 @@ def compress_gather():
          [np.take(x, idx, axis=1)], mil=["gather", "select"])
 
 
+def slice_dynamic():
+    """Slice with computed starts/ends (negative and out of range), axes
+    [2, 0] constant, steps 1: clamped at run time."""
+    x = np.arange(60, dtype=np.float32).reshape(3, 4, 5)
+    se = f32(-4, -9, 9, 2)  # starts (axis 2, axis 0), ends (axis 2, axis 0)
+    st, en = se[:2].astype(np.int64), se[2:].astype(np.int64)
+    exp = x[max(st[1] + 3, 0):min(en[1], 3), :, st[0] + 5:min(en[0], 5)]
+    case("slice_dynamic",
+         [h.make_node("Cast", ["se"], ["se64"], to=I64),
+          h.make_node("Split", ["se64"], ["s", "e"], axis=0),
+          h.make_node("Slice", ["x", "s", "e", "axes"], ["y"])],
+         [vi("x", F, [3, 4, 5]), vi("se", F, [4])], [vi("y", F, [None, 4, None])], [x, se],
+         [exp], [const("axes", np.array([2, 0], np.int64))],
+         mil=["slice_by_index", "maximum", "minimum", "gather"])
+
+
 def nonzero_size():
     x = f32(0, 1, 0, 2, 3, 0).reshape(2, 3)
     nz = np.array(np.nonzero(x), np.float32)
@@ -388,6 +404,7 @@ scan_rev()
 scatters()
 nonzero_size()
 compress_gather()
+slice_dynamic()
 onehot()
 trilu()
 misc()

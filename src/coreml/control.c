@@ -593,7 +593,10 @@ static int ctl_raise_body(CmRaise *r, const MilOp *op, IrGraph *g)
     const MilBlock *cb = op->blocks[0], *bb = op->blocks[1];
     IrGraph *outer = r->g;
     size_t nv = cb->n_in;
-    /* fresh in the whole model (g is attached already), defined in g only */
+    /* fresh in the whole model (g is attached already) and apart from the
+     * loop variables' names (reserved first), defined in g only */
+    for (size_t k = 0; k < nv; k++)
+        ir_graph_value(g, cb->in[k].name);
     for (int k = 0; k < 2; k++) {
         char *name = ir_graph_fresh_name(g, k ? "cond_in" : "iter");
         ir_graph_add_input(g, name, ir_type_tensor(k ? IR_BOOL : IR_INT64, 0, NULL));
