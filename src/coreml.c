@@ -420,10 +420,22 @@ MilTensor *cml_tensor(CmLower *c, const IrTensor *t)
     return mt;
 }
 
+char *cml_name(CmLower *c, const char *base)
+{
+    return cm_fresh(c, base);
+}
+
+void cml_bind(CmLower *c, const char *onnx, const char *mil)
+{
+    cm_name_put(&c->onnx, onnx, mil);
+}
+
 const char *cml_const(CmLower *c, MilTensor *t)
 {
+    /* not "const_N": coremltools' loader names the placeholder consts it
+     * makes while reading nested blocks so, and mistakes ours for them */
     char *name = cm_fresh(c, c->node && c->node->name && *c->node->name ? c->node->name
-                                                                          : "const");
+                                                                          : "cst");
     MilOp *op = mil_const_add(c->root, name, t);
     free(name);
     c->r->n_ops++;
@@ -594,9 +606,12 @@ static int cm_lower_node(CmLower *c, const IrNode *n)
     c->node = n;
     if (n->domain && *n->domain && strcmp(n->domain, "ai.onnx"))
         return cml_refuse(c, "domain '%s' has no Core ML lowering", n->domain);
-    for (size_t i = 0; i < n->n_attr && strcmp(n->op_type, "If"); i++)
+    bool ctl = !strcmp(n->op_type, "If") || !strcmp(n->op_type, "Loop") ||
+               !strcmp(n->op_type, "Scan");
+    for (size_t i = 0; i < n->n_attr && !ctl; i++)
         if (n->attr[i]->g || n->attr[i]->n_graphs)
-            return cml_refuse(c, "subgraphs of %s are not lowered yet (If is)", n->op_type);
+            return cml_refuse(c, "subgraphs of %s are not lowered yet (If's, Loop's and "
+                              "Scan's are)", n->op_type);
     CmLowerFn fn = cm_lower_rule(n->op_type);
     if (!fn)
         return cml_refuse(c, "no Core ML lowering for %s", n->op_type);
@@ -1274,6 +1289,11 @@ static IrType *cm_ir_type(const MilType *t)
     return it;
 }
 
+IrType *cmr_type(const MilType *t)
+{
+    return cm_ir_type(t);
+}
+
 static int cm_raise_op(CmRaise *r, const MilOp *op)
 {
     r->op = op;
@@ -1295,8 +1315,8 @@ static int cm_raise_op(CmRaise *r, const MilOp *op)
         }
         return 0;
     }
-    if (op->n_blocks && strcmp(op->type, "cond"))
-        return cmr_fail(r, "ops with blocks other than cond are not raised yet");
+    if (op->n_blocks && strcmp(op->type, "cond") && strcmp(op->type, "while_loop"))
+        return cmr_fail(r, "ops with blocks other than cond and while_loop are not raised yet");
     CmRaiseFn fn = cm_raise_rule(op->type);
     if (!fn)
         return cmr_fail(r, "no ONNX raising for this op");

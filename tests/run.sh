@@ -226,6 +226,9 @@ run milops_registry /usr/bin/python3 tests/milops_registry.py
 # Apple's loader on each MIL op the rnn lowering and the elementwise
 # compositions emit (GRU, RNN, LSTM peepholes, Mod, Round, ...; ~50 s)
 run coreml_cmrnn_ct /usr/bin/python3 tests/coreml_cmrnn_ct.py "$build/onnx-convert"
+# Apple's loader on the MIL ops of the Loop and index lowerings (~35 s;
+# test_coreml_cmctl judges their numbers)
+run coreml_cmctl_ct sh tests/coreml_cmctl_ct.sh "$build/onnx-convert"
 
 # the sanitized programs' lines and sums (a job that died without its
 # sums counts as one failure)

@@ -5,10 +5,13 @@
  * ThresholdedRelu.
  *
  * PRelu, Selu, HardSwish, Mish and Celu (alpha * elu(x / alpha)) are
- * composed of MIL ops; Shrink is in elementwise.c.
+ * composed of MIL ops; Shrink is in elementwise.c; Hardmax is
+ * reduce_argmax then one_hot along the axis.
  *
  * Refused: Softmax/LogSoftmax of an unknown rank (the axis must be
- * normalized); Hardmax (not lowered yet); Celu with alpha 0.
+ * normalized); Hardmax of an unknown rank or a non-static axis dim (the
+ * one_hot size is taken from it), or of a type other than fp16/fp32; Celu
+ * with alpha 0.
  */
 #include <stdlib.h>
 #include <stdbool.h>
@@ -184,8 +187,44 @@ static int lower_celu(CmLower *c, const IrNode *n)
     return act_bin(c, n, "mul", e, NULL, cml_scalar(dt, alpha), true) ? 0 : -1;
 }
 
+/* Hardmax: 1 at the first maximum along axis, else 0: reduce_argmax
+ * (first index of the maximum, as ONNX's ArgMax without
+ * select_last_index) then one_hot of the axis's size. */
+static int lower_hardmax(CmLower *c, const IrNode *n)
+{
+    int32_t dt = cm_dtype_to_mil(cml_elem(n->in[0]));
+    if (dt != MIL_FP32 && dt != MIL_FP16)
+        return cml_refuse(c, "Hardmax of a non-float type");
+    int64_t dims[64], axis;
+    size_t rank;
+    if (!cml_dims(n->in[0], dims, 64, &rank) ||
+        !cml_axis(cml_attr_i(n, "axis", -1), (int)rank, &axis) || dims[axis] > INT32_MAX ||
+        dims[axis] < 1)
+        return cml_refuse(c, "the shape is not static or the axis is out of range");
+    const char *x = cml_in(c, n, 0);
+    if (!x)
+        return -1;
+    MilOp *op = cml_op(c, "reduce_argmax");
+    mil_op_in(op, "x", x);
+    mil_op_in_const(op, "axis", mil_tensor_scalar_i32((int32_t)axis));
+    mil_op_in_const(op, "keep_dims", mil_tensor_scalar_bool(false));
+    int64_t rd[64];
+    for (size_t i = 0, k = 0; i < rank; i++)
+        if ((int64_t)i != axis)
+            rd[k++] = dims[i];
+    const char *am = cml_tmp(c, op, MIL_INT32, (int)rank - 1, rd);
+    op = cml_op(c, "one_hot");
+    mil_op_in(op, "indices", am);
+    mil_op_in_const(op, "one_hot_vector_size", mil_tensor_scalar_i32((int32_t)dims[axis]));
+    mil_op_in_const(op, "axis", mil_tensor_scalar_i32((int32_t)axis));
+    mil_op_in_const(op, "on_value", cml_scalar(dt, 1));
+    mil_op_in_const(op, "off_value", cml_scalar(dt, 0));
+    return cml_out(c, op, n, 0);
+}
+
 static const CmLowerRule act_lower[] = {
     {"Celu", lower_celu},
+    {"Hardmax", lower_hardmax},
     {"PRelu", lower_prelu}, {"Selu", lower_composite}, {"HardSwish", lower_composite},
     {"Mish", lower_composite},
     {"Relu", lower_act}, {"Sigmoid", lower_act}, {"Softplus", lower_act},

@@ -2,7 +2,7 @@
  * coreml/elementwise.c - Core ML lowering and raising of the elementwise
  * family: arithmetic, comparison and logic (MIL's elementwise_binary ops,
  * which broadcast as ONNX does), unary maps, Neg, Identity, Where, Cast,
- * Clip.
+ * CastLike (a cast to its second input's type), Clip.
  *
  * Composed of MIL ops (MIL has none that means the same):
  * - Div of int32: floor_div, plus 1 where the signs differ and mod is not
@@ -417,9 +417,11 @@ static const char *ew_cast_name(int32_t onnx)
     }
 }
 
+/* Cast, and CastLike (the type of its second input: a cast as well). */
 static int lower_cast(CmLower *c, const IrNode *n)
 {
-    int64_t to = cml_attr_i(n, "to", 0);
+    int64_t to = strcmp(n->op_type, "CastLike") ? cml_attr_i(n, "to", 0)
+                                                : cml_elem(cml_has(n, 1) ? n->in[1] : NULL);
     const char *dn = ew_cast_name((int32_t)to);
     if (!dn)
         return cml_refuse(c, "cast to %s: Core ML's cast takes fp32, fp16, int32 (int64 "
@@ -490,6 +492,7 @@ static const CmLowerRule ew_lower[] = {
     {"Mod", lower_mod}, {"Round", lower_round}, {"Acosh", lower_arc_hyp},
     {"Asinh", lower_arc_hyp}, {"IsInf", lower_isinf_nan}, {"IsNaN", lower_isinf_nan},
     {"Shrink", lower_shrink}, {"BitShift", lower_bitshift},
+    {"CastLike", lower_cast},
 };
 
 /* ---- raising -------------------------------------------------------------------- */

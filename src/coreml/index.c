@@ -1,35 +1,27 @@
 /*
  * coreml/index.c - Core ML lowering and raising of the index family:
  * Gather (gather), GatherElements (gather_along_axis), GatherND
- * (gather_nd), TopK (topk). MIL's gathers take negative indices as ONNX's
- * do.
+ * (gather_nd), TopK (topk), ScatterElements and Scatter
+ * (scatter_along_axis), ScatterND (scatter_nd), NonZero (non_zero and a
+ * transpose: MIL gives [N, rank], ONNX [rank, N]), ReverseSequence
+ * (reverse_sequence), Compress (non_zero of the condition, then gather). MIL's gathers and scatters take negative indices up
+ * to iOS16 and read them as out of bounds from iOS17 on, and the target is
+ * chosen after lowering: negative indices are wrapped first
+ * (select(i < 0, i + size, i); nothing when the indices are constants
+ * that are all non-negative).
  *
- * Refused: GatherND with batch_dims (the iOS15 gather_nd has none).
+ * Refused, and why: GatherND with batch_dims (the iOS15 gather_nd has
+ * none); scatters of bool or other types MIL's scatters lack (fp16, fp32,
+ * int32 only); GatherND and ScatterND whose indices' last dim is not
+ * static, unless the indices are constant and non-negative (the wrap needs
+ * it); reductions other than none/add/mul/max/min (ONNX has no
+ * other); NonZero and ReverseSequence of types MIL lacks.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "rules.h"
-
-static int lower_gather(CmLower *c, const IrNode *n)
-{
-    bool nd = !strcmp(n->op_type, "GatherND");
-    if (nd && cml_attr_i(n, "batch_dims", 0))
-        return cml_refuse(c, "batch_dims is not lowered");
-    int64_t axis = 0;
-    if (!nd && !cml_axis(cml_attr_i(n, "axis", 0), cml_rank(n->in[0]), &axis))
-        return cml_refuse(c, "axis out of range or rank unknown");
-    const char *x = cml_in(c, n, 0), *i = x ? cml_in(c, n, 1) : NULL;
-    if (!i)
-        return -1;
-    MilOp *op = cml_op(c, nd ? "gather_nd" : !strcmp(n->op_type, "Gather") ? "gather"
-                                                                          : "gather_along_axis");
-    mil_op_in(op, "x", x);
-    mil_op_in(op, "indices", i);
-    if (!nd)
-        mil_op_in_const(op, "axis", mil_tensor_scalar_i32((int32_t)axis));
-    return cml_out(c, op, n, 0);
-}
 
 /* TopK: k must be constant (MIL's is const); MIL sorts always, which
  * sorted=0 allows. */
@@ -64,7 +56,249 @@ static int lower_topk(CmLower *c, const IrNode *n)
     return 0;
 }
 
+/* ---- scatters ------------------------------------------------------------- */
+
+/* Whether input i of n is a constant whose values are all >= 0. */
+static bool ix_nonneg_const(const IrNode *n, size_t i)
+{
+    int64_t *v;
+    size_t len;
+    if (!cml_const_ints(n, i, &v, &len))
+        return false;
+    bool ok = true;
+    for (size_t k = 0; k < len; k++)
+        ok &= v[k] >= 0;
+    free(v);
+    return ok;
+}
+
+/* Dims `axes` (n_axes of them) of value v (MIL name x): a const when they
+ * are static, else gathered from shape(x) at run time. Rank 0 result when
+ * scalar is set (one axis). */
+static const char *ix_sizes(CmLower *c, const IrValue *v, const char *x, const int64_t *axes,
+                            size_t n_axes, bool scalar)
+{
+    int64_t dims[64], got[64];
+    size_t rank;
+    bool known = cml_dims(v, dims, 64, &rank);
+    for (size_t k = 0; known && k < n_axes; k++) {
+        known = axes[k] < (int64_t)rank;
+        got[k] = known ? dims[axes[k]] : 0;
+    }
+    if (known && n_axes <= 64)
+        return cml_const(c, scalar ? mil_tensor_scalar_i32((int32_t)got[0])
+                                   : cml_ints(got, n_axes));
+    MilOp *op = cml_op(c, "shape");
+    mil_op_in(op, "x", x);
+    int r = cml_rank(v);
+    const char *sh = cml_tmp(c, op, MIL_INT32, 1, (int64_t[]){r});
+    op = cml_op(c, "gather");
+    mil_op_in(op, "x", sh);
+    mil_op_in_const(op, "indices", scalar ? mil_tensor_scalar_i32((int32_t)axes[0])
+                                          : cml_ints(axes, n_axes));
+    mil_op_in_const(op, "axis", mil_tensor_scalar_i32(0));
+    return cml_tmp(c, op, MIL_INT32, scalar ? 0 : 1, scalar ? NULL : (int64_t[]){(int64_t)n_axes});
+}
+
+const char *cml_wrap_index(CmLower *c, const IrNode *n, size_t k, const char *i,
+                           const char *size)
+{
+    if (ix_nonneg_const(n, k))
+        return i;
+    MilType t = cml_type(n->in[k]);
+    MilOp *op = cml_op(c, "less");
+    mil_op_in(op, "x", i);
+    mil_op_in_const(op, "y", mil_tensor_scalar_i32(0));
+    const char *neg = cml_tmp(c, op, MIL_BOOL, t.rank, t.dims);
+    op = cml_op(c, "add");
+    mil_op_in(op, "x", i);
+    mil_op_in(op, "y", size);
+    const char *up = cml_tmp(c, op, MIL_INT32, t.rank, t.dims);
+    op = cml_op(c, "select");
+    mil_op_in(op, "cond", neg);
+    mil_op_in(op, "a", up);
+    mil_op_in(op, "b", i);
+    const char *r = cml_tmp(c, op, MIL_INT32, t.rank, t.dims);
+    mil_type_clear(&t);
+    return r;
+}
+
+/* Indices (ONNX input 1 of n, MIL value i) wrapped where negative, by
+ * data x's dim on `axis`, or for the _nd ops by its first q dims (q: the
+ * indices' last dim, which must be static then); NULL after a refusal. */
+static const char *ix_wrapped(CmLower *c, const IrNode *n, const char *x, const char *i,
+                              bool nd, int64_t axis)
+{
+    if (ix_nonneg_const(n, 1))
+        return i;
+    int rank = cml_rank(n->in[0]);
+    int64_t q = 1, axes[64];
+    if (nd) {
+        const IrType *it = n->in[1]->type;
+        int irank = cml_rank(n->in[1]);
+        if (irank < 1 || it->shape->dims[irank - 1].kind != IR_DIM_VALUE) {
+            cml_refuse(c, "the indices' last dim is not static (negative indices are "
+                       "wrapped by the dims it spans)");
+            return NULL;
+        }
+        q = it->shape->dims[irank - 1].value;
+        if (q < 1 || q > rank || q > 64) {
+            cml_refuse(c, "the indices' last dim %lld does not fit rank %d", (long long)q, rank);
+            return NULL;
+        }
+    }
+    for (int64_t k = 0; k < q; k++)
+        axes[k] = nd ? k : axis;
+    const char *size = ix_sizes(c, n->in[0], x, axes, (size_t)q, !nd);
+    return cml_wrap_index(c, n, 1, i, size);
+}
+
+/* Gather, GatherElements, GatherND. MIL's gathers wrap negative indices
+ * up to iOS16 and read them as out of bounds from iOS17 on: they are
+ * wrapped here (the target is chosen after lowering). */
+static int lower_gather(CmLower *c, const IrNode *n)
+{
+    bool nd = !strcmp(n->op_type, "GatherND");
+    if (nd && cml_attr_i(n, "batch_dims", 0))
+        return cml_refuse(c, "batch_dims is not lowered");
+    int64_t axis = 0;
+    if (!nd && !cml_axis(cml_attr_i(n, "axis", 0), cml_rank(n->in[0]), &axis))
+        return cml_refuse(c, "axis out of range or rank unknown");
+    const char *x = cml_in(c, n, 0), *i = x ? cml_in(c, n, 1) : NULL;
+    if (i)
+        i = ix_wrapped(c, n, x, i, nd, axis);
+    if (!i)
+        return -1;
+    MilOp *op = cml_op(c, nd ? "gather_nd" : !strcmp(n->op_type, "Gather") ? "gather"
+                                                                          : "gather_along_axis");
+    mil_op_in(op, "x", x);
+    mil_op_in(op, "indices", i);
+    if (!nd)
+        mil_op_in_const(op, "axis", mil_tensor_scalar_i32((int32_t)axis));
+    return cml_out(c, op, n, 0);
+}
+
+static const CmMap ix_modes[] = {
+    {"none", "update"}, {"add", "add"}, {"mul", "mul"}, {"max", "max"}, {"min", "min"},
+};
+
+/* ScatterElements, Scatter (scatter_along_axis) and ScatterND (scatter_nd). */
+static int lower_scatter(CmLower *c, const IrNode *n)
+{
+    bool nd = !strcmp(n->op_type, "ScatterND");
+    char buf[16];
+    const char *red = cml_attr_s(n, "reduction", buf, sizeof buf, "none");
+    const CmMap *mode = cm_map_onnx(ix_modes, sizeof ix_modes / sizeof ix_modes[0], red);
+    if (!mode)
+        return cml_refuse(c, "reduction '%s' unknown", red);
+    int32_t dt = cm_dtype_to_mil(cml_elem(n->in[0]));
+    if (dt != MIL_FP32 && dt != MIL_FP16 && dt != MIL_INT32)
+        return cml_refuse(c, "MIL's scatters take fp16, fp32 and int32 data only");
+    int rank = cml_rank(n->in[0]);
+    int64_t axis = 0;
+    if (!nd && !cml_axis(cml_attr_i(n, "axis", 0), rank, &axis))
+        return cml_refuse(c, "axis out of range or rank unknown");
+    const char *x = cml_in(c, n, 0), *i = x ? cml_in(c, n, 1) : NULL;
+    const char *u = i ? cml_in(c, n, 2) : NULL;
+    if (u)
+        i = ix_wrapped(c, n, x, i, nd, axis);
+    if (!u || !i)
+        return -1;
+    MilOp *op = cml_op(c, nd ? "scatter_nd" : "scatter_along_axis");
+    mil_op_in(op, "data", x);
+    mil_op_in(op, "indices", i);
+    mil_op_in(op, "updates", u);
+    if (!nd)
+        mil_op_in_const(op, "axis", mil_tensor_scalar_i32((int32_t)axis));
+    mil_op_in_const(op, "mode", mil_tensor_string(mode->mil));
+    return cml_out(c, op, n, 0);
+}
+
+/* NonZero: non_zero gives [N, rank]; ONNX wants [rank, N]. */
+static int lower_nonzero(CmLower *c, const IrNode *n)
+{
+    int32_t dt = cm_dtype_to_mil(cml_elem(n->in[0]));
+    if (dt != MIL_FP32 && dt != MIL_FP16 && dt != MIL_INT32 && dt != MIL_BOOL)
+        return cml_refuse(c, "MIL's non_zero takes fp16, fp32, int32 and bool only");
+    int rank = cml_rank(n->in[0]);
+    if (rank < 1)
+        return cml_refuse(c, "rank unknown or 0 (ONNX gives a scalar's [0, N] or [0, 0]; "
+                          "MIL's non_zero is not defined for scalars)");
+    const char *x = cml_in(c, n, 0);
+    if (!x)
+        return -1;
+    MilOp *op = cml_op(c, "non_zero");
+    mil_op_in(op, "x", x);
+    const char *nz = cml_tmp(c, op, MIL_INT32, 2, (int64_t[]){-1, rank});
+    op = cml_op(c, "transpose");
+    mil_op_in(op, "x", nz);
+    mil_op_in_const(op, "perm", mil_tensor_ints((int32_t[]){1, 0}, 2));
+    return cml_out(c, op, n, 0);
+}
+
+/* Compress: gather of x (flattened when axis is absent) at the indices
+ * non_zero finds in the condition ([N, 1] reshaped to [N]). A condition
+ * shorter than the axis selects among its own length, as ONNX says. */
+static int lower_compress(CmLower *c, const IrNode *n)
+{
+    int rank = cml_rank(n->in[0]);
+    bool has_axis = ir_node_attr(n, "axis") != NULL;
+    int64_t axis = 0;
+    if (rank < 0 || (has_axis && !cml_axis(cml_attr_i(n, "axis", 0), rank, &axis)))
+        return cml_refuse(c, "axis out of range or rank unknown");
+    if (cml_rank(n->in[1]) != 1)
+        return cml_refuse(c, "the condition is not 1-D");
+    const char *x = cml_in(c, n, 0), *cond = x ? cml_in(c, n, 1) : NULL;
+    if (!cond)
+        return -1;
+    MilType xt = cml_type(n->in[0]);
+    int32_t dt = xt.dtype;
+    mil_type_clear(&xt);
+    if (!has_axis && rank != 1) {
+        MilOp *op = cml_op(c, "reshape");
+        mil_op_in(op, "x", x);
+        mil_op_in_const(op, "shape", mil_tensor_ints((int32_t[]){-1}, 1));
+        x = cml_tmp(c, op, dt, 1, NULL);
+    }
+    MilOp *op = cml_op(c, "non_zero");
+    mil_op_in(op, "x", cond);
+    const char *nz = cml_tmp(c, op, MIL_INT32, 2, (int64_t[]){-1, 1});
+    op = cml_op(c, "reshape");
+    mil_op_in(op, "x", nz);
+    mil_op_in_const(op, "shape", mil_tensor_ints((int32_t[]){-1}, 1));
+    const char *idx = cml_tmp(c, op, MIL_INT32, 1, NULL);
+    op = cml_op(c, "gather");
+    mil_op_in(op, "x", x);
+    mil_op_in(op, "indices", idx);
+    mil_op_in_const(op, "axis", mil_tensor_scalar_i32((int32_t)axis));
+    return cml_out(c, op, n, 0);
+}
+
+static int lower_revseq(CmLower *c, const IrNode *n)
+{
+    int32_t dt = cm_dtype_to_mil(cml_elem(n->in[0]));
+    if (dt != MIL_FP32 && dt != MIL_FP16 && dt != MIL_INT32 && dt != MIL_BOOL)
+        return cml_refuse(c, "MIL's reverse_sequence takes fp16, fp32, int32 and bool only");
+    int rank = cml_rank(n->in[0]);
+    int64_t ta, ba;
+    if (!cml_axis(cml_attr_i(n, "time_axis", 0), rank, &ta) ||
+        !cml_axis(cml_attr_i(n, "batch_axis", 1), rank, &ba))
+        return cml_refuse(c, "axes out of range or rank unknown");
+    const char *x = cml_in(c, n, 0), *l = x ? cml_in(c, n, 1) : NULL;
+    if (!l)
+        return -1;
+    MilOp *op = cml_op(c, "reverse_sequence");
+    mil_op_in(op, "x", x);
+    mil_op_in(op, "lengths", l);
+    mil_op_in_const(op, "seq_axis", mil_tensor_scalar_i32((int32_t)ta));
+    mil_op_in_const(op, "batch_axis", mil_tensor_scalar_i32((int32_t)ba));
+    return cml_out(c, op, n, 0);
+}
+
 static const CmLowerRule ix_lower[] = {
+    {"ScatterElements", lower_scatter}, {"Scatter", lower_scatter},
+    {"ScatterND", lower_scatter}, {"NonZero", lower_nonzero},
+    {"ReverseSequence", lower_revseq}, {"Compress", lower_compress},
     {"TopK", lower_topk},
     {"Gather", lower_gather}, {"GatherElements", lower_gather}, {"GatherND", lower_gather},
 };
@@ -127,7 +361,90 @@ static int raise_topk(CmRaise *r, const MilOp *op)
     return 0;
 }
 
+/* A Cast of `x` to int64 (ONNX's ScatterND and ReverseSequence take
+ * int64 indices and lengths); returns the new name. */
+static const char *ix_i64(CmRaise *r, const char *x)
+{
+    const char *y = cmr_tmp(r, "i64"), *in[1] = {x}, *out[1] = {y};
+    IrNode *node;
+    if (!x || cmr_node(r, "Cast", 1, in, 1, out, &node) < 0)
+        return NULL;
+    ir_node_set_attr(node, ir_attr_int("to", IR_INT64));
+    return y;
+}
+
+static int raise_scatter(CmRaise *r, const MilOp *op)
+{
+    bool nd = !strcmp(op->type, "scatter_nd");
+    /* MIL's default mode is add */
+    const char *m = cmr_string(cmr_const(r, op, "mode"));
+    const CmMap *mode = cm_map_mil(ix_modes, sizeof ix_modes / sizeof ix_modes[0],
+                                   m ? m : "add");
+    if (!mode || !strcmp(mode->onnx, "max") || !strcmp(mode->onnx, "min"))
+        return cmr_fail(r, "mode '%s' has no ONNX reduction at opset %d", m ? m : "add",
+                        CM_ONNX_OPSET);
+    const char *in[3] = {cmr_in(r, op, "data", 0), cmr_in(r, op, "indices", 0),
+                         cmr_in(r, op, "updates", 0)};
+    if (nd && !(in[1] = ix_i64(r, in[1])))
+        return cmr_fail(r, "indices missing");
+    IrNode *node;
+    if (cmr_simple(r, op, nd ? "ScatterND" : "ScatterElements", 3, in, &node) < 0)
+        return -1;
+    ir_node_set_attr(node, ir_attr_string("reduction", mode->onnx));
+    int64_t *v;
+    size_t nv;
+    const MilTensor *a = cmr_const(r, op, "axis");
+    if (!nd && a && cmr_ints(a, &v, &nv)) {
+        if (nv == 1)
+            ir_node_set_attr(node, ir_attr_int("axis", v[0]));
+        free(v);
+    }
+    return 0;
+}
+
+/* non_zero: ONNX's NonZero transposed, as int32. */
+static int raise_nonzero(CmRaise *r, const MilOp *op)
+{
+    const char *a = cmr_tmp(r, "nonzero"), *b = cmr_tmp(r, "nonzero_t");
+    const char *in[1] = {cmr_in(r, op, "x", 0)}, *out[1] = {a};
+    IrNode *node;
+    if (cmr_node(r, "NonZero", 1, in, 1, out, NULL) < 0)
+        return -1;
+    in[0] = a;
+    out[0] = b;
+    if (cmr_node(r, "Transpose", 1, in, 1, out, &node) < 0)
+        return -1;
+    ir_node_set_attr(node, ir_attr_ints("perm", 2, (int64_t[]){1, 0}));
+    in[0] = b;
+    if (cmr_simple(r, op, "Cast", 1, in, &node) < 0)
+        return -1;
+    ir_node_set_attr(node, ir_attr_int("to", IR_INT32));
+    return 0;
+}
+
+static int raise_revseq(CmRaise *r, const MilOp *op)
+{
+    const char *in[2] = {cmr_in(r, op, "x", 0), ix_i64(r, cmr_in(r, op, "lengths", 0))};
+    IrNode *node;
+    if (cmr_simple(r, op, "ReverseSequence", 2, in, &node) < 0)
+        return -1;
+    const char *names[2][2] = {{"seq_axis", "time_axis"}, {"batch_axis", "batch_axis"}};
+    for (int k = 0; k < 2; k++) {
+        int64_t *v;
+        size_t nv;
+        const MilTensor *a = cmr_const(r, op, names[k][0]);
+        if (!a || !cmr_ints(a, &v, &nv))
+            return cmr_fail(r, "%s is not constant", names[k][0]);
+        if (nv == 1)
+            ir_node_set_attr(node, ir_attr_int(names[k][1], v[0]));
+        free(v);
+    }
+    return 0;
+}
+
 static const CmRaiseRule ix_raise[] = {
+    {"scatter_along_axis", raise_scatter}, {"scatter_nd", raise_scatter},
+    {"non_zero", raise_nonzero}, {"reverse_sequence", raise_revseq},
     {"topk", raise_topk},
     {"gather", raise_gather}, {"gather_along_axis", raise_gather}, {"gather_nd", raise_gather},
 };

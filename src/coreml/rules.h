@@ -69,11 +69,22 @@ int cml_out(CmLower *c, MilOp *op, const IrNode *n, size_t i);
 /* A new temporary output of op (dims NULL with rank -1: unknown shape);
  * returns its name (owned by op). */
 const char *cml_tmp(CmLower *c, MilOp *op, int32_t dtype, int rank, const int64_t *dims);
+/* A fresh MIL value name built from base (caller frees), and the binding
+ * of an ONNX value name to a MIL name (block inputs of while_loop). */
+char *cml_name(CmLower *c, const char *base);
+void cml_bind(CmLower *c, const char *onnx, const char *mil);
 /* A const op holding t (owned); returns its name. */
 const char *cml_const(CmLower *c, MilTensor *t);
 /* A one-op helper: op `type` with x bound to `x`, output typed as ONNX
  * output i of n. For unary maps. */
 MilOp *cml_unary(CmLower *c, const IrNode *n, const char *type, const char *x);
+
+/* The int32 indices `i` (ONNX input k of n) with `size` (a MIL value
+ * that broadcasts against them) added where negative: select(i < 0,
+ * i + size, i); `i` itself when the input is a constant with no negative
+ * value. For MIL ops that do not wrap negative indices (index.c). */
+const char *cml_wrap_index(CmLower *c, const IrNode *n, size_t k, const char *i,
+                           const char *size);
 
 /* Lowers the nodes of subgraph g into block b (new ops go there, consts
  * to the function's block) and names g's outputs as b's (an output that
@@ -167,6 +178,8 @@ bool cmr_float(const MilTensor *t, double *v);
 const char *cmr_string(const MilTensor *t);
 /* A bool scalar param (default when absent). */
 bool cmr_bool(CmRaise *r, const MilOp *op, const char *param, bool dflt);
+/* The ONNX type of a MIL type (owned by the caller). */
+IrType *cmr_type(const MilType *t);
 /* Output k's name. */
 const char *cmr_out(const MilOp *op, size_t k);
 /* Raises the ops of block b into subgraph g (which the caller attaches)

@@ -13,7 +13,9 @@
  *   then) or allowzero is 1 (MIL has no literal 0).
  * - Flatten, Expand and Slice on dims inference cannot give (the static
  *   MIL parameters are computed from them).
- * - Slice with non-constant starts/ends/axes/steps.
+ * - Slice with computed axes or steps; with computed starts/ends, a step
+ *   other than 1 or a starts length inference cannot give (computed
+ *   starts/ends are wrapped and clamped at run time only for steps of 1).
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -169,6 +171,102 @@ static int64_t sh_clamp(int64_t v, int64_t lo, int64_t hi)
     return v < lo ? lo : v > hi ? hi : v;
 }
 
+/* v (ONNX starts or ends, MIL value x, n_ax entries) with d added where
+ * negative, then clamped to [0, d] (d: the const dims of the sliced
+ * axes): ONNX's clamping for a step of 1, done at run time. */
+static const char *sh_clamp_dyn(CmLower *c, const IrNode *n, size_t k, const char *x,
+                                const char *d, size_t n_ax)
+{
+    int64_t len[1] = {(int64_t)n_ax};
+    const char *w = cml_wrap_index(c, n, k, x, d);
+    MilOp *op = cml_op(c, "maximum");
+    mil_op_in(op, "x", w);
+    mil_op_in_const(op, "y", mil_tensor_scalar_i32(0));
+    w = cml_tmp(c, op, MIL_INT32, 1, len);
+    op = cml_op(c, "minimum");
+    mil_op_in(op, "x", w);
+    mil_op_in(op, "y", d);
+    return cml_tmp(c, op, MIL_INT32, 1, len);
+}
+
+/* Slice with computed starts or ends (constant axes, steps all 1, known
+ * dims): starts and ends wrapped and clamped at run time, then spread to
+ * every dim by a gather from [values..., fillers...] (0 for begin, the dim
+ * for end where an axis is not sliced); no masks. */
+static int lower_slice_dyn(CmLower *c, const IrNode *n, const int64_t *dims, size_t rank)
+{
+    int64_t *ax = NULL, *sp = NULL, sd[SH_MAX_RANK];
+    size_t nax = 0, nsp = 0, n_ax;
+    int64_t sdims[SH_MAX_RANK];
+    size_t sr;
+    if (!cml_dims(n->in[1], sdims, SH_MAX_RANK, &sr) || sr != 1 || sdims[0] < 1 ||
+        sdims[0] > (int64_t)rank)
+        return cml_refuse(c, "starts/ends are computed and their length is not static");
+    n_ax = (size_t)sdims[0];
+    if ((cml_has(n, 3) && !cml_const_ints(n, 3, &ax, &nax)) ||
+        (cml_has(n, 4) && !cml_const_ints(n, 4, &sp, &nsp))) {
+        free(ax);
+        free(sp);
+        return cml_refuse(c, "starts/ends are computed and axes or steps are not constant");
+    }
+    int rc = 0;
+    int64_t pos[SH_MAX_RANK];
+    for (size_t a = 0; a < rank; a++)
+        pos[a] = -1;
+    if ((ax && nax != n_ax) || (sp && nsp != n_ax))
+        rc = cml_refuse(c, "starts/ends/axes/steps differ in length");
+    for (size_t k = 0; rc == 0 && k < n_ax; k++) {
+        int64_t a = ax ? ax[k] : (int64_t)k;
+        if (!cml_axis(a, (int)rank, &a) || pos[a] >= 0 || (sp && sp[k] != 1) ||
+            dims[a] > INT32_MAX)
+            rc = cml_refuse(c, "starts/ends are computed and an axis repeats or is out of "
+                            "range, or a step is not 1 (only steps of 1 are clamped at run "
+                            "time)");
+        else {
+            pos[a] = (int64_t)k;
+            sd[k] = dims[a];
+        }
+    }
+    free(ax);
+    free(sp);
+    const char *x = rc == 0 ? cml_in(c, n, 0) : NULL;
+    const char *s = x ? cml_in(c, n, 1) : NULL, *e = s ? cml_in(c, n, 2) : NULL;
+    if (rc < 0 || !e)
+        return -1;
+    const char *d = cml_const(c, cml_ints(sd, n_ax));
+    const char *lim[2] = {sh_clamp_dyn(c, n, 1, s, d, n_ax), sh_clamp_dyn(c, n, 2, e, d, n_ax)};
+    const char *full[2];
+    for (int k = 0; k < 2; k++) {
+        /* fillers: begin 0 for every dim; end each dim's size */
+        int64_t fill[SH_MAX_RANK], idx[SH_MAX_RANK];
+        for (size_t a = 0; a < rank; a++) {
+            fill[a] = k ? dims[a] : 0;
+            idx[a] = pos[a] >= 0 ? pos[a] : (int64_t)(n_ax + a);
+        }
+        const char *fc = cml_const(c, cml_ints(fill, rank));   /* before its reader */
+        MilOp *op = cml_op(c, "concat");
+        mil_op_in(op, "values", lim[k]);
+        mil_op_in(op, "values", fc);
+        mil_op_in_const(op, "axis", mil_tensor_scalar_i32(0));
+        mil_op_in_const(op, "interleave", mil_tensor_scalar_bool(false));
+        const char *src = cml_tmp(c, op, MIL_INT32, 1, (int64_t[]){(int64_t)(n_ax + rank)});
+        op = cml_op(c, "gather");
+        mil_op_in(op, "x", src);
+        mil_op_in_const(op, "indices", cml_ints(idx, rank));
+        mil_op_in_const(op, "axis", mil_tensor_scalar_i32(0));
+        full[k] = cml_tmp(c, op, MIL_INT32, 1, (int64_t[]){(int64_t)rank});
+    }
+    int64_t ones[SH_MAX_RANK];
+    for (size_t a = 0; a < rank; a++)
+        ones[a] = 1;
+    MilOp *op = cml_op(c, "slice_by_index");
+    mil_op_in(op, "x", x);
+    mil_op_in(op, "begin", full[0]);
+    mil_op_in(op, "end", full[1]);
+    mil_op_in_const(op, "stride", cml_ints(ones, rank));
+    return cml_out(c, op, n, 0);
+}
+
 /* Slice with constant parameters on known dims: MIL's begin/end/stride
  * per dim, ONNX's clamping done here (so MIL's python-style negatives
  * never apply), end_mask where a negative step runs to the start. */
@@ -183,9 +281,13 @@ static int lower_slice(CmLower *c, const IrNode *n)
     int rc = 0;
     if (!cml_const_ints(n, 1, &st, &nst) || !cml_const_ints(n, 2, &en, &nen) ||
         (cml_has(n, 3) && !cml_const_ints(n, 3, &ax, &nax)) ||
-        (cml_has(n, 4) && !cml_const_ints(n, 4, &sp, &nsp)))
-        rc = cml_refuse(c, "starts/ends/axes/steps are not constant");
-    else if (nen != nst || (ax && nax != nst) || (sp && nsp != nst))
+        (cml_has(n, 4) && !cml_const_ints(n, 4, &sp, &nsp))) {
+        free(st);
+        free(en);
+        free(ax);
+        free(sp);
+        return lower_slice_dyn(c, n, dims, rank);
+    } else if (nen != nst || (ax && nax != nst) || (sp && nsp != nst))
         rc = cml_refuse(c, "starts/ends/axes/steps differ in length");
     int64_t b[SH_MAX_RANK], e[SH_MAX_RANK], s[SH_MAX_RANK];
     bool bm[SH_MAX_RANK], em[SH_MAX_RANK];
@@ -467,8 +569,70 @@ static int raise_split(CmRaise *r, const MilOp *op)
 
 /* slice_by_index: ONNX Slice over every dim (masks as the ends of the
  * range), then Squeeze of the squeeze_mask dims. */
+/* Whether the const parameter `param` of op is absent or all zero. */
+static bool sh_all_zero(CmRaise *r, const MilOp *op, const char *param)
+{
+    const MilTensor *t = cmr_const(r, op, param);
+    int64_t *v;
+    size_t nv;
+    if (!mil_op_input(op, param))
+        return true;
+    if (!t || !cmr_ints(t, &v, &nv))
+        return false;
+    bool z = true;
+    for (size_t i = 0; i < nv; i++)
+        z &= v[i] == 0;
+    free(v);
+    return z;
+}
+
+/* slice_by_index with computed begin or end: an ONNX Slice over every dim
+ * (begin and end cast to int64), for strides all 1 and no masks (MIL's
+ * python-style negatives and out-of-range values are then ONNX's too only
+ * within [0, dim]: the export clamps them first). */
+static int raise_slice_dyn(CmRaise *r, const MilOp *op)
+{
+    const MilTensor *st = cmr_const(r, op, "stride");
+    int64_t *s = NULL;
+    size_t ns = 0;
+    bool ok = st && cmr_ints(st, &s, &ns) && ns > 0;
+    for (size_t i = 0; ok && i < ns; i++)
+        ok = s[i] == 1;
+    ok = ok && sh_all_zero(r, op, "begin_mask") && sh_all_zero(r, op, "end_mask") &&
+         sh_all_zero(r, op, "squeeze_mask");
+    if (!ok) {
+        free(s);
+        return cmr_fail(r, "computed begin/end are raised for constant strides of 1 without "
+                        "masks only");
+    }
+    const char *be[2];
+    const char *names[2] = {"begin", "end"};
+    int rc = 0;
+    for (int k = 0; rc == 0 && k < 2; k++) {
+        const char *in[1] = {cmr_in(r, op, names[k], 0)}, *out[1] = {cmr_tmp(r, names[k])};
+        IrNode *node;
+        rc = cmr_node(r, "Cast", 1, in, 1, out, &node);
+        if (rc == 0)
+            ir_node_set_attr(node, ir_attr_int("to", IR_INT64));
+        be[k] = out[0];
+    }
+    int64_t *axes = ir_alloc_array(ns, sizeof *axes);
+    for (size_t i = 0; i < ns; i++)
+        axes[i] = (int64_t)i;
+    if (rc == 0) {
+        const char *in[5] = {cmr_in(r, op, "x", 0), be[0], be[1],
+                             cmr_init_i64(r, axes, ns, false), cmr_init_i64(r, s, ns, false)};
+        rc = cmr_simple(r, op, "Slice", 5, in, NULL);
+    }
+    free(axes);
+    free(s);
+    return rc;
+}
+
 static int raise_slice(CmRaise *r, const MilOp *op)
 {
+    if (!cmr_const(r, op, "begin") || !cmr_const(r, op, "end"))
+        return raise_slice_dyn(r, op);
     const MilTensor *bt = cmr_const(r, op, "begin"), *et = cmr_const(r, op, "end");
     const MilTensor *st = cmr_const(r, op, "stride");
     const MilTensor *bmt = cmr_const(r, op, "begin_mask"), *emt = cmr_const(r, op, "end_mask");

@@ -1,7 +1,9 @@
 /*
  * coreml/tensor.c - Core ML lowering and raising of the tensor family:
  * Range (range_1d), Shape (of a shape inference cannot give; known shapes are consts),
- * ConstantOfShape of a computed shape (fill).
+ * ConstantOfShape of a computed shape (fill), OneHot (one_hot), Size
+ * (shape and reduce_prod), Trilu (band_part, or a constant mask and
+ * select).
  *
  * DepthToSpace (DCR: depth_to_space, CRD: pixel_shuffle) and SpaceToDepth
  * (space_to_depth).
@@ -14,9 +16,17 @@
  * pixel_unshuffle (iOS16, the inverse of CRD, which ONNX lacks) is raised
  * as Reshape/Transpose/Reshape.
  *
- * Refused: Shape with start/end (not lowered yet); DepthToSpace and
- * SpaceToDepth of a rank other than 4 or a type other than fp16/fp32 (the
- * MIL ops take only those); a blocksize outside 1..2^31.
+ * Refused, and why: Shape with start/end (not lowered yet); DepthToSpace
+ * and SpaceToDepth of a rank other than 4 or a type other than fp16/fp32
+ * (the MIL ops take only those); a blocksize outside 1..2^31; OneHot whose
+ * values are not a static pair or whose computed depth is not a
+ * one-element int or float; Trilu whose k band_part cannot express (tril
+ * with k < 0, triu with k > 0, or k computed) when the last two dims are
+ * not static (up to 4096) for the mask or the j - i table.
+ *
+ * Not proven here: what Core ML's one_hot gives for an index outside
+ * [-depth, depth) (ONNX: all off values; the import raises to OneHot, so
+ * the round trip cannot tell).
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -105,8 +115,239 @@ static int lower_depth_space(CmLower *c, const IrNode *n)
     return cml_out(c, op, n, 0);
 }
 
+/* OneHot: one_hot with the constant values pair as on/off values (or a
+ * one_hot mask and select between computed values), the indices cast to
+ * int32 when ONNX gives floats, negative ones wrapped by depth first. */
+static int lower_onehot(CmLower *c, const IrNode *n)
+{
+    double *vals, *dv;
+    size_t nv = 2, nd;
+    bool v_const = cml_const_floats(n, 2, &vals, &nv);
+    double off = v_const && nv == 2 ? vals[0] : 0, on = v_const && nv == 2 ? vals[1] : 0;
+    if (v_const)
+        free(vals);
+    int64_t vd[64];
+    size_t vr;
+    if (!v_const && (!cml_dims(n->in[2], vd, 64, &vr) || vr != 1 || vd[0] != 2))
+        nv = 0;
+    int32_t dt = cm_dtype_to_mil(cml_elem(n->out[0]));
+    if (nv != 2 || (dt != MIL_FP32 && dt != MIL_FP16 && dt != MIL_INT32 && dt != MIL_BOOL))
+        return cml_refuse(c, "values must be a pair of fp16, fp32, int32 or bool");
+    int rank = cml_rank(n->in[0]);
+    int64_t axis;
+    if (rank < 0 || !cml_axis(cml_attr_i(n, "axis", -1), rank + 1, &axis))
+        return cml_refuse(c, "axis out of range or rank unknown");
+    const char *x = cml_in(c, n, 0);
+    if (!x)
+        return -1;
+    int32_t it = cm_dtype_to_mil(cml_elem(n->in[0]));
+    if (it != MIL_INT32) {
+        /* ONNX casts non-integer indices to integers (truncating) */
+        MilOp *op = cml_op(c, "cast");
+        mil_op_in(op, "x", x);
+        mil_op_in_const(op, "dtype", mil_tensor_string("int32"));
+        MilType t = cml_type(n->in[0]);
+        x = cml_tmp(c, op, MIL_INT32, t.rank, t.dims);
+        mil_type_clear(&t);
+    }
+    const char *depth;
+    if (cml_const_floats(n, 1, &dv, &nd)) {
+        double d = nd == 1 ? dv[0] : -1;
+        free(dv);
+        if (d < 1 || d > INT32_MAX)
+            return cml_refuse(c, "depth is not a positive int32 scalar");
+        depth = cml_const(c, mil_tensor_scalar_i32((int32_t)d));
+    } else {
+        int32_t ddt = cm_dtype_to_mil(cml_elem(n->in[1]));
+        if ((ddt != MIL_INT32 && ddt != MIL_FP32 && ddt != MIL_FP16) ||
+            cml_rank(n->in[1]) < 0 || cml_rank(n->in[1]) > 1)
+            return cml_refuse(c, "a computed depth must be a one-element int or float");
+        depth = cml_in(c, n, 1);
+        if (!depth)
+            return -1;
+        if (ddt != MIL_INT32) {
+            /* ONNX casts a float depth to an integer (truncating) */
+            MilOp *op = cml_op(c, "cast");
+            mil_op_in(op, "x", depth);
+            mil_op_in_const(op, "dtype", mil_tensor_string("int32"));
+            int r = cml_rank(n->in[1]);
+            depth = cml_tmp(c, op, MIL_INT32, r, (int64_t[]){1});
+        }
+        if (cml_rank(n->in[1]) != 0) {
+            MilOp *op = cml_op(c, "reshape");
+            mil_op_in(op, "x", depth);
+            mil_op_in_const(op, "shape", mil_tensor_new(MIL_INT32, 1, (int64_t[]){0}, NULL));
+            depth = cml_tmp(c, op, MIL_INT32, 0, NULL);
+        }
+    }
+    const char *w = cml_wrap_index(c, n, 0, x, depth);
+    if (w != x) {
+        /* an index below -depth stays out of range (ONNX: all off values),
+         * not wrapped a second time by the import's OneHot: it becomes depth */
+        MilType t = cml_type(n->in[0]);
+        MilOp *op = cml_op(c, "less");
+        mil_op_in(op, "x", w);
+        mil_op_in_const(op, "y", mil_tensor_scalar_i32(0));
+        const char *neg = cml_tmp(c, op, MIL_BOOL, t.rank, t.dims);
+        op = cml_op(c, "select");
+        mil_op_in(op, "cond", neg);
+        mil_op_in(op, "a", depth);
+        mil_op_in(op, "b", w);
+        w = cml_tmp(c, op, MIL_INT32, t.rank, t.dims);
+        mil_type_clear(&t);
+    }
+    x = w;
+    MilOp *op = cml_op(c, "one_hot");
+    mil_op_in(op, "indices", x);
+    mil_op_in(op, "one_hot_vector_size", depth);
+    mil_op_in_const(op, "axis", mil_tensor_scalar_i32((int32_t)axis));
+    if (v_const) {
+        mil_op_in_const(op, "on_value", cml_scalar(dt, on));
+        mil_op_in_const(op, "off_value", cml_scalar(dt, off));
+        return cml_out(c, op, n, 0);
+    }
+    /* computed values: inv = one_hot(on 0, off 1) marks where off goes;
+     * select(inv, inv * off, on) is exact where off + (on - off) * onehot
+     * would round. One select arm must have the full shape: coremltools
+     * types select by its arms alone. */
+    mil_op_in_const(op, "on_value", cml_scalar(dt, 0));
+    mil_op_in_const(op, "off_value", cml_scalar(dt, 1));
+    MilType ot = cml_type(n->out[0]);
+    const char *inv = cml_tmp(c, op, dt, ot.rank, ot.dims);
+    const char *v = cml_in(c, n, 2), *pick[2];
+    if (!v) {
+        mil_type_clear(&ot);
+        return -1;
+    }
+    for (int k = 0; k < 2; k++) {
+        op = cml_op(c, "gather");
+        mil_op_in(op, "x", v);
+        mil_op_in_const(op, "indices", mil_tensor_scalar_i32(k));
+        mil_op_in_const(op, "axis", mil_tensor_scalar_i32(0));
+        pick[k] = cml_tmp(c, op, dt, 0, NULL);
+    }
+    op = cml_op(c, "cast");
+    mil_op_in(op, "x", inv);
+    mil_op_in_const(op, "dtype", mil_tensor_string("bool"));
+    const char *is_off = cml_tmp(c, op, MIL_BOOL, ot.rank, ot.dims);
+    op = cml_op(c, "mul");
+    mil_op_in(op, "x", inv);
+    mil_op_in(op, "y", pick[0]);
+    const char *offs = cml_tmp(c, op, dt, ot.rank, ot.dims);
+    mil_type_clear(&ot);
+    op = cml_op(c, "select");
+    mil_op_in(op, "cond", is_off);
+    mil_op_in(op, "a", offs);
+    mil_op_in(op, "b", pick[1]);
+    return cml_out(c, op, n, 0);
+}
+
+/* Size of a shape inference cannot give: the product of shape(x). */
+static int lower_size(CmLower *c, const IrNode *n)
+{
+    int rank = cml_rank(n->in[0]);
+    const char *x = cml_in(c, n, 0);
+    if (!x)
+        return -1;
+    if (rank < 0)
+        return cml_refuse(c, "rank unknown");
+    MilOp *op = cml_op(c, "shape");
+    mil_op_in(op, "x", x);
+    const char *s = cml_tmp(c, op, MIL_INT32, 1, (int64_t[]){rank});
+    op = cml_op(c, "reduce_prod");
+    mil_op_in(op, "x", s);
+    mil_op_in_const(op, "axes", mil_tensor_ints((int32_t[]){0}, 1));
+    mil_op_in_const(op, "keep_dims", mil_tensor_scalar_bool(false));
+    return cml_out(c, op, n, 0);
+}
+
+/* Trilu with a computed k: select(D op k, x, 0) where D is the constant
+ * j - i of the last two dims (static, up to 4096 each) and op is >= for
+ * the upper triangle, <= for the lower. */
+static int trilu_dynamic(CmLower *c, const IrNode *n, const char *x, int32_t dt, bool upper)
+{
+    int64_t dims[64];
+    size_t rank;
+    if (cml_rank(n->in[1]) != 0 || !cml_dims(n->in[0], dims, 64, &rank) || rank < 2 ||
+        dims[rank - 2] > 4096 || dims[rank - 1] > 4096)
+        return cml_refuse(c, "k is computed and either not a scalar or the last two dims are "
+                          "not static (up to 4096) for the j - i table it is compared with");
+    const char *k = cml_in(c, n, 1);
+    if (!k)
+        return -1;
+    int64_t R = dims[rank - 2], C = dims[rank - 1];
+    int32_t *d = ir_alloc_array(R * C > 0 ? (size_t)(R * C) : 1, sizeof *d);
+    for (int64_t i = 0; i < R; i++)
+        for (int64_t j = 0; j < C; j++)
+            d[i * C + j] = (int32_t)(j - i);
+    const char *diff = cml_const(c, mil_tensor_new(MIL_INT32, 2, (int64_t[]){R, C}, d));
+    free(d);
+    MilOp *op = cml_op(c, upper ? "greater_equal" : "less_equal");
+    mil_op_in(op, "x", diff);
+    mil_op_in(op, "y", k);
+    const char *cond = cml_tmp(c, op, MIL_BOOL, 2, (int64_t[]){R, C});
+    op = cml_op(c, "select");
+    mil_op_in(op, "cond", cond);
+    mil_op_in(op, "a", x);
+    mil_op_in_const(op, "b", cml_scalar(dt, 0));
+    return cml_out(c, op, n, 0);
+}
+
+/* Trilu: band_part when k is constant and allows (tril with k >= 0 keeps
+ * j - i <= k: upper = k; triu with k <= 0 keeps i - j <= -k: lower = -k),
+ * else a constant mask of the last two dims (they must be static) and
+ * select; a computed k: trilu_dynamic. */
+static int lower_trilu(CmLower *c, const IrNode *n)
+{
+    bool upper = cml_attr_i(n, "upper", 1) != 0;
+    int32_t dt = cm_dtype_to_mil(cml_elem(n->in[0]));
+    if (dt != MIL_FP32 && dt != MIL_FP16 && dt != MIL_INT32 && dt != MIL_BOOL)
+        return cml_refuse(c, "MIL's band_part and select take fp16, fp32, int32 and bool");
+    int64_t k = 0, *kv;
+    size_t nk;
+    bool k_const = !cml_has(n, 1) || cml_const_ints(n, 1, &kv, &nk);
+    if (cml_has(n, 1) && k_const) {
+        k = nk == 1 ? kv[0] : 0;
+        free(kv);
+        if (nk != 1)
+            return cml_refuse(c, "k is not a scalar");
+    }
+    k = k > INT32_MAX ? INT32_MAX : k < -INT32_MAX ? -INT32_MAX : k;
+    const char *x = cml_in(c, n, 0);
+    if (!x)
+        return -1;
+    if (!k_const)
+        return trilu_dynamic(c, n, x, dt, upper);
+    if (upper ? k <= 0 : k >= 0) {
+        MilOp *op = cml_op(c, "band_part");
+        mil_op_in(op, "x", x);
+        mil_op_in_const(op, "lower", mil_tensor_scalar_i32(upper ? (int32_t)-k : -1));
+        mil_op_in_const(op, "upper", mil_tensor_scalar_i32(upper ? -1 : (int32_t)k));
+        return cml_out(c, op, n, 0);
+    }
+    int64_t dims[64];
+    size_t rank;
+    if (!cml_dims(n->in[0], dims, 64, &rank) || rank < 2 ||
+        dims[rank - 2] > 4096 || dims[rank - 1] > 4096)
+        return cml_refuse(c, "k out of band_part's reach and the last two dims are not "
+                          "static (up to 4096) for a mask");
+    int64_t R = dims[rank - 2], C = dims[rank - 1];
+    uint8_t *m = ir_alloc_array(R * C > 0 ? (size_t)(R * C) : 1, 1);
+    for (int64_t i = 0; i < R; i++)
+        for (int64_t j = 0; j < C; j++)
+            m[i * C + j] = upper ? j - i >= k : j - i <= k;
+    const char *mask = cml_const(c, mil_tensor_new(MIL_BOOL, 2, (int64_t[]){R, C}, m));
+    free(m);
+    MilOp *op = cml_op(c, "select");
+    mil_op_in(op, "cond", mask);
+    mil_op_in(op, "a", x);
+    mil_op_in_const(op, "b", cml_scalar(dt, 0));
+    return cml_out(c, op, n, 0);
+}
+
 static const CmLowerRule tn_lower[] = {
     {"DepthToSpace", lower_depth_space}, {"SpaceToDepth", lower_depth_space},
+    {"OneHot", lower_onehot}, {"Size", lower_size}, {"Trilu", lower_trilu},
     {"Range", lower_range},
     {"Shape", lower_shape}, {"ConstantOfShape", lower_cos},
 };
@@ -210,10 +451,77 @@ static int raise_pixel_unshuffle(CmRaise *r, const MilOp *op)
     return cmr_simple(r, op, "Reshape", 2, i3, NULL);
 }
 
+static int raise_onehot(CmRaise *r, const MilOp *op)
+{
+    const MilTensor *on = cmr_const(r, op, "on_value"), *off = cmr_const(r, op, "off_value");
+    size_t w = on ? mil_dtype_size(on->dtype) : 0;
+    if (!on || !off || off->dtype != on->dtype || !w || on->nbytes < w || off->nbytes < w)
+        return cmr_fail(r, "on_value and off_value must be constant scalars of one type");
+    uint8_t buf[16];
+    memcpy(buf, off->data, w);
+    memcpy(buf + w, on->data, w);
+    MilTensor *v = mil_tensor_new(on->dtype, 1, (int64_t[]){2}, buf);
+    const char *in[3] = {cmr_in(r, op, "indices", 0), cmr_in(r, op, "one_hot_vector_size", 0),
+                         cmr_init_tensor(r, v)};
+    mil_tensor_free(v);
+    IrNode *node;
+    if (cmr_simple(r, op, "OneHot", 3, in, &node) < 0)
+        return -1;
+    int64_t *a;
+    size_t na;
+    const MilTensor *at = cmr_const(r, op, "axis");
+    if (at && cmr_ints(at, &a, &na)) {
+        if (na == 1)
+            ir_node_set_attr(node, ir_attr_int("axis", a[0]));
+        free(a);
+    }
+    return 0;
+}
+
+/* band_part(lower, upper) as one or two Trilus (a negative bound keeps
+ * that whole side). */
+static int raise_band(CmRaise *r, const MilOp *op)
+{
+    int64_t b[2] = {-1, -1}, *v;
+    size_t nv;
+    const char *names[2] = {"lower", "upper"};
+    for (int k = 0; k < 2; k++) {
+        const MilTensor *t = cmr_const(r, op, names[k]);
+        if (t && cmr_ints(t, &v, &nv)) {
+            b[k] = nv == 1 ? v[0] : -1;
+            free(v);
+        }
+    }
+    const char *x = cmr_in(r, op, "x", 0);
+    IrNode *node;
+    if (b[0] < 0 && b[1] < 0)
+        return cmr_simple(r, op, "Identity", 1, &x, NULL);
+    if (b[1] >= 0) {
+        /* j - i <= upper */
+        int64_t k = b[1];
+        const char *out[1] = {b[0] >= 0 ? cmr_tmp(r, "tril") : cmr_out(op, 0)};
+        const char *in[2] = {x, cmr_init_i64(r, &k, 1, true)};
+        if (cmr_node(r, "Trilu", 2, in, 1, out, &node) < 0)
+            return -1;
+        ir_node_set_attr(node, ir_attr_int("upper", 0));
+        x = out[0];
+    }
+    if (b[0] >= 0) {
+        /* i - j <= lower */
+        int64_t k = -b[0];
+        const char *in[2] = {x, cmr_init_i64(r, &k, 1, true)};
+        if (cmr_simple(r, op, "Trilu", 2, in, &node) < 0)
+            return -1;
+        ir_node_set_attr(node, ir_attr_int("upper", 1));
+    }
+    return 0;
+}
+
 static const CmRaiseRule tn_raise[] = {
     {"pixel_unshuffle", raise_pixel_unshuffle},
     {"depth_to_space", raise_depth_space}, {"pixel_shuffle", raise_depth_space},
     {"space_to_depth", raise_depth_space},
+    {"one_hot", raise_onehot}, {"band_part", raise_band},
     {"range_1d", raise_range},
     {"shape", raise_shape}, {"fill", raise_fill},
 };
