@@ -250,7 +250,10 @@ MilOp *mil_op_add(MilBlock *b, const char *type, const char *name)
     MilOp *op = ir_alloc(sizeof *op);
     op->type = ir_strdup(type);
     op->name = ir_strdup(name);
-    b->ops = ir_grow(b->ops, b->n_ops + 1, sizeof *b->ops);
+    if (b->n_ops >= b->cap_ops) {   /* doubling: a 100k-op program is linear */
+        b->cap_ops = b->n_ops < 8 ? 16 : 2 * b->n_ops;
+        b->ops = ir_grow(b->ops, b->cap_ops, sizeof *b->ops);
+    }
     b->ops[b->n_ops++] = op;
     return op;
 }

@@ -113,6 +113,8 @@ struct MilBlock {
     char **out;             /* value names the block returns */
     size_t n_ops;
     MilOp **ops;
+    size_t cap_ops;         /* mil_op_add's: ops grow by doubling (0: as
+                               allocated by whoever filled them) */
 };
 
 typedef struct MilFunction {
