@@ -136,6 +136,9 @@ static void test_usage(void)
         {"convert", {"--expand", "Relu"}, 2, "--expand"},
         {"convert", {"--max-memory", "0"}, 2, "--max-memory"},
         {"check", {"--all"}, 1, "convert or optimize"},
+        /* an oc_model holds ONNX: a Core ML package is the command line's */
+        {"convert", {"--to", "coreml"}, 2, "use the command line"},
+        {"convert", {"--coreml-target", "iOS17"}, 2, "goes with --to coreml"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         int rc = oc_run_command(m, bad[i].command, bad[i].args, bad[i].n, &rep);
