@@ -1245,6 +1245,19 @@ IrAttr *ir_attr_string(const char *name, const char *s)
     return a;
 }
 
+IrAttr *ir_attr_strings(const char *name, size_t n, const char *const *v)
+{
+    IrAttr *a = ir_attr_new(name, IR_AT_STRINGS);
+    a->n_strings = n;
+    a->strings = ir_alloc_array(n ? n : 1, sizeof *a->strings);
+    for (size_t i = 0; i < n; i++) {
+        a->strings[i].len = strlen(v[i]);
+        a->strings[i].data = ir_alloc(a->strings[i].len + 1);
+        memcpy(a->strings[i].data, v[i], a->strings[i].len);
+    }
+    return a;
+}
+
 IrAttr *ir_attr_tensor(const char *name, IrTensor *t)
 {
     IrAttr *a = ir_attr_new(name, IR_AT_TENSOR);

@@ -714,6 +714,7 @@ IrAttr *ir_attr_float(const char *name, float v);
 IrAttr *ir_attr_ints(const char *name, size_t n, const int64_t *v);
 IrAttr *ir_attr_floats(const char *name, size_t n, const float *v);
 IrAttr *ir_attr_string(const char *name, const char *s);
+IrAttr *ir_attr_strings(const char *name, size_t n, const char *const *v);
 IrAttr *ir_attr_tensor(const char *name, IrTensor *t);
 /* A GRAPH attribute holding g (create g with ir_graph_new(node's graph)). */
 IrAttr *ir_attr_graph(const char *name, IrGraph *g);

@@ -2,6 +2,8 @@
 tool. Each test ends with report(NAME), which prints the runner's
 "NAME: N passed, N failed" line (", N skipped" after it when skip() was
 called: what the machine lacks, never a failure)."""
+import os
+import shutil
 import subprocess
 import sys
 
@@ -31,3 +33,14 @@ def report(name):
         line += ", %d skipped" % counts["skipped"]
     print(line)
     return 1 if counts["failed"] else 0
+
+
+ORT_CHECK = "../shared/tools/ort/ort-check.js"
+
+
+def have_ort():
+    """Whether ONNX Runtime's checker (../shared/tools/ort, run by node)
+    can run here: node on PATH and onnxruntime-node installed beside it."""
+    return shutil.which("node") is not None and os.path.exists(ORT_CHECK) and \
+        subprocess.run(["node", "-e", "require('onnxruntime-node')"],
+                       cwd=os.path.dirname(ORT_CHECK), capture_output=True).returncode == 0

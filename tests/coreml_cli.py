@@ -41,6 +41,7 @@ import sys
 import tempfile
 
 from clitest import check, report, run, skip
+from clitest import have_ort as ort_available
 
 MODELS = "../shared/models"
 JUDGE = "../shared/tools/coremltools/ct_check.py"
@@ -366,9 +367,7 @@ def main():
     if not os.path.isdir(MODELS) or not have_judge:
         skip("coreml_cli: no ../shared/models or no coremltools judge")
         return report("coreml_cli")
-    have_ort = shutil.which("node") is not None and os.path.exists(ORT) and \
-        subprocess.run(["node", "-e", "require('onnxruntime-node')"], cwd=os.path.dirname(ORT),
-                       capture_output=True).returncode == 0
+    have_ort = ort_available()
     if not have_ort:
         skip("coreml_cli: ONNX Runtime: node or ../shared/tools/ort absent")
     with tempfile.TemporaryDirectory() as tmp:

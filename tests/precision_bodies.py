@@ -27,7 +27,7 @@ import subprocess
 import sys
 import tempfile
 
-from clitest import check, report, run, skip
+from clitest import check, have_ort, report, run, skip
 
 # node tests whose models hold graph attributes (checked below with info)
 NAMES = re.compile(r"^test_(if|loop|scan|sequence_map|flexattention)|"
@@ -52,10 +52,6 @@ def has_subgraphs(bin_, model):
         return False
 
 
-def have_ort():
-    return shutil.which("node") is not None and os.path.exists(ORT) and \
-        subprocess.run(["node", "-e", "require('onnxruntime-node')"], cwd=os.path.dirname(ORT),
-                       capture_output=True).returncode == 0
 
 
 def ort_batch(lines, tmp, *tol):

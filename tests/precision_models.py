@@ -47,6 +47,7 @@ import sys
 import tempfile
 
 from clitest import check, report, run, skip
+from clitest import have_ort as ort_available
 
 MODELS = "../shared/models"
 ORT = "../shared/tools/ort/ort-check.js"
@@ -336,9 +337,7 @@ def main():
     if not os.path.isdir(MODELS):
         skip("precision_models: no ../shared/models")
         return report("precision_models")
-    have_ort = shutil.which("node") is not None and os.path.exists(ORT) and \
-        subprocess.run(["node", "-e", "require('onnxruntime-node')"], cwd=os.path.dirname(ORT),
-                       capture_output=True).returncode == 0
+    have_ort = ort_available()
     if not have_ort:
         skip("precision_models: ONNX Runtime: node or ../shared/tools/ort absent")
     with tempfile.TemporaryDirectory() as tmp:

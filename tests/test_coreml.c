@@ -16,6 +16,7 @@
 #include "load.h"
 #include "milops.h"
 #include "t.h"
+#include "coreml_test.h"
 #include "verify.h"
 
 /* Converts m in place to CM_ONNX_OPSET; 0 or -1 with err. */
@@ -424,30 +425,6 @@ static IrModel *model_of(const char *op, size_t rank, const int64_t *dims, size_
     return m;
 }
 
-static const MilOp *find_op(const MilModel *mm, const char *type)
-{
-    const MilBlock *b = mm->fn[0]->block;
-    for (size_t i = 0; i < b->n_ops; i++)
-        if (!strcmp(b->ops[i]->type, type))
-            return b->ops[i];
-    return NULL;
-}
-
-/* The value bound to param: an immediate or a const op's. */
-static const MilTensor *param_of(const MilModel *mm, const MilOp *op, const char *param)
-{
-    const MilInput *in = op ? mil_op_input(op, param) : NULL;
-    if (!in || !in->n_args)
-        return NULL;
-    if (in->args[0].value)
-        return in->args[0].value;
-    const MilBlock *b = mm->fn[0]->block;
-    for (size_t i = 0; i < b->n_ops; i++)
-        if (!strcmp(b->ops[i]->type, "const") && !strcmp(b->ops[i]->out[0].name, in->args[0].name))
-            return b->ops[i]->val;
-    return NULL;
-}
-
 static int i32_at(const MilTensor *t, size_t i)
 {
     int32_t v;
@@ -482,11 +459,11 @@ static void test_conv_layout(void)
     int64_t pads[4] = {1, 2, 3, 4};
     ir_node_set_attr(n, ir_attr_ints("pads", 4, pads));
     MilModel *mm = export_ok(m, "Conv");
-    const MilTensor *p = mm ? param_of(mm, find_op(mm, "conv"), "pad") : NULL;
+    const MilTensor *p = mm ? cmt_param_of(mm, cmt_find_op(mm, "conv", 0), "pad") : NULL;
     T_CHECK(p && p->dims[0] == 4 && i32_at(p, 0) == 1 && i32_at(p, 1) == 3 &&
                 i32_at(p, 2) == 2 && i32_at(p, 3) == 4,
             "conv pad is [top, bottom, left, right]");
-    const MilTensor *pt = mm ? param_of(mm, find_op(mm, "conv"), "pad_type") : NULL;
+    const MilTensor *pt = mm ? cmt_param_of(mm, cmt_find_op(mm, "conv", 0), "pad_type") : NULL;
     T_CHECK(pt && pt->n_strings == 1 && !strcmp(pt->strings[0], "custom"), "pad_type custom");
     mil_model_free(mm);
     ir_model_free(m);
@@ -503,7 +480,7 @@ static void test_linear_layout(void)
     IrNode *n;
     IrModel *m = model_of("Gemm", 2, xd, 1, ex, &n);
     MilModel *mm = export_ok(m, "Gemm");
-    const MilTensor *w = mm ? param_of(mm, find_op(mm, "linear"), "weight") : NULL;
+    const MilTensor *w = mm ? cmt_param_of(mm, cmt_find_op(mm, "linear", 0), "weight") : NULL;
     bool ok = w && w->rank == 2 && w->dims[0] == 4 && w->dims[1] == 3;
     for (int o = 0; ok && o < 4; o++)
         for (int i = 0; i < 3; i++)
@@ -527,9 +504,9 @@ static void test_lstm_layout(void)
     IrModel *m = model_of("LSTM", 3, xd, 3, ex, &n);
     ir_node_set_attr(n, ir_attr_int("hidden_size", 1));
     MilModel *mm = export_ok(m, "LSTM");
-    const MilOp *op = mm ? find_op(mm, "lstm") : NULL;
-    const MilTensor *wi = param_of(mm, op, "weight_ih"), *wh = param_of(mm, op, "weight_hh");
-    const MilTensor *bb = param_of(mm, op, "bias");
+    const MilOp *op = mm ? cmt_find_op(mm, "lstm", 0) : NULL;
+    const MilTensor *wi = cmt_param_of(mm, op, "weight_ih"), *wh = cmt_param_of(mm, op, "weight_hh");
+    const MilTensor *bb = cmt_param_of(mm, op, "bias");
     T_CHECK(wi && f32_at(wi, 0) == 1 && f32_at(wi, 1) == 3 && f32_at(wi, 2) == 2 &&
                 f32_at(wi, 3) == 4,
             "weight_ih gates i, f, o, c");
@@ -554,9 +531,9 @@ static void test_slice_layout(void)
     IrNode *n;
     IrModel *m = model_of("Slice", 1, xd, 4, ex, &n);
     MilModel *mm = export_ok(m, "Slice");
-    const MilOp *op = mm ? find_op(mm, "slice_by_index") : NULL;
-    const MilTensor *b = param_of(mm, op, "begin"), *em = param_of(mm, op, "end_mask");
-    const MilTensor *s = param_of(mm, op, "stride");
+    const MilOp *op = mm ? cmt_find_op(mm, "slice_by_index", 0) : NULL;
+    const MilTensor *b = cmt_param_of(mm, op, "begin"), *em = cmt_param_of(mm, op, "end_mask");
+    const MilTensor *s = cmt_param_of(mm, op, "stride");
     T_CHECK(b && i32_at(b, 0) == 4 && s && i32_at(s, 0) == -1 && em && em->data[0] == 1,
             "slice: begin 4, stride -1, end masked");
     mil_model_free(mm);

@@ -15,6 +15,7 @@
 #include "coreml.h"
 #include "mil.h"
 #include "t.h"
+#include "coreml_test.h"
 #include "verify.h"
 
 /* ---- building models ------------------------------------------------------------ */
@@ -89,22 +90,6 @@ static IrNode *mk_node(IrModel *m, const char *op, size_t n_in, const char *cons
     return n;
 }
 
-static IrAttr *mk_strings(const char *name, size_t n, const char *const *v)
-{
-    IrAttr *a = ir_attr_string(name, "");
-    free(a->s.data);
-    a->s.data = NULL;
-    a->has_s = false;
-    a->type = IR_AT_STRINGS;
-    a->n_strings = n;
-    a->strings = calloc(n, sizeof *a->strings);
-    for (size_t i = 0; i < n; i++) {
-        a->strings[i].len = strlen(v[i]);
-        a->strings[i].data = (uint8_t *)strdup(v[i]);
-    }
-    return a;
-}
-
 /* ---- export, import, compare ----------------------------------------------------- */
 
 static MilModel *export_of(IrModel *m, IrError *err)
@@ -159,35 +144,12 @@ static void expect_refused(IrModel *m, const char *what, const char *reason)
     ir_model_free(m);
 }
 
-static const MilOp *find_op(const MilModel *mm, const char *type, size_t nth)
-{
-    const MilBlock *b = mm->fn[0]->block;
-    for (size_t i = 0; i < b->n_ops; i++)
-        if (!strcmp(b->ops[i]->type, type) && !nth--)
-            return b->ops[i];
-    return NULL;
-}
-
 static size_t count_ops(const MilModel *mm, const char *type)
 {
     size_t k = 0;
-    while (find_op(mm, type, k))
+    while (cmt_find_op(mm, type, k))
         k++;
     return k;
-}
-
-static const MilTensor *param_of(const MilModel *mm, const MilOp *op, const char *param)
-{
-    const MilInput *in = op ? mil_op_input(op, param) : NULL;
-    if (!in || !in->n_args)
-        return NULL;
-    if (in->args[0].value)
-        return in->args[0].value;
-    const MilBlock *b = mm->fn[0]->block;
-    for (size_t i = 0; i < b->n_ops; i++)
-        if (!strcmp(b->ops[i]->type, "const") && !strcmp(b->ops[i]->out[0].name, in->args[0].name))
-            return b->ops[i]->val;
-    return NULL;
 }
 
 static bool f32s_are(const MilTensor *t, const float *want, size_t n)
@@ -263,7 +225,7 @@ static IrModel *rnn_model(const RnnCase *rc)
     if (rc->layout)
         ir_node_set_attr(n, ir_attr_int("layout", 1));
     if (rc->n_act)
-        ir_node_set_attr(n, mk_strings("activations", rc->n_act, rc->acts));
+        ir_node_set_attr(n, ir_attr_strings("activations", rc->n_act, rc->acts));
     if (rc->lbr)
         ir_node_set_attr(n, ir_attr_int("linear_before_reset", 1));
     if (rc->clip > 0)
@@ -336,11 +298,11 @@ static void test_gru_layout(void)
     IrError err;
     MilModel *mm = export_of(m, &err);
     T_CHECK(mm != NULL, "GRU exports: %s", mm ? "" : err.msg);
-    const MilOp *op = mm ? find_op(mm, "gru", 0) : NULL;
+    const MilOp *op = mm ? cmt_find_op(mm, "gru", 0) : NULL;
     static const float wi[3] = {2, 3, 1}, wh[3] = {5, 6, 4}, bb[3] = {22, 33, 11};
-    T_CHECK(f32s_are(param_of(mm, op, "weight_ih"), wi, 3), "gru weight_ih gates r, o, z");
-    T_CHECK(f32s_are(param_of(mm, op, "weight_hh"), wh, 3), "gru weight_hh gates r, o, z");
-    T_CHECK(f32s_are(param_of(mm, op, "bias"), bb, 3), "gru bias = Wb + Rb, gates r, o, z");
+    T_CHECK(f32s_are(cmt_param_of(mm, op, "weight_ih"), wi, 3), "gru weight_ih gates r, o, z");
+    T_CHECK(f32s_are(cmt_param_of(mm, op, "weight_hh"), wh, 3), "gru weight_hh gates r, o, z");
+    T_CHECK(f32s_are(cmt_param_of(mm, op, "bias"), bb, 3), "gru bias = Wb + Rb, gates r, o, z");
     mil_model_free(mm);
     ir_model_free(m);
 }
@@ -354,7 +316,7 @@ static void test_peephole_and_reverse_layout(void)
     IrModel *m = rnn_model(&pc);
     IrError err;
     MilModel *mm = export_of(m, &err);
-    const MilTensor *p = mm ? param_of(mm, find_op(mm, "lstm", 0), "peephole") : NULL;
+    const MilTensor *p = mm ? cmt_param_of(mm, cmt_find_op(mm, "lstm", 0), "peephole") : NULL;
     const IrTensor *pt = NULL;
     for (size_t i = 0; i < m->graph->inits.n; i++)
         if (!strcmp(((IrTensor *)m->graph->inits.p[i])->name, "P"))
@@ -372,7 +334,7 @@ static void test_peephole_and_reverse_layout(void)
         RnnCase rc = {.op = ops[i][0], .dir = "reverse"};
         m = rnn_model(&rc);
         mm = export_of(m, &err);
-        const MilTensor *d = mm ? param_of(mm, find_op(mm, ops[i][1], 0), "direction") : NULL;
+        const MilTensor *d = mm ? cmt_param_of(mm, cmt_find_op(mm, ops[i][1], 0), "direction") : NULL;
         T_CHECK(mm && count_ops(mm, "reverse") == 2 && d && d->n_strings == 1 &&
                     !strcmp(d->strings[0], "forward"),
                 "reverse %s: a forward %s between two reverse ops", ops[i][0], ops[i][1]);

@@ -708,24 +708,6 @@ static int rnn_node(CmRaise *r, const char *type, const char *x, const char *y,
     return 0;
 }
 
-/* A STRINGS attribute (ir.h has builders for single strings only). */
-static IrAttr *rnn_attr_strings(const char *name, size_t n, const char *const *v)
-{
-    IrAttr *a = ir_attr_string(name, "");
-    free(a->s.data);
-    a->s.data = NULL;
-    a->has_s = false;
-    a->type = IR_AT_STRINGS;
-    a->n_strings = n;
-    a->strings = ir_alloc_array(n, sizeof *a->strings);
-    for (size_t i = 0; i < n; i++) {
-        a->strings[i].len = strlen(v[i]);
-        a->strings[i].data = ir_alloc(a->strings[i].len + 1);
-        memcpy(a->strings[i].data, v[i], a->strings[i].len);
-    }
-    return a;
-}
-
 /* The ONNX activations list of op (its direction count d), or -1. */
 static int rnn_raise_acts(CmRaise *r, const MilOp *op, const RnnKind *k, size_t d, IrNode *node)
 {
@@ -739,7 +721,7 @@ static int rnn_raise_acts(CmRaise *r, const MilOp *op, const RnnKind *k, size_t 
         if (d == 2)
             names[k->n_act + i] = names[i];
     }
-    ir_node_set_attr(node, rnn_attr_strings("activations", k->n_act * d, names));
+    ir_node_set_attr(node, ir_attr_strings("activations", k->n_act * d, names));
     return 0;
 }
 
