@@ -306,7 +306,7 @@ static void note_reason(OpCount *c, const char *msg)
     const char *p = strstr(msg, ": target ");
     p = p ? strstr(p + 9, ": ") : NULL;
     char why[120];
-    snprintf(why, sizeof why, "%s", p ? p + 2 : msg);
+    snprintf(why, sizeof why, "%.119s", p ? p + 2 : msg);
     for (char *q = why; *q; q++)
         if (*q == '|')
             *q = '/';       /* a table cell */
