@@ -80,6 +80,13 @@ step "every model of a folder at once, two at a time, with a table" \
      "onnx-convert convert testdata --out-dir zoo9 --opset 9 --verify -j 2"
 "$bin" convert testdata --out-dir "$out/zoo9" --opset 9 --verify -j 2
 
+step "the CNN as a Core ML package (iOS15 and up), proved equal through its import" \
+     "onnx-convert convert $model -o cnn.mlpackage --verify; onnx-convert info cnn.mlpackage"
+"$bin" convert "$model" -o "$out/cnn.mlpackage" --verify
+"$bin" info "$out/cnn.mlpackage" | sed -n '1,4p;/operations/,/^description/p' | sed '$d'
+"$bin" convert "$out/cnn.mlpackage" -o "$out/back.onnx"
+"$bin" test "$out/case" --model "$out/back.onnx"
+
 step "what a conversion did, as JSON" "onnx-convert convert $model -o m9.onnx --opset 9 --json"
 "$bin" convert "$model" -o "$out/m9.onnx" --opset 9 --json | sed -n '1,22p' 
 echo "  ..."
