@@ -111,12 +111,12 @@ static int nn_spatial(CmLower *c, const IrNode *n, size_t *ns)
     return 0;
 }
 
-static int lower_conv(CmLower *c, const IrNode *n)
+/* Conv and ConvTranspose after their own checks: the window from the
+ * attributes (kernel_shape, else the weight's dims), explicit pads, and
+ * the MIL op `type` with x, weight, bias and the window. */
+static int nn_conv_op(CmLower *c, const IrNode *n, const char *type, size_t ns)
 {
-    size_t ns = 0;
     int64_t k[NN_MAX_RANK], s[NN_MAX_RANK], d[NN_MAX_RANK], pads[2 * NN_MAX_RANK];
-    if (nn_spatial(c, n, &ns) < 0)
-        return -1;
     int64_t wd[NN_MAX_RANK + 2];
     size_t wr = 0;
     if (cml_dims(n->in[1], wd, NN_MAX_RANK + 2, &wr) && wr == ns + 2)
@@ -131,7 +131,7 @@ static int lower_conv(CmLower *c, const IrNode *n)
     const char *b = w && cml_has(n, 2) ? cml_in(c, n, 2) : NULL;
     if (!x || !w || (cml_has(n, 2) && !b))
         return -1;
-    MilOp *op = cml_op(c, "conv");
+    MilOp *op = cml_op(c, type);
     mil_op_in(op, "x", x);
     mil_op_in(op, "weight", w);
     if (b)
@@ -142,6 +142,14 @@ static int lower_conv(CmLower *c, const IrNode *n)
     mil_op_in_const(op, "dilations", cml_ints(d, ns));
     mil_op_in_const(op, "groups", mil_tensor_scalar_i32((int32_t)cml_attr_i(n, "group", 1)));
     return cml_out(c, op, n, 0);
+}
+
+static int lower_conv(CmLower *c, const IrNode *n)
+{
+    size_t ns = 0;
+    if (nn_spatial(c, n, &ns) < 0)
+        return -1;
+    return nn_conv_op(c, n, "conv", ns);
 }
 
 /* MaxPool and AveragePool. Refused: MaxPool's Indices output and
@@ -323,7 +331,6 @@ static int lower_gemm(CmLower *c, const IrNode *n)
 static int lower_conv_transpose(CmLower *c, const IrNode *n)
 {
     size_t ns = 0;
-    int64_t k[NN_MAX_RANK], s[NN_MAX_RANK], d[NN_MAX_RANK], pads[2 * NN_MAX_RANK];
     if (nn_spatial(c, n, &ns) < 0)
         return -1;
     const int64_t *v;
@@ -335,31 +342,7 @@ static int lower_conv_transpose(CmLower *c, const IrNode *n)
     const char *ap = cml_attr_s(n, "auto_pad", buf, sizeof buf, "NOTSET");
     if (ir_node_attr(n, "output_shape") || (strcmp(ap, "NOTSET") && strcmp(ap, "VALID")))
         return cml_refuse(c, "output_shape and auto_pad SAME_* are not lowered");
-    int64_t wd[NN_MAX_RANK + 2];
-    size_t wr = 0;
-    if (cml_dims(n->in[1], wd, NN_MAX_RANK + 2, &wr) && wr == ns + 2)
-        memcpy(k, wd + 2, ns * sizeof *k);
-    if (nn_window(c, n, ns, k, s, d, false) < 0)
-        return -1;
-    if (!ir_node_attr(n, "kernel_shape") && wr != ns + 2)
-        return cml_refuse(c, "the weight's shape is unknown");
-    if (nn_pads(c, n, ns, k, s, d, pads) < 0)
-        return -1;
-    const char *x = cml_in(c, n, 0), *w = x ? cml_in(c, n, 1) : NULL;
-    const char *b = w && cml_has(n, 2) ? cml_in(c, n, 2) : NULL;
-    if (!x || !w || (cml_has(n, 2) && !b))
-        return -1;
-    MilOp *op = cml_op(c, "conv_transpose");
-    mil_op_in(op, "x", x);
-    mil_op_in(op, "weight", w);
-    if (b)
-        mil_op_in(op, "bias", b);
-    mil_op_in_const(op, "strides", cml_ints(s, ns));
-    mil_op_in_const(op, "pad_type", mil_tensor_string("custom"));
-    mil_op_in_const(op, "pad", nn_mil_pad(pads, ns));
-    mil_op_in_const(op, "dilations", cml_ints(d, ns));
-    mil_op_in_const(op, "groups", mil_tensor_scalar_i32((int32_t)cml_attr_i(n, "group", 1)));
-    return cml_out(c, op, n, 0);
+    return nn_conv_op(c, n, "conv_transpose", ns);
 }
 
 /* Dropout in inference is the identity (its mask all true); refused in
