@@ -787,17 +787,26 @@ int cml_lower_graph(CmLower *c, const IrGraph *g, MilBlock *b)
     return rc == 0 && !c->failed ? 0 : -1;
 }
 
+/* The names of the const ops of the function's block (consts all go
+ * there), so that each argument is judged in one look-up: a program of
+ * 100k convs would otherwise scan the block once per weight. */
+static void cm_const_names(const MilBlock *root, KsSet *set)
+{
+    for (size_t j = 0; j < root->n_ops; j++)
+        if (!strcmp(root->ops[j]->type, "const")) {
+            const char *k = root->ops[j]->out[0].name;
+            ks_add(set, &k, 1, 0);
+        }
+}
+
 /* Whether every argument of `in` is constant: an immediate value or the
- * output of a const op of the function's block (consts all go there). */
-static bool cm_arg_const(const MilBlock *root, const MilInput *in)
+ * output of a const op in `consts`. */
+static bool cm_arg_const(const KsSet *consts, const MilInput *in)
 {
     for (size_t a = 0; a < in->n_args; a++) {
         const MilArg *arg = &in->args[a];
-        bool c = arg->value != NULL;
-        for (size_t j = 0; !c && arg->name && j < root->n_ops; j++)
-            c = !strcmp(root->ops[j]->type, "const") &&
-                !strcmp(root->ops[j]->out[0].name, arg->name);
-        if (!c)
+        const char *k = arg->name;
+        if (!arg->value && !(k && ks_find(consts, &k, 1, NULL)))
             return false;
     }
     return true;
@@ -816,17 +825,17 @@ static bool cm_param_const(const char *op, const char *param, int t)
 /* Raises c->need until no op binds a non-constant value to a parameter its
  * version takes only as a constant (conv's bias is const at iOS15 and not
  * from iOS17); refuses when no target, or none within the limit, takes it. */
-static int cm_const_params(CmLower *c, const MilBlock *b)
+static int cm_const_params(CmLower *c, const MilBlock *b, const KsSet *consts)
 {
     for (size_t i = 0; i < b->n_ops; i++) {
         const MilOp *op = b->ops[i];
         for (size_t k = 0; k < op->n_blocks; k++)
-            if (cm_const_params(c, op->blocks[k]) < 0)
+            if (cm_const_params(c, op->blocks[k], consts) < 0)
                 return -1;
         for (size_t k = 0; k < op->n_in; k++) {
             int t = c->limit >= 0 ? c->limit : c->need;
             if (!cm_param_const(op->type, op->in[k].param, t) ||
-                cm_arg_const(c->root, &op->in[k]))
+                cm_arg_const(consts, &op->in[k]))
                 continue;
             int ok = -1;
             for (int u = t + 1; u < (int)mil_targets_n && ok < 0; u++)
@@ -1040,8 +1049,12 @@ int cm_export(const IrModel *cm, const CmOptions *o, MilModel **out, CmReport *r
         rc = cm_export_nodes(&c, c.g);
     if (rc == 0)
         rc = cm_export_outputs(&c, fn, mm);
-    if (rc == 0 && !c.failed)
-        rc = cm_const_params(&c, fn->block);
+    if (rc == 0 && !c.failed) {
+        KsSet consts = {0};
+        cm_const_names(fn->block, &consts);
+        rc = cm_const_params(&c, fn->block, &consts);
+        ks_free(&consts);
+    }
     if (rc == 0 && !c.failed) {
         size_t at = 0;
         int spec = mil_targets[limit >= 0 ? limit : c.need].spec_version;
