@@ -4,7 +4,7 @@
 # Usage: sh bench/bench_eval.sh [RUNS]   (from the project root; `make
 # bench-eval` builds and runs it). Needs ../shared/tools/ort/setup.sh done.
 runs=${1:-5}
-ort=../shared/tools/ort
+ort=${OC_ORT_DIR:-../shared/tools/ort}
 bin=build/bench/bench_eval
 OPENBLAS_NUM_THREADS=1
 export OPENBLAS_NUM_THREADS

@@ -12,8 +12,10 @@
 'use strict';
 const fs = require('fs');
 const path = require('path');
-const mods = path.resolve(__dirname, '../../shared/tools/ort/node_modules');
-const ort = require(path.join(mods, 'onnxruntime-node'));
+// The oracle's npm packages: beside it (OC_ORT_DIR, by default ../shared's),
+// or in NODE_PATH when tests/judges.sh installed them elsewhere.
+const from = { paths: [process.env.OC_ORT_DIR || path.resolve(__dirname, '../../shared/tools/ort')] };
+const ort = require(require.resolve('onnxruntime-node', from));
 
 // Only the fields that hold nodes; protobufjs skips every other field.
 const PROTO = `
@@ -29,7 +31,7 @@ message ModelProto {
 let ModelProto = null;
 function readModel(file) {
   if (!ModelProto)
-    ModelProto = require(path.join(mods, 'protobufjs')).parse(PROTO).root.lookupType('ModelProto');
+    ModelProto = require(require.resolve('protobufjs', from)).parse(PROTO).root.lookupType('ModelProto');
   return ModelProto.decode(fs.readFileSync(file));
 }
 

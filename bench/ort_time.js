@@ -16,8 +16,10 @@ const ortDir = path.resolve(process.argv[2]);
 const caseDir = process.argv[3];
 const runs = Number(process.argv[4] || 5);
 const level = process.argv[5] === 'disabled' ? 'disabled' : 'all';
-const ort = require(path.join(ortDir, 'node_modules', 'onnxruntime-node'));
-const protobuf = require(path.join(ortDir, 'node_modules', 'protobufjs'));
+// beside ORT_DIR, or in NODE_PATH (tests/judges.sh)
+const from = { paths: [path.resolve(ortDir)] };
+const ort = require(require.resolve('onnxruntime-node', from));
+const protobuf = require(require.resolve('protobufjs', from));
 
 // Only what float/int64 inputs need (the benchmark models' inputs).
 const Tensor = protobuf.parse(`syntax = "proto2";

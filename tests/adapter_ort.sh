@@ -21,7 +21,7 @@
 build=${1:-build}
 filter=${2:-}
 name=adapter_ort
-ort=../shared/tools/ort
+ort=${OC_ORT_DIR:-../shared/tools/ort}
 out=$build/$name
 . tests/ort_require.sh
 rm -rf "$out"

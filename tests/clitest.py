@@ -35,12 +35,33 @@ def report(name):
     return 1 if counts["failed"] else 0
 
 
-ORT_CHECK = "../shared/tools/ort/ort-check.js"
+# The judges we did not write. tests/judges.sh (run by tests/run.sh) sets
+# them up and says where through the environment: ../shared may be a
+# read-only copy without their installed parts (CI's is), and then
+# ONNX Runtime's npm packages are in NODE_PATH and coremltools is a copy
+# in the build folder.
+ORT_DIR = os.environ.get("OC_ORT_DIR", "../shared/tools/ort")
+ORT_CHECK = os.path.join(ORT_DIR, "ort-check.js")
+CT_DIR = os.environ.get("OC_CT_DIR", "../shared/tools/coremltools")
+CT_CHECK = os.path.join(CT_DIR, "ct_check.py")
+CT_SETUP = os.path.join(CT_DIR, "setup.sh")
 
 
 def have_ort():
-    """Whether ONNX Runtime's checker (../shared/tools/ort, run by node)
-    can run here: node on PATH and onnxruntime-node installed beside it."""
-    return shutil.which("node") is not None and os.path.exists(ORT_CHECK) and \
-        subprocess.run(["node", "-e", "require('onnxruntime-node')"],
-                       cwd=os.path.dirname(ORT_CHECK), capture_output=True).returncode == 0
+    """Whether ONNX Runtime's checker (ort-check.js, run by node) can run
+    here: node on PATH and its npm packages beside it or in NODE_PATH
+    (installed beside it now when they are not)."""
+    if shutil.which("node") is None or not os.path.exists(ORT_CHECK):
+        return False
+    probe = ["node", "-e", "require('onnxruntime-node'); require('protobufjs')"]
+    if subprocess.run(probe, cwd=ORT_DIR, capture_output=True).returncode == 0:
+        return True
+    return subprocess.run(["sh", os.path.join(ORT_DIR, "setup.sh")], capture_output=True).returncode == 0 \
+        and subprocess.run(probe, cwd=ORT_DIR, capture_output=True).returncode == 0
+
+
+def have_ct():
+    """Whether Apple's loader (coremltools' ct_check.py) can run here: set
+    up (its native helpers built; setup.sh does nothing when they are)."""
+    return os.access(CT_CHECK, os.X_OK) and \
+        subprocess.run([CT_SETUP, "--no-selftest"], capture_output=True).returncode == 0

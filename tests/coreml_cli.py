@@ -44,9 +44,8 @@ from clitest import check, report, run, skip
 from clitest import have_ort as ort_available
 
 MODELS = "../shared/models"
-JUDGE = "../shared/tools/coremltools/ct_check.py"
-SETUP = "../shared/tools/coremltools/setup.sh"
-ORT = "../shared/tools/ort/ort-check.js"
+from clitest import CT_CHECK as JUDGE, CT_SETUP as SETUP  # noqa: E402
+from clitest import ORT_CHECK as ORT  # noqa: E402
 TARGETS = ["iOS15", "iOS16", "iOS17", "iOS18", "iOS26"]
 
 

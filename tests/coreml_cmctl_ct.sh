@@ -10,12 +10,13 @@
 # Skipped when ../shared/tools/coremltools (or its setup) or /usr/bin/python3
 # with onnx and numpy is absent. Ends with "coreml_cmctl_ct: N passed, N failed".
 tool=$1
-judge=../shared/tools/coremltools/ct_check.py
+ct=${OC_CT_DIR:-../shared/tools/coremltools}
+judge=$ct/ct_check.py
 if [ -z "$tool" ] || [ ! -x "$tool" ]; then
     echo "usage: sh tests/coreml_cmctl_ct.sh PATH/TO/onnx-convert" >&2
     exit 2
 fi
-if [ ! -x "$judge" ] || ! ../shared/tools/coremltools/setup.sh --no-selftest >/dev/null 2>&1; then
+if [ ! -x "$judge" ] || ! "$ct/setup.sh" --no-selftest >/dev/null 2>&1; then
     echo "coreml_cmctl_ct: skipped (no coremltools judge)"
     exit 0
 fi

@@ -18,8 +18,7 @@ import tempfile
 import numpy as np
 from onnx import TensorProto, helper, numpy_helper, save
 
-JUDGE = "../shared/tools/coremltools/ct_check.py"
-SETUP = "../shared/tools/coremltools/setup.sh"
+from clitest import CT_CHECK as JUDGE, CT_SETUP as SETUP  # noqa: E402
 
 
 def model(nodes, inputs, inits=(), opset=17):

@@ -19,8 +19,7 @@ import subprocess
 import sys
 import tempfile
 
-JUDGE = "../shared/tools/coremltools/ct_check.py"
-SETUP = "../shared/tools/coremltools/setup.sh"
+from clitest import CT_CHECK as JUDGE, CT_SETUP as SETUP  # noqa: E402
 
 
 def skip(why):

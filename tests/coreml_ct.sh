@@ -28,7 +28,7 @@ if [ -z "$GEN" ] || [ ! -x "$GEN" ] || [ -z "$BIN" ] || [ ! -x "$BIN" ]; then
     echo "usage: sh tests/coreml_ct.sh PATH/TO/tool_mlpackage_gen PATH/TO/onnx-convert" >&2
     exit 2
 fi
-CT=../shared/tools/coremltools
+CT=${OC_CT_DIR:-../shared/tools/coremltools}
 
 LC_ALL=C
 export LC_ALL

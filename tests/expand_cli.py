@@ -31,7 +31,7 @@ import tempfile
 from clitest import check, report, run, skip
 from ir_policy import fields, sub
 
-ORT = "../shared/tools/ort/ort-check.js"
+from clitest import ORT_CHECK as ORT  # noqa: E402
 FLOAT = 1
 
 # ---- a minimal protobuf writer ---------------------------------------

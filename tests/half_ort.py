@@ -18,7 +18,6 @@ and counts as skipped an op ONNX Runtime has no float16 kernel for).
 """
 import os
 import re
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -27,7 +26,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto as TP, helper, numpy_helper
 
-ORT = '../shared/tools/ort'
+from clitest import ORT_DIR as ORT, have_ort  # noqa: E402
 F16 = TP.FLOAT16
 
 
@@ -186,7 +185,7 @@ def main():
     oc = sys.argv[1]
     report = '--report' in sys.argv
     name = 'half_ort'
-    if not shutil.which('node') or not os.path.isfile(f'{ORT}/ort-check.js'):
+    if not have_ort():
         print(f'SKIP {name}: no node or no {ORT} (ONNX Runtime)')
         print(f'{name}: 0 passed, 0 failed, 1 skipped')
         return 0

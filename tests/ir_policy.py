@@ -28,7 +28,7 @@ import tempfile
 
 from clitest import check, report, run, skip
 
-ORT = "../shared/tools/ort/ort-check.js"
+from clitest import ORT_CHECK as ORT  # noqa: E402
 CASE = "../shared/models/squeezenet1_1_opset13"
 
 # Versioning.md: the IR version each ai.onnx opset came with.

@@ -14,7 +14,7 @@ import subprocess
 import sys
 
 NAME = "milops_registry"
-CT = sys.argv[1] if len(sys.argv) > 1 else "../shared/tools/coremltools"
+CT = sys.argv[1] if len(sys.argv) > 1 else os.environ.get("OC_CT_DIR", "../shared/tools/coremltools")
 TARGETS = ["iOS15", "iOS16", "iOS17", "iOS18", "iOS26"]
 
 # Run inside the judge's interpreter setup (its src/ and stubs/ first,

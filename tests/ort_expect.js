@@ -19,9 +19,11 @@ if (!model) {
   console.error('usage: node ort_expect.js ORT_DIR CASE_DIR MODEL.onnx');
   process.exit(2);
 }
-const mods = path.resolve(ortDir, 'node_modules');
-const protobuf = require(path.join(mods, 'protobufjs'));
-const ort = require(path.join(mods, 'onnxruntime-node'));
+// beside ORT_DIR, or in NODE_PATH (tests/judges.sh installs them there
+// when ../shared is read-only)
+const from = { paths: [path.resolve(ortDir)] };
+const protobuf = require(require.resolve('protobufjs', from));
+const ort = require(require.resolve('onnxruntime-node', from));
 
 // The TensorProto fields this script reads and writes (onnx.proto numbers).
 const Tensor = protobuf.parse(`syntax = "proto2";

@@ -31,7 +31,7 @@ build=${1:-build}
 mode=${2:-convert}
 name=ort_matrix
 [ "$mode" = optimize ] && name=ort_optimize
-ort=../shared/tools/ort
+ort=${OC_ORT_DIR:-../shared/tools/ort}
 out=$build/$name
 . tests/ort_require.sh
 rm -rf "$out"

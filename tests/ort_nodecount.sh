@@ -24,7 +24,7 @@
 # "ort_nodecount: 0 passed, 0 failed, 1 skipped") without node or ORT.
 build=${1:-build}
 name=ort_nodecount
-ort=../shared/tools/ort
+ort=${OC_ORT_DIR:-../shared/tools/ort}
 out=$build/$name
 . tests/ort_require.sh
 rm -rf "$out"

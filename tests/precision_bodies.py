@@ -32,7 +32,7 @@ from clitest import check, have_ort, report, run, skip
 # node tests whose models hold graph attributes (checked below with info)
 NAMES = re.compile(r"^test_(if|loop|scan|sequence_map|flexattention)|"
                    r"^test_(range|affine_grid|linear_attention)_.*_expanded$")
-ORT = "../shared/tools/ort/ort-check.js"
+from clitest import ORT_CHECK as ORT  # noqa: E402
 MODES = [["--dtype", "float16"], ["--dtype", "bfloat16"],
          ["--dtype", "float16", "--keep-io-types"]]
 

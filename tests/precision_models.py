@@ -50,7 +50,7 @@ from clitest import check, report, run, skip
 from clitest import have_ort as ort_available
 
 MODELS = "../shared/models"
-ORT = "../shared/tools/ort/ort-check.js"
+from clitest import ORT_CHECK as ORT  # noqa: E402
 
 
 def convert(bin_, src, dst, *args):

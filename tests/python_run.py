@@ -30,7 +30,7 @@ import sys
 import tempfile
 import time
 
-from clitest import check, report, skip
+from clitest import ORT_DIR, check, have_ort, report, skip
 
 RTOL, ATOL = 1e-3, 1e-7   # onnx-convert test's defaults (src/cli/onnx-convert.c)
 # the shared models are PyTorch's outputs, judged at atol 1e-4 as
@@ -358,13 +358,9 @@ def model_runs(models_dir, tmp):
 
 
 def ort_agrees(written, tmp):
-    ort = "../shared/tools/ort"
-    if not shutil.which("node") or not os.path.isfile(os.path.join(ort, "ort-check.js")):
-        skip("python_run ORT: no node or no ../shared/tools/ort (ONNX Runtime)")
-        return
-    if subprocess.run(["sh", os.path.join(ort, "setup.sh")], stdout=subprocess.DEVNULL,
-                      stderr=subprocess.DEVNULL).returncode != 0:
-        skip("python_run ORT: the oracle's npm packages cannot be installed")
+    ort = ORT_DIR
+    if not have_ort():
+        skip("python_run ORT: no node, no ../shared/tools/ort (ONNX Runtime), or its npm packages")
         return
     batch = os.path.join(tmp, "batch.txt")
     with open(batch, "w") as f:

@@ -20,7 +20,8 @@ if (!cases.length) {
   console.error('usage: node resize_freeze.js ORT_DIR PROTO OUT_ROOT CASE_DIR...');
   process.exit(2);
 }
-const protobuf = require(path.join(path.resolve(ortDir), 'node_modules', 'protobufjs'));
+// beside ORT_DIR, or in NODE_PATH (tests/judges.sh)
+const protobuf = require(require.resolve('protobufjs', { paths: [path.resolve(ortDir)] }));
 const root = protobuf.loadSync(proto);
 const Model = root.lookupType('onnx.ModelProto');
 const Tensor = root.lookupType('onnx.TensorProto');

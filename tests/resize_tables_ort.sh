@@ -26,7 +26,7 @@ LC_ALL=C
 export LC_ALL
 TALLY=resize_tables_ort
 . "$(dirname "$0")/tally.sh"
-ORT=../shared/tools/ort
+ORT=${OC_ORT_DIR:-../shared/tools/ort}
 HERE=$(dirname "$0")
 
 skip() {
@@ -39,8 +39,8 @@ for d in "${ONNX_BACKEND_DATA:-}" ../shared/testdata/onnx-backend /usr/share/lib
     [ -n "$d" ] && [ -d "$d/node/test_resize_upsample_scales_linear" ] && { NODE=$d/node; break; }
 done
 [ -n "$NODE" ] || skip "no ONNX backend test data"
-command -v node >/dev/null 2>&1 && [ -f "$ORT/ort-check.js" ] &&
-    sh "$ORT/setup.sh" >/dev/null 2>&1 || skip "no node or no ../shared/tools/ort (ONNX Runtime)"
+. tests/ort_ready.sh
+ort_ready "$ORT" || skip "no node or no ../shared/tools/ort (ONNX Runtime)"
 
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/oc_rs_tables.XXXXXX") || exit 1
 trap 'rm -rf "${TMP:?}"' EXIT

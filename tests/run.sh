@@ -70,6 +70,11 @@ run() {
     tally "$name" $st
 }
 
+# ONNX Runtime and Apple's loader, installed where ../shared cannot hold
+# them (CI's copy is read-only) and named in OC_ORT_DIR/OC_CT_DIR/NODE_PATH
+# for every test below
+. tests/judges.sh
+
 # The sanitized builds' test programs run beside everything else, one
 # sequence on each of the two cores make check is given (they are a third
 # of its time): in a background job with its own log, printing its lines

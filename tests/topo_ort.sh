@@ -38,7 +38,7 @@ export LC_ALL
 TALLY=topo_ort
 . "$(dirname "$0")/tally.sh"
 skipped=0
-ORT=../shared/tools/ort
+ORT=${OC_ORT_DIR:-../shared/tools/ort}
 HERE=$(dirname "$0")
 
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/oc_topo_ort.XXXXXX") || exit 1
@@ -153,8 +153,8 @@ done
 
 # ONNX Runtime: what it computes for the unsorted original, it computes
 # for each converted and optimized model
-if ! command -v node >/dev/null 2>&1 || [ ! -f "$ORT/ort-check.js" ] ||
-   ! sh "$ORT/setup.sh" >/dev/null 2>&1; then
+. tests/ort_ready.sh
+if ! ort_ready "$ORT"; then
     echo "SKIP topo_ort: no node or no ../shared/tools/ort (ONNX Runtime): the converted models are not judged"
     skipped=$((skipped + 1))
 else
