@@ -73,7 +73,11 @@ run() {
 # ONNX Runtime and Apple's loader, installed where ../shared cannot hold
 # them (CI's copy is read-only) and named in OC_ORT_DIR/OC_CT_DIR/NODE_PATH
 # for every test below
-. tests/judges.sh
+. tests/judges.sh >"$log" 2>&1
+echo "$judges_result" >>"$log"
+took=""
+tally judges 0
+grep -E '^judges: .*ready' "$log"
 
 # The sanitized builds' test programs run beside everything else, one
 # sequence on each of the two cores make check is given (they are a third
