@@ -156,9 +156,14 @@ static int lower_layer_norm(CmLower *c, const IrNode *n)
 {
     int64_t dims[NM_MAX_RANK], axis;
     size_t rank;
-    if (!cml_dims(n->in[0], dims, NM_MAX_RANK, &rank) ||
+    if (!cml_dims_open(n->in[0], dims, NM_MAX_RANK, &rank) ||
         !cml_axis(cml_attr_i(n, "axis", -1), (int)rank, &axis))
-        return cml_refuse(c, "input dims unknown or axis out of range");
+        return cml_refuse(c, "input rank unknown or axis out of range");
+    /* gamma and beta are consts of the normalized dims; the others may
+     * be unknown */
+    for (size_t i = (size_t)axis; i < rank; i++)
+        if (dims[i] < 0)
+            return cml_refuse(c, "a normalized dim (axis %zu) is unknown", i);
     const char *x = cml_in(c, n, 0);
     if (!x)
         return -1;
