@@ -7,7 +7,8 @@
  * Refused, and why: BatchNormalization in training mode or with its
  * running-statistics outputs (MIL has no training mode); non-constant statistics, scales and biases (MIL
  * requires them const); a LayerNormalization scale whose element count is
- * not the normalized dims' (MIL's gamma has exactly those dims).
+ * not the normalized dims' (MIL's gamma has exactly those dims), or of
+ * normalized dims that are unknown (the dims before them may be).
  *
  * LRN is local_response_norm (MIL's formula is ONNX's: x / (k + alpha /
  * size * sum of squares)^beta); refused for an even size (ONNX's window

@@ -11,8 +11,9 @@
  * - Reshape with a 0 in a shape that is not known by inference, when the
  *   shape's length differs from the input's rank (MIL's 0 copies a dim only
  *   then) or allowzero is 1 (MIL has no literal 0).
- * - Flatten, Expand and Slice on dims inference cannot give (the static
- *   MIL parameters are computed from them).
+ * - Slice with a negative step from below -1 on an axis of unknown size
+ *   (ONNX starts such a slice at 0, MIL's python-style one gives nothing).
+ * - Expand of bool on dims known only at run time (the mul by ones).
  * - Slice with computed axes or steps; with computed starts/ends, a step
  *   other than 1 or a starts length inference cannot give (computed
  *   starts/ends are wrapped and clamped at run time only for steps of 1).
@@ -472,6 +473,27 @@ static int lower_squeeze(CmLower *c, const IrNode *n)
     return cml_out(c, op, n, 0);
 }
 
+/* Expand where dims or the shape are known only at run time: x times
+ * fill(shape, 1), whose broadcast is Expand's (both ways) and whose
+ * product is x exactly (MIL's mul has no bool: refused). */
+static int sh_expand_open(CmLower *c, const IrNode *n)
+{
+    int32_t dt = cm_dtype_to_mil(cml_elem(n->in[0]));
+    if (dt != MIL_FP32 && dt != MIL_FP16 && dt != MIL_INT32)
+        return cml_refuse(c, "dims known only at run time, for a type MIL's mul lacks");
+    const char *x = cml_in(c, n, 0), *sh = x ? cml_in(c, n, 1) : NULL;
+    if (!sh)
+        return -1;
+    MilOp *op = cml_op(c, "fill");
+    mil_op_in(op, "shape", sh);
+    mil_op_in_const(op, "value", cml_scalar(dt, 1));
+    const char *ones = cml_tmp(c, op, dt, cml_rank(n->out[0]), NULL);
+    op = cml_op(c, "mul");
+    mil_op_in(op, "x", x);
+    mil_op_in(op, "y", ones);
+    return cml_out(c, op, n, 0);
+}
+
 /* Expand as tile (MIL has no broadcast_to): the input reshaped to the
  * output's rank, then each dim of 1 repeated to the output's. */
 static int lower_expand(CmLower *c, const IrNode *n)
@@ -480,8 +502,7 @@ static int lower_expand(CmLower *c, const IrNode *n)
     size_t ri, ro;
     if (!cml_dims(n->in[0], in, SH_MAX_RANK, &ri) ||
         !cml_dims(n->out[0], out, SH_MAX_RANK, &ro) || ri > ro)
-        return cml_refuse(c, "%s", cml_const_tensor(n, 1) ? "input or output dims unknown"
-                                                           : "the shape is not constant");
+        return sh_expand_open(c, n);
     for (size_t i = 0; i < ro; i++) {
         pad[i] = i < ro - ri ? 1 : in[i - (ro - ri)];
         if (pad[i] != out[i] && pad[i] != 1)
