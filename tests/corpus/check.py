@@ -103,10 +103,10 @@ def refusal(rep):
     if e.get("mil_op"):
         where += " (MIL %s)" % e["mil_op"]
     reason = "%s/%s" % (e.get("stage"), e.get("reason"))
-    msg = e.get("message") or ""
-    # the text after the node's name says why; keep it without numbers
-    tail = re.sub(r"^.*?\)\s*:?\s*", "", msg) if e.get("node") is not None else msg
-    group = "%s %s: %s" % (reason, e.get("op") or "", re.sub(r"[0-9]+", "N", tail)[:120])
+    msg = re.sub(r"\S*/model\.onnx: ", "", e.get("message") or "")
+    # the text after the node's name says why; names (quoted) left out
+    tail = re.sub(r"^node '.*?' \(.*?\):\s*", "", msg)
+    group = "%s %s: %s" % (reason, e.get("op") or "", re.sub(r"'[^']*'", "'…'", tail)[:160])
     return {"reason": reason, "why": msg[:300], "where": where, "group": group}
 
 
@@ -241,10 +241,17 @@ def judged(j, ok_detail=""):
 
 
 def not_written(outcome, rep, na_reasons=()):
+    """A result without a file: n/a, refused, or failed (a crash, or our
+    own --verify catching other numbers or not running the model: the
+    feature failed, though nothing wrong was written)."""
     r = {"seconds": rep.get("seconds")}
-    if outcome == "refused":
+    e = rep.get("error") or {}
+    if outcome == "refused" and e.get("stage") == "verify":
         r.update(refusal(rep))
-        r["status"] = "na" if (rep.get("error") or {}).get("reason") in na_reasons else "refused"
+        r.update(status="failed", why="caught by --verify: " + r["why"])
+    elif outcome == "refused":
+        r.update(refusal(rep))
+        r["status"] = "na" if e.get("reason") in na_reasons else "refused"
     else:
         r.update(status="failed", why=rep.get("why") or (rep.get("error") or {}).get("message"))
     return r

@@ -144,10 +144,11 @@ function firstLine(e) {
   return l.length <= 300 ? l : `${l.slice(0, 100)} ... ${l.slice(-200)}`;
 }
 
-// ORT lacking something (a kernel, a type, an op) as opposed to refusing
+// ORT lacking something (a kernel, a type, an op; its JavaScript API has
+// no bfloat16 tensor: "Unsupported data type: 16") as opposed to refusing
 // the file (the same split as tests/adapter_ort.js).
 function lacks(msg) {
-  return /is not a registered function\/op|[Nn]ot implemented|NOT_IMPLEMENTED|Could not find an implementation|Unsupported model IR version|has no .* tensor|InsertedPrecisionFreeCast/.test(msg);
+  return /is not a registered function\/op|[Nn]ot implemented|NOT_IMPLEMENTED|Could not find an implementation|Unsupported model IR version|has no .* tensor|Unsupported data type|InsertedPrecisionFreeCast/.test(msg);
 }
 
 const caseDir = process.argv[2], expectedBy = process.argv[3] || 'pytorch';
