@@ -258,6 +258,19 @@ bool cml_dims(const IrValue *v, int64_t *dims, size_t cap, size_t *rank)
     return v && ir_type_static_dims(v->type, dims, cap, rank);
 }
 
+bool cml_dims_open(const IrValue *v, int64_t *dims, size_t cap, size_t *rank)
+{
+    int r = cml_rank(v);
+    if (r < 0 || (size_t)r > cap)
+        return false;
+    for (int i = 0; i < r; i++) {
+        const IrDim *d = &v->type->shape->dims[i];
+        dims[i] = d->kind == IR_DIM_VALUE && d->value >= 0 ? d->value : -1;
+    }
+    *rank = (size_t)r;
+    return true;
+}
+
 MilType cml_type(const IrValue *v)
 {
     MilType t = {0};
