@@ -1019,6 +1019,22 @@ static void job_json_coreml(Js *j, const JobReport *r)
     js_opt_int(j, t != NULL, (int64_t)c->n_consts);
     js_key(j, "weight_bytes");
     js_opt_int(j, t != NULL, (int64_t)r->coreml_weight_bytes);
+    js_key(j, "io_changes");
+    js_open(j, '[', false);
+    for (size_t i = 0; t && i < c->n_io_notes && i < CM_MAX_IO_NOTES; i++) {
+        const CmIoNote *e = &c->io_notes[i];
+        js_open(j, '{', true);
+        js_key(j, "kind");
+        js_string(j, e->input ? "input" : "output");
+        js_key(j, "name");
+        js_string(j, e->onnx);
+        js_key(j, "package_name");
+        js_string(j, e->mil);
+        js_key(j, "scalar_as_1");
+        js_bool(j, e->scalar);
+        js_close(j, '}');
+    }
+    js_close(j, ']');
     js_close(j, '}');
 }
 

@@ -201,6 +201,14 @@ run coreml_cli /usr/bin/python3 tests/coreml_cli.py "$build/onnx-convert"
 # Apple's loader accepts each MIL op of the Resize, DepthToSpace, LRN,
 # LpNormalization, MVN, LpPool and Einsum lowerings (~1-2 min: 20 packages)
 run coreml_cmres_ct /usr/bin/python3 tests/coreml_cmres_ct.py "$build/onnx-convert"
+# what Apple's loader refuses is never written: scalar inputs as [1],
+# reserved names renamed, Shape-15 start/end, a TopK K from shapes (~20 s)
+run coreml_cmfix_ct /usr/bin/python3 tests/coreml_cmfix_ct.py "$build/onnx-convert"
+
+# every feature on the real-model corpus' fixed sample (issue 33): every
+# family and kind of model, targets 7, 9, 11, 13, 17, 21, 26; skipped
+# without torch (make corpus-check runs the whole corpus)
+run corpus sh tests/corpus/sample.sh "$build"
 
 # Cross-check with Debian's python3-onnx shape inference (opsets <= 17),
 # when it is installed: a second opinion, never a dependency. (A bare

@@ -194,6 +194,19 @@ static void cli_coreml_text(FILE *f, const CliOpts *o, const JobReport *r)
     fprintf(f, "; %zu ONNX nodes lowered to %zu MIL ops (%zu consts, %llu bytes in "
             "weight.bin)\n", c->n_nodes, c->n_ops, c->n_consts,
             (unsigned long long)r->coreml_weight_bytes);
+    for (size_t i = 0; i < c->n_io_notes && i < CM_MAX_IO_NOTES; i++) {
+        const CmIoNote *e = &c->io_notes[i];
+        fprintf(f, "  %s '%s'", e->input ? "input" : "output", e->onnx);
+        if (strcmp(e->onnx, e->mil))
+            fprintf(f, " is named '%s' in the package (a MIL identifier)", e->mil);
+        if (e->scalar)
+            fprintf(f, "%s crosses as [1], squeezed inside (Apple's loader takes no scalar "
+                    "input)", strcmp(e->onnx, e->mil) ? "," : "");
+        fputc('\n', f);
+    }
+    if (c->n_io_notes > CM_MAX_IO_NOTES)
+        fprintf(f, "  ... and %zu more inputs and outputs renamed\n",
+                c->n_io_notes - CM_MAX_IO_NOTES);
 }
 
 void cli_convert_text(FILE *f, const CliOpts *o, const JobReport *r)
