@@ -936,7 +936,6 @@ def main():
 
 
 def report(results):
-    failures = load_failures(a.out)  # another run may have written since
     for r in results:
         if r.get("ok"):
             print("ok     %-50s %6.2f s" % (r["file"], r.get("seconds", 0)), flush=True)
