@@ -430,16 +430,14 @@ static int ad_q_to_int32(AdCtx *c, IrValue *r)
     return 0;
 }
 
-/* Says in the report that c->n's products are summed in a double `op`
- * because float32 could not be shown exact (ad_q_acc_type), where no
- * common runtime has that kernel (a Conv; ONNX Runtime has a double
- * MatMul), and returns dt. */
-static int32_t ad_q_say_double(AdCtx *c, int32_t dt, const char *op)
+/* Says in the report that c->n becomes a Conv on double, which no common
+ * runtime of the goal opset has a kernel for (ONNX Runtime has none; it
+ * has a double MatMul), and why (`why`) when dt is double; returns dt. */
+static int32_t ad_q_say_double(AdCtx *c, int32_t dt, const char *why)
 {
     if (dt == IR_DOUBLE)
-        ad_warn(c, "the integer sums may exceed 2^24, so float32 is not exact: the "
-                "result computes a %s on double, which no common runtime of opset %lld "
-                "has (ONNX Runtime has none)", op,
+        ad_warn(c, "%s: the result computes a Conv on double, which no common runtime "
+                "of opset %lld has (ONNX Runtime has none)", why,
                 (long long)(c->goal_opset ? c->goal_opset : c->to_opset));
     return dt;
 }
@@ -511,7 +509,8 @@ static int ad_convi_below_10(AdCtx *c)
     if (ad_q_zp_kind(c, 2, -1, &xvec) < 0 || ad_q_zp_kind(c, 3, wd[0], &wvec) < 0)
         return -1;
     static const size_t idx[4] = {0, 2, 1, 3};
-    int32_t dt = ad_q_say_double(c, ad_q_acc_type(c, idx, terms, 1, true), "Conv");
+    int32_t dt = ad_q_say_double(c, ad_q_acc_type(c, idx, terms, 1, true),
+                                 "the integer sums may pass 2^24, where float32 is not exact");
     c->build_opset = 9;
     IrValue *wz = ad_q_trail(c, ad_in(c, 3), wvec ? wr - 1 : 0);
     IrValue *xs = ad_q_shift(c, x, ad_in(c, 2), dt);
@@ -763,6 +762,8 @@ static int ad_qlconv_below_10(AdCtx *c)
         return -1;
     if (!ws)
         return -1;
+    (void)ad_q_say_double(c, IR_DOUBLE, "the sums and the requantization are computed in "
+                          "double");
     IrValue *in[3] = {ad_q_shift(c, x, ad_in(c, 2), IR_DOUBLE), ad_q_shift(c, w, wz, IR_DOUBLE),
                       bias ? ad_cast(c, bias, IR_DOUBLE) : NULL};
     if (!in[0] || !in[1] || (bias && !in[2]))
