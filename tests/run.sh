@@ -249,6 +249,10 @@ run coreml_cmrnn_ct /usr/bin/python3 tests/coreml_cmrnn_ct.py "$build/onnx-conve
 # Apple's loader on the MIL ops of the Loop and index lowerings (~35 s;
 # test_coreml_cmctl judges their numbers)
 run coreml_cmctl_ct sh tests/coreml_cmctl_ct.sh "$build/onnx-convert"
+# Apple's loader, --verify and a second input size on models with dynamic
+# dims: LSTM/GRU/RNN over [batch, seq], a conv net over [1,3,H,W], Slice,
+# Reshape, Flatten, Expand, Shape over a dynamic batch (~45 s)
+run coreml_cmdyn_ct /usr/bin/python3 tests/coreml_cmdyn_ct.py "$build/onnx-convert"
 
 # the sanitized programs' lines and sums (a job that died without its
 # sums counts as one failure)

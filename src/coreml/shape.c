@@ -8,9 +8,10 @@
  * rules is data.
  *
  * Refused, and why:
- * - Reshape with a 0 in a shape that is not known by inference, when the
- *   shape's length differs from the input's rank (MIL's 0 copies a dim only
- *   then) or allowzero is 1 (MIL has no literal 0).
+ * - Reshape with a 0 in a computed shape whose length differs from the
+ *   input's rank (MIL's 0 copies a dim only then; a constant one is
+ *   rewritten: sh_reshape_zeros), or allowzero 1 with a 0 (MIL has no
+ *   literal 0).
  * - Slice with a negative step from below -1 on an axis of unknown size
  *   (ONNX starts such a slice at 0, MIL's python-style one gives nothing).
  * - Expand of bool on dims known only at run time (the mul by ones).
@@ -25,6 +26,61 @@
 #include "rules.h"
 
 #define SH_MAX_RANK 16
+
+/* Reshape by a constant shape s (ns entries, owned: freed here) whose
+ * 0s copy the input's dim at their index, when ns is not the input's
+ * rank (MIL's reshape copies a dim for a 0 only when it is): a 0 over a
+ * static dim becomes that dim; over an unknown one, the shape is
+ * gathered at run time from [shape(x)..., s...]. */
+static int sh_reshape_zeros(CmLower *c, const IrNode *n, const char *x, int64_t *s, size_t ns)
+{
+    int64_t dims[SH_MAX_RANK], idx[SH_MAX_RANK];
+    size_t rank;
+    bool open = false;
+    int rc = 0;
+    if (!cml_dims_open(n->in[0], dims, SH_MAX_RANK, &rank) || ns > SH_MAX_RANK)
+        rc = cml_refuse(c, "a 0 in the shape on an input of unknown rank");
+    for (size_t k = 0; rc == 0 && k < ns; k++) {
+        if (s[k] == 0 && k >= rank)
+            rc = cml_refuse(c, "a 0 in the shape past the input's rank");
+        else if (s[k] == 0 && dims[k] >= 0)
+            s[k] = dims[k];
+        open |= s[k] == 0;
+        idx[k] = s[k] == 0 ? (int64_t)k : (int64_t)(rank + k);
+        if (s[k] < INT32_MIN || s[k] > INT32_MAX)
+            rc = cml_refuse(c, "a shape entry beyond int32");
+    }
+    MilTensor *t = rc == 0 ? cml_ints(s, ns) : NULL;
+    free(s);
+    if (rc < 0)
+        return -1;
+    MilOp *op;
+    const char *shape = NULL;
+    if (open) {
+        const char *vals = cml_const(c, t);
+        op = cml_op(c, "shape");
+        mil_op_in(op, "x", x);
+        const char *sh = cml_tmp(c, op, MIL_INT32, 1, (int64_t[]){(int64_t)rank});
+        op = cml_op(c, "concat");
+        mil_op_in(op, "values", sh);
+        mil_op_in(op, "values", vals);
+        mil_op_in_const(op, "axis", mil_tensor_scalar_i32(0));
+        mil_op_in_const(op, "interleave", mil_tensor_scalar_bool(false));
+        const char *src = cml_tmp(c, op, MIL_INT32, 1, (int64_t[]){(int64_t)(rank + ns)});
+        op = cml_op(c, "gather");
+        mil_op_in(op, "x", src);
+        mil_op_in_const(op, "indices", cml_ints(idx, ns));
+        mil_op_in_const(op, "axis", mil_tensor_scalar_i32(0));
+        shape = cml_tmp(c, op, MIL_INT32, 1, (int64_t[]){(int64_t)ns});
+    }
+    op = cml_op(c, "reshape");
+    mil_op_in(op, "x", x);
+    if (shape)
+        mil_op_in(op, "shape", shape);
+    else
+        mil_op_in_const(op, "shape", t);
+    return cml_out(c, op, n, 0);
+}
 
 static int lower_reshape(CmLower *c, const IrNode *n)
 {
@@ -52,6 +108,8 @@ static int lower_reshape(CmLower *c, const IrNode *n)
         bool zero = false;
         for (size_t i = 0; i < ns; i++)
             zero |= s[i] == 0;
+        if (zero && !cml_attr_i(n, "allowzero", 0) && (int)ns != cml_rank(n->in[0]))
+            return sh_reshape_zeros(c, n, x, s, ns);
         free(s);
         if (zero && ((int)ns != cml_rank(n->in[0]) || cml_attr_i(n, "allowzero", 0)))
             return cml_refuse(c, "a 0 in the shape that MIL reads differently");
