@@ -693,30 +693,10 @@ static int cm_export_inputs(CmLower *c, MilFunction *fn, MilModel *mm)
                               d == IR_DOUBLE ? " (float64 is refused, not narrowed)" : "");
         }
         char *name = cm_fresh(c, v->name);
-        bool scalar = t.rank == 0;
-        if (scalar) {
-            /* Apple's loader takes no scalar function input: it crosses
-             * as [1] and is squeezed inside, as coremltools passes one */
-            t.rank = 1;
-            t.dims = ir_alloc_array(1, sizeof *t.dims);
-            t.dims[0] = 1;
-        }
         mil_function_input(fn, name, &t);
         cm_feature(&mm->in[mm->n_in++], name, &t);
-        cm_io_note(c->r, true, v->name, name, scalar);
-        const char *inner = name;
-        if (scalar) {
-            char base[300];
-            snprintf(base, sizeof base, "%s_scalar", name);
-            char *sq = cm_fresh(c, base);
-            MilOp *op = mil_op_add(fn->block, "squeeze", sq);
-            mil_op_in(op, "x", name);
-            mil_op_out(op, sq, &(MilType){.dtype = t.dtype, .rank = 0});
-            c->r->n_ops++;
-            free(sq);
-            inner = op->out[0].name;
-        }
-        cm_name_put(&c->onnx, v->name, inner);
+        cm_io_note(c->r, true, v->name, name, t.rank == 0);
+        cm_name_put(&c->onnx, v->name, name);
         free(name);
         mil_type_clear(&t);
     }
@@ -1016,29 +996,72 @@ static MilFeature *cm_feature_of(MilFeature *l, size_t n, const char *name)
     return NULL;
 }
 
+/* Main's input i, of a type the description cannot hold, becomes `want`
+ * with a cast to its own type at the start of the block (*at counts the
+ * ops put there). */
+static void cm_adjust_input(CmLower *c, MilFunction *fn, MilModel *mm, size_t i, int32_t want,
+                            size_t *at)
+{
+    MilBlock *b = fn->block;
+    int32_t d = fn->in[i].type.dtype;
+    const char *name = fn->in[i].name;
+    char base[300];
+    snprintf(base, sizeof base, "%s_%s", name, mil_dtype_name(d));
+    char *inner = cm_fresh(c, base);
+    cm_rename_uses(b, name, inner);
+    MilOp *op = cm_cast_op(c, b, name, d, inner, &fn->in[i].type);
+    free(inner);
+    memmove(&b->ops[*at + 1], &b->ops[*at], (b->n_ops - 1 - *at) * sizeof *b->ops);
+    b->ops[(*at)++] = op;
+    fn->in[i].type.dtype = want;
+    MilFeature *f = cm_feature_of(mm->in, mm->n_in, name);
+    if (f)
+        f->type.dtype = want;
+}
+
+/* Main's scalar input i crosses as [1] and is squeezed first thing in
+ * the block (before any cast of it): Apple's loader takes no rank-0
+ * function input, and coremltools passes scalars so. */
+static void cm_unscalar_input(CmLower *c, MilFunction *fn, MilModel *mm, size_t i,
+                              size_t *at)
+{
+    MilBlock *b = fn->block;
+    MilNamedType *in = &fn->in[i];
+    char base[300];
+    snprintf(base, sizeof base, "%s_scalar", in->name);
+    char *sq = cm_fresh(c, base);
+    cm_rename_uses(b, in->name, sq);
+    MilOp *op = mil_op_add(b, "squeeze", sq);
+    mil_op_in(op, "x", in->name);
+    mil_op_out(op, sq, &in->type);
+    free(sq);
+    c->r->n_ops++;
+    memmove(&b->ops[1], &b->ops[0], (b->n_ops - 1) * sizeof *b->ops);
+    b->ops[0] = op;
+    (*at)++;
+    MilType one = {.dtype = in->type.dtype, .rank = 1, .dims = (int64_t[]){1}};
+    mil_type_clear(&in->type);
+    in->type = mil_type_copy(&one);
+    MilFeature *f = cm_feature_of(mm->in, mm->n_in, in->name);
+    if (f) {
+        mil_type_clear(&f->type);
+        f->type = mil_type_copy(&one);
+    }
+}
+
 /* Main's inputs and outputs of a type the description cannot hold at
  * spec become fp32, with a cast after each such input (at the start of
- * the block: *at counts the ops put there) and before each such output. */
+ * the block: *at counts the ops put there) and before each such output;
+ * scalar inputs cross as [1] (cm_unscalar_input). */
 static void cm_adjust_io(CmLower *c, MilFunction *fn, MilModel *mm, int spec, size_t *at)
 {
     MilBlock *b = fn->block;
     for (size_t i = 0; i < fn->n_in; i++) {
         int32_t d = fn->in[i].type.dtype, want = cm_io_dtype(d, spec);
-        if (!want)
-            continue;
-        const char *name = fn->in[i].name;
-        char base[300];
-        snprintf(base, sizeof base, "%s_%s", name, mil_dtype_name(d));
-        char *inner = cm_fresh(c, base);
-        cm_rename_uses(b, name, inner);
-        MilOp *op = cm_cast_op(c, b, name, d, inner, &fn->in[i].type);
-        free(inner);
-        memmove(&b->ops[*at + 1], &b->ops[*at], (b->n_ops - 1 - *at) * sizeof *b->ops);
-        b->ops[(*at)++] = op;
-        fn->in[i].type.dtype = want;
-        MilFeature *f = cm_feature_of(mm->in, mm->n_in, name);
-        if (f)
-            f->type.dtype = want;
+        if (want)
+            cm_adjust_input(c, fn, mm, i, want, at);
+        if (fn->in[i].type.rank == 0)
+            cm_unscalar_input(c, fn, mm, i, at);
     }
     for (size_t k = 0; k < b->n_out; k++) {
         const MilType *t = cm_block_type(fn, b->out[k]);
