@@ -168,8 +168,9 @@ static void test_einsum_matmul(void)
     co_einsum("kb,kn->bn", "4,3", "4,5", "matmul", "x");
     /* heads after the sequence: h must move before q and k in both */
     co_einsum("bqhd,bkhd->bhqk", "2,3,4,5", "2,6,4,5", "transpose transpose matmul", NULL);
-    /* two contracted and two free letters: merged into K and M */
-    co_einsum("abcd,cde->abe", "2,3,4,5", "4,5,6", "reshape reshape matmul reshape", "");
+    /* two contracted letters merged into K; of x's two free letters the
+     * first stays a batch dim of x alone (matmul broadcasts y's) */
+    co_einsum("abcd,cde->abe", "2,3,4,5", "4,5,6", "reshape reshape matmul", "");
     /* matrix times vector: y enters 1-D, its N dim never made */
     co_einsum("ij,j->i", "3,4", "4", "matmul", "");
     /* dot product: both 1-D, a scalar */
@@ -182,10 +183,23 @@ static void test_einsum_matmul(void)
     /* a letter of one input only is summed first */
     co_einsum("abc,bd->ad", "2,3,4", "3,5", "reduce_sum matmul", "");
     /* numpy's ellipsis, broadcast over batch dims of different ranks */
-    co_einsum("...ij,...jk->...ik", "2,3,4,5", "3,5,6", NULL, NULL);
+    co_einsum("...ij,...jk->...ik", "2,3,4,5", "3,5,6", "matmul", "");
+    /* a projection: x's leading free letter a batch dim of x alone */
+    co_einsum("bsd,de->bse", "2,3,4", "4,5", "matmul", "");
     co_einsum("b...d,bkd->b...k", "2,3,4", "2,5,4", "matmul", "y");
     /* MIL's own einsum where it computes the equation */
     co_einsum("nchw,nwhu->nchu", "2,3,4,5", "2,5,4,6", "einsum", NULL);
+}
+
+/* dims unknown at export: reshapes take one as -1, no more */
+static void test_einsum_dynamic(void)
+{
+    co_einsum("bqd,bkd->bqk", "N,3,4", "N,5,4", "matmul", "y");
+    co_einsum("bsd,de->bse", "N,S,4", "4,5", "matmul", "");
+    co_einsum("abcd,cde->abe", "N,3,4,5", "4,5,6", "reshape reshape matmul", "");
+    co_refuses("two unknown dims merged", "opset 17\ninput a float N,M,4,5\n"
+               "input b float 4,5,6\ny = Einsum a,b equation=\"abcd,cde->abe\"\noutput y\n",
+               "more than one unknown dim");
 }
 
 static void test_einsum_one_input(void)
@@ -449,6 +463,7 @@ static void test_raise_resample(void)
 int main(void)
 {
     test_einsum_matmul();
+    test_einsum_dynamic();
     test_einsum_one_input();
     test_einsum_refused();
     test_grid_sample();

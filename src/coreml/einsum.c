@@ -227,13 +227,17 @@ typedef struct EsVal {
     int64_t dims[ES_MAX];
 } EsVal;
 
-/* The groups of a plan, each an ordered list of ids. */
-enum { ES_B, ES_K, ES_FX, ES_FY, ES_NG };
+/* The groups of a plan, each an ordered list of ids: batch, contracted,
+ * x's and y's free letters (M, N), and the leading free letters of one
+ * side that stay batch dims of that side only (matmul broadcasts the
+ * other's missing ones), so that they need no reshape. */
+enum { ES_B, ES_K, ES_FX, ES_FY, ES_L, ES_NG };
 
 typedef struct EsPlan {
     bool swap;              /* x is input 1 */
     bool tx, ty;            /* matmul's transpose_x, transpose_y */
     bool vx, vy;            /* x (y) enters as a 1-D vector */
+    int lead;               /* ES_L holds free letters of x (1), y (2), none (0) */
     int g[ES_NG][ES_MAX];
     size_t n[ES_NG];
 } EsPlan;
@@ -252,12 +256,25 @@ static size_t es_cat(int *dst, size_t at, const int *src, size_t n)
     return at + n;
 }
 
-static bool es_known(const EsVal *v)
+/* The product of the dims of letters `ids` (n of them); -1 when one is
+ * unknown. */
+static int64_t es_volume(const int *ids, size_t n, const int64_t *dim_of)
 {
-    for (size_t i = 0; i < v->rank; i++)
-        if (v->dims[i] <= 0)
-            return false;
-    return true;
+    int64_t p = 1;
+    for (size_t i = 0; i < n; i++) {
+        if (dim_of[ids[i]] < 0)
+            return -1;
+        p *= dim_of[ids[i]];
+    }
+    return p;
+}
+
+/* The batch dims of x (y; the result: both): its leading letters, then
+ * the shared batch letters. */
+static size_t es_batch(const EsPlan *p, int side, int *ids)
+{
+    size_t o = p->lead & side ? es_cat(ids, 0, p->g[ES_L], p->n[ES_L]) : 0;
+    return es_cat(ids, o, p->g[ES_B], p->n[ES_B]);
 }
 
 /* The layout x (y) takes before the matmul: batch, then M and K (K and N),
@@ -268,7 +285,7 @@ static size_t es_layout(const EsPlan *p, bool is_y, int *ids)
     int free_g = is_y ? ES_FY : ES_FX;
     if (vec)
         return es_cat(ids, 0, p->g[ES_K], p->n[ES_K]);
-    size_t o = es_cat(ids, 0, p->g[ES_B], p->n[ES_B]);
+    size_t o = es_batch(p, is_y ? 2 : 1, ids);
     if (flip) {
         o = es_cat(ids, o, p->g[ES_K], p->n[ES_K]);
         return es_cat(ids, o, p->g[free_g], p->n[free_g]);
@@ -282,17 +299,24 @@ static bool es_same(const int *a, const int *b, size_t n)
     return !memcmp(a, b, n * sizeof *a);
 }
 
-/* Ops an operand needs (transpose, reshape); -1 when a reshape meets
- * unknown dims. */
-static int es_operand_cost(const EsPlan *p, const EsVal *v, bool is_y)
+/* Ops an operand needs (transpose, reshape); -1 when its reshape would
+ * have more than one unknown dim (MIL's reshape infers one: -1). */
+static int es_operand_cost(const EsPlan *p, const EsVal *v, bool is_y, const int64_t *dim_of)
 {
-    int want[ES_MAX];
+    int want[ES_MAX], batch[ES_MAX];
     es_layout(p, is_y, want);
-    size_t nf = p->n[is_y ? ES_FY : ES_FX];
+    int free_g = is_y ? ES_FY : ES_FX;
     bool vec = is_y ? p->vy : p->vx;
-    bool reshape = !vec && (nf != 1 || p->n[ES_K] != 1);
-    if (reshape && !es_known(v))
-        return -1;
+    bool reshape = !vec && (p->n[free_g] != 1 || p->n[ES_K] != 1);
+    if (reshape) {
+        size_t nb = es_batch(p, is_y ? 2 : 1, batch);
+        int unknown = (es_volume(p->g[free_g], p->n[free_g], dim_of) < 0) +
+                      (es_volume(p->g[ES_K], p->n[ES_K], dim_of) < 0);
+        for (size_t i = 0; i < nb; i++)
+            unknown += v->dims[es_find(v->ids, v->rank, batch[i])] < 0;
+        if (unknown > 1)
+            return -1;
+    }
     return !es_same(want, v->ids, v->rank) + reshape;
 }
 
@@ -305,7 +329,7 @@ static bool es_out_reshape(const EsPlan *p)
 /* The letters of the result once reshaped: batch, x's free, y's free. */
 static size_t es_result_ids(const EsPlan *p, int *ids)
 {
-    size_t o = es_cat(ids, 0, p->g[ES_B], p->n[ES_B]);
+    size_t o = es_batch(p, 3, ids);
     o = es_cat(ids, o, p->g[ES_FX], p->n[ES_FX]);
     return es_cat(ids, o, p->g[ES_FY], p->n[ES_FY]);
 }
@@ -329,25 +353,25 @@ static size_t es_pick(const int *src, size_t n, int g, bool swap, const bool *a,
     return k;
 }
 
-/* Whether the plan's reshapes all have known dims: the operands' own
- * (cost -1 otherwise) and, for the result's, the letters'. */
+/* Whether the result's reshape, if any, has one unknown dim at most
+ * (the operands' are es_operand_cost's). */
 static bool es_result_known(const EsPlan *p, const int64_t *dim_of)
 {
-    int ids[ES_MAX];
+    int ids[ES_MAX], unknown = 0;
     size_t n = es_result_ids(p, ids);
     for (size_t i = 0; es_out_reshape(p) && i < n; i++)
-        if (dim_of[ids[i]] <= 0)
-            return false;
-    return true;
+        unknown += dim_of[ids[i]] < 0;
+    return unknown <= 1;
 }
 
 /* The cheapest plan for the two inputs (reduced already) and output of
  * e; false when every plan needs a reshape of unknown dims. Each group
  * takes its letters in the order of one term that has them all: batch
  * letters the output's or either input's, contracted ones either input's,
- * free ones the output's or their input's. 192 plans: 2 (swap) x 2 x 2
- * (transpose flags) x 3 x 2 x 2 x 2 (orders); the first of the cheapest
- * wins, so that the plain one (no swap, no flags) is kept on a tie. */
+ * free ones the output's or their input's. 576 plans: 2 (swap) x 2 x 2
+ * (transpose flags) x 3 x 2 x 2 x 2 (orders) x 3 (leading letters: none,
+ * x's, y's); the first of the cheapest wins, so that the plain one (no
+ * swap, no flags) is kept on a tie. */
 static bool es_plan(const EsVal *in, const EsEq *e, const int64_t *dim_of, EsPlan *best)
 {
     bool a[ES_IDS] = {0}, b[ES_IDS] = {0}, o[ES_IDS] = {0};
@@ -360,19 +384,28 @@ static bool es_plan(const EsVal *in, const EsEq *e, const int64_t *dim_of, EsPla
     const int *src[3] = {e->t[2], in[0].ids, in[1].ids};
     size_t srcn[3] = {e->len[2], in[0].rank, in[1].rank};
     int best_cost = -1;
-    for (int c = 0; c < 192; c++) {
-        EsPlan p = {.swap = c & 1, .tx = c >> 1 & 1, .ty = c >> 2 & 1};
-        int rest = c >> 3, xs = p.swap ? 2 : 1;
-        int from[ES_NG] = {rest % 3, 1 + rest / 3 % 2, rest / 6 % 2 ? xs : 0,
-                           rest / 12 % 2 ? 3 - xs : 0};
-        for (int g = 0; g < ES_NG; g++)
+    for (int c = 0; c < 3 * 192; c++) {
+        EsPlan p = {.swap = c & 1, .tx = c >> 1 & 1, .ty = c >> 2 & 1, .lead = c / 192};
+        int rest = c % 192 >> 3, xs = p.swap ? 2 : 1;
+        int from[ES_L] = {rest % 3, 1 + rest / 3 % 2, rest / 6 % 2 ? xs : 0,
+                          rest / 12 % 2 ? 3 - xs : 0};
+        for (int g = 0; g < ES_L; g++)
             p.n[g] = es_pick(src[from[g]], srcn[from[g]], g, p.swap, a, b, o, p.g[g]);
+        if (p.lead) {
+            /* all of that side's free letters but the last lead */
+            int f = p.lead == 1 ? ES_FX : ES_FY;
+            if (p.n[f] < 2)
+                continue;
+            p.n[ES_L] = es_cat(p.g[ES_L], 0, p.g[f], p.n[f] - 1);
+            p.g[f][0] = p.g[f][p.n[f] - 1];
+            p.n[f] = 1;
+        }
         p.vx = !p.n[ES_B] && !p.n[ES_FX] && p.n[ES_K] == 1;
         p.vy = !p.n[ES_B] && !p.n[ES_FY] && p.n[ES_K] == 1;
         if ((p.vx && p.tx) || (p.vy && p.ty) || !es_result_known(&p, dim_of))
             continue;
-        int cx = es_operand_cost(&p, &in[p.swap], false);
-        int cy = es_operand_cost(&p, &in[!p.swap], true);
+        int cx = es_operand_cost(&p, &in[p.swap], false, dim_of);
+        int cy = es_operand_cost(&p, &in[!p.swap], true, dim_of);
         int res[ES_MAX];
         size_t nr = es_result_ids(&p, res);
         int co = es_out_reshape(&p) + !es_same(res, e->t[2], nr);
@@ -451,16 +484,8 @@ static void es_reduce(CmLower *c, EsVal *v, const bool *keep)
         es_apply(c, v, "reduce_sum", "axes", axes, na, ids, dims, nk);
 }
 
-/* The product of the dims of v's letters `ids` (n of them). */
-static int64_t es_volume(const int *ids, size_t n, const int64_t *dim_of)
-{
-    int64_t p = 1;
-    for (size_t i = 0; i < n; i++)
-        p *= dim_of[ids[i]];
-    return p;
-}
-
-/* Reshapes an operand laid out as es_layout says into [batch.., A, B]. */
+/* Reshapes an operand laid out as es_layout says into [batch.., A, B]
+ * (an unknown dim as -1). */
 static void es_merge(CmLower *c, EsVal *v, const EsPlan *p, bool is_y, const int64_t *dim_of)
 {
     bool vec = is_y ? p->vy : p->vx, flip = is_y ? !p->ty : p->tx;
@@ -469,8 +494,7 @@ static void es_merge(CmLower *c, EsVal *v, const EsPlan *p, bool is_y, const int
         return;
     int64_t dims[ES_MAX];
     int ids[ES_MAX];
-    size_t nb = p->n[ES_B];
-    memcpy(ids, v->ids, nb * sizeof *ids);
+    size_t nb = es_batch(p, is_y ? 2 : 1, ids);
     memcpy(dims, v->dims, nb * sizeof *dims);
     int64_t f = es_volume(p->g[free_g], p->n[free_g], dim_of);
     int64_t k = es_volume(p->g[ES_K], p->n[ES_K], dim_of);
@@ -526,12 +550,9 @@ static void es_matmul(CmLower *c, EsVal *in, const EsPlan *p, const int64_t *dim
     if (p->ty)
         mil_op_in_const(op, "transpose_y", mil_tensor_scalar_bool(true));
     *r = (EsVal){.op = op, .dt = x->dt};
-    size_t nb = p->n[ES_B];
-    for (size_t i = 0; i < nb; i++) {
-        r->ids[i] = p->g[ES_B][i];
+    r->rank = es_batch(p, 3, r->ids);
+    for (size_t i = 0; i < r->rank; i++)
         r->dims[i] = dim_of[r->ids[i]];
-    }
-    r->rank = nb;
     if (!p->vx) {
         r->ids[r->rank] = p->n[ES_FX] == 1 ? p->g[ES_FX][0] : -1;
         r->dims[r->rank++] = es_volume(p->g[ES_FX], p->n[ES_FX], dim_of);
@@ -588,10 +609,10 @@ static bool es_input(CmLower *c, const IrNode *n, const EsEq *e, size_t k, int32
 {
     *v = (EsVal){.name = cml_in(c, n, k), .dt = dt, .rank = e->len[k]};
     memcpy(v->ids, e->t[k], v->rank * sizeof *v->ids);
-    size_t rank;
-    if (!cml_dims(n->in[k], v->dims, ES_MAX, &rank) || rank != v->rank)
-        for (size_t i = 0; i < v->rank; i++)
-            v->dims[i] = -1;
+    MilType t = cml_type(n->in[k]);
+    for (size_t i = 0; i < v->rank; i++)
+        v->dims[i] = t.rank == (int)v->rank ? t.dims[i] : -1;
+    mil_type_clear(&t);
     return v->name != NULL;
 }
 
@@ -622,7 +643,7 @@ static int es_lower_general(CmLower *c, const IrNode *n, const EsEq *e, int32_t 
     if (e->n_in == 2) {
         EsPlan p;
         if (!es_plan(in, e, dim_of, &p))
-            return cml_refuse(c, "the matmul needs to merge letters whose dims are unknown");
+            return cml_refuse(c, "the matmul needs a reshape with more than one unknown dim");
         for (int i = 0; i < ES_IDS; i++)
             if (dim_of[i] == 0)
                 return cml_refuse(c, "letter '%c' has dim 0, which MIL's reshape reads as "
