@@ -24,7 +24,7 @@
 static const CmFamily *const cm_families[] = {
     &cm_family_activation, &cm_family_control, &cm_family_einsum, &cm_family_elementwise,
     &cm_family_index, &cm_family_nn, &cm_family_norm, &cm_family_quant, &cm_family_reduce,
-    &cm_family_resize, &cm_family_rnn, &cm_family_shape, &cm_family_tensor,
+    &cm_family_resize, &cm_family_rnn, &cm_family_sample, &cm_family_shape, &cm_family_tensor,
 };
 #define CM_N_FAMILIES (sizeof cm_families / sizeof cm_families[0])
 
@@ -693,30 +693,10 @@ static int cm_export_inputs(CmLower *c, MilFunction *fn, MilModel *mm)
                               d == IR_DOUBLE ? " (float64 is refused, not narrowed)" : "");
         }
         char *name = cm_fresh(c, v->name);
-        bool scalar = t.rank == 0;
-        if (scalar) {
-            /* Apple's loader takes no scalar function input: it crosses
-             * as [1] and is squeezed inside, as coremltools passes one */
-            t.rank = 1;
-            t.dims = ir_alloc_array(1, sizeof *t.dims);
-            t.dims[0] = 1;
-        }
         mil_function_input(fn, name, &t);
         cm_feature(&mm->in[mm->n_in++], name, &t);
-        cm_io_note(c->r, true, v->name, name, scalar);
-        const char *inner = name;
-        if (scalar) {
-            char base[300];
-            snprintf(base, sizeof base, "%s_scalar", name);
-            char *sq = cm_fresh(c, base);
-            MilOp *op = mil_op_add(fn->block, "squeeze", sq);
-            mil_op_in(op, "x", name);
-            mil_op_out(op, sq, &(MilType){.dtype = t.dtype, .rank = 0});
-            c->r->n_ops++;
-            free(sq);
-            inner = op->out[0].name;
-        }
-        cm_name_put(&c->onnx, v->name, inner);
+        cm_io_note(c->r, true, v->name, name, t.rank == 0);
+        cm_name_put(&c->onnx, v->name, name);
         free(name);
         mil_type_clear(&t);
     }
@@ -1016,29 +996,72 @@ static MilFeature *cm_feature_of(MilFeature *l, size_t n, const char *name)
     return NULL;
 }
 
+/* Main's input i, of a type the description cannot hold, becomes `want`
+ * with a cast to its own type at the start of the block (*at counts the
+ * ops put there). */
+static void cm_adjust_input(CmLower *c, MilFunction *fn, MilModel *mm, size_t i, int32_t want,
+                            size_t *at)
+{
+    MilBlock *b = fn->block;
+    int32_t d = fn->in[i].type.dtype;
+    const char *name = fn->in[i].name;
+    char base[300];
+    snprintf(base, sizeof base, "%s_%s", name, mil_dtype_name(d));
+    char *inner = cm_fresh(c, base);
+    cm_rename_uses(b, name, inner);
+    MilOp *op = cm_cast_op(c, b, name, d, inner, &fn->in[i].type);
+    free(inner);
+    memmove(&b->ops[*at + 1], &b->ops[*at], (b->n_ops - 1 - *at) * sizeof *b->ops);
+    b->ops[(*at)++] = op;
+    fn->in[i].type.dtype = want;
+    MilFeature *f = cm_feature_of(mm->in, mm->n_in, name);
+    if (f)
+        f->type.dtype = want;
+}
+
+/* Main's scalar input i crosses as [1] and is squeezed first thing in
+ * the block (before any cast of it): Apple's loader takes no rank-0
+ * function input, and coremltools passes scalars so. */
+static void cm_unscalar_input(CmLower *c, MilFunction *fn, MilModel *mm, size_t i,
+                              size_t *at)
+{
+    MilBlock *b = fn->block;
+    MilNamedType *in = &fn->in[i];
+    char base[300];
+    snprintf(base, sizeof base, "%s_scalar", in->name);
+    char *sq = cm_fresh(c, base);
+    cm_rename_uses(b, in->name, sq);
+    MilOp *op = mil_op_add(b, "squeeze", sq);
+    mil_op_in(op, "x", in->name);
+    mil_op_out(op, sq, &in->type);
+    free(sq);
+    c->r->n_ops++;
+    memmove(&b->ops[1], &b->ops[0], (b->n_ops - 1) * sizeof *b->ops);
+    b->ops[0] = op;
+    (*at)++;
+    MilType one = {.dtype = in->type.dtype, .rank = 1, .dims = (int64_t[]){1}};
+    mil_type_clear(&in->type);
+    in->type = mil_type_copy(&one);
+    MilFeature *f = cm_feature_of(mm->in, mm->n_in, in->name);
+    if (f) {
+        mil_type_clear(&f->type);
+        f->type = mil_type_copy(&one);
+    }
+}
+
 /* Main's inputs and outputs of a type the description cannot hold at
  * spec become fp32, with a cast after each such input (at the start of
- * the block: *at counts the ops put there) and before each such output. */
+ * the block: *at counts the ops put there) and before each such output;
+ * scalar inputs cross as [1] (cm_unscalar_input). */
 static void cm_adjust_io(CmLower *c, MilFunction *fn, MilModel *mm, int spec, size_t *at)
 {
     MilBlock *b = fn->block;
     for (size_t i = 0; i < fn->n_in; i++) {
         int32_t d = fn->in[i].type.dtype, want = cm_io_dtype(d, spec);
-        if (!want)
-            continue;
-        const char *name = fn->in[i].name;
-        char base[300];
-        snprintf(base, sizeof base, "%s_%s", name, mil_dtype_name(d));
-        char *inner = cm_fresh(c, base);
-        cm_rename_uses(b, name, inner);
-        MilOp *op = cm_cast_op(c, b, name, d, inner, &fn->in[i].type);
-        free(inner);
-        memmove(&b->ops[*at + 1], &b->ops[*at], (b->n_ops - 1 - *at) * sizeof *b->ops);
-        b->ops[(*at)++] = op;
-        fn->in[i].type.dtype = want;
-        MilFeature *f = cm_feature_of(mm->in, mm->n_in, name);
-        if (f)
-            f->type.dtype = want;
+        if (want)
+            cm_adjust_input(c, fn, mm, i, want, at);
+        if (fn->in[i].type.rank == 0)
+            cm_unscalar_input(c, fn, mm, i, at);
     }
     for (size_t k = 0; k < b->n_out; k++) {
         const MilType *t = cm_block_type(fn, b->out[k]);
@@ -1139,7 +1162,8 @@ int cm_export(const IrModel *cm, const CmOptions *o, MilModel **out, CmReport *r
 
 struct CmConst {
     const char *key;        /* borrowed from the op */
-    const MilTensor *val;
+    const MilTensor *val;   /* a const op's value; NULL for other ops */
+    const MilType *type;    /* the op's output type (cmr_rank) */
     UT_hash_handle hh;
 };
 
@@ -1170,6 +1194,21 @@ const MilTensor *cmr_const(CmRaise *r, const MilOp *op, const char *param)
     CmConst *e = NULL;
     HASH_FIND_STR(r->consts, a->name, e);
     return e ? e->val : NULL;
+}
+
+int cmr_rank(CmRaise *r, const char *name)
+{
+    CmConst *e = NULL;
+    HASH_FIND_STR(r->consts, name, e);
+    if (e)
+        return e->type->rank;
+    for (const IrGraph *g = r->g; g; g = g->parent)
+        for (size_t i = 0; i < g->inputs.n; i++) {
+            const IrValueInfo *vi = g->inputs.p[i];
+            if (!strcmp(vi->value->name, name))
+                return vi->type && vi->type->shape ? (int)vi->type->shape->rank : -1;
+        }
+    return -1;
 }
 
 const char *cmr_tmp(CmRaise *r, const char *base)
@@ -1374,6 +1413,7 @@ static int cm_raise_op(CmRaise *r, const MilOp *op)
         CmConst *e = ir_alloc(sizeof *e);
         e->key = op->out[0].name;
         e->val = op->val;
+        e->type = &op->out[0].type;
         HASH_ADD_KEYPTR(hh, r->consts, e->key, strlen(e->key), e);
         IrTensor *t = cmr_tensor(op->val, op->out[0].name);
         if (!t)
@@ -1391,6 +1431,12 @@ static int cm_raise_op(CmRaise *r, const MilOp *op)
     CmRaiseFn fn = cm_raise_rule(op->type);
     if (!fn)
         return cmr_fail(r, "no ONNX raising for this op");
+    for (size_t k = 0; k < op->n_out; k++) {
+        CmConst *e = ir_alloc(sizeof *e);
+        e->key = op->out[k].name;
+        e->type = &op->out[k].type;
+        HASH_ADD_KEYPTR(hh, r->consts, e->key, strlen(e->key), e);
+    }
     return fn(r, op);
 }
 

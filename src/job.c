@@ -876,6 +876,11 @@ static void job_json_conversion(Js *j, const JobReport *r)
         js_close(j, '}');
     }
     js_close(j, ']');
+    js_key(j, "warnings");
+    js_open(j, '[', false);
+    for (size_t i = 0; i < r->cv.n_warnings; i++)
+        js_string(j, r->cv.warnings[i]);
+    js_close(j, ']');
     js_close(j, '}');
 }
 

@@ -18,7 +18,9 @@ supported"), and, where said, verified equal by `--verify`:
   slice_by_index);
 - TopK whose K is computed from static shapes (Shape -> Gather ->
   Unsqueeze -> Concat -> ReduceMin, as torchvision's detectors export
-  `_topk_min`) exports with K a const.
+  `_topk_min`) exports with K a const; where K is computed at run time
+  (the same chain over a NonZero, as in torchvision's SSD), as argsort,
+  slice_by_index and gather_along_axis, verified equal.
 
 Skips, saying so, when the judge is absent or not set up.
 Usage: /usr/bin/python3 tests/coreml_cmfix_ct.py PATH/TO/onnx-convert
@@ -90,6 +92,29 @@ def topk_min():
              h.make_node("TopK", ["x", "k"], ["v", "i"])]
     return model(nodes, [vi("x", F, [2, 6])], [vi("v", F, None), vi("i", T.INT64, None)],
                  [nh.from_array(np.array([1], np.int64), "one")], opset=11)
+
+
+def topk_dynamic(rank2):
+    """A detector's TopK (torchvision's SSD at opset 13): K = min(4, the
+    number of scores above 0), from NonZero, so computed at run time;
+    rank2 takes the top K of each row of a [2, 6] input instead (and
+    keeps K at least 1)."""
+    x = vi("x", F, [2, 6] if rank2 else [10])
+    i64 = lambda name, v: nh.from_array(np.array(v, np.int64), name)  # noqa: E731
+    nodes = [h.make_node("Greater", ["x", "zero"], ["pos"]),
+             h.make_node("NonZero", ["pos"], ["nz"]),
+             h.make_node("Transpose", ["nz"], ["nzt"], perm=[1, 0]),
+             h.make_node("Shape", ["nzt"], ["s"]),
+             h.make_node("Gather", ["s", "i0"], ["d"], axis=0),
+             h.make_node("Unsqueeze", ["d", "ax0"], ["du"]),
+             h.make_node("Concat", ["cap", "du"], ["cc"], axis=0),
+             h.make_node("ReduceMin", ["cc"], ["m"], keepdims=0),
+             h.make_node("Max", ["m", "one_s"], ["m1"]),
+             h.make_node("Reshape", ["m1", "one"], ["k"]),
+             h.make_node("TopK", ["x", "k"], ["v", "i"], axis=-1)]
+    inits = [nh.from_array(np.array(0, np.float32), "zero"), i64("i0", 0), i64("ax0", [0]),
+             i64("cap", [4]), i64("one_s", 1), i64("one", [1])]
+    return model(nodes, [x], [vi("v", F, None), vi("i", T.INT64, None)], inits, opset=13)
 
 
 def export(tool, tmp, name, m, *args):
@@ -230,6 +255,14 @@ def main():
         _, _, tpkg = export(tool, tmp, "topk_min", topk_min(), "--verify")
         tct = judge("topk_min", tpkg)
         check("topk" in ops_of(tct), "topk_min: a topk: %s" % ops_of(tct))
+        for rank2 in (False, True):
+            name = "topk_dynamic%s" % ("_rank2" if rank2 else "")
+            _, rep, dpkg = export(tool, tmp, name, topk_dynamic(rank2), "--verify")
+            dct = judge(name, dpkg)
+            check("argsort" in ops_of(dct) and "gather_along_axis" in ops_of(dct),
+                  "%s: argsort and gather_along_axis: %s" % (name, ops_of(dct)))
+            check((rep.get("verification") or {}).get("result") == "equal",
+                  "%s: --verify: %s" % (name, rep.get("verification")))
     return report("coreml_cmfix_ct")
 
 

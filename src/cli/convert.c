@@ -239,6 +239,8 @@ void cli_convert_text(FILE *f, const CliOpts *o, const JobReport *r)
                     r->cv.ifs_taken, r->cv.ifs_taken == 1 ? "" : "s");
         fputc('\n', f);
     }
+    for (size_t i = 0; i < r->cv.n_warnings; i++)
+        fprintf(f, "warning: %s\n", r->cv.warnings[i]);
     if (r->cv.n_dropped) {
         fprintf(f, "dropped to fit IR %lld: ", (long long)r->ir_to);
         for (size_t i = 0; i < r->cv.n_dropped; i++)

@@ -142,7 +142,8 @@ typedef struct CmRaise {
     IrModel *m;
     IrGraph *g;
     IrError *err;
-    CmConst *consts;        /* MIL const name -> its value (borrowed) */
+    CmConst *consts;        /* MIL value name -> its const value and type
+                               (borrowed) */
     const MilOp *op;        /* the op being raised */
     IrPtrList pool;         /* names made by cmr_tmp (char *), freed at the end */
     KsSet node_names;       /* node names given (ONNX Runtime refuses a
@@ -167,6 +168,9 @@ const char *cmr_in(CmRaise *r, const MilOp *op, const char *param, size_t k);
 /* A new ONNX node; 0 or -1 with err. */
 int cmr_node(CmRaise *r, const char *op_type, size_t n_in, const char *const *in,
              size_t n_out, const char *const *out, IrNode **node);
+/* The rank of MIL value `name` as the op or function (block) input that
+ * defines it declares it; -1 unknown. */
+int cmr_rank(CmRaise *r, const char *name);
 /* A fresh value name built from base (owned by r's pool). */
 const char *cmr_tmp(CmRaise *r, const char *base);
 /* New initializers; return their names. */
@@ -205,7 +209,7 @@ typedef struct CmFamily {
 extern const CmFamily cm_family_nn, cm_family_activation, cm_family_elementwise,
     cm_family_shape, cm_family_tensor, cm_family_index, cm_family_norm,
     cm_family_reduce, cm_family_resize, cm_family_rnn, cm_family_quant, cm_family_control,
-    cm_family_einsum;
+    cm_family_einsum, cm_family_sample;
 
 #define CM_FAMILY(var, fname, lower, raise) \
     const CmFamily var = {fname, lower, sizeof lower / sizeof lower[0], \
