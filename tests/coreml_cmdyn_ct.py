@@ -22,6 +22,7 @@ the reason named.
 Usage: /usr/bin/python3 tests/coreml_cmdyn_ct.py build/onnx-convert
 Prints "coreml_cmdyn_ct: N passed, N failed[, N skipped]".
 """
+import json
 import os
 import subprocess
 import sys
@@ -199,6 +200,12 @@ def one(tmp, name, src, ops, second, want_dim=2):
         return
     check("(open dims at %d)" % want_dim in r.stdout,
           "%s: --verify does not say it used open dims of %d: %s" % (name, want_dim, r.stdout))
+    if want_dim != 2:
+        # the JSON report names the size too
+        j = run(TOOL, "convert", src, "-o", pkg + ".2.mlpackage", "--verify", "--json")
+        rep = json.loads(j.stdout) if j.returncode == 0 else {}
+        check((rep.get("verification") or {}).get("open_dims") == want_dim,
+              "%s: JSON verification: %s" % (name, rep.get("verification")))
     # the dynamic dims are flexible in the description: a range 1..*
     info = run(TOOL, "info", pkg)
     check(info.returncode == 0 and "1..*" in info.stdout,
