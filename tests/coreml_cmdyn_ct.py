@@ -253,6 +253,15 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         torch_case(tmp, "lstm_batch_seq", Lstm(), randn(2, 3, 4), {0: "batch", 1: "seq"},
                    randn(3, 7, 4), ["lstm", "fill"])
+        # --input-shape still fixes the dims: no flexible range left
+        d = case_dir(tmp, "lstm_batch_seq")
+        pkg = os.path.join(d, "fixed.mlpackage")
+        r = run(TOOL, "convert", os.path.join(d, "lstm_batch_seq.onnx"), "-o", pkg,
+                "--input-shape", "x=2,5,4")
+        info = run(TOOL, "info", pkg)
+        check(r.returncode == 0 and "x fp32 [2,5,4]" in info.stdout and
+              "1..*" not in info.stdout,
+              "--input-shape x=2,5,4: %s %s" % (r.stderr.strip(), info.stdout))
         torch_case(tmp, "bilstm_seq_batch", BiLstm(), randn(3, 2, 3), {0: "seq", 1: "batch"},
                    randn(5, 3, 3), ["lstm", "expand_dims"])
         torch_case(tmp, "convnet_hw", ConvNet(), randn(1, 3, 8, 10), {2: "H", 3: "W"},
