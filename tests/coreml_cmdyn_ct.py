@@ -111,6 +111,27 @@ class Ocr(torch.nn.Module):
         return self.fc(self.ln(y)).softmax(-1)
 
 
+class Crnn(torch.nn.Module):
+    """a CRNN text recogniser: conv/pool stack, the columns as a sequence
+    of dynamic length into a bidirectional LSTM, per-column classes"""
+
+    def __init__(self):
+        super().__init__()
+        nn = torch.nn
+        self.cnn = nn.Sequential(
+            nn.Conv2d(1, 8, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2, 2),
+            nn.Conv2d(8, 16, 3, padding=1), nn.BatchNorm2d(16), nn.ReLU(),
+            nn.MaxPool2d((2, 1), (2, 1)))
+        self.rnn = nn.LSTM(64, 12, bidirectional=True, batch_first=True)
+        self.fc = nn.Linear(24, 10)
+
+    def forward(self, x):
+        f = self.cnn(x)
+        n, c, h, w = f.shape
+        y, _ = self.rnn(f.permute(0, 3, 1, 2).reshape(n, w, c * h))
+        return self.fc(y).log_softmax(-1)
+
+
 def onnx_model(path, nodes, inputs, inits=()):
     ins = [helper.make_tensor_value_info(n, F, d) for n, d in inputs]
     outs = [helper.make_tensor_value_info("y", F, None)]
@@ -270,6 +291,9 @@ def main():
                    randn(5, 4, 5), ["slice_by_index", "reshape"])
         torch_case(tmp, "ocr_width", Ocr(), randn(1, 1, 8, 12), {0: "N", 3: "W"},
                    randn(2, 1, 8, 17), ["slice_by_index", "layer_norm"])
+
+        torch_case(tmp, "crnn_width", Crnn(), randn(1, 1, 16, 40), {0: "N", 3: "W"},
+                   randn(2, 1, 16, 57), ["lstm", "conv", "max_pool"])
 
         # ONNX graphs: RNN/GRU over [T, N, 3], T and N symbolic
         for op, direction in (("GRU", "bidirectional"), ("RNN", "reverse")):
