@@ -152,7 +152,11 @@ static int lower_flatten(CmLower *c, const IrNode *n)
     size_t rank;
     if (!cml_dims_open(n->in[0], dims, SH_MAX_RANK, &rank))
         return cml_refuse(c, "input rank unknown or above %d", SH_MAX_RANK);
-    if (!cml_axis(cml_attr_i(n, "axis", 1), (int)rank + 1, &axis))
+    /* Flatten's axis lies in [-r, r]: a negative one counts from the rank,
+     * not from rank + 1, so cml_axis (made for [-r, r)) cannot serve. */
+    axis = cml_attr_i(n, "axis", 1);
+    axis = axis < 0 ? axis + (int64_t)rank : axis;
+    if (axis < 0 || axis > (int64_t)rank)
         return cml_refuse(c, "axis out of range");
     for (size_t i = 0; i < rank; i++) {
         int64_t *o = &out[(int64_t)i >= axis];
