@@ -13,13 +13,12 @@ Usage: /usr/bin/python3 tests/coreml_cmops_ct.py build/onnx-convert
 Prints one line per model and "coreml_cmops_ct: N passed, N failed";
 skips, saying so, without python3-onnx or the judge.
 """
-import json
 import os
 import subprocess
 import sys
 import tempfile
 
-from clitest import CT_CHECK as JUDGE, have_ct  # noqa: E402
+from clitest import ct_judge, have_ct  # noqa: E402
 
 
 def skip(why):
@@ -34,18 +33,19 @@ except ImportError:
     skip("no python3-onnx")
 
 
-def model(op, inputs, opset=17, **attrs):
-    """y = op(inputs...) with float inputs of the given dims."""
+def model(op, inputs, opset=17, elem=TensorProto.FLOAT, **attrs):
+    """y = op(inputs...) with inputs of the given dims, all of type elem."""
     names = [n for n, _ in inputs]
-    ins = [helper.make_tensor_value_info(n, TensorProto.FLOAT, d) for n, d in inputs]
-    out = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    ins = [helper.make_tensor_value_info(n, elem, d) for n, d in inputs]
+    out = helper.make_tensor_value_info("y", elem, None)
     node = helper.make_node(op, names, ["y"], name=op.lower() + "0", **attrs)
     g = helper.make_graph([node], "g", ins, [out])
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
 
 
-def einsum(eq, *dims):
-    return model("Einsum", [("ab"[i], list(d)) for i, d in enumerate(dims)], equation=eq)
+def einsum(eq, *dims, elem=TensorProto.FLOAT):
+    return model("Einsum", [("ab"[i], list(d)) for i, d in enumerate(dims)], elem=elem,
+                 equation=eq)
 
 
 def grid(opset=17, dims=(1, 2, 3, 4), gdims=(1, 5, 6, 2), **attrs):
@@ -67,6 +67,8 @@ CASES = [
     ("einsum_dynamic_batch", "matmul", einsum("bqd,bkd->bqk", ("N", 3, 4), ("N", 5, 4))),
     ("einsum_dynamic_merge", "reshape", einsum("abcd,cde->abe", ("N", 3, 4, 5), (4, 5, 6))),
     ("einsum_dot", "matmul", einsum("i,i->", (5,), (5,))),
+    ("einsum_int32", "matmul",
+     einsum("nchw,nwhu->nchu", (2, 3, 4, 5), (2, 5, 4, 6), elem=TensorProto.INT32)),
     ("einsum_transpose", "transpose", einsum("ij->ji", (3, 4))),
     ("einsum_sum", "reduce_sum", einsum("ij->i", (3, 4))),
     ("einsum_mil", "einsum", einsum("nchw,nwhu->nchu", (2, 3, 4, 5), (2, 5, 4, 6))),
@@ -96,21 +98,15 @@ def main():
                 print("FAIL %s: export or --verify: %s" % (name, (ex.stdout + ex.stderr).strip()))
                 failed += 1
                 continue
-            ct = subprocess.run([sys.executable, JUDGE, pkg, "--json"], capture_output=True,
-                                text=True)
-            try:
-                rep = json.loads(ct.stdout)
-            except ValueError:
-                rep = {}
-            ops = rep.get("functions", {}).get("main", {}).get("ops", {})
-            if ct.returncode != 0 or not rep.get("ok"):
-                print("FAIL %s: Apple's loader: %s" % (name, (ct.stdout + ct.stderr)[-300:]))
+            ok, ops, target, said = ct_judge(pkg)
+            if not ok:
+                print("FAIL %s: Apple's loader: %s" % (name, said))
                 failed += 1
             elif want not in ops:
                 print("FAIL %s: no MIL op %s in %s" % (name, want, sorted(ops)))
                 failed += 1
             else:
-                print("  %s: %s accepted (%s)" % (name, " ".join(sorted(ops)), rep.get("target")))
+                print("  %s: %s accepted (%s)" % (name, " ".join(sorted(ops)), target))
                 passed += 1
     print("coreml_cmops_ct: %d passed, %d failed" % (passed, failed))
     return 1 if failed else 0

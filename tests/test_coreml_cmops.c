@@ -191,6 +191,23 @@ static void test_einsum_matmul(void)
     co_einsum("nchw,nwhu->nchu", "2,3,4,5", "2,5,4,6", "einsum", NULL);
 }
 
+/* int32 (matmul's i32, reduce_sum's) where MIL's einsum takes floats */
+static void test_einsum_int(void)
+{
+    char ops[128];
+    MilModel *mm = co_round_trip("int32 einsum", "opset 17\ninput a int32 2,3,4,5\n"
+                                 "input b int32 2,5,4,6\n"
+                                 "y = Einsum a,b equation=\"nchw,nwhu->nchu\"\noutput y\n");
+    if (mm) {
+        co_ops(mm, ops, sizeof ops);
+        T_CHECK(!strstr(ops, "einsum") && strstr(ops, "matmul"), "int32 einsum: ops %s", ops);
+    }
+    mil_model_free(mm);
+    mm = co_round_trip("int32 sum", "opset 17\ninput a int32 3,4\n"
+                       "y = Einsum a equation=\"ij->j\"\noutput y\n");
+    mil_model_free(mm);
+}
+
 /* dims unknown at export: reshapes take one as -1, no more */
 static void test_einsum_dynamic(void)
 {
@@ -464,6 +481,7 @@ int main(void)
 {
     test_einsum_matmul();
     test_einsum_dynamic();
+    test_einsum_int();
     test_einsum_one_input();
     test_einsum_refused();
     test_grid_sample();
