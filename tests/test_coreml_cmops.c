@@ -187,6 +187,8 @@ static void test_einsum_matmul(void)
     /* a projection: x's leading free letter a batch dim of x alone */
     co_einsum("bsd,de->bse", "2,3,4", "4,5", "matmul", "");
     co_einsum("b...d,bkd->b...k", "2,3,4", "2,5,4", "matmul", "y");
+    /* an ellipsis dim of 1 against 5: matmul's batch broadcasting */
+    co_einsum("...ij,...jk->...ik", "1,3,4", "5,4,6", "matmul", "");
     /* MIL's own einsum where it computes the equation */
     co_einsum("nchw,nwhu->nchu", "2,3,4,5", "2,5,4,6", "einsum", NULL);
 }
@@ -228,6 +230,7 @@ static void test_einsum_one_input(void)
     /* implicit output: the letters in alphabetical order, so a transpose */
     co_einsum("ji", "3,4", NULL, "transpose", NULL);
     co_einsum("abc->cb", "2,3,4", NULL, "reduce_sum transpose", NULL);
+    co_einsum("...ij->...ji", "2,3,4,5", NULL, "transpose", NULL);
 }
 
 static void test_einsum_refused(void)
