@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "coreml.h"
+#include "milcheck.h"
 #include "coreml/rules.h"
 #include "infer.h"
 #include "known.h"
@@ -140,7 +141,7 @@ static char *cm_fresh(CmLower *c, const char *base)
 {
     size_t n = strlen(base ? base : "");
     bool clash = n && cm_loader_name(base);
-    char *s = ir_alloc(n + 8);
+    char *s = ir_alloc(n + 8 + sizeof "_workaround");
     size_t k = 0;
     if (clash) {
         memcpy(s, "onnx_", 5);
@@ -150,6 +151,12 @@ static char *cm_fresh(CmLower *c, const char *base)
     for (size_t i = 0; i < n; i++)
         s[k++] = isalnum((unsigned char)base[i]) ? base[i] : '_';
     s[k] = 0;
+    if (!mck_identifier(s)) {
+        /* a word MIL reserves (a keyword or a dtype name): coremltools'
+         * name sanitizer appends this suffix */
+        memcpy(s + k, "_workaround", sizeof "_workaround");
+        k += sizeof "_workaround" - 1;
+    }
     char *name = s;
     for (unsigned i = 1; cm_name_get(c->used, name); i++) {
         if (name != s)
@@ -256,6 +263,19 @@ int cml_rank(const IrValue *v)
 bool cml_dims(const IrValue *v, int64_t *dims, size_t cap, size_t *rank)
 {
     return v && ir_type_static_dims(v->type, dims, cap, rank);
+}
+
+bool cml_dims_open(const IrValue *v, int64_t *dims, size_t cap, size_t *rank)
+{
+    int r = cml_rank(v);
+    if (r < 0 || (size_t)r > cap)
+        return false;
+    for (int i = 0; i < r; i++) {
+        const IrDim *d = &v->type->shape->dims[i];
+        dims[i] = d->kind == IR_DIM_VALUE && d->value >= 0 ? d->value : -1;
+    }
+    *rank = (size_t)r;
+    return true;
 }
 
 MilType cml_type(const IrValue *v)
@@ -636,6 +656,22 @@ static void cm_feature(MilFeature *f, const char *name, const MilType *t)
     }
 }
 
+/* Notes in r an input or output (onnx: the graph's name, mil: the
+ * package's) that crosses renamed or as [1] for a scalar. */
+static void cm_io_note(CmReport *r, bool input, const char *onnx, const char *mil,
+                       bool scalar)
+{
+    if (!scalar && !strcmp(onnx, mil))
+        return;
+    if (r->n_io_notes++ >= CM_MAX_IO_NOTES)
+        return;
+    CmIoNote *e = &r->io_notes[r->n_io_notes - 1];
+    snprintf(e->onnx, sizeof e->onnx, "%s", onnx);
+    snprintf(e->mil, sizeof e->mil, "%s", mil);
+    e->input = input;
+    e->scalar = scalar;
+}
+
 static int cm_export_inputs(CmLower *c, MilFunction *fn, MilModel *mm)
 {
     const IrGraph *g = c->g;
@@ -658,8 +694,9 @@ static int cm_export_inputs(CmLower *c, MilFunction *fn, MilModel *mm)
         }
         char *name = cm_fresh(c, v->name);
         mil_function_input(fn, name, &t);
-        cm_name_put(&c->onnx, v->name, name);
         cm_feature(&mm->in[mm->n_in++], name, &t);
+        cm_io_note(c->r, true, v->name, name, t.rank == 0);
+        cm_name_put(&c->onnx, v->name, name);
         free(name);
         mil_type_clear(&t);
     }
@@ -725,6 +762,7 @@ static int cm_export_outputs(CmLower *c, MilFunction *fn, MilModel *mm)
                               mil_dtype_name(t->dtype) ? mil_dtype_name(t->dtype) : "?");
         mil_block_output(fn->block, name);
         cm_feature(&mm->out[mm->n_out++], name, t);
+        cm_io_note(c->r, false, v->name, name, false);
     }
     return 0;
 }
@@ -958,29 +996,72 @@ static MilFeature *cm_feature_of(MilFeature *l, size_t n, const char *name)
     return NULL;
 }
 
+/* Main's input i, of a type the description cannot hold, becomes `want`
+ * with a cast to its own type at the start of the block (*at counts the
+ * ops put there). */
+static void cm_adjust_input(CmLower *c, MilFunction *fn, MilModel *mm, size_t i, int32_t want,
+                            size_t *at)
+{
+    MilBlock *b = fn->block;
+    int32_t d = fn->in[i].type.dtype;
+    const char *name = fn->in[i].name;
+    char base[300];
+    snprintf(base, sizeof base, "%s_%s", name, mil_dtype_name(d));
+    char *inner = cm_fresh(c, base);
+    cm_rename_uses(b, name, inner);
+    MilOp *op = cm_cast_op(c, b, name, d, inner, &fn->in[i].type);
+    free(inner);
+    memmove(&b->ops[*at + 1], &b->ops[*at], (b->n_ops - 1 - *at) * sizeof *b->ops);
+    b->ops[(*at)++] = op;
+    fn->in[i].type.dtype = want;
+    MilFeature *f = cm_feature_of(mm->in, mm->n_in, name);
+    if (f)
+        f->type.dtype = want;
+}
+
+/* Main's scalar input i crosses as [1] and is squeezed first thing in
+ * the block (before any cast of it): Apple's loader takes no rank-0
+ * function input, and coremltools passes scalars so. */
+static void cm_unscalar_input(CmLower *c, MilFunction *fn, MilModel *mm, size_t i,
+                              size_t *at)
+{
+    MilBlock *b = fn->block;
+    MilNamedType *in = &fn->in[i];
+    char base[300];
+    snprintf(base, sizeof base, "%s_scalar", in->name);
+    char *sq = cm_fresh(c, base);
+    cm_rename_uses(b, in->name, sq);
+    MilOp *op = mil_op_add(b, "squeeze", sq);
+    mil_op_in(op, "x", in->name);
+    mil_op_out(op, sq, &in->type);
+    free(sq);
+    c->r->n_ops++;
+    memmove(&b->ops[1], &b->ops[0], (b->n_ops - 1) * sizeof *b->ops);
+    b->ops[0] = op;
+    (*at)++;
+    MilType one = {.dtype = in->type.dtype, .rank = 1, .dims = (int64_t[]){1}};
+    mil_type_clear(&in->type);
+    in->type = mil_type_copy(&one);
+    MilFeature *f = cm_feature_of(mm->in, mm->n_in, in->name);
+    if (f) {
+        mil_type_clear(&f->type);
+        f->type = mil_type_copy(&one);
+    }
+}
+
 /* Main's inputs and outputs of a type the description cannot hold at
  * spec become fp32, with a cast after each such input (at the start of
- * the block: *at counts the ops put there) and before each such output. */
+ * the block: *at counts the ops put there) and before each such output;
+ * scalar inputs cross as [1] (cm_unscalar_input). */
 static void cm_adjust_io(CmLower *c, MilFunction *fn, MilModel *mm, int spec, size_t *at)
 {
     MilBlock *b = fn->block;
     for (size_t i = 0; i < fn->n_in; i++) {
         int32_t d = fn->in[i].type.dtype, want = cm_io_dtype(d, spec);
-        if (!want)
-            continue;
-        const char *name = fn->in[i].name;
-        char base[300];
-        snprintf(base, sizeof base, "%s_%s", name, mil_dtype_name(d));
-        char *inner = cm_fresh(c, base);
-        cm_rename_uses(b, name, inner);
-        MilOp *op = cm_cast_op(c, b, name, d, inner, &fn->in[i].type);
-        free(inner);
-        memmove(&b->ops[*at + 1], &b->ops[*at], (b->n_ops - 1 - *at) * sizeof *b->ops);
-        b->ops[(*at)++] = op;
-        fn->in[i].type.dtype = want;
-        MilFeature *f = cm_feature_of(mm->in, mm->n_in, name);
-        if (f)
-            f->type.dtype = want;
+        if (want)
+            cm_adjust_input(c, fn, mm, i, want, at);
+        if (fn->in[i].type.rank == 0)
+            cm_unscalar_input(c, fn, mm, i, at);
     }
     for (size_t k = 0; k < b->n_out; k++) {
         const MilType *t = cm_block_type(fn, b->out[k]);
@@ -1384,12 +1465,64 @@ int cmr_block(CmRaise *r, const MilBlock *b, IrGraph *g, const MilNamedType *typ
     return rc;
 }
 
+/* How many times block b (and the blocks inside its ops) reads `name`;
+ * *sq counts the reads that are the x of a squeeze of b itself giving a
+ * rank-0 value. */
+static size_t cm_reads(const MilBlock *b, const char *name, size_t *sq)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < b->n_ops; i++) {
+        const MilOp *op = b->ops[i];
+        for (size_t k = 0; k < op->n_in; k++)
+            for (size_t j = 0; j < op->in[k].n_args; j++)
+                if (op->in[k].args[j].name && !strcmp(op->in[k].args[j].name, name)) {
+                    n++;
+                    *sq += !strcmp(op->type, "squeeze") && !strcmp(op->in[k].param, "x") &&
+                           op->n_out == 1 && op->out[0].type.rank == 0;
+                }
+        size_t inner = 0;
+        for (size_t k = 0; k < op->n_blocks; k++)
+            n += cm_reads(op->blocks[k], name, &inner);
+    }
+    for (size_t i = 0; i < b->n_out; i++)
+        n += !strcmp(b->out[i], name);
+    return n;
+}
+
+/* Whether function input `in` is a scalar passed as [1] (the export's, and
+ * coremltools', way past the loader's refusal of rank-0 inputs): its type
+ * [1] and every reader a squeeze to rank 0. The import then gives it back
+ * as a rank-0 input and the squeezes become Identity. */
+static bool cm_scalar_input(const MilFunction *fn, const MilNamedType *in)
+{
+    if (in->type.rank != 1 || !in->type.dims || in->type.dims[0] != 1 || in->type.is_list)
+        return false;
+    size_t sq = 0, n = cm_reads(fn->block, in->name, &sq);
+    return n == sq && sq > 0;
+}
+
+/* Raises op; a squeeze of a scalar input (cm_scalar_input) is Identity. */
+static int cm_import_op(CmRaise *r, const MilFunction *fn, const MilOp *op)
+{
+    const MilArg *x = !strcmp(op->type, "squeeze") ? cmr_arg(op, "x", 0) : NULL;
+    for (size_t i = 0; x && x->name && i < fn->n_in; i++)
+        if (!strcmp(fn->in[i].name, x->name) && cm_scalar_input(fn, &fn->in[i])) {
+            r->op = op;
+            const char *in[1] = {x->name};
+            return cmr_simple(r, op, "Identity", 1, in, NULL);
+        }
+    return cm_raise_op(r, op);
+}
+
 static int cm_import_io(CmRaise *r, const MilFunction *fn)
 {
     for (size_t i = 0; i < fn->n_in; i++) {
         if (!cm_dtype_to_onnx(fn->in[i].type.dtype))
             return ir_fail(r->err, "function input '%s' has no ONNX type", fn->in[i].name);
-        if (!ir_graph_add_input(r->g, fn->in[i].name, cm_ir_type(&fn->in[i].type)))
+        MilType t = fn->in[i].type;
+        if (cm_scalar_input(fn, &fn->in[i]))
+            t.rank = 0;
+        if (!ir_graph_add_input(r->g, fn->in[i].name, cm_ir_type(&t)))
             return ir_fail(r->err, "function input '%s' declared twice", fn->in[i].name);
     }
     /* Every MIL value's name is taken before any rule makes a temporary
@@ -1398,7 +1531,7 @@ static int cm_import_io(CmRaise *r, const MilFunction *fn)
         for (size_t k = 0; k < fn->block->ops[i]->n_out; k++)
             ir_graph_value(r->g, fn->block->ops[i]->out[k].name);
     for (size_t i = 0; i < fn->block->n_ops; i++)
-        if (cm_raise_op(r, fn->block->ops[i]) < 0)
+        if (cm_import_op(r, fn, fn->block->ops[i]) < 0)
             return -1;
     r->op = NULL;
     for (size_t i = 0; i < fn->block->n_out; i++) {

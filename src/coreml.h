@@ -28,6 +28,18 @@ typedef struct CmOptions {
                                that holds every MIL op emitted */
 } CmOptions;
 
+/* An input or output whose name in the package is not the graph's (made
+ * a MIL identifier: a word MIL reserves such as `state` gets coremltools'
+ * "_workaround" suffix, other characters become '_'), or a scalar input
+ * that crosses as [1] (Apple's loader takes no rank-0 function input). */
+typedef struct CmIoNote {
+    char onnx[256], mil[256];
+    bool input, scalar;
+} CmIoNote;
+
+/* The io notes a report keeps (n_io_notes counts them all). */
+#define CM_MAX_IO_NOTES 16
+
 typedef struct CmReport {
     int target;             /* the target chosen (index into mil_targets) */
     int lowest;             /* the lowest target that holds the model (the
@@ -56,6 +68,8 @@ typedef struct CmReport {
     char fail_mil_op[64];
     int fail_first;
     const char *fail_kind;
+    size_t n_io_notes;
+    CmIoNote io_notes[CM_MAX_IO_NOTES];
 } CmReport;
 
 /* Lowers m (ai.onnx at CM_ONNX_OPSET, no other domain) to a new MilModel

@@ -547,7 +547,7 @@ static int job_run_verify(const JobOptions *o, const JobInput *in, JobReport *r,
             ir_model_free(orig);
             return job_end(r, JOB_ERROR, DG_STAGE_INPUT_SHAPE, DG_INPUT_SHAPE, err.msg);
         }
-    VfOptions vo = {.seed = 1, .eval = o->eval};
+    VfOptions vo = {.seed = 1, .eval = o->eval, .dim_used = &r->verify_dim};
     if (vo.eval.timeout <= 0)
         vo.eval.timeout = JOB_VERIFY_TIMEOUT;
     char *dir = !in->buf || in->file ? job_case_inputs(in->path) : NULL;
@@ -876,6 +876,11 @@ static void job_json_conversion(Js *j, const JobReport *r)
         js_close(j, '}');
     }
     js_close(j, ']');
+    js_key(j, "warnings");
+    js_open(j, '[', false);
+    for (size_t i = 0; i < r->cv.n_warnings; i++)
+        js_string(j, r->cv.warnings[i]);
+    js_close(j, ']');
     js_close(j, '}');
 }
 
@@ -1019,6 +1024,22 @@ static void job_json_coreml(Js *j, const JobReport *r)
     js_opt_int(j, t != NULL, (int64_t)c->n_consts);
     js_key(j, "weight_bytes");
     js_opt_int(j, t != NULL, (int64_t)r->coreml_weight_bytes);
+    js_key(j, "io_changes");
+    js_open(j, '[', false);
+    for (size_t i = 0; t && i < c->n_io_notes && i < CM_MAX_IO_NOTES; i++) {
+        const CmIoNote *e = &c->io_notes[i];
+        js_open(j, '{', true);
+        js_key(j, "kind");
+        js_string(j, e->input ? "input" : "output");
+        js_key(j, "name");
+        js_string(j, e->onnx);
+        js_key(j, "package_name");
+        js_string(j, e->mil);
+        js_key(j, "scalar_as_1");
+        js_bool(j, e->scalar);
+        js_close(j, '}');
+    }
+    js_close(j, ']');
     js_close(j, '}');
 }
 

@@ -87,9 +87,7 @@ static const char *const mck_keywords[] = {
     "any", "program", "func", "tensor", "list", "dict", "tuple", "true", "false", "state",
 };
 
-/* Whether name is an identifier MIL accepts: [A-Za-z_][A-Za-z0-9_]*,
- * neither a keyword nor a dtype name. */
-static bool mck_identifier(const char *name)
+bool mck_identifier(const char *name)
 {
     if (!((name[0] >= 'A' && name[0] <= 'Z') || (name[0] >= 'a' && name[0] <= 'z') || name[0] == '_'))
         return false;
@@ -418,6 +416,20 @@ static int mck_fn_target(const MilModel *m, const MilFunction *f, int model_targ
     return i;
 }
 
+/* Apple's loader takes a function input only as a tensor of rank 1 or
+ * more (it reads a rank-0 tensor type as a scalar and refuses it: "Functions
+ * input of type int not supported"; a negative rank it refuses outright),
+ * nor as a list: coremltools passes a scalar as [1] and squeezes it. */
+static int mck_fn_input(const MilFunction *f, const MilNamedType *in, IrError *err)
+{
+    if (in->type.is_list || in->type.rank < 1)
+        return ir_fail(err, "function %s: function input '%s': %s; a function input must be "
+                       "a tensor of rank 1 or more (pass a scalar as [1] and squeeze it)",
+                       f->name, in->name, in->type.is_list ? "a list" :
+                       in->type.rank == 0 ? "rank 0 (a scalar)" : "rank unknown");
+    return 0;
+}
+
 static int mck_function(const MilModel *m, const MilFunction *f, int model_target,
                         IrError *err)
 {
@@ -428,8 +440,11 @@ static int mck_function(const MilModel *m, const MilFunction *f, int model_targe
         return -1;
     MckCtx c = {.fn = f, .target = target, .err = err};
     int rc = 0;
-    for (size_t i = 0; i < f->n_in && rc == 0; i++)
+    for (size_t i = 0; i < f->n_in && rc == 0; i++) {
         rc = mck_define(&c, f->in[i].name, &f->in[i].type, false, "function input");
+        if (rc == 0)
+            rc = mck_fn_input(f, &f->in[i], err);
+    }
     if (rc == 0)
         rc = mck_block(&c, f->block, 0);
     ks_free(&c.names);

@@ -26,7 +26,8 @@
  * value defined before its readers and once in its scope (nested blocks
  * see the values of the blocks around them and may not redefine them;
  * sibling blocks may reuse names, as a while_loop's cond and body share
- * their input names); every block output defined; an argument's
+ * their input names); every function input a tensor of rank 1 or more
+ * (Apple's loader refuses scalars there); every block output defined; an argument's
  * dtype, where known, within its parameter's, and the same as the other
  * arguments of its type variable; value and op names MIL identifiers
  * ([A-Za-z_][A-Za-z0-9_]*, no type name or keyword: coremltools' writer
@@ -34,5 +35,9 @@
  * inputs and outputs those of function main. Else -1 with one line in
  * err naming function, op (type and name), parameter and rule. */
 int mck_model(const MilModel *m, IrError *err);
+
+/* Whether name is a value or op name MIL accepts: [A-Za-z_][A-Za-z0-9_]*,
+ * neither a keyword nor a dtype name (the export renames any other). */
+bool mck_identifier(const char *name);
 
 #endif

@@ -252,9 +252,12 @@ static MilModel *control_model(void)
 {
     MilModel *m = mil_model_new(mil_target_find("iOS15"));
     MilFunction *f = mil_function_add(m, "main", "CoreML5");
-    MilType x = ty(MIL_FP32, 1, 4), p = ty(MIL_BOOL, 0);
+    MilType x = ty(MIL_FP32, 1, 4), p = ty(MIL_BOOL, 0), p1 = ty(MIL_BOOL, 1, 1);
     mil_function_input(f, "x", &x);
-    mil_function_input(f, "p", &p);
+    /* scalars cross as [1] (Apple's loader takes no rank-0 input) */
+    mil_function_input(f, "p1", &p1);
+    unary(f->block, "squeeze", "p_sq", "p1", "p", &p);
+    mil_type_clear(&p1);
     MilOp *cond = mil_op_add(f->block, "cond", "cond_0");
     mil_op_in(cond, "pred", "p");
     MilBlock *yes = mil_block_new(), *no = mil_block_new();
@@ -265,8 +268,10 @@ static MilModel *control_model(void)
     attach(cond, yes);
     attach(cond, no);
     mil_op_out(cond, "co", &x);
-    MilType n = ty(MIL_FP32, 0);
-    mil_function_input(f, "n", &n);
+    MilType n = ty(MIL_FP32, 0), n1 = ty(MIL_FP32, 1, 1);
+    mil_function_input(f, "n1", &n1);
+    unary(f->block, "squeeze", "n_sq", "n1", "n", &n);
+    mil_type_clear(&n1);
     MilOp *wl = mil_op_add(f->block, "while_loop", "loop_0");
     mil_op_in(wl, "loop_vars", "n");
     MilBlock *cb = mil_block_new(), *body = mil_block_new();
@@ -473,8 +478,10 @@ static void test_ssa(void)
     /* nesting beyond the limit is refused, not walked */
     m = mil_model_new(mil_target_find("iOS15"));
     MilFunction *f = mil_function_add(m, "main", "CoreML5");
-    MilType p = ty(MIL_BOOL, 0);
-    mil_function_input(f, "p", &p);
+    MilType p = ty(MIL_BOOL, 0), p1 = ty(MIL_BOOL, 1, 1);
+    mil_function_input(f, "p1", &p1);
+    unary(f->block, "squeeze", "p_sq", "p1", "p", &p);
+    mil_type_clear(&p1);
     MilBlock *b = f->block;
     for (int i = 0; i < MCK_MAX_DEPTH + 5; i++) {
         MilOp *c = mil_op_add(b, "cond", NULL);
@@ -677,6 +684,29 @@ static void test_names(void)
     refuses(m, "description count", "description", "0 inputs", "has 1", NULL);
 }
 
+/* Apple's loader takes a function input only as a tensor of rank 1 or
+ * more ("Functions input of type int not supported" for a rank-0 one):
+ * a scalar input is refused, as is a list; [1] is accepted. */
+static void test_fn_inputs(void)
+{
+    MilModel *m = conv_model("iOS15");
+    MilType s = {.dtype = MIL_INT32, .rank = 0};
+    mil_function_input(m->fn[0], "n", &s);
+    refuses(m, "rank-0 function input", "function input 'n'", "rank 0",
+            "rank 1 or more", NULL);
+    m = conv_model("iOS15");
+    MilType l = ty(MIL_FP32, 1, 3);
+    l.is_list = true;
+    mil_function_input(m->fn[0], "l", &l);
+    mil_type_clear(&l);
+    refuses(m, "list function input", "function input 'l'", "a list", NULL);
+    m = conv_model("iOS15");
+    MilType one = ty(MIL_INT32, 1, 1);
+    mil_function_input(m->fn[0], "n", &one);
+    mil_type_clear(&one);
+    accepts(m, "[1] function input");
+}
+
 /* Large programs are checked in linear time: a chain of 100k ops, a
  * function of 100k inputs described one by one, a concat of 100k
  * arguments (quadratic work would take minutes). The lists are sized
@@ -745,6 +775,7 @@ int main(void)
     test_constness();
     test_type_vars();
     test_names();
+    test_fn_inputs();
     test_scale();
     return t_done("test_milops");
 }

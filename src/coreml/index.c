@@ -23,18 +23,96 @@
 
 #include "rules.h"
 
-/* TopK: k must be constant (MIL's is const); MIL sorts always, which
- * sorted=0 allows. */
+/* Binds output i of TopK node n to output i of op, or gives op a
+ * temporary output there when the node leaves it out (typed as the
+ * values, indices int32). */
+static int ix_topk_out(CmLower *c, const IrNode *n, MilOp *op, size_t i)
+{
+    if (i < n->n_out && n->out[i])
+        return cml_out(c, op, n, i);
+    MilType t = cml_type(n->out[0]);
+    cml_tmp(c, op, i ? MIL_INT32 : t.dtype, t.rank, t.dims);
+    mil_type_clear(&t);
+    return 0;
+}
+
+/* The end of a slice keeping the first K (MIL value k, int32 [1]) along
+ * axis of a rank-`rank` value: K there, INT32_MAX elsewhere (clamped to
+ * the dim at run time by MIL's python-style slicing and the import's
+ * ONNX Slice alike). */
+static const char *ix_first_k_end(CmLower *c, const char *k, int64_t axis, int rank)
+{
+    if (rank == 1)
+        return k;
+    int64_t big[64];
+    for (int i = 0; i < rank; i++)
+        big[i] = INT32_MAX;
+    /* consts before their reader: the block is in order */
+    const char *lo = axis > 0 ? cml_const(c, cml_ints(big, (size_t)axis)) : NULL;
+    const char *hi = axis + 1 < rank ? cml_const(c, cml_ints(big, (size_t)(rank - axis - 1)))
+                                     : NULL;
+    MilOp *op = cml_op(c, "concat");
+    if (lo)
+        mil_op_in(op, "values", lo);
+    mil_op_in(op, "values", k);
+    if (hi)
+        mil_op_in(op, "values", hi);
+    mil_op_in_const(op, "axis", mil_tensor_scalar_i32(0));
+    mil_op_in_const(op, "interleave", mil_tensor_scalar_bool(false));
+    return cml_tmp(c, op, MIL_INT32, 1, (int64_t[]){rank});
+}
+
+/* TopK whose K is computed at run time (a detector's min(C, boxes kept
+ * after a NonZero)): MIL's topk takes a constant k only, so the axis is
+ * argsorted, its first K indices kept (slice_by_index, whose end may be
+ * computed) and the values gathered at them. Ties: argsort's order. */
+static int lower_topk_dyn(CmLower *c, const IrNode *n, int64_t axis, int rank)
+{
+    const char *x = cml_in(c, n, 0), *k = x ? cml_in(c, n, 1) : NULL;
+    if (!k)
+        return -1;
+    MilType t = cml_type(n->in[0]);
+    MilOp *op = cml_op(c, "argsort");
+    mil_op_in(op, "x", x);
+    mil_op_in_const(op, "axis", mil_tensor_scalar_i32((int32_t)axis));
+    mil_op_in_const(op, "ascending", mil_tensor_scalar_bool(!cml_attr_i(n, "largest", 1)));
+    const char *order = cml_tmp(c, op, MIL_INT32, rank, t.dims);
+    mil_type_clear(&t);
+    const char *end = ix_first_k_end(c, k, axis, rank);
+    int64_t zero[64] = {0}, one[64];
+    for (int i = 0; i < rank; i++)
+        one[i] = 1;
+    op = cml_op(c, "slice_by_index");
+    mil_op_in(op, "x", order);
+    mil_op_in_const(op, "begin", cml_ints(zero, (size_t)rank));
+    mil_op_in(op, "end", end);
+    mil_op_in_const(op, "stride", cml_ints(one, (size_t)rank));
+    if (ix_topk_out(c, n, op, 1) < 0)
+        return -1;
+    const char *idx = op->out[0].name;
+    op = cml_op(c, "gather_along_axis");
+    mil_op_in(op, "x", x);
+    mil_op_in(op, "indices", idx);
+    mil_op_in_const(op, "axis", mil_tensor_scalar_i32((int32_t)axis));
+    return ix_topk_out(c, n, op, 0);
+}
+
+/* TopK: a constant K (initializer, Constant or known value) gives MIL's
+ * topk, whose k is const; MIL sorts always, which sorted=0 allows. A K
+ * computed at run time goes through lower_topk_dyn. */
 static int lower_topk(CmLower *c, const IrNode *n)
 {
     int64_t *k, axis;
     size_t nk;
+    int rank = cml_rank(n->in[0]);
+    if (rank < 1 || rank > 64 || !cml_axis(cml_attr_i(n, "axis", -1), rank, &axis))
+        return cml_refuse(c, "axis out of range, or rank unknown");
     if (!cml_const_ints(n, 1, &k, &nk))
-        return cml_refuse(c, "K is not constant");
+        return lower_topk_dyn(c, n, axis, rank);
     int64_t kv = nk == 1 ? k[0] : -1;
     free(k);
-    if (kv < 0 || kv > INT32_MAX || !cml_axis(cml_attr_i(n, "axis", -1), cml_rank(n->in[0]), &axis))
-        return cml_refuse(c, "K or axis out of range, or rank unknown");
+    if (kv < 0 || kv > INT32_MAX)
+        return cml_refuse(c, "K out of range");
     const char *x = cml_in(c, n, 0);
     if (!x)
         return -1;
@@ -43,16 +121,9 @@ static int lower_topk(CmLower *c, const IrNode *n)
     mil_op_in_const(op, "k", mil_tensor_scalar_i32((int32_t)kv));
     mil_op_in_const(op, "axis", mil_tensor_scalar_i32((int32_t)axis));
     mil_op_in_const(op, "ascending", mil_tensor_scalar_bool(!cml_attr_i(n, "largest", 1)));
-    for (size_t i = 0; i < 2; i++) {
-        if (i < n->n_out && n->out[i]) {
-            if (cml_out(c, op, n, i) < 0)
-                return -1;
-        } else {
-            MilType t = cml_type(n->out[0]);
-            cml_tmp(c, op, i ? MIL_INT32 : t.dtype, t.rank, t.dims);
-            mil_type_clear(&t);
-        }
-    }
+    for (size_t i = 0; i < 2; i++)
+        if (ix_topk_out(c, n, op, i) < 0)
+            return -1;
     return 0;
 }
 
@@ -361,6 +432,37 @@ static int raise_topk(CmRaise *r, const MilOp *op)
     return 0;
 }
 
+/* argsort: TopK of the whole axis (K read from Shape), its indices cast
+ * to the int32 MIL gives. */
+static int raise_argsort(CmRaise *r, const MilOp *op)
+{
+    const MilTensor *at = cmr_const(r, op, "axis");
+    int64_t *v, axis = -1;
+    size_t nv;
+    if (at && cmr_ints(at, &v, &nv)) {
+        axis = nv == 1 ? v[0] : axis;
+        free(v);
+    }
+    const char *x = cmr_in(r, op, "x", 0);
+    const char *shape = cmr_tmp(r, "shape"), *k = cmr_tmp(r, "k");
+    const char *vals = cmr_tmp(r, "sorted"), *i64 = cmr_tmp(r, "order64");
+    const char *si[1] = {x}, *so[1] = {shape};
+    const char *gi[2] = {shape, cmr_init_i64(r, &axis, 1, false)}, *go[1] = {k};
+    const char *ti[2] = {x, k}, *to[2] = {vals, i64};
+    IrNode *node;
+    if (cmr_node(r, "Shape", 1, si, 1, so, NULL) < 0 ||
+        cmr_node(r, "Gather", 2, gi, 1, go, NULL) < 0 ||
+        cmr_node(r, "TopK", 2, ti, 2, to, &node) < 0)
+        return -1;
+    ir_node_set_attr(node, ir_attr_int("axis", axis));
+    ir_node_set_attr(node, ir_attr_int("largest", !cmr_bool(r, op, "ascending", false)));
+    const char *ci[1] = {i64};
+    if (cmr_simple(r, op, "Cast", 1, ci, &node) < 0)
+        return -1;
+    ir_node_set_attr(node, ir_attr_int("to", IR_INT32));
+    return 0;
+}
+
 /* A Cast of `x` to int64 (ONNX's ScatterND and ReverseSequence take
  * int64 indices and lengths); returns the new name. */
 static const char *ix_i64(CmRaise *r, const char *x)
@@ -445,7 +547,7 @@ static int raise_revseq(CmRaise *r, const MilOp *op)
 static const CmRaiseRule ix_raise[] = {
     {"scatter_along_axis", raise_scatter}, {"scatter_nd", raise_scatter},
     {"non_zero", raise_nonzero}, {"reverse_sequence", raise_revseq},
-    {"topk", raise_topk},
+    {"topk", raise_topk}, {"argsort", raise_argsort},
     {"gather", raise_gather}, {"gather_along_axis", raise_gather}, {"gather_nd", raise_gather},
 };
 

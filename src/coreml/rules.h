@@ -95,6 +95,9 @@ int cml_lower_graph(CmLower *c, const IrGraph *g, MilBlock *b);
 MilType cml_type(const IrValue *v);
 /* Static dims of an ONNX value; false when a dim or the rank is unknown. */
 bool cml_dims(const IrValue *v, int64_t *dims, size_t cap, size_t *rank);
+/* Dims of an ONNX value of known rank (at most cap), -1 where a dim is
+ * unknown or symbolic; false when the rank is unknown or above cap. */
+bool cml_dims_open(const IrValue *v, int64_t *dims, size_t cap, size_t *rank);
 /* Rank of an ONNX value, -1 when unknown. */
 int cml_rank(const IrValue *v);
 /* Element type (ONNX) of a value, 0 unknown. */
