@@ -692,7 +692,8 @@ def input_arrays(inputs):
 def write_tensor(path, arr, name):
     from onnx import numpy_helper
     with open(path, "wb") as f:
-        f.write(numpy_helper.from_array(np.ascontiguousarray(arr), name).SerializeToString())
+        # np.array, not np.ascontiguousarray: that one turns a rank-0 value into [1]
+        f.write(numpy_helper.from_array(np.array(arr, order="C"), name).SerializeToString())
 
 
 def write_meta(d, meta):
