@@ -477,6 +477,8 @@ def remove(path):
 # ---- the Python package ----------------------------------------------------------
 
 def python_error(e):
+    if isinstance(e, ImportError):
+        return {"status": "nojudge", "why": "the Python package cannot be imported here: %s" % e}
     import onnxconvert
     if isinstance(e, onnxconvert.OnnxConvertError):
         d = {"stage": e.stage, "reason": e.reason, "op": e.op, "node": e.node, "message": str(e),

@@ -165,6 +165,16 @@ def times(doc):
     return "\n".join(lines)
 
 
+def partial(doc):
+    """A line saying how much of the corpus a run stopped by --deadline
+    judged (empty for a whole run)."""
+    if len(doc["files"]) >= doc.get("planned", 0):
+        return ""
+    return ("**A partial run**: stopped by `--deadline` after %.0f minutes, with %d of the %d model "
+            "files judged (one file of every model first, the smallest first).\n" % (
+                doc["took"] / 60, len(doc["files"]), doc["planned"]))
+
+
 def markdown(doc, exp):
     from check import expected, HEAVY_BYTES, HEAVY_TARGETS
     files = doc["files"]
@@ -179,6 +189,7 @@ def markdown(doc, exp):
                  "the sample's targets" if doc["sample"] else "every target 7..26",
                  "" if doc["apple_loader"] else "; Apple's loader was not available (coreml not judged)"),
              "",
+             partial(doc),
              totals(doc), "",
              "Files whose model is larger than %d MB are judged on targets %s only (every other feature runs): %s." % (
                  HEAVY_BYTES >> 20, ", ".join(map(str, HEAVY_TARGETS)), ", ".join(heavy) or "none"),
