@@ -30,6 +30,7 @@ judge refuses or whose numbers differ. Wrong must be 0.
 Usage: /usr/bin/python3 tests/corpus/check.py ONNX_CONVERT OUT [--sample]
           [--md docs/corpus.md] [--json F] [--only SUBSTR] [--jobs N]
           [--work DIR] [--keep] [--deadline MINUTES] [--features a,b]
+       /usr/bin/python3 tests/corpus/check.py X X --from-json F --md docs/corpus.md
 (from the project root). --sample: the few targets of SAMPLE_TARGETS and one
 summary line "corpus: N passed, N failed" for tests/run.sh, where a refusal
 or failure is a pass only when tests/corpus/expected.txt lists it.
@@ -524,6 +525,50 @@ def python_convert_run(model, case, opset, out):
     return {"status": "ran", "bytes": conv, "target": target, "detail": detail}
 
 
+# ---- the judge's own check ------------------------------------------------------
+
+def self_test(cases, work):
+    """The judge can fail: on the smallest PyTorch export with a float
+    weight it says ok, on a copy with its largest weight scaled by 1.5
+    (made by onnx) differs, and on a truncated copy invalid. Returns the
+    failures' lines."""
+    import numpy as np
+    import onnx
+    from onnx import numpy_helper
+    os.makedirs(work, exist_ok=True)
+    floats = []
+    for case in sorted(cases, key=lambda c: os.path.getsize(os.path.join(c, "model.onnx"))):
+        if meta_of(case)["expected_by"] != "pytorch":
+            continue
+        model = os.path.join(case, "model.onnx")
+        m = onnx.load(model)
+        floats = [t for t in m.graph.initializer if t.data_type == onnx.TensorProto.FLOAT]
+        if floats:
+            break
+    if not floats:
+        return ["self-test: no PyTorch export with a float weight to change"]
+    t = max(floats, key=lambda t: int(np.prod(t.dims)))
+    t.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(t) * np.float32(1.5), t.name))
+    changed, cut = os.path.join(work, "changed.onnx"), os.path.join(work, "cut.onnx")
+    onnx.save(m, changed)
+    with open(model, "rb") as f:
+        data = f.read()
+    with open(cut, "wb") as f:
+        f.write(data[:len(data) // 2])
+    meta = meta_of(case)
+    j = Judge(case, meta["expected_by"], (meta["rtol"], meta["atol"]))
+    j.start()
+    fails = []
+    for path, want in ((model, "ok"), (changed, "differs"), (cut, "invalid")):
+        got = j.ask(kind="model", path=os.path.abspath(path), rtol=meta["rtol"], atol=meta["atol"])
+        if got.get("status") != want:
+            fails.append("self-test: the judge says %s on %s, not %s" % (got.get("status"),
+                                                                        os.path.basename(path), want))
+    j.close()
+    shutil.rmtree(work, ignore_errors=True)
+    return fails
+
+
 # ---- the whole corpus ----------------------------------------------------------
 
 CT = None
@@ -599,8 +644,16 @@ def main():
     ap.add_argument("--keep", action="store_true", help="keep every file written")
     ap.add_argument("--features", default=",".join(FEATURES))
     ap.add_argument("--deadline", type=float, help="stop after this many minutes (a partial report)")
+    ap.add_argument("--from-json", help="write --md from an earlier run's --json, running nothing")
     a = ap.parse_args()
     name = "corpus"
+    if a.from_json:
+        with open(a.from_json) as f:
+            doc = json.load(f)
+        exp = load_expected(os.path.join(HERE, "expected.txt"))
+        doc["summary"] = tally(doc["files"], exp)
+        write_md(a.md, doc, exp)
+        return print_summary(name, doc["summary"], doc["took"])
     if not have_ort():
         print("%s: skipped (no ONNX Runtime judge: node or its packages missing)" % name)
         return 0
@@ -635,6 +688,9 @@ def main():
         jobs.append((bin_, c, os.path.abspath(a.work), targets, features, use_ct, a.keep))
     t0 = time.time()
     results = []
+    checks = []
+    if a.sample:   # the judge must be able to say no
+        checks = self_test(cases, os.path.join(os.path.abspath(a.work), "self-test")) or [None] * 3
     stop = t0 + a.deadline * 60 if a.deadline else None
     if a.jobs > 1:
         import multiprocessing
@@ -657,17 +713,25 @@ def main():
     took = time.time() - t0
     exp = load_expected(os.path.join(HERE, "expected.txt"))
     summary = tally(results, exp)
+    for line in checks:   # the self-test's three checks: None passed
+        summary["passed" if line is None else "failed"] += 1
+        if line:
+            summary["failures"].append(line)
     doc = {"took": took, "jobs": a.jobs, "sample": a.sample, "apple_loader": use_ct,
            "planned": len(jobs),
            "summary": summary, "files": results}
     if a.json:
         with open(a.json, "w") as f:
             json.dump(doc, f, indent=1, sort_keys=True)
-    if a.md:
-        import report
-        with open(a.md, "w") as f:
-            f.write(report.markdown(doc, exp))
+    write_md(a.md, doc, exp)
     return print_summary(name, summary, took)
+
+
+def write_md(path, doc, exp):
+    if path:
+        import report
+        with open(path, "w") as f:
+            f.write(report.markdown(doc, exp))
 
 
 def progress(r, i, n, t0):

@@ -165,6 +165,18 @@ def times(doc):
     return "\n".join(lines)
 
 
+def originals(doc):
+    """The files whose original ORT does not run as PyTorch did: their
+    results are held to ORT's own outputs, or not judged."""
+    out = []
+    for r in doc["files"]:
+        o = r.get("original") or {}
+        if o.get("status") not in (None, "ok"):
+            out.append("- `%s`: %s%s" % (r["meta"]["file"], o.get("status"),
+                                         ": " + esc(o.get("why")) if o.get("why") else ""))
+    return "\n".join(out) or "none"
+
+
 def partial(doc):
     """A line saying how much of the corpus a run stopped by --deadline
     judged (empty for a whole run)."""
@@ -196,6 +208,9 @@ def markdown(doc, exp):
              "", times(doc), "",
              "## Wrong, failed and not judged\n", failures(doc), "",
              "## Refusals by reason\n", refusals(doc, exp, expected), "",
+             "## Originals ORT does not run as PyTorch did\n",
+             "Their results are held to ORT's own outputs of the original (differs), or not "
+             "judged (ORT cannot run it).\n", originals(doc), "",
              "## Per model file\n",
              "convert: how many of the targets are ok, then the others by status (targets in brackets); "
              "s: seconds for the whole file.\n",
