@@ -92,7 +92,7 @@ TOOLS    := $(TOOL_SRC:tests/%.c=$(BUILD)/tests/%)
 BENCH_SRC := $(sort $(wildcard bench/*.c))
 BENCHES   := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 
-.PHONY: all deps check demo install uninstall clean FORCE tests asan-tests clang-tests testdata bench bench-eval bench-big bench-big-tools bench-big3g opschema milops fuzz fuzz-deps
+.PHONY: all deps check demo corpus-check install uninstall clean FORCE tests asan-tests clang-tests testdata bench bench-eval bench-big bench-big-tools bench-big3g opschema milops fuzz fuzz-deps
 .SECONDARY:
 
 all: $(BUILD)/onnx-convert $(BUILD)/libonnxconvert.a $(BUILD)/$(SHLIB)
@@ -186,7 +186,7 @@ clang-tests: $(CLANG)/onnx-convert $(CLANG_TESTS)
 # ---- entry points ----
 deps:
 	@missing=""; \
-	for p in $(DEB_PKGS) $(if $(filter check,$(MAKECMDGOALS)),$(CHECK_PKGS)); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	for p in $(DEB_PKGS) $(if $(filter check,$(MAKECMDGOALS)),$(CHECK_PKGS)) $(if $(filter corpus-check,$(MAKECMDGOALS)),$(CORPUS_PKGS)); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 	    echo "installing Debian packages:$$missing"; \
@@ -204,6 +204,20 @@ check: deps
 demo: deps
 	@$(MAKE) --no-print-directory all
 	@sh tests/demo.sh $(BUILD)/onnx-convert
+
+# The real-model corpus (issue 33): tests/corpus/gen.py exports it into
+# $(BUILD)/corpus (kept: only what is missing is exported again), then
+# tests/corpus/check.py runs every feature on every model file, judged by
+# ONNX Runtime and Apple's loader (tests/judges.sh finds or installs them),
+# and writes docs/corpus.md. About an hour on 2 cores.
+CORPUS_PKGS := python3 python3-numpy python3-onnx python3-torch python3-torchvision
+CORPUS_JOBS ?= 2
+corpus-check: deps
+	@$(MAKE) --no-print-directory all
+	/usr/bin/python3 tests/corpus/gen.py $(BUILD)/corpus --jobs $(CORPUS_JOBS)
+	@build=$(BUILD); . tests/judges.sh >/dev/null 2>&1; \
+	  /usr/bin/python3 tests/corpus/check.py $(BUILD)/onnx-convert $(BUILD)/corpus \
+	    --jobs $(CORPUS_JOBS) --md docs/corpus.md --json $(BUILD)/corpus.json
 
 # Regenerates the operator table from the ONNX operator data (the output
 # is committed, so a normal build never needs ../shared).

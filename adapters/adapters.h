@@ -66,6 +66,9 @@ typedef struct AdCtx {
     DgReason refusal;        /* set by ad_refuse (DG_NONE until then): why
                                 the node cannot be converted */
     int n_new;               /* nodes ad_node built (counter for names) */
+    /* Where ad_warn's lines go (the conversion's report), or NULL. */
+    void (*warn)(void *arg, const char *line);
+    void *warn_arg;
 } AdCtx;
 
 typedef int (*AdFn)(AdCtx *c);
@@ -143,6 +146,11 @@ const char *ad_kind_name(AdKind k);
  * (Op-v): opset s -> s': <message>"), sets c->refusal = r; returns -1. */
 int ad_refuse(AdCtx *c, DgReason r, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* Adds a warning to the conversion's report, one line formatted as a
+ * refusal's ("node 'N' (Op-v): opset s -> s': <message>"): for a
+ * conversion that is exact and valid but that users should know about
+ * (a type no common runtime of the target has a kernel for). */
+void ad_warn(AdCtx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Why c refused (DG_NONE when it did not): what the driver reports. */
 DgReason ad_refusal(const AdCtx *c);
 

@@ -56,6 +56,24 @@ int ad_refuse(AdCtx *c, DgReason r, const char *fmt, ...)
     return rc;
 }
 
+void ad_warn(AdCtx *c, const char *fmt, ...)
+{
+    char msg[384], line[sizeof c->err->msg];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (!c->warn)
+        return;
+    DgDiag d = dg_none();
+    dg_set_node(&d, c->n, c->domain, c->from ? c->from->since : 0);
+    d.step_from = c->from_opset;
+    d.step_to = c->to_opset;
+    d.msg = msg;
+    dg_format(&d, line, sizeof line);
+    c->warn(c->warn_arg, line);
+}
+
 
 /* ---- reading -------------------------------------------------------- */
 

@@ -278,14 +278,101 @@ static int ad_dq_below_10(AdCtx *c)
 
 /* ---- MatMulInteger / ConvInteger below 10 ------------------------------ */
 
-/* q - zero_point as doubles: exact for 8-bit values. zp is NULL (no
- * shift) or already shaped to broadcast against q. */
-static IrValue *ad_q_shift(AdCtx *c, IrValue *q, IrValue *zp)
+/* The range of an 8-bit quantized type. */
+static void ad_q_range(int32_t zt, double *lo, double *hi)
 {
-    IrValue *d = ad_cast(c, q, IR_DOUBLE);
+    *lo = zt == IR_INT8 ? -128 : 0;
+    *hi = zt == IR_INT8 ? 127 : 255;
+}
+
+/* 2^24: float32 holds every integer of magnitude up to it. */
+#define AD_Q_FLOAT_EXACT ((int64_t)1 << 24)
+/* Constant weights read to bound the sums (larger ones are not read). */
+#define AD_Q_MAX_WEIGHTS ((size_t)1 << 24)
+
+/* The largest |q - zero_point| of 8-bit input i whose zero point is
+ * input zi (absent = 0): from the zero point when it is known, else the
+ * width of the type's range. */
+static int64_t ad_q_max_shift(const AdCtx *c, size_t i, size_t zi)
+{
+    double lo, hi;
+    ad_q_range(ad_elem(ad_in(c, i)), &lo, &hi);
+    IrValue *zp = ad_in(c, zi);
+    int64_t *z = NULL, m = 0;
+    size_t n = 1;
+    if (zp && !ad_const_ints(zp, &z, &n))
+        return (int64_t)(hi - lo);
+    for (size_t k = 0; k < n; k++) {
+        int64_t v = z ? z[k] : 0, a = v - (int64_t)lo, b = (int64_t)hi - v;
+        m = a > m ? a : m;
+        m = b > m ? b : m;
+    }
+    free(z);
+    return m;
+}
+
+/* The largest sum of |w - w_zp| that one output reads, for constant
+ * weights w (input wi) laid out [B, K, N]: each of the B * N outputs sums
+ * K terms (ConvInteger: B output channels, K = C/group * kernel, N = 1;
+ * MatMulInteger: B batches, K rows, N columns). The zero point (input zi)
+ * is per tensor, or one per output channel (by_batch) / per column.
+ * -1 when w or its zero point is not known. */
+static int64_t ad_q_w_l1(const AdCtx *c, size_t wi, size_t zi, int64_t K, int64_t N,
+                         bool by_batch)
+{
+    const IrTensor *t = ad_const(ad_in(c, wi));
+    IrValue *zp = ad_in(c, zi);
+    int64_t *w = NULL, *z = NULL, best = -1;
+    size_t n = 0, nz = 1;
+    if (!t || !ir_tensor_to_i64s(t, AD_Q_MAX_WEIGHTS, &w, &n) ||
+        (zp && !ad_const_ints(zp, &z, &nz)) || K * N <= 0 || n % (size_t)(K * N))
+        goto done;
+    size_t nb = n / (size_t)(K * N);
+    for (size_t b = 0; b < nb; b++)
+        for (int64_t col = 0; col < N; col++) {
+            size_t zk = nz == 1 ? 0 : by_batch ? b : (size_t)col;
+            if (zk >= nz) {
+                best = -1;
+                goto done;
+            }
+            int64_t sum = 0, zv = z ? z[zk] : 0;
+            for (int64_t k = 0; k < K; k++) {
+                int64_t d = w[b * (size_t)(K * N) + (size_t)(k * N + col)] - zv;
+                sum += d < 0 ? -d : d;
+            }
+            best = sum > best ? sum : best;
+        }
+done:
+    free(w);
+    free(z);
+    return best;
+}
+
+/* The type the integer products are summed in: float32 where every
+ * product and partial sum is an integer of magnitude at most 2^24, so
+ * exact in any order (|x - x_zp| <= the largest shift of x, times the
+ * weights' sum of |w - w_zp| for one output, read from constant weights,
+ * else 255 * K): the type every runtime has a Conv and MatMul for. Double
+ * otherwise (exact, the sums being below 2^31), which no common runtime
+ * of those opsets runs in a Conv: ad_q_double says so. Inputs: x and
+ * its zero point, w and its zero point, w's layout as ad_q_w_l1. */
+static int32_t ad_q_acc_type(const AdCtx *c, const size_t idx[4], int64_t K, int64_t N,
+                             bool by_batch)
+{
+    int64_t l1 = ad_q_w_l1(c, idx[2], idx[3], K, N, by_batch);
+    if (l1 < 0)
+        l1 = ad_q_max_shift(c, idx[2], idx[3]) * K;
+    return ad_q_max_shift(c, idx[0], idx[1]) * l1 <= AD_Q_FLOAT_EXACT ? IR_FLOAT : IR_DOUBLE;
+}
+
+/* q - zero_point in floating type dt: exact for 8-bit values. zp is NULL
+ * (no shift) or already shaped to broadcast against q. */
+static IrValue *ad_q_shift(AdCtx *c, IrValue *q, IrValue *zp, int32_t dt)
+{
+    IrValue *d = ad_cast(c, q, dt);
     if (!d || !zp)
         return d;
-    IrValue *zd = ad_cast(c, zp, IR_DOUBLE);
+    IrValue *zd = ad_cast(c, zp, dt);
     IrValue *in[2] = {d, zd};
     IrNode *k = zd ? ad_node(c, c->n, "Sub", 2, in, 1) : NULL;
     return k ? k->out[0] : NULL;
@@ -343,13 +430,26 @@ static int ad_q_to_int32(AdCtx *c, IrValue *r)
     return 0;
 }
 
+/* Says in the report that c->n becomes a Conv on double, which no common
+ * runtime of the goal opset has a kernel for (ONNX Runtime has none; it
+ * has a double MatMul), and why (`why`) when dt is double; returns dt. */
+static int32_t ad_q_say_double(AdCtx *c, int32_t dt, const char *why)
+{
+    if (dt == IR_DOUBLE)
+        ad_warn(c, "%s: the result computes a Conv on double, which no common runtime "
+                "of opset %lld has (ONNX Runtime has none)", why,
+                (long long)(c->goal_opset ? c->goal_opset : c->to_opset));
+    return dt;
+}
+
 /* MatMulInteger-10 below opset 10: (A - a_zp) x (B - b_zp) with every
- * operand cast to double. The shifted values are integers of magnitude
- * <= 255, the products <= 65025, and with K * 65025 < 2^31 every partial
- * sum is an exact double integer that fits int32: the result equals the
- * integer product. a_zp may be per-row ([M], made [M, 1]); b_zp
- * per-column ([N] broadcasts along the last axis). Built in opset-9 forms
- * (MatMul-9 would also take int32, but double keeps MatMul-1 usable). */
+ * operand cast to float32 where that is exact (ad_q_acc_type), else
+ * double. The shifted values are integers of magnitude <= 255, the
+ * products <= 65025, and with K * 65025 < 2^31 every partial sum is an
+ * exact double integer that fits int32: the result equals the integer
+ * product. a_zp may be per-row ([M], made [M, 1]); b_zp per-column ([N]
+ * broadcasts along the last axis). Built in opset-9 forms (MatMul-9
+ * would also take int32, but a floating type keeps MatMul-1 usable). */
 static int ad_mmi_below_10(AdCtx *c)
 {
     IrValue *a = ad_in(c, 0), *b = ad_in(c, 1);
@@ -369,10 +469,12 @@ static int ad_mmi_below_10(AdCtx *c)
         return -1;
     if (avec && ar < 2)
         return ad_refuse(c, DG_SEMANTICS, "a per-row zero point needs a matrix A");
+    static const size_t idx[4] = {0, 2, 1, 3};
+    int32_t dt = ad_q_acc_type(c, idx, k, n, false);
     c->build_opset = 9;
     IrValue *az = ad_q_trail(c, ad_in(c, 2), avec ? 1 : 0);
-    IrValue *as = ad_q_shift(c, a, az);
-    IrValue *bs = ad_q_shift(c, b, ad_in(c, 3));
+    IrValue *as = ad_q_shift(c, a, az, dt);
+    IrValue *bs = ad_q_shift(c, b, ad_in(c, 3), dt);
     if (!as || !bs || (ad_in(c, 2) && !az))
         return -1;
     IrValue *in[2] = {as, bs};
@@ -381,7 +483,7 @@ static int ad_mmi_below_10(AdCtx *c)
 }
 
 /* ConvInteger-10 below opset 10: Conv of (x - x_zp) and (w - w_zp) in
- * double. Conv pads with 0, which is what ConvInteger's padding with
+ * float32 where that is exact (ad_q_acc_type), else double. Conv pads with 0, which is what ConvInteger's padding with
  * x_zero_point becomes after the shift. Each output sums
  * C/group * prod(kernel) products of magnitude <= 65025, so with fewer
  * than 2^31 / 65025 terms the double sums are exact int32 values. x_zp is
@@ -406,10 +508,13 @@ static int ad_convi_below_10(AdCtx *c)
     }
     if (ad_q_zp_kind(c, 2, -1, &xvec) < 0 || ad_q_zp_kind(c, 3, wd[0], &wvec) < 0)
         return -1;
+    static const size_t idx[4] = {0, 2, 1, 3};
+    int32_t dt = ad_q_say_double(c, ad_q_acc_type(c, idx, terms, 1, true),
+                                 "the integer sums may pass 2^24, where float32 is not exact");
     c->build_opset = 9;
     IrValue *wz = ad_q_trail(c, ad_in(c, 3), wvec ? wr - 1 : 0);
-    IrValue *xs = ad_q_shift(c, x, ad_in(c, 2));
-    IrValue *ws = ad_q_shift(c, w, wz);
+    IrValue *xs = ad_q_shift(c, x, ad_in(c, 2), dt);
+    IrValue *ws = ad_q_shift(c, w, wz, dt);
     if (!xs || !ws || (ad_in(c, 3) && !wz))
         return -1;
     IrValue *in[2] = {xs, ws};
@@ -468,13 +573,6 @@ static IrValue *ad_q_rne(AdCtx *c, IrValue *q, int32_t dt)
     IrValue *tie = ad_q_op1(c, "Not", ad_q_op2(c, "Or", gt, lt));
     IrValue *up = ad_q_op2(c, "Or", gt, ad_q_op2(c, "And", tie, odd));
     return ad_q_op2(c, "Add", f, up ? ad_cast(c, up, dt) : NULL);
-}
-
-/* The range of an 8-bit quantized type. */
-static void ad_q_range(int32_t zt, double *lo, double *hi)
-{
-    *lo = zt == IR_INT8 ? -128 : 0;
-    *hi = zt == IR_INT8 ? 127 : 255;
 }
 
 /* saturate(rne(q) + zero_point) as type zt, q of floating type dt; a NaN q
@@ -625,7 +723,8 @@ static int ad_qlmm_below_10(AdCtx *c)
     IrValue *ys = bz ? ad_q_along(c, 6, m, rr) : NULL, *yz = ys ? ad_q_along(c, 7, m, rr) : NULL;
     if (!yz)
         return -1;
-    IrValue *acc = ad_q_op2(c, "MatMul", ad_q_shift(c, a, az), ad_q_shift(c, b, bz));
+    IrValue *acc = ad_q_op2(c, "MatMul", ad_q_shift(c, a, az, IR_DOUBLE),
+                            ad_q_shift(c, b, bz, IR_DOUBLE));
     IrValue *mult = ad_q_op2(c, "Div", ad_q_op2(c, "Mul", as, bs), ys);
     IrValue *q = ad_q_op2(c, "Mul", acc, mult ? ad_cast(c, mult, IR_DOUBLE) : NULL);
     IrValue *y = q ? ad_q_requant(c, q, IR_DOUBLE, yz, zt) : NULL;
@@ -663,7 +762,9 @@ static int ad_qlconv_below_10(AdCtx *c)
         return -1;
     if (!ws)
         return -1;
-    IrValue *in[3] = {ad_q_shift(c, x, ad_in(c, 2)), ad_q_shift(c, w, wz),
+    (void)ad_q_say_double(c, IR_DOUBLE, "the sums and the requantization are computed in "
+                          "double");
+    IrValue *in[3] = {ad_q_shift(c, x, ad_in(c, 2), IR_DOUBLE), ad_q_shift(c, w, wz, IR_DOUBLE),
                       bias ? ad_cast(c, bias, IR_DOUBLE) : NULL};
     if (!in[0] || !in[1] || (bias && !in[2]))
         return -1;

@@ -532,8 +532,116 @@ static bool ad_sh_const_or_absent(const AdCtx *c, size_t i, const char **name)
     return true;
 }
 
-/* Down 10 -> 1: constant starts, ends and axes become attributes; steps
- * must be absent or all 1 (version 1 has no steps). */
+/* The indices a Slice with step `step` (not 0) takes along an axis of
+ * length d from start s to end e, clamped as Slice-10/11 clamp them
+ * ([0, d] forward; [0, d-1] for the start and [-1, d-1] for the end
+ * backward), into idx (room for d); returns their count. */
+static int64_t ad_sl_indices(int64_t d, int64_t s, int64_t e, int64_t step, int64_t *idx)
+{
+    s += s < 0 ? d : 0;
+    e += e < 0 ? d : 0;
+    int64_t lo = step > 0 ? 0 : -1, top = step > 0 ? d : d - 1;
+    s = s < 0 ? 0 : s > top ? top : s;
+    e = e < lo ? lo : e > top ? top : e;
+    uint64_t span = step > 0 ? (uint64_t)(e - s) : (uint64_t)(s - e);
+    uint64_t ustep = step > 0 ? (uint64_t)step : (uint64_t)0 - (uint64_t)step;
+    int64_t n = d > 0 && (step > 0 ? e > s : s > e) ? (int64_t)((span - 1) / ustep + 1) : 0;
+    for (int64_t k = 0; k < n; k++)
+        idx[k] = step > 0 ? s + (int64_t)((uint64_t)k * ustep) : s - (int64_t)((uint64_t)k * ustep);
+    return n;
+}
+
+/* x gathered along `axis` at the indices of one strided slice: exact for
+ * any step, and Gather exists at every opset. Needs the axis length. */
+static IrValue *ad_sl_gather(AdCtx *c, IrValue *x, int64_t axis, int64_t s, int64_t e,
+                             int64_t step)
+{
+    int64_t d = ad_dim(x, (int)axis);
+    if (d < 0) {
+        ad_refuse(c, DG_SHAPE_UNKNOWN,
+                  "step %lld needs the length of axis %lld known (Slice-1 has no "
+                  "steps; a Gather at known indices does it)",
+                  (long long)step, (long long)axis);
+        return NULL;
+    }
+    if ((uint64_t)d * 8 > AD_T_MAX_CONST) {
+        ad_refuse(c, DG_TOO_LARGE, "an index table of %lld entries would be too large",
+                  (long long)d);
+        return NULL;
+    }
+    int64_t *idx = ir_alloc_array(d ? (size_t)d : 1, sizeof *idx);
+    int64_t n = ad_sl_indices(d, s, e, step, idx);
+    IrValue *t = ad_const_int_tensor(c, IR_INT64, 1, &n, idx, (size_t)n);
+    free(idx);
+    return ad_t_gather(c, x, t, axis);
+}
+
+/* Steps other than 1 below 10: each such axis becomes a Gather at its
+ * constant indices (before c->n, which then reads the gathered value);
+ * the step-1 entries stay in st/en/ax (compacted, *n updated). Sets
+ * *all when no entry is left for the Slice. */
+static int ad_sl_steps_down(AdCtx *c, int64_t *st, int64_t *en, int64_t *ax,
+                            const int64_t *sp, size_t *n)
+{
+    IrValue *y = ad_in(c, 0);
+    bool changed;
+    if (ad_norm_axes(c, ax, *n, ad_rank(y), "axis", &changed) < 0)
+        return -1;
+    size_t keep = 0;
+    for (size_t i = 0; i < *n; i++) {
+        if (sp[i] == 0)
+            return ad_refuse(c, DG_ATTRIBUTE, "a step of 0");
+        if (sp[i] != 1) {
+            y = ad_sl_gather(c, y, ax[i], st[i], en[i], sp[i]);
+            if (!y)
+                return -1;
+            continue;
+        }
+        st[keep] = st[i], en[keep] = en[i], ax[keep++] = ax[i];
+    }
+    *n = keep;
+    if (keep)
+        ad_set_input(c, 0, y);
+    return keep ? 0 : ad_t_replace_by(c, y);
+}
+
+/* The constant integer input i of c->n (present and known, checked). */
+static int64_t *ad_sl_ints(const AdCtx *c, size_t i, size_t *n)
+{
+    int64_t *v = NULL;
+    (void)ad_const_ints(ad_in(c, i), &v, n);
+    return v;
+}
+
+/* Down 10 -> 1 with steps other than 1: see ad_sl_steps_down; the
+ * step-1 axes stay a Slice-1. Returns 1 when c->n is gone. */
+static int ad_slice_steps(AdCtx *c)
+{
+    size_t n, ne, na, ns;
+    int64_t *st = ad_sl_ints(c, 1, &n), *en = ad_sl_ints(c, 2, &ne), *sp = ad_sl_ints(c, 4, &ns);
+    int64_t *ax = ad_in(c, 3) ? ad_sl_ints(c, 3, &na) : ir_alloc_array(n ? n : 1, sizeof *ax);
+    if (!ad_in(c, 3))
+        for (na = 0; na < n; na++)
+            ax[na] = (int64_t)na;
+    int rc = ne != n || na != n || ns != n
+                 ? ad_refuse(c, DG_ATTRIBUTE, "starts, ends, axes and steps differ in length")
+                 : ad_sl_steps_down(c, st, en, ax, sp, &n);
+    if (rc == 0 && n == 0)
+        rc = 1;
+    else if (rc == 0) {
+        int32_t t = ad_elem(ad_in(c, 1)) == IR_INT32 ? IR_INT32 : IR_INT64;
+        ad_sh_drop_input(c, 4);
+        if (ad_sh_set_ints_input(c, 1, t, n, st) < 0 || ad_sh_set_ints_input(c, 2, t, n, en) < 0 ||
+            ad_sh_set_ints_input(c, 3, t, n, ax) < 0)
+            rc = -1;
+    }
+    free(st), free(en), free(ax), free(sp);
+    return rc;
+}
+
+/* Down 10 -> 1: constant starts, ends and axes become attributes. Version
+ * 1 has no steps: the axes with a step other than 1 become Gathers first
+ * (ad_slice_steps), which needs their lengths known. */
 static int ad_slice_down(AdCtx *c)
 {
     const char *bad = NULL;
@@ -552,8 +660,9 @@ static int ad_slice_down(AdCtx *c)
         for (size_t i = 0; i < n; i++)
             ones = ones && v[i] == 1;
         free(v);
-        if (!ones)
-            return ad_refuse(c, DG_SEMANTICS, "Slice-1 has no steps other than 1");
+        int rc = ones ? 0 : ad_slice_steps(c);
+        if (rc != 0)
+            return rc < 0 ? -1 : 0;
         ad_sh_drop_input(c, 4);
     }
     if (ad_input_to_attr(c, 3, "axes") < 0 || ad_input_to_attr(c, 2, "ends") < 0 ||

@@ -49,20 +49,26 @@ async function basic(inp, out) {
   });
 }
 
+function irVersion(file) {
+  const v = readModel(file).irVersion;
+  return typeof v === 'object' && v ? v.low : Number(v);
+}
+
 async function batch(file) {
   const jobs = fs.readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => l.trim().split(/\s+/));
   for (const [inp, out, ours] of jobs) {
     try {
       await basic(inp, out);
-      const v = readModel(inp).irVersion, ir = typeof v === 'object' && v ? v.low : Number(v);
-      console.log(`OK ${inp} ${ir} ${countNodes(out)}${ours ? ' ' + countNodes(ours) : ''}`);
+      console.log(`OK ${inp} ${irVersion(inp)} ${countNodes(out)}${ours ? ' ' + countNodes(ours) : ''}`);
     } catch (e) {
       console.log(`ERROR ${inp} ${String(e.message || e).split('\n')[0].slice(0, 300)}`);
     }
   }
 }
 
-(async () => {
+// required as a module (tests/corpus/ort_judge.js): the functions only
+module.exports = { basic, countNodes, irVersion };
+if (require.main === module) (async () => {
   const args = process.argv.slice(2);
   if (args[0] === '--batch') await batch(args[1]);
   else await basic(args[0], args[1]);

@@ -2,15 +2,18 @@
  * caffe2.c - the PyTorch/Caffe2 variant of IR 3: its fields, where they
  * sit in the IR, and the conversion to a standard model (prefix c2_).
  *
- * The facts in the table come from pytorch's caffe2/proto/torch.proto as
- * first committed (the "seed" copy of onnx.proto with package torch, its
- * Version enum ending IR_VERSION_NEWEST_ONNX = 3 and IR_VERSION_NEWEST =
- * 0x103), read against onnx's onnx/onnx.proto for the numbers ONNX gave
- * the same slots later. Messages the variant leaves as in IR 3
- * (AttributeProto, ValueInfoProto, OperatorSetIdProto, the TypeProto
- * members, TensorShapeProto.Dimension) are not listed. Its caffe2 message
- * types (DeviceOption) and the SPECIAL element type (51) have no ONNX
- * counterpart at all.
+ * The table is the variant's torch.proto (pytorch's caffe2/proto, the
+ * "seed" copy of onnx.proto with package torch, its Version enum ending
+ * IR_VERSION_NEWEST_ONNX = 3 and IR_VERSION_NEWEST = 0x103; the copy read
+ * is ../shared/seeds/pytorch-caffe2-variant-proto.txt), message by
+ * message against IR 3's onnx.proto, with onnx/onnx.proto for the
+ * numbers ONNX gave the same slots later: every field the variant adds
+ * or reads differently, under the variant's own name and type. The
+ * messages not listed (AttributeProto, ValueInfoProto,
+ * OperatorSetIdProto, StringStringEntryProto, TypeProto.Tensor and .Map,
+ * TensorShapeProto.Dimension) are IR 3's field for field. Its caffe2
+ * message types (DeviceOption) and the SPECIAL element type (51) have no
+ * ONNX counterpart at all.
  */
 #include "caffe2.h"
 
@@ -33,13 +36,17 @@ static const C2Field C2_FIELDS[] = {
     {C2_TENSOR, 14, "TensorProto.strides", "repeated int64", "data_location", C2_STRIDES},
     {C2_TENSOR, 16, "TensorProto.alias", "string (an initializer's name)",
      "metadata_props", C2_ALIAS},
-    {C2_TENSOR, 51, "TensorProto.device_detail", "caffe2.DeviceOption", NULL, C2_DROP},
-    {C2_TENSOR, 52, "TensorProto.require_gradient", "bool", NULL, C2_DROP},
-    {C2_TENSOR, 53, "TensorProto.is_buffer", "bool", NULL, C2_DROP},
+    {C2_TENSOR, 17, "TensorProto.annotations", "repeated AttributeProto", NULL, C2_DROP},
+    {C2_TENSOR, 51, "TensorProto.device_option", "caffe2.DeviceOption", NULL, C2_DROP},
+    {C2_TENSOR, 52, "TensorProto.require_gradient", "int64", NULL, C2_DROP},
+    {C2_TENSOR, 53, "TensorProto.is_buffer", "int64", NULL, C2_DROP},
     {C2_SEGMENT, 51, "TensorProto.Segment.chuck_num", "int64", NULL, C2_DROP},
     {C2_SEGMENT, 52, "TensorProto.Segment.chuck_id", "int64", NULL, C2_DROP},
     {C2_SHAPE, 51, "TensorShapeProto.stride", "repeated Dimension", NULL, C2_DROP},
-    {C2_TYPE, 51, "TypeProto.special_type", "SpecialType", NULL, C2_DROP},
+    {C2_TYPE, 51, "TypeProto.special_type", "SpecialBlob", NULL, C2_DROP},
+    {C2_SEQUENCE, 51, "TypeProto.Sequence.elem_type_list", "repeated TypeProto", NULL, C2_DROP},
+    {C2_SEQUENCE, 52, "TypeProto.Sequence.sequence_type", "SequenceType (LIST, TUPLE)", NULL,
+     C2_DROP},
 };
 
 #define C2_N (sizeof C2_FIELDS / sizeof C2_FIELDS[0])
@@ -86,6 +93,9 @@ static int c2_walk_type(C2Walk *w, IrType *t, IrGraph *g)
 {
     for (; t; t = t->elem) {
         if (w->fn(w, C2_TYPE, &t->unk, t, g))
+            return -1;
+        /* a sequence's own fields ride in the sub-message's list */
+        if (t->kind == IR_TYPE_SEQUENCE && w->fn(w, C2_SEQUENCE, &t->inner_unk, t, g))
             return -1;
         if (t->shape && w->fn(w, C2_SHAPE, &t->shape->unk, t->shape, g))
             return -1;

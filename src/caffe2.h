@@ -35,6 +35,7 @@
 /* The messages the variant changes. */
 typedef enum C2Msg {
     C2_MODEL, C2_GRAPH, C2_NODE, C2_TENSOR, C2_SEGMENT, C2_SHAPE, C2_TYPE,
+    C2_SEQUENCE,  /* TypeProto.Sequence */
     C2_N_MSG
 } C2Msg;
 

@@ -373,7 +373,8 @@ static int cv_apply(CvRun *run, IrGraph *g, IrNode *k, int64_t s, int64_t t)
                              k->attr[a]->ref_attr_name);
     AdCtx c = {.m = run->m, .fn = run->fn, .g = g, .n = k, .domain = run->domain,
                .from_opset = s, .to_opset = t, .from = F, .to = T,
-               .build_opset = t, .goal_opset = run->goal, .err = run->err};
+               .build_opset = t, .goal_opset = run->goal, .err = run->err,
+               .warn = cv_report_warn, .warn_arg = run->r};
     IrNode *after = k->prev, *stop = k->next;
     if (e->fn && e->fn(&c) < 0) {
         run->r->reason = dg_reason_name(ad_refusal(&c) ? ad_refusal(&c) : DG_ADAPTER);
@@ -807,10 +808,25 @@ void cv_report_free(CvReport *r)
     free(r->dropped);
     r->dropped = NULL;
     r->n_dropped = 0;
+    for (size_t i = 0; i < r->n_warnings; i++)
+        free(r->warnings[i]);
+    free(r->warnings);
+    r->warnings = NULL;
+    r->n_warnings = 0;
     free(r->fail_node);
     free(r->fail_op);
     free(r->fail_domain);
     r->fail_node = r->fail_op = r->fail_domain = NULL;
+}
+
+void cv_report_warn(void *report, const char *line)
+{
+    CvReport *r = report;
+    for (size_t i = 0; i < r->n_warnings; i++)
+        if (!strcmp(r->warnings[i], line))
+            return;
+    r->warnings = ir_grow(r->warnings, r->n_warnings + 1, sizeof *r->warnings);
+    r->warnings[r->n_warnings++] = ir_strdup(line);
 }
 
 void cv_report_drop(CvReport *r, const char *fmt, ...)

@@ -64,6 +64,11 @@ typedef struct CvReport {
      * owned, freed by cv_report_free. */
     char **dropped;
     size_t n_dropped;
+    /* What the conversion wrote exactly but a user should know, one line
+     * each, naming the node ("node 'c' (ConvInteger-10): opset 10 -> 9:
+     * ... a Conv on double ..."); owned, freed by cv_report_free. */
+    char **warnings;
+    size_t n_warnings;
     /* If nodes whose condition is known, replaced by the branch they take
      * before the walk (the other branch may hold what the target lacks) */
     size_t ifs_taken;
@@ -73,6 +78,9 @@ typedef struct CvReport {
  * and reason (and r->reason set). */
 int cv_convert(IrModel *m, const CvOptions *o, CvReport *r, IrError *err);
 void cv_report_free(CvReport *r);
+/* Adds `line` to the CvReport `report`'s warnings (once: an adapter run
+ * again on the same node says the same). The AdCtx.warn callback. */
+void cv_report_warn(void *report, const char *line);
 /* Adds one line to r->dropped. */
 void cv_report_drop(CvReport *r, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

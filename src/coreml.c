@@ -24,7 +24,7 @@
 static const CmFamily *const cm_families[] = {
     &cm_family_activation, &cm_family_control, &cm_family_einsum, &cm_family_elementwise,
     &cm_family_index, &cm_family_nn, &cm_family_norm, &cm_family_quant, &cm_family_reduce,
-    &cm_family_resize, &cm_family_rnn, &cm_family_shape, &cm_family_tensor,
+    &cm_family_resize, &cm_family_rnn, &cm_family_sample, &cm_family_shape, &cm_family_tensor,
 };
 #define CM_N_FAMILIES (sizeof cm_families / sizeof cm_families[0])
 
@@ -263,6 +263,19 @@ int cml_rank(const IrValue *v)
 bool cml_dims(const IrValue *v, int64_t *dims, size_t cap, size_t *rank)
 {
     return v && ir_type_static_dims(v->type, dims, cap, rank);
+}
+
+bool cml_dims_open(const IrValue *v, int64_t *dims, size_t cap, size_t *rank)
+{
+    int r = cml_rank(v);
+    if (r < 0 || (size_t)r > cap)
+        return false;
+    for (int i = 0; i < r; i++) {
+        const IrDim *d = &v->type->shape->dims[i];
+        dims[i] = d->kind == IR_DIM_VALUE && d->value >= 0 ? d->value : -1;
+    }
+    *rank = (size_t)r;
+    return true;
 }
 
 MilType cml_type(const IrValue *v)
@@ -1147,7 +1160,8 @@ int cm_export(const IrModel *cm, const CmOptions *o, MilModel **out, CmReport *r
 
 struct CmConst {
     const char *key;        /* borrowed from the op */
-    const MilTensor *val;
+    const MilTensor *val;   /* a const op's value; NULL for other ops */
+    const MilType *type;    /* the op's output type (cmr_rank) */
     UT_hash_handle hh;
 };
 
@@ -1178,6 +1192,21 @@ const MilTensor *cmr_const(CmRaise *r, const MilOp *op, const char *param)
     CmConst *e = NULL;
     HASH_FIND_STR(r->consts, a->name, e);
     return e ? e->val : NULL;
+}
+
+int cmr_rank(CmRaise *r, const char *name)
+{
+    CmConst *e = NULL;
+    HASH_FIND_STR(r->consts, name, e);
+    if (e)
+        return e->type->rank;
+    for (const IrGraph *g = r->g; g; g = g->parent)
+        for (size_t i = 0; i < g->inputs.n; i++) {
+            const IrValueInfo *vi = g->inputs.p[i];
+            if (!strcmp(vi->value->name, name))
+                return vi->type && vi->type->shape ? (int)vi->type->shape->rank : -1;
+        }
+    return -1;
 }
 
 const char *cmr_tmp(CmRaise *r, const char *base)
@@ -1382,6 +1411,7 @@ static int cm_raise_op(CmRaise *r, const MilOp *op)
         CmConst *e = ir_alloc(sizeof *e);
         e->key = op->out[0].name;
         e->val = op->val;
+        e->type = &op->out[0].type;
         HASH_ADD_KEYPTR(hh, r->consts, e->key, strlen(e->key), e);
         IrTensor *t = cmr_tensor(op->val, op->out[0].name);
         if (!t)
@@ -1399,6 +1429,12 @@ static int cm_raise_op(CmRaise *r, const MilOp *op)
     CmRaiseFn fn = cm_raise_rule(op->type);
     if (!fn)
         return cmr_fail(r, "no ONNX raising for this op");
+    for (size_t k = 0; k < op->n_out; k++) {
+        CmConst *e = ir_alloc(sizeof *e);
+        e->key = op->out[k].name;
+        e->type = &op->out[k].type;
+        HASH_ADD_KEYPTR(hh, r->consts, e->key, strlen(e->key), e);
+    }
     return fn(r, op);
 }
 

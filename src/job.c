@@ -547,7 +547,7 @@ static int job_run_verify(const JobOptions *o, const JobInput *in, JobReport *r,
             ir_model_free(orig);
             return job_end(r, JOB_ERROR, DG_STAGE_INPUT_SHAPE, DG_INPUT_SHAPE, err.msg);
         }
-    VfOptions vo = {.seed = 1, .eval = o->eval};
+    VfOptions vo = {.seed = 1, .eval = o->eval, .dim_used = &r->verify_dim};
     if (vo.eval.timeout <= 0)
         vo.eval.timeout = JOB_VERIFY_TIMEOUT;
     char *dir = !in->buf || in->file ? job_case_inputs(in->path) : NULL;
@@ -875,6 +875,11 @@ static void job_json_conversion(Js *j, const JobReport *r)
         js_uint(j, r->cv.custom[i].nodes);
         js_close(j, '}');
     }
+    js_close(j, ']');
+    js_key(j, "warnings");
+    js_open(j, '[', false);
+    for (size_t i = 0; i < r->cv.n_warnings; i++)
+        js_string(j, r->cv.warnings[i]);
     js_close(j, ']');
     js_close(j, '}');
 }

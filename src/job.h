@@ -111,6 +111,8 @@ typedef struct JobReport {
     OptStats opt;                /* the optimizer's report (passes, changes,
                                     iterations), held as it is */
     bool verify_asked, verify_case; /* on the case's own inputs */
+    int64_t verify_dim;          /* the size random inputs' open dims got
+                                    (0: none had one) */
     int verified;                /* 1 equal, -2 differs, -1 could not run,
                                     0 not reached */
     bool coreml;                 /* --to coreml was asked: cm says what the

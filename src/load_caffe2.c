@@ -91,6 +91,7 @@ static int lc2_kind(const ProtobufCMessageDescriptor *d)
         {&onnx__tensor_proto__segment__descriptor, C2_SEGMENT},
         {&onnx__tensor_shape_proto__descriptor, C2_SHAPE},
         {&onnx__type_proto__descriptor, C2_TYPE},
+        {&onnx__type_proto__sequence__descriptor, C2_SEQUENCE},
     };
     for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
         if (map[i].d == d)

@@ -17,7 +17,11 @@
 typedef struct VfOptions {
     const char *inputs_dir;  /* folder of input_K.pb, or NULL: random */
     uint64_t seed;           /* for random inputs and random ops */
-    int64_t dim_default;     /* size given to symbolic dims (default 2) */
+    int64_t dim_default;     /* size given to symbolic dims; 0: 2, then 8
+                                and 32 while the original model refuses
+                                to run on random inputs */
+    int64_t *dim_used;       /* out (may be NULL): the size open dims of
+                                random inputs got, 0 when none had one */
     double rtol, atol;       /* 0 = 1e-3 and 1e-5 */
     EvOptions eval;          /* budgets of both runs (seed: from `seed`) */
     uint64_t max_input_bytes; /* random inputs, all together; 0 = a quarter

@@ -180,6 +180,9 @@ run asan/topo_ort sh tests/topo_ort.sh "$asan/onnx-convert" "$build/tests/tool_t
 # evaluator and ONNX Runtime (issue 20; the sanitized CLI takes 90 s here,
 # the adapter cases cover it)
 run resize_tables_ort sh tests/resize_tables_ort.sh "$build/onnx-convert"
+# Slice steps below 10 (a PyTorch export) and integer products below 10 in
+# float32, ONNX Runtime running what we write (issue 33; ~10 s)
+run lowering_ort /usr/bin/python3 tests/lowering_ort.py "$build/onnx-convert"
 # --dtype and --store over ../shared/models, ONNX Runtime running the results (issue 23)
 run precision_cli /usr/bin/python3 tests/precision_cli.py "$build/onnx-convert"
 run precision_models /usr/bin/python3 tests/precision_models.py "$build/onnx-convert"
@@ -204,6 +207,11 @@ run coreml_cmres_ct /usr/bin/python3 tests/coreml_cmres_ct.py "$build/onnx-conve
 # what Apple's loader refuses is never written: scalar inputs as [1],
 # reserved names renamed, Shape-15 start/end, a TopK K from shapes (~20 s)
 run coreml_cmfix_ct /usr/bin/python3 tests/coreml_cmfix_ct.py "$build/onnx-convert"
+
+# every feature on the real-model corpus' fixed sample (issue 33): every
+# family and kind of model, targets 7, 9, 11, 13, 17, 21, 26; skipped
+# without torch (make corpus-check runs the whole corpus)
+run corpus sh tests/corpus/sample.sh "$build"
 
 # Cross-check with Debian's python3-onnx shape inference (opsets <= 17),
 # when it is installed: a second opinion, never a dependency. (A bare
@@ -241,6 +249,14 @@ run coreml_cmrnn_ct /usr/bin/python3 tests/coreml_cmrnn_ct.py "$build/onnx-conve
 # Apple's loader on the MIL ops of the Loop and index lowerings (~35 s;
 # test_coreml_cmctl judges their numbers)
 run coreml_cmctl_ct sh tests/coreml_cmctl_ct.sh "$build/onnx-convert"
+# Apple's loader, --verify and a second input size on models with dynamic
+# dims: LSTM/GRU/RNN over [batch, seq], a conv net over [1,3,H,W], Slice,
+# Reshape, Flatten, Expand, Shape over a dynamic batch (~45 s)
+run coreml_cmdyn_ct /usr/bin/python3 tests/coreml_cmdyn_ct.py "$build/onnx-convert"
+# Apple's loader and --verify on the Einsum-as-matmul and GridSample-as-
+# resample lowerings (~1 min: 18 packages; test_coreml_cmops judges their
+# numbers)
+run coreml_cmops_ct /usr/bin/python3 tests/coreml_cmops_ct.py "$build/onnx-convert"
 
 # the sanitized programs' lines and sums (a job that died without its
 # sums counts as one failure)

@@ -10,7 +10,9 @@
  * to opsets 7, 9, 13 and 17 writes a standard model with every standard
  * field intact, the extras dropped and reported (or kept as unknown fields
  * with keep_metadata), which the evaluator runs to outputs computed here
- * by hand.
+ * by hand. The fields follow the variant's torch.proto
+ * (../shared/seeds/pytorch-caffe2-variant-proto.txt); a second model
+ * carries TypeProto.Sequence's.
  */
 #include <math.h>
 #include <stdio.h>
@@ -155,7 +157,8 @@ typedef struct TensorSpec {
     const int64_t *strides;  /* TensorProto.strides (14), packed */
     const char *alias;       /* TensorProto.alias (16) */
     const char *ext_file;    /* TensorProto.external_data (13), a string */
-    bool extras;             /* device_detail, require_gradient, is_buffer */
+    bool extras;             /* annotations, device_option, require_gradient,
+                                is_buffer */
     bool segment;            /* a Segment with the variant's chunk fields */
     int dtype;               /* 0: FLOAT */
 } TensorSpec;
@@ -189,6 +192,7 @@ static void put_tensor(WireBuf *b, uint32_t field, const TensorSpec *s)
     if (s->alias)
         wire_fstr(&t, 16, s->alias);
     if (s->extras) {
+        put_str_attr(&t, 17, "origin", "conv1.weight");
         put_device(&t, 51);
         wire_fvarint(&t, 52, 1);
         wire_fvarint(&t, 53, 0);
@@ -353,7 +357,7 @@ static const char *const DROPPED[] = {
     "ModelProto.methods", "ModelProto.name", "ModelProto.annotations",
     "ModelProto.blob_lists", "ModelProto.plans", "GraphProto.annotations",
     "NodeProto.annotations", "NodeProto.device_option", "NodeProto.aten_function",
-    "TensorProto.strides", "TensorProto.device_detail",
+    "TensorProto.strides", "TensorProto.annotations", "TensorProto.device_option",
     "TensorProto.require_gradient", "TensorProto.is_buffer",
     "TensorProto.Segment.chuck_num", "TensorProto.Segment.chuck_id",
     "TensorShapeProto.stride", "TypeProto.special_type",
@@ -759,6 +763,109 @@ static void t_keep(void)
     ir_model_free(m);
 }
 
+/* ---- TypeProto.Sequence ------------------------------------------------ */
+
+/* A tensor(float) [2] TypeProto into b as field `field`. */
+static void put_float2_type(WireBuf *b, uint32_t field)
+{
+    WireBuf tp = {0}, tt = {0}, sh = {0}, d = {0};
+    wire_fvarint(&d, 1, 2);
+    wire_fmsg(&sh, 1, &d);
+    wire_fvarint(&tt, 1, 1);
+    wire_fmsg(&tt, 2, &sh);
+    wire_fmsg(&tp, 1, &tt);
+    wire_fmsg(b, field, &tp);
+}
+
+/* ir_version 0x103, opset 11: S = SequenceConstruct(X, X), S declared as
+ * the variant's sequence: elem_type, elem_type_list (51) and
+ * sequence_type (52) LIST. */
+static IrModel *load_sequence(IrError *err)
+{
+    WireBuf m = {0}, x = {0}, g = {0}, n = {0}, vi = {0}, tp = {0}, sq = {0};
+    wire_fvarint(&m, 1, 0x103);
+    wire_fstr(&x, 1, "");
+    wire_fvarint(&x, 2, 11);
+    wire_fmsg(&m, 8, &x);
+    wire_fstr(&n, 1, "X");
+    wire_fstr(&n, 1, "X");
+    wire_fstr(&n, 2, "S");
+    put_node_head(&n, "seq1", "SequenceConstruct", "the list");
+    wire_fmsg(&g, 1, &n);
+    wire_fstr(&g, 2, "seq_graph");
+    wire_fstr(&vi, 1, "X");
+    put_float2_type(&vi, 2);
+    wire_fmsg(&g, 11, &vi);
+    put_float2_type(&sq, 1);
+    put_float2_type(&sq, 51);
+    put_float2_type(&sq, 51);
+    wire_fvarint(&sq, 52, 1);
+    wire_fmsg(&tp, 4, &sq);
+    wire_fstr(&vi, 1, "S");
+    wire_fmsg(&vi, 2, &tp);
+    wire_fmsg(&g, 12, &vi);
+    wire_fmsg(&m, 7, &g);
+    IrModel *out = NULL;
+    int rc = load_model_buffer(m.p, m.n, NULL, "seq", NULL, &out, err);
+    free(m.p);
+    return rc ? NULL : out;
+}
+
+/* The declared type of output S, a sequence of tensor(float). */
+static const IrType *seq_type(const IrModel *m)
+{
+    IrValueInfo *s = vi_named(&m->graph->outputs, "S");
+    const IrType *t = s ? s->type : NULL;
+    return t && t->kind == IR_TYPE_SEQUENCE && t->elem && t->elem->kind == IR_TYPE_TENSOR &&
+           t->elem->elem_type == 1 ? t : NULL;
+}
+
+/* TypeProto.Sequence's two fields: listed by info, dropped and reported
+ * by conversion (nothing left inside the standard model), kept under
+ * their own numbers with keep_metadata (ONNX leaves 51 and 52 free). */
+static void t_sequence(void)
+{
+    IrError err;
+    IrModel *m = load_sequence(&err);
+    T_CHECK(m && seq_type(m), "the variant's sequence loads: %s", m ? "no sequence" : err.msg);
+    if (!m || !seq_type(m)) {
+        ir_model_free(m);
+        return;
+    }
+    char *js = info_of(m, true);
+    T_CHECK(json_has_count(js, "TypeProto.Sequence.elem_type_list", 2) &&
+            json_has_count(js, "TypeProto.Sequence.sequence_type", 1),
+            "info --json lists the sequence's variant fields");
+    free(js);
+    for (int keep = 0; keep <= 1; keep++) {
+        IrModel *c = keep ? m : load_sequence(&err);
+        CvOptions o = {.opset = 11, .keep_metadata = keep};
+        CvReport r = {0};
+        int rc = c ? cv_convert(c, &o, &r, &err) : -1;
+        T_CHECK(rc == 0, "sequence keep=%d: converts: %s", keep, rc ? err.msg : "");
+        bool listed = dropped_has(&r, "TypeProto.Sequence.elem_type_list") &&
+                      dropped_has(&r, "TypeProto.Sequence.sequence_type");
+        T_CHECK(rc != 0 || listed == !keep, "sequence keep=%d: %s reported dropped", keep,
+                keep ? "not" : "both");
+        cv_report_free(&r);
+        IrModel *back = rc == 0 ? reload(c, &err) : NULL;
+        const IrType *t = back ? seq_type(back) : NULL;
+        size_t n51 = 0, n52 = 0;
+        for (size_t i = 0; t && i < t->inner_unk.n; i++) {
+            n51 += t->inner_unk.f[i].tag == 51;
+            n52 += t->inner_unk.f[i].tag == 52;
+        }
+        T_CHECK(t && !t->unk.n && t->inner_unk.n == n51 + n52 &&
+                n51 == (keep ? 2u : 0u) && n52 == (keep ? 1u : 0u),
+                "sequence keep=%d: %s inside the written sequence type", keep,
+                keep ? "the two fields under 51 and 52" : "no variant field");
+        ir_model_free(back);
+        if (!keep)
+            ir_model_free(c);
+    }
+    ir_model_free(m);
+}
+
 /* What has no standard form is refused by name, never written wrong. */
 static void t_refusals(void)
 {
@@ -858,6 +965,7 @@ int main(void)
     for (size_t i = 0; i < sizeof opsets / sizeof opsets[0]; i++)
         t_convert_to(opsets[i]);
     t_keep();
+    t_sequence();
     t_refusals();
     t_hostile();
     static const char *const files[] = {"load.onnx", "info.onnx", "rt.onnx", "cv7.onnx",

@@ -167,6 +167,17 @@ static void cli_precision_text(FILE *f, const PcReport *p)
 }
 
 /* The Core ML export's line: the target and what forced it. */
+/* " (open dims at N)": the size --verify gave the inputs' symbolic and
+ * unknown dims, which a dynamic model is verified at (static buffer). */
+static const char *cli_open_dims(const JobReport *r)
+{
+    static char buf[48];
+    if (r->verify_case || r->verify_dim <= 0)
+        return "";
+    snprintf(buf, sizeof buf, " (open dims at %lld)", (long long)r->verify_dim);
+    return buf;
+}
+
 static void cli_coreml_text(FILE *f, const CliOpts *o, const JobReport *r)
 {
     const CmReport *c = &r->cm;
@@ -228,6 +239,8 @@ void cli_convert_text(FILE *f, const CliOpts *o, const JobReport *r)
                     r->cv.ifs_taken, r->cv.ifs_taken == 1 ? "" : "s");
         fputc('\n', f);
     }
+    for (size_t i = 0; i < r->cv.n_warnings; i++)
+        fprintf(f, "warning: %s\n", r->cv.warnings[i]);
     if (r->cv.n_dropped) {
         fprintf(f, "dropped to fit IR %lld: ", (long long)r->ir_to);
         for (size_t i = 0; i < r->cv.n_dropped; i++)
@@ -252,8 +265,8 @@ void cli_convert_text(FILE *f, const CliOpts *o, const JobReport *r)
     if (r->coreml_done)
         cli_coreml_text(f, o, r);
     if (r->verified == 1)
-        fprintf(f, "verified: outputs equal on %s inputs%s\n",
-                r->verify_case ? "the case's" : "random",
+        fprintf(f, "verified: outputs equal on %s inputs%s%s\n",
+                r->verify_case ? "the case's" : "random", cli_open_dims(r),
                 r->coreml_done ? " after the round trip ONNX -> Core ML -> ONNX" : "");
 }
 

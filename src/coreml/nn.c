@@ -610,11 +610,50 @@ static int raise_pool(CmRaise *r, const MilOp *op)
     return 0;
 }
 
+/* matmul's x or y (param) with its last two dims swapped when `flag` is
+ * set: a Transpose of the rank the MIL value declares (1-D: matmul ignores
+ * the flag). NULL with err when the rank is unknown. */
+static const char *nn_raise_operand(CmRaise *r, const MilOp *op, const char *param,
+                                    const char *flag)
+{
+    const char *v = cmr_in(r, op, param, 0);
+    const MilInput *in = mil_op_input(op, param);
+    if (!v) {
+        cmr_fail(r, "'%s' missing", param);
+        return NULL;
+    }
+    if (!cmr_bool(r, op, flag, false))
+        return v;
+    const MilArg *a = in && in->n_args ? &in->args[0] : NULL;
+    int rank = !a ? -1 : a->value ? a->value->rank : cmr_rank(r, a->name);
+    if (rank < 0 || rank > NN_MAX_RANK) {
+        cmr_fail(r, "%s with '%s' of unknown rank", flag, param);
+        return NULL;
+    }
+    if (rank < 2)
+        return v;
+    int64_t perm[NN_MAX_RANK];
+    for (int i = 0; i < rank; i++)
+        perm[i] = i;
+    perm[rank - 2] = rank - 1;
+    perm[rank - 1] = rank - 2;
+    const char *t = cmr_tmp(r, param), *i1[1] = {v}, *o1[1] = {t};
+    IrNode *node;
+    if (cmr_node(r, "Transpose", 1, i1, 1, o1, &node) < 0)
+        return NULL;
+    ir_node_set_attr(node, ir_attr_ints("perm", (size_t)rank, perm));
+    return t;
+}
+
+/* matmul: MatMul, after a Transpose of x (y) where transpose_x
+ * (transpose_y) is set. */
 static int raise_matmul(CmRaise *r, const MilOp *op)
 {
-    if (cmr_bool(r, op, "transpose_x", false) || cmr_bool(r, op, "transpose_y", false))
-        return cmr_fail(r, "transpose_x/transpose_y are not raised");
-    const char *in[2] = {cmr_in(r, op, "x", 0), cmr_in(r, op, "y", 0)};
+    const char *x = nn_raise_operand(r, op, "x", "transpose_x");
+    const char *y = x ? nn_raise_operand(r, op, "y", "transpose_y") : NULL;
+    if (!y)
+        return -1;
+    const char *in[2] = {x, y};
     return cmr_simple(r, op, "MatMul", 2, in, NULL);
 }
 

@@ -7,7 +7,8 @@
  * Refused, and why: BatchNormalization in training mode or with its
  * running-statistics outputs (MIL has no training mode); non-constant statistics, scales and biases (MIL
  * requires them const); a LayerNormalization scale whose element count is
- * not the normalized dims' (MIL's gamma has exactly those dims).
+ * not the normalized dims' (MIL's gamma has exactly those dims), or of
+ * normalized dims that are unknown (the dims before them may be).
  *
  * LRN is local_response_norm (MIL's formula is ONNX's: x / (k + alpha /
  * size * sum of squares)^beta); refused for an even size (ONNX's window
@@ -156,9 +157,14 @@ static int lower_layer_norm(CmLower *c, const IrNode *n)
 {
     int64_t dims[NM_MAX_RANK], axis;
     size_t rank;
-    if (!cml_dims(n->in[0], dims, NM_MAX_RANK, &rank) ||
+    if (!cml_dims_open(n->in[0], dims, NM_MAX_RANK, &rank) ||
         !cml_axis(cml_attr_i(n, "axis", -1), (int)rank, &axis))
-        return cml_refuse(c, "input dims unknown or axis out of range");
+        return cml_refuse(c, "input rank unknown or axis out of range");
+    /* gamma and beta are consts of the normalized dims; the others may
+     * be unknown */
+    for (size_t i = (size_t)axis; i < rank; i++)
+        if (dims[i] < 0)
+            return cml_refuse(c, "a normalized dim (axis %zu) is unknown", i);
     const char *x = cml_in(c, n, 0);
     if (!x)
         return -1;

@@ -263,15 +263,42 @@ static const char *rnn_op1(CmLower *c, const char *type, const char *x, const ch
     return cml_tmp(c, op, MIL_FP32, rank, dims);
 }
 
+/* Zeros [B, cols] for a batch B known only at run time: fill with the
+ * shape [shape(seq)[1], cols] (seq: the [T, B, I] MIL input). */
+static const char *rnn_zeros(CmLower *c, const char *seq, int64_t cols)
+{
+    int64_t r1[1] = {3}, one[1] = {1}, bi[1] = {1}, cs[1] = {cols}, sd[2] = {-1, cols};
+    MilOp *op = cml_op(c, "shape");
+    mil_op_in(op, "x", seq);
+    const char *sh = cml_tmp(c, op, MIL_INT32, 1, r1);
+    op = cml_op(c, "gather");
+    mil_op_in(op, "x", sh);
+    mil_op_in_const(op, "indices", cml_ints(bi, 1));
+    mil_op_in_const(op, "axis", mil_tensor_scalar_i32(0));
+    const char *b = cml_tmp(c, op, MIL_INT32, 1, one);
+    const char *cc = cml_const(c, cml_ints(cs, 1));
+    op = cml_op(c, "concat");
+    mil_op_in(op, "values", b);
+    mil_op_in(op, "values", cc);
+    mil_op_in_const(op, "axis", mil_tensor_scalar_i32(0));
+    mil_op_in_const(op, "interleave", mil_tensor_scalar_bool(false));
+    const char *shape = cml_tmp(c, op, MIL_INT32, 1, (int64_t[]){2});
+    op = cml_op(c, "fill");
+    mil_op_in(op, "shape", shape);
+    mil_op_in_const(op, "value", mil_tensor_scalar_f32(0));
+    return cml_tmp(c, op, MIL_FP32, 2, sd);
+}
+
 /* ONNX state input k as MIL [B, D*H] (layout 0's [D, B, H] transposed
  * first when D is 2; layout 1's [B, D, H] reshaped only); zeros when
  * absent. */
 static const char *rnn_state_in(CmLower *c, const IrNode *n, size_t k, int64_t d, int64_t b,
-                                int64_t h, bool batch_first)
+                                int64_t h, bool batch_first, const char *seq)
 {
     int64_t dims[2] = {b, d * h};
     if (!cml_has(n, k))
-        return cml_const(c, mil_tensor_new(MIL_FP32, 2, dims, NULL));
+        return b < 0 ? rnn_zeros(c, seq, d * h)
+                     : cml_const(c, mil_tensor_new(MIL_FP32, 2, dims, NULL));
     const char *x = cml_in(c, n, k);
     if (!x)
         return NULL;
@@ -288,9 +315,44 @@ static int rnn_state_out(CmLower *c, const IrNode *n, size_t i, const char *x,
 {
     if (i >= n->n_out || !n->out[i])
         return 0;
-    MilOp *op = cml_op(c, "reshape");
-    mil_op_in(op, "x", x);
-    mil_op_in_const(op, "shape", cml_ints(rdims, (size_t)rank));
+    int open = 0;
+    for (int k = 0; k < rank; k++)
+        open += rdims[k] < 0;
+    MilOp *op = NULL;
+    if (open > 1) {
+        /* [T, B, D*H] with T and B unknown: a reshape takes one -1, so
+         * the last axis is split into its D parts, each given a new
+         * axis 2 (then joined) */
+        int64_t part[3] = {rdims[0], rdims[1], rdims[3]};
+        const char *ps[2] = {x, NULL};
+        if (rdims[2] == 2) {
+            op = cml_op(c, "split");
+            mil_op_in(op, "x", x);
+            mil_op_in_const(op, "num_splits", mil_tensor_scalar_i32(2));
+            mil_op_in_const(op, "axis", mil_tensor_scalar_i32(2));
+            ps[0] = cml_tmp(c, op, MIL_FP32, 3, part);
+            ps[1] = cml_tmp(c, op, MIL_FP32, 3, part);
+        }
+        int64_t one[4] = {rdims[0], rdims[1], 1, rdims[3]}, ax[1] = {2};
+        for (int64_t k = 0; k < rdims[2]; k++) {
+            op = cml_op(c, "expand_dims");
+            mil_op_in(op, "x", ps[k]);
+            mil_op_in_const(op, "axes", cml_ints(ax, 1));
+            if (rdims[2] == 2)
+                ps[k] = cml_tmp(c, op, MIL_FP32, 4, one);
+        }
+        if (rdims[2] == 2) {
+            op = cml_op(c, "concat");
+            mil_op_in(op, "values", ps[0]);
+            mil_op_in(op, "values", ps[1]);
+            mil_op_in_const(op, "axis", mil_tensor_scalar_i32(2));
+            mil_op_in_const(op, "interleave", mil_tensor_scalar_bool(false));
+        }
+    } else {
+        op = cml_op(c, "reshape");
+        mil_op_in(op, "x", x);
+        mil_op_in_const(op, "shape", cml_ints(rdims, (size_t)rank));
+    }
     if (perm) {
         const char *t = cml_tmp(c, op, MIL_FP32, rank, rdims);
         op = cml_op(c, "transpose");
@@ -342,8 +404,8 @@ static int rnn_lower_lstm(CmLower *c, const IrNode *n, const RnnParams *p, const
                           const char **ho, const char **co)
 {
     const RnnKind *k = rnn_kind("LSTM", false);
-    const char *h0 = rnn_state_in(c, n, 5, s->d, s->b, s->h, s->batch_first);
-    const char *c0 = h0 ? rnn_state_in(c, n, 6, s->d, s->b, s->h, s->batch_first) : NULL;
+    const char *h0 = rnn_state_in(c, n, 5, s->d, s->b, s->h, s->batch_first, x);
+    const char *c0 = h0 ? rnn_state_in(c, n, 6, s->d, s->b, s->h, s->batch_first, x) : NULL;
     if (!c0)
         return -1;
     MilOp *op = cml_op(c, "lstm");
@@ -367,7 +429,7 @@ static int rnn_lower_dirs(CmLower *c, const IrNode *n, const RnnKind *k, const R
                           const RnnShape *s, const char *x, const char **acts, const char **o,
                           const char **ho)
 {
-    const char *h0 = rnn_state_in(c, n, 5, s->d, s->b, s->h, s->batch_first);
+    const char *h0 = rnn_state_in(c, n, 5, s->d, s->b, s->h, s->batch_first, x);
     if (!h0)
         return -1;
     int64_t od[3] = {s->t, s->b, s->h}, sd[2] = {s->b, s->h}, xd[3] = {s->t, s->b, s->in};
@@ -549,6 +611,9 @@ static int rnn_lower_gru_unrolled(CmLower *c, const IrNode *n, const RnnParams *
                                   const RnnShape *s, const char *x, const char **acts)
 {
     size_t T = (size_t)s->t, D = (size_t)s->d;
+    if (s->t < 0 || s->b < 0)
+        return cml_refuse(c, "linear_before_reset 1 is unrolled over time (MIL's gru computes "
+                          "the other form), which needs a static sequence length and batch");
     if (T * D > RNN_MAX_STEPS)
         return cml_refuse(c, "linear_before_reset 1 is unrolled over time (MIL's gru computes "
                           "the other form): %zu steps, at most %d", T * D, RNN_MAX_STEPS);
@@ -612,14 +677,17 @@ static int lower_rnn(CmLower *c, const IrNode *n)
     int64_t xd[3];
     size_t xr;
     s.h = cml_attr_i(n, "hidden_size", 0);
-    if (!cml_dims(n->in[0], xd, 3, &xr) || xr != 3 || s.h <= 0 || s.h > (1 << 20))
-        return cml_refuse(c, "input dims or hidden_size unknown");
+    if (!cml_dims_open(n->in[0], xd, 3, &xr) || xr != 3 || xd[2] < 0 || s.h <= 0 ||
+        s.h > (1 << 20))
+        return cml_refuse(c, "input rank, input size or hidden_size unknown");
     s.t = s.batch_first ? xd[1] : xd[0];
     s.b = s.batch_first ? xd[0] : xd[1];
     s.in = xd[2];
     s.d = bi ? 2 : 1;
-    if (s.in <= 0 || s.in > (1 << 20) || s.t <= 0 || s.t > (1 << 24) || s.b <= 0 ||
-        s.b > (1 << 20) || (uint64_t)s.b * (uint64_t)(s.d * s.h) > RNN_MAX_ELEMS)
+    /* the sequence length and the batch may be unknown (-1): MIL's
+     * recurrent ops take any, the reshapes use -1 and the zero states fill */
+    if (s.in <= 0 || s.in > (1 << 20) || s.t == 0 || s.t > (1 << 24) || s.b == 0 ||
+        s.b > (1 << 20) || (s.b > 0 && (uint64_t)s.b * (uint64_t)(s.d * s.h) > RNN_MAX_ELEMS))
         return cml_refuse(c, "input dims out of range");
     const char *acts[2 * RNN_MAX_ACT];
     RnnParams p;

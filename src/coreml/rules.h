@@ -95,6 +95,9 @@ int cml_lower_graph(CmLower *c, const IrGraph *g, MilBlock *b);
 MilType cml_type(const IrValue *v);
 /* Static dims of an ONNX value; false when a dim or the rank is unknown. */
 bool cml_dims(const IrValue *v, int64_t *dims, size_t cap, size_t *rank);
+/* Dims of an ONNX value of known rank (at most cap), -1 where a dim is
+ * unknown or symbolic; false when the rank is unknown or above cap. */
+bool cml_dims_open(const IrValue *v, int64_t *dims, size_t cap, size_t *rank);
 /* Rank of an ONNX value, -1 when unknown. */
 int cml_rank(const IrValue *v);
 /* Element type (ONNX) of a value, 0 unknown. */
@@ -145,7 +148,8 @@ typedef struct CmRaise {
     IrModel *m;
     IrGraph *g;
     IrError *err;
-    CmConst *consts;        /* MIL const name -> its value (borrowed) */
+    CmConst *consts;        /* MIL value name -> its const value and type
+                               (borrowed) */
     const MilOp *op;        /* the op being raised */
     IrPtrList pool;         /* names made by cmr_tmp (char *), freed at the end */
     KsSet node_names;       /* node names given (ONNX Runtime refuses a
@@ -170,6 +174,9 @@ const char *cmr_in(CmRaise *r, const MilOp *op, const char *param, size_t k);
 /* A new ONNX node; 0 or -1 with err. */
 int cmr_node(CmRaise *r, const char *op_type, size_t n_in, const char *const *in,
              size_t n_out, const char *const *out, IrNode **node);
+/* The rank of MIL value `name` as the op or function (block) input that
+ * defines it declares it; -1 unknown. */
+int cmr_rank(CmRaise *r, const char *name);
 /* A fresh value name built from base (owned by r's pool). */
 const char *cmr_tmp(CmRaise *r, const char *base);
 /* New initializers; return their names. */
@@ -208,7 +215,7 @@ typedef struct CmFamily {
 extern const CmFamily cm_family_nn, cm_family_activation, cm_family_elementwise,
     cm_family_shape, cm_family_tensor, cm_family_index, cm_family_norm,
     cm_family_reduce, cm_family_resize, cm_family_rnn, cm_family_quant, cm_family_control,
-    cm_family_einsum;
+    cm_family_einsum, cm_family_sample;
 
 #define CM_FAMILY(var, fname, lower, raise) \
     const CmFamily var = {fname, lower, sizeof lower / sizeof lower[0], \

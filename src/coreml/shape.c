@@ -8,11 +8,13 @@
  * rules is data.
  *
  * Refused, and why:
- * - Reshape with a 0 in a shape that is not known by inference, when the
- *   shape's length differs from the input's rank (MIL's 0 copies a dim only
- *   then) or allowzero is 1 (MIL has no literal 0).
- * - Flatten, Expand and Slice on dims inference cannot give (the static
- *   MIL parameters are computed from them).
+ * - Reshape with a 0 in a computed shape whose length differs from the
+ *   input's rank (MIL's 0 copies a dim only then; a constant one is
+ *   rewritten: sh_reshape_zeros), or allowzero 1 with a 0 (MIL has no
+ *   literal 0).
+ * - Slice with a negative step from below -1 on an axis of unknown size
+ *   (ONNX starts such a slice at 0, MIL's python-style one gives nothing).
+ * - Expand of bool on dims known only at run time (the mul by ones).
  * - Slice with computed axes or steps; with computed starts/ends, a step
  *   other than 1 or a starts length inference cannot give (computed
  *   starts/ends are wrapped and clamped at run time only for steps of 1).
@@ -24,6 +26,61 @@
 #include "rules.h"
 
 #define SH_MAX_RANK 16
+
+/* Reshape by a constant shape s (ns entries, owned: freed here) whose
+ * 0s copy the input's dim at their index, when ns is not the input's
+ * rank (MIL's reshape copies a dim for a 0 only when it is): a 0 over a
+ * static dim becomes that dim; over an unknown one, the shape is
+ * gathered at run time from [shape(x)..., s...]. */
+static int sh_reshape_zeros(CmLower *c, const IrNode *n, const char *x, int64_t *s, size_t ns)
+{
+    int64_t dims[SH_MAX_RANK], idx[SH_MAX_RANK];
+    size_t rank;
+    bool open = false;
+    int rc = 0;
+    if (!cml_dims_open(n->in[0], dims, SH_MAX_RANK, &rank) || ns > SH_MAX_RANK)
+        rc = cml_refuse(c, "a 0 in the shape on an input of unknown rank");
+    for (size_t k = 0; rc == 0 && k < ns; k++) {
+        if (s[k] == 0 && k >= rank)
+            rc = cml_refuse(c, "a 0 in the shape past the input's rank");
+        else if (s[k] == 0 && dims[k] >= 0)
+            s[k] = dims[k];
+        open |= s[k] == 0;
+        idx[k] = s[k] == 0 ? (int64_t)k : (int64_t)(rank + k);
+        if (s[k] < INT32_MIN || s[k] > INT32_MAX)
+            rc = cml_refuse(c, "a shape entry beyond int32");
+    }
+    MilTensor *t = rc == 0 ? cml_ints(s, ns) : NULL;
+    free(s);
+    if (rc < 0)
+        return -1;
+    MilOp *op;
+    const char *shape = NULL;
+    if (open) {
+        const char *vals = cml_const(c, t);
+        op = cml_op(c, "shape");
+        mil_op_in(op, "x", x);
+        const char *sh = cml_tmp(c, op, MIL_INT32, 1, (int64_t[]){(int64_t)rank});
+        op = cml_op(c, "concat");
+        mil_op_in(op, "values", sh);
+        mil_op_in(op, "values", vals);
+        mil_op_in_const(op, "axis", mil_tensor_scalar_i32(0));
+        mil_op_in_const(op, "interleave", mil_tensor_scalar_bool(false));
+        const char *src = cml_tmp(c, op, MIL_INT32, 1, (int64_t[]){(int64_t)(rank + ns)});
+        op = cml_op(c, "gather");
+        mil_op_in(op, "x", src);
+        mil_op_in_const(op, "indices", cml_ints(idx, ns));
+        mil_op_in_const(op, "axis", mil_tensor_scalar_i32(0));
+        shape = cml_tmp(c, op, MIL_INT32, 1, (int64_t[]){(int64_t)ns});
+    }
+    op = cml_op(c, "reshape");
+    mil_op_in(op, "x", x);
+    if (shape)
+        mil_op_in(op, "shape", shape);
+    else
+        mil_op_in_const(op, "shape", t);
+    return cml_out(c, op, n, 0);
+}
 
 static int lower_reshape(CmLower *c, const IrNode *n)
 {
@@ -51,6 +108,8 @@ static int lower_reshape(CmLower *c, const IrNode *n)
         bool zero = false;
         for (size_t i = 0; i < ns; i++)
             zero |= s[i] == 0;
+        if (zero && !cml_attr_i(n, "allowzero", 0) && (int)ns != cml_rank(n->in[0]))
+            return sh_reshape_zeros(c, n, x, s, ns);
         free(s);
         if (zero && ((int)ns != cml_rank(n->in[0]) || cml_attr_i(n, "allowzero", 0)))
             return cml_refuse(c, "a 0 in the shape that MIL reads differently");
@@ -67,18 +126,68 @@ static int lower_reshape(CmLower *c, const IrNode *n)
     return cml_out(c, op, n, 0);
 }
 
+/* The product of dims [from, to) of x (int32 [1]) read from shape(sh)
+ * at run time. */
+static const char *sh_dim_prod(CmLower *c, const char *sh, size_t from, size_t to)
+{
+    int64_t b[1] = {(int64_t)from}, e[1] = {(int64_t)to}, one[1] = {1};
+    MilOp *op = cml_op(c, "slice_by_index");
+    mil_op_in(op, "x", sh);
+    mil_op_in_const(op, "begin", cml_ints(b, 1));
+    mil_op_in_const(op, "end", cml_ints(e, 1));
+    const char *part = cml_tmp(c, op, MIL_INT32, 1, (int64_t[]){(int64_t)(to - from)});
+    op = cml_op(c, "reduce_prod");
+    mil_op_in(op, "x", part);
+    mil_op_in_const(op, "axes", cml_ints((int64_t[]){0}, 1));
+    mil_op_in_const(op, "keep_dims", mil_tensor_scalar_bool(true));
+    return cml_tmp(c, op, MIL_INT32, 1, one);
+}
+
+/* Flatten to [prod(dims before axis), prod(the rest)]: a const shape when
+ * at most one of the two holds an unknown dim (it becomes -1), else
+ * both products computed from shape(x). */
 static int lower_flatten(CmLower *c, const IrNode *n)
 {
-    int64_t dims[SH_MAX_RANK];
+    int64_t dims[SH_MAX_RANK], axis, out[2] = {1, 1};
     size_t rank;
-    if (!cml_dims(n->out[0], dims, SH_MAX_RANK, &rank))
-        return cml_refuse(c, "output dims unknown");
+    if (!cml_dims_open(n->in[0], dims, SH_MAX_RANK, &rank))
+        return cml_refuse(c, "input rank unknown or above %d", SH_MAX_RANK);
+    /* Flatten's axis lies in [-r, r]: a negative one counts from the rank,
+     * not from rank + 1, so cml_axis (made for [-r, r)) cannot serve. */
+    axis = cml_attr_i(n, "axis", 1);
+    axis = axis < 0 ? axis + (int64_t)rank : axis;
+    if (axis < 0 || axis > (int64_t)rank)
+        return cml_refuse(c, "axis out of range");
+    for (size_t i = 0; i < rank; i++) {
+        int64_t *o = &out[(int64_t)i >= axis];
+        *o = *o < 0 || dims[i] < 0 ? -1 : *o * dims[i];
+        if (*o > INT32_MAX)
+            return cml_refuse(c, "a flattened dim above int32");
+    }
     const char *x = cml_in(c, n, 0);
     if (!x)
         return -1;
-    MilOp *op = cml_op(c, "reshape");
+    MilOp *op;
+    const char *shape = NULL;
+    if (out[0] < 0 && out[1] < 0) {
+        op = cml_op(c, "shape");
+        mil_op_in(op, "x", x);
+        const char *sh = cml_tmp(c, op, MIL_INT32, 1, (int64_t[]){(int64_t)rank});
+        const char *p0 = sh_dim_prod(c, sh, 0, (size_t)axis);
+        const char *p1 = sh_dim_prod(c, sh, (size_t)axis, rank);
+        op = cml_op(c, "concat");
+        mil_op_in(op, "values", p0);
+        mil_op_in(op, "values", p1);
+        mil_op_in_const(op, "axis", mil_tensor_scalar_i32(0));
+        mil_op_in_const(op, "interleave", mil_tensor_scalar_bool(false));
+        shape = cml_tmp(c, op, MIL_INT32, 1, (int64_t[]){2});
+    }
+    op = cml_op(c, "reshape");
     mil_op_in(op, "x", x);
-    mil_op_in_const(op, "shape", cml_ints(dims, rank));
+    if (shape)
+        mil_op_in(op, "shape", shape);
+    else
+        mil_op_in_const(op, "shape", cml_ints(out, 2));
     return cml_out(c, op, n, 0);
 }
 
@@ -189,8 +298,33 @@ static const char *sh_clamp_dyn(CmLower *c, const IrNode *n, size_t k, const cha
     return cml_tmp(c, op, MIL_INT32, 1, len);
 }
 
-/* Slice with computed starts or ends (constant axes, steps all 1, known
- * dims): starts and ends wrapped and clamped at run time, then spread to
+/* The sizes of the sliced axes (sd, n_ax of them; pos[a]: the slot of
+ * axis a or -1) as an int32 MIL value: a const when every one is static,
+ * else gathered from shape(x) at run time. */
+static const char *sh_axis_dims(CmLower *c, const char *x, const int64_t *sd, size_t n_ax,
+                                const int64_t *pos, size_t rank)
+{
+    bool open = false;
+    for (size_t k = 0; k < n_ax; k++)
+        open |= sd[k] < 0;
+    if (!open)
+        return cml_const(c, cml_ints(sd, n_ax));
+    int64_t idx[SH_MAX_RANK], r1[1] = {(int64_t)rank}, len[1] = {(int64_t)n_ax};
+    for (size_t a = 0; a < rank; a++)
+        if (pos[a] >= 0)
+            idx[pos[a]] = (int64_t)a;
+    MilOp *op = cml_op(c, "shape");
+    mil_op_in(op, "x", x);
+    const char *sh = cml_tmp(c, op, MIL_INT32, 1, r1);
+    op = cml_op(c, "gather");
+    mil_op_in(op, "x", sh);
+    mil_op_in_const(op, "indices", cml_ints(idx, n_ax));
+    mil_op_in_const(op, "axis", mil_tensor_scalar_i32(0));
+    return cml_tmp(c, op, MIL_INT32, 1, len);
+}
+
+/* Slice with computed starts or ends (constant axes, steps all 1; a
+ * sliced axis's unknown dim read by sh_axis_dims): starts and ends wrapped and clamped at run time, then spread to
  * every dim by a gather from [values..., fillers...] (0 for begin, the dim
  * for end where an axis is not sliced); no masks. */
 static int lower_slice_dyn(CmLower *c, const IrNode *n, const int64_t *dims, size_t rank)
@@ -233,14 +367,16 @@ static int lower_slice_dyn(CmLower *c, const IrNode *n, const int64_t *dims, siz
     const char *s = x ? cml_in(c, n, 1) : NULL, *e = s ? cml_in(c, n, 2) : NULL;
     if (rc < 0 || !e)
         return -1;
-    const char *d = cml_const(c, cml_ints(sd, n_ax));
+    const char *d = sh_axis_dims(c, x, sd, n_ax, pos, rank);
     const char *lim[2] = {sh_clamp_dyn(c, n, 1, s, d, n_ax), sh_clamp_dyn(c, n, 2, e, d, n_ax)};
     const char *full[2];
     for (int k = 0; k < 2; k++) {
         /* fillers: begin 0 for every dim; end each dim's size */
         int64_t fill[SH_MAX_RANK], idx[SH_MAX_RANK];
         for (size_t a = 0; a < rank; a++) {
-            fill[a] = k ? dims[a] : 0;
+            /* an unknown dim's end: INT32_MAX, clamped to it at run time
+             * (MIL's python-style slicing and the import's ONNX Slice) */
+            fill[a] = !k ? 0 : dims[a] < 0 ? INT32_MAX : dims[a];
             idx[a] = pos[a] >= 0 ? pos[a] : (int64_t)(n_ax + a);
         }
         const char *fc = cml_const(c, cml_ints(fill, rank));   /* before its reader */
@@ -267,15 +403,33 @@ static int lower_slice_dyn(CmLower *c, const IrNode *n, const int64_t *dims, siz
     return cml_out(c, op, n, 0);
 }
 
-/* Slice with constant parameters on known dims: MIL's begin/end/stride
- * per dim, ONNX's clamping done here (so MIL's python-style negatives
- * never apply), end_mask where a negative step runs to the start. */
+/* One axis of unknown size d sliced from lo to hi by step: ONNX's
+ * Slice and MIL's slice_by_index (python's slicing) read negative and
+ * out-of-range bounds alike (d added to a negative one, then clamped),
+ * so they pass as they are, narrowed to int32; a bound beyond int32 (the
+ * INT64_MAX/MIN exporters write for "to the end") becomes a mask. The one
+ * difference: a negative step from below -d starts at 0 in ONNX and gives
+ * nothing in python; false for such a start (below -1, as d may be 1). */
+static bool sh_slice_open(int64_t step, int64_t lo, int64_t hi, int64_t *b, int64_t *e,
+                          bool *bm, bool *em)
+{
+    *bm = step > 0 ? lo <= INT32_MIN : lo >= INT32_MAX;
+    *em = step > 0 ? hi >= INT32_MAX : hi <= INT32_MIN;
+    *b = *bm ? 0 : sh_clamp(lo, INT32_MIN, INT32_MAX);
+    *e = *em ? 0 : sh_clamp(hi, INT32_MIN, INT32_MAX);
+    return step > 0 || lo >= -1;
+}
+
+/* Slice with constant parameters: MIL's begin/end/stride per dim; on a
+ * known dim ONNX's clamping done here (so MIL's python-style negatives
+ * never apply), end_mask where a negative step runs to the start; on an
+ * unknown one, sh_slice_open. */
 static int lower_slice(CmLower *c, const IrNode *n)
 {
     int64_t dims[SH_MAX_RANK];
     size_t rank;
-    if (!cml_dims(n->in[0], dims, SH_MAX_RANK, &rank) || !rank)
-        return cml_refuse(c, "input dims unknown");
+    if (!cml_dims_open(n->in[0], dims, SH_MAX_RANK, &rank) || !rank)
+        return cml_refuse(c, "input rank unknown, 0 or above %d", SH_MAX_RANK);
     int64_t *st = NULL, *en = NULL, *ax = NULL, *sp = NULL;
     size_t nst = 0, nen = 0, nax = 0, nsp = 0;
     int rc = 0;
@@ -303,6 +457,15 @@ static int lower_slice(CmLower *c, const IrNode *n)
             break;
         }
         int64_t d = dims[a], lo = st[k], hi = en[k];
+        s[a] = step;
+        bm[a] = false;
+        if (d < 0) {
+            if (!sh_slice_open(step, lo, hi, &b[a], &e[a], &bm[a], &em[a]))
+                rc = cml_refuse(c, "a negative step from %lld on an axis of unknown size "
+                                "(ONNX clamps such a start to 0, MIL's slice to nothing)",
+                                (long long)lo);
+            continue;
+        }
         if (lo < 0)
             lo = lo < -d ? 0 : lo + d;
         if (hi < 0)
@@ -316,8 +479,6 @@ static int lower_slice(CmLower *c, const IrNode *n)
         }
         b[a] = lo;
         e[a] = hi < 0 ? 0 : hi;
-        s[a] = step;
-        bm[a] = false;
         em[a] = hi < 0;
     }
     free(st);
@@ -374,6 +535,27 @@ static int lower_squeeze(CmLower *c, const IrNode *n)
     return cml_out(c, op, n, 0);
 }
 
+/* Expand where dims or the shape are known only at run time: x times
+ * fill(shape, 1), whose broadcast is Expand's (both ways) and whose
+ * product is x exactly (MIL's mul has no bool: refused). */
+static int sh_expand_open(CmLower *c, const IrNode *n)
+{
+    int32_t dt = cm_dtype_to_mil(cml_elem(n->in[0]));
+    if (dt != MIL_FP32 && dt != MIL_FP16 && dt != MIL_INT32)
+        return cml_refuse(c, "dims known only at run time, for a type MIL's mul lacks");
+    const char *x = cml_in(c, n, 0), *sh = x ? cml_in(c, n, 1) : NULL;
+    if (!sh)
+        return -1;
+    MilOp *op = cml_op(c, "fill");
+    mil_op_in(op, "shape", sh);
+    mil_op_in_const(op, "value", cml_scalar(dt, 1));
+    const char *ones = cml_tmp(c, op, dt, cml_rank(n->out[0]), NULL);
+    op = cml_op(c, "mul");
+    mil_op_in(op, "x", x);
+    mil_op_in(op, "y", ones);
+    return cml_out(c, op, n, 0);
+}
+
 /* Expand as tile (MIL has no broadcast_to): the input reshaped to the
  * output's rank, then each dim of 1 repeated to the output's. */
 static int lower_expand(CmLower *c, const IrNode *n)
@@ -382,8 +564,7 @@ static int lower_expand(CmLower *c, const IrNode *n)
     size_t ri, ro;
     if (!cml_dims(n->in[0], in, SH_MAX_RANK, &ri) ||
         !cml_dims(n->out[0], out, SH_MAX_RANK, &ro) || ri > ro)
-        return cml_refuse(c, "%s", cml_const_tensor(n, 1) ? "input or output dims unknown"
-                                                           : "the shape is not constant");
+        return sh_expand_open(c, n);
     for (size_t i = 0; i < ro; i++) {
         pad[i] = i < ro - ri ? 1 : in[i - (ro - ri)];
         if (pad[i] != out[i] && pad[i] != 1)

@@ -16,9 +16,8 @@
  * pixel_unshuffle (iOS16, the inverse of CRD, which ONNX lacks) is raised
  * as Reshape/Transpose/Reshape.
  *
- * Shape-15's start/end: shape, then slice_by_index of it.
- *
- * Refused, and why: Shape with start/end on an unknown rank; DepthToSpace
+ * Refused, and why: Shape with start/end on an unknown rank or selecting
+ * no dim; DepthToSpace
  * and SpaceToDepth of a rank other than 4 or a type other than fp16/fp32
  * (the MIL ops take only those); a blocksize outside 1..2^31; OneHot whose
  * values are not a static pair or whose computed depth is not a
@@ -37,35 +36,34 @@
 
 #include "rules.h"
 
-/* Shape; Shape-15's start and end (clamped to [0, rank] as ONNX says,
- * negatives counted from the rank) keep a slice_by_index of the whole
- * shape, so the rank must be known. */
+/* Shape; with start/end (opset 15), shape(x) sliced to [start, end),
+ * both made non-negative and clamped to [0, rank] as ONNX says, which
+ * needs the rank. */
 static int lower_shape(CmLower *c, const IrNode *n)
 {
     bool part = ir_node_attr(n, "start") || ir_node_attr(n, "end");
     int rank = cml_rank(n->in[0]);
+    int64_t b = cml_attr_i(n, "start", 0), e = cml_attr_i(n, "end", rank);
     if (part && rank < 0)
         return cml_refuse(c, "start/end on an input of unknown rank");
-    int64_t se[2] = {cml_attr_i(n, "start", 0), cml_attr_i(n, "end", rank)};
-    for (int k = 0; k < 2; k++) {
-        if (se[k] < 0)
-            se[k] += rank;
-        se[k] = se[k] < 0 ? 0 : se[k] > rank ? rank : se[k];
-    }
-    if (part && se[1] <= se[0])
-        return cml_refuse(c, "start/end select no dim (an empty shape has no Core ML value)");
+    b = b < 0 ? b + rank : b;
+    e = e < 0 ? e + rank : e;
+    b = b < 0 ? 0 : b > rank ? rank : b;
+    e = e < 0 ? 0 : e > rank ? rank : e;
+    if (part && e <= b)
+        return cml_refuse(c, "start/end select no dim (MIL has no empty shape)");
     const char *x = cml_in(c, n, 0);
     if (!x)
         return -1;
     MilOp *op = cml_op(c, "shape");
     mil_op_in(op, "x", x);
-    if (!part || (se[0] == 0 && se[1] == rank))
+    if (!part || (b == 0 && e == rank))
         return cml_out(c, op, n, 0);
     const char *sh = cml_tmp(c, op, MIL_INT32, 1, (int64_t[]){rank});
     op = cml_op(c, "slice_by_index");
     mil_op_in(op, "x", sh);
-    mil_op_in_const(op, "begin", cml_ints(&se[0], 1));
-    mil_op_in_const(op, "end", cml_ints(&se[1], 1));
+    mil_op_in_const(op, "begin", cml_ints(&b, 1));
+    mil_op_in_const(op, "end", cml_ints(&e, 1));
     return cml_out(c, op, n, 0);
 }
 

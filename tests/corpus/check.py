@@ -1,0 +1,662 @@
+#!/usr/bin/python3
+"""Every feature on every corpus model, judged by what we do not write
+(issue 33). For each model file OUT/NAME_opsetN/model.onnx (the layout of
+tests/corpus/gen.py and ../shared/models):
+
+  convert    `convert --opset T` for every target T of 7..26; ONNX Runtime
+             runs each result against PyTorch's outputs
+  optimize   `optimize`: ORT gives the outputs, and the node count is at or
+             below ORT's "basic" level on the original (bench/ort_basic.js)
+  float16, float16-io, bfloat16, bfloat16-io
+             `--dtype T [--keep-io-types] --verify`, ORT within the type's
+             tolerance (docs/evaluator.md); bfloat16 at the opset the
+             report's hint names when the model's own lacks the type
+  auto       `--dtype float16 --keep-io-types --auto --inputs CASE`, ORT at
+             float16's tolerance
+  store      `--store float16`, ORT at float16's tolerance
+  coreml     `convert -o M.mlpackage` at the lowest target: Apple's loader
+             (ct_check.py) accepts the package, and its import
+             (`convert M.mlpackage --opset 13`) gives PyTorch's outputs in ORT
+  python     the Python package: convert() gives the command line's bytes
+             and run() of the result gives PyTorch's outputs
+
+Results per file and feature: ok, refused (exit 1 with a reason, recorded),
+n/a (a target that lacks the model's types: `type-absent`), nojudge (ORT
+cannot run the original, or lacks a kernel for something), failed (a crash,
+a timeout, a limit exceeded) and wrong: a file written with exit 0 that a
+judge refuses or whose numbers differ. Wrong must be 0.
+
+Usage: /usr/bin/python3 tests/corpus/check.py ONNX_CONVERT OUT [--sample]
+          [--md docs/corpus.md] [--json F] [--only SUBSTR] [--jobs N]
+          [--work DIR] [--keep]
+(from the project root). --sample: the few targets of SAMPLE_TARGETS and one
+summary line "corpus: N passed, N failed" for tests/run.sh, where a refusal
+or failure is a pass only when tests/corpus/expected.txt lists it.
+"""
+import argparse
+import fnmatch
+import glob
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from clitest import CT_DIR, ORT_DIR, have_ct, have_ort  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TARGETS = list(range(7, 27))
+# make check's sample: the targets where the opsets' big changes fall
+SAMPLE_TARGETS = [7, 9, 11, 13, 17, 21, 26]
+# The largest models (minutes of our evaluator per --verify, hundreds of MB
+# per converted copy) are judged on these targets only, so that
+# `make corpus-check` stays under an hour on 2 cores (docs/corpus.md).
+HEAVY_TARGETS = [7, 9, 11, 13, 17, 21, 26]
+HEAVY_BYTES = 60 << 20
+FEATURES = ["convert", "optimize", "float16", "float16-io", "bfloat16", "bfloat16-io",
+            "auto", "store", "coreml", "python"]
+# --verify's and --auto's tolerances for the half types (src/verify.h,
+# docs/evaluator.md): |got - want| <= atol * scale + rtol * |want|
+HALF_TOL = {"float16": (1e-2, 3e-2), "bfloat16": (5e-2, 1.25e-1)}
+TIMEOUT = 900       # seconds for one command of ours
+PY_OPSET = 17       # the Python package converts to this (13 from 17)
+
+
+# ---- one command of ours ---------------------------------------------------
+
+def tool(bin_, *args, timeout=TIMEOUT):
+    """Runs ONNX_CONVERT with --json; returns (outcome, report): outcome
+    "ok" (exit 0), "refused" (exit 1 with a reason) or "failed" (a crash,
+    a timeout, a usage error), report the JSON object or {}."""
+    t0 = time.time()
+    try:
+        p = subprocess.run([bin_] + list(args) + ["--json"], capture_output=True, text=True,
+                           timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return "failed", {"why": "timeout after %d s" % timeout, "seconds": time.time() - t0}
+    try:
+        rep = json.loads(p.stdout)
+    except ValueError:
+        rep = {}
+    rep["seconds"] = time.time() - t0
+    if p.returncode == 0:
+        return "ok", rep
+    line = (p.stderr.strip().splitlines() or [""])[-1]
+    if p.returncode == 1 and rep.get("error"):
+        return "refused", rep
+    what = "killed by signal %d" % -p.returncode if p.returncode < 0 else "exit %d" % p.returncode
+    rep["why"] = "%s: %s" % (what, line)
+    return "failed", rep
+
+
+def refusal(rep):
+    """A refusal as {reason, why, group}: group names it without the
+    node's name, so that the same limit met in many files counts once."""
+    e = rep.get("error") or {}
+    step = e.get("step") or {}
+    where = e.get("op") or ""
+    if step:
+        where += "-%s->%s" % (step.get("from"), step.get("to"))
+    if e.get("mil_op"):
+        where += " (MIL %s)" % e["mil_op"]
+    reason = "%s/%s" % (e.get("stage"), e.get("reason"))
+    msg = re.sub(r"\S*/model\.onnx: ", "", e.get("message") or "")
+    # the text after the node's name says why; names (quoted) left out
+    tail = re.sub(r"^node '.*?' \(.*?\):\s*", "", msg)
+    group = "%s %s: %s" % (reason, e.get("op") or "", re.sub(r"'[^']*'", "'…'", tail)[:160])
+    return {"reason": reason, "why": msg[:300], "where": where, "group": group}
+
+
+# ---- the judges we did not write ----------------------------------------------
+
+class Judge:
+    """ONNX Runtime (tests/corpus/ort_judge.js), one process per model file,
+    one job at a time, restarted when ORT takes the process down."""
+
+    def __init__(self, case, expected_by, tol):
+        self.args = ["node", os.path.join(HERE, "ort_judge.js"), case, expected_by,
+                     repr(tol[0]), repr(tol[1])]
+        self.p = None
+        self.original = None
+        self.n = 0
+
+    def start(self):
+        env = dict(os.environ, OC_ORT_DIR=os.path.abspath(ORT_DIR))
+        self.p = subprocess.Popen(self.args, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  stderr=subprocess.DEVNULL, text=True, env=env)
+        line = self.p.stdout.readline()
+        self.original = json.loads(line) if line else {"status": "nojudge",
+                                                       "why": "ORT's process died on the original"}
+        if not line:
+            self.close()
+
+    def ask(self, **job):
+        if self.p is None:
+            self.start()
+            if self.p is None:
+                return {"status": "nojudge", "why": self.original["why"]}
+        self.n += 1
+        job["id"] = self.n
+        try:
+            self.p.stdin.write(json.dumps(job) + "\n")
+            self.p.stdin.flush()
+            line = self.p.stdout.readline()
+        except BrokenPipeError:
+            line = ""
+        if not line:
+            self.close()
+            return {"status": "invalid", "why": "ORT's process died on this file"}
+        return json.loads(line)
+
+    def close(self):
+        if self.p:
+            try:
+                self.p.stdin.close()
+            except BrokenPipeError:
+                pass
+            self.p.wait()
+            self.p = None
+
+
+CT_SERVER = r"""
+import contextlib, io, json, sys
+sys.path.insert(0, sys.argv[1])
+import ct_check
+for line in sys.stdin:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        rc = ct_check.main([line.strip(), "--json"])
+    r = json.loads(out.getvalue())
+    ct_check.LOG.records.clear()
+    print(json.dumps({"ok": rc == 0, "error": r.get("error")}), flush=True)
+"""
+
+
+class AppleLoader:
+    """Apple's loader (coremltools' ct_check.py) kept loaded in one process
+    per worker: importing coremltools costs seconds, a check a fraction."""
+
+    def __init__(self):
+        self.p = None
+        self.used = 0
+
+    def check(self, pkg):
+        if self.p is None or self.used >= 100:   # a fresh one now and then
+            self.close()
+            self.p = subprocess.Popen(["/usr/bin/python3", "-E", "-s", "-c", CT_SERVER,
+                                       os.path.abspath(CT_DIR)], stdin=subprocess.PIPE,
+                                      stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+            self.used = 0
+        self.used += 1
+        self.p.stdin.write(os.path.abspath(pkg) + "\n")
+        self.p.stdin.flush()
+        line = self.p.stdout.readline()
+        if not line:
+            self.close()
+            return {"ok": False, "error": {"stage": "crash", "message": "ct_check's process died"}}
+        return json.loads(line)
+
+    def close(self):
+        if self.p:
+            self.p.stdin.close()
+            self.p.wait()
+            self.p = None
+
+
+# ---- one model file -----------------------------------------------------------
+
+def meta_of(case):
+    """meta.json, or what ../shared/models implies (PyTorch exports)."""
+    m = {}
+    p = os.path.join(case, "meta.json")
+    if os.path.exists(p):
+        with open(p) as f:
+            m = json.load(f)
+    d = os.path.basename(case.rstrip("/"))
+    base, _, o = d.rpartition("_opset")
+    m.setdefault("name", base or d)
+    m.setdefault("family", "shared")
+    m.setdefault("kind", "torch")
+    m.setdefault("opset", int(o) if o.isdigit() else None)
+    m.setdefault("rtol", 1e-3)
+    m.setdefault("atol", 1e-4)
+    m.setdefault("expected_by", "pytorch")
+    m["file"] = d
+    return m
+
+
+def judged(j, ok_detail=""):
+    """A judge's answer on a file we wrote with exit 0 as a result."""
+    s = j.get("status")
+    if s == "ok":
+        return {"status": "ok", "judge": "ort", "err": j.get("err"), "detail": ok_detail}
+    if s == "nokernel":
+        return {"status": "nojudge", "why": "ORT lacks: " + (j.get("why") or "")[:200]}
+    if s == "nojudge":
+        return {"status": "nojudge", "why": j.get("why")}
+    return {"status": "wrong", "why": "ORT %s: %s" % (s, j.get("why"))}
+
+
+def not_written(outcome, rep, na_reasons=()):
+    """A result without a file: n/a, refused, or failed (a crash, or our
+    own --verify catching other numbers or not running the model: the
+    feature failed, though nothing wrong was written)."""
+    r = {"seconds": rep.get("seconds")}
+    e = rep.get("error") or {}
+    if outcome == "refused" and e.get("stage") == "verify":
+        r.update(refusal(rep))
+        r.update(status="failed", why="caught by --verify: " + r["why"])
+    elif outcome == "refused":
+        r.update(refusal(rep))
+        r["status"] = "na" if e.get("reason") in na_reasons else "refused"
+    else:
+        r.update(status="failed", why=rep.get("why") or (rep.get("error") or {}).get("message"))
+    return r
+
+
+class Case:
+    def __init__(self, bin_, case, work, targets, ct):
+        self.bin, self.case, self.work, self.targets, self.ct = bin_, case, work, targets, ct
+        self.model = os.path.join(case, "model.onnx")
+        self.meta = meta_of(case)
+        self.tol = (self.meta["rtol"], self.meta["atol"])
+        self.judge = Judge(case, self.meta["expected_by"], self.tol)
+        self.res = {}
+        self.py_bytes = self.py_target = None
+
+    def out(self, name):
+        return os.path.join(self.work, name)
+
+    def ort(self, path, tol=None, scaled=False, loose=None, kind="model"):
+        rtol, atol = tol or self.tol
+        return self.judge.ask(kind=kind, path=os.path.abspath(path), rtol=rtol, atol=atol,
+                              scaled=scaled, loose=loose)
+
+    def half_tol(self, dtype):
+        """The type's tolerance on top of the case's own (PyTorch against
+        the float32 model already differs by that much)."""
+        r, a = HALF_TOL[dtype]
+        return (r + self.tol[0], a + self.tol[1])
+
+    def written(self, outcome, rep, path, **judge_args):
+        if outcome != "ok":
+            return not_written(outcome, rep, ("type-absent",))
+        r = judged(self.ort(path, **judge_args))
+        r["seconds"] = rep.get("seconds")
+        remove(path)
+        return r
+
+    # -- the features
+
+    def convert(self):
+        cells = {}
+        for t in self.targets:
+            path = self.out("c%d.onnx" % t)
+            outcome, rep = tool(self.bin, "convert", self.model, "-o", path, "--opset", str(t))
+            if outcome == "ok" and t == self.py_target and self.py_bytes is not None:
+                with open(path, "rb") as f:
+                    self.res["python"]["same_bytes"] = f.read() == self.py_bytes
+            cells[str(t)] = self.written(outcome, rep, path)
+        return cells
+
+    def optimize(self):
+        path = self.out("opt.onnx")
+        outcome, rep = tool(self.bin, "optimize", self.model, "-o", path)
+        if outcome != "ok":
+            return not_written(outcome, rep)
+        count = self.judge.ask(kind="basic", path=os.path.abspath(path),
+                               scratch=os.path.abspath(self.out("ort_basic.onnx")))
+        r = self.written(outcome, rep, path)
+        r["nodes"] = (rep.get("nodes") or {}).get("after")
+        if count.get("status") != "ok":
+            r["count"] = "ORT cannot optimize the original: %s" % (count.get("why") or "")[:200]
+        else:
+            r["nodes"], r["ort_nodes"] = count["ours"], count["ort_nodes"]
+            if r["status"] == "ok" and count["ours"] > count["ort_nodes"]:
+                if count["ir"] < 4:
+                    r["detail"] = "IR<4, initializers are inputs: above ORT not judged"
+                else:
+                    r.update(status="failed", why="%d nodes, ORT's basic level %d"
+                             % (count["ours"], count["ort_nodes"]))
+        return r
+
+    def precision(self, dtype, keep_io):
+        name = "%s%s.onnx" % (dtype, "-io" if keep_io else "")
+        path = self.out(name)
+        args = ["convert", self.model, "-o", path, "--dtype", dtype, "--verify"]
+        if keep_io:
+            args.append("--keep-io-types")
+        outcome, rep = tool(self.bin, *args)
+        detail = ""
+        hint = ((rep.get("precision") or {}).get("hint") or "")
+        m = re.search(r"--opset (\d+)", hint)
+        if outcome == "ok" and m:   # the model's opset lacks the type: as the hint says
+            detail = "--opset %s" % m.group(1)
+            outcome, rep = tool(self.bin, *(args + ["--opset", m.group(1)]))
+        r = self.written(outcome, rep, path, tol=self.half_tol(dtype), scaled=True, loose="float")
+        if detail:
+            r["detail"] = detail
+        kept = len((rep.get("precision") or {}).get("nodes_kept") or [])
+        if kept:
+            r["kept"] = kept
+        return r
+
+    def auto(self):
+        path = self.out("auto.onnx")
+        outcome, rep = tool(self.bin, "convert", self.model, "-o", path, "--dtype", "float16",
+                            "--keep-io-types", "--auto", "--inputs",
+                            os.path.join(self.case, "test_data_set_0"))
+        r = self.written(outcome, rep, path, tol=self.half_tol("float16"), scaled=True,
+                         loose="float")
+        a = (rep.get("precision") or {}).get("auto") or {}
+        if a.get("nodes_kept"):
+            r["detail"] = "%d of %s nodes kept" % (len(a["nodes_kept"]), a.get("candidates"))
+        return r
+
+    def store(self):
+        path = self.out("store.onnx")
+        outcome, rep = tool(self.bin, "convert", self.model, "-o", path, "--store", "float16")
+        return self.written(outcome, rep, path, tol=self.half_tol("float16"), scaled=True)
+
+    def coreml(self):
+        pkg = self.out("m.mlpackage")
+        outcome, rep = tool(self.bin, "convert", self.model, "-o", pkg)
+        if outcome != "ok":
+            return not_written(outcome, rep)
+        target = (rep.get("coreml") or {}).get("target")
+        r = {"seconds": rep.get("seconds"), "detail": target}
+        if self.ct:
+            c = self.ct.check(pkg)
+            if not c["ok"]:
+                e = c.get("error") or {}
+                r.update(status="wrong", why="Apple's loader: [%s] %s"
+                         % (e.get("stage"), (e.get("message") or "")[:300]))
+                return r
+        back = self.out("back.onnx")
+        outcome, rep = tool(self.bin, "convert", pkg, "-o", back, "--opset", "13")
+        shutil.rmtree(pkg, ignore_errors=True)
+        if outcome != "ok":
+            r.update(status="failed", why="the import: " + (not_written(outcome, rep).get("why") or ""))
+            return r
+        j = judged(self.ort(back, loose="int"))
+        remove(back)
+        if j["status"] == "ok" and not self.ct:
+            j = {"status": "nojudge", "why": "Apple's loader not available (ORT ran the import)"}
+        j["seconds"], j["detail"] = r["seconds"], target
+        return j
+
+    def python(self):
+        """convert() then run() in this process (the package over the
+        library beside ONNX_CONVERT); run()'s outputs go to ORT's judge."""
+        t0 = time.time()
+        try:
+            r = python_convert_run(self.model, self.case, self.meta["opset"], self.out("py"))
+        except Exception as e:  # noqa: BLE001 - anything the package raises is a result
+            r = python_error(e)
+        if r.get("status") == "ran":
+            self.py_bytes, self.py_target = r.pop("bytes", None), r.pop("target", None)
+            r = judged(self.ort(self.out("py"), kind="values"), r.get("detail", ""))
+            shutil.rmtree(self.out("py"), ignore_errors=True)
+        r.pop("bytes", None)
+        r["seconds"] = time.time() - t0
+        return r
+
+    def run(self, features):
+        os.makedirs(self.work, exist_ok=True)
+        t0 = time.time()
+        self.judge.start()
+        self.res["original"] = self.judge.original
+        steps = {"python": self.python, "convert": self.convert, "optimize": self.optimize,
+                 "float16": lambda: self.precision("float16", False),
+                 "float16-io": lambda: self.precision("float16", True),
+                 "bfloat16": lambda: self.precision("bfloat16", False),
+                 "bfloat16-io": lambda: self.precision("bfloat16", True),
+                 "auto": self.auto, "store": self.store, "coreml": self.coreml}
+        took = {}
+        for f in ["python"] + [f for f in FEATURES if f != "python"]:
+            if f not in features:
+                continue
+            t = time.time()
+            self.res[f] = steps[f]()
+            took[f] = round(time.time() - t, 2)
+        py = self.res.get("python") or {}
+        if py.get("status") == "ok" and py.get("same_bytes") is False:
+            py.update(status="wrong", why="convert() gave other bytes than the command line")
+        self.judge.close()
+        self.res["seconds"] = round(time.time() - t0, 2)
+        self.res["took"] = took
+        return self.res
+
+
+def remove(path):
+    try:
+        os.remove(path)
+    except OSError:
+        pass
+
+
+# ---- the Python package ----------------------------------------------------------
+
+def python_error(e):
+    import onnxconvert
+    if isinstance(e, onnxconvert.OnnxConvertError):
+        d = {"stage": e.stage, "reason": e.reason, "op": e.op, "node": e.node, "message": str(e),
+             "step": {"from": e.step[0], "to": e.step[1]} if e.step else None}
+        r = refusal({"error": d})
+        r["status"] = "refused"
+        return r
+    return {"status": "failed", "why": "%s: %s" % (type(e).__name__, str(e)[:300])}
+
+
+def python_convert_run(model, case, opset, out):
+    """convert(bytes, opset) then run() on the case's inputs, the outputs
+    written as output_K.pb into OUT for the judge. The opset is PY_OPSET
+    (13 for a model already at it); a refused conversion runs the original."""
+    import numpy as np  # noqa: F401  (onnxconvert's values are numpy arrays)
+    import onnx
+    from onnx import numpy_helper
+    import onnxconvert
+    with open(model, "rb") as f:
+        data = f.read()
+    target = 13 if opset == PY_OPSET else PY_OPSET
+    detail = "opset %d" % target
+    try:
+        conv = onnxconvert.convert(data, target)
+    except onnxconvert.ConversionError as e:
+        conv, detail = None, "convert refused (%s), run on the original" % e.reason
+    feeds = {}
+    with onnxconvert.Session(conv if conv is not None else data) as s:
+        names = [a.name for a in s.get_inputs()]
+        files = sorted(glob.glob(os.path.join(case, "test_data_set_0", "input_*.pb")),
+                       key=lambda p: int(re.findall(r"\d+", os.path.basename(p))[0]))
+        for i, p in enumerate(files):
+            t = onnx.TensorProto()
+            with open(p, "rb") as f:
+                t.ParseFromString(f.read())
+            feeds[t.name if t.name in names else names[i]] = numpy_helper.to_array(t)
+        values = s.run(None, feeds)
+        outs = [a.name for a in s.get_outputs()]
+    os.makedirs(out, exist_ok=True)
+    for k, (n, v) in enumerate(zip(outs, values)):
+        with open(os.path.join(out, "output_%d.pb" % k), "wb") as f:
+            f.write(numpy_helper.from_array(np.asarray(v), n).SerializeToString())
+    return {"status": "ran", "bytes": conv, "target": target, "detail": detail}
+
+
+# ---- the whole corpus ----------------------------------------------------------
+
+CT = None
+
+
+def check_case(job):
+    """One model file (in a pool worker): its results, by feature."""
+    global CT
+    bin_, case, work, targets, features, use_ct, keep = job
+    if use_ct and CT is None:
+        CT = AppleLoader()
+    c = Case(bin_, case, os.path.join(work, os.path.basename(case)), targets,
+             CT if use_ct else None)
+    try:
+        res = c.run(features)
+    except Exception as e:  # noqa: BLE001 - a bug here: the file still gets a line
+        import traceback
+        res = {"error": "%s: %s" % (type(e).__name__, e), "trace": traceback.format_exc()}
+    finally:
+        c.judge.close()
+    if not keep:
+        shutil.rmtree(c.work, ignore_errors=True)
+    res["meta"] = c.meta
+    return res
+
+
+def load_expected(path):
+    """tests/corpus/expected.txt: "FILE FEATURE: reason" (FILE and FEATURE
+    glob patterns; FEATURE a column, or convert@T for one target)."""
+    out = []
+    if os.path.exists(path):
+        with open(path) as f:
+            for line in f:
+                line = line.split("#", 1)[0].strip() if line.lstrip().startswith("#") else line.strip()
+                if not line:
+                    continue
+                head, _, why = line.partition(": ")
+                pat, feat = head.split()
+                out.append((pat, feat, why.strip()))
+    return out
+
+
+def expected(exp, file, feature):
+    for pat, feat, why in exp:
+        if fnmatch.fnmatch(file, pat) and fnmatch.fnmatch(feature, feat):
+            return why
+    return None
+
+
+def cells_of(res):
+    """(feature label, result) for every judged cell of one file."""
+    for f in FEATURES:
+        r = res.get(f)
+        if r is None:
+            continue
+        if f == "convert":
+            for t, c in r.items():
+                yield "convert@%s" % t, c
+        else:
+            yield f, r
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("bin")
+    ap.add_argument("out")
+    ap.add_argument("--sample", action="store_true")
+    ap.add_argument("--md")
+    ap.add_argument("--json")
+    ap.add_argument("--only", action="append", default=[])
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--work", default="build/corpus-check")
+    ap.add_argument("--keep", action="store_true", help="keep every file written")
+    ap.add_argument("--features", default=",".join(FEATURES))
+    a = ap.parse_args()
+    name = "corpus"
+    if not have_ort():
+        print("%s: skipped (no ONNX Runtime judge: node or its packages missing)" % name)
+        return 0
+    cases = sorted(os.path.dirname(p) for p in glob.glob(os.path.join(a.out, "*", "model.onnx")))
+    if a.only:
+        cases = [c for c in cases if any(s in os.path.basename(c) for s in a.only)]
+    if not cases:
+        print("%s: skipped (no model files in %s)" % (name, a.out))
+        return 0
+    bin_ = os.path.abspath(a.bin)
+    lib = os.path.join(os.path.dirname(bin_), "libonnxconvert.so.0")
+    os.environ.setdefault("ONNXCONVERT_LIBRARY", lib)
+    sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
+    features = a.features.split(",")
+    use_ct = "coreml" in features and have_ct()
+    # the largest first, so that no worker is left with one at the end
+    cases.sort(key=lambda c: -os.path.getsize(os.path.join(c, "model.onnx")))
+    jobs = []
+    for c in cases:
+        heavy = os.path.getsize(os.path.join(c, "model.onnx")) > HEAVY_BYTES
+        targets = SAMPLE_TARGETS if a.sample else HEAVY_TARGETS if heavy else TARGETS
+        jobs.append((bin_, c, os.path.abspath(a.work), targets, features, use_ct, a.keep))
+    t0 = time.time()
+    results = []
+    if a.jobs > 1:
+        import multiprocessing
+        with multiprocessing.get_context("fork").Pool(a.jobs) as pool:
+            for r in pool.imap_unordered(check_case, jobs):
+                results.append(r)
+                progress(r, len(results), len(jobs), t0)
+    else:
+        for j in jobs:
+            results.append(check_case(j))
+            progress(results[-1], len(results), len(jobs), t0)
+    if CT:
+        CT.close()
+    results.sort(key=lambda r: r["meta"]["file"])
+    took = time.time() - t0
+    exp = load_expected(os.path.join(HERE, "expected.txt"))
+    summary = tally(results, exp)
+    doc = {"took": took, "jobs": a.jobs, "sample": a.sample, "apple_loader": use_ct,
+           "summary": summary, "files": results}
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(doc, f, indent=1, sort_keys=True)
+    if a.md:
+        import report
+        with open(a.md, "w") as f:
+            f.write(report.markdown(doc, exp))
+    return print_summary(name, summary, took)
+
+
+def progress(r, i, n, t0):
+    m = r["meta"]
+    bad = [lab for lab, c in cells_of(r) if c.get("status") in ("wrong", "failed")]
+    print("[%d/%d %4.0f s] %-45s %6.1f s%s%s" % (i, n, time.time() - t0, m["file"],
+                                                 r.get("seconds", 0),
+                                                 "  ERROR " + r["error"] if r.get("error") else "",
+                                                 "  " + " ".join(bad) if bad else ""),
+          file=sys.stderr, flush=True)
+
+
+def tally(results, exp):
+    """Counts per feature and status, and the sample's pass/fail split."""
+    per = {f: {} for f in FEATURES}
+    passed = failed = 0
+    fails = []
+    for r in results:
+        if r.get("error"):
+            failed += 1
+            fails.append("%s: check.py: %s" % (r["meta"]["file"], r["error"]))
+            continue
+        for lab, c in cells_of(r):
+            f = lab.split("@")[0]
+            s = c.get("status")
+            per[f][s] = per[f].get(s, 0) + 1
+            listed = expected(exp, r["meta"]["file"], lab)
+            if s in ("ok", "na", "nojudge") or (s in ("refused", "failed") and listed):
+                passed += 1
+            else:
+                failed += 1
+                fails.append("%s %s: %s %s" % (r["meta"]["file"], lab, s, c.get("why")))
+    return {"per_feature": per, "passed": passed, "failed": failed, "failures": fails}
+
+
+def print_summary(name, s, took):
+    for f in FEATURES:
+        if s["per_feature"][f]:
+            print("%-12s %s" % (f, ", ".join("%s %d" % kv for kv in sorted(s["per_feature"][f].items()))))
+    for line in s["failures"]:
+        print("FAIL %s" % line)
+    print("took %.0f s" % took)
+    print("%s: %d passed, %d failed" % (name, s["passed"], s["failed"]))
+    return 1 if s["failed"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,195 @@
+#!/usr/bin/python3
+"""ONNX Runtime as the judge of lowerings to old opsets that must leave a
+model that old runtimes run.
+
+    tests/lowering_ort.py ONNX_CONVERT   (from the project root)
+
+- Slice with steps other than 1 below opset 10 (Slice-1 has no steps): a
+  PyTorch export of x[:, ::2] and friends at opset 11, converted to 9 and
+  7, must hold no Slice with steps and give what ONNX Runtime computes
+  for the export.
+- DynamicQuantizeLinear + ConvInteger / MatMulInteger (onnx's helper, the
+  way ONNX Runtime's dynamic quantizer writes them) converted to opset 9:
+  the integer products become a Conv / MatMul in float32 where float32 is
+  exact, which ONNX Runtime runs (it has no double Conv), with the outputs
+  ORT computes for the original at its own opset. Where float32 cannot
+  be shown exact the Conv stays double, and the report (text and JSON)
+  says so, naming the node.
+
+The expected outputs are ORT's run of the original (tests/ort_expect.js),
+and ort-check.js judges the converted model against them. Prints
+"lowering_ort: N passed, N failed" (skips when torch, node or the oracle
+is missing).
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import onnx
+from onnx import TensorProto as TP, helper, numpy_helper
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from clitest import ORT_CHECK, ORT_DIR, check, have_ort, report, run, skip  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+NAME = "lowering_ort"
+
+
+def case_dir(root, name, inputs):
+    """A backend-test case folder holding the float32 inputs."""
+    d = os.path.join(root, name)
+    os.makedirs(os.path.join(d, "test_data_set_0"), exist_ok=True)
+    for i, (n, a) in enumerate(inputs):
+        t = numpy_helper.from_array(a.astype(np.float32), n)
+        with open(os.path.join(d, "test_data_set_0", "input_%d.pb" % i), "wb") as f:
+            f.write(t.SerializeToString())
+    return d
+
+
+def ort_expect(d, model):
+    r = subprocess.run(["node", os.path.join(HERE, "ort_expect.js"), ORT_DIR, d, model],
+                       capture_output=True, text=True)
+    check(r.returncode == 0, "%s: ORT runs the original: %s" % (model, r.stderr.strip()))
+    return r.returncode == 0
+
+
+def judge(tool, d, src, opset, what):
+    """Converts src to opset and has ORT judge it against the case's
+    expected outputs; returns the converted model (or None)."""
+    out = os.path.join(d, "opset%d.onnx" % opset)
+    r = run(tool, "convert", src, "-o", out, "--opset", str(opset))
+    check(r.returncode == 0, "%s -> %d converts: %s" % (what, opset, r.stderr.strip()))
+    if r.returncode:
+        return None
+    r = subprocess.run(["node", ORT_CHECK, d, "--model", out, "--rtol", "0", "--atol", "0"],
+                       capture_output=True, text=True)
+    check(r.returncode == 0, "%s -> %d: ORT gives the original's outputs: %s"
+          % (what, opset, (r.stdout + r.stderr).strip()[-300:]))
+    return onnx.load(out)
+
+
+def ops(m):
+    return [n.op_type for n in m.graph.node]
+
+
+# ---- Slice steps below 10 ------------------------------------------------
+
+def slice_models(tool, root):
+    try:
+        import torch
+    except ImportError:
+        skip("torch is not installed: no PyTorch export")
+        return
+
+    class Strided(torch.nn.Module):
+        def forward(self, x):
+            return torch.cat([x[:, ::2].flatten(), x[:, 1::3, 1::2].flatten()])
+
+    d = os.path.join(root, "slice")
+    os.makedirs(d, exist_ok=True)
+    src = os.path.join(d, "model.onnx")
+    x = np.random.default_rng(5).standard_normal((2, 7, 5)).astype(np.float32)
+    torch.onnx.export(Strided(), torch.from_numpy(x), src, opset_version=11,
+                      input_names=["x"], output_names=["y"])
+    steps = [n for n in onnx.load(src).graph.node if n.op_type == "Slice" and len(n.input) > 4]
+    check(len(steps) >= 2, "the export holds Slices with steps")
+    case_dir(root, "slice", [("x", x)])
+    if not ort_expect(d, src):
+        return
+    for opset in (9, 7):
+        m = judge(tool, d, src, opset, "x[:, ::2] (PyTorch, opset 11)")
+        if m:
+            check("Gather" in ops(m), "opset %d: the steps are Gathers: %s" % (opset, ops(m)))
+
+
+# ---- integer products below 10 -------------------------------------------
+
+def quant_model(kind, w, wzp, xshape, attrs=None):
+    """x (float) -> DynamicQuantizeLinear -> ConvInteger / MatMulInteger
+    with the constant uint8 weights w (zero point wzp) -> Cast to float."""
+    op = "ConvInteger" if kind == "conv" else "MatMulInteger"
+    nodes = [helper.make_node("DynamicQuantizeLinear", ["x"], ["q", "s", "z"]),
+             helper.make_node(op, ["q", "w", "z", "wz"], ["acc"], name="prod", **(attrs or {})),
+             helper.make_node("Cast", ["acc"], ["y"], to=TP.FLOAT)]
+    inits = [numpy_helper.from_array(w, "w"), numpy_helper.from_array(wzp, "wz")]
+    g = helper.make_graph(nodes, kind, [helper.make_tensor_value_info("x", TP.FLOAT, xshape)],
+                          [helper.make_tensor_value_info("y", TP.FLOAT, None)], inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 11)])
+    m.ir_version = 6
+    return m
+
+
+def quant_models(tool, root):
+    r = np.random.default_rng(11)
+    cases = [
+        ("convinteger", quant_model("conv", r.integers(0, 256, (5, 4, 3, 3), dtype=np.uint8),
+                                    np.array(128, np.uint8), [1, 4, 6, 6],
+                                    {"pads": [1, 1, 1, 1]}), (1, 4, 6, 6)),
+        ("convinteger_group", quant_model("conv", r.integers(0, 256, (6, 2, 3, 3), dtype=np.uint8),
+                                          np.array(7, np.uint8), [1, 6, 5, 5],
+                                          {"group": 3, "strides": [2, 2]}), (1, 6, 5, 5)),
+        ("matmulinteger", quant_model("mm", r.integers(0, 256, (16, 4), dtype=np.uint8),
+                                      np.array(100, np.uint8), [3, 16]), (3, 16)),
+        # 288 terms: 255 * 255 * 288 passes 2^24, but the weights' own sum
+        # of |w - 128| times 255 does not
+        ("convinteger_wide", quant_model("conv", r.integers(64, 192, (2, 32, 3, 3), dtype=np.uint8),
+                                         np.array(128, np.uint8), [1, 32, 4, 4]), (1, 32, 4, 4)),
+    ]
+    for name, m, shape in cases:
+        d = os.path.join(root, name)
+        os.makedirs(d, exist_ok=True)
+        src = os.path.join(d, "model.onnx")
+        onnx.save(m, src)
+        case_dir(root, name, [("x", r.uniform(-3, 5, shape))])
+        if not ort_expect(d, src):
+            continue
+        out = judge(tool, d, src, 9, name)
+        if out:
+            dbl = [n.name for n in out.graph.node if n.op_type == "Cast"
+                   and any(a.name == "to" and a.i == TP.DOUBLE for a in n.attribute)]
+            check(not dbl, "%s -> 9: the products are float32, not double: %s" % (name, dbl))
+
+
+def double_warning(tool, root):
+    """Weights whose sums may pass 2^24 in float32 (576 terms of |w - zp| =
+    128, times 255) keep the double Conv, and the report says so, naming
+    the node: text and JSON."""
+    w = np.where(np.arange(64 * 9).reshape(1, 64, 3, 3) % 2 == 0, 0, 255).astype(np.uint8)
+    d = os.path.join(root, "double")
+    os.makedirs(d, exist_ok=True)
+    src, out = os.path.join(d, "model.onnx"), os.path.join(d, "out.onnx")
+    onnx.save(quant_model("conv", w, np.array(128, np.uint8), [1, 64, 3, 3]), src)
+    r = run(tool, "convert", src, "-o", out, "--opset", "9", "--verify")
+    warn = [ln for ln in r.stdout.splitlines() if ln.startswith("warning:")]
+    check(r.returncode == 0 and len(warn) == 1 and "'prod'" in warn[0] and
+          "Conv on double" in warn[0] and "opset 9" in warn[0],
+          "double Conv: converted with one warning naming the node: %s %s" % (r.stdout, r.stderr))
+    r = run(tool, "convert", src, "-o", out, "--opset", "9", "--json")
+    try:
+        ws = json.loads(r.stdout)["conversion"]["warnings"]
+    except (ValueError, KeyError, TypeError):
+        ws = None
+    check(ws is not None and len(ws) == 1 and "'prod'" in ws[0] and "double" in ws[0],
+          "double Conv: conversion.warnings in --json: %s" % ws)
+    r = run(tool, "convert", src, "-o", out, "--opset", "10", "--json")
+    check(r.returncode == 0 and json.loads(r.stdout)["conversion"]["warnings"] == [],
+          "no warning where ConvInteger stays: %s" % r.stdout[-200:])
+
+
+def main():
+    tool = sys.argv[1] if len(sys.argv) > 1 else "build/onnx-convert"
+    with tempfile.TemporaryDirectory() as root:
+        double_warning(tool, root)
+        if not have_ort():
+            skip("node or ONNX Runtime (%s) is missing" % ORT_DIR)
+        else:
+            slice_models(tool, root)
+            quant_models(tool, root)
+    return report(NAME)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
