@@ -299,12 +299,16 @@ MilType cml_type(const IrValue *v)
     return t;
 }
 
+const IrTensor *cml_known(const IrValue *v)
+{
+    if (!v)
+        return NULL;
+    return v->kind == IR_VAL_INPUT && v->init ? v->init : kv_value(v);
+}
+
 const IrTensor *cml_const_tensor(const IrNode *n, size_t i)
 {
-    if (!cml_has(n, i))
-        return NULL;
-    const IrTensor *t = inf_value_const(n->in[i]);
-    return t ? t : kv_value(n->in[i]);
+    return cml_has(n, i) ? cml_known(n->in[i]) : NULL;
 }
 
 bool cml_const_ints(const IrNode *n, size_t i, int64_t **v, size_t *len)
@@ -488,9 +492,7 @@ const char *cml_in(CmLower *c, const IrNode *n, size_t i)
     CmName *e = cm_name_get(c->onnx, v->name);
     if (e)
         return e->val;
-    const IrTensor *t = v->init ? v->init : inf_value_const(v);
-    if (!t && v->kind != IR_VAL_INPUT)
-        t = kv_value(v);
+    const IrTensor *t = cml_known(v);
     if (t)
         return cml_const_value(c, v, t);
     cml_refuse(c, "input '%s' has no Core ML value", v->name);
@@ -616,7 +618,7 @@ static bool cm_folded(const IrNode *n)
     if (!n->n_out)
         return false;
     for (size_t i = 0; i < n->n_out; i++)
-        if (n->out[i] && !kv_value(n->out[i]))
+        if (n->out[i] && !cml_known(n->out[i]))
             return false;
     return true;
 }
@@ -728,9 +730,7 @@ static int cm_export_outputs(CmLower *c, MilFunction *fn, MilModel *mm)
         CmName *e = cm_name_get(c->onnx, v->name);
         const char *name = e ? e->val : NULL;
         if (!name) {
-            const IrTensor *t = inf_value_const(v);
-            if (!t)
-                t = kv_value(v);
+            const IrTensor *t = cml_known(v);
             if (!t)
                 return cml_refuse(c, "graph output '%s' has no Core ML value", v->name);
             name = cml_const_value(c, v, t);
@@ -802,9 +802,7 @@ int cml_lower_graph(CmLower *c, const IrGraph *g, MilBlock *b)
         c->node = holder;
         CmName *e = cm_name_get(c->onnx, v->name);
         const char *name = e ? e->val : NULL;
-        const IrTensor *t = name ? NULL : inf_value_const(v);
-        if (!name && !t)
-            t = kv_value(v);
+        const IrTensor *t = name ? NULL : cml_known(v);
         if (!name && t)
             name = cml_const_value(c, v, t);
         if (!name) {

@@ -20,7 +20,9 @@ supported"), and, where said, verified equal by `--verify`:
   Unsqueeze -> Concat -> ReduceMin, as torchvision's detectors export
   `_topk_min`) exports with K a const; where K is computed at run time
   (the same chain over a NonZero, as in torchvision's SSD), as argsort,
-  slice_by_index and gather_along_axis, verified equal.
+  slice_by_index and gather_along_axis, verified equal; a K that is a
+  graph input with a default value (a const in the package) is read as
+  the constant it becomes.
 
 Skips, saying so, when the judge is absent or not set up.
 Usage: /usr/bin/python3 tests/coreml_cmfix_ct.py PATH/TO/onnx-convert
@@ -115,6 +117,18 @@ def topk_dynamic(rank2):
     inits = [nh.from_array(np.array(0, np.float32), "zero"), i64("i0", 0), i64("ax0", [0]),
              i64("cap", [4]), i64("one_s", 1), i64("one", [1])]
     return model(nodes, [x], [vi("v", F, None), vi("i", T.INT64, None)], inits, opset=13)
+
+
+def topk_default_k():
+    """TopK whose K is a graph input with a default value (an initializer
+    of the same name): Core ML has no input with a default, so the export
+    makes it a const, and the lowering must read it as one."""
+    m = model([h.make_node("TopK", ["x", "k"], ["v", "i"])],
+              [vi("x", F, [2, 6]), vi("k", T.INT64, [1])],
+              [vi("v", F, None), vi("i", T.INT64, None)],
+              [nh.from_array(np.array([3], np.int64), "k")])
+    m.ir_version = 8
+    return m
 
 
 def export(tool, tmp, name, m, *args):
@@ -255,6 +269,9 @@ def main():
         _, _, tpkg = export(tool, tmp, "topk_min", topk_min(), "--verify")
         tct = judge("topk_min", tpkg)
         check("topk" in ops_of(tct), "topk_min: a topk: %s" % ops_of(tct))
+        _, _, kpkg = export(tool, tmp, "topk_default_k", topk_default_k())
+        kct = judge("topk_default_k", kpkg)
+        check("topk" in ops_of(kct), "topk_default_k: a topk of k 3: %s" % ops_of(kct))
         for rank2 in (False, True):
             name = "topk_dynamic%s" % ("_rank2" if rank2 else "")
             _, rep, dpkg = export(tool, tmp, name, topk_dynamic(rank2), "--verify")
