@@ -1205,6 +1205,37 @@ static void test_shape_data(void)
     ir_model_free(m);
 }
 
+/* keep_whole (what --auto asks): a node kept by name keeps its weights,
+ * the Constants it reads, in float32 too; without it the Constant
+ * converts and the kept node reads a Cast of its rounded value. */
+static void test_keep_whole(void)
+{
+    const char *text = "opset 13\n"
+                       "input x float 4\n"
+                       "k = Constant value_floats=[0.1,0.2,0.3,0.4]\n"
+                       "m = Mul x,k\n"
+                       "y = Relu m\n"
+                       "output y\n";
+    for (int whole = 0; whole < 2; whole++) {
+        IrModel *m = tb_model_typed(text);
+        PcOptions o = {.dtype = IR_FLOAT16, .keep_nodes = "n1", .keep_whole = whole};
+        PcReport r;
+        if (pc_run_eval(m, &o, &r, whole ? "keep whole" : "keep node") == 0) {
+            const IrNode *k = pc_node(m, "Constant", 0);
+            const IrAttr *a = ir_node_attr(k, "value"), *fl = ir_node_attr(k, "value_floats");
+            T_CHECK(whole ? fl && fl->n_floats == 4 && !a
+                          : a && a->t && a->t->data_type == IR_FLOAT16,
+                    "keep_whole %d: the weight is not %s", whole,
+                    whole ? "its float32 value_floats" : "a float16 tensor");
+            T_CHECK(!whole || (pc_kept_for(&r, "n0", "part of a node kept") && r.n_kept == 2 &&
+                               r.nodes_converted == 1), "keep_whole: kept %zu converted %zu",
+                    r.n_kept, r.nodes_converted);
+        }
+        pc_report_free(&r);
+        ir_model_free(m);
+    }
+}
+
 /* Every model of ../shared/models to float16, to bfloat16 and back to
  * float32, and stored half: each result valid, sorted, no Cast of a Cast
  * (issue 23, "Done when" 3). */
@@ -1334,6 +1365,7 @@ int main(void)
     test_empty_constant();
     test_shape_arith();
     test_shape_data();
+    test_keep_whole();
     test_shared_models();
     test_job_stage();
     test_options();
