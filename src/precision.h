@@ -72,6 +72,11 @@ typedef struct PcOptions {
     bool keep_io;           /* graph inputs (not IR 3 weights) and outputs keep their type */
     const char *keep_ops;   /* "Softmax,ReduceSum": these ops keep the type */
     const char *keep_nodes; /* node names that keep the type */
+    /* a node keep_nodes names keeps all of it in the old type: the
+     * Constants it reads (its weights, as its initializers already do)
+     * and every node of its bodies (--auto: what it keeps must compute
+     * exactly as the original) */
+    bool keep_whole;
     bool strict;            /* refuse values outside the new type's range */
     int32_t store;          /* IR_FLOAT16: weights-only half storage, or 0 */
 } PcOptions;

@@ -188,6 +188,10 @@ run precision_cli /usr/bin/python3 tests/precision_cli.py "$build/onnx-convert"
 run precision_models /usr/bin/python3 tests/precision_models.py "$build/onnx-convert"
 # --dtype over the backend node tests holding subgraphs, --verify each (issue 23; ~5 s)
 run precision_bodies /usr/bin/python3 tests/precision_bodies.py "$build/onnx-convert"
+# --dtype float16 on PyTorch exports made here: old upsampling, Resize's empty
+# roi, --auto keeping an If whole; ONNX Runtime judges (issue 33; ~10 s;
+# PRECISION_REAL_SSD=1 adds SSDlite, whose export alone takes minutes)
+run precision_real /usr/bin/python3 tests/precision_real.py "$build/onnx-convert"
 # --auto over ../shared/models, at the default and a tight tolerance, judged again (issue 23; ~20 s)
 run precision_auto_models env PYTHONPATH=python ONNXCONVERT_LIBRARY="$build/libonnxconvert.so.0" \
     /usr/bin/python3 tests/precision_auto_models.py "$build/onnx-convert"
