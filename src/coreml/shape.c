@@ -27,6 +27,30 @@
 
 #define SH_MAX_RANK 16
 
+/* The int32 vectors a and b joined (len elements in all). */
+static const char *sh_concat2(CmLower *c, const char *a, const char *b, size_t len)
+{
+    MilOp *op = cml_op(c, "concat");
+    mil_op_in(op, "values", a);
+    mil_op_in(op, "values", b);
+    mil_op_in_const(op, "axis", mil_tensor_scalar_i32(0));
+    mil_op_in_const(op, "interleave", mil_tensor_scalar_bool(false));
+    return cml_tmp(c, op, MIL_INT32, 1, (int64_t[]){(int64_t)len});
+}
+
+/* The elements idx (n_idx of them) of [a..., b...] (len elements in
+ * all): a vector built at run time from pieces of two. */
+static const char *sh_pick(CmLower *c, const char *a, const char *b, size_t len,
+                           const int64_t *idx, size_t n_idx)
+{
+    const char *src = sh_concat2(c, a, b, len);
+    MilOp *op = cml_op(c, "gather");
+    mil_op_in(op, "x", src);
+    mil_op_in_const(op, "indices", cml_ints(idx, n_idx));
+    mil_op_in_const(op, "axis", mil_tensor_scalar_i32(0));
+    return cml_tmp(c, op, MIL_INT32, 1, (int64_t[]){(int64_t)n_idx});
+}
+
 /* Reshape by a constant shape s (ns entries, owned: freed here) whose
  * 0s copy the input's dim at their index, when ns is not the input's
  * rank (MIL's reshape copies a dim for a 0 only when it is): a 0 over a
@@ -61,17 +85,7 @@ static int sh_reshape_zeros(CmLower *c, const IrNode *n, const char *x, int64_t 
         op = cml_op(c, "shape");
         mil_op_in(op, "x", x);
         const char *sh = cml_tmp(c, op, MIL_INT32, 1, (int64_t[]){(int64_t)rank});
-        op = cml_op(c, "concat");
-        mil_op_in(op, "values", sh);
-        mil_op_in(op, "values", vals);
-        mil_op_in_const(op, "axis", mil_tensor_scalar_i32(0));
-        mil_op_in_const(op, "interleave", mil_tensor_scalar_bool(false));
-        const char *src = cml_tmp(c, op, MIL_INT32, 1, (int64_t[]){(int64_t)(rank + ns)});
-        op = cml_op(c, "gather");
-        mil_op_in(op, "x", src);
-        mil_op_in_const(op, "indices", cml_ints(idx, ns));
-        mil_op_in_const(op, "axis", mil_tensor_scalar_i32(0));
-        shape = cml_tmp(c, op, MIL_INT32, 1, (int64_t[]){(int64_t)ns});
+        shape = sh_pick(c, sh, vals, rank + ns, idx, ns);
     }
     op = cml_op(c, "reshape");
     mil_op_in(op, "x", x);
@@ -152,10 +166,9 @@ static int lower_flatten(CmLower *c, const IrNode *n)
     size_t rank;
     if (!cml_dims_open(n->in[0], dims, SH_MAX_RANK, &rank))
         return cml_refuse(c, "input rank unknown or above %d", SH_MAX_RANK);
-    /* Flatten's axis lies in [-r, r]: a negative one counts from the rank,
-     * not from rank + 1, so cml_axis (made for [-r, r)) cannot serve. */
+    /* Flatten's axis is in [-r, r] */
     axis = cml_attr_i(n, "axis", 1);
-    axis = axis < 0 ? axis + (int64_t)rank : axis;
+    axis += axis < 0 ? (int64_t)rank : 0;
     if (axis < 0 || axis > (int64_t)rank)
         return cml_refuse(c, "axis out of range");
     for (size_t i = 0; i < rank; i++) {
@@ -175,12 +188,7 @@ static int lower_flatten(CmLower *c, const IrNode *n)
         const char *sh = cml_tmp(c, op, MIL_INT32, 1, (int64_t[]){(int64_t)rank});
         const char *p0 = sh_dim_prod(c, sh, 0, (size_t)axis);
         const char *p1 = sh_dim_prod(c, sh, (size_t)axis, rank);
-        op = cml_op(c, "concat");
-        mil_op_in(op, "values", p0);
-        mil_op_in(op, "values", p1);
-        mil_op_in_const(op, "axis", mil_tensor_scalar_i32(0));
-        mil_op_in_const(op, "interleave", mil_tensor_scalar_bool(false));
-        shape = cml_tmp(c, op, MIL_INT32, 1, (int64_t[]){2});
+        shape = sh_concat2(c, p0, p1, 2);
     }
     op = cml_op(c, "reshape");
     mil_op_in(op, "x", x);
@@ -380,17 +388,7 @@ static int lower_slice_dyn(CmLower *c, const IrNode *n, const int64_t *dims, siz
             idx[a] = pos[a] >= 0 ? pos[a] : (int64_t)(n_ax + a);
         }
         const char *fc = cml_const(c, cml_ints(fill, rank));   /* before its reader */
-        MilOp *op = cml_op(c, "concat");
-        mil_op_in(op, "values", lim[k]);
-        mil_op_in(op, "values", fc);
-        mil_op_in_const(op, "axis", mil_tensor_scalar_i32(0));
-        mil_op_in_const(op, "interleave", mil_tensor_scalar_bool(false));
-        const char *src = cml_tmp(c, op, MIL_INT32, 1, (int64_t[]){(int64_t)(n_ax + rank)});
-        op = cml_op(c, "gather");
-        mil_op_in(op, "x", src);
-        mil_op_in_const(op, "indices", cml_ints(idx, rank));
-        mil_op_in_const(op, "axis", mil_tensor_scalar_i32(0));
-        full[k] = cml_tmp(c, op, MIL_INT32, 1, (int64_t[]){(int64_t)rank});
+        full[k] = sh_pick(c, lim[k], fc, n_ax + rank, idx, rank);
     }
     int64_t ones[SH_MAX_RANK];
     for (size_t a = 0; a < rank; a++)
