@@ -291,17 +291,18 @@ static void ad_q_range(int32_t zt, double *lo, double *hi)
 #define AD_Q_MAX_WEIGHTS ((size_t)1 << 24)
 
 /* The largest |q - zero_point| of 8-bit input i whose zero point is
- * input zi (absent = 0): from the zero point when it is known, else the
- * width of the type's range. */
+ * input zi (absent = 0): from the zero point when it and the type are
+ * known, else 255, the most any two 8-bit values of one type differ. */
 static int64_t ad_q_max_shift(const AdCtx *c, size_t i, size_t zi)
 {
-    double lo, hi;
-    ad_q_range(ad_elem(ad_in(c, i)), &lo, &hi);
     IrValue *zp = ad_in(c, zi);
+    int32_t t = ad_elem(ad_in(c, i)) ? ad_elem(ad_in(c, i)) : zp ? ad_elem(zp) : 0;
+    double lo, hi;
+    ad_q_range(t, &lo, &hi);
     int64_t *z = NULL, m = 0;
     size_t n = 1;
-    if (zp && !ad_const_ints(zp, &z, &n))
-        return (int64_t)(hi - lo);
+    if (!ad_q_is_8bit(t) || (zp && !ad_const_ints(zp, &z, &n)))
+        return 255;
     for (size_t k = 0; k < n; k++) {
         int64_t v = z ? z[k] : 0, a = v - (int64_t)lo, b = (int64_t)hi - v;
         m = a > m ? a : m;
@@ -354,7 +355,7 @@ done:
  * weights' sum of |w - w_zp| for one output, read from constant weights,
  * else 255 * K): the type every runtime has a Conv and MatMul for. Double
  * otherwise (exact, the sums being below 2^31), which no common runtime
- * of those opsets runs in a Conv: ad_q_double says so. Inputs: x and
+ * of those opsets runs in a Conv: ad_q_say_double says so. Inputs: x and
  * its zero point, w and its zero point, w's layout as ad_q_w_l1. */
 static int32_t ad_q_acc_type(const AdCtx *c, const size_t idx[4], int64_t K, int64_t N,
                              bool by_batch)
