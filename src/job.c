@@ -1066,6 +1066,10 @@ static void job_json_verification(Js *j, const JobReport *r)
     js_string(j, r->verified == 1 ? "equal" : r->verified == -2 ? "differs" : "error");
     js_key(j, "inputs");
     js_string(j, r->verify_case ? "case" : "random");
+    if (r->verify_dim > 0) {
+        js_key(j, "open_dims");
+        js_int(j, r->verify_dim);
+    }
     js_close(j, '}');
 }
 

@@ -22,6 +22,7 @@ the reason named.
 Usage: /usr/bin/python3 tests/coreml_cmdyn_ct.py build/onnx-convert
 Prints "coreml_cmdyn_ct: N passed, N failed[, N skipped]".
 """
+import json
 import os
 import subprocess
 import sys
@@ -182,7 +183,8 @@ def judge(name, pkg, ops):
     line = line[-1] if line else ""
     check(j.returncode == 0, "%s: Apple's loader refuses the package: %s" % (name, line))
     for op in ops:
-        check(" %s:" % op in line, "%s: no MIL op %s in %s" % (name, op, line))
+        check(" %s:" % op in line or "(%s:" % op in line,
+              "%s: no MIL op %s in %s" % (name, op, line))
     return line
 
 
@@ -198,6 +200,12 @@ def one(tmp, name, src, ops, second, want_dim=2):
         return
     check("(open dims at %d)" % want_dim in r.stdout,
           "%s: --verify does not say it used open dims of %d: %s" % (name, want_dim, r.stdout))
+    if want_dim != 2:
+        # the JSON report names the size too
+        j = run(TOOL, "convert", src, "-o", pkg + ".2.mlpackage", "--verify", "--json")
+        rep = json.loads(j.stdout) if j.returncode == 0 else {}
+        check((rep.get("verification") or {}).get("open_dims") == want_dim,
+              "%s: JSON verification: %s" % (name, rep.get("verification")))
     # the dynamic dims are flexible in the description: a range 1..*
     info = run(TOOL, "info", pkg)
     check(info.returncode == 0 and "1..*" in info.stdout,
@@ -245,6 +253,15 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         torch_case(tmp, "lstm_batch_seq", Lstm(), randn(2, 3, 4), {0: "batch", 1: "seq"},
                    randn(3, 7, 4), ["lstm", "fill"])
+        # --input-shape still fixes the dims: no flexible range left
+        d = case_dir(tmp, "lstm_batch_seq")
+        pkg = os.path.join(d, "fixed.mlpackage")
+        r = run(TOOL, "convert", os.path.join(d, "lstm_batch_seq.onnx"), "-o", pkg,
+                "--input-shape", "x=2,5,4")
+        info = run(TOOL, "info", pkg)
+        check(r.returncode == 0 and "x fp32 [2,5,4]" in info.stdout and
+              "1..*" not in info.stdout,
+              "--input-shape x=2,5,4: %s %s" % (r.stderr.strip(), info.stdout))
         torch_case(tmp, "bilstm_seq_batch", BiLstm(), randn(3, 2, 3), {0: "seq", 1: "batch"},
                    randn(5, 3, 3), ["lstm", "expand_dims"])
         torch_case(tmp, "convnet_hw", ConvNet(), randn(1, 3, 8, 10), {2: "H", 3: "W"},
@@ -294,7 +311,29 @@ def main():
         one(tmp, name, src, ["shape", "fill", "slice_by_index"],
             (x1, x1[:, :4] + np.arange(4, dtype=np.float32)))
 
+        # auto_pad SAME_UPPER over H, W known only at run time: MIL's
+        # pad_type "same"; the import at a second size against the original
+        name = "conv_pool_same_upper"
+        src = os.path.join(case_dir(tmp, name), name + ".onnx")
+        onnx_model(src, [
+            n("Conv", ["x", "w"], ["c"], auto_pad="SAME_UPPER", strides=[2, 2]),
+            n("MaxPool", ["c"], ["m"], auto_pad="SAME_UPPER", kernel_shape=[2, 2],
+              strides=[2, 2]),
+            n("AveragePool", ["m"], ["y"], auto_pad="SAME_UPPER", kernel_shape=[3, 3])],
+            [("x", [1, 3, "H", "W"])], [weights("w", 2, 3, 3, 3)])
+        x1 = randn(1, 3, 11, 14)
+        got, why = run_import(src, x1, os.path.join(case_dir(tmp, name), "orig"))
+        check(got is not None and got.shape == (1, 2, 3, 4),
+              "%s: the original at %s: %s" % (name, list(x1.shape), why))
+        if got is not None:
+            one(tmp, name, src, ["conv", "max_pool", "avg_pool"], (x1, got))
+
         # what MIL cannot express with dynamic dims is refused, saying why
+        name = "conv_same_lower"
+        src = os.path.join(case_dir(tmp, name), name + ".onnx")
+        onnx_model(src, [n("Conv", ["x", "w"], ["y"], auto_pad="SAME_LOWER")],
+                   [("x", [1, 3, "H", "W"])], [weights("w", 2, 3, 3, 3)])
+        refused(tmp, name, src, "auto_pad SAME_LOWER needs a static input shape")
         name = "gru_linear_before_reset"
         src = os.path.join(case_dir(tmp, name), name + ".onnx")
         rnn(src, "GRU", "forward", lbr=1)

@@ -7,6 +7,11 @@
  * [begin0, end0, begin1, end1, ...] (ONNX lists all begins, then all ends);
  * linear's weight is const [out, in] (Gemm's B with transB=1).
  *
+ * auto_pad SAME_* becomes explicit pads where the spatial dims are static;
+ * over dims known only at run time SAME_UPPER is pad_type "same" (conv and
+ * the pools), and SAME_LOWER (MIL's same_lower is iOS16's) and
+ * ConvTranspose's SAME_* are refused.
+ *
  * LpPool and GlobalLpPool are decomposed: (sum over the window of
  * |x|^p)^(1/p) as abs (p != 2), mul or pow, then avg_pool counting the
  * padding times the kernel's element count (LpPool), or reduce_l1_norm /
@@ -26,7 +31,9 @@
 
 /* The explicit begin/end pads of a conv or pool over `ns` spatial dims
  * (pads[2*ns] as ONNX orders them), auto_pad SAME_* resolved from the
- * static input shape. -1 refused. */
+ * static input shape: 0. 1 for SAME_UPPER over spatial dims known only
+ * at run time: MIL's pad_type "same" (coremltools' _utils: the same total,
+ * ceil(in / s) outputs, the odd pad at the end). -1 refused. */
 static int nn_pads(CmLower *c, const IrNode *n, size_t ns, const int64_t *k,
                    const int64_t *s, const int64_t *d, int64_t *pads)
 {
@@ -46,11 +53,15 @@ static int nn_pads(CmLower *c, const IrNode *n, size_t ns, const int64_t *k,
         return 0;
     int64_t dims[NN_MAX_RANK + 2];
     size_t rank;
-    if (!cml_dims(n->in[0], dims, NN_MAX_RANK + 2, &rank) || rank != ns + 2)
-        return cml_refuse(c, "auto_pad %s needs a static input shape", ap);
     bool lower = !strcmp(ap, "SAME_LOWER");
     if (!lower && strcmp(ap, "SAME_UPPER"))
         return cml_refuse(c, "auto_pad '%s' unknown", ap);
+    if (!cml_dims(n->in[0], dims, NN_MAX_RANK + 2, &rank) || rank != ns + 2) {
+        if (!lower && cml_rank(n->in[0]) == (int)ns + 2 && strcmp(n->op_type, "ConvTranspose"))
+            return 1;
+        return cml_refuse(c, "auto_pad %s needs a static input shape (MIL's same_lower "
+                          "is iOS16's, and ConvTranspose's 'same' is not ONNX's)", ap);
+    }
     for (size_t i = 0; i < ns; i++) {
         int64_t in = dims[i + 2], out = (in + s[i] - 1) / s[i];
         int64_t total = (out - 1) * s[i] + (k[i] - 1) * d[i] + 1 - in;
@@ -101,6 +112,15 @@ static MilTensor *nn_mil_pad(const int64_t *pads, size_t ns)
     return cml_ints(p, 2 * ns);
 }
 
+/* pad_type and pad of a conv or pool: "same" (nn_pads gave 1), or
+ * "custom" with the explicit pads. */
+static void nn_pad_in(MilOp *op, int same, const int64_t *pads, size_t ns)
+{
+    mil_op_in_const(op, "pad_type", mil_tensor_string(same ? "same" : "custom"));
+    if (!same)
+        mil_op_in_const(op, "pad", nn_mil_pad(pads, ns));
+}
+
 static int nn_spatial(CmLower *c, const IrNode *n, size_t *ns)
 {
     int r = cml_rank(n->in[0]);
@@ -125,7 +145,8 @@ static int nn_conv_op(CmLower *c, const IrNode *n, const char *type, size_t ns)
         return -1;
     if (!ir_node_attr(n, "kernel_shape") && wr != ns + 2)
         return cml_refuse(c, "the weight's shape is unknown");
-    if (nn_pads(c, n, ns, k, s, d, pads) < 0)
+    int same = nn_pads(c, n, ns, k, s, d, pads);
+    if (same < 0)
         return -1;
     const char *x = cml_in(c, n, 0), *w = x ? cml_in(c, n, 1) : NULL;
     const char *b = w && cml_has(n, 2) ? cml_in(c, n, 2) : NULL;
@@ -137,8 +158,7 @@ static int nn_conv_op(CmLower *c, const IrNode *n, const char *type, size_t ns)
     if (b)
         mil_op_in(op, "bias", b);
     mil_op_in_const(op, "strides", cml_ints(s, ns));
-    mil_op_in_const(op, "pad_type", mil_tensor_string("custom"));
-    mil_op_in_const(op, "pad", nn_mil_pad(pads, ns));
+    nn_pad_in(op, same, pads, ns);
     mil_op_in_const(op, "dilations", cml_ints(d, ns));
     mil_op_in_const(op, "groups", mil_tensor_scalar_i32((int32_t)cml_attr_i(n, "group", 1)));
     return cml_out(c, op, n, 0);
@@ -167,7 +187,8 @@ static int lower_pool(CmLower *c, const IrNode *n)
     for (size_t i = 0; i < ns; i++)
         if (d[i] != 1)
             return cml_refuse(c, "dilations other than 1 have no MIL pool equivalent");
-    if (nn_pads(c, n, ns, k, s, d, pads) < 0)
+    int same = nn_pads(c, n, ns, k, s, d, pads);
+    if (same < 0)
         return -1;
     const char *x = cml_in(c, n, 0);
     if (!x)
@@ -176,8 +197,7 @@ static int lower_pool(CmLower *c, const IrNode *n)
     mil_op_in(op, "x", x);
     mil_op_in_const(op, "kernel_sizes", cml_ints(k, ns));
     mil_op_in_const(op, "strides", cml_ints(s, ns));
-    mil_op_in_const(op, "pad_type", mil_tensor_string("custom"));
-    mil_op_in_const(op, "pad", nn_mil_pad(pads, ns));
+    nn_pad_in(op, same, pads, ns);
     mil_op_in_const(op, "ceil_mode", mil_tensor_scalar_bool(cml_attr_i(n, "ceil_mode", 0)));
     if (!is_max)
         mil_op_in_const(op, "exclude_padding_from_average",
@@ -450,7 +470,8 @@ static int lower_lp_pool(CmLower *c, const IrNode *n)
             return cml_refuse(c, "dilations other than 1 have no MIL pool equivalent");
         count *= (double)k[i];
     }
-    if (nn_pads(c, n, ns, k, s, d, pads) < 0)
+    int same = nn_pads(c, n, ns, k, s, d, pads);
+    if (same < 0)
         return -1;
     const char *x = cml_in(c, n, 0);
     if (!x)
@@ -461,8 +482,7 @@ static int lower_lp_pool(CmLower *c, const IrNode *n)
     mil_op_in(op, "x", a);
     mil_op_in_const(op, "kernel_sizes", cml_ints(k, ns));
     mil_op_in_const(op, "strides", cml_ints(s, ns));
-    mil_op_in_const(op, "pad_type", mil_tensor_string("custom"));
-    mil_op_in_const(op, "pad", nn_mil_pad(pads, ns));
+    nn_pad_in(op, same, pads, ns);
     mil_op_in_const(op, "exclude_padding_from_average", mil_tensor_scalar_bool(false));
     const char *avg = cml_tmp(c, op, ty.dtype, ty.rank, ty.dims);
     op = cml_op(c, "mul");
