@@ -573,20 +573,6 @@ static const char *pc_shape_why(const PcCtx *c, const OsSchema *s, const IrNode 
     return NULL;
 }
 
-static void pc_free_shape(PcCtx *c)
-{
-    PcStatic *v, *tv;
-    HASH_ITER(hh, c->statics, v, tv) {
-        HASH_DEL(c->statics, v);
-        free(v);
-    }
-    PcShape *n, *tn;
-    HASH_ITER(hh, c->shape_nodes, n, tn) {
-        HASH_DEL(c->shape_nodes, n);
-        free(n);
-    }
-}
-
 /* Whether keep_nodes names n (its label found only when unnamed: that
  * costs a walk of its graph). */
 static bool pc_listed(const PcCtx *c, const IrNode *n)
@@ -1280,6 +1266,16 @@ static void pc_free_maps(PcCtx *c)
         HASH_DEL(c->vals, v);
         free(v);
     }
+    PcStatic *sv, *tsv;   /* the shape rule's */
+    HASH_ITER(hh, c->statics, sv, tsv) {
+        HASH_DEL(c->statics, sv);
+        free(sv);
+    }
+    PcShape *sn, *tsn;
+    HASH_ITER(hh, c->shape_nodes, sn, tsn) {
+        HASH_DEL(c->shape_nodes, sn);
+        free(sn);
+    }
 }
 
 /* Whether Cast at the model's opset reads and writes the new type. */
@@ -1369,7 +1365,6 @@ static int pc_analyse(PcCtx *c)
 static void pc_reset(PcCtx *c)
 {
     pc_free_maps(c);
-    pc_free_shape(c);
     pc_free_body_types(c);
     free(c->fn_live);
     free(c->fn_mixed);
@@ -1623,7 +1618,6 @@ int pc_convert(IrModel *m, const PcOptions *o, PcReport *r, IrError *err)
     int rc = o->dtype ? pc_dtype(&c) : o->store ? pc_store(&c) : 0;
     r->init_bytes_after = pc_init_bytes(c.g);
     pc_free_maps(&c);
-    pc_free_shape(&c);
     pc_free_body_types(&c);
     free(c.fn_live);
     free(c.fn_mixed);

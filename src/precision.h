@@ -47,6 +47,12 @@
  * Cast back to float32 under the initializer's old name: the file shrinks,
  * every consumer and the computation stay float32.
  *
+ * Shape-like values keep their type: an input the operator table flags
+ * shape_in= (Reshape's shape, Upsample's scales, TopK's K, Loop's M, ...)
+ * never switches, and the nodes computing its value from constants and
+ * shapes alone keep theirs (rounded, 5 * 2.2 = 11 becomes 10: a shape
+ * no tolerance covers).
+ *
  * Values outside the new type's finite range are clamped to it and
  * counted (strict: refused, naming the tensor); float32 -> bfloat16 and
  * -> float16 round to nearest even.

@@ -142,16 +142,22 @@ def if_overflow_model(path):
     onnx.save(m, path)
 
 
+def auto_convert(bin_, src, dst):
+    """convert --dtype float16 --keep-io-types --auto: the process and
+    its report's precision.auto ({} when there is none)."""
+    p = run(bin_, "convert", src, "-o", dst, "--dtype", "float16", "--keep-io-types",
+            "--auto", "--json")
+    try:
+        return p, json.loads(p.stdout)["precision"]["auto"] or {}
+    except (ValueError, KeyError, TypeError):
+        return p, {}
+
+
 def auto_if(bin_, tmp):
     src = os.path.join(tmp, "if_overflow.onnx")
     dst = os.path.join(tmp, "if_overflow.auto.onnx")
     if_overflow_model(src)
-    p = run(bin_, "convert", src, "-o", dst, "--dtype", "float16", "--keep-io-types",
-            "--auto", "--json")
-    try:
-        auto = json.loads(p.stdout)["precision"]["auto"]
-    except (ValueError, KeyError, TypeError):
-        auto = {}
+    p, auto = auto_convert(bin_, src, dst)
     check(p.returncode == 0 and auto.get("nodes_kept") == ["the_if"],
           f"--auto on an overflowing If: rc {p.returncode}, {auto}: {p.stderr.strip()}")
     if p.returncode == 0:
@@ -185,12 +191,7 @@ def ssdlite(bin_, tmp):
     case = os.path.join(tmp, "ssdlite")
     write_case(case, x.numpy(), boxes)
     dst = os.path.join(tmp, "ssdlite.auto.onnx")
-    p = run(bin_, "convert", src, "-o", dst, "--dtype", "float16", "--keep-io-types",
-            "--auto", "--json")
-    try:
-        auto = json.loads(p.stdout)["precision"]["auto"]
-    except (ValueError, KeyError, TypeError):
-        auto = {}
+    p, auto = auto_convert(bin_, src, dst)
     check(p.returncode == 0 and auto.get("error", 2) <= 1,
           f"ssdlite --auto: rc {p.returncode}, {auto}: {p.stderr.strip()}")
     if p.returncode == 0:
