@@ -13,7 +13,8 @@ supported"), and, where said, verified equal by `--verify`:
   `check`, naming the rule;
 - an input named `state` (a word MIL reserves) is renamed as coremltools
   renames it (`state_workaround`) in the program and the description
-  alike, and the report names the renaming;
+  alike, the report names the renaming, and the import gives the name
+  back (from the package's user-defined metadata);
 - Shape-15 with start/end on an input with a dynamic dim (shape, then
   slice_by_index);
 - TopK whose K is computed from static shapes (Shape -> Gather ->
@@ -244,6 +245,13 @@ def test_state(tool, tmp):
             os.path.join(tmp, "state_text.mlpackage"))
     check("'state'" in t.stdout and "state_workaround" in t.stdout,
           "state_input: the text report names the renaming: %s" % t.stdout)
+    back = os.path.join(tmp, "state_back.onnx")
+    b = run(tool, "convert", pkg, "-o", back)
+    check(b.returncode == 0, "state_input: import: %s" % b.stderr)
+    if b.returncode == 0:
+        g = onnx.load(back).graph
+        check([i.name for i in g.input] == ["state"],
+              "state_input: the import names the input 'state' again: %s" % g.input)
     _, spec = read_spec(pkg)
     if not spec.HasField("description"):
         return
