@@ -33,17 +33,24 @@ DgReason ad_refusal(const AdCtx *c)
     return c->refusal;
 }
 
-static int ad_vrefuse(AdCtx *c, DgReason r, const char *fmt, va_list ap)
+/* The one line of a message about c->n: "node 'N' (Op-v): opset s ->
+ * s': msg" (refusals and warnings alike), into line[0..cap). */
+static void ad_line(const AdCtx *c, const char *msg, char *line, size_t cap)
 {
-    char msg[384], line[sizeof c->err->msg];
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    ad_mark(c, r);
     DgDiag d = dg_none();
     dg_set_node(&d, c->n, c->domain, c->from ? c->from->since : 0);
     d.step_from = c->from_opset;
     d.step_to = c->to_opset;
     d.msg = msg;
-    dg_format(&d, line, sizeof line);
+    dg_format(&d, line, cap);
+}
+
+static int ad_vrefuse(AdCtx *c, DgReason r, const char *fmt, va_list ap)
+{
+    char msg[384], line[sizeof c->err->msg];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    ad_mark(c, r);
+    ad_line(c, msg, line, sizeof line);
     return ir_fail(c->err, "%s", line);
 }
 
@@ -65,12 +72,7 @@ void ad_warn(AdCtx *c, const char *fmt, ...)
     va_end(ap);
     if (!c->warn)
         return;
-    DgDiag d = dg_none();
-    dg_set_node(&d, c->n, c->domain, c->from ? c->from->since : 0);
-    d.step_from = c->from_opset;
-    d.step_to = c->to_opset;
-    d.msg = msg;
-    dg_format(&d, line, sizeof line);
+    ad_line(c, msg, line, sizeof line);
     c->warn(c->warn_arg, line);
 }
 

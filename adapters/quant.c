@@ -291,17 +291,18 @@ static void ad_q_range(int32_t zt, double *lo, double *hi)
 #define AD_Q_MAX_WEIGHTS ((size_t)1 << 24)
 
 /* The largest |q - zero_point| of 8-bit input i whose zero point is
- * input zi (absent = 0): from the zero point when it is known, else the
- * width of the type's range. */
+ * input zi (absent = 0): from the zero point when it and the type are
+ * known, else 255, the most any two 8-bit values of one type differ. */
 static int64_t ad_q_max_shift(const AdCtx *c, size_t i, size_t zi)
 {
-    double lo, hi;
-    ad_q_range(ad_elem(ad_in(c, i)), &lo, &hi);
     IrValue *zp = ad_in(c, zi);
+    int32_t t = ad_elem(ad_in(c, i)) ? ad_elem(ad_in(c, i)) : zp ? ad_elem(zp) : 0;
+    double lo, hi;
+    ad_q_range(t, &lo, &hi);
     int64_t *z = NULL, m = 0;
     size_t n = 1;
-    if (zp && !ad_const_ints(zp, &z, &n))
-        return (int64_t)(hi - lo);
+    if (!ad_q_is_8bit(t) || (zp && !ad_const_ints(zp, &z, &n)))
+        return 255;
     for (size_t k = 0; k < n; k++) {
         int64_t v = z ? z[k] : 0, a = v - (int64_t)lo, b = (int64_t)hi - v;
         m = a > m ? a : m;
@@ -354,7 +355,7 @@ done:
  * weights' sum of |w - w_zp| for one output, read from constant weights,
  * else 255 * K): the type every runtime has a Conv and MatMul for. Double
  * otherwise (exact, the sums being below 2^31), which no common runtime
- * of those opsets runs in a Conv: ad_q_double says so. Inputs: x and
+ * of those opsets runs in a Conv: ad_q_say_double says so. Inputs: x and
  * its zero point, w and its zero point, w's layout as ad_q_w_l1. */
 static int32_t ad_q_acc_type(const AdCtx *c, const size_t idx[4], int64_t K, int64_t N,
                              bool by_batch)
@@ -482,12 +483,74 @@ static int ad_mmi_below_10(AdCtx *c)
     return ad_q_to_int32(c, mm ? mm->out[0] : NULL);
 }
 
+/* A Conv of in[0..n) (x, w[, bias]) with c->n's window attributes, which
+ * mean the same in ConvInteger, QLinearConv and Conv; its output. */
+static IrValue *ad_q_conv(AdCtx *c, size_t n, IrValue *const *in)
+{
+    IrNode *conv = ad_node_in(c, c->domain, c->n, "Conv", n, in, 1);
+    if (!conv)
+        return NULL;
+    static const char *const names[] = {"dilations", "kernel_shape", "pads", "strides"};
+    for (size_t i = 0; i < 4; i++) {
+        const IrAttr *a = ad_attr(c, names[i]);
+        if (a)
+            ad_set_attr_ints(c, conv, names[i], a->n_ints, a->ints);
+    }
+    char buf[32];
+    const char *pad = ad_attr_s_or(c, "auto_pad", NULL, buf, sizeof buf);
+    if (pad)
+        ad_set_attr_s(c, conv, "auto_pad", pad);
+    if (ad_attr(c, "group"))
+        ad_set_attr_i(c, conv, "group", ad_attr_i(c, "group"));
+    return ad_infer(c, conv) < 0 ? NULL : conv->out[0];
+}
+
+/* How many input channels (of each group) one float32 Conv of ConvInteger
+ * c->n sums exactly: each channel adds at most the largest |x - x_zp|
+ * times the largest |w - w_zp| times the window's `window` terms, and
+ * the sum must stay within 2^24. 0 when not even one channel does. */
+static int64_t ad_q_chunk(const AdCtx *c, int64_t window)
+{
+    int64_t per = ad_q_max_shift(c, 0, 2) * ad_q_max_shift(c, 1, 3) * window;
+    return per > 0 ? AD_Q_FLOAT_EXACT / per : 0;
+}
+
+/* ConvInteger's sums split by input channel: the channels [a, a + k) of
+ * every group make one float32 Conv (exact, by ad_q_chunk) of the shifted
+ * operands xs and ws gathered along axis 1; the parts are added in
+ * double (integers whose total fits int32: exact) and cast to int32.
+ * cg = input channels per group. Replaces c->n. */
+static int ad_convi_chunks(AdCtx *c, IrValue *xs, IrValue *ws, int64_t cg, int64_t group,
+                           int64_t k)
+{
+    IrValue *acc = NULL;
+    int64_t *xi = ir_alloc_array((size_t)(group * k), sizeof *xi);
+    for (int64_t a = 0; a < cg; a += k) {
+        int64_t n = a + k < cg ? k : cg - a, nx = group * n;
+        for (int64_t g = 0; g < group; g++)
+            for (int64_t j = 0; j < n; j++)
+                xi[g * n + j] = g * cg + a + j;
+        IrValue *xt = ad_const_int_tensor(c, IR_INT64, 1, &nx, xi, (size_t)nx);
+        IrValue *wt = ad_const_int_tensor(c, IR_INT64, 1, &n, xi, (size_t)n);
+        IrValue *in[2] = {ad_t_gather(c, xs, xt, 1), ad_t_gather(c, ws, wt, 1)};
+        IrValue *part = in[0] && in[1] ? ad_q_conv(c, 2, in) : NULL;
+        part = part ? ad_cast(c, part, IR_DOUBLE) : NULL;
+        acc = acc && part ? ad_op2(c, "Add", acc, part) : part;
+        if (!acc)
+            break;
+    }
+    free(xi);
+    return ad_q_to_int32(c, acc);
+}
+
 /* ConvInteger-10 below opset 10: Conv of (x - x_zp) and (w - w_zp) in
- * float32 where that is exact (ad_q_acc_type), else double. Conv pads with 0, which is what ConvInteger's padding with
- * x_zero_point becomes after the shift. Each output sums
- * C/group * prod(kernel) products of magnitude <= 65025, so with fewer
- * than 2^31 / 65025 terms the double sums are exact int32 values. x_zp is
- * per-tensor; w_zp per-tensor or per output channel ([M], made
+ * float32 where that is exact (ad_q_acc_type), else as float32 Convs of
+ * a few input channels each added in double (ad_convi_chunks), else in
+ * double (said in the report). Conv pads with 0, which is what
+ * ConvInteger's padding with x_zero_point becomes after the shift. Each
+ * output sums C/group * prod(kernel) products of magnitude <= 65025, so
+ * with fewer than 2^31 / 65025 terms the sums are exact int32 values.
+ * x_zp is per-tensor; w_zp per-tensor or per output channel ([M], made
  * [M, 1, ...]). The attributes carry over to Conv unchanged. */
 static int ad_convi_below_10(AdCtx *c)
 {
@@ -509,34 +572,22 @@ static int ad_convi_below_10(AdCtx *c)
     if (ad_q_zp_kind(c, 2, -1, &xvec) < 0 || ad_q_zp_kind(c, 3, wd[0], &wvec) < 0)
         return -1;
     static const size_t idx[4] = {0, 2, 1, 3};
-    int32_t dt = ad_q_say_double(c, ad_q_acc_type(c, idx, terms, 1, true),
-                                 "the integer sums may pass 2^24, where float32 is not exact");
+    int64_t group = ad_attr_i(c, "group"), k = 0;
+    int32_t dt = ad_q_acc_type(c, idx, terms, 1, true);
+    if (dt == IR_DOUBLE && group >= 1 && group <= wd[0] && (k = ad_q_chunk(c, terms / wd[1])) >= 1)
+        dt = IR_FLOAT;
+    (void)ad_q_say_double(c, dt, "even one input channel's sums may pass 2^24, where "
+                          "float32 is not exact");
     c->build_opset = 9;
     IrValue *wz = ad_q_trail(c, ad_in(c, 3), wvec ? wr - 1 : 0);
     IrValue *xs = ad_q_shift(c, x, ad_in(c, 2), dt);
     IrValue *ws = ad_q_shift(c, w, wz, dt);
     if (!xs || !ws || (ad_in(c, 3) && !wz))
         return -1;
+    if (k >= 1)
+        return ad_convi_chunks(c, xs, ws, wd[1], group, k);
     IrValue *in[2] = {xs, ws};
-    IrNode *conv = ad_node_in(c, "", c->n, "Conv", 2, in, 1);
-    if (!conv)
-        return -1;
-    static const char *const names[] = {"dilations", "kernel_shape", "pads",
-                                        "strides"};
-    for (size_t i = 0; i < 4; i++) {
-        const IrAttr *a = ad_attr(c, names[i]);
-        if (a)
-            ad_set_attr_ints(c, conv, names[i], a->n_ints, a->ints);
-    }
-    char buf[32];
-    const char *pad = ad_attr_s_or(c, "auto_pad", NULL, buf, sizeof buf);
-    if (pad)
-        ad_set_attr_s(c, conv, "auto_pad", pad);
-    if (ad_attr(c, "group"))
-        ad_set_attr_i(c, conv, "group", ad_attr_i(c, "group"));
-    if (ad_infer(c, conv) < 0)
-        return -1;
-    return ad_q_to_int32(c, conv->out[0]);
+    return ad_q_to_int32(c, ad_q_conv(c, 2, in));
 }
 
 /* ---- round half to even and saturation in opset-9 ops ------------------ */
@@ -768,25 +819,11 @@ static int ad_qlconv_below_10(AdCtx *c)
                       bias ? ad_cast(c, bias, IR_DOUBLE) : NULL};
     if (!in[0] || !in[1] || (bias && !in[2]))
         return -1;
-    IrNode *conv = ad_node_in(c, c->domain, c->n, "Conv", bias ? 3 : 2, in, 1);
-    if (!conv)
-        return -1;
-    static const char *const names[] = {"dilations", "kernel_shape", "pads", "strides"};
-    for (size_t i = 0; i < 4; i++) {
-        const IrAttr *a = ad_attr(c, names[i]);
-        if (a)
-            ad_set_attr_ints(c, conv, names[i], a->n_ints, a->ints);
-    }
-    char buf[32];
-    const char *pad = ad_attr_s_or(c, "auto_pad", NULL, buf, sizeof buf);
-    if (pad)
-        ad_set_attr_s(c, conv, "auto_pad", pad);
-    if (ad_attr(c, "group"))
-        ad_set_attr_i(c, conv, "group", ad_attr_i(c, "group"));
-    if (ad_infer(c, conv) < 0)
+    IrValue *acc = ad_q_conv(c, bias ? 3 : 2, in);
+    if (!acc)
         return -1;
     IrValue *mult = ad_q_op2(c, "Div", ad_q_op2(c, "Mul", ad_in(c, 1), ws), ad_in(c, 6));
-    IrValue *q = ad_q_op2(c, "Mul", conv->out[0], mult ? ad_cast(c, mult, IR_DOUBLE) : NULL);
+    IrValue *q = ad_q_op2(c, "Mul", acc, mult ? ad_cast(c, mult, IR_DOUBLE) : NULL);
     IrValue *y = q ? ad_q_requant(c, q, IR_DOUBLE, ad_in(c, 7), zt) : NULL;
     if (!y)
         return -1;

@@ -578,8 +578,8 @@ static IrValue *ad_sl_gather(AdCtx *c, IrValue *x, int64_t axis, int64_t s, int6
 
 /* Steps other than 1 below 10: each such axis becomes a Gather at its
  * constant indices (before c->n, which then reads the gathered value);
- * the step-1 entries stay in st/en/ax (compacted, *n updated). Sets
- * *all when no entry is left for the Slice. */
+ * the step-1 entries stay in st/en/ax (compacted, *n updated). When no
+ * entry is left (*n = 0), the last Gather replaces c->n. */
 static int ad_sl_steps_down(AdCtx *c, int64_t *st, int64_t *en, int64_t *ax,
                             const int64_t *sp, size_t *n)
 {
@@ -609,7 +609,9 @@ static int ad_sl_steps_down(AdCtx *c, int64_t *st, int64_t *en, int64_t *ax,
 static int64_t *ad_sl_ints(const AdCtx *c, size_t i, size_t *n)
 {
     int64_t *v = NULL;
-    (void)ad_const_ints(ad_in(c, i), &v, n);
+    *n = 0;
+    if (!ad_const_ints(ad_in(c, i), &v, n))
+        *n = 0;
     return v;
 }
 

@@ -299,12 +299,16 @@ MilType cml_type(const IrValue *v)
     return t;
 }
 
+const IrTensor *cml_known(const IrValue *v)
+{
+    if (!v)
+        return NULL;
+    return v->kind == IR_VAL_INPUT && v->init ? v->init : kv_value(v);
+}
+
 const IrTensor *cml_const_tensor(const IrNode *n, size_t i)
 {
-    if (!cml_has(n, i))
-        return NULL;
-    const IrTensor *t = inf_value_const(n->in[i]);
-    return t ? t : kv_value(n->in[i]);
+    return cml_has(n, i) ? cml_known(n->in[i]) : NULL;
 }
 
 bool cml_const_ints(const IrNode *n, size_t i, int64_t **v, size_t *len)
@@ -488,9 +492,7 @@ const char *cml_in(CmLower *c, const IrNode *n, size_t i)
     CmName *e = cm_name_get(c->onnx, v->name);
     if (e)
         return e->val;
-    const IrTensor *t = v->init ? v->init : inf_value_const(v);
-    if (!t && v->kind != IR_VAL_INPUT)
-        t = kv_value(v);
+    const IrTensor *t = cml_known(v);
     if (t)
         return cml_const_value(c, v, t);
     cml_refuse(c, "input '%s' has no Core ML value", v->name);
@@ -616,7 +618,7 @@ static bool cm_folded(const IrNode *n)
     if (!n->n_out)
         return false;
     for (size_t i = 0; i < n->n_out; i++)
-        if (n->out[i] && !kv_value(n->out[i]))
+        if (n->out[i] && !cml_known(n->out[i]))
             return false;
     return true;
 }
@@ -656,13 +658,35 @@ static void cm_feature(MilFeature *f, const char *name, const MilType *t)
     }
 }
 
-/* Notes in r an input or output (onnx: the graph's name, mil: the
- * package's) that crosses renamed or as [1] for a scalar. */
-static void cm_io_note(CmReport *r, bool input, const char *onnx, const char *mil,
-                       bool scalar)
+/* The user-defined metadata key prefix under which the export records
+ * the graph's name of each input or output the package names otherwise
+ * (key: prefix + package name, value: the ONNX name); the import gives
+ * the names back from it. */
+#define CM_NAME_KEY "onnx-convert.onnx_name."
+
+static void cm_meta_add(MilModel *mm, const char *key, const char *val)
+{
+    mm->meta_keys = ir_grow(mm->meta_keys, mm->n_meta + 1, sizeof *mm->meta_keys);
+    mm->meta_values = ir_grow(mm->meta_values, mm->n_meta + 1, sizeof *mm->meta_values);
+    mm->meta_keys[mm->n_meta] = ir_strdup(key);
+    mm->meta_values[mm->n_meta++] = ir_strdup(val);
+}
+
+/* Notes in r (and, for a renaming, in mm's metadata) an input or output
+ * (onnx: the graph's name, mil: the package's) that crosses renamed or as
+ * [1] for a scalar. */
+static void cm_io_note(CmReport *r, MilModel *mm, bool input, const char *onnx,
+                       const char *mil, bool scalar)
 {
     if (!scalar && !strcmp(onnx, mil))
         return;
+    if (strcmp(onnx, mil)) {
+        char *key = ir_alloc(sizeof CM_NAME_KEY + strlen(mil));
+        memcpy(key, CM_NAME_KEY, sizeof CM_NAME_KEY - 1);
+        strcpy(key + sizeof CM_NAME_KEY - 1, mil);
+        cm_meta_add(mm, key, onnx);
+        free(key);
+    }
     if (r->n_io_notes++ >= CM_MAX_IO_NOTES)
         return;
     CmIoNote *e = &r->io_notes[r->n_io_notes - 1];
@@ -695,7 +719,7 @@ static int cm_export_inputs(CmLower *c, MilFunction *fn, MilModel *mm)
         char *name = cm_fresh(c, v->name);
         mil_function_input(fn, name, &t);
         cm_feature(&mm->in[mm->n_in++], name, &t);
-        cm_io_note(c->r, true, v->name, name, t.rank == 0);
+        cm_io_note(c->r, mm, true, v->name, name, t.rank == 0);
         cm_name_put(&c->onnx, v->name, name);
         free(name);
         mil_type_clear(&t);
@@ -728,9 +752,7 @@ static int cm_export_outputs(CmLower *c, MilFunction *fn, MilModel *mm)
         CmName *e = cm_name_get(c->onnx, v->name);
         const char *name = e ? e->val : NULL;
         if (!name) {
-            const IrTensor *t = inf_value_const(v);
-            if (!t)
-                t = kv_value(v);
+            const IrTensor *t = cml_known(v);
             if (!t)
                 return cml_refuse(c, "graph output '%s' has no Core ML value", v->name);
             name = cml_const_value(c, v, t);
@@ -762,7 +784,7 @@ static int cm_export_outputs(CmLower *c, MilFunction *fn, MilModel *mm)
                               mil_dtype_name(t->dtype) ? mil_dtype_name(t->dtype) : "?");
         mil_block_output(fn->block, name);
         cm_feature(&mm->out[mm->n_out++], name, t);
-        cm_io_note(c->r, false, v->name, name, false);
+        cm_io_note(c->r, mm, false, v->name, name, false);
     }
     return 0;
 }
@@ -802,9 +824,7 @@ int cml_lower_graph(CmLower *c, const IrGraph *g, MilBlock *b)
         c->node = holder;
         CmName *e = cm_name_get(c->onnx, v->name);
         const char *name = e ? e->val : NULL;
-        const IrTensor *t = name ? NULL : inf_value_const(v);
-        if (!name && !t)
-            t = kv_value(v);
+        const IrTensor *t = name ? NULL : cml_known(v);
         if (!name && t)
             name = cml_const_value(c, v, t);
         if (!name) {
@@ -1545,6 +1565,25 @@ static int cm_import_io(CmRaise *r, const MilFunction *fn)
     return 0;
 }
 
+/* Gives the graph's inputs and outputs back the ONNX names the export
+ * recorded (CM_NAME_KEY) where the package names them otherwise; a name
+ * that is taken by then stays the package's. */
+static void cm_import_names(const MilModel *mm, IrGraph *g)
+{
+    size_t n = sizeof CM_NAME_KEY - 1;
+    for (size_t i = 0; i < mm->n_meta; i++) {
+        if (strncmp(mm->meta_keys[i], CM_NAME_KEY, n))
+            continue;
+        IrValue *v = ir_graph_find_local(g, mm->meta_keys[i] + n);
+        bool io = v && v->kind == IR_VAL_INPUT;
+        for (size_t k = 0; v && !io && k < g->outputs.n; k++)
+            io = ((const IrValueInfo *)g->outputs.p[k])->value == v;
+        IrError e;
+        if (io && !ir_graph_find_local(g, mm->meta_values[i]))
+            (void)ir_value_rename(v, mm->meta_values[i], &e);
+    }
+}
+
 int cm_import(const MilModel *mm, IrModel **out, IrError *err)
 {
     *out = NULL;
@@ -1560,6 +1599,8 @@ int cm_import(const MilModel *mm, IrModel **out, IrError *err)
     m->graph->name = ir_strdup(fn->name);
     CmRaise r = {.m = m, .g = m->graph, .err = err};
     int rc = cm_import_io(&r, fn);
+    if (rc == 0)
+        cm_import_names(mm, m->graph);
     CmConst *e, *tmp;
     HASH_ITER(hh, r.consts, e, tmp) {
         HASH_DEL(r.consts, e);

@@ -63,6 +63,24 @@ const OsSchema *os_find(const char *domain, const char *op, int64_t opset)
     return best;
 }
 
+bool os_shape_input(const OsSchema *s, size_t i)
+{
+    size_t lo = 0, hi = os_shape_in_n;
+    while (lo < hi && i < 32) {
+        size_t mid = lo + (hi - lo) / 2;
+        const OsShapeIn *e = &os_shape_in_table[mid];
+        int c = os_cmp(e->domain, e->op, s);
+        c = c ? c : (e->since > s->since) - (e->since < s->since);
+        if (c == 0)
+            return e->mask >> i & 1u;
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return false;
+}
+
 const OsAttr *os_attr(const OsSchema *s, const char *name)
 {
     size_t lo = 0, hi = s->n_attr;

@@ -106,7 +106,17 @@ typedef struct OsDomain {
     int max_opset;
 } OsDomain;
 
+/* The inputs of one version that take a shape, a size, scales, axes,
+ * indices or a count (src/opschema_flags.txt, shape_in=). */
+typedef struct OsShapeIn {
+    const char *domain, *op;
+    int since;
+    uint32_t mask;               /* bit N set: input N */
+} OsShapeIn;
+
 extern const OsSchema os_table[];
+extern const OsShapeIn os_shape_in_table[];
+extern const size_t os_shape_in_n;
 extern const size_t os_table_n;
 extern const OsDomain os_domains[];
 extern const size_t os_domains_n;
@@ -123,6 +133,10 @@ const OsSchema *os_find(const char *domain, const char *op, int64_t opset);
 /* All versions of an op, oldest first: returns the first and sets *n;
  * NULL (and *n = 0) for an op the table lacks. */
 const OsSchema *os_versions(const char *domain, const char *op, size_t *n);
+/* Whether input i of s takes a shape, a size, scales, axes, indices or a
+ * count (Reshape's shape, Upsample's scales, TopK's K, Loop's M): a value
+ * whose rounding changes a shape or a count rather than a number. */
+bool os_shape_input(const OsSchema *s, size_t i);
 /* The attribute `name` of s, or NULL. */
 const OsAttr *os_attr(const OsSchema *s, const char *name);
 /* The type constraint of variable `var` in s, or NULL (a concrete type). */

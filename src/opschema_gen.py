@@ -56,10 +56,12 @@ def read_counts(words, path, lineno):
 
 def read_flags(path):
     """({(domain, op): [flag, ...]}, {(domain, op): family},
-    {(domain, op, since): counts}) from the flags file."""
+    {(domain, op, since): counts}, {(domain, op): [input name, ...]}) from
+    the flags file."""
     flags = {}
     families = {}
     counts = {}
+    shape_in = {}
     with open(path, encoding="ascii") as f:
         for lineno, line in enumerate(f, 1):
             line = line.split("#", 1)[0].strip()
@@ -80,10 +82,31 @@ def read_flags(path):
                 sys.exit(f"{path}:{lineno}: '{name}' is listed twice")
             families[(domain, op)] = words[1]
             for w in words[2:]:
-                if w not in FLAG_NAMES:
+                if w.startswith("shape_in="):
+                    shape_in[(domain, op)] = w[len("shape_in="):].split(",")
+                elif w not in FLAG_NAMES:
                     sys.exit(f"{path}:{lineno}: unknown flag '{w}'")
-            flags[(domain, op)] = words[2:]
-    return flags, families, counts
+            flags[(domain, op)] = [w for w in words[2:] if "=" not in w]
+    return flags, families, counts, shape_in
+
+
+def shape_mask(o, shape_in):
+    """The bit mask of o's inputs that shape_in names (bit N: input N)."""
+    names = shape_in.get((o["domain"], o["op"]), [])
+    bits = [i for i, p in enumerate(o["inputs"]) if p["name"] in names]
+    if bits and bits[-1] > 31:
+        sys.exit(f"{o['op']}-{o['since_version']}: shape_in needs inputs 0..31")
+    return sum(1 << i for i in bits)
+
+
+def check_shape_in(ops, shape_in, path):
+    """Every name of a shape_in= list is an input of some version."""
+    for (domain, op), names in shape_in.items():
+        have = {p["name"] for o in ops if (o["domain"], o["op"]) == (domain, op)
+                for p in o["inputs"]}
+        for n in names:
+            if n not in have:
+                sys.exit(f"{path}: {op} has no input '{n}' (shape_in)")
 
 
 def count_mask(o, counts, which):
@@ -211,8 +234,9 @@ def main():
     spec_path, flags_path, out_path = sys.argv[1:]
     with open(spec_path, encoding="utf-8") as f:
         spec = json.load(f)
-    flags, families, counts = read_flags(flags_path)
+    flags, families, counts, shape_in = read_flags(flags_path)
     ops = sorted(spec["operators"], key=lambda o: (o["domain"], o["op"], o["since_version"]))
+    check_shape_in(ops, shape_in, flags_path)
     known = {(o["domain"], o["op"]) for o in ops}
     for key in families:
         if key not in known:
@@ -243,6 +267,13 @@ def main():
     out.append("const OsDomain os_domains[] = {\n" + ",\n".join(
         f"    {{{c_str(d)}, {int(v)}}}" for d, v in domains) + "\n};")
     out.append(f"const size_t os_domains_n = {len(domains)};")
+    shape = [(o, shape_mask(o, shape_in)) for o in ops]
+    out.append("\n/* The inputs of each version that take a shape, a size, scales, axes,\n"
+               " * indices or a count (shape_in=); sorted as os_table. */")
+    out.append("const OsShapeIn os_shape_in_table[] = {\n" + ",\n".join(
+        f"    {{{c_str(o['domain'])}, {c_str(o['op'])}, {o['since_version']}, 0x{m:x}u}}"
+        for o, m in shape if m) + "\n};")
+    out.append(f"const size_t os_shape_in_n = {sum(1 for _, m in shape if m)};")
     with open(out_path + ".tmp", "w", encoding="ascii") as f:
         f.write("\n".join(out) + "\n")
     import os

@@ -16,6 +16,10 @@
  *      node's); an initializer takes it when every reader does;
  *   3. give every reader the type it takes: from the value itself, or from
  *      the one Cast of that value to that type, made on first need.
+ * Before step 1, the shape rule: an input the operator table flags as a
+ * shape, a size, scales, axes, indices or a count (shape_in=) never
+ * switches, and the nodes that compute it from constants and shapes keep
+ * their type, followed back from that input (see pc_shape_rule).
  */
 #include <math.h>
 #include <stdio.h>
@@ -56,6 +60,8 @@ typedef struct PcCtx {
     IrError *err;
     PcNode *nodes;
     PcVal *vals;
+    struct PcStatic *statics;      /* values computed from constants and shapes */
+    struct PcShape *shape_nodes;   /* nodes that compute a shape-like input */
     struct PcBodyType *body_types; /* types of function bodies' values */
     /* per model-local function (index in m->functions): */
     size_t n_fn;
@@ -260,7 +266,7 @@ static bool pc_slot_switches(const PcCtx *c, const OsSchema *s, const IrNode *n,
 {
     const IrValue *v = out ? n->out[i] : n->in[i];
     int32_t t = pc_elem(v);
-    if (!v || !pc_is_source(c, t))
+    if (!v || !pc_is_source(c, t) || (!out && os_shape_input(s, i)))
         return false;
     const OsParam *p = out ? os_out_param(s, i) : os_in_param(s, i);
     if (!p || !os_tc(s, p->type))
@@ -409,6 +415,190 @@ static bool pc_touches(const PcCtx *c, const IrNode *n, bool *unknown)
     return touches;
 }
 
+/* ---- the shape rule ------------------------------------------------ */
+
+/* Why: a value that becomes a shape or a count (Upsample's scales computed
+ * as float arithmetic on Shape, a Range's limit) changes the output's
+ * shape when rounded to half (5 * 2.2 = 11 becomes 10.99 -> 10), an error
+ * no tolerance covers. Such values are computed from constants and
+ * shapes alone, so keeping their computation in float32 costs nothing;
+ * values computed from a graph input's data (indices from
+ * NonMaxSuppression's scores) stay in the data's precision, or the whole
+ * network would be kept. */
+
+/* A value computed from constants and input shapes only. */
+typedef struct PcStatic {
+    const IrValue *v;
+    UT_hash_handle hh;
+} PcStatic;
+
+/* A node that computes a shape-like input, and the input it computes. */
+typedef struct PcShape {
+    const IrNode *n;
+    char why[128];
+    UT_hash_handle hh;
+} PcShape;
+
+static bool pc_static(const PcCtx *c, const IrValue *v)
+{
+    PcStatic *e = NULL;
+    if (v)
+        HASH_FIND_PTR(c->statics, &v, e);
+    return e != NULL;
+}
+
+static void pc_static_add(PcCtx *c, const IrValue *v)
+{
+    if (!v || pc_static(c, v))
+        return;
+    PcStatic *e = ir_alloc(sizeof *e);
+    e->v = v;
+    HASH_ADD_PTR(c->statics, v, e);
+}
+
+/* Whether n's outputs are computed from constants and shapes alone: it
+ * reads only shapes (Shape, Size), or only such values; a node holding
+ * bodies or drawing random numbers is not. */
+static bool pc_static_node(const PcCtx *c, const IrNode *n)
+{
+    const OsSchema *s = pc_schema(c, n);
+    if (s && (s->flags & OS_F_SHAPE_ONLY))
+        return true;
+    if (!s || (s->flags & OS_F_RANDOM) || pc_has_subgraph(n))
+        return false;
+    for (size_t i = 0; i < n->n_in; i++)
+        if (n->in[i] && !pc_static(c, n->in[i]))
+            return false;
+    return true;
+}
+
+/* Marks g's static values: its weights, then node outputs in order (an
+ * outer value was marked with its own graph, walked first). */
+static int pc_static_graph(IrGraph *g, const IrWalkAt *at, void *arg)
+{
+    (void)at;
+    PcCtx *c = arg;
+    for (IrValue *v = g->values; v; v = v->hh.next)
+        if (v->init && (v->kind == IR_VAL_INIT || v->kind == IR_VAL_INPUT))
+            pc_static_add(c, v);
+    for (IrNode *n = g->first; n; n = n->next)
+        if (pc_static_node(c, n))
+            for (size_t j = 0; j < n->n_out; j++)
+                pc_static_add(c, n->out[j]);
+    return 0;
+}
+
+/* Marks, from static value v, the nodes computing it, back to the
+ * shape readers and weights (a worklist: chains may be long). */
+static void pc_shape_back(PcCtx *c, const IrValue *v, const char *why)
+{
+    size_t top = 0, cap = 16;
+    const IrValue **work = ir_alloc_array(cap, sizeof *work);
+    work[top++] = v;
+    while (top) {
+        const IrValue *x = work[--top];
+        const IrNode *p = x->kind == IR_VAL_NODE ? x->producer : NULL;
+        PcShape *e = NULL;
+        if (p)
+            HASH_FIND_PTR(c->shape_nodes, &p, e);
+        const OsSchema *s = p && !e ? pc_schema(c, p) : NULL;
+        if (!s || (s->flags & OS_F_SHAPE_ONLY))
+            continue;
+        e = ir_alloc(sizeof *e);
+        e->n = p;
+        snprintf(e->why, sizeof e->why, "%s", why);
+        HASH_ADD_PTR(c->shape_nodes, n, e);
+        for (size_t i = 0; i < p->n_in; i++) {
+            if (!p->in[i])
+                continue;
+            if (top == cap)
+                work = ir_grow(work, cap *= 2, sizeof *work);
+            work[top++] = p->in[i];
+        }
+    }
+    free(work);
+}
+
+/* Follows every shape-like input of g's nodes back. */
+static int pc_shape_graph(IrGraph *g, const IrWalkAt *at, void *arg)
+{
+    (void)at;
+    PcCtx *c = arg;
+    for (IrNode *n = g->first; n; n = n->next) {
+        const OsSchema *s = pc_schema(c, n);
+        for (size_t i = 0; s && i < n->n_in; i++) {
+            const OsParam *p = os_in_param(s, i);
+            if (!os_shape_input(s, i) || !pc_static(c, n->in[i]) || !p)
+                continue;
+            char why[128];
+            snprintf(why, sizeof why, "computes %s-%d's %s (a shape, size or count)",
+                     n->op_type, s->since, p->name);
+            pc_shape_back(c, n->in[i], why);
+        }
+    }
+    return 0;
+}
+
+/* The shape rule over every graph the conversion may change. */
+static void pc_shape_rule(PcCtx *c)
+{
+    unsigned walk = IR_WALK_MAIN | IR_WALK_SUBGRAPHS | IR_WALK_FUNCTIONS;
+    ir_each_graph(c->m, walk, pc_static_graph, c);
+    ir_each_graph(c->m, walk, pc_shape_graph, c);
+}
+
+/* Why n keeps its type under the shape rule, or NULL: it computes a
+ * shape-like input, or one of its shape-like inputs holds an old-type
+ * value bound to the type variable of a slot that would switch (Range's
+ * limit and its output: one T). */
+static const char *pc_shape_why(const PcCtx *c, const OsSchema *s, const IrNode *n)
+{
+    PcShape *e = NULL;
+    HASH_FIND_PTR(c->shape_nodes, &n, e);
+    if (e)
+        return e->why;
+    for (size_t i = 0; s && i < n->n_in; i++) {
+        const OsParam *p = os_in_param(s, i);
+        if (!os_shape_input(s, i) || !p || !os_tc(s, p->type) ||
+            !pc_is_source(c, pc_elem(n->in[i])))
+            continue;
+        for (size_t k = 0; k < n->n_in + n->n_out; k++) {
+            bool out = k >= n->n_in, blocked = false;
+            size_t j = out ? k - n->n_in : k;
+            const OsParam *q = out ? os_out_param(s, j) : os_in_param(s, j);
+            if (q && !strcmp(q->type, p->type) && pc_slot_switches(c, s, n, out, j, &blocked))
+                return "a shape, size or count shares its type with a value that would switch";
+        }
+    }
+    return NULL;
+}
+
+/* Whether keep_nodes names n (its label found only when unnamed: that
+ * costs a walk of its graph). */
+static bool pc_listed(const PcCtx *c, const IrNode *n)
+{
+    char label[PC_LABEL];
+    const char *l = n->name && n->name[0] ? n->name
+                    : pc_label(c, n, pc_pos(n), label, sizeof label);
+    return pc_in_list(c->o->keep_nodes, l);
+}
+
+/* Whether a node keep_nodes names holds n: n lies in one of its bodies,
+ * or (a Constant: a weight) one of them reads it. For keep_whole. */
+static bool pc_kept_whole(const PcCtx *c, const IrNode *n)
+{
+    for (const IrGraph *g = n->graph; g->owner; g = g->owner->graph)
+        if (pc_listed(c, g->owner))
+            return true;
+    if (n->n_in || strcmp(n->op_type, "Constant"))
+        return false;
+    for (size_t j = 0; j < n->n_out; j++)
+        for (size_t u = 0; n->out[j] && u < n->out[j]->n_uses; u++)
+            if (n->out[j]->uses[u].node && pc_listed(c, n->out[j]->uses[u].node))
+                return true;
+    return false;
+}
+
 /* Decides n: *reason NULL and true when it converts; false with a reason
  * when it keeps the old type while touching it; false with no reason when
  * it touches no old-type value (integer and shape nodes). */
@@ -430,8 +620,12 @@ static bool pc_decide(PcCtx *c, const IrNode *n, size_t idx, char *why, size_t c
     else if (c->o->keep_nodes &&   /* a body node's label walks its owners */
              pc_in_list(c->o->keep_nodes, pc_label(c, n, idx, label, sizeof label)))
         r = "--keep-float32-node";
+    else if (c->o->keep_whole && c->o->keep_nodes && pc_kept_whole(c, n))
+        r = "part of a node kept (its weight, or in its body)";
     else if (any_unknown)
         r = "a value of unknown or non-tensor type";
+    else
+        r = pc_shape_why(c, pc_schema(c, n), n);
     if (!r && fn >= 0 && !c->cast_ok)
         r = c->no_cast;
     if (r) {
@@ -631,9 +825,10 @@ static int pc_encode(PcCtx *c, double x, int32_t to, uint32_t *bits, const char 
 static int pc_tensor_retype(PcCtx *c, IrTensor *t, int32_t to, const char *what)
 {
     uint64_t numel;
-    PcSrc src;
+    PcSrc src = {0};
+    /* an empty tensor (Resize's roi: dims [0]) has no data to read */
     if (!ir_tensor_numel(t, &numel) || numel > SIZE_MAX / 4 ||
-        !pc_src_open(t, (size_t)numel, &src)) {
+        (numel && !pc_src_open(t, (size_t)numel, &src))) {
         free(src.v);
         return ir_fail(c->err, "precision: %s: the data cannot be read", what);
     }
@@ -1071,6 +1266,16 @@ static void pc_free_maps(PcCtx *c)
         HASH_DEL(c->vals, v);
         free(v);
     }
+    PcStatic *sv, *tsv;   /* the shape rule's */
+    HASH_ITER(hh, c->statics, sv, tsv) {
+        HASH_DEL(c->statics, sv);
+        free(sv);
+    }
+    PcShape *sn, *tsn;
+    HASH_ITER(hh, c->shape_nodes, sn, tsn) {
+        HASH_DEL(c->shape_nodes, sn);
+        free(sn);
+    }
 }
 
 /* Whether Cast at the model's opset reads and writes the new type. */
@@ -1151,6 +1356,7 @@ static int pc_analyse(PcCtx *c)
     if (inf_model(c->m, &io, &ie) < 0)
         return ir_fail(c->err, "precision: %s", ie.msg);
     pc_restore_body_types(c);
+    pc_shape_rule(c);
     pc_decide_all(c);
     return 0;
 }

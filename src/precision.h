@@ -47,6 +47,12 @@
  * Cast back to float32 under the initializer's old name: the file shrinks,
  * every consumer and the computation stay float32.
  *
+ * Shape-like values keep their type: an input the operator table flags
+ * shape_in= (Reshape's shape, Upsample's scales, TopK's K, Loop's M, ...)
+ * never switches, and the nodes computing its value from constants and
+ * shapes alone keep theirs (rounded, 5 * 2.2 = 11 becomes 10: a shape
+ * no tolerance covers).
+ *
  * Values outside the new type's finite range are clamped to it and
  * counted (strict: refused, naming the tensor); float32 -> bfloat16 and
  * -> float16 round to nearest even.
@@ -72,6 +78,11 @@ typedef struct PcOptions {
     bool keep_io;           /* graph inputs (not IR 3 weights) and outputs keep their type */
     const char *keep_ops;   /* "Softmax,ReduceSum": these ops keep the type */
     const char *keep_nodes; /* node names that keep the type */
+    /* a node keep_nodes names keeps all of it in the old type: the
+     * Constants it reads (its weights, as its initializers already do)
+     * and every node of its bodies (--auto: what it keeps must compute
+     * exactly as the original) */
+    bool keep_whole;
     bool strict;            /* refuse values outside the new type's range */
     int32_t store;          /* IR_FLOAT16: weights-only half storage, or 0 */
 } PcOptions;

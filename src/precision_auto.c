@@ -61,6 +61,56 @@ static double pa_value_error(const EvValue *got, const EvValue *want, double rto
     return e;
 }
 
+/* "[1,3,10,12]" into buf. */
+static void pa_dims(const EvValue *x, char *buf, size_t cap)
+{
+    size_t k = (size_t)snprintf(buf, cap, "[");
+    for (size_t i = 0; i < x->rank && k < cap; i++)
+        k += (size_t)snprintf(buf + k, cap - k, "%s%lld", i ? "," : "", (long long)x->dims[i]);
+    if (k < cap)
+        snprintf(buf + k, cap - k, "]");
+}
+
+/* What makes an infinite error, in words (output `name`): a shape that
+ * differs (one dim: a count, of detections say), NaN or infinity where
+ * the original has a number, or non-float values that differ. */
+static void pa_describe(const EvValue *got, const EvValue *want, const char *name, char *buf,
+                        size_t cap)
+{
+    char g[96], w[96];
+    if (got->kind != EV_TENSOR || want->kind != EV_TENSOR) {
+        snprintf(buf, cap, "output '%s' is not the kind of value expected", name);
+        return;
+    }
+    pa_dims(got, g, sizeof g);
+    pa_dims(want, w, sizeof w);
+    size_t diff = 0, at = 0;
+    for (size_t i = 0; got->rank == want->rank && i < got->rank; i++)
+        if (got->dims[i] != want->dims[i])
+            diff++, at = i;
+    if (got->rank != want->rank || diff > 1 || got->numel != want->numel) {
+        if (diff == 1)
+            snprintf(buf, cap, "output '%s' has shape %s against %s: a count differs "
+                     "(dim %zu: %lld against %lld, e.g. of detections)", name, g, w, at,
+                     (long long)got->dims[at], (long long)want->dims[at]);
+        else
+            snprintf(buf, cap, "output '%s' has shape %s against %s", name, g, w);
+        return;
+    }
+    bool fl = ev_dtype_is_float(got->dtype) && ev_dtype_is_float(want->dtype);
+    for (size_t k = 0; fl && k < want->numel; k++) {
+        double x = ev_get_f(got, k), y = ev_get_f(want, k);
+        if (!isfinite(x) && isfinite(y)) {
+            snprintf(buf, cap, "output '%s' has %s at element %zu where the original has %g",
+                     name, isnan(x) ? "NaN" : "infinity", k, y);
+            return;
+        }
+    }
+    char why[128] = "";
+    ev_value_equal(got, want, 0, 0, why, sizeof why);
+    snprintf(buf, cap, "output '%s' differs: %s", name, why);
+}
+
 static double pa_outputs_error(EvValue **got, EvValue **want, size_t n, double rtol,
                                double atol)
 {
@@ -86,7 +136,23 @@ typedef struct PaCtx {
     EvValue **want;              /* the original's outputs */
     size_t n_out;
     size_t evals, max_evals;
+    const IrModel *orig;         /* for its output names */
+    char inf_why[400];           /* the last run whose error was infinite: why */
 } PaCtx;
+
+/* Notes in c->inf_why why the outputs' error is infinite. */
+static void pa_note_inf(PaCtx *c, EvValue **got)
+{
+    for (size_t i = 0; i < c->n_out; i++) {
+        if (isfinite(pa_value_error(got[i], c->want[i], c->rtol, c->atol)))
+            continue;
+        const IrPtrList *outs = &c->orig->graph->outputs;
+        const IrValueInfo *vi = i < outs->n ? outs->p[i] : NULL;
+        pa_describe(got[i], c->want[i], vi && vi->value ? vi->value->name : "?",
+                    c->inf_why, sizeof c->inf_why);
+        return;
+    }
+}
 
 /* in[] as model m's feeds take them: a float input of another float type
  * becomes a new tensor of that type (same numbers, already rounded).
@@ -155,6 +221,7 @@ static int pa_convert_copy(PaCtx *c, const char *keep, IrModel **out, PcReport *
         list = malloc(cap);
         snprintf(list, cap, "%s%s%s", u, *u ? "," : "", keep);
         o.keep_nodes = list;
+        o.keep_whole = true;
     }
     PcReport tmp = {0};
     int rc = pc_convert(m, &o, r ? r : &tmp, err);
@@ -180,6 +247,8 @@ static int pa_try(PaCtx *c, const char *keep, double *e, IrError *err)
     if (rc < 0)
         return -1;
     *e = pa_outputs_error(got, c->want, c->n_out, c->rtol, c->atol);
+    if (!isfinite(*e))
+        pa_note_inf(c, got);
     ev_values_free(got, c->n_out);
     return 0;
 }
@@ -196,9 +265,16 @@ typedef struct PaVal {
     UT_hash_handle hh;
 } PaVal;
 
+/* The score of a node holding bodies: its bodies compute in half too,
+ * which running it alone on half inputs does not measure (nor can it run
+ * alone when a body reads outer values), so it ranks first: kept, it
+ * keeps its bodies whole (keep_whole). */
+#define PA_UNMEASURED 1e30
+
 typedef struct PaCand {
     char *label;                 /* name or "#N" (precision.c's label) */
     double score;                /* its own half error, of its output's scale */
+    bool body;                   /* holds bodies: PA_UNMEASURED */
 } PaCand;
 
 static EvValue *pa_val_get(PaVal *t, const IrValue *v)
@@ -355,6 +431,14 @@ static bool pa_touches_f32(const IrNode *n)
     return false;
 }
 
+static bool pa_has_body(const IrNode *n)
+{
+    for (size_t i = 0; i < n->n_attr; i++)
+        if (n->attr[i]->g || n->attr[i]->n_graphs)
+            return true;
+    return false;
+}
+
 /* Runs the original m node by node on c's inputs (float32), scoring
  * every node the full conversion computes in half (not in `full`'s kept
  * list). *cand gets them, best first. A node that cannot run alone (a
@@ -396,10 +480,13 @@ static size_t pa_rank(PaCtx *c, IrModel *m, const PcReport *full, PaCand **cand)
         char label[32];
         snprintf(label, sizeof label, "#%zu", idx);
         const char *name = n->name && n->name[0] ? n->name : label;
-        if (pa_touches_f32(n) && !pa_in_report(full, name)) {
+        bool body = pa_has_body(n);   /* its bodies may compute in half */
+        if (body || (pa_touches_f32(n) && !pa_in_report(full, name))) {
             *cand = ir_grow(*cand, nc + 1, sizeof **cand);
             (*cand)[nc++] = (PaCand){ir_strdup(name),
-                                     ran ? pa_node_score(m, n, in, out, c->o->dtype) : 0};
+                                     body ? PA_UNMEASURED
+                                     : ran ? pa_node_score(m, n, in, out, c->o->dtype) : 0,
+                                     body};
         }
         for (size_t j = 0; ran && j < n->n_out; j++)
             if (n->out[j] && out[j])
@@ -471,6 +558,9 @@ static int pa_search(PaCtx *c, const PaCand *cand, size_t n, bool *pick, double 
     if (!isfinite(ehi) || ehi > 1) {    /* hi == n, not tried yet */
         if (pa_try_top(c, cand, n, hi, pick, &ehi, err) < 0)
             return -1;
+        if (ehi > 1 && !isfinite(ehi))
+            return ir_fail(err, "--auto: even with every converted node kept in "
+                           "float32 %s", c->inf_why);
         if (ehi > 1)
             return ir_fail(err, "--auto: even with every converted node kept in "
                            "float32 the outputs' error is %.3g times the tolerance "
@@ -544,7 +634,10 @@ static void pa_reason(PcReport *r, const PaCand *cand, const bool *pick, size_t 
             if (strcmp(r->kept[k].node, cand[i].label))
                 continue;
             char why[160];
-            if (cand[i].score > rtol)
+            if (cand[i].body)
+                snprintf(why, sizeof why, "--auto: its bodies' error is not measured "
+                         "alone; kept whole");
+            else if (cand[i].score > rtol)
                 snprintf(why, sizeof why, "--auto: error %.3g > tolerance %g",
                          cand[i].score, rtol);
             else
@@ -568,6 +661,9 @@ static int pa_keep_some(PaCtx *c, IrModel *m, const PcReport *full, PcReport *r,
     qsort(cand, n, sizeof *cand, pa_cand_cmp);
     bool *pick = ir_alloc_array(n ? n : 1, sizeof *pick);
     int rc = n ? pa_search(c, cand, n, pick, &ar->error, err)
+               : !isfinite(ar->error_full)
+               ? ir_fail(err, "--auto: no node computes in %s, yet %s",
+                         pc_dtype_word(c->o->dtype), c->inf_why)
                : ir_fail(err, "--auto: no node computes in %s, yet the outputs' "
                          "error is %.3g times the tolerance", pc_dtype_word(c->o->dtype),
                          ar->error_full);
@@ -580,6 +676,7 @@ static int pa_keep_some(PaCtx *c, IrModel *m, const PcReport *full, PcReport *r,
         list = malloc(cap);
         snprintf(list, cap, "%s%s%s", u, *u && *keep ? "," : "", keep);
         o.keep_nodes = list;
+        o.keep_whole = *keep;
         rc = pc_convert(m, &o, r, err);
     }
     if (rc == 0) {
@@ -604,7 +701,7 @@ int pa_convert(IrModel *m, const PcOptions *o, const PaOptions *a, PcReport *r,
 {
     if (o->dtype != IR_FLOAT16 && o->dtype != IR_BFLOAT16)
         return ir_fail(err, "--auto goes with --dtype float16 or bfloat16");
-    PaCtx c = {.o = o, .eo = a->vf.eval};
+    PaCtx c = {.o = o, .eo = a->vf.eval, .orig = m};
     c.eo.seed = a->vf.seed;
     c.rtol = a->rtol > 0 ? a->rtol : PA_DEFAULT_RTOL;
     c.atol = a->atol > 0 ? a->atol
@@ -626,6 +723,8 @@ int pa_convert(IrModel *m, const PcOptions *o, const PaOptions *a, PcReport *r,
         rc = pa_run(&c, full, "the converted model", &got, err);
     if (rc == 0) {
         ar->error = ar->error_full = pa_outputs_error(got, c.want, c.n_out, c.rtol, c.atol);
+        if (!isfinite(ar->error_full))
+            pa_note_inf(&c, got);
         ar->candidates = fr.nodes_converted;
         if (ar->error_full <= 1)
             rc = pc_convert(m, o, r, err);   /* within: the full conversion */

@@ -7,8 +7,12 @@
  * they do not: nodes are ranked by the error their own half computation
  * adds, and a binary search over that ranking finds how many of the
  * worst must stay float32 (then a greedy pass drops any of them that is
- * not needed). The work is bounded: at most PA_MAX_EVALS(n) evaluations
- * of a whole model for n candidate nodes.
+ * not needed). A node kept is kept whole (PcOptions.keep_whole: the
+ * Constants it reads and its bodies' nodes too); nodes holding bodies
+ * rank first, their half error not being measurable alone. The work is
+ * bounded: at most PA_MAX_EVALS(n) evaluations of a whole model for n
+ * candidate nodes. When the error stays infinite, the refusal says which
+ * output differs and how (a shape, a count, NaN or infinity).
  */
 #ifndef OC_PRECISION_AUTO_H
 #define OC_PRECISION_AUTO_H

@@ -2,6 +2,7 @@
 tool. Each test ends with report(NAME), which prints the runner's
 "NAME: N passed, N failed" line (", N skipped" after it when skip() was
 called: what the machine lacks, never a failure)."""
+import json
 import os
 import shutil
 import subprocess
@@ -58,6 +59,20 @@ def have_ort():
         return True
     return subprocess.run(["sh", os.path.join(ORT_DIR, "setup.sh")], capture_output=True).returncode == 0 \
         and subprocess.run(probe, cwd=ORT_DIR, capture_output=True).returncode == 0
+
+
+def ct_judge(pkg):
+    """Apple's loader on package pkg: (accepted, {MIL op: count} of main,
+    target, the last lines it printed)."""
+    ct = subprocess.run([sys.executable, CT_CHECK, pkg, "--json"], capture_output=True,
+                        text=True)
+    try:
+        rep = json.loads(ct.stdout)
+    except ValueError:
+        rep = {}
+    ops = rep.get("functions", {}).get("main", {}).get("ops", {})
+    return (ct.returncode == 0 and bool(rep.get("ok")), ops, rep.get("target"),
+            (ct.stdout + ct.stderr)[-300:])
 
 
 def have_ct():

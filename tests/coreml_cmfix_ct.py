@@ -13,14 +13,17 @@ supported"), and, where said, verified equal by `--verify`:
   `check`, naming the rule;
 - an input named `state` (a word MIL reserves) is renamed as coremltools
   renames it (`state_workaround`) in the program and the description
-  alike, and the report names the renaming;
+  alike, the report names the renaming, and the import gives the name
+  back (from the package's user-defined metadata);
 - Shape-15 with start/end on an input with a dynamic dim (shape, then
   slice_by_index);
 - TopK whose K is computed from static shapes (Shape -> Gather ->
   Unsqueeze -> Concat -> ReduceMin, as torchvision's detectors export
   `_topk_min`) exports with K a const; where K is computed at run time
   (the same chain over a NonZero, as in torchvision's SSD), as argsort,
-  slice_by_index and gather_along_axis, verified equal.
+  slice_by_index and gather_along_axis, verified equal; a K that is a
+  graph input with a default value (a const in the package) is read as
+  the constant it becomes.
 
 Skips, saying so, when the judge is absent or not set up.
 Usage: /usr/bin/python3 tests/coreml_cmfix_ct.py PATH/TO/onnx-convert
@@ -117,6 +120,18 @@ def topk_dynamic(rank2):
     return model(nodes, [x], [vi("v", F, None), vi("i", T.INT64, None)], inits, opset=13)
 
 
+def topk_default_k():
+    """TopK whose K is a graph input with a default value (an initializer
+    of the same name): Core ML has no input with a default, so the export
+    makes it a const, and the lowering must read it as one."""
+    m = model([h.make_node("TopK", ["x", "k"], ["v", "i"])],
+              [vi("x", F, [2, 6]), vi("k", T.INT64, [1])],
+              [vi("v", F, None), vi("i", T.INT64, None)],
+              [nh.from_array(np.array([3], np.int64), "k")])
+    m.ir_version = 8
+    return m
+
+
 def export(tool, tmp, name, m, *args):
     """Exports m; returns (process, JSON report, package path)."""
     src = os.path.join(tmp, name + ".onnx")
@@ -151,27 +166,41 @@ def io_changes(rep):
     return ((rep.get("coreml") or {}).get("io_changes")) or []
 
 
-def test_scalar(tool, tmp):
-    p, rep, pkg = export(tool, tmp, "scalar_input", scalar_input(), "--verify")
-    judge("scalar_input", pkg)
+def verified(tool, tmp, name, m):
+    """Exports m with --verify, expects Apple's loader to accept the
+    package and the verification to say equal; returns the JSON report,
+    the package and the loader's report."""
+    _, rep, pkg = export(tool, tmp, name, m, "--verify")
+    ct = judge(name, pkg)
     check((rep.get("verification") or {}).get("result") == "equal",
-          "scalar_input: --verify: %s" % rep.get("verification"))
+          "%s: --verify: %s" % (name, rep.get("verification")))
+    return rep, pkg, ct
+
+
+def reported(tool, tmp, name, rep, pkg, want, words):
+    """Checks that the JSON report's io_changes has an entry `want` holds
+    for and that the text report (a second export) holds every word of
+    `words`; returns the graph of pkg's import, None when it fails."""
     ch = io_changes(rep)
-    check(any(c.get("name") == "n" and c.get("scalar_as_1") for c in ch),
-          "scalar_input: JSON io_changes names n as a scalar: %s" % ch)
-    t = run(tool, "convert", os.path.join(tmp, "scalar_input.onnx"), "-o",
-            os.path.join(tmp, "scalar_text.mlpackage"))
-    check("'n'" in t.stdout and "[1]" in t.stdout,
-          "scalar_input: the text report says n crosses as [1]: %s" % t.stdout)
-    back = os.path.join(tmp, "scalar_back.onnx")
+    check(any(want(c) for c in ch), "%s: JSON io_changes: %s" % (name, ch))
+    t = run(tool, "convert", os.path.join(tmp, name + ".onnx"), "-o",
+            os.path.join(tmp, name + "_text.mlpackage"))
+    check(all(w in t.stdout for w in words),
+          "%s: the text report holds %s: %s" % (name, words, t.stdout))
+    back = os.path.join(tmp, name + "_back.onnx")
     b = run(tool, "convert", pkg, "-o", back)
-    check(b.returncode == 0, "scalar_input: import: %s" % b.stderr)
-    if b.returncode == 0:
-        g = onnx.load(back).graph
+    check(b.returncode == 0, "%s: import: %s" % (name, b.stderr))
+    return onnx.load(back).graph if b.returncode == 0 else None
+
+
+def test_scalar(tool, tmp):
+    rep, pkg, _ = verified(tool, tmp, "scalar_input", scalar_input())
+    g = reported(tool, tmp, "scalar_input", rep, pkg,
+                 lambda c: c.get("name") == "n" and c.get("scalar_as_1"), ["'n'", "[1]"])
+    if g is not None:
         dims = {i.name: len(i.type.tensor_type.shape.dim) for i in g.input}
         check(dims.get("n") == 0, "scalar_input: the import's input n is rank 0: %s" % dims)
-    _, _, lpkg = export(tool, tmp, "loop_trip", loop_trip(), "--verify")
-    lrep = judge("loop_trip", lpkg)
+    _, _, lrep = verified(tool, tmp, "loop_trip", loop_trip())
     check("while_loop" in ops_of(lrep), "loop_trip: a while_loop: %s" % ops_of(lrep))
     return pkg
 
@@ -219,17 +248,13 @@ def test_check_refuses_scalar(tool, tmp, pkg):
 
 
 def test_state(tool, tmp):
-    _, rep, pkg = export(tool, tmp, "state_input", state_input(), "--verify")
-    judge("state_input", pkg)
-    check((rep.get("verification") or {}).get("result") == "equal",
-          "state_input: --verify: %s" % rep.get("verification"))
-    ch = io_changes(rep)
-    check(any(c.get("name") == "state" and c.get("package_name") == "state_workaround"
-              for c in ch), "state_input: JSON io_changes names the renaming: %s" % ch)
-    t = run(tool, "convert", os.path.join(tmp, "state_input.onnx"), "-o",
-            os.path.join(tmp, "state_text.mlpackage"))
-    check("'state'" in t.stdout and "state_workaround" in t.stdout,
-          "state_input: the text report names the renaming: %s" % t.stdout)
+    rep, pkg, _ = verified(tool, tmp, "state_input", state_input())
+    g = reported(tool, tmp, "state_input", rep, pkg,
+                 lambda c: c.get("name") == "state" and
+                 c.get("package_name") == "state_workaround", ["'state'", "state_workaround"])
+    if g is not None:
+        check([i.name for i in g.input] == ["state"],
+              "state_input: the import names the input 'state' again: %s" % g.input)
     _, spec = read_spec(pkg)
     if not spec.HasField("description"):
         return
@@ -255,14 +280,14 @@ def main():
         _, _, tpkg = export(tool, tmp, "topk_min", topk_min(), "--verify")
         tct = judge("topk_min", tpkg)
         check("topk" in ops_of(tct), "topk_min: a topk: %s" % ops_of(tct))
+        _, _, kpkg = export(tool, tmp, "topk_default_k", topk_default_k())
+        kct = judge("topk_default_k", kpkg)
+        check("topk" in ops_of(kct), "topk_default_k: a topk of k 3: %s" % ops_of(kct))
         for rank2 in (False, True):
             name = "topk_dynamic%s" % ("_rank2" if rank2 else "")
-            _, rep, dpkg = export(tool, tmp, name, topk_dynamic(rank2), "--verify")
-            dct = judge(name, dpkg)
+            _, _, dct = verified(tool, tmp, name, topk_dynamic(rank2))
             check("argsort" in ops_of(dct) and "gather_along_axis" in ops_of(dct),
                   "%s: argsort and gather_along_axis: %s" % (name, ops_of(dct)))
-            check((rep.get("verification") or {}).get("result") == "equal",
-                  "%s: --verify: %s" % (name, rep.get("verification")))
     return report("coreml_cmfix_ct")
 
 

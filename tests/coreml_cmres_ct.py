@@ -9,7 +9,6 @@ inference per op version) must accept the package.
 Skips, saying so, when the judge is absent or not set up.
 Usage: /usr/bin/python3 tests/coreml_cmres_ct.py PATH/TO/onnx-convert
 """
-import json
 import os
 import subprocess
 import sys
@@ -18,7 +17,7 @@ import tempfile
 import numpy as np
 from onnx import TensorProto, helper, numpy_helper, save
 
-from clitest import CT_CHECK as JUDGE, CT_SETUP as SETUP  # noqa: E402
+from clitest import CT_CHECK as JUDGE, CT_SETUP as SETUP, ct_judge  # noqa: E402
 
 
 def model(nodes, inputs, inits=(), opset=17):
@@ -109,21 +108,15 @@ def main():
                 print("FAIL %s: export: %s" % (name, (ex.stdout + ex.stderr).strip()))
                 failed += 1
                 continue
-            ct = subprocess.run([sys.executable, JUDGE, pkg, "--json"], capture_output=True,
-                                text=True)
-            try:
-                rep = json.loads(ct.stdout)
-            except ValueError:
-                rep = {}
-            ops = rep.get("functions", {}).get("main", {}).get("ops", {})
-            if ct.returncode != 0 or not rep.get("ok"):
-                print("FAIL %s: Apple's loader: %s" % (name, (ct.stdout + ct.stderr)[-300:]))
+            ok, ops, target, said = ct_judge(pkg)
+            if not ok:
+                print("FAIL %s: Apple's loader: %s" % (name, said))
                 failed += 1
             elif want not in ops:
                 print("FAIL %s: no MIL op %s in %s" % (name, want, sorted(ops)))
                 failed += 1
             else:
-                print("  %s: %s accepted (%s)" % (name, want, rep.get("target")))
+                print("  %s: %s accepted (%s)" % (name, want, target))
                 passed += 1
     print("coreml_cmres_ct: %d passed, %d failed" % (passed, failed))
     return 1 if failed else 0

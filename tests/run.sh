@@ -188,6 +188,10 @@ run precision_cli /usr/bin/python3 tests/precision_cli.py "$build/onnx-convert"
 run precision_models /usr/bin/python3 tests/precision_models.py "$build/onnx-convert"
 # --dtype over the backend node tests holding subgraphs, --verify each (issue 23; ~5 s)
 run precision_bodies /usr/bin/python3 tests/precision_bodies.py "$build/onnx-convert"
+# --dtype float16 on PyTorch exports made here: old upsampling, Resize's empty
+# roi, --auto keeping an If whole; ONNX Runtime judges (issue 33; ~10 s;
+# PRECISION_REAL_SSD=1 adds SSDlite, whose export alone takes minutes)
+run precision_real /usr/bin/python3 tests/precision_real.py "$build/onnx-convert"
 # --auto over ../shared/models, at the default and a tight tolerance, judged again (issue 23; ~20 s)
 run precision_auto_models env PYTHONPATH=python ONNXCONVERT_LIBRARY="$build/libonnxconvert.so.0" \
     /usr/bin/python3 tests/precision_auto_models.py "$build/onnx-convert"
@@ -254,8 +258,8 @@ run coreml_cmctl_ct sh tests/coreml_cmctl_ct.sh "$build/onnx-convert"
 # Reshape, Flatten, Expand, Shape over a dynamic batch (~45 s)
 run coreml_cmdyn_ct /usr/bin/python3 tests/coreml_cmdyn_ct.py "$build/onnx-convert"
 # Apple's loader and --verify on the Einsum-as-matmul and GridSample-as-
-# resample lowerings (~1 min: 18 packages; test_coreml_cmops judges their
-# numbers)
+# resample lowerings, and ONNX Runtime on each package's import against
+# numpy's einsum and PyTorch's grid_sample (~2.5 min: 23 packages)
 run coreml_cmops_ct /usr/bin/python3 tests/coreml_cmops_ct.py "$build/onnx-convert"
 
 # the sanitized programs' lines and sums (a job that died without its

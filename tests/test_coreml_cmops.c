@@ -187,8 +187,27 @@ static void test_einsum_matmul(void)
     /* a projection: x's leading free letter a batch dim of x alone */
     co_einsum("bsd,de->bse", "2,3,4", "4,5", "matmul", "");
     co_einsum("b...d,bkd->b...k", "2,3,4", "2,5,4", "matmul", "y");
+    /* an ellipsis dim of 1 against 5: matmul's batch broadcasting */
+    co_einsum("...ij,...jk->...ik", "1,3,4", "5,4,6", "matmul", "");
     /* MIL's own einsum where it computes the equation */
     co_einsum("nchw,nwhu->nchu", "2,3,4,5", "2,5,4,6", "einsum", NULL);
+}
+
+/* int32 (matmul's i32, reduce_sum's) where MIL's einsum takes floats */
+static void test_einsum_int(void)
+{
+    char ops[128];
+    MilModel *mm = co_round_trip("int32 einsum", "opset 17\ninput a int32 2,3,4,5\n"
+                                 "input b int32 2,5,4,6\n"
+                                 "y = Einsum a,b equation=\"nchw,nwhu->nchu\"\noutput y\n");
+    if (mm) {
+        co_ops(mm, ops, sizeof ops);
+        T_CHECK(!strstr(ops, "einsum") && strstr(ops, "matmul"), "int32 einsum: ops %s", ops);
+    }
+    mil_model_free(mm);
+    mm = co_round_trip("int32 sum", "opset 17\ninput a int32 3,4\n"
+                       "y = Einsum a equation=\"ij->j\"\noutput y\n");
+    mil_model_free(mm);
 }
 
 /* dims unknown at export: reshapes take one as -1, no more */
@@ -211,6 +230,7 @@ static void test_einsum_one_input(void)
     /* implicit output: the letters in alphabetical order, so a transpose */
     co_einsum("ji", "3,4", NULL, "transpose", NULL);
     co_einsum("abc->cb", "2,3,4", NULL, "reduce_sum transpose", NULL);
+    co_einsum("...ij->...ji", "2,3,4,5", NULL, "transpose", NULL);
 }
 
 static void test_einsum_refused(void)
@@ -464,6 +484,7 @@ int main(void)
 {
     test_einsum_matmul();
     test_einsum_dynamic();
+    test_einsum_int();
     test_einsum_one_input();
     test_einsum_refused();
     test_grid_sample();

@@ -143,8 +143,27 @@ static void test_families(void)
     T_CHECK(s && strcmp(s->family, "resize") == 0, "Resize is in resize");
 }
 
+/* The shape-like inputs (shape_in=): by name, in every version that has
+ * the input, and nothing else. */
+static void test_shape_inputs(void)
+{
+    const OsSchema *rs = os_find("", "Reshape", 14), *up = os_find("", "Upsample", 9);
+    const OsSchema *rz = os_find("", "Resize", 13), *rz10 = os_find("", "Resize", 10);
+    const OsSchema *lp = os_find("", "Loop", 16), *add = os_find("", "Add", 14);
+    T_CHECK(rs && !os_shape_input(rs, 0) && os_shape_input(rs, 1), "Reshape-14 shape");
+    T_CHECK(up && !os_shape_input(up, 0) && os_shape_input(up, 1), "Upsample-9 scales");
+    T_CHECK(rz && !os_shape_input(rz, 0) && os_shape_input(rz, 1) && os_shape_input(rz, 2) &&
+            os_shape_input(rz, 3), "Resize-13 roi, scales, sizes");
+    T_CHECK(rz10 && os_shape_input(rz10, 1), "Resize-10 scales (its input 1)");
+    T_CHECK(lp && os_shape_input(lp, 0) && !os_shape_input(lp, 1) && !os_shape_input(lp, 2),
+            "Loop-16: M only");
+    T_CHECK(add && !os_shape_input(add, 0) && !os_shape_input(add, 1) &&
+            !os_shape_input(add, 40), "Add has none");
+}
+
 int main(void)
 {
+    test_shape_inputs();
     test_corrected_defaults();
     test_families();
     test_lookup();

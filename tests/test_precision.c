@@ -1096,6 +1096,146 @@ static void test_shape_reader(void)
     ir_model_free(m);
 }
 
+/* Whether the report lists node `name` as kept with a reason holding
+ * `why`. */
+static bool pc_kept_for(const PcReport *r, const char *name, const char *why)
+{
+    for (size_t i = 0; i < r->n_kept; i++)
+        if (!strcmp(r->kept[i].node, name) && strstr(r->kept[i].reason, why))
+            return true;
+    return false;
+}
+
+/* An empty float Constant (the dims [0] `roi` every exported Resize has,
+ * written with an empty raw_data) converts to an empty tensor of the
+ * new type (issue 33: "the data cannot be read"). */
+static void test_empty_constant(void)
+{
+    IrModel *m = tb_model_typed("opset 13\n"
+                                "input x float 2\n"
+                                "e = Constant value_floats=[0.0]\n"
+                                "y = Concat x,e axis=0\n"
+                                "output y\n");
+    IrNode *k = (IrNode *)pc_node(m, "Constant", 0);
+    int64_t zero = 0;
+    IrTensor *t = ir_tensor_new("value", IR_FLOAT, 1, &zero, NULL, 0);
+    free(t->raw.data);
+    t->raw = (IrBytes){0};   /* as PyTorch writes it: raw_data "" */
+    ir_node_remove_attr(k, "value_floats");
+    ir_node_set_attr(k, ir_attr_tensor("value", t));
+    inf_model(m, NULL, &(IrError){0});
+    PcOptions o = {.dtype = IR_FLOAT16};
+    PcReport r;
+    if (pc_run_eval(m, &o, &r, "empty constant") == 0) {
+        const IrAttr *a = ir_node_attr(pc_node(m, "Constant", 0), "value");
+        T_CHECK(a && a->t && a->t->data_type == IR_FLOAT16 && a->t->ndims == 1 &&
+                a->t->dims[0] == 0, "the empty value is not an empty float16 tensor");
+        T_CHECK(r.nodes_converted == 2 && r.n_kept == 0, "converted %zu kept %zu",
+                r.nodes_converted, r.n_kept);
+    }
+    pc_report_free(&r);
+    ir_model_free(m);
+}
+
+/* The old exporter's Upsample-9: scales = [1, 1, [11, 13] / float(Shape)]
+ * in float arithmetic. Rounded to float16, 11/5 becomes 2.19921875 and
+ * the output 10 rows instead of 11; the shape rule keeps every node that
+ * computes the scales in float32, while the data path converts. */
+static void test_shape_arith(void)
+{
+    IrModel *m = tb_model_typed("opset 9\n"
+                                "input x float 1,3,5,6\n"
+                                "s = Shape x\n"
+                                "hw = Slice s starts=[2] ends=[4] axes=[0]\n"
+                                "hwf = Cast hw to=1\n"
+                                "init num float 2 11,13\n"
+                                "init one float 2 1,1\n"
+                                "sc = Div num,hwf\n"
+                                "scales = Concat one,sc axis=0\n"
+                                "u = Upsample x,scales mode=\"nearest\"\n"
+                                "y = Relu u\n"
+                                "output y\n");
+    PcOptions o = {.dtype = IR_FLOAT16};
+    PcReport r;
+    if (pc_run_eval(m, &o, &r, "shape arithmetic") == 0) {
+        const IrNode *cast = pc_node(m, "Cast", 0);
+        T_CHECK(pc_attr_i(cast, "to") == IR_FLOAT, "Cast of the shape: to %lld",
+                (long long)pc_attr_i(cast, "to"));
+        T_CHECK(pc_kept_for(&r, "n3", "Upsample-9's scales"),
+                "Div not kept for Upsample's scales");
+        T_CHECK(pc_kept_for(&r, "n2", "Upsample-9's scales") &&
+                pc_kept_for(&r, "n4", "Upsample-9's scales") && r.n_kept == 3,
+                "kept %zu, not the scales' Cast, Div and Concat", r.n_kept);
+        T_CHECK(pc_init_type(m, "num") == IR_FLOAT && pc_init_type(m, "one") == IR_FLOAT,
+                "the scales' weights changed type");
+        T_CHECK(pc_in_type(m, 0) == IR_FLOAT16 && pc_out_type(m, 0) == IR_FLOAT16,
+                "the data path did not convert");
+    }
+    pc_report_free(&r);
+    ir_model_free(m);
+}
+
+/* What is computed from a graph input's data is not a shape computation:
+ * the Mul before ArgMax (whose result indexes a Gather) converts. A
+ * Range's constant start and delta keep float32: they count. */
+static void test_shape_data(void)
+{
+    IrModel *m = tb_model_typed("opset 13\n"
+                                "input x float 4\n"
+                                "input n float -\n"
+                                "init W float 4 rand\n"
+                                "mm = Mul x,W\n"
+                                "a = ArgMax mm keepdims=1\n"
+                                "g = Gather x,a\n"
+                                "st = Constant value_float=0.0\n"
+                                "d = Constant value_float=1.0\n"
+                                "r = Range st,n,d\n"
+                                "output g\n"
+                                "output r\n");
+    PcOptions o = {.dtype = IR_FLOAT16};
+    PcReport r;
+    if (pc_run(m, &o, &r, "shape data") == 0) {
+        T_CHECK(pc_init_type(m, "W") == IR_FLOAT16, "W is %d", pc_init_type(m, "W"));
+        T_CHECK(pc_kept_for(&r, "n5", "Range-11"), "Range not kept");
+        T_CHECK(pc_kept_for(&r, "n3", "Range-11's start") &&
+                pc_kept_for(&r, "n4", "Range-11's delta") && r.n_kept == 3,
+                "kept %zu: not Range and its two Constants", r.n_kept);
+    }
+    pc_report_free(&r);
+    ir_model_free(m);
+}
+
+/* keep_whole (what --auto asks): a node kept by name keeps its weights,
+ * the Constants it reads, in float32 too; without it the Constant
+ * converts and the kept node reads a Cast of its rounded value. */
+static void test_keep_whole(void)
+{
+    const char *text = "opset 13\n"
+                       "input x float 4\n"
+                       "k = Constant value_floats=[0.1,0.2,0.3,0.4]\n"
+                       "m = Mul x,k\n"
+                       "y = Relu m\n"
+                       "output y\n";
+    for (int whole = 0; whole < 2; whole++) {
+        IrModel *m = tb_model_typed(text);
+        PcOptions o = {.dtype = IR_FLOAT16, .keep_nodes = "n1", .keep_whole = whole};
+        PcReport r;
+        if (pc_run_eval(m, &o, &r, whole ? "keep whole" : "keep node") == 0) {
+            const IrNode *k = pc_node(m, "Constant", 0);
+            const IrAttr *a = ir_node_attr(k, "value"), *fl = ir_node_attr(k, "value_floats");
+            T_CHECK(whole ? fl && fl->n_floats == 4 && !a
+                          : a && a->t && a->t->data_type == IR_FLOAT16,
+                    "keep_whole %d: the weight is not %s", whole,
+                    whole ? "its float32 value_floats" : "a float16 tensor");
+            T_CHECK(!whole || (pc_kept_for(&r, "n0", "part of a node kept") && r.n_kept == 2 &&
+                               r.nodes_converted == 1), "keep_whole: kept %zu converted %zu",
+                    r.n_kept, r.nodes_converted);
+        }
+        pc_report_free(&r);
+        ir_model_free(m);
+    }
+}
+
 /* Every model of ../shared/models to float16, to bfloat16 and back to
  * float32, and stored half: each result valid, sorted, no Cast of a Cast
  * (issue 23, "Done when" 3). */
@@ -1222,6 +1362,10 @@ int main(void)
     test_store();
     test_store_ir3();
     test_shape_reader();
+    test_empty_constant();
+    test_shape_arith();
+    test_shape_data();
+    test_keep_whole();
     test_shared_models();
     test_job_stage();
     test_options();

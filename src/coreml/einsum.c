@@ -406,11 +406,11 @@ static bool es_plan(const EsVal *in, const EsEq *e, const int64_t *dim_of, EsPla
             continue;
         int cx = es_operand_cost(&p, &in[p.swap], false, dim_of);
         int cy = es_operand_cost(&p, &in[!p.swap], true, dim_of);
+        if (cx < 0 || cy < 0)
+            continue;
         int res[ES_MAX];
         size_t nr = es_result_ids(&p, res);
         int co = es_out_reshape(&p) + !es_same(res, e->t[2], nr);
-        if (cx < 0 || cy < 0)
-            continue;
         if (best_cost < 0 || cx + cy + co < best_cost) {
             best_cost = cx + cy + co;
             *best = p;
@@ -431,17 +431,16 @@ static const char *es_name(CmLower *c, EsVal *v)
     return v->name;
 }
 
-/* v becomes op(v, param = ints) with letters ids and dims. */
-static void es_apply(CmLower *c, EsVal *v, const char *type, const char *param,
-                     const int64_t *ints, size_t n_ints, const int *ids, const int64_t *dims,
-                     size_t rank)
+/* v becomes op(v, param = ints) with letters ids and dims (which may be
+ * v's own); returns the op. */
+static MilOp *es_apply(CmLower *c, EsVal *v, const char *type, const char *param,
+                       const int64_t *ints, size_t n_ints, const int *ids, const int64_t *dims,
+                       size_t rank)
 {
     const char *x = es_name(c, v);
     MilOp *op = cml_op(c, type);
     mil_op_in(op, "x", x);
     mil_op_in_const(op, param, cml_ints(ints, n_ints));
-    if (!strcmp(type, "reduce_sum"))
-        mil_op_in_const(op, "keep_dims", mil_tensor_scalar_bool(false));
     int tids[ES_MAX];
     int64_t tdims[ES_MAX];
     memcpy(tids, ids, rank * sizeof *ids);
@@ -450,6 +449,7 @@ static void es_apply(CmLower *c, EsVal *v, const char *type, const char *param,
     memcpy(v->dims, tdims, rank * sizeof *dims);
     v->rank = rank;
     v->op = op;
+    return op;
 }
 
 /* Transposes v so that its letters read `want` (a permutation of them). */
@@ -481,7 +481,8 @@ static void es_reduce(CmLower *c, EsVal *v, const bool *keep)
         }
     }
     if (na)
-        es_apply(c, v, "reduce_sum", "axes", axes, na, ids, dims, nk);
+        mil_op_in_const(es_apply(c, v, "reduce_sum", "axes", axes, na, ids, dims, nk),
+                        "keep_dims", mil_tensor_scalar_bool(false));
 }
 
 /* Reshapes an operand laid out as es_layout says into [batch.., A, B]

@@ -105,7 +105,13 @@ int32_t cml_elem(const IrValue *v);
 /* The elements of a constant or known integer input (caller frees *v). */
 bool cml_const_ints(const IrNode *n, size_t i, int64_t **v, size_t *len);
 bool cml_const_floats(const IrNode *n, size_t i, double **v, size_t *len);
-/* The constant tensor of input i (initializer, Constant or known), or NULL. */
+/* The value the export takes as constant, or NULL: the converter's
+ * known-value rule (kv_value: initializers, Constants, values inference
+ * proved from static shapes), and a graph input's default initializer
+ * (Core ML has no input with a default, so such an input is a const).
+ * Every lowering reads constants through it (cml_in, cml_const_*). */
+const IrTensor *cml_known(const IrValue *v);
+/* The constant tensor of input i (cml_known), or NULL. */
 const IrTensor *cml_const_tensor(const IrNode *n, size_t i);
 /* An ONNX tensor as a MIL tensor (int64 narrowed to int32, -1 with err
  * when a value does not fit); NULL on refusal. */

@@ -13,7 +13,8 @@ tests/corpus/gen.py and ../shared/models):
              report's hint names when the model's own lacks the type
   auto       `--dtype float16 --keep-io-types --auto --inputs CASE`, ORT at
              float16's tolerance
-  store      `--store float16`, ORT at float16's tolerance
+  store      `--store float16`: ORT gives what it gives for the original
+             with its weights rounded to float16 (by numpy)
   coreml     `convert -o M.mlpackage` at the lowest target: Apple's loader
              (ct_check.py) accepts the package, and its import
              (`convert M.mlpackage --opset 13`) gives PyTorch's outputs in ORT
@@ -28,12 +29,14 @@ judge refuses or whose numbers differ. Wrong must be 0.
 
 Usage: /usr/bin/python3 tests/corpus/check.py ONNX_CONVERT OUT [--sample]
           [--md docs/corpus.md] [--json F] [--only SUBSTR] [--jobs N]
-          [--work DIR] [--keep]
+          [--work DIR] [--keep] [--deadline MINUTES] [--features a,b]
+       /usr/bin/python3 tests/corpus/check.py X X --from-json F --md docs/corpus.md
 (from the project root). --sample: the few targets of SAMPLE_TARGETS and one
 summary line "corpus: N passed, N failed" for tests/run.sh, where a refusal
 or failure is a pass only when tests/corpus/expected.txt lists it.
 """
 import argparse
+import collections
 import fnmatch
 import glob
 import json
@@ -270,10 +273,10 @@ class Case:
     def out(self, name):
         return os.path.join(self.work, name)
 
-    def ort(self, path, tol=None, scaled=False, loose=None, kind="model"):
+    def ort(self, path, tol=None, scaled=False, loose=None, kind="model", ref=None):
         rtol, atol = tol or self.tol
         return self.judge.ask(kind=kind, path=os.path.abspath(path), rtol=rtol, atol=atol,
-                              scaled=scaled, loose=loose)
+                              scaled=scaled, loose=loose, ref=ref)
 
     def half_tol(self, dtype):
         """The type's tolerance on top of the case's own (PyTorch against
@@ -357,9 +360,26 @@ class Case:
         return r
 
     def store(self):
+        """--store float16 computes what the original computes with its
+        weights rounded to float16 (docs/precision.md): ORT runs both, the
+        rounded original made here with onnx and numpy."""
         path = self.out("store.onnx")
         outcome, rep = tool(self.bin, "convert", self.model, "-o", path, "--store", "float16")
-        return self.written(outcome, rep, path, tol=self.half_tol("float16"), scaled=True)
+        if outcome != "ok":
+            return not_written(outcome, rep)
+        ref = self.out("rounded.onnx")
+        try:
+            rounded_weights(self.model, ref)
+        except Exception as e:  # noqa: BLE001 - onnx cannot read it: ORT against PyTorch then
+            ref = None
+            note = "onnx cannot round its weights (%s): held to the reference at float16's tolerance" % e
+        if ref:
+            r = self.written(outcome, rep, path, ref=os.path.abspath(ref))
+            remove(ref)
+        else:
+            r = self.written(outcome, rep, path, tol=self.half_tol("float16"), scaled=True)
+            r["detail"] = note
+        return r
 
     def coreml(self):
         pkg = self.out("m.mlpackage")
@@ -431,6 +451,23 @@ class Case:
         return self.res
 
 
+def rounded_weights(src, dst):
+    """SRC with every float32 initializer of 16 elements or more rounded
+    to float16 (clamped to its range) and back: what --store float16 must
+    compute, made by numpy."""
+    import numpy as np
+    import onnx
+    from onnx import numpy_helper
+    m = onnx.load(src)
+    for t in m.graph.initializer:
+        if t.data_type == onnx.TensorProto.FLOAT and int(np.prod(t.dims)) >= 16:
+            # beyond float16's range it clamps, as docs/precision.md says
+            a = np.clip(numpy_helper.to_array(t), -65504, 65504)
+            a = a.astype(np.float16).astype(np.float32)
+            t.CopyFrom(numpy_helper.from_array(a, t.name))
+    onnx.save(m, dst)
+
+
 def remove(path):
     try:
         os.remove(path)
@@ -441,6 +478,8 @@ def remove(path):
 # ---- the Python package ----------------------------------------------------------
 
 def python_error(e):
+    if isinstance(e, ImportError):
+        return {"status": "nojudge", "why": "the Python package cannot be imported here: %s" % e}
     import onnxconvert
     if isinstance(e, onnxconvert.OnnxConvertError):
         d = {"stage": e.stage, "reason": e.reason, "op": e.op, "node": e.node, "message": str(e),
@@ -484,6 +523,50 @@ def python_convert_run(model, case, opset, out):
         with open(os.path.join(out, "output_%d.pb" % k), "wb") as f:
             f.write(numpy_helper.from_array(np.asarray(v), n).SerializeToString())
     return {"status": "ran", "bytes": conv, "target": target, "detail": detail}
+
+
+# ---- the judge's own check ------------------------------------------------------
+
+def self_test(cases, work):
+    """The judge can fail: on the smallest PyTorch export with a float
+    weight it says ok, on a copy with its largest weight scaled by 1.5
+    (made by onnx) differs, and on a truncated copy invalid. Returns the
+    failures' lines."""
+    import numpy as np
+    import onnx
+    from onnx import numpy_helper
+    os.makedirs(work, exist_ok=True)
+    floats = []
+    for case in sorted(cases, key=lambda c: os.path.getsize(os.path.join(c, "model.onnx"))):
+        if meta_of(case)["expected_by"] != "pytorch":
+            continue
+        model = os.path.join(case, "model.onnx")
+        m = onnx.load(model)
+        floats = [t for t in m.graph.initializer if t.data_type == onnx.TensorProto.FLOAT]
+        if floats:
+            break
+    if not floats:
+        return ["self-test: no PyTorch export with a float weight to change"]
+    t = max(floats, key=lambda t: int(np.prod(t.dims)))
+    t.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(t) * np.float32(1.5), t.name))
+    changed, cut = os.path.join(work, "changed.onnx"), os.path.join(work, "cut.onnx")
+    onnx.save(m, changed)
+    with open(model, "rb") as f:
+        data = f.read()
+    with open(cut, "wb") as f:
+        f.write(data[:len(data) // 2])
+    meta = meta_of(case)
+    j = Judge(case, meta["expected_by"], (meta["rtol"], meta["atol"]))
+    j.start()
+    fails = []
+    for path, want in ((model, "ok"), (changed, "differs"), (cut, "invalid")):
+        got = j.ask(kind="model", path=os.path.abspath(path), rtol=meta["rtol"], atol=meta["atol"])
+        if got.get("status") != want:
+            fails.append("self-test: the judge says %s on %s, not %s" % (got.get("status"),
+                                                                        os.path.basename(path), want))
+    j.close()
+    shutil.rmtree(work, ignore_errors=True)
+    return fails
 
 
 # ---- the whole corpus ----------------------------------------------------------
@@ -560,12 +643,23 @@ def main():
     ap.add_argument("--work", default="build/corpus-check")
     ap.add_argument("--keep", action="store_true", help="keep every file written")
     ap.add_argument("--features", default=",".join(FEATURES))
+    ap.add_argument("--deadline", type=float, help="stop after this many minutes (a partial report)")
+    ap.add_argument("--from-json", help="write --md from an earlier run's --json, running nothing")
     a = ap.parse_args()
     name = "corpus"
+    if a.from_json:
+        with open(a.from_json) as f:
+            doc = json.load(f)
+        exp = load_expected(os.path.join(HERE, "expected.txt"))
+        doc["summary"] = tally(doc["files"], exp)
+        write_md(a.md, doc, exp)
+        return print_summary(name, doc["summary"], doc["took"])
     if not have_ort():
         print("%s: skipped (no ONNX Runtime judge: node or its packages missing)" % name)
         return 0
     cases = sorted(os.path.dirname(p) for p in glob.glob(os.path.join(a.out, "*", "model.onnx")))
+    if glob.glob(os.path.join(a.out, "*", "meta.json")):   # gen.py writes meta.json last
+        cases = [c for c in cases if os.path.exists(os.path.join(c, "meta.json"))]
     if a.only:
         cases = [c for c in cases if any(s in os.path.basename(c) for s in a.only)]
     if not cases:
@@ -577,8 +671,16 @@ def main():
     sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
     features = a.features.split(",")
     use_ct = "coreml" in features and have_ct()
-    # the largest first, so that no worker is left with one at the end
-    cases.sort(key=lambda c: -os.path.getsize(os.path.join(c, "model.onnx")))
+    # one file of every model first; in each round the largest first, so
+    # that no worker is left with one at the end, or with --deadline the
+    # smallest first, so that a partial run covers as many models as it can
+    rank, seen = {}, collections.Counter()
+    for c in sorted(cases):
+        name = meta_of(c)["name"]
+        rank[c] = seen[name]
+        seen[name] += 1
+    sign = 1 if a.deadline else -1
+    cases.sort(key=lambda c: (rank[c], sign * os.path.getsize(os.path.join(c, "model.onnx"))))
     jobs = []
     for c in cases:
         heavy = os.path.getsize(os.path.join(c, "model.onnx")) > HEAVY_BYTES
@@ -586,32 +688,50 @@ def main():
         jobs.append((bin_, c, os.path.abspath(a.work), targets, features, use_ct, a.keep))
     t0 = time.time()
     results = []
+    checks = []
+    if a.sample:   # the judge must be able to say no
+        checks = self_test(cases, os.path.join(os.path.abspath(a.work), "self-test")) or [None] * 3
+    stop = t0 + a.deadline * 60 if a.deadline else None
     if a.jobs > 1:
         import multiprocessing
         with multiprocessing.get_context("fork").Pool(a.jobs) as pool:
             for r in pool.imap_unordered(check_case, jobs):
                 results.append(r)
                 progress(r, len(results), len(jobs), t0)
+                if stop and time.time() > stop:
+                    pool.terminate()
+                    break
     else:
         for j in jobs:
             results.append(check_case(j))
             progress(results[-1], len(results), len(jobs), t0)
+            if stop and time.time() > stop:
+                break
     if CT:
         CT.close()
     results.sort(key=lambda r: r["meta"]["file"])
     took = time.time() - t0
     exp = load_expected(os.path.join(HERE, "expected.txt"))
     summary = tally(results, exp)
+    for line in checks:   # the self-test's three checks: None passed
+        summary["passed" if line is None else "failed"] += 1
+        if line:
+            summary["failures"].append(line)
     doc = {"took": took, "jobs": a.jobs, "sample": a.sample, "apple_loader": use_ct,
+           "planned": len(jobs),
            "summary": summary, "files": results}
     if a.json:
         with open(a.json, "w") as f:
             json.dump(doc, f, indent=1, sort_keys=True)
-    if a.md:
-        import report
-        with open(a.md, "w") as f:
-            f.write(report.markdown(doc, exp))
+    write_md(a.md, doc, exp)
     return print_summary(name, summary, took)
+
+
+def write_md(path, doc, exp):
+    if path:
+        import report
+        with open(path, "w") as f:
+            f.write(report.markdown(doc, exp))
 
 
 def progress(r, i, n, t0):

@@ -692,7 +692,8 @@ def input_arrays(inputs):
 def write_tensor(path, arr, name):
     from onnx import numpy_helper
     with open(path, "wb") as f:
-        f.write(numpy_helper.from_array(np.ascontiguousarray(arr), name).SerializeToString())
+        # np.array, not np.ascontiguousarray: that one turns a rank-0 value into [1]
+        f.write(numpy_helper.from_array(np.array(arr, order="C"), name).SerializeToString())
 
 
 def write_meta(d, meta):
@@ -720,7 +721,7 @@ def short_error(e):
     return ("%s: %s" % (type(e).__name__, text))[:400]
 
 
-def export_case(c, opsets, out):
+def export_case(c, opsets, out, force=False):
     """Exports one case at the given opsets; returns a list of result dicts."""
     import torch
     import onnx
@@ -748,6 +749,8 @@ def export_case(c, opsets, out):
     in_names = ["input_%d" % i for i in range(len(arrays))]
     out_names = ["output_%d" % i for i in range(len(expected))]
     for opset in opsets:
+        if not force and os.path.exists(os.path.join(out, "%s_opset%d" % (c.name, opset), "meta.json")):
+            continue  # another run into the same folder wrote it meanwhile
         buf = io.BytesIO()
         t1 = time.time()
         try:
@@ -788,12 +791,12 @@ def done(out, fname, failures, force):
 
 
 def run_case(args):
-    name, opsets, out = args
+    name, opsets, out, force = args
     warnings.filterwarnings("ignore")
     import torch
     torch.set_num_threads(int(os.environ.get("CORPUS_THREADS", "1")))
     try:
-        return export_case(CASES[name], opsets, out)
+        return export_case(CASES[name], opsets, out, force)
     except Exception as e:  # noqa: BLE001 - a bug of ours, still recorded
         return [{"file": "%s_opset%d" % (name, o), "name": name, "opset": o, "kind": "torch",
                  "family": CASES[name].family, "stage": "generator", "error": short_error(e)}
@@ -897,6 +900,8 @@ def main():
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--force", action="store_true", help="redo files already written or failed")
     ap.add_argument("--list", action="store_true", help="print the planned files and exit")
+    ap.add_argument("--reverse", action="store_true",
+                    help="start from the end of the plan (a second run into the same folder meets the first)")
     a = ap.parse_args()
     want_torch, want_derived = plan(a.only, a.sample)
     if a.list:
@@ -913,9 +918,11 @@ def main():
         todo = [o for o in sorted(want_torch[name])
                 if not done(a.out, "%s_opset%d" % (name, o), failures, a.force)]
         if todo:
-            tasks.append((name, todo, a.out))
+            tasks.append((name, todo, a.out, a.force))
     # the large models first, so that a pool is not left waiting on one
     tasks.sort(key=lambda t: CASES[t[0]].family == "module")
+    if a.reverse:
+        tasks.reverse()
     results = []
     if a.jobs > 1 and len(tasks) > 1:
         import multiprocessing

@@ -23,6 +23,7 @@
 //     the output's largest finite |want| (at least 1), as --verify judges
 //     half-precision models (docs/evaluator.md). "loose": "float" allows
 //     another float type, "int" int32 for int64 (Core ML's indices).
+//     "ref": another model whose ORT outputs are the reference instead.
 //   {"id", "kind": "values", "path", ...}  compares PATH/output_K.pb
 //     (values computed elsewhere: the Python package's run()) likewise
 //   {"id", "kind": "basic", "path": OURS, "scratch": F}  ONNX Runtime's
@@ -238,7 +239,15 @@ async function judge(job) {
     fs.rmSync(job.scratch, { force: true });
     return r;
   }
-  if (!reference) return { status: 'nojudge', why: 'ORT cannot run the original and there is no reference' };
+  let want = reference;
+  if (job.ref) {
+    try {
+      want = await runModel(job.ref);
+    } catch (e) {
+      return { status: 'nojudge', why: `the reference ${path.basename(job.ref)}: ${firstLine(e)}` };
+    }
+  }
+  if (!want) return { status: 'nojudge', why: 'ORT cannot run the original and there is no reference' };
   let got;
   if (job.kind === 'values') {
     got = fs.readdirSync(job.path).filter((f) => /^output_\d+\.pb$/.test(f))
@@ -252,7 +261,7 @@ async function judge(job) {
       return { status: originalRuns ? 'invalid' : 'nojudge', why };
     }
   }
-  const r = compare(got, reference, job);
+  const r = compare(got, want, job);
   return typeof r === 'string' ? { status: 'differs', why: r } : { status: 'ok', err: r };
 }
 

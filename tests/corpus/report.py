@@ -165,6 +165,28 @@ def times(doc):
     return "\n".join(lines)
 
 
+def originals(doc):
+    """The files whose original ORT does not run as PyTorch did: their
+    results are held to ORT's own outputs, or not judged."""
+    out = []
+    for r in doc["files"]:
+        o = r.get("original") or {}
+        if o.get("status") not in (None, "ok"):
+            out.append("- `%s`: %s%s" % (r["meta"]["file"], o.get("status"),
+                                         ": " + esc(o.get("why")) if o.get("why") else ""))
+    return "\n".join(out) or "none"
+
+
+def partial(doc):
+    """A line saying how much of the corpus a run stopped by --deadline
+    judged (empty for a whole run)."""
+    if len(doc["files"]) >= doc.get("planned", 0):
+        return ""
+    return ("**A partial run**: stopped by `--deadline` after %.0f minutes, with %d of the %d model "
+            "files judged (one file of every model first, the smallest first).\n" % (
+                doc["took"] / 60, len(doc["files"]), doc["planned"]))
+
+
 def markdown(doc, exp):
     from check import expected, HEAVY_BYTES, HEAVY_TARGETS
     files = doc["files"]
@@ -179,12 +201,16 @@ def markdown(doc, exp):
                  "the sample's targets" if doc["sample"] else "every target 7..26",
                  "" if doc["apple_loader"] else "; Apple's loader was not available (coreml not judged)"),
              "",
+             partial(doc),
              totals(doc), "",
              "Files whose model is larger than %d MB are judged on targets %s only (every other feature runs): %s." % (
                  HEAVY_BYTES >> 20, ", ".join(map(str, HEAVY_TARGETS)), ", ".join(heavy) or "none"),
              "", times(doc), "",
              "## Wrong, failed and not judged\n", failures(doc), "",
              "## Refusals by reason\n", refusals(doc, exp, expected), "",
+             "## Originals ORT does not run as PyTorch did\n",
+             "Their results are held to ORT's own outputs of the original (differs), or not "
+             "judged (ORT cannot run it).\n", originals(doc), "",
              "## Per model file\n",
              "convert: how many of the targets are ok, then the others by status (targets in brackets); "
              "s: seconds for the whole file.\n",
