@@ -816,7 +816,7 @@ DERIVED = derive.DERIVED
 
 SAMPLE = [
     "resnet18_opset13", "mobilenet_v3_small_opset9", "squeezenet1_1_opset11",
-    "ssdlite320_mobilenet_v3_large_opset11", "lraspp_mobilenet_v3_large_opset13",
+    "fcos_resnet50_fpn_opset11", "lraspp_mobilenet_v3_large_opset13",
     "r3d_18_opset11", "raft_small_opset17",
     "lstm_bidir_opset13", "gru_batch_first_stacked_bidir_opset9", "convtranspose2d_opset9",
     "interp_bilinear_ac_size_opset11", "upsample_nearest_dynamic_opset9",
