@@ -54,11 +54,6 @@ def torch_mods():
     return torch, torchvision
 
 
-def randn(*shape):
-    import torch
-    return torch.randn(*shape)
-
-
 # --------------------------------------------------------------------------
 # torchvision architectures, smallest variant of each family, weights=None.
 
