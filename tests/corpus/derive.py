@@ -318,6 +318,11 @@ class Editor:
         self.model = model
         self.g = model.graph
         self.inits = {t.name: numpy_helper.to_array(t) for t in self.g.initializer}
+        # the exporter shares equal initializers through Identity nodes: the
+        # Identity's output is a constant too
+        for n in self.g.node:
+            if n.op_type == "Identity" and n.input[0] in self.inits:
+                self.inits[n.output[0]] = self.inits[n.input[0]]
         self.new_inits = {}
 
     def init(self, name, arr):
@@ -327,11 +332,12 @@ class Editor:
         return name
 
     def finish(self, nodes, drop_inits=()):
+        """drop_inits: the float constants replaced; one still read (by an
+        Identity, say) stays."""
         del self.g.node[:]
         self.g.node.extend(nodes)
-        keep = [t for t in self.g.initializer if t.name not in drop_inits]
         used = {i for n in nodes for i in n.input} | {o.name for o in self.g.output}
-        keep = [t for t in keep if t.name in used]
+        keep = [t for t in self.g.initializer if t.name in used]
         del self.g.initializer[:]
         self.g.initializer.extend(keep + [t for t in self.new_inits.values() if t.name in used])
         del self.g.value_info[:]

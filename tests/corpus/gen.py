@@ -54,11 +54,6 @@ def torch_mods():
     return torch, torchvision
 
 
-def randn(*shape):
-    import torch
-    return torch.randn(*shape)
-
-
 # --------------------------------------------------------------------------
 # torchvision architectures, smallest variant of each family, weights=None.
 
@@ -816,7 +811,7 @@ DERIVED = derive.DERIVED
 
 SAMPLE = [
     "resnet18_opset13", "mobilenet_v3_small_opset9", "squeezenet1_1_opset11",
-    "ssdlite320_mobilenet_v3_large_opset11", "lraspp_mobilenet_v3_large_opset13",
+    "fcos_resnet50_fpn_opset11", "lraspp_mobilenet_v3_large_opset13",
     "r3d_18_opset11", "raft_small_opset17",
     "lstm_bidir_opset13", "gru_batch_first_stacked_bidir_opset9", "convtranspose2d_opset9",
     "interp_bilinear_ac_size_opset11", "upsample_nearest_dynamic_opset9",
@@ -900,6 +895,7 @@ def main():
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--force", action="store_true", help="redo files already written or failed")
     ap.add_argument("--list", action="store_true", help="print the planned files and exit")
+    ap.add_argument("--index-only", action="store_true", help="only rewrite index.json from what is in OUT")
     ap.add_argument("--reverse", action="store_true",
                     help="start from the end of the plan (a second run into the same folder meets the first)")
     a = ap.parse_args()
@@ -911,6 +907,8 @@ def main():
             print("%s_opset%d" % (d, DERIVED[d].source[1]))
         return 0
     os.makedirs(a.out, exist_ok=True)
+    if a.index_only:
+        return summary(a.out, None)
     failures = load_failures(a.out)
     t0 = time.time()
     tasks = []
@@ -923,40 +921,41 @@ def main():
     tasks.sort(key=lambda t: CASES[t[0]].family == "module")
     if a.reverse:
         tasks.reverse()
-    results = []
     if a.jobs > 1 and len(tasks) > 1:
         import multiprocessing
         with multiprocessing.get_context("fork").Pool(a.jobs, maxtasksperchild=4) as pool:
             for r in pool.imap_unordered(run_case, tasks):
-                results += r
-                report(r)
+                record(a.out, r)
     else:
         os.environ.setdefault("CORPUS_THREADS", "2")
         for t in tasks:
-            r = run_case(t)
-            results += r
-            report(r)
-    failures = load_failures(a.out)  # another run may have written since
+            record(a.out, run_case(t))
+    failures = load_failures(a.out)
+    for d in want_derived:
+        src, o = DERIVED[d].source
+        if not done(a.out, "%s_opset%d" % (d, o), failures, a.force):
+            record(a.out, [derive.make(d, a.out, write_file)])
+    return summary(a.out, t0)
+
+
+def record(out, results):
+    """Prints results and keeps failures.json current (an interrupted run, or
+    another run into the same folder, loses nothing)."""
+    report(results)
+    failures = load_failures(out)
     for r in results:
         if r.get("ok"):
             failures.pop(r["file"], None)
         else:
             failures[r["file"]] = r
-    for d in want_derived:
-        src, o = DERIVED[d].source
-        fname = "%s_opset%d" % (d, o)
-        if done(a.out, fname, failures, a.force):
-            continue
-        r = derive.make(d, a.out, write_file)
-        report([r])
-        if r.get("ok"):
-            failures.pop(fname, None)
-        else:
-            failures[fname] = r
-    save_json(os.path.join(a.out, "failures.json"), sorted(failures.values(), key=lambda r: r["file"]))
-    index = write_index(a.out, failures)
-    print("corpus: %d models, %d files, %d failed to export; %.0f s this run"
-          % (index["models"], index["file_count"], index["failure_count"], time.time() - t0))
+    save_json(os.path.join(out, "failures.json"), sorted(failures.values(), key=lambda r: r["file"]))
+
+
+def summary(out, t0):
+    index = write_index(out, load_failures(out))
+    print("corpus: %d models, %d files, %d failed to export%s"
+          % (index["models"], index["file_count"], index["failure_count"],
+             "" if t0 is None else "; %.0f s this run" % (time.time() - t0)))
     return 0
 
 
