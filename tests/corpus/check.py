@@ -185,6 +185,7 @@ class AppleLoader:
     def __init__(self):
         self.p = None
         self.used = 0
+        self.cpu = 0.0   # seconds it spent on our packages
 
     def check(self, pkg):
         if self.p is None or self.used >= 100:   # a fresh one now and then
@@ -194,9 +195,11 @@ class AppleLoader:
                                       stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
             self.used = 0
         self.used += 1
+        before = proc_cpu(self.p.pid)
         self.p.stdin.write(os.path.abspath(pkg) + "\n")
         self.p.stdin.flush()
         line = self.p.stdout.readline()
+        self.cpu += proc_cpu(self.p.pid) - before
         if not line:
             self.close()
             return {"ok": False, "error": {"stage": "crash", "message": "ct_check's process died"}}
@@ -582,6 +585,7 @@ def check_case(job):
         CT = AppleLoader()
     c = Case(bin_, case, os.path.join(work, os.path.basename(case)), targets,
              CT if use_ct else None)
+    cpu0 = cpu_seconds()
     try:
         res = c.run(features)
     except Exception as e:  # noqa: BLE001 - a bug here: the file still gets a line
@@ -592,7 +596,28 @@ def check_case(job):
     if not keep:
         shutil.rmtree(c.work, ignore_errors=True)
     res["meta"] = c.meta
+    res["cpu"] = round(cpu_seconds() - cpu0, 2)
     return res
+
+
+def cpu_seconds():
+    """CPU time of this worker, the processes it waited for (our tool,
+    ORT's judge) and Apple's loader's checks: what a file costs whatever
+    else loads the machine."""
+    import resource
+    return sum(u.ru_utime + u.ru_stime for u in (resource.getrusage(resource.RUSAGE_SELF),
+                                                 resource.getrusage(resource.RUSAGE_CHILDREN))) \
+        + (CT.cpu if CT else 0)
+
+
+def proc_cpu(pid):
+    """A running process's CPU seconds (user + system), from /proc."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return 0.0
 
 
 def load_expected(path):
@@ -676,9 +701,9 @@ def main():
     # smallest first, so that a partial run covers as many models as it can
     rank, seen = {}, collections.Counter()
     for c in sorted(cases):
-        name = meta_of(c)["name"]
-        rank[c] = seen[name]
-        seen[name] += 1
+        model = meta_of(c)["name"]
+        rank[c] = seen[model]
+        seen[model] += 1
     sign = 1 if a.deadline else -1
     cases.sort(key=lambda c: (rank[c], sign * os.path.getsize(os.path.join(c, "model.onnx"))))
     jobs = []

@@ -160,6 +160,10 @@ def times(doc):
     slow = sorted(doc["files"], key=lambda r: -r.get("seconds", 0))[:10]
     lines = ["Wall time %.0f s with %d workers; per feature, summed over files: %s." % (
         doc["took"], doc["jobs"], ", ".join("%s %.0f s" % (f, per[f]) for f in FEATURES if f in per))]
+    cpu = sum(r.get("cpu") or 0 for r in doc["files"])
+    if cpu:
+        lines.append("CPU time (our tool, ORT's judge, Apple's loader, the Python package) "
+                     "%.0f s: %.0f minutes on 2 idle cores." % (cpu, cpu / 120))
     lines.append("The slowest files: " + ", ".join("%s %.0f s" % (r["meta"]["file"], r.get("seconds", 0))
                                                      for r in slow) + ".")
     return "\n".join(lines)

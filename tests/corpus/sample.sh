@@ -16,6 +16,10 @@ if ! $py -c 'import torch, torchvision, onnx' >/dev/null 2>&1; then
     echo "corpus: skipped (no torch)"
     exit 0
 fi
+if [ ! -f tests/corpus/gen.py ]; then
+    echo "corpus: skipped (no tests/corpus/gen.py in this tree)"
+    exit 0
+fi
 out=$build/corpus-sample
 if ! $py tests/corpus/gen.py "$out" --sample --jobs 2 >"$build/corpus-sample-gen.log" 2>&1; then
     tail -n 5 "$build/corpus-sample-gen.log"
