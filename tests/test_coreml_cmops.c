@@ -19,6 +19,7 @@
 #include "check.h"
 #include "convert.h"
 #include "coreml.h"
+#include "coreml_test.h"
 #include "eval.h"
 #include "infer.h"
 #include "mil.h"
@@ -48,25 +49,9 @@ static const MilOp *co_op(const MilModel *mm, const char *type)
     return NULL;
 }
 
-/* A string or bool parameter bound to an immediate or a const of main. */
-static const MilTensor *co_param(const MilModel *mm, const MilOp *op, const char *param)
-{
-    const MilInput *in = op ? mil_op_input(op, param) : NULL;
-    if (!in || !in->n_args)
-        return NULL;
-    if (in->args[0].value)
-        return in->args[0].value;
-    const MilBlock *b = mm->fn[0]->block;
-    for (size_t i = 0; i < b->n_ops; i++)
-        if (!strcmp(b->ops[i]->type, "const") &&
-            !strcmp(b->ops[i]->out[0].name, in->args[0].name))
-            return b->ops[i]->val;
-    return NULL;
-}
-
 static bool co_flag(const MilModel *mm, const MilOp *op, const char *param)
 {
-    const MilTensor *t = co_param(mm, op, param);
+    const MilTensor *t = cmt_param_of(mm, op, param);
     return t && t->dtype == MIL_BOOL && t->data[0];
 }
 
@@ -261,9 +246,9 @@ static void co_grid_opset(int opset, const char *attrs, const char *mode, const 
     const MilOp *op = mm ? co_op(mm, "resample") : NULL;
     T_CHECK(!mm || op, "%s: no resample", what);
     if (op) {
-        const char *sm = co_param(mm, op, "sampling_mode")->strings[0];
-        const char *pm = co_param(mm, op, "padding_mode")->strings[0];
-        const char *cm = co_param(mm, op, "coordinates_mode")->strings[0];
+        const char *sm = cmt_param_of(mm, op, "sampling_mode")->strings[0];
+        const char *pm = cmt_param_of(mm, op, "padding_mode")->strings[0];
+        const char *cm = cmt_param_of(mm, op, "coordinates_mode")->strings[0];
         T_CHECK(!strcmp(sm, mode) && !strcmp(pm, pad) &&
                     !strcmp(cm, "normalized_minus_one_to_one") &&
                     co_flag(mm, op, "align_corners") == align,
