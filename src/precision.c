@@ -1254,28 +1254,22 @@ static int pc_retype_declared(IrGraph *g, const IrWalkAt *at, void *arg)
     return 0;
 }
 
+/* Frees every entry of a uthash table of T (entries own nothing). */
+#define PC_HASH_FREE(head, T)                  \
+    do {                                       \
+        T *e_, *t_;                            \
+        HASH_ITER(hh, head, e_, t_) {          \
+            HASH_DEL(head, e_);                \
+            free(e_);                          \
+        }                                      \
+    } while (0)
+
 static void pc_free_maps(PcCtx *c)
 {
-    PcNode *n, *tn;
-    HASH_ITER(hh, c->nodes, n, tn) {
-        HASH_DEL(c->nodes, n);
-        free(n);
-    }
-    PcVal *v, *tv;
-    HASH_ITER(hh, c->vals, v, tv) {
-        HASH_DEL(c->vals, v);
-        free(v);
-    }
-    PcStatic *sv, *tsv;   /* the shape rule's */
-    HASH_ITER(hh, c->statics, sv, tsv) {
-        HASH_DEL(c->statics, sv);
-        free(sv);
-    }
-    PcShape *sn, *tsn;
-    HASH_ITER(hh, c->shape_nodes, sn, tsn) {
-        HASH_DEL(c->shape_nodes, sn);
-        free(sn);
-    }
+    PC_HASH_FREE(c->nodes, PcNode);
+    PC_HASH_FREE(c->vals, PcVal);
+    PC_HASH_FREE(c->statics, PcStatic);   /* the shape rule's */
+    PC_HASH_FREE(c->shape_nodes, PcShape);
 }
 
 /* Whether Cast at the model's opset reads and writes the new type. */
