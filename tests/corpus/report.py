@@ -175,7 +175,7 @@ def times(doc):
     cpu = sum(r.get("cpu") or 0 for r in doc["files"])
     if cpu:
         lines.append("CPU time (our tool, ORT's judge, Apple's loader, the Python package) "
-                     "%.0f s: %.0f minutes on 2 idle cores." % (cpu, cpu / 120))
+                     "%.0f s: about %.1f minutes on 2 idle cores." % (cpu, cpu / 120))
     lines.append("The slowest files: " + ", ".join("%s %.0f s" % (r["meta"]["file"], r.get("seconds", 0))
                                                      for r in slow) + ".")
     return "\n".join(lines)
