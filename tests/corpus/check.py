@@ -404,7 +404,7 @@ class Case:
         if outcome != "ok":
             r.update(status="failed", why="the import: " + (not_written(outcome, rep).get("why") or ""))
             return r
-        j = judged(self.ort(back, loose="int"))
+        j = judged(self.ort(back, loose="coreml"))
         remove(back)
         if j["status"] == "ok" and not self.ct:
             j = {"status": "nojudge", "why": "Apple's loader not available (ORT ran the import)"}

@@ -22,7 +22,8 @@
 //     |got - want| <= atol * s + rtol * |want|, s = 1, or, when "scaled",
 //     the output's largest finite |want| (at least 1), as --verify judges
 //     half-precision models (docs/evaluator.md). "loose": "float" allows
-//     another float type, "int" int32 for int64 (Core ML's indices).
+//     another float type, "coreml" int32 for int64 and float32 for
+//     bool (what Core ML's inputs and outputs hold).
 //     "ref": another model whose ORT outputs are the reference instead.
 //   {"id", "kind": "values", "path", ...}  compares PATH/output_K.pb
 //     (values computed elsewhere: the Python package's run()) likewise
@@ -179,7 +180,10 @@ async function runModel(model) {
 function sameKind(a, b, loose) {
   if (a === b) return true;
   if (loose === 'float') return FLOAT_TYPES.has(a) && FLOAT_TYPES.has(b);
-  if (loose === 'int') return INT_TYPES.has(a) && INT_TYPES.has(b);
+  // Core ML's inputs and outputs: int64 as int32, bool as float32
+  // (docs/coreml.md), compared by value
+  if (loose === 'coreml')
+    return (INT_TYPES.has(a) && INT_TYPES.has(b)) || (a === 'float32' && b === 'bool');
   return false;
 }
 

@@ -2,6 +2,7 @@
 totals per feature, the table per model file, the refusals grouped by
 reason and every failure by name."""
 import collections
+import re
 import time
 
 FEATURES = ["convert", "optimize", "float16", "float16-io", "bfloat16", "bfloat16-io",
@@ -144,12 +145,23 @@ def esc(s):
 
 
 def failures(doc):
-    out = []
+    """Every wrong and failed cell by name; the cells not judged grouped
+    by feature and why (node names, paths and numbers left out)."""
+    out, unjudged = [], collections.OrderedDict()
     for file, f, lab, c in every_cell(doc):
-        if c.get("status") in ("failed", "wrong", "nojudge"):
+        if c.get("status") in ("failed", "wrong"):
             out.append("- %s `%s` %s%s: %s" % (c["status"], file, f, "@" + lab if lab else "",
                                                  esc(c.get("why"))))
-    return "\n".join(out) or "none"
+        elif c.get("status") == "nojudge":
+            why = re.sub(r"'[^']*'|/\S+|\d+", "…", c.get("why") or "")[:140]
+            g = unjudged.setdefault((f, why), [])
+            g.append(file + ("@" + lab if lab else ""))
+    out.append("")
+    out.append("Not judged, by feature and why (the first files named):\n")
+    for (f, why), files in sorted(unjudged.items(), key=lambda kv: (kv[0][0], -len(kv[1]))):
+        out.append("- %s, %d: %s (%s%s)" % (f, len(files), esc(why), ", ".join(files[:4]),
+                                            ", ..." if len(files) > 4 else ""))
+    return "\n".join(out)
 
 
 def times(doc):
@@ -163,7 +175,7 @@ def times(doc):
     cpu = sum(r.get("cpu") or 0 for r in doc["files"])
     if cpu:
         lines.append("CPU time (our tool, ORT's judge, Apple's loader, the Python package) "
-                     "%.0f s: %.0f minutes on 2 idle cores." % (cpu, cpu / 120))
+                     "%.0f s: about %.1f minutes on 2 idle cores." % (cpu, cpu / 120))
     lines.append("The slowest files: " + ", ".join("%s %.0f s" % (r["meta"]["file"], r.get("seconds", 0))
                                                      for r in slow) + ".")
     return "\n".join(lines)
@@ -210,6 +222,7 @@ def markdown(doc, exp):
              "Files whose model is larger than %d MB are judged on targets %s only (every other feature runs): %s." % (
                  HEAVY_BYTES >> 20, ", ".join(map(str, HEAVY_TARGETS)), ", ".join(heavy) or "none"),
              "", times(doc), "",
+             "\n".join("Note: " + n for n in doc.get("notes") or []), "",
              "## Wrong, failed and not judged\n", failures(doc), "",
              "## Refusals by reason\n", refusals(doc, exp, expected), "",
              "## Originals ORT does not run as PyTorch did\n",
