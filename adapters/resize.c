@@ -48,12 +48,20 @@ static IrValue *ad_rs_empty(AdCtx *c, int32_t dtype)
     return ad_const_tensor(c, dtype, 1, &dim, NULL, 0);
 }
 
-/* Whether v is a constant with no elements. */
+/* Whether v is known (src/known.h: an initializer, a Constant, or a value
+ * proved ahead of time, such as a Cast of an empty Constant) to have no
+ * elements: Resize-11's way of saying "not given". */
 static bool ad_rs_is_empty(const IrValue *v)
 {
     const IrTensor *t = ad_const(v);
     uint64_t n;
     return t && ir_tensor_numel(t, &n) && n == 0;
+}
+
+/* Whether input v of a Resize is given: present and not known empty. */
+static bool ad_rs_given(const IrValue *v)
+{
+    return v && !ad_rs_is_empty(v);
 }
 
 /* Drops the values of v[0..n) that nothing uses any more (each once; NULL
@@ -353,7 +361,7 @@ static bool ad_rs_nearest_fits_10(AdCtx *c, const char *ctm, const char *nm)
     IrValue *sc = ad_in(c, 2), *sz = ad_in(c, 3);
     double *s;
     size_t n;
-    if (strcmp(ctm, "asymmetric") != 0 || (sz && !ad_rs_is_empty(sz)) || !sc ||
+    if (strcmp(ctm, "asymmetric") != 0 || ad_rs_given(sz) || !sc ||
         !ad_const_floats(sc, &s, &n))
         return false;
     bool ok = true;
@@ -381,7 +389,7 @@ static bool ad_rs_why_not_10(AdCtx *c, const char *mode, const char *ctm,
         snprintf(why, cap, "Resize-10 only has asymmetric coordinates, not '%s'", ctm);
     else if (lin && ad_attr_i(c, "exclude_outside") != 0)
         snprintf(why, cap, "Resize-10 has no exclude_outside");
-    else if (sz && !ad_rs_is_empty(sz) && ad_const_ints(sz, &v, &n)) {
+    else if (ad_rs_given(sz) && ad_const_ints(sz, &v, &n)) {
         bool exact = ad_rs_sizes_exact(ad_in(c, 0), v, n);
         free(v);
         if (exact && !near)
@@ -406,10 +414,8 @@ static IrValue *ad_rs_scales_for_10(AdCtx *c, double **s, size_t *n)
     IrValue *x = ad_in(c, 0), *sc = ad_in(c, 2), *sz = ad_in(c, 3);
     *s = NULL;
     *n = 0;
-    if (sc && ad_rs_is_empty(sc))
-        sc = NULL;
-    if (sz && ad_rs_is_empty(sz))
-        sz = NULL;
+    sc = ad_rs_given(sc) ? sc : NULL;
+    sz = ad_rs_given(sz) ? sz : NULL;
     if (sc && sz) {
         ad_refuse(c, DG_NOT_CONSTANT, "scales and sizes are both given; one must be an "
                   "empty constant");
@@ -464,16 +470,43 @@ static int ad_rs_11_10(AdCtx *c)
 
 /* ---- Resize 11 <-> 13 ------------------------------------------------ */
 
-/* Resize 11 -> 13: roi and scales become optional, and
- * tf_half_pixel_for_nn is gone. That mode maps x to (x + 0.5) / s, which is
- * half_pixel's coordinate plus 0.5, so in nearest mode floor() of it is
- * half_pixel with round_prefer_ceil and round_prefer_floor() of it is
- * half_pixel with ceil; other uses have no form in Resize-13. */
+/* Resize-13 reads a given scales or sizes input as given, empty or not:
+ * runtimes (ONNX's shape inference in ONNX Runtime) refuse both unless
+ * they can see one is empty, which they cannot through a Cast
+ * (onnxconverter-common's float16 models). So an input known empty
+ * (Resize-11's "not given") is left out, as Resize-13 says it: roi unless
+ * tf_crop_and_resize reads it, scales or sizes when the other one is
+ * given. */
+static void ad_rs_leave_out_empty(AdCtx *c, const char *ctm)
+{
+    IrValue *old[3] = {ad_in(c, 1), ad_in(c, 2), ad_in(c, 3)};
+    bool drop[3] = {
+        old[0] && ad_rs_is_empty(old[0]) && strcmp(ctm, "tf_crop_and_resize") != 0,
+        old[1] && ad_rs_is_empty(old[1]) && ad_rs_given(old[2]),
+        old[2] && ad_rs_is_empty(old[2]) && ad_rs_given(old[1]),
+    };
+    for (size_t i = 0; i < 3; i++) {
+        if (drop[i])
+            ir_node_set_input(c->n, i + 1, NULL);
+        else
+            old[i] = NULL;
+    }
+    ad_trim_inputs(c->n);
+    ad_rs_drop(old, 3);
+}
+
+/* Resize 11 -> 13: roi and scales become optional (empty ones are left
+ * out, above), and tf_half_pixel_for_nn is gone. That mode maps x to
+ * (x + 0.5) / s, which is half_pixel's coordinate plus 0.5, so in nearest
+ * mode floor() of it is half_pixel with round_prefer_ceil and
+ * round_prefer_floor() of it is half_pixel with ceil; other uses have no
+ * form in Resize-13. */
 static int ad_rs_11_13(AdCtx *c)
 {
     char mb[32], cb[48], nb[48];
     const char *ctm = ad_attr_s(c, "coordinate_transformation_mode", cb,
                               sizeof cb);
+    ad_rs_leave_out_empty(c, ctm);
     if (strcmp(ctm, "tf_half_pixel_for_nn") != 0)
         return 0;
     const char *mode = ad_attr_s(c, "mode", mb, sizeof mb);
@@ -701,10 +734,8 @@ static IrValue *ad_rs_full_roi(AdCtx *c, IrValue *roi, int r, size_t n,
 int ad_rs_which(AdCtx *c)
 {
     IrValue *sc = ad_in(c, 2), *sz = ad_in(c, 3);
-    if (sc && ad_rs_is_empty(sc))
-        sc = NULL;
-    if (sz && ad_rs_is_empty(sz))
-        sz = NULL;
+    sc = ad_rs_given(sc) ? sc : NULL;
+    sz = ad_rs_given(sz) ? sz : NULL;
     if (sc && sz)
         return ad_refuse(c, DG_NOT_CONSTANT,
                          "scales and sizes are both given; one must be an empty constant");
@@ -745,7 +776,7 @@ static int ad_rs_expand_axes(AdCtx *c, const int64_t *ax, size_t n, int r, bool 
 static bool ad_rs_no_downscale(AdCtx *c, IrValue *x)
 {
     IrValue *sc = ad_in(c, 2), *sv = ad_in(c, 3);
-    int which = sc && !ad_rs_is_empty(sc) ? 2 : sv && !ad_rs_is_empty(sv) ? 3 : 0;
+    int which = ad_rs_given(sc) ? 2 : ad_rs_given(sv) ? 3 : 0;
     double *s = NULL;
     int64_t *z = NULL;
     size_t n = 0, na = 0;
@@ -787,7 +818,7 @@ static int ad_rs_18_13(AdCtx *c)
     if (ad_attr_i(c, "antialias") != 0 && strcmp(mode, "nearest") != 0 &&
         !ad_rs_no_downscale(c, x))
         return ad_rs_lower(c, "Resize-13 has no antialias");
-    if (sz && !ad_rs_is_empty(sz) && strcmp(pol, "stretch") != 0) {
+    if (ad_rs_given(sz) && strcmp(pol, "stretch") != 0) {
         snprintf(why, sizeof why, "Resize-13 has no keep_aspect_ratio_policy '%s'", pol);
         return ad_rs_lower(c, why);
     }
@@ -847,8 +878,9 @@ static int ad_rs_19_18(AdCtx *c)
         return 0;
     const char *pol = ad_attr_s(c, "keep_aspect_ratio_policy", pb, sizeof pb);
     IrValue *sc = ad_in(c, 2), *sz = ad_in(c, 3);
-    bool sizes = sz && (!sc || ad_rs_is_empty(sc)) && strcmp(pol, "stretch") == 0;
-    if (!sizes && !(sc && !sz && ad_rs_integral_out(c, ad_in(c, 0), sc)))
+    bool sizes = ad_rs_given(sz) && !ad_rs_given(sc) && strcmp(pol, "stretch") == 0;
+    if (!sizes && !(ad_rs_given(sc) && !ad_rs_given(sz) &&
+                    ad_rs_integral_out(c, ad_in(c, 0), sc)))
         return ad_rs_lower(c, "half_pixel_symmetric differs from half_pixel unless "
                               "every output length is integral");
     ad_set_attr_s(c, c->n, "coordinate_transformation_mode", "half_pixel");

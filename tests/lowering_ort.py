@@ -8,6 +8,11 @@ model that old runtimes run.
   PyTorch export of x[:, ::2] and friends at opset 11, converted to 9 and
   7, must hold no Slice with steps and give what ONNX Runtime computes
   for the export.
+- Resize-11 as onnxconverter-common's float16 models write it: its empty
+  roi and scales are float16 Constants Cast to float, beside sizes.
+  Converted to 13 and 18, the empty inputs must be left out (ORT refuses
+  scales beside sizes when it cannot see scales is empty) and ORT must
+  give the original's outputs.
 - DynamicQuantizeLinear + ConvInteger / MatMulInteger (onnx's helper, the
   way ONNX Runtime's dynamic quantizer writes them) converted to opset 9:
   the integer products become a Conv / MatMul in float32 where float32 is
@@ -103,6 +108,42 @@ def slice_models(tool, root):
         m = judge(tool, d, src, opset, "x[:, ::2] (PyTorch, opset 11)")
         if m:
             check("Gather" in ops(m), "opset %d: the steps are Gathers: %s" % (opset, ops(m)))
+
+
+# ---- Resize-11 with Cast-fed empty roi / scales -----------------------------
+
+def resize_cast_empty(tool, root):
+    """x -> Resize-11(x, Cast(empty), Cast(empty), sizes): the empty
+    float16 Constants (Resize-11's "not given") reach Resize through Casts
+    to float, as onnxconverter-common writes them."""
+    empty = helper.make_tensor("e", TP.FLOAT16, [0], [])
+    nodes = [helper.make_node("Constant", [], ["e"], value=empty),
+             helper.make_node("Cast", ["e"], ["roi"], to=TP.FLOAT),
+             helper.make_node("Cast", ["e"], ["scales"], to=TP.FLOAT),
+             helper.make_node("Constant", [], ["sizes"],
+                              value=numpy_helper.from_array(np.array([1, 2, 11, 13], np.int64))),
+             helper.make_node("Resize", ["x", "roi", "scales", "sizes"], ["y"], mode="linear",
+                              coordinate_transformation_mode="align_corners")]
+    g = helper.make_graph(nodes, "resize_cast_empty",
+                          [helper.make_tensor_value_info("x", TP.FLOAT, [1, 2, 5, 6])],
+                          [helper.make_tensor_value_info("y", TP.FLOAT, [1, 2, 11, 13])])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 11)])
+    m.ir_version = 6
+    d = os.path.join(root, "resize_cast_empty")
+    os.makedirs(d, exist_ok=True)
+    src = os.path.join(d, "model.onnx")
+    onnx.save(m, src)
+    case_dir(root, "resize_cast_empty",
+             [("x", np.random.default_rng(3).uniform(-2, 2, (1, 2, 5, 6)))])
+    if not ort_expect(d, src):
+        return
+    for opset in (13, 18):
+        out = judge(tool, d, src, opset, "Resize-11 with Cast-fed empty roi and scales")
+        if out:
+            rs = [n for n in out.graph.node if n.op_type == "Resize"]
+            check(len(rs) == 1 and list(rs[0].input[1:3]) == ["", ""],
+                  "opset %d: roi and scales are left out: %s"
+                  % (opset, [list(n.input) for n in rs]))
 
 
 # ---- integer products below 10 -------------------------------------------
@@ -201,6 +242,7 @@ def main():
             skip("node or ONNX Runtime (%s) is missing" % ORT_DIR)
         else:
             slice_models(tool, root)
+            resize_cast_empty(tool, root)
             quant_models(tool, root)
     return report(NAME)
 

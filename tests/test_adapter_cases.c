@@ -148,17 +148,17 @@ static void add_input(Case *c, char **w, int n)
         case_error(c, "input defined twice", w[1]);
 }
 
-/* const NAME TYPE DIMS = v1,v2,... */
+/* const NAME TYPE DIMS = v1,v2,... (no values for an empty tensor) */
 static void add_const(Case *c, char **w, int n)
 {
     int64_t dims[16];
-    int32_t dt = n >= 6 ? type_code(w[2]) : 0;
-    int rank = n >= 6 ? parse_dims(w[3], dims, 16) : -1;
+    int32_t dt = n >= 5 ? type_code(w[2]) : 0;
+    int rank = n >= 5 ? parse_dims(w[3], dims, 16) : -1;
     if (!dt || rank < 0 || strcmp(w[4], "="))
         return case_error(c, "const NAME TYPE DIMS = VALUES", NULL);
     size_t cap = 16, len = 0;
     uint8_t *buf = malloc(cap);
-    for (char *p = w[5]; *p;) {
+    for (char *p = n >= 6 ? w[5] : ""; *p;) {
         char *end;
         double v = strtod(p, &end);
         if (end == p) {

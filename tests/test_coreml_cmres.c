@@ -178,6 +178,14 @@ static void test_resize_linear(void)
     cr_lowers("linear half_pixel, only W resized",
               CR_HEAD "init s float 4 1,1,1,0.5\ny = Resize x,,s mode=\"linear\"\noutput y\n",
               "resize_bilinear");
+    /* an empty sizes beside scales is not given (Resize-11's spelling),
+     * also when it comes through a Cast, as in float16 models: the scales
+     * resize, x2 align_corners as above */
+    cr_lowers("linear align_corners x2, sizes a Cast of an empty constant",
+              CR_HEAD "init s float 4 1,1,2,2\ninit e float16 0 0\nzc = Cast e to=7\n"
+                      "y = Resize x,,s,zc mode=\"linear\" "
+                      "coordinate_transformation_mode=\"align_corners\"\noutput y\n",
+              "resize_bilinear");
     /* scale 0.6 on 4: ONNX divides by 0.6, MIL by out/in = 0.5 */
     cr_refuses("linear half_pixel scale 0.6",
                CR_HEAD "init s float 4 1,1,1,0.6\ny = Resize x,,s mode=\"linear\"\noutput y\n",
@@ -222,6 +230,10 @@ static void test_resize_dynamic(void)
               "upsample_nearest_neighbor");
     cr_lowers("dynamic nearest half_pixel x3,x2",
               CR_DYN "init s float 4 1,1,3,2\ny = Resize x,,s mode=\"nearest\"\noutput y\n",
+              "upsample_nearest_neighbor");
+    cr_lowers("dynamic nearest half_pixel x3,x2, sizes a Cast of an empty constant",
+              CR_DYN "init s float 4 1,1,3,2\ninit e float16 0 0\nzc = Cast e to=7\n"
+                     "y = Resize x,,s,zc mode=\"nearest\"\noutput y\n",
               "upsample_nearest_neighbor");
     cr_lowers("dynamic linear half_pixel x2",
               CR_DYN "init s float 4 1,1,2,2\ny = Resize x,,s mode=\"linear\"\noutput y\n",

@@ -214,6 +214,16 @@ static int rs_spec(CmLower *c, const IrNode *n, RsSpec *s)
     return 0;
 }
 
+/* Whether input i (scales or sizes) of n is given: present and not known
+ * (cml_known, so also through a Cast of a Constant) to be empty, which
+ * Resize-11 wrote for "not given". */
+static bool rs_given(const IrNode *n, size_t i)
+{
+    const IrTensor *t = cml_const_tensor(n, i);
+    uint64_t k;
+    return cml_has(n, i) && !(t && ir_tensor_numel(t, &k) && k == 0);
+}
+
 /* The per-axis sizes of n from its const scales or sizes; -1 refused. */
 static int rs_axes(CmLower *c, const IrNode *n, RsAxis *ax, size_t *rank)
 {
@@ -222,8 +232,8 @@ static int rs_axes(CmLower *c, const IrNode *n, RsAxis *ax, size_t *rank)
         return cml_refuse(c, "the input's dims are not static");
     for (size_t i = 0; i < *rank; i++)
         ax[i] = (RsAxis){dims[i], dims[i], 1.0, (double)dims[i]};
-    bool by_sizes = cml_has(n, 3);
-    if (!by_sizes && !cml_has(n, 2))
+    bool by_sizes = rs_given(n, 3);
+    if (!by_sizes && !rs_given(n, 2))
         return cml_refuse(c, "neither scales nor sizes given");
     if (by_sizes) {
         int64_t *v;
@@ -335,7 +345,7 @@ static int rs_lower_dynamic(CmLower *c, const IrNode *n, const RsSpec *spec, siz
 {
     const IrShape *sh = n->in[0]->type ? n->in[0]->type->shape : NULL;
     bool half = spec->ctm == RS_HALF_PIXEL || spec->ctm == RS_PYTORCH;
-    if (cml_has(n, 3)) {
+    if (rs_given(n, 3)) {
         int64_t *v;
         size_t nv;
         if (!cml_const_ints(n, 3, &v, &nv))
@@ -363,7 +373,7 @@ static int rs_lower_dynamic(CmLower *c, const IrNode *n, const RsSpec *spec, siz
     }
     double *s;
     size_t ns;
-    if (!cml_has(n, 2) || !cml_const_floats(n, 2, &s, &ns))
+    if (!rs_given(n, 2) || !cml_const_floats(n, 2, &s, &ns))
         return cml_refuse(c, "scales is not a constant (MIL needs const scale factors)");
     bool ok = ns == rank;
     for (size_t i = 0; ok && i < rank; i++)
