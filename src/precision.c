@@ -19,7 +19,10 @@
  * Before step 1, the shape rule: an input the operator table flags as a
  * shape, a size, scales, axes, indices or a count (shape_in=) never
  * switches, and the nodes that compute it from constants and shapes keep
- * their type, followed back from that input (see pc_shape_rule).
+ * their type, followed back from that input (see pc_shape_rule); for
+ * float16, so do the Casts and Muls that scale integer sums back
+ * (pc_sum_node). After step 3, converted Casts left casting a value to
+ * its own type become Identity (pc_nop_casts).
  */
 #include <math.h>
 #include <stdio.h>
