@@ -19,7 +19,10 @@
  * Before step 1, the shape rule: an input the operator table flags as a
  * shape, a size, scales, axes, indices or a count (shape_in=) never
  * switches, and the nodes that compute it from constants and shapes keep
- * their type, followed back from that input (see pc_shape_rule).
+ * their type, followed back from that input (see pc_shape_rule); for
+ * float16, so do the Casts and Muls that scale integer sums back
+ * (pc_sum_node). After step 3, converted Casts left casting a value to
+ * its own type become Identity (pc_nop_casts).
  */
 #include <math.h>
 #include <stdio.h>
@@ -488,6 +491,19 @@ static int pc_static_graph(IrGraph *g, const IrWalkAt *at, void *arg)
     return 0;
 }
 
+/* Records that n keeps its type, for `why` (once: the first reason). */
+static void pc_shape_mark(PcCtx *c, const IrNode *n, const char *why)
+{
+    PcShape *e = NULL;
+    HASH_FIND_PTR(c->shape_nodes, &n, e);
+    if (e)
+        return;
+    e = ir_alloc(sizeof *e);
+    e->n = n;
+    snprintf(e->why, sizeof e->why, "%s", why);
+    HASH_ADD_PTR(c->shape_nodes, n, e);
+}
+
 /* Marks, from static value v, the nodes computing it, back to the
  * shape readers and weights (a worklist: chains may be long). */
 static void pc_shape_back(PcCtx *c, const IrValue *v, const char *why)
@@ -504,10 +520,7 @@ static void pc_shape_back(PcCtx *c, const IrValue *v, const char *why)
         const OsSchema *s = p && !e ? pc_schema(c, p) : NULL;
         if (!s || (s->flags & OS_F_SHAPE_ONLY))
             continue;
-        e = ir_alloc(sizeof *e);
-        e->n = p;
-        snprintf(e->why, sizeof e->why, "%s", why);
-        HASH_ADD_PTR(c->shape_nodes, n, e);
+        pc_shape_mark(c, p, why);
         for (size_t i = 0; i < p->n_in; i++) {
             if (!p->in[i])
                 continue;
@@ -539,12 +552,60 @@ static int pc_shape_graph(IrGraph *g, const IrWalkAt *at, void *arg)
     return 0;
 }
 
-/* The shape rule over every graph the conversion may change. */
+/* Whether n is an ONNX node of type op. */
+static bool pc_is_op(const IrNode *n, const char *op)
+{
+    return n && !strcmp(n->op_type, op) && !os_domain_norm(n->domain)[0];
+}
+
+/* The sum rule, for float16 only: the int32 sums of MatMulInteger and
+ * ConvInteger reach far past float16's 65504 (a 16-term dot product of
+ * uint8 by int8 already may), so the Cast of such a sum to float, the Mul
+ * that scales it back and the Mul of the two scales feeding it (as ONNX
+ * Runtime's dynamic quantizer writes them) keep float32: in float16 the
+ * Cast gives inf, and the product of two small scales loses its digits
+ * below 6.1e-5. The scaled result is of the data's size and switches. */
+static void pc_sum_node(PcCtx *c, const IrNode *n)
+{
+    char why[128];
+    snprintf(why, sizeof why, "scales %s's int32 sums (beyond float16's range)", n->op_type);
+    for (size_t u = 0; n->n_out && n->out[0] && u < n->out[0]->n_uses; u++) {
+        const IrNode *cast = n->out[0]->uses[u].node;
+        if (!pc_is_op(cast, "Cast") || !cast->n_out || !cast->out[0])
+            continue;
+        pc_shape_mark(c, cast, why);
+        for (size_t k = 0; k < cast->out[0]->n_uses; k++) {
+            const IrNode *mul = cast->out[0]->uses[k].node;
+            if (!pc_is_op(mul, "Mul"))
+                continue;
+            pc_shape_mark(c, mul, why);
+            for (size_t i = 0; i < mul->n_in; i++) {
+                const IrValue *x = mul->in[i];
+                if (x && x->kind == IR_VAL_NODE && pc_is_op(x->producer, "Mul"))
+                    pc_shape_mark(c, x->producer, why);
+            }
+        }
+    }
+}
+
+static int pc_sum_graph(IrGraph *g, const IrWalkAt *at, void *arg)
+{
+    (void)at;
+    for (IrNode *n = g->first; n; n = n->next)
+        if (pc_is_op(n, "MatMulInteger") || pc_is_op(n, "ConvInteger"))
+            pc_sum_node(arg, n);
+    return 0;
+}
+
+/* The shape rule (and the sum rule) over every graph the conversion may
+ * change. */
 static void pc_shape_rule(PcCtx *c)
 {
     unsigned walk = IR_WALK_MAIN | IR_WALK_SUBGRAPHS | IR_WALK_FUNCTIONS;
     ir_each_graph(c->m, walk, pc_static_graph, c);
     ir_each_graph(c->m, walk, pc_shape_graph, c);
+    if (c->o->dtype == IR_FLOAT16)
+        ir_each_graph(c->m, walk, pc_sum_graph, c);
 }
 
 /* Why n keeps its type under the shape rule, or NULL: it computes a
@@ -1254,6 +1315,42 @@ static int pc_retype_declared(IrGraph *g, const IrWalkAt *at, void *arg)
     return 0;
 }
 
+/* v's type once converted: its stored type, a routing Cast's `to` (its
+ * value is new, without an inferred type), else its own. */
+static int32_t pc_final_elem(const PcCtx *c, const IrValue *v)
+{
+    PcVal *e = NULL;
+    HASH_FIND_PTR(c->vals, &v, e);
+    const IrNode *p = v->kind == IR_VAL_NODE ? v->producer : NULL;
+    const IrAttr *to = p && pc_is_op(p, "Cast") ? ir_node_attr(p, "to") : NULL;
+    return e ? e->stor : to && to->has_i ? (int32_t)to->i : pc_elem(v);
+}
+
+/* Makes g's converted Casts that now cast a value to its own type (a
+ * model already half inside: its Casts around float32 islands and its
+ * I/O) Identity: ONNX Runtime 1.30 refuses a float16 -> float16 Cast that
+ * feeds a node its CPU kernels take only in float32 (Upsample-9), as its
+ * own cast insertion retypes that Cast's output. */
+static int pc_nop_casts(IrGraph *g, const IrWalkAt *at, void *arg)
+{
+    (void)at;
+    const PcCtx *c = arg;
+    for (IrNode *k = g->first; k; k = k->next) {
+        const IrAttr *to = strcmp(k->op_type, "Cast") || os_domain_norm(k->domain)[0] ||
+                           k->n_in != 1 || !pc_node_conv(c, k) ? NULL : ir_node_attr(k, "to");
+        if (!to || !to->has_i || to->i != pc_final_elem(c, k->in[0]))
+            continue;
+        while (k->n_attr) {
+            char *name = ir_strdup(k->attr[0]->name);
+            ir_node_remove_attr(k, name);
+            free(name);
+        }
+        free(k->op_type);
+        k->op_type = ir_strdup("Identity");
+    }
+    return 0;
+}
+
 /* Frees every entry of a uthash table of T (entries own nothing). */
 #define PC_HASH_FREE(head, T)                  \
     do {                                       \
@@ -1530,8 +1627,10 @@ static int pc_dtype(PcCtx *c)
     for (size_t i = 0; i < l.n && rc == 0; i++)
         rc = pc_value(c, l.v[i]);
     free(l.v);
-    if (rc == 0)
+    if (rc == 0) {
         pc_each_live(c, pc_retype_declared, c);
+        pc_each_live(c, pc_nop_casts, c);
+    }
     ir_graph_clear_inferred(c->g);
     for (size_t i = 0; i < c->m->n_functions; i++)
         if (c->m->functions[i]->body)

@@ -344,8 +344,16 @@ static bool vf_output_equal(const EvValue *got, const EvValue *want,
         }
         return true;
     }
-    if (!narrow || got->kind != EV_TENSOR || want->kind != EV_TENSOR ||
-        !ev_dtype_is_float(got->dtype) || !ev_dtype_is_float(want->dtype))
+    bool floats = got->kind == EV_TENSOR && want->kind == EV_TENSOR &&
+                  ev_dtype_is_float(got->dtype) && ev_dtype_is_float(want->dtype);
+    /* two models that both compute in float16 inside (a model already
+     * half with float32 I/O, made half at its I/O too) still differ in
+     * their outputs' types: a change to or from a half type compares as
+     * such (float32 against double stays an error) */
+    int32_t io = floats ? vf_narrower(got->dtype, want->dtype) : 0;
+    if (!narrow && got->dtype != want->dtype && (io == IR_FLOAT16 || io == IR_BFLOAT16))
+        narrow = io;
+    if (!narrow || !floats)
         return ev_value_equal(got, want, rtol, atol, why, cap);
     double tr = rtol, ta = atol, scale = 1;
     vf_type_tol(vf_narrower(narrow, vf_narrower(got->dtype, want->dtype)),

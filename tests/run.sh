@@ -192,6 +192,9 @@ run precision_bodies /usr/bin/python3 tests/precision_bodies.py "$build/onnx-con
 # roi, --auto keeping an If whole; ONNX Runtime judges (issue 33; ~10 s;
 # PRECISION_REAL_SSD=1 adds SSDlite, whose export alone takes minutes)
 run precision_real /usr/bin/python3 tests/precision_real.py "$build/onnx-convert"
+# --dtype float16 on models already half inside (float32 I/O) and on dynamically
+# quantized ones (int32 sums past 65504); numpy and ONNX Runtime judge (~5 s)
+run precision_halfin /usr/bin/python3 tests/precision_halfin.py "$build/onnx-convert"
 # --auto over ../shared/models, at the default and a tight tolerance, judged again (issue 23; ~20 s)
 run precision_auto_models env PYTHONPATH=python ONNXCONVERT_LIBRARY="$build/libonnxconvert.so.0" \
     /usr/bin/python3 tests/precision_auto_models.py "$build/onnx-convert"
