@@ -431,4 +431,24 @@ typedef struct EvFamily {
 extern const EvFamily ev_families[];
 extern const size_t ev_families_n;
 
+/* One resized axis of an ONNX Resize (opset 11 and later attributes) as a
+ * dense matrix, with the evaluator's coordinate and weight formulas: the
+ * axis' output is W x + bias, W [out, in] row-major, bias [out] (the
+ * extrapolation_value of tf_crop_and_resize where the crop leaves the
+ * input, else 0). For the Core ML export, which lowers such axes as a
+ * product with a constant. -1 on an unknown mode, a filter too wide or
+ * no memory. */
+typedef struct EvResizeSpec {
+    const char *mode, *ctm, *nearest_mode;
+    double cubic_a, extrapolation;
+    bool exclude_outside, antialias;
+} EvResizeSpec;
+typedef struct EvResizeLen {
+    int64_t in, out;
+    double scale, outf;        /* as the formulas use them (see resize.c) */
+    double roi_lo, roi_hi;     /* tf_crop_and_resize's crop of this axis */
+} EvResizeLen;
+int ev_resize_axis_weights(const EvResizeSpec *sp, const EvResizeLen *len,
+                           double *w, double *bias);
+
 #endif

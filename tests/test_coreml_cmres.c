@@ -141,21 +141,32 @@ static void test_resize_nearest(void)
     cr_lowers("nearest half_pixel x2 (the ONNX defaults)",
               CR_HEAD "init s float 4 1,1,2,2\ny = Resize x,,s mode=\"nearest\"\noutput y\n",
               "upsample_nearest_neighbor");
-    /* ties: 2->3 gives coordinate 0.5 at i=1, ONNX rounds it down, MIL up */
-    cr_refuses("nearest half_pixel round_prefer_floor x1.5",
-               "opset 17\ninput x float 1,1,2,2\ninit z int64 4 1,1,3,3\n"
-               "y = Resize x,,,z mode=\"nearest\"\noutput y\n",
-               "samples other pixels than every MIL resize op");
-    cr_refuses("nearest asymmetric round_prefer_ceil",
-               CR_HEAD "init s float 4 1,1,2,2\ny = Resize x,,s mode=\"nearest\" "
-                       "coordinate_transformation_mode=\"asymmetric\" "
-                       "nearest_mode=\"round_prefer_ceil\"\noutput y\n",
-               "asymmetric and nearest_mode round_prefer_ceil");
-    cr_refuses("nearest align_corners floor",
-               CR_HEAD "init s float 4 1,1,2,2\ny = Resize x,,s mode=\"nearest\" "
-                       "coordinate_transformation_mode=\"align_corners\" "
-                       "nearest_mode=\"floor\"\noutput y\n",
-               "samples other pixels");
+    /* No MIL resize op picks these pixels: each resized axis becomes a
+     * gather of a constant index table. ties: 2->3 gives coordinate 0.5
+     * at i=1, ONNX rounds it down, MIL up */
+    cr_lowers("nearest half_pixel round_prefer_floor x1.5",
+              "opset 17\ninput x float 1,1,2,2\ninit z int64 4 1,1,3,3\n"
+              "y = Resize x,,,z mode=\"nearest\"\noutput y\n",
+              "gather");
+    cr_lowers("nearest asymmetric round_prefer_ceil",
+              CR_HEAD "init s float 4 1,1,2,2\ny = Resize x,,s mode=\"nearest\" "
+                      "coordinate_transformation_mode=\"asymmetric\" "
+                      "nearest_mode=\"round_prefer_ceil\"\noutput y\n",
+              "gather");
+    cr_lowers("nearest align_corners floor",
+              CR_HEAD "init s float 4 1,1,2,2\ny = Resize x,,s mode=\"nearest\" "
+                      "coordinate_transformation_mode=\"align_corners\" "
+                      "nearest_mode=\"floor\"\noutput y\n",
+              "gather");
+    /* PyTorch's F.interpolate(mode="nearest", size=(11, 13)) from 5x6 */
+    cr_lowers("nearest asymmetric floor 5x6->11x13",
+              "opset 17\ninput x float 1,2,5,6\ninit z int64 4 1,2,11,13\n"
+              "y = Resize x,,,z mode=\"nearest\" coordinate_transformation_mode="
+              "\"asymmetric\" nearest_mode=\"floor\"\noutput y\n",
+              "gather");
+    cr_lowers("nearest, channels and batch resized",
+              CR_HEAD "init s float 4 2,2,2,1\ny = Resize x,,s mode=\"nearest\"\noutput y\n",
+              "gather");
 }
 
 static void test_resize_linear(void)
@@ -186,33 +197,69 @@ static void test_resize_linear(void)
                       "y = Resize x,,s,zc mode=\"linear\" "
                       "coordinate_transformation_mode=\"align_corners\"\noutput y\n",
               "resize_bilinear");
-    /* scale 0.6 on 4: ONNX divides by 0.6, MIL by out/in = 0.5 */
-    cr_refuses("linear half_pixel scale 0.6",
-               CR_HEAD "init s float 4 1,1,1,0.6\ny = Resize x,,s mode=\"linear\"\noutput y\n",
-               "samples other coordinates");
+    /* What no MIL resize op samples becomes a product with a constant
+     * matrix per resized axis. scale 0.6 on 4: ONNX divides by 0.6, MIL
+     * by out/in = 0.5 */
+    cr_lowers("linear half_pixel scale 0.6",
+              CR_HEAD "init s float 4 1,1,1,0.6\ny = Resize x,,s mode=\"linear\"\noutput y\n",
+              "matmul");
     /* pytorch_half_pixel to length 1 samples 0; UNALIGN_CORNERS the
      * centre, and the other grids divide by 0 there */
-    cr_refuses("linear pytorch_half_pixel to length 1",
-               CR_HEAD "init z int64 4 1,2,1,4\ny = Resize x,,,z mode=\"linear\" "
-                       "coordinate_transformation_mode=\"pytorch_half_pixel\"\noutput y\n",
-               "samples other coordinates");
-    cr_refuses("cubic", CR_HEAD "init s float 4 1,1,2,2\ny = Resize x,,s mode=\"cubic\"\n"
-                                "output y\n",
-               "no bicubic");
-    cr_refuses("channels resized",
-               CR_HEAD "init s float 4 1,2,2,2\ny = Resize x,,s mode=\"nearest\"\noutput y\n",
-               "only the last two dims");
+    cr_lowers("linear pytorch_half_pixel to length 1",
+              CR_HEAD "init z int64 4 1,2,1,4\ny = Resize x,,,z mode=\"linear\" "
+                      "coordinate_transformation_mode=\"pytorch_half_pixel\"\noutput y\n",
+              "gather");
+    /* F.interpolate(mode="bilinear", scale_factor=2.2): 5x6 -> 11x13,
+     * sampled by 2.2 where MIL samples by 13/6 */
+    cr_lowers("linear half_pixel 5x6->11x13 by scales",
+              "opset 17\ninput x float 1,2,5,6\ninit s float 4 1,1,2.2,2.2\n"
+              "y = Resize x,,s mode=\"linear\"\noutput y\n",
+              "matmul");
+    cr_lowers("cubic", CR_HEAD "init s float 4 1,1,2,2\ny = Resize x,,s mode=\"cubic\"\n"
+                               "output y\n",
+              "matmul");
+    cr_lowers("cubic a=-0.5 exclude_outside, shrinking",
+              CR_HEAD "init z int64 4 1,2,2,3\ny = Resize x,,,z mode=\"cubic\" "
+                      "cubic_coeff_a=-0.5 exclude_outside=1\noutput y\n",
+              "matmul");
+    cr_lowers("channels resized, linear",
+              CR_HEAD "init s float 4 1,2,2,2\ny = Resize x,,s mode=\"linear\"\noutput y\n",
+              "transpose");
+    /* trilinear: F.interpolate on a 5-D input */
+    cr_lowers("trilinear rank 5",
+              "opset 17\ninput x float 1,2,3,4,5\ninit z int64 5 1,2,5,7,4\n"
+              "y = Resize x,,,z mode=\"linear\" coordinate_transformation_mode="
+              "\"align_corners\"\noutput y\n",
+              "matmul");
+    cr_lowers("linear rank 1", "opset 17\ninput x float 6\ninit z int64 1 9\n"
+                               "y = Resize x,,,z mode=\"linear\"\noutput y\n",
+              "matmul");
+    /* a crop reaching outside the input: extrapolation_value there */
+    cr_lowers("tf_crop_and_resize, crop past the edges",
+              CR_HEAD "init r float 8 0,0,-0.5,0.2,1,1,1.5,0.9\ninit z int64 4 1,2,5,7\n"
+                      "y = Resize x,r,,z mode=\"linear\" extrapolation_value=7.0 "
+                      "coordinate_transformation_mode=\"tf_crop_and_resize\"\noutput y\n",
+              "add");
+    cr_refuses_only("cubic, matrix too large",
+                    "opset 17\ninput x float 1,1,1,4096\ninit z int64 4 1,1,1,4100\n"
+                    "y = Resize x,,,z mode=\"cubic\"\noutput y\n",
+                    "needs a matrix of more than");
     cr_refuses("scales computed",
                CR_HEAD "input s float 4\ny = Resize x,,s mode=\"nearest\"\noutput y\n",
                "not a constant");
-    cr_refuses("rank 2", "opset 17\ninput x float 3,4\ninit s float 2 2,2\n"
-                         "y = Resize x,,s mode=\"nearest\"\noutput y\n",
-               "rank 3 or more");
-    cr_refuses("tf_crop_and_resize",
-               CR_HEAD "init r float 8 0,0,0,0,1,1,1,1\ninit z int64 4 1,2,5,7\n"
+    cr_lowers("rank 2", "opset 17\ninput x float 3,4\ninit s float 2 2,2\n"
+                        "y = Resize x,,s mode=\"nearest\"\noutput y\n",
+              "gather");
+    cr_lowers("tf_crop_and_resize",
+              CR_HEAD "init r float 8 0,0,0,0,1,1,1,1\ninit z int64 4 1,2,5,7\n"
+                      "y = Resize x,r,,z mode=\"linear\" "
+                      "coordinate_transformation_mode=\"tf_crop_and_resize\"\noutput y\n",
+              "matmul");
+    cr_refuses("tf_crop_and_resize, roi computed",
+               CR_HEAD "input r float 8\ninit z int64 4 1,2,5,7\n"
                        "y = Resize x,r,,z mode=\"linear\" "
                        "coordinate_transformation_mode=\"tf_crop_and_resize\"\noutput y\n",
-               "crop_resize is not lowered");
+               "roi that is not a constant");
     cr_refuses("int32 input", "opset 17\ninput x int32 1,2,3,4\ninit s float 4 1,1,2,2\n"
                               "y = Resize x,,s mode=\"nearest\"\noutput y\n",
                "fp16 and fp32 only");

@@ -41,29 +41,28 @@
  * upsample_bilinear (iOS15: align_corners true = ONNX align_corners,
  * false = half_pixel).
  *
- * Refused, and why:
- * - mode cubic: MIL has no bicubic resize.
- * - coordinate_transformation_mode tf_crop_and_resize: crop_resize (what
- *   coremltools maps TensorFlow's crop_and_resize to) would compute it,
- *   but its iOS15/16 form (roi) and iOS17 form (boxes, box_indices)
- *   differ, and the target is known only once every node is lowered; and
- *   half_pixel_symmetric (opset 19; no MIL grid has its offset).
- * - a nearest or linear combination whose indices/coordinates differ from
- *   every candidate at these sizes (e.g. asymmetric with round_prefer_ceil,
- *   or round_prefer_floor by 3, half_pixel with round_prefer_floor at 2 -> 3,
- *   ceil, align_corners nearest, pytorch_half_pixel to a length-1 output,
- *   scales whose output length is not integral).
- * - with input dims not static: scales other than whole factors, sizes
- *   that name a leading dim not static, and the combinations above that
- *   only agree at some sizes.
- * - a resize of any dim but the last two (MIL resizes only those), a rank
- *   below 3, scales/sizes that are not constants (iOS17's resize takes a
- *   computed shape but is not lowered yet), types other than fp16/fp32,
- *   antialias and axes (opset 18: the conversion to 17 removes or refuses
- *   them first).
+ * With the input's dims static, anything no MIL resize op computes (cubic,
+ * other grids or nearest_modes, a resized leading dim, rank 1 and 2,
+ * tf_crop_and_resize with a const roi, exclude_outside, cubic_coeff_a) is
+ * lowered per resized axis: ONNX's Resize is separable, so each axis is a
+ * constant [out, in] matrix (ev_resize_axis_weights: the evaluator's own
+ * formulas), applied as a gather of a constant index table when each
+ * output picks one input (nearest), else as transpose (axis last) +
+ * matmul + add (the extrapolation_value of a crop leaving the input) +
+ * transpose back.
  *
- * exclude_outside and cubic_coeff_a act only in cubic mode (refused),
- * extrapolation_value only with tf_crop_and_resize (refused).
+ * Refused, and why:
+ * - a matrix of more than 16M elements (an axis' in x out).
+ * - tf_crop_and_resize whose roi is not a constant.
+ * - with input dims not static: half_pixel_symmetric and tf_crop_and_resize
+ *   (no MIL grid has their offset), cubic (no bicubic MIL op), scales
+ *   other than whole factors, sizes that name a leading dim not static,
+ *   combinations that agree with a MIL op only at some sizes, a resize of
+ *   any dim but the last two, a rank below 3, scales/sizes that are not
+ *   constants (iOS17's resize takes a computed shape but is not lowered
+ *   yet).
+ * - types other than fp16/fp32; antialias and axes (opset 18: the
+ *   conversion to 17 removes or refuses them first).
  *
  * Raised: resize_bilinear (all modes but OFFSET_CORNERS, ALIGN_CORNERS to
  * a length-1 output), resize_nearest_neighbor, upsample_nearest_neighbor
@@ -78,10 +77,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../eval.h"
 #include "rules.h"
 
 #define RS_MAX_RANK 8
 #define RS_MAX_CHECK ((int64_t)1 << 22)
+#define RS_MAX_MATRIX ((int64_t)1 << 24)
 
 enum { RS_HALF_PIXEL, RS_PYTORCH, RS_ALIGN, RS_ASYM };
 enum { RS_ROUND_FLOOR, RS_ROUND_CEIL, RS_FLOOR, RS_CEIL };
@@ -181,8 +182,12 @@ static int rs_enum(const char *s, const char *const *names, size_t n)
     return -1;
 }
 
-/* Mode, coordinate_transformation_mode and nearest_mode of n; -1 refused. */
-static int rs_spec(CmLower *c, const IrNode *n, RsSpec *s)
+/* Refuses, or (quiet: only asking whether a MIL resize op fits) returns -1. */
+#define RS_NO(c, quiet, ...) ((quiet) ? -1 : cml_refuse(c, __VA_ARGS__))
+
+/* Mode, coordinate_transformation_mode and nearest_mode of n; -1 refused
+ * (or, quiet, not expressible by a MIL resize op). */
+static int rs_spec(CmLower *c, const IrNode *n, RsSpec *s, bool quiet)
 {
     static const char *const ctms[] = {"half_pixel", "pytorch_half_pixel", "align_corners",
                                        "asymmetric"};
@@ -194,23 +199,23 @@ static int rs_spec(CmLower *c, const IrNode *n, RsSpec *s)
                                  "half_pixel");
     const char *nm = cml_attr_s(n, "nearest_mode", nb, sizeof nb, "round_prefer_floor");
     if (!strcmp(mode, "cubic"))
-        return cml_refuse(c, "mode cubic: MIL has no bicubic resize");
+        return RS_NO(c, quiet, "mode cubic: MIL has no bicubic resize");
     if (strcmp(mode, "nearest") && strcmp(mode, "linear"))
-        return cml_refuse(c, "mode '%s' unknown", mode);
+        return RS_NO(c, quiet, "mode '%s' unknown", mode);
     if (cml_attr_i(n, "antialias", 0))
-        return cml_refuse(c, "antialias: MIL's resize ops do not filter");
+        return RS_NO(c, quiet, "antialias: MIL's resize ops do not filter");
     if (ir_node_attr(n, "axes"))
-        return cml_refuse(c, "axes is not lowered");
+        return RS_NO(c, quiet, "axes is not lowered");
     s->nearest = !strcmp(mode, "nearest");
     s->ctm = rs_enum(ctm, ctms, sizeof ctms / sizeof *ctms);
     s->nm = rs_enum(nm, nms, sizeof nms / sizeof *nms);
     if (s->ctm < 0)
-        return cml_refuse(c, "coordinate_transformation_mode %s has no MIL resize (%s)", ctm,
+        return RS_NO(c, quiet, "coordinate_transformation_mode %s has no MIL resize (%s)", ctm,
                           strcmp(ctm, "tf_crop_and_resize")
                               ? "no MIL grid has its offset"
                               : "crop_resize is not lowered: its parameters change at iOS17");
     if (s->nearest && s->nm < 0)
-        return cml_refuse(c, "nearest_mode '%s' unknown", nm);
+        return RS_NO(c, quiet, "nearest_mode '%s' unknown", nm);
     return 0;
 }
 
@@ -304,24 +309,244 @@ static int rs_refuse_mismatch(CmLower *c, const IrNode *n, const RsSpec *spec, c
                       at, spec->nearest ? "pixels" : "coordinates");
 }
 
-/* The static-dims case: every candidate checked index by index. */
-static int rs_lower_static(CmLower *c, const IrNode *n, const RsSpec *spec, RsAxis *ax,
-                           size_t rank)
+/* The static-dims case: the MIL resize op that computes n, every
+ * candidate checked index by index; NULL when none does. */
+static const RsCand *rs_static_cand(const RsSpec *spec, const RsAxis *ax, size_t rank)
 {
     for (size_t i = 0; i + 2 < rank; i++)
         if (ax[i].out != ax[i].in || ax[i].scale != 1.0)
-            return cml_refuse(c, "resizes dim %zu: MIL resizes only the last two dims", i);
+            return NULL;
     const RsAxis *h = &ax[rank - 2], *w = &ax[rank - 1];
     for (size_t i = 0; i < sizeof rs_cands / sizeof *rs_cands; i++) {
         const RsCand *k = &rs_cands[i];
         if (rs_agrees(spec, k, h) && rs_agrees(spec, k, w))
-            return rs_emit(c, n, k, h->out, w->out, k->integer_only ? h->out / h->in : 0,
-                           k->integer_only ? w->out / w->in : 0);
+            return k;
     }
-    char at[96];
-    snprintf(at, sizeof at, "from %lldx%lld to %lldx%lld", (long long)h->in,
-             (long long)w->in, (long long)h->out, (long long)w->out);
-    return rs_refuse_mismatch(c, n, spec, at);
+    return NULL;
+}
+
+/* ---- the general case: one constant product per resized axis ------------ */
+
+/* One axis' matrix (ev_resize_axis_weights: the evaluator's formulas). */
+typedef struct RsMat {
+    size_t axis;
+    int64_t in, out;
+    double *w, *bias;       /* [out, in], [out] */
+} RsMat;
+
+/* Whether every row of m picks one source element (a gather does it). */
+static bool rs_is_pick(const RsMat *m)
+{
+    for (int64_t o = 0; o < m->out; o++) {
+        int ones = 0;
+        for (int64_t i = 0; i < m->in; i++) {
+            double v = m->w[o * m->in + i];
+            if (v != 0 && v != 1)
+                return false;
+            ones += v == 1;
+        }
+        if (ones != 1 || m->bias[o] != 0)
+            return false;
+    }
+    return true;
+}
+
+/* Whether m maps the axis onto itself. */
+static bool rs_is_identity(const RsMat *m)
+{
+    if (m->in != m->out || !rs_is_pick(m))
+        return false;
+    for (int64_t o = 0; o < m->out; o++)
+        if (m->w[o * m->in + o] != 1)
+            return false;
+    return true;
+}
+
+/* A const [rows, cols] (or [cols] when rows is 0) of MIL float type dt
+ * from doubles, read transposed when `tr` (v is then [cols, rows]). */
+static const char *rs_float_const(CmLower *c, int32_t dt, const double *v, int64_t rows,
+                                  int64_t cols, bool tr)
+{
+    int64_t dims[2] = {rows ? rows : cols, cols};
+    size_t nel = (size_t)(rows ? rows : 1) * (size_t)cols;
+    MilTensor *t = mil_tensor_new(dt, rows ? 2 : 1, dims, NULL);
+    for (size_t k = 0; k < nel; k++) {
+        size_t r = k / (size_t)cols, q = k % (size_t)cols;
+        double x = tr ? v[q * (size_t)rows + r] : v[k];
+        if (dt == MIL_FP16) {
+            uint16_t h = ev_float_to_half((float)x);
+            memcpy(t->data + 2 * k, &h, 2);
+        } else {
+            float f = (float)x;
+            memcpy(t->data + 4 * k, &f, 4);
+        }
+    }
+    return cml_const(c, t);
+}
+
+/* A transpose of x (dims cur, permuted in place) by perm. */
+static const char *rs_transpose(CmLower *c, const char *x, const int64_t *perm, int64_t *cur,
+                                size_t rank, int32_t dt)
+{
+    int64_t d[RS_MAX_RANK];
+    for (size_t i = 0; i < rank; i++)
+        d[i] = cur[perm[i]];
+    memcpy(cur, d, rank * sizeof *d);
+    MilOp *op = cml_op(c, "transpose");
+    mil_op_in(op, "x", x);
+    mil_op_in_const(op, "perm", cml_ints(perm, rank));
+    return cml_tmp(c, op, dt, (int)rank, cur);
+}
+
+/* The output of op: n's output when `last`, else a temporary of dims cur. */
+static const char *rs_result(CmLower *c, const IrNode *n, MilOp *op, bool last, int32_t dt,
+                             const int64_t *cur, size_t rank)
+{
+    if (last)
+        return cml_out(c, op, n, 0) < 0 ? NULL : "";
+    return cml_tmp(c, op, dt, (int)rank, cur);
+}
+
+/* x resized along m->axis: a gather when each output picks one input,
+ * else transpose (axis last), matmul by W^T, add the bias, transpose
+ * back. cur (x's dims) becomes the result's. */
+static const char *rs_apply(CmLower *c, const IrNode *n, const char *x, const RsMat *m,
+                            int64_t *cur, size_t rank, int32_t dt, bool last)
+{
+    size_t a = m->axis;
+    if (rs_is_pick(m)) {
+        int64_t *idx = ir_alloc_array((size_t)m->out, sizeof *idx);
+        for (int64_t o = 0; o < m->out; o++)
+            for (int64_t i = 0; i < m->in; i++)
+                if (m->w[o * m->in + i] == 1)
+                    idx[o] = i;
+        MilOp *op = cml_op(c, "gather");
+        mil_op_in(op, "x", x);
+        mil_op_in_const(op, "indices", cml_ints(idx, (size_t)m->out));
+        mil_op_in_const(op, "axis", mil_tensor_scalar_i32((int32_t)a));
+        free(idx);
+        cur[a] = m->out;
+        return rs_result(c, n, op, last, dt, cur, rank);
+    }
+    int64_t perm[RS_MAX_RANK], back[RS_MAX_RANK];
+    for (size_t i = 0, k = 0; i < rank; i++)
+        if (i != a)
+            perm[k++] = (int64_t)i;
+    perm[rank - 1] = (int64_t)a;
+    for (size_t i = 0; i < rank; i++)
+        back[perm[i]] = (int64_t)i;
+    bool move = a + 1 != rank, add = false;
+    for (int64_t o = 0; o < m->out; o++)
+        add |= m->bias[o] != 0;
+    if (move)
+        x = rs_transpose(c, x, perm, cur, rank, dt);
+    /* consts first: an op may read only values defined above it */
+    const char *wt = rs_float_const(c, dt, m->w, m->in, m->out, true);
+    const char *bt = add ? rs_float_const(c, dt, m->bias, 0, m->out, false) : NULL;
+    MilOp *op = cml_op(c, "matmul");
+    mil_op_in(op, "x", x);
+    mil_op_in(op, "y", wt);
+    cur[rank - 1] = m->out;
+    bool fin = last && !move && !add;
+    x = rs_result(c, n, op, fin, dt, cur, rank);
+    if (add && x) {
+        op = cml_op(c, "add");
+        mil_op_in(op, "x", x);
+        mil_op_in(op, "y", bt);
+        x = rs_result(c, n, op, last && !move, dt, cur, rank);
+    }
+    if (!move || !x)
+        return x;
+    for (size_t i = 0; i < rank; i++)
+        perm[i] = back[i];
+    int64_t d[RS_MAX_RANK];
+    for (size_t i = 0; i < rank; i++)
+        d[i] = cur[perm[i]];
+    memcpy(cur, d, rank * sizeof *d);
+    op = cml_op(c, "transpose");
+    mil_op_in(op, "x", x);
+    mil_op_in_const(op, "perm", cml_ints(perm, rank));
+    return rs_result(c, n, op, last, dt, cur, rank);
+}
+
+/* The matrix of every resized axis of n (shrinking axes first, as the
+ * evaluator orders them, to keep intermediates small); identities are
+ * left out. Returns the count, -1 refused. */
+static int rs_mats(CmLower *c, const IrNode *n, const RsAxis *ax, size_t rank, RsMat *mats)
+{
+    char mb[32], cb[32], nb[32];
+    EvResizeSpec sp = {
+        cml_attr_s(n, "mode", mb, sizeof mb, "nearest"),
+        cml_attr_s(n, "coordinate_transformation_mode", cb, sizeof cb, "half_pixel"),
+        cml_attr_s(n, "nearest_mode", nb, sizeof nb, "round_prefer_floor"),
+        cml_attr_f(n, "cubic_coeff_a", -0.75f), cml_attr_f(n, "extrapolation_value", 0),
+        cml_attr_i(n, "exclude_outside", 0) != 0, cml_attr_i(n, "antialias", 0) != 0};
+    double *roi = NULL;
+    size_t nroi = 0;
+    if (!strcmp(sp.ctm, "tf_crop_and_resize") &&
+        (!cml_const_floats(n, 1, &roi, &nroi) || nroi != 2 * rank)) {
+        free(roi);
+        return cml_refuse(c, "tf_crop_and_resize with a roi that is not a constant of "
+                             "2 x rank values");
+    }
+    int cnt = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        for (size_t i = 0; i < rank; i++) {
+            if ((ax[i].out <= ax[i].in) != (pass == 0))
+                continue;
+            RsMat *m = &mats[cnt];
+            EvResizeLen len = {ax[i].in, ax[i].out, ax[i].scale, ax[i].outf,
+                               roi ? roi[i] : 0, roi ? roi[rank + i] : 1};
+            if (ax[i].in * ax[i].out > RS_MAX_MATRIX) {
+                free(roi);
+                return cml_refuse(c, "resizing dim %zu from %lld to %lld needs a matrix of "
+                                     "more than %lld elements", i, (long long)ax[i].in,
+                                  (long long)ax[i].out, (long long)RS_MAX_MATRIX);
+            }
+            *m = (RsMat){i, ax[i].in, ax[i].out,
+                         ir_alloc_array((size_t)(ax[i].in * ax[i].out), sizeof(double)),
+                         ir_alloc_array((size_t)ax[i].out, sizeof(double))};
+            if (ev_resize_axis_weights(&sp, &len, m->w, m->bias) < 0) {
+                free(roi);
+                free(m->w);
+                free(m->bias);
+                return cml_refuse(c, "mode %s, coordinate_transformation_mode %s: no "
+                                     "weights for dim %zu", sp.mode, sp.ctm, i);
+            }
+            if (rs_is_identity(m)) {
+                free(m->w);
+                free(m->bias);
+            } else {
+                cnt++;
+            }
+        }
+    }
+    free(roi);
+    return cnt;
+}
+
+/* Any Resize of static dims that no MIL resize op computes: each resized
+ * axis becomes a gather or a product with its constant matrix. */
+static int rs_lower_matrix(CmLower *c, const IrNode *n, const RsAxis *ax, size_t rank,
+                           int32_t dt)
+{
+    RsMat mats[RS_MAX_RANK];
+    int cnt = rs_mats(c, n, ax, rank, mats);
+    if (cnt < 0)
+        return -1;
+    const char *x = cml_in(c, n, 0);
+    int64_t cur[RS_MAX_RANK];
+    for (size_t i = 0; i < rank; i++)
+        cur[i] = ax[i].in;
+    if (x && cnt == 0)
+        cml_unary(c, n, "identity", x);
+    for (int k = 0; k < cnt; k++) {
+        if (x)
+            x = rs_apply(c, n, x, &mats[k], cur, rank, dt, k + 1 == cnt);
+        free(mats[k].w);
+        free(mats[k].bias);
+    }
+    return x && !c->failed ? 0 : -1;
 }
 
 /* upsample_bilinear (iOS15): align_corners true is ONNX's align_corners,
@@ -401,22 +626,33 @@ static int lower_resize(CmLower *c, const IrNode *n)
     int64_t dims[RS_MAX_RANK];
     size_t rank = 0;
     int r = cml_rank(n->in[0]);
-    if (rs_spec(c, n, &spec) < 0)
-        return -1;
-    if (r < 3 || r > RS_MAX_RANK)
-        return cml_refuse(c, "input rank %d: MIL resizes rank 3 or more", r);
     int32_t dt = cm_dtype_to_mil(cml_elem(n->in[0]));
     if (dt != MIL_FP32 && dt != MIL_FP16)
         return cml_refuse(c, "MIL resizes fp16 and fp32 only");
-    if (!cml_dims(n->in[0], dims, RS_MAX_RANK, &rank))
-        return rs_lower_dynamic(c, n, &spec, (size_t)r);
-    if (rs_axes(c, n, ax, &rank) < 0)
-        return -1;
-    /* checking index by index costs the output's length: past a few
-     * million, the formulas that agree at every size decide instead */
-    if (ax[rank - 2].out > RS_MAX_CHECK || ax[rank - 1].out > RS_MAX_CHECK)
+    if (r >= 1 && r <= RS_MAX_RANK && cml_dims(n->in[0], dims, RS_MAX_RANK, &rank)) {
+        if (rs_axes(c, n, ax, &rank) < 0)
+            return -1;
+        /* checking index by index costs the output's length: past a few
+         * million, the formulas that agree at every size decide instead */
+        bool huge = rank >= 2 && (ax[rank - 2].out > RS_MAX_CHECK ||
+                                  ax[rank - 1].out > RS_MAX_CHECK);
+        const RsCand *k = NULL;
+        if (rank >= 3 && rs_spec(c, n, &spec, true) == 0 && !huge)
+            k = rs_static_cand(&spec, ax, rank);
+        if (k) {
+            const RsAxis *h = &ax[rank - 2], *w = &ax[rank - 1];
+            return rs_emit(c, n, k, h->out, w->out, k->integer_only ? h->out / h->in : 0,
+                           k->integer_only ? w->out / w->in : 0);
+        }
+        if (!huge || rank < 3 || rs_spec(c, n, &spec, true) < 0)
+            return rs_lower_matrix(c, n, ax, rank, dt);
         return rs_lower_dynamic(c, n, &spec, rank);
-    return rs_lower_static(c, n, &spec, ax, rank);
+    }
+    if (rs_spec(c, n, &spec, false) < 0)
+        return -1;
+    if (r < 3 || r > RS_MAX_RANK)
+        return cml_refuse(c, "input rank %d: MIL resizes rank 3 or more", r);
+    return rs_lower_dynamic(c, n, &spec, (size_t)r);
 }
 
 /* Upsample never reaches the lowering: the conversion to CM_ONNX_OPSET

@@ -150,23 +150,22 @@ static double ev_rs_cubic(double a, double x)
 
 /* Number of taps and the offset of the first one from the left neighbour:
  * antialiasing stretches the filter by 1/scale when downsampling. */
-static int ev_rs_taps(EvCtx *c, const EvResize *r, size_t ax, size_t *n,
-                      int64_t *start)
+static bool ev_rs_taps(const EvResize *r, size_t ax, size_t *n, int64_t *start)
 {
     double reach = r->mode == EV_RS_CUBIC ? 2.0 : 1.0, s, st;
 
     if (!r->antialias) {
         *n = r->mode == EV_RS_CUBIC ? 4 : 2;
         *start = r->mode == EV_RS_CUBIC ? -1 : 0;
-        return 0;
+        return true;
     }
     s = r->scale[ax] < 1 ? r->scale[ax] : 1.0;
     st = floor(-reach / s) + 1;
     if (!(st > -4.0 * (double)r->in[ax] - 8))
-        return ev_fail(c, "antialias filter too wide for scale %g", s);
+        return false;
     *start = (int64_t)st;
     *n = (size_t)(2 - 2 * *start);
-    return 0;
+    return true;
 }
 
 /* Weights of the n taps for coordinate xo; *first = source index of the
@@ -321,8 +320,10 @@ static double *ev_rs_axis(EvCtx *c, const EvResize *r, size_t ax,
     size_t in = (size_t)cur[ax], out = (size_t)r->out[ax], nw;
     int64_t start = 0;
 
-    if (ev_rs_taps(c, r, ax, &n, &start) < 0)
+    if (!ev_rs_taps(r, ax, &n, &start)) {
+        ev_fail(c, "antialias filter too wide for scale %g", r->scale[ax]);
         return NULL;
+    }
     if (!ir_mul_size(out, n, &nw) || !ir_mul_size(outer, out, &total) ||
         !ir_mul_size(total, inner, &total)) {
         ev_fail(c, "resize buffer too large");
@@ -525,16 +526,17 @@ static int ev_upsample(EvCtx *c)
 
 /* ---- Resize ---------------------------------------------------------- */
 
+static const char *const ctms[] = {
+    "half_pixel", "half_pixel_symmetric", "pytorch_half_pixel",
+    "align_corners", "asymmetric", "tf_half_pixel_for_nn",
+    "tf_crop_and_resize"
+};
+static const char *const nms[] = {
+    "round_prefer_floor", "round_prefer_ceil", "floor", "ceil"
+};
+
 static int ev_rs_resize_attrs(EvCtx *c, EvResize *r)
 {
-    static const char *const ctms[] = {
-        "half_pixel", "half_pixel_symmetric", "pytorch_half_pixel",
-        "align_corners", "asymmetric", "tf_half_pixel_for_nn",
-        "tf_crop_and_resize"
-    };
-    static const char *const nms[] = {
-        "round_prefer_floor", "round_prefer_ceil", "floor", "ceil"
-    };
     const char *m = ev_attr_s(c, "mode"), *s;
     size_t i;
 
@@ -693,6 +695,73 @@ static int ev_resize(EvCtx *c)
                 return -1;
     }
     return ev_rs_run(c, &r, x);
+}
+
+/* ---- one axis as a matrix ------------------------------------------ */
+
+/* Index of s in names, or -1. */
+static int ev_rs_find(const char *s, const char *const *names, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(s, names[i]))
+            return (int)i;
+    return -1;
+}
+
+/* The EvResize of one axis described by spec; false on an unknown mode. */
+static bool ev_rs_from_spec(const EvResizeSpec *sp, const EvResizeLen *len,
+                            EvResize *r)
+{
+    memset(r, 0, sizeof *r);
+    r->rank = 1;
+    r->in[0] = len->in;
+    r->out[0] = len->out;
+    r->scale[0] = len->scale;
+    r->outf[0] = len->outf;
+    r->roi_lo[0] = len->roi_lo;
+    r->roi_hi[0] = len->roi_hi;
+    r->mode = ev_rs_find(sp->mode, (const char *const[]){"nearest", "linear", "cubic"}, 3);
+    r->ctm = ev_rs_find(sp->ctm, ctms, sizeof ctms / sizeof *ctms);
+    r->nearest = ev_rs_find(sp->nearest_mode, nms, sizeof nms / sizeof *nms);
+    r->cubic_a = sp->cubic_a;
+    r->extrapolation = sp->extrapolation;
+    r->exclude_outside = sp->exclude_outside;
+    r->antialias = sp->antialias && r->mode != EV_RS_NEAREST;
+    return r->mode >= 0 && r->ctm >= 0 && r->nearest >= 0 && len->in > 0;
+}
+
+int ev_resize_axis_weights(const EvResizeSpec *sp, const EvResizeLen *len,
+                           double *w, double *bias)
+{
+    EvResize r;
+    size_t n = 0, in = (size_t)len->in;
+    int64_t start = 0, first = 0;
+    double *tw;
+
+    if (!ev_rs_from_spec(sp, len, &r))
+        return -1;
+    if (r.mode != EV_RS_NEAREST && !ev_rs_taps(&r, 0, &n, &start))
+        return -1;
+    tw = malloc((n ? n : 1) * sizeof *tw);
+    if (!tw)
+        return -1;
+    memset(w, 0, (size_t)len->out * in * sizeof *w);
+    for (int64_t o = 0; o < len->out; o++) {
+        bool outside;
+        double xo = ev_rs_coord(&r, 0, o, &outside), *row = w + (size_t)o * in;
+        bias[o] = outside ? r.extrapolation : 0.0;
+        if (outside)
+            continue;
+        if (r.mode == EV_RS_NEAREST) {
+            row[ev_rs_pick(&r, 0, xo)] = 1.0;
+            continue;
+        }
+        ev_rs_weights(&r, 0, xo, n, start, tw, &first);
+        for (size_t k = 0; k < n; k++)
+            row[ev_rs_clamp(first + (int64_t)k, len->in)] += tw[k];
+    }
+    free(tw);
+    return 0;
 }
 
 const EvOp ev_ops_resize[] = {
