@@ -6,6 +6,11 @@ nn.c, einsum.c): each small ONNX model below is exported by
 ../shared/tools/coremltools/ct_check.py (coremltools' own parser and type
 inference per op version) must accept the package.
 
+The torch cases (PyTorch's own export of F.interpolate, the forms the
+real-model corpus found refused before src/coreml/resize.c lowered them as
+constant matrices) also convert with --verify: the round trip through the
+package evaluates equal to the ONNX model.
+
 Skips, saying so, when the judge is absent or not set up.
 Usage: /usr/bin/python3 tests/coreml_cmres_ct.py PATH/TO/onnx-convert
 """
@@ -89,6 +94,43 @@ CASES = [
 ]
 
 
+def torch_case(dims, **kw):
+    """F.interpolate(x, **kw) exported by PyTorch at opset 17."""
+    import io
+    import warnings
+    import onnx
+    import torch
+
+    class M(torch.nn.Module):
+        def forward(self, x):
+            return torch.nn.functional.interpolate(x, **kw)
+
+    buf = io.BytesIO()
+    warnings.simplefilter("ignore")   # torch's notes on its own shape inference
+    torch.onnx.export(M(), torch.rand(*dims), buf, opset_version=17,
+                      input_names=["x"], output_names=["y"])
+    return onnx.load_from_string(buf.getvalue())
+
+
+def torch_cases():
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        print("  (no torch: the torch cases are left out)")
+        return []
+    return [
+        ("torch_bicubic", "matmul",
+         torch_case((1, 2, 5, 6), size=(11, 13), mode="bicubic", align_corners=False)),
+        ("torch_bilinear_x2.2", "matmul",
+         torch_case((1, 2, 5, 6), scale_factor=2.2, mode="bilinear",
+                    recompute_scale_factor=False)),
+        ("torch_nearest_5x6_11x13", "gather",
+         torch_case((1, 2, 5, 6), size=(11, 13), mode="nearest")),
+        ("torch_trilinear", "matmul",
+         torch_case((1, 2, 3, 4, 5), size=(5, 7, 4), mode="trilinear", align_corners=True)),
+    ]
+
+
 def main():
     tool = sys.argv[1]
     if not os.access(JUDGE, os.X_OK) or subprocess.call(
@@ -98,12 +140,19 @@ def main():
         print("coreml_cmres_ct: 0 passed, 0 failed, %d skipped" % len(CASES))
         return 0
     passed = failed = 0
+    verify = set()
+    cases = list(CASES)
+    for c in torch_cases():
+        verify.add(c[0])
+        cases.append(c)
     with tempfile.TemporaryDirectory() as tmp:
-        for name, want, m in CASES:
+        for name, want, m in cases:
             src = os.path.join(tmp, name + ".onnx")
             pkg = os.path.join(tmp, name + ".mlpackage")
             save(m, src)
-            ex = subprocess.run([tool, "convert", src, "-o", pkg], capture_output=True, text=True)
+            extra = ["--verify"] if name in verify else []
+            ex = subprocess.run([tool, "convert", src, "-o", pkg] + extra,
+                                capture_output=True, text=True)
             if ex.returncode != 0:
                 print("FAIL %s: export: %s" % (name, (ex.stdout + ex.stderr).strip()))
                 failed += 1
