@@ -9,7 +9,9 @@ inference per op version) must accept the package.
 The torch cases (PyTorch's own export of F.interpolate, the forms the
 real-model corpus found refused before src/coreml/resize.c lowered them as
 constant matrices) also convert with --verify: the round trip through the
-package evaluates equal to the ONNX model.
+package evaluates equal to the ONNX model, and, when ONNX Runtime is set
+up, the package imported back to ONNX runs in ONNX Runtime to PyTorch's
+own outputs.
 
 Skips, saying so, when the judge is absent or not set up.
 Usage: /usr/bin/python3 tests/coreml_cmres_ct.py PATH/TO/onnx-convert
@@ -22,7 +24,8 @@ import tempfile
 import numpy as np
 from onnx import TensorProto, helper, numpy_helper, save
 
-from clitest import CT_CHECK as JUDGE, CT_SETUP as SETUP, ct_judge  # noqa: E402
+from clitest import CT_CHECK as JUDGE, CT_SETUP as SETUP, ORT_CHECK, ct_judge, \
+    have_ort  # noqa: E402
 
 
 def model(nodes, inputs, inits=(), opset=17):
@@ -95,7 +98,8 @@ CASES = [
 
 
 def torch_case(dims, **kw):
-    """F.interpolate(x, **kw) exported by PyTorch at opset 17."""
+    """F.interpolate(x, **kw) exported by PyTorch at opset 17, and an
+    input with PyTorch's output for it (TensorProtos)."""
     import io
     import warnings
     import onnx
@@ -107,9 +111,28 @@ def torch_case(dims, **kw):
 
     buf = io.BytesIO()
     warnings.simplefilter("ignore")   # torch's notes on its own shape inference
-    torch.onnx.export(M(), torch.rand(*dims), buf, opset_version=17,
-                      input_names=["x"], output_names=["y"])
-    return onnx.load_from_string(buf.getvalue())
+    x = torch.rand(*dims, generator=torch.Generator().manual_seed(5))
+    torch.onnx.export(M(), x, buf, opset_version=17, input_names=["x"], output_names=["y"])
+    return onnx.load_from_string(buf.getvalue()), (
+        numpy_helper.from_array(x.numpy(), "x"), numpy_helper.from_array(M()(x).numpy(), "y"))
+
+
+def ort_vs_torch(tool, pkg, io, tmp, name):
+    """The package imported back to ONNX, run by ONNX Runtime on the torch
+    case's input, against PyTorch's output; None when it agrees."""
+    case = os.path.join(tmp, name + "_case")
+    os.makedirs(os.path.join(case, "test_data_set_0"))
+    for k, t in enumerate(io):
+        kind = "input" if k == 0 else "output"
+        with open(os.path.join(case, "test_data_set_0", kind + "_0.pb"), "wb") as f:
+            f.write(t.SerializeToString())
+    back = os.path.join(tmp, name + "_back.onnx")
+    im = subprocess.run([tool, "convert", pkg, "-o", back], capture_output=True, text=True)
+    if im.returncode != 0:
+        return "import: " + (im.stdout + im.stderr).strip()
+    ort = subprocess.run(["node", ORT_CHECK, case, "--model", back], capture_output=True,
+                         text=True)
+    return None if ort.returncode == 0 else "ONNX Runtime: " + (ort.stdout + ort.stderr).strip()
 
 
 def torch_cases():
@@ -140,17 +163,17 @@ def main():
         print("coreml_cmres_ct: 0 passed, 0 failed, %d skipped" % len(CASES))
         return 0
     passed = failed = 0
-    verify = set()
+    torch_io, ort = {}, have_ort()
     cases = list(CASES)
-    for c in torch_cases():
-        verify.add(c[0])
-        cases.append(c)
+    for name, want, (m, io) in torch_cases():
+        torch_io[name] = io
+        cases.append((name, want, m))
     with tempfile.TemporaryDirectory() as tmp:
         for name, want, m in cases:
             src = os.path.join(tmp, name + ".onnx")
             pkg = os.path.join(tmp, name + ".mlpackage")
             save(m, src)
-            extra = ["--verify"] if name in verify else []
+            extra = ["--verify"] if name in torch_io else []
             ex = subprocess.run([tool, "convert", src, "-o", pkg] + extra,
                                 capture_output=True, text=True)
             if ex.returncode != 0:
@@ -158,14 +181,21 @@ def main():
                 failed += 1
                 continue
             ok, ops, target, said = ct_judge(pkg)
+            bad = ort_vs_torch(tool, pkg, torch_io[name], tmp, name) \
+                if ok and ort and want in ops and name in torch_io else None
             if not ok:
                 print("FAIL %s: Apple's loader: %s" % (name, said))
                 failed += 1
             elif want not in ops:
                 print("FAIL %s: no MIL op %s in %s" % (name, want, sorted(ops)))
                 failed += 1
+            elif bad:
+                print("FAIL %s: %s" % (name, bad))
+                failed += 1
             else:
-                print("  %s: %s accepted (%s)" % (name, want, target))
+                print("  %s: %s accepted (%s)%s" % (name, want, target,
+                                                    ", ONNX Runtime = PyTorch" if
+                                                    name in torch_io and ort else ""))
                 passed += 1
     print("coreml_cmres_ct: %d passed, %d failed" % (passed, failed))
     return 1 if failed else 0
