@@ -240,6 +240,13 @@ static void test_resize_linear(void)
                       "y = Resize x,r,,z mode=\"linear\" extrapolation_value=7.0 "
                       "coordinate_transformation_mode=\"tf_crop_and_resize\"\noutput y\n",
               "add");
+    cr_lowers("cubic, float16", "opset 17\ninput x float16 1,2,3,4\ninit z int64 4 1,2,5,7\n"
+                                "y = Resize x,,,z mode=\"cubic\"\noutput y\n",
+              "matmul");
+    cr_lowers("rank 2 by 1: nothing resized", "opset 17\ninput x float 3,4\n"
+                                               "init s float 2 1,1\n"
+                                               "y = Resize x,,s mode=\"cubic\"\noutput y\n",
+              "identity");
     cr_refuses_only("cubic, matrix too large",
                     "opset 17\ninput x float 1,1,1,4096\ninit z int64 4 1,1,1,4100\n"
                     "y = Resize x,,,z mode=\"cubic\"\noutput y\n",
