@@ -148,8 +148,8 @@ CASES = [
     ("dql_matmulinteger_per_column", "matmul", dql_matmul((5,))),
     ("convinteger", "conv", conv_integer()),
     ("convinteger_int8", "conv", conv_integer(True)),
-#   ("qlinearmatmul", "matmul", qlinear_matmul()),
-#   ("qlinearconv", "conv", qlinear_conv()),
+    ("qlinearmatmul", "matmul", qlinear_matmul()),
+    ("qlinearconv", "conv", qlinear_conv()),
 #   ("dequantize_int32_const", "add", qdq_bias()),
 ]
 

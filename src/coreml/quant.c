@@ -7,6 +7,7 @@
  * them const); element types other than int8/uint8 (MIL's quantize makes
  * only those); a per-axis scale without a known rank.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -248,13 +249,15 @@ static const char *qt_shifted(CmLower *c, const IrNode *n, size_t i, size_t zi, 
 /* Refuses unless every product and partial sum of a contraction of K
  * terms of inputs (x - x_zp) and (w - w_zp) is an integer of magnitude
  * at most 2^24 (float32 then sums exactly in any order): the bound is the
- * largest shift of x times K times the largest shift of w. */
-static int qt_need_exact(CmLower *c, const IrNode *n, const size_t idx[4], int64_t K)
+ * largest shift of x times K times the largest shift of w, plus the
+ * largest |bias| added to the sums. */
+static int qt_need_exact(CmLower *c, const IrNode *n, const size_t idx[4], int64_t K,
+                         int64_t bias)
 {
     int64_t sx = qt_max_shift(n, idx[0], idx[1]), sw = qt_max_shift(n, idx[2], idx[3]);
     if (sx < 0 || sw < 0)
         return cml_refuse(c, "inputs must be int8/uint8");
-    if (K <= 0 || sx * sw > QT_EXACT / K)
+    if (K <= 0 || sx * sw > (QT_EXACT - bias) / K)
         return cml_refuse(c, "sums of %lld products may pass 2^24, where float32 is not "
                           "exact (K unknown or too large)", (long long)K);
     return 0;
@@ -281,9 +284,10 @@ static int64_t qt_terms(const IrNode *n, size_t a, size_t w, bool conv)
  * w_zp); exact by qt_need_exact. A per-row zero point of a lies along
  * a's axis -2, per-column of b along its last axis; per-channel of w
  * along axis 0. */
-static const char *qt_contract(CmLower *c, const IrNode *n, const size_t idx[4], bool conv)
+static const char *qt_contract(CmLower *c, const IrNode *n, const size_t idx[4], bool conv,
+                               int64_t bias)
 {
-    if (qt_need_exact(c, n, idx, qt_terms(n, idx[0], idx[2], conv)) < 0)
+    if (qt_need_exact(c, n, idx, qt_terms(n, idx[0], idx[2], conv), bias) < 0)
         return NULL;
     int ra = cml_rank(n->in[idx[0]]), rb = cml_rank(n->in[idx[2]]);
     const char *a = qt_shifted(c, n, idx[0], idx[1], conv ? 1 : ra - 2, ra);
@@ -291,7 +295,7 @@ static const char *qt_contract(CmLower *c, const IrNode *n, const size_t idx[4],
     if (!b)
         return NULL;
     if (conv)
-        return cml_conv_float(c, n, a, b);
+        return cml_conv_float(c, n, a, b, n->in[idx[2]]);
     int rank = ra > rb ? ra : rb;
     return qt_op(c, "matmul", a, b, rank);
 }
@@ -302,14 +306,111 @@ static int lower_integer(CmLower *c, const IrNode *n)
 {
     static const size_t idx[4] = {0, 2, 1, 3};
     bool conv = !strcmp(n->op_type, "ConvInteger");
-    const char *acc = qt_contract(c, n, idx, conv);
+    const char *acc = qt_contract(c, n, idx, conv, 0);
     return acc ? qt_bind(c, n, 0, acc) : -1;
+}
+
+/* A constant float vector (input i, n elements, or 1) as a MIL const
+ * along axis `axis` of a rank-`rank` operand; values in *v (caller
+ * frees). NULL refused. */
+static const char *qt_along(CmLower *c, const IrNode *n, size_t i, int axis, int rank,
+                            double **v, size_t *nv)
+{
+    if (!cml_const_floats(n, i, v, nv) || *nv == 0) {
+        cml_refuse(c, "input %zu (a scale, zero point or bias) is not a constant", i);
+        return NULL;
+    }
+    int64_t d[10];
+    for (int k = 0; k < rank && k < 10; k++)
+        d[k] = k == axis ? (int64_t)*nv : 1;
+    if (*nv > 1 && (rank > 10 || axis < 0 || axis >= rank)) {
+        cml_refuse(c, "input %zu per channel needs a known rank", i);
+        return NULL;
+    }
+    MilTensor *t = mil_tensor_new(MIL_FP32, *nv > 1 ? rank : 0, d, NULL);
+    for (size_t k = 0; k < *nv; k++)
+        ((float *)t->data)[k] = (float)(*v)[k];
+    return cml_const(c, t);
+}
+
+/* The requantization multiplier x_scale * w_scale / y_scale in float32,
+ * per output channel (conv: axis 1) or column (matmul: the last axis) of
+ * the output of rank `rank`: ONNX Runtime's QLinearConv and QLinearMatMul
+ * take it so, left to right in float, then multiply the int32 sums by it
+ * in float. NULL refused (a scale not constant, a per-row x scale). */
+static const char *qt_multiplier(CmLower *c, const IrNode *n, bool conv, int rank)
+{
+    double *xs = NULL, *ws = NULL, *ys = NULL;
+    size_t nx = 0, nw = 0, ny = 0;
+    const char *r = NULL;
+    if (!cml_const_floats(n, 1, &xs, &nx) || !cml_const_floats(n, 4, &ws, &nw) ||
+        !cml_const_floats(n, 6, &ys, &ny))
+        cml_refuse(c, "the scales must be constants");
+    else if (nx != 1 || ny != 1 || nw == 0)
+        cml_refuse(c, "x's and y's scales must be per tensor");
+    else if (nw > 1 && rank < 1)
+        cml_refuse(c, "a per-channel scale needs the output's rank");
+    else {
+        int64_t d[10];
+        int axis = conv ? 1 : rank - 1;
+        for (int k = 0; k < rank && k < 10; k++)
+            d[k] = k == axis ? (int64_t)nw : 1;
+        MilTensor *t = mil_tensor_new(MIL_FP32, nw > 1 ? rank : 0, d, NULL);
+        for (size_t k = 0; k < nw; k++) {
+            float m = (float)xs[0] * (float)ws[k];
+            ((float *)t->data)[k] = m / (float)ys[0];
+        }
+        r = cml_const(c, t);
+    }
+    free(xs);
+    free(ws);
+    free(ys);
+    return r;
+}
+
+/* QLinearMatMul and QLinearConv: the exact fp32 contraction of the
+ * shifted 8-bit inputs (qt_contract), QLinearConv's int32 bias added (a
+ * constant, inside the 2^24 bound), times the multiplier, requantized to
+ * y's type with ties to even and saturation. */
+static int lower_qlinear(CmLower *c, const IrNode *n)
+{
+    static const size_t idx[4] = {0, 2, 3, 5};
+    bool conv = !strcmp(n->op_type, "QLinearConv");
+    int rank = cml_rank(n->out[0]);
+    double lo, hi, *bv = NULL, *zv = NULL;
+    size_t nb = 0, nz = 0;
+    if (!qt_range(cml_elem(n->out[0]), &lo, &hi))
+        return cml_refuse(c, "y must be int8 or uint8");
+    const char *b = NULL;
+    int64_t bias = 0;
+    if (conv && cml_has(n, 8)) {
+        if (!(b = qt_along(c, n, 8, 1, rank, &bv, &nb)))
+            return -1;
+        for (size_t k = 0; k < nb; k++)
+            bias = fabs(bv[k]) > (double)bias ? (int64_t)fabs(bv[k]) : bias;
+        free(bv);
+        if (bias >= QT_EXACT)
+            return cml_refuse(c, "a bias of magnitude 2^24 or more is not exact in float32");
+    }
+    const char *acc = qt_contract(c, n, idx, conv, bias);
+    if (acc && b)
+        acc = qt_op(c, "add", acc, b, rank);
+    const char *m = acc ? qt_multiplier(c, n, conv, rank) : NULL;
+    const char *z = m ? qt_along(c, n, 7, 0, 0, &zv, &nz) : NULL;
+    free(zv);
+    if (!z)
+        return -1;
+    if (nz != 1)
+        return cml_refuse(c, "y's zero point must be per tensor");
+    const char *y = qt_requant(c, n->out[0], qt_op(c, "mul", acc, m, rank), z, lo, hi, rank);
+    return qt_bind(c, n, 0, y);
 }
 
 static const CmLowerRule qt_lower[] = {
     {"QuantizeLinear", lower_quant}, {"DequantizeLinear", lower_quant},
     {"DynamicQuantizeLinear", lower_dql},
     {"MatMulInteger", lower_integer}, {"ConvInteger", lower_integer},
+    {"QLinearMatMul", lower_qlinear}, {"QLinearConv", lower_qlinear},
 };
 
 static int raise_quant(CmRaise *r, const MilOp *op)

@@ -90,10 +90,11 @@ MilOp *cml_unary(CmLower *c, const IrNode *n, const char *type, const char *x);
 const char *cml_wrap_index(CmLower *c, const IrNode *n, size_t k, const char *i,
                            const char *size);
 
-/* A float32 conv of MIL values x and w with node n's window (Conv's
- * attributes: QLinearConv, ConvInteger); its output's name, NULL after a
- * refusal. */
-const char *cml_conv_float(CmLower *c, const IrNode *n, const char *x, const char *w);
+/* A float32 conv of MIL values x and w (the weight is ONNX value wv)
+ * with node n's window (Conv's attributes: QLinearConv, ConvInteger); its
+ * output's name, NULL after a refusal. */
+const char *cml_conv_float(CmLower *c, const IrNode *n, const char *x, const char *w,
+                           const IrValue *wv);
 
 /* x (of float MIL type dt, shaped as ONNX value o) rounded half to even
  * from floor and comparisons: the select op giving it (unbound). */
