@@ -126,9 +126,10 @@ def qlinear_conv():
                        init("yz", np.uint8(128)), init("b", np.array([-700, 900], np.int32))])
 
 
-def qdq_bias():
-    """A QDQ model's bias: DequantizeLinear of a constant int32, added."""
-    b = np.array([-70000, 5, 123456, 0], np.int32)
+def qdq_bias(big=-70000):
+    """A QDQ model's bias: DequantizeLinear of a constant int32, added (an
+    element of 2^24 or more is refused: float32 is not exact there)."""
+    b = np.array([big, 5, 123456, 0], np.int32)
     return model([node("DequantizeLinear", ["b", "bs"], ["bf"]), node("Add", ["x", "bf"], ["y"])],
                  [("x", [2, 4])], ["y"], [init("b", b), init("bs", np.float32(0.0013))])
 
@@ -150,10 +151,11 @@ CASES = [
     ("convinteger_int8", "conv", conv_integer(True)),
     ("qlinearmatmul", "matmul", qlinear_matmul()),
     ("qlinearconv", "conv", qlinear_conv()),
-#   ("dequantize_int32_const", "add", qdq_bias()),
+    ("dequantize_int32_const", "add", qdq_bias()),
 ]
 
-REFUSED = [("matmulinteger_past_2p24", "2^24", too_wide())]
+REFUSED = [("matmulinteger_past_2p24", "2^24", too_wide()),
+           ("dequantize_int32_past_2p24", "2^24", qdq_bias(1 << 24))]
 
 
 def case_dir(tmp, name, m):

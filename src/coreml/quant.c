@@ -1,17 +1,32 @@
 /*
  * coreml/quant.c - Core ML lowering and raising of the quant family:
  * QuantizeLinear (quantize) and DequantizeLinear (dequantize), ops that
- * first exist at iOS17: a model holding them needs that target.
+ * first exist at iOS17: a model holding them needs that target. And the
+ * ops ONNX Runtime's quantizer writes, lowered to MIL's float ops where
+ * that is exact: DynamicQuantizeLinear, MatMulInteger, ConvInteger,
+ * QLinearMatMul, QLinearConv, and DequantizeLinear of a constant int32.
+ *
+ * The integer ops subtract the zero points from the 8-bit inputs in fp32
+ * (exact) and contract in fp32 (matmul, conv): exact when every product
+ * and partial sum is an integer of magnitude at most 2^24, bounded from
+ * constant operands' values (else their type's range) times the number
+ * of terms; refused past it. Rounding half to even is built from floor
+ * (cml_round_even); a cast from or to int8/uint8 needs iOS17.
  *
  * Refused, and why: non-constant scales and zero points (MIL requires
- * them const); element types other than int8/uint8 (MIL's quantize makes
- * only those); a per-axis scale without a known rank.
+ * them const; a computed scalar zero point of a contraction's input is
+ * subtracted at run time); element types other than int8/uint8 (MIL's
+ * quantize makes only those); a per-axis scale without a known rank;
+ * contractions past the 2^24 bound; an int32 constant of magnitude 2^24
+ * or more.
  */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "rules.h"
+
+static int lower_dequant_const(CmLower *c, const IrNode *n, const IrTensor *zt);
 
 static int lower_quant(CmLower *c, const IrNode *n)
 {
@@ -22,6 +37,8 @@ static int lower_quant(CmLower *c, const IrNode *n)
         return cml_refuse(c, "scale or zero point is not a constant (MIL requires them const)");
     int32_t qt = q ? (zt && zt->has_data_type ? zt->data_type : IR_UINT8)
                    : cml_elem(n->in[0]);
+    if (!q && qt == IR_INT32 && cml_const_tensor(n, 0))
+        return lower_dequant_const(c, n, zt);
     if (qt != IR_INT8 && qt != IR_UINT8)
         return cml_refuse(c, "quantized type %s: MIL quantizes to int8 and uint8 only",
                           ir_dtype_name(qt) ? ir_dtype_name(qt) : "?");
@@ -404,6 +421,58 @@ static int lower_qlinear(CmLower *c, const IrNode *n)
         return cml_refuse(c, "y's zero point must be per tensor");
     const char *y = qt_requant(c, n->out[0], qt_op(c, "mul", acc, m, rank), z, lo, hi, rank);
     return qt_bind(c, n, 0, y);
+}
+
+/* DequantizeLinear of a constant int32 (a QDQ model's bias) as a float
+ * const multiplied out here: (float)(x - zero point) * scale in float32,
+ * as ONNX Runtime computes it, per tensor or along `axis`. Exact only
+ * while |x - zero point| < 2^24, the integers float32 holds; refused
+ * past that. */
+static int lower_dequant_const(CmLower *c, const IrNode *n, const IrTensor *zt)
+{
+    const IrTensor *xt = cml_const_tensor(n, 0);
+    int64_t *x = NULL, *z = NULL;
+    double *sv = NULL;
+    size_t nx = 0, nz = 0, ns = 0;
+    int rc = -1;
+    if (!cml_const_ints(n, 0, &x, &nx) || !cml_const_floats(n, 1, &sv, &ns) ||
+        (zt && !cml_const_ints(n, 2, &z, &nz)) || ns == 0 ||
+        (nz && nz != ns) || xt->ndims > 10) {
+        cml_refuse(c, "the int32 input, scale or zero point cannot be read");
+        goto done;
+    }
+    int64_t axis = 0;
+    uint64_t inner = 1;
+    if (ns > 1) {
+        if (!cml_axis(cml_attr_i(n, "axis", 1), (int)xt->ndims, &axis) ||
+            xt->dims[axis] != (int64_t)ns) {
+            cml_refuse(c, "axis out of range or the scale's length is not the axis' dim");
+            goto done;
+        }
+        for (size_t k = (size_t)axis + 1; k < xt->ndims; k++)
+            inner *= (uint64_t)xt->dims[k];
+    }
+    MilTensor *t = mil_tensor_new(MIL_FP32, (int)xt->ndims, xt->dims, NULL);
+    for (size_t i = 0; i < nx; i++) {
+        size_t j = ns > 1 ? (size_t)((i / inner) % ns) : 0;
+        int64_t d = x[i] - (nz ? z[j] : 0);
+        if (llabs(d) >= QT_EXACT) {
+            mil_tensor_free(t);
+            cml_refuse(c, "int32 value %lld: float32 is exact only below 2^24 in magnitude",
+                       (long long)d);
+            goto done;
+        }
+        ((float *)t->data)[i] = (float)d * (float)sv[j];
+    }
+    const char *k = cml_const(c, t);
+    MilOp *op = cml_op(c, "identity");
+    mil_op_in(op, "x", k);
+    rc = cml_out(c, op, n, 0);
+done:
+    free(x);
+    free(z);
+    free(sv);
+    return rc;
 }
 
 static const CmLowerRule qt_lower[] = {
