@@ -134,6 +134,16 @@ def qdq_bias(big=-70000):
                  [("x", [2, 4])], ["y"], [init("b", b), init("bs", np.float32(0.0013))])
 
 
+def wide_small_weights():
+    """MatMulInteger of 600 terms: 255 * 128 * 600 passes 2^24, but the
+    constant weights' sum of |w - w_zp| per column (at most 1200) keeps
+    every sum below it."""
+    qn, qi = quantize("xf", "x", "xs", "xz")
+    w = RNG.integers(-2, 3, (600, 3)).astype(np.int8)
+    return model([qn, node("MatMulInteger", ["x", "w", "xz"], ["acc"]), to_float("acc", "y")],
+                 [("xf", [2, 600])], ["y"], qi + [init("w", w)])
+
+
 def too_wide():
     """MatMulInteger of 300 terms of unknown uint8 values: 255 * 255 * 300
     passes 2^24, so float32 is not exact."""
@@ -149,6 +159,7 @@ CASES = [
     ("dql_matmulinteger_per_column", "matmul", dql_matmul((5,))),
     ("convinteger", "conv", conv_integer()),
     ("convinteger_int8", "conv", conv_integer(True)),
+    ("matmulinteger_weights_bound", "matmul", wide_small_weights()),
     ("qlinearmatmul", "matmul", qlinear_matmul()),
     ("qlinearconv", "conv", qlinear_conv()),
     ("dequantize_int32_const", "add", qdq_bias()),

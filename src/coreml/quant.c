@@ -266,17 +266,52 @@ static const char *qt_shifted(CmLower *c, const IrNode *n, size_t i, size_t zi, 
 /* Refuses unless every product and partial sum of a contraction of K
  * terms of inputs (x - x_zp) and (w - w_zp) is an integer of magnitude
  * at most 2^24 (float32 then sums exactly in any order): the bound is the
- * largest shift of x times K times the largest shift of w, plus the
+ * largest shift of x times the largest sum of |w - w_zp| of one output
+ * (constant weights), else times K times the largest shift of w; plus the
  * largest |bias| added to the sums. */
+/* The largest sum of |w - w_zp| over the terms of one output of a
+ * constant weight input wi (zero point zi: one, or one per output channel
+ * of a conv, per column of a matmul): conv weights [M, C/g, k...] sum per
+ * M; matmul weights [..., K, N] per batch and column. -1 when w or its
+ * zero point is not constant. */
+static int64_t qt_w_l1(const IrNode *n, size_t wi, size_t zi, bool conv)
+{
+    const IrTensor *wt = cml_const_tensor(n, wi);
+    int64_t *w = NULL, *z = NULL, best = -1;
+    size_t nw = 0, nz = 0;
+    if (!wt || wt->ndims < 2 || !cml_const_ints(n, wi, &w, &nw) ||
+        (cml_has(n, zi) && !cml_const_ints(n, zi, &z, &nz)))
+        goto done;
+    size_t N = conv ? 1 : (size_t)wt->dims[wt->ndims - 1];
+    size_t K = conv ? nw / (size_t)wt->dims[0] : (size_t)wt->dims[wt->ndims - 2];
+    size_t outer = nw / (K * N); /* M for a conv, the batch for a matmul */
+    best = 0;
+    for (size_t o = 0; o < outer; o++)
+        for (size_t col = 0; col < N; col++) {
+            int64_t zv = nz > 1 ? z[conv ? o : col] : nz ? z[0] : 0, sum = 0;
+            for (size_t k = 0; k < K; k++)
+                sum += llabs(w[(o * K + k) * N + col] - zv);
+            best = sum > best ? sum : best;
+        }
+done:
+    free(w);
+    free(z);
+    return best;
+}
+
 static int qt_need_exact(CmLower *c, const IrNode *n, const size_t idx[4], int64_t K,
-                         int64_t bias)
+                         int64_t bias, bool conv)
 {
     int64_t sx = qt_max_shift(n, idx[0], idx[1]), sw = qt_max_shift(n, idx[2], idx[3]);
     if (sx < 0 || sw < 0)
         return cml_refuse(c, "inputs must be int8/uint8");
+    int64_t l1 = qt_w_l1(n, idx[2], idx[3], conv);
+    if (l1 >= 0 && sx * l1 <= QT_EXACT - bias)
+        return 0;
     if (K <= 0 || sx * sw > (QT_EXACT - bias) / K)
         return cml_refuse(c, "sums of %lld products may pass 2^24, where float32 is not "
-                          "exact (K unknown or too large)", (long long)K);
+                          "exact (bounded from the weights' values where constant, else "
+                          "from their type)", (long long)K);
     return 0;
 }
 
@@ -304,7 +339,7 @@ static int64_t qt_terms(const IrNode *n, size_t a, size_t w, bool conv)
 static const char *qt_contract(CmLower *c, const IrNode *n, const size_t idx[4], bool conv,
                                int64_t bias)
 {
-    if (qt_need_exact(c, n, idx, qt_terms(n, idx[0], idx[2], conv), bias) < 0)
+    if (qt_need_exact(c, n, idx, qt_terms(n, idx[0], idx[2], conv), bias, conv) < 0)
         return NULL;
     int ra = cml_rank(n->in[idx[0]]), rb = cml_rank(n->in[idx[2]]);
     const char *a = qt_shifted(c, n, idx[0], idx[1], conv ? 1 : ra - 2, ra);
