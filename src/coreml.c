@@ -512,6 +512,13 @@ MilOp *cml_op(CmLower *c, const char *type)
         cml_refuse(c, "MIL op '%s' is not in the op table", type);
         return op;
     }
+    cml_need(c, type, since);
+    return op;
+}
+
+void cml_need(CmLower *c, const char *type, int since)
+{
+    const IrNode *n = c->node;
     if (c->limit >= 0 && since > c->limit && !c->failed) {
         cm_note_failure(c->r, n, type, since, "target");
         ir_fail(c->err, "node '%s' (%s-%d): MIL op '%s' first exists at %s; target %s",
@@ -527,7 +534,6 @@ MilOp *cml_op(CmLower *c, const char *type)
         snprintf(c->r->forced_onnx_op, sizeof c->r->forced_onnx_op, "%s",
                  n ? n->op_type : "");
     }
-    return op;
 }
 
 int cml_out(CmLower *c, MilOp *op, const IrNode *n, size_t i)

@@ -264,6 +264,10 @@ run coreml_cmdyn_ct /usr/bin/python3 tests/coreml_cmdyn_ct.py "$build/onnx-conve
 # resample lowerings, and ONNX Runtime on each package's import against
 # numpy's einsum and PyTorch's grid_sample (~2.5 min: 23 packages)
 run coreml_cmops_ct /usr/bin/python3 tests/coreml_cmops_ct.py "$build/onnx-convert"
+# the quantizer's ops (DynamicQuantizeLinear, MatMulInteger, ConvInteger,
+# QLinearMatMul, QLinearConv, int32 DequantizeLinear) exported exactly,
+# judged by Apple's loader and by ONNX Runtime against the original
+run coreml_cmquant_ct /usr/bin/python3 tests/coreml_cmquant_ct.py "$build/onnx-convert"
 
 # the sanitized programs' lines and sums (a job that died without its
 # sums counts as one failure)

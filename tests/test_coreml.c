@@ -357,7 +357,8 @@ static void node_case(const char *dir, const char *name)
         int rc = round_trip(orig, conv, inputs, &target, &rep, &err, single ? c : NULL);
         if (rc == 1) {
             c->refused++;
-            T_CHECK((strstr(err.msg, "node '") || strstr(err.msg, "graph input '")) &&
+            T_CHECK((strstr(err.msg, "node '") || strstr(err.msg, "graph input '") ||
+                     strstr(err.msg, "graph output '")) &&
                         strstr(err.msg, "target"),
                     "%s: refusal without node and target: %s", name, err.msg);
             if (getenv("CM_VERBOSE"))

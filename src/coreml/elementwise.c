@@ -188,6 +188,23 @@ static int lower_mod(CmLower *c, const IrNode *n)
  * d > 0.5, or d == 0.5 and f is odd (f is even when 2 * floor(f / 2) == f,
  * all exact in binary floats). MIL's round documents only that 0.5 goes
  * to 0, which does not settle 1.5 or 2.5. */
+MilOp *cml_round_even(CmLower *c, const IrValue *o, int32_t dt, const char *x)
+{
+    const char *f = ew_t(c, o, dt, "floor", x, NULL, NULL);
+    const char *d = ew_t(c, o, dt, "sub", x, f, NULL);
+    const char *h = ew_t(c, o, dt, "floor", ew_t(c, o, dt, "mul", f, NULL, cml_scalar(dt, 0.5)),
+                         NULL, NULL);
+    const char *even = ew_t(c, o, MIL_BOOL, "equal",
+                            ew_t(c, o, dt, "mul", h, NULL, cml_scalar(dt, 2)), f, NULL);
+    const char *tie = ew_t(c, o, MIL_BOOL, "equal", d, NULL, cml_scalar(dt, 0.5));
+    const char *odd = ew_t(c, o, MIL_BOOL, "logical_not", even, NULL, NULL);
+    const char *gt = ew_t(c, o, MIL_BOOL, "greater", d, NULL, cml_scalar(dt, 0.5));
+    const char *up = ew_t(c, o, MIL_BOOL, "logical_or", gt,
+                          ew_t(c, o, MIL_BOOL, "logical_and", tie, odd, NULL), NULL);
+    const char *f1 = ew_t(c, o, dt, "add", f, NULL, cml_scalar(dt, 1));
+    return ew_select(c, up, f1, f, NULL);
+}
+
 static int lower_round(CmLower *c, const IrNode *n)
 {
     int32_t dt = cm_dtype_to_mil(cml_elem(n->in[0]));
@@ -196,20 +213,7 @@ static int lower_round(CmLower *c, const IrNode *n)
     const char *x = cml_in(c, n, 0);
     if (!x)
         return -1;
-    const IrValue *o = n->out[0];
-    const char *f = ew_t(c, o, 0, "floor", x, NULL, NULL);
-    const char *d = ew_t(c, o, 0, "sub", x, f, NULL);
-    const char *h = ew_t(c, o, 0, "floor", ew_t(c, o, 0, "mul", f, NULL, cml_scalar(dt, 0.5)),
-                         NULL, NULL);
-    const char *even = ew_t(c, o, MIL_BOOL, "equal",
-                            ew_t(c, o, 0, "mul", h, NULL, cml_scalar(dt, 2)), f, NULL);
-    const char *tie = ew_t(c, o, MIL_BOOL, "equal", d, NULL, cml_scalar(dt, 0.5));
-    const char *odd = ew_t(c, o, MIL_BOOL, "logical_not", even, NULL, NULL);
-    const char *gt = ew_t(c, o, MIL_BOOL, "greater", d, NULL, cml_scalar(dt, 0.5));
-    const char *up = ew_t(c, o, MIL_BOOL, "logical_or", gt,
-                          ew_t(c, o, MIL_BOOL, "logical_and", tie, odd, NULL), NULL);
-    const char *f1 = ew_t(c, o, 0, "add", f, NULL, cml_scalar(dt, 1));
-    return cml_out(c, ew_select(c, up, f1, f, NULL), n, 0);
+    return cml_out(c, cml_round_even(c, n->out[0], dt, x), n, 0);
 }
 
 /* Acosh = log(x + sqrt((x - 1)(x + 1))) (x - 1 is exact near 1, where
@@ -432,6 +436,9 @@ static int lower_cast(CmLower *c, const IrNode *n)
         return -1;
     if (!cm_dtype_to_mil(cml_elem(n->in[0])))
         return cml_refuse(c, "cast from a type Core ML lacks");
+    int32_t from = cml_elem(n->in[0]);
+    if (from == IR_UINT8 || from == IR_INT8) /* iOS17's cast adds them */
+        cml_need(c, "cast", (int)(mil_target_find("iOS17") - mil_targets));
     MilOp *op = cml_op(c, "cast");
     mil_op_in(op, "x", x);
     mil_op_in_const(op, "dtype", mil_tensor_string(dn));

@@ -131,27 +131,28 @@ static int nn_spatial(CmLower *c, const IrNode *n, size_t *ns)
     return 0;
 }
 
-/* Conv and ConvTranspose after their own checks: the window from the
- * attributes (kernel_shape, else the weight's dims), explicit pads, and
- * the MIL op `type` with x, weight, bias and the window. */
-static int nn_conv_op(CmLower *c, const IrNode *n, const char *type, size_t ns)
+/* The MIL op `type` (conv, conv_transpose) of node n's window over ns
+ * spatial dims on MIL values x, w (ONNX value wv) and b (NULL: none): the
+ * window from the
+ * attributes (kernel_shape, else the weight's dims), explicit pads. NULL
+ * after a refusal. */
+static MilOp *nn_conv_mil(CmLower *c, const IrNode *n, const char *type, size_t ns,
+                          const char *x, const char *w, const char *b, const IrValue *wv)
 {
     int64_t k[NN_MAX_RANK], s[NN_MAX_RANK], d[NN_MAX_RANK], pads[2 * NN_MAX_RANK];
     int64_t wd[NN_MAX_RANK + 2];
     size_t wr = 0;
-    if (cml_dims(n->in[1], wd, NN_MAX_RANK + 2, &wr) && wr == ns + 2)
+    if (cml_dims(wv, wd, NN_MAX_RANK + 2, &wr) && wr == ns + 2)
         memcpy(k, wd + 2, ns * sizeof *k);
     if (nn_window(c, n, ns, k, s, d, false) < 0)
-        return -1;
-    if (!ir_node_attr(n, "kernel_shape") && wr != ns + 2)
-        return cml_refuse(c, "the weight's shape is unknown");
+        return NULL;
+    if (!ir_node_attr(n, "kernel_shape") && wr != ns + 2) {
+        cml_refuse(c, "the weight's shape is unknown");
+        return NULL;
+    }
     int same = nn_pads(c, n, ns, k, s, d, pads);
     if (same < 0)
-        return -1;
-    const char *x = cml_in(c, n, 0), *w = x ? cml_in(c, n, 1) : NULL;
-    const char *b = w && cml_has(n, 2) ? cml_in(c, n, 2) : NULL;
-    if (!x || !w || (cml_has(n, 2) && !b))
-        return -1;
+        return NULL;
     MilOp *op = cml_op(c, type);
     mil_op_in(op, "x", x);
     mil_op_in(op, "weight", w);
@@ -161,7 +162,29 @@ static int nn_conv_op(CmLower *c, const IrNode *n, const char *type, size_t ns)
     nn_pad_in(op, same, pads, ns);
     mil_op_in_const(op, "dilations", cml_ints(d, ns));
     mil_op_in_const(op, "groups", mil_tensor_scalar_i32((int32_t)cml_attr_i(n, "group", 1)));
-    return cml_out(c, op, n, 0);
+    return op;
+}
+
+const char *cml_conv_float(CmLower *c, const IrNode *n, const char *x, const char *w,
+                           const IrValue *wv)
+{
+    size_t ns = 0;
+    if (nn_spatial(c, n, &ns) < 0)
+        return NULL;
+    MilOp *op = nn_conv_mil(c, n, "conv", ns, x, w, NULL, wv);
+    return op ? cml_tmp(c, op, MIL_FP32, (int)ns + 2, NULL) : NULL;
+}
+
+/* Conv and ConvTranspose after their own checks: the MIL op `type` with
+ * x, weight, bias and the window. */
+static int nn_conv_op(CmLower *c, const IrNode *n, const char *type, size_t ns)
+{
+    const char *x = cml_in(c, n, 0), *w = x ? cml_in(c, n, 1) : NULL;
+    const char *b = w && cml_has(n, 2) ? cml_in(c, n, 2) : NULL;
+    if (!x || !w || (cml_has(n, 2) && !b))
+        return -1;
+    MilOp *op = nn_conv_mil(c, n, type, ns, x, w, b, n->in[1]);
+    return op ? cml_out(c, op, n, 0) : -1;
 }
 
 static int lower_conv(CmLower *c, const IrNode *n)

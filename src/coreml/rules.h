@@ -63,6 +63,10 @@ int cml_refuse(CmLower *c, const char *fmt, ...) __attribute__((format(printf, 2
 const char *cml_in(CmLower *c, const IrNode *n, size_t i);
 /* A new MIL op of `type` for the current node (named after it). */
 MilOp *cml_op(CmLower *c, const char *type);
+/* Raises the target to `since` (an index into mil_targets) for a use of
+ * op `type` that its first version does not take (a cast of 8-bit
+ * integers is iOS17's); fails the node past an explicit limit. */
+void cml_need(CmLower *c, const char *type, int since);
 /* Binds output i of n to a new output of op, typed as inference typed it;
  * -1 (refused) when the type has no MIL equivalent. */
 int cml_out(CmLower *c, MilOp *op, const IrNode *n, size_t i);
@@ -85,6 +89,16 @@ MilOp *cml_unary(CmLower *c, const IrNode *n, const char *type, const char *x);
  * value. For MIL ops that do not wrap negative indices (index.c). */
 const char *cml_wrap_index(CmLower *c, const IrNode *n, size_t k, const char *i,
                            const char *size);
+
+/* A float32 conv of MIL values x and w (the weight is ONNX value wv)
+ * with node n's window (Conv's attributes: QLinearConv, ConvInteger); its
+ * output's name, NULL after a refusal. */
+const char *cml_conv_float(CmLower *c, const IrNode *n, const char *x, const char *w,
+                           const IrValue *wv);
+
+/* x (of float MIL type dt, shaped as ONNX value o) rounded half to even
+ * from floor and comparisons: the select op giving it (unbound). */
+MilOp *cml_round_even(CmLower *c, const IrValue *o, int32_t dt, const char *x);
 
 /* Lowers the nodes of subgraph g into block b (new ops go there, consts
  * to the function's block) and names g's outputs as b's (an output that
