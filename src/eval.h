@@ -450,5 +450,6 @@ typedef struct EvResizeLen {
 } EvResizeLen;
 int ev_resize_axis_weights(const EvResizeSpec *sp, const EvResizeLen *len,
                            double *w, double *bias);
+int64_t ev_resize_axis_ambiguous(const EvResizeSpec *sp, const EvResizeLen *len);
 
 #endif

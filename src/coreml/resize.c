@@ -503,6 +503,14 @@ static int rs_mats(CmLower *c, const IrNode *n, const RsAxis *ax, size_t rank, R
                                      "more than %lld elements", i, (long long)ax[i].in,
                                   (long long)ax[i].out, (long long)RS_MAX_MATRIX);
             }
+            int64_t amb = ev_resize_axis_ambiguous(&sp, &len);
+            if (amb >= 0) {
+                free(roi);
+                return cml_refuse(c, "nearest: output %lld of dim %zu lies on a rounding "
+                                     "boundary (the spec's formula and a runtime computing in "
+                                     "float32 pick different inputs; a package fixes one)",
+                                  (long long)amb, i);
+            }
             *m = (RsMat){i, ax[i].in, ax[i].out,
                          ir_alloc_array((size_t)(ax[i].in * ax[i].out), sizeof(double)),
                          ir_alloc_array((size_t)ax[i].out, sizeof(double))};

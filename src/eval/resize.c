@@ -764,6 +764,26 @@ int ev_resize_axis_weights(const EvResizeSpec *sp, const EvResizeLen *len,
     return 0;
 }
 
+/* The first output index of a nearest resize whose pick turns on the
+ * arithmetic: the spec's real-number coordinate and the same coordinate
+ * rounded to float32 (what a runtime computing in float32 gets, up to its
+ * order of operations) pick different inputs: 11 / 2.2f is 4.9999999, and
+ * 5 in float32. -1 when none does or on an error. A package that bakes the
+ * pick in cannot match both. */
+int64_t ev_resize_axis_ambiguous(const EvResizeSpec *sp, const EvResizeLen *len)
+{
+    EvResize r;
+    if (!ev_rs_from_spec(sp, len, &r) || r.mode != EV_RS_NEAREST)
+        return -1;
+    for (int64_t o = 0; o < len->out; o++) {
+        bool outside;
+        double xo = ev_rs_coord(&r, 0, o, &outside);
+        if (!outside && ev_rs_pick(&r, 0, xo) != ev_rs_pick(&r, 0, (double)(float)xo))
+            return o;
+    }
+    return -1;
+}
+
 const EvOp ev_ops_resize[] = {
     { "", "Upsample", ev_upsample },
     { "", "Resize", ev_resize },
