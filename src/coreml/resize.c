@@ -469,6 +469,15 @@ static const char *rs_apply(CmLower *c, const IrNode *n, const char *x, const Rs
     return rs_result(c, n, op, last, dt, cur, rank);
 }
 
+/* Frees the first cnt matrices (a refusal after some axes were done). */
+static void rs_mats_free(RsMat *mats, int cnt)
+{
+    for (int k = 0; k < cnt; k++) {
+        free(mats[k].w);
+        free(mats[k].bias);
+    }
+}
+
 /* The matrix of every resized axis of n (shrinking axes first, as the
  * evaluator orders them, to keep intermediates small); identities are
  * left out. Returns the count, -1 refused. */
@@ -499,6 +508,7 @@ static int rs_mats(CmLower *c, const IrNode *n, const RsAxis *ax, size_t rank, R
                                roi ? roi[i] : 0, roi ? roi[rank + i] : 1};
             if (ax[i].in * ax[i].out > RS_MAX_MATRIX) {
                 free(roi);
+                rs_mats_free(mats, cnt);
                 return cml_refuse(c, "resizing dim %zu from %lld to %lld needs a matrix of "
                                      "more than %lld elements", i, (long long)ax[i].in,
                                   (long long)ax[i].out, (long long)RS_MAX_MATRIX);
@@ -506,6 +516,7 @@ static int rs_mats(CmLower *c, const IrNode *n, const RsAxis *ax, size_t rank, R
             int64_t amb = ev_resize_axis_ambiguous(&sp, &len);
             if (amb >= 0) {
                 free(roi);
+                rs_mats_free(mats, cnt);
                 return cml_refuse(c, "nearest: output %lld of dim %zu lies on a rounding "
                                      "boundary (the spec's formula and a runtime computing in "
                                      "float32 pick different inputs; a package fixes one)",
@@ -516,8 +527,7 @@ static int rs_mats(CmLower *c, const IrNode *n, const RsAxis *ax, size_t rank, R
                          ir_alloc_array((size_t)ax[i].out, sizeof(double))};
             if (ev_resize_axis_weights(&sp, &len, m->w, m->bias) < 0) {
                 free(roi);
-                free(m->w);
-                free(m->bias);
+                rs_mats_free(mats, cnt + 1);
                 return cml_refuse(c, "mode %s, coordinate_transformation_mode %s: no "
                                      "weights for dim %zu", sp.mode, sp.ctm, i);
             }
@@ -548,12 +558,9 @@ static int rs_lower_matrix(CmLower *c, const IrNode *n, const RsAxis *ax, size_t
         cur[i] = ax[i].in;
     if (x && cnt == 0)
         cml_unary(c, n, "identity", x);
-    for (int k = 0; k < cnt; k++) {
-        if (x)
-            x = rs_apply(c, n, x, &mats[k], cur, rank, dt, k + 1 == cnt);
-        free(mats[k].w);
-        free(mats[k].bias);
-    }
+    for (int k = 0; k < cnt && x; k++)
+        x = rs_apply(c, n, x, &mats[k], cur, rank, dt, k + 1 == cnt);
+    rs_mats_free(mats, cnt);
     return x && !c->failed ? 0 : -1;
 }
 
