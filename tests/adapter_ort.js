@@ -39,9 +39,13 @@ if (!knownFile) {
   console.error('usage: node adapter_ort.js ORT_DIR LIST KNOWN [FIRST]');
   process.exit(2);
 }
+// ORT_DIR/node_modules when the oracle was set up beside it; otherwise the
+// packages tests/judges.sh installed elsewhere, found through NODE_PATH (CI's
+// read-only ../shared has no node_modules).
 const mods = path.resolve(ortDir, 'node_modules');
-const protobuf = require(path.join(mods, 'protobufjs'));
-const ort = require(path.join(mods, 'onnxruntime-node'));
+const need = (name) => (fs.existsSync(path.join(mods, name)) ? require(path.join(mods, name)) : require(name));
+const protobuf = need('protobufjs');
+const ort = need('onnxruntime-node');
 const RTOL = 1e-3, ATOL = 1e-5;
 
 // The TensorProto fields ev_value_write fills (onnx.proto numbers).

@@ -44,8 +44,17 @@ done_n=0
 while [ "$done_n" -lt "$total" ]; do
     node tests/adapter_ort.js "$ort" "$list" tests/adapter_ort_known.txt "$done_n" >"$out/part.txt" 2>"$out/part.err"
     grep -E '^(OK|WRONG|INVALID|NOJUDGE) ' "$out/part.txt" >>"$out/results.txt"
+    before=$done_n
     done_n=$(wc -l <"$out/results.txt")
     [ "$done_n" -lt "$total" ] || break
+    # a process that judged nothing and could not load ORT is a broken
+    # judge, not a model that killed it: say so instead of marking every
+    # model "no-judge" one process at a time
+    if [ "$done_n" -eq "$before" ] && grep -q "Cannot find module" "$out/part.err"; then
+        grep -m 1 "Cannot find module" "$out/part.err" | sed "s/^/FAIL $name: /"
+        echo "$name: 0 passed, 1 failed"
+        exit 1
+    fi
     why="the ORT process died: $(grep -v "^.\{0,12\}20[0-9][0-9]-" "$out/part.err" | tail -n 1 | cut -c1-200)"
     last=$(tail -n 1 "$out/part.txt")
     if [ "${last%% *}" = ORIGINAL ]; then
