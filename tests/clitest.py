@@ -61,6 +61,28 @@ def have_ort():
         and subprocess.run(probe, cwd=ORT_DIR, capture_output=True).returncode == 0
 
 
+
+def ort_batch(jobs, tmp, show_passes=False):
+    """ONNX Runtime judges CASE MODEL pairs in one process (ort-check.js
+    --batch); prints each failure (and each pass when asked) and returns
+    (passed, failed)."""
+    if not jobs:
+        return 0, 0
+    batch = os.path.join(tmp, "ort_jobs.txt")
+    with open(batch, "w") as fh:
+        fh.write("".join("%s %s\n" % j for j in jobs))
+    r = subprocess.run(["node", ORT_CHECK, "--batch", batch], capture_output=True, text=True)
+    lines = [ln for ln in r.stdout.splitlines() if ln.split(" ")[0] in ("PASS", "FAIL", "ERROR")]
+    passed = sum(ln.startswith("PASS") for ln in lines)
+    for ln in lines:
+        if not ln.startswith("PASS"):
+            print("FAIL ONNX Runtime on the import: %s" % ln)
+        elif show_passes:
+            print("  " + ln)
+    if not lines:
+        print("FAIL ONNX Runtime: %s" % (r.stdout + r.stderr)[-300:])
+    return passed, len(jobs) - passed
+
 def ct_judge(pkg):
     """Apple's loader on package pkg: (accepted, {MIL op: count} of main,
     target, the last lines it printed)."""

@@ -21,7 +21,7 @@ import subprocess
 import sys
 import tempfile
 
-from clitest import ORT_CHECK, ct_judge, have_ct, have_ort  # noqa: E402
+from clitest import ct_judge, have_ct, have_ort, ort_batch  # noqa: E402
 
 
 def skip(why):
@@ -153,23 +153,11 @@ def judge_package(name, want, pkg):
 
 
 def ort_judge(jobs, tmp):
-    """ONNX Runtime runs each package's import (CASE MODEL lines) against
-    the oracle's output; returns (passed, failed)."""
-    if not jobs:
-        return 0, 0
-    batch = os.path.join(tmp, "ort_jobs.txt")
-    with open(batch, "w") as fh:
-        fh.write("".join("%s %s\n" % j for j in jobs))
-    r = subprocess.run(["node", ORT_CHECK, "--batch", batch], capture_output=True, text=True)
-    lines = [ln for ln in r.stdout.splitlines() if ln.split(" ")[0] in ("PASS", "FAIL", "ERROR")]
-    passed = sum(ln.startswith("PASS") for ln in lines)
-    for ln in lines:
-        if not ln.startswith("PASS"):
-            print("FAIL ONNX Runtime on the import: %s" % ln)
-    if not lines:
-        print("FAIL ONNX Runtime: %s" % (r.stdout + r.stderr)[-300:])
-    print("  ONNX Runtime on the imports: %d of %d equal to the oracle" % (passed, len(jobs)))
-    return passed, len(jobs) - passed
+    """ONNX Runtime runs each package's import against the oracle's output."""
+    passed, failed = ort_batch(jobs, tmp)
+    if jobs:
+        print("  ONNX Runtime on the imports: %d of %d equal to the oracle" % (passed, len(jobs)))
+    return passed, failed
 
 
 def main():

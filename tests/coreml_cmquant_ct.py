@@ -22,7 +22,7 @@ import subprocess
 import sys
 import tempfile
 
-from clitest import ORT_CHECK, ORT_DIR, ct_judge, have_ct, have_ort  # noqa: E402
+from clitest import ORT_DIR, ct_judge, have_ct, have_ort, ort_batch  # noqa: E402
 
 NAME = "coreml_cmquant_ct"
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -190,24 +190,6 @@ def case_dir(tmp, name, m):
     return d
 
 
-def ort_judge(jobs, tmp):
-    """ONNX Runtime runs each import against its run of the original;
-    returns (passed, failed)."""
-    if not jobs:
-        return 0, 0
-    batch = os.path.join(tmp, "ort_jobs.txt")
-    with open(batch, "w") as fh:
-        fh.write("".join("%s %s\n" % j for j in jobs))
-    r = subprocess.run(["node", ORT_CHECK, "--batch", batch], capture_output=True, text=True)
-    lines = [ln for ln in r.stdout.splitlines() if ln.split(" ")[0] in ("PASS", "FAIL", "ERROR")]
-    passed = sum(ln.startswith("PASS") for ln in lines)
-    for ln in lines:
-        print(("  " if ln.startswith("PASS") else "FAIL ONNX Runtime on the import: ") + ln)
-    if not lines:
-        print("FAIL ONNX Runtime: %s" % (r.stdout + r.stderr)[-300:])
-    return passed, len(jobs) - passed
-
-
 def export(tool, tmp, name, m):
     src = os.path.join(tmp, name + ".onnx")
     pkg = os.path.join(tmp, name + ".mlpackage")
@@ -256,7 +238,7 @@ def main():
             else:
                 print("FAIL %s: not refused naming %s: %s" % (name, why, said[-300:]))
                 failed += 1
-        p, f = ort_judge(jobs, tmp)
+        p, f = ort_batch(jobs, tmp, show_passes=True)
         passed += p
         failed += f
     if not ort:
