@@ -5,6 +5,10 @@ tests/corpus/gen.py and ../shared/models):
 
   convert    `convert --opset T` for every target T of 7..26; ONNX Runtime
              runs each result against PyTorch's outputs
+  back       each of those results converted back to the file's own opset
+             (`convert cT.onnx --opset OWN`), judged the same way: the
+             round trip a user makes who downgrades for a runtime and
+             later upgrades again
   optimize   `optimize`: ORT gives the outputs, and the node count is at or
              below ORT's "basic" level on the original (bench/ort_basic.js)
   float16, float16-io, bfloat16, bfloat16-io
@@ -59,10 +63,12 @@ SAMPLE_TARGETS = [7, 9, 11, 13, 17, 21, 26]
 # `make corpus-check` stays under an hour on 2 cores (docs/corpus.md).
 HEAVY_TARGETS = [7, 9, 11, 13, 17, 21, 26]
 HEAVY_BYTES = 60 << 20
-FEATURES = ["convert", "optimize", "float16", "float16-io", "bfloat16", "bfloat16-io",
+FEATURES = ["convert", "back", "optimize", "float16", "float16-io", "bfloat16", "bfloat16-io",
             "auto", "store", "coreml", "python"]
 # --verify's and --auto's tolerances for the half types (src/verify.h,
 # docs/evaluator.md): |got - want| <= atol * scale + rtol * |want|
+# the features whose result is one cell per target
+PER_TARGET = ("convert", "back")
 HALF_TOL = {"float16": (1e-2, 3e-2), "bfloat16": (5e-2, 1.25e-1)}
 TIMEOUT = 900       # seconds for one command of ours
 PY_OPSET = 17       # the Python package converts to this (13 from 17)
@@ -330,16 +336,30 @@ class Case:
 
     # -- the features
 
-    def convert(self):
-        cells = {}
+    def convert(self, back):
+        """Every target; with BACK, each file written is also converted
+        back to the file's own opset (self.res["back"]), before it goes."""
+        cells, backs = {}, {}
+        own = self.meta["opset"]
         for t in self.targets:
             path = self.out("c%d.onnx" % t)
             outcome, rep = tool(self.bin, "convert", self.model, "-o", path, "--opset", str(t))
             if outcome == "ok" and t == self.py_target and self.py_bytes is not None:
                 with open(path, "rb") as f:
                     self.res["python"]["same_bytes"] = f.read() == self.py_bytes
+            if outcome == "ok" and back and own and t != own:
+                backs[str(t)] = self.back(path, own)
             cells[str(t)] = self.written(outcome, rep, path)
+        if back:
+            self.res["back"] = backs
         return cells
+
+    def back(self, path, own):
+        """PATH (written by convert) converted to OWN and judged as the
+        original is."""
+        bpath = self.out("back%d.onnx" % own)
+        outcome, rep = tool(self.bin, "convert", path, "-o", bpath, "--opset", str(own))
+        return self.written(outcome, rep, bpath)
 
     def optimize(self):
         path = self.out("opt.onnx")
@@ -465,7 +485,8 @@ class Case:
         t0 = time.time()
         self.judge.start()
         self.res["original"] = self.judge.original
-        steps = {"python": self.python, "convert": self.convert, "optimize": self.optimize,
+        steps = {"python": self.python, "convert": lambda: self.convert("back" in features),
+                 "optimize": self.optimize,
                  "float16": lambda: self.precision("float16", False),
                  "float16-io": lambda: self.precision("float16", True),
                  "bfloat16": lambda: self.precision("bfloat16", False),
@@ -473,7 +494,7 @@ class Case:
                  "auto": self.auto, "store": self.store, "coreml": self.coreml}
         took = {}
         for f in ["python"] + [f for f in FEATURES if f != "python"]:
-            if f not in features:
+            if f not in features or f == "back":   # back runs inside convert
                 continue
             t = time.time()
             self.res[f] = steps[f]()
@@ -682,9 +703,9 @@ def cells_of(res):
         r = res.get(f)
         if r is None:
             continue
-        if f == "convert":
+        if f in PER_TARGET:
             for t, c in r.items():
-                yield "convert@%s" % t, c
+                yield "%s@%s" % (f, t), c
         else:
             yield f, r
 

@@ -5,8 +5,9 @@ import collections
 import re
 import time
 
-FEATURES = ["convert", "optimize", "float16", "float16-io", "bfloat16", "bfloat16-io",
+FEATURES = ["convert", "back", "optimize", "float16", "float16-io", "bfloat16", "bfloat16-io",
             "auto", "store", "coreml", "python"]
+PER_TARGET = ("convert", "back")   # one cell per target
 STATUSES = ["ok", "refused", "na", "nojudge", "failed", "wrong"]
 HEAD = """# The real-model corpus: every feature on every model
 
@@ -19,6 +20,7 @@ file and has judges we did not write decide (`tests/corpus/check.py`):
 | feature | what runs | judged by |
 |---|---|---|
 | convert | `convert --opset T`, T = 7..26 | ONNX Runtime 1.30 against PyTorch's outputs, at the file's tolerance |
+| back | each file convert wrote, converted back to the model's own opset (`convert cT.onnx --opset OWN`) | as convert |
 | optimize | `optimize` | ONNX Runtime's outputs, and our node count at or below ORT's "basic" level on the original (`bench/ort_basic.js`) |
 | float16, float16-io | `--dtype float16 --verify`, without and with `--keep-io-types` | ONNX Runtime at float16's tolerance ([evaluator.md](evaluator.md#verifying-across-float-types): rtol 1e-2, atol 3e-2 times the output's largest value), added to the file's |
 | bfloat16, bfloat16-io | `--dtype bfloat16 --verify`, at the opset the report's hint names when the model's lacks the type | ONNX Runtime at bfloat16's tolerance (5e-2, 1.25e-1) where it has the kernels, else its load-time checks (counted as "not judged") |
@@ -105,7 +107,7 @@ def model_table(doc):
         cells = []
         for f in FEATURES:
             c = r.get(f)
-            cells.append("-" if c is None else convert_cell(c) if f == "convert" else cell_text(c))
+            cells.append("-" if c is None else convert_cell(c) if f in PER_TARGET else cell_text(c))
         rows.append("| %s | %s | %s | %s | %.0f |" % (m["file"], m["family"], m["kind"],
                                                       " | ".join(cells), r.get("seconds", 0)))
     return "\n".join(rows)
@@ -117,7 +119,7 @@ def every_cell(doc):
             c = r.get(f)
             if c is None:
                 continue
-            for lab, cell in (c.items() if f == "convert" else [(None, c)]):
+            for lab, cell in (c.items() if f in PER_TARGET else [(None, c)]):
                 yield r["meta"]["file"], f, lab, cell
 
 
@@ -229,7 +231,7 @@ def markdown(doc, exp):
              "Their results are held to ORT's own outputs of the original (differs), or not "
              "judged (ORT cannot run it).\n", originals(doc), "",
              "## Per model file\n",
-             "convert: how many of the targets are ok, then the others by status (targets in brackets); "
+             "convert, back: how many of the targets are ok, then the others by status (targets in brackets); "
              "s: seconds for the whole file.\n",
              model_table(doc), ""]
     return "\n".join(parts)
