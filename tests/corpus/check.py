@@ -277,6 +277,8 @@ def judged(j, ok_detail="", path=None):
                 "why": "ORT lacks a kernel and its expansion into the op's function body "
                        "is invalid at this opset (%s): %s" % (op, (j.get("why") or "")[:150])}
     if s == "ok":
+        if j.get("matched") == "pytorch":   # ORT's run of the original did not
+            ok_detail = (ok_detail + "; " if ok_detail else "") + "PyTorch's outputs"
         return {"status": "ok", "judge": "ort", "err": j.get("err"), "detail": ok_detail}
     if s == "nokernel":
         return {"status": "nojudge", "why": "ORT lacks: " + (j.get("why") or "")[:200]}

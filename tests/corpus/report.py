@@ -39,7 +39,8 @@ whose numbers differ. Wrong must be 0.
 
 The reference is PyTorch's outputs, except where ORT itself does not
 reproduce them on the original (then ORT's own outputs of the original:
-the difference is not ours), and for files no PyTorch run made (the
+the difference is not ours; a result that gives PyTorch's outputs there is
+ok too, "PyTorch's outputs" in its cell), and for files no PyTorch run made (the
 quantized and float16 files other tools write: `expected_by: none`), where
 ORT's run of the original is the reference.
 
