@@ -53,6 +53,14 @@ LOCAL = {"vit_small": ("classification", vit_small,
                        1e-3, 1e-3)}
 
 
+def available():
+    """Whether coremltools is set up at CT_DIR (setup.sh builds its native
+    helpers): without it no package is planned, rather than each recorded
+    as failed (and skipped by later runs once it is there)."""
+    lib = os.path.join(CT_DIR, "src", "coremltools", "libmilstoragepython.so")
+    return os.path.exists(lib) and os.access(os.path.join(CT_DIR, "ct_check.py"), os.X_OK)
+
+
 def files(models=MODELS):
     """Every package's folder name."""
     return ["%s_ct_%s" % (m, p) for m in models for p in PRECISIONS]

@@ -851,6 +851,9 @@ def plan(sel_only, sample):
     want_torch, want_derived = {}, []
     want_ct = [f for f in (SAMPLE if sample else ctpkg.files()) if ctpkg.split(f)
                and (not sel_only or any(s in f for s in sel_only))]
+    if want_ct and not ctpkg.available():
+        print("corpus: no Core ML packages (coremltools is not set up in %s)" % ctpkg.CT_DIR)
+        want_ct = []
     if sample:
         for f in SAMPLE:
             if (sel_only and not any(s in f for s in sel_only)) or ctpkg.split(f):
