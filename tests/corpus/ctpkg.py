@@ -150,8 +150,13 @@ def make(fname, out, cases, gen):
         model.eval()
         with torch.no_grad():
             expected = gen.flatten(model(*inputs))
-            stage = "trace"
-            traced = torch.jit.trace(model, inputs)
+        stage = "trace"
+        # autograd on, as gen.py exports: under torch.no_grad() attention
+        # takes torch's fused kernel, which coremltools' front end lacks
+        # check_trace off: its second trace differs from the first in
+        # value names alone for VisionTransformer ("w" and "w.1"); the
+        # import is judged against the eager model's outputs anyway
+        traced = torch.jit.trace(model, inputs, check_trace=False)
         stage = "convert"
         ct = import_ct()
         t1 = time.time()
