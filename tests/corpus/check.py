@@ -24,6 +24,11 @@ tests/corpus/gen.py and ../shared/models):
              (`convert M.mlpackage --opset 13`) gives PyTorch's outputs in ORT
   python     the Python package: convert() gives the command line's bytes
              and run() of the result gives PyTorch's outputs
+  import     only for a case holding model.mlpackage instead of model.onnx
+             (coremltools' own packages, tests/corpus/ctpkg.py):
+             `convert DIR/model.mlpackage --opset 13`, ONNX Runtime on the
+             result against PyTorch's outputs; every other feature is
+             absent for such a case, and import for the others
 
 Results per file and feature: ok, refused (exit 1 with a reason, recorded),
 n/a (a target that lacks the model's types: `type-absent`), nojudge (ORT
@@ -64,7 +69,9 @@ SAMPLE_TARGETS = [7, 9, 11, 13, 17, 21, 26]
 HEAVY_TARGETS = [7, 9, 11, 13, 17, 21, 26]
 HEAVY_BYTES = 60 << 20
 FEATURES = ["convert", "back", "optimize", "float16", "float16-io", "bfloat16", "bfloat16-io",
-            "auto", "store", "coreml", "python"]
+            "auto", "store", "coreml", "python", "import"]
+# the one feature of a case holding a Core ML package (no model.onnx)
+PACKAGE_FEATURES = ("import",)
 # --verify's and --auto's tolerances for the half types (src/verify.h,
 # docs/evaluator.md): |got - want| <= atol * scale + rtol * |want|
 # the features whose result is one cell per target
@@ -308,6 +315,9 @@ class Case:
     def __init__(self, bin_, case, work, targets, ct):
         self.bin, self.case, self.work, self.targets, self.ct = bin_, case, work, targets, ct
         self.model = os.path.join(case, "model.onnx")
+        self.package = os.path.join(case, "model.mlpackage")
+        if not os.path.isdir(self.package):
+            self.package = None
         self.meta = meta_of(case)
         self.tol = (self.meta["rtol"], self.meta["atol"])
         self.judge = Judge(case, self.meta["expected_by"], self.tol)
@@ -466,6 +476,23 @@ class Case:
         j["seconds"], j["detail"] = r["seconds"], target
         return j
 
+    def import_(self):
+        """A package coremltools made, imported to opset 13 and judged by
+        ORT against PyTorch's outputs (float16 compute at its tolerance,
+        scaled as --verify scales it)."""
+        path = self.out("import.onnx")
+        outcome, rep = tool(self.bin, "convert", self.package, "-o", path, "--opset", "13")
+        r = self.written(outcome, rep, path, scaled=bool(self.meta.get("tolerance_scaled")),
+                         loose="coreml")
+        for k in ("why", "group"):   # the package's path and value names left out
+            if r.get(k):
+                r[k] = re.sub(r"\S*/model\.mlpackage: ", "", r[k])
+        if r.get("group"):
+            r["group"] = re.sub(r"\([^)]*\)", "(…)", r["group"])
+        if not (self.meta.get("ct_check") or {}).get("ok", True):
+            r["detail"] = "Apple's loader refuses the package"
+        return r
+
     def python(self):
         """convert() then run() in this process (the package over the
         library beside ONNX_CONVERT); run()'s outputs go to ORT's judge."""
@@ -493,10 +520,13 @@ class Case:
                  "float16-io": lambda: self.precision("float16", True),
                  "bfloat16": lambda: self.precision("bfloat16", False),
                  "bfloat16-io": lambda: self.precision("bfloat16", True),
-                 "auto": self.auto, "store": self.store, "coreml": self.coreml}
+                 "auto": self.auto, "store": self.store, "coreml": self.coreml,
+                 "import": self.import_}
         took = {}
         for f in ["python"] + [f for f in FEATURES if f != "python"]:
             if f not in features or f == "back":   # back runs inside convert
+                continue
+            if (f in PACKAGE_FEATURES) != bool(self.package):   # absent: "-"
                 continue
             t = time.time()
             self.res[f] = steps[f]()
@@ -596,7 +626,8 @@ def self_test(cases, work):
     from onnx import numpy_helper
     os.makedirs(work, exist_ok=True)
     floats = []
-    for case in sorted(cases, key=lambda c: os.path.getsize(os.path.join(c, "model.onnx"))):
+    onnx_cases = [c for c in cases if os.path.exists(os.path.join(c, "model.onnx"))]
+    for case in sorted(onnx_cases, key=lambda c: os.path.getsize(os.path.join(c, "model.onnx"))):
         if meta_of(case)["expected_by"] != "pytorch":
             continue
         model = os.path.join(case, "model.onnx")
@@ -738,7 +769,8 @@ def main():
     if not have_ort():
         print("%s: skipped (no ONNX Runtime judge: node or its packages missing)" % name)
         return 0
-    cases = sorted(os.path.dirname(p) for p in glob.glob(os.path.join(a.out, "*", "model.onnx")))
+    cases = sorted(os.path.dirname(p) for p in glob.glob(os.path.join(a.out, "*", "model.onnx"))
+                   + glob.glob(os.path.join(a.out, "*", "model.mlpackage")))
     if glob.glob(os.path.join(a.out, "*", "meta.json")):   # gen.py writes meta.json last
         cases = [c for c in cases if os.path.exists(os.path.join(c, "meta.json"))]
     if a.only:
@@ -761,10 +793,10 @@ def main():
         rank[c] = seen[model]
         seen[model] += 1
     sign = 1 if a.deadline else -1
-    cases.sort(key=lambda c: (rank[c], sign * os.path.getsize(os.path.join(c, "model.onnx"))))
+    cases.sort(key=lambda c: (rank[c], sign * model_bytes(c)))
     jobs = []
     for c in cases:
-        heavy = os.path.getsize(os.path.join(c, "model.onnx")) > HEAVY_BYTES
+        heavy = model_bytes(c) > HEAVY_BYTES
         targets = SAMPLE_TARGETS if a.sample else HEAVY_TARGETS if heavy else TARGETS
         jobs.append((bin_, c, os.path.abspath(a.work), targets, features, use_ct, a.keep))
     t0 = time.time()
@@ -806,6 +838,15 @@ def main():
             json.dump(doc, f, indent=1, sort_keys=True)
     write_md(a.md, doc, exp)
     return print_summary(name, summary, took)
+
+
+def model_bytes(case):
+    """The size of a case's model.onnx, or of its Core ML package."""
+    p = os.path.join(case, "model.onnx")
+    if os.path.exists(p):
+        return os.path.getsize(p)
+    return sum(os.path.getsize(os.path.join(r, f))
+               for r, _, fs in os.walk(os.path.join(case, "model.mlpackage")) for f in fs)
 
 
 def write_md(path, doc, exp):

@@ -700,8 +700,9 @@ def write_meta(d, meta):
 def write_file(d, model_bytes, inputs, outputs, meta):
     """Writes one model directory; meta.json last, so that it marks a whole one."""
     os.makedirs(os.path.join(d, "test_data_set_0"), exist_ok=True)
-    with open(os.path.join(d, "model.onnx"), "wb") as f:
-        f.write(model_bytes)
+    if model_bytes is not None:   # None: the model is already there (a Core ML package)
+        with open(os.path.join(d, "model.onnx"), "wb") as f:
+            f.write(model_bytes)
     for k, (name, arr) in enumerate(inputs):
         write_tensor(os.path.join(d, "test_data_set_0", "input_%d.pb" % k), arr, name)
     for k, (name, arr) in enumerate(outputs):
@@ -805,6 +806,22 @@ import derive  # noqa: E402  (beside this file)
 
 DERIVED = derive.DERIVED
 
+# Core ML packages coremltools' PyTorch front end makes (see ctpkg.py)
+import ctpkg  # noqa: E402
+
+
+def run_ct(args):
+    """One package (in a pool worker or here): its result dict."""
+    fname, out = args
+    import torch
+    torch.set_num_threads(int(os.environ.get("CORPUS_THREADS", "1")))
+    try:
+        return ctpkg.make(fname, out, CASES, sys.modules[__name__])
+    except Exception as e:  # noqa: BLE001 - a bug of ours, still recorded
+        name, _ = ctpkg.split(fname)
+        return {"file": fname, "name": name, "opset": None, "kind": "coremltools",
+                "family": "?", "stage": "generator", "error": short_error(e)}
+
 
 # --------------------------------------------------------------------------
 # The sample for `make check`: every family and every kind, about 2 minutes.
@@ -820,6 +837,7 @@ SAMPLE = [
     "transformer_encoder_layer_opset13",
     "small_cnn_fp16_opset13", "interp_bilinear_ac_size_fp16_opset11",
     "small_cnn_qdq_opset13", "mlp_qoperator_opset13", "small_cnn_dynquant_opset13",
+    "small_cnn_ct_fp32", "small_cnn_ct_fp16",
 ]
 
 
@@ -829,11 +847,16 @@ def split_file(fname):
 
 
 def plan(sel_only, sample):
-    """The (case -> opsets) and derived files to make."""
+    """The (case -> opsets), derived files and Core ML packages to make."""
     want_torch, want_derived = {}, []
+    want_ct = [f for f in (SAMPLE if sample else ctpkg.files()) if ctpkg.split(f)
+               and (not sel_only or any(s in f for s in sel_only))]
+    if want_ct and not ctpkg.available():
+        print("corpus: no Core ML packages (coremltools is not set up in %s)" % ctpkg.CT_DIR)
+        want_ct = []
     if sample:
         for f in SAMPLE:
-            if sel_only and not any(s in f for s in sel_only):
+            if (sel_only and not any(s in f for s in sel_only)) or ctpkg.split(f):
                 continue
             base, o = split_file(f)
             if base in CASES:
@@ -848,7 +871,7 @@ def plan(sel_only, sample):
     for d in want_derived:  # a derived file needs its source exported
         src, o = DERIVED[d].source
         want_torch.setdefault(src, set()).add(o)
-    return want_torch, want_derived
+    return want_torch, want_derived, want_ct
 
 
 def load_failures(out):
@@ -899,12 +922,13 @@ def main():
     ap.add_argument("--reverse", action="store_true",
                     help="start from the end of the plan (a second run into the same folder meets the first)")
     a = ap.parse_args()
-    want_torch, want_derived = plan(a.only, a.sample)
+    want_torch, want_derived, want_ct = plan(a.only, a.sample)
     if a.list:
         for n in sorted(want_torch):
             print("\n".join("%s_opset%d" % (n, o) for o in sorted(want_torch[n])))
         for d in want_derived:
             print("%s_opset%d" % (d, DERIVED[d].source[1]))
+        print("\n".join(want_ct))
         return 0
     os.makedirs(a.out, exist_ok=True)
     if a.index_only:
@@ -935,6 +959,15 @@ def main():
         src, o = DERIVED[d].source
         if not done(a.out, "%s_opset%d" % (d, o), failures, a.force):
             record(a.out, [derive.make(d, a.out, write_file)])
+    cts = [(f, a.out) for f in want_ct if not done(a.out, f, failures, a.force)]
+    if a.jobs > 1 and len(cts) > 1:
+        import multiprocessing
+        with multiprocessing.get_context("fork").Pool(a.jobs, maxtasksperchild=4) as pool:
+            for r in pool.imap_unordered(run_ct, cts):
+                record(a.out, [r])
+    else:
+        for t in cts:
+            record(a.out, [run_ct(t)])
     return summary(a.out, t0)
 
 
@@ -962,7 +995,8 @@ def summary(out, t0):
 def report(results):
     for r in results:
         if r.get("ok"):
-            print("ok     %-50s %6.2f s" % (r["file"], r.get("seconds", 0)), flush=True)
+            print("ok     %-50s %6.2f s%s" % (r["file"], r.get("seconds", 0),
+                                              "  " + r["note"] if r.get("note") else ""), flush=True)
         else:
             print("FAILED %-50s %s: %s" % (r["file"], r.get("stage"), r.get("error")), flush=True)
 

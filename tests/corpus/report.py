@@ -6,7 +6,7 @@ import re
 import time
 
 FEATURES = ["convert", "back", "optimize", "float16", "float16-io", "bfloat16", "bfloat16-io",
-            "auto", "store", "coreml", "python"]
+            "auto", "store", "coreml", "python", "import"]
 PER_TARGET = ("convert", "back")   # one cell per target
 STATUSES = ["ok", "refused", "na", "nojudge", "failed", "wrong"]
 HEAD = """# The real-model corpus: every feature on every model
@@ -28,6 +28,7 @@ file and has judges we did not write decide (`tests/corpus/check.py`):
 | store | `--store float16` | ONNX Runtime at float16's tolerance |
 | coreml | `convert M -o M.mlpackage` at the lowest target, then the import `convert M.mlpackage -o back.onnx --opset 13` | Apple's loader (coremltools' `ct_check.py`) on the package; ONNX Runtime on the import against PyTorch's outputs |
 | python | the Python package: `convert(bytes, 17)` (13 for a model at 17), then `run()` of the result | the command line's bytes; ONNX Runtime's judge on `run()`'s outputs |
+| import | only for the Core ML packages coremltools' PyTorch front end made (`kind` coremltools, `NAME_ct_fp32`/`_fp16`, no model.onnx; every other column is "-" for them): `convert model.mlpackage -o back.onnx --opset 13` | ONNX Runtime against PyTorch's outputs (float16 compute at float16's tolerance, scaled) |
 
 Each result is **ok**; **refused** (exit 1 with a reason, recorded below);
 **n/a** (a target that lacks the model's types, `type-absent`: counted
