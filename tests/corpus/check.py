@@ -72,10 +72,10 @@ FEATURES = ["convert", "back", "optimize", "float16", "float16-io", "bfloat16", 
             "auto", "store", "coreml", "python", "import"]
 # the one feature of a case holding a Core ML package (no model.onnx)
 PACKAGE_FEATURES = ("import",)
-# --verify's and --auto's tolerances for the half types (src/verify.h,
-# docs/evaluator.md): |got - want| <= atol * scale + rtol * |want|
 # the features whose result is one cell per target
 PER_TARGET = ("convert", "back")
+# --verify's and --auto's tolerances for the half types (src/verify.h,
+# docs/evaluator.md): |got - want| <= atol * scale + rtol * |want|
 HALF_TOL = {"float16": (1e-2, 3e-2), "bfloat16": (5e-2, 1.25e-1)}
 TIMEOUT = 900       # seconds for one command of ours
 PY_OPSET = 17       # the Python package converts to this (13 from 17)
