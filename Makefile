@@ -197,8 +197,12 @@ deps:
 	  fi; \
 	fi
 
+# The three builds of check (plain, sanitized, clang) use every core
+# unless make was already given -j (then its job server shares them).
+CHECK_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 check: deps
-	@$(MAKE) --no-print-directory tests asan-tests clang-tests
+	@$(MAKE) --no-print-directory $(if $(findstring jobserver,$(MAKEFLAGS)),,-j$(CHECK_JOBS)) \
+	  tests asan-tests clang-tests
 	@CLANG_SWEEPS="$(CLANG_SWEEPS)" sh tests/run.sh $(BUILD) $(ASAN) $(CLANG)
 
 demo: deps
