@@ -714,6 +714,8 @@ def short_error(e):
     msg = str(e).strip().splitlines()
     text = (msg[0] if msg else "").split("  [Caused by")[0]
     # torch's messages put the reason on the first line; the rest is a trace
+    if "bad_alloc" in text or "can't allocate memory" in text:
+        text = "more than CORPUS_MEM_GB=%g GB of memory (%s)" % (MEM_GB, text[:120])
     return ("%s: %s" % (type(e).__name__, text))[:400]
 
 
@@ -786,9 +788,27 @@ def done(out, fname, failures, force):
     return fname in failures or os.path.exists(os.path.join(out, fname, "meta.json"))
 
 
+# Memory one export may take (GB; CORPUS_MEM_GB). PyTorch 1.13's exporter
+# needs more than 22 GB for mvit_v2_s: without a cap the kernel kills the
+# worker, and a pool whose worker is killed waits forever for its result.
+# With it the allocation fails and the export is recorded as failed.
+MEM_GB = float(os.environ.get("CORPUS_MEM_GB", "9"))
+
+
+def cap_memory():
+    """Caps this process's data segment (heap and anonymous mappings,
+    which is where torch's tensors live) at MEM_GB."""
+    import resource
+    cap = int(MEM_GB * (1 << 30))
+    soft, hard = resource.getrlimit(resource.RLIMIT_DATA)
+    if hard == resource.RLIM_INFINITY or hard > cap:
+        resource.setrlimit(resource.RLIMIT_DATA, (cap, cap if hard != resource.RLIM_INFINITY else hard))
+
+
 def run_case(args):
     name, opsets, out, force = args
     warnings.filterwarnings("ignore")
+    cap_memory()
     import torch
     torch.set_num_threads(int(os.environ.get("CORPUS_THREADS", "1")))
     try:
