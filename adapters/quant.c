@@ -505,23 +505,24 @@ static IrValue *ad_q_conv(AdCtx *c, size_t n, IrValue *const *in)
     return ad_infer(c, conv) < 0 ? NULL : conv->out[0];
 }
 
-/* How many input channels (of each group) one float32 Conv of ConvInteger
- * c->n sums exactly: each channel adds at most the largest |x - x_zp|
- * times the largest |w - w_zp| times the window's `window` terms, and
- * the sum must stay within 2^24. 0 when not even one channel does. */
-static int64_t ad_q_chunk(const AdCtx *c, int64_t window)
+/* How many input channels (of each group) one float32 Conv of the
+ * integer conv c->n sums exactly: each channel adds at most the largest
+ * |x - x_zp| times the largest |w - w_zp| times the window's `window`
+ * terms, and the sum must stay within 2^24. 0 when not even one channel
+ * does. idx: x, x_zp, w, w_zp as for ad_q_acc_type. */
+static int64_t ad_q_chunk(const AdCtx *c, const size_t idx[4], int64_t window)
 {
-    int64_t per = ad_q_max_shift(c, 0, 2) * ad_q_max_shift(c, 1, 3) * window;
+    int64_t per = ad_q_max_shift(c, idx[0], idx[1]) * ad_q_max_shift(c, idx[2], idx[3]) * window;
     return per > 0 ? AD_Q_FLOAT_EXACT / per : 0;
 }
 
-/* ConvInteger's sums split by input channel: the channels [a, a + k) of
- * every group make one float32 Conv (exact, by ad_q_chunk) of the shifted
- * operands xs and ws gathered along axis 1; the parts are added in
- * double (integers whose total fits int32: exact) and cast to int32.
- * cg = input channels per group. Replaces c->n. */
-static int ad_convi_chunks(AdCtx *c, IrValue *xs, IrValue *ws, int64_t cg, int64_t group,
-                           int64_t k)
+/* An integer conv's sums split by input channel: the channels [a, a + k)
+ * of every group make one float32 Conv (exact, by ad_q_chunk) of the
+ * shifted operands xs and ws gathered along axis 1; the parts are added
+ * in double (integers whose total fits int32: exact). cg = input channels
+ * per group. The sums, in double. */
+static IrValue *ad_q_conv_chunks(AdCtx *c, IrValue *xs, IrValue *ws, int64_t cg, int64_t group,
+                                 int64_t k)
 {
     IrValue *acc = NULL;
     int64_t *xi = ir_alloc_array((size_t)(group * k), sizeof *xi);
@@ -540,7 +541,36 @@ static int ad_convi_chunks(AdCtx *c, IrValue *xs, IrValue *ws, int64_t cg, int64
             break;
     }
     free(xi);
-    return ad_q_to_int32(c, acc);
+    return acc;
+}
+
+/* The integer sums of conv c->n (ConvInteger, QLinearConv) over
+ * x - x_zp and w - w_zp (idx: x, x_zp, w, w_zp; wz: w's zero point
+ * shaped to broadcast, w's dims wd of rank wr, terms = prod(wd[1..])):
+ * one float32 Conv where that is exact (ad_q_acc_type), else float32
+ * Convs of a few input channels each added in double (ad_q_conv_chunks),
+ * else one Conv in double, which the report names (`what` says whose).
+ * *dt: the sums' type. NULL when a node cannot be built. */
+static IrValue *ad_q_conv_sums(AdCtx *c, const size_t idx[4], IrValue *wz, const int64_t *wd,
+                               int64_t terms, int32_t *dt)
+{
+    int64_t group = ad_attr_i(c, "group"), k = 0;
+    *dt = ad_q_acc_type(c, idx, terms, 1, true);
+    if (*dt == IR_DOUBLE && group >= 1 && group <= wd[0] &&
+        (k = ad_q_chunk(c, idx, terms / wd[1])) >= 1)
+        *dt = IR_FLOAT;
+    (void)ad_q_say_double(c, *dt, "even one input channel's sums may pass 2^24, where "
+                          "float32 is not exact");
+    IrValue *xs = ad_q_shift(c, ad_in(c, idx[0]), ad_in(c, idx[1]), *dt);
+    IrValue *ws = ad_q_shift(c, ad_in(c, idx[2]), wz, *dt);
+    if (!xs || !ws || (ad_in(c, idx[3]) && !wz))
+        return NULL;
+    if (k >= 1) {
+        *dt = IR_DOUBLE;
+        return ad_q_conv_chunks(c, xs, ws, wd[1], group, k);
+    }
+    IrValue *in[2] = {xs, ws};
+    return ad_q_conv(c, 2, in);
 }
 
 /* ConvInteger-10 below opset 10: Conv of (x - x_zp) and (w - w_zp) in
@@ -554,7 +584,7 @@ static int ad_convi_chunks(AdCtx *c, IrValue *xs, IrValue *ws, int64_t cg, int64
  * [M, 1, ...]). The attributes carry over to Conv unchanged. */
 static int ad_convi_below_10(AdCtx *c)
 {
-    IrValue *x = ad_in(c, 0), *w = ad_in(c, 1);
+    IrValue *w = ad_in(c, 1);
     int64_t wd[8];
     size_t wr;
     bool xvec, wvec;
@@ -572,22 +602,10 @@ static int ad_convi_below_10(AdCtx *c)
     if (ad_q_zp_kind(c, 2, -1, &xvec) < 0 || ad_q_zp_kind(c, 3, wd[0], &wvec) < 0)
         return -1;
     static const size_t idx[4] = {0, 2, 1, 3};
-    int64_t group = ad_attr_i(c, "group"), k = 0;
-    int32_t dt = ad_q_acc_type(c, idx, terms, 1, true);
-    if (dt == IR_DOUBLE && group >= 1 && group <= wd[0] && (k = ad_q_chunk(c, terms / wd[1])) >= 1)
-        dt = IR_FLOAT;
-    (void)ad_q_say_double(c, dt, "even one input channel's sums may pass 2^24, where "
-                          "float32 is not exact");
     c->build_opset = 9;
     IrValue *wz = ad_q_trail(c, ad_in(c, 3), wvec ? wr - 1 : 0);
-    IrValue *xs = ad_q_shift(c, x, ad_in(c, 2), dt);
-    IrValue *ws = ad_q_shift(c, w, wz, dt);
-    if (!xs || !ws || (ad_in(c, 3) && !wz))
-        return -1;
-    if (k >= 1)
-        return ad_convi_chunks(c, xs, ws, wd[1], group, k);
-    IrValue *in[2] = {xs, ws};
-    return ad_q_to_int32(c, ad_q_conv(c, 2, in));
+    int32_t dt;
+    return ad_q_to_int32(c, ad_q_conv_sums(c, idx, wz, wd, terms, &dt));
 }
 
 /* ---- round half to even and saturation in opset-9 ops ------------------ */
@@ -638,6 +656,11 @@ static IrValue *ad_q_requant(AdCtx *c, IrValue *q, int32_t dt, IrValue *zp, int3
     IrValue *r = w ? ad_q_rne(c, w->out[0], dt) : NULL;
     if (r && zp)
         r = ad_q_op2(c, "Add", r, ad_cast(c, zp, dt));
+    /* r is an integer: float32 keeps it where it is inside the range and
+     * keeps its side of the range elsewhere, and Clip-6 has a float32
+     * kernel in every runtime (ONNX Runtime has none for double) */
+    if (r && dt == IR_DOUBLE)
+        r = ad_cast(c, r, IR_FLOAT);
     IrNode *clip = r ? ad_node_in(c, c->domain, c->n, "Clip", 1, &r, 1) : NULL;
     if (!clip)
         return NULL;
@@ -785,13 +808,14 @@ static int ad_qlmm_below_10(AdCtx *c)
     return 0;
 }
 
-/* QLinearConv-10 below opset 10: Conv of (x - x_zp) and (w - w_zp) in
- * double with the int32 bias (exact, as ConvInteger below 10), the
+/* QLinearConv-10 below opset 10: the sums of (x - x_zp) and (w - w_zp)
+ * as ConvInteger's below 10 (float32 Convs where exact), plus the int32
+ * bias in double (exact), the
  * multiplier x_scale * w_scale / y_scale in float (w per output channel),
  * acc * multiplier in double, then saturate(rne(.) + y_zp). */
 static int ad_qlconv_below_10(AdCtx *c)
 {
-    IrValue *x = ad_in(c, 0), *w = ad_in(c, 3), *bias = ad_in(c, 8);
+    IrValue *w = ad_in(c, 3), *bias = ad_in(c, 8);
     int64_t wd[8];
     size_t wr;
     int32_t zt;
@@ -813,13 +837,14 @@ static int ad_qlconv_below_10(AdCtx *c)
         return -1;
     if (!ws)
         return -1;
-    (void)ad_q_say_double(c, IR_DOUBLE, "the sums and the requantization are computed in "
-                          "double");
-    IrValue *in[3] = {ad_q_shift(c, x, ad_in(c, 2), IR_DOUBLE), ad_q_shift(c, w, wz, IR_DOUBLE),
-                      bias ? ad_cast(c, bias, IR_DOUBLE) : NULL};
-    if (!in[0] || !in[1] || (bias && !in[2]))
-        return -1;
-    IrValue *acc = ad_q_conv(c, bias ? 3 : 2, in);
+    static const size_t idx[4] = {0, 2, 3, 5};
+    int32_t dt;
+    IrValue *acc = ad_q_conv_sums(c, idx, wz, wd, terms, &dt);
+    acc = acc && dt != IR_DOUBLE ? ad_cast(c, acc, IR_DOUBLE) : acc;
+    if (acc && bias) {   /* int32 bias: exact in double, per output channel */
+        IrValue *bd = ad_q_trail(c, ad_cast(c, bias, IR_DOUBLE), wr - 2);
+        acc = bd ? ad_q_op2(c, "Add", acc, bd) : NULL;
+    }
     if (!acc)
         return -1;
     IrValue *mult = ad_q_op2(c, "Div", ad_q_op2(c, "Mul", ad_in(c, 1), ws), ad_in(c, 6));

@@ -163,6 +163,32 @@ def quant_model(kind, w, wzp, xshape, attrs=None):
     return m
 
 
+def qlinear_conv_model(w, bias, xshape, attrs=None):
+    """x (float) -> QuantizeLinear (uint8) -> QLinearConv with the constant
+    uint8 weights w (zero point 128, scale per output channel) and int32
+    bias -> DequantizeLinear: what ONNX Runtime's QOperator quantizer
+    writes."""
+    m_out = w.shape[0]
+    nodes = [helper.make_node("QuantizeLinear", ["x", "xs", "xz"], ["q"]),
+             helper.make_node("QLinearConv", ["q", "xs", "xz", "w", "ws", "wz", "ys", "yz", "b"],
+                              ["qy"], name="prod", **(attrs or {})),
+             helper.make_node("DequantizeLinear", ["qy", "ys", "yz"], ["y"])]
+    inits = [numpy_helper.from_array(np.array(0.05, np.float32), "xs"),
+             numpy_helper.from_array(np.array(60, np.uint8), "xz"),
+             numpy_helper.from_array(w, "w"),
+             numpy_helper.from_array(np.linspace(0.001, 0.003, m_out).astype(np.float32), "ws"),
+             numpy_helper.from_array(np.array(128, np.uint8), "wz"),
+             numpy_helper.from_array(np.array(0.5, np.float32), "ys"),
+             numpy_helper.from_array(np.array(120, np.uint8), "yz"),
+             numpy_helper.from_array(bias, "b")]
+    g = helper.make_graph(nodes, "qlinearconv",
+                          [helper.make_tensor_value_info("x", TP.FLOAT, xshape)],
+                          [helper.make_tensor_value_info("y", TP.FLOAT, None)], inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 7
+    return m
+
+
 def alternating(shape):
     """uint8 weights 0, 255, 0, ...: |w - 128| is 128 or 127 everywhere."""
     return np.where(np.arange(np.prod(shape)).reshape(shape) % 2 == 0, 0, 255).astype(np.uint8)
@@ -188,6 +214,15 @@ def quant_models(tool, root):
         ("convinteger_chunked", quant_model("conv", alternating((4, 64, 3, 3)),
                                             np.array(128, np.uint8), [1, 128, 4, 4],
                                             {"group": 2, "pads": [1, 1, 1, 1]}), (1, 128, 4, 4)),
+        # QLinearConv's sums as ConvInteger's: one float32 Conv, and float32
+        # Convs of a few channels (576 terms of 128), the bias added in double
+        ("qlinearconv", qlinear_conv_model(r.integers(100, 156, (3, 4, 3, 3), dtype=np.uint8),
+                                           r.integers(-500, 500, (3,)).astype(np.int32),
+                                           [1, 4, 6, 6], {"pads": [1, 1, 1, 1]}), (1, 4, 6, 6)),
+        ("qlinearconv_chunked", qlinear_conv_model(alternating((4, 64, 3, 3)),
+                                                   r.integers(-9000, 9000, (4,)).astype(np.int32),
+                                                   [1, 64, 4, 4], {"pads": [1, 1, 1, 1]}),
+         (1, 64, 4, 4)),
     ]
     for name, m, shape in cases:
         d = os.path.join(root, name)
