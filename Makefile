@@ -219,7 +219,7 @@ CORPUS_PKGS := python3 python3-numpy python3-onnx python3-torch python3-torchvis
 CORPUS_JOBS ?= 2
 CORPUS_DIR ?= $(BUILD)/corpus
 corpus-check: deps
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory $(if $(findstring jobserver,$(MAKEFLAGS)),,-j$(CHECK_JOBS)) all
 	/usr/bin/python3 tests/corpus/gen.py $(CORPUS_DIR) --jobs $(CORPUS_JOBS)
 	@build=$(BUILD); . tests/judges.sh >/dev/null 2>&1; \
 	  /usr/bin/python3 tests/corpus/check.py $(BUILD)/onnx-convert $(CORPUS_DIR) \
