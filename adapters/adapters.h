@@ -384,6 +384,11 @@ IrValue *ad_t_int(AdCtx *c, int32_t dt, int64_t v);
 int ad_t_replace_by(AdCtx *c, IrValue *y);
 /* Replaces c->n (one output) by an Identity of v. */
 int ad_t_replace_value(AdCtx *c, IrValue *v);
+/* Replaces c->n (one output) by a constant: its output computed by the
+ * evaluator's kernel on its inputs, when every present input is known.
+ * The constant is refused past max_bytes. 1 when replaced, 0 when some
+ * input is not known (nothing done), -1 when refused. */
+int ad_t_fold(AdCtx *c, uint64_t max_bytes);
 /* Sets input i of c->n to v; the constant it replaces goes when dead. */
 void ad_t_swap_input(AdCtx *c, size_t i, IrValue *v);
 /* idx + dim * (idx < 0): indices counted from the end made non-negative.

@@ -10,6 +10,9 @@
  * an attribute only when it holds a value that behaves as the older
  * version does. Below their first opset the integer ops are expanded into
  * exact double-precision arithmetic where the integer sums provably fit.
+ * A DequantizeLinear the target cannot take whose inputs are all known
+ * (the weights and biases of ONNX Runtime's QDQ models) becomes the
+ * constant it computes.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -207,18 +210,38 @@ static int ad_ql_23_21(AdCtx *c)
 
 /* ---- DequantizeLinear 19 <-> 21, 21 <-> 23 ----------------------------- */
 
-/* 21 added `block_size` (default 0: not blocked). Down: it must be 0. */
+/* A DequantizeLinear whose form the target lacks (per-axis or blocked
+ * scales, an int32 x below 10, another output type) is still a constant
+ * when its inputs are known (ONNX Runtime's QDQ weights and biases are):
+ * it becomes the output the evaluator's kernel computes, of the node's own
+ * output type. 1 folded, 0 not known (the caller refuses or expands), -1
+ * refused. A folded output takes 4 bytes per stored element of x: the
+ * bound only stops what no layer's weights reach. */
+#define AD_DQ_MAX_FOLD ((uint64_t)1 << 28)
+
+static int ad_dq_fold(AdCtx *c)
+{
+    return ad_t_fold(c, AD_DQ_MAX_FOLD);
+}
+
+/* 21 added `block_size` (default 0: not blocked). Down: it must be 0, or
+ * the node is folded. */
 static int ad_dq_21_19(AdCtx *c)
 {
-    return ad_drop_attr_if(c, "block_size", 0);
+    int f = ad_attr_i(c, "block_size") != 0 ? ad_dq_fold(c) : 0;
+    return f ? (f > 0 ? 0 : -1) : ad_drop_attr_if(c, "block_size", 0);
 }
 
 /* 23 added `output_dtype` (default 0: the scale's type, which is what 21
- * returns). Down: dropped when 0 or equal to the scale's known type. */
+ * returns). Down: dropped when 0 or equal to the scale's known type, else
+ * the node is folded. */
 static int ad_dq_23_21(AdCtx *c)
 {
     int64_t od = ad_attr_i(c, "output_dtype");
     int32_t ts = ad_elem(ad_in(c, 1));
+    int f = od != 0 && od != ts ? ad_dq_fold(c) : 0;
+    if (f)
+        return f > 0 ? 0 : -1;
     if (od != 0 && od != ts)
         return ad_refuse(c, ts ? DG_ATTRIBUTE : DG_TYPE_UNKNOWN,
                          "output_dtype=%lld is not known to be the scale's type; "
@@ -236,16 +259,35 @@ static bool ad_q_keeps_shape(const IrValue *x, const IrValue *p)
     return !p || ad_rank(p) == 0 || ad_rank(x) >= 1;
 }
 
+/* (Cast(x) - Cast(zero_point)) * scale for an int8/uint8 x, with scale and
+ * zero point (absent: 0) shaped to broadcast against x. As floats, x and
+ * the zero point are exact and so is their difference (|d| <= 255);
+ * d * scale is then one correctly rounded float product, the value the op
+ * defines. Replaces c->n. */
+static int ad_dq_expand(AdCtx *c, IrValue *x, IrValue *s, IrValue *zp)
+{
+    IrValue *d = ad_cast(c, x, IR_FLOAT);
+    if (d && zp)
+        d = ad_op2(c, "Sub", d, ad_cast(c, zp, IR_FLOAT));
+    IrValue *y = d && s ? ad_op2(c, "Mul", d, s) : NULL;
+    if (!y)
+        return -1;
+    ad_replace(c, y->producer);
+    return 0;
+}
+
 /* DequantizeLinear-10 below opset 10: y = (x - zero_point) * scale with a
- * per-tensor float scale and an int8/uint8 x. As floats, x and the zero
- * point are exact and so is their difference (|d| <= 255); d * scale is
- * then one correctly rounded float product, the value the op defines.
- * int32 x is refused: |x - zero_point| may exceed 2^24. Built in opset-9
- * forms (Cast-9, Sub-7, Mul-7) and lowered by the driver. */
+ * per-tensor float scale and an int8/uint8 x (ad_dq_expand). int32 x is
+ * folded when known, else refused: |x - zero_point| may exceed 2^24. Built
+ * in opset-9 forms (Cast-9, Sub-7, Mul-7) and lowered by the driver. */
 static int ad_dq_below_10(AdCtx *c)
 {
     IrValue *x = ad_in(c, 0), *s = ad_in(c, 1), *zp = ad_in(c, 2);
     int32_t t = ad_elem(x);
+    int f = !ad_q_is_8bit(t) || ad_q_per_tensor(s) != 1 ||
+            (zp && ad_q_per_tensor(zp) != 1) ? ad_dq_fold(c) : 0;
+    if (f)
+        return f > 0 ? 0 : -1;
     if (!ad_q_is_8bit(t))
         return ad_refuse(c, t ? DG_TYPE : DG_TYPE_UNKNOWN,
                          "only an int8/uint8 x has an exact float expansion");
@@ -257,23 +299,40 @@ static int ad_dq_below_10(AdCtx *c)
                          "x's rank is unknown or 0 while the scale or zero point "
                          "is 1-D: the expansion would change the output shape");
     c->build_opset = 9;
-    IrValue *d = ad_cast(c, x, IR_FLOAT);
-    if (!d)
-        return -1;
-    if (zp) {
-        IrValue *zf = ad_cast(c, zp, IR_FLOAT);
-        IrValue *in[2] = {d, zf};
-        IrNode *sub = zf ? ad_node(c, c->n, "Sub", 2, in, 1) : NULL;
-        if (!sub)
-            return -1;
-        d = sub->out[0];
-    }
-    IrValue *in[2] = {d, s};
-    IrNode *mul = ad_node(c, c->n, "Mul", 2, in, 1);
-    if (!mul)
-        return -1;
-    ad_replace(c, mul);
-    return 0;
+    return ad_dq_expand(c, x, s, zp);
+}
+
+/* ---- DequantizeLinear 13 -> 10: per-axis ------------------------------- */
+
+/* A 1-D per-axis operand shaped [n, 1, ...] to broadcast along `axis` of a
+ * rank-r x (absent stays absent). */
+static IrValue *ad_dq_along(AdCtx *c, IrValue *v, int r, int64_t axis)
+{
+    int64_t shape[AD_T_MAX_RANK] = {-1};
+    for (int64_t k = 1; k < r - axis; k++)
+        shape[k] = 1;
+    return v ? ad_t_reshape(c, v, (size_t)(r - axis), shape) : NULL;
+}
+
+/* DequantizeLinear-13 with per-axis scales down to 10, which takes one
+ * scale: folded when the inputs are known, else for an int8/uint8 x of
+ * known rank the expansion of ad_dq_expand with the scale and zero point
+ * reshaped to run along `axis` (exact for the same reason). Per-tensor
+ * scales only lose `axis`. */
+static int ad_dq_13_10(AdCtx *c)
+{
+    IrValue *x = ad_in(c, 0), *s = ad_in(c, 1), *zp = ad_in(c, 2);
+    if (ad_q_per_tensor(s) == 1 && (!zp || ad_q_per_tensor(zp) == 1))
+        return ad_q_13_10(c);
+    int f = ad_dq_fold(c);
+    if (f)
+        return f > 0 ? 0 : -1;
+    int r = ad_rank(x);
+    int64_t axis;
+    if (!ad_q_is_8bit(ad_elem(x)) || ad_rank(s) != 1 || (zp && ad_rank(zp) != 1) ||
+        r < 1 || r > AD_T_MAX_RANK || !ad_t_axis(ad_attr_i_or(c, "axis", 1), r, 0, &axis))
+        return ad_q_13_10(c);
+    return ad_dq_expand(c, x, ad_dq_along(c, s, r, axis), ad_dq_along(c, zp, r, axis));
 }
 
 /* ---- MatMulInteger / ConvInteger below 10 ------------------------------ */
@@ -872,7 +931,7 @@ static const AdEntry ad_quant[] = {
     /* DequantizeLinear */
     AD_GONE("DequantizeLinear", 10, AD_EXPAND, ad_dq_below_10),
     AD_UP("DequantizeLinear", 10, 13, AD_ATTRS, ad_nothing),
-    AD_DOWN("DequantizeLinear", 10, 13, AD_ATTRS, ad_q_13_10),
+    AD_DOWN("DequantizeLinear", 10, 13, AD_EXPAND, ad_dq_13_10),
     AD_BOTH("DequantizeLinear", 13, 19),
     AD_UP("DequantizeLinear", 19, 21, AD_ATTRS, ad_nothing),
     AD_DOWN("DequantizeLinear", 19, 21, AD_ATTRS, ad_dq_21_19),

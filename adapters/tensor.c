@@ -222,7 +222,8 @@ IrValue *ad_t_concat(AdCtx *c, IrValue *a, IrValue *b, int64_t axis)
 
 /* A decoded tensor as a constant value (not strings: a constant of
  * strings needs string_data, which the builder does not write). */
-IrValue *ad_t_const_of(AdCtx *c, const EvValue *v)
+/* A decoded tensor as a constant value, refused past max bytes. */
+static IrValue *ad_t_const_max(AdCtx *c, const EvValue *v, uint64_t max)
 {
     if (v->dtype == IR_STRING) {
         ad_refuse(c, DG_TYPE, "cannot build a constant of strings here");
@@ -230,12 +231,17 @@ IrValue *ad_t_const_of(AdCtx *c, const EvValue *v)
     }
     IrTensor *t = ev_to_ir_tensor(v, NULL);
     IrValue *r = NULL;
-    if (t->raw.len > AD_T_MAX_CONST)
+    if (t->raw.len > max)
         ad_refuse(c, DG_TOO_LARGE, "the constant would take %zu bytes", t->raw.len);
     else
         r = ad_const_tensor(c, v->dtype, v->rank, v->dims, t->raw.data, t->raw.len);
     ir_tensor_free(t);
     return r;
+}
+
+IrValue *ad_t_const_of(AdCtx *c, const EvValue *v)
+{
+    return ad_t_const_max(c, v, AD_T_MAX_CONST);
 }
 
 /* A 0-D constant of integer type dt (int32 or int64) holding v. */
@@ -295,6 +301,47 @@ int ad_t_replace_by(AdCtx *c, IrValue *y)
 int ad_t_replace_value(AdCtx *c, IrValue *v)
 {
     return ad_t_replace_by(c, ad_op1(c, "Identity", v));
+}
+
+/* Whether the evaluator, which reads the node's version from its scope's
+ * import, would run c->n as the source version: inside an expansion being
+ * lowered the scope may name another opset, and a kernel of the wrong
+ * version reads other attributes. */
+static bool ad_t_runs_as_source(const AdCtx *c)
+{
+    int64_t v = ir_scope_opset(c->m, c->fn, c->domain);
+    return os_find(c->domain, c->n->op_type, v) == c->from;
+}
+
+/* Replaces c->n (one output) by a constant: its output computed by the
+ * evaluator's kernel on its inputs, when every present input is known.
+ * The constant is refused past max_bytes. 1 when replaced, 0 when some
+ * input is not known (nothing done), -1 when refused. */
+int ad_t_fold(AdCtx *c, uint64_t max_bytes)
+{
+    IrNode *n = c->n;
+    if (n->n_out != 1 || n->n_in > 16 || !ad_t_runs_as_source(c))
+        return 0;
+    EvValue *in[16] = {NULL}, *out[1] = {NULL};
+    bool known = true;
+    for (size_t i = 0; i < n->n_in && known; i++)
+        known = !n->in[i] || (in[i] = ad_t_const_ev(n->in[i])) != NULL;
+    IrError e;
+    int rc = 0;
+    if (known && ev_node_run(c->m, c->fn, n, in, out, &e) < 0)
+        rc = ad_refuse(c, DG_SEMANTICS, "the inputs are known but do not compute: %s",
+                       e.msg);
+    for (size_t i = 0; i < n->n_in; i++)
+        ev_unref(in[i]);
+    if (!known || rc < 0)
+        return rc;
+    IrValue *v = NULL;
+    if (out[0]->kind != EV_TENSOR)
+        ad_refuse(c, DG_TYPE, "the folded output is not a tensor");
+    else
+        v = ad_t_const_max(c, out[0], max_bytes);
+    ev_unref(out[0]);
+    return v && ad_t_replace_value(c, v) == 0 ? 1 : -1;
 }
 
 /* Sets input i of c->n to v; the constant it replaces goes when dead. */

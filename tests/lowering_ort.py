@@ -21,6 +21,11 @@ model that old runtimes run.
   be shown exact the Conv stays double, and the report (text and JSON)
   says so, naming the node.
 
+- QDQ models (ONNX Runtime's quantizer): per-channel int8 weights and
+  int32 biases through DequantizeLinear, converted to 12 and 9: the known
+  ones are folded into float constants, a per-axis DequantizeLinear of a
+  run-time int8 x is expanded along its axis.
+
 The expected outputs are ORT's run of the original (tests/ort_expect.js),
 and ort-check.js judges the converted model against them. Prints
 "lowering_ort: N passed, N failed" (skips when torch, node or the oracle
@@ -242,6 +247,60 @@ def quant_models(tool, root):
                   "%s -> 9: the products are float32: %s" % (name, prods))
 
 
+# ---- QDQ: DequantizeLinear the target cannot take ---------------------
+
+def qdq_model(nodes, inits, xshape, opset):
+    g = helper.make_graph(nodes, "qdq", [helper.make_tensor_value_info("x", TP.FLOAT, xshape)],
+                          [helper.make_tensor_value_info("y", TP.FLOAT, None)],
+                          [numpy_helper.from_array(a, n) for n, a in inits])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+    m.ir_version = 7 if opset >= 13 else 6
+    return m
+
+
+def qdq_models(tool, root):
+    """What ONNX Runtime's QDQ quantizer writes: constant weights (int8,
+    one scale per output channel) and int32 biases fed through
+    DequantizeLinear. Below 13 (per-axis) and below 10 (int32: no exact
+    float expansion) they are folded into float constants; a per-axis DQ
+    of a run-time int8 x is expanded along its axis."""
+    r = np.random.default_rng(5)
+    w = r.integers(-128, 128, (4, 3, 3, 3)).astype(np.int8)
+    conv = qdq_model(
+        [helper.make_node("DequantizeLinear", ["w", "ws", "wz"], ["wf"], axis=0),
+         helper.make_node("Conv", ["x", "wf"], ["y"], pads=[1, 1, 1, 1])],
+        [("w", w), ("ws", np.array([0.013, 0.0071, 0.02, 0.0033], np.float32)),
+         ("wz", np.array([0, 3, -5, 0], np.int8))], [1, 3, 5, 5], 13)
+    # |b| beyond 2^24: float(b) alone is not b
+    big = np.array([(1 << 24) + 1, -(1 << 25) - 3, 123456789, 7], np.int32)
+    bias = [qdq_model([helper.make_node("DequantizeLinear", ["b", "bs", "bz"], ["bf"]),
+                       helper.make_node("Add", ["x", "bf"], ["y"])],
+                      [("b", big), ("bs", np.array(0.000123, np.float32)),
+                       ("bz", np.array(0, np.int32))], [2, 4], v) for v in (10, 13)]
+    # a run-time int8 x, one scale and zero point per channel (axis 1)
+    runtime = qdq_model(
+        [helper.make_node("Cast", ["x"], ["q"], to=TP.INT8),
+         helper.make_node("DequantizeLinear", ["q", "s", "z"], ["y"], axis=1)],
+        [("s", np.array([0.5, 0.031, 7.25], np.float32)), ("z", np.array([-3, 0, 100], np.int8))],
+        [2, 3, 4], 13)
+    cases = [("qdq_conv_per_channel", conv, (1, 3, 5, 5), (12, 9)),
+             ("qdq_bias_int32_10", bias[0], (2, 4), (9,)),
+             ("qdq_bias_int32_13", bias[1], (2, 4), (9,)),
+             ("qdq_per_axis_runtime", runtime, (2, 3, 4), (12, 9))]
+    for name, m, shape, targets in cases:
+        d = os.path.join(root, name)
+        os.makedirs(d, exist_ok=True)
+        src = os.path.join(d, "model.onnx")
+        onnx.save(m, src)
+        case_dir(root, name, [("x", np.round(r.uniform(-120, 120, shape)))])
+        if not ort_expect(d, src):
+            continue
+        for t in targets:
+            out = judge(tool, d, src, t, name)
+            check(out is None or "DequantizeLinear" not in ops(out) or t >= 10,
+                  "%s -> %d: no DequantizeLinear left: %s" % (name, t, out and ops(out)))
+
+
 def double_warning(tool, root):
     """Weights whose sums may pass 2^24 in float32 even for one input
     channel (a 23x23 window: 529 terms of |w - zp| = 128, times 255) keep
@@ -279,6 +338,7 @@ def main():
             slice_models(tool, root)
             resize_cast_empty(tool, root)
             quant_models(tool, root)
+            qdq_models(tool, root)
     return report(NAME)
 
 

@@ -306,8 +306,9 @@ static int ev_dequantizelinear(EvCtx *c)
         double d;
         if (fx)
             d = ev_get_f(x, k) - (zp ? ev_get_f(zp, i) : 0.0);
-        else
-            d = (double)(ev_get_i(x, k) - (zp ? ev_get_i(zp, i) : 0));
+        else /* as float32, as ONNX Runtime and the spec's tests take it:
+                an int32 difference past 2^24 rounds here first */
+            d = (float)(ev_get_i(x, k) - (zp ? ev_get_i(zp, i) : 0));
         ev_set_f(y, k, (float)(d * ev_get_f(s, i)));
     }
     return 0;
