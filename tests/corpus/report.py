@@ -208,7 +208,7 @@ def partial(doc):
 
 
 def markdown(doc, exp):
-    from check import expected, HEAVY_BYTES, HEAVY_TARGETS
+    from check import expected, HEAVY_BYTES, HEAVY_FEATURES, HEAVY_TARGETS
     files = doc["files"]
     names = {r["meta"]["name"] for r in files}
     heavy = [r["meta"]["file"] for r in files
@@ -223,8 +223,11 @@ def markdown(doc, exp):
              "",
              partial(doc),
              totals(doc), "",
-             "Files whose model is larger than %d MB are judged on targets %s only (every other feature runs): %s." % (
-                 HEAVY_BYTES >> 20, ", ".join(map(str, HEAVY_TARGETS)), ", ".join(heavy) or "none"),
+             "Files whose model is larger than %d MB are judged on targets %s only; every feature "
+             "runs on the highest opset file of such a model, and %s only on its other files "
+             "(a row with '-' there): %s." % (
+                 HEAVY_BYTES >> 20, ", ".join(map(str, HEAVY_TARGETS)),
+                 " and ".join(HEAVY_FEATURES), ", ".join(heavy) or "none"),
              "", times(doc), "",
              "\n".join("Note: " + n for n in doc.get("notes") or []), "",
              "## Wrong, failed and not judged\n", failures(doc), "",
