@@ -330,7 +330,7 @@ static int ad_dq_13_10(AdCtx *c)
     int r = ad_rank(x);
     int64_t axis;
     if (!ad_q_is_8bit(ad_elem(x)) || ad_rank(s) != 1 || (zp && ad_rank(zp) != 1) ||
-        r < 1 || r > AD_T_MAX_RANK || !ad_t_axis(ad_attr_i_or(c, "axis", 1), r, 0, &axis))
+        r < 1 || r > AD_T_MAX_RANK || !ad_t_axis(ad_attr_i(c, "axis"), r, 0, &axis))
         return ad_q_13_10(c);
     return ad_dq_expand(c, x, ad_dq_along(c, s, r, axis), ad_dq_along(c, zp, r, axis));
 }
