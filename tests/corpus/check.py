@@ -21,7 +21,7 @@ tests/corpus/gen.py and ../shared/models):
              with its weights rounded to float16 (by numpy)
   coreml     `convert -o M.mlpackage` at the lowest target: Apple's loader
              (ct_check.py) accepts the package, and its import
-             (`convert M.mlpackage --opset 13`) gives PyTorch's outputs in ORT
+             (`convert M.mlpackage --opset 13`, or the file's own opset above 13) gives PyTorch's outputs in ORT
   python     the Python package: convert() gives the command line's bytes
              and run() of the result gives PyTorch's outputs
   import     only for a case holding model.mlpackage instead of model.onnx
@@ -470,7 +470,11 @@ class Case:
                          % (e.get("stage"), (e.get("message") or "")[:300]))
                 return r
         back = self.out("back.onnx")
-        outcome, rep = tool(self.bin, "convert", pkg, "-o", back, "--opset", "13")
+        # at the file's own opset where it is above 13: an op the import
+        # writes at a newer version (ScatterElements' reduction 'add', 16)
+        # has no form at 13
+        opset = max(13, self.meta.get("opset") or 13)
+        outcome, rep = tool(self.bin, "convert", pkg, "-o", back, "--opset", str(opset))
         shutil.rmtree(pkg, ignore_errors=True)
         if outcome != "ok":
             r.update(status="failed", why="the import: " + (not_written(outcome, rep).get("why") or ""))

@@ -154,7 +154,7 @@ function firstLine(e) {
 // no bfloat16 tensor: "Unsupported data type: 16") as opposed to refusing
 // the file (the same split as tests/adapter_ort.js).
 function lacks(msg) {
-  return /is not a registered function\/op|[Nn]ot implemented|NOT_IMPLEMENTED|Could not find an implementation|Unsupported model IR version|has no .* tensor|Unsupported data type|InsertedPrecisionFreeCast/.test(msg);
+  return /is not a registered function\/op|[Nn]ot implemented|NOT_IMPLEMENTED|Could not find an implementation|Unsupported model IR version|has no .* tensor|Unsupported data type|data type is not supported|InsertedPrecisionFreeCast/.test(msg);
 }
 
 const caseDir = process.argv[2], expectedBy = process.argv[3] || 'pytorch';

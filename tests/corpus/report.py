@@ -26,7 +26,7 @@ file and has judges we did not write decide (`tests/corpus/check.py`):
 | bfloat16, bfloat16-io | `--dtype bfloat16 --verify`, at the opset the report's hint names when the model's lacks the type | ONNX Runtime at bfloat16's tolerance (5e-2, 1.25e-1) where it has the kernels, else its load-time checks (counted as "not judged") |
 | auto | `--dtype float16 --keep-io-types --auto --inputs CASE` | ONNX Runtime at float16's tolerance |
 | store | `--store float16` | ONNX Runtime at float16's tolerance |
-| coreml | `convert M -o M.mlpackage` at the lowest target, then the import `convert M.mlpackage -o back.onnx --opset 13` | Apple's loader (coremltools' `ct_check.py`) on the package; ONNX Runtime on the import against PyTorch's outputs |
+| coreml | `convert M -o M.mlpackage` at the lowest target, then the import `convert M.mlpackage -o back.onnx --opset 13` (the file's own opset where higher) | Apple's loader (coremltools' `ct_check.py`) on the package; ONNX Runtime on the import against PyTorch's outputs |
 | python | the Python package: `convert(bytes, 17)` (13 for a model at 17), then `run()` of the result | the command line's bytes; ONNX Runtime's judge on `run()`'s outputs |
 | import | only for the Core ML packages coremltools' PyTorch front end made (`kind` coremltools, `NAME_ct_fp32`/`_fp16`, no model.onnx; every other column is "-" for them): `convert model.mlpackage -o back.onnx --opset 13` | ONNX Runtime against PyTorch's outputs (float16 compute at float16's tolerance, scaled) |
 
