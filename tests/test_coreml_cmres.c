@@ -195,6 +195,14 @@ static void test_resize_linear(void)
               CR_HEAD "init z int64 4 1,2,2,7\ny = Resize x,,,z mode=\"linear\" "
                       "coordinate_transformation_mode=\"asymmetric\"\noutput y\n",
               "resize_bilinear");
+    /* PyTorch's Upsample at opset 9 by scale_factor = 15/7 from width 7:
+     * floor(7 x 2.142857f) is 14 by the spec's formula and 15 in float32
+     * (ONNX Runtime, PyTorch): a package bakes one, so none is written */
+    cr_refuses("linear asymmetric, output length on a rounding boundary",
+               "opset 17\ninput x float 1,2,7\ninit s float 3 1,1,2.142857\n"
+               "y = Resize x,,s mode=\"linear\" coordinate_transformation_mode="
+               "\"asymmetric\"\noutput y\n",
+               "dim 2: 7 x scale 2.14285707 lies on a rounding boundary");
     cr_lowers("linear half_pixel, only W resized",
               CR_HEAD "init s float 4 1,1,1,0.5\ny = Resize x,,s mode=\"linear\"\noutput y\n",
               "resize_bilinear");
