@@ -608,7 +608,7 @@ static IrValue *ad_q_conv_chunks(AdCtx *c, IrValue *xs, IrValue *ws, int64_t cg,
  * shaped to broadcast, w's dims wd of rank wr, terms = prod(wd[1..])):
  * one float32 Conv where that is exact (ad_q_acc_type), else float32
  * Convs of a few input channels each added in double (ad_q_conv_chunks),
- * else one Conv in double, which the report names (`what` says whose).
+ * else one Conv in double, which the report names.
  * *dt: the sums' type. NULL when a node cannot be built. */
 static IrValue *ad_q_conv_sums(AdCtx *c, const size_t idx[4], IrValue *wz, const int64_t *wd,
                                int64_t terms, int32_t *dt)
@@ -869,9 +869,9 @@ static int ad_qlmm_below_10(AdCtx *c)
 
 /* QLinearConv-10 below opset 10: the sums of (x - x_zp) and (w - w_zp)
  * as ConvInteger's below 10 (float32 Convs where exact), plus the int32
- * bias in double (exact), the
- * multiplier x_scale * w_scale / y_scale in float (w per output channel),
- * acc * multiplier in double, then saturate(rne(.) + y_zp). */
+ * bias in double (exact), the multiplier x_scale * w_scale / y_scale in
+ * float (w per output channel), acc * multiplier in double, then
+ * saturate(rne(.) + y_zp). */
 static int ad_qlconv_below_10(AdCtx *c)
 {
     IrValue *w = ad_in(c, 3), *bias = ad_in(c, 8);

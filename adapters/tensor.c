@@ -220,9 +220,9 @@ IrValue *ad_t_concat(AdCtx *c, IrValue *a, IrValue *b, int64_t axis)
     return ad_t_out(c, k);
 }
 
-/* A decoded tensor as a constant value (not strings: a constant of
- * strings needs string_data, which the builder does not write). */
-/* A decoded tensor as a constant value, refused past max bytes. */
+/* A decoded tensor as a constant value, refused past max bytes (and for
+ * strings: a constant of strings needs string_data, which the builder
+ * does not write). */
 static IrValue *ad_t_const_max(AdCtx *c, const EvValue *v, uint64_t max)
 {
     if (v->dtype == IR_STRING) {

@@ -451,5 +451,9 @@ typedef struct EvResizeLen {
 int ev_resize_axis_weights(const EvResizeSpec *sp, const EvResizeLen *len,
                            double *w, double *bias);
 int64_t ev_resize_axis_ambiguous(const EvResizeSpec *sp, const EvResizeLen *len);
+/* The output length a runtime computing floor(in * scale) in float32 gets
+ * where it differs from the spec's (len->out, from scales); -1 where it
+ * does not, or the length came from sizes. */
+int64_t ev_resize_len_ambiguous(const EvResizeLen *len);
 
 #endif

@@ -513,18 +513,15 @@ static int rs_mats(CmLower *c, const IrNode *n, const RsAxis *ax, size_t rank, R
                                      "more than %lld elements", i, (long long)ax[i].in,
                                   (long long)ax[i].out, (long long)RS_MAX_MATRIX);
             }
-            /* an output length from scales on a float32 rounding boundary:
-             * floor(7 * 2.142857f) is 14 by the spec's formula, 15 where a
-             * runtime multiplies in float32; a package fixes one */
-            if (len.outf != (double)len.out &&
-                (int64_t)floorf((float)len.in * (float)len.scale) != len.out) {
+            int64_t f32 = ev_resize_len_ambiguous(&len);
+            if (f32 >= 0) {
                 free(roi);
                 rs_mats_free(mats, cnt);
                 return cml_refuse(c, "dim %zu: %lld x scale %.9g lies on a rounding boundary "
                                      "(the spec's formula gives %lld, a runtime computing in "
                                      "float32 %lld; a package fixes one)", i,
                                   (long long)len.in, len.scale, (long long)len.out,
-                                  (long long)floorf((float)len.in * (float)len.scale));
+                                  (long long)f32);
             }
             int64_t amb = ev_resize_axis_ambiguous(&sp, &len);
             if (amb >= 0) {

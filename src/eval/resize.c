@@ -784,6 +784,13 @@ int64_t ev_resize_axis_ambiguous(const EvResizeSpec *sp, const EvResizeLen *len)
     return -1;
 }
 
+int64_t ev_resize_len_ambiguous(const EvResizeLen *len)
+{
+    /* floor(7 * 2.142857f): 14 by the spec's formula, 15 in float32 */
+    int64_t f32 = (int64_t)floorf((float)len->in * (float)len->scale);
+    return len->outf != (double)len->out && f32 != len->out ? f32 : -1;
+}
+
 const EvOp ev_ops_resize[] = {
     { "", "Upsample", ev_upsample },
     { "", "Resize", ev_resize },
