@@ -25,6 +25,7 @@
 #include "adapters.h"
 #include "resize_lower.h"
 #include "../src/fconv.h"
+#include "../src/resize.h"
 
 /* ---- helpers ------------------------------------------------------- */
 
@@ -315,7 +316,7 @@ static bool ad_rs_sizes_exact(IrValue *x, const int64_t *sz, size_t n)
     for (size_t i = 0; i < n; i++) {
         int64_t in = ad_dim(x, (int)i);
         double r = in > 0 ? (double)sz[i] / (double)in : 0;
-        if (in <= 0 || (double)(float)r != r || floor(r * (double)in) != (double)sz[i])
+        if (in <= 0 || (double)(float)r != r || rsz_len(in, r) != sz[i])
             return false;
     }
     return true;

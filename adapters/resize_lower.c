@@ -38,10 +38,9 @@
 
 #include "adapters.h"
 #include "resize_lower.h"
+#include "../src/resize.h"
 
 enum { RL_NEAREST, RL_LINEAR, RL_CUBIC };
-enum { RL_HALF_PIXEL, RL_HPS, RL_PYTORCH, RL_ALIGN, RL_ASYM, RL_TF_NN, RL_CROP };
-enum { RL_ROUND_FLOOR, RL_ROUND_CEIL, RL_FLOOR, RL_CEIL, RL_SIMPLE };
 enum { RL_BY_SCALE, RL_BY_SIZE, RL_BY_KEEP };
 
 #define RL_MAX_RANK 64
@@ -50,11 +49,7 @@ enum { RL_BY_SCALE, RL_BY_SIZE, RL_BY_KEEP };
  * constants written. */
 #define RL_MAX_TABLE ((size_t)1 << 22)
 
-typedef struct {
-    int64_t in, out;
-    double scale, outf;       /* outf: output length as a real number */
-    double lo, hi;            /* roi of tf_crop_and_resize */
-} AdRlAxis;
+typedef RszAxis AdRlAxis;   /* src/resize.h */
 
 typedef struct {
     int mode, ctm, nm;
@@ -97,11 +92,6 @@ static int ad_rl_find(const char *const *names, int n, const char *s)
 static int ad_rl_attrs(AdCtx *c, AdRlPlan *p, int ver)
 {
     static const char *const modes[] = {"nearest", "linear", "cubic"};
-    static const char *const ctms[] = {
-        "half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners",
-        "asymmetric", "tf_half_pixel_for_nn", "tf_crop_and_resize"};
-    static const char *const nms[] = {"round_prefer_floor", "round_prefer_ceil", "floor",
-                                      "ceil"};
     char mb[32], cb[48], nb[48];
     const char *m = ad_attr_s(c, "mode", mb, sizeof mb);
     p->mode = ad_rl_find(modes, 3, m);
@@ -109,15 +99,15 @@ static int ad_rl_attrs(AdCtx *c, AdRlPlan *p, int ver)
     if (p->mode < 0 || (p->mode == RL_CUBIC && ver < 11))
         return ad_refuse(c, DG_ATTRIBUTE, "unknown mode '%s'", m);
     if (ver < 11) {
-        p->ctm = RL_ASYM;
-        p->nm = RL_SIMPLE;
+        p->ctm = RSZ_ASYMMETRIC;
+        p->nm = RSZ_SIMPLE;
         return 0;
     }
     const char *ct = ad_attr_s(c, "coordinate_transformation_mode", cb,
                                sizeof cb);
     const char *nm = ad_attr_s(c, "nearest_mode", nb, sizeof nb);
-    p->ctm = ad_rl_find(ctms, 7, ct);
-    p->nm = ad_rl_find(nms, 4, nm);
+    p->ctm = ad_rl_find(rsz_ctm_names, RSZ_N_CTM, ct);
+    p->nm = ad_rl_find(rsz_nm_names, RSZ_N_NM, nm);
     if (p->ctm < 0 || p->nm < 0)
         return ad_refuse(c, DG_ATTRIBUTE, "unknown %s '%s'",
                          p->ctm < 0 ? "coordinate_transformation_mode" : "nearest_mode",
@@ -156,7 +146,7 @@ static int ad_rl_length(AdCtx *c, const AdRlPlan *p, AdRlAxis *a, double s, int6
         return ad_rl_refuse(c, p, DG_ATTRIBUTE, "positive scales that give outputs shorter than 2^20");
     a->scale = s;
     a->outf = how == RL_BY_SIZE ? (double)z : s * (double)a->in;
-    a->out = how == RL_BY_SCALE ? (int64_t)floor(a->outf)
+    a->out = how == RL_BY_SCALE ? rsz_len(a->in, s)   /* float32: src/resize.h */
            : how == RL_BY_KEEP ? (int64_t)(a->outf + 0.5) : z;
     if (a->out < 1)
         return ad_rl_refuse(c, p, DG_ATTRIBUTE, "output lengths of at least 1");
@@ -193,7 +183,7 @@ static int ad_rl_lengths(AdCtx *c, AdRlPlan *p, int ver, const int64_t *use, siz
         rc = ad_rl_length(c, p, &p->ax[use[i]], keep ? best : sv ? sv[i] : 0,
                           zv ? zv[i] : 0,
                           which != 3 ? RL_BY_SCALE : keep ? RL_BY_KEEP : RL_BY_SIZE);
-    if (rc == 0 && p->ctm == RL_CROP) {
+    if (rc == 0 && p->ctm == RSZ_CROP) {
         if (!ad_const_floats(ad_in(c, 1), &roi, &nroi) || nroi != 2 * n)
             rc = ad_rl_refuse(c, p, DG_NOT_CONSTANT, "a known roi of 2 values per axis");
         for (size_t i = 0; rc == 0 && i < n; i++) {
@@ -233,48 +223,6 @@ static int ad_rl_plan(AdCtx *c, AdRlPlan *p)
 static int64_t ad_rl_clamp(double v, int64_t len)
 {
     return !(v > 0) ? 0 : v >= (double)(len - 1) ? len - 1 : (int64_t)v;
-}
-
-/* x_original of output index x; *outside when tf_crop_and_resize reads
- * outside the input. */
-static double ad_rl_coord(const AdRlPlan *p, const AdRlAxis *a, int64_t x, bool *outside)
-{
-    double xr = (double)x, in = (double)a->in, s = a->scale, xo;
-    *outside = false;
-    switch (p->ctm) {
-    case RL_ALIGN:
-        return a->outf == 1 ? 0.0 : xr * (in - 1) / (a->outf - 1);
-    case RL_ASYM:
-        return xr / s;
-    case RL_PYTORCH:
-        return a->outf > 1 ? (xr + 0.5) / s - 0.5 : 0.0;
-    case RL_TF_NN:
-        return (xr + 0.5) / s;
-    case RL_HPS:
-        return in / 2 * (1 - (double)a->out / a->outf) + (xr + 0.5) / s - 0.5;
-    case RL_CROP:
-        xo = a->outf == 1 ? (a->hi - a->lo) * (in - 1) / 2
-                          : xr * (a->hi - a->lo) * (in - 1) / (a->outf - 1);
-        xo += a->lo * (in - 1);
-        *outside = !(xo >= 0 && xo <= in - 1);
-        return xo;
-    default:
-        return (xr + 0.5) / s - 0.5;   /* half_pixel */
-    }
-}
-
-/* The index nearest_mode picks for coordinate xo (ratio in (0, 1]: an
- * integral xo is its own pick), clamped. */
-static int64_t ad_rl_pick(const AdRlPlan *p, const AdRlAxis *a, double xo)
-{
-    double base = ceil(xo) - 1, ratio = xo - base;
-    bool up = ratio == 1 ? true
-            : p->nm == RL_ROUND_CEIL ? ratio >= 0.5
-            : p->nm == RL_FLOOR ? false
-            : p->nm == RL_CEIL ? true
-            : p->nm == RL_SIMPLE ? a->scale < 1   /* Resize-10: ceil down, floor up */
-            : ratio > 0.5;                        /* round_prefer_floor */
-    return ad_rl_clamp(base + (up ? 1 : 0), a->in);
 }
 
 static double ad_rl_cubic(double a, double x)
@@ -344,13 +292,13 @@ static void ad_rl_weights(const AdRlPlan *p, const AdRlAxis *a, double xo, size_
 /* Row o's taps into ri/rw (at most n): clamped indices (non-decreasing,
  * so equal ones are neighbours and merge), zero weights dropped. Returns
  * the count. */
-static size_t ad_rl_row(const AdRlPlan *p, const AdRlAxis *a, double xo, size_t n,
-                        int64_t start, double *w, int64_t *ri, double *rw)
+static size_t ad_rl_row(const AdRlPlan *p, const AdRlAxis *a, int64_t o, double xo,
+                        size_t n, int64_t start, double *w, int64_t *ri, double *rw)
 {
     double base;
     size_t len = 0;
     if (p->mode == RL_NEAREST) {
-        ri[0] = ad_rl_pick(p, a, xo);
+        ri[0] = rsz_nearest(p->ctm, p->nm, a, o);
         rw[0] = 1.0;
         return 1;
     }
@@ -416,14 +364,16 @@ static int ad_rl_table(AdCtx *c, AdRlPlan *p, const AdRlAxis *a, AdRlTable *t)
     size_t *lens = ir_alloc_array(out, sizeof *lens);
     t->outside = ir_alloc_array(out, sizeof *t->outside);
     for (size_t o = 0; o < out; o++) {
-        double xo = ad_rl_coord(p, a, (int64_t)o, &t->outside[o]);
+        double xo = rsz_coord(p->ctm, a, (int64_t)o, &t->outside[o]);
+        if (p->mode == RL_NEAREST)   /* as the float32 coordinate says */
+            t->outside[o] = rsz_nearest(p->ctm, p->nm, a, (int64_t)o) < 0;
         t->any_outside = t->any_outside || t->outside[o];
         if (t->outside[o]) {
             ri[o * n] = 0;
             rw[o * n] = 1.0;
             lens[o] = 1;
         } else {
-            lens[o] = ad_rl_row(p, a, xo, n, start, w, ri + o * n, rw + o * n);
+            lens[o] = ad_rl_row(p, a, (int64_t)o, xo, n, start, w, ri + o * n, rw + o * n);
         }
     }
     ad_rl_pack(t, a, ri, rw, lens, n);

@@ -23,6 +23,7 @@
 
 #include "ir.h"
 #include "opschema.h"
+#include "resize.h"
 
 /* Limits, so that a hostile model ends with a message instead of running
  * forever or taking the machine's memory. */
@@ -443,17 +444,7 @@ typedef struct EvResizeSpec {
     double cubic_a, extrapolation;
     bool exclude_outside, antialias;
 } EvResizeSpec;
-typedef struct EvResizeLen {
-    int64_t in, out;
-    double scale, outf;        /* as the formulas use them (see resize.c) */
-    double roi_lo, roi_hi;     /* tf_crop_and_resize's crop of this axis */
-} EvResizeLen;
-int ev_resize_axis_weights(const EvResizeSpec *sp, const EvResizeLen *len,
+int ev_resize_axis_weights(const EvResizeSpec *sp, const RszAxis *len,
                            double *w, double *bias);
-int64_t ev_resize_axis_ambiguous(const EvResizeSpec *sp, const EvResizeLen *len);
-/* The output length a runtime computing floor(in * scale) in float32 gets
- * where it differs from the spec's (len->out, from scales); -1 where it
- * does not, or the length came from sizes. */
-int64_t ev_resize_len_ambiguous(const EvResizeLen *len);
 
 #endif

@@ -183,6 +183,10 @@ run resize_tables_ort sh tests/resize_tables_ort.sh "$build/onnx-convert"
 # Slice steps below 10 (a PyTorch export) and integer products below 10 in
 # float32, ONNX Runtime running what we write (issue 33; ~10 s)
 run lowering_ort /usr/bin/python3 tests/lowering_ort.py "$build/onnx-convert"
+# Resize on a float32 rounding boundary (an output length, a nearest pick):
+# our evaluator, conversions and Core ML give what onnx's shape inference and
+# ONNX Runtime give (issue 33; ~5 s)
+run resize_rounding_ort /usr/bin/python3 tests/resize_rounding_ort.py "$build/onnx-convert"
 # --dtype and --store over ../shared/models, ONNX Runtime running the results (issue 23)
 run precision_cli /usr/bin/python3 tests/precision_cli.py "$build/onnx-convert"
 run precision_models /usr/bin/python3 tests/precision_models.py "$build/onnx-convert"

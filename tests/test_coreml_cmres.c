@@ -165,14 +165,14 @@ static void test_resize_nearest(void)
               "\"asymmetric\" nearest_mode=\"floor\"\noutput y\n",
               "gather");
     /* F.interpolate(mode="nearest", scale_factor=2.2) from 5x6: output 11
-     * of the last dim is at 11 / 2.2f = 4.9999999 (input 4 by the spec's
-     * formula) and at 5.0 in float32 (input 5, as ONNX Runtime and PyTorch
-     * pick): no package can agree with both, so none is written */
-    cr_refuses("nearest asymmetric floor by scales 2.2",
-               "opset 17\ninput x float 1,2,5,6\ninit s float 4 1,1,2.2,2.2\n"
-               "y = Resize x,,s mode=\"nearest\" coordinate_transformation_mode="
-               "\"asymmetric\" nearest_mode=\"floor\"\noutput y\n",
-               "output 11 of dim 3 lies on a rounding boundary");
+     * of the last dim is at 11 / 2.2f, 5 in float32 (ONNX Runtime,
+     * PyTorch) and 4.9999999 exactly; the pick is float32's (src/resize.h),
+     * baked into the gather (tests/resize_rounding_ort.py has ORT judge it) */
+    cr_lowers("nearest asymmetric floor by scales 2.2",
+              "opset 17\ninput x float 1,2,5,6\ninit s float 4 1,1,2.2,2.2\n"
+              "y = Resize x,,s mode=\"nearest\" coordinate_transformation_mode="
+              "\"asymmetric\" nearest_mode=\"floor\"\noutput y\n",
+              "gather");
     cr_lowers("nearest, channels and batch resized",
               CR_HEAD "init s float 4 2,2,2,1\ny = Resize x,,s mode=\"nearest\"\noutput y\n",
               "gather");
@@ -196,13 +196,15 @@ static void test_resize_linear(void)
                       "coordinate_transformation_mode=\"asymmetric\"\noutput y\n",
               "resize_bilinear");
     /* PyTorch's Upsample at opset 9 by scale_factor = 15/7 from width 7:
-     * floor(7 x 2.142857f) is 14 by the spec's formula and 15 in float32
-     * (ONNX Runtime, PyTorch): a package bakes one, so none is written */
-    cr_refuses("linear asymmetric, output length on a rounding boundary",
-               "opset 17\ninput x float 1,2,7\ninit s float 3 1,1,2.142857\n"
-               "y = Resize x,,s mode=\"linear\" coordinate_transformation_mode="
-               "\"asymmetric\"\noutput y\n",
-               "dim 2: 7 x scale 2.14285707 lies on a rounding boundary");
+     * floor(7 x 2.142857f) is 15 in float32 (onnx's shape inference, ONNX
+     * Runtime, PyTorch), 14.9999995 exactly; the length is float32's.
+     * ONNX samples i / 2.142857f, resize_bilinear DEFAULT i x 7/15: equal
+     * to a rounding */
+    cr_lowers("linear asymmetric, output length on a rounding boundary",
+              "opset 17\ninput x float 1,2,7\ninit s float 3 1,1,2.142857\n"
+              "y = Resize x,,s mode=\"linear\" coordinate_transformation_mode="
+              "\"asymmetric\"\noutput y\n",
+              "resize_bilinear");
     cr_lowers("linear half_pixel, only W resized",
               CR_HEAD "init s float 4 1,1,1,0.5\ny = Resize x,,s mode=\"linear\"\noutput y\n",
               "resize_bilinear");

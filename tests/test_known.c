@@ -114,6 +114,23 @@ static void test_shape_chain(void)
     ir_model_free(m);
 }
 
+/* PyTorch's size 15 on width 7 at opset 9: Upsample by 15/7 = 2.142857f.
+ * 7 x 2.142857f is 15 in float32, as onnx's shape inference and ONNX
+ * Runtime compute it (14.9999995 exactly); the length is float32's
+ * (src/resize.h), so the shape is known. */
+static void test_resize_len_f32(void)
+{
+    IrModel *m = tb_model("opset 9\n"
+                          "input x float 1,2,7\n"
+                          "init sc float 3 1.0,1.0,2.142857\n"
+                          "y = Upsample x,sc mode=\"linear\"\n"
+                          "s = Shape y\n"
+                          "output s\n");
+    kn_value(m, "x");
+    kn_expect(m, "s", 3, (double[]){1, 2, 15});
+    ir_model_free(m);
+}
+
 /* Shape-15's start/end, and a Gather of the one static dim of a shape
  * whose other dims are symbolic (proved by shape arithmetic). */
 static void test_partial_shapes(void)
@@ -283,6 +300,7 @@ int main(void)
     test_leaves();
     test_input_defaults();
     test_shape_chain();
+    test_resize_len_f32();
     test_partial_shapes();
     test_limits();
     return t_done("test_known");

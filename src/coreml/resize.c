@@ -78,53 +78,23 @@
 #include <string.h>
 
 #include "../eval.h"
+#include "../resize.h"
 #include "rules.h"
 
 #define RS_MAX_RANK 8
 #define RS_MAX_CHECK ((int64_t)1 << 22)
 #define RS_MAX_MATRIX ((int64_t)1 << 24)
 
-enum { RS_HALF_PIXEL, RS_PYTORCH, RS_ALIGN, RS_ASYM };
-enum { RS_ROUND_FLOOR, RS_ROUND_CEIL, RS_FLOOR, RS_CEIL };
 
-/* One resized axis as ONNX sees it: sizes, the scale its formulas divide
- * by and the output length as a real number (scale * in when scales are
- * given, as src/eval/resize.c does). */
-typedef struct RsAxis {
-    int64_t in, out;
-    double scale, outf;
-} RsAxis;
+/* One resized axis as ONNX sees it (src/resize.h): sizes, the scale its
+ * formulas divide by and the output length as a real number (scale * in
+ * when scales are given). */
+typedef RszAxis RsAxis;
 
 typedef struct RsSpec {
     bool nearest;
     int ctm, nm;
 } RsSpec;
-
-/* ONNX's x_original of output index i. */
-static double rs_coord(const RsSpec *s, const RsAxis *a, int64_t i)
-{
-    double x = (double)i, in = (double)a->in;
-    switch (s->ctm) {
-    case RS_ALIGN:
-        return a->outf == 1 ? 0.0 : x * (in - 1) / (a->outf - 1);
-    case RS_ASYM:
-        return x / a->scale;
-    case RS_PYTORCH:
-        return a->outf > 1 ? (x + 0.5) / a->scale - 0.5 : 0.0;
-    default:
-        return (x + 0.5) / a->scale - 0.5;
-    }
-}
-
-/* The source index ONNX's nearest_mode picks for coordinate xo. */
-static int64_t rs_pick(int nm, double xo, int64_t in)
-{
-    double base = ceil(xo) - 1, ratio = xo - base;
-    bool up = ratio == 1 || nm == RS_CEIL || (nm == RS_ROUND_FLOOR && ratio > 0.5) ||
-              (nm == RS_ROUND_CEIL && ratio >= 0.5);
-    double v = base + (up ? 1 : 0);
-    return v < 0 ? 0 : v >= (double)in ? in - 1 : (int64_t)v;
-}
 
 static double rs_clamp(double x, int64_t in)
 {
@@ -142,11 +112,11 @@ typedef struct RsCand {
 } RsCand;
 
 static const RsCand rs_cands[] = {
-    {"upsample_nearest_neighbor", NULL, {true, RS_ASYM, RS_FLOOR}, true},
-    {"resize_nearest_neighbor", NULL, {true, RS_HALF_PIXEL, RS_ROUND_CEIL}, false},
-    {"resize_bilinear", "UNALIGN_CORNERS", {false, RS_HALF_PIXEL, 0}, false},
-    {"resize_bilinear", "STRICT_ALIGN_CORNERS", {false, RS_ALIGN, 0}, false},
-    {"resize_bilinear", "DEFAULT", {false, RS_ASYM, 0}, false},
+    {"upsample_nearest_neighbor", NULL, {true, RSZ_ASYMMETRIC, RSZ_FLOOR}, true},
+    {"resize_nearest_neighbor", NULL, {true, RSZ_HALF_PIXEL, RSZ_ROUND_CEIL}, false},
+    {"resize_bilinear", "UNALIGN_CORNERS", {false, RSZ_HALF_PIXEL, 0}, false},
+    {"resize_bilinear", "STRICT_ALIGN_CORNERS", {false, RSZ_ALIGN, 0}, false},
+    {"resize_bilinear", "DEFAULT", {false, RSZ_ASYMMETRIC, 0}, false},
 };
 
 /* Whether candidate k computes what spec does along axis a. */
@@ -158,13 +128,15 @@ static bool rs_agrees(const RsSpec *spec, const RsCand *k, const RsAxis *a)
         return false;
     if (k->integer_only && (a->out % a->in || a->out < a->in))
         return false;
-    if (!k->spec.nearest && k->spec.ctm != RS_HALF_PIXEL && a->out == 1)
+    if (!k->spec.nearest && k->spec.ctm != RSZ_HALF_PIXEL && a->out == 1)
         return false;       /* 0/0 in MIL's formula (see the top) */
-    RsAxis m = {a->in, a->out, (double)a->out / (double)a->in, (double)a->out};
+    RsAxis m = {a->in, a->out, (double)a->out / (double)a->in, (double)a->out, 0, 1};
     for (int64_t i = 0; i < a->out; i++) {
-        double xo = rs_coord(spec, a, i), xm = rs_coord(&k->spec, &m, i);
+        bool out;
+        double xo = rsz_coord(spec->ctm, a, i, &out), xm = rsz_coord(k->spec.ctm, &m, i, &out);
         if (spec->nearest) {
-            if (rs_pick(spec->nm, xo, a->in) != rs_pick(k->spec.nm, xm, a->in))
+            if (rsz_nearest(spec->ctm, spec->nm, a, i) !=
+                rsz_nearest(k->spec.ctm, k->spec.nm, &m, i))
                 return false;
         } else if (fabs(rs_clamp(xo, a->in) - rs_clamp(xm, a->in)) >
                    1e-6 * (double)a->in) {
@@ -189,10 +161,6 @@ static int rs_enum(const char *s, const char *const *names, size_t n)
  * (or, quiet, not expressible by a MIL resize op). */
 static int rs_spec(CmLower *c, const IrNode *n, RsSpec *s, bool quiet)
 {
-    static const char *const ctms[] = {"half_pixel", "pytorch_half_pixel", "align_corners",
-                                       "asymmetric"};
-    static const char *const nms[] = {"round_prefer_floor", "round_prefer_ceil", "floor",
-                                      "ceil"};
     char mb[32], cb[32], nb[32];
     const char *mode = cml_attr_s(n, "mode", mb, sizeof mb, "nearest");
     const char *ctm = cml_attr_s(n, "coordinate_transformation_mode", cb, sizeof cb,
@@ -207,9 +175,10 @@ static int rs_spec(CmLower *c, const IrNode *n, RsSpec *s, bool quiet)
     if (ir_node_attr(n, "axes"))
         return RS_NO(c, quiet, "axes is not lowered");
     s->nearest = !strcmp(mode, "nearest");
-    s->ctm = rs_enum(ctm, ctms, sizeof ctms / sizeof *ctms);
-    s->nm = rs_enum(nm, nms, sizeof nms / sizeof *nms);
-    if (s->ctm < 0)
+    s->ctm = rs_enum(ctm, rsz_ctm_names, RSZ_N_CTM);
+    s->nm = rs_enum(nm, rsz_nm_names, RSZ_N_NM);
+    if (s->ctm != RSZ_HALF_PIXEL && s->ctm != RSZ_PYTORCH && s->ctm != RSZ_ALIGN &&
+        s->ctm != RSZ_ASYMMETRIC)
         return RS_NO(c, quiet, "coordinate_transformation_mode %s has no MIL resize (%s)", ctm,
                           strcmp(ctm, "tf_crop_and_resize")
                               ? "no MIL grid has its offset"
@@ -236,7 +205,7 @@ static int rs_axes(CmLower *c, const IrNode *n, RsAxis *ax, size_t *rank)
     if (!cml_dims(n->in[0], dims, RS_MAX_RANK, rank))
         return cml_refuse(c, "the input's dims are not static");
     for (size_t i = 0; i < *rank; i++)
-        ax[i] = (RsAxis){dims[i], dims[i], 1.0, (double)dims[i]};
+        ax[i] = (RsAxis){dims[i], dims[i], 1.0, (double)dims[i], 0, 1};
     bool by_sizes = rs_given(n, 3);
     if (!by_sizes && !rs_given(n, 2))
         return cml_refuse(c, "neither scales nor sizes given");
@@ -250,7 +219,7 @@ static int rs_axes(CmLower *c, const IrNode *n, RsAxis *ax, size_t *rank)
             ok = v[i] > 0 && v[i] < ((int64_t)1 << 31) && ax[i].in > 0;
             if (ok)
                 ax[i] = (RsAxis){ax[i].in, v[i], (double)v[i] / (double)ax[i].in,
-                                 (double)v[i]};
+                                 (double)v[i], 0, 1};
         }
         free(v);
         return ok ? 0 : cml_refuse(c, "sizes has %zu entries or one out of range", nv);
@@ -261,10 +230,10 @@ static int rs_axes(CmLower *c, const IrNode *n, RsAxis *ax, size_t *rank)
         return cml_refuse(c, "scales is not a constant (MIL needs const scale factors)");
     bool ok = nv == *rank;
     for (size_t i = 0; ok && i < nv; i++) {
-        double o = floor(v[i] * (double)ax[i].in);
-        ok = v[i] > 0 && o >= 1 && o < (double)((int64_t)1 << 31);
+        int64_t o = rsz_len(ax[i].in, v[i]);
+        ok = o >= 1 && o < ((int64_t)1 << 31);
         if (ok)
-            ax[i] = (RsAxis){ax[i].in, (int64_t)o, v[i], v[i] * (double)ax[i].in};
+            ax[i] = (RsAxis){ax[i].in, o, v[i], v[i] * (double)ax[i].in, 0, 1};
     }
     free(v);
     return ok ? 0 : cml_refuse(c, "scales has %zu entries or gives an empty or huge dim", nv);
@@ -284,7 +253,7 @@ static int rs_emit(CmLower *c, const IrNode *n, const RsCand *k, int64_t oh, int
         mil_op_in_const(op, "scale_factor_width", mil_tensor_scalar_i32((int32_t)fw));
         if (!strcmp(k->op, "upsample_bilinear"))
             mil_op_in_const(op, "align_corners",
-                            mil_tensor_scalar_bool(k->spec.ctm == RS_ALIGN));
+                            mil_tensor_scalar_bool(k->spec.ctm == RSZ_ALIGN));
     } else {
         mil_op_in_const(op, "target_size_height", mil_tensor_scalar_i32((int32_t)oh));
         mil_op_in_const(op, "target_size_width", mil_tensor_scalar_i32((int32_t)ow));
@@ -504,33 +473,14 @@ static int rs_mats(CmLower *c, const IrNode *n, const RsAxis *ax, size_t rank, R
             if ((ax[i].out <= ax[i].in) != (pass == 0))
                 continue;
             RsMat *m = &mats[cnt];
-            EvResizeLen len = {ax[i].in, ax[i].out, ax[i].scale, ax[i].outf,
-                               roi ? roi[i] : 0, roi ? roi[rank + i] : 1};
+            RszAxis len = {ax[i].in, ax[i].out, ax[i].scale, ax[i].outf,
+                           roi ? roi[i] : 0, roi ? roi[rank + i] : 1};
             if (ax[i].in * ax[i].out > RS_MAX_MATRIX) {
                 free(roi);
                 rs_mats_free(mats, cnt);
                 return cml_refuse(c, "resizing dim %zu from %lld to %lld needs a matrix of "
                                      "more than %lld elements", i, (long long)ax[i].in,
                                   (long long)ax[i].out, (long long)RS_MAX_MATRIX);
-            }
-            int64_t f32 = ev_resize_len_ambiguous(&len);
-            if (f32 >= 0) {
-                free(roi);
-                rs_mats_free(mats, cnt);
-                return cml_refuse(c, "dim %zu: %lld x scale %.9g lies on a rounding boundary "
-                                     "(the spec's formula gives %lld, a runtime computing in "
-                                     "float32 %lld; a package fixes one)", i,
-                                  (long long)len.in, len.scale, (long long)len.out,
-                                  (long long)f32);
-            }
-            int64_t amb = ev_resize_axis_ambiguous(&sp, &len);
-            if (amb >= 0) {
-                free(roi);
-                rs_mats_free(mats, cnt);
-                return cml_refuse(c, "nearest: output %lld of dim %zu lies on a rounding "
-                                     "boundary (the spec's formula and a runtime computing in "
-                                     "float32 pick different inputs; a package fixes one)",
-                                  (long long)amb, i);
             }
             *m = (RsMat){i, ax[i].in, ax[i].out,
                          ir_alloc_array((size_t)(ax[i].in * ax[i].out), sizeof(double)),
@@ -578,8 +528,8 @@ static int rs_lower_matrix(CmLower *c, const IrNode *n, const RsAxis *ax, size_t
  * false samples (i+0.5)*Xin/Xout-0.5 clamped: half_pixel. Used with whole
  * factors only, where Xin/Xout is 1/k exactly. */
 static const RsCand rs_up_bilinear[] = {
-    {"upsample_bilinear", NULL, {false, RS_HALF_PIXEL, 0}, true},
-    {"upsample_bilinear", NULL, {false, RS_ALIGN, 0}, true},
+    {"upsample_bilinear", NULL, {false, RSZ_HALF_PIXEL, 0}, true},
+    {"upsample_bilinear", NULL, {false, RSZ_ALIGN, 0}, true},
 };
 
 /* Input dims not all static: only combinations whose formulas equal a MIL
@@ -594,7 +544,7 @@ static const RsCand rs_up_bilinear[] = {
 static int rs_lower_dynamic(CmLower *c, const IrNode *n, const RsSpec *spec, size_t rank)
 {
     const IrShape *sh = n->in[0]->type ? n->in[0]->type->shape : NULL;
-    bool half = spec->ctm == RS_HALF_PIXEL || spec->ctm == RS_PYTORCH;
+    bool half = spec->ctm == RSZ_HALF_PIXEL || spec->ctm == RSZ_PYTORCH;
     if (rs_given(n, 3)) {
         int64_t *v;
         size_t nv;
@@ -610,13 +560,13 @@ static int rs_lower_dynamic(CmLower *c, const IrNode *n, const RsSpec *spec, siz
             return cml_refuse(c, "sizes change a leading dim, or one of them is not static: "
                                  "MIL resizes only the last two dims");
         const RsCand *k = NULL;
-        if (spec->nearest && spec->ctm == RS_HALF_PIXEL && spec->nm == RS_ROUND_CEIL)
+        if (spec->nearest && spec->ctm == RSZ_HALF_PIXEL && spec->nm == RSZ_ROUND_CEIL)
             k = &rs_cands[1];
-        else if (!spec->nearest && (spec->ctm == RS_HALF_PIXEL ||
-                                    (oh > 1 && ow > 1 && spec->ctm == RS_PYTORCH)))
+        else if (!spec->nearest && (spec->ctm == RSZ_HALF_PIXEL ||
+                                    (oh > 1 && ow > 1 && spec->ctm == RSZ_PYTORCH)))
             k = &rs_cands[2];
         else if (!spec->nearest && oh > 1 && ow > 1)
-            k = &rs_cands[spec->ctm == RS_ALIGN ? 3 : 4];
+            k = &rs_cands[spec->ctm == RSZ_ALIGN ? 3 : 4];
         if (!k)
             return rs_refuse_mismatch(c, n, spec, "to const sizes of input dims unknown here");
         return rs_emit(c, n, k, oh, ow, 0, 0);
@@ -634,10 +584,10 @@ static int rs_lower_dynamic(CmLower *c, const IrNode *n, const RsSpec *spec, siz
         return cml_refuse(c, "scales other than whole factors of the last two dims need "
                              "static input dims");
     const RsCand *k = NULL;
-    if (spec->nearest && ((spec->ctm == RS_ASYM && spec->nm == RS_FLOOR) ||
-                          (half && (spec->nm == RS_ROUND_FLOOR || spec->nm == RS_ROUND_CEIL))))
+    if (spec->nearest && ((spec->ctm == RSZ_ASYMMETRIC && spec->nm == RSZ_FLOOR) ||
+                          (half && (spec->nm == RSZ_ROUND_FLOOR || spec->nm == RSZ_ROUND_CEIL))))
         k = &rs_cands[0];
-    else if (!spec->nearest && (half || spec->ctm == RS_ALIGN))
+    else if (!spec->nearest && (half || spec->ctm == RSZ_ALIGN))
         k = &rs_up_bilinear[half ? 0 : 1];
     if (!k)
         return rs_refuse_mismatch(c, n, spec, "by whole factors of input dims unknown here");

@@ -13,6 +13,9 @@
  *   small). The taps of one output coordinate x_original are the n source
  *   indices nearest to it, preferring the smaller ones, read with edge
  *   clamping; so the coefficient of ratio 0 always sits on the right tap.
+ * - Output lengths from scales and nearest coordinates are computed in
+ *   float32, linear and cubic coordinates in double (src/resize.h says
+ *   why; the formulas themselves live there).
  * - The "output length" in the coordinate formulas is scale * input_length
  *   as a real number when scales are given (align_corners with scale 0.6 on
  *   4 pixels divides by 1.4), and the integer size when sizes are given.
@@ -30,14 +33,6 @@
 #include "eval.h"
 
 enum { EV_RS_NEAREST, EV_RS_LINEAR, EV_RS_CUBIC };
-enum {
-    EV_CT_HALF_PIXEL, EV_CT_HALF_PIXEL_SYM, EV_CT_PYTORCH, EV_CT_ALIGN,
-    EV_CT_ASYMMETRIC, EV_CT_TF_NN, EV_CT_CROP
-};
-enum {
-    EV_NM_ROUND_FLOOR, EV_NM_ROUND_CEIL, EV_NM_FLOOR, EV_NM_CEIL,
-    EV_NM_SIMPLE   /* Upsample / Resize-10 */
-};
 
 typedef struct EvResize {
     int mode, ctm, nearest;
@@ -69,71 +64,34 @@ static int64_t ev_rs_clamp(int64_t i, int64_t len)
     return i < 0 ? 0 : i >= len ? len - 1 : i;
 }
 
+/* Axis ax of r as the shared formulas (src/resize.h) take it. */
+static RszAxis ev_rs_axis_of(const EvResize *r, size_t ax)
+{
+    return (RszAxis){r->in[ax], r->out[ax], r->scale[ax], r->outf[ax],
+                     r->roi_lo[ax], r->roi_hi[ax]};
+}
+
 /* x_original of output index x along axis ax; *outside when the crop
  * falls outside the input (extrapolation). */
 static double ev_rs_coord(const EvResize *r, size_t ax, int64_t x, bool *outside)
 {
-    double in = (double)r->in[ax], s = r->scale[ax], outf = r->outf[ax];
-    double xr = (double)x, xo;
-
-    *outside = false;
-    switch (r->ctm) {
-    case EV_CT_ALIGN:
-        return outf == 1 ? 0.0 : xr * (in - 1) / (outf - 1);
-    case EV_CT_ASYMMETRIC:
-        return xr / s;
-    case EV_CT_PYTORCH:
-        return outf > 1 ? (xr + 0.5) / s - 0.5 : 0.0;
-    case EV_CT_TF_NN:
-        return (xr + 0.5) / s;
-    case EV_CT_HALF_PIXEL_SYM: {
-        double adjust = (double)r->out[ax] / outf;
-        double offset = in / 2 * (1 - adjust);
-        return offset + (xr + 0.5) / s - 0.5;
-    }
-    case EV_CT_CROP: {
-        double lo = r->roi_lo[ax], hi = r->roi_hi[ax];
-        if (outf == 1)
-            xo = (hi - lo) * (in - 1) / 2;
-        else
-            xo = xr * (hi - lo) * (in - 1) / (outf - 1);
-        xo += lo * (in - 1);
-        if (!(xo >= 0 && xo <= in - 1))
-            *outside = true;
-        return xo;
-    }
-    default:
-        return (xr + 0.5) / s - 0.5;
-    }
+    RszAxis a = ev_rs_axis_of(r, ax);
+    return rsz_coord(r->ctm, &a, x, outside);
 }
 
-/* The source index nearest mode picks for coordinate xo. */
-static int64_t ev_rs_pick(const EvResize *r, size_t ax, double xo)
+/* The source index of output x along ax in nearest mode, -1 outside. */
+static int64_t ev_rs_pick(const EvResize *r, size_t ax, int64_t x)
 {
-    double base = ceil(xo) - 1, ratio = xo - base;   /* ratio in (0, 1] */
-    bool up;
-
-    if (ratio == 1)
-        up = true;
-    else if (r->nearest == EV_NM_ROUND_FLOOR)
-        up = ratio > 0.5;
-    else if (r->nearest == EV_NM_ROUND_CEIL)
-        up = ratio >= 0.5;
-    else if (r->nearest == EV_NM_FLOOR)
-        up = false;
-    else if (r->nearest == EV_NM_CEIL)
-        up = true;
-    else
-        up = r->scale[ax] < 1;
-    return ev_rs_clamp(ev_rs_i64(base) + (up ? 1 : 0), r->in[ax]);
+    RszAxis a = ev_rs_axis_of(r, ax);
+    return rsz_nearest(r->ctm, r->nearest, &a, x);
 }
 
 /* Whether an axis maps every output index onto itself. */
 static bool ev_rs_identity(const EvResize *r, size_t ax)
 {
     return r->out[ax] == r->in[ax] && r->scale[ax] == 1.0 &&
-           r->outf[ax] == (double)r->out[ax] && r->ctm != EV_CT_TF_NN &&
-           r->ctm != EV_CT_CROP;
+           r->outf[ax] == (double)r->out[ax] && r->ctm != RSZ_TF_NN &&
+           r->ctm != RSZ_CROP;
 }
 
 /* ---- interpolation weights ------------------------------------------- */
@@ -281,9 +239,7 @@ static int ev_rs_run_nearest(EvCtx *c, const EvResize *r, const EvValue *x,
     for (size_t ax = 0; ax < rank; ax++) {
         src[ax] = ev_tmp(c, (size_t)r->out[ax], sizeof **src);
         for (int64_t o = 0; o < r->out[ax]; o++) {
-            bool outside;
-            double xo = ev_rs_coord(r, ax, o, &outside);
-            src[ax][o] = outside ? -1 : ev_rs_pick(r, ax, xo);
+            src[ax][o] = ev_rs_pick(r, ax, o);
         }
     }
     ev_strides(rank, x->dims, xs);
@@ -415,14 +371,14 @@ static int ev_rs_run(EvCtx *c, const EvResize *r, EvValue *x)
 /* Sets out/scale/outf of axis ax from a scale factor. */
 static int ev_rs_set_scale(EvCtx *c, EvResize *r, size_t ax, double s)
 {
-    double o = floor(s * (double)r->in[ax]);
+    int64_t o = rsz_len(r->in[ax], s);   /* in float32: src/resize.h */
     if (!(s > 0) || !isfinite(s))
         return ev_fail(c, "scale %g of axis %zu is not a positive number", s, ax);
-    if (!(o < 9.0e15))
+    if (o < 0)
         return ev_fail(c, "output dim of axis %zu too large", ax);
     r->scale[ax] = s;
     r->outf[ax] = s * (double)r->in[ax];
-    r->out[ax] = (int64_t)o;
+    r->out[ax] = o;
     return 0;
 }
 
@@ -472,8 +428,8 @@ static int ev_rs_upsample_mode(EvCtx *c, EvResize *r)
         r->mode = EV_RS_LINEAR;
     else
         return ev_fail(c, "unknown mode '%s'", m);
-    r->ctm = EV_CT_ASYMMETRIC;
-    r->nearest = EV_NM_SIMPLE;
+    r->ctm = RSZ_ASYMMETRIC;
+    r->nearest = RSZ_SIMPLE;
     return 0;
 }
 
@@ -526,14 +482,6 @@ static int ev_upsample(EvCtx *c)
 
 /* ---- Resize ---------------------------------------------------------- */
 
-static const char *const ctms[] = {
-    "half_pixel", "half_pixel_symmetric", "pytorch_half_pixel",
-    "align_corners", "asymmetric", "tf_half_pixel_for_nn",
-    "tf_crop_and_resize"
-};
-static const char *const nms[] = {
-    "round_prefer_floor", "round_prefer_ceil", "floor", "ceil"
-};
 
 static int ev_rs_resize_attrs(EvCtx *c, EvResize *r)
 {
@@ -549,22 +497,22 @@ static int ev_rs_resize_attrs(EvCtx *c, EvResize *r)
     else
         return ev_fail(c, "unknown mode '%s'", m);
     if (c->ver < 11) {
-        r->ctm = EV_CT_ASYMMETRIC;
-        r->nearest = EV_NM_SIMPLE;
+        r->ctm = RSZ_ASYMMETRIC;
+        r->nearest = RSZ_SIMPLE;
         return 0;
     }
     s = ev_attr_s_or(c, "coordinate_transformation_mode", "half_pixel");
-    for (i = 0; i < sizeof ctms / sizeof *ctms && strcmp(s, ctms[i]); i++)
+    for (i = 0; i < RSZ_N_CTM && strcmp(s, rsz_ctm_names[i]); i++)
         ;
-    if (i == sizeof ctms / sizeof *ctms ||
-        (i == EV_CT_HALF_PIXEL_SYM && c->ver < 19) ||
-        (i == EV_CT_TF_NN && c->ver >= 13))
+    if (i == RSZ_N_CTM ||
+        (i == RSZ_HALF_PIXEL_SYM && c->ver < 19) ||
+        (i == RSZ_TF_NN && c->ver >= 13))
         return ev_fail(c, "unknown coordinate_transformation_mode '%s'", s);
     r->ctm = (int)i;
     s = ev_attr_s_or(c, "nearest_mode", "round_prefer_floor");
-    for (i = 0; i < sizeof nms / sizeof *nms && strcmp(s, nms[i]); i++)
+    for (i = 0; i < RSZ_N_NM && strcmp(s, rsz_nm_names[i]); i++)
         ;
-    if (i == sizeof nms / sizeof *nms)
+    if (i == RSZ_N_NM)
         return ev_fail(c, "unknown nearest_mode '%s'", s);
     r->nearest = (int)i;
     r->cubic_a = ev_attr_f_or(c, "cubic_coeff_a", -0.75f);
@@ -605,7 +553,7 @@ static int ev_rs_axes(EvCtx *c, const EvResize *r, size_t *axes, size_t *n)
 static int ev_rs_roi(EvCtx *c, EvResize *r, const size_t *axes, size_t n)
 {
     EvValue *roi = ev_in(c, 1);
-    if (r->ctm != EV_CT_CROP)
+    if (r->ctm != RSZ_CROP)
         return 0;
     if (!roi || roi->kind != EV_TENSOR || roi->numel == 0)
         return ev_fail(c, "tf_crop_and_resize needs roi");
@@ -709,7 +657,7 @@ static int ev_rs_find(const char *s, const char *const *names, size_t n)
 }
 
 /* The EvResize of one axis described by spec; false on an unknown mode. */
-static bool ev_rs_from_spec(const EvResizeSpec *sp, const EvResizeLen *len,
+static bool ev_rs_from_spec(const EvResizeSpec *sp, const RszAxis *len,
                             EvResize *r)
 {
     memset(r, 0, sizeof *r);
@@ -718,11 +666,11 @@ static bool ev_rs_from_spec(const EvResizeSpec *sp, const EvResizeLen *len,
     r->out[0] = len->out;
     r->scale[0] = len->scale;
     r->outf[0] = len->outf;
-    r->roi_lo[0] = len->roi_lo;
-    r->roi_hi[0] = len->roi_hi;
+    r->roi_lo[0] = len->lo;
+    r->roi_hi[0] = len->hi;
     r->mode = ev_rs_find(sp->mode, (const char *const[]){"nearest", "linear", "cubic"}, 3);
-    r->ctm = ev_rs_find(sp->ctm, ctms, sizeof ctms / sizeof *ctms);
-    r->nearest = ev_rs_find(sp->nearest_mode, nms, sizeof nms / sizeof *nms);
+    r->ctm = ev_rs_find(sp->ctm, rsz_ctm_names, RSZ_N_CTM);
+    r->nearest = ev_rs_find(sp->nearest_mode, rsz_nm_names, RSZ_N_NM);
     r->cubic_a = sp->cubic_a;
     r->extrapolation = sp->extrapolation;
     r->exclude_outside = sp->exclude_outside;
@@ -730,7 +678,7 @@ static bool ev_rs_from_spec(const EvResizeSpec *sp, const EvResizeLen *len,
     return r->mode >= 0 && r->ctm >= 0 && r->nearest >= 0 && len->in > 0;
 }
 
-int ev_resize_axis_weights(const EvResizeSpec *sp, const EvResizeLen *len,
+int ev_resize_axis_weights(const EvResizeSpec *sp, const RszAxis *len,
                            double *w, double *bias)
 {
     EvResize r;
@@ -749,11 +697,14 @@ int ev_resize_axis_weights(const EvResizeSpec *sp, const EvResizeLen *len,
     for (int64_t o = 0; o < len->out; o++) {
         bool outside;
         double xo = ev_rs_coord(&r, 0, o, &outside), *row = w + (size_t)o * in;
+        int64_t pick = r.mode == EV_RS_NEAREST ? ev_rs_pick(&r, 0, o) : 0;
+        if (r.mode == EV_RS_NEAREST)
+            outside = pick < 0;   /* as the float32 coordinate says */
         bias[o] = outside ? r.extrapolation : 0.0;
         if (outside)
             continue;
         if (r.mode == EV_RS_NEAREST) {
-            row[ev_rs_pick(&r, 0, xo)] = 1.0;
+            row[pick] = 1.0;
             continue;
         }
         ev_rs_weights(&r, 0, xo, n, start, tw, &first);
@@ -762,33 +713,6 @@ int ev_resize_axis_weights(const EvResizeSpec *sp, const EvResizeLen *len,
     }
     free(tw);
     return 0;
-}
-
-/* The first output index of a nearest resize whose pick turns on the
- * arithmetic: the spec's real-number coordinate and the same coordinate
- * rounded to float32 (what a runtime computing in float32 gets, up to its
- * order of operations) pick different inputs: 11 / 2.2f is 4.9999999, and
- * 5 in float32. -1 when none does or on an error. A package that bakes the
- * pick in cannot match both. */
-int64_t ev_resize_axis_ambiguous(const EvResizeSpec *sp, const EvResizeLen *len)
-{
-    EvResize r;
-    if (!ev_rs_from_spec(sp, len, &r) || r.mode != EV_RS_NEAREST)
-        return -1;
-    for (int64_t o = 0; o < len->out; o++) {
-        bool outside;
-        double xo = ev_rs_coord(&r, 0, o, &outside);
-        if (!outside && ev_rs_pick(&r, 0, xo) != ev_rs_pick(&r, 0, (double)(float)xo))
-            return o;
-    }
-    return -1;
-}
-
-int64_t ev_resize_len_ambiguous(const EvResizeLen *len)
-{
-    /* floor(7 * 2.142857f): 14 by the spec's formula, 15 in float32 */
-    int64_t f32 = (int64_t)floorf((float)len->in * (float)len->scale);
-    return len->outf != (double)len->out && f32 != len->out ? f32 : -1;
 }
 
 const EvOp ev_ops_resize[] = {

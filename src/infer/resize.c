@@ -5,13 +5,15 @@
  */
 #include "infer.h"
 #include "infer_ops.h"
+#include "../resize.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* o = floor(d * scale), when float and double arithmetic agree; a symbol
- * survives a scale of 1. */
+/* o = floor(d * scale) in float32, as ONNX's own shape inference and the
+ * runtimes compute it (rsz_len, src/resize.h); a symbol survives a scale
+ * of 1. */
 static void inf_t_scale_dim(IrDim *o, const IrDim *d, double scale)
 {
     if (!inf_dim_known(d)) {
@@ -21,10 +23,9 @@ static void inf_t_scale_dim(IrDim *o, const IrDim *d, double scale)
             inf_dim_unknown(o);
         return;
     }
-    double x = floor((double)d->value * scale);
-    double xf = floor((double)((float)d->value * (float)scale));
-    if (isfinite(x) && x == xf && x >= 0 && x < 4e18)
-        inf_dim_set(o, (int64_t)x);
+    int64_t x = rsz_len(d->value, scale);
+    if (x >= 0)
+        inf_dim_set(o, x);
     else
         inf_dim_unknown(o);
 }
