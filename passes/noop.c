@@ -22,7 +22,9 @@
  *             the one size equal to the axis' length.
  *   Mul, Div  by a constant of ones, Add of a constant of zeros, Sub of
  *             one (x the first operand of Sub and Div), when broadcasting
- *             gives x's static shape back. Floats need the zero's sign:
+ *             gives x's static shape back, or the constant has one
+ *             element and no more dims than x (any dims of x then).
+ *             Floats need the zero's sign:
  *             x + (-0) and x - (+0) are x for every x, x + (+0) is not
  *             (-0 + 0 = +0), so an Add of +0 stays (ONNX Runtime drops
  *             it; we do not round a -0 away).
@@ -332,6 +334,19 @@ static bool opt_np_identity(const char *op, const EvValue *c, bool real)
     return true;
 }
 
+/* Whether constant c, all of whose dims are 1, broadcasts against x
+ * without changing x's shape whatever x's dims are: c's rank is 0, or at
+ * most x's known rank (a detector's boxes divided by a scalar 1.0 have a
+ * data-dependent count, so x's shape is not static). */
+static bool opt_np_unit_bcast(const EvValue *c, const IrValue *x)
+{
+    for (size_t i = 0; i < c->rank; i++)
+        if (c->dims[i] != 1)
+            return false;
+    const IrShape *sh = x->type && x->type->kind == IR_TYPE_TENSOR ? x->type->shape : NULL;
+    return c->rank == 0 || (sh && sh->rank >= c->rank);
+}
+
 /* For Add/Sub/Mul/Div (opset 7+: numpy broadcasting) by an identity
  * constant, the index of the input the node copies, else -1. */
 static int opt_np_arith(const IrNode *k, int64_t opset)
@@ -352,12 +367,13 @@ static int opt_np_arith(const IrNode *k, int64_t opset)
     for (int j = 0; j < (commutes ? 2 : 1); j++) {
         const IrValue *x = k->in[j];
         int32_t e = opt_np_elem(x);
-        if (!e || opt_np_elem(k->out[0]) != e || !opt_np_static(x, dx, &rx) ||
-            !opt_np_static(k->out[0], dy, &ry) || rx != ry ||
-            memcmp(dx, dy, rx * sizeof *dx) != 0)
+        if (!e || opt_np_elem(k->out[0]) != e)
             continue;
         EvValue *c = opt_fz_const(k->in[1 - j]);
+        bool same = opt_np_static(x, dx, &rx) && opt_np_static(k->out[0], dy, &ry) &&
+                    rx == ry && memcmp(dx, dy, rx * sizeof *dx) == 0;
         bool id = c && c->kind == EV_TENSOR && c->dtype == e &&
+                  (same || opt_np_unit_bcast(c, x)) &&
                   opt_np_identity(k->op_type, c, !ev_dtype_is_int(e));
         ev_unref(c);
         if (id)

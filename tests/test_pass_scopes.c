@@ -217,6 +217,13 @@ static const struct {
     {"x-(-0)", "input x float 2,3\ninit c float - -0.0\ny = Sub x,c\n", false},
     {"0-x", "input x int64 2,3\ninit c int64 - 0\ny = Sub c,x\n", false},
     {"int x+0", "input x int64 2,3\ninit c int64 1 0\ny = Add c,x\n", true},
+    /* a detector's boxes (a data-dependent count N) over a scalar 1.0, as
+     * retinanet divides them: any dims of x, broadcasting cannot grow them */
+    {"x[N,4]/1 scalar", "input x float N,4\ninit c float - 1\ny = Div x,c\n", true},
+    {"x[N,4]*[1,1]", "input x float N,4\ninit c float 1,1 1\ny = Mul x,c\n", true},
+    {"x[N]*[1,1] grows the rank", "input x float N\ninit c float 1,1 1\ny = Mul x,c\n",
+     false},
+    {"x[N,4]*[2] dynamic", "input x float N,4\ninit c float 1 2\ny = Mul x,c\n", false},
 };
 
 static void ts_arith(void)
