@@ -36,6 +36,7 @@
 #include "opschema.h"
 #include "precision.h"
 #include "save.h"
+#include "save.h"
 
 /* One decided node. */
 typedef struct PcNode {
@@ -1729,4 +1730,26 @@ void pc_report_free(PcReport *r)
     }
     free(r->kept);
     memset(r, 0, sizeof *r);
+}
+
+int pc_widen_copy(const IrModel *m, IrModel **out, IrError *err)
+{
+    uint8_t *buf = NULL;
+    size_t len = 0;
+    IrModel *w = NULL;
+    PcOptions po = {.dtype = IR_FLOAT};
+    PcReport pr = {0};
+    int rc = save_model_buffer(m, &buf, &len, err);
+    if (rc == 0)
+        rc = load_model_buffer(buf, len, NULL, "the widened copy", NULL, &w, err);
+    free(buf);
+    if (rc == 0)
+        rc = pc_convert(w, &po, &pr, err);
+    pc_report_free(&pr);
+    if (rc < 0) {
+        ir_model_free(w);
+        return -1;
+    }
+    *out = w;
+    return 0;
 }

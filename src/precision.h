@@ -116,6 +116,12 @@ typedef struct PcReport {
  * the model may be half changed (the job drops it). */
 int pc_convert(IrModel *m, const PcOptions *o, PcReport *r, IrError *err);
 
+/* A copy of m with every float16 and bfloat16 value widened to float32
+ * (--dtype float32): what a runtime computing a half model in float32
+ * computes, only the weights' and Casts' half rounding left. 0 and *out
+ * (the caller frees), or -1 with err. */
+int pc_widen_copy(const IrModel *m, IrModel **out, IrError *err);
+
 /* Whether o asks for anything. */
 bool pc_wanted(const PcOptions *o);
 

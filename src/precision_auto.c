@@ -235,22 +235,42 @@ static int pa_convert_copy(PaCtx *c, const char *keep, IrModel **out, PcReport *
     return 0;
 }
 
-/* The error of the original converted keeping `keep`: 0 and *e, or -1. */
-static int pa_try(PaCtx *c, const char *keep, double *e, IrError *err)
+/* The error of converted model m: the larger of its own run's and of
+ * its run computed in float32 (pc_widen_copy: --verify judges both, see
+ * job.c), so that what is kept holds in both arithmetics. 0 and *e, or
+ * -1. */
+static int pa_error(PaCtx *c, IrModel *m, double *e, IrError *err)
 {
-    IrModel *m;
     EvValue **got;
-    if (pa_convert_copy(c, keep, &m, NULL, err) < 0)
-        return -1;
-    int rc = pa_run(c, m, "the converted model", &got, err);
-    ir_model_free(m);
-    if (rc < 0)
+    IrModel *w = NULL;
+    if (pa_run(c, m, "the converted model", &got, err) < 0)
         return -1;
     *e = pa_outputs_error(got, c->want, c->n_out, c->rtol, c->atol);
     if (!isfinite(*e))
         pa_note_inf(c, got);
     ev_values_free(got, c->n_out);
+    if (pc_widen_copy(m, &w, err) < 0 ||
+        pa_run(c, w, "the converted model in float32", &got, err) < 0) {
+        ir_model_free(w);
+        return -1;
+    }
+    c->evals--;   /* one evaluation: the same candidate, in both arithmetics */
+    double ew = pa_outputs_error(got, c->want, c->n_out, c->rtol, c->atol);
+    *e = ew > *e || !(ew == ew) ? ew : *e;
+    ev_values_free(got, c->n_out);
+    ir_model_free(w);
     return 0;
+}
+
+/* The error of the original converted keeping `keep`: 0 and *e, or -1. */
+static int pa_try(PaCtx *c, const char *keep, double *e, IrError *err)
+{
+    IrModel *m;
+    if (pa_convert_copy(c, keep, &m, NULL, err) < 0)
+        return -1;
+    int rc = pa_error(c, m, e, err);
+    ir_model_free(m);
+    return rc;
 }
 
 /* ---- ranking nodes by their own half error --------------------------- */
@@ -713,18 +733,15 @@ int pa_convert(IrModel *m, const PcOptions *o, const PaOptions *a, PcReport *r,
     c.buf = buf;
     IrModel *full = NULL;
     PcReport fr = {0};
-    EvValue **got = NULL;
     int rc = pa_convert_copy(&c, NULL, &full, &fr, err);
     if (rc == 0)
         rc = pa_inputs(&c, m, full, a, err);
     if (rc == 0)
         rc = pa_run(&c, m, "the original model", &c.want, err);
     if (rc == 0)
-        rc = pa_run(&c, full, "the converted model", &got, err);
+        rc = pa_error(&c, full, &ar->error_full, err);
     if (rc == 0) {
-        ar->error = ar->error_full = pa_outputs_error(got, c.want, c.n_out, c.rtol, c.atol);
-        if (!isfinite(ar->error_full))
-            pa_note_inf(&c, got);
+        ar->error = ar->error_full;
         ar->candidates = fr.nodes_converted;
         if (ar->error_full <= 1)
             rc = pc_convert(m, o, r, err);   /* within: the full conversion */
@@ -732,7 +749,6 @@ int pa_convert(IrModel *m, const PcOptions *o, const PaOptions *a, PcReport *r,
             rc = pa_keep_some(&c, m, &fr, r, ar, err);
     }
     ar->evaluations = c.evals;
-    ev_values_free(got, got ? c.n_out : 0);
     ev_values_free(c.want, c.want ? c.n_out : 0);
     ev_values_free(c.in, c.in ? c.n_in : 0);
     ir_model_free(full);

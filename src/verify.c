@@ -438,7 +438,7 @@ int vf_compare(IrModel *before, IrModel *after, const VfOptions *o, IrError *err
     /* a model computing in a narrower float type than the other is
      * judged within that type's tolerance */
     int32_t na = vf_narrowest(before), nb = vf_narrowest(after);
-    int32_t narrow = na != nb ? vf_narrower(na, nb) : 0;
+    int32_t narrow = o->narrow ? o->narrow : na != nb ? vf_narrower(na, nb) : 0;
     for (size_t i = 0; rc == 0 && i < n_a; i++) {
         char why[256];
         if (!vf_output_equal(out_b[i], out_a[i], narrow, d.rtol, d.atol, why,

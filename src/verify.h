@@ -23,6 +23,10 @@ typedef struct VfOptions {
     int64_t *dim_used;       /* out (may be NULL): the size open dims of
                                 random inputs got, 0 when none had one */
     double rtol, atol;       /* 0 = 1e-3 and 1e-5 */
+    int32_t narrow;          /* judge within this half type's tolerance, as
+                                if one model computed in it (0: when one
+                                does); for a half model widened to float32,
+                                whose weights keep the half rounding */
     EvOptions eval;          /* budgets of both runs (seed: from `seed`) */
     uint64_t max_input_bytes; /* random inputs, all together; 0 = a quarter
                                  of eval.max_memory, or when that is 0 of the

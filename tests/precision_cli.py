@@ -15,7 +15,9 @@ testdata/ (so it runs without ../shared):
   line naming the file, the stage and the initializer, and leaves no
   output file and no temporary file beside it; without it the weight is
   clamped and counted;
-- --verify of a --dtype result passes (optimize --dtype float16 --verify).
+- --verify of a --dtype result passes (optimize --dtype float16 --verify);
+- --verify of --dtype float16 also judges the result computed in float32:
+  an ArgMax whose tie the half rounding decides is refused.
 Usage: precision_cli.py ONNX_CONVERT (from the project root). Prints
 "precision_cli: N passed, N failed[, N skipped]".
 """
@@ -143,6 +145,50 @@ def verify(bin_, tmp):
           f"{p.stderr.strip()}")
 
 
+def argmax_model(d):
+    """y = ArgMax(x * W) beside its case: x = [1, 1.00005], W = [1.0001, 1],
+    so ArgMax is 0 in float32. In float16 every value rounds to 1 and the
+    tie goes to 0 again; with only W rounded (the model computed in float32,
+    as a runtime without half kernels runs it) it is 1: the decision turns
+    on the half rounding. False when onnx is missing."""
+    try:
+        import numpy as np
+        from onnx import TensorProto, helper, numpy_helper
+    except ImportError:
+        return False
+    w = helper.make_tensor("W", TensorProto.FLOAT, [2], [1.0001, 1.0])
+    g = helper.make_graph([helper.make_node("Mul", ["x", "W"], ["s"], name="mul"),
+                           helper.make_node("ArgMax", ["s"], ["y"], name="argmax", axis=0)],
+                          "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+                          [helper.make_tensor_value_info("y", TensorProto.INT64, [1])], [w])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 7
+    os.makedirs(os.path.join(d, "test_data_set_0"))
+    with open(os.path.join(d, "model.onnx"), "wb") as f:
+        f.write(m.SerializeToString())
+    x = numpy_helper.from_array(np.array([1.0, 1.00005], np.float32), "x")
+    with open(os.path.join(d, "test_data_set_0", "input_0.pb"), "wb") as f:
+        f.write(x.SerializeToString())
+    return True
+
+
+def verify_wide(bin_, tmp):
+    """--verify of --dtype float16 also runs the result in float32 (every
+    half value widened): a decision that turns on half rounding is caught
+    there, though the evaluator's float16 run keeps it (it was written,
+    verified, before)."""
+    d = os.path.join(tmp, "argmax")
+    if not argmax_model(d):
+        skip("precision_cli: verify in float32: no onnx package for /usr/bin/python3")
+        return
+    out = os.path.join(tmp, "argmax16.onnx")
+    p = run(bin_, "convert", os.path.join(d, "model.onnx"), "-o", out, "--dtype", "float16",
+            "--keep-io-types", "--verify")
+    err = p.stderr.strip()
+    check(p.returncode == 1 and "computed in float32" in err and not os.path.exists(out),
+          f"float16 ArgMax of a near tie: rc {p.returncode}, '{err}'")
+
+
 def main():
     if len(sys.argv) != 2:
         print("usage: precision_cli.py ONNX_CONVERT", file=sys.stderr)
@@ -155,6 +201,7 @@ def main():
         usage(bin_, tmp)
         strict(bin_, tmp)
         verify(bin_, tmp)
+        verify_wide(bin_, tmp)
     return report("precision_cli")
 
 
