@@ -98,13 +98,14 @@ def half_tensor(t):
 
 
 def fp16_graph(g, half_names, skip):
-    """Converts one graph (and its subgraphs) in place; returns blocked nodes."""
+    """Converts one graph (and its subgraphs) in place; returns the blocked
+    nodes as (graph, index, node): their Casts belong in their own graph."""
     blocked = []
-    for n in g.node:
+    for k, n in enumerate(g.node):
         if n.name in skip:
             continue
         if n.op_type in FP16_BLOCK:
-            blocked.append(n)
+            blocked.append((g, k, n))
             continue
         if n.op_type == "Cast":
             for a in n.attribute:
@@ -160,18 +161,38 @@ def to_float16(model, sort=False):
     skip.update(c.name for c in casts)
     half_names = set(rename.values())
     blocked = fp16_graph(g, half_names, skip)
-    extra = []
-    for n in blocked:
+    extra, around, graphs = [], {}, {}
+    for bg, k, n in blocked:
+        before, after = [], []
         for i, x in enumerate(n.input):
             if x in half_names:
                 o = "%s_input_cast_%d" % (n.name, i)
-                extra.append(helper.make_node("Cast", [x], [o], to=FLOAT, name="%s_input_cast%d" % (n.name, i)))
+                before.append(helper.make_node("Cast", [x], [o], to=FLOAT, name="%s_input_cast%d" % (n.name, i)))
                 n.input[i] = o
         for i, x in enumerate(n.output):
             if x in half_names:
                 o = "%s_output_cast_%d" % (n.name, i)
-                extra.append(helper.make_node("Cast", [o], [x], to=FLOAT16, name="%s_output_cast%d" % (n.name, i)))
+                after.append(helper.make_node("Cast", [o], [x], to=FLOAT16, name="%s_output_cast%d" % (n.name, i)))
                 n.output[i] = o
+        if bg is g:
+            extra += before + after   # the main graph's: appended, as the tool does
+        else:
+            graphs[id(bg)] = bg
+            around[(id(bg), k)] = (before, after)
+    # a subgraph's Casts stay in it, around their node (appended to the main
+    # graph they read names only the subgraph makes: an invalid file)
+    for bg in graphs.values():
+        order = []
+        for k, m in enumerate(bg.node):
+            before, after = around.get((id(bg), k), ([], []))
+            order += before + [m] + after
+        rebuilt = []   # copies: the originals go with the cleared field
+        for m in order:
+            c = type(m)()
+            c.CopyFrom(m)
+            rebuilt.append(c)
+        del bg.node[:]
+        bg.node.extend(rebuilt)
     g.node.extend(extra)
     if sort:
         topo_sort(g)
