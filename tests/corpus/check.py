@@ -138,9 +138,9 @@ class Judge:
     """ONNX Runtime (tests/corpus/ort_judge.js), one process per model file,
     one job at a time, restarted when ORT takes the process down."""
 
-    def __init__(self, case, expected_by, tol):
+    def __init__(self, case, expected_by, tol, source=None):
         self.args = ["node", os.path.join(HERE, "ort_judge.js"), case, expected_by,
-                     repr(tol[0]), repr(tol[1])]
+                     repr(tol[0]), repr(tol[1])] + ([source] if source else [])
         self.p = None
         self.original = None
         self.n = 0
@@ -292,6 +292,9 @@ def judged(j, ok_detail="", path=None):
     if s == "ok":
         if j.get("matched") == "pytorch":   # ORT's run of the original did not
             ok_detail = (ok_detail + "; " if ok_detail else "") + "PyTorch's outputs"
+        if j.get("matched") == "source":    # ORT's half run strayed from the model's
+            ok_detail = (ok_detail + "; " if ok_detail else "") + \
+                "the float32 source's PyTorch outputs"
         return {"status": "ok", "judge": "ort", "err": j.get("err"), "detail": ok_detail}
     if s == "nokernel":
         return {"status": "nojudge", "why": "ORT lacks: " + (j.get("why") or "")[:200]}
@@ -326,7 +329,13 @@ class Case:
             self.package = None
         self.meta = meta_of(case)
         self.tol = (self.meta["rtol"], self.meta["atol"])
-        self.judge = Judge(case, self.meta["expected_by"], self.tol)
+        # a float16 file another tool made stands for its float32 source's
+        # outputs (tests/corpus/ort_judge.js, SOURCE_DIR)
+        src = self.meta.get("source")
+        src = os.path.join(os.path.dirname(case), src) if src and \
+            self.meta.get("kind") == "float16" else None
+        self.judge = Judge(case, self.meta["expected_by"], self.tol,
+                           src if src and os.path.isdir(src) else None)
         self.res = {}
         self.py_bytes = self.py_target = None
 

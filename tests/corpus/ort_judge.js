@@ -3,7 +3,16 @@
 // process (node's start-up and ORT's load cost more than most runs).
 // tests/corpus/check.py drives it.
 //
-//   node tests/corpus/ort_judge.js CASE_DIR pytorch|none RTOL ATOL
+//   node tests/corpus/ort_judge.js CASE_DIR pytorch|none RTOL ATOL [SOURCE_DIR]
+//
+// SOURCE_DIR (a float16 file another tool made from a PyTorch export,
+// fed the same inputs): its output_K.pb are PyTorch's outputs of the
+// float32 model, what the half file stands for. Where ORT's own run of the
+// half original is not within float16's scaled tolerance of them (ORT's
+// half arithmetic kept other boxes than the model's), a result that is
+// gives the model's outputs ("matched": "source"), as with "pytorch"; one
+// that matches neither is not judged (the file's outputs turn on half
+// rounding: three arithmetics, three answers).
 //
 // CASE_DIR holds model.onnx (the original), test_data_set_0/input_K.pb and,
 // for "pytorch", output_K.pb: PyTorch's outputs. First the original runs
@@ -158,6 +167,9 @@ function lacks(msg) {
 }
 
 const caseDir = process.argv[2], expectedBy = process.argv[3] || 'pytorch';
+const sourceDir = process.argv[6] || null;
+// float16 against float32, as --verify judges it (src/verify.h)
+const halfTol = { rtol: 1e-2, atol: 3e-2, scaled: true };
 // the original is held to PyTorch's outputs at the case's own tolerance
 const caseTol = { rtol: parseFloat(process.argv[4] || '1e-3'), atol: parseFloat(process.argv[5] || '1e-4') };
 const setDir = path.join(caseDir, 'test_data_set_0');
@@ -214,7 +226,17 @@ function compare(got, want, job) {
   return worst;
 }
 
-let reference = null, originalRuns = false, pytorchOutputs = null;
+let reference = null, originalRuns = false, pytorchOutputs = null, sourceOutputs = null;
+
+// PyTorch's outputs of SOURCE_DIR's float32 model, kept only when ORT's
+// run of the half original strays from them.
+function sourceFallback(got) {
+  if (!sourceDir) return;
+  const dir = path.join(sourceDir, 'test_data_set_0');
+  const outs = fs.readdirSync(dir).filter((f) => /^output_\d+\.pb$/.test(f))
+    .sort((a, b) => parseInt(a.slice(7)) - parseInt(b.slice(7))).map((f) => readValue(path.join(dir, f)));
+  if (outs.length && typeof compare(got, outs, halfTol) === 'string') sourceOutputs = outs;
+}
 
 async function original() {
   const want = expectedBy === 'pytorch' ? numbered('output') : null;
@@ -236,7 +258,8 @@ async function original() {
   originalRuns = true;
   if (!want) {
     reference = got;
-    return { status: 'ok', ref: 'ort' };
+    sourceFallback(got);
+    return { status: 'ok', ref: 'ort', source_differs: sourceOutputs !== null };
   }
   const r = compare(got, want, caseTol);
   if (typeof r === 'string') {
@@ -286,6 +309,14 @@ async function judge(job) {
   const torch = !job.ref && reference !== pytorchOutputs ? pytorchOutputs : null;
   if (torch && typeof compare(got, torch, job) !== 'string')
     return { status: 'ok', err: compare(got, torch, job), matched: 'pytorch' };
+  if (!job.ref && sourceOutputs && typeof compare(got, sourceOutputs, halfTol) !== 'string')
+    return { status: 'ok', err: compare(got, sourceOutputs, halfTol), matched: 'source' };
+  // Neither: the half file's outputs turn on its rounding (ORT's run and
+  // the float32 model already disagree, beyond float16's tolerance), so
+  // a third arithmetic landing elsewhere is not evidence of a wrong result;
+  // judging it needs the file's own noise (issue 36)
+  if (!job.ref && sourceOutputs)
+    return { status: 'nojudge', why: `the half original's outputs turn on its rounding (ORT's run of it is not its float32 source's PyTorch outputs) and this result matches neither: ${r}` };
   return { status: 'differs', why: r };
 }
 
