@@ -516,7 +516,6 @@ char *job_case_inputs(const char *in)
     return p;
 }
 
-/* Evaluates a fresh load of the input and m on the same inputs. */
 /* After a conversion to float16 or bfloat16, the result computed in
  * float32 (pc_widen_copy): only the rounding of the weights and of the
  * Casts' targets is left. The evaluator rounds every half op's result; a
@@ -544,6 +543,7 @@ static int job_verify_wide(IrModel *orig, const IrModel *m, const VfOptions *o,
     return rc;
 }
 
+/* Evaluates a fresh load of the input and m on the same inputs. */
 static int job_run_verify(const JobOptions *o, const JobInput *in, JobReport *r,
                           IrModel *m)
 {

@@ -36,7 +36,6 @@
 #include "opschema.h"
 #include "precision.h"
 #include "save.h"
-#include "save.h"
 
 /* One decided node. */
 typedef struct PcNode {
