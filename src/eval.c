@@ -37,6 +37,7 @@ struct EvRun {
     IrModel *m;
     EvOptions opt;
     uint64_t rng;
+    uint64_t jitter;          /* EvOptions.jitter's generator state */
     unsigned depth;
     uint64_t steps;           /* node and subgraph runs so far */
     double deadline;          /* ev_now() past which the run stops; 0 none */
@@ -809,6 +810,85 @@ static int ev_call_kernel(EvRun *r, EvFrame *f, EvScope *s,
     return 0;
 }
 
+/* ---- jitter: another arithmetic that rounds differently ------------------ */
+
+/* Ops whose half outputs are copies, picks or exact results of their
+ * inputs: no implementation rounds them, so jitter leaves them alone (and
+ * the control ops, whose outputs come from bodies already jittered). */
+static const char *const ev_jitter_exact[] = {
+    "Abs", "Cast", "CastLike", "Ceil", "Clip", "Compress",
+    "Concat", "ConcatFromSequence", "Constant", "ConstantOfShape", "DepthToSpace",
+    "Dropout", "Expand", "Flatten", "Floor", "Gather", "GatherElements", "GatherND",
+    "GlobalMaxPool", "Identity", "If", "Loop", "Max", "MaxPool", "MaxRoiPool",
+    "MaxUnpool", "Min", "Neg", "NonMaxSuppression", "OneHot", "Optional",
+    "OptionalGetElement", "Pad", "ReduceMax", "ReduceMin", "Relu", "Reshape",
+    "ReverseSequence", "Round", "Scan", "Scatter", "ScatterElements", "ScatterND",
+    "SequenceAt", "SequenceConstruct", "SequenceInsert", "Shape", "Sign", "Slice",
+    "SpaceToDepth", "Split", "SplitToSequence", "Squeeze", "Tile", "TopK",
+    "Transpose", "Trilu", "Unsqueeze", "Where",
+};
+
+static bool ev_jitter_skips(const IrNode *n)
+{
+    if (n->domain && n->domain[0] && strcmp(n->domain, "ai.onnx"))
+        return false;
+    for (size_t i = 0; i < sizeof ev_jitter_exact / sizeof *ev_jitter_exact; i++)
+        if (!strcmp(n->op_type, ev_jitter_exact[i]))
+            return true;
+    return false;
+}
+
+/* One element in EV_JITTER_ONE_IN moves away from zero, one toward it,
+ * the rest stay. Why so few: two correct runtimes round alike on most
+ * elements (their kernels differ only where they fuse or widen), and
+ * moving every element piles up noise no runtime makes; yet among the
+ * thousands of near ties of a detector's scores, moving one in eight
+ * still reorders some. */
+#define EV_JITTER_ONE_IN 16
+
+/* One element's bits moved one unit in the last place away from or
+ * toward zero, or left, at random (z); zero, the largest finite value
+ * (away) and Inf/NaN stay (exp_mask: the exponent bits of the type). */
+static uint16_t ev_jitter_bits(uint16_t h, uint16_t exp_mask, uint64_t z)
+{
+    uint16_t mag = h & 0x7fff;
+    z %= EV_JITTER_ONE_IN;
+    if (mag == 0 || (mag & exp_mask) == exp_mask || (z != 1 && z != 2))
+        return h;
+    if (z == 1)
+        return mag + 1 == exp_mask ? h : (uint16_t)(h + 1);   /* away */
+    return (uint16_t)(h - 1);                                 /* toward */
+}
+
+/* out[]'s float16 and bfloat16 tensors, each element moved as
+ * ev_jitter_bits says (a shared value is copied first): EvOptions.jitter. */
+static int ev_jitter(EvRun *r, const IrNode *n, EvValue **out, IrError *err)
+{
+    if (!r->opt.jitter || ev_jitter_skips(n))
+        return 0;
+    for (size_t i = 0; i < n->n_out; i++) {
+        EvValue *x = out[i];
+        if (!x || x->kind != EV_TENSOR ||
+            (x->dtype != IR_FLOAT16 && x->dtype != IR_BFLOAT16))
+            continue;
+        if (x->refs > 1) {
+            EvValue *c = ev_tensor_copy(x, err);
+            if (!c)
+                return -1;
+            ev_unref(x);
+            out[i] = x = c;
+        }
+        uint16_t mask = x->dtype == IR_FLOAT16 ? 0x7c00 : 0x7f80;
+        uint16_t *d = x->data;
+        for (size_t k = 0; k < x->numel; k++) {
+            uint64_t z = (r->jitter += 0x9e3779b97f4a7c15ull);
+            z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+            d[k] = ev_jitter_bits(d[k], mask, z ^ (z >> 27));
+        }
+    }
+    return 0;
+}
+
 static int ev_node(EvRun *r, EvFrame *f, EvScope *s, const IrFunction *fn,
                    IrNode *n, IrError *err)
 {
@@ -833,6 +913,8 @@ static int ev_node(EvRun *r, EvFrame *f, EvScope *s, const IrFunction *fn,
     if (!rc)
         rc = callee ? ev_call_function(r, s, callee, n, in, out, err)
                     : ev_call_kernel(r, f, s, fn, n, in, out, err);
+    if (!rc && !callee)
+        rc = ev_jitter(r, n, out, err);
     for (size_t i = 0; i < n->n_out; i++) {
         if (!rc && n->out[i])
             ev_frame_set(f, n->out[i], out[i]);
@@ -1088,6 +1170,7 @@ int ev_model_run(IrModel *m, const EvOptions *opt, size_t n_in,
     if (opt)
         r.opt = *opt;
     r.rng = r.opt.seed ? r.opt.seed : 0x6f6e6e78636f6e76ull;
+    r.jitter = r.opt.jitter;
     ev_limits_start(&r);
     /* The fed values are live for the whole run: they count. */
     for (size_t k = 0; k < n_in; k++)

@@ -180,6 +180,13 @@ typedef struct EvOptions {
     uint64_t max_memory;      /* bytes live at once; 0 = ev_default_max_memory */
     uint64_t max_steps;       /* node and subgraph runs; 0 = EV_DEFAULT_MAX_STEPS */
     double timeout;           /* seconds for the whole run; 0 = none */
+    /* Not 0: a seed, and one element in eight of each computing node's
+     * float16/bfloat16 outputs moves one unit in the last place at random,
+     * as an arithmetic that rounds elsewhere would (ONNX Runtime's fused
+     * and widened kernels): a result that holds under it does not hang on
+     * one rounding (--auto). Copies and picks (Reshape, Gather, Max, ...)
+     * stay. */
+    uint64_t jitter;
 } EvOptions;
 
 /* Runs m's main graph. `in` holds n_in values for the graph inputs that

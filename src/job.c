@@ -516,31 +516,25 @@ char *job_case_inputs(const char *in)
     return p;
 }
 
-/* After a conversion to float16 or bfloat16, the result computed in
- * float32 (pc_widen_copy): only the rounding of the weights and of the
+/* After a conversion to float16 or bfloat16, --verify judges the result
+ * a second time, computed in float32 (pc_widen_copy), against the same
+ * run of the original: only the rounding of the weights and of the
  * Casts' targets is left. The evaluator rounds every half op's result; a
- * runtime may not (ONNX Runtime on CPU runs the ops it has no half
- * kernel for in float32 and drops the Cast pairs around them), and where
- * a model's decisions (a detector's NMS and TopK) turn on that
- * difference, one arithmetic keeping the outputs says nothing about the
- * other. Both must: 0, or -1 (-2: differs) with err. */
-static int job_verify_wide(IrModel *orig, const IrModel *m, const VfOptions *o,
-                           int32_t half, IrError *err)
+ * runtime may not (ONNX Runtime on CPU runs the ops it has no half kernel
+ * for in float32 and drops the Cast pairs around them), and where a
+ * model's decisions (a detector's NMS and TopK) turn on that difference,
+ * one arithmetic keeping the outputs says nothing about the other: both
+ * must. *w gets the widened copy (free it); 0 or -1. */
+static int job_verify_half(IrModel *m, int32_t half, IrModel **w, VfAlso *also,
+                           IrError *err)
 {
-    VfOptions vo = *o;
-    vo.narrow = half;
-    IrModel *w = NULL;
-    if (pc_widen_copy(m, &w, err) < 0)
+    if (pc_widen_copy(m, w, err) < 0)
         return -1;
-    IrError e;
-    int rc = vf_compare(orig, w, &vo, &e);
-    if (rc < 0)
-        ir_fail(err, "%s (the converted model computed in float32, as runtimes "
-                     "without half kernels run it; its outputs turn on half "
-                     "rounding: --auto or --keep-float32-node keep such parts)",
-                e.msg);
-    ir_model_free(w);
-    return rc;
+    *also = (VfAlso){.model = *w, .narrow = half,
+                     .note = "the converted model computed in float32, as runtimes "
+                             "without half kernels run it; its outputs turn on half "
+                             "rounding: --auto or --keep-float32-node keep such parts"};
+    return 0;
 }
 
 /* Evaluates a fresh load of the input and m on the same inputs. */
@@ -580,10 +574,15 @@ static int job_run_verify(const JobOptions *o, const JobInput *in, JobReport *r,
     char *dir = !in->buf || in->file ? job_case_inputs(in->path) : NULL;
     vo.inputs_dir = dir;
     r->verify_case = dir != NULL;
-    int rc = vf_compare(orig, m, &vo, &err);
     bool half = o->pc.dtype == IR_FLOAT16 || o->pc.dtype == IR_BFLOAT16;
-    if (rc == 0 && half)
-        rc = job_verify_wide(orig, m, &vo, o->pc.dtype, &err);
+    IrModel *wide = NULL;
+    VfAlso also;
+    int rc = half ? job_verify_half(m, o->pc.dtype, &wide, &also, &err) : 0;
+    vo.also = half ? &also : NULL;
+    vo.n_also = half ? 1 : 0;
+    if (rc == 0)
+        rc = vf_compare(orig, m, &vo, &err);
+    ir_model_free(wide);
     r->verified = rc == 0 ? 1 : rc;
     free(dir);
     ir_model_free(orig);

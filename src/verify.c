@@ -396,6 +396,75 @@ static bool vf_open_inputs(IrModel *m)
  * most convolution windows; an index table may reach past 2). */
 static const int64_t vf_open_sizes[] = {2, 8, 32};
 
+/* in (the numbers `after` was fed) in m's own input types: a float
+ * feed of another float type gets the same values (exact: they are
+ * already rounded to both types). New references in *out. 0 or -1. */
+static int vf_inputs_as(IrModel *m, EvValue **in, size_t n, EvValue ***out,
+                        IrError *err)
+{
+    IrValueInfo **f;
+    size_t nf = ev_model_feeds(m, &f);
+    *out = ir_alloc_array(n ? n : 1, sizeof **out);
+    int rc = 0;
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        int32_t t = nf == n ? vf_float_type(f[i]) : 0;
+        if (!t || in[i]->kind != EV_TENSOR || !ev_dtype_is_float(in[i]->dtype) ||
+            in[i]->dtype == t) {
+            (*out)[i] = ev_ref(in[i]);
+            continue;
+        }
+        (*out)[i] = vf_retype(in[i], t, t, t, err);
+        rc = (*out)[i] ? 0 : -1;
+    }
+    free(f);
+    return rc;
+}
+
+/* Outputs `got` of model m against the original's `want`: 0, or -2
+ * with err naming the first that differs (note, if any, appended). */
+static int vf_judge(const IrModel *before, const IrModel *m, int32_t narrow_opt,
+                    const VfOptions *d, EvValue **want, EvValue **got, size_t n,
+                    const char *note, IrError *err)
+{
+    /* a model computing in a narrower float type than the other is
+     * judged within that type's tolerance */
+    int32_t na = vf_narrowest(before), nb = vf_narrowest(m);
+    int32_t narrow = narrow_opt ? narrow_opt : na != nb ? vf_narrower(na, nb) : 0;
+    for (size_t i = 0; i < n; i++) {
+        char why[256];
+        if (!vf_output_equal(got[i], want[i], narrow, d->rtol, d->atol, why,
+                             sizeof why)) {
+            const IrValueInfo *vi = m->graph->outputs.p[i];
+            return ir_fail(err, "verify: output '%s' differs after conversion: %s%s%s%s",
+                           vi->value->name, why, note ? " (" : "", note ? note : "",
+                           note ? ")" : "") - 1;
+        }
+    }
+    return 0;
+}
+
+/* Runs o->also[k] on in_b (the numbers `after` got) and judges it
+ * against out_a: as vf_compare. */
+static int vf_also(IrModel *before, const VfAlso *x, const VfOptions *d,
+                   EvOptions eo, EvValue **in_b, size_t n_in, EvValue **out_a,
+                   size_t n_a, IrError *err)
+{
+    EvValue **in = NULL, **out = NULL;
+    size_t n_out = 0;
+    IrError e;
+    int rc = vf_inputs_as(x->model, in_b, n_in, &in, err);
+    if (rc == 0 && ev_model_run(x->model, &eo, n_in, in, &out, &n_out, &e) < 0)
+        rc = ir_fail(err, "verify: the converted model does not run (%s): %s",
+                     x->note ? x->note : "again", e.msg);
+    else if (rc == 0 && n_out != n_a)
+        rc = ir_fail(err, "verify: %zu outputs before, %zu after", n_a, n_out) - 1;
+    if (rc == 0)
+        rc = vf_judge(before, x->model, x->narrow, d, out_a, out, n_a, x->note, err);
+    ev_values_free(in, in ? n_in : 0);
+    ev_values_free(out, n_out);
+    return rc;
+}
+
 int vf_compare(IrModel *before, IrModel *after, const VfOptions *o, IrError *err)
 {
     VfOptions d = vf_defaults(o);
@@ -405,6 +474,7 @@ int vf_compare(IrModel *before, IrModel *after, const VfOptions *o, IrError *err
     size_t n_try = retry ? sizeof vf_open_sizes / sizeof vf_open_sizes[0] : 1;
     EvOptions eo = d.eval;
     eo.seed = d.seed;
+    eo.jitter = 0;
     IrError e;
     int rc = 0;
     for (size_t k = 0; k < n_try; k++) {
@@ -435,19 +505,10 @@ int vf_compare(IrModel *before, IrModel *after, const VfOptions *o, IrError *err
         rc = ir_fail(err, "verify: the converted model does not run: %s", e.msg);
     else if (rc == 0 && n_a != n_b)
         rc = ir_fail(err, "verify: %zu outputs before, %zu after", n_a, n_b) - 1;
-    /* a model computing in a narrower float type than the other is
-     * judged within that type's tolerance */
-    int32_t na = vf_narrowest(before), nb = vf_narrowest(after);
-    int32_t narrow = o->narrow ? o->narrow : na != nb ? vf_narrower(na, nb) : 0;
-    for (size_t i = 0; rc == 0 && i < n_a; i++) {
-        char why[256];
-        if (!vf_output_equal(out_b[i], out_a[i], narrow, d.rtol, d.atol, why,
-                             sizeof why)) {
-            const IrValueInfo *vi = after->graph->outputs.p[i];
-            rc = ir_fail(err, "verify: output '%s' differs after conversion: %s",
-                         vi->value->name, why) - 1;
-        }
-    }
+    if (rc == 0)
+        rc = vf_judge(before, after, o->narrow, &d, out_a, out_b, n_a, NULL, err);
+    for (size_t k = 0; rc == 0 && k < o->n_also; k++)
+        rc = vf_also(before, &o->also[k], &d, eo, in_b, n_in, out_a, n_a, err);
     ev_values_free(in, n_in);
     ev_values_free(in_a, in_a ? n_in : 0);
     ev_values_free(in_b, in_b ? n_in : 0);

@@ -14,6 +14,15 @@
 #include "eval.h"
 #include "ir.h"
 
+/* Another model judged against the same run of the original, on the
+ * same numbers as `after` (each in its own input types): a half result
+ * widened. Saves running the original again. */
+typedef struct VfAlso {
+    IrModel *model;
+    int32_t narrow;          /* as VfOptions.narrow, for this one */
+    const char *note;        /* appended to the message when it differs */
+} VfAlso;
+
 typedef struct VfOptions {
     const char *inputs_dir;  /* folder of input_K.pb, or NULL: random */
     uint64_t seed;           /* for random inputs and random ops */
@@ -27,7 +36,10 @@ typedef struct VfOptions {
                                 if one model computed in it (0: when one
                                 does); for a half model widened to float32,
                                 whose weights keep the half rounding */
-    EvOptions eval;          /* budgets of both runs (seed: from `seed`) */
+    EvOptions eval;          /* budgets of both runs (seed: from `seed`;
+                                jitter: none) */
+    const VfAlso *also;      /* n_also more models, judged after `after` */
+    size_t n_also;
     uint64_t max_input_bytes; /* random inputs, all together; 0 = a quarter
                                  of eval.max_memory, or when that is 0 of the
                                  default budget but at most VF_MAX_INPUT_BYTES */
@@ -57,7 +69,8 @@ typedef struct VfOptions {
  * one, float16 or bfloat16 in the other), both get the same numbers,
  * rounded to both types. Same-type models compare within o's rtol/atol;
  * when one computes in a narrower float type (see VF_FLOAT16_RTOL), float
- * outputs compare in double within that type's tolerance. 0 when equal; -2 with err naming the first output that
+ * outputs compare in double within that type's tolerance. Then each of
+ * o->also, in turn, as `after` was. 0 when all are equal; -2 with err naming the first output that
  * differs; -1 with err saying why a model could not run. The evaluator
  * trusts what the checker checks: callers pass checked models
  * (chk_require), as job.c does. */

@@ -17,7 +17,10 @@ testdata/ (so it runs without ../shared):
   clamped and counted;
 - --verify of a --dtype result passes (optimize --dtype float16 --verify);
 - --verify of --dtype float16 also judges the result computed in float32:
-  an ArgMax whose tie the half rounding decides is refused.
+  an ArgMax whose tie the half rounding decides is refused;
+- --auto also judges with some half results moved one unit at random:
+  it keeps in float32 the Mul before an ArgMax over rows one float16
+  unit apart.
 Usage: precision_cli.py ONNX_CONVERT (from the project root). Prints
 "precision_cli: N passed, N failed[, N skipped]".
 """
@@ -145,6 +148,27 @@ def verify(bin_, tmp):
           f"{p.stderr.strip()}")
 
 
+def mul_argmax_case(d, w, x, axis):
+    """Writes d/model.onnx, y = ArgMax(x * W, axis) with W = w, and its
+    case d/test_data_set_0 with input x (float32 numpy arrays)."""
+    from onnx import TensorProto, helper, numpy_helper
+    wt = numpy_helper.from_array(w, "W")
+    ydims = list(x.shape)
+    ydims[axis] = 1
+    g = helper.make_graph([helper.make_node("Mul", ["x", "W"], ["s"], name="mul"),
+                           helper.make_node("ArgMax", ["s"], ["y"], name="argmax", axis=axis)],
+                          "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT,
+                                                              list(x.shape))],
+                          [helper.make_tensor_value_info("y", TensorProto.INT64, ydims)], [wt])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 7
+    os.makedirs(os.path.join(d, "test_data_set_0"))
+    with open(os.path.join(d, "model.onnx"), "wb") as f:
+        f.write(m.SerializeToString())
+    with open(os.path.join(d, "test_data_set_0", "input_0.pb"), "wb") as f:
+        f.write(numpy_helper.from_array(x, "x").SerializeToString())
+
+
 def argmax_model(d):
     """y = ArgMax(x * W) beside its case: x = [1, 1.00005], W = [1.0001, 1],
     so ArgMax is 0 in float32. In float16 every value rounds to 1 and the
@@ -153,23 +177,25 @@ def argmax_model(d):
     on the half rounding. False when onnx is missing."""
     try:
         import numpy as np
-        from onnx import TensorProto, helper, numpy_helper
+        import onnx  # noqa: F401 (mul_argmax_case needs it)
     except ImportError:
         return False
-    w = helper.make_tensor("W", TensorProto.FLOAT, [2], [1.0001, 1.0])
-    g = helper.make_graph([helper.make_node("Mul", ["x", "W"], ["s"], name="mul"),
-                           helper.make_node("ArgMax", ["s"], ["y"], name="argmax", axis=0)],
-                          "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
-                          [helper.make_tensor_value_info("y", TensorProto.INT64, [1])], [w])
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
-    m.ir_version = 7
-    os.makedirs(os.path.join(d, "test_data_set_0"))
-    with open(os.path.join(d, "model.onnx"), "wb") as f:
-        f.write(m.SerializeToString())
-    x = numpy_helper.from_array(np.array([1.0, 1.00005], np.float32), "x")
-    with open(os.path.join(d, "test_data_set_0", "input_0.pb"), "wb") as f:
-        f.write(x.SerializeToString())
+    mul_argmax_case(d, np.array([1.0001, 1.0], np.float32),
+                    np.array([1.0, 1.00005], np.float32), 0)
     return True
+
+
+def half_of_case(bin_, tmp, name, make, *opts):
+    """make(tmp/name) writes a case; then convert --dtype float16
+    --keep-io-types OPTS of it to tmp/name16.onnx: (the process, that
+    path), or (None, path) after a skip when onnx is missing."""
+    d = os.path.join(tmp, name)
+    out = os.path.join(tmp, name + "16.onnx")
+    if not make(d):
+        skip(f"precision_cli: {name}: no onnx package for /usr/bin/python3")
+        return None, out
+    return run(bin_, "convert", os.path.join(d, "model.onnx"), "-o", out, "--dtype",
+               "float16", "--keep-io-types", *opts), out
 
 
 def verify_wide(bin_, tmp):
@@ -177,16 +203,48 @@ def verify_wide(bin_, tmp):
     half value widened): a decision that turns on half rounding is caught
     there, though the evaluator's float16 run keeps it (it was written,
     verified, before)."""
-    d = os.path.join(tmp, "argmax")
-    if not argmax_model(d):
-        skip("precision_cli: verify in float32: no onnx package for /usr/bin/python3")
+    p, out = half_of_case(bin_, tmp, "argmax", argmax_model, "--verify")
+    if not p:
         return
-    out = os.path.join(tmp, "argmax16.onnx")
-    p = run(bin_, "convert", os.path.join(d, "model.onnx"), "-o", out, "--dtype", "float16",
-            "--keep-io-types", "--verify")
     err = p.stderr.strip()
     check(p.returncode == 1 and "computed in float32" in err and not os.path.exists(out),
           f"float16 ArgMax of a near tie: rc {p.returncode}, '{err}'")
+
+
+def ties_model(d):
+    """y = ArgMax(x * 1, axis 1) beside its case, x 4096 rows of two float16
+    values one unit in the last place apart (the larger first): ArgMax is
+    0 on every row in float32, in float16 and widened, since every value is
+    exact in float16. A runtime rounding the Mul's results otherwise by one
+    unit flips rows: their order is finer than float16 resolves. False
+    without onnx."""
+    try:
+        import numpy as np
+        import onnx  # noqa: F401 (mul_argmax_case needs it)
+    except ImportError:
+        return False
+    bits = 0x3c00 + np.arange(4096, dtype=np.uint16)        # 1.0 and up
+    lo = bits.view(np.float16).astype(np.float32)
+    hi = (bits + 1).view(np.float16).astype(np.float32)
+    mul_argmax_case(d, np.array([1.0], np.float32), np.stack([hi, lo], axis=1), 1)
+    return True
+
+
+def auto_jitter(bin_, tmp):
+    """--auto also judges each candidate with some half results moved one
+    unit at random (as another runtime may round): ties_model's rows flip
+    there, so --auto keeps the Mul in float32, though the float16 and the
+    widened run keep every row (it converted everything before); the
+    result passes --verify."""
+    p, _ = half_of_case(bin_, tmp, "ties", ties_model, "--auto", "--inputs",
+                        os.path.join(tmp, "ties", "test_data_set_0"), "--verify", "--json")
+    if not p:
+        return
+    rep = json.loads(p.stdout) if p.stdout.strip().startswith("{") else {}
+    kept = ((rep.get("precision") or {}).get("auto") or {}).get("nodes_kept") or []
+    check(p.returncode == 0 and kept == ["mul"],
+          f"--auto on 1-ulp rows keeps the Mul: rc {p.returncode}, kept {kept}, "
+          f"'{p.stderr.strip()}'")
 
 
 def main():
@@ -202,6 +260,7 @@ def main():
         strict(bin_, tmp)
         verify(bin_, tmp)
         verify_wide(bin_, tmp)
+        auto_jitter(bin_, tmp)
     return report("precision_cli")
 
 

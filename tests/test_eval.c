@@ -5,7 +5,8 @@
  * enclosing values, function bodies resolve ref_attr_name), and bad input:
  * wrong feed type, shape or count, an op without a kernel, a Gather index
  * out of range and a Loop that never stops all end in one error naming the
- * input or the node, never a crash.
+ * input or the node, never a crash. Jitter (EvOptions.jitter) moves half
+ * results by at most one unit in the last place, and only computed ones.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -396,6 +397,72 @@ static void t_budget(void)
             "no budget in force after the pop");
 }
 
+/* ---- jitter ----------------------------------------------------------------- */
+
+/* Y = OP(X, X) (OP one of Add, Max) on a float16 X of n elements. */
+static IrModel *jitter_model(const char *op, int64_t n)
+{
+    IrModel *m = model(13);
+    IrGraph *g = m->graph;
+    ir_graph_add_input(g, "X", ir_type_tensor(IR_FLOAT16, 1, &n));
+    node(g, op, "op", 2, (const char *[]){"X", "X"}, 1, (const char *[]){"Y"});
+    output(g, "Y");
+    return m;
+}
+
+/* Bits of the n elements of a float16 tensor. */
+static uint16_t jitter_bits(const EvValue *t, size_t k)
+{
+    return ((const uint16_t *)t->data)[k];
+}
+
+/* EvOptions.jitter: a computing node's half results move at most one unit
+ * in the last place, some up, some down, most not (one in eight moves);
+ * zero stays; the same
+ * seed repeats; a fed value is not changed in place; a pick (Max) is not
+ * moved; without jitter nothing moves. */
+static void t_jitter(void)
+{
+    enum { N = 1024 };
+    int64_t n = N;
+    IrModel *add = jitter_model("Add", n), *max = jitter_model("Max", n);
+    EvValue *x = ev_tensor_new(IR_FLOAT16, 1, &n, NULL), *y, *y2;
+    for (size_t k = 0; k < N; k++)
+        ((uint16_t *)x->data)[k] = ev_float_to_half((float)k * 0.37f - 100.0f);
+    ((uint16_t *)x->data)[7] = 0;
+    EvOptions plain = {0}, jit = {.jitter = 0x1234};
+    const char *e = run(add, &plain, 1, &x, &y);
+    EvValue *ref = y;
+    e = run(add, &jit, 1, &x, &y);
+    size_t up = 0, down = 0, far = 0, fed = 0;
+    for (size_t k = 0; y && ref && k < N; k++) {
+        int d = (int)(jitter_bits(y, k) & 0x7fff) - (int)(jitter_bits(ref, k) & 0x7fff);
+        up += d == 1;
+        down += d == -1;
+        far += d > 1 || d < -1 || (jitter_bits(y, k) ^ jitter_bits(ref, k)) & 0x8000;
+        fed += ev_float_to_half((float)k * 0.37f - 100.0f) != jitter_bits(x, k) && k != 7;
+    }
+    T_CHECK(y && !far && up > N / 32 && down > N / 32 && up + down < N / 4 &&
+            jitter_bits(y, 7) == 0,
+            "jittered Add: %zu up, %zu down, %zu beyond one ulp, zero kept %d: %s", up,
+            down, far, y ? jitter_bits(y, 7) == 0 : 0, e);
+    T_CHECK(!fed, "jitter changed %zu elements of the fed value", fed);
+    e = run(add, &jit, 1, &x, &y2);
+    T_CHECK(y && y2 && !memcmp(y->data, y2->data, N * 2), "the same seed repeats: %s", e);
+    ev_unref(y);
+    ev_unref(y2);
+    e = run(max, &jit, 1, &x, &y);
+    T_CHECK(y && !memcmp(y->data, x->data, N * 2), "a jittered Max is not moved: %s", e);
+    ev_unref(y);
+    e = run(add, &plain, 1, &x, &y);
+    T_CHECK(y && ref && !memcmp(y->data, ref->data, N * 2), "no jitter, no move: %s", e);
+    ev_unref(y);
+    ev_unref(ref);
+    ev_unref(x);
+    ir_model_free(add);
+    ir_model_free(max);
+}
+
 int main(void)
 {
     t_budget();
@@ -408,5 +475,6 @@ int main(void)
     t_loop_bound();
     t_subgraph_scope();
     t_function_ref_attr();
+    t_jitter();
     return t_done("test_eval");
 }
