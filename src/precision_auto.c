@@ -235,6 +235,22 @@ static int pa_convert_copy(PaCtx *c, const char *keep, IrModel **out, PcReport *
     return 0;
 }
 
+/* got's error raises *e (NaN counts as above all); the first run of a
+ * candidate found infinitely off says why, naming its arithmetic (how),
+ * for the message that every node kept does not help. Frees got. */
+static void pa_worst(PaCtx *c, EvValue **got, const char *how, double *e)
+{
+    double x = pa_outputs_error(got, c->want, c->n_out, c->rtol, c->atol);
+    if (!isfinite(x) && isfinite(*e)) {
+        pa_note_inf(c, got);
+        size_t len = strlen(c->inf_why);
+        snprintf(c->inf_why + len, sizeof c->inf_why - len, "%s", how);
+    }
+    if (x > *e || x != x)
+        *e = x;
+    ev_values_free(got, c->n_out);
+}
+
 /* The seed of the third arithmetic (EvOptions.jitter); fixed, so that
  * a search repeats. */
 #define PA_JITTER_SEED 0x6a6974746572ull
@@ -253,21 +269,17 @@ static int pa_error(PaCtx *c, IrModel *m, double *e, IrError *err)
 {
     EvValue **got;
     IrModel *w = NULL;
+    *e = 0;
     if (pa_run(c, m, "the converted model", &got, err) < 0)
         return -1;
-    *e = pa_outputs_error(got, c->want, c->n_out, c->rtol, c->atol);
-    if (!isfinite(*e))
-        pa_note_inf(c, got);
-    ev_values_free(got, c->n_out);
+    pa_worst(c, got, "", e);
     if (pc_widen_copy(m, &w, err) < 0 ||
         pa_run(c, w, "the converted model in float32", &got, err) < 0) {
         ir_model_free(w);
         return -1;
     }
-    c->evals--;   /* one evaluation: the same candidate, in both arithmetics */
-    double ew = pa_outputs_error(got, c->want, c->n_out, c->rtol, c->atol);
-    *e = ew > *e || !(ew == ew) ? ew : *e;
-    ev_values_free(got, c->n_out);
+    c->evals--;   /* one evaluation: the same candidate, in three arithmetics */
+    pa_worst(c, got, " (computed in float32)", e);
     ir_model_free(w);
     EvOptions keep = c->eo;
     c->eo.jitter = PA_JITTER_SEED;
@@ -276,9 +288,7 @@ static int pa_error(PaCtx *c, IrModel *m, double *e, IrError *err)
     if (rc < 0)
         return -1;
     c->evals--;
-    double ej = pa_outputs_error(got, c->want, c->n_out, c->rtol, c->atol);
-    *e = ej > *e || !(ej == ej) ? ej : *e;
-    ev_values_free(got, c->n_out);
+    pa_worst(c, got, " (with half results moved one unit)", e);
     return 0;
 }
 
@@ -600,7 +610,7 @@ static int pa_search(PaCtx *c, const PaCand *cand, size_t n, bool *pick, double 
             return -1;
         if (ehi > 1 && !isfinite(ehi))
             return ir_fail(err, "--auto: even with every converted node kept in "
-                           "float32 %s", c->inf_why);
+                           "float32, %s", c->inf_why);
         if (ehi > 1)
             return ir_fail(err, "--auto: even with every converted node kept in "
                            "float32 the outputs' error is %.3g times the tolerance "
