@@ -1291,8 +1291,23 @@ const char *cmr_in(CmRaise *r, const MilOp *op, const char *param, size_t k)
     const MilArg *a = cmr_arg(op, param, k);
     if (!a)
         return NULL;
-    if (a->name)
+    if (a->name) {
+        CmConst *e = NULL;
+        HASH_FIND_STR(r->consts, a->name, e);
+        if (e && e->val && !cm_dtype_to_onnx(e->val->dtype)) {
+            cmr_fail(r, "%s: a constant of MIL type %s has no ONNX type", param,
+                     mil_dtype_name(e->val->dtype) ? mil_dtype_name(e->val->dtype) : "?");
+            r->in_failed = true;
+            return NULL;
+        }
         return a->name;
+    }
+    if (a->value && !cm_dtype_to_onnx(a->value->dtype)) {
+        cmr_fail(r, "%s: a constant of MIL type %s has no ONNX type", param,
+                 mil_dtype_name(a->value->dtype) ? mil_dtype_name(a->value->dtype) : "?");
+        r->in_failed = true;
+        return NULL;
+    }
     return a->value ? cmr_init_tensor(r, a->value) : NULL;
 }
 
@@ -1383,7 +1398,8 @@ int cmr_node(CmRaise *r, const char *op_type, size_t n_in, const char *const *in
 {
     for (size_t i = 0; i < n_in; i++)
         if (!in[i])
-            return cmr_fail(r, "input %zu of the ONNX %s is missing", i, op_type);
+            return r->in_failed ? -1
+                                : cmr_fail(r, "input %zu of the ONNX %s is missing", i, op_type);
     char *name = cmr_node_name(r, r->op && r->op->name ? r->op->name : op_type);
     IrNode *n = ir_node_new(r->g, NULL, op_type, "", name, n_in, in, n_out, out, r->err);
     free(name);
@@ -1441,11 +1457,15 @@ static int cm_raise_op(CmRaise *r, const MilOp *op)
         e->val = op->val;
         e->type = &op->out[0].type;
         HASH_ADD_KEYPTR(hh, r->consts, e->key, strlen(e->key), e);
+        /* A string const (coremltools writes pad_type, a cast's dtype, a
+         * conv's pad mode so) is a parameter the rules read with
+         * cmr_const; it becomes no initializer, and cmr_in refuses it as
+         * a tensor. */
+        if (!cm_dtype_to_onnx(op->val->dtype))
+            return 0;
         IrTensor *t = cmr_tensor(op->val, op->out[0].name);
         if (!t)
-            return cmr_fail(r, "constant of MIL type %s has no ONNX type",
-                            mil_dtype_name(op->val->dtype) ? mil_dtype_name(op->val->dtype)
-                                                           : "?");
+            return cmr_fail(r, "constant '%s' cannot be read", op->out[0].name);
         if (!ir_graph_add_init(r->g, t)) {
             ir_tensor_free(t);
             return cmr_fail(r, "value '%s' defined twice", op->out[0].name);

@@ -168,6 +168,8 @@ typedef struct CmRaise {
     IrPtrList pool;         /* names made by cmr_tmp (char *), freed at the end */
     KsSet node_names;       /* node names given (ONNX Runtime refuses a
                                model where two nodes share one) */
+    bool in_failed;         /* cmr_in refused an argument and said why in
+                               err: cmr_node keeps that reason */
 } CmRaise;
 
 typedef int (*CmRaiseFn)(CmRaise *r, const MilOp *op);
