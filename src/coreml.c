@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "coreml.h"
+#include "check.h"
 #include "milcheck.h"
 #include "coreml/rules.h"
 #include "infer.h"
@@ -1237,6 +1238,26 @@ int cmr_rank(CmRaise *r, const char *name)
     return -1;
 }
 
+int32_t cmr_elem(CmRaise *r, const MilOp *op, const char *param)
+{
+    const MilArg *a = cmr_arg(op, param, 0);
+    if (!a)
+        return 0;
+    if (a->value)
+        return cm_dtype_to_onnx(a->value->dtype);
+    CmConst *e = NULL;
+    HASH_FIND_STR(r->consts, a->name, e);
+    if (e)
+        return cm_dtype_to_onnx(e->type->dtype);
+    for (const IrGraph *g = r->g; g; g = g->parent)
+        for (size_t i = 0; i < g->inputs.n; i++) {
+            const IrValueInfo *vi = g->inputs.p[i];
+            if (!strcmp(vi->value->name, a->name))
+                return vi->type && vi->type->has_elem_type ? vi->type->elem_type : 0;
+        }
+    return 0;
+}
+
 const char *cmr_tmp(CmRaise *r, const char *base)
 {
     char *s = ir_graph_fresh_name(r->g, base);
@@ -1610,6 +1631,38 @@ static void cm_import_names(const MilModel *mm, IrGraph *g)
     }
 }
 
+/* Drops the initializers nothing reads: every const of the program
+ * became one, and most are parameters the rules read as attributes
+ * (a conv's strides, a pool's kernel). Subgraphs first, since a read from
+ * inside one is a use of the outer value. */
+static void cm_prune_inits(IrGraph *g)
+{
+    IR_FOR_NODES(g, n)
+        for (size_t a = 0; a < n->n_attr; a++) {
+            if (n->attr[a]->g)
+                cm_prune_inits(n->attr[a]->g);
+            for (size_t k = 0; k < n->attr[a]->n_graphs; k++)
+                cm_prune_inits(n->attr[a]->graphs[k]);
+        }
+    ir_graph_drop_unused_inits(g);
+}
+
+/* What the import gives must pass the checker like every model we
+ * write: a raising that copies a MIL form ONNX does not take (a negative
+ * perm, say) is refused here, naming the rule, and nothing is written. */
+static int cm_import_valid(IrModel *m, IrError *err)
+{
+    ChkReport c;
+    int rc = 0;
+    if (chk_model(m, &c)) {
+        const char *first = chk_first_error(&c);
+        rc = ir_fail(err, "the ONNX model it gives is invalid: %s",
+                     first ? first : "the checker refuses it");
+    }
+    chk_report_free(&c);
+    return rc;
+}
+
 int cm_import(const MilModel *mm, IrModel **out, IrError *err)
 {
     *out = NULL;
@@ -1636,6 +1689,10 @@ int cm_import(const MilModel *mm, IrModel **out, IrError *err)
         free(r.pool.p[i]);
     free(r.pool.p);
     ks_free(&r.node_names);
+    if (rc == 0) {
+        cm_prune_inits(m->graph);
+        rc = cm_import_valid(m, err);
+    }
     if (rc < 0) {
         ir_model_free(m);
         return -1;

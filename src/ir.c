@@ -867,6 +867,24 @@ void ir_value_drop_if_unused(IrValue *v)
     ir_value_free(v);
 }
 
+size_t ir_graph_drop_unused_inits(IrGraph *g)
+{
+    size_t n = 0;
+    for (size_t i = g->inits.n; i-- > 0;) {
+        IrTensor *t = g->inits.p[i];
+        IrValue *v = t->name ? ir_graph_find_local(g, t->name) : NULL;
+        if (!v || v->kind != IR_VAL_INIT || v->n_uses || ir_value_is_graph_output(v))
+            continue;
+        ir_ptrlist_remove_at(&g->inits, i);
+        v->init = NULL;
+        v->kind = IR_VAL_UNDEF;
+        ir_tensor_free(t);
+        ir_value_drop_if_unused(v);
+        n++;
+    }
+    return n;
+}
+
 static IrValueInfo *ir_valueinfo_new(IrValue *v, IrType *type)
 {
     IrValueInfo *vi = ir_alloc(sizeof *vi);

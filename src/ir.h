@@ -661,6 +661,10 @@ void ir_graph_point_output(IrGraph *g, size_t index, IrValue *v);
 bool ir_value_is_graph_output(const IrValue *v);
 /* Drops v from its graph if nothing refers to it any more. */
 void ir_value_drop_if_unused(IrValue *v);
+/* Drops g's initializers that nothing reads (a read from a nested
+ * subgraph counts) and that are not graph inputs or outputs; returns how
+ * many. */
+size_t ir_graph_drop_unused_inits(IrGraph *g);
 
 /* Adds graph input `name` with an (owned) type, at the end of the input
  * list. Returns the new ValueInfo, or NULL (type not taken) when the name

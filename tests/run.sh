@@ -272,6 +272,10 @@ run coreml_cmops_ct /usr/bin/python3 tests/coreml_cmops_ct.py "$build/onnx-conve
 # QLinearMatMul, QLinearConv, int32 DequantizeLinear) exported exactly,
 # judged by Apple's loader and by ONNX Runtime against the original
 run coreml_cmquant_ct /usr/bin/python3 tests/coreml_cmquant_ct.py "$build/onnx-convert"
+# coremltools' own packages (its Builder): negative transpose perms,
+# string consts, iOS18's scaled_dot_product_attention, imported, checked
+# and run by ONNX Runtime against numpy (~15 s)
+run coreml_ctfix_ct /usr/bin/python3 tests/coreml_ctfix_ct.py "$build/onnx-convert"
 
 # the sanitized programs' lines and sums (a job that died without its
 # sums counts as one failure)

@@ -388,6 +388,72 @@ static void test_raise_matmul(void)
     mil_type_clear(&to);
 }
 
+/* transpose with MIL's negative perm [1, -3, -1] (coremltools writes it
+ * for attention heads; ONNX's perm takes 0..rank-1 only): x [2,3,4]
+ * becomes [3,2,4], plus y. */
+static void test_raise_transpose_negative(void)
+{
+    MilFunction *f;
+    MilModel *m = mm_model("iOS15", &f);
+    int64_t xd[3] = {2, 3, 4}, od[3] = {3, 2, 4};
+    MilType tx = mil_type(MIL_FP32, 3, xd), to = mil_type(MIL_FP32, 3, od);
+    mm_input(m, f, "x", &tx);
+    mm_input(m, f, "y", &to);
+    MilOp *o = mil_op_add(f->block, "transpose", "tr");
+    mil_op_in(o, "x", "x");
+    mil_op_in_const(o, "perm", mil_tensor_ints((int32_t[]){1, -3, -1}, 3));
+    mil_op_out(o, "t", &to);
+    o = mil_op_add(f->block, "add", "sum");
+    mil_op_in(o, "x", "t");
+    mil_op_in(o, "y", "y");
+    mil_op_out(o, "z", &to);
+    mm_output(m, f, "z", &to);
+    float xv[24], yv[24];
+    double want[24];
+    for (int i = 0; i < 24; i++) {
+        xv[i] = (float)i;
+        yv[i] = 100.0f * (float)(i % 3);
+    }
+    for (int a = 0; a < 3; a++)
+        for (int b = 0; b < 2; b++)
+            for (int c = 0; c < 4; c++)
+                want[(a * 2 + b) * 4 + c] = xv[(b * 3 + a) * 4 + c] + yv[(a * 2 + b) * 4 + c];
+    co_run("transpose perm [1,-3,-1]", m, 3, xd, xv, 3, od, yv, want, 24, NULL);
+    mil_model_free(m);
+    mil_type_clear(&tx);
+    mil_type_clear(&to);
+}
+
+/* What the import gives passes the checker or is refused: here the add
+ * of two bools (MIL's op checker would refuse the program first; the
+ * import alone must not write what ONNX's Add does not take). */
+static void test_import_gate(void)
+{
+    MilFunction *f;
+    MilModel *m = mm_model("iOS15", &f);
+    int64_t xd[1] = {3};
+    MilType tx = mil_type(MIL_FP32, 1, xd), tb = mil_type(MIL_BOOL, 1, xd);
+    mm_input(m, f, "x", &tx);
+    mm_input(m, f, "y", &tx);
+    const char *names[2][2] = {{"x", "bx"}, {"y", "by"}};
+    for (int i = 0; i < 2; i++) {
+        MilOp *o = mil_op_add(f->block, "cast", names[i][1]);
+        mil_op_in(o, "x", names[i][0]);
+        mil_op_in_const(o, "dtype", mil_tensor_string("bool"));
+        mil_op_out(o, names[i][1], &tb);
+    }
+    MilOp *o = mil_op_add(f->block, "add", "sum");
+    mil_op_in(o, "x", "bx");
+    mil_op_in(o, "y", "by");
+    mil_op_out(o, "z", &tb);
+    mm_output(m, f, "z", &tb);
+    float v[3] = {0, 1, 2};
+    co_run("add of bools", m, 1, xd, v, 1, xd, v, NULL, 0, "the ONNX model it gives is invalid");
+    mil_model_free(m);
+    mil_type_clear(&tx);
+    mil_type_clear(&tb);
+}
+
 static const char *co_pad, *co_cmode;
 static bool co_align;
 static float co_pad_value;
@@ -474,6 +540,8 @@ int main(void)
     test_einsum_refused();
     test_grid_sample();
     test_raise_matmul();
+    test_raise_transpose_negative();
+    test_import_gate();
     test_raise_resample();
     return t_done("test_coreml_cmops");
 }

@@ -20,7 +20,12 @@
  * or averages the squares. Refused: LpPool with ceil_mode (a window past
  * the padded edge then counts fewer elements than the kernel) or
  * dilations other than 1 (MIL's pools have none), p below 1.
+ *
+ * Raised only: iOS18's scaled_dot_product_attention (coremltools'
+ * definition, PyTorch's function without dropout or is_causal) as MatMul,
+ * Div by sqrt(E), the mask, Softmax and MatMul.
  */
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -653,6 +658,9 @@ static int raise_pool(CmRaise *r, const MilOp *op)
     return 0;
 }
 
+static const char *nn_swap_last(CmRaise *r, const MilInput *in, const char *v,
+                                const char *param);
+
 /* matmul's x or y (param) with its last two dims swapped when `flag` is
  * set: a Transpose of the rank the MIL value declares (1-D: matmul ignores
  * the flag). NULL with err when the rank is unknown. */
@@ -667,10 +675,19 @@ static const char *nn_raise_operand(CmRaise *r, const MilOp *op, const char *par
     }
     if (!cmr_bool(r, op, flag, false))
         return v;
+    return nn_swap_last(r, in, v, param);
+}
+
+/* v (the value of MIL input `in`) with its last two dims swapped: a
+ * Transpose of the rank the MIL value declares; v itself below rank 2.
+ * NULL with err when the rank is unknown. */
+static const char *nn_swap_last(CmRaise *r, const MilInput *in, const char *v,
+                                const char *param)
+{
     const MilArg *a = in && in->n_args ? &in->args[0] : NULL;
     int rank = !a ? -1 : a->value ? a->value->rank : cmr_rank(r, a->name);
     if (rank < 0 || rank > NN_MAX_RANK) {
-        cmr_fail(r, "%s with '%s' of unknown rank", flag, param);
+        cmr_fail(r, "'%s' of unknown rank", param);
         return NULL;
     }
     if (rank < 2)
@@ -731,7 +748,75 @@ static int raise_linear(CmRaise *r, const MilOp *op)
     return cmr_simple(r, op, "Add", 2, i3, NULL);
 }
 
+/* Adds node op_type(in...) -> a fresh value named after base; its name,
+ * or NULL with err. */
+static const char *nn_step(CmRaise *r, const char *op_type, size_t n_in,
+                           const char *const *in, const char *base, IrNode **node)
+{
+    const char *t = cmr_tmp(r, base), *o[1] = {t};
+    return cmr_node(r, op_type, n_in, in, 1, o, node) < 0 ? NULL : t;
+}
+
+/* The scores' mask: + a float mask, or -inf where a bool mask is false
+ * (coremltools' definition, as PyTorch's masked_fill). */
+static const char *nn_sdpa_mask(CmRaise *r, const MilOp *op, const char *s, const char *q)
+{
+    const char *mask = cmr_in(r, op, "attn_mask", 0);
+    if (!mask)
+        return r->in_failed ? NULL : s;
+    int32_t mt = cmr_elem(r, op, "attn_mask");
+    if (mt == IR_FLOAT || mt == IR_FLOAT16) {
+        const char *in[2] = {s, mask};
+        return nn_step(r, "Add", 2, in, "masked", NULL);
+    }
+    if (mt != IR_BOOL) {
+        cmr_fail(r, "attn_mask of an unknown type");
+        return NULL;
+    }
+    float ninf = -INFINITY;
+    const char *c[2] = {cmr_init_f32(r, &ninf, 1, true), q};
+    const char *lo = nn_step(r, "CastLike", 2, c, "ninf", NULL);
+    const char *in[3] = {mask, s, lo};
+    return lo ? nn_step(r, "Where", 3, in, "masked", NULL) : NULL;
+}
+
+/* scaled_dot_product_attention (iOS18): softmax(Q K^T / sqrt(E) + mask) V,
+ * E the last dim of query, read at run time (Shape from -1, CastLike,
+ * Sqrt) so that a flexible E raises too. */
+static int raise_sdpa(CmRaise *r, const MilOp *op)
+{
+    const char *q = cmr_in(r, op, "query", 0), *k = cmr_in(r, op, "key", 0);
+    const char *v = cmr_in(r, op, "value", 0);
+    if (!q || !k || !v)
+        return r->in_failed ? -1 : cmr_fail(r, "query, key or value missing");
+    const char *kt = nn_swap_last(r, mil_op_input(op, "key"), k, "key");
+    const char *i2[2] = {q, kt};
+    const char *s = kt ? nn_step(r, "MatMul", 2, i2, "scores", NULL) : NULL;
+    IrNode *shape;
+    const char *i1[1] = {q};
+    const char *e = s ? nn_step(r, "Shape", 1, i1, "e", &shape) : NULL;
+    if (!e)
+        return -1;
+    ir_node_set_attr(shape, ir_attr_int("start", -1));
+    const char *c[2] = {e, q};
+    const char *ef = nn_step(r, "CastLike", 2, c, "e", NULL);
+    const char *i3[1] = {ef};
+    const char *root = ef ? nn_step(r, "Sqrt", 1, i3, "sqrt_e", NULL) : NULL;
+    const char *i4[2] = {s, root};
+    const char *scaled = root ? nn_step(r, "Div", 2, i4, "scaled", NULL) : NULL;
+    const char *masked = scaled ? nn_sdpa_mask(r, op, scaled, q) : NULL;
+    IrNode *sm;
+    const char *i5[1] = {masked};
+    const char *w = masked ? nn_step(r, "Softmax", 1, i5, "weights", &sm) : NULL;
+    if (!w)
+        return -1;
+    ir_node_set_attr(sm, ir_attr_int("axis", -1));
+    const char *i6[2] = {w, v};
+    return cmr_simple(r, op, "MatMul", 2, i6, NULL);
+}
+
 static const CmRaiseRule nn_raise[] = {
+    {"scaled_dot_product_attention", raise_sdpa},
     {"conv", raise_conv},
     {"conv_transpose", raise_conv},
     {"max_pool", raise_pool},

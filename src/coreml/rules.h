@@ -195,6 +195,9 @@ int cmr_node(CmRaise *r, const char *op_type, size_t n_in, const char *const *in
 int cmr_rank(CmRaise *r, const char *name);
 /* A fresh value name built from base (owned by r's pool). */
 const char *cmr_tmp(CmRaise *r, const char *base);
+/* The ONNX element type of op's input param (a const, an op's output or
+ * a graph input); 0 when unknown. */
+int32_t cmr_elem(CmRaise *r, const MilOp *op, const char *param);
 /* New initializers; return their names. */
 const char *cmr_init_i64(CmRaise *r, const int64_t *v, size_t n, bool scalar);
 const char *cmr_init_f32(CmRaise *r, const float *v, size_t n, bool scalar);

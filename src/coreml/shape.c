@@ -701,13 +701,34 @@ static int raise_int_attr(CmRaise *r, const MilOp *op, const char *param, IrNode
     return 0;
 }
 
+/* MIL's perm may count from the end (coremltools writes [1, -3, -1] for
+ * a multi-head attention's transposes); ONNX's Transpose takes 0..rank-1
+ * only, so each entry is normalized by the perm's length, the rank. */
 static int raise_transpose(CmRaise *r, const MilOp *op)
 {
+    const MilTensor *t = cmr_const(r, op, "perm");
+    int64_t *v;
+    size_t nv;
+    if (!t || !cmr_ints(t, &v, &nv))
+        return cmr_fail(r, "perm is not a constant list of ints");
+    uint64_t seen = 0;
+    bool ok = nv <= 64;
+    for (size_t i = 0; ok && i < nv; i++) {
+        if (v[i] < 0)
+            v[i] += (int64_t)nv;
+        ok = v[i] >= 0 && v[i] < (int64_t)nv && !(seen >> v[i] & 1);
+        if (ok)
+            seen |= (uint64_t)1 << v[i];
+    }
     const char *in[1] = {cmr_in(r, op, "x", 0)};
     IrNode *node;
-    if (cmr_simple(r, op, "Transpose", 1, in, &node) < 0)
-        return -1;
-    return raise_int_attr(r, op, "perm", node, "perm", true);
+    if (!ok || cmr_simple(r, op, "Transpose", 1, in, &node) < 0) {
+        free(v);
+        return ok ? -1 : cmr_fail(r, "perm is not a permutation of its %zu dims", nv);
+    }
+    ir_node_set_attr(node, ir_attr_ints("perm", nv, v));
+    free(v);
+    return 0;
 }
 
 static int raise_concat(CmRaise *r, const MilOp *op)

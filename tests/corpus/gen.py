@@ -897,7 +897,7 @@ def split_file(fname):
 def plan(sel_only, sample):
     """The (case -> opsets), derived files and Core ML packages to make."""
     want_torch, want_derived = {}, []
-    want_ct = [f for f in (SAMPLE if sample else ctpkg.files()) if ctpkg.split(f)
+    want_ct = [f for f in (SAMPLE if sample else ctpkg.files(CASES)) if ctpkg.split(f)
                and (not sel_only or any(s in f for s in sel_only))]
     if want_ct and not ctpkg.available():
         print("corpus: no Core ML packages (coremltools is not set up in %s)" % ctpkg.CT_DIR)

@@ -1,0 +1,235 @@
+"""The import of what coremltools writes (issue 34): each package below is
+built by coremltools' own MIL Builder and writer (ct.convert of a
+pymil program), imported with `onnx-convert convert PKG -o OUT.onnx`,
+checked by our checker (`check OUT.onnx`), and run by ONNX Runtime
+against outputs numpy computes from the op's definition:
+
+- transpose with a negative perm ([1, -3, -1]: coremltools writes it for
+  a multi-head attention's heads; ONNX's Transpose takes 0..rank-1 only,
+  and the import used to copy it into a file ONNX Runtime refuses);
+- conv and max_pool with pad_type "same"/"valid" and a cast with its
+  dtype, which coremltools writes as string consts (the import stopped
+  at "constant of MIL type string has no ONNX type");
+- iOS18's scaled_dot_product_attention without a mask, with a bool mask
+  (false: not attended) and with a float mask (added to the scores), in
+  float32 and float16.
+
+Usage: /usr/bin/python3 tests/coreml_ctfix_ct.py PATH/TO/onnx-convert
+(`--build DIR` is the part that runs inside coremltools' environment.)
+Skips, saying so, when coremltools or ONNX Runtime is not set up.
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SDPA = "scaled_dot_product_attention"
+
+
+# ---- the packages (run by coremltools' python, --build) ----------------------------
+
+def build_all(out):
+    import contextlib
+    import io
+    import numpy as np
+    import coremltools as ct
+    from coremltools.converters.mil import Builder as mb
+
+    rng = np.random.default_rng(34)
+    cases = []
+
+    def save(name, op, prog, target, inputs, want, fp16=False):
+        with contextlib.redirect_stderr(io.StringIO()):
+            m = ct.convert(prog, convert_to="mlprogram", minimum_deployment_target=target,
+                           compute_precision=ct.precision.FLOAT16 if fp16
+                           else ct.precision.FLOAT32, skip_model_load=True)
+        m.save(os.path.join(out, name + ".mlpackage"))
+        d = os.path.join(out, name)
+        os.makedirs(d)
+        for k, (iname, a) in enumerate(inputs):
+            np.save(os.path.join(d, "input_%d_%s.npy" % (k, iname)), a)
+        np.save(os.path.join(d, "want.npy"), want)
+        cases.append({"name": name, "op": op, "fp16": fp16})
+
+    x = rng.standard_normal((2, 3, 4)).astype(np.float32)
+
+    @mb.program(input_specs=[mb.TensorSpec(shape=x.shape)], opset_version=ct.target.iOS15)
+    def neg_perm(x):
+        return mb.transpose(x=x, perm=[1, -3, -1])
+    save("transpose_negative_perm", "transpose", neg_perm, ct.target.iOS15, [("x", x)],
+         x.transpose(1, 0, 2))
+
+    img = rng.standard_normal((1, 2, 5, 5)).astype(np.float32)
+    w = rng.standard_normal((3, 2, 3, 3)).astype(np.float32)
+
+    def conv_np(a, pad):
+        a = np.pad(a, ((0, 0), (0, 0), (pad, pad), (pad, pad)))
+        o = a.shape[2] - 2
+        y = np.zeros((1, 3, o, o), np.float32)
+        for i in range(o):
+            for j in range(o):
+                y[0, :, i, j] = np.tensordot(w, a[0, :, i:i + 3, j:j + 3], axes=3)
+        return y
+
+    for pad_type, pad in (("same", 1), ("valid", 0)):
+        @mb.program(input_specs=[mb.TensorSpec(shape=img.shape)],
+                    opset_version=ct.target.iOS15)
+        def conv(x):
+            return mb.conv(x=x, weight=w, pad_type=pad_type)
+        save("conv_pad_" + pad_type, "conv", conv, ct.target.iOS15, [("x", img)], conv_np(img, pad))
+
+    def pool_np(a):
+        a = np.pad(a, ((0, 0), (0, 0), (1, 1), (1, 1)), constant_values=-np.inf)
+        y = np.zeros_like(img)
+        for i in range(5):
+            for j in range(5):
+                y[0, :, i, j] = a[0, :, i:i + 3, j:j + 3].max(axis=(1, 2))
+        return y
+
+    @mb.program(input_specs=[mb.TensorSpec(shape=img.shape)], opset_version=ct.target.iOS15)
+    def pool(x):
+        return mb.max_pool(x=x, kernel_sizes=[3, 3], strides=[1, 1], pad_type="same")
+    save("max_pool_same", "max_pool", pool, ct.target.iOS15, [("x", img)], pool_np(img))
+
+    v = (rng.standard_normal((6,)) * 3).astype(np.float32)
+
+    @mb.program(input_specs=[mb.TensorSpec(shape=v.shape)], opset_version=ct.target.iOS15)
+    def cast(x):
+        i = mb.cast(x=x, dtype="int32")
+        return mb.cast(x=i, dtype="fp32")
+    save("cast_dtype_string", "cast", cast, ct.target.iOS15, [("x", v)], np.trunc(v))
+
+    q = rng.standard_normal((2, 3, 4, 8)).astype(np.float32)
+    k = rng.standard_normal((2, 3, 5, 8)).astype(np.float32)
+    val = rng.standard_normal((2, 3, 5, 6)).astype(np.float32)
+    bmask = rng.random((4, 5)) > 0.3
+    bmask[:, 0] = True            # every row attends to something
+    fmask = rng.standard_normal((1, 1, 4, 5)).astype(np.float32)
+
+    def sdpa_np(add):
+        s = q @ k.transpose(0, 1, 3, 2) / np.sqrt(8.0) + add
+        s = np.exp(s - s.max(axis=-1, keepdims=True))
+        return (s / s.sum(axis=-1, keepdims=True)) @ val
+
+    specs = [mb.TensorSpec(shape=q.shape), mb.TensorSpec(shape=k.shape),
+             mb.TensorSpec(shape=val.shape)]
+    ins = [("q", q), ("k", k), ("v", val)]
+    for fp16 in (False, True):
+        tag = "_fp16" if fp16 else ""
+
+        @mb.program(input_specs=specs, opset_version=ct.target.iOS18)
+        def sdpa(q, k, v):
+            return mb.scaled_dot_product_attention(query=q, key=k, value=v)
+        save("sdpa" + tag, SDPA, sdpa, ct.target.iOS18, ins, sdpa_np(0.0), fp16)
+
+        @mb.program(input_specs=specs, opset_version=ct.target.iOS18)
+        def sdpa_bool(q, k, v):
+            return mb.scaled_dot_product_attention(query=q, key=k, value=v,
+                                                   attn_mask=bmask)
+        save("sdpa_bool_mask" + tag, SDPA, sdpa_bool, ct.target.iOS18, ins,
+             sdpa_np(np.where(bmask, 0.0, -np.inf)), fp16)
+
+        @mb.program(input_specs=specs, opset_version=ct.target.iOS18)
+        def sdpa_float(q, k, v):
+            return mb.scaled_dot_product_attention(query=q, key=k, value=v,
+                                                   attn_mask=fmask)
+        save("sdpa_float_mask" + tag, SDPA, sdpa_float, ct.target.iOS18, ins, sdpa_np(fmask), fp16)
+
+    with open(os.path.join(out, "cases.json"), "w") as fh:
+        json.dump(cases, fh)
+
+
+# ---- the judge (our python) ------------------------------------------------------------
+
+def case_dir(tmp, case, onnx_path):
+    """The ort-check.js layout: inputs under the import's input names."""
+    import numpy as np
+    import onnx
+    from onnx import numpy_helper
+    src = os.path.join(tmp, case["name"])
+    m = onnx.load(onnx_path)
+    d = os.path.join(tmp, case["name"] + "_case")
+    os.makedirs(os.path.join(d, "test_data_set_0"))
+    files = sorted(f for f in os.listdir(src) if f.startswith("input_"))
+    names = {vi.name for vi in m.graph.input}
+    for k, f in enumerate(files):
+        name = f[len("input_%d_" % k):-4]
+        if name not in names:
+            return None, "the import has no input '%s'" % name
+        a = np.load(os.path.join(src, f))
+        with open(os.path.join(d, "test_data_set_0", "input_%d.pb" % k), "wb") as fh:
+            fh.write(numpy_helper.from_array(a, name).SerializeToString())
+    want = np.load(os.path.join(src, "want.npy")).astype(np.float32)
+    with open(os.path.join(d, "test_data_set_0", "output_0.pb"), "wb") as fh:
+        fh.write(numpy_helper.from_array(want, m.graph.output[0].name).SerializeToString())
+    # float16 compute: float16's own relative spacing, 2^-10, over a few
+    # roundings of values near 1
+    tol = {"rtol": 1e-2, "atol": 1e-2} if case["fp16"] else {"rtol": 1e-5, "atol": 1e-5}
+    with open(os.path.join(d, "tolerance.json"), "w") as fh:
+        json.dump(tol, fh)
+    return d, None
+
+
+def main():
+    sys.path.insert(0, HERE)
+    from clitest import CT_DIR, ct_judge, have_ct, have_ort, ort_batch, skip
+    tool = sys.argv[1]
+    if not have_ct():
+        skip("no coremltools judge")
+    if not have_ort():
+        skip("no ONNX Runtime")
+    passed = failed = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        env = dict(os.environ, OC_CT_PATH=os.path.abspath(CT_DIR))
+        b = subprocess.run(["/usr/bin/python3", "-Es", os.path.abspath(__file__), "--build",
+                            tmp], capture_output=True, text=True, env=env)
+        if b.returncode:
+            print("FAIL coremltools did not build the packages: %s" % b.stderr[-600:])
+            print("coreml_ctfix_ct: 0 passed, 1 failed")
+            return 1
+        with open(os.path.join(tmp, "cases.json")) as fh:
+            cases = json.load(fh)
+        jobs = []
+        for c in cases:
+            pkg = os.path.join(tmp, c["name"] + ".mlpackage")
+            out = os.path.join(tmp, c["name"] + ".onnx")
+            ok, ops, _, said = ct_judge(pkg)
+            if not ok or c["op"] not in ops:
+                print("FAIL %s: Apple's loader, or no %s in the package: %s %s"
+                      % (c["name"], c["op"], sorted(ops), said))
+                failed += 1
+                continue
+            r = subprocess.run([tool, "convert", pkg, "-o", out], capture_output=True, text=True)
+            if r.returncode:
+                print("FAIL %s: import: %s" % (c["name"], r.stderr.strip()[-300:]))
+                failed += 1
+                continue
+            chk = subprocess.run([tool, "check", out], capture_output=True, text=True)
+            if chk.returncode:
+                print("FAIL %s: check of the import: %s" % (c["name"], chk.stderr.strip()[-300:]))
+                failed += 1
+                continue
+            d, why = case_dir(tmp, c, out)
+            if not d:
+                print("FAIL %s: %s" % (c["name"], why))
+                failed += 1
+                continue
+            jobs.append((d, out))
+        p, f = ort_batch(jobs, tmp, show_passes=True)
+        passed += p
+        failed += f
+    print("coreml_ctfix_ct: %d passed, %d failed" % (passed, failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 3 and sys.argv[1] == "--build":
+        ct_dir = os.environ["OC_CT_PATH"]
+        sys.path[:0] = [os.path.join(ct_dir, "src"), os.path.join(ct_dir, "stubs")]
+        import logging
+        logging.disable(logging.WARNING)
+        build_all(sys.argv[2])
+        sys.exit(0)
+    sys.exit(main())
