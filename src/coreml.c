@@ -1495,8 +1495,9 @@ static int cm_raise_op(CmRaise *r, const MilOp *op)
     }
     if (op->n_blocks && strcmp(op->type, "cond") && strcmp(op->type, "while_loop"))
         return cmr_fail(r, "ops with blocks other than cond and while_loop are not raised yet");
-    CmRaiseFn fn = cm_raise_rule(op->type);
-    if (!fn)
+    bool folded = !strncmp(op->type, "constexpr_", 10);
+    CmRaiseFn fn = folded ? NULL : cm_raise_rule(op->type);
+    if (!fn && !folded)
         return cmr_fail(r, "no ONNX raising for this op");
     for (size_t k = 0; k < op->n_out; k++) {
         CmConst *e = ir_alloc(sizeof *e);
@@ -1504,7 +1505,34 @@ static int cm_raise_op(CmRaise *r, const MilOp *op)
         e->type = &op->out[k].type;
         HASH_ADD_KEYPTR(hh, r->consts, e->key, strlen(e->key), e);
     }
-    return fn(r, op);
+    return folded ? cmx_fold(r, op) : fn(r, op);
+}
+
+int cmr_const_value(CmRaise *r, const MilOp *op, MilTensor *t)
+{
+    ir_ptrlist_push(&r->owned, t);
+    CmConst *e = NULL;
+    HASH_FIND_STR(r->consts, op->out[0].name, e);
+    if (!e)
+        return cmr_fail(r, "output '%s' is not registered", op->out[0].name);
+    e->val = t;
+    if (!cm_dtype_to_onnx(t->dtype))
+        return 0;
+    IrTensor *it = cmr_tensor(t, op->out[0].name);
+    if (!it)
+        return cmr_fail(r, "the folded constant cannot be held");
+    if (!ir_graph_add_init(r->g, it)) {
+        ir_tensor_free(it);
+        return cmr_fail(r, "value '%s' defined twice", op->out[0].name);
+    }
+    return 0;
+}
+
+uint16_t cmr_half(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    return cm_f32_to_f16(u);
 }
 
 int cmr_block(CmRaise *r, const MilBlock *b, IrGraph *g, const MilNamedType *types)
@@ -1688,6 +1716,9 @@ int cm_import(const MilModel *mm, IrModel **out, IrError *err)
     for (size_t i = 0; i < r.pool.n; i++)
         free(r.pool.p[i]);
     free(r.pool.p);
+    for (size_t i = 0; i < r.owned.n; i++)
+        mil_tensor_free(r.owned.p[i]);
+    free(r.owned.p);
     ks_free(&r.node_names);
     if (rc == 0) {
         cm_prune_inits(m->graph);

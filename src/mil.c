@@ -42,7 +42,8 @@ const MilTarget *mil_target_of_opset(const char *opset)
 size_t mil_dtype_size(int32_t dtype)
 {
     switch (dtype) {
-    case MIL_BOOL: case MIL_INT8: case MIL_UINT8:
+    case MIL_BOOL: case MIL_INT8: case MIL_UINT8: case MIL_INT4: case MIL_UINT1:
+    case MIL_UINT2: case MIL_UINT3: case MIL_UINT4: case MIL_UINT6:
         return 1;
     case MIL_FP16: case MIL_BF16: case MIL_INT16: case MIL_UINT16:
         return 2;
@@ -52,6 +53,18 @@ size_t mil_dtype_size(int32_t dtype)
         return 8;
     default:
         return 0;
+    }
+}
+
+int mil_dtype_bits(int32_t dtype)
+{
+    switch (dtype) {
+    case MIL_UINT1: return 1;
+    case MIL_UINT2: return 2;
+    case MIL_UINT3: return 3;
+    case MIL_INT4: case MIL_UINT4: return 4;
+    case MIL_UINT6: return 6;
+    default: return (int)mil_dtype_size(dtype) * 8;
     }
 }
 
@@ -73,6 +86,11 @@ const char *mil_dtype_name(int32_t dtype)
     case MIL_UINT16: return "uint16";
     case MIL_UINT32: return "uint32";
     case MIL_UINT64: return "uint64";
+    case MIL_UINT1: return "uint1";
+    case MIL_UINT2: return "uint2";
+    case MIL_UINT3: return "uint3";
+    case MIL_UINT4: return "uint4";
+    case MIL_UINT6: return "uint6";
     default: return NULL;
     }
 }

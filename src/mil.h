@@ -28,6 +28,7 @@ enum {
     MIL_FP16 = 10, MIL_FP32 = 11, MIL_FP64 = 12, MIL_BF16 = 13,
     MIL_INT8 = 21, MIL_INT16 = 22, MIL_INT32 = 23, MIL_INT64 = 24, MIL_INT4 = 25,
     MIL_UINT8 = 31, MIL_UINT16 = 32, MIL_UINT32 = 33, MIL_UINT64 = 34,
+    MIL_UINT4 = 35, MIL_UINT2 = 36, MIL_UINT1 = 37, MIL_UINT6 = 38, MIL_UINT3 = 39,
 };
 
 /* The deployment targets, oldest first: the iOS release, the Model's
@@ -184,8 +185,13 @@ MilTensor *mil_tensor_ints(const int32_t *v, size_t n);    /* rank 1 int32 */
 MilTensor *mil_tensor_string(const char *s);               /* rank 0 string */
 MilTensor *mil_tensor_copy(const MilTensor *t);
 void mil_tensor_free(MilTensor *t);
-/* Bytes per element (0 for strings and unknown codes). */
+/* Bytes per element in memory (0 for strings and unknown codes). The
+ * sub-byte types (int4, uint1..uint6: compressed weights) are stored
+ * packed in a blob and held unpacked here, one byte per element. */
 size_t mil_dtype_size(int32_t dtype);
+/* Bits per element as stored (1..6 for the sub-byte types), 0 when
+ * unknown. */
+int mil_dtype_bits(int32_t dtype);
 /* "fp32", "int32", ... (MIL's own names), or NULL. */
 const char *mil_dtype_name(int32_t dtype);
 /* Element count of a tensor's dims (false on overflow). */

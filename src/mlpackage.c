@@ -41,6 +41,9 @@ static const struct {
     {MIL_INT8, 4, 0},   {MIL_BF16, 5, MLP_NEVER},
     {MIL_INT16, 6, 9},  {MIL_UINT16, 7, 9},  {MIL_INT32, 14, 9},
     {MIL_UINT32, 15, 9},
+    /* compressed weights, packed from the least significant bit */
+    {MIL_INT4, 8, MLP_NEVER},  {MIL_UINT1, 9, MLP_NEVER},  {MIL_UINT2, 10, MLP_NEVER},
+    {MIL_UINT4, 11, MLP_NEVER}, {MIL_UINT3, 12, MLP_NEVER}, {MIL_UINT6, 13, MLP_NEVER},
 };
 
 uint32_t mlp_blob_code(int32_t mil_dtype, int spec)

@@ -117,9 +117,13 @@ static void mlp_put_le(uint8_t *p, uint64_t v, size_t w)
 
 /* Checks that an immediate tensor keeps its elements in the field coremltools
  * uses for its dtype, n of them, and copies them into t->data. */
+static void mlp_unpack_bits(MilTensor *t, size_t n, int bits);
+
 static int mlp_r_elements(MlpR *r, const Occoreml__TensorValue *tv, MilTensor *t, size_t n)
 {
     size_t w = mil_dtype_size(t->dtype);
+    int bits = mil_dtype_bits(t->dtype);
+    bool packed = bits > 0 && bits < 8;   /* coremltools packs them from the LSB */
     int want;
     size_t have;
     switch (t->dtype) {
@@ -130,6 +134,8 @@ static int mlp_r_elements(MlpR *r, const Occoreml__TensorValue *tv, MilTensor *t
     case MIL_BOOL: want = OCCOREML__TENSOR_VALUE__KIND_BOOLS; break;
     case MIL_STRING: want = OCCOREML__TENSOR_VALUE__KIND_STRINGS; break;
     case MIL_FP16: case MIL_BF16: case MIL_INT8: case MIL_UINT8: case MIL_UINT32:
+    case MIL_INT4: case MIL_UINT1: case MIL_UINT2: case MIL_UINT3: case MIL_UINT4:
+    case MIL_UINT6:
         want = OCCOREML__TENSOR_VALUE__KIND_BYTES; break;
     default:
         return ir_fail(r->err, "dtype %s cannot be an immediate value", mlp_dt(t->dtype));
@@ -147,6 +153,9 @@ static int mlp_r_elements(MlpR *r, const Occoreml__TensorValue *tv, MilTensor *t
     default: have = w ? tv->bytes->values.len / w : 0;
         if (w && tv->bytes->values.len % w)
             have = (size_t)-1;
+        if (packed)
+            have = n <= SIZE_MAX / 8 && tv->bytes->values.len == (n * (size_t)bits + 7) / 8
+                   ? n : (size_t)-1;
     }
     if (have != n)
         return ir_fail(r->err, "%zu %s elements stored for %zu declared", have,
@@ -189,6 +198,11 @@ static int mlp_r_elements(MlpR *r, const Occoreml__TensorValue *tv, MilTensor *t
             v = tv->bools->values[i] != 0;
             break;
         default:
+            if (packed) {
+                memcpy(t->data, tv->bytes->values.data, tv->bytes->values.len);
+                mlp_unpack_bits(t, n, bits);
+                return 0;
+            }
             memcpy(t->data, tv->bytes->values.data, t->nbytes);
             return 0;
         }
@@ -259,8 +273,31 @@ static uint64_t mlp_get_le(const uint8_t *p, size_t w)
     return v;
 }
 
+/* Unpacks t's n elements of `bits` bits each (packed from the least
+ * significant bit of each byte, as coremltools' blob writer packs them)
+ * to one byte each; int4 is sign-extended. */
+static void mlp_unpack_bits(MilTensor *t, size_t n, int bits)
+{
+    uint8_t *out = ir_alloc(n ? n : 1);
+    for (size_t i = 0; i < n; i++) {
+        unsigned v = 0;
+        for (int b = 0; b < bits; b++) {
+            size_t bit = i * (size_t)bits + (size_t)b;
+            v |= (unsigned)(t->data[bit / 8] >> (bit % 8) & 1) << b;
+        }
+        if (t->dtype == MIL_INT4 && v >= 8)
+            v = (v - 16) & 0xff;
+        out[i] = (uint8_t)v;
+    }
+    free(t->data);
+    t->data = out;
+    t->nbytes = n;
+}
+
 /* Reads t's bytes from its blob: the metadata record at `off` must carry
- * the sentinel, t's dtype and exactly t's byte count, all inside the file. */
+ * the sentinel, t's dtype and exactly t's byte count, all inside the file
+ * (a sub-byte type: its packed bytes, the unused bits of the last one
+ * counted in the record's padding). */
 static int mlp_r_blob(MlpR *r, const Occoreml__Value__BlobRef *br, MilTensor *t, size_t n)
 {
     MlpBlobFile *f = mlp_r_blobfile(r, br->filename ? br->filename : "");
@@ -276,6 +313,10 @@ static int mlp_r_blob(MlpR *r, const Occoreml__Value__BlobRef *br, MilTensor *t,
     uint64_t size = mlp_get_le(m + 8, 8), data = mlp_get_le(m + 16, 8);
     uint64_t pad = mlp_get_le(m + 24, 8);
     size_t w = mil_dtype_size(t->dtype);
+    int bits = mil_dtype_bits(t->dtype);
+    bool packed = bits > 0 && bits < 8;
+    uint64_t want = packed ? ((uint64_t)n * (uint64_t)bits + 7) / 8 : (uint64_t)n * w;
+    uint64_t want_pad = packed ? want * 8 - (uint64_t)n * (uint64_t)bits : 0;
     if (sentinel != MLP_BLOB_SENTINEL)
         return ir_fail(r->err, "%s: blob at offset %llu: bad sentinel 0x%llx", f->ref,
                        (unsigned long long)off, (unsigned long long)sentinel);
@@ -283,7 +324,7 @@ static int mlp_r_blob(MlpR *r, const Occoreml__Value__BlobRef *br, MilTensor *t,
         return ir_fail(r->err, "%s: blob at offset %llu holds dtype code %llu, the value "
                        "declares %s", f->ref, (unsigned long long)off,
                        (unsigned long long)code, mlp_dt(t->dtype));
-    if (!w || n > SIZE_MAX / w || size != (uint64_t)n * w || pad)
+    if (!w || n > SIZE_MAX / w || size != want || pad != want_pad)
         return ir_fail(r->err, "%s: blob at offset %llu has %llu bytes (padding %llu bits), "
                        "the value declares %zu %s elements", f->ref, (unsigned long long)off,
                        (unsigned long long)size, (unsigned long long)pad, n, mlp_dt(t->dtype));
@@ -305,6 +346,8 @@ static int mlp_r_blob(MlpR *r, const Occoreml__Value__BlobRef *br, MilTensor *t,
     }
     r->stats.n_blobs++;
     r->stats.blob_bytes += size;
+    if (packed)
+        mlp_unpack_bits(t, n, bits);
     return 0;
 }
 
@@ -358,10 +401,13 @@ fail:
 
 static int mlp_r_block(MlpR *r, const Occoreml__Block *in, MilBlock *b);
 
-/* The attributes coremltools writes: "name", and a const's "val". */
+/* The attributes coremltools writes: "name", a const's "val", and the
+ * parameters of iOS16's constexpr_* ops (compressed weights), which it
+ * writes as attributes: they become the op's constant inputs. */
 static int mlp_r_attrs(MlpR *r, const Occoreml__Operation *o, MilOp *op)
 {
     bool is_const = !strcmp(o->type, "const");
+    bool is_constexpr = !strncmp(o->type, "constexpr_", 10);
     for (size_t i = 0; i < o->n_attributes; i++) {
         const char *k = o->attributes[i]->key;
         if (!strcmp(k, "name") && !op->name) {
@@ -376,6 +422,11 @@ static int mlp_r_attrs(MlpR *r, const Occoreml__Operation *o, MilOp *op)
         } else if (is_const && !strcmp(k, "val") && !op->val) {
             if (!(op->val = mlp_r_value(r, o->attributes[i]->value)))
                 return mlp_wrap(r->err, "attribute 'val'");
+        } else if (is_constexpr && *k && !mil_op_input(op, k)) {
+            MilTensor *t = mlp_r_value(r, o->attributes[i]->value);
+            if (!t)
+                return mlp_wrap(r->err, "attribute '%s'", k);
+            mil_op_in_const(op, k, t);
         } else {
             return ir_fail(r->err, "attribute '%s' is not supported here", k);
         }

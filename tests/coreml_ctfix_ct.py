@@ -137,8 +137,102 @@ def build_all(out):
                                                    attn_mask=fmask)
         save("sdpa_float_mask" + tag, SDPA, sdpa_float, ct.target.iOS18, ins, sdpa_np(fmask), fp16)
 
+    build_compressed(save, rng)
     with open(os.path.join(out, "cases.json"), "w") as fh:
         json.dump(cases, fh)
+
+
+def pack_lsb(vals, bits):
+    """vals (unsigned ints below 2**bits) packed from the least
+    significant bit of each byte, as MIL's iOS16 constexpr ops take them."""
+    import numpy as np
+    b = ((np.asarray(vals, np.uint32)[:, None] >> np.arange(bits)) & 1).astype(np.uint8)
+    return np.packbits(b.flatten(), bitorder="little")
+
+
+def build_compressed(save, rng):
+    """Compressed weights (constexpr_* ops) under a linear layer: y = x W^T
+    with W the dense weight each op stands for, computed here by numpy from
+    the op's definition."""
+    import numpy as np
+    import coremltools as ct
+    from coremltools.converters.mil import Builder as mb
+    from coremltools.converters.mil.mil import types
+
+    x = rng.standard_normal((2, 6)).astype(np.float32)
+
+    def linear(name, op, target, make_w, want_w, fp16=False):
+        @mb.program(input_specs=[mb.TensorSpec(shape=x.shape)], opset_version=target)
+        def prog(x):
+            return mb.linear(x=x, weight=make_w())
+        save(name, op, prog, target, [("x", x)], x @ want_w.astype(np.float32).T, fp16)
+
+    q = rng.integers(-128, 128, (4, 6)).astype(np.int8)
+    zp = rng.integers(-5, 5, (4,)).astype(np.int8)
+    sc = (rng.random(4) * 0.1 + 0.01).astype(np.float32)
+    linear("affine_dequantize_ios16", "constexpr_affine_dequantize", ct.target.iOS16,
+           lambda: mb.constexpr_affine_dequantize(quantized_data=q, zero_point=zp, scale=sc,
+                                                  axis=0),
+           sc[:, None] * (q.astype(np.float32) - zp[:, None]))
+
+    lut = rng.standard_normal(16).astype(np.float32)
+    idx = rng.integers(0, 16, 24)
+    linear("lut_to_dense_ios16", "constexpr_lut_to_dense", ct.target.iOS16,
+           lambda: mb.constexpr_lut_to_dense(indices=pack_lsb(idx, 4), lut=lut,
+                                             shape=np.array([4, 6], np.uint32)),
+           lut[idx].reshape(4, 6))
+
+    dense = rng.standard_normal((4, 6)).astype(np.float32)
+    dense[rng.random((4, 6)) < 0.5] = 0
+    nz = dense.flatten() != 0
+    linear("sparse_to_dense_ios16", "constexpr_sparse_to_dense", ct.target.iOS16,
+           lambda: mb.constexpr_sparse_to_dense(nonzero_data=dense.flatten()[nz],
+                                                mask=pack_lsb(nz.astype(np.uint8), 1),
+                                                shape=np.array([4, 6], np.uint32)),
+           dense)
+
+    half = rng.standard_normal((4, 6)).astype(np.float16)
+    linear("cast_ios16", "constexpr_cast", ct.target.iOS16,
+           lambda: mb.constexpr_cast(source_val=half, output_dtype="fp32"), half)
+
+    # iOS18: int4 data in blocks of 3 along the input dim, uint4 offsets
+    d4 = rng.integers(-8, 8, (4, 6)).astype(types.np_int4_dtype)
+    bsc = (rng.random((4, 2)) * 0.1 + 0.01).astype(np.float32)
+    off = rng.integers(-2, 3, (4, 2)).astype(types.np_int4_dtype)
+    linear("blockwise_shift_scale_int4", "constexpr_blockwise_shift_scale", ct.target.iOS18,
+           lambda: mb.constexpr_blockwise_shift_scale(data=d4, scale=bsc, offset=off),
+           np.repeat(bsc, 3, axis=1) * (d4.astype(np.float32) - np.repeat(off, 3, axis=1)))
+
+    # iOS18: 2-bit indices, a table per pair of rows; and 1-bit vectors of
+    # 2 along the input dim
+    i2 = rng.integers(0, 4, (4, 6)).astype(types.np_uint2_dtype)
+    lut2 = rng.standard_normal((2, 1, 4, 1)).astype(np.float32)
+    want2 = np.stack([lut2[r // 2, 0, i2[r], 0] for r in range(4)])
+    linear("lut_to_dense_ios18_groups", "constexpr_lut_to_dense", ct.target.iOS18,
+           lambda: mb.constexpr_lut_to_dense(indices=i2, lut=lut2), want2)
+    i1 = rng.integers(0, 2, (4, 3)).astype(types.np_uint1_dtype)
+    lutv = rng.standard_normal((1, 1, 2, 2)).astype(np.float32)
+    wantv = np.stack([np.concatenate([lutv[0, 0, i1[r, c]] for c in range(3)])
+                      for r in range(4)])
+    linear("lut_to_dense_ios18_vector", "constexpr_lut_to_dense", ct.target.iOS18,
+           lambda: mb.constexpr_lut_to_dense(indices=i1, lut=lutv,
+                                             vector_axis=np.int32(1)), wantv)
+
+    mask = (dense != 0).astype(types.np_uint1_dtype)
+    linear("sparse_to_dense_ios18", "constexpr_sparse_to_dense", ct.target.iOS18,
+           lambda: mb.constexpr_sparse_to_dense(nonzero_data=dense.flatten()[nz], mask=mask),
+           dense)
+
+    # chained, as coremltools' joint compression writes it: int8 data
+    # made dense by a mask, then dequantized per block
+    q8 = rng.integers(-100, 100, (4, 6)).astype(np.int8)
+    q8[dense == 0] = 0
+    s8 = (rng.random((4, 1)) * 0.05 + 0.01).astype(np.float32)
+    linear("sparse_then_blockwise", "constexpr_blockwise_shift_scale", ct.target.iOS18,
+           lambda: mb.constexpr_blockwise_shift_scale(
+               data=mb.constexpr_sparse_to_dense(nonzero_data=q8.flatten()[nz], mask=mask),
+               scale=s8),
+           s8 * q8.astype(np.float32))
 
 
 # ---- the judge (our python) ------------------------------------------------------------

@@ -170,6 +170,8 @@ typedef struct CmRaise {
                                model where two nodes share one) */
     bool in_failed;         /* cmr_in refused an argument and said why in
                                err: cmr_node keeps that reason */
+    IrPtrList owned;        /* values folded from constexpr_* ops
+                               (MilTensor *), freed at the end */
 } CmRaise;
 
 typedef int (*CmRaiseFn)(CmRaise *r, const MilOp *op);
@@ -195,6 +197,14 @@ int cmr_node(CmRaise *r, const char *op_type, size_t n_in, const char *const *in
 int cmr_rank(CmRaise *r, const char *name);
 /* A fresh value name built from base (owned by r's pool). */
 const char *cmr_tmp(CmRaise *r, const char *base);
+/* Makes t (owned from now on) the constant value of op's one output, as
+ * a const op's: the rules read it with cmr_const, and it becomes an
+ * initializer where its type is ONNX's. */
+int cmr_const_value(CmRaise *r, const MilOp *op, MilTensor *t);
+/* float -> float16 bits, to nearest even. */
+uint16_t cmr_half(float f);
+/* Folds a constexpr_* op (coreml/constexpr.c). */
+int cmx_fold(CmRaise *r, const MilOp *op);
 /* The ONNX element type of op's input param (a const, an op's output or
  * a graph input); 0 when unknown. */
 int32_t cmr_elem(CmRaise *r, const MilOp *op, const char *param);

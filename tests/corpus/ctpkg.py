@@ -132,6 +132,20 @@ def ct_check(pkg):
             "opset": fn.get("opset"), "ops": fn.get("n_ops"), "error": r.get("error")}
 
 
+def Flat(model, flatten):
+    """model with its outputs as one flat tuple of tensors."""
+    import torch
+
+    class _Flat(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.inner = model
+
+        def forward(self, *args):
+            return tuple(flatten(self.inner(*args)))
+    return _Flat().eval()
+
+
 def make(fname, out, cases, gen):
     """Writes OUT/FNAME (NAME_ct_PREC); returns the result dict gen.py
     records (a failure names its stage: build, trace, convert, save)."""
@@ -162,7 +176,10 @@ def make(fname, out, cases, gen):
         # check_trace off: its second trace differs from the first in
         # value names alone for VisionTransformer ("w" and "w.1"); the
         # import is judged against the eager model's outputs anyway
-        traced = torch.jit.trace(model, inputs, check_trace=False)
+        # a detector returns a list of dicts, which trace refuses: the
+        # tensors go out flat, in the order gen.flatten gives them (the
+        # ONNX exporter's), as a user wraps such a model for coremltools
+        traced = torch.jit.trace(Flat(model, gen.flatten), inputs, check_trace=False)
         stage = "convert"
         ct = import_ct()
         t1 = time.time()
