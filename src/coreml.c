@@ -1258,6 +1258,41 @@ int32_t cmr_elem(CmRaise *r, const MilOp *op, const char *param)
     return 0;
 }
 
+bool cmr_dims(CmRaise *r, const char *name, int64_t *dims, size_t cap, size_t *rank)
+{
+    CmConst *e = NULL;
+    HASH_FIND_STR(r->consts, name, e);
+    if (e) {
+        const MilType *t = e->type;
+        if (t->rank < 0 || (size_t)t->rank > cap)
+            return false;
+        for (int i = 0; i < t->rank; i++) {
+            if (t->dims[i] < 0 || (t->dim_names && t->dim_names[i]))
+                return false;
+            dims[i] = t->dims[i];
+        }
+        *rank = (size_t)t->rank;
+        return true;
+    }
+    for (const IrGraph *g = r->g; g; g = g->parent)
+        for (size_t i = 0; i < g->inputs.n; i++) {
+            const IrValueInfo *vi = g->inputs.p[i];
+            if (strcmp(vi->value->name, name))
+                continue;
+            const IrShape *s = vi->type ? vi->type->shape : NULL;
+            if (!s || s->rank > cap)
+                return false;
+            for (size_t k = 0; k < s->rank; k++) {
+                if (s->dims[k].kind != IR_DIM_VALUE)
+                    return false;
+                dims[k] = s->dims[k].value;
+            }
+            *rank = s->rank;
+            return true;
+        }
+    return false;
+}
+
 const char *cmr_tmp(CmRaise *r, const char *base)
 {
     char *s = ir_graph_fresh_name(r->g, base);
@@ -1436,6 +1471,39 @@ int cmr_simple(CmRaise *r, const MilOp *op, const char *onnx_op, size_t n_in,
 {
     const char *out[1] = {cmr_out(op, 0)};
     return cmr_node(r, onnx_op, n_in, in, 1, out, node);
+}
+
+const char *cmr_tnode(CmRaise *r, const char *op_type, size_t n_in, const char *a,
+                      const char *b, IrNode **node)
+{
+    const char *in[2] = {a, b}, *out[1] = {NULL};
+    if (!a || (n_in == 2 && !b)) {
+        if (!r->in_failed)
+            cmr_fail(r, "an input of the ONNX %s is missing", op_type);
+        r->in_failed = true;
+        return NULL;
+    }
+    out[0] = cmr_tmp(r, op_type);
+    if (cmr_node(r, op_type, n_in, in, 1, out, node) < 0) {
+        r->in_failed = true;
+        return NULL;
+    }
+    return out[0];
+}
+
+const char *cmr_init_scalar(CmRaise *r, const MilOp *op, double v)
+{
+    int32_t dt = op->n_out ? op->out[0].type.dtype : 0;
+    bool ok = dt == MIL_FP32 || dt == MIL_FP16 || dt == MIL_INT32 || dt == MIL_BOOL;
+    MilTensor *t = ok ? cml_scalar(dt, v) : NULL;
+    const char *name = t ? cmr_init_tensor(r, t) : NULL;
+    mil_tensor_free(t);
+    if (!ok)
+        cmr_fail(r, "no scalar of the output's type %s",
+                 mil_dtype_name(dt) ? mil_dtype_name(dt) : "?");
+    if (!name)
+        r->in_failed = true;
+    return name;
 }
 
 /* ---- import --------------------------------------------------------------------- */

@@ -1,10 +1,10 @@
 /*
  * coreml/activation.c - Core ML lowering and raising of the activation
  * family: Relu, Sigmoid, Softmax, LogSoftmax (softmax then log: MIL has no
- * log_softmax), Elu, LeakyRelu, HardSigmoid, Softplus, Softsign,
- * ThresholdedRelu.
+ * log_softmax), Elu, LeakyRelu, HardSigmoid, Softplus, Softsign.
  *
- * PRelu, Selu, HardSwish, Mish and Celu (alpha * elu(x / alpha)) are
+ * ThresholdedRelu (x > alpha: greater and select; MIL's thresholded_relu
+ * keeps x >= alpha), PRelu, Selu, HardSwish, Mish and Celu (alpha * elu(x / alpha)) are
  * composed of MIL ops; Shrink is in elementwise.c; Hardmax is
  * reduce_argmax then one_hot along the axis.
  *
@@ -12,7 +12,17 @@
  * normalized); Hardmax of an unknown rank or a non-static axis dim (the
  * one_hot size is taken from it), or of a type other than fp16/fp32; Celu
  * with alpha 0.
+ *
+ * Raised (coremltools' iOS15/iOS17 activation defs): relu, sigmoid,
+ * softplus, softsign, elu, leaky_relu, sigmoid_hard, softmax one to one;
+ * as compositions of their formulas: thresholded_relu (MIL keeps x >= alpha,
+ * ONNX's ThresholdedRelu only x > alpha: Where), clamped_relu, relu6,
+ * silu, linear_activation, scaled_tanh, prelu and softplus_parametric (per
+ * channel of axis 1: constants shaped [C, 1, ...]), gelu in its three modes
+ * (ONNX's Gelu is opset 20). iOS17's alpha/beta of another float type than
+ * x are taken in x's type.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <stdbool.h>
 #include <string.h>
@@ -26,7 +36,7 @@ static const CmMap act_plain[] = {
 
 /* ops with one float parameter `alpha` (MIL's name too) */
 static const CmMap act_alpha[] = {
-    {"Elu", "elu"}, {"LeakyRelu", "leaky_relu"}, {"ThresholdedRelu", "thresholded_relu"},
+    {"Elu", "elu"}, {"LeakyRelu", "leaky_relu"},
 };
 
 #define ACT_N(t) (sizeof t / sizeof t[0])
@@ -121,6 +131,28 @@ static int lower_prelu(CmLower *c, const IrNode *n)
     mil_op_in(op, "cond", k);
     mil_op_in(op, "a", x);
     mil_op_in(op, "b", xs);
+    return cml_out(c, op, n, 0);
+}
+
+/* ThresholdedRelu keeps x > alpha: select(greater(x, alpha), x, 0). MIL's
+ * thresholded_relu keeps x >= alpha (its definition and value inference),
+ * which differs where x equals alpha. */
+static int lower_thresholded(CmLower *c, const IrNode *n)
+{
+    int32_t dt = cm_dtype_to_mil(cml_elem(n->in[0]));
+    if (dt != MIL_FP32 && dt != MIL_FP16)
+        return cml_refuse(c, "MIL's activations take floats");
+    const char *x = cml_in(c, n, 0);
+    if (!x)
+        return -1;
+    MilOp *op = cml_op(c, "greater");
+    mil_op_in(op, "x", x);
+    mil_op_in_const(op, "y", cml_scalar(dt, cml_attr_f(n, "alpha", 1.0f)));
+    const char *k = cml_tmp(c, op, MIL_BOOL, cml_rank(n->out[0]), NULL);
+    op = cml_op(c, "select");
+    mil_op_in(op, "cond", k);
+    mil_op_in(op, "a", x);
+    mil_op_in_const(op, "b", cml_scalar(dt, 0));
     return cml_out(c, op, n, 0);
 }
 
@@ -229,7 +261,7 @@ static const CmLowerRule act_lower[] = {
     {"Mish", lower_composite},
     {"Relu", lower_act}, {"Sigmoid", lower_act}, {"Softplus", lower_act},
     {"Softsign", lower_act}, {"Elu", lower_act}, {"LeakyRelu", lower_act},
-    {"ThresholdedRelu", lower_act}, {"HardSigmoid", lower_act},
+    {"ThresholdedRelu", lower_thresholded}, {"HardSigmoid", lower_act},
     {"Softmax", lower_softmax}, {"LogSoftmax", lower_softmax},
 };
 
@@ -268,11 +300,164 @@ static int raise_softmax(CmRaise *r, const MilOp *op)
     return 0;
 }
 
+/* A float scalar parameter of op (const; iOS17 lets its type differ from
+ * x's) as an initializer of the output's type; NULL with err. */
+static const char *act_param(CmRaise *r, const MilOp *op, const char *param)
+{
+    double v;
+    if (!cmr_float(cmr_const(r, op, param), &v)) {
+        cmr_fail(r, "%s is not a constant float scalar", param);
+        r->in_failed = true;
+        return NULL;
+    }
+    return cmr_init_scalar(r, op, v);
+}
+
+/* A per-channel parameter (const [C] of floats) as an initializer shaped
+ * [C, 1, ...] that broadcasts along axis 1 of the op's output, cast to the
+ * output's type where it differs; NULL with err. */
+static const char *act_channel(CmRaise *r, const MilOp *op, const char *param)
+{
+    const MilTensor *t = cmr_const(r, op, param);
+    int rank = op->n_out ? op->out[0].type.rank : -1;
+    int32_t dt = op->n_out ? op->out[0].type.dtype : 0;
+    int64_t dims[8];
+    if (!t || t->rank != 1 || (t->dtype != MIL_FP32 && t->dtype != MIL_FP16) || rank < 2 ||
+        rank > 8) {
+        cmr_fail(r, "%s is not a constant float vector, or the rank of x is not 2 to 8", param);
+        r->in_failed = true;
+        return NULL;
+    }
+    dims[0] = t->dims[0];
+    for (int i = 1; i < rank - 1; i++)
+        dims[i] = 1;
+    MilTensor *c = mil_tensor_new(t->dtype, rank - 1, dims, t->data);
+    const char *name = cmr_init_tensor(r, c);
+    mil_tensor_free(c);
+    if (!name || t->dtype == dt)
+        return name;
+    IrNode *node;
+    const char *y = cmr_tnode(r, "Cast", 1, name, NULL, &node);
+    if (y)
+        ir_node_set_attr(node, ir_attr_int("to", cm_dtype_to_onnx(dt)));
+    return y;
+}
+
+/* thresholded_relu keeps x where x >= alpha (MIL's definition and its
+ * value inference); ONNX's ThresholdedRelu keeps x > alpha only, so it is
+ * Where(x < alpha, 0, x). */
+static int raise_thresholded(CmRaise *r, const MilOp *op)
+{
+    const char *x = cmr_in(r, op, "x", 0);
+    const char *in[3] = {cmr_tnode(r, "Less", 2, x, act_param(r, op, "alpha"), NULL),
+                         cmr_init_scalar(r, op, 0), x};
+    return cmr_simple(r, op, "Where", 3, in, NULL);
+}
+
+/* clamped_relu: min(beta, x) for x >= 0, min(beta, alpha * x) below: Min
+ * of LeakyRelu and beta. (coremltools' value inference adds min(0, beta)
+ * for x >= 0, which differs only for a negative beta.) */
+static int raise_clamped_relu(CmRaise *r, const MilOp *op)
+{
+    double alpha;
+    if (!cmr_float(cmr_const(r, op, "alpha"), &alpha))
+        return cmr_fail(r, "alpha is not a constant float scalar");
+    IrNode *node;
+    const char *in[2] = {cmr_tnode(r, "LeakyRelu", 1, cmr_in(r, op, "x", 0), NULL, &node),
+                         act_param(r, op, "beta")};
+    if (in[0])
+        ir_node_set_attr(node, ir_attr_float("alpha", (float)alpha));
+    return cmr_simple(r, op, "Min", 2, in, NULL);
+}
+
+/* relu6 = Clip(x, 0, 6) */
+static int raise_relu6(CmRaise *r, const MilOp *op)
+{
+    const char *in[3] = {cmr_in(r, op, "x", 0), cmr_init_scalar(r, op, 0),
+                         cmr_init_scalar(r, op, 6)};
+    return cmr_simple(r, op, "Clip", 3, in, NULL);
+}
+
+/* silu = x * sigmoid(x) */
+static int raise_silu(CmRaise *r, const MilOp *op)
+{
+    const char *x = cmr_in(r, op, "x", 0);
+    const char *in[2] = {x, cmr_tnode(r, "Sigmoid", 1, x, NULL, NULL)};
+    return cmr_simple(r, op, "Mul", 2, in, NULL);
+}
+
+/* linear_activation = alpha * x + beta; scaled_tanh = alpha * tanh(beta * x) */
+static int raise_alpha_beta(CmRaise *r, const MilOp *op)
+{
+    const char *x = cmr_in(r, op, "x", 0);
+    if (!strcmp(op->type, "linear_activation")) {
+        const char *in[2] = {cmr_tnode(r, "Mul", 2, x, act_param(r, op, "alpha"), NULL),
+                             act_param(r, op, "beta")};
+        return cmr_simple(r, op, "Add", 2, in, NULL);
+    }
+    const char *bx = cmr_tnode(r, "Mul", 2, x, act_param(r, op, "beta"), NULL);
+    const char *in[2] = {cmr_tnode(r, "Tanh", 1, bx, NULL, NULL), act_param(r, op, "alpha")};
+    return cmr_simple(r, op, "Mul", 2, in, NULL);
+}
+
+/* prelu: ONNX PRelu with alpha [C] as a slope [C, 1, ...] (MIL's alpha is
+ * per channel, axis 1). */
+static int raise_prelu(CmRaise *r, const MilOp *op)
+{
+    const char *in[2] = {cmr_in(r, op, "x", 0), act_channel(r, op, "alpha")};
+    return cmr_simple(r, op, "PRelu", 2, in, NULL);
+}
+
+/* softplus_parametric = alpha_c * log(1 + exp(beta_c * x)) per channel
+ * (axis 1): Mul, Softplus, Mul with [C, 1, ...] constants. */
+static int raise_softplus_parametric(CmRaise *r, const MilOp *op)
+{
+    const char *bx = cmr_tnode(r, "Mul", 2, cmr_in(r, op, "x", 0), act_channel(r, op, "beta"),
+                               NULL);
+    const char *in[2] = {cmr_tnode(r, "Softplus", 1, bx, NULL, NULL),
+                         act_channel(r, op, "alpha")};
+    return cmr_simple(r, op, "Mul", 2, in, NULL);
+}
+
+/* gelu's three modes as their formulas (ONNX's Gelu is opset 20):
+ *   EXACT                  0.5 x (1 + erf(x / sqrt(2)))
+ *   TANH_APPROXIMATION     0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3)))
+ *   SIGMOID_APPROXIMATION  x sigmoid(1.702 x) */
+static int raise_gelu(CmRaise *r, const MilOp *op)
+{
+    const char *mode = cmr_string(cmr_const(r, op, "mode"));
+    const char *x = cmr_in(r, op, "x", 0), *t;
+    if (!mode || !strcmp(mode, "EXACT")) {
+        t = cmr_tnode(r, "Erf", 1, cmr_tnode(r, "Div", 2, x, cmr_init_scalar(r, op, sqrt(2.0)),
+                                             NULL), NULL, NULL);
+    } else if (!strcmp(mode, "TANH_APPROXIMATION")) {
+        const char *x3 = cmr_tnode(r, "Mul", 2, cmr_tnode(r, "Mul", 2, x, x, NULL), x, NULL);
+        const char *a = cmr_tnode(r, "Add", 2, x,
+                                  cmr_tnode(r, "Mul", 2, x3, cmr_init_scalar(r, op, 0.044715),
+                                            NULL), NULL);
+        const char *c = cmr_init_scalar(r, op, sqrt(2.0 / 3.14159265358979323846));
+        t = cmr_tnode(r, "Tanh", 1, cmr_tnode(r, "Mul", 2, a, c, NULL), NULL, NULL);
+    } else if (!strcmp(mode, "SIGMOID_APPROXIMATION")) {
+        const char *in[2] = {x, cmr_tnode(r, "Sigmoid", 1,
+                                          cmr_tnode(r, "Mul", 2, x, cmr_init_scalar(r, op, 1.702),
+                                                    NULL), NULL, NULL)};
+        return cmr_simple(r, op, "Mul", 2, in, NULL);
+    } else {
+        return cmr_fail(r, "mode '%s' unknown", mode);
+    }
+    const char *u = cmr_tnode(r, "Add", 2, t, cmr_init_scalar(r, op, 1), NULL);
+    const char *in[2] = {cmr_tnode(r, "Mul", 2, x, u, NULL), cmr_init_scalar(r, op, 0.5)};
+    return cmr_simple(r, op, "Mul", 2, in, NULL);
+}
+
 static const CmRaiseRule act_raise[] = {
     {"relu", raise_act}, {"sigmoid", raise_act}, {"softplus", raise_act},
     {"softsign", raise_act}, {"elu", raise_act}, {"leaky_relu", raise_act},
-    {"thresholded_relu", raise_act}, {"sigmoid_hard", raise_act},
-    {"softmax", raise_softmax},
+    {"thresholded_relu", raise_thresholded}, {"sigmoid_hard", raise_act},
+    {"softmax", raise_softmax}, {"clamped_relu", raise_clamped_relu}, {"relu6", raise_relu6},
+    {"silu", raise_silu}, {"linear_activation", raise_alpha_beta},
+    {"scaled_tanh", raise_alpha_beta}, {"prelu", raise_prelu},
+    {"softplus_parametric", raise_softplus_parametric}, {"gelu", raise_gelu},
 };
 
 CM_FAMILY(cm_family_activation, "activation", act_lower, act_raise);

@@ -11,7 +11,10 @@
  * sequences or optionals (MIL's cond and while_loop carry tensors); a Loop
  * with neither trip count nor condition (it never ends); a scan output
  * whose per-iteration shape is not static (its accumulator starts as a
- * fill of shape [0, ...]).
+ * fill of shape [0, ...]). The import refuses MIL's list ops (make_list,
+ * list_read/write/gather/scatter/length: they would be ONNX sequences,
+ * which the loop raising does not carry) and iOS18's states (read_state,
+ * write_state: ONNX has no state kept between runs).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -675,7 +678,24 @@ static int raise_while(CmRaise *r, const MilOp *op)
     return ctl_raise_body(r, op, g);
 }
 
+/* make_list, list_read, list_write, list_gather, list_scatter, list_length */
+static int refuse_list(CmRaise *r, const MilOp *op)
+{
+    return cmr_fail(r, "not raised: MIL's lists (growing tensor arrays) would be ONNX "
+                       "sequences, which the loop raising does not carry");
+}
+
+/* read_state, write_state (iOS18) */
+static int refuse_state(CmRaise *r, const MilOp *op)
+{
+    return cmr_fail(r, "not raised: a model state (kept between predictions), which ONNX "
+                       "has no notion of");
+}
+
 static const CmRaiseRule ctl_raise[] = {
+    {"make_list", refuse_list}, {"list_read", refuse_list}, {"list_write", refuse_list},
+    {"list_gather", refuse_list}, {"list_scatter", refuse_list}, {"list_length", refuse_list},
+    {"read_state", refuse_state}, {"write_state", refuse_state},
     {"cond", raise_cond},
     {"while_loop", raise_while},
 };

@@ -27,7 +27,11 @@
  *
  * The raising undoes MIL's flooring ops into ONNX ones: mod of floats as
  * x - floor(x/y) * y, floor_div of int32 as Div minus 1 where the signs
- * differ and the truncated remainder is not 0.
+ * differ and the truncated remainder is not 0. It also raises what the
+ * export does not emit: log's and inverse's epsilon (added first), square
+ * (x * x), exp2 (2 ^ x), threshold (max), round (MIL's definition rounds
+ * 0.5 to 0 and its value inference is numpy's half-to-even round: ONNX's
+ * Round; the export still builds Round from floor, see above).
  */
 #include <float.h>
 #include <math.h>
@@ -530,7 +534,8 @@ static int raise_cast(CmRaise *r, const MilOp *op)
     const char *dn = cmr_string(cmr_const(r, op, "dtype"));
     static const struct { const char *mil; int32_t onnx; } names[] = {
         {"fp32", IR_FLOAT}, {"fp16", IR_FLOAT16}, {"int32", IR_INT32}, {"bool", IR_BOOL},
-        {"int64", IR_INT64}, {"int8", IR_INT8}, {"uint8", IR_UINT8},
+        {"int64", IR_INT64}, {"int8", IR_INT8}, {"uint8", IR_UINT8}, {"int16", IR_INT16},
+        {"uint16", IR_UINT16},
     };
     for (size_t i = 0; dn && i < sizeof names / sizeof names[0]; i++) {
         if (strcmp(names[i].mil, dn))
@@ -568,31 +573,49 @@ static int raise_rsqrt(CmRaise *r, const MilOp *op)
     return cmr_simple(r, op, "Reciprocal", 1, o2, NULL);
 }
 
-/* One ONNX node of one output into a fresh temporary; its name, or NULL. */
-static const char *ew_rn(CmRaise *r, const char *type, const char *a, const char *b, size_t n_in)
+/* log(x, epsilon) = log(x + epsilon); inverse(x, epsilon) = 1 / (x +
+ * epsilon), epsilon 1e-4 by default. coremltools writes log's default
+ * (1e-45, which torch's log1p sets to 1) explicitly; an absent one, as the
+ * export writes log, is read as 0. */
+static int raise_epsilon(CmRaise *r, const MilOp *op)
 {
-    if (!a || (n_in == 2 && !b)) {
-        cmr_fail(r, "an input of %s is missing", type);
-        return NULL;
-    }
-    const char *in[2] = {a, b}, *out[1] = {cmr_tmp(r, "ew")};
-    return cmr_node(r, type, n_in, in, 1, out, NULL) < 0 ? NULL : out[0];
+    bool log = !strcmp(op->type, "log");
+    const char *x = cmr_in(r, op, "x", 0);
+    const MilTensor *e = cmr_const(r, op, "epsilon");
+    double eps = log ? 0 : 1e-4;
+    if (e && !cmr_float(e, &eps))
+        return cmr_fail(r, "epsilon is not a float scalar");
+    const char *in[1] = {eps != 0 ? cmr_tnode(r, "Add", 2, x, cmr_init_scalar(r, op, eps), NULL)
+                                  : x};
+    return cmr_simple(r, op, log ? "Log" : "Reciprocal", 1, in, NULL);
 }
 
-/* A scalar initializer of v in the op's output element type. */
-static const char *ew_rscalar(CmRaise *r, const MilOp *op, double v)
+/* square = x * x; exp2 = 2 ^ x; threshold = max(x, alpha) (alpha of x's
+ * type); round: MIL's definition rounds 0.5 to 0 and its value inference
+ * is numpy's round, half to even as ONNX's Round (coremltools' torch and
+ * TensorFlow front ends map their half-to-even rounds to it). */
+static int raise_unary_more(CmRaise *r, const MilOp *op)
 {
-    MilTensor *t = cml_scalar(op->out[0].type.dtype, v);
-    const char *name = t ? cmr_init_tensor(r, t) : NULL;
-    if (!t)
-        cmr_fail(r, "no scalar of the output type");
-    mil_tensor_free(t);
-    return name;
+    const char *x = cmr_in(r, op, "x", 0);
+    if (!strcmp(op->type, "square")) {
+        const char *in[2] = {x, x};
+        return cmr_simple(r, op, "Mul", 2, in, NULL);
+    }
+    if (!strcmp(op->type, "exp2")) {
+        const char *in[2] = {cmr_init_scalar(r, op, 2), x};
+        return cmr_simple(r, op, "Pow", 2, in, NULL);
+    }
+    if (!strcmp(op->type, "threshold")) {
+        const char *in[2] = {x, cmr_in(r, op, "alpha", 0)};
+        return cmr_simple(r, op, "Max", 2, in, NULL);
+    }
+    const char *in[1] = {x};
+    return cmr_simple(r, op, "Round", 1, in, NULL);
 }
 
 static int raise_not_equal(CmRaise *r, const MilOp *op)
 {
-    const char *e = ew_rn(r, "Equal", cmr_in(r, op, "x", 0), cmr_in(r, op, "y", 0), 2);
+    const char *e = cmr_tnode(r, "Equal", 2, cmr_in(r, op, "x", 0), cmr_in(r, op, "y", 0), NULL);
     const char *in[1] = {e};
     return e ? cmr_simple(r, op, "Not", 1, in, NULL) : -1;
 }
@@ -610,13 +633,14 @@ static int raise_floor_op(CmRaise *r, const MilOp *op)
         return cmr_fail(r, "x, y or the output type missing");
     IrNode *node;
     if (dt == MIL_FP32 || dt == MIL_FP16) {
-        const char *qd = ew_rn(r, "Div", x, y, 2);
+        const char *qd = cmr_tnode(r, "Div", 2, x, y, NULL);
         if (!qd)
             return -1;
         const char *in1[1] = {qd};
         if (div)
             return cmr_simple(r, op, "Floor", 1, in1, NULL);
-        const char *in[2] = {x, ew_rn(r, "Mul", ew_rn(r, "Floor", qd, NULL, 1), y, 2)};
+        const char *fl = cmr_tnode(r, "Floor", 1, qd, NULL, NULL);
+        const char *in[2] = {x, cmr_tnode(r, "Mul", 2, fl, y, NULL)};
         return in[1] ? cmr_simple(r, op, "Sub", 2, in, NULL) : -1;
     }
     if (!div) {
@@ -626,15 +650,16 @@ static int raise_floor_op(CmRaise *r, const MilOp *op)
         ir_node_set_attr(node, ir_attr_int("fmod", 0));
         return 0;
     }
-    const char *q = ew_rn(r, "Div", x, y, 2), *zero = ew_rscalar(r, op, 0);
+    const char *q = cmr_tnode(r, "Div", 2, x, y, NULL), *zero = cmr_init_scalar(r, op, 0);
     const char *min[2] = {x, y}, *rem = cmr_tmp(r, "ew"), *mout[1] = {rem};
     if (!q || !zero || cmr_node(r, "Mod", 2, min, 1, mout, &node) < 0)
         return -1;
     ir_node_set_attr(node, ir_attr_int("fmod", 1));
-    const char *nz = ew_rn(r, "Not", ew_rn(r, "Equal", rem, zero, 2), NULL, 1);
-    const char *s = ew_rn(r, "Xor", ew_rn(r, "Less", x, zero, 2), ew_rn(r, "Less", y, zero, 2), 2);
-    const char *k = ew_rn(r, "And", nz, s, 2);
-    const char *q1 = ew_rn(r, "Sub", q, ew_rscalar(r, op, 1), 2);
+    const char *nz = cmr_tnode(r, "Not", 1, cmr_tnode(r, "Equal", 2, rem, zero, NULL), NULL, NULL);
+    const char *s = cmr_tnode(r, "Xor", 2, cmr_tnode(r, "Less", 2, x, zero, NULL),
+                                cmr_tnode(r, "Less", 2, y, zero, NULL), NULL);
+    const char *k = cmr_tnode(r, "And", 2, nz, s, NULL);
+    const char *q1 = cmr_tnode(r, "Sub", 2, q, cmr_init_scalar(r, op, 1), NULL);
     const char *in[3] = {k, q1, q};
     return k && q1 ? cmr_simple(r, op, "Where", 3, in, NULL) : -1;
 }
@@ -642,7 +667,9 @@ static int raise_floor_op(CmRaise *r, const MilOp *op)
 static const CmRaiseRule ew_raise[] = {
     {"not_equal", raise_not_equal}, {"mod", raise_floor_op}, {"floor_div", raise_floor_op},
     {"rsqrt", raise_rsqrt},
-    {"sqrt", raise_unary}, {"exp", raise_unary}, {"log", raise_unary},
+    {"sqrt", raise_unary}, {"exp", raise_unary}, {"log", raise_epsilon},
+    {"inverse", raise_epsilon}, {"square", raise_unary_more}, {"exp2", raise_unary_more},
+    {"threshold", raise_unary_more}, {"round", raise_unary_more},
     {"abs", raise_unary}, {"erf", raise_unary}, {"tanh", raise_unary},
     {"sin", raise_unary}, {"cos", raise_unary}, {"tan", raise_unary},
     {"asin", raise_unary}, {"acos", raise_unary}, {"atan", raise_unary},

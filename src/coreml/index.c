@@ -16,6 +16,14 @@
  * static, unless the indices are constant and non-negative (the wrap needs
  * it); reductions other than none/add/mul/max/min (ONNX has no
  * other); NonZero and ReverseSequence of types MIL lacks.
+ *
+ * Raised besides: scatter (rows along an axis: ScatterElements of the
+ * indices expanded), the scatters' mode sub (add of the negated updates);
+ * iOS16's gather batch_dims with the axis right after them (GatherND),
+ * gather_nd batch_dims, topk without indices. Refused: the scatters' modes
+ * max and min (ONNX's are opset 18) and div; gather with batch_dims and
+ * another axis; non_maximum_suppression (padded boxes, scores, indices and
+ * a count, where ONNX's op gives selected indices).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -374,9 +382,61 @@ static const CmLowerRule ix_lower[] = {
     {"Gather", lower_gather}, {"GatherElements", lower_gather}, {"GatherND", lower_gather},
 };
 
+/* A Cast of `x` to int64 (ONNX's ScatterND and ReverseSequence take
+ * int64 indices and lengths); returns the new name. */
+static const char *ix_i64(CmRaise *r, const char *x)
+{
+    const char *y = cmr_tmp(r, "i64"), *in[1] = {x}, *out[1] = {y};
+    IrNode *node;
+    if (!x || cmr_node(r, "Cast", 1, in, 1, out, &node) < 0)
+        return NULL;
+    ir_node_set_attr(node, ir_attr_int("to", IR_INT64));
+    return y;
+}
+
+/* gather with iOS16's batch_dims b: x[b.., indices[b.., i..], rest..].
+ * With the axis at b it is GatherND of the indices unsqueezed last, with
+ * batch_dims b; other axes are refused. */
+static int ix_gather_batch(CmRaise *r, const MilOp *op, int64_t b)
+{
+    const MilInput *xi = mil_op_input(op, "x");
+    const MilArg *xa = xi && xi->n_args ? &xi->args[0] : NULL;
+    int rank = !xa ? -1 : xa->value ? xa->value->rank : cmr_rank(r, xa->name);
+    const MilTensor *at = cmr_const(r, op, "axis");
+    int64_t *v, axis = 0, last = -1;
+    size_t nv;
+    if (at && cmr_ints(at, &v, &nv)) {
+        axis = nv == 1 ? v[0] : axis;
+        free(v);
+    }
+    if (rank > 0 && axis < 0)
+        axis += rank;
+    if (rank < 1 || b < 0 || axis != b)
+        return cmr_fail(r, "batch_dims %lld with axis %lld: only the axis right after the "
+                           "batch dims is raised (GatherND)", (long long)b, (long long)axis);
+    const char *idx = ix_i64(r, cmr_in(r, op, "indices", 0));
+    const char *in[2] = {cmr_in(r, op, "x", 0),
+                         cmr_tnode(r, "Unsqueeze", 2, idx, cmr_init_i64(r, &last, 1, false),
+                                   NULL)};
+    IrNode *node;
+    if (cmr_simple(r, op, "GatherND", 2, in, &node) < 0)
+        return -1;
+    ir_node_set_attr(node, ir_attr_int("batch_dims", b));
+    return 0;
+}
+
 static int raise_gather(CmRaise *r, const MilOp *op)
 {
     bool nd = !strcmp(op->type, "gather_nd");
+    const MilTensor *bt = cmr_const(r, op, "batch_dims");
+    int64_t *bv, b = 0;
+    size_t nbv;
+    if (bt && cmr_ints(bt, &bv, &nbv)) {
+        b = nbv == 1 ? bv[0] : 0;
+        free(bv);
+    }
+    if (b && !nd)
+        return ix_gather_batch(r, op, b);
     const char *in[2] = {cmr_in(r, op, "x", 0), cmr_in(r, op, "indices", 0)};
     IrNode *node;
     if (nd && in[1]) {
@@ -391,6 +451,8 @@ static int raise_gather(CmRaise *r, const MilOp *op)
                                                                          : "GatherElements",
                    2, in, &node) < 0)
         return -1;
+    if (nd && b)
+        ir_node_set_attr(node, ir_attr_int("batch_dims", b));
     const MilTensor *a = cmr_const(r, op, "axis");
     int64_t *v;
     size_t nv;
@@ -407,7 +469,7 @@ static int raise_topk(CmRaise *r, const MilOp *op)
     const MilTensor *kt = cmr_const(r, op, "k"), *at = cmr_const(r, op, "axis");
     int64_t *v, k = 1, axis = -1;
     size_t nv;
-    if (op->n_out != 2)
+    if (op->n_out != 2 && (op->n_out != 1 || cmr_bool(r, op, "return_indices", true)))
         return cmr_fail(r, "expected values and indices");
     if (kt && cmr_ints(kt, &v, &nv)) {
         k = nv == 1 ? v[0] : k;
@@ -425,6 +487,8 @@ static int raise_topk(CmRaise *r, const MilOp *op)
         return -1;
     ir_node_set_attr(node, ir_attr_int("axis", axis));
     ir_node_set_attr(node, ir_attr_int("largest", !cmr_bool(r, op, "ascending", false)));
+    if (op->n_out == 1)
+        return 0; /* iOS16's return_indices false */
     const char *ci[1] = {i64}, *co[1] = {op->out[1].name};
     if (cmr_node(r, "Cast", 1, ci, 1, co, &node) < 0)
         return -1;
@@ -463,30 +527,55 @@ static int raise_argsort(CmRaise *r, const MilOp *op)
     return 0;
 }
 
-/* A Cast of `x` to int64 (ONNX's ScatterND and ReverseSequence take
- * int64 indices and lengths); returns the new name. */
-static const char *ix_i64(CmRaise *r, const char *x)
+/* scatter's indices [C] along axis (of data's rank, from the output's
+ * type) as ScatterElements reads them: reshaped to [1, .., C, .., 1] and
+ * expanded to updates' shape (data.shape[:axis] + [C] + data.shape[axis+1:]). */
+static const char *ix_scatter_rows(CmRaise *r, const MilOp *op, const char *idx,
+                                   const char *updates)
 {
-    const char *y = cmr_tmp(r, "i64"), *in[1] = {x}, *out[1] = {y};
-    IrNode *node;
-    if (!x || cmr_node(r, "Cast", 1, in, 1, out, &node) < 0)
+    int rank = op->n_out ? op->out[0].type.rank : -1;
+    const MilTensor *at = cmr_const(r, op, "axis");
+    int64_t *v, axis = 0, shape[16];
+    size_t nv;
+    if (at && cmr_ints(at, &v, &nv)) {
+        axis = nv == 1 ? v[0] : rank;
+        free(v);
+    }
+    if (rank < 1 || rank > 16 || axis < -rank || axis >= rank) {
+        cmr_fail(r, "axis out of range or the rank of data unknown");
+        r->in_failed = true;
         return NULL;
-    ir_node_set_attr(node, ir_attr_int("to", IR_INT64));
-    return y;
+    }
+    axis = axis < 0 ? axis + rank : axis;
+    for (int i = 0; i < rank; i++)
+        shape[i] = i == axis ? -1 : 1;
+    const char *col = cmr_tnode(r, "Reshape", 2, idx, cmr_init_i64(r, shape, (size_t)rank, false),
+                                NULL);
+    return cmr_tnode(r, "Expand", 2, col, cmr_tnode(r, "Shape", 1, updates, NULL, NULL), NULL);
 }
 
+/* scatter (ScatterElements of the indices expanded to rows),
+ * scatter_along_axis (ScatterElements), scatter_nd (ScatterND). MIL's
+ * modes update/add/mul are ONNX's reductions none/add/mul; sub adds the
+ * negated updates (a - b is a + -b exactly); max, min (opset 18) and div
+ * have none at opset 17. */
 static int raise_scatter(CmRaise *r, const MilOp *op)
 {
-    bool nd = !strcmp(op->type, "scatter_nd");
-    /* MIL's default mode is add */
+    bool nd = !strcmp(op->type, "scatter_nd"), rows = !strcmp(op->type, "scatter");
+    /* MIL's default mode is add (the code's; the docstrings say update) */
     const char *m = cmr_string(cmr_const(r, op, "mode"));
+    bool sub = m && !strcmp(m, "sub");
     const CmMap *mode = cm_map_mil(ix_modes, sizeof ix_modes / sizeof ix_modes[0],
-                                   m ? m : "add");
+                                   sub ? "add" : m ? m : "add");
     if (!mode || !strcmp(mode->onnx, "max") || !strcmp(mode->onnx, "min"))
         return cmr_fail(r, "mode '%s' has no ONNX reduction at opset %d", m ? m : "add",
                         CM_ONNX_OPSET);
     const char *in[3] = {cmr_in(r, op, "data", 0), cmr_in(r, op, "indices", 0),
                          cmr_in(r, op, "updates", 0)};
+    if (rows)
+        in[1] = ix_scatter_rows(r, op, in[1], in[2]);
+    if (sub)
+        in[2] = cmr_tnode(r, "Neg", 1, in[2], NULL, NULL);
     if (nd && !(in[1] = ix_i64(r, in[1])))
         return cmr_fail(r, "indices missing");
     IrNode *node;
@@ -544,7 +633,15 @@ static int raise_revseq(CmRaise *r, const MilOp *op)
     return 0;
 }
 
+static int refuse_nms(CmRaise *r, const MilOp *op)
+{
+    return cmr_fail(r, "not raised: it gives boxes, scores and indices padded to max_boxes "
+                       "and a count, where ONNX's NonMaxSuppression gives selected indices; "
+                       "its padding and order are not defined");
+}
+
 static const CmRaiseRule ix_raise[] = {
+    {"scatter", raise_scatter}, {"non_maximum_suppression", refuse_nms},
     {"scatter_along_axis", raise_scatter}, {"scatter_nd", raise_scatter},
     {"non_zero", raise_nonzero}, {"reverse_sequence", raise_revseq},
     {"topk", raise_topk}, {"argsort", raise_argsort},

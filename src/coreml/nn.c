@@ -21,6 +21,13 @@
  * the padded edge then counts fewer elements than the kernel) or
  * dilations other than 1 (MIL's pools have none), p below 1.
  *
+ * The raising writes MIL's pad_type "same"/"same_lower" as explicit pads
+ * where x's spatial dims are static (the odd pad at the end for same, as
+ * TensorFlow's SAME it maps; ONNX Runtime takes no auto_pad with
+ * dilations), else as auto_pad. Refused: l2_pool (above), conv_quantized
+ * (experimental: its definition says it may change), conv_transpose with
+ * output_shape.
+ *
  * Raised only: iOS18's scaled_dot_product_attention (coremltools'
  * definition, PyTorch's function without dropout or is_causal) as MatMul,
  * Div by sqrt(E), the mask, Softmax and MatMul.
@@ -566,6 +573,79 @@ static const CmLowerRule nn_lower[] = {
 
 /* ---- raising -------------------------------------------------------------------- */
 
+/* The static dims of argument `param` of op (an immediate's, or as
+ * declared); false when unknown. */
+static bool nn_arg_dims(CmRaise *r, const MilOp *op, const char *param, int64_t *dims,
+                        size_t *rank)
+{
+    const MilInput *in = mil_op_input(op, param);
+    const MilArg *a = in && in->n_args ? &in->args[0] : NULL;
+    if (a && a->value && a->value->rank >= 0 && a->value->rank <= NN_MAX_RANK + 2) {
+        memcpy(dims, a->value->dims, (size_t)a->value->rank * sizeof *dims);
+        *rank = (size_t)a->value->rank;
+        return true;
+    }
+    return a && a->name && cmr_dims(r, a->name, dims, NN_MAX_RANK + 2, rank);
+}
+
+/* n const ints of param into v, `dflt` each when the param is absent;
+ * false when malformed. */
+static bool nn_ints(CmRaise *r, const MilOp *op, const char *param, int64_t *v, size_t n,
+                    int64_t dflt)
+{
+    const MilTensor *t = cmr_const(r, op, param);
+    int64_t *p;
+    size_t np;
+    if (!t) {
+        for (size_t i = 0; i < n; i++)
+            v[i] = dflt;
+        return !mil_op_input(op, param);
+    }
+    if (!cmr_ints(t, &p, &np))
+        return false;
+    bool ok = np == n;
+    if (ok)
+        memcpy(v, p, n * sizeof *v);
+    free(p);
+    return ok;
+}
+
+/* MIL's pad_type "same"/"same_lower" of conv and the pools as explicit
+ * pads where x's spatial dims and the kernel are static: the output is
+ * ceil(in / stride), the total pad (out - 1) * stride + (k - 1) *
+ * dilation + 1 - in (coremltools' aggregated_pad), its odd one at the end
+ * (same, as TensorFlow's SAME that it takes) or the start (same_lower).
+ * ONNX Runtime refuses auto_pad SAME_* with dilations. */
+static bool nn_same_pads(CmRaise *r, const MilOp *op, bool lower, int64_t *pads, size_t *np)
+{
+    int64_t xd[NN_MAX_RANK + 2], k[NN_MAX_RANK + 2], s[NN_MAX_RANK], d[NN_MAX_RANK];
+    size_t xr, kr, ns;
+    bool conv = !strcmp(op->type, "conv");
+    if (!strcmp(op->type, "conv_transpose") || !nn_arg_dims(r, op, "x", xd, &xr) || xr < 3)
+        return false;
+    ns = xr - 2;
+    if (conv) {
+        if (!nn_arg_dims(r, op, "weight", k, &kr) || kr != xr)
+            return false;
+        memmove(k, k + 2, ns * sizeof *k);
+    } else if (!nn_ints(r, op, "kernel_sizes", k, ns, 1)) {
+        return false;
+    }
+    if (!nn_ints(r, op, "strides", s, ns, 1) || !nn_ints(r, op, "dilations", d, ns, 1))
+        return false;
+    for (size_t i = 0; i < ns; i++) {
+        if (s[i] < 1 || d[i] < 1 || k[i] < 1)
+            return false;
+        int64_t in = xd[2 + i], out = (in + s[i] - 1) / s[i];
+        int64_t total = (out - 1) * s[i] + (k[i] - 1) * d[i] + 1 - in;
+        total = total > 0 ? total : 0;
+        pads[i] = lower ? total - total / 2 : total / 2;
+        pads[ns + i] = total - pads[i];
+    }
+    *np = 2 * ns;
+    return true;
+}
+
 /* ONNX pads from MIL's interleaved pad; false when malformed. */
 static bool nn_onnx_pads(CmRaise *r, const MilOp *op, IrNode *node)
 {
@@ -573,6 +653,12 @@ static bool nn_onnx_pads(CmRaise *r, const MilOp *op, IrNode *node)
     if (!pt || !strcmp(pt, "valid"))
         return true;
     if (!strcmp(pt, "same") || !strcmp(pt, "same_lower")) {
+        int64_t sp[2 * NN_MAX_RANK];
+        size_t nsp;
+        if (nn_same_pads(r, op, strcmp(pt, "same") != 0, sp, &nsp)) {
+            ir_node_set_attr(node, ir_attr_ints("pads", nsp, sp));
+            return true;
+        }
         ir_node_set_attr(node, ir_attr_string("auto_pad", strcmp(pt, "same") ? "SAME_LOWER"
                                                                              : "SAME_UPPER"));
         return true;
@@ -815,8 +901,21 @@ static int raise_sdpa(CmRaise *r, const MilOp *op)
     return cmr_simple(r, op, "MatMul", 2, i6, NULL);
 }
 
+static int refuse_l2_pool(CmRaise *r, const MilOp *op)
+{
+    return cmr_fail(r, "not raised: its definition does not say whether it sums or averages "
+                       "the squares of a window, nor how padding counts");
+}
+
+static int refuse_conv_quantized(CmRaise *r, const MilOp *op)
+{
+    return cmr_fail(r, "not raised: an experimental op (its definition says it may change)");
+}
+
 static const CmRaiseRule nn_raise[] = {
     {"scaled_dot_product_attention", raise_sdpa},
+    {"l2_pool", refuse_l2_pool},
+    {"conv_quantized", refuse_conv_quantized},
     {"conv", raise_conv},
     {"conv_transpose", raise_conv},
     {"max_pool", raise_pool},

@@ -22,6 +22,10 @@
  * norm is below that smallest normal is divided by it instead.
  * MeanVarianceNormalization is decomposed as its ONNX function:
  * (x - mean) / (sqrt(mean((x - mean)^2)) + 1e-9) over its axes.
+ *
+ * The import raises l2_norm as its formula, x / sqrt(sum of squares over
+ * the last three dims + epsilon), and instance_norm without gamma or beta
+ * with ones and zeros per channel.
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -369,10 +373,37 @@ static int raise_batch_norm(CmRaise *r, const MilOp *op)
     return 0;
 }
 
+/* A [C] initializer of v for an absent gamma or beta of a per-channel
+ * norm, C being the output's static dim 1; NULL with err. */
+static const char *nm_channels(CmRaise *r, const MilOp *op, float v)
+{
+    const MilType *t = op->n_out ? &op->out[0].type : NULL;
+    if (!t || t->rank < 2 || t->dims[1] < 1 || t->dims[1] > (1 << 24) ||
+        (t->dim_names && t->dim_names[1])) {
+        cmr_fail(r, "gamma or beta absent and the channel count not static");
+        r->in_failed = true;
+        return NULL;
+    }
+    int64_t dims[1] = {t->dims[1]};
+    MilTensor *m = mil_tensor_new(MIL_FP32, 1, dims, NULL);
+    for (int64_t i = 0; i < dims[0]; i++)
+        memcpy(m->data + 4 * i, &v, 4);
+    const char *name = cmr_init_tensor(r, m);
+    mil_tensor_free(m);
+    if (name && t->dtype != MIL_FP32) {
+        IrNode *node;
+        name = cmr_tnode(r, "Cast", 1, name, NULL, &node);
+        if (name)
+            ir_node_set_attr(node, ir_attr_int("to", cm_dtype_to_onnx(t->dtype)));
+    }
+    return name;
+}
+
 static int raise_instance_norm(CmRaise *r, const MilOp *op)
 {
-    const char *in[3] = {cmr_in(r, op, "x", 0), cmr_in(r, op, "gamma", 0),
-                         cmr_in(r, op, "beta", 0)};
+    const char *g = cmr_in(r, op, "gamma", 0), *b = cmr_in(r, op, "beta", 0);
+    const char *in[3] = {cmr_in(r, op, "x", 0), g ? g : nm_channels(r, op, 1),
+                         b ? b : nm_channels(r, op, 0)};
     IrNode *node;
     if (cmr_simple(r, op, "InstanceNormalization", 3, in, &node) < 0)
         return -1;
@@ -444,7 +475,30 @@ static int raise_lrn(CmRaise *r, const MilOp *op)
     return 0;
 }
 
+/* l2_norm: x / sqrt(sum of squares over the last three dims + epsilon),
+ * epsilon 1e-6 by default (the dims before are batch). */
+static int raise_l2_norm(CmRaise *r, const MilOp *op)
+{
+    const MilTensor *e = cmr_const(r, op, "epsilon");
+    double eps = 1e-6;
+    int64_t axes[3] = {-3, -2, -1};
+    if (e && !cmr_float(e, &eps))
+        return cmr_fail(r, "epsilon is not a float scalar");
+    const char *x = cmr_in(r, op, "x", 0);
+    IrNode *node;
+    const char *ss = cmr_tnode(r, "ReduceSumSquare", 1, x, NULL, &node);
+    if (!ss)
+        return -1;
+    ir_node_set_attr(node, ir_attr_ints("axes", 3, axes));
+    ir_node_set_attr(node, ir_attr_int("keepdims", 1));
+    const char *in[2] = {x, cmr_tnode(r, "Sqrt", 1,
+                                      cmr_tnode(r, "Add", 2, ss, cmr_init_scalar(r, op, eps),
+                                                NULL), NULL, NULL)};
+    return cmr_simple(r, op, "Div", 2, in, NULL);
+}
+
 static const CmRaiseRule nm_raise[] = {
+    {"l2_norm", raise_l2_norm},
     {"local_response_norm", raise_lrn},
     {"batch_norm", raise_batch_norm},
     {"instance_norm", raise_instance_norm},

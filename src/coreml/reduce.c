@@ -7,6 +7,8 @@
  * Refused, and why: ReduceSum with non-constant axes or
  * noop_with_empty_axes (MIL's axes are const; an empty list there means
  * all); ArgMax/ArgMin with select_last_index (MIL returns the first).
+ * The import refuses classify (labels and a label -> probability
+ * dictionary, which ai.onnx has no type for).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -122,14 +124,14 @@ static int raise_reduce(CmRaise *r, const MilOp *op)
         const char *in[1] = {x}, *out[1] = {idx};
         if (cmr_node(r, m->onnx, 1, in, 1, out, &node) < 0)
             return -1;
-        int64_t *v;
+        int64_t *v, axis = -1; /* MIL's default; ONNX's is 0 */
         size_t nv;
         const MilTensor *a = cmr_const(r, op, "axis");
         if (a && cmr_ints(a, &v, &nv)) {
-            if (nv == 1)
-                ir_node_set_attr(node, ir_attr_int("axis", v[0]));
+            axis = nv == 1 ? v[0] : axis;
             free(v);
         }
+        ir_node_set_attr(node, ir_attr_int("axis", axis));
         ir_node_set_attr(node, ir_attr_int("keepdims", keep));
         if (cmr_simple(r, op, "Cast", 1, out, &node) < 0)
             return -1;
@@ -170,7 +172,14 @@ static int raise_cumsum(CmRaise *r, const MilOp *op)
     return 0;
 }
 
+static int refuse_classify(CmRaise *r, const MilOp *op)
+{
+    return cmr_fail(r, "not raised: a classifier's output (class labels and a label -> "
+                       "probability dictionary), which ai.onnx has no type for");
+}
+
 static const CmRaiseRule rd_raise[] = {
+    {"classify", refuse_classify},
     {"cumsum", raise_cumsum},
     {"reduce_mean", raise_reduce}, {"reduce_sum", raise_reduce},
     {"reduce_max", raise_reduce}, {"reduce_min", raise_reduce},

@@ -69,7 +69,8 @@
  * with integer factors, upsample_bilinear (integer factors, or static
  * output dims), iOS17's resize (a computed target shape: LINEAR with
  * DEFAULT, UNALIGN_CORNERS or STRICT_ALIGN_CORNERS, NEAREST_NEIGHBOR with
- * DEFAULT).
+ * DEFAULT). Refused: crop_resize (TensorFlow's crop_and_resize with its
+ * own box modes; ONNX's RoiAlign averages sample points instead).
  */
 #include <math.h>
 #include <stdint.h>
@@ -893,7 +894,15 @@ static int raise_resize17(CmRaise *r, const MilOp *op)
     return 0;
 }
 
+static int refuse_crop_resize(CmRaise *r, const MilOp *op)
+{
+    return cmr_fail(r, "not raised: it crops boxes and resizes each (TensorFlow's "
+                       "crop_and_resize, with its own box modes); ONNX's RoiAlign averages "
+                       "sample points instead");
+}
+
 static const CmRaiseRule rs_raise[] = {
+    {"crop_resize", refuse_crop_resize},
     {"resize", raise_resize17},
     {"resize_bilinear", raise_resize_bilinear},
     {"resize_nearest_neighbor", raise_resize_nearest},

@@ -195,6 +195,10 @@ int cmr_node(CmRaise *r, const char *op_type, size_t n_in, const char *const *in
 /* The rank of MIL value `name` as the op or function (block) input that
  * defines it declares it; -1 unknown. */
 int cmr_rank(CmRaise *r, const char *name);
+/* The static dims of MIL value `name` as the op or function (block) input
+ * that defines it declares them (at most cap); false when the rank or a
+ * dim is unknown. */
+bool cmr_dims(CmRaise *r, const char *name, int64_t *dims, size_t cap, size_t *rank);
 /* A fresh value name built from base (owned by r's pool). */
 const char *cmr_tmp(CmRaise *r, const char *base);
 /* Makes t (owned from now on) the constant value of op's one output, as
@@ -230,6 +234,14 @@ int cmr_block(CmRaise *r, const MilBlock *b, IrGraph *g, const MilNamedType *typ
 /* One-node helper: ONNX op with the given inputs and output k of op. */
 int cmr_simple(CmRaise *r, const MilOp *op, const char *onnx_op, size_t n_in,
                const char *const *in, IrNode **node);
+/* One ONNX node of one or two inputs (a, and b when n_in is 2) into a
+ * fresh temporary: its name, or NULL with err (the first reason kept: a
+ * NULL input after an earlier failure adds none). For compositions. */
+const char *cmr_tnode(CmRaise *r, const char *op_type, size_t n_in, const char *a,
+                      const char *b, IrNode **node);
+/* A scalar initializer of v in the element type of op's output 0 (fp32,
+ * fp16, int32, bool); NULL with err for another type. */
+const char *cmr_init_scalar(CmRaise *r, const MilOp *op, double v);
 
 /* ---- the families -------------------------------------------------------------- */
 

@@ -21,7 +21,8 @@
  * only), element types other than fp16/fp32. Raising refuses what
  * GridSample cannot say: a constant padding other than 0, reflection
  * without align_corners and symmetric with it (the other edge),
- * unnormalized coordinates.
+ * unnormalized coordinates; and affine (an affine warp: ONNX's AffineGrid
+ * is opset 20).
  */
 #include <stdbool.h>
 #include <string.h>
@@ -156,7 +157,14 @@ static int raise_resample(CmRaise *r, const MilOp *op)
     return 0;
 }
 
+static int refuse_affine(CmRaise *r, const MilOp *op)
+{
+    return cmr_fail(r, "not raised: an affine warp of an image; ONNX's AffineGrid is "
+                       "opset 20, past the import's %d", CM_ONNX_OPSET);
+}
+
 static const CmRaiseRule sp_raise[] = {
+    {"affine", refuse_affine},
     {"resample", raise_resample},
 };
 

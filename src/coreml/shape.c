@@ -18,6 +18,16 @@
  * - Slice with computed axes or steps; with computed starts/ends, a step
  *   other than 1 or a starts length inference cannot give (computed
  *   starts/ends are wrapped and clamped at run time only for steps of 1).
+ *
+ * The import raises besides: concat with interleave (Unsqueeze, Concat
+ * after the axis, Reshape) and of rank-0 values; stack (Unsqueeze, Concat);
+ * flatten2d (Flatten); slice_by_size (a negative begin from the end, size
+ * -1 to it); crop (Slice of the last two dims); reshape_like (Reshape to
+ * its static output); space_to_batch and batch_to_space (TensorFlow's ND
+ * ops over NCHW: Pad/Slice, Reshape, Transpose, Reshape; C, H, W of the
+ * output static); iOS18's slice_update (the slice of a flat index table,
+ * ScatterElements into the flattened x). Refused: sliding_windows (no ONNX
+ * op takes overlapping windows).
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -731,18 +741,64 @@ static int raise_transpose(CmRaise *r, const MilOp *op)
     return 0;
 }
 
+static int sh_arg_rank(CmRaise *r, const MilOp *op, const char *param, size_t k);
+
+/* concat with interleave (all values of one shape): each value unsqueezed
+ * after the axis, Concat there, and the two dims merged by a Reshape to
+ * values[0]'s shape with the axis dim times the count. */
+static int sh_interleave(CmRaise *r, const MilOp *op, const char **in, size_t n)
+{
+    int rank = op->n_out ? op->out[0].type.rank : -1;
+    const MilTensor *at = cmr_const(r, op, "axis");
+    int64_t *a = NULL, axis;
+    size_t na = 0;
+    if (!at || !cmr_ints(at, &a, &na) || na != 1 || rank < 1 || rank > SH_MAX_RANK ||
+        a[0] < -rank || a[0] >= rank) {
+        free(a);
+        return cmr_fail(r, "interleave needs a constant axis within a known rank");
+    }
+    axis = a[0] < 0 ? a[0] + rank : a[0];
+    free(a);
+    int64_t after = axis + 1, mul[SH_MAX_RANK];
+    const char *ax = cmr_init_i64(r, &after, 1, false);
+    for (size_t i = 0; i < n; i++)
+        in[i] = cmr_tnode(r, "Unsqueeze", 2, in[i], ax, NULL);
+    const char *cat = cmr_tmp(r, "interleaved"), *out[1] = {cat};
+    IrNode *node;
+    if (cmr_node(r, "Concat", n, in, 1, out, &node) < 0)
+        return -1;
+    ir_node_set_attr(node, ir_attr_int("axis", after));
+    for (int i = 0; i < rank; i++)
+        mul[i] = i == axis ? (int64_t)n : 1;
+    const char *shape = cmr_tnode(r, "Mul", 2, cmr_tnode(r, "Shape", 1, cmr_in(r, op, "values", 0),
+                                                         NULL, NULL),
+                                  cmr_init_i64(r, mul, (size_t)rank, false), NULL);
+    const char *ri[2] = {cat, shape};
+    return cmr_simple(r, op, "Reshape", 2, ri, NULL);
+}
+
+/* concat: Concat; rank-0 values (MIL stacks them into a vector) are
+ * unsqueezed first. */
 static int raise_concat(CmRaise *r, const MilOp *op)
 {
     const MilInput *vals = mil_op_input(op, "values");
     if (!vals || !vals->n_args || vals->n_args > 4096)
         return cmr_fail(r, "values missing");
-    if (cmr_bool(r, op, "interleave", false))
-        return cmr_fail(r, "interleave is not raised");
     const char **in = ir_alloc_array(vals->n_args, sizeof *in);
-    for (size_t i = 0; i < vals->n_args; i++)
+    int64_t zero = 0;
+    for (size_t i = 0; i < vals->n_args; i++) {
         in[i] = cmr_in(r, op, "values", i);
+        if (sh_arg_rank(r, op, "values", i) == 0)
+            in[i] = cmr_tnode(r, "Unsqueeze", 2, in[i], cmr_init_i64(r, &zero, 1, false), NULL);
+    }
     IrNode *node;
-    int rc = cmr_simple(r, op, "Concat", vals->n_args, in, &node);
+    int rc;
+    if (cmr_bool(r, op, "interleave", false)) {
+        rc = sh_interleave(r, op, in, vals->n_args);
+        free(in);
+        return rc;
+    }
+    rc = cmr_simple(r, op, "Concat", vals->n_args, in, &node);
     free(in);
     if (rc < 0)
         return -1;
@@ -790,7 +846,7 @@ static bool sh_all_zero(CmRaise *r, const MilOp *op, const char *param)
  * (begin and end cast to int64), for strides all 1 and no masks (MIL's
  * python-style negatives and out-of-range values are then ONNX's too only
  * within [0, dim]: the export clamps them first). */
-static int raise_slice_dyn(CmRaise *r, const MilOp *op)
+static int sh_slice_dyn(CmRaise *r, const MilOp *op, const char *x, const char *y)
 {
     const MilTensor *st = cmr_const(r, op, "stride");
     int64_t *s = NULL;
@@ -820,19 +876,23 @@ static int raise_slice_dyn(CmRaise *r, const MilOp *op)
     for (size_t i = 0; i < ns; i++)
         axes[i] = (int64_t)i;
     if (rc == 0) {
-        const char *in[5] = {cmr_in(r, op, "x", 0), be[0], be[1],
-                             cmr_init_i64(r, axes, ns, false), cmr_init_i64(r, s, ns, false)};
-        rc = cmr_simple(r, op, "Slice", 5, in, NULL);
+        const char *in[5] = {x, be[0], be[1], cmr_init_i64(r, axes, ns, false),
+                             cmr_init_i64(r, s, ns, false)};
+        const char *out[1] = {y};
+        rc = cmr_node(r, "Slice", 5, in, 1, out, NULL);
     }
     free(axes);
     free(s);
     return rc;
 }
 
-static int raise_slice(CmRaise *r, const MilOp *op)
+/* The slice op's begin/end/stride/masks (slice_by_index's, also
+ * slice_update's) applied to x as Slice, then Squeeze of the squeeze_mask
+ * dims, into y. */
+static int sh_slice(CmRaise *r, const MilOp *op, const char *x, const char *y)
 {
     if (!cmr_const(r, op, "begin") || !cmr_const(r, op, "end"))
-        return raise_slice_dyn(r, op);
+        return sh_slice_dyn(r, op, x, y);
     const MilTensor *bt = cmr_const(r, op, "begin"), *et = cmr_const(r, op, "end");
     const MilTensor *st = cmr_const(r, op, "stride");
     const MilTensor *bmt = cmr_const(r, op, "begin_mask"), *emt = cmr_const(r, op, "end_mask");
@@ -861,11 +921,11 @@ static int raise_slice(CmRaise *r, const MilOp *op)
     for (size_t i = 0; sm && i < nb; i++)
         squeeze |= sm[i] != 0;
     if (rc == 0) {
-        const char *sliced = squeeze ? cmr_tmp(r, "sl") : cmr_out(op, 0);
+        const char *sliced = squeeze ? cmr_tmp(r, "sl") : y;
         int64_t *ones = ir_alloc_array(nb ? nb : 1, sizeof *ones);
         for (size_t i = 0; i < nb; i++)
             ones[i] = 1;
-        const char *in[5] = {cmr_in(r, op, "x", 0), cmr_init_i64(r, b, nb, false),
+        const char *in[5] = {x, cmr_init_i64(r, b, nb, false),
                              cmr_init_i64(r, e, nb, false), cmr_init_i64(r, axes, nb, false),
                              cmr_init_i64(r, s ? s : ones, nb, false)};
         const char *out[1] = {sliced};
@@ -876,8 +936,8 @@ static int raise_slice(CmRaise *r, const MilOp *op)
             for (size_t i = 0; i < nb; i++)
                 if (sm[i])
                     axes[k++] = (int64_t)i;
-            const char *i2[2] = {sliced, cmr_init_i64(r, axes, k, false)};
-            rc = cmr_simple(r, op, "Squeeze", 2, i2, NULL);
+            const char *i2[2] = {sliced, cmr_init_i64(r, axes, k, false)}, *o2[1] = {y};
+            rc = cmr_node(r, "Squeeze", 2, i2, 1, o2, NULL);
         }
     }
     free(b);
@@ -888,6 +948,251 @@ static int raise_slice(CmRaise *r, const MilOp *op)
     free(sm);
     free(axes);
     return rc;
+}
+
+static int raise_slice(CmRaise *r, const MilOp *op)
+{
+    return sh_slice(r, op, cmr_in(r, op, "x", 0), cmr_out(op, 0));
+}
+
+/* slice_update (iOS18): x with the slice (as slice_by_index reads it)
+ * replaced by update. The slice is taken of a table of x's flat indices
+ * (Range reshaped to x's shape), and update scattered there into the
+ * flattened x (ScatterElements), reshaped back. */
+static int raise_slice_update(CmRaise *r, const MilOp *op)
+{
+    int64_t zero = 0, one = 1, flat = -1;
+    const char *x = cmr_in(r, op, "x", 0), *u = cmr_in(r, op, "update", 0);
+    const char *shape = cmr_tnode(r, "Shape", 1, x, NULL, NULL);
+    const char *n = cmr_tnode(r, "Size", 1, x, NULL, NULL);
+    const char *ri[3] = {cmr_init_i64(r, &zero, 1, true), n, cmr_init_i64(r, &one, 1, true)};
+    const char *range = cmr_tmp(r, "flat_index"), *ro[1] = {range};
+    if (!n || cmr_node(r, "Range", 3, ri, 1, ro, NULL) < 0)
+        return -1;
+    const char *table = cmr_tnode(r, "Reshape", 2, range, shape, NULL);
+    const char *sel = cmr_tmp(r, "slice_index");
+    if (!table || sh_slice(r, op, table, sel) < 0)
+        return -1;
+    const char *m1 = cmr_init_i64(r, &flat, 1, false);
+    const char *si[3] = {cmr_tnode(r, "Reshape", 2, x, m1, NULL),
+                         cmr_tnode(r, "Reshape", 2, sel, m1, NULL),
+                         cmr_tnode(r, "Reshape", 2, u, m1, NULL)};
+    const char *sc = cmr_tmp(r, "updated"), *so[1] = {sc};
+    if (cmr_node(r, "ScatterElements", 3, si, 1, so, NULL) < 0)
+        return -1;
+    const char *in[2] = {sc, shape};
+    return cmr_simple(r, op, "Reshape", 2, in, NULL);
+}
+
+/* slice_by_size: begin and size per dim, size -1 to the end, a negative
+ * begin counted from the end (coremltools' value inference). Constant:
+ * one Slice; computed: Slice from Where(b < 0, b + dim, b) to
+ * Where(size == -1, dim, begin + size). */
+static int raise_slice_by_size(CmRaise *r, const MilOp *op)
+{
+    const MilTensor *bt = cmr_const(r, op, "begin"), *st = cmr_const(r, op, "size");
+    const char *x = cmr_in(r, op, "x", 0);
+    int64_t *b = NULL, *sz = NULL;
+    size_t nb = 0, ns = 0;
+    if (bt && st && cmr_ints(bt, &b, &nb) && cmr_ints(st, &sz, &ns) && nb == ns) {
+        int64_t *e = ir_alloc_array(nb ? nb : 1, sizeof *e);
+        int rc = 0;
+        for (size_t i = 0; rc == 0 && i < nb; i++) {
+            if (sz[i] < -1)
+                rc = cmr_fail(r, "size %lld is neither -1 nor a length", (long long)sz[i]);
+            e[i] = sz[i] == -1 || (b[i] < 0 && b[i] + sz[i] >= 0) ? INT64_MAX : b[i] + sz[i];
+        }
+        if (rc == 0) {
+            const char *in[3] = {x, cmr_init_i64(r, b, nb, false), cmr_init_i64(r, e, nb, false)};
+            rc = cmr_simple(r, op, "Slice", 3, in, NULL);
+        }
+        free(b);
+        free(sz);
+        free(e);
+        return rc;
+    }
+    free(b);
+    free(sz);
+    int64_t zero = 0, m1 = -1;
+    IrNode *nb_, *ns_;
+    const char *bi = cmr_tnode(r, "Cast", 1, cmr_in(r, op, "begin", 0), NULL, &nb_);
+    const char *si = cmr_tnode(r, "Cast", 1, cmr_in(r, op, "size", 0), NULL, &ns_);
+    if (!bi || !si)
+        return -1;
+    ir_node_set_attr(nb_, ir_attr_int("to", IR_INT64));
+    ir_node_set_attr(ns_, ir_attr_int("to", IR_INT64));
+    const char *dim = cmr_tnode(r, "Shape", 1, x, NULL, NULL);
+    const char *w1[3] = {cmr_tnode(r, "Less", 2, bi, cmr_init_i64(r, &zero, 1, true), NULL),
+                         cmr_tnode(r, "Add", 2, bi, dim, NULL), bi};
+    const char *start = cmr_tmp(r, "start"), *o1[1] = {start};
+    if (cmr_node(r, "Where", 3, w1, 1, o1, NULL) < 0)
+        return -1;
+    const char *w2[3] = {cmr_tnode(r, "Equal", 2, si, cmr_init_i64(r, &m1, 1, true), NULL), dim,
+                         cmr_tnode(r, "Add", 2, start, si, NULL)};
+    const char *end = cmr_tmp(r, "end"), *o2[1] = {end};
+    if (cmr_node(r, "Where", 3, w2, 1, o2, NULL) < 0)
+        return -1;
+    const char *in[3] = {x, start, end};
+    return cmr_simple(r, op, "Slice", 3, in, NULL);
+}
+
+/* crop: Slice of the last two dims (crop_height, crop_width: [begin, end]
+ * amounts). */
+static int raise_crop(CmRaise *r, const MilOp *op)
+{
+    const MilTensor *ht = cmr_const(r, op, "crop_height"), *wt = cmr_const(r, op, "crop_width");
+    int64_t *h = NULL, *w = NULL;
+    size_t nh = 0, nw = 0;
+    int rc = 0;
+    if (!ht || !wt || !cmr_ints(ht, &h, &nh) || !cmr_ints(wt, &w, &nw) || nh != 2 || nw != 2 ||
+        h[0] < 0 || h[1] < 0 || w[0] < 0 || w[1] < 0)
+        rc = cmr_fail(r, "crop_height and crop_width are not two constant amounts each");
+    if (rc == 0) {
+        int64_t st[2] = {h[0], w[0]}, en[2] = {h[1] ? -h[1] : INT64_MAX, w[1] ? -w[1] : INT64_MAX};
+        int64_t ax[2] = {-2, -1};
+        const char *in[4] = {cmr_in(r, op, "x", 0), cmr_init_i64(r, st, 2, false),
+                             cmr_init_i64(r, en, 2, false), cmr_init_i64(r, ax, 2, false)};
+        rc = cmr_simple(r, op, "Slice", 4, in, NULL);
+    }
+    free(h);
+    free(w);
+    return rc;
+}
+
+/* reshape_like: its output shape is static (the op's definition requires
+ * it): Reshape to the output type's dims (allowzero where one is 0). */
+static int raise_reshape_like(CmRaise *r, const MilOp *op)
+{
+    int64_t dims[SH_MAX_RANK];
+    size_t rank;
+    if (!op->n_out || !cmr_dims(r, op->out[0].name, dims, SH_MAX_RANK, &rank))
+        return cmr_fail(r, "the output's dims are not static");
+    bool zero = false;
+    for (size_t i = 0; i < rank; i++)
+        zero |= dims[i] == 0;
+    const char *in[2] = {cmr_in(r, op, "x", 0), cmr_init_i64(r, dims, rank, false)};
+    IrNode *node;
+    if (cmr_simple(r, op, "Reshape", 2, in, &node) < 0)
+        return -1;
+    if (zero)
+        ir_node_set_attr(node, ir_attr_int("allowzero", 1));
+    return 0;
+}
+
+/* flatten2d: ONNX's Flatten (the same dims before and from axis, axis 1 by
+ * default, negative from the end). */
+static int raise_flatten2d(CmRaise *r, const MilOp *op)
+{
+    const char *in[1] = {cmr_in(r, op, "x", 0)};
+    IrNode *node;
+    if (cmr_simple(r, op, "Flatten", 1, in, &node) < 0)
+        return -1;
+    return raise_int_attr(r, op, "axis", node, "axis", false);
+}
+
+/* The rank of argument k of param (an immediate's, or as declared); -1. */
+static int sh_arg_rank(CmRaise *r, const MilOp *op, const char *param, size_t k)
+{
+    const MilInput *in = mil_op_input(op, param);
+    const MilArg *a = in && k < in->n_args ? &in->args[k] : NULL;
+    return !a ? -1 : a->value ? a->value->rank : cmr_rank(r, a->name);
+}
+
+/* stack: each value unsqueezed at axis (negative counts from the end of
+ * the output, as ONNX's Unsqueeze reads it), then Concat along it. */
+static int raise_stack(CmRaise *r, const MilOp *op)
+{
+    const MilInput *vals = mil_op_input(op, "values");
+    const MilTensor *at = cmr_const(r, op, "axis");
+    int64_t *a = NULL;
+    size_t na = 0;
+    if (!vals || !vals->n_args || vals->n_args > 4096 || !at || !cmr_ints(at, &a, &na) ||
+        na != 1) {
+        free(a);
+        return cmr_fail(r, "values or a constant axis missing");
+    }
+    int64_t axis = a[0];
+    free(a);
+    const char *ax = cmr_init_i64(r, &axis, 1, false);
+    const char **in = ir_alloc_array(vals->n_args, sizeof *in);
+    for (size_t i = 0; i < vals->n_args; i++)
+        in[i] = cmr_tnode(r, "Unsqueeze", 2, cmr_in(r, op, "values", i), ax, NULL);
+    IrNode *node;
+    int rc = cmr_simple(r, op, "Concat", vals->n_args, in, &node);
+    free(in);
+    if (rc == 0)
+        ir_node_set_attr(node, ir_attr_int("axis", axis));
+    return rc;
+}
+
+/* space_to_batch and batch_to_space: TensorFlow's SpaceToBatchND and
+ * BatchToSpaceND over [N, C, H, W] (coremltools' TensorFlow front end maps
+ * them so, between transposes from NHWC): the new batch index is
+ * (i_h * block_w + i_w) * N + n for the offset (i_h, i_w) within a block.
+ *   space_to_batch: Pad, Reshape [N, C, Ho, bh, Wo, bw], Transpose
+ *     [3, 5, 0, 1, 2, 4], Reshape [-1, C, Ho, Wo];
+ *   batch_to_space: Reshape [bh, bw, -1, C, H, W], Transpose
+ *     [2, 3, 4, 0, 5, 1], Reshape [N, C, H bh, W bw], Slice of the crops.
+ * C and the spatial dims come from the output's type and must be static. */
+static int raise_space_batch(CmRaise *r, const MilOp *op)
+{
+    bool to_batch = !strcmp(op->type, "space_to_batch");
+    const MilTensor *bt = cmr_const(r, op, "block_shape");
+    const MilTensor *pt = cmr_const(r, op, to_batch ? "paddings" : "crops");
+    int64_t *b = NULL, *p = NULL, od[4];
+    size_t nb = 0, np = 0, rank = 0;
+    bool ok = bt && pt && cmr_ints(bt, &b, &nb) && cmr_ints(pt, &p, &np) && nb == 2 &&
+              np == 4 && b[0] > 0 && b[1] > 0 && p[0] >= 0 && p[1] >= 0 && p[2] >= 0 &&
+              p[3] >= 0 && op->n_out && cmr_dims(r, op->out[0].name, od, 4, &rank) &&
+              rank == 4;
+    int64_t bh = ok ? b[0] : 1, bw = ok ? b[1] : 1, pd[4] = {0};
+    if (ok)
+        memcpy(pd, p, sizeof pd);
+    free(b);
+    free(p);
+    if (!ok)
+        return cmr_fail(r, "block_shape, %s or the output's C, H, W not constant",
+                        to_batch ? "paddings" : "crops");
+    const char *x = cmr_in(r, op, "x", 0);
+    IrNode *node;
+    if (to_batch) {
+        if (pd[0] || pd[1] || pd[2] || pd[3]) {
+            int64_t pads[8] = {0, 0, pd[0], pd[2], 0, 0, pd[1], pd[3]};
+            x = cmr_tnode(r, "Pad", 2, x, cmr_init_i64(r, pads, 8, false), NULL);
+        }
+        int64_t s1[6] = {0, 0, od[2], bh, od[3], bw}, perm[6] = {3, 5, 0, 1, 2, 4};
+        int64_t s2[4] = {-1, od[1], od[2], od[3]};
+        const char *t = cmr_tnode(r, "Transpose", 1,
+                                  cmr_tnode(r, "Reshape", 2, x, cmr_init_i64(r, s1, 6, false),
+                                            NULL), NULL, &node);
+        if (!t)
+            return -1;
+        ir_node_set_attr(node, ir_attr_ints("perm", 6, perm));
+        const char *in[2] = {t, cmr_init_i64(r, s2, 4, false)};
+        return cmr_simple(r, op, "Reshape", 2, in, NULL);
+    }
+    int64_t h = od[2] + pd[0] + pd[1], w = od[3] + pd[2] + pd[3];
+    if (h % bh || w % bw)
+        return cmr_fail(r, "the output's dims and the crops do not fit the block shape");
+    h /= bh;
+    w /= bw;
+    int64_t s1[6] = {bh, bw, -1, od[1], h, w}, perm[6] = {2, 3, 4, 0, 5, 1};
+    int64_t s2[4] = {0, 0, h * bh, w * bw};
+    const char *t = cmr_tnode(r, "Transpose", 1,
+                              cmr_tnode(r, "Reshape", 2, x, cmr_init_i64(r, s1, 6, false), NULL),
+                              NULL, &node);
+    if (!t)
+        return -1;
+    ir_node_set_attr(node, ir_attr_ints("perm", 6, perm));
+    bool crop = pd[0] || pd[1] || pd[2] || pd[3];
+    const char *in[2] = {t, cmr_init_i64(r, s2, 4, false)};
+    if (!crop)
+        return cmr_simple(r, op, "Reshape", 2, in, NULL);
+    int64_t st[2] = {pd[0], pd[2]}, en[2] = {h * bh - pd[1], w * bw - pd[3]}, ax[2] = {2, 3};
+    const char *sl[4] = {cmr_tnode(r, "Reshape", 2, in[0], in[1], NULL),
+                         cmr_init_i64(r, st, 2, false), cmr_init_i64(r, en, 2, false),
+                         cmr_init_i64(r, ax, 2, false)};
+    return cmr_simple(r, op, "Slice", 4, sl, NULL);
 }
 
 static int raise_squeeze(CmRaise *r, const MilOp *op)
@@ -941,11 +1246,22 @@ static int raise_pad(CmRaise *r, const MilOp *op)
     return 0;
 }
 
+static int refuse_sliding_windows(CmRaise *r, const MilOp *op)
+{
+    return cmr_fail(r, "not raised: ONNX has no op that takes overlapping windows along an "
+                       "axis");
+}
+
 static const CmRaiseRule sh_raise[] = {
+    {"sliding_windows", refuse_sliding_windows},
     {"reshape", raise_reshape}, {"transpose", raise_transpose},
     {"concat", raise_concat}, {"split", raise_split},
     {"slice_by_index", raise_slice}, {"squeeze", raise_squeeze},
     {"expand_dims", raise_squeeze}, {"tile", raise_tile}, {"pad", raise_pad},
+    {"slice_update", raise_slice_update}, {"slice_by_size", raise_slice_by_size},
+    {"crop", raise_crop}, {"reshape_like", raise_reshape_like}, {"flatten2d", raise_flatten2d},
+    {"stack", raise_stack}, {"space_to_batch", raise_space_batch},
+    {"batch_to_space", raise_space_batch},
 };
 
 CM_FAMILY(cm_family_shape, "shape", sh_lower, sh_raise);

@@ -25,6 +25,10 @@
  * with k < 0, triu with k > 0, or k computed) when the last two dims are
  * not static (up to 4096) for the mask or the j - i table.
  *
+ * The import raises fill_like (iOS16) as ConstantOfShape of Shape, and
+ * refuses the random ops (random_bernoulli, random_categorical,
+ * random_normal, random_uniform: ONNX's cannot reproduce their draws).
+ *
  * Not proven here: what Core ML's one_hot gives for an index outside
  * [-depth, depth) (ONNX: all off values; the import raises to OneHot, so
  * the round trip cannot tell).
@@ -409,6 +413,31 @@ static int raise_fill(CmRaise *r, const MilOp *op)
     return 0;
 }
 
+/* fill_like (iOS16): ConstantOfShape of Shape(ref_tensor); the output has
+ * value's type (fp32 0 by default). */
+static int raise_fill_like(CmRaise *r, const MilOp *op)
+{
+    const MilTensor *v = cmr_const(r, op, "value");
+    const char *in[1] = {cmr_tnode(r, "Shape", 1, cmr_in(r, op, "ref_tensor", 0), NULL, NULL)};
+    IrNode *node;
+    if (cmr_simple(r, op, "ConstantOfShape", 1, in, &node) < 0)
+        return -1;
+    if (v && cm_dtype_to_onnx(v->dtype)) {
+        int64_t d1[1] = {1};
+        ir_node_set_attr(node, ir_attr_tensor("value", ir_tensor_new("value",
+                                                                     cm_dtype_to_onnx(v->dtype),
+                                                                     1, d1, v->data, v->nbytes)));
+    }
+    return 0;
+}
+
+/* random_bernoulli, random_categorical, random_normal, random_uniform. */
+static int refuse_random(CmRaise *r, const MilOp *op)
+{
+    return cmr_fail(r, "not raised: a random op, whose draws from its seed ONNX's Random* ops "
+                       "cannot reproduce");
+}
+
 static int raise_range(CmRaise *r, const MilOp *op)
 {
     const char *in[3] = {cmr_in(r, op, "start", 0), cmr_in(r, op, "end", 0),
@@ -543,7 +572,9 @@ static const CmRaiseRule tn_raise[] = {
     {"space_to_depth", raise_depth_space},
     {"one_hot", raise_onehot}, {"band_part", raise_band},
     {"range_1d", raise_range},
-    {"shape", raise_shape}, {"fill", raise_fill},
+    {"shape", raise_shape}, {"fill", raise_fill}, {"fill_like", raise_fill_like},
+    {"random_bernoulli", refuse_random}, {"random_categorical", refuse_random},
+    {"random_normal", refuse_random}, {"random_uniform", refuse_random},
 };
 
 CM_FAMILY(cm_family_tensor, "tensor", tn_lower, tn_raise);
