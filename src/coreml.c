@@ -1621,6 +1621,15 @@ int cmr_block(CmRaise *r, const MilBlock *b, IrGraph *g, const MilNamedType *typ
             rc = cmr_fail(r, "block output '%s' is defined nowhere", b->out[i]);
             break;
         }
+        /* ONNX Runtime refuses a subgraph that returns an outer value
+         * itself (a loop variable MIL's body leaves unchanged): an
+         * Identity gives the body its own copy */
+        if (v->graph != g) {
+            const char *in[1] = {b->out[i]}, *out[1] = {cmr_tmp(r, b->out[i])};
+            if ((rc = cmr_node(r, "Identity", 1, in, 1, out, NULL)) < 0)
+                break;
+            v = ir_graph_find_local(g, out[0]);
+        }
         ir_graph_add_output(g, v, cm_ir_type(&types[i].type));
     }
     r->g = outer;

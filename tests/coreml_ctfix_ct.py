@@ -10,6 +10,8 @@ against outputs numpy computes from the op's definition:
 - conv and max_pool with pad_type "same"/"valid" and a cast with its
   dtype, which coremltools writes as string consts (the import stopped
   at "constant of MIL type string has no ONNX type");
+- slice_by_index with a squeeze_mask and end = begin on that dim (as
+  coremltools writes torch's x[i]; MIL ignores that end);
 - iOS18's scaled_dot_product_attention without a mask, with a bool mask
   (false: not attended) and with a float mask (added to the scores), in
   float32 and float16.
@@ -60,6 +62,17 @@ def build_all(out):
         return mb.transpose(x=x, perm=[1, -3, -1])
     save("transpose_negative_perm", "transpose", neg_perm, ct.target.iOS15, [("x", x)],
          x.transpose(1, 0, 2))
+
+    m = rng.standard_normal((3, 4)).astype(np.float32)
+
+    @mb.program(input_specs=[mb.TensorSpec(shape=m.shape)], opset_version=ct.target.iOS15)
+    def pick_row(x):
+        # coremltools writes end = begin on a squeezed dim (torch's x[i]),
+        # which MIL ignores there: the pure index at begin
+        return mb.slice_by_index(x=x, begin=[1, 0], end=[1, 0], squeeze_mask=[True, False],
+                                 end_mask=[False, True])
+    save("slice_squeeze_end_ignored", "slice_by_index", pick_row, ct.target.iOS15, [("x", m)],
+         m[1])
 
     img = rng.standard_normal((1, 2, 5, 5)).astype(np.float32)
     w = rng.standard_normal((3, 2, 3, 3)).astype(np.float32)

@@ -24,9 +24,11 @@
  * The raising writes MIL's pad_type "same"/"same_lower" as explicit pads
  * where x's spatial dims are static (the odd pad at the end for same, as
  * TensorFlow's SAME it maps; ONNX Runtime takes no auto_pad with
- * dilations), else as auto_pad. Refused: l2_pool (above), conv_quantized
- * (experimental: its definition says it may change), conv_transpose with
- * output_shape.
+ * dilations), else as auto_pad; conv_transpose's output_shape as
+ * output_padding (the extra rows at the end, as coremltools' PyTorch front
+ * end writes torch's output_padding) over static dims. Refused: l2_pool
+ * (above), conv_quantized (experimental: its definition says it may
+ * change).
  *
  * Raised only: iOS18's scaled_dot_product_attention (coremltools'
  * definition, PyTorch's function without dropout or is_causal) as MatMul,
@@ -703,11 +705,57 @@ static bool nn_ints_attr(CmRaise *r, const MilOp *op, const char *param, IrNode 
     return true;
 }
 
+/* An int attribute list of node (`n` entries, default dflt when absent);
+ * false when present with another length. */
+static bool nn_node_ints(const IrNode *node, const char *name, size_t n, int64_t dflt,
+                         int64_t *v)
+{
+    const IrAttr *a = ir_node_attr(node, name);
+    for (size_t i = 0; i < n; i++)
+        v[i] = a && i < a->n_ints ? a->ints[i] : dflt;
+    return !a || a->n_ints == n;
+}
+
+/* conv_transpose's output_shape as ONNX's output_padding: the rows past
+ * the size the pads give, at the end (where coremltools' PyTorch front
+ * end puts torch's output_padding, which it writes as output_shape).
+ * Needs x's and the weight's static dims and explicit pads. */
+static int nn_output_padding(CmRaise *r, const MilOp *op, IrNode *node)
+{
+    const MilTensor *os = cmr_const(r, op, "output_shape");
+    int64_t xd[NN_MAX_RANK], wd[NN_MAX_RANK], *want;
+    size_t xr, wr, nw;
+    const MilArg *xa = mil_op_input(op, "x") ? &mil_op_input(op, "x")->args[0] : NULL;
+    const MilArg *wa = mil_op_input(op, "weight") ? &mil_op_input(op, "weight")->args[0] : NULL;
+    if (!os || !xa || !xa->name || !wa || !wa->name || !cmr_ints(os, &want, &nw))
+        return cmr_fail(r, "output_shape is not a constant");
+    bool ok = cmr_dims(r, xa->name, xd, NN_MAX_RANK, &xr) &&
+              cmr_dims(r, wa->name, wd, NN_MAX_RANK, &wr) && xr == wr && xr >= 3 &&
+              (nw == xr || nw == xr - 2) && !ir_node_attr(node, "auto_pad");
+    size_t ns = xr - 2;
+    int64_t st[NN_MAX_RANK], dl[NN_MAX_RANK], pd[2 * NN_MAX_RANK], op_pad[NN_MAX_RANK];
+    ok = ok && nn_node_ints(node, "strides", ns, 1, st) &&
+         nn_node_ints(node, "dilations", ns, 1, dl) && nn_node_ints(node, "pads", 2 * ns, 0, pd);
+    bool any = false;
+    for (size_t i = 0; ok && i < ns; i++) {
+        int64_t natural = (xd[2 + i] - 1) * st[i] + (wd[2 + i] - 1) * dl[i] + 1 - pd[i] -
+                          pd[ns + i];
+        op_pad[i] = want[nw - ns + i] - natural;
+        ok = op_pad[i] >= 0 && (op_pad[i] < st[i] || op_pad[i] < dl[i]);
+        any |= op_pad[i] > 0;
+    }
+    free(want);
+    if (!ok)
+        return cmr_fail(r, "output_shape is not the pads' size plus less than a stride, "
+                        "over static dims");
+    if (any)
+        ir_node_set_attr(node, ir_attr_ints("output_padding", ns, op_pad));
+    return 0;
+}
+
 static int raise_conv(CmRaise *r, const MilOp *op)
 {
     bool tr = !strcmp(op->type, "conv_transpose");
-    if (tr && mil_op_input(op, "output_shape"))
-        return cmr_fail(r, "output_shape is not raised");
     const char *in[3] = {cmr_in(r, op, "x", 0), cmr_in(r, op, "weight", 0),
                          cmr_in(r, op, "bias", 0)};
     IrNode *node;
@@ -724,7 +772,7 @@ static int raise_conv(CmRaise *r, const MilOp *op)
     if (!nn_onnx_pads(r, op, node) || !nn_ints_attr(r, op, "strides", node, "strides") ||
         !nn_ints_attr(r, op, "dilations", node, "dilations"))
         return cmr_fail(r, "malformed pad, strides or dilations");
-    return 0;
+    return tr && mil_op_input(op, "output_shape") ? nn_output_padding(r, op, node) : 0;
 }
 
 static int raise_pool(CmRaise *r, const MilOp *op)

@@ -412,6 +412,25 @@ static int raise_instance_norm(CmRaise *r, const MilOp *op)
 }
 
 /* layer_norm over trailing contiguous axes; the rank from the output type. */
+/* Ones of x's dims from `axis` on, in x's type: ONNX's LayerNormalization
+ * needs the scale MIL's layer_norm may leave out (coremltools does for
+ * torch's elementwise_affine=False). */
+static const char *nm_ones_from(CmRaise *r, const char *x, int64_t axis)
+{
+    IrNode *shape, *fill;
+    const char *s = cmr_tnode(r, "Shape", 1, x, NULL, &shape);
+    if (!s)
+        return NULL;
+    ir_node_set_attr(shape, ir_attr_int("start", axis));
+    const char *ones = cmr_tnode(r, "ConstantOfShape", 1, s, NULL, &fill);
+    if (!ones)
+        return NULL;
+    float one = 1.0f;
+    IrTensor *t = ir_tensor_new("value", IR_FLOAT, 1, (int64_t[]){1}, &one, sizeof one);
+    ir_node_set_attr(fill, ir_attr_tensor("value", t));
+    return cmr_tnode(r, "CastLike", 2, ones, x, NULL);
+}
+
 static int raise_layer_norm(CmRaise *r, const MilOp *op)
 {
     int rank = op->n_out ? op->out[0].type.rank : -1;
@@ -433,11 +452,8 @@ static int raise_layer_norm(CmRaise *r, const MilOp *op)
     free(ax);
     if (!ok)
         return cmr_fail(r, "axes are not the trailing dims (ONNX normalizes from an axis on)");
-    const MilTensor *gt = cmr_const(r, op, "gamma");
-    if (!gt)
-        return cmr_fail(r, "gamma absent is not raised");
-    const char *in[3] = {cmr_in(r, op, "x", 0), cmr_in(r, op, "gamma", 0),
-                         cmr_in(r, op, "beta", 0)};
+    const char *in[3] = {cmr_in(r, op, "x", 0), NULL, cmr_in(r, op, "beta", 0)};
+    in[1] = mil_op_input(op, "gamma") ? cmr_in(r, op, "gamma", 0) : nm_ones_from(r, in[0], axis);
     IrNode *node;
     if (cmr_simple(r, op, "LayerNormalization", in[2] ? 3 : 2, in, &node) < 0)
         return -1;

@@ -916,6 +916,13 @@ static int sh_slice(CmRaise *r, const MilOp *op, const char *x, const char *y)
             b[i] = step > 0 ? 0 : INT64_MAX;
         if (em && em[i])
             e[i] = step > 0 ? INT64_MAX : INT64_MIN;
+        /* a squeezed dim is the pure index at begin: end is ignored
+         * (coremltools writes end = begin there) */
+        if (sm && sm[i] && b[i] != INT64_MAX) {
+            e[i] = b[i] == -1 ? INT64_MAX : b[i] + 1;
+            if (s)
+                s[i] = 1;
+        }
     }
     bool squeeze = false;
     for (size_t i = 0; sm && i < nb; i++)

@@ -197,9 +197,12 @@ function sameKind(a, b, loose) {
   if (a === b) return true;
   if (loose === 'float') return FLOAT_TYPES.has(a) && FLOAT_TYPES.has(b);
   // Core ML's inputs and outputs: int64 as int32, bool as float32
-  // (docs/coreml.md), compared by value
+  // (docs/coreml.md), float16 for float32 where the package declares it
+  // (coremltools does from iOS16 in float16 compute), and, in coremltools'
+  // own packages, an integer result as float32: compared by value
   if (loose === 'coreml')
-    return (INT_TYPES.has(a) && INT_TYPES.has(b)) || (a === 'float32' && b === 'bool');
+    return (INT_TYPES.has(a) && INT_TYPES.has(b)) || (a === 'float32' && b === 'bool') ||
+      (FLOAT_TYPES.has(a) && FLOAT_TYPES.has(b)) || (a === 'float32' && INT_TYPES.has(b));
   return false;
 }
 

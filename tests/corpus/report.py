@@ -28,7 +28,7 @@ file and has judges we did not write decide (`tests/corpus/check.py`):
 | store | `--store float16` | ONNX Runtime at float16's tolerance |
 | coreml | `convert M -o M.mlpackage` at the lowest target, then the import `convert M.mlpackage -o back.onnx --opset 13` (the file's own opset where higher) | Apple's loader (coremltools' `ct_check.py`) on the package; ONNX Runtime on the import against PyTorch's outputs |
 | python | the Python package: `convert(bytes, 17)` (13 for a model at 17), then `run()` of the result | the command line's bytes; ONNX Runtime's judge on `run()`'s outputs |
-| import | only for the Core ML packages coremltools' PyTorch front end made (`kind` coremltools, `NAME_ct_fp32`/`_fp16`, no model.onnx; every other column is "-" for them): `convert model.mlpackage -o back.onnx --opset 13` | ONNX Runtime against PyTorch's outputs (float16 compute at float16's tolerance, scaled) |
+| import | only for the Core ML packages coremltools' PyTorch front end made (`kind` coremltools, `NAME_ct_fp32`/`_fp16`, no model.onnx; every other column is "-" for them): `convert model.mlpackage -o back.onnx` (the import's own opset; the convert column judges conversions) | ONNX Runtime against PyTorch's outputs (float16 compute at float16's tolerance, scaled), or against its run of the same model's ONNX export where PyTorch's and ORT's outputs already differ; a float16 package whose PyTorch outputs pass float16's range is not judged |
 
 Each result is **ok**; **refused** (exit 1 with a reason, recorded below);
 **n/a** (a target that lacks the model's types, `type-absent`: counted
