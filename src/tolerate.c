@@ -11,6 +11,7 @@
 
 #include "infer.h"
 #include "irver.h"
+#include "keyset.h"
 #include "opschema.h"
 
 const TolDefect tol_defects[TOL_N] = {
@@ -176,19 +177,19 @@ static void tol_say(TolReport *r, TolId id, size_t count, const char *fmt, ...)
 /* ---- the repairs ---------------------------------------------------- */
 
 /* Drops every later import of a domain imported before at the same
- * version (the checker refused other versions). */
+ * version (the checker refused other versions), by hash: a model may
+ * import 200k domains. */
 static void tol_opsets(IrModel *m, TolReport *r)
 {
     TolNames l = {0};
+    KsSet seen = {0};
     size_t w = 0;
     for (size_t k = 0; k < m->n_opsets; k++) {
         IrOpset *o = &m->opsets[k];
         const char *d = os_domain_norm(o->domain);
-        bool again = false;
-        for (size_t j = 0; j < w && !again; j++)
-            again = !strcmp(os_domain_norm(m->opsets[j].domain), d) &&
-                    m->opsets[j].has_version == o->has_version &&
-                    m->opsets[j].version == o->version;
+        int64_t v = o->has_version ? o->version : -1, before;
+        bool again = ks_find(&seen, (const char *[]){d}, 1, &before) && before == v;
+        ks_add(&seen, (const char *[]){d}, 1, v);
         if (again) {
             tol_name(&l, "'%s' %lld", d[0] ? d : "ai.onnx", (long long)o->version);
             free(o->domain);
@@ -197,6 +198,7 @@ static void tol_opsets(IrModel *m, TolReport *r)
         }
         m->opsets[w++] = *o;
     }
+    ks_free(&seen);
     m->n_opsets = w;
     char names[500];
     if (l.n)
