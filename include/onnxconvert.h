@@ -149,7 +149,10 @@ ONNXCONVERT_API size_t oc_model_node_count(const oc_model *m);
  * it starts with: "RULE: WHERE: WHAT", e.g. "input-undefined: node
  * 'relu' (Relu-13): input 'ghost' is not a graph input, an initializer,
  * or an earlier node's output". The model is not changed in any way the
- * caller can see. */
+ * caller can see. The defects other exporters write that docs/tolerated.md
+ * lists are not refused (the report of oc_check_report lists them as
+ * "warnings"); oc_convert, oc_optimize, oc_run_command and oc_evaluate
+ * repair them before anything else. */
 ONNXCONVERT_API int oc_check(oc_model *m);
 
 /* Converts the model to ai.onnx opset `opset` (1..oc_newest_opset("")),

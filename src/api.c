@@ -226,33 +226,38 @@ size_t oc_model_node_count(const oc_model *m)
 /* ---- checking, converting, optimizing --------------------------------- */
 
 /* 0 when the checker accepts ir; else -1 with its first finding, which
- * starts with the rule's name (as `onnx-convert check` prints it). */
-static int oc_require_valid(IrModel *ir)
+ * starts with the rule's name (as `onnx-convert check` prints it).
+ * *defects: the tolerated defects it found (tolerate.h). */
+static int oc_require_valid(IrModel *ir, unsigned *defects)
 {
     const char *rule;
     char msg[1024];
-    if (job_validate(ir, &rule, msg, sizeof msg) < 0)
+    if (job_validate(ir, &rule, msg, sizeof msg, defects) < 0)
         return oc_fail("%s", msg);
     return 0;
 }
 
-/* Before ir changes: what `convert` and `optimize` require (job.h: its
- * nodes in topological order, then the checker); -1 on a cycle or a
- * finding. */
+/* Before ir changes or runs: what `convert` and `optimize` require (job.h:
+ * its nodes in topological order, the checker, then the defects it
+ * tolerates repaired); -1 on a cycle or a finding. */
 static int oc_sort_and_check(IrModel *ir)
 {
+    const char *rule;
     char msg[1024];
-    if (job_sort_model(ir, NULL, msg, sizeof msg) < 0)
+    if (job_prepare(ir, &rule, msg, sizeof msg) < 0)
         return oc_fail("%s", msg);
-    return oc_require_valid(ir);
+    return 0;
 }
 
 int oc_check(oc_model *m)
 {
     if (oc_usable(m, __func__) < 0)
         return -1;
-    int rc = oc_require_valid(m->ir);
-    m->valid = rc == 0;
+    unsigned defects = 0;
+    int rc = oc_require_valid(m->ir, &defects);
+    /* a model with tolerated defects is valid, but is repaired (by
+     * oc_sort_and_check) before it runs */
+    m->valid = rc == 0 && !defects;
     return rc;
 }
 
@@ -354,6 +359,7 @@ int oc_optimize(oc_model *m, const char *passes)
             m->broken = __func__;
         return oc_fail_ir(&err);
     }
+    tol_fit_ir(m->ir, NULL);   /* IR 3 lists its initializers as inputs */
     return 0;
 }
 
@@ -969,8 +975,8 @@ int oc_check_report(oc_model *m, char **report)
     if (oc_report_start(m, report, __func__) < 0)
         return -1;
     JobReport r;
-    int rc = job_check_model(oc_label(m), m->ir, &r);
-    m->valid = rc == 0;
+    int rc = job_check_model(oc_label(m), m->ir, false, &r);
+    m->valid = rc == 0 && !r.defects;
     if (rc < 0)
         oc_fail("%s", r.msg);
     if (oc_json_string(report, oc_write_report, &r) < 0)

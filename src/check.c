@@ -14,10 +14,11 @@
 #include "irver.h"
 #include "keyset.h"
 #include "opschema.h"
+#include "tolerate.h"
 
 const char *const chk_rules[] = {
     "ir-version", "opset-import", "opset-duplicate", "opset-range",
-    "graph-missing", "ir-feature", "init-not-input", "name-empty",
+    "graph-missing", "ir-feature", "name-empty",
     "value-type", "op-domain", "op-unknown", "arity", "input-missing",
     "attr-name", "attr-duplicate", "attr-unknown", "attr-type",
     "attr-value", "attr-required", "ssa", "topo-order", "input-undefined",
@@ -35,6 +36,8 @@ static void chk_add(ChkReport *r, ChkSeverity sev, const char *fmt, ...)
 {
     if (sev == CHK_ERROR)
         r->n_errors++;
+    else if (sev == CHK_WARNING)
+        r->n_warnings++;
     else
         r->n_notes++;
     if (r->n >= CHK_MAX_ITEMS)
@@ -55,18 +58,42 @@ static void chk_add(ChkReport *r, ChkSeverity sev, const char *fmt, ...)
             *p = ' ';
 }
 
+/* A tolerated defect (tolerate.h): a warning "ID: WHERE: WHAT". */
+static void chk_warn(ChkReport *r, TolId id, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void chk_warn(ChkReport *r, TolId id, const char *fmt, ...)
+{
+    char msg[480];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    r->defects |= 1u << id;
+    chk_add(r, CHK_WARNING, "%s: %s", tol_defects[id].id, msg);
+}
+
 void chk_report_free(ChkReport *r)
 {
     free(r->items);
     memset(r, 0, sizeof *r);
 }
 
-const char *chk_first_error(const ChkReport *r)
+static const char *chk_first(const ChkReport *r, ChkSeverity sev)
 {
     for (size_t i = 0; i < r->n; i++)
-        if (r->items[i].sev == CHK_ERROR)
+        if (r->items[i].sev == sev)
             return r->items[i].msg;
     return NULL;
+}
+
+const char *chk_first_error(const ChkReport *r)
+{
+    return chk_first(r, CHK_ERROR);
+}
+
+const char *chk_first_warning(const ChkReport *r)
+{
+    return chk_first(r, CHK_WARNING);
 }
 
 /* ---- scopes: which values are defined so far ----------------------- */
@@ -396,12 +423,18 @@ static void chk_type_values(ChkCtx *c, const IrType *t, const char *where, int d
         t->elem_type != IR_UNDEFINED && !ir_dtype_name(t->elem_type))
         chk_add(c->r, CHK_ERROR, "value-type: %s has unknown element type %d", where,
                 (int)t->elem_type);
-    for (size_t k = 0; t->shape && k < t->shape->rank; k++)
-        if (t->shape->dims[k].kind == IR_DIM_VALUE && t->shape->dims[k].value < 0) {
+    for (size_t k = 0; t->shape && k < t->shape->rank; k++) {
+        const IrDim *d = &t->shape->dims[k];
+        if (tol_dim_minus_one(d)) {
+            /* what some exporters write for an unknown dimension */
+            chk_warn(c->r, TOL_DIM_MINUS_ONE, "%s: dimension %zu is -1 (read as an "
+                     "unknown dimension)", where, k);
+        } else if (d->kind == IR_DIM_VALUE && d->value < 0) {
             chk_add(c->r, CHK_ERROR, "value-type: %s: dimension %zu is negative (%lld)",
-                    where, k, (long long)t->shape->dims[k].value);
+                    where, k, (long long)d->value);
             break;
         }
+    }
     chk_type_values(c, t->elem, where, depth + 1);
 }
 
@@ -417,9 +450,14 @@ static void chk_valueinfo(ChkCtx *c, const IrValueInfo *vi, const char *role,
         chk_add(c->r, CHK_ERROR, "name-empty: %s has no name", where);
         return;
     }
-    /* elem_type 0 is UNDEFINED: no more an element type than none at all */
-    if (need_type && (!vi->type || vi->type->kind == IR_TYPE_NONE))
-        chk_add(c->r, CHK_ERROR, "value-type: %s has no type", where);
+    /* elem_type 0 is UNDEFINED: no more an element type than none at all.
+     * An output without a type is tolerated (tolerate.h): chk_outputs_typed
+     * judges it once inference has run. */
+    bool output = !strcmp(role, "graph output");
+    if (need_type && (!vi->type || vi->type->kind == IR_TYPE_NONE)) {
+        if (!output)
+            chk_add(c->r, CHK_ERROR, "value-type: %s has no type", where);
+    }
     else if (need_type && vi->type->kind == IR_TYPE_TENSOR &&
              (!vi->type->has_elem_type || vi->type->elem_type == IR_UNDEFINED))
         chk_add(c->r, CHK_ERROR, "value-type: %s has no element type", where);
@@ -691,8 +729,9 @@ static void chk_inits(ChkCtx *c, IrGraph *g, ChkScope *s)
         if (v && v->kind == IR_VAL_NODE)
             chk_add(c->r, CHK_ERROR, "ssa: %s: a node also produces '%s'", where, t->name);
         if (c->ir && c->ir < 4 && !g->parent && v && v->kind != IR_VAL_INPUT)
-            chk_add(c->r, CHK_ERROR, "init-not-input: %s: before IR version 4 every "
-                    "initializer must also be a graph input", where);
+            chk_warn(c->r, TOL_INIT_NOT_INPUT, "%s: before IR version 4 every "
+                     "initializer must also be a graph input (read as a constant, as "
+                     "from IR 4)", where);
         chk_tensor(c, t, where);
     }
     for (size_t k = 0; k < g->sparse_inits.n; k++) {
@@ -785,9 +824,19 @@ static void chk_opsets(ChkCtx *c)
         const IrOpset *o = &m->opsets[k];
         const char *d = os_domain_norm(o->domain);
         const char *shown = d[0] ? d : "ai.onnx";
-        if (!ks_add(&c->opsets, (const char *[]){d}, 1, o->has_version ? o->version : -1))
-            chk_add(c->r, CHK_ERROR, "opset-duplicate: model: domain '%s' is "
-                    "imported twice", shown);
+        int64_t v = o->has_version ? o->version : -1, before = -1;
+        ks_find(&c->opsets, (const char *[]){d}, 1, &before);
+        if (!ks_add(&c->opsets, (const char *[]){d}, 1, v)) {
+            /* one domain at one version, said twice, is not ambiguous */
+            if (before == v && v >= 0)
+                chk_warn(c->r, TOL_OPSET_REPEATED, "model: domain '%s' is imported "
+                         "twice, both at version %lld (read as one import)", shown,
+                         (long long)v);
+            else
+                chk_add(c->r, CHK_ERROR, "opset-duplicate: model: domain '%s' is "
+                        "imported twice, at versions %lld and %lld", shown,
+                        (long long)before, (long long)v);
+        }
         int max = os_domain_max(d);
         if (!o->has_version)
             chk_add(c->r, CHK_ERROR, "opset-range: model: the import of '%s' has no "
@@ -863,6 +912,39 @@ static void chk_on_note(void *arg, const char *msg)
 /* Every check of chk_model, with c's look-up sets built as it goes. */
 static void chk_run(ChkCtx *c);
 
+/* After inference: a main-graph output declared without a type is
+ * tolerated when inference gives it an element type (its type is then
+ * that one), refused when it does not. */
+static void chk_outputs_typed(ChkCtx *c)
+{
+    const IrGraph *g = c->m->graph;
+    char a[96], shape[200];
+    for (size_t k = 0; k < g->outputs.n; k++) {
+        const IrValueInfo *vi = g->outputs.p[k];
+        const IrType *t = vi->value->type;
+        if ((vi->type && vi->type->kind != IR_TYPE_NONE) || !vi->value->name[0])
+            continue;
+        if (!t || (t->kind == IR_TYPE_TENSOR && (!t->has_elem_type ||
+                                                 t->elem_type == IR_UNDEFINED)))
+            chk_add(c->r, CHK_ERROR, "value-type: graph output '%s' has no type, and "
+                    "inference cannot tell it", vi->value->name);
+        else
+            chk_warn(c->r, TOL_OUTPUT_UNTYPED, "graph output '%s' has no type (read as "
+                     "the inferred %s %s)", vi->value->name, os_type_str(t, a, sizeof a),
+                     tol_shape_str(t, shape, sizeof shape));
+    }
+}
+
+/* tol_each_bad_shape's callback: one warning per contradicted shape. */
+static void chk_on_bad_shape(void *arg, IrValueInfo *vi, const char *role)
+{
+    char decl[200], got[200];
+    chk_warn(arg, TOL_DECLARED_SHAPE, "%s '%s': declared shape %s, inferred %s (read "
+             "as the inferred one)", role, vi->value->name,
+             tol_shape_str(vi->type, decl, sizeof decl),
+             tol_shape_str(vi->value->type, got, sizeof got));
+}
+
 /* The inferred types of what g's nodes compute (and its subgraphs'):
  * a node can make values of a type the declared IR lacks (a Cast to
  * float8 at IR 8) whatever value_info says. */
@@ -928,10 +1010,13 @@ static void chk_run(ChkCtx *c)
     if (r->n_errors == 0 && !recursive) {
         IrError err = {{0}};
         InfOptions opt = {.use_value_info = true, .note = chk_on_note, .note_arg = r};
-        if (inf_model(m, &opt, &err) < 0)
+        if (inf_model(m, &opt, &err) < 0) {
             chk_add(r, CHK_ERROR, "%s", err.msg);
-        else
+        } else {
             ir_each_graph_const(m, IR_WALK_MAIN | IR_WALK_SUBGRAPHS, chk_computed_types, c);
+            chk_outputs_typed(c);
+            tol_each_bad_shape(m, chk_on_bad_shape, r);
+        }
     }
     return;
 }

@@ -13,7 +13,12 @@
  *
  * Every finding is one line "RULE: WHERE: WHAT", WHERE naming the graph
  * element (node by name, or by index and op). Rules are listed in
- * chk_rules (docs/checker.md).
+ * chk_rules (docs/checker.md). A finding is an error (the model is
+ * invalid), a warning (a defect of the table of tolerate.h, which other
+ * tools write and ONNX Runtime accepts: the model is valid, `check
+ * --strict` refuses it, and convert and optimize repair it; its rule is
+ * the defect's id) or a note (a declared element type that disagrees
+ * with inference: a hint, not computation).
  */
 #ifndef OC_CHECK_H
 #define OC_CHECK_H
@@ -22,7 +27,7 @@
 
 #include "ir.h"
 
-typedef enum { CHK_ERROR = 0, CHK_NOTE = 1 } ChkSeverity;
+typedef enum { CHK_ERROR = 0, CHK_NOTE = 1, CHK_WARNING = 2 } ChkSeverity;
 
 typedef struct ChkItem {
     ChkSeverity sev;
@@ -34,7 +39,8 @@ typedef struct ChkItem {
 typedef struct ChkReport {
     size_t n, cap;
     ChkItem *items;
-    size_t n_errors, n_notes;
+    size_t n_errors, n_notes, n_warnings;
+    unsigned defects;     /* the tolerated defects found: bits 1u << TolId */
     size_t n_nodes;       /* nodes checked, subgraphs and functions included */
     size_t n_unchecked;   /* nodes of custom domains (no schema to check) */
 } ChkReport;
@@ -45,6 +51,8 @@ size_t chk_model(IrModel *m, ChkReport *r);
 void chk_report_free(ChkReport *r);
 /* The first error's message, or NULL. */
 const char *chk_first_error(const ChkReport *r);
+/* The first warning's message (a tolerated defect), or NULL. */
+const char *chk_first_warning(const ChkReport *r);
 
 /* The gate before anything runs a model (the evaluator, `run`, `test`,
  * --verify, the library's oc_evaluate): 0 when chk_model accepts m; else
@@ -61,7 +69,8 @@ int chk_require(IrModel *m, const char *what, IrError *err);
  * chk_model does. */
 size_t chk_node_alone(IrModel *m, const IrFunction *fn, IrNode *n, ChkReport *r);
 
-/* The rule names, NULL-terminated (for documentation and tests). */
+/* The rule names of errors, NULL-terminated (for documentation and
+ * tests); the warnings' are the ids of tolerate.h's table. */
 extern const char *const chk_rules[];
 
 #endif

@@ -5,6 +5,7 @@
 #include "infer.h"
 #include "known.h"
 #include "keyset.h"
+#include "tolerate.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -753,16 +754,37 @@ static void inf_note(InfCtx *c, const char *fmt, ...)
     c->opt->note(c->opt->note_arg, msg);
 }
 
+/* Makes the dim_value -1 of t (and of the types inside it) unknown
+ * dimensions: some exporters declare an unknown dimension so
+ * (tolerate.h), and as a size it would be carried along. Returns t. */
+static IrType *inf_unset_minus_one(IrType *t)
+{
+    for (IrType *e = t; e; e = e->elem)
+        for (size_t k = 0; e->shape && k < e->shape->rank; k++)
+            if (tol_dim_minus_one(&e->shape->dims[k]))
+                inf_dim_unknown(&e->shape->dims[k]);
+    return t;
+}
+
+/* A declared type as inference reads it (inf_unset_minus_one). */
+static IrType *inf_decl_copy(const IrType *t)
+{
+    return inf_unset_minus_one(ir_type_copy(t));
+}
+
 /* Fills what `got` leaves unknown from `decl` (a declared type), noting
- * disagreements. Returns the merged type (got, changed in place, or a copy
- * of decl when got is NULL). */
+ * disagreements. Shapes that disagree are noted only in function bodies:
+ * elsewhere the checker finds them once inference is done (tolerate.h,
+ * declared-shape), where the type of every value is known. Returns the
+ * merged type (got, changed in place, or a copy of decl when got is
+ * NULL). */
 static IrType *inf_merge(InfCtx *c, IrType *got, const IrType *decl,
                          const char *name)
 {
     if (!decl || decl->kind == IR_TYPE_NONE)
         return got;
     if (!got)
-        return ir_type_copy(decl);
+        return inf_decl_copy(decl);
     if (got->kind != decl->kind) {
         inf_note(c, "value '%s': inferred kind %d, declared %d", name, got->kind, decl->kind);
         return got;
@@ -780,21 +802,28 @@ static IrType *inf_merge(InfCtx *c, IrType *got, const IrType *decl,
         return got;
     if (!got->shape) {
         got->shape = ir_shape_copy(decl->shape);
+        inf_unset_minus_one(got);
         return got;
     }
+    bool body = c->fn != NULL;
     if (got->shape->rank != decl->shape->rank) {
-        inf_note(c, "value '%s': inferred rank %zu, declared %zu", name,
-                 got->shape->rank, decl->shape->rank);
+        if (body)
+            inf_note(c, "value '%s': inferred rank %zu, declared %zu", name,
+                     got->shape->rank, decl->shape->rank);
         return got;
     }
     for (size_t k = 0; k < got->shape->rank; k++) {
         IrDim *g = &got->shape->dims[k];
         const IrDim *d = &decl->shape->dims[k];
-        if (inf_dim_differ(g, d))
-            inf_note(c, "value '%s': dimension %zu inferred %lld, declared %lld",
-                     name, k, (long long)g->value, (long long)d->value);
-        else if (!inf_dim_known(g) && d->kind != IR_DIM_UNSET)
+        if (tol_dim_minus_one(d))
+            continue;
+        if (inf_dim_differ(g, d)) {
+            if (body)
+                inf_note(c, "value '%s': dimension %zu inferred %lld, declared %lld",
+                         name, k, (long long)g->value, (long long)d->value);
+        } else if (!inf_dim_known(g) && d->kind != IR_DIM_UNSET) {
             inf_dim_copy(g, d);
+        }
     }
     return got;
 }
@@ -846,7 +875,7 @@ static void inf_seed(InfCtx *c, IrGraph *g, size_t n_in,
         ir_type_free(v->type);
         v->type = NULL;
         if (vi->type && vi->type->kind != IR_TYPE_NONE)
-            v->type = ir_type_copy(vi->type);
+            v->type = inf_decl_copy(vi->type);
         else if (k < n_in && in_types[k])
             v->type = ir_type_copy(in_types[k]);
         else if (v->init)

@@ -239,7 +239,7 @@ void job_fail(JobReport *r, const char *command, const char *path, DgStage stage
 }
 
 /* The checker's rule of a finding "RULE: WHERE: WHAT" (static storage:
- * one of chk_rules), or "invalid". */
+ * one of chk_rules, or a tolerated defect's id), or "invalid". */
 static const char *job_rule_of(const char *msg)
 {
     for (size_t i = 0; chk_rules[i]; i++) {
@@ -247,7 +247,8 @@ static const char *job_rule_of(const char *msg)
         if (!strncmp(msg, chk_rules[i], n) && msg[n] == ':')
             return chk_rules[i];
     }
-    return "invalid";
+    int t = tol_of_message(msg);
+    return t >= 0 ? tol_defects[t].id : "invalid";
 }
 
 DgDiag job_diag(const JobReport *r)
@@ -270,7 +271,7 @@ DgDiag job_diag(const JobReport *r)
     return d;
 }
 
-int job_validate(IrModel *m, const char **rule, char *msg, size_t cap)
+int job_validate(IrModel *m, const char **rule, char *msg, size_t cap, unsigned *defects)
 {
     ChkReport c;
     int rc = 0;
@@ -280,8 +281,28 @@ int job_validate(IrModel *m, const char **rule, char *msg, size_t cap)
         snprintf(msg, cap, "%s", first ? first : "the model is invalid");
         rc = -1;
     }
+    if (defects)
+        *defects = c.defects;
     chk_report_free(&c);
     return rc;
+}
+
+int job_prepare(IrModel *m, const char **rule, char *msg, size_t cap)
+{
+    unsigned defects;
+    IrError err;
+    if (job_sort_model(m, NULL, msg, cap) < 0) {
+        *rule = dg_reason_name(DG_TOPO_ORDER);
+        return -1;
+    }
+    if (job_validate(m, rule, msg, cap, &defects) < 0)
+        return -1;
+    if (tol_repair(m, defects, NULL, &err) < 0) {
+        *rule = dg_reason_name(DG_INFERENCE);
+        snprintf(msg, cap, "%s", err.msg);
+        return -1;
+    }
+    return 0;
 }
 
 int job_sort_model(IrModel *m, size_t *sorted, char *msg, size_t cap)
@@ -300,10 +321,26 @@ static int job_require_valid(JobReport *r, IrModel *m)
 {
     const char *rule;
     char first[512], msg[600];
-    if (job_validate(m, &rule, first, sizeof first) == 0)
+    unsigned defects = 0;
+    int rc = job_validate(m, &rule, first, sizeof first, &defects);
+    r->defects |= defects;
+    if (rc == 0)
         return 0;
     snprintf(msg, sizeof msg, "%s: %s", r->path, first);
     return job_end_as(r, JOB_INVALID, DG_STAGE_CHECK, rule, msg);
+}
+
+/* Repairs the tolerated defects the checker found in m (tolerate.h); what
+ * was repaired goes to r->tol. */
+static int job_repair(JobReport *r, IrModel *m)
+{
+    IrError err;
+    char msg[700];
+    r->repair_ran = true;
+    if (tol_repair(m, r->defects, &r->tol, &err) == 0)
+        return 0;
+    snprintf(msg, sizeof msg, "%s: %s", r->path, err.msg);
+    return job_end(r, JOB_INVALID, DG_STAGE_CHECK, DG_INFERENCE, msg);
 }
 
 /* Puts m's nodes in topological order before the checker sees it (tools
@@ -546,16 +583,21 @@ static int job_run_verify(const JobOptions *o, const JobInput *in, JobReport *r,
     r->verify_asked = true;
     if (job_input_load(in, NULL, &orig, &err) < 0)
         return job_end(r, JOB_ERROR, DG_STAGE_VERIFY, DG_LOAD, err.msg);
-    /* the input was sorted before it changed (job_stages): so is its copy */
+    /* the input was sorted and its tolerated defects repaired before it
+     * changed (job_stages): so is its copy */
     if (topo_sort_model(orig, NULL, &err) < 0) {
         ir_model_free(orig);
         return job_end(r, JOB_ERROR, DG_STAGE_VERIFY, DG_TOPO_ORDER, err.msg);
+    }
+    if (tol_repair(orig, r->defects, NULL, &err) < 0) {
+        ir_model_free(orig);
+        return job_end(r, JOB_ERROR, DG_STAGE_VERIFY, DG_INFERENCE, err.msg);
     }
     /* the evaluator runs only what the checker accepts: the input passed
      * (job_stages), the converted or optimized model must too */
     const char *rule;
     char first[512], msg[700];
-    if (job_validate(m, &rule, first, sizeof first) < 0) {
+    if (job_validate(m, &rule, first, sizeof first, NULL) < 0) {
         snprintf(msg, sizeof msg, "%s: verify: the result: %s", in->path, first);
         job_end_as(r, JOB_ERROR, DG_STAGE_VERIFY, rule, msg);
         ir_model_free(orig);
@@ -596,11 +638,12 @@ static int job_run_verify(const JobOptions *o, const JobInput *in, JobReport *r,
 static int job_stages(const JobOptions *o, const JobInput *in, JobReport *r, IrModel *m,
                       MilModel **mm)
 {
-    /* a model to change or to run (--verify) must pass the checker */
+    /* a model to change or to run (--verify) must pass the checker; the
+     * defects it tolerates are repaired before anything reads the model */
     bool changes = r->converting || o->optimize || pc_wanted(&o->pc);
-    if ((changes || o->verify || o->infer_shapes) && job_sort(r, m) < 0)
-        return -1;
-    if ((changes || o->verify) && job_require_valid(r, m) < 0)
+    bool gate = changes || o->verify || o->infer_shapes;
+    if (gate && (job_sort(r, m) < 0 || job_require_valid(r, m) < 0 ||
+                 job_repair(r, m) < 0))
         return -1;
     /* before converting: dims it fixes make more values known (scales and
      * shapes computed from Shape), which some rewrites need */
@@ -616,6 +659,9 @@ static int job_stages(const JobOptions *o, const JobInput *in, JobReport *r, IrM
         return -1;
     if (o->to_coreml)
         return job_run_coreml(o, in, r, m, mm);
+    /* what the IR version written asks (IR 3: initializers are inputs) */
+    if (gate)
+        tol_fit_ir(m, &r->tol);
     if (o->verify && job_run_verify(o, in, r, m) < 0)
         return -1;
     if (o->infer_shapes) {
@@ -755,14 +801,16 @@ int job_convert(const JobOptions *o, const char *in, const char *out, JobReport 
     return job_convert_input(o, &ji, out, r, keep);
 }
 
-int job_check_model(const char *path, IrModel *m, JobReport *r)
+int job_check_model(const char *path, IrModel *m, bool strict, JobReport *r)
 {
     job_start(r, "check", path);
     job_describe_before(r, m);
     r->checked = true;
     size_t errors = chk_model(m, &r->chk);
-    if (errors) {
-        const char *first = chk_first_error(&r->chk);
+    r->defects = r->chk.defects;
+    const char *first = errors ? chk_first_error(&r->chk)
+                               : strict ? chk_first_warning(&r->chk) : NULL;
+    if (errors || (strict && r->chk.n_warnings)) {
         char msg[600];
         snprintf(msg, sizeof msg, "%s: %s", path, first ? first : "invalid");
         return job_end_as(r, JOB_INVALID, DG_STAGE_CHECK, job_rule_of(first ? first : ""), msg);
@@ -796,7 +844,7 @@ static void job_describe_package(JobReport *r, const MilModel *mm, const MlpStat
     r->pkg_blobs = *st;
 }
 
-int job_check(const char *path, JobReport *r, IrModel **keep)
+int job_check(const char *path, bool strict, JobReport *r, IrModel **keep)
 {
     if (keep)
         *keep = NULL;
@@ -810,7 +858,7 @@ int job_check(const char *path, JobReport *r, IrModel **keep)
         job_fail(r, "check", path, DG_STAGE_LOAD, DG_LOAD, err.msg);
         return -1;
     }
-    int rc = job_check_model(path, m, r);
+    int rc = job_check_model(path, m, strict, r);
     if (mm)
         job_describe_package(r, mm, &st);
     mil_model_free(mm);
@@ -1138,6 +1186,8 @@ void job_json_error(Js *j, const JobReport *r)
     js_close(j, '}');
 }
 
+/* The findings of one severity: notes as strings, errors and warnings as
+ * {"rule", "message"}. */
 static void job_json_findings(Js *j, const JobReport *r, ChkSeverity sev)
 {
     js_open(j, '[', false);
@@ -1192,8 +1242,30 @@ static void job_json_check(Js *j, const JobReport *r)
     job_json_findings(j, r, CHK_ERROR);
     js_key(j, "errors_total");
     js_opt_int(j, r->checked, (int64_t)r->chk.n_errors);
+    js_key(j, "warnings");
+    job_json_findings(j, r, CHK_WARNING);
     js_key(j, "notes");
     job_json_findings(j, r, CHK_NOTE);
+}
+
+/* "repaired": null when the repair stage was not reached, else
+ * [{"rule", "message"}] per tolerated defect repaired. */
+static void job_json_repaired(Js *j, const JobReport *r)
+{
+    if (!r->repair_ran) {
+        js_null(j);
+        return;
+    }
+    js_open(j, '[', false);
+    for (size_t i = 0; i < r->tol.n; i++) {
+        js_open(j, '{', true);
+        js_key(j, "rule");
+        js_string(j, tol_defects[r->tol.items[i].id].id);
+        js_key(j, "message");
+        js_string(j, r->tol.items[i].msg);
+        js_close(j, '}');
+    }
+    js_close(j, ']');
 }
 
 static void job_json_convert(Js *j, const JobReport *r)
@@ -1220,6 +1292,8 @@ static void job_json_convert(Js *j, const JobReport *r)
     }
     js_key(j, "sorted");
     js_opt_int(j, r->sort_ran, (int64_t)r->sorted);
+    js_key(j, "repaired");
+    job_json_repaired(j, r);
     js_key(j, "conversion");
     job_json_conversion(j, r);
     js_key(j, "dropped");

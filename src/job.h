@@ -25,6 +25,7 @@
 #include "precision.h"
 #include "precision_auto.h"
 #include "save.h"
+#include "tolerate.h"
 #include "../passes/passes.h"
 
 /* How a model's job ended. The names (job_status_name) are the JSON
@@ -103,6 +104,10 @@ typedef struct JobReport {
     JobAdapt *adapt;
     bool sort_ran;               /* the model was put in topological order */
     size_t sorted;               /* nodes that moved (topo.h) */
+    unsigned defects;            /* the tolerated defects the checker found
+                                    (bits 1u << TolId) */
+    bool repair_ran;             /* tol: what was repaired of them */
+    TolReport tol;
     bool precision;              /* the precision stage ran */
     PcReport pc;                 /* what it did */
     bool pc_auto;                /* --auto ran: pa says what it did */
@@ -168,8 +173,10 @@ int job_convert_model(const JobOptions *o, const JobInput *in, IrModel *m, JobRe
 int job_input_load(const JobInput *in, const LoadOptions *opt, IrModel **m, IrError *err);
 
 /* The checker's findings on m (loaded from `path`, a name in messages)
- * as job_check reports them; m is not changed in any way callers see. */
-int job_check_model(const char *path, IrModel *m, JobReport *r);
+ * as job_check reports them; m is not changed in any way callers see.
+ * strict: a tolerated defect (a warning) makes the model invalid too,
+ * named by the first one's rule. */
+int job_check_model(const char *path, IrModel *m, bool strict, JobReport *r);
 
 /* Parses the option of `o->command` ("convert" or "optimize") at argv[*i]
  * into o, as the command line takes it: 1 when it was one (*i moves to
@@ -210,8 +217,9 @@ int job_load_mlpackage(const char *path, IrModel **m, MilModel **mm, MlpStats *s
 bool job_is_folder(const char *path);
 bool job_is_mlpackage(const char *path);
 
-/* Checks `path`: 0 valid, -1 with r->status INVALID or ERROR. */
-int job_check(const char *path, JobReport *r, IrModel **keep);
+/* Checks `path`: 0 valid, -1 with r->status INVALID or ERROR (strict:
+ * as job_check_model). */
+int job_check(const char *path, bool strict, JobReport *r, IrModel **keep);
 
 /* The failure of r as the one diagnostic (diag.h), borrowing r's
  * strings: what batch mode's summary prints. */
@@ -223,9 +231,12 @@ DgDiag job_diag(const JobReport *r);
  * with msg "topo-order: WHY"; job_validate is 0 when the checker accepts
  * m, else -1 with *rule its first finding's rule (static storage;
  * "invalid" when it names none) and msg the finding ("RULE: WHERE:
- * WHAT"). msg is cut to cap. */
+ * WHAT"). msg is cut to cap. *defects (may be NULL) gets the tolerated
+ * defects the checker found (bits 1u << TolId), which tol_repair then
+ * repairs. job_prepare does all three (a cycle's rule is "topo-order"). */
 int job_sort_model(IrModel *m, size_t *sorted, char *msg, size_t cap);
-int job_validate(IrModel *m, const char **rule, char *msg, size_t cap);
+int job_validate(IrModel *m, const char **rule, char *msg, size_t cap, unsigned *defects);
+int job_prepare(IrModel *m, const char **rule, char *msg, size_t cap);
 
 /* A failure that happened outside a job (a batch worker that died). */
 void job_fail(JobReport *r, const char *command, const char *path,

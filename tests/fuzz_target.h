@@ -141,7 +141,7 @@ static void fz_check_json(const uint8_t *data, size_t size)
     if (write(fd, data, size) == (ssize_t)size) {
         JobReport r;
         IrModel *keep = NULL;
-        job_check(path, &r, &keep);
+        job_check(path, false, &r, &keep);
         ir_model_free(keep);
         Js j;
         js_init(&j, fz_sink(), 0);

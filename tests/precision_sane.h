@@ -35,7 +35,7 @@ static inline void ps_assert_sane(IrModel *m, const char *what)
 {
     const char *rule;
     char msg[512];
-    T_CHECK(job_validate(m, &rule, msg, sizeof msg) == 0, "%s: invalid: %s", what, msg);
+    T_CHECK(job_validate(m, &rule, msg, sizeof msg, NULL) == 0, "%s: invalid: %s", what, msg);
     size_t moved = 99;
     IrError err;
     T_CHECK(topo_sort_model(m, &moved, &err) == 0 && moved == 0,

@@ -183,6 +183,11 @@ run resize_tables_ort sh tests/resize_tables_ort.sh "$build/onnx-convert"
 # Slice steps below 10 (a PyTorch export) and integer products below 10 in
 # float32, ONNX Runtime running what we write (issue 33; ~10 s)
 run lowering_ort /usr/bin/python3 tests/lowering_ort.py "$build/onnx-convert"
+# defects other exporters write (issue 34, docs/tolerated.md): check warns,
+# check --strict refuses, convert and optimize repair; onnx.checker and
+# ONNX Runtime judge what they write (~10 s)
+run tolerated_cli /usr/bin/python3 tests/tolerated_cli.py "$build/onnx-convert"
+run asan/tolerated_cli /usr/bin/python3 tests/tolerated_cli.py "$asan/onnx-convert"
 # Resize on a float32 rounding boundary (an output length, a nearest pick):
 # our evaluator, conversions and Core ML give what onnx's shape inference and
 # ONNX Runtime give (issue 33; ~5 s)

@@ -19,6 +19,7 @@
 #include "hostile_models.h"
 #include "ir.h"
 #include "t.h"
+#include "tolerate.h"
 
 /* Generous: linear checks of these models take well under a second even
  * under the sanitizers; the quadratic ones took 39 s and 144 s. */
@@ -77,17 +78,43 @@ static IrModel *cs_attrs(size_t n, bool dup)
 
 /* The base plus `n` opset imports of domains d0.. (the last one d0 again
  * when `dup`). */
-static IrModel *cs_opsets(size_t n, bool dup)
+static IrModel *cs_opsets(size_t n, int64_t dup_version)
 {
     IrModel *m = hm_base();
     m->opsets = ir_grow(m->opsets, m->n_opsets + n, sizeof *m->opsets);
     char name[32];
     for (size_t k = 0; k < n; k++) {
-        snprintf(name, sizeof name, "d%zu", dup && k == n - 1 ? (size_t)0 : k);
+        bool dup = dup_version && k == n - 1;
+        snprintf(name, sizeof name, "d%zu", dup ? (size_t)0 : k);
         m->opsets[m->n_opsets++] = (IrOpset){.domain = ir_strdup(name),
-                                             .has_version = true, .version = 1};
+                                             .has_version = true,
+                                             .version = dup ? dup_version : 1};
     }
     return m;
+}
+
+/* A tolerated defect (src/tolerate.h) at scale: the check warns with
+ * `rule` and the repair leaves nothing to warn about, each in linear
+ * time. */
+static void cs_expect_repair(const char *label, IrModel *m, const char *rule)
+{
+    ChkReport r;
+    IrError err;
+    double t0 = cs_now();
+    size_t n = chk_model(m, &r);
+    const char *first = chk_first_warning(&r);
+    T_CHECK(n == 0 && first && !strncmp(first, rule, strlen(rule)), "%s: expected the "
+            "warning %s, got %zu errors, first warning: %s", label, rule, n,
+            first ? first : "(none)");
+    int rc = tol_repair(m, r.defects, NULL, &err);
+    chk_report_free(&r);
+    chk_model(m, &r);
+    double dt = cs_now() - t0;
+    T_CHECK(rc == 0 && r.n_errors == 0 && r.n_warnings == 0, "%s: the repaired model "
+            "still has %zu errors, %zu warnings", label, r.n_errors, r.n_warnings);
+    T_CHECK(dt < CS_SECONDS, "%s: check and repair took %.1f s", label, dt);
+    chk_report_free(&r);
+    ir_model_free(m);
 }
 
 /* The base plus `n` float [1] graph inputs i0.. (i0 listed again when
@@ -169,9 +196,18 @@ static void cs_many_names(void)
 {
     cs_expect("100k attributes", cs_attrs(100000, false), NULL);
     cs_expect("100k attributes, one twice", cs_attrs(100000, true), "attr-duplicate");
-    cs_expect("200k opset imports", cs_opsets(200000, false), NULL);
-    cs_expect("200k opset imports, one twice", cs_opsets(200000, true),
+    cs_expect("200k opset imports", cs_opsets(200000, 0), NULL);
+    cs_expect("200k opset imports, one twice", cs_opsets(200000, 2),
               "opset-duplicate");
+    cs_expect_repair("200k opset imports, one twice at one version",
+                     cs_opsets(200000, 1), "opset-repeated");
+    IrModel *m = cs_inputs(100000, false);
+    for (size_t k = 0; k < m->graph->inputs.n; k++) {
+        IrValueInfo *vi = m->graph->inputs.p[k];
+        if (vi->type && vi->type->shape && vi->type->shape->rank)
+            vi->type->shape->dims[0].value = -1;
+    }
+    cs_expect_repair("100k graph inputs, their dims -1", m, "dim-minus-one");
     cs_expect("100k graph inputs", cs_inputs(100000, false), NULL);
     cs_expect("100k graph inputs, one twice", cs_inputs(100000, true), "ssa");
     cs_expect("50k functions", cs_functions(50000, false), NULL);

@@ -451,7 +451,7 @@ static void t_jobs(void)
     save(m, cyc);
 
     JobReport r;
-    T_CHECK(job_check(unsorted, &r, NULL) < 0 && r.status == JOB_INVALID &&
+    T_CHECK(job_check(unsorted, false, &r, NULL) < 0 && r.status == JOB_INVALID &&
             !strcmp(r.reason, "topo-order") && strstr(r.msg, "graph_input_cast_0") &&
             strstr(r.msg, "convert"),
             "check: topo-order with the hint: %s", r.msg);

@@ -289,7 +289,7 @@ static void cli_run_job(const CliOpts *o, CliItem *it, JobReport *r)
     IrModel *keep = NULL;
     IrError err;
     if (!strcmp(o->command, "check"))
-        job_check(it->in, r, &keep);
+        job_check(it->in, o->strict, r, &keep);
     else if (cli_make_parents(it->out, &err) < 0)
         job_fail(r, o->command, it->in, DG_STAGE_SAVE, DG_SAVE, err.msg);
     else {

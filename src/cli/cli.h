@@ -36,6 +36,7 @@ typedef struct CliOpts {
     const char *out, *out_dir;  /* -o, --out-dir */
     int jobs;                   /* -j (0: not given) */
     bool json, stats, all;      /* --json, --stats, check --all */
+    bool strict;                /* check --strict: tolerated defects refused */
     JobOptions job;
 } CliOpts;
 

@@ -214,6 +214,8 @@ void cli_convert_text(FILE *f, const CliOpts *o, const JobReport *r)
     if (r->sorted)
         fprintf(f, "sorted %zu node%s into topological order\n", r->sorted,
                 r->sorted == 1 ? "" : "s");
+    for (size_t i = 0; i < r->tol.n; i++)
+        fprintf(f, "repaired %s\n", r->tol.items[i].msg);
     if (r->converting) {
         fputs("converted", f);
         if ((o->job.cv.opset || o->job.to_coreml) && r->opset_from > 0)

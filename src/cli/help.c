@@ -194,15 +194,18 @@ static const char cli_help_optimize[] =
     "  -h, --help              this help\n";
 
 static const char cli_help_check[] =
-    "usage: onnx-convert check MODEL... [--all] [--json] [-j N]\n"
+    "usage: onnx-convert check MODEL... [--all] [--strict] [--json] [-j N]\n"
     "\n"
     "Validates models against the ONNX rules and those onnx.checker misses.\n"
     "Prints the first rule a model breaks (--all: every one) and exits 1, or\n"
     "says it is valid. A MODEL may be a folder, searched for *.onnx 64\n"
     "levels deep (a deeper folder is reported as a failure); with a folder\n"
-    "or several models a table follows.\n"
+    "or several models a table follows. Defects other tools write that ONNX\n"
+    "Runtime accepts (docs/tolerated.md) are warnings: the model is valid,\n"
+    "and convert and optimize repair them.\n"
     "\n"
     "  --all                   print every broken rule, not only the first\n"
+    "  --strict                refuse the tolerated defects too (exit 1)\n"
     "  --json                  print a JSON report instead of text\n"
     "  -j N                    check N models at a time (default 1)\n"
     "  -h, --help              this help\n";

@@ -64,13 +64,16 @@ static int cli_error(const char *path, const IrError *err)
 /* The gate before `run` and `test` evaluate m (loaded from `what`): its
  * nodes put in topological order first (the evaluator walks the list, and
  * tools write graphs out of order that ONNX Runtime runs), then the
- * checker. -1 with err "WHAT: RULE: ..." on a cycle or a finding. */
+ * checker, then the defects it tolerates repaired (tolerate.h: a -1 dim
+ * read as unknown, ...). -1 with err "WHAT: RULE: ..." on a cycle or a
+ * finding. */
 static int cli_runnable(IrModel *m, const char *what, IrError *err)
 {
-    IrError e;
-    if (topo_sort_model(m, NULL, &e) < 0)
-        return ir_fail(err, "%s: topo-order: %s", what, e.msg);
-    return chk_require(m, what, err);
+    const char *rule;
+    char msg[600];
+    if (job_prepare(m, &rule, msg, sizeof msg) < 0)
+        return ir_fail(err, "%s: %s", what, msg);
+    return 0;
 }
 
 /* Freeing a 100k-node model piece by piece takes a fifth of the whole
@@ -198,22 +201,26 @@ static int cli_info(int argc, char **argv)
 }
 
 /* Prints what check found in the text form: the errors on stderr (the
- * first only, unless --all), or a summary and any notes on stdout. */
-static void cli_check_text(const JobReport *r, bool all)
+ * first only, unless --all; with --strict the warnings count as errors),
+ * or a summary, the warnings (tolerated defects) and any notes on
+ * stdout. */
+static void cli_check_text(const JobReport *r, bool all, bool strict)
 {
     if (!r->checked) {
         cli_print_failure(r->path, r->msg);
         return;
     }
     const ChkReport *c = &r->chk;
-    for (size_t i = 0; i < c->n; i++) {
-        if (c->items[i].sev != CHK_ERROR)
+    bool refused = c->n_errors || (strict && c->n_warnings);
+    ChkSeverity sev = c->n_errors ? CHK_ERROR : CHK_WARNING;
+    for (size_t i = 0; refused && i < c->n; i++) {
+        if (c->items[i].sev != sev)
             continue;
         fprintf(stderr, "onnx-convert: %s: %s\n", r->path, c->items[i].msg);
         if (!all)
             break;
     }
-    if (c->n_errors)
+    if (refused)
         return;
     if (r->package)
         printf("%s: valid Core ML package: target %s (%s), %zu MIL ops, %zu blobs (%llu "
@@ -226,7 +233,14 @@ static void cli_check_text(const JobReport *r, bool all)
     if (c->n_unchecked)
         printf(", %zu of them in custom domains (no schema to check them against)",
                c->n_unchecked);
+    if (c->n_warnings)
+        printf("; %zu warning%s: defects other tools write, which convert and optimize "
+               "repair and check --strict refuses (docs/tolerated.md)", c->n_warnings,
+               c->n_warnings == 1 ? "" : "s");
     printf("\n");
+    for (size_t i = 0; i < c->n; i++)
+        if (c->items[i].sev == CHK_WARNING)
+            printf("warning: %s\n", c->items[i].msg);
     for (size_t i = 0; i < c->n; i++)
         if (c->items[i].sev == CHK_NOTE)
             printf("note: %s\n", c->items[i].msg);
@@ -243,13 +257,15 @@ static int cli_check(int argc, char **argv)
     for (int i = 2; i < argc && rc == 0; i++) {
         if (!strcmp(argv[i], "--all"))
             o.all = true;
+        else if (!strcmp(argv[i], "--strict"))
+            o.strict = true;
         else if (!strcmp(argv[i], "--json"))
             o.json = true;
         else if (!strcmp(argv[i], "-j") && i + 1 < argc) {
             if (!cli_parse_jobs(argv[++i], &o.jobs))
                 rc = cli_usage("check", "-j takes a number of jobs, 1..256");
         } else if (argv[i][0] == '-' && argv[i][1])
-            rc = cli_usage("check", "check takes MODEL..., --all, --json and -j N");
+            rc = cli_usage("check", "check takes MODEL..., --all, --strict, --json and -j N");
         else
             o.inputs[o.n_inputs++] = argv[i];
     }
@@ -266,11 +282,11 @@ static int cli_check(int argc, char **argv)
     } else if (rc == 0) {
         JobReport r;
         IrModel *keep;
-        rc = job_check(o.inputs[0], &r, &keep) < 0 ? CLI_FAIL : CLI_OK;
+        rc = job_check(o.inputs[0], o.strict, &r, &keep) < 0 ? CLI_FAIL : CLI_OK;
         if (o.json)
             cli_print_json(stdout, &r);
         if (!o.json || rc)
-            cli_check_text(&r, o.all);
+            cli_check_text(&r, o.all, o.strict);
         cli_drop_model(keep);
         job_report_free(&r);
     }
