@@ -391,6 +391,23 @@ static void test_broken(void)
     expect_refused("blob of another dtype", pkg, "dtype code");
     free(pkg);
 
+    /* a sub-byte blob (compressed weights) must hold its elements packed,
+     * the unused bits of its last byte counted: here float32's bytes
+     * relabelled uint4 are 8 times too many */
+    pkg = fresh(mm_matmul, "subbyte.mlpackage");
+    edit_blob_ref(pkg, 0, MIL_UINT4);
+    wb = in_pkg(pkg, WEIGHT_FILE);
+    size_t nb;
+    uint8_t *bb = slurp(wb, &nb);
+    if (bb && nb > 72) {
+        bb[68] = 11;    /* the record's dtype code: UInt4 */
+        spit(wb, bb, nb);
+    }
+    free(bb);
+    expect_refused("uint4 blob of unpacked size", pkg, "padding");
+    free(wb);
+    free(pkg);
+
     pkg = fresh(mm_matmul, "sentinel.mlpackage");
     wb = in_pkg(pkg, WEIGHT_FILE);
     size_t n;

@@ -901,12 +901,27 @@ def main():
             summary["failures"].append(line)
     doc = {"took": took, "jobs": a.jobs, "sample": a.sample, "apple_loader": use_ct,
            "planned": len(jobs),
-           "summary": summary, "files": results}
+           "summary": summary, "files": results, "coremltools": ct_packaging(a.out)}
     if a.json:
         with open(a.json, "w") as f:
             json.dump(doc, f, indent=1, sort_keys=True)
     write_md(a.md, doc, exp)
     return print_summary(name, summary, took)
+
+
+def ct_packaging(out):
+    """What coremltools' PyTorch front end made of the corpus (gen.py's
+    index.json): the packages written and the ones it failed, with the
+    stage and its message (ctpkg.py)."""
+    try:
+        with open(os.path.join(out, "index.json")) as f:
+            index = json.load(f)
+    except (OSError, ValueError):
+        return None
+    made = sorted(r["dir"] for r in index.get("files", []) if r.get("kind") == "coremltools")
+    failed = [{"file": r["file"], "stage": r.get("stage"), "error": (r.get("error") or "")[:200]}
+              for r in index.get("failed", []) if "_ct_" in r.get("file", "")]
+    return {"made": made, "failed": sorted(failed, key=lambda r: r["file"])}
 
 
 def heavy_primary(cases):

@@ -191,6 +191,40 @@ def times(doc):
     return "\n".join(lines)
 
 
+def ct_section(doc):
+    """How many corpus models coremltools' PyTorch front end converts
+    (gen.py tries each, ctpkg.py), why it fails the others, and what our
+    import makes of the packages it wrote."""
+    ct = doc.get("coremltools")
+    if not ct:
+        return "not recorded in this run"
+    made, failed = ct["made"], ct["failed"]
+    model = lambda f: f.rsplit("_ct_", 1)[0]  # noqa: E731
+    models_made = {model(f) for f in made}
+    tried = models_made | {model(r["file"]) for r in failed}
+    skipped = [r for r in failed if r["stage"] == "skipped"]
+    lines = ["coremltools' PyTorch front end (traced with `torch.jit.trace`, `ct.convert` to an ML "
+             "Program at iOS15, a later target where that fails) converted **%d of the %d corpus "
+             "models** it was given: %d packages in float32 and float16 compute. %d models are "
+             "not packaged for their size (%s)." % (
+                 len(models_made), len(tried) - len({model(r["file"]) for r in skipped}),
+                 len(made), len({model(r["file"]) for r in skipped}),
+                 ", ".join(sorted({model(r["file"]) for r in skipped})) or "none")]
+    why = collections.Counter("%s: %s" % (r["stage"], re.sub(r"'[^']*'", "'…'", r["error"])[:110])
+                              for r in failed if r["stage"] != "skipped")
+    if why:
+        lines += ["", "What coremltools fails on (packages, by stage and message):", ""]
+        lines += ["- %d: %s" % (n, esc(w)) for w, n in why.most_common()]
+    imp = collections.Counter((r.get("import") or {}).get("status") for r in doc["files"]
+                              if r.get("import"))
+    total = sum(imp.values())
+    if total:
+        lines += ["", "Our import of those packages (the `import` column): **%d of %d ok**, %s." % (
+            imp.get("ok", 0), total, ", ".join("%s %d" % (s, imp[s]) for s in STATUSES
+                                                if s != "ok" and imp.get(s)) or "nothing else")]
+    return "\n".join(lines)
+
+
 def originals(doc):
     """The files whose original ORT does not run as PyTorch did: their
     results are held to ORT's own outputs, or not judged."""
@@ -236,6 +270,7 @@ def markdown(doc, exp):
                  " and ".join(HEAVY_FEATURES), ", ".join(heavy) or "none"),
              "", times(doc), "",
              "\n".join("Note: " + n for n in doc.get("notes") or []), "",
+             "## Core ML packages coremltools makes, and their import\n", ct_section(doc), "",
              "## Wrong, failed and not judged\n", failures(doc), "",
              "## Refusals by reason\n", refusals(doc, exp, expected), "",
              "## Originals ORT does not run as PyTorch did\n",
