@@ -417,6 +417,14 @@ def define_cases():
          x=XT)(lambda x: mb.conv_transpose(x=x, weight=WT, bias=BIAS[:3], strides=[2, 2],
                                            pad_type="custom", pad=[1, 1, 0, 1]))
 
+    case("conv_transpose_output_shape_same_size",
+         lambda x: convt_ref(x, WT, (1, 1), ((0, 0), (0, 0))), x=XT)(
+        lambda x: mb.conv_transpose(x=x, weight=WT, pad_type="valid", output_shape=[1, 3, 6, 7]))
+    case("conv_transpose_output_shape_padding",
+         lambda x: convt_ref(x, WT, (2, 2), ((1, 0), (1, 0))), x=XT)(
+        lambda x: mb.conv_transpose(x=x, weight=WT, strides=[2, 2], pad_type="custom",
+                                    pad=[1, 1, 1, 1], output_shape=[1, 3, 8, 10]))
+
     def pool_ref(x, k, s, pads, kind, include_pad=False, ceil=False):
         x = x.astype(np.float64)
         nd = x.ndim - 2
@@ -921,8 +929,12 @@ def define_cases():
                                                 score_threshold=0.1, max_boxes=3)[0])
     refused("scatter_max_ios15", "scatter", "opset", d=X3, i=np.array([1], i32), u=R(2, 1, 4))(
         lambda d, i, u: mb.scatter(data=d, indices=i, updates=u, axis=1, mode="max"))
+    # output_shape past what the pads give by less than a stride: torch's
+    # output_padding, as coremltools' PyTorch front end writes it (the
+    # extra rows at the end); past that, refused
     refused("conv_transpose_output_shape", "conv_transpose", "output_shape", x=XT)(
-        lambda x: mb.conv_transpose(x=x, weight=WT, pad_type="valid", output_shape=[1, 3, 6, 7]))
+        lambda x: mb.conv_transpose(x=x, weight=WT, pad_type="valid",
+                                    output_shape=[1, 3, 20, 20]))
 
 
 # ---- building (inside coremltools' python) ------------------------------------------------
