@@ -24,7 +24,7 @@ CSTD    := -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE
 WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
            -Wno-unused-parameter
 CFLAGS  ?= -O2 -g
-INC     := -Isrc -Iinclude -I$(BUILD)/gen
+INC     := -Isrc -I. -Iinclude -I$(BUILD)/gen
 LIBS    := -lprotobuf-c -lopenblas -lm
 # The normal build's objects go into the shared library too: position
 # independent, and hidden unless include/onnxconvert.h marks them
@@ -57,7 +57,10 @@ CHECK_PKGS += clang libclang-rt-14-dev
 # a test's judge only, never a dependency of the tool)
 CHECK_PKGS += python3-onnx
 
-LIB_SRC := $(sort $(wildcard src/*.c src/infer/*.c src/eval/*.c src/coreml/*.c adapters/*.c passes/*.c))
+# The product's rooms (docs/HACKING.md): src/ROOM/*.c, inference's op
+# families in src/analysis/infer/, and the top-level adapters/ and passes/.
+ROOMS   := base ir io schema analysis eval convert precision coreml driver
+LIB_SRC := $(sort $(wildcard $(ROOMS:%=src/%/*.c) src/analysis/infer/*.c adapters/*.c passes/*.c))
 # proto/NAME.proto -> $(BUILD)/gen/NAME.pb-c.[ch]: ONNX, and the Core ML
 # messages the .mlpackage module reads and writes
 PROTOS  := onnx coreml
@@ -103,7 +106,7 @@ $(BUILD)/gen/%.pb-c.c $(BUILD)/gen/%.pb-c.h: proto/%.proto
 	protoc-c --c_out=$(BUILD)/gen -Iproto $<
 
 # ---- normal build ----
-HEADERS := $(wildcard include/*.h src/*.h src/*/*.h adapters/*.h passes/*.h)
+HEADERS := $(wildcard include/*.h src/*/*.h src/*/*/*.h adapters/*.h passes/*.h)
 
 # The normal build's compile flags; when they change (a new CFLAGS, or
 # objects from before they were -fPIC) every object is built again.
@@ -230,13 +233,13 @@ corpus-check: deps
 # is committed, so a normal build never needs ../shared).
 OPSETS_JSON ?= ../shared/spec/onnx-opsets.json
 opschema:
-	python3 src/opschema_gen.py $(OPSETS_JSON) src/opschema_flags.txt src/opschema_table.c
+	python3 src/schema/opschema_gen.py $(OPSETS_JSON) src/schema/opschema_flags.txt src/schema/opschema_table.c
 
 # Regenerates the MIL operator table from coremltools' op definitions
 # (committed too).
 MIL_DEFS ?= ../shared/tools/coremltools/src/coremltools/converters/mil/mil/ops/defs
 milops:
-	/usr/bin/python3 src/milops_gen.py $(MIL_DEFS) src/milops_table.c
+	/usr/bin/python3 src/coreml/milops_gen.py $(MIL_DEFS) src/coreml/milops_table.c
 
 # Rebuilds the models in testdata/ through the IR API (they are committed).
 testdata: tests
@@ -258,7 +261,7 @@ install: all
 	install -m 644 include/onnxconvert.h $(DESTDIR)$(INCLUDEDIR)/
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' \
 	    -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|g' -e 's|@VERSION@|$(VERSION)|g' \
-	    src/onnxconvert.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/onnxconvert.pc
+	    include/onnxconvert.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/onnxconvert.pc
 	chmod 644 $(DESTDIR)$(LIBDIR)/pkgconfig/onnxconvert.pc
 	install -d $(DESTDIR)$(PYTHONDIR)/onnxconvert
 	install -m 644 python/onnxconvert/*.py $(DESTDIR)$(PYTHONDIR)/onnxconvert/
@@ -341,15 +344,15 @@ bench-python: all
 bench-precision: all
 	/usr/bin/python3 bench/precision_table.py $(if $(FULL),--full)
 
-# The README's Core ML table (ONNX op -> MIL ops, first target, what the
+# docs/coreml.md's op table (ONNX op -> MIL ops, first target, what the
 # node tests refuse), measured by test_coreml and written between its
-# markers; test_coreml fails while the README holds another.
+# markers; test_coreml fails while the page holds another.
 .PHONY: coreml-table
 coreml-table: $(BUILD)/tests/test_coreml
 	CM_TABLE=$(BUILD)/coreml-table.md $(BUILD)/tests/test_coreml > /dev/null
-	/usr/bin/python3 -c 'import sys; r = open("README.md").read(); t = open(sys.argv[1]).read(); \
+	/usr/bin/python3 -c 'import sys; r = open("docs/coreml.md").read(); t = open(sys.argv[1]).read(); \
 	b = "<!-- coreml-table: make coreml-table writes this -->\n"; e = "<!-- /coreml-table -->"; \
-	i = r.index(b) + len(b); j = r.index(e, i); open("README.md", "w").write(r[:i] + t + r[j:])' \
+	i = r.index(b) + len(b); j = r.index(e, i); open("docs/coreml.md", "w").write(r[:i] + t + r[j:])' \
 	    $(BUILD)/coreml-table.md
 
 # Big models (issue 7): time and peak memory of load+save, conversions and

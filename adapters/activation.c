@@ -22,42 +22,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "adapters.h"
+#include "adapters/adapters.h"
 
-/* ---- small builders -------------------------------------------------- */
-
-/* A new node of `op` before c->n with one or two inputs, not yet inferred
- * (the caller sets attributes, then calls ad_act_done). */
-static IrNode *ad_act_new(AdCtx *c, const char *op, IrValue *a, IrValue *b)
-{
-    IrValue *in[2] = {a, b};
-    return ad_node_in(c, c->domain, c->n, op, b ? 2 : 1, in, 1);
-}
-
-/* Infers k at c->build_opset; its output, or NULL (c->err set). */
-static IrValue *ad_act_done(AdCtx *c, IrNode *k)
-{
-    if (!k || ad_infer(c, k) < 0)
-        return NULL;
-    return k->out[0];
-}
-
-/* op(a) or op(a, b) without attributes; NULL on failure (or a NULL input). */
-static IrValue *ad_act_op(AdCtx *c, const char *op, IrValue *a, IrValue *b)
-{
-    if (!a)
-        return NULL;
-    return ad_act_done(c, ad_act_new(c, op, a, b));
-}
-
-/* Replaces c->n by the node computing y (c->err is set when y is NULL). */
-static int ad_act_finish(AdCtx *c, IrValue *y)
-{
-    if (!y || !y->producer)
-        return c->refusal ? -1 : ad_refuse(c, DG_INTERNAL, "building the rewrite failed");
-    ad_replace(c, y->producer);
-    return 0;
-}
+/* ---- reading --------------------------------------------------------- */
 
 /* The dims of v when its rank is known (unknown dims are -1); the rank,
  * or -1. */
@@ -178,19 +145,19 @@ static int ad_sm_block_reduce(AdCtx *c, IrValue *x, int64_t a, int r, bool log_s
     size_t n = 0;
     for (int64_t i = a; i < r; i++)
         axes[n++] = i;
-    IrNode *k = ad_act_new(c, "ReduceMax", x, NULL);
+    IrNode *k = ad_raw(c, "ReduceMax", 1, &x, 1);
     if (k)
         ad_set_attr_ints(c, k, "axes", n, axes);
-    IrValue *m = ad_act_done(c, k);
+    IrValue *m = ad_fin(c, k);
     IrValue *d = ad_op2(c, "Sub", x, m);
-    IrValue *e = ad_act_op(c, "Exp", d, NULL);
+    IrValue *e = ad_op1(c, "Exp", d);
     IrValue *ax = e ? ad_const_i64s(c, n, axes) : NULL;
     IrValue *s = ad_op2(c, "ReduceSum", e, ax);
-    IrValue *y = log_sm ? ad_op2(c, "Sub", d, ad_act_op(c, "Log", s, NULL))
+    IrValue *y = log_sm ? ad_op2(c, "Sub", d, ad_op1(c, "Log", s))
                         : ad_op2(c, "Div", e, s);
     if (y && narrow)
         y = ad_cast(c, y, dt);
-    return ad_act_finish(c, y);
+    return ad_replace_by(c, y);
 }
 
 /* Hardmax over the axes [a, r) of x at opset 13: Flatten at a, Hardmax of
@@ -211,16 +178,16 @@ static int ad_sm_block_flatten(AdCtx *c, IrValue *x, int64_t a, int r)
                              "Flatten/Reshape rewrite would give an empty input "
                              "another shape", i);
     }
-    IrValue *s = ad_act_op(c, "Shape", x, NULL);
-    IrNode *k = s ? ad_act_new(c, "Flatten", x, NULL) : NULL;
+    IrValue *s = ad_op1(c, "Shape", x);
+    IrNode *k = s ? ad_raw(c, "Flatten", 1, &x, 1) : NULL;
     if (k)
         ad_set_attr_i(c, k, "axis", a);
-    IrValue *f = ad_act_done(c, k);
-    k = f ? ad_act_new(c, c->n->op_type, f, NULL) : NULL;
+    IrValue *f = ad_fin(c, k);
+    k = f ? ad_raw(c, c->n->op_type, 1, &f, 1) : NULL;
     if (k)
         ad_set_attr_i(c, k, "axis", 1);
-    IrValue *h = ad_act_done(c, k);
-    return ad_act_finish(c, ad_op2(c, "Reshape", h, s));
+    IrValue *h = ad_fin(c, k);
+    return ad_replace_by(c, ad_op2(c, "Reshape", h, s));
 }
 
 /* Version 13 normalizes along the single axis `axis` (default -1) instead
@@ -286,18 +253,11 @@ static int ad_sm_13_11(AdCtx *c)
         perm[i] = i;
     perm[na] = r - 1;
     perm[r - 1] = na;
-    IrNode *k = ad_act_new(c, "Transpose", x, NULL);
-    if (k)
-        ad_set_attr_ints(c, k, "perm", (size_t)r, perm);
-    IrValue *t = ad_act_done(c, k);
-    k = t ? ad_act_new(c, c->n->op_type, t, NULL) : NULL;
+    IrValue *t = ad_transpose(c, x, (size_t)r, perm);
+    IrNode *k = t ? ad_raw(c, c->n->op_type, 1, &t, 1) : NULL;
     if (k)
         ad_set_attr_i(c, k, "axis", r - 1);
-    IrValue *s = ad_act_done(c, k);
-    k = s ? ad_act_new(c, "Transpose", s, NULL) : NULL;
-    if (k)
-        ad_set_attr_ints(c, k, "perm", (size_t)r, perm);
-    return ad_act_finish(c, ad_act_done(c, k));
+    return ad_replace_by(c, ad_transpose(c, ad_fin(c, k), (size_t)r, perm));
 }
 
 /* ---- PRelu 6 <-> 7 ------------------------------------------------------ */
@@ -401,22 +361,16 @@ static int ad_act_expand(AdCtx *c, AdActBody body, bool need_type)
     IrValue *y = xin ? body(c, xin, w) : NULL;
     if (y && w != dt)
         y = ad_cast(c, y, dt);
-    return ad_act_finish(c, y);
-}
-
-/* A scalar constant of type dt (float or double) holding v. */
-static IrValue *ad_act_k(AdCtx *c, int32_t dt, double v)
-{
-    return ad_const_scalar(c, dt, v);
+    return ad_replace_by(c, y);
 }
 
 /* Gelu (opset 20), approximate="none": y = 0.5 * x * (1 + erf(x / sqrt(2))). */
 static IrValue *ad_gelu_erf(AdCtx *c, IrValue *x, int32_t dt)
 {
-    IrValue *t = ad_op2(c, "Mul", x, ad_act_k(c, dt, 0.70710678118654752440));
-    IrValue *e = ad_act_op(c, "Erf", t, NULL);
-    IrValue *s = ad_op2(c, "Add", e, ad_act_k(c, dt, 1.0));
-    IrValue *h = ad_op2(c, "Mul", x, ad_act_k(c, dt, 0.5));
+    IrValue *t = ad_op2(c, "Mul", x, ad_const_scalar(c, dt, 0.70710678118654752440));
+    IrValue *e = ad_op1(c, "Erf", t);
+    IrValue *s = ad_op2(c, "Add", e, ad_const_scalar(c, dt, 1.0));
+    IrValue *h = ad_op2(c, "Mul", x, ad_const_scalar(c, dt, 0.5));
     return ad_op2(c, "Mul", h, s);
 }
 
@@ -424,14 +378,14 @@ static IrValue *ad_gelu_erf(AdCtx *c, IrValue *x, int32_t dt)
  * y = 0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x^3))). */
 static IrValue *ad_gelu_tanh(AdCtx *c, IrValue *x, int32_t dt)
 {
-    IrValue *x2 = ad_act_op(c, "Mul", x, x);
+    IrValue *x2 = ad_op2(c, "Mul", x, x);
     IrValue *x3 = ad_op2(c, "Mul", x2, x);
-    IrValue *p = ad_op2(c, "Mul", x3, ad_act_k(c, dt, 0.044715));
+    IrValue *p = ad_op2(c, "Mul", x3, ad_const_scalar(c, dt, 0.044715));
     IrValue *in = ad_op2(c, "Add", x, p);
-    IrValue *sc = ad_op2(c, "Mul", in, ad_act_k(c, dt, 0.79788456080286535588));
-    IrValue *th = ad_act_op(c, "Tanh", sc, NULL);
-    IrValue *s = ad_op2(c, "Add", th, ad_act_k(c, dt, 1.0));
-    IrValue *h = ad_op2(c, "Mul", x, ad_act_k(c, dt, 0.5));
+    IrValue *sc = ad_op2(c, "Mul", in, ad_const_scalar(c, dt, 0.79788456080286535588));
+    IrValue *th = ad_op1(c, "Tanh", sc);
+    IrValue *s = ad_op2(c, "Add", th, ad_const_scalar(c, dt, 1.0));
+    IrValue *h = ad_op2(c, "Mul", x, ad_const_scalar(c, dt, 0.5));
     return ad_op2(c, "Mul", h, s);
 }
 
@@ -454,8 +408,8 @@ static int ad_gelu_expand(AdCtx *c)
 static IrValue *ad_mish_body(AdCtx *c, IrValue *x, int32_t dt)
 {
     (void)dt;
-    IrValue *sp = ad_act_op(c, "Softplus", x, NULL);
-    return ad_op2(c, "Mul", x, ad_act_op(c, "Tanh", sp, NULL));
+    IrValue *sp = ad_op1(c, "Softplus", x);
+    return ad_op2(c, "Mul", x, ad_op1(c, "Tanh", sp));
 }
 
 static int ad_mish_expand(AdCtx *c)
@@ -468,8 +422,8 @@ static int ad_mish_expand(AdCtx *c)
 static IrValue *ad_swish_body(AdCtx *c, IrValue *x, int32_t dt)
 {
     float alpha = ad_attr_f(c, "alpha");
-    IrValue *ax = alpha == 1.0f ? x : ad_op2(c, "Mul", ad_act_k(c, dt, alpha), x);
-    return ad_op2(c, "Mul", x, ad_act_op(c, "Sigmoid", ax, NULL));
+    IrValue *ax = alpha == 1.0f ? x : ad_op2(c, "Mul", ad_const_scalar(c, dt, alpha), x);
+    return ad_op2(c, "Mul", x, ad_op1(c, "Sigmoid", ax));
 }
 
 static int ad_swish_expand(AdCtx *c)
@@ -484,12 +438,12 @@ static int ad_swish_expand(AdCtx *c)
 static int ad_hardswish_expand(AdCtx *c)
 {
     IrValue *x = ad_in(c, 0);
-    IrNode *k = ad_act_new(c, "HardSigmoid", x, NULL);
+    IrNode *k = ad_raw(c, "HardSigmoid", 1, &x, 1);
     if (k) {
         ad_set_attr_f(c, k, "alpha", 1.0f / 6.0f);
         ad_set_attr_f(c, k, "beta", 0.5f);
     }
-    return ad_act_finish(c, ad_op2(c, "Mul", x, ad_act_done(c, k)));
+    return ad_replace_by(c, ad_op2(c, "Mul", x, ad_fin(c, k)));
 }
 
 /* Celu: y = max(0, x) + min(0, alpha * (exp(x / alpha) - 1)), which for
@@ -499,13 +453,13 @@ static IrValue *ad_celu_body(AdCtx *c, IrValue *x, int32_t dt)
 {
     float alpha = ad_attr_f(c, "alpha");
     if (alpha != 1.0f)
-        x = ad_op2(c, "Div", x, ad_act_k(c, dt, alpha));
-    IrNode *k = x ? ad_act_new(c, "Elu", x, NULL) : NULL;
+        x = ad_op2(c, "Div", x, ad_const_scalar(c, dt, alpha));
+    IrNode *k = x ? ad_raw(c, "Elu", 1, &x, 1) : NULL;
     if (k)
         ad_set_attr_f(c, k, "alpha", 1.0f);
-    IrValue *y = ad_act_done(c, k);
+    IrValue *y = ad_fin(c, k);
     if (alpha != 1.0f)
-        y = ad_op2(c, "Mul", y, ad_act_k(c, dt, alpha));
+        y = ad_op2(c, "Mul", y, ad_const_scalar(c, dt, alpha));
     return y;
 }
 
@@ -541,11 +495,12 @@ static int ad_swiglu_expand(AdCtx *c)
 {
     if (ad_act_no_ref(c, NULL) < 0)
         return -1;
-    IrNode *k = ad_act_new(c, "Swish", ad_in(c, 0), NULL);
+    IrValue *x = ad_in(c, 0);
+    IrNode *k = ad_raw(c, "Swish", 1, &x, 1);
     IrAttr *a = ad_attr(c, "alpha");
     if (k && a && a->has_f)
         ad_set_attr_f(c, k, "alpha", a->f);
-    return ad_act_finish(c, ad_op2(c, "Mul", ad_act_done(c, k), ad_in(c, 1)));
+    return ad_replace_by(c, ad_op2(c, "Mul", ad_fin(c, k), ad_in(c, 1)));
 }
 
 /* ThresholdedRelu (opset 10): y = x if x > alpha else 0, as
@@ -565,14 +520,14 @@ static int ad_thresholdedrelu_expand(AdCtx *c)
     float alpha = ad_attr_f(c, "alpha");
     int32_t w = dt == IR_FLOAT16 ? IR_FLOAT : dt;
     IrValue *xc = w != dt ? ad_cast(c, x, w) : x;
-    IrValue *m = ad_op2(c, "Greater", xc, xc ? ad_act_k(c, w, alpha) : NULL);
-    IrValue *z = m ? ad_act_k(c, dt, 0.0) : NULL;
+    IrValue *m = ad_op2(c, "Greater", xc, xc ? ad_const_scalar(c, w, alpha) : NULL);
+    IrValue *z = m ? ad_const_scalar(c, dt, 0.0) : NULL;
     IrNode *k = NULL;
     if (z) {
         IrValue *in[3] = {m, x, z};
         k = ad_node_in(c, c->domain, c->n, "Where", 3, in, 1);
     }
-    return ad_act_finish(c, ad_act_done(c, k));
+    return ad_replace_by(c, ad_fin(c, k));
 }
 
 /* ---- the table --------------------------------------------------------- */

@@ -9,7 +9,7 @@
  * was introduced later, or that opset deprecates it): such an adapter
  * rewrites the node into other ops (an expansion or a rename).
  *
- * The driver (src/convert.c) walks the opsets one step at a time. At step
+ * The driver (src/convert/convert.c) walks the opsets one step at a time. At step
  * s -> s' it collects every node whose schema at s differs from the one at
  * s' and calls its adapter with an AdCtx. Before the call, inference has
  * given every value of the model a type where it could (IrValue.type).
@@ -42,9 +42,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../src/diag.h"
-#include "../src/ir.h"
-#include "../src/opschema.h"
+#include "analysis/known.h"
+#include "ir/diag.h"
+#include "ir/ir.h"
+#include "ir/tensor_kit.h"
+#include "schema/opschema.h"
 
 typedef struct AdCtx {
     IrModel *m;
@@ -69,6 +71,11 @@ typedef struct AdCtx {
     /* Where ad_warn's lines go (the conversion's report), or NULL. */
     void (*warn)(void *arg, const char *line);
     void *warn_arg;
+    /* Computes a node from its inputs' known values (the evaluator's
+     * prover, handed over by the driver: adapters do not link the
+     * evaluator), or NULL: nothing is computed, and an adapter that
+     * would fold a node behaves as when its inputs are unknown. */
+    KvRunFn run;
 } AdCtx;
 
 typedef int (*AdFn)(AdCtx *c);
@@ -142,7 +149,7 @@ const char *ad_kind_name(AdKind k);
 
 /* ---- refusing ------------------------------------------------------- */
 
-/* Fills c->err with the diagnostic's one line (src/diag.h: "node 'N'
+/* Fills c->err with the diagnostic's one line (src/ir/diag.h: "node 'N'
  * (Op-v): opset s -> s': <message>"), sets c->refusal = r; returns -1. */
 int ad_refuse(AdCtx *c, DgReason r, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -189,7 +196,7 @@ int64_t ad_dim(const IrValue *v, int i);
  * *changed says whether any entry moved. */
 int ad_norm_axes(AdCtx *c, int64_t *ax, size_t n, int rank, const char *what,
                  bool *changed);
-/* The known value of v (src/known.h: an initializer that is not a graph
+/* The known value of v (src/analysis/known.h: an initializer that is not a graph
  * input, a Constant, or a value inference proved ahead of time, such as a
  * chain computed from the Shape of a static input). NULL otherwise. */
 const IrTensor *ad_const(const IrValue *v);
@@ -258,12 +265,13 @@ IrValue *ad_sub_input(IrGraph *sub, const char *base, int32_t dtype);
 /* Makes v an output of sub, typed with dtype and no shape. */
 void ad_sub_output(IrGraph *sub, IrValue *v, int32_t dtype);
 
-/* The output of op(a) / op(a, b), a new node before c->n typed at
- * c->build_opset; NULL when building failed or an input is NULL (a builder
- * before it failed) or an earlier refusal is pending (c->refusal), so that
- * expressions can be chained and checked once. */
+/* The output of op(a) / op(a, b) / op(a, b, d), a new node before c->n
+ * typed at c->build_opset; NULL when building failed or an input is NULL
+ * (a builder before it failed) or an earlier refusal is pending
+ * (c->refusal), so that expressions can be chained and checked once. */
 IrValue *ad_op1(AdCtx *c, const char *op, IrValue *a);
 IrValue *ad_op2(AdCtx *c, const char *op, IrValue *a, IrValue *b);
+IrValue *ad_op3(AdCtx *c, const char *op, IrValue *a, IrValue *b, IrValue *d);
 /* Reduce op (ReduceSum, ReduceMax, ...) of x over axes[0..n) (n = 0: all),
  * in c->build_opset's form (axes an attribute or an input). */
 IrValue *ad_reduce(AdCtx *c, const char *op, IrValue *x, size_t n, const int64_t *axes,
@@ -291,6 +299,10 @@ void ad_set_input(AdCtx *c, size_t i, IrValue *v);
 void ad_drop_if_dead(AdCtx *c, IrValue *v);
 /* Drops trailing left-out inputs of k. */
 void ad_trim_inputs(IrNode *k);
+/* Whether output i of c->n is named. */
+bool ad_named_out(const AdCtx *c, size_t i);
+/* Drops the trailing left-out outputs of c->n while it has more than keep. */
+void ad_trim_outputs(AdCtx *c, size_t keep);
 /* Removes attribute `name` from c->n (no-op when absent). */
 void ad_drop_attr(AdCtx *c, const char *name);
 void ad_set_attr_i(AdCtx *c, IrNode *k, const char *name, int64_t v);
@@ -323,10 +335,16 @@ void ad_move_output(AdCtx *c, size_t i, IrNode *k, size_t j);
 /* Nothing to do in this direction (e.g. the upgrade of a change that added
  * an attribute whose default keeps the old meaning). */
 int ad_nothing(AdCtx *c);
+/* Drops `consumed_inputs`, opset 1's hint for in-place execution that
+ * never changes the result (version 6 removed it). */
+int ad_drop_consumed(AdCtx *c);
 
 /* Attribute `name` moves to input `index` (upgrade, e.g. Squeeze 11->13
  * axes): builds an INT64 constant from the attribute. */
 int ad_attr_to_input(AdCtx *c, const char *name, size_t index);
+/* Sets input i of c->n to v, built from attribute `name` (or standing
+ * for it), and drops the attribute; -1 when v was not built. */
+int ad_attr_as_input(AdCtx *c, const char *name, size_t i, IrValue *v);
 /* Input `index` moves to attribute `name` (downgrade): refuses with
  * "not-constant" when the input is not a constant. A left-out input
  * leaves the attribute absent. */
@@ -339,119 +357,106 @@ int ad_drop_attr_if(AdCtx *c, const char *name, int64_t neutral);
  * c->to (e.g. Softmax axis 1 -> -1), so the node keeps its meaning. */
 void ad_pin_defaults(AdCtx *c);
 
-/* ---- helpers one family file lends another ------------------------ */
+/* ---- the builder kit (common.c) --------------------------------------
+ * What the rewrites of several families share. The builders return the
+ * output of a new node inserted before c->n and typed by inference at
+ * c->build_opset, in the form ops take there (attributes or inputs), or
+ * NULL once anything failed: a NULL input (a failed builder before) or a
+ * pending refusal gives NULL again, so a rewrite is a straight sequence
+ * checked once at the end (ad_replace_by, ad_end). */
 
-/* Ops that moved to another family file kept using the builders of the
- * file they came from; each group is defined in the file named above it. */
-struct EvValue;
-
-/* tensor.c */
 /* The largest constant an adapter writes into the model (folded outputs,
  * masks, index tables), in bytes. */
-#define AD_T_MAX_CONST ((uint64_t)1 << 22)
-#define AD_T_MAX_RANK 32
-/* Every dim of v into dims (at most AD_T_MAX_RANK) and its rank; false
- * when the rank or any dim is unknown. */
-bool ad_t_static(const IrValue *v, int64_t *dims, int *rank);
-/* Product of dims[from, to), or -1 past AD_T_MAX_CONST elements. */
-int64_t ad_t_prod(const int64_t *dims, int from, int to);
-/* The constant tensor v holds, decoded (caller unrefs), or NULL. */
-struct EvValue *ad_t_const_ev(const IrValue *v);
+#define AD_MAX_CONST ((uint64_t)1 << 22)
+/* The most dims of a static shape the index and tensor rewrites handle;
+ * AD_MAX_RANK, those of the elementwise and reduce rewrites. */
+#define AD_MAX_STATIC_RANK 32
+#define AD_MAX_RANK 16
+/* The most elements of the tables and fills the elementwise select and
+ * the reduce scans build as constants. */
+#define AD_SELECT_CAP (INT64_C(1) << 20)
+
+/* Whether `op` at c->build_opset takes element type t for its first
+ * input; ad_need_type refuses ("type") when it does not, else 0. */
+bool ad_has_type(const AdCtx *c, const char *op, int32_t t);
+int ad_need_type(AdCtx *c, const char *op, int32_t t);
+/* Renames c->n to op (the same inputs, outputs and attributes). */
+void ad_rename(AdCtx *c, const char *op);
+
+/* Every dim of v into dims and its rank; -1 when the rank is unknown or
+ * above cap, or any dim is not a known number. */
+int ad_static(const IrValue *v, int64_t *dims, size_t cap);
+/* Product of dims[from, to), or -1 when it passes cap on the way. */
+int64_t ad_prod(const int64_t *dims, size_t from, size_t to, int64_t cap);
+/* The known dimension d of v (negative d counts from the back), or -1. */
+int64_t ad_dim_at(const IrValue *v, int d);
+/* Normalizes axis `a` for rank r (+extra for ops whose axis indexes the
+ * output); false when out of range, or r is unknown and a < 0. */
+bool ad_axis(int64_t a, int r, int extra, int64_t *out);
+/* The known value of v decoded (caller tk_frees), or NULL. */
+TkTensor *ad_const_tk(const IrValue *v);
 /* Whether v is known to hold no negative number: an unsigned type, or a
  * constant (including one shape arithmetic proved) without one. */
-bool ad_t_nonneg(const IrValue *v);
-/* Normalizes axis `a` for rank r (+extra for ops whose axis indexes the
- * output); false when out of range or r is unknown and a < 0. */
-bool ad_t_axis(int64_t a, int r, int extra, int64_t *out);
-/* A node before c->n whose attributes come next (infer it with ad_t_out). */
-IrNode *ad_t_raw(AdCtx *c, const char *op, size_t n_in, IrValue *const *in,
-                 size_t n_out);
-/* Infers k and gives its first output, or NULL. */
-IrValue *ad_t_out(AdCtx *c, IrNode *k);
-IrValue *ad_t_gather(AdCtx *c, IrValue *x, IrValue *idx, int64_t axis);
-IrValue *ad_t_reshape(AdCtx *c, IrValue *x, size_t n, const int64_t *shape);
-/* A constant int64 tensor of the given dims holding v (refused when it
- * would be too large). */
-IrValue *ad_t_table(AdCtx *c, int rank, const int64_t *dims, const int64_t *v);
-IrValue *ad_t_concat(AdCtx *c, IrValue *a, IrValue *b, int64_t axis);
-/* A decoded tensor as a constant value (not strings: a constant of
- * strings needs string_data, which the builder does not write). */
-IrValue *ad_t_const_of(AdCtx *c, const struct EvValue *v);
-/* A 0-D constant of integer type dt (int32 or int64) holding v. */
-IrValue *ad_t_int(AdCtx *c, int32_t dt, int64_t v);
-/* Replaces c->n by the node computing y (its first output); constants
- * that only fed c->n go with it. */
-int ad_t_replace_by(AdCtx *c, IrValue *y);
-/* Replaces c->n (one output) by an Identity of v. */
-int ad_t_replace_value(AdCtx *c, IrValue *v);
-/* Replaces c->n (one output) by a constant: its output computed by the
- * evaluator's kernel on its inputs, when every present input is known.
- * The constant is refused past max_bytes. 1 when replaced, 0 when some
- * input is not known (nothing done), -1 when refused. */
-int ad_t_fold(AdCtx *c, uint64_t max_bytes);
-/* Sets input i of c->n to v; the constant it replaces goes when dead. */
-void ad_t_swap_input(AdCtx *c, size_t i, IrValue *v);
-/* idx + dim * (idx < 0): indices counted from the end made non-negative.
- * idx is int32 or int64; dim has idx's type and broadcasts against it. An
- * index below -dim stays negative, so the older op still rejects it. */
-IrValue *ad_t_wrap(AdCtx *c, IrValue *idx, IrValue *dim);
+bool ad_nonneg(const IrValue *v);
 
-/* elementwise.c */
-#define AD_MAX_RANK 16
-/* Renames c->n to op (the same inputs, outputs and attributes). */
-void ad_t_rename(AdCtx *c, const char *op);
-/* Refuses (key "type") unless `op` at c->build_opset takes element type
- * t for its first input; 0 when it does. */
-int ad_need_type(AdCtx *c, const char *op, int32_t t);
-/* The dims of v when every one is a known number; false otherwise. */
-bool ad_static_dims(const IrValue *v, int64_t *d, size_t *r);
-/* The number of elements of dims d, or -1 beyond AD_SELECT_CAP. */
-int64_t ad_numel(const int64_t *d, size_t r);
-/* Gather of x at indices idx along axis. */
+/* A node of op before c->n with inputs in[0..n_in) and n_out outputs, not
+ * yet inferred (set its attributes, then ad_fin); NULL after a failure. */
+IrNode *ad_raw(AdCtx *c, const char *op, size_t n_in, IrValue *const *in, size_t n_out);
+/* Infers k and gives its output 0, or NULL. */
+IrValue *ad_fin(AdCtx *c, IrNode *k);
+/* A node of op before c->n in c->n's domain, with inputs in[0..n_in) and
+ * n_out outputs (fresh where keep[i], left out elsewhere), that takes
+ * over c->n's attributes. Not yet inferred. */
+IrNode *ad_clone(AdCtx *c, const char *op, size_t n_in, IrValue *const *in, size_t n_out,
+                 const bool *keep);
 IrValue *ad_gather(AdCtx *c, IrValue *x, IrValue *idx, int64_t axis);
 /* Concat of in[0..n) along axis. */
 IrValue *ad_concat(AdCtx *c, IrValue *const *in, size_t n, int64_t axis);
-/* Replaces c->n by the node computing v (built last); -1 when v is NULL. */
-int ad_finish(AdCtx *c, IrValue *v);
+IrValue *ad_transpose(AdCtx *c, IrValue *x, size_t n, const int64_t *perm);
+/* Reshape of x to a constant shape of n entries. */
+IrValue *ad_reshape(AdCtx *c, IrValue *x, size_t n, const int64_t *shape);
+/* Zero-padding of x by pads (n = 2 * rank entries, begins then ends). */
+IrValue *ad_pad(AdCtx *c, IrValue *x, size_t n, const int64_t *pads);
+/* Clip of x (element type t) to [lo, hi]. */
+IrValue *ad_clip(AdCtx *c, IrValue *x, int32_t t, double lo, double hi);
+/* Slice of x along n axes (as Slice takes them; steps NULL: all 1, the
+ * only steps before opset 10). */
+IrValue *ad_slice(AdCtx *c, IrValue *x, size_t n, const int64_t *starts, const int64_t *ends,
+                  const int64_t *axes, const int64_t *steps);
+/* x[..., start:end:step, ...] along one axis (opset 10 and later). */
+IrValue *ad_slice_at(AdCtx *c, IrValue *x, int64_t start, int64_t end, int64_t axis,
+                     int64_t step);
+/* idx + dim * (idx < 0): indices counted from the end made non-negative.
+ * idx is int32 or int64; dim has idx's type and broadcasts against it. An
+ * index below -dim stays negative, so the older op still rejects it. */
+IrValue *ad_wrap(AdCtx *c, IrValue *idx, IrValue *dim);
 
-/* nn.c */
-IrNode *ad_nn_raw(AdCtx *c, const char *op, size_t n, IrValue *const *in);
-IrValue *ad_nn_fin(AdCtx *c, IrNode *k);
-IrValue *ad_nn_scalar(AdCtx *c, int32_t dtype, double x);
-/* Ends an expansion: output i of c->n moves to the producer of vals[i]
- * (a new node: an input passed through gets an Identity; intermediates
- * that read the value read the moved one), c->n is deleted. */
-int ad_nn_end(AdCtx *c, size_t n, IrValue **vals);
-/* A known dimension d of v (negative d counts from the back), or -1. */
-int64_t ad_nm_dim(const IrValue *v, int d);
-/* x[..., start:end:step, ...] along one axis. */
-IrValue *ad_nm_slice(AdCtx *c, IrValue *x, int64_t start, int64_t end,
-                     int64_t axis, int64_t step);
-IrValue *ad_nm_concat(AdCtx *c, IrValue *a, IrValue *b, int64_t axis);
+/* A constant int64 tensor of the given dims holding v (refused past
+ * AD_MAX_CONST bytes). */
+IrValue *ad_const_table(AdCtx *c, int rank, const int64_t *dims, const int64_t *v);
+/* A 1-D constant of FLOAT (v rounded) or DOUBLE holding v[0..n). */
+IrValue *ad_const_reals(AdCtx *c, int32_t dtype, size_t n, const double *v);
+/* The tensor v as a constant value (refused past AD_MAX_CONST bytes and
+ * for strings: a constant of strings needs string_data, which
+ * ad_const_tensor does not write). */
+IrValue *ad_const_of(AdCtx *c, const TkTensor *v);
 
-/* norm.c */
-/* A new node (not yet inferred), or NULL after a failure. */
-IrNode *ad_nm_raw(AdCtx *c, const char *op, size_t n, IrValue *const *in,
-                  size_t n_out);
-/* Infers k (its attributes set) and returns its output 0. */
-IrValue *ad_nm_fin(AdCtx *c, IrNode *k);
-IrValue *ad_nm_i64s(AdCtx *c, size_t n, const int64_t *v);
-IrValue *ad_nm_scalar(AdCtx *c, int32_t dtype, double x);
-/* Reshape to a constant shape. */
-IrValue *ad_nm_reshape(AdCtx *c, IrValue *x, size_t n, const int64_t *shape);
-/* Ends an expansion: checks it built, moves the outputs (vals[i] computes
- * output i; an input of c->n passed through unchanged gets an Identity),
- * deletes c->n and retypes the moved values. */
-int ad_nm_end(AdCtx *c, size_t n, IrValue *const *vals);
-
-/* resize.c */
-/* The string attribute `name` of c->n, or dflt. */
-/* A 1-D float constant holding v[0..n). */
-IrValue *ad_rs_fconst(AdCtx *c, size_t n, const double *v);
-
-/* control.c */
-/* A copy of c->n (same op) with other inputs / outputs: ad_ct_node. */
-IrNode *ad_ct_clone(AdCtx *c, size_t n_in, IrValue *const *in, size_t n_out,
-                    const bool *keep);
+/* Sets input i of c->n to v; the constant it replaces goes when dead. */
+void ad_swap_input(AdCtx *c, size_t i, IrValue *v);
+/* Replaces c->n by the node computing y (its first output); constants
+ * that only fed c->n go with it. -1 (refused) when y was not built. */
+int ad_replace_by(AdCtx *c, IrValue *y);
+/* Replaces c->n (one output) by an Identity of v. */
+int ad_replace_value(AdCtx *c, IrValue *v);
+/* Ends an expansion of c->n: output i moves to the node computing vals[i]
+ * (n <= 8; an input of c->n passed through gets an Identity; new nodes
+ * that read vals[i] read the moved value), c->n is deleted and the moved
+ * values are typed again. 0, or -1 when something was not built. */
+int ad_end(AdCtx *c, size_t n, IrValue *const *vals);
+/* Replaces c->n (one output) by a constant: its output computed by
+ * c->run on its inputs, when every present input is known. The constant
+ * is refused past max_bytes. 1 when replaced, 0 when some input is not
+ * known or there is no c->run (nothing done), -1 when refused. */
+int ad_fold(AdCtx *c, uint64_t max_bytes);
 
 #endif

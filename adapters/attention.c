@@ -3,22 +3,22 @@
  * LinearAttention).
  *
  * The expansions below an op's first version follow the spec's function
- * bodies; they build with the helpers of norm.c and nn.c (ad_nm_*).
+ * bodies.
  */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "adapters.h"
+#include "adapters/adapters.h"
 
 /* The total key length (past + new) of an Attention node, or -1. */
-static int64_t ad_nm_attn_total(const AdCtx *c)
+static int64_t ad_at_attn_total(const AdCtx *c)
 {
     IrValue *k = ad_in(c, 1), *pk = ad_in(c, 4);
     int r = ad_rank(k);
-    int64_t kv = r == 4 ? ad_nm_dim(k, 2) : r == 3 ? ad_nm_dim(k, 1) : -1;
-    int64_t past = pk ? ad_nm_dim(pk, 2) : 0;
+    int64_t kv = r == 4 ? ad_dim_at(k, 2) : r == 3 ? ad_dim_at(k, 1) : -1;
+    int64_t past = pk ? ad_dim_at(pk, 2) : 0;
     return kv < 0 || past < 0 ? -1 : kv + past;
 }
 
@@ -29,12 +29,12 @@ static int64_t ad_nm_attn_total(const AdCtx *c)
  * is absent or its last dim is known to be the total length (or, going
  * up with the total unknown, known to be more than 1: at 23 it then is
  * the total). */
-static int ad_nm_attn_mask(AdCtx *c, bool up)
+static int ad_at_attn_mask(AdCtx *c, bool up)
 {
     IrValue *m = ad_in(c, 3);
     if (!m)
         return 0;
-    int64_t md = ad_nm_dim(m, -1), total = ad_nm_attn_total(c);
+    int64_t md = ad_dim_at(m, -1), total = ad_at_attn_total(c);
     if (md >= 0 && md == total)
         return 0;
     if (up && md > 1 && total < 0)
@@ -45,18 +45,18 @@ static int ad_nm_attn_mask(AdCtx *c, bool up)
 }
 
 /* Attention 23 -> 24: nonpad_kv_seqlen added (optional), the short mask
- * rule changed (see ad_nm_attn_mask). */
-static int ad_nm_attn_23_24(AdCtx *c)
+ * rule changed (see ad_at_attn_mask). */
+static int ad_at_attn_23_24(AdCtx *c)
 {
-    return ad_nm_attn_mask(c, true);
+    return ad_at_attn_mask(c, true);
 }
 
 /* 0, 1, ..., n-1 as an INT64 constant of shape dims (n elements). */
-static IrValue *ad_nm_iota(AdCtx *c, int64_t n, size_t nd, const int64_t *dims)
+static IrValue *ad_at_iota(AdCtx *c, int64_t n, size_t nd, const int64_t *dims)
 {
     if (c->refusal)
         return NULL;
-    int64_t *v = ir_alloc_array((size_t)(n ? n : 1), sizeof *v);
+    int64_t *v = mem_array((size_t)(n ? n : 1), sizeof *v);
     for (int64_t i = 0; i < n; i++)
         v[i] = i;
     IrValue *r = ad_const_tensor(c, IR_INT64, nd, dims, v, (size_t)n * sizeof *v);
@@ -69,30 +69,30 @@ static IrValue *ad_nm_iota(AdCtx *c, int64_t n, size_t nd, const int64_t *dims)
  * (24 offsets the causal diagonal so); that bool [B, 1, Sq, T] mask is and-ed
  * with a bool attn_mask, or turned into 0 / -inf and added to a float
  * one (as the bias adds them), and is_causal is dropped. */
-static int ad_nm_attn_nonpad(AdCtx *c)
+static int ad_at_attn_nonpad(AdCtx *c)
 {
     IrValue *m = ad_in(c, 3), *np = ad_in(c, 6);
     int32_t mt = m ? ad_elem(m) : 9;
     int rank = ad_rank(ad_in(c, 0));
-    int64_t sq = ad_nm_dim(ad_in(c, 0), rank == 4 ? 2 : 1), total = ad_nm_attn_total(c);
+    int64_t sq = ad_dim_at(ad_in(c, 0), rank == 4 ? 2 : 1), total = ad_at_attn_total(c);
     if ((rank != 3 && rank != 4) || sq < 0 || total < 0)
         return ad_refuse(c, DG_SHAPE_UNKNOWN, "nonpad_kv_seqlen needs the sequence lengths");
     if (mt != 9 && mt != 1 && mt != 10 && mt != 11 && mt != 16)
         return ad_refuse(c, DG_TYPE, "a mask of this type cannot take nonpad_kv_seqlen");
     int64_t col[4] = {-1, 1, 1, 1}, trow[1] = {total}, qcol[2] = {sq, 1};
-    IrValue *npc = ad_nm_reshape(c, np, 4, col), *j = ad_nm_iota(c, total, 1, trow);
+    IrValue *npc = ad_reshape(c, np, 4, col), *j = ad_at_iota(c, total, 1, trow);
     IrValue *keep = ad_op2(c, "Less", j, npc);
     if (ad_attr_i(c, "is_causal")) {
         int64_t back = sq - 1;
-        IrValue *pos = ad_op2(c, "Add", ad_nm_iota(c, sq, 2, qcol),
-                                 ad_op2(c, "Sub", npc, ad_nm_i64s(c, 1, &back)));
+        IrValue *pos = ad_op2(c, "Add", ad_at_iota(c, sq, 2, qcol),
+                                 ad_op2(c, "Sub", npc, ad_const_i64s(c, 1, &back)));
         keep = ad_op2(c, "And", keep, ad_op2(c, "Less", j, pos));
     }
     if (m && mt == 9) {
         keep = ad_op2(c, "And", keep, m);
     } else if (m) {
-        IrValue *in[3] = {keep, ad_nm_scalar(c, mt, 0.0), ad_nm_scalar(c, mt, -INFINITY)};
-        keep = ad_op2(c, "Add", m, ad_nm_fin(c, ad_nm_raw(c, "Where", 3, in, 1)));
+        IrValue *in[3] = {keep, ad_const_scalar(c, mt, 0.0), ad_const_scalar(c, mt, -INFINITY)};
+        keep = ad_op2(c, "Add", m, ad_fin(c, ad_raw(c, "Where", 3, in, 1)));
     }
     if (c->refusal)
         return -1;
@@ -104,40 +104,31 @@ static int ad_nm_attn_nonpad(AdCtx *c)
 }
 
 /* Attention 24 -> 23: nonpad_kv_seqlen does not exist at 23 and becomes
- * part of the mask (ad_nm_attn_nonpad); the mask rule as in
- * ad_nm_attn_mask. */
-static int ad_nm_attn_24_23(AdCtx *c)
+ * part of the mask (ad_at_attn_nonpad); the mask rule as in
+ * ad_at_attn_mask. */
+static int ad_at_attn_24_23(AdCtx *c)
 {
-    if (ad_nm_attn_mask(c, false) < 0)
+    if (ad_at_attn_mask(c, false) < 0)
         return -1;
     if (ad_in(c, 6))
-        return ad_nm_attn_nonpad(c);
+        return ad_at_attn_nonpad(c);
     ad_trim_inputs(c->n);
     return 0;
 }
 
 /* Attention 25 -> 24: left/right_window_size added with default -1 (no
  * window), which is what 24 does. */
-static int ad_nm_attn_25_24(AdCtx *c)
+static int ad_at_attn_25_24(AdCtx *c)
 {
     if (ad_drop_attr_if(c, "left_window_size", -1) < 0)
         return -1;
     return ad_drop_attr_if(c, "right_window_size", -1);
 }
 
-static IrValue *ad_nm_unsq(AdCtx *c, IrValue *x, int64_t axis)
+/* x with a new axis of 1 at `axis`. */
+static IrValue *ad_at_unsq(AdCtx *c, IrValue *x, int64_t axis)
 {
-    IrValue *in[2] = {x, ad_nm_i64s(c, 1, &axis)};
-    return ad_nm_fin(c, ad_nm_raw(c, "Unsqueeze", 2, in, 1));
-}
-
-static IrValue *ad_nm_perm(AdCtx *c, IrValue *x, size_t n, const int64_t *perm)
-{
-    IrValue *in[1] = {x};
-    IrNode *k = ad_nm_raw(c, "Transpose", 1, in, 1);
-    if (k)
-        ad_set_attr_ints(c, k, "perm", n, perm);
-    return ad_nm_fin(c, k);
+    return ad_axes_op(c, c->n, "Unsqueeze", x, 1, &axis);
 }
 
 /* ---- RotaryEmbedding ------------------------------------------------ */
@@ -150,7 +141,7 @@ static IrValue *ad_nm_perm(AdCtx *c, IrValue *x, size_t n, const int64_t *perm)
  * imag = sin*x1 + cos*x2; the rest of the vector is kept. A 3-D input is
  * viewed as [B, S, num_heads, head_size]; a 4-D one is [B, H, S, head],
  * so its cache rows broadcast over axis 1 instead of 2 (no transposes). */
-static int ad_nm_rope_expand(AdCtx *c)
+static int ad_at_rope_expand(AdCtx *c)
 {
     IrValue *x = ad_in(c, 0), *pos = ad_in(c, 3);
     int r = ad_rank(x);
@@ -160,37 +151,42 @@ static int ad_nm_rope_expand(AdCtx *c)
         return ad_refuse(c, DG_SHAPE_UNKNOWN, "the rank of X is unknown");
     if (r == 3 && nh <= 0)
         return ad_refuse(c, DG_ATTRIBUTE, "a 3-D input needs num_heads");
-    int64_t hd = r == 4 ? ad_nm_dim(x, 3) : ad_nm_dim(x, 2) >= 0 ? ad_nm_dim(x, 2) / nh : -1;
+    int64_t hd = r == 4 ? ad_dim_at(x, 3) : ad_dim_at(x, 2) >= 0 ? ad_dim_at(x, 2) / nh : -1;
     int64_t rot = rd ? rd : hd, half = rot / 2, head_ax = r == 4 ? 1 : 2;
     if (rot <= 0 || rot % 2)
         return ad_refuse(c, DG_SHAPE_UNKNOWN, "the rotary dimension is unknown");
     int64_t heads[4] = {0, 0, nh, -1}, flat[3] = {0, 0, -1}, pairs[4] = {0, 0, 0, -1};
-    IrValue *xin = r == 4 ? x : ad_nm_reshape(c, x, 4, heads);
-    IrValue *xr = rd ? ad_nm_slice(c, xin, 0, rd, 3, 1) : xin;
-    IrValue *xn = rd ? ad_nm_slice(c, xin, rd, INT64_MAX, 3, 1) : NULL;
+    IrValue *xin = r == 4 ? x : ad_reshape(c, x, 4, heads);
+    IrValue *xr = rd ? ad_slice_at(c, xin, 0, rd, 3, 1) : xin;
+    IrValue *xn = rd ? ad_slice_at(c, xin, rd, INT64_MAX, 3, 1) : NULL;
     IrValue *cs = pos ? ad_op2(c, "Gather", ad_in(c, 1), pos) : ad_in(c, 1);
     IrValue *sn = pos ? ad_op2(c, "Gather", ad_in(c, 2), pos) : ad_in(c, 2);
-    cs = ad_nm_unsq(c, ad_nm_slice(c, cs, 0, half, 2, 1), head_ax);
-    sn = ad_nm_unsq(c, ad_nm_slice(c, sn, 0, half, 2, 1), head_ax);
-    IrValue *x1 = il ? ad_nm_slice(c, xr, 0, INT64_MAX, 3, 2) : ad_nm_slice(c, xr, 0, half, 3, 1);
-    IrValue *x2 = il ? ad_nm_slice(c, xr, 1, INT64_MAX, 3, 2)
-                     : ad_nm_slice(c, xr, half, INT64_MAX, 3, 1);
+    cs = ad_at_unsq(c, ad_slice_at(c, cs, 0, half, 2, 1), head_ax);
+    sn = ad_at_unsq(c, ad_slice_at(c, sn, 0, half, 2, 1), head_ax);
+    IrValue *x1 = il ? ad_slice_at(c, xr, 0, INT64_MAX, 3, 2) : ad_slice_at(c, xr, 0, half, 3, 1);
+    IrValue *x2 = il ? ad_slice_at(c, xr, 1, INT64_MAX, 3, 2)
+                     : ad_slice_at(c, xr, half, INT64_MAX, 3, 1);
     IrValue *re = ad_op2(c, "Sub", ad_op2(c, "Mul", cs, x1), ad_op2(c, "Mul", sn, x2));
     IrValue *im = ad_op2(c, "Add", ad_op2(c, "Mul", sn, x1), ad_op2(c, "Mul", cs, x2));
-    IrValue *xo = il ? ad_nm_reshape(c, ad_nm_concat(c, ad_nm_unsq(c, re, -1),
-                                                     ad_nm_unsq(c, im, -1), -1), 4, pairs)
-                     : ad_nm_concat(c, re, im, -1);
+    IrValue *pair[2] = {re, im};
+    if (il) {
+        pair[0] = ad_at_unsq(c, re, -1);
+        pair[1] = ad_at_unsq(c, im, -1);
+    }
+    IrValue *xo = ad_concat(c, pair, 2, -1);
+    if (il)
+        xo = ad_reshape(c, xo, 4, pairs);
     if (xn)
-        xo = ad_nm_concat(c, xo, xn, -1);
-    IrValue *outs[1] = {r == 4 ? xo : ad_nm_reshape(c, xo, 3, flat)};
-    return ad_nm_end(c, 1, outs);
+        xo = ad_concat(c, (IrValue *[]){xo, xn}, 2, -1);
+    IrValue *outs[1] = {r == 4 ? xo : ad_reshape(c, xo, 3, flat)};
+    return ad_end(c, 1, outs);
 }
 
 /* ---- Attention below 23 --------------------------------------------- */
 
 /* The causal bias [sq, total] of type t as a constant: 0 where key j may
  * be seen by query i (j <= i + past), -inf elsewhere. */
-static IrValue *ad_nm_causal_const(AdCtx *c, int32_t t, int64_t sq, int64_t total,
+static IrValue *ad_at_causal_const(AdCtx *c, int32_t t, int64_t sq, int64_t total,
                                    int64_t past)
 {
     size_t w = t == IR_DOUBLE ? 8 : t == IR_FLOAT ? 4 : 2, n = (size_t)(sq * total);
@@ -204,7 +200,7 @@ static IrValue *ad_nm_causal_const(AdCtx *c, int32_t t, int64_t sq, int64_t tota
         ad_refuse(c, DG_TYPE, "no causal mask of this type");
         return NULL;
     }
-    uint8_t *buf = ir_alloc_array(n ? n : 1, w);
+    uint8_t *buf = mem_array(n ? n : 1, w);
     for (int64_t i = 0; i < sq; i++)
         for (int64_t j = i + past + 1; j < total; j++)
             memcpy(buf + (size_t)(i * total + j) * w, ninf, w);
@@ -217,16 +213,16 @@ static IrValue *ad_nm_causal_const(AdCtx *c, int32_t t, int64_t sq, int64_t tota
 /* The causal bias [sq, total]: a constant when small (it then converts to
  * any opset), else built at run time from two index vectors (key j is
  * seen when j < i + past + 1) so that long sequences do not store it. */
-static IrValue *ad_nm_causal(AdCtx *c, int32_t t, int64_t sq, int64_t total,
+static IrValue *ad_at_causal(AdCtx *c, int32_t t, int64_t sq, int64_t total,
                              int64_t past)
 {
     if (sq * total <= 65536)
-        return ad_nm_causal_const(c, t, sq, total, past);
+        return ad_at_causal_const(c, t, sq, total, past);
     int64_t trow[1] = {total}, qcol[2] = {sq, 1}, lim = past + 1;
-    IrValue *pos = ad_op2(c, "Add", ad_nm_iota(c, sq, 2, qcol), ad_nm_i64s(c, 1, &lim));
-    IrValue *in[3] = {ad_op2(c, "Less", ad_nm_iota(c, total, 1, trow), pos),
-                      ad_nm_scalar(c, t, 0.0), ad_nm_scalar(c, t, -INFINITY)};
-    return ad_nm_fin(c, ad_nm_raw(c, "Where", 3, in, 1));
+    IrValue *pos = ad_op2(c, "Add", ad_at_iota(c, sq, 2, qcol), ad_const_i64s(c, 1, &lim));
+    IrValue *in[3] = {ad_op2(c, "Less", ad_at_iota(c, total, 1, trow), pos),
+                      ad_const_scalar(c, t, 0.0), ad_const_scalar(c, t, -INFINITY)};
+    return ad_fin(c, ad_raw(c, "Where", 3, in, 1));
 }
 
 /* The sizes an Attention expansion needs, from attributes and types. */
@@ -237,7 +233,7 @@ typedef struct AdAttn {
 } AdAttn;
 
 /* Reads the sizes; refuses when what the node uses is unknown. */
-static int ad_nm_attn_sizes(AdCtx *c, AdAttn *a)
+static int ad_at_attn_sizes(AdCtx *c, AdAttn *a)
 {
     IrValue *q = ad_in(c, 0), *k = ad_in(c, 1), *v = ad_in(c, 2), *pk = ad_in(c, 4);
     a->rank = ad_rank(q);
@@ -247,19 +243,19 @@ static int ad_nm_attn_sizes(AdCtx *c, AdAttn *a)
     if (!a->t || ad_elem(k) != a->t || ad_elem(v) != a->t)
         return ad_refuse(c, DG_TYPE, "Q, K and V must have one known type");
     if (a->rank == 4) {
-        a->hq = ad_nm_dim(q, 1);
-        a->hkv = ad_nm_dim(k, 1);
-        a->d = ad_nm_dim(q, 3);
-        a->dv = ad_nm_dim(v, 3);
+        a->hq = ad_dim_at(q, 1);
+        a->hkv = ad_dim_at(k, 1);
+        a->d = ad_dim_at(q, 3);
+        a->dv = ad_dim_at(v, 3);
     } else {
         a->hq = ad_attr_i(c, "q_num_heads");
         a->hkv = ad_attr_i(c, "kv_num_heads");
-        a->d = a->hq > 0 && ad_nm_dim(q, 2) >= 0 ? ad_nm_dim(q, 2) / a->hq : -1;
-        a->dv = a->hkv > 0 && ad_nm_dim(v, 2) >= 0 ? ad_nm_dim(v, 2) / a->hkv : -1;
+        a->d = a->hq > 0 && ad_dim_at(q, 2) >= 0 ? ad_dim_at(q, 2) / a->hq : -1;
+        a->dv = a->hkv > 0 && ad_dim_at(v, 2) >= 0 ? ad_dim_at(v, 2) / a->hkv : -1;
     }
-    a->sq = ad_nm_dim(q, a->rank == 4 ? 2 : 1);
-    a->past = pk ? ad_nm_dim(pk, 2) : 0;
-    a->total = ad_nm_attn_total(c);
+    a->sq = ad_dim_at(q, a->rank == 4 ? 2 : 1);
+    a->past = pk ? ad_dim_at(pk, 2) : 0;
+    a->total = ad_at_attn_total(c);
     if (a->hq <= 0 || a->hkv <= 0 || a->hq % a->hkv)
         return ad_refuse(c, DG_SHAPE_UNKNOWN, "the head counts are unknown");
     if (a->d <= 0 && !ad_attr(c, "scale"))
@@ -274,38 +270,38 @@ static int ad_nm_attn_sizes(AdCtx *c, AdAttn *a)
 }
 
 /* x [B, S, H*E] as [B, H, S, E] (4-D inputs are already so). */
-static IrValue *ad_nm_attn_heads(AdCtx *c, const AdAttn *a, IrValue *x, int64_t h)
+static IrValue *ad_at_attn_heads(AdCtx *c, const AdAttn *a, IrValue *x, int64_t h)
 {
     if (a->rank == 4)
         return x;
     int64_t split[4] = {0, 0, h, -1}, perm[4] = {0, 2, 1, 3};
-    return ad_nm_perm(c, ad_nm_reshape(c, x, 4, split), 4, perm);
+    return ad_transpose(c, ad_reshape(c, x, 4, split), 4, perm);
 }
 
 /* Each of the hkv heads of x [B, hkv, T, e] repeated hq/hkv times in a
  * row: [B, hq, T, e] (query head h reads kv head h / (hq/hkv)). */
-static IrValue *ad_nm_attn_repeat(AdCtx *c, const AdAttn *a, IrValue *x, int64_t e)
+static IrValue *ad_at_attn_repeat(AdCtx *c, const AdAttn *a, IrValue *x, int64_t e)
 {
     if (a->hq == a->hkv)
         return x;
     int64_t rep[5] = {1, 1, a->hq / a->hkv, 1, 1}, shape[4] = {0, a->hq, -1, e};
-    IrValue *u = ad_op2(c, "Expand", ad_nm_unsq(c, x, 2), ad_nm_i64s(c, 5, rep));
-    return ad_nm_reshape(c, u, 4, shape);
+    IrValue *u = ad_op2(c, "Expand", ad_at_unsq(c, x, 2), ad_const_i64s(c, 5, rep));
+    return ad_reshape(c, u, 4, shape);
 }
 
 /* The additive bias of the scores: attn_mask (bool: 0 / -inf, numbers as
  * they are) plus the causal mask; NULL when there is neither. */
-static IrValue *ad_nm_attn_bias(AdCtx *c, const AdAttn *a)
+static IrValue *ad_at_attn_bias(AdCtx *c, const AdAttn *a)
 {
     IrValue *m = ad_in(c, 3), *bias = NULL;
     if (m && ad_elem(m) == IR_BOOL) {
-        IrValue *in[3] = {m, ad_nm_scalar(c, a->t, 0.0), ad_nm_scalar(c, a->t, -INFINITY)};
-        bias = ad_nm_fin(c, ad_nm_raw(c, "Where", 3, in, 1));
+        IrValue *in[3] = {m, ad_const_scalar(c, a->t, 0.0), ad_const_scalar(c, a->t, -INFINITY)};
+        bias = ad_fin(c, ad_raw(c, "Where", 3, in, 1));
     } else if (m) {
         bias = ad_cast(c, m, a->t);
     }
     if (ad_attr_i(c, "is_causal")) {
-        IrValue *cm = ad_nm_causal(c, a->t, a->sq, a->total, a->past);
+        IrValue *cm = ad_at_causal(c, a->t, a->sq, a->total, a->past);
         bias = bias ? ad_op2(c, "Add", bias, cm) : cm;
     }
     return bias;
@@ -313,14 +309,14 @@ static IrValue *ad_nm_attn_bias(AdCtx *c, const AdAttn *a)
 
 /* The softmax over the keys in softmax_precision (the scores' own type
  * when absent), back in the scores' type. */
-static IrValue *ad_nm_attn_softmax(AdCtx *c, const AdAttn *a, IrValue *s)
+static IrValue *ad_at_attn_softmax(AdCtx *c, const AdAttn *a, IrValue *s)
 {
     int32_t sp = (int32_t)ad_attr_i_or(c, "softmax_precision", a->t);
     IrValue *in[1] = {ad_cast(c, s, sp)};
-    IrNode *k = ad_nm_raw(c, "Softmax", 1, in, 1);
+    IrNode *k = ad_raw(c, "Softmax", 1, in, 1);
     if (k)
         ad_set_attr_i(c, k, "axis", -1);
-    return ad_cast(c, ad_nm_fin(c, k), a->t);
+    return ad_cast(c, ad_fin(c, k), a->t);
 }
 
 /* Attention below 23 (the function body): Q, K, V as [B, heads, S, E];
@@ -331,10 +327,10 @@ static IrValue *ad_nm_attn_softmax(AdCtx *c, const AdAttn *a, IrValue *s)
  * 0 on rows whose bias is all -inf; Y = probabilities x V, back to
  * [B, S, heads*E] for 3-D inputs. qk_matmul_output is the scores after
  * the step its mode names. */
-static int ad_nm_attn_expand(AdCtx *c)
+static int ad_at_attn_expand(AdCtx *c)
 {
     AdAttn a = {0};
-    if (ad_nm_attn_sizes(c, &a) < 0)
+    if (ad_at_attn_sizes(c, &a) < 0)
         return -1;
     int64_t mode = ad_attr_i(c, "qk_matmul_output_mode"), tr[4] = {0, 1, 3, 2};
     int64_t back[4] = {0, 2, 1, 3}, flat[3] = {0, 0, -1}, last[1] = {-1};
@@ -342,39 +338,39 @@ static int ad_nm_attn_expand(AdCtx *c)
     double cap = ad_attr_f(c, "softcap");
     if (mode < 0 || mode > 3)
         return ad_refuse(c, DG_ATTRIBUTE, "qk_matmul_output_mode %lld", (long long)mode);
-    IrValue *q = ad_nm_attn_heads(c, &a, ad_in(c, 0), a.hq);
-    IrValue *k = ad_nm_attn_heads(c, &a, ad_in(c, 1), a.hkv);
-    IrValue *v = ad_nm_attn_heads(c, &a, ad_in(c, 2), a.hkv);
+    IrValue *q = ad_at_attn_heads(c, &a, ad_in(c, 0), a.hq);
+    IrValue *k = ad_at_attn_heads(c, &a, ad_in(c, 1), a.hkv);
+    IrValue *v = ad_at_attn_heads(c, &a, ad_in(c, 2), a.hkv);
     if (ad_in(c, 4)) {
-        k = ad_nm_concat(c, ad_in(c, 4), k, 2);
-        v = ad_nm_concat(c, ad_in(c, 5), v, 2);
+        k = ad_concat(c, (IrValue *[]){ad_in(c, 4), k}, 2, 2);
+        v = ad_concat(c, (IrValue *[]){ad_in(c, 5), v}, 2, 2);
     }
-    IrValue *kx = ad_nm_attn_repeat(c, &a, k, a.d), *vx = ad_nm_attn_repeat(c, &a, v, a.dv);
-    IrValue *sq = ad_nm_scalar(c, a.t, sqrt(scale));
+    IrValue *kx = ad_at_attn_repeat(c, &a, k, a.d), *vx = ad_at_attn_repeat(c, &a, v, a.dv);
+    IrValue *sq = ad_const_scalar(c, a.t, sqrt(scale));
     IrValue *s = ad_op2(c, "MatMul", ad_op2(c, "Mul", q, sq),
-                           ad_op2(c, "Mul", ad_nm_perm(c, kx, 4, tr), sq));
+                           ad_op2(c, "Mul", ad_transpose(c, kx, 4, tr), sq));
     IrValue *qk[4] = {s, s, s, NULL};
     if (cap != 0.0) {
-        IrValue *cv = ad_nm_scalar(c, a.t, cap);
+        IrValue *cv = ad_const_scalar(c, a.t, cap);
         s = ad_op2(c, "Mul", ad_op1(c, "Tanh", ad_op2(c, "Div", s, cv)), cv);
         qk[1] = qk[2] = s;
     }
-    IrValue *bias = ad_nm_attn_bias(c, &a);
+    IrValue *bias = ad_at_attn_bias(c, &a);
     if (bias)
         qk[2] = s = ad_op2(c, "Add", s, bias);
-    IrValue *p = ad_nm_attn_softmax(c, &a, s);
+    IrValue *p = ad_at_attn_softmax(c, &a, s);
     if (ad_in(c, 3)) {
-        IrValue *rmax = ad_op2(c, "ReduceMax", bias, ad_nm_i64s(c, 1, last));
-        IrValue *all = ad_op2(c, "Equal", rmax, ad_nm_scalar(c, a.t, -INFINITY));
-        IrValue *in[3] = {all, ad_nm_scalar(c, a.t, 0.0), p};
-        p = ad_nm_fin(c, ad_nm_raw(c, "Where", 3, in, 1));
+        IrValue *rmax = ad_op2(c, "ReduceMax", bias, ad_const_i64s(c, 1, last));
+        IrValue *all = ad_op2(c, "Equal", rmax, ad_const_scalar(c, a.t, -INFINITY));
+        IrValue *in[3] = {all, ad_const_scalar(c, a.t, 0.0), p};
+        p = ad_fin(c, ad_raw(c, "Where", 3, in, 1));
     }
     qk[3] = p;
     IrValue *y = ad_op2(c, "MatMul", p, vx);
     if (a.rank == 3)
-        y = ad_nm_reshape(c, ad_nm_perm(c, y, 4, back), 3, flat);
+        y = ad_reshape(c, ad_transpose(c, y, 4, back), 3, flat);
     IrValue *outs[4] = {y, k, v, qk[mode]};
-    return ad_nm_end(c, 4, outs);
+    return ad_end(c, 4, outs);
 }
 
 /* ---- LinearAttention ------------------------------------------------ */
@@ -382,7 +378,7 @@ static int ad_nm_attn_expand(AdCtx *c)
 /* A node `op` appended to the subgraph g (inputs may be values of g or of
  * the enclosing graphs), one fresh output; NULL after a failure. Typed
  * later, when the Scan that owns g is inferred. */
-static IrValue *ad_nm_bop(AdCtx *c, IrGraph *g, const char *op, size_t n,
+static IrValue *ad_at_bop(AdCtx *c, IrGraph *g, const char *op, size_t n,
                           IrValue *const *in)
 {
     if (c->refusal)
@@ -413,25 +409,25 @@ static IrValue *ad_nm_bop(AdCtx *c, IrGraph *g, const char *op, size_t n,
     return k->out[0];
 }
 
-static IrValue *ad_nm_bop2(AdCtx *c, IrGraph *g, const char *op, IrValue *a, IrValue *b)
+static IrValue *ad_at_bop2(AdCtx *c, IrGraph *g, const char *op, IrValue *a, IrValue *b)
 {
     IrValue *in[2] = {a, b};
-    return ad_nm_bop(c, g, op, 2, in);
+    return ad_at_bop(c, g, op, 2, in);
 }
 
 /* x cast to float in the body (x itself when it is float). */
-static IrValue *ad_nm_bcast(AdCtx *c, IrGraph *g, IrValue *x, int32_t from, int32_t to)
+static IrValue *ad_at_bcast(AdCtx *c, IrGraph *g, IrValue *x, int32_t from, int32_t to)
 {
     if (from == to || !x)
         return x;
-    IrValue *y = ad_nm_bop(c, g, "Cast", 1, &x);
+    IrValue *y = ad_at_bop(c, g, "Cast", 1, &x);
     if (y)
         ir_node_set_attr(y->producer, ir_attr_int("to", to));
     return y;
 }
 
 /* A typed input of the body g: elem type t, rank r, unknown dims. */
-static IrValue *ad_nm_bin_input(AdCtx *c, IrGraph *g, const char *base, int32_t t, size_t r)
+static IrValue *ad_at_bin_input(AdCtx *c, IrGraph *g, const char *base, int32_t t, size_t r)
 {
     if (c->refusal)
         return NULL;
@@ -457,41 +453,41 @@ typedef struct AdLin {
  * v, or beta * (v - state^T k) (delta rules), read q^T state (state heads
  * repeated for grouped queries) times scale. Inputs: state, q_t, k_t,
  * v_t, [decay_t], [beta_t]; outputs: new state, output_t. */
-static IrGraph *ad_nm_lin_body(AdCtx *c, const AdLin *l)
+static IrGraph *ad_at_lin_body(AdCtx *c, const AdLin *l)
 {
     IrGraph *g = ir_graph_new(c->g);
-    g->name = ir_strdup("linear_attention_step");
-    IrValue *st = ad_nm_bin_input(c, g, "state_in", IR_FLOAT, 4);
-    IrValue *q = ad_nm_bcast(c, g, ad_nm_bin_input(c, g, "q_t", l->t, 3), l->t, IR_FLOAT);
-    IrValue *k = ad_nm_bcast(c, g, ad_nm_bin_input(c, g, "k_t", l->t, 3), l->t, IR_FLOAT);
-    IrValue *v = ad_nm_bcast(c, g, ad_nm_bin_input(c, g, "v_t", l->t, 3), l->t, IR_FLOAT);
-    IrValue *dec = l->gated ? ad_nm_bin_input(c, g, "decay_t", l->t, 3) : NULL;
-    IrValue *beta = l->delta ? ad_nm_bin_input(c, g, "beta_t", l->t, 3) : NULL;
+    g->name = mem_strdup("linear_attention_step");
+    IrValue *st = ad_at_bin_input(c, g, "state_in", IR_FLOAT, 4);
+    IrValue *q = ad_at_bcast(c, g, ad_at_bin_input(c, g, "q_t", l->t, 3), l->t, IR_FLOAT);
+    IrValue *k = ad_at_bcast(c, g, ad_at_bin_input(c, g, "k_t", l->t, 3), l->t, IR_FLOAT);
+    IrValue *v = ad_at_bcast(c, g, ad_at_bin_input(c, g, "v_t", l->t, 3), l->t, IR_FLOAT);
+    IrValue *dec = l->gated ? ad_at_bin_input(c, g, "decay_t", l->t, 3) : NULL;
+    IrValue *beta = l->delta ? ad_at_bin_input(c, g, "beta_t", l->t, 3) : NULL;
     if (dec) {
-        IrValue *e = ad_nm_bop(c, g, "Exp", 1,
-                               (IrValue *[]){ad_nm_bcast(c, g, dec, l->t, IR_FLOAT)});
-        st = ad_nm_bop2(c, g, "Mul", st, ad_nm_bop2(c, g, "Unsqueeze", e, l->m1));
+        IrValue *e = ad_at_bop(c, g, "Exp", 1,
+                               (IrValue *[]){ad_at_bcast(c, g, dec, l->t, IR_FLOAT)});
+        st = ad_at_bop2(c, g, "Mul", st, ad_at_bop2(c, g, "Unsqueeze", e, l->m1));
     }
-    IrValue *kcol = ad_nm_bop2(c, g, "Unsqueeze", k, l->m1), *r = v;
+    IrValue *kcol = ad_at_bop2(c, g, "Unsqueeze", k, l->m1), *r = v;
     if (beta) {
-        IrValue *stt = ad_nm_bop(c, g, "Transpose", 1, &st);
+        IrValue *stt = ad_at_bop(c, g, "Transpose", 1, &st);
         if (stt)
             ir_node_set_attr(stt->producer, ir_attr_ints("perm", 4, (int64_t[]){0, 1, 3, 2}));
-        IrValue *got = ad_nm_bop2(c, g, "Squeeze", ad_nm_bop2(c, g, "MatMul", stt, kcol), l->m1);
-        r = ad_nm_bop2(c, g, "Mul", ad_nm_bcast(c, g, beta, l->t, IR_FLOAT),
-                       ad_nm_bop2(c, g, "Sub", v, got));
+        IrValue *got = ad_at_bop2(c, g, "Squeeze", ad_at_bop2(c, g, "MatMul", stt, kcol), l->m1);
+        r = ad_at_bop2(c, g, "Mul", ad_at_bcast(c, g, beta, l->t, IR_FLOAT),
+                       ad_at_bop2(c, g, "Sub", v, got));
     }
-    IrValue *out_st = ad_nm_bop2(c, g, "Add", st,
-                                 ad_nm_bop2(c, g, "MatMul", kcol,
-                                            ad_nm_bop2(c, g, "Unsqueeze", r, l->m2)));
+    IrValue *out_st = ad_at_bop2(c, g, "Add", st,
+                                 ad_at_bop2(c, g, "MatMul", kcol,
+                                            ad_at_bop2(c, g, "Unsqueeze", r, l->m2)));
     IrValue *rd = out_st;
     if (l->hq != l->hkv)
-        rd = ad_nm_bop2(c, g, "Reshape",
-                        ad_nm_bop2(c, g, "Expand", ad_nm_bop2(c, g, "Unsqueeze", out_st, l->two),
+        rd = ad_at_bop2(c, g, "Reshape",
+                        ad_at_bop2(c, g, "Expand", ad_at_bop2(c, g, "Unsqueeze", out_st, l->two),
                                    l->rep), l->read);
-    IrValue *o = ad_nm_bop2(c, g, "MatMul", ad_nm_bop2(c, g, "Unsqueeze", q, l->m2), rd);
-    o = ad_nm_bop2(c, g, "Mul", l->scale, ad_nm_bop2(c, g, "Squeeze", o, l->m2));
-    o = ad_nm_bcast(c, g, o, IR_FLOAT, l->t);
+    IrValue *o = ad_at_bop2(c, g, "MatMul", ad_at_bop2(c, g, "Unsqueeze", q, l->m2), rd);
+    o = ad_at_bop2(c, g, "Mul", l->scale, ad_at_bop2(c, g, "Squeeze", o, l->m2));
+    o = ad_at_bcast(c, g, o, IR_FLOAT, l->t);
     if (c->refusal) {
         ir_graph_free(g);
         return NULL;
@@ -504,14 +500,14 @@ static IrGraph *ad_nm_lin_body(AdCtx *c, const AdLin *l)
 
 /* x [B, T, heads*E] as the scan sequence [T, B, heads, E] (E = -1: the
  * rest). */
-static IrValue *ad_nm_lin_seq(AdCtx *c, IrValue *x, int64_t heads, int64_t e)
+static IrValue *ad_at_lin_seq(AdCtx *c, IrValue *x, int64_t heads, int64_t e)
 {
     int64_t shape[4] = {0, 0, heads, e}, perm[4] = {1, 0, 2, 3};
-    return ad_nm_perm(c, ad_nm_reshape(c, x, 4, shape), 4, perm);
+    return ad_transpose(c, ad_reshape(c, x, 4, shape), 4, perm);
 }
 
 /* Reads sizes and rule; refuses what is unknown. */
-static int ad_nm_lin_sizes(AdCtx *c, AdLin *l)
+static int ad_at_lin_sizes(AdCtx *c, AdLin *l)
 {
     char buf[16];
     const char *rule = ad_attr_s(c, "update_rule", buf, sizeof buf);
@@ -525,8 +521,8 @@ static int ad_nm_lin_sizes(AdCtx *c, AdLin *l)
         return ad_refuse(c, DG_ATTRIBUTE, "update_rule '%s' is unknown", rule);
     if (l->hq <= 0 || l->hkv <= 0 || l->hq % l->hkv)
         return ad_refuse(c, DG_ATTRIBUTE, "the head counts are invalid");
-    l->dk = ad_nm_dim(q, 2) >= 0 ? ad_nm_dim(q, 2) / l->hq : -1;
-    l->dv = ad_nm_dim(v, 2) >= 0 ? ad_nm_dim(v, 2) / l->hkv : -1;
+    l->dk = ad_dim_at(q, 2) >= 0 ? ad_dim_at(q, 2) / l->hq : -1;
+    l->dv = ad_dim_at(v, 2) >= 0 ? ad_dim_at(v, 2) / l->hkv : -1;
     if (!l->t || ad_elem(ad_in(c, 1)) != l->t || ad_elem(v) != l->t)
         return ad_refuse(c, DG_TYPE, "query, key and value must have one known type");
     if (l->dk <= 0 || l->dv <= 0 || ad_rank(q) != 3)
@@ -537,47 +533,47 @@ static int ad_nm_lin_sizes(AdCtx *c, AdLin *l)
 }
 
 /* LinearAttention below 27 (the function body): a Scan over the time
- * steps of the state recurrence (ad_nm_lin_body), from past_state or
+ * steps of the state recurrence (ad_at_lin_body), from past_state or
  * zeros; the outputs go back to [B, T, q_heads*d_v], the final state is
  * present_state (in past_state's type, else the query's). Built at 26. */
-static int ad_nm_lin_expand(AdCtx *c)
+static int ad_at_lin_expand(AdCtx *c)
 {
     AdLin l = {0};
-    if (ad_nm_lin_sizes(c, &l) < 0)
+    if (ad_at_lin_sizes(c, &l) < 0)
         return -1;
     IrValue *q = ad_in(c, 0), *past = ad_in(c, 3);
     int64_t m1 = -1, m2 = -2, two = 2, rep[5] = {1, 1, l.hq / l.hkv, 1, 1};
     int64_t rd[4] = {0, l.hq, l.dk, l.dv}, sd[3] = {l.hkv, l.dk, l.dv};
     int64_t back[4] = {1, 0, 2, 3}, flat[3] = {0, 0, -1};
     double sc = ad_attr_f(c, "scale");
-    l.m1 = ad_nm_i64s(c, 1, &m1);
-    l.m2 = ad_nm_i64s(c, 1, &m2);
-    l.two = ad_nm_i64s(c, 1, &two);
-    l.rep = ad_nm_i64s(c, 5, rep);
-    l.read = ad_nm_i64s(c, 4, rd);
-    l.scale = ad_nm_scalar(c, IR_FLOAT, sc != 0.0 ? sc : 1.0 / sqrt((double)l.dk));
+    l.m1 = ad_const_i64s(c, 1, &m1);
+    l.m2 = ad_const_i64s(c, 1, &m2);
+    l.two = ad_const_i64s(c, 1, &two);
+    l.rep = ad_const_i64s(c, 5, rep);
+    l.read = ad_const_i64s(c, 4, rd);
+    l.scale = ad_const_scalar(c, IR_FLOAT, sc != 0.0 ? sc : 1.0 / sqrt((double)l.dk));
     IrValue *st0;
     if (past) {
         st0 = ad_cast(c, past, IR_FLOAT);
     } else {
-        IrNode *bs = ad_nm_raw(c, "Shape", 1, &q, 1);
+        IrNode *bs = ad_raw(c, "Shape", 1, &q, 1);
         if (bs)
             ad_set_attr_i(c, bs, "end", 1);
-        IrValue *shape = ad_nm_concat(c, ad_nm_fin(c, bs), ad_nm_i64s(c, 3, sd), 0);
-        st0 = ad_op2(c, "Expand", ad_nm_scalar(c, IR_FLOAT, 0.0), shape);
+        IrValue *shape = ad_concat(c, (IrValue *[]){ad_fin(c, bs), ad_const_i64s(c, 3, sd)}, 2, 0);
+        st0 = ad_op2(c, "Expand", ad_const_scalar(c, IR_FLOAT, 0.0), shape);
     }
-    IrValue *in[6] = {st0, ad_nm_lin_seq(c, q, l.hq, -1),
-                      ad_nm_lin_seq(c, ad_in(c, 1), l.hkv, -1),
-                      ad_nm_lin_seq(c, ad_in(c, 2), l.hkv, -1)};
+    IrValue *in[6] = {st0, ad_at_lin_seq(c, q, l.hq, -1),
+                      ad_at_lin_seq(c, ad_in(c, 1), l.hkv, -1),
+                      ad_at_lin_seq(c, ad_in(c, 2), l.hkv, -1)};
     size_t n = 4;
     if (l.gated)
-        in[n++] = ad_nm_lin_seq(c, ad_in(c, 4), l.hkv, -1);
+        in[n++] = ad_at_lin_seq(c, ad_in(c, 4), l.hkv, -1);
     if (l.delta) {
         int64_t bshape[4] = {0, 0, -1, 1}, perm[4] = {1, 0, 2, 3};
-        in[n++] = ad_nm_perm(c, ad_nm_reshape(c, ad_in(c, 5), 4, bshape), 4, perm);
+        in[n++] = ad_transpose(c, ad_reshape(c, ad_in(c, 5), 4, bshape), 4, perm);
     }
-    IrGraph *body = c->refusal ? NULL : ad_nm_lin_body(c, &l);
-    IrNode *scan = body ? ad_nm_raw(c, "Scan", n, in, 2) : NULL;
+    IrGraph *body = c->refusal ? NULL : ad_at_lin_body(c, &l);
+    IrNode *scan = body ? ad_raw(c, "Scan", n, in, 2) : NULL;
     if (!scan) {
         if (body)
             ir_graph_free(body);
@@ -587,23 +583,23 @@ static int ad_nm_lin_expand(AdCtx *c)
     ad_set_attr_i(c, scan, "num_scan_inputs", (int64_t)n - 1);
     if (ad_infer(c, scan) < 0)
         return -1;
-    IrValue *y = ad_nm_reshape(c, ad_nm_perm(c, scan->out[1], 4, back), 3, flat);
+    IrValue *y = ad_reshape(c, ad_transpose(c, scan->out[1], 4, back), 3, flat);
     int32_t s = past ? ad_elem(past) : l.t;
     if (!s)
         return ad_refuse(c, DG_TYPE_UNKNOWN, "the type of past_state is unknown");
     IrValue *outs[2] = {y, ad_cast(c, scan->out[0], s)};
-    return ad_nm_end(c, 2, outs);
+    return ad_end(c, 2, outs);
 }
 
 static const AdEntry ad_attention[] = {
 
-    AD_UP("Attention", 23, 24, AD_SEMANTIC, ad_nm_attn_23_24),
-    AD_DOWN("Attention", 23, 24, AD_SEMANTIC, ad_nm_attn_24_23),
+    AD_UP("Attention", 23, 24, AD_SEMANTIC, ad_at_attn_23_24),
+    AD_DOWN("Attention", 23, 24, AD_SEMANTIC, ad_at_attn_24_23),
     AD_UP("Attention", 24, 25, AD_ATTRS, ad_nothing),
-    AD_DOWN("Attention", 24, 25, AD_ATTRS, ad_nm_attn_25_24),
-    AD_GONE("RotaryEmbedding", 23, AD_EXPAND, ad_nm_rope_expand),
-    AD_GONE("Attention", 23, AD_EXPAND, ad_nm_attn_expand),
-    AD_GONE("LinearAttention", 27, AD_EXPAND, ad_nm_lin_expand),
+    AD_DOWN("Attention", 24, 25, AD_ATTRS, ad_at_attn_25_24),
+    AD_GONE("RotaryEmbedding", 23, AD_EXPAND, ad_at_rope_expand),
+    AD_GONE("Attention", 23, AD_EXPAND, ad_at_attn_expand),
+    AD_GONE("LinearAttention", 27, AD_EXPAND, ad_at_lin_expand),
 };
 
 const AdFamily ad_family_attention = {"attention", ad_attention,

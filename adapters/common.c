@@ -9,10 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "adapters.h"
-#include "../src/known.h"
-#include "../src/fconv.h"
-#include "../src/infer.h"
+#include "adapters/adapters.h"
+#include "base/half.h"
+#include "analysis/known.h"
+#include "base/fconv.h"
+#include "analysis/infer.h"
 
 /* ---- refusing ------------------------------------------------------- */
 
@@ -191,7 +192,7 @@ int ad_norm_axes(AdCtx *c, int64_t *ax, size_t n, int rank, const char *what,
     return 0;
 }
 
-/* The constant readers are the one rule of src/known.h: an initializer
+/* The constant readers are the one rule of src/analysis/known.h: an initializer
  * that is not a graph input (IR 3 inputs excepted), a Constant, or a value
  * inference proved ahead of time. */
 const IrTensor *ad_const(const IrValue *v)
@@ -243,26 +244,30 @@ char *ad_fresh_name(const IrGraph *g, const char *base)
     return nm;
 }
 
-IrNode *ad_node_in(AdCtx *c, const char *domain, IrNode *before,
-                   const char *op, size_t n_in, IrValue *const *in,
-                   size_t n_out)
+/* A node of `op` in `domain` (as given) before `before`, named after c->n,
+ * with inputs in[0..n_in) and n_out outputs, fresh where keep[i] (keep
+ * NULL: all) and left out elsewhere. Not yet inferred; NULL with c->err
+ * set. */
+static IrNode *ad_node_named(AdCtx *c, const char *domain, IrNode *before,
+                             const char *op, size_t n_in, IrValue *const *in,
+                             size_t n_out, const bool *keep)
 {
     char base[160];
     snprintf(base, sizeof base, "%s_%s%d",
              c->n->name && c->n->name[0] ? c->n->name : c->n->op_type, op,
              ++c->n_new);
     char *nm = ad_fresh_name(c->g, base);
-    const char **ins = ir_alloc_array(n_in ? n_in : 1, sizeof *ins);
-    char **outs = ir_alloc_array(n_out ? n_out : 1, sizeof *outs);
+    const char **ins = mem_array(n_in ? n_in : 1, sizeof *ins);
+    char **outs = mem_array(n_out ? n_out : 1, sizeof *outs);
     for (size_t i = 0; i < n_in; i++)
         ins[i] = in[i] ? in[i]->name : "";
     for (size_t i = 0; i < n_out; i++) {
         char ob[200];
         snprintf(ob, sizeof ob, "%s_out%zu", nm, i);
-        outs[i] = ir_graph_fresh_name(c->g, ob);
+        outs[i] = !keep || keep[i] ? ir_graph_fresh_name(c->g, ob) : mem_strdup("");
     }
-    IrNode *k = ir_node_new(c->g, before, op, domain && domain[0] ? domain : NULL,
-                            nm, n_in, ins, n_out, (const char *const *)outs, c->err);
+    IrNode *k = ir_node_new(c->g, before, op, domain, nm, n_in, ins, n_out,
+                            (const char *const *)outs, c->err);
     for (size_t i = 0; i < n_out; i++)
         free(outs[i]);
     free(outs);
@@ -277,6 +282,14 @@ IrNode *ad_node_in(AdCtx *c, const char *domain, IrNode *before,
     return k;
 }
 
+IrNode *ad_node_in(AdCtx *c, const char *domain, IrNode *before,
+                   const char *op, size_t n_in, IrValue *const *in,
+                   size_t n_out)
+{
+    return ad_node_named(c, domain && domain[0] ? domain : NULL, before, op, n_in, in,
+                         n_out, NULL);
+}
+
 IrNode *ad_node(AdCtx *c, IrNode *before, const char *op, size_t n_in,
                 IrValue *const *in, size_t n_out)
 {
@@ -289,7 +302,7 @@ IrNode *ad_node(AdCtx *c, IrNode *before, const char *op, size_t n_in,
 IrGraph *ad_sub_new(AdCtx *c, const char *name)
 {
     IrGraph *g = ir_graph_new(c->g);
-    g->name = ir_strdup(name);
+    g->name = mem_strdup(name);
     return g;
 }
 
@@ -337,7 +350,7 @@ void ad_sub_output(IrGraph *sub, IrValue *v, int32_t dtype)
 IrValue *ad_axes_op(AdCtx *c, IrNode *before, const char *op, IrValue *x,
                     size_t n, const int64_t *axes)
 {
-    if (!x)
+    if (!x || ad_failed(c))
         return NULL;
     IrNode *k;
     if (c->build_opset >= 13) {
@@ -388,6 +401,15 @@ IrValue *ad_op2(AdCtx *c, const char *op, IrValue *a, IrValue *b)
         return NULL;
     IrValue *in[2] = {a, b};
     IrNode *k = ad_node(c, c->n, op, 2, in, 1);
+    return k ? k->out[0] : NULL;
+}
+
+IrValue *ad_op3(AdCtx *c, const char *op, IrValue *a, IrValue *b, IrValue *d)
+{
+    if (ad_failed(c) || !a || !b || !d)
+        return NULL;
+    IrValue *in[3] = {a, b, d};
+    IrNode *k = ad_node(c, c->n, op, 3, in, 1);
     return k ? k->out[0] : NULL;
 }
 
@@ -468,7 +490,7 @@ IrValue *ad_const_int_tensor(AdCtx *c, int32_t dtype, size_t ndims, const int64_
         return NULL;
     }
     size_t w = direct ? (size_t)ir_dtype_bits(dtype) / 8 : 4;
-    uint8_t *raw = ir_alloc_array(n ? n * w : 1, 1);
+    uint8_t *raw = mem_array(n ? n * w : 1, 1);
     for (size_t i = 0; i < n; i++) {
         float f = (float)v[i];
         if (!direct)
@@ -506,7 +528,7 @@ IrValue *ad_const_fill(AdCtx *c, int32_t t, size_t r, const int64_t *d, int unit
     for (size_t i = 0; i < r; i++)
         n *= (size_t)d[i];
     if (ad_is_int_type(t)) {
-        int64_t *v = ir_alloc_array(n ? n : 1, sizeof *v);
+        int64_t *v = mem_array(n ? n : 1, sizeof *v);
         for (size_t i = 0; i < n; i++)
             v[i] = unit;
         IrValue *k = ad_const_int_tensor(c, t, r, d, v, n);
@@ -526,7 +548,7 @@ IrValue *ad_const_fill(AdCtx *c, int32_t t, size_t r, const int64_t *d, int unit
                   ir_dtype_name(t) ? ir_dtype_name(t) : "?");
         return NULL;
     }
-    uint8_t *raw = ir_alloc_array(n ? n * w : 1, 1);
+    uint8_t *raw = mem_array(n ? n * w : 1, 1);
     for (size_t i = 0; i < n; i++)
         memcpy(raw + i * w, one, w);
     IrValue *k = ad_const_tensor(c, t, r, d, raw, n * w);
@@ -542,8 +564,8 @@ IrValue *ad_const_i64s(AdCtx *c, size_t n, const int64_t *v)
 
 IrValue *ad_axes_hits(AdCtx *c, IrValue *axes, int r)
 {
-    int64_t one = 1, *pos = ir_alloc_array((size_t)r + 1, sizeof *pos),
-            *neg = ir_alloc_array((size_t)r + 1, sizeof *neg);
+    int64_t one = 1, *pos = mem_array((size_t)r + 1, sizeof *pos),
+            *neg = mem_array((size_t)r + 1, sizeof *neg);
     for (int j = 0; j < r; j++) {
         pos[j] = j;
         neg[j] = j - r;
@@ -559,7 +581,7 @@ IrValue *ad_axes_hits(AdCtx *c, IrValue *axes, int r)
 IrValue *ad_prefix_sums(AdCtx *c, IrValue *v, int n)
 {
     int64_t one = 1, td[2] = {n, n};
-    int64_t *tri = ir_alloc_array((size_t)n * (size_t)n + 1, sizeof *tri);
+    int64_t *tri = mem_array((size_t)n * (size_t)n + 1, sizeof *tri);
     for (int j = 0; j < n; j++)
         for (int m = 0; m < n; m++)
             tri[j * n + m] = m < j;               /* row j adds the entries before j */
@@ -573,6 +595,8 @@ IrValue *ad_const_scalar(AdCtx *c, int32_t dtype, double x)
 {
     uint8_t buf[8];
     size_t len;
+    if (ad_failed(c))
+        return NULL;
     switch (dtype) {
     case IR_FLOAT: { float f = (float)x; memcpy(buf, &f, 4); len = 4; break; }
     case IR_DOUBLE: memcpy(buf, &x, 8); len = 8; break;
@@ -586,41 +610,9 @@ IrValue *ad_const_scalar(AdCtx *c, int32_t dtype, double x)
         return ad_const_int(c, dtype, v);
     }
     case IR_BOOL: buf[0] = x != 0; len = 1; break;
-    case IR_FLOAT16: { /* float16, round to nearest even via float */
-        float f = (float)x;
-        uint32_t u;
-        memcpy(&u, &f, 4);
-        uint32_t sign = (u >> 16) & 0x8000u;
-        int e = (int)((u >> 23) & 0xff) - 127 + 15;
-        uint32_t m = u & 0x7fffffu;
-        uint16_t h;
-        if (isnan(f)) h = 0x7e00;
-        else if (e >= 31) h = (uint16_t)(sign | 0x7c00u);
-        else if (e <= 0) {
-            if (e < -10) h = (uint16_t)sign;
-            else {
-                m |= 0x800000u;
-                int sh = 14 - e;
-                uint32_t r = m >> sh, rem = m & ((1u << sh) - 1), half = 1u << (sh - 1);
-                if (rem > half || (rem == half && (r & 1))) r++;
-                h = (uint16_t)(sign | r);
-            }
-        } else {
-            uint32_t r = (uint32_t)e << 10 | (m >> 13);
-            uint32_t rem = m & 0x1fffu;
-            if (rem > 0x1000u || (rem == 0x1000u && (r & 1))) r++;
-            h = (uint16_t)(sign | r);
-        }
-        memcpy(buf, &h, 2);
-        len = 2;
-        break;
-    }
-    case IR_BFLOAT16: { /* bfloat16, round to nearest even */
-        float f = (float)x;
-        uint32_t u;
-        memcpy(&u, &f, 4);
-        uint16_t h = isnan(f) ? 0x7fc0
-                              : (uint16_t)((u + 0x7fffu + ((u >> 16) & 1)) >> 16);
+    case IR_FLOAT16: case IR_BFLOAT16: {
+        uint16_t h = dtype == IR_FLOAT16 ? half_f32_to_f16((float)x)
+                                         : half_f32_to_bf16((float)x);
         memcpy(buf, &h, 2);
         len = 2;
         break;
@@ -644,6 +636,17 @@ void ad_trim_inputs(IrNode *k)
 {
     while (k->n_in > 0 && !k->in[k->n_in - 1])
         k->n_in--;
+}
+
+bool ad_named_out(const AdCtx *c, size_t i)
+{
+    return i < c->n->n_out && c->n->out[i];
+}
+
+void ad_trim_outputs(AdCtx *c, size_t keep)
+{
+    while (c->n->n_out > keep && !c->n->out[c->n->n_out - 1])
+        c->n->n_out--;
 }
 
 void ad_drop_attr(AdCtx *c, const char *name)
@@ -696,7 +699,7 @@ IrNode *ad_widen_node(AdCtx *c, int32_t w, uint32_t in_mask)
         ad_refuse(c, DG_INTERNAL, "too many inputs or outputs to widen");
         return NULL;
     }
-    IrValue **in = ir_alloc_array(n_in ? n_in : 1, sizeof *in);
+    IrValue **in = mem_array(n_in ? n_in : 1, sizeof *in);
     bool ok = true;
     for (size_t i = 0; i < n_in; i++) {
         in[i] = c->n->in[i];
@@ -746,6 +749,12 @@ int ad_nothing(AdCtx *c)
     return 0;
 }
 
+int ad_drop_consumed(AdCtx *c)
+{
+    ad_drop_attr(c, "consumed_inputs");
+    return 0;
+}
+
 int ad_attr_to_input(AdCtx *c, const char *name, size_t index)
 {
     IrAttr *a = ad_attr(c, name);
@@ -754,10 +763,14 @@ int ad_attr_to_input(AdCtx *c, const char *name, size_t index)
             ad_set_input(c, index, NULL);
         return 0;
     }
-    IrValue *v = ad_const_i64s(c, a->n_ints, a->ints);
+    return ad_attr_as_input(c, name, index, ad_const_i64s(c, a->n_ints, a->ints));
+}
+
+int ad_attr_as_input(AdCtx *c, const char *name, size_t i, IrValue *v)
+{
     if (!v)
         return -1;
-    ad_set_input(c, index, v);
+    ad_set_input(c, i, v);
     ad_drop_attr(c, name);
     return 0;
 }
@@ -856,4 +869,437 @@ void ad_pin_defaults(AdCtx *c)
             continue;
         ad_set_default(c, a);
     }
+}
+
+/* ---- the builder kit: what the expansions of several families share --- */
+
+bool ad_has_type(const AdCtx *c, const char *op, int32_t t)
+{
+    const OsSchema *s = os_find(c->domain, op, c->build_opset);
+    const OsParam *p = s ? os_in_param(s, 0) : NULL;
+    IrType *ty = ir_type_tensor(t, 0, NULL);
+    bool ok = p && os_param_allows(s, p, ty);
+    ir_type_free(ty);
+    return ok;
+}
+
+int ad_need_type(AdCtx *c, const char *op, int32_t t)
+{
+    if (ad_has_type(c, op, t))
+        return 0;
+    return ad_refuse(c, DG_TYPE, "the expansion needs %s of %s, which opset %lld lacks",
+                     op, ir_dtype_name(t) ? ir_dtype_name(t) : "?",
+                     (long long)c->build_opset);
+}
+
+void ad_rename(AdCtx *c, const char *op)
+{
+    free(c->n->op_type);
+    c->n->op_type = mem_strdup(op);
+}
+
+int ad_static(const IrValue *v, int64_t *dims, size_t cap)
+{
+    int r = ad_rank(v);
+    if (r < 0 || (size_t)r > cap)
+        return -1;
+    for (int d = 0; d < r; d++)
+        if ((dims[d] = ad_dim(v, d)) < 0)
+            return -1;
+    return r;
+}
+
+int64_t ad_prod(const int64_t *dims, size_t from, size_t to, int64_t cap)
+{
+    int64_t p = 1;
+    for (size_t d = from; d < to; d++) {
+        if (dims[d] && p > cap / dims[d])
+            return -1;
+        p *= dims[d];
+    }
+    return p;
+}
+
+int64_t ad_dim_at(const IrValue *v, int d)
+{
+    return ad_dim(v, d < 0 ? ad_rank(v) + d : d);
+}
+
+bool ad_axis(int64_t a, int r, int extra, int64_t *out)
+{
+    int64_t n = (int64_t)r + extra;
+    if (a < 0) {
+        if (r < 0 || a < -n)
+            return false;
+        a += n;
+    } else if (r >= 0 && a >= n) {
+        return false;
+    }
+    *out = a;
+    return true;
+}
+
+TkTensor *ad_const_tk(const IrValue *v)
+{
+    const IrTensor *t = ad_const(v);
+    return t ? tk_from_ir(t, NULL) : NULL;
+}
+
+bool ad_nonneg(const IrValue *v)
+{
+    int32_t dt = ad_elem(v);
+    if (ir_dtype_class(dt) == IR_DC_UINT && ir_dtype_bits(dt) >= 8)
+        return true;
+    TkTensor *x = ad_const_tk(v);
+    if (x) {
+        bool ok = x->dtype != IR_STRING;
+        for (size_t k = 0; ok && k < x->numel; k++)
+            ok = tk_get_f(x, k) > -1.0; /* truncates to >= 0 */
+        tk_free(x);
+        return ok;
+    }
+    int64_t *iv;
+    size_t n;
+    if (!ad_const_ints(v, &iv, &n))
+        return false;
+    bool ok = true;
+    for (size_t k = 0; ok && k < n; k++)
+        ok = iv[k] >= 0;
+    free(iv);
+    return ok;
+}
+
+IrNode *ad_raw(AdCtx *c, const char *op, size_t n_in, IrValue *const *in, size_t n_out)
+{
+    if (ad_failed(c))
+        return NULL;
+    return ad_node_in(c, c->domain, c->n, op, n_in, in, n_out);
+}
+
+IrValue *ad_fin(AdCtx *c, IrNode *k)
+{
+    return k && ad_infer(c, k) == 0 ? k->out[0] : NULL;
+}
+
+IrNode *ad_clone(AdCtx *c, const char *op, size_t n_in, IrValue *const *in, size_t n_out,
+                 const bool *keep)
+{
+    /* in c->n's own domain spelling, as the node it stands for */
+    IrNode *k = ad_node_named(c, c->n->domain, c->n, op, n_in, in, n_out, keep);
+    if (!k)
+        return NULL;
+    for (size_t i = 0; i < c->n->n_attr; i++)
+        ir_node_set_attr(k, c->n->attr[i]);
+    c->n->n_attr = 0;
+    return k;
+}
+
+/* op(x...) with the INT attribute `axis`: Gather, Concat. */
+static IrValue *ad_axis_op(AdCtx *c, const char *op, size_t n, IrValue *const *in,
+                           int64_t axis)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!in[i])
+            return NULL;
+    IrNode *k = ad_raw(c, op, n, in, 1);
+    if (k)
+        ad_set_attr_i(c, k, "axis", axis);
+    return ad_fin(c, k);
+}
+
+IrValue *ad_gather(AdCtx *c, IrValue *x, IrValue *idx, int64_t axis)
+{
+    IrValue *in[2] = {x, idx};
+    return ad_axis_op(c, "Gather", 2, in, axis);
+}
+
+IrValue *ad_concat(AdCtx *c, IrValue *const *in, size_t n, int64_t axis)
+{
+    return ad_axis_op(c, "Concat", n, in, axis);
+}
+
+/* op(x) with the INTS attribute `name` = v[0..n). */
+static IrValue *ad_ints_op(AdCtx *c, const char *op, IrValue *x, const char *name, size_t n,
+                           const int64_t *v)
+{
+    IrNode *k = x ? ad_raw(c, op, 1, &x, 1) : NULL;
+    if (k)
+        ad_set_attr_ints(c, k, name, n, v);
+    return ad_fin(c, k);
+}
+
+IrValue *ad_transpose(AdCtx *c, IrValue *x, size_t n, const int64_t *perm)
+{
+    return ad_ints_op(c, "Transpose", x, "perm", n, perm);
+}
+
+IrValue *ad_reshape(AdCtx *c, IrValue *x, size_t n, const int64_t *shape)
+{
+    if (!x || ad_failed(c))
+        return NULL;
+    if (c->build_opset < 5)    /* Reshape-1: the shape is an attribute */
+        return ad_ints_op(c, "Reshape", x, "shape", n, shape);
+    IrValue *s = ad_const_i64s(c, n, shape);
+    return s ? ad_op2(c, "Reshape", x, s) : NULL;
+}
+
+IrValue *ad_pad(AdCtx *c, IrValue *x, size_t n, const int64_t *pads)
+{
+    if (!x || ad_failed(c))
+        return NULL;
+    if (c->build_opset >= 11) {
+        IrValue *p = ad_const_i64s(c, n, pads);
+        return p ? ad_op2(c, "Pad", x, p) : NULL;
+    }
+    /* an attribute, named `paddings` in Pad-1 */
+    return ad_ints_op(c, "Pad", x, c->build_opset >= 2 ? "pads" : "paddings", n, pads);
+}
+
+IrValue *ad_clip(AdCtx *c, IrValue *x, int32_t t, double lo, double hi)
+{
+    if (!x || ad_failed(c))
+        return NULL;
+    if (c->build_opset >= 11)
+        return ad_op3(c, "Clip", x, ad_const_scalar(c, t, lo), ad_const_scalar(c, t, hi));
+    IrNode *k = ad_raw(c, "Clip", 1, &x, 1);
+    if (k) {
+        ad_set_attr_f(c, k, "min", (float)lo);
+        ad_set_attr_f(c, k, "max", (float)hi);
+    }
+    return ad_fin(c, k);
+}
+
+IrValue *ad_slice(AdCtx *c, IrValue *x, size_t n, const int64_t *starts, const int64_t *ends,
+                  const int64_t *axes, const int64_t *steps)
+{
+    if (!x || ad_failed(c))
+        return NULL;
+    if (c->build_opset >= 10) {
+        IrValue *in[5] = {x, ad_const_i64s(c, n, starts), ad_const_i64s(c, n, ends),
+                          ad_const_i64s(c, n, axes), steps ? ad_const_i64s(c, n, steps) : NULL};
+        if (!in[1] || !in[2] || !in[3] || (steps && !in[4]))
+            return NULL;
+        return ad_fin(c, ad_raw(c, "Slice", steps ? 5 : 4, in, 1));
+    }
+    if (steps) {
+        ad_refuse(c, DG_INTERNAL, "Slice takes steps from opset 10");
+        return NULL;
+    }
+    IrNode *k = ad_raw(c, "Slice", 1, &x, 1);
+    if (!k)
+        return NULL;
+    ad_set_attr_ints(c, k, "starts", n, starts);
+    ad_set_attr_ints(c, k, "ends", n, ends);
+    ad_set_attr_ints(c, k, "axes", n, axes);
+    return ad_fin(c, k);
+}
+
+IrValue *ad_slice_at(AdCtx *c, IrValue *x, int64_t start, int64_t end, int64_t axis,
+                     int64_t step)
+{
+    return ad_slice(c, x, 1, &start, &end, &axis, &step);
+}
+
+IrValue *ad_const_table(AdCtx *c, int rank, const int64_t *dims, const int64_t *v)
+{
+    int64_t n = ad_prod(dims, 0, (size_t)rank, AD_MAX_CONST);
+    if (n < 0 || (uint64_t)n * 8 > AD_MAX_CONST) {
+        ad_refuse(c, DG_TOO_LARGE, "an index table would be too large");
+        return NULL;
+    }
+    return ad_const_tensor(c, IR_INT64, (size_t)rank, dims, v, (size_t)n * 8);
+}
+
+IrValue *ad_const_reals(AdCtx *c, int32_t dtype, size_t n, const double *v)
+{
+    int64_t dim = (int64_t)n;
+    if (ad_failed(c))
+        return NULL;
+    if (dtype == IR_DOUBLE)
+        return ad_const_tensor(c, dtype, 1, &dim, v, n * sizeof *v);
+    if (dtype != IR_FLOAT) {
+        ad_refuse(c, DG_TYPE, "no list constant of type %s",
+                  ir_dtype_name(dtype) ? ir_dtype_name(dtype) : "?");
+        return NULL;
+    }
+    float *f = mem_array(n ? n : 1, sizeof *f);
+    for (size_t i = 0; i < n; i++)
+        f[i] = (float)v[i];
+    IrValue *k = ad_const_tensor(c, dtype, 1, &dim, f, n * sizeof *f);
+    free(f);
+    return k;
+}
+
+/* Refuses strings: a constant of strings needs string_data, which
+ * ad_const_tensor does not write. */
+static bool ad_no_strings(AdCtx *c, int32_t dtype)
+{
+    if (dtype != IR_STRING)
+        return true;
+    ad_refuse(c, DG_TYPE, "cannot build a constant of strings here");
+    return false;
+}
+
+/* A tensor held in raw_data (what tk_to_ir and c->run write) as a
+ * constant value, refused past max bytes and for strings. */
+static IrValue *ad_const_raw(AdCtx *c, const IrTensor *t, uint64_t max)
+{
+    if (!ad_no_strings(c, t->data_type))
+        return NULL;
+    if (t->raw.len > max) {
+        ad_refuse(c, DG_TOO_LARGE, "the constant would take %zu bytes", t->raw.len);
+        return NULL;
+    }
+    return ad_const_tensor(c, t->data_type, t->ndims, t->dims, t->raw.data, t->raw.len);
+}
+
+IrValue *ad_const_of(AdCtx *c, const TkTensor *v)
+{
+    if (!ad_no_strings(c, v->dtype))
+        return NULL;
+    IrTensor *t = tk_to_ir(v, NULL);
+    IrValue *r = ad_const_raw(c, t, AD_MAX_CONST);
+    ir_tensor_free(t);
+    return r;
+}
+
+IrValue *ad_wrap(AdCtx *c, IrValue *idx, IrValue *dim)
+{
+    if (!idx || !dim)
+        return NULL;
+    int32_t dt = ad_elem(idx);
+    IrValue *neg = ad_op2(c, "Less", ad_cast(c, idx, IR_DOUBLE),
+                          ad_const_scalar(c, IR_DOUBLE, 0.0));
+    return ad_op2(c, "Add", idx, ad_op2(c, "Mul", ad_cast(c, neg, dt), dim));
+}
+
+void ad_swap_input(AdCtx *c, size_t i, IrValue *v)
+{
+    IrValue *old = ad_in(c, i);
+    ad_set_input(c, i, v);
+    if (old && old != v)
+        ad_drop_if_dead(c, old);
+}
+
+int ad_replace_by(AdCtx *c, IrValue *y)
+{
+    if (!y || !y->producer)
+        return ad_failed(c) ? -1 : ad_refuse(c, DG_INTERNAL, "the rewrite could not be built");
+    /* Only constants (initializers, other nodes' outputs) are kept to drop
+     * afterwards, each once: deleting c->n frees an input defined nowhere
+     * (IR_VAL_UNDEF) that nothing else reads, or an output of c->n that it
+     * reads itself, and dropping a constant frees it, so any other pointer
+     * kept here would dangle. */
+    IrValue *ins[8] = {NULL};
+    size_t n = 0;
+    for (size_t i = 0; i < c->n->n_in && n < 8; i++) {
+        IrValue *v = c->n->in[i];
+        bool seen = false;
+        for (size_t j = 0; v && j < n; j++)
+            seen = seen || ins[j] == v;
+        if (v && !seen && (v->kind == IR_VAL_INIT ||
+                           (v->kind == IR_VAL_NODE && v->producer != c->n)))
+            ins[n++] = v;
+    }
+    ad_replace(c, y->producer);
+    for (size_t i = 0; i < n; i++)
+        ad_drop_if_dead(c, ins[i]);
+    return 0;
+}
+
+int ad_replace_value(AdCtx *c, IrValue *v)
+{
+    return ad_replace_by(c, ad_op1(c, "Identity", v));
+}
+
+/* The most outputs ad_end moves. */
+#define AD_END_MAX 8
+
+/* The values that compute c->n's n outputs, into v: an input of c->n
+ * passed through gets an Identity, so that its output can move. -1 after
+ * refusing. */
+static int ad_end_values(AdCtx *c, size_t n, IrValue *const *vals, IrValue **v)
+{
+    for (size_t i = 0; i < n; i++) {
+        v[i] = ad_named_out(c, i) ? vals[i] : NULL;
+        if (ad_named_out(c, i) && !vals[i])
+            return ad_failed(c) ? -1 : ad_refuse(c, DG_INTERNAL, "output %zu was not built", i);
+        for (size_t j = 0; j < c->n->n_in && v[i]; j++)
+            if (c->n->in[j] == v[i])
+                v[i] = ad_op1(c, "Identity", v[i]);
+    }
+    return ad_failed(c) ? -1 : 0;
+}
+
+int ad_end(AdCtx *c, size_t n, IrValue *const *vals)
+{
+    IrValue *v[AD_END_MAX] = {NULL};
+    IrNode *k[AD_END_MAX] = {NULL};
+    if (n > AD_END_MAX)
+        return ad_refuse(c, DG_INTERNAL, "too many outputs to move");
+    if (ad_failed(c) || ad_end_values(c, n, vals, v) < 0)
+        return -1;
+    for (size_t i = 0; i < n; i++) {
+        if (!v[i])
+            continue;
+        if (!v[i]->producer)
+            return ad_refuse(c, DG_INTERNAL, "output %zu was not built", i);
+        k[i] = v[i]->producer;
+        /* new nodes that read v (an intermediate that is also an output,
+         * e.g. LayerNormalization's Mean) read the moved value instead */
+        if (v[i]->n_uses > 0 && ir_value_replace_uses(v[i], c->n->out[i], c->err) < 0) {
+            ad_mark(c, DG_INTERNAL);
+            return -1;
+        }
+        ad_move_output(c, i, k[i], v[i]->producer_index);
+    }
+    ir_node_delete(c->n);
+    for (size_t i = 0; i < n; i++)
+        if (k[i] && ad_infer(c, k[i]) < 0)
+            return -1;
+    return 0;
+}
+
+/* Whether c->run, which reads the node's version from the main graph's
+ * import (it knows no function), would run c->n as the source version:
+ * inside an expansion being lowered the scope may name another opset, a
+ * function body may import another one, and a kernel of the wrong
+ * version reads other attributes. */
+static bool ad_runs_as_source(const AdCtx *c)
+{
+    int64_t v = ir_scope_opset(c->m, c->fn, c->domain);
+    int64_t run = c->fn ? ir_scope_opset(c->m, NULL, c->domain) : v;
+    return os_find(c->domain, c->n->op_type, v) == c->from &&
+           os_find(c->domain, c->n->op_type, run) == c->from;
+}
+
+/* The known tensor of v when it decodes (one that does not is as good as
+ * unknown), else NULL. */
+static const IrTensor *ad_known_tensor(const IrValue *v)
+{
+    TkTensor *x = ad_const_tk(v);
+    bool ok = x != NULL;
+    tk_free(x);
+    return ok ? ad_const(v) : NULL;
+}
+
+int ad_fold(AdCtx *c, uint64_t max_bytes)
+{
+    IrNode *n = c->n;
+    if (!c->run || n->n_out != 1 || n->n_in > 16 || !ad_runs_as_source(c))
+        return 0;
+    const IrTensor *in[16] = {NULL};
+    for (size_t i = 0; i < n->n_in; i++)
+        if (n->in[i] && !(in[i] = ad_known_tensor(n->in[i])))
+            return 0;
+    IrTensor *out[1] = {NULL};
+    if (c->run(c->m, n, in, out) < 0)
+        return ad_refuse(c, DG_SEMANTICS, "the inputs are known but do not compute");
+    IrValue *v = NULL;
+    if (!out[0])
+        ad_refuse(c, DG_TYPE, "the folded output is not a tensor");
+    else
+        v = ad_const_raw(c, out[0], max_bytes);
+    ir_tensor_free(out[0]);
+    return v && ad_replace_value(c, v) == 0 ? 1 : -1;
 }

@@ -13,58 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "adapters.h"
+#include "adapters/adapters.h"
 
 /* ---- helpers ------------------------------------------------------- */
-
-/* Moves every attribute of `from` to `to` (subgraphs are re-parented). */
-static void ad_ct_steal_attrs(IrNode *to, IrNode *from)
-{
-    for (size_t i = 0; i < from->n_attr; i++)
-        ir_node_set_attr(to, from->attr[i]);
-    from->n_attr = 0;
-}
-
-/* A node of `op` inserted before c->n, with inputs in[0..n_in) (NULL =
- * left out) and n_out outputs, fresh where keep[i] and left out elsewhere;
- * it takes over c->n's attributes. Not yet inferred. */
-static IrNode *ad_ct_node(AdCtx *c, const char *op, size_t n_in, IrValue *const *in,
-                          size_t n_out, const bool *keep)
-{
-    char base[160];
-    snprintf(base, sizeof base, "%s_%s%d",
-             c->n->name && c->n->name[0] ? c->n->name : c->n->op_type, op, ++c->n_new);
-    char *nm = ad_fresh_name(c->g, base);
-    const char **ins = ir_alloc_array(n_in ? n_in : 1, sizeof *ins);
-    char **outs = ir_alloc_array(n_out ? n_out : 1, sizeof *outs);
-    for (size_t i = 0; i < n_in; i++)
-        ins[i] = in[i] ? in[i]->name : "";
-    for (size_t i = 0; i < n_out; i++) {
-        char ob[200];
-        snprintf(ob, sizeof ob, "%s_out%zu", nm, i);
-        outs[i] = keep[i] ? ir_graph_fresh_name(c->g, ob) : ir_strdup("");
-    }
-    IrNode *k = ir_node_new(c->g, c->n, op, c->n->domain, nm, n_in, ins, n_out,
-                            (const char *const *)outs, c->err);
-    for (size_t i = 0; i < n_out; i++)
-        free(outs[i]);
-    free(outs);
-    free(ins);
-    free(nm);
-    if (!k) {
-        c->refusal = DG_INTERNAL;
-        return NULL;
-    }
-    ad_ct_steal_attrs(k, c->n);
-    return k;
-}
-
-/* A copy of c->n (same op) with other inputs / outputs: ad_ct_node. */
-IrNode *ad_ct_clone(AdCtx *c, size_t n_in, IrValue *const *in, size_t n_out,
-                    const bool *keep)
-{
-    return ad_ct_node(c, c->n->op_type, n_in, in, n_out, keep);
-}
 
 /* Squeeze or Unsqueeze (op) of v on axis 0, in the form of c->build_opset
  * (axes attribute before 13, input from 13), built before c->n. */
@@ -190,7 +141,7 @@ static int ad_scan_8_9(AdCtx *c)
         return ad_refuse(c, DG_NOT_CONSTANT,
                          "sequence_lens must be absent or a constant equal to the "
                          "sequence length");
-    IrValue **in = ir_alloc_array(n_vals ? n_vals : 1, sizeof *in);
+    IrValue **in = mem_array(n_vals ? n_vals : 1, sizeof *in);
     for (size_t i = 0; i < n_vals; i++)
         if (!(in[i] = ad_ct_axis0(c, "Squeeze", c->n->in[i + 1]))) {
             free(in);
@@ -201,10 +152,10 @@ static int ad_scan_8_9(AdCtx *c)
         ad_set_attr_ints(c, c->n, "scan_input_directions", d->n_ints, d->ints);
     ad_drop_attr(c, "directions");
     size_t n_out = c->n->n_out;
-    bool *keep = ir_alloc_array(n_out ? n_out : 1, sizeof *keep);
+    bool *keep = mem_array(n_out ? n_out : 1, sizeof *keep);
     for (size_t i = 0; i < n_out; i++)
         keep[i] = c->n->out[i] != NULL;
-    IrNode *k = ad_ct_clone(c, n_vals, in, n_out, keep);
+    IrNode *k = ad_clone(c, c->n->op_type, n_vals, in, n_out, keep);
     free(in);
     int rc = k && ad_infer(c, k) == 0 ? 0 : -1;
     for (size_t i = 0; i < n_out && rc == 0; i++) {
@@ -243,7 +194,7 @@ static int ad_scan_9_8(AdCtx *c)
     if (!ad_ct_all_zero(c, "scan_output_directions"))
         return ad_refuse(c, DG_ATTRIBUTE, "Scan-8 has no prepending scan outputs");
     size_t n_vals = c->n->n_in;
-    IrValue **in = ir_alloc_array(n_vals + 1, sizeof *in);
+    IrValue **in = mem_array(n_vals + 1, sizeof *in);
     in[0] = NULL;
     for (size_t i = 0; i < n_vals; i++)
         if (!(in[i + 1] = ad_ct_axis0(c, "Unsqueeze", c->n->in[i]))) {
@@ -258,10 +209,10 @@ static int ad_scan_9_8(AdCtx *c)
     ad_drop_attr(c, "scan_output_axes");
     ad_drop_attr(c, "scan_output_directions");
     size_t n_out = c->n->n_out;
-    bool *keep = ir_alloc_array(n_out ? n_out : 1, sizeof *keep);
+    bool *keep = mem_array(n_out ? n_out : 1, sizeof *keep);
     for (size_t i = 0; i < n_out; i++)
         keep[i] = c->n->out[i] != NULL;
-    IrNode *k = ad_ct_clone(c, n_vals + 1, in, n_out, keep);
+    IrNode *k = ad_clone(c, c->n->op_type, n_vals + 1, in, n_out, keep);
     free(in);
     int rc = k && ad_infer(c, k) == 0 ? 0 : -1;
     for (size_t i = 0; i < n_out && rc == 0; i++) {
@@ -287,7 +238,7 @@ static int ad_scan_axes_pos(AdCtx *c, const char *name, const IrValue *const *va
     IrAttr *a = ad_attr(c, name);
     if (!a)
         return 0;
-    int64_t *v = ir_alloc_array(a->n_ints ? a->n_ints : 1, sizeof *v);
+    int64_t *v = mem_array(a->n_ints ? a->n_ints : 1, sizeof *v);
     for (size_t i = 0; i < a->n_ints; i++) {
         v[i] = a->ints[i];
         if (v[i] >= 0)
@@ -327,7 +278,7 @@ static int ad_scan_11_9(AdCtx *c)
 /* seq(tensor(dt)) with the tensor's shape unknown. */
 static IrType *ad_ct_seq_type(int32_t dt)
 {
-    IrType *t = ir_alloc(sizeof *t);
+    IrType *t = mem_alloc(sizeof *t);
     t->kind = IR_TYPE_SEQUENCE;
     t->elem = ir_type_tensor(dt, 0, NULL);
     ir_shape_free(t->elem->shape);
@@ -421,7 +372,7 @@ static int ad_smap_body(AdCtx *c, IrGraph *g, const int32_t *odt)
     g->outputs = (IrPtrList){0};
     char *iter = ir_graph_fresh_name(g, "sequence_map_iter");
     char *cond = ir_graph_fresh_name(g, "sequence_map_cond");
-    char **acc = ir_alloc_array(k, sizeof *acc), **nxt = ir_alloc_array(k, sizeof *nxt);
+    char **acc = mem_array(k, sizeof *acc), **nxt = mem_array(k, sizeof *nxt);
     ir_graph_add_input(g, iter, ir_type_tensor(IR_INT64, 0, NULL));
     ir_graph_add_input(g, cond, ir_type_tensor(IR_BOOL, 0, NULL));
     for (size_t i = 0; i < k; i++) {
@@ -488,12 +439,12 @@ static int ad_smap_17_0(AdCtx *c)
     IrAttr *ba = ad_attr(c, "body");
     IrGraph *g = ba ? ba->g : NULL;
     size_t k = c->n->n_out;
-    int32_t *odt = ir_alloc_array(k ? k : 1, sizeof *odt);
+    int32_t *odt = mem_array(k ? k : 1, sizeof *odt);
     if (ad_smap_check(c, g, odt) < 0) {
         free(odt);
         return -1;
     }
-    IrValue **in = ir_alloc_array(k + 2, sizeof *in);
+    IrValue **in = mem_array(k + 2, sizeof *in);
     IrValue *sin[1] = {c->n->in[0]};
     IrNode *len = ad_node(c, c->n, "SequenceLength", 1, sin, 1);
     in[0] = len ? len->out[0] : NULL;
@@ -511,10 +462,10 @@ static int ad_smap_17_0(AdCtx *c)
     }
     if (rc == 0)
         rc = ad_smap_body(c, g, odt);
-    bool *keep = ir_alloc_array(k ? k : 1, sizeof *keep);
+    bool *keep = mem_array(k ? k : 1, sizeof *keep);
     for (size_t i = 0; i < k; i++)
         keep[i] = true;
-    IrNode *loop = rc == 0 ? ad_ct_node(c, "Loop", k + 2, in, k, keep) : NULL;
+    IrNode *loop = rc == 0 ? ad_clone(c, "Loop", k + 2, in, k, keep) : NULL;
     free(keep);
     free(in);
     free(odt);
@@ -570,7 +521,7 @@ static int ad_scan0_body(AdCtx *c, IrGraph *g, size_t n_state, size_t m,
     const char *cin[1] = {cond};
     IrNode *ck = rc == 0 ? ad_smap_body_node(c, g, first, "Identity", 1, cin, cond_out) : NULL;
     if (ck) {
-        IrValueInfo *vi = ir_alloc(sizeof *vi);
+        IrValueInfo *vi = mem_alloc(sizeof *vi);
         vi->value = ck->out[0];
         vi->type = ir_type_tensor(IR_BOOL, 0, NULL);
         ck->out[0]->n_infos++;
@@ -625,8 +576,8 @@ static int ad_scan_8_0(AdCtx *c)
         if (!vi->value || vi->value->graph != g)
             return ad_refuse(c, DG_SEMANTICS, "body output %zu is not computed in the body", i);
     }
-    IrValue **sq = ir_alloc_array(n_vals + 2, sizeof *sq);
-    int64_t *rev = ir_alloc_array((size_t)m, sizeof *rev);
+    IrValue **sq = mem_array(n_vals + 2, sizeof *sq);
+    int64_t *rev = mem_array((size_t)m, sizeof *rev);
     int rc = 0;
     for (size_t j = 0; j < n_vals && rc == 0; j++)
         if (!(sq[2 + j] = ad_ct_axis0(c, "Squeeze", c->n->in[1 + j])))
@@ -649,12 +600,12 @@ static int ad_scan_8_0(AdCtx *c)
     }
     free(rev);
     size_t n_out = c->n->n_out;
-    bool *keep = ir_alloc_array(n_out ? n_out : 1, sizeof *keep);
+    bool *keep = mem_array(n_out ? n_out : 1, sizeof *keep);
     for (size_t i = 0; i < n_out; i++)
         keep[i] = c->n->out[i] != NULL;
     ad_drop_attr(c, "num_scan_inputs");
     ad_drop_attr(c, "directions");
-    IrNode *loop = rc == 0 ? ad_ct_node(c, "Loop", 2 + n_state, sq, n_out, keep) : NULL;
+    IrNode *loop = rc == 0 ? ad_clone(c, "Loop", 2 + n_state, sq, n_out, keep) : NULL;
     free(sq);
     rc = loop && ad_infer(c, loop) == 0 ? 0 : -1;
     for (size_t i = 0; i < n_out && rc == 0; i++) {

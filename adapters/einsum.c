@@ -26,7 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "adapters.h"
+#include "adapters/adapters.h"
 
 #define AD_EIN_RANK 16         /* most axes an operand may have */
 #define AD_EIN_LETTERS 52      /* 'A'..'Z' = 0..25, 'a'..'z' = 26..51 (ASCII order) */
@@ -104,7 +104,7 @@ static char *ad_ein_equation(AdCtx *c)
     const char *eq = a ? ad_attr_s(c, "equation", buf, sizeof buf) : NULL;
     if (!eq || strlen(eq) + 1 >= sizeof buf)
         return NULL;
-    char *s = ir_strdup(eq);
+    char *s = mem_strdup(eq);
     size_t m = 0;
     for (const char *p = eq; *p; p++)
         if (*p != ' ' && *p != '\t')
@@ -182,7 +182,7 @@ static int ad_ein_parse(AdCtx *c, AdEin *e, const char *eq)
 {
     const char *arrow = strstr(eq, "->");
     size_t lhs = arrow ? (size_t)(arrow - eq) : strlen(eq);
-    size_t *at = ir_alloc_array(3 * e->n, sizeof *at), *tl = at + e->n, *ew = tl + e->n;
+    size_t *at = mem_array(3 * e->n, sizeof *at), *tl = at + e->n, *ew = tl + e->n;
     int rc = 0;
     if (ad_ein_terms(eq, lhs, e->n, at, tl) < 0)
         rc = ad_refuse(c, DG_ATTRIBUTE, "the equation '%s' does not have one term per input "
@@ -239,37 +239,8 @@ static void ad_ein_order(AdCtx *c, AdEinT *t, const int *order)
     }
     if (same || !t->v)
         return;
-    IrNode *k = c->refusal ? NULL : ad_node_in(c, c->domain, c->n, "Transpose", 1, &t->v, 1);
-    if (k) {
-        ad_set_attr_ints(c, k, "perm", (size_t)t->r, perm);
-        if (ad_infer(c, k) < 0)
-            k = NULL;
-    }
-    t->v = k ? k->out[0] : NULL;
+    t->v = ad_transpose(c, t->v, (size_t)t->r, perm);
     memcpy(t->lab, order, (size_t)t->r * sizeof *order);
-}
-
-/* Reshape of x to d[0..r) (0 copies the input's dim, -1 is inferred). */
-static IrValue *ad_ein_reshape(AdCtx *c, IrValue *x, int r, const int64_t *d)
-{
-    int64_t nr = r;
-    if (!x || c->refusal)
-        return NULL;
-    return ad_op2(c, "Reshape", x, ad_const_int_tensor(c, IR_INT64, 1, &nr, d, (size_t)r));
-}
-
-/* A node of op with attribute axis (Gather, Concat) before c->n. */
-static IrValue *ad_ein_axis_op(AdCtx *c, const char *op, size_t n_in, IrValue *const *in,
-                               int64_t axis)
-{
-    for (size_t i = 0; i < n_in; i++)
-        if (!in[i])
-            return NULL;
-    IrNode *k = c->refusal ? NULL : ad_node_in(c, c->domain, c->n, op, n_in, in, 1);
-    if (!k)
-        return NULL;
-    ad_set_attr_i(c, k, "axis", axis);
-    return ad_infer(c, k) < 0 ? NULL : k->out[0];
 }
 
 /* The diagonal of the last two axes of x (rank r, equal extents known only
@@ -282,15 +253,15 @@ static IrValue *ad_ein_diagonal_dyn(AdCtx *c, IrValue *x, int r)
         head[i] = i;
     IrValue *s = ad_op1(c, "Shape", x);
     IrValue *in2[2] = {s, ad_const_int_tensor(c, IR_INT64, 0, NULL, &last, 1)};
-    IrValue *n = ad_ein_axis_op(c, "Gather", 2, in2, 0);            /* scalar */
+    IrValue *n = ad_gather(c, in2[0], in2[1], 0);      /* scalar */
     IrValue *nn = ad_axes_op(c, c->n, "Unsqueeze", ad_op2(c, "Mul", n, n), 1,
                              (const int64_t[]){0});
     IrValue *shape = nn;
     if (r > 2) {
         int64_t nh = r - 2;
         in2[1] = ad_const_int_tensor(c, IR_INT64, 1, &nh, head, (size_t)nh);
-        IrValue *cat[2] = {ad_ein_axis_op(c, "Gather", 2, in2, 0), nn};
-        shape = ad_ein_axis_op(c, "Concat", 2, cat, 0);
+        IrValue *cat[2] = {ad_gather(c, in2[0], in2[1], 0), nn};
+        shape = ad_concat(c, cat, 2, 0);
     }
     IrValue *flat = ad_op2(c, "Reshape", x, shape);
     IrValue *rin[3] = {ad_const_int(c, IR_INT64, 0), n, ad_const_int(c, IR_INT64, 1)};
@@ -298,7 +269,7 @@ static IrValue *ad_ein_diagonal_dyn(AdCtx *c, IrValue *x, int r)
                                                     : NULL;
     IrValue *step = ad_op2(c, "Add", n, ad_const_int(c, IR_INT64, 1));
     IrValue *gin[2] = {flat, k ? ad_op2(c, "Mul", k->out[0], step) : NULL};
-    return ad_ein_axis_op(c, "Gather", 2, gin, r - 2);
+    return ad_gather(c, gin[0], gin[1], r - 2);
 }
 
 /* Takes the diagonal of the axes p < q of t (same label, same extent):
@@ -328,21 +299,14 @@ static int ad_ein_diagonal(AdCtx *c, AdEinT *t, int p, int q)
         t->lab[t->r - 1] = l;
         return t->v ? 0 : -1;
     }
-    int64_t shape[2 * AD_EIN_RANK] = {0}, *idx = ir_alloc_array((size_t)n + 1, sizeof *idx);
+    int64_t shape[2 * AD_EIN_RANK] = {0}, *idx = mem_array((size_t)n + 1, sizeof *idx);
     shape[t->r - 2] = n * n;
     for (int64_t j = 0; j < n; j++)
         idx[j] = j * (n + 1);
-    IrValue *flat = ad_ein_reshape(c, t->v, t->r - 1, shape);
+    IrValue *flat = ad_reshape(c, t->v, (size_t)(t->r - 1), shape);
     IrValue *iv = flat ? ad_const_int_tensor(c, IR_INT64, 1, &n, idx, (size_t)n) : NULL;
     free(idx);
-    IrValue *in[2] = {flat, iv};
-    IrNode *g = iv ? ad_node_in(c, c->domain, c->n, "Gather", 2, in, 1) : NULL;
-    if (g) {
-        ad_set_attr_i(c, g, "axis", t->r - 2);
-        if (ad_infer(c, g) < 0)
-            g = NULL;
-    }
-    t->v = g ? g->out[0] : NULL;
+    t->v = ad_gather(c, flat, iv, t->r - 2);
     t->r--;
     t->lab[t->r - 1] = l;
     return t->v ? 0 : -1;
@@ -485,7 +449,7 @@ static IrValue *ad_ein_group2(AdCtx *c, const AdEinT *t, int nb, const int *g1, 
     int64_t shape[AD_EIN_LABELS] = {0};
     shape[nb] = ad_ein_prod(t, g1, n1);
     shape[nb + 1] = ad_ein_prod(t, g2, n2);
-    return ad_ein_reshape(c, t->v, nb + 2, shape);
+    return ad_reshape(c, t->v, (size_t)(nb + 2), shape);
 }
 
 /* The contraction by MatMul: a as [batch, A, K], b as [batch, K, B], the
@@ -504,7 +468,7 @@ static AdEinT ad_ein_by_matmul(AdCtx *c, AdEinT *a, AdEinT *b, const AdEinPair *
             shape[p->nb + i] = ad_ein_extent(a, p->ao[i]);
         for (int i = 0; i < p->nbo; i++)
             shape[p->nb + p->na + i] = ad_ein_extent(b, p->bo[i]);
-        y.v = ad_ein_reshape(c, y.v, y.r, shape);
+        y.v = ad_reshape(c, y.v, (size_t)y.r, shape);
     } else if (p->na == 0 || p->nbo == 0) {
         int64_t ax[2], n = 0;
         if (p->na == 0)
@@ -573,7 +537,7 @@ static int ad_einsum_gone(AdCtx *c)
     if (!eq)
         return ad_refuse(c, DG_ATTRIBUTE, "the equation is missing or too long");
     AdEin e = {.n = c->n->n_in};
-    e.t = ir_alloc_array(e.n + 1, sizeof *e.t);
+    e.t = mem_array(e.n + 1, sizeof *e.t);
     int rc = e.n ? ad_ein_parse(c, &e, eq) : ad_refuse(c, DG_ARITY, "Einsum has no input");
     for (size_t i = 0; rc == 0 && i < e.n; i++)
         rc = ad_ein_diagonals(c, &e.t[i]);

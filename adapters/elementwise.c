@@ -29,7 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "adapters.h"
+#include "adapters/adapters.h"
 
 /* ---- small helpers ---------------------------------------------------- */
 
@@ -95,36 +95,6 @@ static bool ad_is_int(int32_t t)
     return ad_is_unsigned(t) || ad_is_signed_int(t);
 }
 
-/* Whether `op` at c->build_opset takes element type t for its first
- * input. */
-static bool ad_has_type(const AdCtx *c, const char *op, int32_t t)
-{
-    const OsSchema *s = os_find(c->domain, op, c->build_opset);
-    const OsParam *p = s ? os_in_param(s, 0) : NULL;
-    IrType *ty = ir_type_tensor(t, 0, NULL);
-    bool ok = p && os_param_allows(s, p, ty);
-    ir_type_free(ty);
-    return ok;
-}
-
-/* Refuses (key "type") unless `op` at c->build_opset takes element type
- * t for its first input; 0 when it does. */
-int ad_need_type(AdCtx *c, const char *op, int32_t t)
-{
-    if (ad_has_type(c, op, t))
-        return 0;
-    return ad_refuse(c, DG_TYPE, "the expansion needs %s of %s, which opset %lld lacks",
-                     op, ir_dtype_name(t) ? ir_dtype_name(t) : "?",
-                     (long long)c->build_opset);
-}
-
-/* A node of `op` before c->n, not yet inferred (the caller sets its
- * attributes, then calls ad_infer). */
-static IrNode *ad_raw(AdCtx *c, const char *op, size_t n_in, IrValue *const *in)
-{
-    return ad_node_in(c, c->domain, c->n, op, n_in, in, 1);
-}
-
 /* A scalar constant of an integer (or bool) type holding the low bits of
  * `bits`. */
 static IrValue *ad_const_bits(AdCtx *c, int32_t dtype, uint64_t bits)
@@ -142,36 +112,6 @@ static IrValue *ad_const_bits(AdCtx *c, int32_t dtype, uint64_t bits)
 }
 
 /* ---- building blocks of the exact rewrites ---------------------------- */
-
-/* Largest output (elements) the index-table select builds constants for. */
-#define AD_SELECT_CAP (INT64_C(1) << 20)
-
-/* The dims of v when every one is a known number; false otherwise. */
-bool ad_static_dims(const IrValue *v, int64_t *d, size_t *r)
-{
-    const IrShape *s = ad_shape(v);
-    if (!ad_shape_known(s) || s->rank > AD_MAX_RANK)
-        return false;
-    for (size_t i = 0; i < s->rank; i++) {
-        if (s->dims[i].value < 0)
-            return false;
-        d[i] = s->dims[i].value;
-    }
-    *r = s->rank;
-    return true;
-}
-
-/* The number of elements of dims d, or -1 beyond AD_SELECT_CAP. */
-int64_t ad_numel(const int64_t *d, size_t r)
-{
-    int64_t n = 1;
-    for (size_t i = 0; i < r; i++) {
-        if (d[i] && n > AD_SELECT_CAP / d[i])
-            return -1;
-        n *= d[i];
-    }
-    return n > AD_SELECT_CAP ? -1 : n;
-}
 
 /* Broadcasts dims d (rank r) into out (rank *ro), numpy style; false when
  * they do not broadcast. */
@@ -220,70 +160,12 @@ static void ad_bcast_map(const int64_t *od, size_t ro, int64_t n, const int64_t 
     }
 }
 
-/* Reshape (opset 5 form: the shape is an input) of x to dims d. */
-static IrValue *ad_reshape(AdCtx *c, IrValue *x, size_t r, const int64_t *d)
-{
-    int64_t nr = (int64_t)r;
-    if (!x || c->refusal)
-        return NULL;
-    if (c->build_opset < 5) {
-        ad_refuse(c, DG_INTERNAL, "Reshape takes its shape as an input from opset 5");
-        return NULL;
-    }
-    return ad_op2(c, "Reshape", x, ad_const_int_tensor(c, IR_INT64, 1, &nr, d, r));
-}
-
-/* Gather of x at indices idx along axis. */
-IrValue *ad_gather(AdCtx *c, IrValue *x, IrValue *idx, int64_t axis)
-{
-    IrValue *in[2] = {x, idx};
-    if (!x || !idx || c->refusal)
-        return NULL;
-    IrNode *k = ad_raw(c, "Gather", 2, in);
-    if (!k)
-        return NULL;
-    ad_set_attr_i(c, k, "axis", axis);
-    return ad_infer(c, k) == 0 ? k->out[0] : NULL;
-}
-
-/* Concat of in[0..n) along axis. */
-IrValue *ad_concat(AdCtx *c, IrValue *const *in, size_t n, int64_t axis)
-{
-    for (size_t i = 0; i < n; i++)
-        if (!in[i])
-            return NULL;
-    if (c->refusal)
-        return NULL;
-    IrNode *k = ad_raw(c, "Concat", n, in);
-    if (!k)
-        return NULL;
-    ad_set_attr_i(c, k, "axis", axis);
-    return ad_infer(c, k) == 0 ? k->out[0] : NULL;
-}
-
-/* Replaces c->n by the node computing v (built last); -1 when v is NULL. */
-int ad_finish(AdCtx *c, IrValue *v)
-{
-    if (!v || !v->producer) {
-        if (!c->refusal)
-            ad_refuse(c, DG_INTERNAL, "the rewrite could not be built");
-        return -1;
-    }
-    ad_replace(c, v->producer);
-    return 0;
-}
-
 /* ---- consumed_inputs (opset 1 -> 6) ------------------------------------ */
 
 /* Opset 1 versions carry `consumed_inputs`, a hint for in-place execution
  * that never changes the result; version 6 removed it (and for several
- * ops added types). Dropping it is exact. Going down there is nothing to
- * add: the attribute was optional. */
-static int ad_drop_consumed(AdCtx *c)
-{
-    ad_drop_attr(c, "consumed_inputs");
-    return 0;
-}
+ * ops added types). Dropping it (ad_drop_consumed) is exact. Going down
+ * there is nothing to add: the attribute was optional. */
 
 /* ---- legacy broadcasting (binary ops, opsets 1..6 <-> 7) --------------- */
 
@@ -409,15 +291,6 @@ static bool ad_op_is(const AdCtx *c, const char *op)
     return strcmp(c->n->op_type, op) == 0;
 }
 
-static bool ad_commutative(const AdCtx *c)
-{
-    static const char *const ops[] = {"Add", "Mul", "And", "Or", "Xor", "Equal"};
-    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
-        if (ad_op_is(c, ops[i]))
-            return true;
-    return false;
-}
-
 /* A (shapes sa) broadcasts onto B (sb), which opset <= 6 cannot say
  * directly: commutative ops swap their inputs; Greater(a, b) becomes
  * Less(b, a) and back (the same for NaN: both false); a floating Sub
@@ -426,7 +299,7 @@ static bool ad_commutative(const AdCtx *c)
 static int ad_swap(AdCtx *c, const IrShape *sa, const IrShape *sb, const AdFit *f)
 {
     IrValue *a = ad_in(c, 0), *b = ad_in(c, 1);
-    if (ad_commutative(c)) {
+    if (os_op_flags(c->n->domain, c->n->op_type) & OS_F_COMMUTATIVE) {
         ir_node_set_input(c->n, 0, b);
         ir_node_set_input(c->n, 1, a);
         return ad_fit_apply(c, c->n, sb, sa, f);
@@ -436,14 +309,14 @@ static int ad_swap(AdCtx *c, const IrShape *sa, const IrShape *sb, const AdFit *
     IrNode *k = NULL;
     if (flip) {
         IrValue *in[2] = {b, a};
-        k = ad_raw(c, flip, 2, in);
+        k = ad_raw(c, flip, 2, in, 1);
     } else if (ad_op_is(c, "Sub") && ad_is_float(ad_elem(a)) &&
                ad_elem(a) == ad_elem(b)) {
         IrValue *nb = ad_op1(c, "Neg", b);
         if (!nb)
             return -1;
         IrValue *in[2] = {nb, a};
-        k = ad_raw(c, "Add", 2, in);
+        k = ad_raw(c, "Add", 2, in, 1);
     } else {
         return ad_refuse(c, DG_BROADCAST,
                          "A would broadcast onto B; opset %lld broadcasts only B onto A",
@@ -498,9 +371,10 @@ static int ad_bcast_down(AdCtx *c)
 static IrValue *ad_tile_to(AdCtx *c, IrValue *x, const int64_t *od, size_t ro)
 {
     int64_t d[AD_MAX_RANK], xd[AD_MAX_RANK], rep[AD_MAX_RANK];
-    size_t r;
-    if (!x || !ad_static_dims(x, d, &r) || r > ro)
+    int xr = x ? ad_static(x, d, AD_MAX_RANK) : -1;
+    if (xr < 0 || (size_t)xr > ro)
         return NULL;
+    size_t r = (size_t)xr;
     bool same = r == ro, tile = false;
     for (size_t i = 0; i < ro; i++) {
         xd[i] = i < ro - r ? 1 : d[i - (ro - r)];
@@ -532,13 +406,14 @@ static int ad_variadic_down(AdCtx *c)
     if (!bad)
         return 0;
     int64_t od[AD_MAX_RANK], d[AD_MAX_RANK];
-    size_t ro = 0, r;
+    size_t ro = 0;
     for (size_t i = 0; i < c->n->n_in; i++) {
-        if (!ad_static_dims(ad_in(c, i), d, &r))
+        int r = ad_static(ad_in(c, i), d, AD_MAX_RANK);
+        if (r < 0)
             return ad_refuse(c, DG_SHAPE_UNKNOWN,
                              "opset %lld needs equal input shapes: input %zu's "
                              "dims must be known to tile it", (long long)c->to_opset, i);
-        if (!ad_bcast_into(od, &ro, d, r))
+        if (!ad_bcast_into(od, &ro, d, (size_t)r))
             return ad_refuse(c, DG_BROADCAST, "input %zu's shape does not "
                              "broadcast with the others", i);
     }
@@ -577,7 +452,7 @@ static int ad_pow_const_exp(AdCtx *c)
         return 1;
     int64_t lim = ta == IR_FLOAT ? INT64_C(1) << 24 : INT64_C(1) << 53;
     size_t w = ta == IR_FLOAT ? 4 : 8;
-    uint8_t *raw = ir_alloc_array(n ? n * w : 1, 1);
+    uint8_t *raw = mem_array(n ? n * w : 1, 1);
     for (size_t i = 0; i < n && fits; i++) {
         fits = v[i] >= -lim && v[i] <= lim;
         float f = (float)v[i];
@@ -737,7 +612,7 @@ static int ad_clip_minmax(AdCtx *c)
                                  "Clip-11 requires", names[i], b->name);
         y = ad_op2(c, i == 0 ? "Max" : "Min", y, b);
     }
-    return ad_finish(c, y == x ? ad_op1(c, "Identity", x) : y);
+    return ad_replace_by(c, y == x ? ad_op1(c, "Identity", x) : y);
 }
 
 /* Clip-11 -> 6: a bound that is a constant of one element whose value a
@@ -841,7 +716,7 @@ static int ad_cmp_down(AdCtx *c, bool greater)
         return ad_refuse(c, DG_TYPE_UNKNOWN, "the compared type is unknown");
     if (!ad_is_int(t))
         return 0;
-    return ad_finish(c, greater ? ad_int_less(c, b, a, t) : ad_int_less(c, a, b, t));
+    return ad_replace_by(c, greater ? ad_int_less(c, b, a, t) : ad_int_less(c, a, b, t));
 }
 
 static int ad_less_down(AdCtx *c)
@@ -892,7 +767,7 @@ static int ad_minmax_down(AdCtx *c, bool is_max)
     if (ir_dtype_bits(t) > 32) {
         IrValue *m = ad_in(c, 0);
         if (n == 1)
-            return ad_finish(c, ad_op1(c, "Identity", m));
+            return ad_replace_by(c, ad_op1(c, "Identity", m));
         for (size_t i = 1; i < n; i++) {
             IrValue *x = ad_in(c, i);
             IrValue *lt = is_max ? ad_op2(c, "Less", m, x) : ad_op2(c, "Less", x, m);
@@ -900,15 +775,15 @@ static int ad_minmax_down(AdCtx *c, bool is_max)
             IrNode *k = lt && x && m ? ad_node(c, c->n, "Where", 3, in, 1) : NULL;
             m = k ? k->out[0] : NULL;
         }
-        return ad_finish(c, m);
+        return ad_replace_by(c, m);
     }
-    IrValue **in = ir_alloc_array(n, sizeof *in);
+    IrValue **in = mem_array(n, sizeof *in);
     bool ok = true;
     for (size_t i = 0; i < n; i++)
         ok = ok && (in[i] = ad_cast(c, ad_in(c, i), IR_DOUBLE)) != NULL;
     IrNode *k = ok ? ad_node(c, c->n, is_max ? "Max" : "Min", n, in, 1) : NULL;
     free(in);
-    return ad_finish(c, k ? ad_cast(c, k->out[0], t) : NULL);
+    return ad_replace_by(c, k ? ad_cast(c, k->out[0], t) : NULL);
 }
 
 static int ad_max_down(AdCtx *c)
@@ -937,7 +812,7 @@ static int ad_equal_down(AdCtx *c)
         return ad_refuse(c, DG_TYPE_UNKNOWN,
                          "Equal-7 lacks the floating types (the type is unknown here)");
     if (ad_is_int(t) && !ad_has_type(c, "Equal", t))
-        return ad_finish(c, ad_int_equal(c, a, b, t));
+        return ad_replace_by(c, ad_int_equal(c, a, b, t));
     if (!ad_is_float(t))
         return 0;
     IrValue *ord = ad_op2(c, "Or", ad_op2(c, "Less", a, b), ad_op2(c, "Greater", a, b));
@@ -1110,7 +985,7 @@ static int ad_bitshift_runtime(AdCtx *c, IrValue *x, IrValue *n, int32_t t, bool
         IrValue *in = ad_op2(c, "Less", nf, ad_const_scalar(c, IR_FLOAT, 64));
         y = ad_op2(c, "Mul", y, ad_cast(c, in, IR_UINT64));
     }
-    return ad_finish(c, ad_cast(c, y, t));
+    return ad_replace_by(c, ad_cast(c, y, t));
 }
 
 /* BitShift (11) with a constant shift amount n (0 <= n < bits): x << n is
@@ -1137,7 +1012,7 @@ static int ad_bitshift_gone(AdCtx *c)
     if (!ct || !ad_has_type(c, left ? "Mul" : "Div", t) || !ad_const_ints(y, &v, &n))
         return ad_bitshift_runtime(c, x, y, t, left);
     int w = ir_dtype_bits(t) / 8, bits = 8 * w;
-    uint8_t *raw = ir_alloc_array(n ? n * (size_t)w : 1, 1);
+    uint8_t *raw = mem_array(n ? n * (size_t)w : 1, 1);
     for (size_t i = 0; i < n; i++) {
         uint64_t s = (uint64_t)v[i];
         if (s >= (uint64_t)bits) {
@@ -1222,7 +1097,7 @@ static int ad_mod_gone(AdCtx *c)
         if (ad_attr_i(c, "fmod") == 0)
             r = ad_pymod(c, r, bw, w);
     }
-    return ad_finish(c, ad_cast(c, r, t));
+    return ad_replace_by(c, ad_cast(c, r, t));
 }
 
 /* x (dims d, rank r, n elements) as a 1-D tensor of n elements. */
@@ -1245,20 +1120,23 @@ static int ad_where_select(AdCtx *c)
     IrValue *in[3] = {ad_in(c, 0), ad_in(c, 1), ad_in(c, 2)};
     int64_t d[3][AD_MAX_RANK], od[AD_MAX_RANK], n[3];
     size_t r[3], ro = 0;
-    for (size_t i = 0; i < 3; i++)
-        if (!ad_static_dims(in[i], d[i], &r[i]))
+    for (size_t i = 0; i < 3; i++) {
+        int ri = ad_static(in[i], d[i], AD_MAX_RANK);
+        if (ri < 0)
             return ad_refuse(c, DG_SHAPE_UNKNOWN, "the select needs every input's shape "
                              "before opset 9 (input %zu's is not fully known)", i);
+        r[i] = (size_t)ri;
+    }
     for (size_t i = 0; i < 3; i++)
         if (!ad_bcast_into(od, &ro, d[i], r[i]))
             return ad_refuse(c, DG_SHAPE, "the inputs do not broadcast");
-    int64_t no = ad_numel(od, ro);
+    int64_t no = ad_prod(od, 0, ro, AD_SELECT_CAP);
     for (size_t i = 0; i < 3; i++)
-        n[i] = ad_numel(d[i], r[i]);
+        n[i] = ad_prod(d[i], 0, r[i], AD_SELECT_CAP);
     if (no <= 0 || n[0] <= 0 || n[1] <= 0 || n[2] <= 0)
         return ad_refuse(c, DG_SHAPE, "the select is built only for non-empty tensors "
                          "of at most %lld elements", (long long)AD_SELECT_CAP);
-    int64_t *map = ir_alloc_array((size_t)no * 4, sizeof *map);
+    int64_t *map = mem_array((size_t)no * 4, sizeof *map);
     int64_t *ix = map, *iy = map + no, *base = map + 2 * no, *delta = map + 3 * no;
     ad_bcast_map(od, ro, no, d[1], r[1], ix);
     ad_bcast_map(od, ro, no, d[2], r[2], iy);
@@ -1278,7 +1156,7 @@ static int ad_where_select(AdCtx *c)
     free(map);
     IrValue *idx = ad_op2(c, "Add", bv, ad_op2(c, "Mul", cv, dv));
     IrValue *z = ad_gather(c, ad_concat(c, tab, 2, 0), idx, 0);
-    return ad_finish(c, ro == 1 ? z : ad_reshape(c, z, ro, od));
+    return ad_replace_by(c, ro == 1 ? z : ad_reshape(c, z, ro, od));
 }
 
 /* Where (9) below opset 9. Bool values: (c and x) or (not c and y).
@@ -1306,7 +1184,7 @@ static int ad_where_gone(AdCtx *c)
         in[0] = ad_op2(c, "And", cond, x);
         in[1] = ad_op2(c, "And", nc, y);
     }
-    return ad_finish(c, ad_op2(c, is_int ? "Add" : "Or", in[0], in[1]));
+    return ad_replace_by(c, ad_op2(c, is_int ? "Add" : "Or", in[0], in[1]));
 }
 
 /* Round (11), half to even, as Round(|x|) with x's sign: Round is odd
@@ -1377,28 +1255,6 @@ static int ad_isnan_gone(AdCtx *c)
     return 0;
 }
 
-/* A Clip of x to [lo, hi] in c->build_opset's form (attributes before 11,
- * inputs of x's type t from 11). */
-static IrValue *ad_clip(AdCtx *c, IrValue *x, int32_t t, double lo, double hi)
-{
-    if (!x)
-        return NULL;
-    IrNode *k;
-    if (c->build_opset >= 11) {
-        IrValue *in[3] = {x, ad_const_scalar(c, t, lo), ad_const_scalar(c, t, hi)};
-        if (!in[1] || !in[2])
-            return NULL;
-        k = ad_raw(c, "Clip", 3, in);
-    } else {
-        k = ad_raw(c, "Clip", 1, &x);
-        if (k) {
-            ad_set_attr_f(c, k, "min", (float)lo);
-            ad_set_attr_f(c, k, "max", (float)hi);
-        }
-    }
-    return k && ad_infer(c, k) == 0 ? k->out[0] : NULL;
-}
-
 /* Sign (9). Floating x: x * M * M (M the largest finite value) is at
  * least 1 in magnitude for every nonzero x, even the smallest subnormal,
  * keeps the sign, and stays +-0 for +-0 and NaN for NaN; Clip to [-1, 1]
@@ -1443,13 +1299,6 @@ static int ad_sign_gone(AdCtx *c)
 #define AD_BCAST(op, a, b)                                     \
     AD_UP(op, a, b, AD_SEMANTIC, ad_bcast_up),                 \
     AD_DOWN(op, a, b, AD_SEMANTIC, ad_bcast_down)
-
-/* Renames c->n to op (the same inputs, outputs and attributes). */
-void ad_t_rename(AdCtx *c, const char *op)
-{
-    free(c->n->op_type);
-    c->n->op_type = ir_strdup(op);
-}
 
 /* ---- Cast, CastLike ------------------------------------------------- */
 
@@ -1506,7 +1355,7 @@ static int ad_castlike_gone(AdCtx *c)
     if (!to)
         return ad_refuse(c, DG_TYPE_UNKNOWN, "the element type of target_type '%s' is unknown",
                          t ? t->name : "");
-    ad_t_rename(c, "Cast");
+    ad_rename(c, "Cast");
     if (c->build_opset < 6)
         ad_set_attr_s(c, c->n, "to", ir_dtype_name(to));
     else

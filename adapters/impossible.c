@@ -4,7 +4,7 @@
  * quoting the reason. `to` == 0 means "the op does not exist at the older
  * opset" (no expression in older ops).
  */
-#include "adapters.h"
+#include "adapters/adapters.h"
 
 const AdImpossible ad_impossible_list[] = {
     {"", "Erf", 9, 0, "Erf has no exact expression in ops older than opset 9"},

@@ -3,66 +3,19 @@
  * Compress, Gather, GatherElements, GatherND, NonZero, ReverseSequence,
  * Scatter, ScatterElements, ScatterND, TensorScatter, TopK.
  *
- * They build with tensor.c's helpers (ad_t_*); its header says how
- * negative indices and folded outputs are handled.
+ * tensor.c's header says how negative indices and folded outputs are
+ * handled.
  */
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "adapters.h"
-#include "../src/eval.h"
-
-/* Product of dims[from, to), or -1 on int64 overflow. */
-static int64_t ad_t_prod_any(const int64_t *dims, int from, int to)
-{
-    int64_t p = 1;
-    for (int d = from; d < to; d++) {
-        if (dims[d] && p > INT64_MAX / dims[d])
-            return -1;
-        p *= dims[d];
-    }
-    return p;
-}
+#include "adapters/adapters.h"
 
 static bool ad_t_is_int_index(int32_t dt)
 {
     return dt == IR_INT32 || dt == IR_INT64;
-}
-
-/* ReduceSum or ReduceMax of x over one axis, without keeping it (axes
- * became an input at 13 for ReduceSum, at 18 for the others). */
-static IrValue *ad_t_reduce(AdCtx *c, const char *op, IrValue *x, int64_t axis)
-{
-    if (!x)
-        return NULL;
-    IrNode *k;
-    if (c->build_opset >= (strcmp(op, "ReduceSum") ? 18 : 13)) {
-        IrValue *in[2] = {x, ad_const_i64s(c, 1, &axis)};
-        if (!in[1])
-            return NULL;
-        k = ad_t_raw(c, op, 2, in, 1);
-    } else {
-        k = ad_t_raw(c, op, 1, &x, 1);
-        if (k)
-            ad_set_attr_ints(c, k, "axes", 1, &axis);
-    }
-    if (!k)
-        return NULL;
-    ad_set_attr_i(c, k, "keepdims", 0);
-    return ad_t_out(c, k);
-}
-
-static IrValue *ad_t_transpose(AdCtx *c, IrValue *x, size_t n, const int64_t *perm)
-{
-    if (!x)
-        return NULL;
-    IrNode *k = ad_t_raw(c, "Transpose", 1, &x, 1);
-    if (!k)
-        return NULL;
-    ad_set_attr_ints(c, k, "perm", n, perm);
-    return ad_t_out(c, k);
 }
 
 /* Dim `axis` of data as a 0-D value of type dt (a constant when known). */
@@ -70,8 +23,8 @@ static IrValue *ad_t_dim_value(AdCtx *c, IrValue *data, int64_t axis, int32_t dt
 {
     int64_t d = ad_dim(data, (int)axis);
     if (d >= 0)
-        return ad_t_int(c, dt, d);
-    IrValue *dim = ad_t_gather(c, ad_op1(c, "Shape", data), ad_t_int(c, IR_INT64, axis), 0);
+        return ad_const_int(c, dt, d);
+    IrValue *dim = ad_gather(c, ad_op1(c, "Shape", data), ad_const_int(c, IR_INT64, axis), 0);
     return ad_cast(c, dim, dt);
 }
 
@@ -81,29 +34,29 @@ static IrValue *ad_t_dim_value(AdCtx *c, IrValue *data, int64_t axis, int32_t dt
 static int ad_t_fix_indices(AdCtx *c, size_t di, size_t ii, int64_t axis)
 {
     IrValue *data = ad_in(c, di), *idx = ad_in(c, ii);
-    if (!idx || ad_t_nonneg(idx))
+    if (!idx || ad_nonneg(idx))
         return 0;
     int32_t dt = ad_elem(idx);
     if (!ad_t_is_int_index(dt))
         return ad_refuse(c, DG_TYPE_UNKNOWN, "the type of indices '%s' is unknown",
                          idx->name);
-    if (!ad_t_axis(axis, ad_rank(data), 0, &axis))
+    if (!ad_axis(axis, ad_rank(data), 0, &axis))
         return ad_refuse(c, DG_SHAPE_UNKNOWN,
                          "axis %lld needs the rank of '%s'", (long long)axis, data->name);
     int64_t d = ad_dim(data, (int)axis);
-    EvValue *v = d >= 0 ? ad_t_const_ev(idx) : NULL;
+    TkTensor *v = d >= 0 ? ad_const_tk(idx) : NULL;
     if (v) {
         for (size_t k = 0; k < v->numel; k++)
-            if (ev_get_i(v, k) < 0)
-                ev_set_i(v, k, ev_get_i(v, k) + d);
-        IrValue *nv = ad_t_const_of(c, v);
-        ev_unref(v);
+            if (tk_get_i(v, k) < 0)
+                tk_set_i(v, k, tk_get_i(v, k) + d);
+        IrValue *nv = ad_const_of(c, v);
+        tk_free(v);
         if (!nv)
             return -1;
-        ad_t_swap_input(c, ii, nv);
+        ad_swap_input(c, ii, nv);
         return 0;
     }
-    IrValue *w = ad_t_wrap(c, idx, ad_t_dim_value(c, data, axis, dt));
+    IrValue *w = ad_wrap(c, idx, ad_t_dim_value(c, data, axis, dt));
     if (!w)
         return -1;
     ad_set_input(c, ii, w);
@@ -130,7 +83,7 @@ static int ad_compress_11_9(AdCtx *c)
     if (!a || !a->has_i || a->i >= 0)
         return 0;
     int64_t axis;
-    if (!ad_t_axis(a->i, ad_rank(ad_in(c, 0)), 0, &axis))
+    if (!ad_axis(a->i, ad_rank(ad_in(c, 0)), 0, &axis))
         return ad_refuse(c, DG_SHAPE_UNKNOWN, "negative axis %lld needs the input's rank",
                          (long long)a->i);
     ad_set_attr_i(c, c->n, "axis", axis);
@@ -156,10 +109,10 @@ static int ad_compress_gone(AdCtx *c)
     if (a && a->has_i)
         axis = a->i;
     else
-        x = ad_t_reshape(c, x, 1, &flat);
+        x = ad_reshape(c, x, 1, &flat);
     IrValue *iv = ad_const_i64s(c, m, cv);
     free(cv);
-    return ad_t_replace_by(c, ad_t_gather(c, x, iv, axis));
+    return ad_replace_by(c, ad_gather(c, x, iv, axis));
 }
 
 /* ---- Gather, GatherElements, GatherND ------------------------------- */
@@ -178,24 +131,24 @@ static int ad_gather_11_1(AdCtx *c)
 static int ad_gather_elements_gone(AdCtx *c)
 {
     IrValue *data = ad_in(c, 0), *idx = ad_in(c, 1);
-    int64_t dd[AD_T_MAX_RANK], id[AD_T_MAX_RANK], axis;
-    int r, q;
-    if (!ad_t_static(data, dd, &r) || !ad_t_static(idx, id, &q) || q != r)
+    int64_t dd[AD_MAX_STATIC_RANK], id[AD_MAX_STATIC_RANK], axis;
+    int r = ad_static(data, dd, AD_MAX_STATIC_RANK), q = ad_static(idx, id, AD_MAX_STATIC_RANK);
+    if (r < 0 || q != r)
         return ad_refuse(c, DG_SHAPE_UNKNOWN, "GatherElements needs static shapes here");
-    if (!ad_t_axis(ad_attr_i(c, "axis"), r, 0, &axis))
+    if (!ad_axis(ad_attr_i(c, "axis"), r, 0, &axis))
         return ad_refuse(c, DG_ATTRIBUTE, "axis out of range");
     int32_t dt = ad_elem(idx);
-    int64_t m = ad_t_prod(id, 0, q), total = ad_t_prod_any(dd, 0, r);
+    int64_t m = ad_prod(id, 0, q, AD_MAX_CONST), total = ad_prod(dd, 0, r, INT64_MAX);
     if (!ad_t_is_int_index(dt))
         return ad_refuse(c, DG_TYPE_UNKNOWN, "the type of indices is unknown");
-    if (m < 0 || total < 0 || (uint64_t)m * 8 > AD_T_MAX_CONST)
+    if (m < 0 || total < 0 || (uint64_t)m * 8 > AD_MAX_CONST)
         return ad_refuse(c, DG_TOO_LARGE, "the index table would be too large");
-    int64_t st[AD_T_MAX_RANK], coord[AD_T_MAX_RANK] = {0};
+    int64_t st[AD_MAX_STATIC_RANK], coord[AD_MAX_STATIC_RANK] = {0};
     for (int d = r; d-- > 0;)
         st[d] = d == r - 1 ? 1 : st[d + 1] * dd[d + 1];
     IrError e;
-    EvValue *off = ev_tensor_new(IR_INT64, (size_t)q, id, &e);
-    EvValue *cv = ad_t_const_ev(idx);
+    TkTensor *off = tk_new(IR_INT64, (size_t)q, id, &e);
+    TkTensor *cv = ad_const_tk(idx);
     bool bad = !off;
     for (int64_t k = 0; !bad && k < m; k++) {
         int64_t o = 0;
@@ -203,28 +156,28 @@ static int ad_gather_elements_gone(AdCtx *c)
             if (d != axis)
                 o += coord[d] * st[d];
         if (cv) {
-            int64_t i = ev_get_i(cv, (size_t)k);
+            int64_t i = tk_get_i(cv, (size_t)k);
             i = i < 0 ? i + dd[axis] : i;
             bad = i < 0 || i >= dd[axis];
             o += i * st[axis];
         }
-        ((int64_t *)off->data)[k] = o;
+        tk_set_i(off, (size_t)k, o);
         ad_t_next(coord, id, q);
     }
     if (bad) {
-        ev_unref(off);
-        ev_unref(cv);
+        tk_free(off);
+        tk_free(cv);
         return ad_refuse(c, DG_SEMANTICS, "a constant index is out of range");
     }
-    IrValue *flat = ad_t_const_of(c, off);
+    IrValue *flat = ad_const_of(c, off);
     if (!cv) {
         IrValue *i64 = ad_cast(c, idx, IR_INT64);
-        IrValue *norm = ad_t_wrap(c, i64, ad_t_int(c, IR_INT64, dd[axis]));
-        flat = ad_op2(c, "Add", ad_op2(c, "Mul", norm, ad_t_int(c, IR_INT64, st[axis])), flat);
+        IrValue *norm = ad_wrap(c, i64, ad_const_int(c, IR_INT64, dd[axis]));
+        flat = ad_op2(c, "Add", ad_op2(c, "Mul", norm, ad_const_int(c, IR_INT64, st[axis])), flat);
     }
-    ev_unref(off);
-    ev_unref(cv);
-    return ad_t_replace_by(c, ad_t_gather(c, ad_t_reshape(c, data, 1, &total), flat, 0));
+    tk_free(off);
+    tk_free(cv);
+    return ad_replace_by(c, ad_gather(c, ad_reshape(c, data, 1, &total), flat, 0));
 }
 
 /* The flat row sum(idx[..., j] * st[j]) of each index tuple of idx
@@ -234,33 +187,34 @@ static int ad_gather_elements_gone(AdCtx *c)
 static IrValue *ad_t_nd_flat(AdCtx *c, IrValue *idx, int q, int64_t k, const int64_t *dd,
                              const int64_t *st)
 {
-    EvValue *cv = ad_t_const_ev(idx);
+    TkTensor *cv = ad_const_tk(idx);
     if (!cv) {
-        IrValue *norm = ad_t_wrap(c, idx, ad_const_i64s(c, (size_t)k, dd));
-        return ad_t_reduce(c, "ReduceSum",
-                           ad_op2(c, "Mul", norm, ad_const_i64s(c, (size_t)k, st)), q - 1);
+        IrValue *norm = ad_wrap(c, idx, ad_const_i64s(c, (size_t)k, dd));
+        int64_t last = q - 1;
+        return ad_reduce(c, "ReduceSum", ad_op2(c, "Mul", norm, ad_const_i64s(c, (size_t)k, st)),
+                         1, &last, false);
     }
-    int64_t mm = ad_t_prod(cv->dims, 0, q - 1);
+    int64_t mm = ad_prod(cv->dims, 0, q - 1, AD_MAX_CONST);
     IrError e;
-    EvValue *f = ev_tensor_new(IR_INT64, (size_t)q - 1, cv->dims, &e);
-    bool bad = !f || mm < 0 || (uint64_t)mm * 8 > AD_T_MAX_CONST;
+    TkTensor *f = tk_new(IR_INT64, (size_t)q - 1, cv->dims, &e);
+    bool bad = !f || mm < 0 || (uint64_t)mm * 8 > AD_MAX_CONST;
     for (int64_t t = 0; !bad && t < mm; t++) {
         int64_t o = 0;
         for (int64_t j = 0; !bad && j < k; j++) {
-            int64_t i = ev_get_i(cv, (size_t)(t * k + j));
+            int64_t i = tk_get_i(cv, (size_t)(t * k + j));
             i = i < 0 ? i + dd[j] : i;
             bad = i < 0 || i >= dd[j];
             o += i * st[j];
         }
-        ((int64_t *)f->data)[t] = o;
+        tk_set_i(f, (size_t)t, o);
     }
-    ev_unref(cv);
+    tk_free(cv);
     IrValue *v = NULL;
     if (bad)
         ad_refuse(c, DG_SEMANTICS, "a constant index is out of range or too many");
     else
-        v = ad_t_const_of(c, f);
-    ev_unref(f);
+        v = ad_const_of(c, f);
+    tk_free(f);
     return v;
 }
 
@@ -272,25 +226,25 @@ static IrValue *ad_t_nd_flat(AdCtx *c, IrValue *idx, int q, int64_t k, const int
 static int ad_gathernd_gone(AdCtx *c)
 {
     IrValue *data = ad_in(c, 0), *idx = ad_in(c, 1);
-    int64_t dd[AD_T_MAX_RANK];
+    int64_t dd[AD_MAX_STATIC_RANK];
     int r, q = ad_rank(idx);
     int64_t k = q >= 1 ? ad_dim(idx, q - 1) : -1;
-    if (!ad_t_static(data, dd, &r) || k < 0 || k > r)
+    if ((r = ad_static(data, dd, AD_MAX_STATIC_RANK)) < 0 || k < 0 || k > r)
         return ad_refuse(c, DG_SHAPE_UNKNOWN,
                          "GatherND needs the data's shape and the index depth here");
-    int64_t st[AD_T_MAX_RANK], P = ad_t_prod_any(dd, 0, r);
+    int64_t st[AD_MAX_STATIC_RANK], P = ad_prod(dd, 0, r, INT64_MAX);
     if (P < 0)
         return ad_refuse(c, DG_TOO_LARGE, "the data is too large");
-    P = ad_t_prod_any(dd, 0, (int)k);
+    P = ad_prod(dd, 0, (int)k, INT64_MAX);
     for (int64_t j = k; j-- > 0;)
         st[j] = j == k - 1 ? 1 : st[j + 1] * dd[j + 1];
-    int64_t shape2[AD_T_MAX_RANK + 1];
+    int64_t shape2[AD_MAX_STATIC_RANK + 1];
     shape2[0] = P;
     for (int d = (int)k; d < r; d++)
         shape2[d - k + 1] = dd[d];
     IrValue *flat = ad_t_nd_flat(c, idx, q, k, dd, st);
-    IrValue *d2 = ad_t_reshape(c, data, (size_t)(r - k + 1), shape2);
-    return ad_t_replace_by(c, ad_t_gather(c, d2, flat, 0));
+    IrValue *d2 = ad_reshape(c, data, (size_t)(r - k + 1), shape2);
+    return ad_replace_by(c, ad_gather(c, d2, flat, 0));
 }
 
 /* GatherND 12 -> 11: version 12 added batch_dims (default 0, the old
@@ -306,9 +260,9 @@ static int ad_gathernd_12_11(AdCtx *c)
         return 0;
     }
     IrValue *idx = ad_in(c, 1);
-    int64_t id[AD_T_MAX_RANK];
+    int64_t id[AD_MAX_STATIC_RANK];
     int q = ad_rank(idx);
-    bool known = q >= 1 && q <= AD_T_MAX_RANK;
+    bool known = q >= 1 && q <= AD_MAX_STATIC_RANK;
     for (int d = 0; known && d < q - 1; d++)
         known = (id[d] = ad_dim(idx, d)) >= 0;
     if (!known)
@@ -316,63 +270,60 @@ static int ad_gathernd_12_11(AdCtx *c)
                          "batch_dims needs the leading dims of the indices");
     if (b < 0 || b > q - 1)
         return ad_refuse(c, DG_ATTRIBUTE, "batch_dims %lld out of range", (long long)b);
-    int64_t m = ad_t_prod(id, 0, q - 1);
-    if (m < 0 || (uint64_t)m * (uint64_t)b * 8 > AD_T_MAX_CONST)
+    int64_t m = ad_prod(id, 0, q - 1, AD_MAX_CONST);
+    if (m < 0 || (uint64_t)m * (uint64_t)b * 8 > AD_MAX_CONST)
         return ad_refuse(c, DG_TOO_LARGE, "the batch grid would be too large");
-    int64_t gd[AD_T_MAX_RANK], coord[AD_T_MAX_RANK] = {0};
+    int64_t gd[AD_MAX_STATIC_RANK], coord[AD_MAX_STATIC_RANK] = {0};
     memcpy(gd, id, sizeof(int64_t) * (size_t)(q - 1));
     gd[q - 1] = b;
     IrError e;
-    EvValue *grid = ev_tensor_new(IR_INT64, (size_t)q, gd, &e);
+    TkTensor *grid = tk_new(IR_INT64, (size_t)q, gd, &e);
     if (!grid)
         return ad_refuse(c, DG_INTERNAL, "cannot build the batch grid");
     for (int64_t t = 0; t < m; t++) {
         for (int64_t j = 0; j < b; j++)
-            ((int64_t *)grid->data)[t * b + j] = coord[j];
+            tk_set_i(grid, (size_t)(t * b + j), coord[j]);
         ad_t_next(coord, id, q - 1);
     }
-    IrValue *nv = ad_t_concat(c, ad_t_const_of(c, grid), idx, q - 1);
-    ev_unref(grid);
-    if (!nv)
-        return -1;
-    ad_set_input(c, 1, nv);
-    ad_drop_attr(c, "batch_dims");
-    return 0;
+    IrValue *nv = ad_concat(c, (IrValue *[]){ad_const_of(c, grid), idx}, 2, q - 1);
+    tk_free(grid);
+    return ad_attr_as_input(c, "batch_dims", 1, nv);
 }
 
 /* ---- NonZero -------------------------------------------------------- */
 
 /* NonZero below 9: a constant input gives a constant [rank, count] table
- * of the coordinates of its non-zero elements, in row-major order. */
+ * of the coordinates of its non-zero elements, in row-major order (of
+ * the types the kit computes on: NonZero takes no 8-bit float, and
+ * strings and complex numbers are refused). */
 static int ad_nonzero_gone(AdCtx *c)
 {
-    EvValue *x = ad_t_const_ev(ad_in(c, 0));
-    if (!x || x->dtype == IR_STRING || x->dtype == IR_COMPLEX64 ||
-        x->dtype == IR_COMPLEX128 || x->rank > AD_T_MAX_RANK) {
-        ev_unref(x);
+    TkTensor *x = ad_const_tk(ad_in(c, 0));
+    if (!x || !tk_computes(x->dtype) || x->rank > AD_MAX_STATIC_RANK) {
+        tk_free(x);
         return ad_refuse(c, DG_NOT_CONSTANT, "the input must be a constant");
     }
     size_t cnt = 0;
     for (size_t k = 0; k < x->numel; k++)
-        cnt += ev_get_f(x, k) != 0;
-    int64_t dims[2] = {(int64_t)x->rank, (int64_t)cnt}, coord[AD_T_MAX_RANK] = {0};
+        cnt += tk_get_f(x, k) != 0;
+    int64_t dims[2] = {(int64_t)x->rank, (int64_t)cnt}, coord[AD_MAX_STATIC_RANK] = {0};
     IrError e;
-    EvValue *y = (uint64_t)cnt * x->rank * 8 <= AD_T_MAX_CONST
-                     ? ev_tensor_new(IR_INT64, 2, dims, &e) : NULL;
+    TkTensor *y = (uint64_t)cnt * x->rank * 8 <= AD_MAX_CONST
+                     ? tk_new(IR_INT64, 2, dims, &e) : NULL;
     for (size_t k = 0, j = 0; y && k < x->numel; k++) {
-        if (ev_get_f(x, k) != 0) {
+        if (tk_get_f(x, k) != 0) {
             for (size_t d = 0; d < x->rank; d++)
-                ((int64_t *)y->data)[d * cnt + j] = coord[d];
+                tk_set_i(y, d * cnt + j, coord[d]);
             j++;
         }
         ad_t_next(coord, x->dims, (int)x->rank);
     }
-    ev_unref(x);
+    tk_free(x);
     if (!y)
         return ad_refuse(c, DG_TOO_LARGE, "the folded output would be too large");
-    IrValue *v = ad_t_const_of(c, y);
-    ev_unref(y);
-    return v ? ad_t_replace_value(c, v) : -1;
+    IrValue *v = ad_const_of(c, y);
+    tk_free(y);
+    return v ? ad_replace_value(c, v) : -1;
 }
 
 /* ---- ReverseSequence ------------------------------------------------ */
@@ -387,18 +338,19 @@ static int ad_nonzero_gone(AdCtx *c)
 static int ad_revseq_gone(AdCtx *c)
 {
     IrValue *x = ad_in(c, 0), *lens = ad_in(c, 1);
-    int64_t dd[AD_T_MAX_RANK];
-    int r;
+    int64_t dd[AD_MAX_STATIC_RANK];
     int64_t ta = ad_attr_i(c, "time_axis"), ba = ad_attr_i(c, "batch_axis");
     if ((ta != 0 && ta != 1) || (ba != 0 && ba != 1) || ta == ba)
         return ad_refuse(c, DG_ATTRIBUTE, "time_axis and batch_axis must be 0 and 1");
-    if (!ad_t_static(x, dd, &r) || r < 2)
+    int r = ad_static(x, dd, AD_MAX_STATIC_RANK);
+    if (r < 2)
         return ad_refuse(c, DG_SHAPE_UNKNOWN, "the shape of '%s' is unknown", x->name);
-    int64_t T = dd[ta], B = dd[ba], pair = ad_t_prod(dd, 0, 2), stride = ta == 0 ? B : 1;
-    if (pair < 0 || (uint64_t)pair * 8 * 3 > AD_T_MAX_CONST)
+    int64_t T = dd[ta], B = dd[ba], stride = ta == 0 ? B : 1;
+    int64_t pair = ad_prod(dd, 0, 2, AD_MAX_CONST);
+    if (pair < 0 || (uint64_t)pair * 8 * 3 > AD_MAX_CONST)
         return ad_refuse(c, DG_TOO_LARGE, "the index table would be too large");
-    int64_t *base = ir_alloc_array((size_t)pair + 1, sizeof *base);
-    int64_t *c2t = ir_alloc_array((size_t)pair + 1, sizeof *c2t);
+    int64_t *base = mem_array((size_t)pair + 1, sizeof *base);
+    int64_t *c2t = mem_array((size_t)pair + 1, sizeof *c2t);
     int64_t *lv = NULL;
     size_t nl = 0;
     bool known = ad_const_ints(lens, &lv, &nl);
@@ -417,32 +369,32 @@ static int ad_revseq_gone(AdCtx *c)
     IrValue *sel = NULL;
     int64_t pd[2] = {dd[0], dd[1]}, lshape[2] = {ta == 0 ? 1 : B, ta == 0 ? B : 1};
     if (!bad)
-        sel = ad_t_table(c, 2, pd, base);
+        sel = ad_const_table(c, 2, pd, base);
     if (!bad && !known) {
-        double *tv = ir_alloc_array((size_t)pair + 1, sizeof *tv);
+        double *tv = mem_array((size_t)pair + 1, sizeof *tv);
         for (int64_t p = 0; p < pair; p++)
             tv[p] = (double)((c2t[p] - 1) / 2);
         IrValue *tgrid = ad_const_tensor(c, IR_DOUBLE, 2, pd, tv, (size_t)pair * sizeof *tv);
         free(tv);
-        IrValue *l2 = ad_t_reshape(c, lens, 2, lshape);
+        IrValue *l2 = ad_reshape(c, lens, 2, lshape);
         IrValue *lt = ad_cast(c, ad_op2(c, "Less", tgrid, ad_cast(c, l2, IR_DOUBLE)), IR_INT64);
-        IrValue *delta = ad_op2(c, "Sub", l2, ad_t_table(c, 2, pd, c2t));
+        IrValue *delta = ad_op2(c, "Sub", l2, ad_const_table(c, 2, pd, c2t));
         delta = ad_op2(c, "Mul", lt, delta);
         if (stride != 1)
-            delta = ad_op2(c, "Mul", delta, ad_t_int(c, IR_INT64, stride));
+            delta = ad_op2(c, "Mul", delta, ad_const_int(c, IR_INT64, stride));
         sel = ad_op2(c, "Add", sel, delta);
     }
     free(base);
     free(c2t);
     if (bad)
         return ad_refuse(c, DG_SEMANTICS, "a constant sequence length is out of range");
-    int64_t flat[AD_T_MAX_RANK];
+    int64_t flat[AD_MAX_STATIC_RANK];
     flat[0] = pair;
     for (int d = 2; d < r; d++)
         flat[d - 1] = dd[d];
-    IrValue *g = ad_t_gather(c, ad_t_reshape(c, x, (size_t)r - 1, flat),
-                             ad_t_reshape(c, sel, 1, &pair), 0);
-    return ad_t_replace_by(c, ad_t_reshape(c, g, (size_t)r, dd));
+    IrValue *g = ad_gather(c, ad_reshape(c, x, (size_t)r - 1, flat),
+                             ad_reshape(c, sel, 1, &pair), 0);
+    return ad_replace_by(c, ad_reshape(c, g, (size_t)r, dd));
 }
 
 /* ---- Scatter, ScatterElements, ScatterND ----------------------------- */
@@ -452,7 +404,7 @@ static int ad_revseq_gone(AdCtx *c)
  * which Scatter-9 never had). */
 static int ad_scatter_9_11(AdCtx *c)
 {
-    ad_t_rename(c, "ScatterElements");
+    ad_rename(c, "ScatterElements");
     return 0;
 }
 
@@ -469,7 +421,7 @@ static int ad_scatter_elements_gone(AdCtx *c)
 {
     if (ad_t_fix_indices(c, 0, 1, ad_attr_i(c, "axis")) < 0)
         return -1;
-    ad_t_rename(c, "Scatter");
+    ad_rename(c, "Scatter");
     return 0;
 }
 
@@ -481,29 +433,29 @@ static int64_t *ad_t_scatter_offsets(AdCtx *c, const int64_t *dd, int r,
                                      const int64_t *id, int64_t axis, int64_t *st,
                                      bool *known)
 {
-    int64_t coord[AD_T_MAX_RANK] = {0}, m = ad_t_prod(id, 0, r);
+    int64_t coord[AD_MAX_STATIC_RANK] = {0}, m = ad_prod(id, 0, r, AD_MAX_CONST);
     for (int d = r; d-- > 0;)
         st[d] = d == r - 1 ? 1 : st[d + 1] * dd[d + 1];
-    if (m < 0 || (uint64_t)m * 8 > AD_T_MAX_CONST) {
+    if (m < 0 || (uint64_t)m * 8 > AD_MAX_CONST) {
         ad_refuse(c, DG_TOO_LARGE, "the index table would be too large");
         return NULL;
     }
-    EvValue *cv = ad_t_const_ev(ad_in(c, 1));
-    int64_t *off = ir_alloc_array((size_t)m + 1, sizeof *off);
+    TkTensor *cv = ad_const_tk(ad_in(c, 1));
+    int64_t *off = mem_array((size_t)m + 1, sizeof *off);
     bool bad = false;
     for (int64_t k = 0; k < m && !bad; k++) {
         for (int d = 0; d < r; d++)
             if (d != axis)
                 off[k] += coord[d] * st[d];
         if (cv) {
-            int64_t i = ev_get_i(cv, (size_t)k);
+            int64_t i = tk_get_i(cv, (size_t)k);
             bad = i < 0 || i >= dd[axis];
             off[k] += i * st[axis];
         }
         ad_t_next(coord, id, r);
     }
     *known = cv != NULL;
-    ev_unref(cv);
+    tk_free(cv);
     if (bad) {
         free(off);
         ad_refuse(c, DG_SEMANTICS, "a constant index is out of range");
@@ -522,54 +474,57 @@ static int64_t *ad_t_scatter_offsets(AdCtx *c, const int64_t *dd, int r,
 static int ad_scatter_gone(AdCtx *c)
 {
     IrValue *data = ad_in(c, 0), *idx = ad_in(c, 1), *upd = ad_in(c, 2);
-    int64_t dd[AD_T_MAX_RANK], id[AD_T_MAX_RANK], axis;
-    int r, q;
-    if (!ad_t_static(data, dd, &r) || !ad_t_static(idx, id, &q) || q != r)
+    int64_t dd[AD_MAX_STATIC_RANK], id[AD_MAX_STATIC_RANK], axis;
+    int r = ad_static(data, dd, AD_MAX_STATIC_RANK), q = ad_static(idx, id, AD_MAX_STATIC_RANK);
+    if (r < 0 || q != r)
         return ad_refuse(c, DG_SHAPE_UNKNOWN, "Scatter needs static shapes here");
-    if (!ad_t_axis(ad_attr_i(c, "axis"), r, 0, &axis))
+    if (!ad_axis(ad_attr_i(c, "axis"), r, 0, &axis))
         return ad_refuse(c, DG_ATTRIBUTE, "axis out of range");
     if (!ad_t_is_int_index(ad_elem(idx)))
         return ad_refuse(c, DG_TYPE_UNKNOWN, "the type of indices is unknown");
-    int64_t N = ad_t_prod(dd, 0, r), K = ad_t_prod(id, 0, q);
-    if (N < 0 || K < 0 || (uint64_t)N * 8 > AD_T_MAX_CONST)
+    int64_t N = ad_prod(dd, 0, r, AD_MAX_CONST), K = ad_prod(id, 0, q, AD_MAX_CONST);
+    if (N < 0 || K < 0 || (uint64_t)N * 8 > AD_MAX_CONST)
         return ad_refuse(c, DG_TOO_LARGE, "the data is too large");
-    int64_t st[AD_T_MAX_RANK];
+    int64_t st[AD_MAX_STATIC_RANK];
     bool known;
     int64_t *off = ad_t_scatter_offsets(c, dd, r, id, axis, st, &known);
     if (!off)
         return -1;
-    int64_t *pv = ir_alloc_array((size_t)N + 1, sizeof *pv);
+    int64_t *pv = mem_array((size_t)N + 1, sizeof *pv);
     for (int64_t p = 0; p < N; p++)
         pv[p] = p;
     IrValue *sel;
     if (known) {
         for (int64_t k = 0; k < K; k++)
             pv[off[k]] = N + k;
-        sel = ad_t_table(c, 1, &N, pv);
+        sel = ad_const_table(c, 1, &N, pv);
     } else {
         int64_t rowd[2] = {1, K}, cold[2] = {N, 1};
-        int64_t *kw = ir_alloc_array((size_t)K + 1, sizeof *kw);
+        int64_t *kw = mem_array((size_t)K + 1, sizeof *kw);
         for (int64_t k = 0; k < K; k++)
             kw[k] = k + 1;
-        IrValue *pos = ad_op2(c, "Add", ad_t_table(c, q, id, off),
+        IrValue *pos = ad_op2(c, "Add", ad_const_table(c, q, id, off),
                                 ad_op2(c, "Mul", ad_cast(c, idx, IR_INT64),
-                                         ad_t_int(c, IR_INT64, st[axis])));
-        IrValue *eq = ad_op2(c, "Equal", ad_t_reshape(c, pos, 2, rowd),
-                               ad_t_table(c, 2, cold, pv));
-        IrValue *m = ad_t_reduce(c, "ReduceMax",
-                                 ad_op2(c, "Mul", ad_cast(c, eq, IR_INT64),
-                                          ad_t_table(c, 2, rowd, kw)), 1);
+                                         ad_const_int(c, IR_INT64, st[axis])));
+        IrValue *eq = ad_op2(c, "Equal", ad_reshape(c, pos, 2, rowd),
+                               ad_const_table(c, 2, cold, pv));
+        int64_t one = 1;
+        IrValue *m = ad_reduce(c, "ReduceMax",
+                               ad_op2(c, "Mul", ad_cast(c, eq, IR_INT64),
+                                      ad_const_table(c, 2, rowd, kw)), 1, &one, false);
         free(kw);
-        IrValue *hit = ad_cast(c, ad_op1(c, "Not", ad_op2(c, "Equal", m, ad_t_int(c, IR_INT64, 0))),
-                               IR_INT64);
-        IrValue *pvec = ad_t_table(c, 1, &N, pv);
-        IrValue *jump = ad_op2(c, "Sub", ad_op2(c, "Add", m, ad_t_int(c, IR_INT64, N - 1)), pvec);
+        IrValue *none = ad_op2(c, "Equal", m, ad_const_int(c, IR_INT64, 0));
+        IrValue *hit = ad_cast(c, ad_op1(c, "Not", none), IR_INT64);
+        IrValue *pvec = ad_const_table(c, 1, &N, pv);
+        IrValue *last = ad_op2(c, "Add", m, ad_const_int(c, IR_INT64, N - 1));
+        IrValue *jump = ad_op2(c, "Sub", last, pvec);
         sel = ad_op2(c, "Add", pvec, ad_op2(c, "Mul", hit, jump));
     }
     free(off);
     free(pv);
-    IrValue *src = ad_t_concat(c, ad_t_reshape(c, data, 1, &N), ad_t_reshape(c, upd, 1, &K), 0);
-    return ad_t_replace_by(c, ad_t_reshape(c, ad_t_gather(c, src, sel, 0), (size_t)r, dd));
+    IrValue *flat[2] = {ad_reshape(c, data, 1, &N), ad_reshape(c, upd, 1, &K)};
+    IrValue *src = ad_concat(c, flat, 2, 0);
+    return ad_replace_by(c, ad_reshape(c, ad_gather(c, src, sel, 0), (size_t)r, dd));
 }
 
 /* ScatterND below 11: with the data's shape known and k (the indices'
@@ -581,30 +536,30 @@ static int ad_scatter_gone(AdCtx *c)
 static int ad_scatternd_gone(AdCtx *c)
 {
     IrValue *data = ad_in(c, 0), *idx = ad_in(c, 1), *upd = ad_in(c, 2);
-    int64_t dd[AD_T_MAX_RANK];
+    int64_t dd[AD_MAX_STATIC_RANK];
     int r, q = ad_rank(idx);
     int64_t k = q >= 1 ? ad_dim(idx, q - 1) : -1;
-    if (!ad_t_static(data, dd, &r) || k < 0 || k > r)
+    if ((r = ad_static(data, dd, AD_MAX_STATIC_RANK)) < 0 || k < 0 || k > r)
         return ad_refuse(c, DG_SHAPE_UNKNOWN,
                          "ScatterND needs the data's shape and the index depth here");
-    int64_t P = ad_t_prod_any(dd, 0, (int)k), R = ad_t_prod_any(dd, (int)k, r);
-    if (P < 0 || R <= 0 || ad_t_prod_any(dd, 0, r) < 0)
+    int64_t P = ad_prod(dd, 0, (int)k, INT64_MAX), R = ad_prod(dd, (int)k, r, INT64_MAX);
+    if (P < 0 || R <= 0 || ad_prod(dd, 0, r, INT64_MAX) < 0)
         return ad_refuse(c, DG_SHAPE_UNKNOWN, "the data has no element to scatter");
-    int64_t st[AD_T_MAX_RANK];
+    int64_t st[AD_MAX_STATIC_RANK];
     for (int64_t j = k; j-- > 0;)
         st[j] = j == k - 1 ? 1 : st[j + 1] * dd[j + 1];
     IrValue *flat = ad_t_nd_flat(c, idx, q, k, dd, st);
     int64_t col[2] = {-1, 1}, wide[2] = {1, R}, d2[2] = {P, R}, u2[2] = {-1, R};
-    IrValue *rows = ad_op2(c, "Expand", ad_t_reshape(c, flat, 2, col),
+    IrValue *rows = ad_op2(c, "Expand", ad_reshape(c, flat, 2, col),
                              ad_const_i64s(c, 2, wide));
-    IrValue *in[3] = {ad_t_reshape(c, data, 2, d2), rows, ad_t_reshape(c, upd, 2, u2)};
+    IrValue *in[3] = {ad_reshape(c, data, 2, d2), rows, ad_reshape(c, upd, 2, u2)};
     if (!in[0] || !in[1] || !in[2])
         return -1;
-    IrNode *sc = ad_t_raw(c, "Scatter", 3, in, 1);
+    IrNode *sc = ad_raw(c, "Scatter", 3, in, 1);
     if (!sc)
         return -1;
     ad_set_attr_i(c, sc, "axis", 0);
-    return ad_t_replace_by(c, ad_t_reshape(c, ad_t_out(c, sc), (size_t)r, dd));
+    return ad_replace_by(c, ad_reshape(c, ad_fin(c, sc), (size_t)r, dd));
 }
 
 /* ScatterElements/ScatterND 16 -> 13: version 16 added `reduction`;
@@ -643,8 +598,8 @@ static int ad_tensor_scatter_gone(AdCtx *c)
     IrValue *cache = ad_in(c, 0), *upd = ad_in(c, 1), *w = ad_in(c, 2);
     int r = ad_rank(cache);
     int64_t axis;
-    if (!ad_t_axis(ad_attr_i(c, "axis"), r, 0, &axis) || axis == 0 ||
-        r > AD_T_MAX_RANK)
+    if (!ad_axis(ad_attr_i(c, "axis"), r, 0, &axis) || axis == 0 ||
+        r > AD_MAX_STATIC_RANK)
         return ad_refuse(c, DG_SHAPE_UNKNOWN, "the cache's rank or axis is unusable");
     char buf[16];
     const char *mode = ad_attr_s(c, "mode", buf, sizeof buf);
@@ -654,9 +609,9 @@ static int ad_tensor_scatter_gone(AdCtx *c)
         return ad_refuse(c, DG_ATTRIBUTE, "mode '%s' is unknown", mode);
     if (B < 0 || M < 0 || S < 0)
         return ad_refuse(c, DG_SHAPE_UNKNOWN, "the batch and sequence lengths are unknown");
-    if (S > M || (uint64_t)B * (uint64_t)S * 8 > AD_T_MAX_CONST)
+    if (S > M || (uint64_t)B * (uint64_t)S * 8 > AD_MAX_CONST)
         return ad_refuse(c, DG_SEMANTICS, "the update does not fit the cache");
-    int64_t perm[AD_T_MAX_RANK], inv[AD_T_MAX_RANK], n = 0;
+    int64_t perm[AD_MAX_STATIC_RANK], inv[AD_MAX_STATIC_RANK], n = 0;
     perm[n++] = 0;
     perm[n++] = axis;
     for (int64_t d = 1; d < r; d++)
@@ -668,29 +623,30 @@ static int ad_tensor_scatter_gone(AdCtx *c)
      * also serve as the [1, S] table of the write_indices form, so there
      * are at least S of them even when the batch is empty (B == 0). */
     int64_t nt = B * S > S ? B * S : S;
-    int64_t *bg = ir_alloc_array((size_t)nt + 1, sizeof *bg);
-    int64_t *jg = ir_alloc_array((size_t)nt + 1, sizeof *jg);
+    int64_t *bg = mem_array((size_t)nt + 1, sizeof *bg);
+    int64_t *jg = mem_array((size_t)nt + 1, sizeof *jg);
     for (int64_t p = 0; p < nt; p++) {
         bg[p] = p / (S ? S : 1);
         jg[p] = p % (S ? S : 1);
     }
     int64_t gd[3] = {B, S, 1}, j1[2] = {1, S}, two = 2, one = 1;
     IrValue *pos = w ? ad_op2(c, "Add", ad_axes_op(c, c->n, "Unsqueeze", w, 1, &one),
-                                ad_t_table(c, 2, j1, jg))
-                     : ad_t_table(c, 2, gd, jg); /* [B, S] */
+                                ad_const_table(c, 2, j1, jg))
+                     : ad_const_table(c, 2, gd, jg); /* [B, S] */
     if (circ)
-        pos = ad_op2(c, "Mod", pos, ad_t_int(c, IR_INT64, M));
-    IrValue *ind = ad_t_concat(c, ad_t_table(c, 3, gd, bg),
-                               ad_axes_op(c, c->n, "Unsqueeze", pos, 1, &two), 2);
+        pos = ad_op2(c, "Mod", pos, ad_const_int(c, IR_INT64, M));
+    IrValue *parts[2] = {ad_const_table(c, 3, gd, bg),
+                         ad_axes_op(c, c->n, "Unsqueeze", pos, 1, &two)};
+    IrValue *ind = ad_concat(c, parts, 2, 2);
     free(bg);
     free(jg);
     bool same = axis == 1;
-    IrValue *in[3] = {same ? cache : ad_t_transpose(c, cache, (size_t)r, perm), ind,
-                      same ? upd : ad_t_transpose(c, upd, (size_t)r, perm)};
+    IrValue *in[3] = {same ? cache : ad_transpose(c, cache, (size_t)r, perm), ind,
+                      same ? upd : ad_transpose(c, upd, (size_t)r, perm)};
     if (!in[0] || !in[1] || !in[2])
         return -1;
-    IrValue *y = ad_t_out(c, ad_t_raw(c, "ScatterND", 3, in, 1));
-    return ad_t_replace_by(c, same ? y : ad_t_transpose(c, y, (size_t)r, inv));
+    IrValue *y = ad_fin(c, ad_raw(c, "ScatterND", 3, in, 1));
+    return ad_replace_by(c, same ? y : ad_transpose(c, y, (size_t)r, inv));
 }
 
 /* ---- TopK ----------------------------------------------------------- */
@@ -703,11 +659,7 @@ static int ad_topk_1_10(AdCtx *c)
     if (!a || !a->has_i)
         return ad_refuse(c, DG_ATTRIBUTE, "TopK-1 needs k");
     IrValue *k = ad_const_i64s(c, 1, &a->i);
-    if (!k)
-        return -1;
-    ad_set_input(c, 1, k);
-    ad_drop_attr(c, "k");
-    return 0;
+    return ad_attr_as_input(c, "k", 1, k);
 }
 
 /* TopK 10 -> 1: the input K becomes the attribute k (a constant). */

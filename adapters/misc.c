@@ -6,7 +6,7 @@
  * TfIdfVectorizer and ImageDecoder have no older form at all (see the
  * report's impossible entries).
  */
-#include "adapters.h"
+#include "adapters/adapters.h"
 
 static const AdEntry ad_misc[] = {
     AD_BOTH("NonMaxSuppression", 10, 11),

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "adapters.h"
+#include "adapters/adapters.h"
 
 /* AttributeProto.AttributeType codes. */
 enum {
@@ -27,8 +27,8 @@ enum {
 
 static IrAttr *ad_ml_attr_new(const char *name, int type)
 {
-    IrAttr *a = ir_alloc(sizeof *a);
-    a->name = ir_strdup(name);
+    IrAttr *a = mem_alloc(sizeof *a);
+    a->name = mem_strdup(name);
     a->has_type = true;
     a->type = type;
     return a;
@@ -39,7 +39,7 @@ static void ad_ml_set_floats(IrNode *k, const char *name, size_t n, const double
 {
     IrAttr *a = ad_ml_attr_new(name, AD_AT_FLOATS);
     a->n_floats = n;
-    a->floats = ir_alloc_array(n ? n : 1, sizeof *a->floats);
+    a->floats = mem_array(n ? n : 1, sizeof *a->floats);
     for (size_t i = 0; i < n; i++)
         a->floats[i] = (float)v[i];
     ir_node_set_attr(k, a);
@@ -51,10 +51,10 @@ static void ad_ml_set_strings(IrNode *k, const char *name, size_t n,
 {
     IrAttr *a = ad_ml_attr_new(name, AD_AT_STRINGS);
     a->n_strings = n;
-    a->strings = ir_alloc_array(n ? n : 1, sizeof *a->strings);
+    a->strings = mem_array(n ? n : 1, sizeof *a->strings);
     for (size_t i = 0; i < n; i++) {
         a->strings[i].len = s[i]->len;
-        a->strings[i].data = ir_alloc(s[i]->len + 1);
+        a->strings[i].data = mem_alloc(s[i]->len + 1);
         if (s[i]->len)
             memcpy(a->strings[i].data, s[i]->data, s[i]->len);
     }
@@ -67,7 +67,7 @@ static void ad_ml_set_bytes(IrNode *k, const char *name, const IrBytes *b)
     IrAttr *a = ad_ml_attr_new(name, AD_AT_STRING);
     a->has_s = true;
     a->s.len = b->len;
-    a->s.data = ir_alloc(b->len + 1);
+    a->s.data = mem_alloc(b->len + 1);
     if (b->len)
         memcpy(a->s.data, b->data, b->len);
     ir_node_set_attr(k, a);
@@ -124,7 +124,7 @@ static bool ad_ml_tensor_f64(const IrTensor *t, double **v, size_t *n)
     if (raw ? len != cnt * es
             : (es == 8 ? t->n_double : t->n_float) != cnt)
         return false;
-    double *a = ir_alloc_array(cnt ? cnt : 1, sizeof *a);
+    double *a = mem_array(cnt ? cnt : 1, sizeof *a);
     for (size_t i = 0; i < cnt; i++) {
         if (es == 8) {
             uint64_t u = raw ? ad_ml_le(raw + 8 * i, 8) : 0;
@@ -164,7 +164,7 @@ static bool ad_ml_tensor_i64(const IrTensor *t, int64_t **v, size_t *n)
     const uint8_t *raw = ad_ml_raw(t, &len);
     if (raw ? len != cnt * es : (es == 8 ? t->n_int64 : t->n_int32) != cnt)
         return false;
-    int64_t *a = ir_alloc_array(cnt ? cnt : 1, sizeof *a);
+    int64_t *a = mem_array(cnt ? cnt : 1, sizeof *a);
     for (size_t i = 0; i < cnt; i++) {
         if (!raw) {
             a[i] = es == 8 ? t->int64_data[i] : t->int32_data[i];
@@ -204,7 +204,7 @@ static int ad_ml_dvec(AdCtx *c, const char *name, double **v, size_t *n)
     }
     if (l) {
         *n = l->n_floats;
-        *v = ir_alloc_array(*n ? *n : 1, sizeof **v);
+        *v = mem_array(*n ? *n : 1, sizeof **v);
         for (size_t i = 0; i < *n; i++)
             (*v)[i] = l->floats[i];
     }
@@ -224,7 +224,7 @@ static int ad_ml_bytes_cmp(const void *pa, const void *pb)
 /* Whether s[0..n) holds a string twice. */
 static bool ad_ml_has_dup(const IrBytes *s, size_t n)
 {
-    const IrBytes **p = ir_alloc_array(n ? n : 1, sizeof *p);
+    const IrBytes **p = mem_array(n ? n : 1, sizeof *p);
     for (size_t i = 0; i < n; i++)
         p[i] = &s[i];
     qsort(p, n, sizeof *p, ad_ml_bytes_cmp);
@@ -239,7 +239,7 @@ static bool ad_ml_has_dup(const IrBytes *s, size_t n)
 static void ad_ml_rename(IrAttr *a, const char *name)
 {
     free(a->name);
-    a->name = ir_strdup(name);
+    a->name = mem_strdup(name);
 }
 
 /* LabelEncoder 1 -> 2: version 1 mapped a string to its position in
@@ -262,7 +262,7 @@ static int ad_le_1_2(AdCtx *c)
     size_t n = cls->n_strings;
     if (t == IR_STRING && ad_ml_has_dup(cls->strings, n))
         return ad_refuse(c, DG_SEMANTICS, "classes_strings lists a class twice");
-    int64_t *idx = ir_alloc_array(n, sizeof *idx);
+    int64_t *idx = mem_array(n, sizeof *idx);
     for (size_t i = 0; i < n; i++)
         idx[i] = (int64_t)i;
     ad_ml_rename(cls, t == IR_STRING ? "keys_strings" : "values_strings");
@@ -274,7 +274,7 @@ static int ad_le_1_2(AdCtx *c)
 /* Whether v[0..n) is a permutation of 0..n-1. */
 static bool ad_ml_is_perm(const int64_t *v, size_t n)
 {
-    bool *seen = ir_alloc_array(n ? n : 1, sizeof *seen);
+    bool *seen = mem_array(n ? n : 1, sizeof *seen);
     bool ok = true;
     for (size_t i = 0; i < n && ok; i++) {
         ok = v[i] >= 0 && (uint64_t)v[i] < n && !seen[v[i]];
@@ -304,7 +304,7 @@ static int ad_le_2_1(AdCtx *c)
     if (pos->n_ints != n || n == 0 || !ad_ml_is_perm(pos->ints, n))
         return ad_refuse(c, DG_SEMANTICS,
                          "the int64 side is not a permutation of 0..%zu", n ? n - 1 : 0);
-    const IrBytes **cls = ir_alloc_array(n, sizeof *cls);
+    const IrBytes **cls = mem_array(n, sizeof *cls);
     for (size_t i = 0; i < n; i++)
         cls[pos->ints[i]] = &str->strings[i];
     ad_ml_set_strings(c->n, "classes_strings", n, cls);
@@ -338,7 +338,7 @@ static int ad_le_tensor_to_list(AdCtx *c, const char *pre)
         uint64_t cnt;
         if (!ir_tensor_numel(t, &cnt) || cnt != t->n_string)
             return ad_refuse(c, DG_ATTRIBUTE, "%s cannot be read", tn);
-        const IrBytes **p = ir_alloc_array(cnt ? cnt : 1, sizeof *p);
+        const IrBytes **p = mem_array(cnt ? cnt : 1, sizeof *p);
         for (size_t i = 0; i < cnt; i++)
             p[i] = &t->string_data[i];
         snprintf(ln, sizeof ln, "%s_strings", pre);
@@ -545,7 +545,7 @@ static int ad_old_nodes(AdCtx *c, AdOld *o)
     const IrAttr *modes = ad_attr(c, "nodes_modes");
     if (!modes || modes->n_strings != n)
         return ad_refuse(c, DG_ATTRIBUTE, "nodes_modes must name every node's mode");
-    o->mode = ir_alloc_array(n, 1);
+    o->mode = mem_array(n, 1);
     for (size_t i = 0; i < n; i++) {
         int m = -1;
         for (int k = 0; k < 8 && m < 0; k++)
@@ -564,8 +564,8 @@ static int ad_old_nodes(AdCtx *c, AdOld *o)
         free(thr);
         return ad_refuse(c, DG_ATTRIBUTE, "nodes_values must hold one value per node");
     }
-    o->thr = thr ? thr : ir_alloc_array(n, sizeof *o->thr);
-    o->miss = ir_alloc_array(n, sizeof *o->miss);
+    o->thr = thr ? thr : mem_array(n, sizeof *o->thr);
+    o->miss = mem_array(n, sizeof *o->miss);
     const IrAttr *ms = ad_attr(c, "nodes_missing_value_tracks_true");
     if (ms && ms->n_ints > 0) {
         if (ms->n_ints != n)
@@ -584,8 +584,8 @@ static int ad_old_link(AdCtx *c, AdOld *o, const AdKey *k)
         if (k[i].tid == k[i - 1].tid && k[i].nid == k[i - 1].nid)
             return ad_refuse(c, DG_ATTRIBUTE, "tree %lld lists node %lld twice",
                              (long long)k[i].tid, (long long)k[i].nid);
-    o->tidx = ir_alloc_array(n, sizeof *o->tidx);
-    o->fidx = ir_alloc_array(n, sizeof *o->fidx);
+    o->tidx = mem_array(n, sizeof *o->tidx);
+    o->fidx = mem_array(n, sizeof *o->fidx);
     for (size_t i = 0; i < n; i++) {
         if (o->mode[i] == AD_BR_LEAF)
             continue;
@@ -595,7 +595,7 @@ static int ad_old_link(AdCtx *c, AdOld *o, const AdKey *k)
             return ad_refuse(c, DG_ATTRIBUTE, "node %zu branches to a missing node "
                              "or reads a negative feature", i);
     }
-    o->roots = ir_alloc_array(n, sizeof *o->roots);
+    o->roots = mem_array(n, sizeof *o->roots);
     for (size_t i = 0; i < n; i++) {
         if (i && k[i - 1].tid == k[i].tid) {
             size_t *r = &o->roots[o->ntrees - 1];
@@ -631,10 +631,10 @@ static int ad_old_weights(AdCtx *c, AdOld *o, const AdKey *k, const char *pre)
             return ad_refuse(c, DG_ATTRIBUTE, "the %s_* attributes differ in length", pre);
         }
     }
-    size_t *node = ir_alloc_array(nw ? nw : 1, sizeof *node);
-    o->w_at = ir_alloc_array(o->n + 2, sizeof *o->w_at);
-    o->w_id = ir_alloc_array(nw ? nw : 1, sizeof *o->w_id);
-    o->w_val = ir_alloc_array(nw ? nw : 1, sizeof *o->w_val);
+    size_t *node = mem_array(nw ? nw : 1, sizeof *node);
+    o->w_at = mem_array(o->n + 2, sizeof *o->w_at);
+    o->w_id = mem_array(nw ? nw : 1, sizeof *o->w_id);
+    o->w_val = mem_array(nw ? nw : 1, sizeof *o->w_val);
     int rc = 0;
     for (size_t i = 0; i < nw && rc == 0; i++) {
         node[i] = ad_key_find(k, o->n, wt[i], wn[i]);
@@ -645,7 +645,7 @@ static int ad_old_weights(AdCtx *c, AdOld *o, const AdKey *k, const char *pre)
     }
     for (size_t i = 0; i < o->n && rc == 0; i++)
         o->w_at[i + 1] += o->w_at[i];
-    size_t *fill = ir_alloc_array(o->n, sizeof *fill);
+    size_t *fill = mem_array(o->n, sizeof *fill);
     for (size_t i = 0; i < nw && rc == 0; i++) {
         size_t at = o->w_at[node[i]] + fill[node[i]]++;
         o->w_id[at] = wi[i];
@@ -663,7 +663,7 @@ static int ad_old_parse(AdCtx *c, AdOld *o, const char *pre)
     memset(o, 0, sizeof *o);
     if (ad_old_nodes(c, o) < 0)
         return -1;
-    AdKey *k = ir_alloc_array(o->n, sizeof *k);
+    AdKey *k = mem_array(o->n, sizeof *k);
     for (size_t i = 0; i < o->n; i++)
         k[i] = (AdKey){o->tid[i], o->nid[i], i};
     qsort(k, o->n, sizeof *k, ad_key_cmp);
@@ -712,14 +712,14 @@ static void ad_new_free(AdNew *t)
 static size_t ad_new_node(AdNew *t, int64_t feat, uint8_t mode, double split, int64_t miss)
 {
     size_t i = t->n++;
-    t->feat = ir_grow(t->feat, t->n, sizeof *t->feat);
-    t->tnext = ir_grow(t->tnext, t->n, sizeof *t->tnext);
-    t->fnext = ir_grow(t->fnext, t->n, sizeof *t->fnext);
-    t->tleaf = ir_grow(t->tleaf, t->n, sizeof *t->tleaf);
-    t->fleaf = ir_grow(t->fleaf, t->n, sizeof *t->fleaf);
-    t->miss = ir_grow(t->miss, t->n, sizeof *t->miss);
-    t->mode = ir_grow(t->mode, t->n, sizeof *t->mode);
-    t->split = ir_grow(t->split, t->n, sizeof *t->split);
+    t->feat = mem_grow(t->feat, t->n, sizeof *t->feat);
+    t->tnext = mem_grow(t->tnext, t->n, sizeof *t->tnext);
+    t->fnext = mem_grow(t->fnext, t->n, sizeof *t->fnext);
+    t->tleaf = mem_grow(t->tleaf, t->n, sizeof *t->tleaf);
+    t->fleaf = mem_grow(t->fleaf, t->n, sizeof *t->fleaf);
+    t->miss = mem_grow(t->miss, t->n, sizeof *t->miss);
+    t->mode = mem_grow(t->mode, t->n, sizeof *t->mode);
+    t->split = mem_grow(t->split, t->n, sizeof *t->split);
     t->feat[i] = feat;
     t->mode[i] = mode;
     t->split[i] = split;
@@ -731,8 +731,8 @@ static size_t ad_new_node(AdNew *t, int64_t feat, uint8_t mode, double split, in
 static size_t ad_new_leaf(AdNew *t, int64_t target, double w)
 {
     size_t i = t->nl++;
-    t->lt = ir_grow(t->lt, t->nl, sizeof *t->lt);
-    t->lw = ir_grow(t->lw, t->nl, sizeof *t->lw);
+    t->lt = mem_grow(t->lt, t->nl, sizeof *t->lt);
+    t->lw = mem_grow(t->lw, t->nl, sizeof *t->lw);
     t->lt[i] = target;
     t->lw[i] = w;
     return i;
@@ -740,7 +740,7 @@ static size_t ad_new_leaf(AdNew *t, int64_t target, double w)
 
 static void ad_new_root(AdNew *t, size_t node)
 {
-    t->roots = ir_grow(t->roots, t->nr + 1, sizeof *t->roots);
+    t->roots = mem_grow(t->roots, t->nr + 1, sizeof *t->roots);
     t->roots[t->nr++] = (int64_t)node;
 }
 
@@ -832,8 +832,8 @@ static size_t ad_old_max_weights(const AdOld *o, size_t root)
 static int ad_old_to_new(AdCtx *c, const AdOld *o, AdNew *t, bool replicate)
 {
     AdCopy p = {.c = c, .o = o, .t = t};
-    p.map = ir_alloc_array(o->n, sizeof *p.map);
-    p.lmap = ir_alloc_array(o->n, sizeof *p.lmap);
+    p.map = mem_array(o->n, sizeof *p.map);
+    p.lmap = mem_array(o->n, sizeof *p.lmap);
     int rc = 0;
     for (size_t tr = 0; tr < o->ntrees && rc == 0; tr++) {
         size_t root = o->roots[tr], m = ad_old_max_weights(o, root);
@@ -888,7 +888,7 @@ static int ad_new_write(AdCtx *c, IrNode *k, const AdNew *t, bool dbl, int64_t n
     ad_set_attr_ints(c, k, "leaf_targetids", t->nl, t->lt);
     ad_ml_set_tensor(k, "nodes_modes", IR_UINT8, t->n, t->mode, 1);
     size_t es = dbl ? 8 : 4, most = t->n > t->nl ? t->n : t->nl;
-    uint8_t *buf = ir_alloc_array(most ? most : 1, es);
+    uint8_t *buf = mem_array(most ? most : 1, es);
     for (int pass = 0; pass < 2; pass++) {
         const double *v = pass ? t->lw : t->split;
         size_t n = pass ? t->nl : t->n;
@@ -1095,10 +1095,10 @@ static IrNode *ad_tec_labels(AdCtx *c, const IrAttr *li, const IrAttr *ls)
         t = ir_tensor_new(NULL, IR_STRING, 1, &dim, NULL, 0);
         t->has_raw = false;
         t->n_string = n;
-        t->string_data = ir_alloc_array(n, sizeof *t->string_data);
+        t->string_data = mem_array(n, sizeof *t->string_data);
         for (size_t i = 0; i < n; i++) {
             t->string_data[i].len = ls->strings[i].len;
-            t->string_data[i].data = ir_alloc(ls->strings[i].len + 1);
+            t->string_data[i].data = mem_alloc(ls->strings[i].len + 1);
             if (ls->strings[i].len)
                 memcpy(t->string_data[i].data, ls->strings[i].data, ls->strings[i].len);
         }
@@ -1274,8 +1274,8 @@ static int ad_te_parse(AdCtx *c, AdTE *T)
     if (ad_attr(c, "membership_values") &&
         !ad_te_tensor(c, "membership_values", &T->mem, NULL, &T->nmem))
         return ad_refuse(c, DG_ATTRIBUTE, "membership_values cannot be read");
-    T->m_at = ir_alloc_array(n ? n : 1, sizeof *T->m_at);
-    T->m_len = ir_alloc_array(n ? n : 1, sizeof *T->m_len);
+    T->m_at = mem_array(n ? n : 1, sizeof *T->m_at);
+    T->m_len = mem_array(n ? n : 1, sizeof *T->m_len);
     size_t pos = 0;
     for (size_t i = 0; i < n; i++) {
         if (T->mode[i] < AD_BR_LEQ || T->mode[i] > AD_BR_MEMBER || T->feat[i] < 0)
@@ -1321,14 +1321,14 @@ static size_t ad_out_node(AdOut *o, int64_t tree, int64_t feat, int64_t mode, do
                           int64_t miss)
 {
     size_t i = o->n++;
-    o->tid = ir_grow(o->tid, o->n, sizeof *o->tid);
-    o->nid = ir_grow(o->nid, o->n, sizeof *o->nid);
-    o->feat = ir_grow(o->feat, o->n, sizeof *o->feat);
-    o->tnext = ir_grow(o->tnext, o->n, sizeof *o->tnext);
-    o->fnext = ir_grow(o->fnext, o->n, sizeof *o->fnext);
-    o->miss = ir_grow(o->miss, o->n, sizeof *o->miss);
-    o->mode = ir_grow(o->mode, o->n, sizeof *o->mode);
-    o->val = ir_grow(o->val, o->n, sizeof *o->val);
+    o->tid = mem_grow(o->tid, o->n, sizeof *o->tid);
+    o->nid = mem_grow(o->nid, o->n, sizeof *o->nid);
+    o->feat = mem_grow(o->feat, o->n, sizeof *o->feat);
+    o->tnext = mem_grow(o->tnext, o->n, sizeof *o->tnext);
+    o->fnext = mem_grow(o->fnext, o->n, sizeof *o->fnext);
+    o->miss = mem_grow(o->miss, o->n, sizeof *o->miss);
+    o->mode = mem_grow(o->mode, o->n, sizeof *o->mode);
+    o->val = mem_grow(o->val, o->n, sizeof *o->val);
     o->tid[i] = tree;
     o->nid[i] = i ? (o->tid[i - 1] == tree ? o->nid[i - 1] + 1 : 0) : 0;
     o->feat[i] = feat;
@@ -1398,10 +1398,10 @@ static int ad_emit(AdEmit *e, size_t i, bool leaf, size_t depth, int64_t *id)
         size_t at = ad_out_node(e->o, e->tree, 0, AD_BR_LEAF, 0.0, 0);
         AdOut *o = e->o;
         size_t w = o->nw++;
-        o->wt = ir_grow(o->wt, o->nw, sizeof *o->wt);
-        o->wn = ir_grow(o->wn, o->nw, sizeof *o->wn);
-        o->wi = ir_grow(o->wi, o->nw, sizeof *o->wi);
-        o->wv = ir_grow(o->wv, o->nw, sizeof *o->wv);
+        o->wt = mem_grow(o->wt, o->nw, sizeof *o->wt);
+        o->wn = mem_grow(o->wn, o->nw, sizeof *o->wn);
+        o->wi = mem_grow(o->wi, o->nw, sizeof *o->wi);
+        o->wv = mem_grow(o->wv, o->nw, sizeof *o->wv);
         o->wt[w] = e->tree;
         o->wn[w] = o->nid[at];
         o->wi[w] = T->lt[i];
@@ -1434,7 +1434,7 @@ static int ad_out_write(AdCtx *c, const AdOut *o, int64_t nt, int64_t agg, int64
     ad_set_attr_ints(c, k, "nodes_truenodeids", o->n, o->tnext);
     ad_set_attr_ints(c, k, "nodes_falsenodeids", o->n, o->fnext);
     ad_set_attr_ints(c, k, "nodes_missing_value_tracks_true", o->n, o->miss);
-    const IrBytes **modes = ir_alloc_array(o->n ? o->n : 1, sizeof *modes);
+    const IrBytes **modes = mem_array(o->n ? o->n : 1, sizeof *modes);
     IrBytes names[8];
     for (size_t m = 0; m < 8; m++)
         names[m] = (IrBytes){strlen(ad_mode_names[m]), (uint8_t *)ad_mode_names[m]};
@@ -1493,7 +1493,7 @@ static int ad_te_5_0(AdCtx *c)
         rc = ad_out_write(c, &o, nt, agg, post);
     if (rc == 0) {
         free(c->n->op_type);
-        c->n->op_type = ir_strdup("TreeEnsembleRegressor");
+        c->n->op_type = mem_strdup("TreeEnsembleRegressor");
         rc = ad_infer(c, c->n);
     }
     ad_te_free(&T);

@@ -13,23 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "adapters.h"
-#include "../src/eval.h"
+#include "adapters/adapters.h"
 
 /* ---- helpers -------------------------------------------------------- */
-
-/* Whether output i of c->n is named. */
-static bool ad_nn_has_out(const AdCtx *c, size_t i)
-{
-    return i < c->n->n_out && c->n->out[i];
-}
-
-/* Drops the trailing left-out outputs of c->n (keeps output 0). */
-static void ad_nn_trim_outputs(AdCtx *c)
-{
-    while (c->n->n_out > 1 && !c->n->out[c->n->n_out - 1])
-        c->n->n_out--;
-}
 
 /* Makes output i of c->n a fresh value and gives its old value to output 0
  * of k (a node that computes it from the fresh one, inserted after c->n);
@@ -84,14 +70,6 @@ static int ad_nn_drop_ones(AdCtx *c, const char *name)
                              "attribute %s has a value other than 1, which the target "
                              "does not have", name);
     ad_drop_attr(c, name);
-    return 0;
-}
-
-/* Drops consumed_inputs (a legacy in-place hint with no meaning for the
- * result). */
-static int ad_nn_drop_consumed(AdCtx *c)
-{
-    ad_drop_attr(c, "consumed_inputs");
     return 0;
 }
 
@@ -265,7 +243,7 @@ static IrValue *ad_nn_pool_counts(AdCtx *c, const AdPoolGeom *g, int32_t t)
     bool with_pad = ad_attr_i(c, "count_include_pad") != 0;
     size_t total = 1;
     for (size_t a = 0; a < g->n; a++)
-        if (!ir_mul_size(total, (size_t)g->out[a], &total) || total > ((size_t)1 << 24)) {
+        if (!mem_mul_size(total, (size_t)g->out[a], &total) || total > ((size_t)1 << 24)) {
             ad_refuse(c, DG_ATTRIBUTE, "the pool's output is too large to count");
             return NULL;
         }
@@ -277,7 +255,7 @@ static IrValue *ad_nn_pool_counts(AdCtx *c, const AdPoolGeom *g, int32_t t)
         return ad_const_scalar(c, t, first);
     int32_t ct = t == IR_DOUBLE ? IR_DOUBLE : IR_FLOAT;   /* float16 counts are cast from float */
     size_t w = ct == IR_DOUBLE ? 8 : 4;
-    uint8_t *buf = ir_alloc_array(total, w);
+    uint8_t *buf = mem_array(total, w);
     for (i = 0; i < total; i++) {
         double cnt = ad_nn_pool_count(g, i, with_pad);
         float f = (float)cnt;
@@ -315,7 +293,7 @@ static int ad_nn_avgpool_conv(AdCtx *c)
     size_t wn = (size_t)ch;
     for (size_t a = 0; a < n; a++) {
         wd[a + 2] = g.k[a];
-        if (!ir_mul_size(wn, (size_t)g.k[a], &wn) || wn > ((size_t)1 << 24))
+        if (!mem_mul_size(wn, (size_t)g.k[a], &wn) || wn > ((size_t)1 << 24))
             return ad_refuse(c, DG_ATTRIBUTE, "the all-ones kernel would be too large");
         /* a ceil_mode window past the end reads zeros from extra end pads */
         int64_t reach = (g.out[a] - 1) * g.s[a] + (g.k[a] - 1) * g.d[a] + 1;
@@ -401,7 +379,7 @@ static int ad_nn_avgpool_7_1(AdCtx *c)
                          "the input shape", ap);
     IrAttr *p = ad_attr(c, "pads");
     size_t sp = np / 2, rank = sp + 2;
-    int64_t *full = ir_alloc_array(2 * rank, sizeof *full);
+    int64_t *full = mem_array(2 * rank, sizeof *full);
     for (size_t i = 0; i < sp; i++) {
         full[2 + i] = p->ints[i];
         full[rank + 2 + i] = p->ints[sp + i];
@@ -423,10 +401,10 @@ static int ad_nn_avgpool_7_1(AdCtx *c)
  * which only orders the indices. Without Indices the node is the same. */
 static int ad_nn_maxpool_8_1(AdCtx *c)
 {
-    if (ad_nn_has_out(c, 1))
+    if (ad_named_out(c, 1))
         return ad_refuse(c, DG_SEMANTICS,
                          "the Indices output of MaxPool exists from opset 8");
-    ad_nn_trim_outputs(c);
+    ad_trim_outputs(c, 1);
     ad_drop_attr(c, "storage_order");
     return 0;
 }
@@ -489,7 +467,7 @@ static int ad_nn_dropout_7_6(AdCtx *c)
  * consumers' type and values. */
 static int ad_nn_dropout_7_10(AdCtx *c)
 {
-    if (!ad_nn_has_out(c, 1))
+    if (!ad_named_out(c, 1))
         return 0;
     int32_t t = ad_elem(ad_in(c, 0));
     if (!t)
@@ -501,7 +479,7 @@ static int ad_nn_dropout_7_10(AdCtx *c)
  * the consumers' bool mask (1 -> true, 0 -> false). */
 static int ad_nn_dropout_10_7(AdCtx *c)
 {
-    if (!ad_nn_has_out(c, 1))
+    if (!ad_named_out(c, 1))
         return 0;
     return ad_nn_cast_behind(c, 1, 9);
 }
@@ -669,77 +647,10 @@ static int ad_nn_gemm_11_9(AdCtx *c)
     if (!t)
         return ad_refuse(c, DG_TYPE_UNKNOWN, "the type of A is unknown");
     IrValue *z = ad_nn_neutral_add(c, t);
-    if (!z)
-        return -1;
-    ad_set_input(c, 2, z);
-    ad_drop_attr(c, "beta");
-    return 0;
-}
-
-/* ---- building expansions ---------------------------------------------
- * Each builder returns output 0 of a new node inserted before c->n and
- * typed by inference, or NULL once anything failed (c->refusal is set and
- * every later builder returns NULL), so an expansion is a straight
- * sequence checked once at the end. The loss expansions are built at 11
- * (axes attributes). */
-
-IrNode *ad_nn_raw(AdCtx *c, const char *op, size_t n, IrValue *const *in)
-{
-    if (c->refusal)
-        return NULL;
-    return ad_node_in(c, c->domain, c->n, op, n, in, 1);
-}
-
-IrValue *ad_nn_fin(AdCtx *c, IrNode *k)
-{
-    if (!k || ad_infer(c, k) < 0)
-        return NULL;
-    return k->out[0];
-}
-
-IrValue *ad_nn_scalar(AdCtx *c, int32_t dtype, double x)
-{
-    return c->refusal ? NULL : ad_const_scalar(c, dtype, x);
-}
-
-/* Ends an expansion: output i of c->n moves to the producer of vals[i]
- * (a new node: an input passed through gets an Identity; intermediates
- * that read the value read the moved one), c->n is deleted. */
-int ad_nn_end(AdCtx *c, size_t n, IrValue **vals)
-{
-    for (size_t i = 0; i < n && !c->refusal; i++)
-        for (size_t j = 0; j < c->n->n_in && vals[i] && ad_nn_has_out(c, i); j++)
-            if (c->n->in[j] == vals[i])
-                vals[i] = ad_op1(c, "Identity", vals[i]);
-    if (c->refusal)
-        return -1;
-    IrNode *k[4] = {0};
-    for (size_t i = 0; i < n && i < 4; i++) {
-        if (!ad_nn_has_out(c, i))
-            continue;
-        if (!vals[i] || !vals[i]->producer)
-            return ad_refuse(c, DG_INTERNAL, "output %zu was not built", i);
-        k[i] = vals[i]->producer;
-        if (vals[i]->n_uses > 0 &&
-            ir_value_replace_uses(vals[i], c->n->out[i], c->err) < 0) {
-            c->refusal = DG_INTERNAL;
-            return -1;
-        }
-        ad_move_output(c, i, k[i], vals[i]->producer_index);
-    }
-    ir_node_delete(c->n);
-    for (size_t i = 0; i < n && i < 4; i++)
-        if (k[i] && ad_infer(c, k[i]) < 0)
-            return -1;
-    return 0;
+    return ad_attr_as_input(c, "beta", 2, z);
 }
 
 /* ---- Col2Im ---------------------------------------------------------- */
-
-static IrValue *ad_nn_i64s(AdCtx *c, size_t n, const int64_t *v)
-{
-    return c->refusal ? NULL : ad_const_i64s(c, n, v);
-}
 
 /* Reads a constant INT64 vector input of exactly n_want entries (any
  * count when n_want is 0) into v (at most 8); returns the count, 0 after
@@ -793,7 +704,7 @@ static int64_t *ad_nn_col2im_index(AdCtx *c, size_t n, const int64_t *img,
     if (taps * blocks > (1 << 24))
         return ad_refuse(c, DG_SHAPE, "Col2Im is too large to index"), NULL;
     *kl = (size_t)(taps * blocks);
-    int64_t *idx = ir_alloc_array(*kl, sizeof *idx);
+    int64_t *idx = mem_array(*kl, sizeof *idx);
     for (int64_t k = 0; k < taps; k++)
         for (int64_t l = 0; l < blocks; l++) {
             int64_t kr = k, lr = l, pos = 0, stride = 1;
@@ -839,23 +750,21 @@ static int ad_nn_col2im_expand(AdCtx *c)
     }
     IrValue *pos = c->refusal ? NULL : ad_const_tensor(c, IR_INT64, 3, row, idx, kl * sizeof *idx);
     free(idx);
-    IrValue *x3 = ad_op2(c, "Reshape", ad_in(c, 0), ad_nn_i64s(c, 3, three));
+    IrValue *x3 = ad_reshape(c, ad_in(c, 0), 3, three);
     IrValue *xs = ad_op1(c, "Shape", x3);
-    IrNode *sh = ad_nn_raw(c, "Shape", 1, &x3);
+    IrNode *sh = ad_raw(c, "Shape", 1, &x3, 1);
     if (sh)
         ad_set_attr_i(c, sh, "end", 2);
-    IrValue *nc = ad_nn_fin(c, sh);
-    IrNode *cat = ad_nn_raw(c, "Concat", 2, (IrValue *[]){nc, ad_nn_i64s(c, 1, &flat)});
-    if (cat)
-        ad_set_attr_i(c, cat, "axis", 0);
-    IrValue *zero = ad_op2(c, "Expand", ad_nn_scalar(c, t, 0.0), ad_nn_fin(c, cat));
-    IrNode *sc = ad_nn_raw(c, "ScatterElements", 3,
-                           (IrValue *[]){zero, ad_op2(c, "Expand", pos, xs), x3});
+    IrValue *nc = ad_fin(c, sh);
+    IrValue *cat = ad_concat(c, (IrValue *[]){nc, ad_const_i64s(c, 1, &flat)}, 2, 0);
+    IrValue *zero = ad_op2(c, "Expand", ad_const_scalar(c, t, 0.0), cat);
+    IrValue *sin[3] = {zero, ad_op2(c, "Expand", pos, xs), x3};
+    IrNode *sc = ad_raw(c, "ScatterElements", 3, sin, 1);
     if (sc) {
         ad_set_attr_i(c, sc, "axis", 2);
         ad_set_attr_s(c, sc, "reduction", "add");
     }
-    IrValue *y = ad_op2(c, "Reshape", ad_nn_fin(c, sc), ad_nn_i64s(c, n + 2, out));
+    IrValue *y = ad_op2(c, "Reshape", ad_fin(c, sc), ad_const_i64s(c, n + 2, out));
     bool padded = false;
     for (size_t d = 0; d < 2 * n; d++)
         padded = padded || pads[d] != 0;
@@ -866,11 +775,10 @@ static int ad_nn_col2im_expand(AdCtx *c)
             en[d] = pads[d] + img[d];
             ax[d] = (int64_t)d + 2;
         }
-        IrValue *in[4] = {y, ad_nn_i64s(c, n, st), ad_nn_i64s(c, n, en), ad_nn_i64s(c, n, ax)};
-        y = ad_nn_fin(c, ad_nn_raw(c, "Slice", 4, in));
+        y = ad_slice(c, y, n, st, en, ax, NULL);
     }
     IrValue *outs[1] = {y};
-    return ad_nn_end(c, 1, outs);
+    return ad_end(c, 1, outs);
 }
 
 /* ---- the table ------------------------------------------------------ */
@@ -886,34 +794,6 @@ static int ad_nn_maxpool_12_11(AdCtx *c)
     return ad_widen(c, t, IR_FLOAT, 1u, 1u);
 }
 
-/* ---- Attention ------------------------------------------------------ */
-
-/* A known dimension d of v (negative d counts from the back), or -1. */
-int64_t ad_nm_dim(const IrValue *v, int d)
-{
-    return ad_dim(v, d < 0 ? ad_rank(v) + d : d);
-}
-
-/* ---- opset >= 13 builders (the attention expansions are built at 22) -- */
-
-/* x[..., start:end:step, ...] along one axis. */
-IrValue *ad_nm_slice(AdCtx *c, IrValue *x, int64_t start, int64_t end,
-                     int64_t axis, int64_t step)
-{
-    IrValue *in[5] = {x, ad_nm_i64s(c, 1, &start), ad_nm_i64s(c, 1, &end),
-                      ad_nm_i64s(c, 1, &axis), ad_nm_i64s(c, 1, &step)};
-    return ad_nm_fin(c, ad_nm_raw(c, "Slice", 5, in, 1));
-}
-
-IrValue *ad_nm_concat(AdCtx *c, IrValue *a, IrValue *b, int64_t axis)
-{
-    IrValue *in[2] = {a, b};
-    IrNode *k = ad_nm_raw(c, "Concat", 2, in, 1);
-    if (k)
-        ad_set_attr_i(c, k, "axis", axis);
-    return ad_nm_fin(c, k);
-}
-
 /* ---- CausalConvWithState -------------------------------------------- */
 
 /* CausalConvWithState below 27 (the function body): the input with the
@@ -922,37 +802,37 @@ IrValue *ad_nm_concat(AdCtx *c, IrValue *a, IrValue *b, int64_t axis)
  * in float) when asked; the present state is the last K-1 steps of the
  * padded input. Built at 26 with C and K known (Conv's group is an
  * attribute). */
-static int ad_nm_ccws_expand(AdCtx *c)
+static int ad_nn_ccws_expand(AdCtx *c)
 {
     IrValue *x = ad_in(c, 0), *w = ad_in(c, 1), *past = ad_in(c, 3);
     char buf[16];
     const char *act = ad_attr_s(c, "activation", buf, sizeof buf);
     bool silu = !strcmp(act, "silu") || !strcmp(act, "swish");
     int32_t t = ad_elem(x);
-    int64_t ch = ad_nm_dim(w, 0), k = ad_nm_dim(w, 2);
+    int64_t ch = ad_dim_at(w, 0), k = ad_dim_at(w, 2);
     if (!silu && strcmp(act, "none") != 0)
         return ad_refuse(c, DG_ATTRIBUTE, "activation '%s' is unknown", act);
     if (ch <= 0 || k <= 0 || !t)
         return ad_refuse(c, DG_SHAPE_UNKNOWN, "the channels, kernel size or type are unknown");
     IrValue *padded;
     if (past) {
-        padded = ad_nm_concat(c, past, x, 2);
+        padded = ad_concat(c, (IrValue *[]){past, x}, 2, 2);
     } else {
         int64_t pads[6] = {0, 0, k - 1, 0, 0, 0};
-        padded = ad_op2(c, "Pad", x, ad_nm_i64s(c, 6, pads));
+        padded = ad_pad(c, x, 6, pads);
     }
     IrValue *in[3] = {padded, w, ad_in(c, 2)};
-    IrNode *cv = ad_nm_raw(c, "Conv", ad_in(c, 2) ? 3 : 2, in, 1);
+    IrNode *cv = ad_raw(c, "Conv", ad_in(c, 2) ? 3 : 2, in, 1);
     if (cv)
         ad_set_attr_i(c, cv, "group", ch);
-    IrValue *y = ad_nm_fin(c, cv);
+    IrValue *y = ad_fin(c, cv);
     if (silu) {
         IrValue *yf = ad_cast(c, y, IR_FLOAT);
         y = ad_cast(c, ad_op2(c, "Mul", yf, ad_op1(c, "Sigmoid", yf)), t);
     }
-    IrValue *st = ad_nm_slice(c, padded, k > 1 ? -(k - 1) : INT64_MAX, INT64_MAX, 2, 1);
+    IrValue *st = ad_slice_at(c, padded, k > 1 ? -(k - 1) : INT64_MAX, INT64_MAX, 2, 1);
     IrValue *outs[2] = {y, st};
-    return ad_nm_end(c, 2, outs);
+    return ad_end(c, 2, outs);
 }
 
 /* ---- RoiAlign ------------------------------------------------------- */
@@ -1019,7 +899,7 @@ static const AdEntry ad_nn[] = {
     AD_BOTH("MaxUnpool", 9, 11),
     AD_BOTH("MaxUnpool", 11, 22),
 
-    AD_UP("Dropout", 1, 6, AD_ATTRS, ad_nn_drop_consumed),
+    AD_UP("Dropout", 1, 6, AD_ATTRS, ad_drop_consumed),
     AD_DOWN("Dropout", 1, 6, AD_ATTRS, ad_nothing),
     AD_UP("Dropout", 6, 7, AD_SEMANTIC, ad_nn_dropout_6_7),
     AD_DOWN("Dropout", 6, 7, AD_SEMANTIC, ad_nn_dropout_7_6),
@@ -1044,7 +924,7 @@ static const AdEntry ad_nn[] = {
     AD_BOTH("DeformConv", 19, 22),
     AD_GONE("Col2Im", 18, AD_EXPAND, ad_nn_col2im_expand),
 
-    AD_GONE("CausalConvWithState", 27, AD_EXPAND, ad_nm_ccws_expand),
+    AD_GONE("CausalConvWithState", 27, AD_EXPAND, ad_nn_ccws_expand),
 
     AD_UP("RoiAlign", 10, 16, AD_ATTRS, ad_ra_10_16),
     AD_DOWN("RoiAlign", 10, 16, AD_ATTRS, ad_ra_16_10),

@@ -15,15 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "adapters.h"
+#include "adapters/adapters.h"
 
 /* ---- outputs -------------------------------------------------------- */
-
-/* Whether output i of c->n is named. */
-static bool ad_nm_named(const AdCtx *c, size_t i)
-{
-    return i < c->n->n_out && c->n->out[i];
-}
 
 /* Whether v is read by some node or is a graph output. */
 static bool ad_nm_used(const IrValue *v)
@@ -31,18 +25,11 @@ static bool ad_nm_used(const IrValue *v)
     return v && (v->n_uses > 0 || ir_value_is_graph_output(v));
 }
 
-/* Drops trailing left-out outputs of c->n while it has more than keep. */
-static void ad_nm_trim_outputs(AdCtx *c, size_t keep)
-{
-    while (c->n->n_out > keep && !c->n->out[c->n->n_out - 1])
-        c->n->n_out--;
-}
-
 /* Leaves output i of c->n out (the slot stays, empty); its value must be
  * unused. */
 static int ad_nm_drop_out(AdCtx *c, size_t i)
 {
-    if (!ad_nm_named(c, i))
+    if (!ad_named_out(c, i))
         return 0;
     const char *none[1] = {""};
     IrNode *t = ir_node_new(c->g, c->n, "Identity", NULL, "", 0, NULL, 1, none, c->err);
@@ -52,115 +39,6 @@ static int ad_nm_drop_out(AdCtx *c, size_t i)
     }
     ir_node_take_output(t, 0, c->n, i);
     ir_node_delete(t);
-    return 0;
-}
-
-/* ---- building expansions ---------------------------------------------
- * Each builder returns output 0 of a node inserted before c->n and typed
- * by inference at c->build_opset, or NULL once anything failed (c->refusal
- * is then set and every later builder returns NULL too), so an expansion
- * is written as a straight sequence checked once at the end. */
-
-/* A new node (not yet inferred), or NULL after a failure. */
-IrNode *ad_nm_raw(AdCtx *c, const char *op, size_t n, IrValue *const *in,
-                  size_t n_out)
-{
-    if (c->refusal)
-        return NULL;
-    return ad_node_in(c, c->domain, c->n, op, n, in, n_out);
-}
-
-/* Infers k (its attributes set) and returns its output 0. */
-IrValue *ad_nm_fin(AdCtx *c, IrNode *k)
-{
-    if (!k || ad_infer(c, k) < 0)
-        return NULL;
-    return k->out[0];
-}
-
-IrValue *ad_nm_i64s(AdCtx *c, size_t n, const int64_t *v)
-{
-    return c->refusal ? NULL : ad_const_i64s(c, n, v);
-}
-
-IrValue *ad_nm_scalar(AdCtx *c, int32_t dtype, double x)
-{
-    return c->refusal ? NULL : ad_const_scalar(c, dtype, x);
-}
-
-/* ReduceMean over axes, dimensions kept: axes are an attribute below 18,
- * an input from 18. */
-static IrValue *ad_nm_rmean(AdCtx *c, IrValue *x, size_t n, const int64_t *axes)
-{
-    if (c->build_opset >= 18) {
-        IrValue *in[2] = {x, ad_nm_i64s(c, n, axes)};
-        return ad_nm_fin(c, ad_nm_raw(c, "ReduceMean", 2, in, 1));
-    }
-    IrValue *in[1] = {x};
-    IrNode *k = ad_nm_raw(c, "ReduceMean", 1, in, 1);
-    if (k)
-        ad_set_attr_ints(c, k, "axes", n, axes);
-    return ad_nm_fin(c, k);
-}
-
-/* Reshape to a value holding the shape (opset >= 5). */
-static IrValue *ad_nm_reshape_v(AdCtx *c, IrValue *x, IrValue *shape)
-{
-    return ad_op2(c, "Reshape", x, shape);
-}
-
-/* Reshape to a constant shape. */
-IrValue *ad_nm_reshape(AdCtx *c, IrValue *x, size_t n, const int64_t *shape)
-{
-    return ad_nm_reshape_v(c, x, ad_nm_i64s(c, n, shape));
-}
-
-/* Replaces c->n: output i moves to v's producer (when both exist). The
- * new nodes that read v (an intermediate that is also an output, e.g.
- * LayerNormalization's Mean) read the moved value instead. */
-static int ad_nm_give(AdCtx *c, size_t i, IrValue *v)
-{
-    if (!ad_nm_named(c, i) || !v || !v->producer)
-        return 0;
-    IrNode *k = v->producer;
-    if (v->n_uses > 0 && ir_value_replace_uses(v, c->n->out[i], c->err) < 0) {
-        c->refusal = DG_INTERNAL;
-        return -1;
-    }
-    ad_move_output(c, i, k, v->producer_index);
-    return 0;
-}
-
-/* Ends an expansion: checks it built, moves the outputs (vals[i] computes
- * output i; an input of c->n passed through unchanged gets an Identity),
- * deletes c->n and retypes the moved values. */
-int ad_nm_end(AdCtx *c, size_t n, IrValue *const *vals)
-{
-    if (c->refusal)
-        return -1;
-    for (size_t i = 0; i < n; i++)
-        if (ad_nm_named(c, i) && !vals[i])
-            return ad_refuse(c, DG_INTERNAL, "output %zu was not built", i);
-    IrNode *k[8] = {0};
-    IrValue *v[8] = {0};
-    for (size_t i = 0; i < n && i < 8; i++) {
-        v[i] = ad_nm_named(c, i) ? vals[i] : NULL;
-        for (size_t j = 0; j < c->n->n_in && v[i]; j++)
-            if (c->n->in[j] == v[i])
-                v[i] = ad_op1(c, "Identity", v[i]);
-    }
-    vals = v;
-    if (c->refusal)
-        return -1;
-    for (size_t i = 0; i < n && i < 8; i++) {
-        k[i] = vals[i] && ad_nm_named(c, i) ? vals[i]->producer : NULL;
-        if (ad_nm_give(c, i, vals[i]) < 0)
-            return -1;
-    }
-    ir_node_delete(c->n);
-    for (size_t i = 0; i < n && i < 8; i++)
-        if (k[i] && ad_infer(c, k[i]) < 0)
-            return -1;
     return 0;
 }
 
@@ -197,17 +75,9 @@ static size_t ad_nm_tail_axes(AdCtx *c, int64_t axis, int rank, int64_t *axes)
 static bool ad_nm_bn_stats(const AdCtx *c)
 {
     for (size_t i = 1; i < 5; i++)
-        if (ad_nm_named(c, i))
+        if (ad_named_out(c, i))
             return true;
     return false;
-}
-
-/* BatchNormalization / InstanceNormalization 1 -> 6: consumed_inputs (a
- * legacy in-place hint) removed. */
-static int ad_nm_drop_consumed(AdCtx *c)
-{
-    ad_drop_attr(c, "consumed_inputs");
-    return 0;
 }
 
 /* BatchNormalization 6 -> 1: version 1 requires consumed_inputs; mean and
@@ -215,7 +85,7 @@ static int ad_nm_drop_consumed(AdCtx *c)
  * produced. The hint does not change any output. */
 static int ad_nm_bn_6_1(AdCtx *c)
 {
-    int64_t s = ad_nm_named(c, 1) || ad_nm_named(c, 2) ? 1 : 0;
+    int64_t s = ad_named_out(c, 1) || ad_named_out(c, 2) ? 1 : 0;
     int64_t v[5] = {0, 0, 0, s, s};
     ad_set_attr_ints(c, c->n, "consumed_inputs", 5, v);
     return 0;
@@ -253,7 +123,7 @@ static IrValue *ad_nm_bn_formula(AdCtx *c, int32_t t)
 {
     IrValue *x = ad_in(c, 0), *sc = ad_in(c, 1), *b = ad_in(c, 2);
     IrValue *mean = ad_in(c, 3), *var = ad_in(c, 4);
-    IrValue *eps = ad_nm_scalar(c, t, ad_attr_f(c, "epsilon"));
+    IrValue *eps = ad_const_scalar(c, t, ad_attr_f(c, "epsilon"));
     IrValue *d = ad_op2(c, "Sub", x, mean);
     IrValue *sd = ad_op1(c, "Sqrt", ad_op2(c, "Add", var, eps));
     IrValue *y = ad_op2(c, "Mul", ad_op2(c, "Div", d, sd), sc);
@@ -286,7 +156,7 @@ static int ad_nm_bn_7_9(AdCtx *c)
                              "spatial=0 parameters must have X's shape without N");
     IrValue *y = ad_nm_bn_formula(c, t);
     IrValue *outs[1] = {y};
-    return ad_nm_end(c, 1, outs);
+    return ad_end(c, 1, outs);
 }
 
 /* BatchNormalization 9 -> 14: training became the attribute training_mode
@@ -300,7 +170,7 @@ static int ad_nm_bn_9_14(AdCtx *c)
 {
     bool stats = ad_nm_bn_stats(c);
     for (size_t i = 3; i < 5; i++) {
-        if (!ad_nm_named(c, i))
+        if (!ad_named_out(c, i))
             continue;
         if (ad_nm_used(c->n->out[i]))
             return ad_refuse(c, DG_SEMANTICS,
@@ -309,9 +179,9 @@ static int ad_nm_bn_9_14(AdCtx *c)
         if (ad_nm_drop_out(c, i) < 0)
             return -1;
     }
-    ad_nm_trim_outputs(c, 3);
-    if (!ad_nm_named(c, 1) && !ad_nm_named(c, 2))
-        ad_nm_trim_outputs(c, 1);
+    ad_trim_outputs(c, 3);
+    if (!ad_named_out(c, 1) && !ad_named_out(c, 2))
+        ad_trim_outputs(c, 1);
     if (stats)
         ad_set_attr_i(c, c->n, "training_mode", 1);
     return 0;
@@ -345,13 +215,13 @@ static int ad_nm_bn_14_9(AdCtx *c)
     if (ad_nm_bn_one_type(c) < 0)
         return -1;
     bool training = ad_attr_i(c, "training_mode") != 0;
-    bool named = ad_nm_named(c, 1) || ad_nm_named(c, 2);
+    bool named = ad_named_out(c, 1) || ad_named_out(c, 2);
     if (!training && named)
         return ad_refuse(c, DG_SEMANTICS,
                          "running statistics outputs in inference mode");
     ad_drop_attr(c, "training_mode");
     if (!training) {
-        ad_nm_trim_outputs(c, 1);
+        ad_trim_outputs(c, 1);
         return 0;
     }
     IrNode *k = ad_node_in(c, c->domain, c->n, "BatchNormalization", 5, c->n->in, 5);
@@ -410,13 +280,13 @@ static int ad_nm_mvn_expand(AdCtx *c)
         if (axes[i] < 0)
             axes[i] += r;
     }
-    IrValue *mean = ad_nm_rmean(c, x, n, axes);
+    IrValue *mean = ad_reduce(c, "ReduceMean", x, n, axes, true);
     IrValue *d = ad_op2(c, "Sub", x, mean);
-    IrValue *var = ad_nm_rmean(c, ad_op2(c, "Mul", d, d), n, axes);
+    IrValue *var = ad_reduce(c, "ReduceMean", ad_op2(c, "Mul", d, d), n, axes, true);
     IrValue *sd = ad_op2(c, "Add", ad_op1(c, "Sqrt", var),
-                            ad_nm_scalar(c, t, 1e-9));
+                            ad_const_scalar(c, t, 1e-9));
     IrValue *outs[1] = {ad_op2(c, "Div", d, sd)};
-    return ad_nm_end(c, 1, outs);
+    return ad_end(c, 1, outs);
 }
 
 /* The stash type of a LayerNormalization/RMSNormalization/
@@ -452,17 +322,17 @@ static int ad_nm_ln_expand(AdCtx *c)
     if (!n)
         return -1;
     IrValue *xu = ad_cast(c, x, st);
-    IrValue *mean = ad_nm_rmean(c, xu, n, axes);
+    IrValue *mean = ad_reduce(c, "ReduceMean", xu, n, axes, true);
     IrValue *d = ad_op2(c, "Sub", xu, mean);
-    IrValue *var = ad_nm_rmean(c, ad_op2(c, "Mul", d, d), n, axes);
-    IrValue *eps = ad_nm_scalar(c, st, ad_attr_f(c, "epsilon"));
+    IrValue *var = ad_reduce(c, "ReduceMean", ad_op2(c, "Mul", d, d), n, axes, true);
+    IrValue *eps = ad_const_scalar(c, st, ad_attr_f(c, "epsilon"));
     IrValue *sd = ad_op1(c, "Sqrt", ad_op2(c, "Add", var, eps));
     IrValue *y = ad_op2(c, "Mul", ad_op2(c, "Div", d, sd), ad_cast(c, ad_in(c, 1), st));
     if (ad_in(c, 2))
         y = ad_op2(c, "Add", y, ad_cast(c, ad_in(c, 2), st));
-    IrValue *inv = ad_nm_named(c, 2) ? ad_op1(c, "Reciprocal", sd) : NULL;
+    IrValue *inv = ad_named_out(c, 2) ? ad_op1(c, "Reciprocal", sd) : NULL;
     IrValue *outs[3] = {ad_cast(c, y, t), mean, inv};
-    return ad_nm_end(c, 3, outs);
+    return ad_end(c, 3, outs);
 }
 
 /* RMSNormalization below 23 (the function body): in the stash type,
@@ -481,12 +351,12 @@ static int ad_nm_rms_expand(AdCtx *c)
     if (!n)
         return -1;
     IrValue *xu = ad_cast(c, x, st);
-    IrValue *ms = ad_nm_rmean(c, ad_op2(c, "Mul", xu, xu), n, axes);
-    IrValue *eps = ad_nm_scalar(c, st, ad_attr_f(c, "epsilon"));
+    IrValue *ms = ad_reduce(c, "ReduceMean", ad_op2(c, "Mul", xu, xu), n, axes, true);
+    IrValue *eps = ad_const_scalar(c, st, ad_attr_f(c, "epsilon"));
     IrValue *rms = ad_op1(c, "Sqrt", ad_op2(c, "Add", ms, eps));
     IrValue *y = ad_op2(c, "Mul", ad_op2(c, "Div", xu, rms), ad_cast(c, sc, st));
     IrValue *outs[1] = {ad_cast(c, y, v)};
-    return ad_nm_end(c, 1, outs);
+    return ad_end(c, 1, outs);
 }
 
 /* ---- GroupNormalization --------------------------------------------- */
@@ -498,11 +368,11 @@ static IrValue *ad_nm_gn_core(AdCtx *c, int32_t st)
 {
     int64_t g = ad_attr_i(c, "num_groups");
     int64_t shape[3] = {0, g, -1}, ax[1] = {2};
-    IrValue *x3 = ad_nm_reshape(c, ad_cast(c, ad_in(c, 0), st), 3, shape);
-    IrValue *mean = ad_nm_rmean(c, x3, 1, ax);
+    IrValue *x3 = ad_reshape(c, ad_cast(c, ad_in(c, 0), st), 3, shape);
+    IrValue *mean = ad_reduce(c, "ReduceMean", x3, 1, ax, true);
     IrValue *d = ad_op2(c, "Sub", x3, mean);
-    IrValue *var = ad_nm_rmean(c, ad_op2(c, "Mul", d, d), 1, ax);
-    IrValue *eps = ad_nm_scalar(c, st, ad_attr_f(c, "epsilon"));
+    IrValue *var = ad_reduce(c, "ReduceMean", ad_op2(c, "Mul", d, d), 1, ax, true);
+    IrValue *eps = ad_const_scalar(c, st, ad_attr_f(c, "epsilon"));
     IrValue *sd = ad_op1(c, "Sqrt", ad_op2(c, "Add", var, eps));
     return ad_op2(c, "Div", d, sd);
 }
@@ -518,10 +388,10 @@ static int ad_nm_gn18_expand(AdCtx *c)
         return ad_refuse(c, DG_TYPE_UNKNOWN, "the type of X is unknown");
     int64_t col[2] = {-1, 1};
     IrValue *nrm = ad_nm_gn_core(c, t);
-    IrValue *y = ad_op2(c, "Mul", nrm, ad_nm_reshape(c, ad_in(c, 1), 2, col));
-    y = ad_op2(c, "Add", y, ad_nm_reshape(c, ad_in(c, 2), 2, col));
-    IrValue *outs[1] = {ad_nm_reshape_v(c, y, ad_op1(c, "Shape", ad_in(c, 0)))};
-    return ad_nm_end(c, 1, outs);
+    IrValue *y = ad_op2(c, "Mul", nrm, ad_reshape(c, ad_in(c, 1), 2, col));
+    y = ad_op2(c, "Add", y, ad_reshape(c, ad_in(c, 2), 2, col));
+    IrValue *outs[1] = {ad_op2(c, "Reshape", y, ad_op1(c, "Shape", ad_in(c, 0)))};
+    return ad_end(c, 1, outs);
 }
 
 /* GroupNormalization-21 (one scale and bias per channel) as other ops
@@ -538,12 +408,12 @@ static int ad_nm_gn21_expand(AdCtx *c)
         return ad_refuse(c, DG_TYPE_UNKNOWN, "the type of X is unknown");
     int64_t nc[3] = {0, 0, -1}, one[3] = {1, -1, 1};
     IrValue *xs = ad_op1(c, "Shape", ad_in(c, 0));
-    IrValue *nrm = ad_nm_reshape_v(c, ad_nm_gn_core(c, st), xs);
-    IrValue *n3 = ad_cast(c, ad_nm_reshape(c, nrm, 3, nc), t);
-    IrValue *y = ad_op2(c, "Mul", n3, ad_nm_reshape(c, ad_in(c, 1), 3, one));
-    y = ad_op2(c, "Add", y, ad_nm_reshape(c, ad_in(c, 2), 3, one));
-    IrValue *outs[1] = {ad_nm_reshape_v(c, y, xs)};
-    return ad_nm_end(c, 1, outs);
+    IrValue *nrm = ad_op2(c, "Reshape", ad_nm_gn_core(c, st), xs);
+    IrValue *n3 = ad_cast(c, ad_reshape(c, nrm, 3, nc), t);
+    IrValue *y = ad_op2(c, "Mul", n3, ad_reshape(c, ad_in(c, 1), 3, one));
+    y = ad_op2(c, "Add", y, ad_reshape(c, ad_in(c, 2), 3, one));
+    IrValue *outs[1] = {ad_op2(c, "Reshape", y, xs)};
+    return ad_end(c, 1, outs);
 }
 
 /* A per-group vector [G] repeated to one entry per channel [C]: reshaped
@@ -551,9 +421,9 @@ static int ad_nm_gn21_expand(AdCtx *c)
 static IrValue *ad_nm_gn_per_channel(AdCtx *c, IrValue *v, int64_t g, int64_t ch)
 {
     int64_t col[2] = {-1, 1}, wide[2] = {1, ch / g}, flat[1] = {-1};
-    IrValue *e = ad_op2(c, "Expand", ad_nm_reshape(c, v, 2, col),
-                           ad_nm_i64s(c, 2, wide));
-    return ad_nm_reshape(c, e, 1, flat);
+    IrValue *e = ad_op2(c, "Expand", ad_reshape(c, v, 2, col),
+                           ad_const_i64s(c, 2, wide));
+    return ad_reshape(c, e, 1, flat);
 }
 
 /* GroupNormalization 18 -> 21: scale and bias went from one value per
@@ -581,7 +451,7 @@ static int ad_nm_gn_18_21(AdCtx *c)
 /* ---- the table ------------------------------------------------------ */
 
 static const AdEntry ad_norm[] = {
-    AD_UP("BatchNormalization", 1, 6, AD_ATTRS, ad_nm_drop_consumed),
+    AD_UP("BatchNormalization", 1, 6, AD_ATTRS, ad_drop_consumed),
     AD_DOWN("BatchNormalization", 1, 6, AD_ATTRS, ad_nm_bn_6_1),
     AD_UP("BatchNormalization", 6, 7, AD_SEMANTIC, ad_nm_bn_6_7),
     AD_DOWN("BatchNormalization", 6, 7, AD_SEMANTIC, ad_nm_bn_7_6),
@@ -592,7 +462,7 @@ static const AdEntry ad_norm[] = {
     AD_UP("BatchNormalization", 14, 15, AD_COMPATIBLE, NULL),
     AD_DOWN("BatchNormalization", 14, 15, AD_SEMANTIC, ad_nm_bn_15_14),
 
-    AD_UP("InstanceNormalization", 1, 6, AD_ATTRS, ad_nm_drop_consumed),
+    AD_UP("InstanceNormalization", 1, 6, AD_ATTRS, ad_drop_consumed),
     AD_DOWN("InstanceNormalization", 1, 6, AD_ATTRS, ad_nothing),
     AD_BOTH("InstanceNormalization", 6, 22),
     AD_BOTH("LRN", 1, 13),

@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "adapters.h"
+#include "adapters/adapters.h"
 
 /* |(q - zero_point)| of 8-bit values is at most 255, so a product is at
  * most 255 * 255; a sum of k of them fits int32 (and is exact in double)
@@ -25,21 +25,6 @@
 #define AD_Q_MAX_TERMS ((int64_t)2147483647 / (255 * 255))
 
 /* ---- shapes ----------------------------------------------------------- */
-
-/* The fully known shape of v into dims (at most cap); false otherwise. */
-static bool ad_q_dims(const IrValue *v, size_t *rank, int64_t *dims, size_t cap)
-{
-    const IrType *t = ad_type(v);
-    if (!t || t->kind != IR_TYPE_TENSOR || !t->shape || t->shape->rank > cap)
-        return false;
-    for (size_t i = 0; i < t->shape->rank; i++) {
-        if (t->shape->dims[i].kind != IR_DIM_VALUE)
-            return false;
-        dims[i] = t->shape->dims[i].value;
-    }
-    *rank = t->shape->rank;
-    return true;
-}
 
 /* Whether v holds one element as a scalar or a 1-D tensor of one element
  * (what every version reads as per-tensor): 1 yes, 0 no, -1 unknown. */
@@ -135,9 +120,9 @@ static int ad_ql_19_13(AdCtx *c)
 static IrValue *ad_ql_zero_point(AdCtx *c, int32_t dt)
 {
     int64_t dims[8];
-    size_t rank;
     IrValue *s = ad_in(c, 1);
-    if (!ad_q_dims(s, &rank, dims, 8) || rank > 1) {
+    int rank = ad_static(s, dims, 8);
+    if (rank < 0 || rank > 1) {
         ad_refuse(c, DG_SHAPE_UNKNOWN,
                   "output_dtype without y_zero_point needs the scale's shape "
                   "to build a zero point");
@@ -145,7 +130,7 @@ static IrValue *ad_ql_zero_point(AdCtx *c, int32_t dt)
     }
     size_t n = rank ? (size_t)dims[0] : 1;
     uint8_t *z = calloc(n ? n : 1, 1);
-    IrValue *v = ad_const_tensor(c, dt, rank, dims, z, n);
+    IrValue *v = ad_const_tensor(c, dt, (size_t)rank, dims, z, n);
     free(z);
     return v;
 }
@@ -221,7 +206,7 @@ static int ad_ql_23_21(AdCtx *c)
 
 static int ad_dq_fold(AdCtx *c)
 {
-    return ad_t_fold(c, AD_DQ_MAX_FOLD);
+    return ad_fold(c, AD_DQ_MAX_FOLD);
 }
 
 /* 21 added `block_size` (default 0: not blocked). Down: it must be 0, or
@@ -308,10 +293,10 @@ static int ad_dq_below_10(AdCtx *c)
  * rank-r x (absent stays absent). */
 static IrValue *ad_dq_along(AdCtx *c, IrValue *v, int r, int64_t axis)
 {
-    int64_t shape[AD_T_MAX_RANK] = {-1};
+    int64_t shape[AD_MAX_STATIC_RANK] = {-1};
     for (int64_t k = 1; k < r - axis; k++)
         shape[k] = 1;
-    return v ? ad_t_reshape(c, v, (size_t)(r - axis), shape) : NULL;
+    return v ? ad_reshape(c, v, (size_t)(r - axis), shape) : NULL;
 }
 
 /* DequantizeLinear-13 with per-axis scales down to 10, which takes one
@@ -330,7 +315,7 @@ static int ad_dq_13_10(AdCtx *c)
     int r = ad_rank(x);
     int64_t axis;
     if (!ad_q_is_8bit(ad_elem(x)) || ad_rank(s) != 1 || (zp && ad_rank(zp) != 1) ||
-        r < 1 || r > AD_T_MAX_RANK || !ad_t_axis(ad_attr_i(c, "axis"), r, 0, &axis))
+        r < 1 || r > AD_MAX_STATIC_RANK || !ad_axis(ad_attr_i(c, "axis"), r, 0, &axis))
         return ad_q_13_10(c);
     return ad_dq_expand(c, x, ad_dq_along(c, s, r, axis), ad_dq_along(c, zp, r, axis));
 }
@@ -438,7 +423,7 @@ static IrValue *ad_q_shift(AdCtx *c, IrValue *q, IrValue *zp, int32_t dt)
     return k ? k->out[0] : NULL;
 }
 
-/* zp with `n` trailing axes of 1 added (Unsqueeze-1 form, axes 1..n), so
+/* zp with `n` trailing axes of 1 added (Unsqueeze at axes 1..n), so
  * that a per-row / per-channel vector broadcasts along its axis. */
 static IrValue *ad_q_trail(AdCtx *c, IrValue *zp, size_t n)
 {
@@ -447,11 +432,7 @@ static IrValue *ad_q_trail(AdCtx *c, IrValue *zp, size_t n)
     int64_t axes[8];
     for (size_t i = 0; i < n && i < 8; i++)
         axes[i] = (int64_t)i + 1;
-    IrNode *k = ad_node_in(c, c->domain, c->n, "Unsqueeze", 1, &zp, 1);
-    if (!k)
-        return NULL;
-    ad_set_attr_ints(c, k, "axes", n, axes);
-    return ad_infer(c, k) < 0 ? NULL : k->out[0];
+    return ad_axes_op(c, c->n, "Unsqueeze", zp, n, axes);
 }
 
 /* A zero point of an operand: absent or one element (per-tensor), or a
@@ -467,8 +448,8 @@ static int ad_q_zp_kind(AdCtx *c, size_t i, int64_t len, bool *vec)
     if (k == 1)
         return 0;
     int64_t dims[8];
-    size_t rank;
-    if (k < 0 || !ad_q_dims(zp, &rank, dims, 8))
+    int rank = k < 0 ? -1 : ad_static(zp, dims, 8);
+    if (rank < 0)
         return ad_refuse(c, DG_SHAPE_UNKNOWN, "the shape of zero point '%s' is unknown",
                          zp->name);
     if (rank != 1 || dims[0] != len)
@@ -514,9 +495,9 @@ static int ad_mmi_below_10(AdCtx *c)
 {
     IrValue *a = ad_in(c, 0), *b = ad_in(c, 1);
     int64_t ad[8], bd[8];
-    size_t ar, br;
+    int ar = ad_static(a, ad, 8), br = ad_static(b, bd, 8);
     bool avec, bvec;
-    if (!ad_q_dims(a, &ar, ad, 8) || !ad_q_dims(b, &br, bd, 8) || ar < 1 || br < 1)
+    if (ar < 1 || br < 1)
         return ad_refuse(c, DG_SHAPE_UNKNOWN,
                          "the shapes of A and B must be known to bound the sums");
     int64_t k = bd[br >= 2 ? br - 2 : 0], m = ar >= 2 ? ad[ar - 2] : 1;
@@ -584,7 +565,7 @@ static IrValue *ad_q_conv_chunks(AdCtx *c, IrValue *xs, IrValue *ws, int64_t cg,
                                  int64_t k)
 {
     IrValue *acc = NULL;
-    int64_t *xi = ir_alloc_array((size_t)(group * k), sizeof *xi);
+    int64_t *xi = mem_array((size_t)(group * k), sizeof *xi);
     for (int64_t a = 0; a < cg; a += k) {
         int64_t n = a + k < cg ? k : cg - a, nx = group * n;
         for (int64_t g = 0; g < group; g++)
@@ -592,7 +573,7 @@ static IrValue *ad_q_conv_chunks(AdCtx *c, IrValue *xs, IrValue *ws, int64_t cg,
                 xi[g * n + j] = g * cg + a + j;
         IrValue *xt = ad_const_int_tensor(c, IR_INT64, 1, &nx, xi, (size_t)nx);
         IrValue *wt = ad_const_int_tensor(c, IR_INT64, 1, &n, xi, (size_t)n);
-        IrValue *in[2] = {ad_t_gather(c, xs, xt, 1), ad_t_gather(c, ws, wt, 1)};
+        IrValue *in[2] = {ad_gather(c, xs, xt, 1), ad_gather(c, ws, wt, 1)};
         IrValue *part = in[0] && in[1] ? ad_q_conv(c, 2, in) : NULL;
         part = part ? ad_cast(c, part, IR_DOUBLE) : NULL;
         acc = acc && part ? ad_op2(c, "Add", acc, part) : part;
@@ -645,13 +626,13 @@ static int ad_convi_below_10(AdCtx *c)
 {
     IrValue *w = ad_in(c, 1);
     int64_t wd[8];
-    size_t wr;
+    int wr = ad_static(w, wd, 8);
     bool xvec, wvec;
-    if (!ad_q_dims(w, &wr, wd, 8) || wr < 3)
+    if (wr < 3)
         return ad_refuse(c, DG_SHAPE_UNKNOWN,
                          "the shape of w must be known to bound the sums");
     int64_t terms = 1;
-    for (size_t i = 1; i < wr; i++) {
+    for (int i = 1; i < wr; i++) {
         terms *= wd[i];
         if (terms > AD_Q_MAX_TERMS)
             return ad_refuse(c, DG_SEMANTICS,
@@ -669,20 +650,6 @@ static int ad_convi_below_10(AdCtx *c)
 
 /* ---- round half to even and saturation in opset-9 ops ------------------ */
 
-/* One-input op at the build opset, inferred; NULL propagates. */
-static IrValue *ad_q_op1(AdCtx *c, const char *op, IrValue *a)
-{
-    IrNode *k = a ? ad_node(c, c->n, op, 1, &a, 1) : NULL;
-    return k ? k->out[0] : NULL;
-}
-
-static IrValue *ad_q_op2(AdCtx *c, const char *op, IrValue *a, IrValue *b)
-{
-    IrValue *in[2] = {a, b};
-    IrNode *k = a && b ? ad_node(c, c->n, op, 2, in, 1) : NULL;
-    return k ? k->out[0] : NULL;
-}
-
 /* q rounded half to even, q of floating type dt and never NaN: with
  * f = floor(q) and d = q - f (exact: f and q are within a factor of 2, or
  * f is 0 or -1 and d rounds only away from 0.5 in the right direction),
@@ -691,16 +658,16 @@ static IrValue *ad_q_op2(AdCtx *c, const char *op, IrValue *a, IrValue *b)
 static IrValue *ad_q_rne(AdCtx *c, IrValue *q, int32_t dt)
 {
     IrValue *half = ad_const_scalar(c, dt, 0.5), *quarter = ad_const_scalar(c, dt, 0.25);
-    IrValue *f = ad_q_op1(c, "Floor", q);
-    IrValue *d = ad_q_op2(c, "Sub", q, f);
-    IrValue *gt = ad_q_op2(c, "Greater", d, half);
-    IrValue *lt = ad_q_op2(c, "Less", d, half);
-    IrValue *h = ad_q_op2(c, "Mul", f, half);
-    IrValue *odd = ad_q_op2(c, "Greater", ad_q_op2(c, "Sub", h, ad_q_op1(c, "Floor", h)),
+    IrValue *f = ad_op1(c, "Floor", q);
+    IrValue *d = ad_op2(c, "Sub", q, f);
+    IrValue *gt = ad_op2(c, "Greater", d, half);
+    IrValue *lt = ad_op2(c, "Less", d, half);
+    IrValue *h = ad_op2(c, "Mul", f, half);
+    IrValue *odd = ad_op2(c, "Greater", ad_op2(c, "Sub", h, ad_op1(c, "Floor", h)),
                             quarter);
-    IrValue *tie = ad_q_op1(c, "Not", ad_q_op2(c, "Or", gt, lt));
-    IrValue *up = ad_q_op2(c, "Or", gt, ad_q_op2(c, "And", tie, odd));
-    return ad_q_op2(c, "Add", f, up ? ad_cast(c, up, dt) : NULL);
+    IrValue *tie = ad_op1(c, "Not", ad_op2(c, "Or", gt, lt));
+    IrValue *up = ad_op2(c, "Or", gt, ad_op2(c, "And", tie, odd));
+    return ad_op2(c, "Add", f, up ? ad_cast(c, up, dt) : NULL);
 }
 
 /* saturate(rne(q) + zero_point) as type zt, q of floating type dt; a NaN q
@@ -709,12 +676,12 @@ static IrValue *ad_q_rne(AdCtx *c, IrValue *q, int32_t dt)
  * wherever it is not saturated anyway. Clip-6 (attributes) saturates. */
 static IrValue *ad_q_requant(AdCtx *c, IrValue *q, int32_t dt, IrValue *zp, int32_t zt)
 {
-    IrValue *nan = ad_q_op1(c, "IsNaN", q), *zero = ad_const_scalar(c, dt, 0.0);
+    IrValue *nan = ad_op1(c, "IsNaN", q), *zero = ad_const_scalar(c, dt, 0.0);
     IrValue *in[3] = {nan, zero, q};
     IrNode *w = nan && zero ? ad_node(c, c->n, "Where", 3, in, 1) : NULL;
     IrValue *r = w ? ad_q_rne(c, w->out[0], dt) : NULL;
     if (r && zp)
-        r = ad_q_op2(c, "Add", r, ad_cast(c, zp, dt));
+        r = ad_op2(c, "Add", r, ad_cast(c, zp, dt));
     /* r is an integer: float32 keeps it where it is inside the range and
      * keeps its side of the range elsewhere, and Clip-6 has a float32
      * kernel in every runtime (ONNX Runtime has none for double) */
@@ -765,8 +732,8 @@ static int ad_ql_below_10(AdCtx *c)
                          "is 1-D: the expansion would change the output shape");
     c->build_opset = 9;
     int32_t dt = tx == IR_FLOAT ? IR_FLOAT : IR_DOUBLE;
-    IrValue *q = dt == IR_FLOAT ? ad_q_op2(c, "Div", x, s)
-                                  : ad_q_op2(c, "Div", ad_cast(c, x, dt), ad_cast(c, s, dt));
+    IrValue *q = dt == IR_FLOAT ? ad_op2(c, "Div", x, s)
+                                  : ad_op2(c, "Div", ad_cast(c, x, dt), ad_cast(c, s, dt));
     IrValue *y = q ? ad_q_requant(c, q, dt, zp, zt) : NULL;
     if (!y)
         return -1;
@@ -795,16 +762,16 @@ static int ad_dql_below_11(AdCtx *c)
     if (ad_infer(c, rmin) < 0 || ad_infer(c, rmax) < 0)
         return -1;
     IrValue *zero = ad_const_scalar(c, IR_FLOAT, 0.0);
-    IrValue *lo = ad_q_op2(c, "Min", rmin->out[0], zero);
-    IrValue *hi = ad_q_op2(c, "Max", rmax->out[0], zero);
-    IrValue *scale = ad_q_op2(c, "Div", ad_q_op2(c, "Sub", hi, lo),
+    IrValue *lo = ad_op2(c, "Min", rmin->out[0], zero);
+    IrValue *hi = ad_op2(c, "Max", rmax->out[0], zero);
+    IrValue *scale = ad_op2(c, "Div", ad_op2(c, "Sub", hi, lo),
                               ad_const_scalar(c, IR_FLOAT, 255.0));
     if (!scale)
         return -1;
     /* the outputs move onto their producers before anything reads them */
     IrNode *ks = scale->producer;
     ad_move_output(c, 1, ks, 0);
-    IrValue *zf = ad_q_op2(c, "Sub", zero, ad_q_op2(c, "Div", lo, ks->out[0]));
+    IrValue *zf = ad_op2(c, "Sub", zero, ad_op2(c, "Div", lo, ks->out[0]));
     IrValue *zc = zf ? ad_q_requant(c, zf, IR_FLOAT, NULL, IR_UINT8) : NULL;
     if (!zc)
         return -1;
@@ -837,9 +804,9 @@ static int ad_qlmm_below_10(AdCtx *c)
 {
     IrValue *a = ad_in(c, 0), *b = ad_in(c, 3);
     int64_t ad[8], bd[8];
-    size_t ar, br;
+    int ar = ad_static(a, ad, 8), br = ad_static(b, bd, 8);
     int32_t zt;
-    if (!ad_q_dims(a, &ar, ad, 8) || !ad_q_dims(b, &br, bd, 8) || ar < 1 || br < 1)
+    if (ar < 1 || br < 1)
         return ad_refuse(c, DG_SHAPE_UNKNOWN,
                          "the shapes of a and b must be known to bound the sums");
     int64_t k = bd[br >= 2 ? br - 2 : 0], m = ar >= 2 ? ad[ar - 2] : 1;
@@ -856,10 +823,10 @@ static int ad_qlmm_below_10(AdCtx *c)
     IrValue *ys = bz ? ad_q_along(c, 6, m, rr) : NULL, *yz = ys ? ad_q_along(c, 7, m, rr) : NULL;
     if (!yz)
         return -1;
-    IrValue *acc = ad_q_op2(c, "MatMul", ad_q_shift(c, a, az, IR_DOUBLE),
+    IrValue *acc = ad_op2(c, "MatMul", ad_q_shift(c, a, az, IR_DOUBLE),
                             ad_q_shift(c, b, bz, IR_DOUBLE));
-    IrValue *mult = ad_q_op2(c, "Div", ad_q_op2(c, "Mul", as, bs), ys);
-    IrValue *q = ad_q_op2(c, "Mul", acc, mult ? ad_cast(c, mult, IR_DOUBLE) : NULL);
+    IrValue *mult = ad_op2(c, "Div", ad_op2(c, "Mul", as, bs), ys);
+    IrValue *q = ad_op2(c, "Mul", acc, mult ? ad_cast(c, mult, IR_DOUBLE) : NULL);
     IrValue *y = q ? ad_q_requant(c, q, IR_DOUBLE, yz, zt) : NULL;
     if (!y)
         return -1;
@@ -876,13 +843,13 @@ static int ad_qlconv_below_10(AdCtx *c)
 {
     IrValue *w = ad_in(c, 3), *bias = ad_in(c, 8);
     int64_t wd[8];
-    size_t wr;
+    int wr = ad_static(w, wd, 8);
     int32_t zt;
     bool vec;
-    if (!ad_q_dims(w, &wr, wd, 8) || wr < 3)
+    if (wr < 3)
         return ad_refuse(c, DG_SHAPE_UNKNOWN, "the shape of w must be known to bound the sums");
     int64_t terms = 1;
-    for (size_t i = 1; i < wr; i++)
+    for (int i = 1; i < wr; i++)
         if ((terms *= wd[i]) > AD_Q_MAX_TERMS)
             return ad_refuse(c, DG_SEMANTICS, "the window could overflow the accumulator");
     if (ad_q_zero_type(c, 7, &zt) < 0 || ad_elem(ad_in(c, 1)) != IR_FLOAT)
@@ -902,12 +869,12 @@ static int ad_qlconv_below_10(AdCtx *c)
     acc = acc && dt != IR_DOUBLE ? ad_cast(c, acc, IR_DOUBLE) : acc;
     if (acc && bias) {   /* int32 bias: exact in double, per output channel */
         IrValue *bd = ad_q_trail(c, ad_cast(c, bias, IR_DOUBLE), wr - 2);
-        acc = bd ? ad_q_op2(c, "Add", acc, bd) : NULL;
+        acc = bd ? ad_op2(c, "Add", acc, bd) : NULL;
     }
     if (!acc)
         return -1;
-    IrValue *mult = ad_q_op2(c, "Div", ad_q_op2(c, "Mul", ad_in(c, 1), ws), ad_in(c, 6));
-    IrValue *q = ad_q_op2(c, "Mul", acc, mult ? ad_cast(c, mult, IR_DOUBLE) : NULL);
+    IrValue *mult = ad_op2(c, "Div", ad_op2(c, "Mul", ad_in(c, 1), ws), ad_in(c, 6));
+    IrValue *q = ad_op2(c, "Mul", acc, mult ? ad_cast(c, mult, IR_DOUBLE) : NULL);
     IrValue *y = q ? ad_q_requant(c, q, IR_DOUBLE, ad_in(c, 7), zt) : NULL;
     if (!y)
         return -1;

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "adapters.h"
+#include "adapters/adapters.h"
 
 /* ---- Bernoulli below 15 ------------------------------------------------ */
 

@@ -22,8 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "adapters.h"
-#include "../src/eval.h"
+#include "adapters/adapters.h"
 
 /* ---- helpers ----------------------------------------------------------- */
 
@@ -38,7 +37,7 @@ static int ad_red_axes_down(AdCtx *c)
     if (!a || !a->n_ints)
         return 0;
     size_t n = a->n_ints;
-    int64_t *ax = ir_alloc_array(n, sizeof *ax);
+    int64_t *ax = mem_array(n, sizeof *ax);
     memcpy(ax, a->ints, n * sizeof *ax);
     bool changed;
     int rc = ad_norm_axes(c, ax, n, ad_rank(ad_in(c, 0)), "axis", &changed);
@@ -286,7 +285,7 @@ static IrValue *ad_red_flags(AdCtx *c, IrValue *axes, int r, bool noop)
  * r - sum(fi) of them give the shape y is reshaped to. */
 static IrValue *ad_red_drop_axes(AdCtx *c, IrValue *y, IrValue *len, IrValue *fi, int r)
 {
-    int64_t *rank_left = ir_alloc_array((size_t)r, sizeof *rank_left), k = r;
+    int64_t *rank_left = mem_array((size_t)r, sizeof *rank_left), k = r;
     for (int i = 0; i < r; i++)
         rank_left[i] = r - i;
     IrValue *kept = ad_op2(c, "Sub", ad_const_scalar(c, IR_INT64, 1.0), fi);
@@ -461,7 +460,7 @@ static int ad_arg_last_down(AdCtx *c)
         return ad_refuse(c, DG_SHAPE_UNKNOWN,
                          "select_last_index=1 needs the length of axis %lld known",
                          (long long)axis);
-    int64_t *idx = ir_alloc_array((size_t)n, sizeof *idx);
+    int64_t *idx = mem_array((size_t)n, sizeof *idx);
     for (int64_t i = 0; i < n; i++)
         idx[i] = n - 1 - i;
     IrValue *iv = ad_const_i64s(c, (size_t)n, idx);
@@ -541,11 +540,11 @@ static IrValue *ad_scan_unit(AdCtx *c, IrValue *x, IrValue *s, int64_t j,
 {
     int32_t t = ad_elem(x);
     int64_t d[AD_MAX_RANK];
-    size_t r;
-    if (ad_static_dims(x, d, &r)) {
+    int r = ad_static(x, d, AD_MAX_RANK);
+    if (r >= 0) {
         d[axis] = 1;
-        if (ad_numel(d, r) >= 0)
-            return ad_const_fill(c, t, r, d, unit);
+        if (ad_prod(d, 0, (size_t)r, AD_SELECT_CAP) >= 0)
+            return ad_const_fill(c, t, (size_t)r, d, unit);
     }
     if (!s)
         s = ad_scan_slice(c, x, j, axis);
@@ -583,7 +582,7 @@ static IrValue *ad_scan_along(AdCtx *c, const char *op, int unit, int64_t axis,
         return ad_op1(c, "Identity", x);
     bool excl = ad_attr_i(c, "exclusive") != 0;
     bool rev = ad_attr_i(c, "reverse") != 0;
-    IrValue **out = ir_alloc_array((size_t)n, sizeof *out), *acc = NULL;
+    IrValue **out = mem_array((size_t)n, sizeof *out), *acc = NULL;
     for (int64_t s = 0; s < n; s++) {
         int64_t j = rev ? n - 1 - s : s;
         /* exclusive: the last slice adds to no output */
@@ -652,7 +651,7 @@ static int ad_scan_gone(AdCtx *c, const char *op, int unit)
     if (ad_need_type(c, op, t) < 0)
         return -1;
     if (!ad_const_ints(ad_in(c, 1), &v, &n))
-        return ad_finish(c, ad_scan_any_axis(c, op, unit, ad_rank(x)));
+        return ad_replace_by(c, ad_scan_any_axis(c, op, unit, ad_rank(x)));
     axis = n == 1 ? v[0] : 0;
     free(v);
     if (n != 1)
@@ -660,7 +659,7 @@ static int ad_scan_gone(AdCtx *c, const char *op, int unit)
     if (ad_norm_axes(c, &axis, 1, ad_rank(x), "axis", &changed) < 0)
         return -1;
     int64_t len = ad_scan_len(c, x, axis);
-    return len < 0 ? -1 : ad_finish(c, ad_scan_along(c, op, unit, axis, len));
+    return len < 0 ? -1 : ad_replace_by(c, ad_scan_along(c, op, unit, axis, len));
 }
 
 static int ad_cumsum_gone(AdCtx *c)
@@ -673,34 +672,6 @@ static int ad_cumprod_gone(AdCtx *c)
     return ad_scan_gone(c, "Mul", 1);
 }
 
-static IrValue *ad_nn_where(AdCtx *c, IrValue *m, IrValue *a, IrValue *b)
-{
-    IrValue *in[3] = {m, a, b};
-    return ad_nn_fin(c, ad_nn_raw(c, "Where", 3, in));
-}
-
-/* op(x) with one INTS attribute (Unsqueeze/Squeeze axes, Transpose perm
- * at opset 11); n == 0 leaves the attribute out. */
-static IrValue *ad_nn_ints_op(AdCtx *c, const char *op, IrValue *x, const char *attr,
-                              size_t n, const int64_t *v)
-{
-    IrValue *in[1] = {x};
-    IrNode *k = ad_nn_raw(c, op, 1, in);
-    if (k && n)
-        ad_set_attr_ints(c, k, attr, n, v);
-    return ad_nn_fin(c, k);
-}
-
-/* ReduceSum/ReduceMean over every axis, to a scalar (opset 11). */
-static IrValue *ad_nn_reduce_all(AdCtx *c, const char *op, IrValue *x)
-{
-    IrValue *in[1] = {x};
-    IrNode *k = ad_nn_raw(c, op, 1, in);
-    if (k)
-        ad_set_attr_i(c, k, "keepdims", 0);
-    return ad_nn_fin(c, k);
-}
-
 /* ---- losses --------------------------------------------------------- */
 
 /* The negative log-likelihood of `lp` (N, C, d...) at the targets of c->n
@@ -709,7 +680,7 @@ static IrValue *ad_nn_reduce_all(AdCtx *c, const char *op, IrValue *x)
  * body, at opset 11): targets equal to ignore_index read class 0 and
  * count with loss and weight 0; "mean" divides by the summed weights (the
  * number of counted targets without weights). */
-static IrValue *ad_nn_nll(AdCtx *c, IrValue *lp)
+static IrValue *ad_red_nll(AdCtx *c, IrValue *lp)
 {
     IrValue *tg = ad_in(c, 1), *w = ad_in(c, 2);
     int32_t t = ad_elem(lp), tt = ad_elem(tg);
@@ -735,51 +706,52 @@ static IrValue *ad_nn_nll(AdCtx *c, IrValue *lp)
                   (long long)ig);
         return NULL;
     }
-    IrValue *tu = ad_nn_ints_op(c, "Unsqueeze", tg, "axes", 1, ax), *m = NULL;
+    IrValue *tu = ad_axes_op(c, c->n, "Unsqueeze", tg, 1, ax), *m = NULL;
     if (ii) {
         /* the index itself, never through double: 2^63 - 1 is no double */
         m = ad_op2(c, "Equal", tu, c->refusal ? NULL : ad_const_int(c, tt, ig));
-        tu = ad_nn_where(c, m, ad_nn_scalar(c, tt, 0), tu);
+        tu = ad_op3(c, "Where", m, ad_const_scalar(c, tt, 0), tu);
     }
-    IrNode *k = ad_nn_raw(c, "GatherElements", 2, (IrValue *[]){lp, tu});
+    IrNode *k = ad_raw(c, "GatherElements", 2, (IrValue *[]){lp, tu}, 1);
     if (k)
         ad_set_attr_i(c, k, "axis", 1);
-    IrValue *g = ad_nn_fin(c, k), *zero = ii ? ad_nn_scalar(c, t, 0) : NULL;
+    IrValue *g = ad_fin(c, k), *zero = ii ? ad_const_scalar(c, t, 0) : NULL;
     if (ii)
-        g = ad_nn_where(c, m, zero, g);
-    IrValue *loss = ad_op1(c, "Neg", ad_nn_ints_op(c, "Squeeze", g, "axes", 1, ax));
+        g = ad_op3(c, "Where", m, zero, g);
+    IrValue *loss = ad_op1(c, "Neg", ad_axes_op(c, c->n, "Squeeze", g, 1, ax));
     IrValue *wt = NULL;
     if (w) {
         wt = ad_op2(c, "Gather", w, tu);
         if (ii)
-            wt = ad_nn_where(c, m, zero, wt);
+            wt = ad_op3(c, "Where", m, zero, wt);
     } else if (ii && !strcmp(red, "mean")) {
-        wt = ad_nn_where(c, m, zero, ad_nn_scalar(c, t, 1));
+        wt = ad_op3(c, "Where", m, zero, ad_const_scalar(c, t, 1));
     }
     if (wt)
-        wt = ad_nn_ints_op(c, "Squeeze", wt, "axes", 1, ax);
+        wt = ad_axes_op(c, c->n, "Squeeze", wt, 1, ax);
     if (w)
         loss = ad_op2(c, "Mul", loss, wt);
     if (!strcmp(red, "none"))
         return loss;
     if (!strcmp(red, "sum") || !wt)
-        return ad_nn_reduce_all(c, !strcmp(red, "sum") ? "ReduceSum" : "ReduceMean", loss);
-    return ad_op2(c, "Div", ad_nn_reduce_all(c, "ReduceSum", loss),
-                     ad_nn_reduce_all(c, "ReduceSum", wt));
+        return ad_reduce(c, !strcmp(red, "sum") ? "ReduceSum" : "ReduceMean", loss, 0, NULL,
+                         false);
+    return ad_op2(c, "Div", ad_reduce(c, "ReduceSum", loss, 0, NULL, false),
+                     ad_reduce(c, "ReduceSum", wt, 0, NULL, false));
 }
 
 /* NegativeLogLikelihoodLoss below 12: the function body at opset 11. */
-static int ad_nn_nll_expand(AdCtx *c)
+static int ad_red_nll_expand(AdCtx *c)
 {
-    IrValue *outs[1] = {ad_nn_nll(c, ad_in(c, 0))};
-    return ad_nn_end(c, 1, outs);
+    IrValue *outs[1] = {ad_red_nll(c, ad_in(c, 0))};
+    return ad_end(c, 1, outs);
 }
 
 /* SoftmaxCrossEntropyLoss below 12: log_prob = LogSoftmax over the class
  * axis 1, then the NLL above. LogSoftmax-11 normalizes the flattened
  * trailing dims from its axis, so for more than 2 dims the class axis is
  * moved last first (and back for the log_prob output). */
-static int ad_nn_sce_expand(AdCtx *c)
+static int ad_red_sce_expand(AdCtx *c)
 {
     IrValue *x = ad_in(c, 0);
     int r = ad_rank(x);
@@ -790,15 +762,15 @@ static int ad_nn_sce_expand(AdCtx *c)
         to[i] = i == r - 1 ? 1 : i == 0 ? 0 : i + 1;
         from[i] = i == 0 ? 0 : i == 1 ? r - 1 : i - 1;
     }
-    IrValue *xt = r > 2 ? ad_nn_ints_op(c, "Transpose", x, "perm", (size_t)r, to) : x;
-    IrNode *k = ad_nn_raw(c, "LogSoftmax", 1, &xt);
+    IrValue *xt = r > 2 ? ad_transpose(c, x, (size_t)r, to) : x;
+    IrNode *k = ad_raw(c, "LogSoftmax", 1, &xt, 1);
     if (k)
         ad_set_attr_i(c, k, "axis", r - 1);
-    IrValue *lp = ad_nn_fin(c, k);
+    IrValue *lp = ad_fin(c, k);
     if (r > 2)
-        lp = ad_nn_ints_op(c, "Transpose", lp, "perm", (size_t)r, from);
-    IrValue *outs[2] = {ad_nn_nll(c, lp), lp};
-    return ad_nn_end(c, 2, outs);
+        lp = ad_transpose(c, lp, (size_t)r, from);
+    IrValue *outs[2] = {ad_red_nll(c, lp), lp};
+    return ad_end(c, 2, outs);
 }
 
 static const AdEntry ad_reduce_table[] = {
@@ -841,8 +813,8 @@ static const AdEntry ad_reduce_table[] = {
     AD_BOTH("NegativeLogLikelihoodLoss", 12, 13),
     AD_BOTH("NegativeLogLikelihoodLoss", 13, 22),
     AD_BOTH("SoftmaxCrossEntropyLoss", 12, 13),
-    AD_GONE("NegativeLogLikelihoodLoss", 12, AD_EXPAND, ad_nn_nll_expand),
-    AD_GONE("SoftmaxCrossEntropyLoss", 12, AD_EXPAND, ad_nn_sce_expand),
+    AD_GONE("NegativeLogLikelihoodLoss", 12, AD_EXPAND, ad_red_nll_expand),
+    AD_GONE("SoftmaxCrossEntropyLoss", 12, AD_EXPAND, ad_red_sce_expand),
 };
 
 const AdFamily ad_family_reduce = {"reduce", ad_reduce_table,

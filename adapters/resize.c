@@ -22,24 +22,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "adapters.h"
-#include "resize_lower.h"
-#include "../src/fconv.h"
-#include "../src/resize.h"
+#include "adapters/adapters.h"
+#include "adapters/resize_lower.h"
+#include "base/fconv.h"
+#include "schema/resize.h"
 
 /* ---- helpers ------------------------------------------------------- */
-
-/* A 1-D float constant holding v[0..n). */
-IrValue *ad_rs_fconst(AdCtx *c, size_t n, const double *v)
-{
-    float *f = ir_alloc_array(n ? n : 1, sizeof *f);
-    for (size_t i = 0; i < n; i++)
-        f[i] = (float)v[i];
-    int64_t dim = (int64_t)n;
-    IrValue *k = ad_const_tensor(c, IR_FLOAT, 1, &dim, f, n * sizeof *f);
-    free(f);
-    return k;
-}
 
 /* An empty 1-D constant of element type dtype (Resize-11's "not given"
  * roi or scales). */
@@ -49,7 +37,7 @@ static IrValue *ad_rs_empty(AdCtx *c, int32_t dtype)
     return ad_const_tensor(c, dtype, 1, &dim, NULL, 0);
 }
 
-/* Whether v is known (src/known.h: an initializer, a Constant, or a value
+/* Whether v is known (src/analysis/known.h: an initializer, a Constant, or a value
  * proved ahead of time, such as a Cast of an empty Constant) to have no
  * elements: Resize-11's way of saying "not given". */
 static bool ad_rs_is_empty(const IrValue *v)
@@ -129,16 +117,12 @@ static int ad_up_7_9(AdCtx *c)
     IrAttr *a = ad_attr(c, "scales");
     if (!a)
         return ad_refuse(c, DG_ATTRIBUTE, "attribute scales is required");
-    double *d = ir_alloc_array(a->n_floats ? a->n_floats : 1, sizeof *d);
+    double *d = mem_array(a->n_floats ? a->n_floats : 1, sizeof *d);
     for (size_t i = 0; i < a->n_floats; i++)
         d[i] = a->floats[i];
-    IrValue *v = ad_rs_fconst(c, a->n_floats, d);
+    IrValue *v = ad_const_reals(c, IR_FLOAT, a->n_floats, d);
     free(d);
-    if (!v)
-        return -1;
-    ad_set_input(c, 1, v);
-    ad_drop_attr(c, "scales");
-    return 0;
+    return ad_attr_as_input(c, "scales", 1, v);
 }
 
 /* Upsample 9 -> 7: input scales becomes the attribute; it must be a
@@ -151,7 +135,7 @@ static int ad_up_9_7(AdCtx *c)
     if (!in || !ad_const_floats(in, &d, &n))
         return ad_refuse(c, DG_NOT_CONSTANT,
                          "input scales must be a constant to become an attribute");
-    float *f = ir_alloc_array(n ? n : 1, sizeof *f);
+    float *f = mem_array(n ? n : 1, sizeof *f);
     for (size_t i = 0; i < n; i++)
         f[i] = (float)d[i];
     ir_node_set_attr(c->n, ir_attr_floats("scales", n, f));
@@ -340,11 +324,11 @@ static IrValue *ad_rs_sizes_to_scales(AdCtx *c, IrValue *x, IrValue *sizes,
                   "unknown or ratio not a float)");
         return NULL;
     }
-    double *s = ir_alloc_array(n ? n : 1, sizeof *s);
+    double *s = mem_array(n ? n : 1, sizeof *s);
     for (size_t i = 0; i < n; i++)
         s[i] = (double)sz[i] / (double)ad_dim(x, (int)i);
     free(sz);
-    IrValue *v = ad_rs_fconst(c, n, s);
+    IrValue *v = ad_const_reals(c, IR_FLOAT, n, s);
     if (!v) {
         free(s);
         return NULL;
@@ -570,7 +554,7 @@ int64_t *ad_rs_axes(AdCtx *c, int r, size_t *n, bool *bad)
         ad_refuse(c, DG_SHAPE_UNKNOWN, "the rank of X is unknown; cannot expand axes");
         return NULL;
     }
-    int64_t *ax = ir_alloc_array(a->n_ints ? a->n_ints : 1, sizeof *ax);
+    int64_t *ax = mem_array(a->n_ints ? a->n_ints : 1, sizeof *ax);
     bool in_order = a->n_ints == (size_t)r;
     for (size_t i = 0; i < a->n_ints; i++) {
         int64_t v = a->ints[i] < 0 ? a->ints[i] + r : a->ints[i];
@@ -601,18 +585,8 @@ static IrValue *ad_rs_pick(AdCtx *c, IrValue *a, IrValue *b, size_t n_idx,
                            const int64_t *idx)
 {
     IrValue *in[2] = {a, b};
-    IrNode *cat = ad_node_in(c, c->domain, c->n, "Concat", 2, in, 1);
-    if (!cat)
-        return NULL;
-    ad_set_attr_i(c, cat, "axis", 0);
-    if (ad_infer(c, cat) < 0)
-        return NULL;
-    IrValue *iv = ad_const_i64s(c, n_idx, idx);
-    if (!iv)
-        return NULL;
-    IrValue *gin[2] = {cat->out[0], iv};
-    IrNode *g = ad_node(c, c->n, "Gather", 2, gin, 1);
-    return g ? g->out[0] : NULL;
+    IrValue *cat = ad_concat(c, in, 2, 0);
+    return cat ? ad_gather(c, cat, ad_const_i64s(c, n_idx, idx), 0) : NULL;
 }
 
 /* For each axis i < r: the position of i in ax[0..n), or else fill (plus i
@@ -620,7 +594,7 @@ static IrValue *ad_rs_pick(AdCtx *c, IrValue *a, IrValue *b, size_t n_idx,
 static int64_t *ad_rs_index(const int64_t *ax, size_t n, int r, int64_t fill,
                             int fill_step)
 {
-    int64_t *idx = ir_alloc_array((size_t)r, sizeof *idx);
+    int64_t *idx = mem_array((size_t)r, sizeof *idx);
     for (int i = 0; i < r; i++) {
         idx[i] = fill + (fill_step ? i : 0);
         for (size_t p = 0; p < n; p++)
@@ -639,16 +613,16 @@ static IrValue *ad_rs_full_scales(AdCtx *c, IrValue *sc, int r, size_t n,
     size_t m = 0;
     IrValue *v;
     if (ad_const_floats(sc, &s, &m) && m == n) {
-        double *full = ir_alloc_array((size_t)r, sizeof *full);
+        double *full = mem_array((size_t)r, sizeof *full);
         for (int i = 0; i < r; i++)
             full[i] = 1.0;
         for (size_t i = 0; i < n; i++)
             full[ax[i]] = s[i];
-        v = ad_rs_fconst(c, (size_t)r, full);
+        v = ad_const_reals(c, IR_FLOAT, (size_t)r, full);
         free(full);
     } else {
         int64_t *idx = ad_rs_index(ax, n, r, (int64_t)n, 0);
-        IrValue *fill = ad_rs_fconst(c, 1, &one);
+        IrValue *fill = ad_const_reals(c, IR_FLOAT, 1, &one);
         v = fill ? ad_rs_pick(c, sc, fill, (size_t)r, idx) : NULL;
         free(idx);
     }
@@ -661,7 +635,7 @@ static IrValue *ad_rs_full_scales(AdCtx *c, IrValue *sc, int r, size_t n,
 static IrValue *ad_rs_full_sizes(AdCtx *c, IrValue *x, IrValue *sz, int r, size_t n,
                                  const int64_t *ax)
 {
-    int64_t *full = ir_alloc_array((size_t)r, sizeof *full), *s = NULL;
+    int64_t *full = mem_array((size_t)r, sizeof *full), *s = NULL;
     size_t m = 0;
     bool dims = true;
     for (int i = 0; i < r && dims; i++)
@@ -707,20 +681,20 @@ static IrValue *ad_rs_full_roi(AdCtx *c, IrValue *roi, int r, size_t n,
                      : dt == IR_DOUBLE ? (const void *)d01 : (const void *)h01;
     size_t bytes = dt == IR_FLOAT ? sizeof f01 : dt == IR_DOUBLE ? sizeof d01 : sizeof h01;
     int64_t *lo = ad_rs_index(ax, n, r, 2 * (int64_t)n, 0);
-    int64_t *idx = ir_alloc_array(2 * (size_t)r, sizeof *idx);
+    int64_t *idx = mem_array(2 * (size_t)r, sizeof *idx);
     for (int i = 0; i < r; i++) {
         bool listed = lo[i] < (int64_t)n;
         idx[i] = lo[i];
         idx[r + i] = listed ? lo[i] + (int64_t)n : 2 * (int64_t)n + 1;
     }
     /* A known float roi stays a constant (interpolation tables read it). */
-    double *rv = NULL, *full = ir_alloc_array(2 * (size_t)r, sizeof *full);
+    double *rv = NULL, *full = mem_array(2 * (size_t)r, sizeof *full);
     size_t m = 0;
     bool known = dt == IR_FLOAT && ad_const_floats(roi, &rv, &m) && m == 2 * n;
     for (int i = 0; known && i < 2 * r; i++)
         full[i] = idx[i] < 2 * (int64_t)n ? rv[idx[i]] : idx[i] == 2 * (int64_t)n ? 0 : 1;
     IrValue *fill = known ? NULL : ad_const_tensor(c, dt, 1, &two, data, bytes);
-    IrValue *v = known ? ad_rs_fconst(c, 2 * (size_t)r, full)
+    IrValue *v = known ? ad_const_reals(c, IR_FLOAT, 2 * (size_t)r, full)
                : fill ? ad_rs_pick(c, roi, fill, 2 * (size_t)r, idx) : NULL;
     free(rv);
     free(full);

@@ -36,9 +36,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "adapters.h"
-#include "resize_lower.h"
-#include "../src/resize.h"
+#include "adapters/adapters.h"
+#include "adapters/resize_lower.h"
+#include "schema/resize.h"
 
 enum { RL_NEAREST, RL_LINEAR, RL_CUBIC };
 enum { RL_BY_SCALE, RL_BY_SIZE, RL_BY_KEEP };
@@ -49,7 +49,7 @@ enum { RL_BY_SCALE, RL_BY_SIZE, RL_BY_KEEP };
  * constants written. */
 #define RL_MAX_TABLE ((size_t)1 << 22)
 
-typedef RszAxis AdRlAxis;   /* src/resize.h */
+typedef RszAxis AdRlAxis;   /* src/schema/resize.h */
 
 typedef struct {
     int mode, ctm, nm;
@@ -146,7 +146,7 @@ static int ad_rl_length(AdCtx *c, const AdRlPlan *p, AdRlAxis *a, double s, int6
         return ad_rl_refuse(c, p, DG_ATTRIBUTE, "positive scales that give outputs shorter than 2^20");
     a->scale = s;
     a->outf = how == RL_BY_SIZE ? (double)z : s * (double)a->in;
-    a->out = how == RL_BY_SCALE ? rsz_len(a->in, s)   /* float32: src/resize.h */
+    a->out = how == RL_BY_SCALE ? rsz_len(a->in, s)   /* float32: src/schema/resize.h */
            : how == RL_BY_KEEP ? (int64_t)(a->outf + 0.5) : z;
     if (a->out < 1)
         return ad_rl_refuse(c, p, DG_ATTRIBUTE, "output lengths of at least 1");
@@ -334,8 +334,8 @@ static void ad_rl_pack(AdRlTable *t, const AdRlAxis *a, const int64_t *ri,
     for (size_t o = 0; o < out; o++)
         tt = lens[o] > tt ? lens[o] : tt;
     t->t = tt;
-    t->idx = ir_alloc_array(out * tt, sizeof *t->idx);
-    t->w = ir_alloc_array(out * tt, sizeof *t->w);
+    t->idx = mem_array(out * tt, sizeof *t->idx);
+    t->w = mem_array(out * tt, sizeof *t->w);
     t->unit = tt == 1;
     t->identity = a->out == a->in && !t->any_outside;
     for (size_t o = 0; o < out; o++) {
@@ -359,10 +359,10 @@ static int ad_rl_table(AdCtx *c, AdRlPlan *p, const AdRlAxis *a, AdRlTable *t)
     memset(t, 0, sizeof *t);
     if (ad_rl_taps(c, p, a, &n, &start) < 0)
         return -1;
-    int64_t *ri = ir_alloc_array(out * n, sizeof *ri);
-    double *rw = ir_alloc_array(out * n, sizeof *rw), *w = ir_alloc_array(n, sizeof *w);
-    size_t *lens = ir_alloc_array(out, sizeof *lens);
-    t->outside = ir_alloc_array(out, sizeof *t->outside);
+    int64_t *ri = mem_array(out * n, sizeof *ri);
+    double *rw = mem_array(out * n, sizeof *rw), *w = mem_array(n, sizeof *w);
+    size_t *lens = mem_array(out, sizeof *lens);
+    t->outside = mem_array(out, sizeof *t->outside);
     for (size_t o = 0; o < out; o++) {
         double xo = rsz_coord(p->ctm, a, (int64_t)o, &t->outside[o]);
         if (p->mode == RL_NEAREST)   /* as the float32 coordinate says */
@@ -404,7 +404,7 @@ static IrValue *ad_rl_fconst(AdCtx *c, int32_t ct, size_t r, const int64_t *d,
                              const double *v, size_t n)
 {
     size_t w = ct == IR_DOUBLE ? 8 : 4;
-    unsigned char *raw = ir_alloc_array(n ? n : 1, w);
+    unsigned char *raw = mem_array(n ? n : 1, w);
     for (size_t i = 0; i < n; i++) {
         float f = (float)v[i];
         memcpy(raw + i * w, ct == IR_DOUBLE ? (const void *)&v[i] : (const void *)&f, w);
@@ -452,7 +452,7 @@ static IrValue *ad_rl_extrapolate(AdCtx *c, const AdRlPlan *p, IrValue *y, int a
     int64_t d[RL_MAX_RANK];
     size_t out = (size_t)p->ax[axis].out;
     size_t rr = ad_rl_bdims(d, p->r, axis, (int64_t)out, 0);
-    unsigned char *m = ir_alloc_array(out, 1);
+    unsigned char *m = mem_array(out, 1);
     for (size_t o = 0; o < out; o++)
         m[o] = t->outside[o] ? 1 : 0;
     IrValue *in[3] = {c->refusal ? NULL : ad_const_tensor(c, IR_BOOL, rr, d, m, out),
@@ -516,8 +516,8 @@ static IrValue *ad_rl_build(AdCtx *c, const AdRlPlan *p, const AdRlTable *t, IrV
 
 int ad_rs_lower(AdCtx *c, const char *why)
 {
-    AdRlPlan *p = ir_alloc_array(1, sizeof *p);
-    AdRlTable *t = ir_alloc_array(RL_MAX_RANK, sizeof *t);
+    AdRlPlan *p = mem_array(1, sizeof *p);
+    AdRlTable *t = mem_array(RL_MAX_RANK, sizeof *t);
     IrValue *x = ad_in(c, 0), *y = NULL, *old[3] = {ad_in(c, 1), ad_in(c, 2), ad_in(c, 3)};
     int32_t ct = 0;
     int rc = 0;

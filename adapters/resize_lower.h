@@ -9,7 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "adapters.h"
+#include "adapters/adapters.h"
 
 /* Replaces the Resize node c->n (any version, 10 to 19) by Gather / Mul /
  * ReduceSum (and Where for tf_crop_and_resize) over constant index and

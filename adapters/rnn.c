@@ -2,24 +2,13 @@
  * rnn.c - adapters of the recurrent layers (RNN, GRU, LSTM).
  *
  * A rewrite replaces c->n by a copy with other inputs or outputs
- * (ad_ct_clone, control.c): the copy takes over c->n's attributes.
+ * (ad_clone): the copy takes over c->n's attributes.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "adapters.h"
-
-/* A Transpose of v by perm[0..r), built before c->n. */
-static IrValue *ad_ct_transpose(AdCtx *c, IrValue *v, size_t r, const int64_t *perm)
-{
-    IrValue *in[1] = {v};
-    IrNode *k = ad_node_in(c, c->domain, c->n, "Transpose", 1, in, 1);
-    if (!k)
-        return NULL;
-    ad_set_attr_ints(c, k, "perm", r, perm);
-    return ad_infer(c, k) < 0 ? NULL : k->out[0];
-}
+#include "adapters/adapters.h"
 
 /* ---- RNN, GRU, LSTM ------------------------------------------------- */
 
@@ -53,12 +42,12 @@ static int ad_rnn_14_7(AdCtx *c)
         return ad_refuse(c, DG_ATTRIBUTE, "layout=%lld is not 0 or 1", (long long)layout);
     bool lstm = strcmp(c->n->op_type, "LSTM") == 0;
     size_t n_in = c->n->n_in, n_out = c->n->n_out;
-    IrValue **in = ir_alloc_array(n_in ? n_in : 1, sizeof *in);
+    IrValue **in = mem_array(n_in ? n_in : 1, sizeof *in);
     bool keep[3] = {false, false, false};
     for (size_t i = 0; i < n_in; i++) {
         in[i] = c->n->in[i];
         bool batch_major = i == 0 || i == 5 || (lstm && i == 6);
-        if (in[i] && batch_major && !(in[i] = ad_ct_transpose(c, in[i], 3, ad_rnn_swap01))) {
+        if (in[i] && batch_major && !(in[i] = ad_transpose(c, in[i], 3, ad_rnn_swap01))) {
             free(in);
             return -1;
         }
@@ -68,15 +57,15 @@ static int ad_rnn_14_7(AdCtx *c)
     for (size_t i = 0; i < n_out; i++)
         keep[i] = c->n->out[i] != NULL;
     ad_drop_attr(c, "layout");
-    IrNode *k = ad_ct_clone(c, n_in, in, n_out, keep);
+    IrNode *k = ad_clone(c, c->n->op_type, n_in, in, n_out, keep);
     free(in);
     if (!k || ad_infer(c, k) < 0)
         return -1;
     for (size_t i = 0; i < n_out; i++) {
         if (!keep[i])
             continue;
-        IrValue *t = i == 0 ? ad_ct_transpose(c, k->out[0], 4, ad_rnn_y_perm)
-                            : ad_ct_transpose(c, k->out[i], 3, ad_rnn_swap01);
+        IrValue *t = i == 0 ? ad_transpose(c, k->out[0], 4, ad_rnn_y_perm)
+                            : ad_transpose(c, k->out[i], 3, ad_rnn_swap01);
         if (!t)
             return -1;
         ad_move_output(c, i, t->producer, 0);
@@ -109,7 +98,7 @@ static int ad_gru_3_1(AdCtx *c)
     if (c->n->n_out >= 2 && c->n->out[1])
         return 0;
     bool keep[2] = {c->n->n_out >= 1 && c->n->out[0], true};
-    IrNode *k = ad_ct_clone(c, c->n->n_in, c->n->in, 2, keep);
+    IrNode *k = ad_clone(c, c->n->op_type, c->n->n_in, c->n->in, 2, keep);
     if (!k || ad_infer(c, k) < 0)
         return -1;
     ad_move_output(c, 0, k, 0);

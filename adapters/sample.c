@@ -43,7 +43,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "adapters.h"
+#include "adapters/adapters.h"
 
 /* TensorProto element types used here. */
 
@@ -77,64 +77,7 @@ typedef struct AdGs {
 /* A scalar constant of the coordinate type. */
 static IrValue *ad_gs_k(AdCtx *c, const AdGs *g, double x)
 {
-    return c->refusal ? NULL : ad_const_scalar(c, g->cdt, x);
-}
-
-/* A 1-D constant of n <= 4 entries (taps or their offsets) of element
- * type dt (float or double). */
-static IrValue *ad_gs_vec(AdCtx *c, int32_t dt, size_t n, const double *v)
-{
-    if (c->refusal)
-        return NULL;
-    int64_t dim = (int64_t)n;
-    if (dt == IR_DOUBLE)
-        return ad_const_tensor(c, dt, 1, &dim, v, n * sizeof *v);
-    float f[4];
-    for (size_t i = 0; i < n && i < 4; i++)
-        f[i] = (float)v[i];
-    return ad_const_tensor(c, dt, 1, &dim, f, n * sizeof *f);
-}
-
-/* The output of a new node op(in...) with the INT attribute `name` = v
- * (Gather's or Flatten's axis), or the INTS attribute `name` = perm when
- * perm != NULL (Transpose); NULL after a failure or a pending refusal. */
-static IrValue *ad_gs_attr_op(AdCtx *c, const char *op, size_t n_in, IrValue *const *in,
-                              const char *name, int64_t v, const int64_t *perm, size_t np)
-{
-    if (c->refusal)
-        return NULL;
-    for (size_t i = 0; i < n_in; i++)
-        if (!in[i])
-            return NULL;
-    IrNode *k = ad_node_in(c, c->domain, c->n, op, n_in, in, 1);
-    if (!k)
-        return NULL;
-    if (perm)
-        ad_set_attr_ints(c, k, name, np, perm);
-    else
-        ad_set_attr_i(c, k, name, v);
-    return ad_infer(c, k) < 0 ? NULL : k->out[0];
-}
-
-/* x clamped into [lo, hi] (constants): Clip with inputs from 11, with
- * attributes before. */
-static IrValue *ad_gs_clip(AdCtx *c, const AdGs *g, IrValue *x, double lo, double hi)
-{
-    if (c->refusal || !x)
-        return NULL;
-    if (c->build_opset >= 11) {
-        IrValue *in[3] = {x, ad_gs_k(c, g, lo), ad_gs_k(c, g, hi)};
-        if (!in[1] || !in[2])
-            return NULL;
-        IrNode *k = ad_node(c, c->n, "Clip", 3, in, 1);
-        return k ? k->out[0] : NULL;
-    }
-    IrNode *k = ad_node_in(c, c->domain, c->n, "Clip", 1, &x, 1);
-    if (!k)
-        return NULL;
-    ad_set_attr_f(c, k, "min", (float)lo);
-    ad_set_attr_f(c, k, "max", (float)hi);
-    return ad_infer(c, k) < 0 ? NULL : k->out[0];
+    return ad_const_scalar(c, g->cdt, x);
 }
 
 /* a where the bool m holds, else b: Where from opset 9; below it,
@@ -144,11 +87,8 @@ static IrValue *ad_gs_select(AdCtx *c, const AdGs *g, IrValue *m, IrValue *a, Ir
 {
     if (c->refusal || !m || !a || !b)
         return NULL;
-    if (g->low >= 9) {
-        IrValue *in[3] = {m, a, b};
-        IrNode *k = ad_node(c, c->n, "Where", 3, in, 1);
-        return k ? k->out[0] : NULL;
-    }
+    if (g->low >= 9)
+        return ad_op3(c, "Where", m, a, b);
     IrValue *mf = ad_cast(c, m, ad_elem(a));
     IrValue *nf = ad_op2(c, "Sub", ad_gs_k(c, g, 1.0), mf);
     return ad_op2(c, "Add", ad_op2(c, "Mul", a, mf), ad_op2(c, "Mul", b, nf));
@@ -180,7 +120,7 @@ static IrValue *ad_gs_fold(AdCtx *c, const AdGs *g, IrValue *x, double lo, doubl
 {
     double r = hi - lo;
     if (r <= 0)
-        return ad_gs_clip(c, g, x, lo, lo);
+        return ad_clip(c, x, g->cdt, lo, lo);
     IrValue *u = lo != 0 ? ad_op2(c, "Sub", x, ad_gs_k(c, g, lo)) : x;
     IrValue *two_r = ad_gs_k(c, g, 2 * r);
     IrValue *q = ad_op1(c, "Floor", ad_op2(c, "Div", u, two_r));
@@ -204,9 +144,8 @@ static void ad_gs_bounds(const AdGs *g, int j, double *lo, double *hi)
 static IrValue *ad_gs_coord(AdCtx *c, const AdGs *g, IrValue *grid, int j)
 {
     double len = (double)g->dims[j], lo, hi;
-    IrValue *in[2] = {grid, c->refusal ? NULL : ad_const_int(c, IR_INT64, g->k - 1 - j)};
-    IrValue *v = ad_cast(c, ad_gs_attr_op(c, "Gather", 2, in, "axis", g->k + 1, NULL, 0),
-                         g->cdt);
+    IrValue *in[2] = {grid, ad_const_int(c, IR_INT64, g->k - 1 - j)};
+    IrValue *v = ad_cast(c, ad_gather(c, in[0], in[1], g->k + 1), g->cdt);
     v = ad_op2(c, "Add", v, ad_gs_k(c, g, 1.0));
     IrValue *x = g->align
         ? ad_op2(c, "Mul", ad_op2(c, "Div", v, ad_gs_k(c, g, 2.0)), ad_gs_k(c, g, len - 1))
@@ -223,10 +162,10 @@ static IrValue *ad_gs_coord(AdCtx *c, const AdGs *g, IrValue *grid, int j)
      * its taps). With align_corners, or integral (nearest) coordinates,
      * clamping only moves the outside ones. */
     if (g->pad == AD_GS_BORDER && (g->align || g->mode == AD_GS_NEAREST))
-        return ad_gs_clip(c, g, x, 0, len - 1);
+        return ad_clip(c, x, g->cdt, 0, len - 1);
     IrValue *out = ad_op2(c, "Or", ad_op2(c, "Less", x, ad_gs_k(c, g, lo)),
                           ad_op2(c, "Greater", x, ad_gs_k(c, g, hi)));
-    IrValue *moved = g->pad == AD_GS_BORDER ? ad_gs_clip(c, g, x, 0, len - 1)
+    IrValue *moved = g->pad == AD_GS_BORDER ? ad_clip(c, x, g->cdt, 0, len - 1)
                                             : ad_gs_fold(c, g, x, lo, hi);
     return ad_gs_select(c, g, out, moved, x);
 }
@@ -238,17 +177,17 @@ static IrValue *ad_gs_rows(AdCtx *c, const AdGs *g, IrValue *t, int j, bool fold
 {
     double len = (double)g->dims[j], lo, hi;
     if (g->pad == AD_GS_ZEROS) {
-        t = ad_op2(c, "Add", ad_gs_clip(c, g, t, -1, len), ad_gs_k(c, g, 1.0));
+        t = ad_op2(c, "Add", ad_clip(c, t, g->cdt, -1, len), ad_gs_k(c, g, 1.0));
     } else {
         ad_gs_bounds(g, j, &lo, &hi);
         if (g->pad == AD_GS_REFLECT && fold)
             t = ad_gs_fold(c, g, t, lo, hi);
-        t = ad_gs_clip(c, g, t, 0, len - 1);
+        t = ad_clip(c, t, g->cdt, 0, len - 1);
     }
     IrValue *i = ad_cast(c, t, IR_INT64);
     if (g->stride[j] == 1)
         return i;
-    return ad_op2(c, "Mul", i, c->refusal ? NULL : ad_const_int(c, IR_INT64, g->stride[j]));
+    return ad_op2(c, "Mul", i, ad_const_int(c, IR_INT64, g->stride[j]));
 }
 
 /* The weights of the taps at distance t (the fractional part, shape
@@ -261,12 +200,12 @@ static IrValue *ad_gs_weights(AdCtx *c, const AdGs *g, IrValue *t)
     const double a = AD_GS_CUBIC_A;
     if (g->mode == AD_GS_LINEAR) {
         static const double one_zero[2] = {1, 0};
-        return ad_op1(c, "Abs", ad_op2(c, "Sub", ad_gs_vec(c, dt, 2, one_zero), t));
+        return ad_op1(c, "Abs", ad_op2(c, "Sub", ad_const_reals(c, dt, 2, one_zero), t));
     }
     static const double off[4] = {1, 0, -1, -2}, outer[4] = {1, 0, 0, 1},
                         inner[4] = {0, 1, 1, 0};
-    IrValue *d = ad_op1(c, "Abs", ad_op2(c, "Add", t, ad_gs_vec(c, dt, 4, off)));
-#define AD_GS_W(x) (c->refusal ? NULL : ad_const_scalar(c, dt, (x)))
+    IrValue *d = ad_op1(c, "Abs", ad_op2(c, "Add", t, ad_const_reals(c, dt, 4, off)));
+#define AD_GS_W(x) ad_const_scalar(c, dt, (x))
     IrValue *far = ad_op2(c, "Mul", ad_op2(c, "Sub", ad_op2(c, "Mul", d, AD_GS_W(a)),
                                            AD_GS_W(5 * a)), d);
     far = ad_op2(c, "Sub", ad_op2(c, "Mul", ad_op2(c, "Add", far, AD_GS_W(8 * a)), d),
@@ -274,8 +213,8 @@ static IrValue *ad_gs_weights(AdCtx *c, const AdGs *g, IrValue *t)
     IrValue *near = ad_op2(c, "Sub", ad_op2(c, "Mul", d, AD_GS_W(a + 2)), AD_GS_W(a + 3));
     near = ad_op2(c, "Add", ad_op2(c, "Mul", ad_op2(c, "Mul", near, d), d), AD_GS_W(1));
 #undef AD_GS_W
-    return ad_op2(c, "Add", ad_op2(c, "Mul", far, ad_gs_vec(c, dt, 4, outer)),
-                  ad_op2(c, "Mul", near, ad_gs_vec(c, dt, 4, inner)));
+    return ad_op2(c, "Add", ad_op2(c, "Mul", far, ad_const_reals(c, dt, 4, outer)),
+                  ad_op2(c, "Mul", near, ad_const_reals(c, dt, 4, inner)));
 }
 
 /* Axis j's taps: *rows the int64 row offsets and *w their weights, shape
@@ -295,7 +234,7 @@ static int ad_gs_axis(AdCtx *c, const AdGs *g, IrValue *grid, int j, IrValue **r
         IrValue *x0 = ad_op1(c, "Floor", x);
         IrValue *t = ad_cast(c, ad_op2(c, "Sub", x, x0), g->wdt);
         IrValue *taps = ad_op2(c, "Add", ad_axes_op(c, c->n, "Unsqueeze", x0, 1, &last),
-                               ad_gs_vec(c, g->cdt, cubic ? 4 : 2, cubic ? cub : lin));
+                               ad_const_reals(c, g->cdt, cubic ? 4 : 2, cubic ? cub : lin));
         *rows = ad_gs_rows(c, g, taps, j, true);
         *w = ad_gs_weights(c, g, ad_axes_op(c, c->n, "Unsqueeze", t, 1, &last));
         if (!*w && !c->refusal)
@@ -410,21 +349,17 @@ static IrValue *ad_gs_table(AdCtx *c, const AdGs *g, IrValue *x)
         int64_t pads[2 * (AD_GS_MAXK + 2)] = {0};
         for (int i = 2; i < r; i++)
             pads[i] = pads[r + i] = 1;
-        if (c->build_opset >= 11) {
-            x = ad_op2(c, "Pad", x, ad_const_i64s(c, (size_t)(2 * r), pads));
-        } else {
-            IrNode *k = ad_node_in(c, c->domain, c->n, "Pad", 1, &x, 1);
-            if (k)
-                ad_set_attr_ints(c, k, "pads", (size_t)(2 * r), pads);
-            x = k && ad_infer(c, k) == 0 ? k->out[0] : NULL;
-        }
+        x = ad_pad(c, x, (size_t)(2 * r), pads);
     }
     int64_t perm[AD_GS_MAXK + 2];
     perm[0] = 0;
     for (int i = 1; i < r; i++)
         perm[i] = i < r - 1 ? i + 1 : 1;
-    IrValue *t = ad_gs_attr_op(c, "Transpose", 1, &x, "perm", 0, perm, (size_t)r);
-    return ad_gs_attr_op(c, "Flatten", 1, &t, "axis", r - 1, NULL, 0);
+    IrValue *t = ad_transpose(c, x, (size_t)r, perm);
+    IrNode *k = t ? ad_raw(c, "Flatten", 1, &t, 1) : NULL;
+    if (k)
+        ad_set_attr_i(c, k, "axis", r - 1);
+    return ad_fin(c, k);
 }
 
 /* The first row of each batch entry, n * S, shaped (N, 1, ..., 1) to
@@ -436,7 +371,7 @@ static IrValue *ad_gs_base(AdCtx *c, const AdGs *g, size_t rank)
     for (size_t i = 0; i < rank; i++)
         dims[i] = i == 0 ? (g->n > 0 ? g->n : -1) : 1;
     if (g->n > 0) {
-        int64_t *base = ir_alloc_array((size_t)g->n, sizeof *base);
+        int64_t *base = mem_array((size_t)g->n, sizeof *base);
         for (int64_t i = 0; i < g->n; i++)
             base[i] = i * g->block;
         IrValue *b = ad_const_int_tensor(c, IR_INT64, rank, dims, base, (size_t)g->n);
@@ -444,9 +379,9 @@ static IrValue *ad_gs_base(AdCtx *c, const AdGs *g, size_t rank)
         return b;
     }
     IrValue *shape = ad_op1(c, "Shape", ad_in(c, 0));
-    IrValue *n = ad_op2(c, "Gather", shape, c->refusal ? NULL : ad_const_int(c, IR_INT64, 0));
-    IrValue *rin[3] = {c->refusal ? NULL : ad_const_int(c, IR_INT64, 0), n,
-                       c->refusal ? NULL : ad_const_int(c, IR_INT64, g->block)};
+    IrValue *n = ad_op2(c, "Gather", shape, ad_const_int(c, IR_INT64, 0));
+    IrValue *rin[3] = {ad_const_int(c, IR_INT64, 0), n,
+                       ad_const_int(c, IR_INT64, g->block)};
     if (!rin[0] || !rin[1] || !rin[2])
         return NULL;
     rin[1] = ad_op2(c, "Mul", n, rin[2]);
@@ -502,8 +437,7 @@ static int ad_gs_expand(AdCtx *c)
     IrValue *w[AD_GS_MAXK] = {0};
     IrValue *table = ad_gs_table(c, &g, ad_in(c, 0));
     IrValue *idx = table ? ad_gs_index(c, &g, ad_in(c, 1), w) : NULL;
-    IrValue *in[2] = {table, idx};
-    IrValue *v = ad_gs_attr_op(c, "Gather", 2, in, "axis", 0, NULL, 0);
+    IrValue *v = ad_gather(c, table, idx, 0);
     if (g.mode != AD_GS_NEAREST)
         v = ad_gs_sum(c, &g, v, w);
     int64_t perm[AD_GS_MAXK + 2];
@@ -512,7 +446,7 @@ static int ad_gs_expand(AdCtx *c)
     perm[1] = r - 1;
     for (int i = 2; i < r; i++)
         perm[i] = i - 1;
-    IrValue *y = ad_gs_attr_op(c, "Transpose", 1, &v, "perm", 0, perm, (size_t)r);
+    IrValue *y = ad_transpose(c, v, (size_t)r, perm);
     if (g.mode != AD_GS_NEAREST)
         y = ad_cast(c, y, g.xdt);
     if (!y)
@@ -591,12 +525,12 @@ static IrValue *ad_ag_coords(AdCtx *c, IrValue *size, int sidx, bool align, int3
             ad_refuse(c, DG_SEMANTICS, "size has no valid entry %d", sidx);
             return NULL;
         }
-        double *v = ir_alloc_array(n ? (size_t)n : 1, sizeof *v);
+        double *v = mem_array(n ? (size_t)n : 1, sizeof *v);
         for (int64_t i = 0; i < n; i++)
             v[i] = ad_ag_coord(i, n, align);
         IrValue *k;
         if (cdt == IR_FLOAT) {
-            k = ad_rs_fconst(c, (size_t)n, v);
+            k = ad_const_reals(c, IR_FLOAT, (size_t)n, v);
         } else {
             k = ad_const_tensor(c, cdt, 1, &n, v, (size_t)n * sizeof *v);
         }

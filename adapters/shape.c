@@ -32,7 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "adapters.h"
+#include "adapters/adapters.h"
 
 /* ---- helpers ----------------------------------------------------------- */
 
@@ -43,7 +43,7 @@ static int ad_sh_ints_attr_down(AdCtx *c, const char *name, int rank, bool sort)
     if (!a || !a->n_ints)
         return 0;
     size_t n = a->n_ints;
-    int64_t *ax = ir_alloc_array(n, sizeof *ax);
+    int64_t *ax = mem_array(n, sizeof *ax);
     memcpy(ax, a->ints, n * sizeof *ax);
     bool changed;
     int rc = ad_norm_axes(c, ax, n, rank, name, &changed);
@@ -104,7 +104,7 @@ static int ad_sh_set_ints_input(AdCtx *c, size_t i, int32_t dtype, size_t n,
 {
     IrValue *old = ad_in(c, i), *nv;
     if (dtype == IR_INT32) {
-        int32_t *w = ir_alloc_array(n ? n : 1, sizeof *w);
+        int32_t *w = mem_array(n ? n : 1, sizeof *w);
         for (size_t k = 0; k < n; k++)
             w[k] = (int32_t)v[k];
         int64_t dim = (int64_t)n;
@@ -119,19 +119,6 @@ static int ad_sh_set_ints_input(AdCtx *c, size_t i, int32_t dtype, size_t n,
     if (old)
         ir_value_drop_if_unused(old);
     return 0;
-}
-
-/* A new node of op on inputs `in`, its attributes set by the caller
- * afterwards: call ad_sh_done(c, k) once they are. */
-static IrNode *ad_sh_node(AdCtx *c, const char *op, size_t n_in, IrValue *const *in)
-{
-    return ad_node_in(c, c->domain, c->n, op, n_in, in, 1);
-}
-
-/* Types the outputs of k (built by ad_sh_node) now its attributes are set. */
-static IrNode *ad_sh_done(AdCtx *c, IrNode *k)
-{
-    return k && ad_infer(c, k) == 0 ? k : NULL;
 }
 
 /* Whether dtype is one of float16, float, double (Pad-2's types). */
@@ -264,8 +251,8 @@ static int ad_unsqueeze_dynamic(AdCtx *c, IrValue *axes)
                                  : !dims_ok ? "input's dims are not all known"
                                             : "output rank is above 64");
     int R = r + k;
-    int64_t zero = 0, rr = r + 1, *pos = ir_alloc_array((size_t)R, sizeof *pos),
-            *dims = ir_alloc_array((size_t)r + 1, sizeof *dims);
+    int64_t zero = 0, rr = r + 1, *pos = mem_array((size_t)R, sizeof *pos),
+            *dims = mem_array((size_t)r + 1, sizeof *dims);
     for (int j = 0; j < R; j++)
         pos[j] = j;
     for (int i = 0; i < r; i++)
@@ -363,7 +350,7 @@ static int ad_split_up_1_2(AdCtx *c)
         return ad_refuse(c, DG_NOT_CONSTANT,
                          "input '%s' must be a constant to become attribute 'split'",
                          s->name);
-    int64_t *v = ir_alloc_array(n ? n : 1, sizeof *v);
+    int64_t *v = mem_array(n ? n : 1, sizeof *v);
     bool ok = true;
     for (size_t i = 0; i < n; i++) {
         ok = ok && f[i] >= 0 && f[i] <= 9.0e15 && f[i] == floor(f[i]);
@@ -493,7 +480,7 @@ static int ad_split_down_18_13(AdCtx *c)
     if (last < 0)
         return ad_refuse(c, DG_SEMANTICS, "a dim of %lld does not split into %lld parts",
                          (long long)d, (long long)k);
-    int64_t *sz = ir_alloc_array((size_t)k, sizeof *sz);
+    int64_t *sz = mem_array((size_t)k, sizeof *sz);
     for (int64_t i = 0; i < k; i++)
         sz[i] = i + 1 < k ? chunk : last;
     int rc = ad_sh_set_ints_input(c, 1, IR_INT64, (size_t)k, sz);
@@ -564,16 +551,16 @@ static IrValue *ad_sl_gather(AdCtx *c, IrValue *x, int64_t axis, int64_t s, int6
                   (long long)step, (long long)axis);
         return NULL;
     }
-    if ((uint64_t)d * 8 > AD_T_MAX_CONST) {
+    if ((uint64_t)d * 8 > AD_MAX_CONST) {
         ad_refuse(c, DG_TOO_LARGE, "an index table of %lld entries would be too large",
                   (long long)d);
         return NULL;
     }
-    int64_t *idx = ir_alloc_array(d ? (size_t)d : 1, sizeof *idx);
+    int64_t *idx = mem_array(d ? (size_t)d : 1, sizeof *idx);
     int64_t n = ad_sl_indices(d, s, e, step, idx);
     IrValue *t = ad_const_int_tensor(c, IR_INT64, 1, &n, idx, (size_t)n);
     free(idx);
-    return ad_t_gather(c, x, t, axis);
+    return ad_gather(c, x, t, axis);
 }
 
 /* Steps other than 1 below 10: each such axis becomes a Gather at its
@@ -602,7 +589,7 @@ static int ad_sl_steps_down(AdCtx *c, int64_t *st, int64_t *en, int64_t *ax,
     *n = keep;
     if (keep)
         ad_set_input(c, 0, y);
-    return keep ? 0 : ad_t_replace_by(c, y);
+    return keep ? 0 : ad_replace_by(c, y);
 }
 
 /* The constant integer input i of c->n (present and known, checked). */
@@ -621,7 +608,7 @@ static int ad_slice_steps(AdCtx *c)
 {
     size_t n, ne, na, ns;
     int64_t *st = ad_sl_ints(c, 1, &n), *en = ad_sl_ints(c, 2, &ne), *sp = ad_sl_ints(c, 4, &ns);
-    int64_t *ax = ad_in(c, 3) ? ad_sl_ints(c, 3, &na) : ir_alloc_array(n ? n : 1, sizeof *ax);
+    int64_t *ax = ad_in(c, 3) ? ad_sl_ints(c, 3, &na) : mem_array(n ? n : 1, sizeof *ax);
     if (!ad_in(c, 3))
         for (na = 0; na < n; na++)
             ax[na] = (int64_t)na;
@@ -712,7 +699,7 @@ static void ad_pad_rename(AdCtx *c, const char *from, const char *to)
 {
     IrAttr *a = ad_attr(c, from);
     size_t n = a->n_ints;
-    int64_t *v = ir_alloc_array(n ? n : 1, sizeof *v);
+    int64_t *v = mem_array(n ? n : 1, sizeof *v);
     if (n)
         memcpy(v, a->ints, n * sizeof *v);
     ad_drop_attr(c, from);
@@ -825,8 +812,8 @@ static int ad_pad_axes_dynamic(AdCtx *c, IrValue *axv, IrValue *pv)
     if (r < 0 || r > 64 || na < 0 || na > 64 || ad_rank(pv) != 1 || ad_dim(pv, 0) != 2 * na)
         return ad_refuse(c, DG_NOT_CONSTANT,
                          "axes and pads are not constants, and the rank or their lengths are unknown");
-    int64_t *lo = ir_alloc_array((size_t)na + 1, sizeof *lo),
-            *hi = ir_alloc_array((size_t)na + 1, sizeof *hi), zero = 0;
+    int64_t *lo = mem_array((size_t)na + 1, sizeof *lo),
+            *hi = mem_array((size_t)na + 1, sizeof *hi), zero = 0;
     for (int64_t k = 0; k < na; k++) {
         lo[k] = k;
         hi[k] = na + k;
@@ -872,8 +859,8 @@ static int ad_pad_axes_down(AdCtx *c)
     int rc = r < 0 ? ad_refuse(c, DG_SHAPE_UNKNOWN, "the rank of the data is unknown")
            : np != 2 * na ? ad_refuse(c, DG_ATTRIBUTE, "pads does not match axes")
            : ad_norm_axes(c, ax, na, r, "axis", &changed);
-    int64_t *full = ir_alloc_array(2 * (size_t)(r > 0 ? r : 1), sizeof *full);
-    bool *seen = ir_alloc_array((size_t)(r > 0 ? r : 1), sizeof *seen);
+    int64_t *full = mem_array(2 * (size_t)(r > 0 ? r : 1), sizeof *full);
+    bool *seen = mem_array((size_t)(r > 0 ? r : 1), sizeof *seen);
     for (size_t i = 0; rc == 0 && i < na; i++) {
         if (seen[ax[i]]) {
             rc = ad_refuse(c, DG_ATTRIBUTE, "axis %lld is repeated", (long long)ax[i]);
@@ -944,7 +931,7 @@ static int ad_tile_up(AdCtx *c)
     if (axis < 0 || axis >= r || tiles < 0)
         return ad_refuse(c, DG_ATTRIBUTE, "axis %lld / tiles %lld out of range",
                          (long long)axis, (long long)tiles);
-    int64_t *rep = ir_alloc_array((size_t)(r ? r : 1), sizeof *rep);
+    int64_t *rep = mem_array((size_t)(r ? r : 1), sizeof *rep);
     for (int i = 0; i < r; i++)
         rep[i] = i == axis ? tiles : 1;
     int rc = ad_sh_set_ints_input(c, 1, IR_INT64, (size_t)r, rep);
@@ -986,13 +973,11 @@ static int ad_tile_down(AdCtx *c)
             continue;
         for (int64_t k = 0; k < rep[i]; k++)
             copies[k] = y;
-        last = ad_sh_node(c, "Concat", (size_t)rep[i], copies);
-        if (last)
-            ad_set_attr_i(c, last, "axis", (int64_t)i);
-        if (!ad_sh_done(c, last))
+        y = ad_concat(c, copies, (size_t)rep[i], (int64_t)i);
+        if (!y)
             rc = -1;
         else
-            y = last->out[0];
+            last = y->producer;
     }
     free(rep);
     if (rc == 0 && !last && !(last = ad_node(c, c->n, "Identity", 1, &x, 1)))
@@ -1018,7 +1003,7 @@ static int ad_expand_down(AdCtx *c)
         return ad_refuse(c, DG_NOT_CONSTANT, "Expand below opset 8 needs a constant shape");
     int rx = ad_rank(x);
     size_t r = rx > 0 && (size_t)rx > n ? (size_t)rx : n;
-    int64_t *rep = ir_alloc_array(r ? r : 1, sizeof *rep);
+    int64_t *rep = mem_array(r ? r : 1, sizeof *rep);
     int rc = rx < 0 ? ad_refuse(c, DG_SHAPE_UNKNOWN, "the input's rank is unknown") : 0;
     bool tile = false;
     for (size_t i = 0; i < r && rc == 0; i++) {
@@ -1042,7 +1027,7 @@ static int ad_expand_down(AdCtx *c)
     IrNode *k = NULL;
     IrValue *y = x;
     if (rc == 0 && r > (size_t)rx) {
-        int64_t *axes = ir_alloc_array(r, sizeof *axes);
+        int64_t *axes = mem_array(r, sizeof *axes);
         for (size_t i = 0; i < r - (size_t)rx; i++)
             axes[i] = (int64_t)i;
         y = ad_axes_op(c, c->n, "Unsqueeze", x, r - (size_t)rx, axes);

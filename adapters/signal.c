@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "adapters.h"
+#include "adapters/adapters.h"
 
 /* The coefficients a0 - a1 cos(x) + a2 cos(2x) of a window. */
 typedef struct AdWin {
@@ -38,11 +38,7 @@ static int ad_dft_17_20(AdCtx *c)
 {
     int64_t axis = ad_attr_i(c, "axis");
     IrValue *v = ad_const_scalar(c, IR_INT64, (double)axis);
-    if (!v)
-        return -1;
-    ad_set_input(c, 2, v);
-    ad_drop_attr(c, "axis");
-    return 0;
+    return ad_attr_as_input(c, "axis", 2, v);
 }
 
 /* Down: the axis input (absent: -2) must be a constant; a negative axis
@@ -238,7 +234,7 @@ static void ad_dft_fill(AdDft *d)
 {
     size_t cnt = (size_t)(d->j * d->k);
     for (int q = 0; q < 4; q++)
-        d->w[q] = ir_alloc_array(cnt + 1, sizeof *d->w[q]);
+        d->w[q] = mem_array(cnt + 1, sizeof *d->w[q]);
     for (int64_t m = 0; m < d->j; m++)
         for (int64_t k = 0; k < d->k; k++) {
             ad_dft_add(d, m, m, k, 1.0);
@@ -266,7 +262,7 @@ static IrValue *ad_dft_matrix(AdCtx *c, const AdDft *d, int q, int32_t t)
     int64_t dims[2] = {d->j, d->k};
     if (t == IR_DOUBLE)
         return ad_const_tensor(c, t, 2, dims, d->w[q], cnt * sizeof(double));
-    float *f = ir_alloc_array(cnt + 1, sizeof *f);
+    float *f = mem_array(cnt + 1, sizeof *f);
     for (size_t e = 0; e < cnt; e++)
         f[e] = (float)d->w[q][e];
     IrValue *v = ad_const_tensor(c, IR_FLOAT, 2, dims, f, cnt * sizeof *f);
@@ -426,7 +422,7 @@ static int ad_dft_below_17(AdCtx *c)
     IrValue *xr = ad_dft_perm(c, ad_dft_comp(c, x, r, 0), r - 1, perm);
     IrValue *xi = nc == 2 ? ad_dft_perm(c, ad_dft_comp(c, x, r, 1), r - 1, perm) : NULL;
     if (d.j < len) {
-        int64_t *idx = ir_alloc_array((size_t)d.j, sizeof *idx);
+        int64_t *idx = mem_array((size_t)d.j, sizeof *idx);
         for (int64_t m = 0; m < d.j; m++)
             idx[m] = m;
         xr = ad_dft_take(c, xr, idx, 1, &idx_n, (size_t)d.j, r - 2);
@@ -477,7 +473,7 @@ static int ad_stft_below_17(AdCtx *c)
     if (frames > AD_DFT_CAP / fl)
         return ad_refuse(c, DG_SHAPE, "%lld frames of %lld are too many to index",
                          (long long)frames, (long long)fl);
-    int64_t *idx = ir_alloc_array((size_t)(frames * fl), sizeof *idx);
+    int64_t *idx = mem_array((size_t)(frames * fl), sizeof *idx);
     for (int64_t f = 0; f < frames; f++)
         for (int64_t m = 0; m < fl; m++)
             idx[f * fl + m] = f * step + m;

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "adapters.h"
+#include "adapters/adapters.h"
 #include "uthash.h"
 
 #define AD_FAMILIES(X) \
@@ -74,7 +74,7 @@ static AdIndex *ad_slot(const char *domain, const char *op, int from, int to)
     AdIndex *x;
     HASH_FIND_STR(ad_index, key, x);
     if (!x) {
-        x = ir_alloc(sizeof *x);
+        x = mem_alloc(sizeof *x);
         memcpy(x->key, key, sizeof key);
         HASH_ADD_STR(ad_index, key, x);
     }

@@ -1,9 +1,8 @@
 /*
  * tensor.c - adapters of the ops that build tensors: CenterCropPad,
  * Constant, ConstantOfShape, DepthToSpace, EyeLike, OneHot, Range, Shape,
- * Size, SpaceToDepth, Trilu, Unique. The index ops are in index.c (with
- * the builders below, ad_t_*), Cast, CastLike and Identity in
- * elementwise.c.
+ * Size, SpaceToDepth, Trilu, Unique. The index ops are in index.c, Cast,
+ * CastLike and Identity in elementwise.c.
  *
  * Recurring ideas:
  * - Negative indices (accepted from opset 11 by the index ops) become
@@ -25,345 +24,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "adapters.h"
-#include "../src/eval.h"
-
-/* ---- reading -------------------------------------------------------- */
-
-/* Every dim of v into dims (at most AD_T_MAX_RANK) and its rank; false
- * when the rank or any dim is unknown. */
-bool ad_t_static(const IrValue *v, int64_t *dims, int *rank)
-{
-    int r = ad_rank(v);
-    if (r < 0 || r > AD_T_MAX_RANK)
-        return false;
-    for (int d = 0; d < r; d++)
-        if ((dims[d] = ad_dim(v, d)) < 0)
-            return false;
-    *rank = r;
-    return true;
-}
-
-/* Product of dims[from, to), or -1 past AD_T_MAX_CONST elements. */
-int64_t ad_t_prod(const int64_t *dims, int from, int to)
-{
-    int64_t p = 1;
-    for (int d = from; d < to; d++) {
-        if (dims[d] && p > (int64_t)AD_T_MAX_CONST / dims[d])
-            return -1;
-        p *= dims[d];
-    }
-    return p;
-}
-
-/* The constant tensor v holds, decoded (caller unrefs), or NULL. */
-EvValue *ad_t_const_ev(const IrValue *v)
-{
-    const IrTensor *t = ad_const(v);
-    IrError e;
-    return t ? ev_from_ir_tensor(t, &e) : NULL;
-}
-
-/* Whether v is known to hold no negative number: an unsigned type, or a
- * constant (including one shape arithmetic proved) without one. */
-bool ad_t_nonneg(const IrValue *v)
-{
-    int32_t dt = ad_elem(v);
-    if (dt == IR_UINT8 || dt == IR_UINT16 || dt == IR_UINT32 || dt == IR_UINT64)
-        return true;
-    EvValue *x = ad_t_const_ev(v);
-    if (x) {
-        bool ok = x->dtype != IR_STRING;
-        for (size_t k = 0; ok && k < x->numel; k++)
-            ok = ev_get_f(x, k) > -1.0; /* truncates to >= 0 */
-        ev_unref(x);
-        return ok;
-    }
-    int64_t *iv;
-    size_t n;
-    if (!ad_const_ints(v, &iv, &n))
-        return false;
-    bool ok = true;
-    for (size_t k = 0; ok && k < n; k++)
-        ok = iv[k] >= 0;
-    free(iv);
-    return ok;
-}
-
-/* Normalizes axis `a` for rank r (+extra for ops whose axis indexes the
- * output); false when out of range or r is unknown and a < 0. */
-bool ad_t_axis(int64_t a, int r, int extra, int64_t *out)
-{
-    int64_t n = (int64_t)r + extra;
-    if (a < 0) {
-        if (r < 0 || a < -n)
-            return false;
-        a += n;
-    } else if (r >= 0 && a >= n) {
-        return false;
-    }
-    *out = a;
-    return true;
-}
+#include "adapters/adapters.h"
 
 /* ---- building ------------------------------------------------------- */
-
-/* A node before c->n whose attributes come next (infer it with ad_t_out). */
-IrNode *ad_t_raw(AdCtx *c, const char *op, size_t n_in, IrValue *const *in,
-                 size_t n_out)
-{
-    return ad_node_in(c, c->domain, c->n, op, n_in, in, n_out);
-}
-
-/* Infers k and gives its first output, or NULL. */
-IrValue *ad_t_out(AdCtx *c, IrNode *k)
-{
-    return k && ad_infer(c, k) == 0 ? k->out[0] : NULL;
-}
-
-static IrValue *ad_t_where(AdCtx *c, IrValue *cond, IrValue *a, IrValue *b)
-{
-    if (!cond || !a || !b)
-        return NULL;
-    IrValue *in[3] = {cond, a, b};
-    IrNode *k = ad_node(c, c->n, "Where", 3, in, 1);
-    return k ? k->out[0] : NULL;
-}
-
-IrValue *ad_t_gather(AdCtx *c, IrValue *x, IrValue *idx, int64_t axis)
-{
-    if (!x || !idx)
-        return NULL;
-    IrValue *in[2] = {x, idx};
-    IrNode *k = ad_t_raw(c, "Gather", 2, in, 1);
-    if (!k)
-        return NULL;
-    ad_set_attr_i(c, k, "axis", axis);
-    return ad_t_out(c, k);
-}
-
-IrValue *ad_t_reshape(AdCtx *c, IrValue *x, size_t n, const int64_t *shape)
-{
-    if (!x)
-        return NULL;
-    if (c->build_opset >= 5) {
-        IrValue *s = ad_const_i64s(c, n, shape);
-        return s ? ad_op2(c, "Reshape", x, s) : NULL;
-    }
-    IrNode *k = ad_t_raw(c, "Reshape", 1, &x, 1);
-    if (!k)
-        return NULL;
-    ad_set_attr_ints(c, k, "shape", n, shape);
-    return ad_t_out(c, k);
-}
-
-/* Slice of x along n axes (starts/ends/axes as Slice takes them). */
-static IrValue *ad_t_slice(AdCtx *c, IrValue *x, size_t n, const int64_t *starts,
-                           const int64_t *ends, const int64_t *axes)
-{
-    if (!x)
-        return NULL;
-    if (c->build_opset >= 10) {
-        IrValue *in[4] = {x, ad_const_i64s(c, n, starts), ad_const_i64s(c, n, ends),
-                          ad_const_i64s(c, n, axes)};
-        if (!in[1] || !in[2] || !in[3])
-            return NULL;
-        IrNode *k = ad_node(c, c->n, "Slice", 4, in, 1);
-        return k ? k->out[0] : NULL;
-    }
-    IrNode *k = ad_t_raw(c, "Slice", 1, &x, 1);
-    if (!k)
-        return NULL;
-    ad_set_attr_ints(c, k, "starts", n, starts);
-    ad_set_attr_ints(c, k, "ends", n, ends);
-    ad_set_attr_ints(c, k, "axes", n, axes);
-    return ad_t_out(c, k);
-}
-
-/* Zero-padding of x by pads (2 * rank entries, begins then ends). */
-static IrValue *ad_t_pad(AdCtx *c, IrValue *x, size_t n, const int64_t *pads)
-{
-    if (!x)
-        return NULL;
-    if (c->build_opset >= 11) {
-        IrValue *p = ad_const_i64s(c, n, pads);
-        return p ? ad_op2(c, "Pad", x, p) : NULL;
-    }
-    IrNode *k = ad_t_raw(c, "Pad", 1, &x, 1);
-    if (!k)
-        return NULL;
-    ad_set_attr_ints(c, k, c->build_opset >= 2 ? "pads" : "paddings", n, pads);
-    return ad_t_out(c, k);
-}
-
-/* A constant int64 tensor of the given dims holding v (refused when it
- * would be too large). */
-IrValue *ad_t_table(AdCtx *c, int rank, const int64_t *dims, const int64_t *v)
-{
-    int64_t n = ad_t_prod(dims, 0, rank);
-    if (n < 0 || (uint64_t)n * 8 > AD_T_MAX_CONST) {
-        ad_refuse(c, DG_TOO_LARGE, "an index table would be too large");
-        return NULL;
-    }
-    return ad_const_tensor(c, IR_INT64, (size_t)rank, dims, v, (size_t)n * 8);
-}
-
-IrValue *ad_t_concat(AdCtx *c, IrValue *a, IrValue *b, int64_t axis)
-{
-    if (!a || !b)
-        return NULL;
-    IrValue *in[2] = {a, b};
-    IrNode *k = ad_t_raw(c, "Concat", 2, in, 1);
-    if (!k)
-        return NULL;
-    ad_set_attr_i(c, k, "axis", axis);
-    return ad_t_out(c, k);
-}
-
-/* A decoded tensor as a constant value, refused past max bytes (and for
- * strings: a constant of strings needs string_data, which the builder
- * does not write). */
-static IrValue *ad_t_const_max(AdCtx *c, const EvValue *v, uint64_t max)
-{
-    if (v->dtype == IR_STRING) {
-        ad_refuse(c, DG_TYPE, "cannot build a constant of strings here");
-        return NULL;
-    }
-    IrTensor *t = ev_to_ir_tensor(v, NULL);
-    IrValue *r = NULL;
-    if (t->raw.len > max)
-        ad_refuse(c, DG_TOO_LARGE, "the constant would take %zu bytes", t->raw.len);
-    else
-        r = ad_const_tensor(c, v->dtype, v->rank, v->dims, t->raw.data, t->raw.len);
-    ir_tensor_free(t);
-    return r;
-}
-
-IrValue *ad_t_const_of(AdCtx *c, const EvValue *v)
-{
-    return ad_t_const_max(c, v, AD_T_MAX_CONST);
-}
-
-/* A 0-D constant of integer type dt (int32 or int64) holding v. */
-IrValue *ad_t_int(AdCtx *c, int32_t dt, int64_t v)
-{
-    if (dt == IR_INT32) {
-        int32_t w = (int32_t)v;
-        return ad_const_tensor(c, IR_INT32, 0, NULL, &w, sizeof w);
-    }
-    return ad_const_tensor(c, IR_INT64, 0, NULL, &v, sizeof v);
-}
 
 /* A 0-D zero of element type dt (not strings). */
 static IrValue *ad_t_zero(AdCtx *c, int32_t dt)
 {
-    IrError e;
-    EvValue *z = ev_tensor_new(dt, 0, NULL, &e);
+    TkTensor *z = tk_new(dt, 0, NULL, NULL);
     if (!z) {
         ad_refuse(c, DG_TYPE, "no zero of type %s", ir_dtype_name(dt) ? ir_dtype_name(dt) : "?");
         return NULL;
     }
-    IrValue *r = ad_t_const_of(c, z);
-    ev_unref(z);
+    IrValue *r = ad_const_of(c, z);
+    tk_free(z);
     return r;
-}
-
-/* Replaces c->n by the node computing y (its first output); constants
- * that only fed c->n go with it. */
-int ad_t_replace_by(AdCtx *c, IrValue *y)
-{
-    if (!y)
-        return -1;
-    /* Only constants (initializers, other nodes' outputs) are kept to drop
-     * afterwards, each once: deleting c->n frees an input defined nowhere
-     * (IR_VAL_UNDEF) that nothing else reads, or an output of c->n that it
-     * reads itself, and dropping a constant frees it, so any other pointer
-     * kept here would dangle. */
-    IrValue *ins[8] = {NULL};
-    size_t n = 0;
-    for (size_t i = 0; i < c->n->n_in && n < 8; i++) {
-        IrValue *v = c->n->in[i];
-        bool seen = false;
-        for (size_t j = 0; v && j < n; j++)
-            seen = seen || ins[j] == v;
-        if (v && !seen && (v->kind == IR_VAL_INIT ||
-                           (v->kind == IR_VAL_NODE && v->producer != c->n)))
-            ins[n++] = v;
-    }
-    ad_replace(c, y->producer);
-    for (size_t i = 0; i < n; i++)
-        if (ins[i])
-            ad_drop_if_dead(c, ins[i]);
-    return 0;
-}
-
-/* Replaces c->n (one output) by an Identity of v. */
-int ad_t_replace_value(AdCtx *c, IrValue *v)
-{
-    return ad_t_replace_by(c, ad_op1(c, "Identity", v));
-}
-
-/* Whether the evaluator, which reads the node's version from its scope's
- * import, would run c->n as the source version: inside an expansion being
- * lowered the scope may name another opset, and a kernel of the wrong
- * version reads other attributes. */
-static bool ad_t_runs_as_source(const AdCtx *c)
-{
-    int64_t v = ir_scope_opset(c->m, c->fn, c->domain);
-    return os_find(c->domain, c->n->op_type, v) == c->from;
-}
-
-/* Replaces c->n (one output) by a constant: its output computed by the
- * evaluator's kernel on its inputs, when every present input is known.
- * The constant is refused past max_bytes. 1 when replaced, 0 when some
- * input is not known (nothing done), -1 when refused. */
-int ad_t_fold(AdCtx *c, uint64_t max_bytes)
-{
-    IrNode *n = c->n;
-    if (n->n_out != 1 || n->n_in > 16 || !ad_t_runs_as_source(c))
-        return 0;
-    EvValue *in[16] = {NULL}, *out[1] = {NULL};
-    bool known = true;
-    for (size_t i = 0; i < n->n_in && known; i++)
-        known = !n->in[i] || (in[i] = ad_t_const_ev(n->in[i])) != NULL;
-    IrError e;
-    int rc = 0;
-    if (known && ev_node_run(c->m, c->fn, n, in, out, &e) < 0)
-        rc = ad_refuse(c, DG_SEMANTICS, "the inputs are known but do not compute: %s",
-                       e.msg);
-    for (size_t i = 0; i < n->n_in; i++)
-        ev_unref(in[i]);
-    if (!known || rc < 0)
-        return rc;
-    IrValue *v = NULL;
-    if (out[0]->kind != EV_TENSOR)
-        ad_refuse(c, DG_TYPE, "the folded output is not a tensor");
-    else
-        v = ad_t_const_max(c, out[0], max_bytes);
-    ev_unref(out[0]);
-    return v && ad_t_replace_value(c, v) == 0 ? 1 : -1;
-}
-
-/* Sets input i of c->n to v; the constant it replaces goes when dead. */
-void ad_t_swap_input(AdCtx *c, size_t i, IrValue *v)
-{
-    IrValue *old = ad_in(c, i);
-    ad_set_input(c, i, v);
-    if (old && old != v)
-        ad_drop_if_dead(c, old);
-}
-
-/* idx + dim * (idx < 0): indices counted from the end made non-negative.
- * idx is int32 or int64; dim has idx's type and broadcasts against it. An
- * index below -dim stays negative, so the older op still rejects it. */
-IrValue *ad_t_wrap(AdCtx *c, IrValue *idx, IrValue *dim)
-{
-    if (!idx || !dim)
-        return NULL;
-    int32_t dt = ad_elem(idx);
-    IrValue *neg = ad_op2(c, "Less", ad_cast(c, idx, IR_DOUBLE),
-                          ad_const_scalar(c, IR_DOUBLE, 0.0));
-    return ad_op2(c, "Add", idx, ad_op2(c, "Mul", ad_cast(c, neg, dt), dim));
 }
 
 /* ---- CenterCropPad -------------------------------------------------- */
@@ -376,28 +51,29 @@ IrValue *ad_t_wrap(AdCtx *c, IrValue *idx, IrValue *dim)
 static int ad_ccp_dynamic(AdCtx *c, int r, size_t n, const int64_t *axes)
 {
     IrValue *x = ad_in(c, 0);
-    int64_t sel[AD_T_MAX_RANK] = {0}, zero = 0;
+    int64_t sel[AD_MAX_STATIC_RANK] = {0}, zero = 0;
     for (size_t i = 0; i < n; i++)
         sel[axes[i]] = (int64_t)i + 1;
     IrValue *ax = ad_const_i64s(c, n, axes);
-    IrValue *in = ad_t_gather(c, ad_op1(c, "Shape", x), ax, 0);
+    IrValue *in = ad_gather(c, ad_op1(c, "Shape", x), ax, 0);
     IrValue *v = ad_op2(c, "Sub", in, ad_cast(c, ad_in(c, 1), IR_INT64));
     IrValue *pos = ad_op2(c, "Less", ad_const_scalar(c, IR_DOUBLE, 0.0), ad_cast(c, v, IR_DOUBLE));
     IrValue *crop = ad_op2(c, "Mul", v, ad_cast(c, pos, IR_INT64));
-    IrValue *pad = ad_op2(c, "Sub", crop, v), *two = ad_t_int(c, IR_INT64, 2);
+    IrValue *pad = ad_op2(c, "Sub", crop, v), *two = ad_const_int(c, IR_INT64, 2);
     IrValue *cs = ad_op2(c, "Div", crop, two);
     IrValue *ce = ad_op2(c, "Sub", ad_op2(c, "Add", cs, in), crop);
     IrValue *pb = ad_op2(c, "Div", pad, two), *pe = ad_op2(c, "Sub", pad, pb);
     IrValue *z = ad_const_i64s(c, 1, &zero), *sv = ad_const_i64s(c, (size_t)r, sel);
-    IrValue *pads = ad_t_concat(c, ad_t_gather(c, ad_t_concat(c, z, pb, 0), sv, 0),
-                                ad_t_gather(c, ad_t_concat(c, z, pe, 0), sv, 0), 0);
+    IrValue *before = ad_gather(c, ad_concat(c, (IrValue *[]){z, pb}, 2, 0), sv, 0);
+    IrValue *after = ad_gather(c, ad_concat(c, (IrValue *[]){z, pe}, 2, 0), sv, 0);
+    IrValue *pads = ad_concat(c, (IrValue *[]){before, after}, 2, 0);
     IrValue *sin[4] = {x, cs, ce, ax};
     if (!pads || !sin[1] || !sin[2] || !sin[3])
         return -1;
     IrNode *sl = ad_node(c, c->n, "Slice", 4, sin, 1);
     if (!sl)
         return -1;
-    return ad_t_replace_by(c, ad_op2(c, "Pad", sl->out[0], pads));
+    return ad_replace_by(c, ad_op2(c, "Pad", sl->out[0], pads));
 }
 
 /* CenterCropPad below 18: each named axis is cropped (Slice from
@@ -409,15 +85,15 @@ static int ad_ccp_gone(AdCtx *c)
 {
     IrValue *x = ad_in(c, 0);
     int r = ad_rank(x);
-    if (r < 0 || r > AD_T_MAX_RANK)
+    if (r < 0 || r > AD_MAX_STATIC_RANK)
         return ad_refuse(c, DG_SHAPE_UNKNOWN, "the rank of '%s' is unknown", x->name);
     IrAttr *ax = ad_attr(c, "axes");
-    int64_t axes[AD_T_MAX_RANK], pads[2 * AD_T_MAX_RANK] = {0};
-    int64_t cs[AD_T_MAX_RANK], ce[AD_T_MAX_RANK], ca[AD_T_MAX_RANK];
+    int64_t axes[AD_MAX_STATIC_RANK], pads[2 * AD_MAX_STATIC_RANK] = {0};
+    int64_t cs[AD_MAX_STATIC_RANK], ce[AD_MAX_STATIC_RANK], ca[AD_MAX_STATIC_RANK];
     size_t na = ax ? ax->n_ints : (size_t)r, nc = 0, np = 0;
-    bool seen[AD_T_MAX_RANK] = {false}, bad = na > (size_t)r;
+    bool seen[AD_MAX_STATIC_RANK] = {false}, bad = na > (size_t)r;
     for (size_t i = 0; !bad && i < na; i++) {
-        bad = !ad_t_axis(ax ? ax->ints[i] : (int64_t)i, r, 0, &axes[i]) || seen[axes[i]];
+        bad = !ad_axis(ax ? ax->ints[i] : (int64_t)i, r, 0, &axes[i]) || seen[axes[i]];
         if (!bad)
             seen[axes[i]] = true;
     }
@@ -448,12 +124,12 @@ static int ad_ccp_gone(AdCtx *c)
         return ad_ccp_dynamic(c, r, na, axes);
     IrValue *y = x;
     if (nc)
-        y = ad_t_slice(c, y, nc, cs, ce, ca);
+        y = ad_slice(c, y, nc, cs, ce, ca, NULL);
     if (np)
-        y = ad_t_pad(c, y, 2 * (size_t)r, pads);
+        y = ad_pad(c, y, 2 * (size_t)r, pads);
     if (y == x)
         y = ad_op1(c, "Identity", x);
-    return ad_t_replace_by(c, y);
+    return ad_replace_by(c, y);
 }
 
 /* ---- Constant ------------------------------------------------------- */
@@ -466,43 +142,43 @@ static int ad_constant_11_9(AdCtx *c)
     if (!a)
         return 0;
     IrSparse *sp = a->sparse_tensor;
-    if (a->ref_attr_name || !sp || !sp->values || sp->ndims > AD_T_MAX_RANK)
+    if (a->ref_attr_name || !sp || !sp->values || sp->ndims > AD_MAX_STATIC_RANK)
         return ad_refuse(c, DG_ATTRIBUTE, "sparse_value holds no sparse tensor here");
     IrError e;
-    EvValue *vals = ev_from_ir_tensor(sp->values, &e);
-    EvValue *ind = vals && sp->indices ? ev_from_ir_tensor(sp->indices, &e) : NULL;
-    int64_t total = ad_t_prod(sp->dims, 0, (int)sp->ndims);
+    TkTensor *vals = tk_from_ir(sp->values, &e);
+    TkTensor *ind = vals && sp->indices ? tk_from_ir(sp->indices, &e) : NULL;
+    int64_t total = ad_prod(sp->dims, 0, (int)sp->ndims, AD_MAX_CONST);
     size_t nnz = vals ? vals->numel : 0, nd = sp->ndims;
     bool bad = !vals || (nnz && !ind) || total < 0 || vals->rank != 1 ||
-               (uint64_t)total * ev_dtype_size(vals->dtype) > AD_T_MAX_CONST ||
+               (uint64_t)total * tk_elem_size(vals->dtype) > AD_MAX_CONST ||
                (ind && !(ind->rank == 1 && ind->numel == nnz) &&
                 !(ind->rank == 2 && ind->dims[0] == (int64_t)nnz &&
                   ind->dims[1] == (int64_t)nd));
-    EvValue *dense = bad ? NULL : ev_tensor_new(vals->dtype, nd, sp->dims, &e);
+    TkTensor *dense = bad ? NULL : tk_new(vals->dtype, nd, sp->dims, &e);
     for (size_t k = 0; dense && k < nnz; k++) {
         int64_t lin = 0;
         if (ind->rank == 1) {
-            lin = ev_get_i(ind, k);
+            lin = tk_get_i(ind, k);
         } else {
             for (size_t d = 0; d < nd && lin >= 0; d++) {
-                int64_t i = ev_get_i(ind, k * nd + d);
+                int64_t i = tk_get_i(ind, k * nd + d);
                 lin = i < 0 || i >= sp->dims[d] ? -1 : lin * sp->dims[d] + i;
             }
         }
         if (lin < 0 || lin >= total) {
-            ev_unref(dense);
+            tk_free(dense);
             dense = NULL;
             break;
         }
-        ev_copy_elems(dense, (size_t)lin, vals, k, 1);
+        tk_copy(dense, (size_t)lin, vals, k, 1);
     }
-    ev_unref(vals);
-    ev_unref(ind);
+    tk_free(vals);
+    tk_free(ind);
     if (!dense)
         return ad_refuse(c, DG_ATTRIBUTE,
                          "sparse_value cannot become a small dense tensor");
-    IrTensor *t = ev_to_ir_tensor(dense, NULL);
-    ev_unref(dense);
+    IrTensor *t = tk_to_ir(dense, NULL);
+    tk_free(dense);
     ad_drop_attr(c, "sparse_value");
     ir_node_set_attr(c->n, ir_attr_tensor("value", t));
     return 0;
@@ -519,28 +195,28 @@ static int ad_constant_9_1(AdCtx *c)
         c->g != c->m->graph || c->fn)
         return 0;
     IrError e;
-    EvValue *v = ev_from_ir_tensor(a->t, &e);
+    TkTensor *v = tk_from_ir(a->t, &e);
     if (!v)
         return ad_refuse(c, DG_ATTRIBUTE, "the value cannot be read: %s", e.msg);
-    IrValue *k = ad_t_const_of(c, v);
-    ev_unref(v);
-    return k ? ad_t_replace_value(c, k) : -1;
+    IrValue *k = ad_const_of(c, v);
+    tk_free(v);
+    return k ? ad_replace_value(c, k) : -1;
 }
 
 /* A tensor for Constant's `value` of n strings (0-D when !list). */
 static IrTensor *ad_t_strings(const IrBytes *s, size_t n, bool list)
 {
-    IrTensor *t = ir_alloc(sizeof *t);
+    IrTensor *t = mem_alloc(sizeof *t);
     t->has_data_type = true;
     t->data_type = 8;
     t->ndims = list ? 1 : 0;
-    t->dims = ir_alloc_array(1, sizeof *t->dims);
+    t->dims = mem_array(1, sizeof *t->dims);
     t->dims[0] = (int64_t)n;
     t->n_string = n;
-    t->string_data = ir_alloc_array(n ? n : 1, sizeof *t->string_data);
+    t->string_data = mem_array(n ? n : 1, sizeof *t->string_data);
     for (size_t k = 0; k < n; k++) {
         t->string_data[k].len = s[k].len;
-        t->string_data[k].data = ir_alloc(s[k].len + 1);
+        t->string_data[k].data = mem_alloc(s[k].len + 1);
         if (s[k].len)
             memcpy(t->string_data[k].data, s[k].data, s[k].len);
     }
@@ -597,54 +273,54 @@ static int ad_cos_gone(AdCtx *c)
 {
     IrAttr *va = ad_attr(c, "value");
     IrError e;
-    EvValue *val = va ? (va->t ? ev_from_ir_tensor(va->t, &e) : NULL)
-                      : ev_scalar_new(IR_FLOAT, 0.0);
+    TkTensor *val = va ? (va->t ? tk_from_ir(va->t, &e) : NULL)
+                      : tk_new(IR_FLOAT, 0, NULL, &e);
     if (!val || val->numel != 1) {
-        ev_unref(val);
+        tk_free(val);
         return ad_refuse(c, DG_ATTRIBUTE, "value must hold one element");
     }
-    EvValue *fill = ev_tensor_new(val->dtype, 0, NULL, &e);
+    TkTensor *fill = tk_new(val->dtype, 0, NULL, &e);
     if (fill)
-        ev_copy_elems(fill, 0, val, 0, 1);
-    ev_unref(val);
+        tk_copy(fill, 0, val, 0, 1);
+    tk_free(val);
     if (!fill)
         return ad_refuse(c, DG_TYPE, "unsupported fill type");
     int64_t *shape;
     size_t n;
-    EvValue *full = NULL;
+    TkTensor *full = NULL;
     if (ad_const_ints(ad_in(c, 0), &shape, &n)) {
-        bool known = n <= AD_T_MAX_RANK;
+        bool known = n <= AD_MAX_STATIC_RANK;
         for (size_t i = 0; known && i < n; i++)
             known = shape[i] >= 0;
-        int64_t total = known ? ad_t_prod(shape, 0, (int)n) : -1;
-        if (total >= 0 && (uint64_t)total * ev_dtype_size(fill->dtype) <= AD_T_MAX_CONST)
-            full = ev_tensor_new(fill->dtype, n, shape, &e);
+        int64_t total = known ? ad_prod(shape, 0, (int)n, AD_MAX_CONST) : -1;
+        if (total >= 0 && (uint64_t)total * tk_elem_size(fill->dtype) <= AD_MAX_CONST)
+            full = tk_new(fill->dtype, n, shape, &e);
         for (int64_t k = 0; full && k < total; k++)
-            ev_copy_elems(full, (size_t)k, fill, 0, 1);
+            tk_copy(full, (size_t)k, fill, 0, 1);
         free(shape);
     }
     IrValue *y = NULL;
     if (full) {
-        IrValue *v = ad_t_const_of(c, full);
-        ev_unref(full);
-        ev_unref(fill);
-        return v ? ad_t_replace_value(c, v) : -1;
+        IrValue *v = ad_const_of(c, full);
+        tk_free(full);
+        tk_free(fill);
+        return v ? ad_replace_value(c, v) : -1;
     }
-    int64_t rank = ad_dim(ad_in(c, 0), 0), ones[AD_T_MAX_RANK];
-    if (rank >= 0 && rank <= AD_T_MAX_RANK && c->build_opset >= 6) {
+    int64_t rank = ad_dim(ad_in(c, 0), 0), ones[AD_MAX_STATIC_RANK];
+    if (rank >= 0 && rank <= AD_MAX_STATIC_RANK && c->build_opset >= 6) {
         for (int64_t d = 0; d < rank; d++)
             ones[d] = 1;
-        IrValue *v = ad_t_reshape(c, ad_t_const_of(c, fill), (size_t)rank, ones);
+        IrValue *v = ad_reshape(c, ad_const_of(c, fill), (size_t)rank, ones);
         y = ad_op2(c, "Tile", v, ad_in(c, 0));
     } else if (c->build_opset >= 8) {
-        y = ad_op2(c, "Expand", ad_t_const_of(c, fill), ad_in(c, 0));
+        y = ad_op2(c, "Expand", ad_const_of(c, fill), ad_in(c, 0));
     } else {
-        ev_unref(fill);
+        tk_free(fill);
         return ad_refuse(c, DG_NOT_CONSTANT,
                          "the shape must be a small constant or of known length");
     }
-    ev_unref(fill);
-    return ad_t_replace_by(c, y);
+    tk_free(fill);
+    return ad_replace_by(c, y);
 }
 
 /* ---- DepthToSpace --------------------------------------------------- */
@@ -668,21 +344,17 @@ static int ad_d2s_11_1(AdCtx *c)
     if (ad_rank(x) != 4 || C < 0)
         return ad_refuse(c, DG_SHAPE_UNKNOWN, "CRD mode needs the channel count of '%s'",
                          x->name);
-    if ((uint64_t)C * 8 > AD_T_MAX_CONST || b <= 0 || b > C || C % (b * b))
+    if ((uint64_t)C * 8 > AD_MAX_CONST || b <= 0 || b > C || C % (b * b))
         return ad_refuse(c, DG_ATTRIBUTE, "blocksize %lld does not divide %lld channels",
                          (long long)b, (long long)C);
-    int64_t cp = C / (b * b), *perm = ir_alloc_array((size_t)C, sizeof *perm);
+    int64_t cp = C / (b * b), *perm = mem_array((size_t)C, sizeof *perm);
     for (int64_t i = 0; i < b; i++)
         for (int64_t j = 0; j < b; j++)
             for (int64_t k = 0; k < cp; k++)
                 perm[(i * b + j) * cp + k] = k * b * b + i * b + j;
-    IrValue *g = ad_t_gather(c, x, ad_const_i64s(c, (size_t)C, perm), 1);
+    IrValue *g = ad_gather(c, x, ad_const_i64s(c, (size_t)C, perm), 1);
     free(perm);
-    if (!g)
-        return -1;
-    ad_set_input(c, 0, g);
-    ad_drop_attr(c, "mode");
-    return 0;
+    return ad_attr_as_input(c, "mode", 0, g);
 }
 
 /* ---- EyeLike -------------------------------------------------------- */
@@ -693,29 +365,28 @@ static int ad_d2s_11_1(AdCtx *c)
 static int ad_eyelike_gone(AdCtx *c)
 {
     IrValue *x = ad_in(c, 0);
-    int64_t dims[AD_T_MAX_RANK];
-    int r;
-    if (!ad_t_static(x, dims, &r) || r != 2)
+    int64_t dims[AD_MAX_STATIC_RANK];
+    if (ad_static(x, dims, AD_MAX_STATIC_RANK) != 2)
         return ad_refuse(c, DG_SHAPE_UNKNOWN, "the 2-D shape of '%s' is unknown", x->name);
     int64_t dt = ad_attr(c, "dtype") ? ad_attr_i(c, "dtype") : ad_elem(x);
     if (!dt)
         return ad_refuse(c, DG_TYPE_UNKNOWN, "the type of '%s' is unknown", x->name);
     if (dt < 0 || dt > 16 || dt == IR_STRING || dt == IR_COMPLEX64 ||
-        dt == IR_COMPLEX128 || !ev_dtype_size((int32_t)dt))
+        dt == IR_COMPLEX128 || !tk_elem_size((int32_t)dt))
         return ad_refuse(c, DG_TYPE, "dtype %lld is not supported", (long long)dt);
-    int64_t total = ad_t_prod(dims, 0, 2), k = ad_attr_i(c, "k");
-    if (total < 0 || (uint64_t)total * ev_dtype_size((int32_t)dt) > AD_T_MAX_CONST)
+    int64_t total = ad_prod(dims, 0, 2, AD_MAX_CONST), k = ad_attr_i(c, "k");
+    if (total < 0 || (uint64_t)total * tk_elem_size((int32_t)dt) > AD_MAX_CONST)
         return ad_refuse(c, DG_TOO_LARGE, "the identity matrix would be too large");
     IrError e;
-    EvValue *y = ev_tensor_new((int32_t)dt, 2, dims, &e);
+    TkTensor *y = tk_new((int32_t)dt, 2, dims, &e);
     if (!y)
         return ad_refuse(c, DG_TYPE, "dtype %lld is not supported", (long long)dt);
     for (int64_t i = 0; k > -dims[0] && k < dims[1] && i < dims[0]; i++)
         if (i + k >= 0 && i + k < dims[1])
-            ev_set_i(y, (size_t)(i * dims[1] + i + k), 1);
-    IrValue *v = ad_t_const_of(c, y);
-    ev_unref(y);
-    return v ? ad_t_replace_value(c, v) : -1;
+            tk_set_i(y, (size_t)(i * dims[1] + i + k), 1);
+    IrValue *v = ad_const_of(c, y);
+    tk_free(y);
+    return v ? ad_replace_value(c, v) : -1;
 }
 
 /* ---- OneHot --------------------------------------------------------- */
@@ -724,7 +395,7 @@ static int ad_eyelike_gone(AdCtx *c)
 static IrValue *ad_t_depth64(AdCtx *c)
 {
     int64_t none = 0;
-    return ad_t_reshape(c, ad_cast(c, ad_in(c, 1), IR_INT64), 0, &none);
+    return ad_reshape(c, ad_cast(c, ad_in(c, 1), IR_INT64), 0, &none);
 }
 
 /* OneHot 9 -> 11: version 9 gives all off_value for a negative index;
@@ -734,14 +405,14 @@ static IrValue *ad_t_depth64(AdCtx *c)
 static int ad_onehot_9_11(AdCtx *c)
 {
     IrValue *idx = ad_in(c, 0);
-    if (ad_t_nonneg(idx))
+    if (ad_nonneg(idx))
         return 0;
     if (!ad_elem(idx))
         return ad_refuse(c, DG_TYPE_UNKNOWN, "the type of indices '%s' is unknown",
                          idx->name);
     IrValue *i64 = ad_cast(c, idx, IR_INT64);
-    IrValue *neg = ad_op2(c, "Less", i64, ad_t_int(c, IR_INT64, 0));
-    IrValue *nv = ad_t_where(c, neg, ad_t_depth64(c), i64);
+    IrValue *neg = ad_op2(c, "Less", i64, ad_const_int(c, IR_INT64, 0));
+    IrValue *nv = ad_op3(c, "Where", neg, ad_t_depth64(c), i64);
     if (!nv)
         return -1;
     ad_set_input(c, 0, nv);
@@ -759,43 +430,43 @@ static int ad_onehot_11_9(AdCtx *c)
     IrValue *idx = ad_in(c, 0);
     int64_t a = ad_attr_i(c, "axis"), axis;
     if (a < -1) {
-        if (!ad_t_axis(a, ad_rank(idx), 1, &axis))
+        if (!ad_axis(a, ad_rank(idx), 1, &axis))
             return ad_refuse(c, DG_SHAPE_UNKNOWN, "axis %lld needs the rank of the indices",
                              (long long)a);
         ad_set_attr_i(c, c->n, "axis", axis);
     }
-    if (ad_t_nonneg(idx))
+    if (ad_nonneg(idx))
         return 0;
     if (!ad_elem(idx))
         return ad_refuse(c, DG_TYPE_UNKNOWN, "the type of indices '%s' is unknown",
                          idx->name);
-    EvValue *cv = ad_t_const_ev(idx);
+    TkTensor *cv = ad_const_tk(idx);
     int64_t *dv = NULL;
     size_t n = 0;
     if (cv && (!ad_const_ints(ad_in(c, 1), &dv, &n) || n != 1)) {
         free(dv);
-        ev_unref(cv);
+        tk_free(cv);
         cv = NULL;
     }
     if (cv) {
         IrError e;
-        EvValue *iv = ev_tensor_new(IR_INT64, cv->rank, cv->dims, &e);
+        TkTensor *iv = tk_new(IR_INT64, cv->rank, cv->dims, &e);
         for (size_t k = 0; iv && k < cv->numel; k++) {
-            int64_t i = ev_get_i(cv, k);
-            ev_set_i(iv, k, i >= 0 || dv[0] <= 0 ? i : i >= -dv[0] ? i + dv[0] : dv[0]);
+            int64_t i = tk_get_i(cv, k);
+            tk_set_i(iv, k, i >= 0 || dv[0] <= 0 ? i : i >= -dv[0] ? i + dv[0] : dv[0]);
         }
         free(dv);
-        ev_unref(cv);
+        tk_free(cv);
         bool made = iv != NULL;
-        IrValue *nc = made ? ad_t_const_of(c, iv) : NULL;
-        ev_unref(iv);
+        IrValue *nc = made ? ad_const_of(c, iv) : NULL;
+        tk_free(iv);
         if (!nc)
             return made ? -1 : ad_refuse(c, DG_INTERNAL, "cannot rewrite the indices");
-        ad_t_swap_input(c, 0, nc);
+        ad_swap_input(c, 0, nc);
         return 0;
     }
     IrValue *depth = ad_t_depth64(c);
-    IrValue *w = ad_t_wrap(c, ad_cast(c, idx, IR_INT64), depth);
+    IrValue *w = ad_wrap(c, ad_cast(c, idx, IR_INT64), depth);
     IrValue *neg = ad_op2(c, "Less", ad_cast(c, w, IR_DOUBLE), ad_const_scalar(c, IR_DOUBLE, 0.0));
     IrValue *nv = ad_op2(c, "Add", w, ad_op2(c, "Mul", ad_cast(c, neg, IR_INT64),
                                                  ad_op2(c, "Sub", depth, w)));
@@ -817,7 +488,7 @@ static int ad_onehot_gone(AdCtx *c)
     int64_t axis, depth;
     double *dv;
     size_t n;
-    if (!ad_t_axis(ad_attr_i(c, "axis"), r, 1, &axis) || r + 1 > AD_T_MAX_RANK)
+    if (!ad_axis(ad_attr_i(c, "axis"), r, 1, &axis) || r + 1 > AD_MAX_STATIC_RANK)
         return ad_refuse(c, DG_SHAPE_UNKNOWN, "the rank of the indices is unknown");
     if (!ad_const_floats(ad_in(c, 1), &dv, &n) || n != 1) {
         int64_t *iv;
@@ -829,19 +500,19 @@ static int ad_onehot_gone(AdCtx *c)
         depth = dv[0] >= 0 && dv[0] < 9e18 ? (int64_t)dv[0] : -1;
         free(dv);
     }
-    if (depth < 0 || (uint64_t)depth * 8 > AD_T_MAX_CONST)
+    if (depth < 0 || (uint64_t)depth * 8 > AD_MAX_CONST)
         return ad_refuse(c, DG_ATTRIBUTE, "depth %lld is not usable", (long long)depth);
-    int64_t dims[AD_T_MAX_RANK + 1], *ar = ir_alloc_array((size_t)depth + 1, sizeof *ar);
+    int64_t dims[AD_MAX_STATIC_RANK + 1], *ar = mem_array((size_t)depth + 1, sizeof *ar);
     dims[0] = depth;
     for (int64_t d = 1; d <= r - axis; d++)
         dims[d] = 1;
     for (int64_t i = 0; i < depth; i++)
         ar[i] = i;
-    IrValue *range = ad_t_table(c, (int)(r - axis + 1), dims, ar);
+    IrValue *range = ad_const_table(c, (int)(r - axis + 1), dims, ar);
     free(ar);
     IrValue *u = ad_axes_op(c, c->n, "Unsqueeze", ad_cast(c, idx, IR_INT64), 1, &axis);
     IrValue *mask = ad_cast(c, ad_op2(c, "Equal", u, range), IR_INT64);
-    return ad_t_replace_by(c, ad_t_gather(c, ad_in(c, 2), mask, 0));
+    return ad_replace_by(c, ad_gather(c, ad_in(c, 2), mask, 0));
 }
 
 /* ---- Range ---------------------------------------------------------- */
@@ -921,56 +592,56 @@ static int ad_range_loop(AdCtx *c)
  * computed in the input type (float arithmetic for float). */
 static int ad_range_gone(AdCtx *c)
 {
-    EvValue *t[3] = {NULL, NULL, NULL};
+    TkTensor *t[3] = {NULL, NULL, NULL};
     bool ok = true;
     for (int i = 0; i < 3; i++) {
-        t[i] = ad_t_const_ev(ad_in(c, i));
+        t[i] = ad_const_tk(ad_in(c, i));
         ok = ok && t[i] && t[i]->numel == 1 && t[i]->dtype == t[0]->dtype;
     }
     int32_t dt = ok ? t[0]->dtype : 0;
     int64_t n = 0;
-    EvValue *y = NULL;
+    TkTensor *y = NULL;
     IrError e;
-    if (ok && ev_dtype_is_int(dt)) {
-        int64_t s = ev_get_i(t[0], 0), l = ev_get_i(t[1], 0), d = ev_get_i(t[2], 0);
+    if (ok && ir_dtype_is_int(dt)) {
+        int64_t s = tk_get_i(t[0], 0), l = tk_get_i(t[1], 0), d = tk_get_i(t[2], 0);
         ok = d != 0;
         if (ok && (d > 0 ? l > s : l < s)) {
             uint64_t span = d > 0 ? (uint64_t)l - (uint64_t)s : (uint64_t)s - (uint64_t)l;
             uint64_t step = d > 0 ? (uint64_t)d : (uint64_t)0 - (uint64_t)d;
             n = (int64_t)((span + step - 1) / step);
         }
-        ok = ok && (uint64_t)n * ev_dtype_size(dt) <= AD_T_MAX_CONST;
-        y = ok ? ev_tensor_new(dt, 1, &n, &e) : NULL;
+        ok = ok && (uint64_t)n * tk_elem_size(dt) <= AD_MAX_CONST;
+        y = ok ? tk_new(dt, 1, &n, &e) : NULL;
         for (int64_t i = 0; y && i < n; i++)
-            ev_set_i(y, (size_t)i, (int64_t)((uint64_t)s + (uint64_t)i * (uint64_t)d));
+            tk_set_i(y, (size_t)i, (int64_t)((uint64_t)s + (uint64_t)i * (uint64_t)d));
     } else if (ok && (dt == IR_FLOAT || dt == IR_DOUBLE)) {
-        double s = ev_get_f(t[0], 0), l = ev_get_f(t[1], 0), d = ev_get_f(t[2], 0);
+        double s = tk_get_f(t[0], 0), l = tk_get_f(t[1], 0), d = tk_get_f(t[2], 0);
         double cnt = dt == IR_FLOAT ? (double)ceilf(((float)l - (float)s) / (float)d)
                                     : ceil((l - s) / d);
-        ok = d != 0 && !isnan(cnt) && cnt * 8 <= (double)AD_T_MAX_CONST;
+        ok = d != 0 && !isnan(cnt) && cnt * 8 <= (double)AD_MAX_CONST;
         n = ok && cnt > 0 ? (int64_t)cnt : 0;
-        y = ok ? ev_tensor_new(dt, 1, &n, &e) : NULL;
+        y = ok ? tk_new(dt, 1, &n, &e) : NULL;
         for (int64_t i = 0; y && i < n; i++) {
             if (dt == IR_FLOAT) {
                 float v = (float)s + (float)i * (float)d;
-                ev_set_f(y, (size_t)i, v);
+                tk_set_f(y, (size_t)i, v);
             } else {
-                ev_set_f(y, (size_t)i, s + (double)i * d);
+                tk_set_f(y, (size_t)i, s + (double)i * d);
             }
         }
     } else {
         ok = false;
     }
     for (int i = 0; i < 3; i++)
-        ev_unref(t[i]);
+        tk_free(t[i]);
     if (!y && !ok)
         return ad_range_loop(c);
     if (!y)
         return ad_refuse(c, DG_TOO_LARGE,
                          "start, limit and delta must be small constants");
-    IrValue *v = ad_t_const_of(c, y);
-    ev_unref(y);
-    return v ? ad_t_replace_value(c, v) : -1;
+    IrValue *v = ad_const_of(c, y);
+    tk_free(y);
+    return v ? ad_replace_value(c, v) : -1;
 }
 
 /* Range 27 -> 11: stash_type only sets the precision of float16/bfloat16
@@ -1025,7 +696,7 @@ static int ad_shape_15_13(AdCtx *c)
     }
     int64_t zero = 0;
     IrValue *sh = ad_op1(c, "Shape", ad_in(c, 0));
-    return ad_t_replace_by(c, ad_t_slice(c, sh, 1, &st, &en, &zero));
+    return ad_replace_by(c, ad_slice(c, sh, 1, &st, &en, &zero, NULL));
 }
 
 /* ---- Trilu ---------------------------------------------------------- */
@@ -1050,9 +721,9 @@ static int ad_trilu_gone(AdCtx *c)
     if (!dt || dt == IR_STRING)
         return ad_refuse(c, dt ? DG_TYPE : DG_TYPE_UNKNOWN,
                          "a zero of the input's type is needed");
-    int64_t total = ad_t_prod(dims, 0, 2), *kc = NULL, k = 0;
+    int64_t total = ad_prod(dims, 0, 2, AD_MAX_CONST), *kc = NULL, k = 0;
     size_t n = 0;
-    if (total < 0 || (uint64_t)total * 8 > AD_T_MAX_CONST)
+    if (total < 0 || (uint64_t)total * 8 > AD_MAX_CONST)
         return ad_refuse(c, DG_TOO_LARGE, "the mask would be too large");
     bool upper = ad_attr_i(c, "upper") != 0;
     bool kconst = !kv || (ad_const_ints(kv, &kc, &n) && n == 1);
@@ -1065,7 +736,7 @@ static int ad_trilu_gone(AdCtx *c)
      * run-time k: the j - i table */
     int32_t mt = !kconst ? IR_DOUBLE : mul ? dt : IR_BOOL;
     IrError e;
-    EvValue *m = ev_tensor_new(mt, 2, dims, &e);
+    TkTensor *m = tk_new(mt, 2, dims, &e);
     if (!m)
         return ad_refuse(c, DG_INTERNAL, "cannot build the mask");
     for (int64_t i = 0; i < dims[0]; i++)
@@ -1073,12 +744,12 @@ static int ad_trilu_gone(AdCtx *c)
             size_t at = (size_t)(i * dims[1] + j);
             bool drop = upper ? j - i < k : j - i > k;
             if (!kconst)
-                ev_set_f(m, at, (double)(j - i));
+                tk_set_f(m, at, (double)(j - i));
             else
-                ev_set_i(m, at, (mul || band) ? !drop : drop);
+                tk_set_i(m, at, (mul || band) ? !drop : drop);
         }
-    IrValue *mask = ad_t_const_of(c, m);
-    ev_unref(m);
+    IrValue *mask = ad_const_of(c, m);
+    tk_free(m);
     if (!kconst) {
         IrValue *kd = ad_cast(c, kv, IR_DOUBLE);
         mask = upper ? ad_op2(c, "Less", mask, kd) : ad_op2(c, "Less", kd, mask);
@@ -1086,10 +757,10 @@ static int ad_trilu_gone(AdCtx *c)
             mask = ad_cast(c, ad_op1(c, "Not", mask), dt);
     }
     if (mul)
-        return ad_t_replace_by(c, ad_op2(c, "Mul", x, mask));
+        return ad_replace_by(c, ad_op2(c, "Mul", x, mask));
     if (band)
-        return ad_t_replace_by(c, ad_op2(c, "And", x, mask));
-    return ad_t_replace_by(c, ad_t_where(c, mask, ad_t_zero(c, dt), x));
+        return ad_replace_by(c, ad_op2(c, "And", x, mask));
+    return ad_replace_by(c, ad_op3(c, "Where", mask, ad_t_zero(c, dt), x));
 }
 
 /* ---- the table ------------------------------------------------------ */

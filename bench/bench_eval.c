@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "eval.h"
-#include "load.h"
+#include "eval/eval.h"
+#include "io/load.h"
 
 static double bench_now(void)
 {

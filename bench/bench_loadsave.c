@@ -14,9 +14,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "ir.h"
-#include "load.h"
-#include "save.h"
+#include "ir/ir.h"
+#include "io/load.h"
+#include "io/save.h"
 
 static double bench_now(void)
 {

@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 
-#include "eval.h"
+#include "eval/eval.h"
 
 static int cmp_exists(const char *path)
 {

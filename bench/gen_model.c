@@ -27,8 +27,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "ir.h"
-#include "save.h"
+#include "ir/ir.h"
+#include "io/save.h"
 
 enum { GM_FLOAT = 1, GM_INT64 = 7 };
 enum { GM_NAME = 160 };   /* longest value name we build, with room */
@@ -96,7 +96,7 @@ static uint8_t *gm_add_raw(IrGraph *g, const char *name, int32_t dtype,
 {
     IrTensor *t = ir_tensor_new(name, dtype, rank, dims, "", 0);
     free(t->raw.data);
-    t->raw.data = ir_alloc(bytes ? bytes : 1);
+    t->raw.data = mem_alloc(bytes ? bytes : 1);
     t->raw.len = bytes;
     if (!ir_graph_add_init(g, t))
         gm_die("duplicate initializer", name);
@@ -302,10 +302,10 @@ static IrModel *gm_model(const char *name)
     m->has_ir_version = true;
     m->ir_version = 7;
     ir_model_set_opset(m, "", 13);
-    m->producer_name = ir_strdup("onnx-convert bench/gen_model");
-    m->producer_version = ir_strdup("1");
+    m->producer_name = mem_strdup("onnx-convert bench/gen_model");
+    m->producer_version = mem_strdup("1");
     m->graph = ir_graph_new(NULL);
-    m->graph->name = ir_strdup(name);
+    m->graph->name = mem_strdup(name);
     return m;
 }
 

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "passes.h"
+#include "passes/passes.h"
 
 /* The tensor a Constant's attributes define (`value`'s own tensor is taken
  * from the node, which is deleted next), or NULL for the kinds this pass
@@ -56,7 +56,7 @@ static long opt_ci_run(OptCtx *c)
         if (!t)
             continue;
         free(t->name);
-        t->name = ir_strdup(k->out[0]->name);
+        t->name = mem_strdup(k->out[0]->name);
         ir_node_delete(k);               /* the value stays: it is read */
         if (!ir_graph_add_init(c->g, t))
             ir_tensor_free(t);           /* cannot happen: the name is free */

@@ -20,9 +20,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "passes.h"
-#include "../src/known.h"
-#include "../src/opschema.h"
+#include "passes/passes.h"
+#include "analysis/known.h"
+#include "schema/opschema.h"
 
 /* The nodes seen so far, by hash: open addressing in one array with at
  * least twice as many slots as candidates, so a run costs one allocation
@@ -212,7 +212,7 @@ static bool opt_cse_same(const IrNode *a, const IrNode *b)
  * values on every run, so two of them are never one. */
 static bool opt_cse_candidate(const OptCtx *c, const IrNode *k)
 {
-    if ((k->domain && k->domain[0] && strcmp(k->domain, "ai.onnx") != 0) ||
+    if (ir_domain_norm(k->domain)[0] ||
         kv_random(c->m, k) || ir_model_function(c->m, k))
         return false;
     /* a node with no inputs (SequenceEmpty, Constant) is a function of its
@@ -273,7 +273,7 @@ static long opt_cse_run(OptCtx *c)
     size_t cap = 16;
     while (cap < 2 * count + 1)
         cap *= 2;
-    OptCseTable t = {ir_alloc_array(cap, sizeof *t.s), cap - 1};
+    OptCseTable t = {mem_array(cap, sizeof *t.s), cap - 1};
     long n = 0;
     IR_FOR_NODES(c->g, k) {
         if (!opt_cse_candidate(c, k) || opt_cse_any_output(k))

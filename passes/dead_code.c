@@ -7,7 +7,7 @@
  * free of side effects, so dropping an unread result changes nothing a
  * caller can see (a random op's draw is not observable once unread).
  */
-#include "passes.h"
+#include "passes/passes.h"
 
 /* Whether any output of k is read or is a graph output. */
 static bool opt_dc_live(const IrNode *k)

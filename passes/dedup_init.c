@@ -15,8 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "passes.h"
-#include "../src/eval.h"
+#include "passes/passes.h"
+#include "ir/tensor_kit.h"
 
 /* One initializer: its value, its tensor and the hash of its elements. */
 typedef struct OptDiItem {
@@ -30,42 +30,35 @@ typedef struct OptDiItem {
     bool dup;      /* found equal to an earlier one */
 } OptDiItem;
 
-/* Bytes of the decoded elements of a non-string tensor. */
-static size_t opt_di_nbytes(const EvValue *e)
-{
-    return e->numel * ev_dtype_size(e->dtype);
-}
-
 /* FNV-1a over the decoded elements (strings: lengths and bytes). */
-static uint64_t opt_di_hash_value(const EvValue *e)
+static uint64_t opt_di_hash_value(const TkTensor *e)
 {
     uint64_t h = 1469598103934665603ull;
     const uint8_t *p = e->data;
-    size_t n = opt_di_nbytes(e);
     if (e->dtype == IR_STRING) {
-        const EvStr *s = e->data;
+        const IrBytes *s = e->data;
         for (size_t k = 0; k < e->numel; k++) {
             h = (h ^ s[k].len) * 1099511628211ull;
             for (size_t j = 0; j < s[k].len; j++)
-                h = (h ^ (uint8_t)s[k].p[j]) * 1099511628211ull;
+                h = (h ^ s[k].data[j]) * 1099511628211ull;
         }
         return h;
     }
-    for (size_t k = 0; k < n; k++)
+    for (size_t k = 0; k < e->nbytes; k++)
         h = (h ^ p[k]) * 1099511628211ull;
     return h;
 }
 
 /* Whether two decoded tensors of one dtype and shape hold the same bits. */
-static bool opt_di_same_value(const EvValue *a, const EvValue *b)
+static bool opt_di_same_value(const TkTensor *a, const TkTensor *b)
 {
     if (a->numel != b->numel)
         return false;
     if (a->dtype != IR_STRING)
-        return opt_di_nbytes(a) == 0 || memcmp(a->data, b->data, opt_di_nbytes(a)) == 0;
-    const EvStr *x = a->data, *y = b->data;
+        return a->nbytes == 0 || memcmp(a->data, b->data, a->nbytes) == 0;
+    const IrBytes *x = a->data, *y = b->data;
     for (size_t k = 0; k < a->numel; k++)
-        if (x[k].len != y[k].len || memcmp(x[k].p, y[k].p, x[k].len) != 0)
+        if (x[k].len != y[k].len || (x[k].len && memcmp(x[k].data, y[k].data, x[k].len) != 0))
             return false;
     return true;
 }
@@ -125,12 +118,12 @@ static bool opt_di_hash(OptDiItem *it)
         return true;
     }
     IrError e;
-    EvValue *x = ev_from_ir_tensor(it->t, &e);
+    TkTensor *x = tk_from_ir(it->t, &e);
     if (!x)
         return false;
     it->hash = opt_di_hash_value(x);
     it->hashed = true;
-    ev_unref(x);
+    tk_free(x);
     return true;
 }
 
@@ -144,11 +137,11 @@ static bool opt_di_equal(const OptDiItem *a, const OptDiItem *b)
     if (a->stored)
         return la == lb && (la == 0 || memcmp(pa, pb, la) == 0);
     IrError e;
-    EvValue *x = ev_from_ir_tensor(a->t, &e);
-    EvValue *y = x ? ev_from_ir_tensor(b->t, &e) : NULL;
+    TkTensor *x = tk_from_ir(a->t, &e);
+    TkTensor *y = x ? tk_from_ir(b->t, &e) : NULL;
     bool same = x && y && x->dtype == y->dtype && opt_di_same_value(x, y);
-    ev_unref(x);
-    ev_unref(y);
+    tk_free(x);
+    tk_free(y);
     return same;
 }
 
@@ -207,7 +200,7 @@ static long opt_di_run(OptCtx *c)
     IrGraph *g = c->g;
     if (!c->main || c->m->n_training || g->inits.n < 2)
         return 0;
-    OptDiItem *items = ir_alloc_array(g->inits.n, sizeof *items);
+    OptDiItem *items = mem_array(g->inits.n, sizeof *items);
     size_t n = opt_di_collect(g, items);
     qsort(items, n, sizeof *items, opt_di_cmp);
     long changes = 0;

@@ -17,16 +17,16 @@
  */
 #include <string.h>
 
-#include "passes.h"
-#include "../src/check.h"
-#include "../src/eval.h"
-#include "../src/known.h"
-#include "../src/opschema.h"
+#include "passes/passes.h"
+#include "analysis/check.h"
+#include "eval/eval.h"
+#include "analysis/known.h"
+#include "schema/opschema.h"
 
 #define OPT_FOLD_LIMIT_DEFAULT (1u << 20)
 
 /* Ops whose result is not a function of their inputs alone, or that run
- * graphs, are never folded (the rule of src/known.h: the table's random and
+ * graphs, are never folded (the rule of src/analysis/known.h: the table's random and
  * control flags); nor are ops the table marks no_fold, nor a Constant,
  * which is already one. */
 static bool opt_fold_op_skipped(const OptCtx *c, const IrNode *k)
@@ -82,10 +82,10 @@ static bool opt_fold_static_bytes(const IrNode *k, uint64_t *bytes)
                 return false;
             n *= (uint64_t)dm->value;
         }
-        int bits = ir_dtype_bits(t->elem_type);
-        if (bits <= 0 || n > UINT64_MAX / 64)
+        uint64_t b;
+        if (!ir_dtype_bytes(t->elem_type, n, &b) || b > UINT64_MAX - *bytes)
             return false;
-        *bytes += (n * (uint64_t)bits + 7) / 8;
+        *bytes += b;
     }
     return true;
 }
@@ -94,8 +94,8 @@ static bool opt_fold_static_bytes(const IrNode *k, uint64_t *bytes)
  * for left-out ones). false when it cannot run or yields a non-tensor. */
 static bool opt_fold_eval(OptCtx *c, IrNode *k, IrTensor **out)
 {
-    EvValue **in = ir_alloc_array(k->n_in + 1, sizeof *in);
-    EvValue **res = ir_alloc_array(k->n_out + 1, sizeof *res);
+    EvValue **in = mem_array(k->n_in + 1, sizeof *in);
+    EvValue **res = mem_array(k->n_out + 1, sizeof *res);
     bool ok = true;
     IrError e;
     for (size_t i = 0; i < k->n_in && ok; i++)
@@ -149,7 +149,7 @@ static int opt_fold_node(OptCtx *c, IrNode *k)
         return 0;
     if (opt_fold_static_bytes(k, &bytes) && bytes > freed + limit)
         return 0;
-    IrTensor **t = ir_alloc_array(k->n_out + 1, sizeof *t);
+    IrTensor **t = mem_array(k->n_out + 1, sizeof *t);
     if (!opt_fold_eval(c, k, t)) {
         opt_fold_free(t, k->n_out);
         return 0;

@@ -3,7 +3,7 @@
  * shapes become constants, even when the tensors they measure are not
  * constant.
  *
- * Inference proves them (src/known.h: Shape and Size of a fully static
+ * Inference proves them (src/analysis/known.h: Shape and Size of a fully static
  * shape, integers shape arithmetic proved, and cheap nodes over such
  * values); a node whose one output it proved, at most
  * OPT_FS_MAX_ELEMS elements, is replaced by that constant. Chains over
@@ -12,8 +12,8 @@
  */
 #include <string.h>
 
-#include "passes.h"
-#include "../src/known.h"
+#include "passes/passes.h"
+#include "analysis/known.h"
 
 /* Elements of a folded value: shapes, scales and the like, which add a
  * few bytes (a larger proved value is left to `fold` and its size bound). */

@@ -45,7 +45,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "fuse_util.h"
+#include "passes/fuse_util.h"
 
 typedef struct OptAt {
     const IrGraph *g;
@@ -112,18 +112,18 @@ static bool opt_at_types(const OptAt *p)
  * computed at run time, which might hold one, is not fused either. */
 static bool opt_at_rows_finite(const IrValue *mask)
 {
-    EvValue *t = opt_fz_const(mask);
+    TkTensor *t = opt_fz_const(mask);
     if (!t)
         return false;
-    bool ok = t->kind == EV_TENSOR && t->rank >= 1 && t->dims[t->rank - 1] > 0;
+    bool ok = t->rank >= 1 && t->dims[t->rank - 1] > 0;
     size_t row = ok ? (size_t)t->dims[t->rank - 1] : 0;
     for (size_t r = 0; ok && r < t->numel; r += row) {
         bool all = true;
         for (size_t j = 0; all && j < row; j++)
-            all = isinf(ev_get_f(t, r + j)) && ev_get_f(t, r + j) < 0;
+            all = isinf(tk_get_f(t, r + j)) && tk_get_f(t, r + j) < 0;
         ok = !all;
     }
-    ev_unref(t);
+    tk_free(t);
     return ok;
 }
 

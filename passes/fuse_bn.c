@@ -28,7 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fuse_util.h"
+#include "passes/fuse_util.h"
 
 /* Whether bn is an inference BatchNormalization at this opset. */
 static bool opt_bn_inference(const IrNode *bn, int64_t opset)
@@ -41,33 +41,33 @@ static bool opt_bn_inference(const IrNode *bn, int64_t opset)
         if (v && (opset < 14 || v->n_uses || ir_value_is_graph_output(v)))
             return false;
     }
-    if (opset < 7 && opt_fz_attr_i(bn, "is_test", 0, &ok) == 0)
+    if (opset < 7 && opt_fz_attr_i(bn, "is_test", opset, &ok) == 0)
         return false;
-    if (opset < 9 && opt_fz_attr_i(bn, "spatial", 1, &ok) != 1)
+    if (opset < 9 && opt_fz_attr_i(bn, "spatial", opset, &ok) != 1)
         return false;
-    if (opset >= 14 && opt_fz_attr_i(bn, "training_mode", 0, &ok) != 0)
+    if (opset >= 14 && opt_fz_attr_i(bn, "training_mode", opset, &ok) != 0)
         return false;
     return ok;
 }
 
 /* s and t (C each) of bn; false when its parameters do not suit. */
-static bool opt_bn_affine(const IrNode *bn, size_t C, double *s, double *t)
+static bool opt_bn_affine(const IrNode *bn, int64_t opset, size_t C, double *s, double *t)
 {
     bool ok = true;
-    double eps = opt_fz_attr_f(bn, "epsilon", 1e-5, &ok);
-    EvValue *p[4] = {0};
+    double eps = opt_fz_attr_f(bn, "epsilon", opset, &ok);
+    TkTensor *p[4] = {0};
     for (size_t i = 0; i < 4 && ok; i++) {
         p[i] = opt_fz_const(bn->in[i + 1]);
         ok = p[i] && opt_fz_float(p[i]->dtype) && p[i]->rank == 1 && p[i]->numel == C;
     }
     for (size_t c = 0; c < C && ok; c++) {
-        double v = ev_get_f(p[3], c) + eps;
+        double v = tk_get_f(p[3], c) + eps;
         ok = v > 0 && isfinite(v);
-        s[c] = ok ? ev_get_f(p[0], c) / sqrt(v) : 0;
-        t[c] = ev_get_f(p[1], c) - ev_get_f(p[2], c) * s[c];
+        s[c] = ok ? tk_get_f(p[0], c) / sqrt(v) : 0;
+        t[c] = tk_get_f(p[1], c) - tk_get_f(p[2], c) * s[c];
     }
     for (size_t i = 0; i < 4; i++)
-        ev_unref(p[i]);
+        tk_free(p[i]);
     return ok;
 }
 
@@ -88,14 +88,14 @@ static size_t opt_bn_channel(const OptBnLayout *l, size_t e)
 }
 
 /* Fills l for producer p with weight w; false when p does not suit. */
-static bool opt_bn_layout(const IrNode *p, const EvValue *w, int64_t opset, OptBnLayout *l)
+static bool opt_bn_layout(const IrNode *p, const TkTensor *w, int64_t opset, OptBnLayout *l)
 {
     bool ok = true;
     memset(l, 0, sizeof *l);
     if (!opt_fz_float(w->dtype) || w->numel == 0)
         return false;
     if (opt_fz_op(p, "Conv") || opt_fz_op(p, "ConvTranspose")) {
-        int64_t g = opt_fz_attr_i(p, "group", 1, &ok);
+        int64_t g = opt_fz_attr_i(p, "group", opset, &ok);
         if (!ok || w->rank < 3 || g < 1 || w->dims[0] % g)
             return false;
         l->kind = opt_fz_op(p, "ConvTranspose");
@@ -108,7 +108,7 @@ static bool opt_bn_layout(const IrNode *p, const EvValue *w, int64_t opset, OptB
         return false;
     l->d0 = (size_t)w->dims[0], l->d1 = (size_t)w->dims[1], l->inner = 1;
     if (opt_fz_op(p, "Gemm")) {
-        int64_t tb = opt_fz_attr_i(p, "transB", 0, &ok);
+        int64_t tb = opt_fz_attr_i(p, "transB", opset, &ok);
         if (!ok || opset < 7)
             return false;
         l->kind = tb ? 3 : 2;
@@ -125,64 +125,63 @@ static bool opt_bn_layout(const IrNode *p, const EvValue *w, int64_t opset, OptB
 }
 
 /* W' = W scaled per channel, or NULL. */
-static EvValue *opt_bn_weight(const EvValue *w, const OptBnLayout *l, const double *s)
+static TkTensor *opt_bn_weight(const TkTensor *w, const OptBnLayout *l, const double *s)
 {
-    IrError e;
-    EvValue *nw = ev_tensor_copy(w, &e);
+    TkTensor *nw = tk_clone(w);
     for (size_t i = 0; nw && i < nw->numel; i++)
-        ev_set_f(nw, i, ev_get_f(w, i) * s[opt_bn_channel(l, i)]);
+        tk_set_f(nw, i, tk_get_f(w, i) * s[opt_bn_channel(l, i)]);
     return nw;
 }
 
 /* The new bias b * s + t of a Conv/ConvTranspose (b absent = 0), or NULL. */
-static EvValue *opt_bn_bias(const IrValue *bv, int32_t dtype, size_t C, const double *s,
+static TkTensor *opt_bn_bias(const IrValue *bv, int32_t dtype, size_t C, const double *s,
                             const double *t)
 {
     IrError e;
-    EvValue *b = bv ? opt_fz_const(bv) : NULL;
+    TkTensor *b = bv ? opt_fz_const(bv) : NULL;
     if (bv && (!b || b->dtype != dtype || b->rank != 1 || b->numel != C)) {
-        ev_unref(b);
+        tk_free(b);
         return NULL;
     }
     int64_t d = (int64_t)C;
-    EvValue *nb = ev_tensor_new(dtype, 1, &d, &e);
+    TkTensor *nb = tk_new(dtype, 1, &d, &e);
     for (size_t c = 0; nb && c < C; c++)
-        ev_set_f(nb, c, (b ? ev_get_f(b, c) : 0) * s[c] + t[c]);
-    ev_unref(b);
+        tk_set_f(nb, c, (b ? tk_get_f(b, c) : 0) * s[c] + t[c]);
+    tk_free(b);
     return nb;
 }
 
 /* Gemm's new C: s * beta * C + t, shaped [C.d0, N] when C is 2-D, else
  * [N]; NULL when C does not suit. */
-static EvValue *opt_bn_gemm_c(const IrNode *p, int32_t dtype, size_t N, const double *s,
-                              const double *t)
+static TkTensor *opt_bn_gemm_c(const IrNode *p, int64_t opset, int32_t dtype, size_t N,
+                               const double *s, const double *t)
 {
     IrError e;
     bool ok = true;
-    double beta = opt_fz_attr_f(p, "beta", 1.0, &ok);
+    double beta = opt_fz_attr_f(p, "beta", opset, &ok);
     IrValue *cv = p->n_in > 2 ? p->in[2] : NULL;
-    EvValue *cc = cv ? opt_fz_const(cv) : NULL;
+    TkTensor *cc = cv ? opt_fz_const(cv) : NULL;
     if (!ok || (cv && (!cc || cc->dtype != dtype || cc->rank > 2 ||
                        (cc->rank >= 1 && cc->dims[cc->rank - 1] != 1 &&
                         (size_t)cc->dims[cc->rank - 1] != N)))) {
-        ev_unref(cc);
+        tk_free(cc);
         return NULL;
     }
     int64_t d[2] = {cc && cc->rank == 2 ? cc->dims[0] : (int64_t)N, (int64_t)N};
     size_t rank = cc && cc->rank == 2 ? 2 : 1, cols = cc && cc->rank ? (size_t)cc->dims[cc->rank - 1] : 1;
-    EvValue *nc = ev_tensor_new(dtype, rank, rank == 2 ? d : d + 1, &e);
+    TkTensor *nc = tk_new(dtype, rank, rank == 2 ? d : d + 1, &e);
     for (size_t i = 0; nc && i < nc->numel; i++) {
         size_t n = i % N, m = i / N;
-        double x = cc ? ev_get_f(cc, m * cols + (cols == 1 ? 0 : n)) : 0;
-        ev_set_f(nc, i, s[n] * beta * x + t[n]);
+        double x = cc ? tk_get_f(cc, m * cols + (cols == 1 ? 0 : n)) : 0;
+        tk_set_f(nc, i, s[n] * beta * x + t[n]);
     }
-    ev_unref(cc);
+    tk_free(cc);
     return nc;
 }
 
 /* Emits nw and nb and points p at them (for MatMul: a new Gemm that
  * replaces p). The node that now computes x. NULL with c->err set. */
-static IrNode *opt_bn_rewire(OptCtx *c, IrNode *p, const EvValue *nw, const EvValue *nb)
+static IrNode *opt_bn_rewire(OptCtx *c, IrNode *p, const TkTensor *nw, const TkTensor *nb)
 {
     IrValue *wv = opt_fz_emit(c, p, nw, "bn_fused_W");
     IrValue *bv = wv ? opt_fz_emit(c, p, nb, "bn_fused_B") : NULL;
@@ -206,18 +205,18 @@ static IrNode *opt_bn_rewire(OptCtx *c, IrNode *p, const EvValue *nw, const EvVa
 /* Folds bn into p, the producer of its input. 1 done, 0 not, -1 error. */
 static int opt_bn_fold(OptCtx *c, IrNode *p, IrNode *bn, int64_t opset)
 {
-    EvValue *w = p->n_in > 1 ? opt_fz_const(p->in[1]) : NULL, *nw = NULL, *nb = NULL;
+    TkTensor *w = p->n_in > 1 ? opt_fz_const(p->in[1]) : NULL, *nw = NULL, *nb = NULL;
     OptBnLayout l;
     double *s = NULL, *t = NULL;
     int r = 0;
     if (!w || !opt_bn_layout(p, w, opset, &l))
         goto done;
-    s = ir_alloc_array(l.C, sizeof *s);
-    t = ir_alloc_array(l.C, sizeof *t);
-    if (!opt_bn_affine(bn, l.C, s, t))
+    s = mem_array(l.C, sizeof *s);
+    t = mem_array(l.C, sizeof *t);
+    if (!opt_bn_affine(bn, opset, l.C, s, t))
         goto done;
     if (l.kind >= 2)
-        nb = opt_fz_op(p, "Gemm") ? opt_bn_gemm_c(p, w->dtype, l.C, s, t)
+        nb = opt_fz_op(p, "Gemm") ? opt_bn_gemm_c(p, opset, w->dtype, l.C, s, t)
                                   : opt_bn_bias(NULL, w->dtype, l.C, s, t);
     else
         nb = opt_bn_bias(p->n_in > 2 ? p->in[2] : NULL, w->dtype, l.C, s, t);
@@ -236,9 +235,9 @@ static int opt_bn_fold(OptCtx *c, IrNode *p, IrNode *bn, int64_t opset)
 done:
     free(s);
     free(t);
-    ev_unref(w);
-    ev_unref(nw);
-    ev_unref(nb);
+    tk_free(w);
+    tk_free(nw);
+    tk_free(nb);
     return r;
 }
 

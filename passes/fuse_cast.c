@@ -11,7 +11,7 @@
  * with strings or the 8-, 4- and 2-bit float/integer formats, nor below
  * opset 6 (where `to` is a string). Only when t has no other reader.
  */
-#include "fuse_util.h"
+#include "passes/fuse_util.h"
 
 /* Kind and precision of the types this pass knows: 'f' floats with a
  * mantissa of `bits` (implicit bit counted) and exponent range class

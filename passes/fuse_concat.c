@@ -9,7 +9,7 @@
  * nothing else (once) and is not a graph output. Concat-1's missing axis
  * means 1; from Concat-4 the axis is required.
  */
-#include "fuse_util.h"
+#include "passes/fuse_util.h"
 
 /* The axis of Concat k normalized for inputs of rank `rank` (-1 =
  * unknown), or -1 when unknown or invalid. */
@@ -17,7 +17,7 @@ static int64_t opt_fcc_axis(const OptCtx *c, const IrNode *k, long rank)
 {
     bool ok = true;
     int64_t dflt = ir_scope_opset(c->m, c->fn, "") < 4 ? 1 : INT64_MIN;
-    int64_t ax = opt_fz_attr_i(k, "axis", dflt, &ok);
+    int64_t ax = opt_fz_attr_i_or(k, "axis", dflt, &ok);
     if (!ok || ax == INT64_MIN)
         return -1;
     if (ax < 0)
@@ -61,7 +61,7 @@ static bool opt_fcc_one(OptCtx *c, IrNode *k)
             opt_fcc_axis(c, in, rank < 0 ? opt_fcc_rank(in) : rank) != ax)
             continue;
         size_t n = k->n_in - 1 + in->n_in;
-        IrValue **v = ir_alloc_array(n, sizeof *v);
+        IrValue **v = mem_array(n, sizeof *v);
         for (size_t j = 0; j < i; j++)
             v[j] = k->in[j];
         for (size_t j = 0; j < in->n_in; j++)

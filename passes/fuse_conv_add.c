@@ -23,11 +23,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fuse_util.h"
+#include "passes/fuse_util.h"
 
 /* Where k's first dim sits on the Conv output's axes (rank r), or -1
  * when the op's broadcasting does not suit. `second`: k is input 1. */
-static long opt_ca_start(const IrNode *op, const EvValue *k, size_t r, bool second,
+static long opt_ca_start(const IrNode *op, const TkTensor *k, size_t r, bool second,
                          int64_t opset)
 {
     if (k->rank > r)
@@ -49,7 +49,7 @@ static long opt_ca_start(const IrNode *op, const EvValue *k, size_t r, bool seco
 
 /* k's value for each of the C channels into v, or false when k is not
  * one value per channel of an output of rank r from axis `start`. */
-static bool opt_ca_channels(const EvValue *k, long start, size_t C, double *v)
+static bool opt_ca_channels(const TkTensor *k, long start, size_t C, double *v)
 {
     bool by_c = false;
     for (size_t j = 0; j < k->rank; j++) {
@@ -60,7 +60,7 @@ static bool opt_ca_channels(const EvValue *k, long start, size_t C, double *v)
             return false;
     }
     for (size_t c = 0; c < C; c++) {
-        v[c] = ev_get_f(k, by_c ? c : 0);
+        v[c] = tk_get_f(k, by_c ? c : 0);
         if (!isfinite(v[c]))
             return false;
     }
@@ -69,30 +69,30 @@ static bool opt_ca_channels(const EvValue *k, long start, size_t C, double *v)
 
 /* The new Conv weight (Mul) and bias (b + v for Add, b * v for Mul; NULL
  * for a Mul of a Conv without bias). false when the bias does not suit. */
-static bool opt_ca_fold(const EvValue *w, const IrValue *bv, const double *v, size_t C,
-                        bool mul, EvValue **nw, EvValue **nb)
+static bool opt_ca_fold(const TkTensor *w, const IrValue *bv, const double *v, size_t C,
+                        bool mul, TkTensor **nw, TkTensor **nb)
 {
     IrError e;
-    EvValue *b = bv ? opt_fz_const(bv) : NULL;
+    TkTensor *b = bv ? opt_fz_const(bv) : NULL;
     bool ok = !bv || (b && b->dtype == w->dtype && b->rank == 1 && b->numel == C);
     int64_t d = (int64_t)C;
     if (ok && (b || !mul))
-        *nb = ev_tensor_new(w->dtype, 1, &d, &e);
+        *nb = tk_new(w->dtype, 1, &d, &e);
     for (size_t c = 0; *nb && c < C; c++) {
-        double x = b ? ev_get_f(b, c) : 0;
-        ev_set_f(*nb, c, mul ? x * v[c] : x + v[c]);
+        double x = b ? tk_get_f(b, c) : 0;
+        tk_set_f(*nb, c, mul ? x * v[c] : x + v[c]);
     }
     if (ok && mul)
-        *nw = ev_tensor_copy(w, &e);
+        *nw = tk_clone(w);
     size_t per = w->numel / C;
     for (size_t i = 0; *nw && i < w->numel; i++)
-        ev_set_f(*nw, i, ev_get_f(w, i) * v[i / per]);
-    ev_unref(b);
+        tk_set_f(*nw, i, tk_get_f(w, i) * v[i / per]);
+    tk_free(b);
     return ok;
 }
 
 /* Emits the new constants and points conv at them; -1 on error. */
-static int opt_ca_rewire(OptCtx *c, IrNode *conv, const EvValue *nw, const EvValue *nb)
+static int opt_ca_rewire(OptCtx *c, IrNode *conv, const TkTensor *nw, const TkTensor *nb)
 {
     if (nw) {
         IrValue *wv = opt_fz_emit(c, conv, nw, "conv_fused_W");
@@ -116,8 +116,8 @@ static int opt_ca_rewire(OptCtx *c, IrNode *conv, const EvValue *nw, const EvVal
  * 1 done, 0 not, -1 error. */
 static int opt_ca_try(OptCtx *c, IrNode *conv, IrNode *op, size_t slot, bool mul, int64_t opset)
 {
-    EvValue *w = conv->n_in > 1 ? opt_fz_const(conv->in[1]) : NULL;
-    EvValue *k = op->n_in == 2 ? opt_fz_const(op->in[1 - slot]) : NULL, *nw = NULL, *nb = NULL;
+    TkTensor *w = conv->n_in > 1 ? opt_fz_const(conv->in[1]) : NULL;
+    TkTensor *k = op->n_in == 2 ? opt_fz_const(op->in[1 - slot]) : NULL, *nw = NULL, *nb = NULL;
     double *v = NULL;
     int r = 0;
     if (!w || !k || conv->n_in > 3 || !opt_fz_float(w->dtype) || k->dtype != w->dtype ||
@@ -125,7 +125,7 @@ static int opt_ca_try(OptCtx *c, IrNode *conv, IrNode *op, size_t slot, bool mul
         goto done;
     size_t C = (size_t)w->dims[0];
     long start = opt_ca_start(op, k, w->rank, slot == 0, opset);
-    v = ir_alloc_array(C, sizeof *v);
+    v = mem_array(C, sizeof *v);
     if (start < 0 || !opt_ca_channels(k, start, C, v) ||
         !opt_ca_fold(w, conv->n_in > 2 ? conv->in[2] : NULL, v, C, mul, &nw, &nb) ||
         (!nw && !nb) || (mul && !nw))
@@ -139,10 +139,10 @@ static int opt_ca_try(OptCtx *c, IrNode *conv, IrNode *op, size_t slot, bool mul
     r = 1;
 done:
     free(v);
-    ev_unref(w);
-    ev_unref(k);
-    ev_unref(nw);
-    ev_unref(nb);
+    tk_free(w);
+    tk_free(k);
+    tk_free(nw);
+    tk_free(nb);
     return r;
 }
 

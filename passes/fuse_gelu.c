@@ -20,7 +20,7 @@
  */
 #include <math.h>
 
-#include "fuse_util.h"
+#include "passes/fuse_util.h"
 
 #define OPT_GE_MAX 16
 
@@ -180,7 +180,7 @@ static bool opt_ge_match(OptGe *p, IrNode *f)
     opt_ge_factors(p, f, lv, &nl);
     for (size_t i = 0; i < nl; i++) {
         double v;
-        if (opt_fz_scalar(lv[i].v, EV_MAX_RANK, &v))
+        if (opt_fz_scalar(lv[i].v, TK_MAX_RANK, &v))
             cs[n_cs++] = lv[i];
         else if (!lv[i].inverse)
             nc[n_nc++] = lv[i];

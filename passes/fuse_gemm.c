@@ -20,8 +20,8 @@
  * Z = Gemm(Transpose(X, perm=[1,0]), ...): Gemm reads X with transA
  * flipped (same for B); the Transpose output must be read only there.
  */
-#include "fuse_util.h"
-#include "../src/opschema.h"
+#include "passes/fuse_util.h"
+#include "schema/opschema.h"
 
 /* Whether dim j of c equals dim i of y: the same number, or the same
  * symbol. */
@@ -103,7 +103,7 @@ static bool opt_fg_matmul_add(OptCtx *c, IrNode *add)
 }
 
 /* Tries to fold Transposes into Gemm node `g`'s A and B. */
-static long opt_fg_trans(IrNode *g)
+static long opt_fg_trans(IrNode *g, int64_t opset)
 {
     long n = 0;
     for (size_t i = 0; i < 2 && i < g->n_in; i++) {
@@ -115,7 +115,7 @@ static long opt_fg_trans(IrNode *g)
         bool swap = np == 2 ? p[0] == 1 && p[1] == 0 : np == -1 && opt_fz_rank(t->in[0]) == 2;
         const char *fl = i == 0 ? "transA" : "transB";
         bool ok = true;
-        int64_t cur = opt_fz_attr_i(g, fl, 0, &ok);
+        int64_t cur = opt_fz_attr_i(g, fl, opset, &ok);
         if (!swap || !ok || (cur != 0 && cur != 1))
             continue;
         ir_node_set_attr(g, ir_attr_int(fl, !cur));
@@ -133,7 +133,7 @@ static long opt_fg_run(OptCtx *c)
         if (opt_fz_op(k, "Add") && opt_fg_matmul_add(c, k))
             n++;
         else if (opt_fz_op(k, "Gemm"))
-            n += opt_fg_trans(k);
+            n += opt_fg_trans(k, ir_scope_opset(c->m, c->fn, ""));
     }
     return n;
 }

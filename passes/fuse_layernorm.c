@@ -24,7 +24,7 @@
  * bfloat16. Double is not fused: stash_type cannot be double, and the
  * fused node would round the chain's double statistics to float.
  */
-#include "fuse_util.h"
+#include "passes/fuse_util.h"
 
 typedef struct OptLn {
     IrNode *mean, *sub, *sq, *var, *add, *sqrt, *recip, *div, *mul, *bias;
@@ -130,7 +130,7 @@ static bool opt_ln_match(const OptCtx *c, IrNode *k, OptLn *p)
     p->add = opt_fz_def(g, p->sqrt->in[0], "Add");
     if (!p->add || !opt_ln_variance(g, p, d, rank))
         return false;
-    int64_t dims[EV_MAX_RANK];
+    int64_t dims[TK_MAX_RANK];
     p->k = opt_fz_tail_axes(c, p->mean, rank);
     if (p->k == 0 || opt_fz_tail_axes(c, p->var, rank) != p->k ||
         !opt_fz_tail_dims(p->x, p->k, dims))

@@ -21,7 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fuse_util.h"
+#include "passes/fuse_util.h"
 
 #define OPT_PD_MAX 16   /* axes handled */
 
@@ -38,12 +38,12 @@ static bool opt_pd_str_is(const IrNode *k, const char *name, const char *dflt, c
  * not constant. */
 static bool opt_pd_const_ints(const IrValue *v, int64_t *out, size_t cap, size_t *n)
 {
-    EvValue *t = opt_fz_const(v);
-    bool ok = t && ev_dtype_is_int(t->dtype) && t->rank == 1 && t->numel <= cap;
+    TkTensor *t = opt_fz_const(v);
+    bool ok = t && ir_dtype_is_int(t->dtype) && t->rank == 1 && t->numel <= cap;
     for (size_t i = 0; ok && i < t->numel; i++)
-        out[i] = ev_get_i(t, i);
+        out[i] = tk_get_i(t, i);
     *n = ok ? t->numel : 0;
-    ev_unref(t);
+    tk_free(t);
     return ok;
 }
 
@@ -52,12 +52,12 @@ static bool opt_pd_zero_value(const IrNode *pad, int64_t opset)
 {
     bool ok = true;
     if (opset < 11)
-        return opt_fz_attr_f(pad, "value", 0.0, &ok) == 0.0 && ok;
+        return opt_fz_attr_f(pad, "value", opset, &ok) == 0.0 && ok;
     if (pad->n_in < 3 || !pad->in[2])
         return true;
-    EvValue *t = opt_fz_const(pad->in[2]);
-    ok = t && t->numel == 1 && ev_get_f(t, 0) == 0.0;
-    ev_unref(t);
+    TkTensor *t = opt_fz_const(pad->in[2]);
+    ok = t && t->numel == 1 && tk_get_f(t, 0) == 0.0;
+    tk_free(t);
     return ok;
 }
 
@@ -107,17 +107,17 @@ static size_t opt_pd_consumer(const IrNode *k, int64_t opset, bool *include)
         return 0;
     IrAttr *ks = ir_node_attr(k, "kernel_shape");
     if (opt_fz_op(k, "Conv")) {
-        EvValue *w = k->n_in > 1 ? opt_fz_const(k->in[1]) : NULL;
+        TkTensor *w = k->n_in > 1 ? opt_fz_const(k->in[1]) : NULL;
         size_t r = w && w->rank >= 3 ? w->rank - 2 : 0;
-        ev_unref(w);
+        tk_free(w);
         if (!r && ks && !ks->ref_attr_name)
             r = ks->n_ints;
         return r;
     }
     if (!opt_fz_op(k, "AveragePool") || opset < 7 || !ks || ks->ref_attr_name ||
-        opt_fz_attr_i(k, "ceil_mode", 0, &ok) != 0 || !ok)
+        opt_fz_attr_i_or(k, "ceil_mode", 0, &ok) != 0 || !ok)
         return 0;
-    if (opt_fz_attr_i(k, "count_include_pad", 0, &ok) == 0) {
+    if (opt_fz_attr_i(k, "count_include_pad", opset, &ok) == 0) {
         IrAttr *pa = ir_node_attr(k, "pads");
         for (size_t i = 0; pa && i < pa->n_ints; i++)
             ok = ok && !pa->ref_attr_name && pa->ints[i] == 0;

@@ -21,7 +21,7 @@
  * Negative axes are normalized with inferred ranks (unknown: skipped).
  * The middle value must be read only by y and not be a graph output.
  */
-#include "fuse_util.h"
+#include "passes/fuse_util.h"
 
 /* The axes of Squeeze/Unsqueeze k (attribute below 13, constant input
  * from 13) into out; count or -1 when absent or not constant. */
@@ -57,7 +57,7 @@ static bool opt_frs_mark(int64_t *ax, long n, long rank, bool *set)
 static IrValue *opt_frs_target(OptCtx *c, IrNode *y, const IrValue *m)
 {
     bool ok = true;
-    if (opt_fz_attr_i(y, "allowzero", 0, &ok) == 1 && ok)
+    if (opt_fz_attr_i_or(y, "allowzero", 0, &ok) == 1 && ok)
         return y->in[1];
     int64_t s[OPT_FZ_MAX_RANK];
     long n = opt_fz_const_ints(y->in[1], s, OPT_FZ_MAX_RANK);

@@ -20,7 +20,7 @@
  * double for double inputs (stash_type 11), so never less precisely than
  * the chain.
  */
-#include "fuse_util.h"
+#include "passes/fuse_util.h"
 
 #define OPT_RMS_MAX 8
 
@@ -56,7 +56,7 @@ static bool opt_rms_inv(const IrGraph *g, OptRms *p, IrValue *v, IrNode *reader)
     if (k) {
         p->s = k->in[0];
         p->cst[p->n_cst++] = k->in[1];
-        if (k->n_in == 2 && opt_fz_scalar(k->in[1], EV_MAX_RANK, &e) && e == -0.5)
+        if (k->n_in == 2 && opt_fz_scalar(k->in[1], TK_MAX_RANK, &e) && e == -0.5)
             return true;
         p->n = base;
         p->n_cst = 0;
@@ -65,7 +65,7 @@ static bool opt_rms_inv(const IrGraph *g, OptRms *p, IrValue *v, IrNode *reader)
     if ((k = opt_rms_inner(g, p, v, "Reciprocal", reader)) != NULL)
         sq = opt_rms_inner(g, p, k->in[0], "Sqrt", k);
     else if ((k = opt_rms_inner(g, p, v, "Div", reader)) != NULL && k->n_in == 2 &&
-             opt_fz_near(k->in[0], EV_MAX_RANK, 1.0)) {
+             opt_fz_near(k->in[0], TK_MAX_RANK, 1.0)) {
         p->cst[p->n_cst++] = k->in[0];
         sq = opt_rms_inner(g, p, k->in[1], "Sqrt", k);
     }
@@ -133,7 +133,7 @@ static bool opt_rms_mean(const OptCtx *c, OptRms *p)
     } else {
         return false;
     }
-    int64_t dims[EV_MAX_RANK];
+    int64_t dims[TK_MAX_RANK];
     p->k = opt_fz_tail_axes(c, rm, rank);
     return p->k > 0 && opt_fz_tail_dims(p->x, p->k, dims);
 }

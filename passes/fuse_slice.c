@@ -11,7 +11,7 @@
  * known rank (unknown: skipped). Slice-10 and later (inputs, not
  * attributes); the middle value must be read only by y.
  */
-#include "fuse_util.h"
+#include "passes/fuse_util.h"
 
 typedef struct OptSlArgs {
     long n;

@@ -9,7 +9,7 @@
  * graph output: then one Transpose with the identity perm stays). Only
  * when t has no other reader and is not a graph output.
  */
-#include "fuse_util.h"
+#include "passes/fuse_util.h"
 
 /* The perm of Transpose k whose input has rank `rank` (-1 = unknown) into
  * p; returns the rank, or -1 when it is unknown or the perm is not a

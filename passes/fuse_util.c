@@ -6,13 +6,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fuse_util.h"
-#include "../src/known.h"
+#include "passes/fuse_util.h"
+#include "analysis/known.h"
+#include "schema/opschema.h"
 
 bool opt_fz_op(const IrNode *k, const char *op)
 {
     return k && !k->dead && strcmp(k->op_type, op) == 0 &&
-           (!k->domain || !k->domain[0] || strcmp(k->domain, "ai.onnx") == 0);
+           !ir_domain_norm(k->domain)[0];
 }
 
 IrNode *opt_fz_def(const IrGraph *g, const IrValue *v, const char *op)
@@ -43,51 +44,58 @@ IrNode *opt_fz_reader(const IrValue *v)
     return v->uses[0].node;
 }
 
+/* float, double, float16, bfloat16: the types most float ops take. */
+static bool opt_fz_real_type(int32_t dt)
+{
+    return dt == IR_FLOAT || dt == IR_DOUBLE || dt == IR_FLOAT16 || dt == IR_BFLOAT16;
+}
+
 /* ---- constants ---------------------------------------------------------- */
 
-/* A 1-D tensor of n floats or int64s from a Constant's list attribute. */
-static EvValue *opt_fz_list(int32_t dtype, size_t n, const float *f, const int64_t *i)
+/* A tensor of n floats or int64s from a Constant's value attribute: 1-D,
+ * or 0-D when rank is 0 (and n 1). */
+static TkTensor *opt_fz_list(int32_t dtype, size_t rank, size_t n, const float *f,
+                             const int64_t *i)
 {
-    IrError e;
     int64_t d = (int64_t)n;
-    EvValue *t = ev_tensor_new(dtype, 1, &d, &e);
+    TkTensor *t = tk_new(dtype, rank, &d, NULL);
     for (size_t k = 0; t && k < n; k++) {
         if (f)
-            ev_set_f(t, k, f[k]);
+            tk_set_f(t, k, f[k]);
         else
-            ev_set_i(t, k, i[k]);
+            tk_set_i(t, k, i[k]);
     }
     return t;
 }
 
 /* The tensor a Constant node's single attribute defines, or NULL. */
-static EvValue *opt_fz_constant_node(const IrNode *k)
+static TkTensor *opt_fz_constant_node(const IrNode *k)
 {
     if (k->n_attr != 1 || k->attr[0]->ref_attr_name)
         return NULL;
     const IrAttr *a = k->attr[0];
     IrError e;
     if (strcmp(a->name, "value") == 0 && a->t)
-        return ev_from_ir_tensor(a->t, &e);
+        return tk_from_ir(a->t, &e);
     if (strcmp(a->name, "value_float") == 0 && a->has_f)
-        return ev_scalar_new(IR_FLOAT, a->f);
+        return opt_fz_list(IR_FLOAT, 0, 1, &a->f, NULL);
     if (strcmp(a->name, "value_int") == 0 && a->has_i)
-        return ev_scalar_new(IR_INT64, (double)a->i);
+        return opt_fz_list(IR_INT64, 0, 1, NULL, &a->i);
     if (strcmp(a->name, "value_floats") == 0)
-        return opt_fz_list(IR_FLOAT, a->n_floats, a->floats, NULL);
+        return opt_fz_list(IR_FLOAT, 1, a->n_floats, a->floats, NULL);
     if (strcmp(a->name, "value_ints") == 0)
-        return opt_fz_list(IR_INT64, a->n_ints, NULL, a->ints);
+        return opt_fz_list(IR_INT64, 1, a->n_ints, NULL, a->ints);
     return NULL;
 }
 
-EvValue *opt_fz_const(const IrValue *v)
+TkTensor *opt_fz_const(const IrValue *v)
 {
     IrError e;
     if (!v)
         return NULL;
     const IrTensor *t = kv_value(v);
     if (t)
-        return ev_from_ir_tensor(t, &e);
+        return tk_from_ir(t, &e);
     /* a Constant of another value form a pass built after inference ran */
     if (v->kind == IR_VAL_NODE && v->producer && opt_fz_op(v->producer, "Constant"))
         return opt_fz_constant_node(v->producer);
@@ -97,15 +105,15 @@ EvValue *opt_fz_const(const IrValue *v)
 /* opt_fz_scalar, also giving the constant's element type. */
 static bool opt_fz_scalar_t(const IrValue *v, size_t max_rank, double *out, int32_t *dtype)
 {
-    EvValue *t = opt_fz_const(v);
-    bool ok = t && t->kind == EV_TENSOR && t->numel == 1 && t->rank <= max_rank &&
-              (ev_dtype_is_real(t->dtype) || ev_dtype_is_int(t->dtype));
+    TkTensor *t = opt_fz_const(v);
+    bool ok = t && t->numel == 1 && t->rank <= max_rank &&
+              (opt_fz_real_type(t->dtype) || ir_dtype_is_int(t->dtype));
     if (ok) {
-        *out = ev_get_f(t, 0);
+        *out = tk_get_f(t, 0);
         *dtype = t->dtype;
         ok = isfinite(*out);
     }
-    ev_unref(t);
+    tk_free(t);
     return ok;
 }
 
@@ -134,7 +142,7 @@ int32_t opt_fz_real(const IrValue *v, size_t *rank)
     if (!t || t->kind != IR_TYPE_TENSOR || !t->has_elem_type || !t->shape)
         return 0;
     int32_t dt = t->elem_type;
-    if (dt != IR_FLOAT && dt != IR_DOUBLE && dt != IR_FLOAT16 && dt != IR_BFLOAT16)
+    if (!opt_fz_real_type(dt))
         return 0;
     *rank = t->shape->rank;
     return dt;
@@ -162,7 +170,7 @@ static bool opt_fz_axes(const OptCtx *c, const IrNode *rm, int64_t *ax, size_t *
     *all = false;
     if (ir_scope_opset(c->m, c->fn, "") < 18) {
         const IrAttr *a = ir_node_attr(rm, "axes");
-        if (rm->n_in != 1 || (a && (a->ref_attr_name || a->n_ints > EV_MAX_RANK)))
+        if (rm->n_in != 1 || (a && (a->ref_attr_name || a->n_ints > TK_MAX_RANK)))
             return false;
         *all = !a;
         for (size_t i = 0; a && i < a->n_ints; i++)
@@ -176,26 +184,26 @@ static bool opt_fz_axes(const OptCtx *c, const IrNode *rm, int64_t *ax, size_t *
         *all = rm->n_in <= 2;
         return *all;
     }
-    EvValue *t = opt_fz_const(rm->in[1]);
-    bool ok = t && t->kind == EV_TENSOR && t->rank == 1 && ev_dtype_is_int(t->dtype) &&
-              t->numel <= EV_MAX_RANK && rm->n_in == 2;
+    TkTensor *t = opt_fz_const(rm->in[1]);
+    bool ok = t && t->rank == 1 && ir_dtype_is_int(t->dtype) &&
+              t->numel <= TK_MAX_RANK && rm->n_in == 2;
     for (size_t i = 0; ok && i < t->numel; i++)
-        ax[(*n)++] = ev_get_i(t, i);
+        ax[(*n)++] = tk_get_i(t, i);
     *all = ok && *n == 0;
-    ev_unref(t);
+    tk_free(t);
     return ok;
 }
 
 size_t opt_fz_tail_axes(const OptCtx *c, const IrNode *rm, size_t rank)
 {
-    if (!opt_fz_op(rm, "ReduceMean") || rm->n_out != 1 || rank == 0 || rank > EV_MAX_RANK)
+    if (!opt_fz_op(rm, "ReduceMean") || rm->n_out != 1 || rank == 0 || rank > TK_MAX_RANK)
         return 0;
     const IrAttr *kd = ir_node_attr(rm, "keepdims");
     if (kd && (kd->ref_attr_name || !kd->has_i || kd->i != 1))
         return 0;
-    int64_t ax[EV_MAX_RANK];
+    int64_t ax[TK_MAX_RANK];
     size_t n;
-    bool all, seen[EV_MAX_RANK] = {false};
+    bool all, seen[TK_MAX_RANK] = {false};
     if (!opt_fz_axes(c, rm, ax, &n, &all))
         return 0;
     if (all)
@@ -218,31 +226,31 @@ bool opt_fz_param_ok(const IrValue *p, const IrValue *x, size_t k)
 {
     if (!p)
         return true;
-    int64_t xd[EV_MAX_RANK];
+    int64_t xd[TK_MAX_RANK];
     size_t xr;
     int32_t dt = opt_fz_real(x, &xr);
-    if (!dt || k > xr || k > EV_MAX_RANK || !opt_fz_tail_dims(x, k, xd))
+    if (!dt || k > xr || k > TK_MAX_RANK || !opt_fz_tail_dims(x, k, xd))
         return false;
-    EvValue *t = opt_fz_const(p);
-    bool ok = t && t->kind == EV_TENSOR && t->dtype == dt && t->rank <= xr;
+    TkTensor *t = opt_fz_const(p);
+    bool ok = t && t->dtype == dt && t->rank <= xr;
     for (size_t j = 0; ok && j < t->rank; j++) {
         int64_t pd = t->dims[t->rank - 1 - j];
         ok = pd == 1 || (j < k && pd == xd[k - 1 - j]);
     }
-    ev_unref(t);
+    tk_free(t);
     return ok;
 }
 
-IrValue *opt_fz_emit(OptCtx *c, IrNode *before, const EvValue *t, const char *base)
+IrValue *opt_fz_emit(OptCtx *c, IrNode *before, const TkTensor *t, const char *base)
 {
-    IrValue *v = opt_add_const(c, before, base, ev_to_ir_tensor(t, ""));
+    IrValue *v = opt_add_const(c, before, base, tk_to_ir(t, ""));
     if (!v)
         ir_fail(c->err, "fusion: cannot add a constant named after '%s'", base);
     return v;
 }
 
 /* Fills o (shape dims[0..k)) from p broadcast to it, or with `fill`. */
-static void opt_fz_broadcast(EvValue *o, const EvValue *p, double fill)
+static void opt_fz_broadcast(TkTensor *o, const TkTensor *p, double fill)
 {
     for (size_t e = 0; e < o->numel; e++) {
         size_t off = 0, rest = e, stride = 1;
@@ -254,39 +262,39 @@ static void opt_fz_broadcast(EvValue *o, const EvValue *p, double fill)
             off += (pd == 1 ? 0 : i) * stride;
             stride *= pd;
         }
-        ev_set_f(o, e, p ? ev_get_f(p, off) : fill);
+        tk_set_f(o, e, p ? tk_get_f(p, off) : fill);
     }
 }
 
 IrValue *opt_fz_param(OptCtx *c, IrNode *before, IrValue *p, const IrValue *x, size_t k,
                       double fill)
 {
-    int64_t xd[EV_MAX_RANK];
+    int64_t xd[TK_MAX_RANK];
     size_t xr;
     int32_t dt = opt_fz_real(x, &xr);
     if (!dt || !opt_fz_tail_dims(x, k, xd)) {
         ir_fail(c->err, "fusion: the normalized dims are not known");
         return NULL;
     }
-    EvValue *t = p ? opt_fz_const(p) : NULL;
+    TkTensor *t = p ? opt_fz_const(p) : NULL;
     bool same = t && t->rank == k;
     for (size_t i = 0; same && i < k; i++)
         same = t->dims[i] == xd[i];
     IrValue *v = same ? p : NULL;
     if (!same && (!p || t)) {
         IrError e;
-        EvValue *o = ev_tensor_new(dt, k, xd, &e);
+        TkTensor *o = tk_new(dt, k, xd, &e);
         if (o) {
             opt_fz_broadcast(o, t, fill);
             v = opt_fz_emit(c, before, o, "fused_param");
         } else {
             ir_fail(c->err, "fusion: %s", e.msg);
         }
-        ev_unref(o);
+        tk_free(o);
     }
     if (p && !t)
         ir_fail(c->err, "fusion: '%s' is not a constant", p->name);
-    ev_unref(t);
+    tk_free(t);
     return v;
 }
 
@@ -324,7 +332,7 @@ long opt_fz_run(OptCtx *c, int64_t min_opset, OptFzFuse fuse)
 
 /* ---- attributes, readers, types (the weight fusions) ---- */
 
-int64_t opt_fz_attr_i(const IrNode *k, const char *name, int64_t dflt, bool *ok)
+int64_t opt_fz_attr_i_or(const IrNode *k, const char *name, int64_t dflt, bool *ok)
 {
     IrAttr *a = ir_node_attr(k, name);
     if (!a)
@@ -336,16 +344,38 @@ int64_t opt_fz_attr_i(const IrNode *k, const char *name, int64_t dflt, bool *ok)
     return a->i;
 }
 
-double opt_fz_attr_f(const IrNode *k, const char *name, double dflt, bool *ok)
+/* The operator table's default of k's attribute `name` at `opset`, or
+ * NULL (none: a required attribute, or one the version lacks). */
+static const OsAttr *opt_fz_default(const IrNode *k, const char *name, int64_t opset)
+{
+    const OsSchema *s = os_find(k->domain, k->op_type, opset);
+    const OsAttr *a = s ? os_attr(s, name) : NULL;
+    return a && a->has_default ? a : NULL;
+}
+
+int64_t opt_fz_attr_i(const IrNode *k, const char *name, int64_t opset, bool *ok)
+{
+    const OsAttr *d = ir_node_attr(k, name) ? NULL : opt_fz_default(k, name, opset);
+    if (!ir_node_attr(k, name) && !(d && d->type == IR_AT_INT)) {
+        *ok = false;
+        return 0;
+    }
+    return opt_fz_attr_i_or(k, name, d ? d->def_i : 0, ok);
+}
+
+double opt_fz_attr_f(const IrNode *k, const char *name, int64_t opset, bool *ok)
 {
     IrAttr *a = ir_node_attr(k, name);
-    if (!a)
-        return dflt;
-    if (a->ref_attr_name || !a->has_f) {
+    const OsAttr *d = a ? NULL : opt_fz_default(k, name, opset);
+    if (!a && !(d && d->type == IR_AT_FLOAT)) {
         *ok = false;
-        return dflt;
+        return 0;
     }
-    return a->f;
+    if (a && (a->ref_attr_name || !a->has_f)) {
+        *ok = false;
+        return 0;
+    }
+    return a ? a->f : d->def_f;
 }
 
 IrNode *opt_fz_sole_reader(const IrGraph *g, const IrValue *v, size_t *index)
@@ -364,7 +394,7 @@ bool opt_fz_float(int32_t dtype)
     return dtype == IR_FLOAT || dtype == IR_DOUBLE;
 }
 
-bool opt_fz_ones_from(const EvValue *t, size_t from)
+bool opt_fz_ones_from(const TkTensor *t, size_t from)
 {
     for (size_t i = from; i < t->rank; i++)
         if (t->dims[i] != 1)

@@ -11,8 +11,8 @@
 #ifndef OC_FUSE_UTIL_H
 #define OC_FUSE_UTIL_H
 
-#include "passes.h"
-#include "../src/eval.h"
+#include "passes/passes.h"
+#include "ir/tensor_kit.h"
 
 /* k is the ai.onnx op `op`. */
 bool opt_fz_op(const IrNode *k, const char *op);
@@ -26,8 +26,8 @@ IrNode *opt_fz_reader(const IrValue *v);
 
 /* The tensor of a constant value (an initializer that is not a graph
  * input, or a Constant node's output), decoded; NULL when not constant.
- * The caller ev_unrefs it. */
-EvValue *opt_fz_const(const IrValue *v);
+ * The caller tk_frees it. */
+TkTensor *opt_fz_const(const IrValue *v);
 /* v is a constant of one element and rank <= max_rank (so that it
  * broadcasts without growing a rank-max_rank operand); its value in *out. */
 bool opt_fz_scalar(const IrValue *v, size_t max_rank, double *out);
@@ -73,12 +73,18 @@ long opt_fz_run(OptCtx *c, int64_t min_opset, OptFzFuse fuse);
 /* A constant holding t (not taken), named after base, placed before
  * `before`: an initializer in the main graph, a Constant node elsewhere.
  * NULL with c->err set on failure. */
-IrValue *opt_fz_emit(OptCtx *c, IrNode *before, const EvValue *t, const char *base);
-/* Integer attribute (dflt when absent). *ok is cleared when the attribute
- * is a reference (function bodies) or not an int. */
-int64_t opt_fz_attr_i(const IrNode *k, const char *name, int64_t dflt, bool *ok);
-/* Float attribute, likewise. */
-double opt_fz_attr_f(const IrNode *k, const char *name, double dflt, bool *ok);
+IrValue *opt_fz_emit(OptCtx *c, IrNode *before, const TkTensor *t, const char *base);
+/* Integer attribute of k (an ai.onnx node read at `opset`): its value, or
+ * the operator table's default when absent. *ok is cleared when the
+ * attribute is a reference (function bodies), not an int, or absent
+ * without a default. */
+int64_t opt_fz_attr_i(const IrNode *k, const char *name, int64_t opset, bool *ok);
+/* The same with the caller's dflt when absent: for an attribute the table
+ * gives no default at some version (listed in
+ * tests/attr_defaults_exceptions.txt). */
+int64_t opt_fz_attr_i_or(const IrNode *k, const char *name, int64_t dflt, bool *ok);
+/* Float attribute, as opt_fz_attr_i. */
+double opt_fz_attr_f(const IrNode *k, const char *name, int64_t opset, bool *ok);
 /* The node of g that is v's only reader (*index = its input slot), when
  * v is read once, by a node of g, and is not a graph output; else NULL. */
 IrNode *opt_fz_sole_reader(const IrGraph *g, const IrValue *v, size_t *index);
@@ -89,7 +95,7 @@ IrNode *opt_fz_sole_reader(const IrGraph *g, const IrValue *v, size_t *index);
  * output. */
 bool opt_fz_float(int32_t dtype);
 /* Whether every dims entry of t past `from` is 1. */
-bool opt_fz_ones_from(const EvValue *t, size_t from);
+bool opt_fz_ones_from(const TkTensor *t, size_t from);
 
 
 /* ---- the chain fusions (transpose, reshape, cast, concat, slice, gemm) ---- */

@@ -8,7 +8,7 @@
  */
 #include <string.h>
 
-#include "passes.h"
+#include "passes/passes.h"
 
 static long opt_id_run(OptCtx *c)
 {

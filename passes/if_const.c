@@ -17,9 +17,8 @@
 #include <string.h>
 #include <uthash.h>
 
-#include "passes.h"
-#include "fuse_util.h"
-#include "../src/eval.h"
+#include "passes/passes.h"
+#include "passes/fuse_util.h"
 
 /* A branch value and the value of the If's graph that replaces it. */
 typedef struct OptIcMap {
@@ -33,7 +32,7 @@ static void opt_ic_set(OptIcMap **map, const IrValue *from, IrValue *to)
     OptIcMap *e;
     HASH_FIND_PTR(*map, &from, e);
     if (!e) {
-        e = ir_alloc(sizeof *e);
+        e = mem_alloc(sizeof *e);
         e->from = from;
         HASH_ADD_PTR(*map, from, e);
     }
@@ -62,13 +61,13 @@ static void opt_ic_free(OptIcMap **map)
  * constant or the branch cannot move (see the top of the file). */
 static IrGraph *opt_ic_branch(const OptCtx *c, const IrNode *k)
 {
-    if (strcmp(k->op_type, "If") != 0 || (k->domain && k->domain[0] &&
-        strcmp(k->domain, "ai.onnx") != 0) || k->n_in != 1 || !k->in[0])
+    if (strcmp(k->op_type, "If") != 0 || ir_domain_norm(k->domain)[0] || k->n_in != 1 ||
+        !k->in[0])
         return NULL;
-    EvValue *cond = opt_fz_const(k->in[0]);
-    bool ok = cond && cond->kind == EV_TENSOR && cond->numel == 1;
-    bool taken = ok && ev_get_i(cond, 0) != 0;
-    ev_unref(cond);
+    TkTensor *cond = opt_fz_const(k->in[0]);
+    bool ok = cond && cond->numel == 1;
+    bool taken = ok && tk_get_i(cond, 0) != 0;
+    tk_free(cond);
     const IrAttr *a = ok ? ir_node_attr(k, taken ? "then_branch" : "else_branch") : NULL;
     IrGraph *g = a && !a->ref_attr_name ? a->g : NULL;
     if (!g || g->outputs.n != k->n_out || g->sparse_inits.n ||
@@ -106,9 +105,9 @@ static void opt_ic_inits(OptCtx *c, IrGraph *b, OptIcMap **map)
 /* Rebuilds branch node n before k in c->g; 0 or -1. */
 static int opt_ic_node(OptCtx *c, IrNode *k, IrNode *n, OptIcMap **map)
 {
-    const char **in = ir_alloc_array(n->n_in + 1, sizeof *in);
-    const char **out = ir_alloc_array(n->n_out + 1, sizeof *out);
-    char **owned = ir_alloc_array(n->n_out + 1, sizeof *owned);
+    const char **in = mem_array(n->n_in + 1, sizeof *in);
+    const char **out = mem_array(n->n_out + 1, sizeof *out);
+    char **owned = mem_array(n->n_out + 1, sizeof *owned);
     for (size_t i = 0; i < n->n_in; i++)
         in[i] = n->in[i] ? opt_ic_get(*map, n->in[i])->name : "";
     for (size_t i = 0; i < n->n_out; i++) {

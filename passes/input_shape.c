@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "passes.h"
+#include "passes/passes.h"
 
 #define OPT_IS_MAX_DIM (INT64_C(1) << 40)
 
@@ -73,7 +73,7 @@ int opt_set_input_shape(IrModel *m, const char *spec, IrError *err)
         s->dims[i].kind = IR_DIM_VALUE;
         s->dims[i].value = d[i];
         if (t->shape && t->shape->dims[i].denotation)
-            s->dims[i].denotation = ir_strdup(t->shape->dims[i].denotation);
+            s->dims[i].denotation = mem_strdup(t->shape->dims[i].denotation);
     }
     ir_shape_free(t->shape);
     t->shape = s;

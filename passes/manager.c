@@ -11,9 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "passes.h"
-#include "../src/diag.h"
-#include "../src/infer.h"
+#include "passes/passes.h"
+#include "eval/eval.h"
+#include "ir/diag.h"
+#include "analysis/infer.h"
 
 #define OPT_DEFAULT_ITERS 8
 
@@ -135,7 +136,8 @@ static long opt_run_pass(IrModel *m, const OptOptions *o, const OptPass *p, bool
 {
     if ((p->needs & OPT_NEEDS_TYPES) && !*typed) {
         IrError e;
-        if (inf_model(m, NULL, &e) < 0)
+        InfOptions proving = {.use_value_info = true, .run = ev_prove_node};
+        if (inf_model(m, &proving, &e) < 0)
             return ir_fail(err, "%s: types are needed and inference failed: %s", p->name,
                            e.msg);
         *typed = true;
@@ -155,7 +157,7 @@ static int opt_pick(const char *list, OptStats *st, IrError *err)
 {
     if (!list) {
         st->n = opt_passes_n;
-        st->pass = ir_alloc_array(st->n, sizeof *st->pass);
+        st->pass = mem_array(st->n, sizeof *st->pass);
         for (size_t i = 0; i < st->n; i++)
             st->pass[i] = opt_passes[i];
         return 0;
@@ -163,7 +165,7 @@ static int opt_pick(const char *list, OptStats *st, IrError *err)
     size_t cap = 1;
     for (const char *s = list; *s; s++)
         cap += *s == ',';
-    st->pass = ir_alloc_array(cap, sizeof *st->pass);
+    st->pass = mem_array(cap, sizeof *st->pass);
     const char *s = list;
     while (*s) {
         const char *e = strchr(s, ',');
@@ -213,7 +215,7 @@ int opt_optimize(IrModel *m, const OptOptions *o, OptStats *st, IrError *err)
         return ir_fail(err, "%s lacks its op_type or an attribute name: cannot "
                        "optimize a model with it", dg_label(&d, label, sizeof label));
     }
-    st->changes = ir_alloc_array(st->n, sizeof *st->changes);
+    st->changes = mem_array(st->n, sizeof *st->changes);
     st->nodes_before = opt_count_nodes(m);
     int cap = o && o->max_iters > 0 ? o->max_iters : OPT_DEFAULT_ITERS;
     bool typed = false;     /* inference has run since the last change */

@@ -37,11 +37,10 @@
 
 #include <math.h>
 
-#include "passes.h"
-#include "../src/opschema.h"
-#include "fuse_util.h"
-#include "../src/eval.h"
-#include "../src/infer.h"
+#include "passes/passes.h"
+#include "schema/opschema.h"
+#include "passes/fuse_util.h"
+#include "analysis/infer.h"
 
 #define OPT_NP_MAX_RANK 64
 
@@ -321,11 +320,11 @@ static bool opt_np_split(const OptCtx *c, const IrNode *k, int64_t opset)
 /* Whether every element of constant c is the identity of op (Add, Sub,
  * Mul, Div); real: a float type, where the zero's sign counts (see the
  * top of the file). */
-static bool opt_np_identity(const char *op, const EvValue *c, bool real)
+static bool opt_np_identity(const char *op, const TkTensor *c, bool real)
 {
     bool mul = op[0] == 'M' || op[0] == 'D';
     for (size_t i = 0; i < c->numel; i++) {
-        double v = ev_get_f(c, i);
+        double v = tk_get_f(c, i);
         if (mul ? v != 1.0 : v != 0.0)
             return false;
         if (!mul && real && (signbit(v) != 0) != (op[0] == 'A'))
@@ -338,7 +337,7 @@ static bool opt_np_identity(const char *op, const EvValue *c, bool real)
  * without changing x's shape whatever x's dims are: c's rank is 0, or at
  * most x's known rank (a detector's boxes divided by a scalar 1.0 have a
  * data-dependent count, so x's shape is not static). */
-static bool opt_np_unit_bcast(const EvValue *c, const IrValue *x)
+static bool opt_np_unit_bcast(const TkTensor *c, const IrValue *x)
 {
     for (size_t i = 0; i < c->rank; i++)
         if (c->dims[i] != 1)
@@ -355,7 +354,7 @@ static int opt_np_arith(const IrNode *k, int64_t opset)
     bool known = false;
     for (size_t i = 0; i < 4; i++)
         known = known || !strcmp(k->op_type, ops[i]);
-    if (!known || (k->domain && k->domain[0] && strcmp(k->domain, "ai.onnx") != 0) ||
+    if (!known || ir_domain_norm(k->domain)[0] ||
         opset < 7 || k->n_in != 2 || !k->in[0] || !k->in[1] || k->n_out != 1 ||
         !k->out[0])
         return -1;
@@ -369,13 +368,13 @@ static int opt_np_arith(const IrNode *k, int64_t opset)
         int32_t e = opt_np_elem(x);
         if (!e || opt_np_elem(k->out[0]) != e)
             continue;
-        EvValue *c = opt_fz_const(k->in[1 - j]);
+        TkTensor *c = opt_fz_const(k->in[1 - j]);
         bool same = opt_np_static(x, dx, &rx) && opt_np_static(k->out[0], dy, &ry) &&
                     rx == ry && memcmp(dx, dy, rx * sizeof *dx) == 0;
-        bool id = c && c->kind == EV_TENSOR && c->dtype == e &&
+        bool id = c && c->dtype == e &&
                   (same || opt_np_unit_bcast(c, x)) &&
-                  opt_np_identity(k->op_type, c, !ev_dtype_is_int(e));
-        ev_unref(c);
+                  opt_np_identity(k->op_type, c, !ir_dtype_is_int(e));
+        tk_free(c);
         if (id)
             return j;
     }
@@ -400,7 +399,7 @@ static const struct {
 /* Whether node k copies its input 0 to its output 0. */
 static bool opt_np_is_noop(const OptCtx *c, const IrNode *k, int64_t opset)
 {
-    if ((k->domain && k->domain[0] && strcmp(k->domain, "ai.onnx") != 0) || k->n_in < 1 ||
+    if (ir_domain_norm(k->domain)[0] || k->n_in < 1 ||
         !k->in[0] || k->n_out < 1 || !k->out[0])
         return false;
     for (size_t i = 1; i < k->n_out; i++)

@@ -22,7 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../src/ir.h"
+#include "ir/ir.h"
 
 /* What a pass needs before it runs (OptPass.needs). */
 enum {

@@ -7,7 +7,7 @@
  * nested subgraph is a use like any other), and not in the main graph
  * when the model has training_info, whose graphs name its initializers.
  */
-#include "passes.h"
+#include "passes/passes.h"
 
 static long opt_ui_run(OptCtx *c)
 {

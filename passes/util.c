@@ -7,10 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "passes.h"
-#include "../src/known.h"
+#include "passes/passes.h"
+#include "analysis/known.h"
 
-/* The one rule of src/known.h: an initializer that is not a graph input,
+/* The one rule of src/analysis/known.h: an initializer that is not a graph input,
  * a Constant, or a value inference proved ahead of time. */
 const IrTensor *opt_const_tensor(const IrValue *v)
 {
@@ -45,7 +45,7 @@ int opt_replace_by_const(OptCtx *c, IrNode *k, size_t i, IrTensor *t)
         v->kind = IR_VAL_UNDEF;
         v->producer = NULL;
         free(t->name);
-        t->name = ir_strdup(v->name);
+        t->name = mem_strdup(v->name);
         if (!ir_graph_add_init(c->g, t)) {
             ir_tensor_free(t);
             return ir_fail(c->err, "fold: cannot add initializer '%s'", v->name);

@@ -7,7 +7,7 @@
  * graph computes: it goes, and with it the value. Entries of values that
  * are still produced, read, inputs or initializers stay as they are.
  */
-#include "passes.h"
+#include "passes/passes.h"
 
 static long opt_vi_run(OptCtx *c)
 {

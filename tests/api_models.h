@@ -11,9 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ir.h"
+#include "ir/ir.h"
 #include "onnxconvert.h"
-#include "save.h"
+#include "io/save.h"
 
 /* Hands an IR model to the library as bytes (and frees it). */
 static inline oc_model *am_from_ir(IrModel *ir)

@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """No literal attribute default where the operator table has one (issue 21).
 
-The attribute readers of the adapters, inference and the evaluator take the
-default from the operator table: `ev_attr_i(c, "axis")`. A reader with an
+The attribute readers of the adapters, inference, the evaluator, the Core
+ML lowerings and the fusions take the default from the operator table:
+`ev_attr_i(c, "axis")`, `cml_attr_i(n, "axis")`,
+`opt_fz_attr_i(k, "group", opset, &ok)`. A reader with an
 explicit fallback has the suffix `_or` (`ev_attr_i_or(c, "name", 0)`) and
 is allowed only where the table has no default for that attribute (an
 optional attribute without one, an attribute the op's version lacks). Each
@@ -11,11 +13,13 @@ tests/attr_defaults_exceptions.txt as `FILE ATTRIBUTE reason...`; a listed
 line that matches no call is stale and fails too.
 
 Checked:
-- every `_or(` call of an attribute reader in adapters/, src/infer/ and
-  src/eval/ names its attribute as a string literal and is listed;
+- every `_or(` call of an attribute reader in the product (every .c file
+  below src/, adapters/ and passes/) names its attribute as a string
+  literal and is listed;
 - no listed exception is stale, and each has a reason;
 - no scalar reader without `_or` (`_attr_i`, `_attr_f`, `_attr_s`) is
-  called with a third argument (a literal default through the back door).
+  called with an argument more than it takes (a literal default through
+  the back door).
 
 Usage: attr_defaults.py   (from the project root). Prints
 "attr_defaults: N passed, N failed".
@@ -24,9 +28,14 @@ import glob
 import re
 import sys
 
-DIRS = ["adapters/*.c", "src/infer/*.c", "src/eval/*.c", "src/infer.c", "src/eval.c"]
+DIRS = ["adapters/*.c", "passes/*.c", "src/**/*.c"]
 EXCEPTIONS = "tests/attr_defaults_exceptions.txt"
-PLAIN_CALL = re.compile(r'\b((?:ev|inf|ad)_attr_[ifs])\s*\(')
+READERS = r'(?:ev|inf|ad|cml|opt_fz)'
+PLAIN_CALL = re.compile(r'\b(' + READERS + r'_attr_[ifs])\s*\(')
+# arguments of the plain readers: node or context and name; the string
+# readers also take the buffer they copy into (buf, cap); the fusions'
+# also the opset the default is read at and the ok flag
+PLAIN_ARGS = {"ad_attr_s": 4, "cml_attr_s": 4, "opt_fz_attr_i": 4, "opt_fz_attr_f": 4}
 
 passed = failed = 0
 
@@ -96,9 +105,9 @@ def main():
     allowed = read_exceptions()
     used = set()
     for pattern in DIRS:
-        for path in sorted(glob.glob(pattern)):
+        for path in sorted(glob.glob(pattern, recursive=True)):
             text = strip_comments(open(path, encoding="utf-8").read())
-            for m in re.finditer(r'\b((?:ev|inf|ad)_attr_[a-z0-9_]+?_or)\s*\(', text):
+            for m in re.finditer(r'\b(' + READERS + r'_attr_[a-z0-9_]+?_or)\s*\(', text):
                 if text[:m.start()].rstrip().endswith(("int64_t", "float", "char *", "*")):
                     continue  # the definition or declaration itself
                 args = args_of(text, m.end() - 1)
@@ -122,8 +131,7 @@ def main():
                     continue
                 args = args_of(text, m.end() - 1)
                 line = text.count("\n", 0, m.start()) + 1
-                # ad_attr_s also takes the buffer it copies into (buf, cap)
-                want = 4 if m.group(1) == "ad_attr_s" else 2
+                want = PLAIN_ARGS.get(m.group(1), 2)
                 check(len(args) == want,
                       f"{path}:{line}: {m.group(1)} takes {want} arguments; a fallback needs _or")
     for key, lineno in sorted(allowed.items(), key=lambda kv: kv[1]):

@@ -27,12 +27,12 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "check.h"
-#include "convert.h"
+#include "analysis/check.h"
+#include "convert/convert.h"
 #include "corpus.h"
-#include "eval.h"
-#include "load.h"
-#include "save.h"
+#include "eval/eval.h"
+#include "io/load.h"
+#include "io/save.h"
 #include "t.h"
 #include "uthash.h"
 #include "xfail.h"

@@ -8,7 +8,7 @@
 
 #include <string.h>
 
-#include "mil.h"
+#include "coreml/mil.h"
 
 /* The nth op (from 0) of `type` in main's block, or NULL. */
 static inline const MilOp *cmt_find_op(const MilModel *mm, const char *type, size_t nth)

@@ -20,9 +20,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "check.h"
-#include "load.h"
-#include "save.h"
+#include "analysis/check.h"
+#include "io/load.h"
+#include "io/save.h"
 
 /* The default places of the backend data: beside this checkout, then the
  * Debian package. $ONNX_BACKEND_DATA overrides both. */

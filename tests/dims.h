@@ -6,7 +6,7 @@
 
 #include <stdio.h>
 
-#include "ir.h"
+#include "ir/ir.h"
 
 /* Writes the dims of s as "2,N,?" (a number, a symbol, or ? unknown). */
 static inline void dims_text(const IrShape *s, char *buf, size_t cap)

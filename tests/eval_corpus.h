@@ -23,7 +23,7 @@
 #include <string.h>
 
 #include "corpus.h"
-#include "eval.h"
+#include "eval/eval.h"
 #include "t.h"
 #include "xfail.h"
 

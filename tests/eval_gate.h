@@ -24,9 +24,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ir.h"
+#include "ir/ir.h"
 #include "onnx.pb-c.h"
-#include "opschema.h"
+#include "schema/opschema.h"
 
 
 static inline void eg_die(const char *what)
@@ -61,7 +61,7 @@ static inline IrModel *eg_model(int32_t dt)
     m->ir_version = 8;
     ir_model_set_opset(m, "", 13);
     m->graph = ir_graph_new(NULL);
-    m->graph->name = ir_strdup("g");
+    m->graph->name = mem_strdup("g");
     ir_graph_add_input(m->graph, "X", eg_type(dt));
     return m;
 }
@@ -158,7 +158,7 @@ static inline int64_t eg_opset(const Onnx__ModelProto *mp, const char *domain)
 {
     for (size_t i = 0; i < mp->n_opset_import; i++) {
         const char *d = mp->opset_import[i]->domain ? mp->opset_import[i]->domain : "";
-        if (!strcmp(os_domain_norm(d), os_domain_norm(domain)))
+        if (!strcmp(ir_domain_norm(d), ir_domain_norm(domain)))
             return mp->opset_import[i]->version;
     }
     return -1;

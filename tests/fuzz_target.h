@@ -29,16 +29,16 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "check.h"
-#include "convert.h"
-#include "eval.h"
-#include "infer.h"
-#include "info.h"
-#include "job.h"
-#include "load.h"
-#include "../passes/passes.h"
-#include "save.h"
-#include "verify.h"
+#include "analysis/check.h"
+#include "convert/convert.h"
+#include "eval/eval.h"
+#include "analysis/infer.h"
+#include "driver/info.h"
+#include "driver/job.h"
+#include "io/load.h"
+#include "passes/passes.h"
+#include "io/save.h"
+#include "eval/verify.h"
 
 /* Breaks a promise: says which, then aborts (libFuzzer saves the input). */
 static void fz_broken(const char *what, const char *detail)

@@ -23,9 +23,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ir.h"
+#include "ir/ir.h"
 #include "onnx.pb-c.h"
-#include "save.h"
+#include "io/save.h"
 
 
 /* The size of the huge names: well past LOAD_MAX_NAME. */
@@ -106,7 +106,7 @@ static inline IrModel *hm_base(void)
     m->ir_version = 8;
     ir_model_set_opset(m, "", 13);
     m->graph = ir_graph_new(NULL);
-    m->graph->name = ir_strdup("g");
+    m->graph->name = mem_strdup("g");
     IrGraph *g = m->graph;
     int64_t d[2] = {2, 3};
     ir_graph_add_input(g, "X", hm_float23());
@@ -130,7 +130,7 @@ static inline IrTensor *hm_init(IrModel *m, const char *name)
 static inline void hm_set_op(IrNode *n, const char *op)
 {
     free(n->op_type);
-    n->op_type = ir_strdup(op);
+    n->op_type = mem_strdup(op);
 }
 
 /* A string of n copies of c (caller frees). */
@@ -156,7 +156,7 @@ static inline IrGraph *hm_relu_graph(IrGraph *g, const char *name,
                                      const char *in, const char *out)
 {
     IrGraph *sg = ir_graph_new(g);
-    sg->name = ir_strdup(name);
+    sg->name = mem_strdup(name);
     hm_node(sg, "Relu", "inner", 1, (const char *[]){in}, 1,
             (const char *[]){out});
     ir_graph_add_output(sg, ir_graph_find_local(sg, out), NULL);
@@ -193,16 +193,16 @@ static inline void hm_add_if(IrModel *m, IrGraph *then_g, IrGraph *else_g)
 static inline void hm_add_function(IrModel *m, const char *name,
                                    const char *calls)
 {
-    IrFunction *f = ir_alloc(sizeof *f);
-    f->name = ir_strdup(name);
-    f->domain = ir_strdup("local");
+    IrFunction *f = mem_alloc(sizeof *f);
+    f->name = mem_strdup(name);
+    f->domain = mem_strdup("local");
     f->body = ir_graph_new(NULL);
     f->body->is_function = true;
     f->n_opsets = 2;
-    f->opsets = ir_alloc_array(2, sizeof *f->opsets);
-    f->opsets[0] = (IrOpset){.domain = ir_strdup(""), .has_version = true,
+    f->opsets = mem_array(2, sizeof *f->opsets);
+    f->opsets[0] = (IrOpset){.domain = mem_strdup(""), .has_version = true,
                              .version = 13};
-    f->opsets[1] = (IrOpset){.domain = ir_strdup("local"),
+    f->opsets[1] = (IrOpset){.domain = mem_strdup("local"),
                              .has_version = true, .version = 1};
     ir_graph_add_input(f->body, "x", NULL);
     IrError err;
@@ -211,7 +211,7 @@ static inline void hm_add_function(IrModel *m, const char *name,
                      &err))
         hm_die(err.msg);
     ir_graph_add_output(f->body, ir_graph_find_local(f->body, "y"), NULL);
-    m->functions = ir_grow(m->functions, m->n_functions + 1,
+    m->functions = mem_grow(m->functions, m->n_functions + 1,
                            sizeof *m->functions);
     m->functions[m->n_functions++] = f;
     ir_model_set_opset(m, "local", 1);
@@ -223,7 +223,7 @@ static inline void hm_call_from_main(IrModel *m, const char *fn)
     IrNode *n = hm_find(m->graph, "relu0");
     hm_set_op(n, fn);
     free(n->domain);
-    n->domain = ir_strdup("local");
+    n->domain = mem_strdup("local");
 }
 
 /* A sparse initializer S: dense shape `dims` (rank 1 or 2), values of
@@ -233,7 +233,7 @@ static inline void hm_add_sparse(IrModel *m, size_t rank, const int64_t *dims,
                                  size_t irank, const int64_t *idims,
                                  size_t n_idx, const int64_t *idx)
 {
-    IrSparse *s = ir_alloc(sizeof *s);
+    IrSparse *s = mem_alloc(sizeof *s);
     size_t nv = 1;
     for (size_t k = 0; k < vrank; k++)
         nv *= (size_t)vdims[k];
@@ -241,7 +241,7 @@ static inline void hm_add_sparse(IrModel *m, size_t rank, const int64_t *dims,
     s->indices = ir_tensor_new("S_idx", IR_INT64, irank, idims, idx,
                                n_idx * sizeof *idx);
     s->ndims = rank;
-    s->dims = ir_alloc_array(rank, sizeof *s->dims);
+    s->dims = mem_array(rank, sizeof *s->dims);
     memcpy(s->dims, dims, rank * sizeof *dims);
     ir_ptrlist_push(&m->graph->sparse_inits, s);
     IrValue *v = ir_graph_value(m->graph, "S");
@@ -269,7 +269,7 @@ static inline void hm_self_loop(IrModel *m)
 static inline void hm_cycle_in_if(IrModel *m)
 {
     IrGraph *then_g = ir_graph_new(m->graph);
-    then_g->name = ir_strdup("then");
+    then_g->name = mem_strdup("then");
     hm_add_cycle(then_g, "t_out");
     ir_graph_add_output(then_g, ir_graph_find_local(then_g, "t_out"), NULL);
     hm_add_if(m, then_g, hm_relu_graph(m->graph, "else", "X", "e_out"));
@@ -286,7 +286,7 @@ static inline void hm_add_loop(IrModel *m, bool self_loop, bool short_sig)
     IrNode *n = hm_node(g, "Loop", "loop0", 3, (const char *[]){"M", "C", "X"},
                         1, (const char *[]){"Z"});
     IrGraph *b = ir_graph_new(g);
-    b->name = ir_strdup("body");
+    b->name = mem_strdup("body");
     int64_t scalar_dims[1] = {0};
     if (!short_sig)
         ir_graph_add_input(b, "i", ir_type_tensor(IR_INT64, 0, scalar_dims));
@@ -318,7 +318,7 @@ static inline void hm_patch_relu_out(Onnx__ModelProto *mp, const char *to)
         Onnx__NodeProto *n = mp->graph->node[i];
         if (n->name && !strcmp(n->name, "relu0") && n->n_output == 1) {
             free(n->output[0]);
-            n->output[0] = ir_strdup(to);
+            n->output[0] = mem_strdup(to);
         }
     }
 }
@@ -353,7 +353,7 @@ static inline void hm_init_dims(IrModel *m, size_t rank, const int64_t *dims)
     IrTensor *t = hm_init(m, "W");
     free(t->dims);
     t->ndims = rank;
-    t->dims = ir_alloc_array(rank ? rank : 1, sizeof *t->dims);
+    t->dims = mem_array(rank ? rank : 1, sizeof *t->dims);
     memcpy(t->dims, dims, rank * sizeof *dims);
 }
 
@@ -392,7 +392,7 @@ static inline void hm_input_negative_dim(IrModel *m)
 }
 
 /* -2, not -1: a declared -1 is the unknown dimension some exporters
- * write, tolerated (src/tolerate.h); any other negative value is refused */
+ * write, tolerated (src/analysis/tolerate.h); any other negative value is refused */
 static inline void hm_value_info_negative_dim(IrModel *m)
 {
     int64_t d[2] = {2, -2};
@@ -420,7 +420,7 @@ static inline void hm_input_rank_huge(IrModel *m)
 static inline void hm_raw_len(IrModel *m, size_t len)
 {
     IrTensor *t = hm_init(m, "W");
-    t->raw.data = ir_grow(t->raw.data, len, 1);
+    t->raw.data = mem_grow(t->raw.data, len, 1);
     if (len > t->raw.len)
         memset(t->raw.data + t->raw.len, 0, len - t->raw.len);
     t->raw.len = len;
@@ -437,7 +437,7 @@ static inline void hm_float_data(IrModel *m, size_t n)
     t->raw = (IrBytes){0, NULL};
     t->has_raw = false;
     t->n_float = n;
-    t->float_data = ir_alloc_array(n, sizeof(float));
+    t->float_data = mem_array(n, sizeof(float));
 }
 
 static inline void hm_float_data_short(IrModel *m) { hm_float_data(m, 5); }
@@ -457,16 +457,16 @@ static inline void hm_int64_data_count(IrModel *m)
 {
     IrTensor *t = hm_bare_init(m, "I64", IR_INT64, 4);
     t->n_int64 = 3;
-    t->int64_data = ir_alloc_array(3, sizeof(int64_t));
+    t->int64_data = mem_array(3, sizeof(int64_t));
 }
 
 static inline void hm_string_data_count(IrModel *m)
 {
     IrTensor *t = hm_bare_init(m, "STR", IR_STRING, 3);
     t->n_string = 2;
-    t->string_data = ir_alloc_array(2, sizeof *t->string_data);
+    t->string_data = mem_array(2, sizeof *t->string_data);
     for (size_t k = 0; k < 2; k++) {
-        t->string_data[k].data = (uint8_t *)ir_strdup("s");
+        t->string_data[k].data = (uint8_t *)mem_strdup("s");
         t->string_data[k].len = 1;
     }
 }
@@ -475,7 +475,7 @@ static inline void hm_int32_data_float16(IrModel *m)
 {
     IrTensor *t = hm_bare_init(m, "H", IR_FLOAT16, 2);
     t->n_int32 = 3;
-    t->int32_data = ir_alloc_array(3, sizeof(int32_t));
+    t->int32_data = mem_array(3, sizeof(int32_t));
 }
 
 /* ---- data types ------------------------------------------------------ */
@@ -651,7 +651,7 @@ static inline void hm_control_chars(IrModel *m)
 {
     IrNode *n = hm_find(m->graph, "relu0");
     free(n->name);
-    n->name = ir_strdup("evil\nnode\r\t\x1b[2J\x7f");
+    n->name = mem_strdup("evil\nnode\r\t\x1b[2J\x7f");
     hm_set_op(n, "Frobnicate\nSecond line");
 }
 

@@ -1,4 +1,4 @@
-"""milops_registry.py - judges src/milops_table.c (made by reading
+"""milops_registry.py - judges src/coreml/milops_table.c (made by reading
 coremltools' op definitions as source) against coremltools' own op
 registry, imported and run: every registered core op version, its first
 target, and each parameter's flags, dtypes and type variable must agree. An independent
@@ -50,8 +50,8 @@ for name in sorted(R.core_ops):
 
 
 def ours():
-    """{(name, target name): [param strings]} from src/milops_table.c."""
-    text = open("src/milops_table.c").read()
+    """{(name, target name): [param strings]} from src/coreml/milops_table.c."""
+    text = open("src/coreml/milops_table.c").read()
     arrays = {}
     for m in re.finditer(r"static const MilParam (mp_\d+)\[\] = \{[^\n]*\n(.*?)\n\};", text, re.S):
         rows = []

@@ -1,6 +1,6 @@
 #!/bin/sh
-# milops_table.sh - the committed src/milops_table.c is what
-# src/milops_gen.py makes from coremltools' MIL op definitions in
+# milops_table.sh - the committed src/coreml/milops_table.c is what
+# src/coreml/milops_gen.py makes from coremltools' MIL op definitions in
 # ../shared (regenerated into a temporary folder and compared), and the
 # generator reads a new op version and refuses what it cannot read
 # instead of guessing. Skips when the definitions are not on this machine.
@@ -16,8 +16,8 @@ fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-if $py src/milops_gen.py "$defs" "$tmp/table.c" 2>"$tmp/err"; then ok; else bad "generator failed: $(cat "$tmp/err")"; fi
-if cmp -s src/milops_table.c "$tmp/table.c"; then ok; else bad "src/milops_table.c is not what src/milops_gen.py makes now (run make milops)"; fi
+if $py src/coreml/milops_gen.py "$defs" "$tmp/table.c" 2>"$tmp/err"; then ok; else bad "generator failed: $(cat "$tmp/err")"; fi
+if cmp -s src/coreml/milops_table.c "$tmp/table.c"; then ok; else bad "src/coreml/milops_table.c is not what src/coreml/milops_gen.py makes now (run make milops)"; fi
 
 # a copy of the definitions with a new iOS18 version of relu taking alpha
 mkdir -p "$tmp/defs"
@@ -33,7 +33,7 @@ class relu(Operation):
     )
     type_domains = {"T": (types.fp16, types.fp32)}
 PY
-if $py src/milops_gen.py "$tmp/defs" "$tmp/new.c" 2>"$tmp/err"; then ok; else bad "generator failed on the copy: $(cat "$tmp/err")"; fi
+if $py src/coreml/milops_gen.py "$tmp/defs" "$tmp/new.c" 2>"$tmp/err"; then ok; else bad "generator failed on the copy: $(cat "$tmp/err")"; fi
 if grep -q '{"relu", 3, 2, mp_' "$tmp/new.c" && grep -q '{"relu", 0, 1, mp_' "$tmp/new.c"; then ok; else bad "the iOS18 relu is not a second version"; fi
 if grep -q '{"alpha", "fp32", true, true, false, NULL}' "$tmp/new.c"; then ok; else bad "the iOS18 relu's alpha is not read"; fi
 
@@ -45,7 +45,7 @@ cat >>"$tmp/defs/iOS18/states.py" <<'PY'
 class frob(Operation):
     input_spec = InputSpec(x=MysteryInputType())
 PY
-if $py src/milops_gen.py "$tmp/defs" "$tmp/bad.c" 2>"$tmp/err"; then
+if $py src/coreml/milops_gen.py "$tmp/defs" "$tmp/bad.c" 2>"$tmp/err"; then
     bad "generator accepted an unknown input kind"
 else
     if grep -q 'iOS18.states.frob: input x has unknown kind MysteryInputType' "$tmp/err"; then ok; else bad "unexpected message: $(cat "$tmp/err")"; fi

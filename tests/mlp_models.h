@@ -12,24 +12,24 @@
 #include <math.h>
 #include <string.h>
 
-#include "ir.h"
-#include "mil.h"
+#include "ir/ir.h"
+#include "coreml/mil.h"
 
 static void mm_feature(MilFeature **l, size_t *n, const char *name, const MilType *t)
 {
-    *l = ir_grow(*l, *n + 1, sizeof **l);
+    *l = mem_grow(*l, *n + 1, sizeof **l);
     memset(&(*l)[*n], 0, sizeof **l);
-    (*l)[*n].name = ir_strdup(name);
+    (*l)[*n].name = mem_strdup(name);
     (*l)[*n].type = mil_type_copy(t);
     (*n)++;
 }
 
 static void mm_meta(MilModel *m, const char *k, const char *v)
 {
-    m->meta_keys = ir_grow(m->meta_keys, m->n_meta + 1, sizeof *m->meta_keys);
-    m->meta_values = ir_grow(m->meta_values, m->n_meta + 1, sizeof *m->meta_values);
-    m->meta_keys[m->n_meta] = ir_strdup(k);
-    m->meta_values[m->n_meta++] = ir_strdup(v);
+    m->meta_keys = mem_grow(m->meta_keys, m->n_meta + 1, sizeof *m->meta_keys);
+    m->meta_values = mem_grow(m->meta_values, m->n_meta + 1, sizeof *m->meta_values);
+    m->meta_keys[m->n_meta] = mem_strdup(k);
+    m->meta_values[m->n_meta++] = mem_strdup(v);
 }
 
 /* A model at target `tname` with one function "main" and the usual
@@ -39,7 +39,7 @@ static MilModel *mm_model(const char *tname, MilFunction **f)
     const MilTarget *t = mil_target_find(tname);
     MilModel *m = mil_model_new(t);
     *f = mil_function_add(m, "main", t->opset);
-    m->short_doc = ir_strdup("built by hand for the package tests");
+    m->short_doc = mem_strdup("built by hand for the package tests");
     mm_meta(m, "com.github.apple.coremltools.source", "onnx-convert");
     mm_meta(m, "com.github.apple.coremltools.version", "test");
     return m;
@@ -234,20 +234,20 @@ static MilModel *mm_control(void)
     mil_op_out(wl, "loop_i", &ti);
     mil_op_out(wl, "loop_x", &tx);
     MilBlock *cb = mil_block_new(), *bb = mil_block_new();
-    wl->blocks = ir_alloc_array(2, sizeof *wl->blocks);
+    wl->blocks = mem_array(2, sizeof *wl->blocks);
     wl->blocks[0] = cb;
     wl->blocks[1] = bb;
     wl->n_blocks = 2;
-    cb->in = ir_alloc_array(2, sizeof *cb->in);
-    cb->in[0] = (MilNamedType){ir_strdup("c_i"), mil_type_copy(&ti)};
-    cb->in[1] = (MilNamedType){ir_strdup("c_x"), mil_type_copy(&tx)};
+    cb->in = mem_array(2, sizeof *cb->in);
+    cb->in[0] = (MilNamedType){mem_strdup("c_i"), mil_type_copy(&ti)};
+    cb->in[1] = (MilNamedType){mem_strdup("c_x"), mil_type_copy(&tx)};
     cb->n_in = 2;
     mm_unary(cb, "squeeze", "n", "n_s", &ti);
     mm_binary(cb, "less", "c_i", "n_s", "c_go", &tb);
     mil_block_output(cb, "c_go");
-    bb->in = ir_alloc_array(2, sizeof *bb->in);
-    bb->in[0] = (MilNamedType){ir_strdup("b_i"), mil_type_copy(&ti)};
-    bb->in[1] = (MilNamedType){ir_strdup("b_x"), mil_type_copy(&tx)};
+    bb->in = mem_array(2, sizeof *bb->in);
+    bb->in[0] = (MilNamedType){mem_strdup("b_i"), mil_type_copy(&ti)};
+    bb->in[1] = (MilNamedType){mem_strdup("b_x"), mil_type_copy(&tx)};
     bb->n_in = 2;
     mil_const_add(bb, "b_one", mil_tensor_scalar_i32(1));
     mm_binary(bb, "add", "b_i", "b_one", "b_i1", &ti);
@@ -262,7 +262,7 @@ static MilModel *mm_control(void)
     mil_op_in(cond, "pred", "pred");
     mil_op_out(cond, "y", &tx);
     MilBlock *tb_ = mil_block_new(), *fb = mil_block_new();
-    cond->blocks = ir_alloc_array(2, sizeof *cond->blocks);
+    cond->blocks = mem_array(2, sizeof *cond->blocks);
     cond->blocks[0] = tb_;
     cond->blocks[1] = fb;
     cond->n_blocks = 2;
@@ -287,11 +287,11 @@ static MilModel *mm_flexible(void)
     MilModel *m = mm_model("iOS15", &f);
     int64_t d[] = {1, -1, 4};
     MilType t = mil_type(MIL_FP32, 3, d);
-    t.dim_names = ir_alloc_array(3, sizeof *t.dim_names);
-    t.dim_names[1] = ir_strdup("seq");
+    t.dim_names = mem_array(3, sizeof *t.dim_names);
+    t.dim_names[1] = mem_strdup("seq");
     mm_input(m, f, "x", &t);
-    m->in[0].range_lo = ir_alloc_array(3, sizeof(int64_t));
-    m->in[0].range_hi = ir_alloc_array(3, sizeof(int64_t));
+    m->in[0].range_lo = mem_array(3, sizeof(int64_t));
+    m->in[0].range_hi = mem_array(3, sizeof(int64_t));
     int64_t lo[] = {1, 1, 4}, hi[] = {1, 128, 4};
     memcpy(m->in[0].range_lo, lo, sizeof lo);
     memcpy(m->in[0].range_hi, hi, sizeof hi);

@@ -25,14 +25,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ir.h"
-#include "load.h"
-#include "eval.h"
-#include "infer.h"
-#include "../passes/passes.h"
-#include "save.h"
+#include "ir/ir.h"
+#include "io/load.h"
+#include "eval/eval.h"
+#include "analysis/infer.h"
+#include "passes/passes.h"
+#include "io/save.h"
 #include "t.h"
-#include "verify.h"
+#include "eval/verify.h"
 
 static inline int32_t tb_dtype(const char *s)
 {
@@ -62,7 +62,7 @@ static inline size_t tb_dims(const char *s, int64_t *d, char **sym)
         if (t[0] >= '0' && t[0] <= '9')
             d[r++] = strtoll(t, NULL, 10);
         else
-            d[r] = -1, sym[r++] = ir_strdup(t);
+            d[r] = -1, sym[r++] = mem_strdup(t);
     }
     return r;
 }
@@ -118,8 +118,8 @@ static inline void tb_init(IrGraph *g, char *name, char *type, char *dims, char 
         else if (dt == IR_DOUBLE) memcpy(raw + 8 * i, &v[i], 8);
         else if (dt == IR_INT64) { int64_t x = (int64_t)v[i]; memcpy(raw + 8 * i, &x, 8); }
         else if (dt == IR_INT32) { int32_t x = (int32_t)v[i]; memcpy(raw + 4 * i, &x, 4); }
-        else if (dt == IR_FLOAT16) { uint16_t h = ev_float_to_half((float)v[i]); memcpy(raw + 2 * i, &h, 2); }
-        else if (dt == IR_BFLOAT16) { uint16_t h = ev_float_to_bf16((float)v[i]); memcpy(raw + 2 * i, &h, 2); }
+        else if (dt == IR_FLOAT16) { uint16_t h = half_f32_to_f16((float)v[i]); memcpy(raw + 2 * i, &h, 2); }
+        else if (dt == IR_BFLOAT16) { uint16_t h = half_f32_to_bf16((float)v[i]); memcpy(raw + 2 * i, &h, 2); }
         else raw[i] = (unsigned char)(int)v[i];
     }
     ir_graph_add_init(g, ir_tensor_new(name, dt, r, d, raw, n * es));
@@ -191,8 +191,8 @@ static inline IrModel *tb_model(const char *text)
     m->ir_version = 8;
     ir_model_set_opset(m, "", 13);
     IrGraph *g = m->graph = ir_graph_new(NULL);
-    g->name = ir_strdup("g");
-    char *copy = ir_strdup(text), *save = NULL;
+    g->name = mem_strdup("g");
+    char *copy = mem_strdup(text), *save = NULL;
     int idx = 0;
     for (char *line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
         char *w[24];

@@ -15,7 +15,7 @@
 /* base with each "from" line replaced by "to" (pairs, NULL-ended). */
 static char *edit(const char *base, ...)
 {
-    char *s = ir_strdup(base);
+    char *s = mem_strdup(base);
     va_list ap;
     va_start(ap, base);
     for (const char *from; (from = va_arg(ap, const char *)) != NULL;) {
@@ -25,7 +25,7 @@ static char *edit(const char *base, ...)
         if (!at)
             continue;
         size_t n = strlen(s) - strlen(from) + strlen(to) + 1;
-        char *r = ir_alloc(n);
+        char *r = mem_alloc(n);
         memcpy(r, s, (size_t)(at - s));
         strcpy(r + (at - s), to);
         strcat(r, at + strlen(from));

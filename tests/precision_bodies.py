@@ -12,7 +12,7 @@ line (issue 23: "over the main graph, subgraphs and functions"):
 - ONNX Runtime 1.30 (when node and ../shared/tools/ort are there): every
   case whose original it runs and passes, it also runs on the
   --keep-io-types float16 result and passes within --verify's float16
-  tolerance (src/verify.h: rtol 1e-2, atol 3e-2); the others (sequence
+  tolerance (src/eval/verify.h: rtol 1e-2, atol 3e-2); the others (sequence
   inputs, preview ops, opsets it lacks) are left to the evaluator.
 
 Skips (one SKIP line) when no backend data is found.

@@ -21,7 +21,10 @@ testdata/ (so it runs without ../shared):
 - --auto also judges with some half results moved one unit at random:
   it keeps in float32 the Mul before an ArgMax over rows one float16
   unit apart; where no choice helps (a float16 model's own tie) the
-  refusal names the output and the arithmetic.
+  refusal names the output and the arithmetic;
+- --auto on a model with a sequence input, which no random input can
+  feed, exits 1 with one line and no output (it crashed, freeing the
+  half-made inputs twice).
 Usage: precision_cli.py ONNX_CONVERT (from the project root). Prints
 "precision_cli: N passed, N failed[, N skipped]".
 """
@@ -294,6 +297,37 @@ def auto_gives_up(bin_, tmp):
           f"--auto on a float16 model's own tie: rc {p.returncode}, '{err}'")
 
 
+def seq_input_model(d):
+    """SequenceLength of a sequence-of-float input beside a float32 Relu:
+    --auto has no random input for the sequence. False without onnx."""
+    try:
+        from onnx import TensorProto, helper
+    except ImportError:
+        return False
+    seq = helper.make_tensor_sequence_value_info("s", TensorProto.FLOAT, [2])
+    g = helper.make_graph([helper.make_node("SequenceLength", ["s"], ["n"]),
+                           helper.make_node("Relu", ["z"], ["r"])], "g",
+                          [seq, helper.make_tensor_value_info("z", TensorProto.FLOAT, [2])],
+                          [helper.make_tensor_value_info("n", TensorProto.INT64, []),
+                           helper.make_tensor_value_info("r", TensorProto.FLOAT, [2])])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 7
+    os.makedirs(d)
+    with open(os.path.join(d, "model.onnx"), "wb") as f:
+        f.write(m.SerializeToString())
+    return True
+
+
+def auto_no_inputs(bin_, tmp):
+    """--auto where no random input can be made: a refusal, not a crash."""
+    p, out = half_of_case(bin_, tmp, "seqin", seq_input_model, "--auto")
+    if not p:
+        return
+    lines = p.stderr.strip().splitlines()
+    check(p.returncode == 1 and len(lines) == 1 and not os.path.exists(out),
+          f"--auto on a sequence input: rc {p.returncode}, stderr {lines}")
+
+
 def main():
     if len(sys.argv) != 2:
         print("usage: precision_cli.py ONNX_CONVERT", file=sys.stderr)
@@ -309,6 +343,7 @@ def main():
         verify_wide(bin_, tmp)
         auto_jitter(bin_, tmp)
         auto_gives_up(bin_, tmp)
+        auto_no_inputs(bin_, tmp)
     return report("precision_cli")
 
 

@@ -17,7 +17,7 @@ other tools write them (failures of the real-model corpus):
   float16 gives inf. --verify must pass (with and without
   --keep-io-types), the report must name the Mul kept float32 for them,
   and our evaluator's outputs and ONNX Runtime's must match numpy's
-  float64 dequantized product within float16's tolerance (src/verify.h).
+  float64 dequantized product within float16's tolerance (src/eval/verify.h).
   ONNX Runtime alone would not see the inf (see evaluate()).
 Usage: precision_halfin.py ONNX_CONVERT (from the project root). Prints
 "precision_halfin: N passed, N failed[, N skipped]".

@@ -11,7 +11,7 @@ command line (issue 23, "Done when" 1, 3 and 4):
 - the float16 and bfloat16 results back to float32: exit 0, valid, no
   half input or output left, --verify passes;
 - --store float16: valid; the initializer bytes halve, up to the
-  initializers of fewer than 16 elements, which stay (src/precision.h);
+  initializers of fewer than 16 elements, which stay (src/precision/precision.h);
 - the --store result computes exactly what the original computes with its
   weights rounded to float16 (every float32 initializer of 16 elements or
   more rounded by numpy, kept float32): our evaluator's outputs of the two
@@ -22,7 +22,7 @@ command line (issue 23, "Done when" 1, 3 and 4):
   own case: the run must succeed; and on the float16 (with and without
   --keep-io-types) and bfloat16 results its outputs must agree with our
   evaluator's on the same model (inputs rounded to its input types)
-  within --verify's tolerance for the type (src/verify.h: float16 rtol
+  within --verify's tolerance for the type (src/eval/verify.h: float16 rtol
   1e-2, atol 3e-2 times the output's largest magnitude; bfloat16 5e-2,
   1.25e-1), or it must refuse only for want of a kernel ("Could not find
   an implementation": it loaded and checked the model first; most
@@ -78,7 +78,7 @@ def verified(rep):
     return rep.get("status") == "ok" and (rep.get("verification") or {}).get("result") == "equal"
 
 
-# --verify's tolerances (src/verify.h VF_FLOAT16_RTOL/ATOL,
+# --verify's tolerances (src/eval/verify.h VF_FLOAT16_RTOL/ATOL,
 # VF_BFLOAT16_RTOL/ATOL): atol is relative to the output's largest magnitude
 F16_RTOL, F16_ATOL = 1e-2, 3e-2
 BF16_RTOL, BF16_ATOL = 5e-2, 1.25e-1

@@ -10,10 +10,10 @@
 
 #include <string.h>
 
-#include "ir.h"
-#include "job.h"
+#include "ir/ir.h"
+#include "driver/job.h"
 #include "t.h"
-#include "topo.h"
+#include "ir/topo.h"
 
 static inline int ps_no_cast_pair(IrGraph *g, const IrWalkAt *at, void *arg)
 {

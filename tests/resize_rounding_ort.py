@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Resize and Upsample on a float32 rounding boundary, judged by ONNX
-Runtime and onnx's own shape inference (src/resize.h holds the ruling).
+Runtime and onnx's own shape inference (src/schema/resize.h holds the ruling).
 
     tests/resize_rounding_ort.py ONNX_CONVERT   (from the project root)
 

@@ -144,6 +144,9 @@ run asan/hostile_cli sh tests/hostile_cli.sh "$asan/onnx-convert"
 run cli_help /usr/bin/python3 tests/cli_help.py "$build/onnx-convert"
 # attribute defaults come from the operator table (issue 21)
 run attr_defaults /usr/bin/python3 tests/attr_defaults.py
+# every #include goes down the rooms of docs/HACKING.md, no cycles; the
+# check also finds faults planted in a copy of the tree
+run layers /usr/bin/python3 tests/layers.py --self-test
 # batch mode and --json against single runs (needs ../shared and python3)
 run batch_cli /usr/bin/python3 tests/batch_cli.py "$build/onnx-convert"
 run asan/batch_cli /usr/bin/python3 tests/batch_cli.py "$asan/onnx-convert"

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "t.h"
-#include "../adapters/adapters.h"
+#include "adapters/adapters.h"
 
 typedef struct {
     IrModel *m;

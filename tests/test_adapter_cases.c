@@ -23,18 +23,18 @@
 #include <strings.h>
 #include <sys/stat.h>
 
-#include "check.h"
+#include "analysis/check.h"
 #include "corpus.h"
-#include "convert.h"
-#include "known.h"
-#include "eval.h"
-#include "fconv.h"
-#include "infer.h"
-#include "load.h"
-#include "opschema.h"
-#include "save.h"
+#include "convert/convert.h"
+#include "analysis/known.h"
+#include "eval/eval.h"
+#include "base/fconv.h"
+#include "analysis/infer.h"
+#include "io/load.h"
+#include "schema/opschema.h"
+#include "io/save.h"
 #include "t.h"
-#include "verify.h"
+#include "eval/verify.h"
 
 #define CASES_DIR "tests/adapters"
 
@@ -103,8 +103,8 @@ static size_t encode(int32_t dt, double v, uint8_t *p)
     switch (dt) {
     case 1: { float f = (float)v; memcpy(p, &f, 4); return 4; }
     case 11: memcpy(p, &v, 8); return 8;
-    case 10: { uint16_t h = ev_float_to_half((float)v); memcpy(p, &h, 2); return 2; }
-    case 16: { uint16_t h = ev_float_to_bf16((float)v); memcpy(p, &h, 2); return 2; }
+    case 10: { uint16_t h = half_f32_to_f16((float)v); memcpy(p, &h, 2); return 2; }
+    case 16: { uint16_t h = half_f32_to_bf16((float)v); memcpy(p, &h, 2); return 2; }
     case 2: case 9: p[0] = (uint8_t)fc_i64_sat(v); return 1;
     case 3: p[0] = (uint8_t)(int8_t)fc_i64_sat(v); return 1;
     case 4: case 5: { uint16_t x = (uint16_t)fc_i64_sat(v); memcpy(p, &x, 2); return 2; }
@@ -181,21 +181,21 @@ static void add_const(Case *c, char **w, int n)
 /* A STRINGS attribute from "a","b",... (the IR has no constructor for one). */
 static IrAttr *attr_strings(const char *name, char *body)
 {
-    IrAttr *a = ir_alloc(sizeof *a);
-    a->name = ir_strdup(name);
+    IrAttr *a = mem_alloc(sizeof *a);
+    a->name = mem_strdup(name);
     a->has_type = true;
     a->type = 8;
     for (char *p = body; *p;) {
         char *e = strchr(p, ',');
         if (e)
             *e = 0;
-        a->strings = ir_grow(a->strings, a->n_strings + 1, sizeof *a->strings);
+        a->strings = mem_grow(a->strings, a->n_strings + 1, sizeof *a->strings);
         size_t l = strlen(p);
         if (l >= 2 && p[0] == '"') {
             p++;
             l -= 2;
         }
-        a->strings[a->n_strings].data = ir_alloc(l + 1);
+        a->strings[a->n_strings].data = mem_alloc(l + 1);
         memcpy(a->strings[a->n_strings].data, p, l);
         a->strings[a->n_strings++].len = l;
         if (!e)
@@ -559,7 +559,7 @@ static void case_begin(Case *c, const char *file, int line, const char *name)
     c->line = line;
     c->m = ir_model_new();
     c->m->graph = ir_graph_new(NULL);
-    c->m->graph->name = ir_strdup(name);
+    c->m->graph->name = mem_strdup(name);
 }
 
 /* Applies one line of a case. */

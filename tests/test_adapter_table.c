@@ -17,9 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../adapters/adapters.h"
+#include "adapters/adapters.h"
 #include "corpus.h"
-#include "opschema.h"
+#include "schema/opschema.h"
 #include "t.h"
 
 static int verbose;

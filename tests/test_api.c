@@ -20,14 +20,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "eval.h"
-#include "ir.h"
-#include "irver.h"
-#include "load.h"
+#include "eval/eval.h"
+#include "ir/ir.h"
+#include "analysis/irver.h"
+#include "io/load.h"
 #include "onnxconvert.h"
-#include "opschema.h"
+#include "schema/opschema.h"
 #include "passes_build.h"
-#include "save.h"
+#include "io/save.h"
 #include "t.h"
 
 #define CNN "testdata/small_cnn.onnx"
@@ -78,7 +78,7 @@ static IrModel *one_node(int64_t opset, const char *op, IrType *xt, IrType *yt)
     m->ir_version = 8;
     ir_model_set_opset(m, "", opset);
     IrGraph *g = m->graph = ir_graph_new(NULL);
-    g->name = ir_strdup("g");
+    g->name = mem_strdup("g");
     ir_graph_add_input(g, "x", xt);
     const char *in[] = {"x"}, *out[] = {"y"};
     IrError err;
@@ -95,7 +95,7 @@ static IrType *float_type(size_t rank, const int64_t *dims)
 
 static IrType *sequence_of_floats(void)
 {
-    IrType *t = ir_alloc(sizeof *t);
+    IrType *t = mem_alloc(sizeof *t);
     t->kind = IR_TYPE_SEQUENCE;
     t->elem = ir_type_tensor(OC_FLOAT, 1, (const int64_t[]){3});
     return t;
@@ -621,7 +621,7 @@ static void test_model_inputs(void)
     IrModel *ir = one_node(13, "Relu", float_type(2, d), float_type(2, d));
     IrShape *s = ((IrValueInfo *)ir->graph->inputs.p[0])->type->shape;
     s->dims[0].kind = IR_DIM_PARAM;
-    s->dims[0].param = ir_strdup("N");
+    s->dims[0].param = mem_strdup("N");
     m = am_from_ir(ir);
     T_OK(oc_model_inputs(m, &t, &n));
     T_CHECK(n == 1 && t[0].rank == 2 && t[0].dims[0] == 1 && t[0].dims[1] == 3 &&

@@ -15,10 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ir.h"
+#include "ir/ir.h"
 #include "onnx.pb-c.h"
 #include "onnxconvert.h"
-#include "save.h"
+#include "io/save.h"
 #include "t.h"
 
 static bool has(const char *s, const char *part)
@@ -97,7 +97,7 @@ static IrModel *one_node(int64_t opset, const char *domain, const char *op, size
     if (*domain)
         ir_model_set_opset(m, domain, 1);
     IrGraph *g = m->graph = ir_graph_new(NULL);
-    g->name = ir_strdup("g");
+    g->name = mem_strdup("g");
     ir_graph_add_input(g, "x", xt);
     const char *in[] = {"x", "x"}, *out[] = {"y"};
     IrError err;
@@ -112,7 +112,7 @@ static IrModel *one_node(int64_t opset, const char *domain, const char *op, size
 
 static IrType *wrap(IrTypeKind kind, IrType *elem)
 {
-    IrType *t = ir_alloc(sizeof *t);
+    IrType *t = mem_alloc(sizeof *t);
     t->kind = kind;
     t->elem = elem;
     return t;
@@ -120,7 +120,7 @@ static IrType *wrap(IrTypeKind kind, IrType *elem)
 
 static IrType *tensor_of(int32_t type)
 {
-    IrType *t = ir_alloc(sizeof *t);
+    IrType *t = mem_alloc(sizeof *t);
     t->kind = IR_TYPE_TENSOR;
     t->has_elem_type = true;
     t->elem_type = type;

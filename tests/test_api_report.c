@@ -17,11 +17,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "ir.h"
-#include "job.h"
-#include "load.h"
+#include "ir/ir.h"
+#include "driver/job.h"
+#include "io/load.h"
 #include "onnxconvert.h"
-#include "save.h"
+#include "io/save.h"
 #include "t.h"
 
 #define CNN "testdata/small_cnn.onnx"
@@ -50,7 +50,7 @@ static IrModel *one_node(int64_t opset, const char *op, int32_t dtype, const cha
     m->ir_version = 8;
     ir_model_set_opset(m, "", opset);
     IrGraph *g = m->graph = ir_graph_new(NULL);
-    g->name = ir_strdup("g");
+    g->name = mem_strdup("g");
     ir_graph_add_input(g, "x", ir_type_tensor(dtype, 2, dims));
     const char *in[] = {input}, *out[] = {"y"};
     IrError err;

@@ -20,13 +20,13 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "check.h"
-#include "convert.h"
-#include "eval.h"
-#include "info.h"
-#include "ir.h"
-#include "load.h"
-#include "save.h"
+#include "analysis/check.h"
+#include "convert/convert.h"
+#include "eval/eval.h"
+#include "driver/info.h"
+#include "ir/ir.h"
+#include "io/load.h"
+#include "io/save.h"
 #include "t.h"
 #include "wire.h"
 

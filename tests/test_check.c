@@ -24,12 +24,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "check.h"
-#include "ir.h"
-#include "load.h"
-#include "save.h"
+#include "analysis/check.h"
+#include "ir/ir.h"
+#include "io/load.h"
+#include "io/save.h"
 #include "t.h"
-#include "tolerate.h"
+#include "analysis/tolerate.h"
 
 
 static char tmpdir[256];
@@ -72,7 +72,7 @@ static IrModel *base(void)
     m->ir_version = 8;
     ir_model_set_opset(m, "", 13);
     m->graph = ir_graph_new(NULL);
-    m->graph->name = ir_strdup("g");
+    m->graph->name = mem_strdup("g");
     IrGraph *g = m->graph;
     int64_t d[2] = {2, 3};
     ir_graph_add_input(g, "X", ir_type_tensor(IR_FLOAT, 2, d));
@@ -96,7 +96,7 @@ static IrNode *find_node(IrModel *m, const char *name)
 static void set_op(IrNode *n, const char *op)
 {
     free(n->op_type);
-    n->op_type = ir_strdup(op);
+    n->op_type = mem_strdup(op);
 }
 
 static IrTensor *init_w(IrModel *m)
@@ -108,7 +108,7 @@ static IrTensor *init_w(IrModel *m)
 static IrAttr *attr_float(IrNode *n, const char *name, float v)
 {
     IrAttr *a = ir_attr_float(name, v);
-    n->attr = ir_grow(n->attr, n->n_attr + 1, sizeof *n->attr);
+    n->attr = mem_grow(n->attr, n->n_attr + 1, sizeof *n->attr);
     n->attr[n->n_attr++] = a;
     return a;
 }
@@ -117,22 +117,22 @@ static IrAttr *attr_float(IrNode *n, const char *name, float v)
  * `calls` (NULL: Relu). */
 static void add_function(IrModel *m, const char *name, const char *calls)
 {
-    IrFunction *f = ir_alloc(sizeof *f);
+    IrFunction *f = mem_alloc(sizeof *f);
     IrError err;
-    f->name = ir_strdup(name);
-    f->domain = ir_strdup("local");
+    f->name = mem_strdup(name);
+    f->domain = mem_strdup("local");
     f->body = ir_graph_new(NULL);
     f->body->is_function = true;
     f->n_opsets = 2;
-    f->opsets = ir_alloc_array(2, sizeof *f->opsets);
-    f->opsets[0] = (IrOpset){.domain = ir_strdup(""), .has_version = true, .version = 13};
-    f->opsets[1] = (IrOpset){.domain = ir_strdup("local"), .has_version = true, .version = 1};
+    f->opsets = mem_array(2, sizeof *f->opsets);
+    f->opsets[0] = (IrOpset){.domain = mem_strdup(""), .has_version = true, .version = 13};
+    f->opsets[1] = (IrOpset){.domain = mem_strdup("local"), .has_version = true, .version = 1};
     ir_graph_add_input(f->body, "x", NULL);
     if (!ir_node_new(f->body, NULL, calls ? calls : "Relu", calls ? "local" : "", "f0",
                      1, (const char *[]){"x"}, 1, (const char *[]){"y"}, &err))
         die(err.msg);
     ir_graph_add_output(f->body, ir_graph_find_local(f->body, "y"), NULL);
-    m->functions = ir_grow(m->functions, m->n_functions + 1, sizeof *m->functions);
+    m->functions = mem_grow(m->functions, m->n_functions + 1, sizeof *m->functions);
     m->functions[m->n_functions++] = f;
     ir_model_set_opset(m, "local", 1);
 }
@@ -142,7 +142,7 @@ static void add_function(IrModel *m, const char *name, const char *calls)
 static void add_sparse(IrModel *m, size_t nnz, const int64_t *idx, bool coords,
                        int64_t values_rank)
 {
-    IrSparse *s = ir_alloc(sizeof *s);
+    IrSparse *s = mem_alloc(sizeof *s);
     int64_t vd[2] = {(int64_t)nnz, 1};
     s->values = floats_tensor("S", (size_t)values_rank, vd, nnz);
     size_t n_idx = coords ? nnz * 2 : nnz;
@@ -154,7 +154,7 @@ static void add_sparse(IrModel *m, size_t nnz, const int64_t *idx, bool coords,
     s->indices = ir_tensor_new("S_idx", IR_INT64, coords ? 2 : 1, id, buf, n_idx * 8);
     free(buf);
     s->ndims = coords ? 2 : 1;
-    s->dims = ir_alloc_array(2, sizeof *s->dims);
+    s->dims = mem_array(2, sizeof *s->dims);
     s->dims[0] = coords ? 2 : 4;
     s->dims[1] = 2;
     ir_ptrlist_push(&m->graph->sparse_inits, s);
@@ -198,8 +198,8 @@ static void c_opset_none(IrModel *m)
 /* Imports `domain` once more at `version`. */
 static void import_again(IrModel *m, const char *domain, int64_t version)
 {
-    m->opsets = ir_grow(m->opsets, m->n_opsets + 1, sizeof *m->opsets);
-    m->opsets[m->n_opsets++] = (IrOpset){.domain = ir_strdup(domain),
+    m->opsets = mem_grow(m->opsets, m->n_opsets + 1, sizeof *m->opsets);
+    m->opsets[m->n_opsets++] = (IrOpset){.domain = mem_strdup(domain),
                                          .has_version = true, .version = version};
 }
 /* one domain at two versions: which one the nodes mean is unknown */
@@ -245,7 +245,7 @@ static void c_value_type_output(IrModel *m)
 {
     IrNode *n = find_node(m, "relu0");
     free(n->domain);
-    n->domain = ir_strdup("com.example");
+    n->domain = mem_strdup("com.example");
     ir_model_set_opset(m, "com.example", 1);
     IrValueInfo *vi = m->graph->outputs.p[0];
     ir_type_free(vi->type);
@@ -255,7 +255,7 @@ static void c_op_domain(IrModel *m)
 {
     IrNode *n = find_node(m, "relu0");
     free(n->domain);
-    n->domain = ir_strdup("com.example");
+    n->domain = mem_strdup("com.example");
 }
 static void c_op_unknown(IrModel *m) { set_op(find_node(m, "relu0"), "Frobnicate"); }
 static void c_op_too_new(IrModel *m) { set_op(find_node(m, "relu0"), "Gelu"); }
@@ -336,7 +336,7 @@ static void c_tensor_storage(IrModel *m)
 {
     IrTensor *t = init_w(m);
     t->n_float = 6;
-    t->float_data = ir_alloc_array(6, sizeof(float));
+    t->float_data = mem_array(6, sizeof(float));
 }
 static void c_tensor_wrong_field(IrModel *m)
 {
@@ -346,7 +346,7 @@ static void c_tensor_wrong_field(IrModel *m)
     t->raw.len = 0;
     t->has_raw = false;
     t->n_int64 = 6;
-    t->int64_data = ir_alloc_array(6, sizeof(int64_t));
+    t->int64_data = mem_array(6, sizeof(int64_t));
 }
 static void c_sparse_shape(IrModel *m)
 {

@@ -9,10 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "check.h"
+#include "analysis/check.h"
 #include "corpus.h"
-#include "ir.h"
-#include "load.h"
+#include "ir/ir.h"
+#include "io/load.h"
 #include "t.h"
 
 /* Checks every model under dir; returns how many there were. */

@@ -15,11 +15,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "check.h"
+#include "analysis/check.h"
 #include "hostile_models.h"
-#include "ir.h"
+#include "ir/ir.h"
 #include "t.h"
-#include "tolerate.h"
+#include "analysis/tolerate.h"
 
 /* Generous: linear checks of these models take well under a second even
  * under the sanitizers; the quadratic ones took 39 s and 144 s. */
@@ -67,7 +67,7 @@ static IrModel *cs_attrs(size_t n, bool dup)
                             (const char *[]){"X"}, 1, (const char *[]){"Z"}, &err);
     if (!c)
         hm_die(err.msg);
-    c->attr = ir_alloc_array(n + 1, sizeof *c->attr);
+    c->attr = mem_array(n + 1, sizeof *c->attr);
     char name[32];
     for (size_t k = 0; k < n; k++) {
         snprintf(name, sizeof name, "a%zu", dup && k == n - 1 ? (size_t)0 : k);
@@ -81,19 +81,19 @@ static IrModel *cs_attrs(size_t n, bool dup)
 static IrModel *cs_opsets(size_t n, int64_t dup_version)
 {
     IrModel *m = hm_base();
-    m->opsets = ir_grow(m->opsets, m->n_opsets + n, sizeof *m->opsets);
+    m->opsets = mem_grow(m->opsets, m->n_opsets + n, sizeof *m->opsets);
     char name[32];
     for (size_t k = 0; k < n; k++) {
         bool dup = dup_version && k == n - 1;
         snprintf(name, sizeof name, "d%zu", dup ? (size_t)0 : k);
-        m->opsets[m->n_opsets++] = (IrOpset){.domain = ir_strdup(name),
+        m->opsets[m->n_opsets++] = (IrOpset){.domain = mem_strdup(name),
                                              .has_version = true,
                                              .version = dup ? dup_version : 1};
     }
     return m;
 }
 
-/* A tolerated defect (src/tolerate.h) at scale: the check warns with
+/* A tolerated defect (src/analysis/tolerate.h) at scale: the check warns with
  * `rule` and the repair leaves nothing to warn about, each in linear
  * time. */
 static void cs_expect_repair(const char *label, IrModel *m, const char *rule)
@@ -106,7 +106,7 @@ static void cs_expect_repair(const char *label, IrModel *m, const char *rule)
     T_CHECK(n == 0 && first && !strncmp(first, rule, strlen(rule)), "%s: expected the "
             "warning %s, got %zu errors, first warning: %s", label, rule, n,
             first ? first : "(none)");
-    int rc = tol_repair(m, r.defects, NULL, &err);
+    int rc = tol_repair(m, r.defects, NULL, NULL, &err);
     chk_report_free(&r);
     chk_model(m, &r);
     double dt = cs_now() - t0;
@@ -130,7 +130,7 @@ static IrModel *cs_inputs(size_t n, bool dup)
             hm_die(name);
     }
     if (dup) {
-        IrValueInfo *vi = ir_alloc(sizeof *vi);
+        IrValueInfo *vi = mem_alloc(sizeof *vi);
         vi->value = ir_graph_find_local(m->graph, "i0");
         vi->type = ir_type_tensor(IR_FLOAT, 1, &one);
         ir_ptrlist_push(&m->graph->inputs, vi);
@@ -149,18 +149,18 @@ static IrModel *cs_functions(size_t n, bool dup)
      * function, then the others into an array of the final size. */
     hm_add_function(m, "F0", NULL);
     IrFunction *proto = m->functions[0];
-    m->functions = ir_grow(m->functions, n, sizeof *m->functions);
+    m->functions = mem_grow(m->functions, n, sizeof *m->functions);
     for (size_t k = 1; k < n; k++) {
         snprintf(name, sizeof name, "F%zu", dup && k == n - 1 ? (size_t)0 : k);
-        IrFunction *f = ir_alloc(sizeof *f);
-        f->name = ir_strdup(name);
-        f->domain = ir_strdup(proto->domain);
+        IrFunction *f = mem_alloc(sizeof *f);
+        f->name = mem_strdup(name);
+        f->domain = mem_strdup(proto->domain);
         f->body = ir_graph_new(NULL);
         f->body->is_function = true;
         f->n_opsets = 2;
-        f->opsets = ir_alloc_array(2, sizeof *f->opsets);
+        f->opsets = mem_array(2, sizeof *f->opsets);
         for (size_t j = 0; j < 2; j++)
-            f->opsets[j] = (IrOpset){.domain = ir_strdup(proto->opsets[j].domain),
+            f->opsets[j] = (IrOpset){.domain = mem_strdup(proto->opsets[j].domain),
                                      .has_version = true,
                                      .version = proto->opsets[j].version};
         ir_graph_add_input(f->body, "x", NULL);
@@ -240,9 +240,9 @@ static IrModel *cs_split(int64_t opset, int64_t d, size_t n, int how,
         hm_add_init(g, ir_tensor_new("S", IR_INT64, 1, &sd, sizes, ns * sizeof *sizes));
     if (how == CS_SPLIT_INPUT)
         ir_graph_add_input(g, "S", ir_type_tensor(IR_INT64, 1, &sd));
-    char **outs = ir_alloc_array(n, sizeof *outs);
+    char **outs = mem_array(n, sizeof *outs);
     for (size_t k = 0; k < n; k++) {
-        outs[k] = ir_alloc(24);
+        outs[k] = mem_alloc(24);
         snprintf(outs[k], 24, "o%zu", k);
     }
     IrNode *sp = hm_node(g, "Split", "split0", split_in ? 2 : 1,

@@ -8,21 +8,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "convert.h"
-#include "load.h"
-#include "save.h"
+#include "convert/convert.h"
+#include "io/load.h"
+#include "io/save.h"
 #include "t.h"
 
 /* An unknown varint field (tag, value) for a message's `unk`. */
 static void add_unknown(IrUnknown *u, uint32_t tag, uint8_t value)
 {
-    u->f = ir_grow(u->f, u->n + 1, sizeof *u->f);
+    u->f = mem_grow(u->f, u->n + 1, sizeof *u->f);
     IrUnknownField *f = &u->f[u->n++];
     memset(f, 0, sizeof *f);
     f->tag = tag;
     f->wire_type = 0;
     f->len = 1;
-    f->data = ir_alloc(1);
+    f->data = mem_alloc(1);
     f->data[0] = value;
 }
 
@@ -48,32 +48,32 @@ static IrModel *build(int64_t opset, int64_t ir)
     ir_model_set_opset(m, "", opset);
     ir_model_set_opset(m, "local", 1);
     ir_model_set_opset(m, "com.example", 1);
-    m->producer_name = ir_strdup("test");
-    m->doc_string = ir_strdup("model doc");
+    m->producer_name = mem_strdup("test");
+    m->doc_string = mem_strdup("model doc");
     ir_strmap_set(&m->meta, "author", "someone");
     add_unknown(&m->unk, 900, 7);
     IrGraph *g = m->graph = ir_graph_new(NULL);
-    g->name = ir_strdup("main");
-    g->doc_string = ir_strdup("graph doc");
+    g->name = mem_strdup("main");
+    g->doc_string = mem_strdup("graph doc");
     add_unknown(&g->unk, 901, 8);
     int64_t d[1] = {3};
     ir_graph_add_input(g, "x", ir_type_tensor(1, 1, d));
     ir_graph_add_input(g, "y", ir_type_tensor(1, 1, d));
     IrNode *add = add_node(g, "Add", NULL, "add", "x", "y", "s");
-    add->doc_string = ir_strdup("node doc");
+    add->doc_string = mem_strdup("node doc");
     add_unknown(&add->unk, 902, 9);
     add_node(g, "f", "local", "call", "s", "y", "z");
     add_node(g, "Op", "com.example", "custom", "z", NULL, "w");
     ir_graph_add_value_info(g, ir_graph_find_local(g, "s"), ir_type_tensor(1, 1, d));
     ir_graph_add_output(g, ir_graph_find_local(g, "w"), ir_type_tensor(1, 1, d));
 
-    IrFunction *f = ir_alloc(sizeof *f);
-    f->name = ir_strdup("f");
-    f->domain = ir_strdup("local");
-    f->doc_string = ir_strdup("function doc");
+    IrFunction *f = mem_alloc(sizeof *f);
+    f->name = mem_strdup("f");
+    f->domain = mem_strdup("local");
+    f->doc_string = mem_strdup("function doc");
     f->n_opsets = 1;
-    f->opsets = ir_alloc(sizeof *f->opsets);
-    f->opsets[0].domain = ir_strdup("");
+    f->opsets = mem_alloc(sizeof *f->opsets);
+    f->opsets[0].domain = mem_strdup("");
     f->opsets[0].has_version = true;
     f->opsets[0].version = opset;
     f->body = ir_graph_new(NULL);
@@ -82,14 +82,14 @@ static IrModel *build(int64_t opset, int64_t ir)
     ir_graph_add_input(f->body, "b", NULL);
     add_node(f->body, "Add", NULL, "fadd", "a", "b", "c");
     ir_graph_add_output(f->body, ir_graph_find_local(f->body, "c"), NULL);
-    m->functions = ir_alloc(sizeof *m->functions);
+    m->functions = mem_alloc(sizeof *m->functions);
     m->functions[0] = f;
     m->n_functions = 1;
 
-    m->training = ir_alloc(sizeof *m->training);
+    m->training = mem_alloc(sizeof *m->training);
     m->n_training = 1;
     IrGraph *alg = m->training[0].algorithm = ir_graph_new(NULL);
-    alg->name = ir_strdup("algorithm");
+    alg->name = mem_strdup("algorithm");
     ir_graph_add_input(alg, "p", ir_type_tensor(1, 1, d));
     add_node(alg, "Add", NULL, "tadd", "p", "p", "q");
     ir_graph_add_output(alg, ir_graph_find_local(alg, "q"), ir_type_tensor(1, 1, d));

@@ -1,4 +1,4 @@
-/* The Core ML export and import (src/coreml.c): ONNX -> MIL -> ONNX
+/* The Core ML export and import (src/coreml/coreml.c): ONNX -> MIL -> ONNX
  * round trips judged by the evaluator on the shared models' own inputs and
  * on the backend node tests of every op the export lowers (counts per op
  * printed), the target chosen and named, and the refusals (an op no target
@@ -9,15 +9,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "check.h"
-#include "convert.h"
-#include "coreml.h"
+#include "analysis/check.h"
+#include "convert/convert.h"
+#include "coreml/coreml.h"
 #include "corpus.h"
-#include "load.h"
-#include "milops.h"
+#include "io/load.h"
+#include "coreml/milops.h"
 #include "t.h"
 #include "coreml_test.h"
-#include "verify.h"
+#include "eval/verify.h"
 
 /* Converts m in place to CM_ONNX_OPSET; 0 or -1 with err. */
 static int to_opset(IrModel *m, IrError *err)
@@ -691,7 +691,7 @@ static void test_names_and_dims(void)
     m->graph = ir_graph_new(NULL);
     IrType *t = ir_type_tensor(IR_FLOAT, 2, (int64_t[]){-1, 3});
     t->shape->dims[0].kind = IR_DIM_PARAM;
-    t->shape->dims[0].param = ir_strdup("N");
+    t->shape->dims[0].param = mem_strdup("N");
     ir_graph_add_input(m->graph, "in:0", t);
     const char *in[1] = {"in:0"}, *out[1] = {"1/out"};
     IrError err;
@@ -765,7 +765,7 @@ static int op_cmp(const void *a, const void *b)
     return strcmp(((const OpCount *)a)->op, ((const OpCount *)b)->op);
 }
 
-/* The README's table of the lowering, measured on the node tests: ONNX
+/* docs/coreml.md's table of the lowering, measured on the node tests: ONNX
  * op, the MIL ops its exports used, the first target they need, equal
  * and refused counts and the refusal reasons. */
 static char *coreml_table(void)
@@ -798,11 +798,11 @@ static char *coreml_table(void)
 #define TABLE_BEGIN "<!-- coreml-table: make coreml-table writes this -->\n"
 #define TABLE_END "<!-- /coreml-table -->"
 
-/* CM_TABLE=FILE writes the table there; otherwise README.md's copy
- * (between the markers) must be it, so that the README cannot rot. */
-static void test_readme_table(void)
+/* CM_TABLE=FILE writes the table there; otherwise docs/coreml.md's copy
+ * (between the markers) must be it, so that the page cannot rot. */
+static void test_doc_table(void)
 {
-    /* the README's counts are of ../shared's node tests, not of another
+    /* the page's counts are of ../shared's node tests, not of another
      * data set's (Debian's ONNX 1.12 copy has fewer) */
     const char *root = corpus_backend_root();
     if (!n_counts || !root || strcmp(root, CORPUS_BACKEND_DIR))
@@ -815,7 +815,7 @@ static void test_readme_table(void)
         free(t);
         return;
     }
-    FILE *f = fopen("README.md", "r");
+    FILE *f = fopen("docs/coreml.md", "r");
     char *readme = NULL;
     size_t n = 0;
     if (f) {
@@ -829,7 +829,8 @@ static void test_readme_table(void)
     size_t tl = strlen(t);
     a = a ? a + strlen(TABLE_BEGIN) : NULL;
     T_CHECK(a && b && (size_t)(b - a) == tl && !memcmp(a, t, tl),
-            "README.md's Core ML table is the measured one (make coreml-table rewrites it)");
+            "docs/coreml.md's Core ML table is the measured one (make coreml-table "
+            "rewrites it)");
     free(readme);
     free(t);
 }
@@ -845,6 +846,6 @@ int main(void)
     test_targets();
     test_shared_models();
     test_node_cases();
-    test_readme_table();
+    test_doc_table();
     return t_done("test_coreml");
 }

@@ -19,13 +19,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "check.h"
-#include "coreml.h"
-#include "eval.h"
-#include "infer.h"
-#include "load.h"
-#include "milcheck.h"
-#include "mlpackage.h"
+#include "analysis/check.h"
+#include "coreml/coreml.h"
+#include "eval/eval.h"
+#include "analysis/infer.h"
+#include "io/load.h"
+#include "coreml/milcheck.h"
+#include "coreml/mlpackage.h"
 #include "t.h"
 
 /* Whether block b (or a block nested in it) holds an op of `type`. */

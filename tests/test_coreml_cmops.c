@@ -16,17 +16,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "check.h"
-#include "convert.h"
-#include "coreml.h"
+#include "analysis/check.h"
+#include "convert/convert.h"
+#include "coreml/coreml.h"
 #include "coreml_test.h"
-#include "eval.h"
-#include "infer.h"
-#include "mil.h"
+#include "eval/eval.h"
+#include "analysis/infer.h"
+#include "coreml/mil.h"
 #include "mlp_models.h"
 #include "passes_build.h"
 #include "t.h"
-#include "verify.h"
+#include "eval/verify.h"
 
 /* The non-const op types of main's block, space-separated. */
 static void co_ops(const MilModel *mm, char *buf, size_t cap)

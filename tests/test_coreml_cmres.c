@@ -14,16 +14,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "check.h"
-#include "convert.h"
-#include "coreml.h"
-#include "infer.h"
-#include "eval.h"
-#include "mil.h"
+#include "analysis/check.h"
+#include "convert/convert.h"
+#include "coreml/coreml.h"
+#include "analysis/infer.h"
+#include "eval/eval.h"
+#include "coreml/mil.h"
 #include "mlp_models.h"
 #include "passes_build.h"
 #include "t.h"
-#include "verify.h"
+#include "eval/verify.h"
 
 /* Whether the exported main block has an op of type `op`. */
 static bool cr_has_op(const MilModel *mm, const char *op)
@@ -166,7 +166,7 @@ static void test_resize_nearest(void)
               "gather");
     /* F.interpolate(mode="nearest", scale_factor=2.2) from 5x6: output 11
      * of the last dim is at 11 / 2.2f, 5 in float32 (ONNX Runtime,
-     * PyTorch) and 4.9999999 exactly; the pick is float32's (src/resize.h),
+     * PyTorch) and 4.9999999 exactly; the pick is float32's (src/schema/resize.h),
      * baked into the gather (tests/resize_rounding_ort.py has ORT judge it) */
     cr_lowers("nearest asymmetric floor by scales 2.2",
               "opset 17\ninput x float 1,2,5,6\ninit s float 4 1,1,2.2,2.2\n"

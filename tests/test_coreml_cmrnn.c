@@ -11,12 +11,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "check.h"
-#include "coreml.h"
-#include "mil.h"
+#include "analysis/check.h"
+#include "coreml/coreml.h"
+#include "coreml/mil.h"
 #include "t.h"
 #include "coreml_test.h"
-#include "verify.h"
+#include "eval/verify.h"
 
 /* ---- building models ------------------------------------------------------------ */
 

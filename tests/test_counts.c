@@ -26,11 +26,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "check.h"
-#include "convert.h"
-#include "ir.h"
-#include "opschema.h"
-#include "save.h"
+#include "analysis/check.h"
+#include "convert/convert.h"
+#include "ir/ir.h"
+#include "schema/opschema.h"
+#include "io/save.h"
 #include "t.h"
 
 
@@ -70,7 +70,7 @@ static IrModel *bn_model(int opset, size_t n_out, const char *const *outs,
     m->ir_version = 7;
     ir_model_set_opset(m, "", opset);
     m->graph = ir_graph_new(NULL);
-    m->graph->name = ir_strdup("g");
+    m->graph->name = mem_strdup("g");
     IrGraph *g = m->graph;
     int64_t dx[3] = {4, 3, 2}, dc[1] = {3};
     ir_graph_add_input(g, "X", ir_type_tensor(IR_FLOAT, 3, dx));
@@ -106,7 +106,7 @@ static IrModel *dropout_model(int opset, size_t n_out)
     m->ir_version = 7;
     ir_model_set_opset(m, "", opset);
     m->graph = ir_graph_new(NULL);
-    m->graph->name = ir_strdup("g");
+    m->graph->name = mem_strdup("g");
     int64_t dx[3] = {4, 3, 2};
     ir_graph_add_input(m->graph, "X", ir_type_tensor(IR_FLOAT, 3, dx));
     const char *in[1] = {"X"}, *o[4] = {"Y", "", "", ""};

@@ -1,5 +1,5 @@
 /*
- * test_diag.c - the one diagnostic (src/diag.h): every reason has its own
+ * test_diag.c - the one diagnostic (src/ir/diag.h): every reason has its own
  * JSON name and parses back; the node label in every case (named,
  * unnamed with an index, neither, another domain, with and without a
  * version and a step); and a converter refusal printed through it, from
@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "convert.h"
-#include "diag.h"
+#include "convert/convert.h"
+#include "ir/diag.h"
 #include "t.h"
 
 /* Every reason's name is non-empty, distinct and parses back to it;
@@ -135,7 +135,7 @@ static void check_refusal(const char *op, int64_t axis, int64_t opset, int64_t t
     m->ir_version = 7;
     ir_model_set_opset(m, "", opset);
     IrGraph *g = m->graph = ir_graph_new(NULL);
-    g->name = ir_strdup("main");
+    g->name = mem_strdup("main");
     int64_t d[2] = {2, 3};
     ir_graph_add_input(g, "x", ir_type_tensor(1, 2, d));
     add_node(g, "Relu", "r", "x", "y");

@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "eval.h"
-#include "ir.h"
+#include "eval/eval.h"
+#include "ir/ir.h"
 #include "t.h"
 
 /* ---- building blocks ---------------------------------------------------- */
@@ -41,7 +41,7 @@ static IrModel *model(int64_t opset)
     m->ir_version = 8;
     ir_model_set_opset(m, "", opset);
     m->graph = ir_graph_new(NULL);
-    m->graph->name = ir_strdup("g");
+    m->graph->name = mem_strdup("g");
     return m;
 }
 
@@ -83,25 +83,25 @@ static const char *run(IrModel *m, const EvOptions *opt, size_t n,
 static void t_half(void)
 {
     /* Bit patterns from IEEE 754 binary16. */
-    T_CHECK(ev_float_to_half(1.0f) == 0x3c00, "half(1)");
-    T_CHECK(ev_float_to_half(-2.0f) == 0xc000, "half(-2)");
-    T_CHECK(ev_float_to_half(65504.0f) == 0x7bff, "half(max)");
-    T_CHECK(ev_float_to_half(65520.0f) == 0x7c00, "65520 rounds to Inf");
-    T_CHECK(ev_float_to_half(5.9604645e-8f) == 0x0001, "smallest subnormal");
-    T_CHECK(ev_float_to_half(1.0f + 1.0f / 2048) == 0x3c00,
+    T_CHECK(half_f32_to_f16(1.0f) == 0x3c00, "half(1)");
+    T_CHECK(half_f32_to_f16(-2.0f) == 0xc000, "half(-2)");
+    T_CHECK(half_f32_to_f16(65504.0f) == 0x7bff, "half(max)");
+    T_CHECK(half_f32_to_f16(65520.0f) == 0x7c00, "65520 rounds to Inf");
+    T_CHECK(half_f32_to_f16(5.9604645e-8f) == 0x0001, "smallest subnormal");
+    T_CHECK(half_f32_to_f16(1.0f + 1.0f / 2048) == 0x3c00,
             "a tie rounds to even (down)");
-    T_CHECK(ev_float_to_half(1.0f + 3.0f / 2048) == 0x3c02,
+    T_CHECK(half_f32_to_f16(1.0f + 3.0f / 2048) == 0x3c02,
             "a tie rounds to even (up)");
-    T_CHECK((ev_float_to_half(NAN) & 0x7c00) == 0x7c00 &&
-            (ev_float_to_half(NAN) & 0x3ff), "NaN stays NaN");
-    T_CHECK(ev_half_to_float(0x3555) == 0.33325195f, "half 0x3555");
-    T_CHECK(ev_half_to_float(0x0001) == 5.9604645e-8f, "half subnormal");
-    T_CHECK(isinf(ev_half_to_float(0xfc00)) && ev_half_to_float(0xfc00) < 0,
+    T_CHECK((half_f32_to_f16(NAN) & 0x7c00) == 0x7c00 &&
+            (half_f32_to_f16(NAN) & 0x3ff), "NaN stays NaN");
+    T_CHECK(half_f16_to_f32(0x3555) == 0.33325195f, "half 0x3555");
+    T_CHECK(half_f16_to_f32(0x0001) == 5.9604645e-8f, "half subnormal");
+    T_CHECK(isinf(half_f16_to_f32(0xfc00)) && half_f16_to_f32(0xfc00) < 0,
             "half -Inf");
-    T_CHECK(ev_float_to_bf16(1.0f) == 0x3f80, "bf16(1)");
-    T_CHECK(ev_float_to_bf16(1.00390625f) == 0x3f80, "bf16 tie to even");
-    T_CHECK(ev_float_to_bf16(1.01171875f) == 0x3f82, "bf16 tie up to even");
-    T_CHECK(ev_bf16_to_float(0xc0a0) == -5.0f, "bf16 -5");
+    T_CHECK(half_f32_to_bf16(1.0f) == 0x3f80, "bf16(1)");
+    T_CHECK(half_f32_to_bf16(1.00390625f) == 0x3f80, "bf16 tie to even");
+    T_CHECK(half_f32_to_bf16(1.01171875f) == 0x3f82, "bf16 tie up to even");
+    T_CHECK(half_bf16_to_f32(0xc0a0) == -5.0f, "bf16 -5");
 }
 
 static void t_decode(void)
@@ -262,7 +262,7 @@ static void t_loop_bound(void)
     IrNode *loop = node(g, "Loop", "forever", 2, (const char *[]){"", "C"}, 0,
                         NULL);
     IrGraph *body = ir_graph_new(g);
-    body->name = ir_strdup("body");
+    body->name = mem_strdup("body");
     ir_graph_add_input(body, "i", ir_type_tensor(IR_INT64, 0, NULL));
     ir_graph_add_input(body, "c", ir_type_tensor(IR_BOOL, 0, NULL));
     node(body, "Identity", "keep", 1, (const char *[]){"c"}, 1,
@@ -319,27 +319,27 @@ static void t_function_ref_attr(void)
 {
     IrModel *m = model(13);
     ir_model_set_opset(m, "local", 1);
-    IrFunction *f = ir_alloc(sizeof *f);
-    f->name = ir_strdup("LeakyK");
-    f->domain = ir_strdup("local");
+    IrFunction *f = mem_alloc(sizeof *f);
+    f->name = mem_strdup("LeakyK");
+    f->domain = mem_strdup("local");
     f->body = ir_graph_new(NULL);
     f->body->is_function = true;
     f->n_attr_names = 1;
-    f->attr_names = ir_alloc(sizeof(char *));
-    f->attr_names[0] = ir_strdup("k");
+    f->attr_names = mem_alloc(sizeof(char *));
+    f->attr_names[0] = mem_strdup("k");
     f->n_opsets = 1;
-    f->opsets = ir_alloc(sizeof *f->opsets);
-    f->opsets[0] = (IrOpset){.domain = ir_strdup(""), .has_version = true,
+    f->opsets = mem_alloc(sizeof *f->opsets);
+    f->opsets[0] = (IrOpset){.domain = mem_strdup(""), .has_version = true,
                              .version = 13};
     ir_graph_add_input(f->body, "x", NULL);
     IrNode *leaky = node(f->body, "LeakyRelu", "leaky", 1,
                          (const char *[]){"x"}, 1, (const char *[]){"y"});
     IrAttr *a = ir_attr_float("alpha", 0);
     a->has_f = false;
-    a->ref_attr_name = ir_strdup("k");
+    a->ref_attr_name = mem_strdup("k");
     ir_node_set_attr(leaky, a);
     output(f->body, "y");
-    m->functions = ir_alloc(sizeof *m->functions);
+    m->functions = mem_alloc(sizeof *m->functions);
     m->functions[m->n_functions++] = f;
 
     IrGraph *g = m->graph;
@@ -428,7 +428,7 @@ static void t_jitter(void)
     IrModel *add = jitter_model("Add", n), *max = jitter_model("Max", n);
     EvValue *x = ev_tensor_new(IR_FLOAT16, 1, &n, NULL), *y, *y2;
     for (size_t k = 0; k < N; k++)
-        ((uint16_t *)x->data)[k] = ev_float_to_half((float)k * 0.37f - 100.0f);
+        ((uint16_t *)x->data)[k] = half_f32_to_f16((float)k * 0.37f - 100.0f);
     ((uint16_t *)x->data)[7] = 0;
     EvOptions plain = {0}, jit = {.jitter = 0x1234};
     const char *e = run(add, &plain, 1, &x, &y);
@@ -440,7 +440,7 @@ static void t_jitter(void)
         up += d == 1;
         down += d == -1;
         far += d > 1 || d < -1 || (jitter_bits(y, k) ^ jitter_bits(ref, k)) & 0x8000;
-        fed += ev_float_to_half((float)k * 0.37f - 100.0f) != jitter_bits(x, k) && k != 7;
+        fed += half_f32_to_f16((float)k * 0.37f - 100.0f) != jitter_bits(x, k) && k != 7;
     }
     T_CHECK(y && !far && up > N / 32 && down > N / 32 && up + down < N / 4 &&
             jitter_bits(y, 7) == 0,

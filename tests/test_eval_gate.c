@@ -13,12 +13,12 @@
 #include <string.h>
 
 #include "onnxconvert.h"
-#include "eval.h"
+#include "eval/eval.h"
 #include "eval_gate.h"
-#include "load.h"
-#include "save.h"
+#include "io/load.h"
+#include "io/save.h"
 #include "t.h"
-#include "../passes/passes.h"
+#include "passes/passes.h"
 
 /* The file bytes of case c (malloc'ed). */
 static uint8_t *eg_case_bytes(const EgCase *c, size_t *len)

@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "eval.h"
-#include "ir.h"
+#include "eval/eval.h"
+#include "ir/ir.h"
 #include "t.h"
 
 enum { W = 4096, NPTS = 8 };
@@ -35,7 +35,7 @@ static IrModel *gs_model(const char *pad, int align)
     m->ir_version = 8;
     ir_model_set_opset(m, "", 16);
     m->graph = ir_graph_new(NULL);
-    m->graph->name = ir_strdup("g");
+    m->graph->name = mem_strdup("g");
     int64_t xd[4] = {1, 1, 1, W}, gd[4] = {1, 1, NPTS, 2};
     ir_graph_add_input(m->graph, "x", ir_type_tensor(1, 4, xd));
     ir_graph_add_input(m->graph, "grid", ir_type_tensor(1, 4, gd));

@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "eval.h"
+#include "eval/eval.h"
 #include "t.h"
 
 static float eh_f(uint32_t u)
@@ -19,14 +19,14 @@ static float eh_f(uint32_t u)
 
 static void eh_bf16(uint32_t in, uint16_t want)
 {
-    uint16_t got = ev_float_to_bf16(eh_f(in));
+    uint16_t got = half_f32_to_bf16(eh_f(in));
     T_CHECK(got == want, "bf16(0x%08x) = 0x%04x, expected 0x%04x", in, got,
             want);
 }
 
 static void eh_half(uint32_t in, uint16_t want)
 {
-    uint16_t got = ev_float_to_half(eh_f(in));
+    uint16_t got = half_f32_to_f16(eh_f(in));
     T_CHECK(got == want, "half(0x%08x) = 0x%04x, expected 0x%04x", in, got,
             want);
 }
@@ -34,7 +34,7 @@ static void eh_half(uint32_t in, uint16_t want)
 /* NaN in, a NaN of the same sign out (any payload). */
 static void eh_nan(uint32_t in)
 {
-    uint16_t b = ev_float_to_bf16(eh_f(in)), h = ev_float_to_half(eh_f(in));
+    uint16_t b = half_f32_to_bf16(eh_f(in)), h = half_f32_to_f16(eh_f(in));
     T_CHECK((b & 0x7f80) == 0x7f80 && (b & 0x7f) && (b >> 15) == (in >> 31),
             "bf16(0x%08x) = 0x%04x is not a NaN of that sign", in, b);
     T_CHECK((h & 0x7c00) == 0x7c00 && (h & 0x3ff) && (h >> 15) == (in >> 31),
@@ -82,12 +82,12 @@ int main(void)
     eh_nan(0xff800001);
     eh_nan(0x7f802000);            /* payload only in bits half drops */
     /* and back: the widening is exact */
-    T_CHECK(ev_bf16_to_float(0x3f81) == eh_f(0x3f810000), "bf16 0x3f81");
-    T_CHECK(isinf(ev_bf16_to_float(0xff80)) && ev_bf16_to_float(0xff80) < 0,
+    T_CHECK(half_bf16_to_f32(0x3f81) == eh_f(0x3f810000), "bf16 0x3f81");
+    T_CHECK(isinf(half_bf16_to_f32(0xff80)) && half_bf16_to_f32(0xff80) < 0,
             "bf16 -Inf");
-    T_CHECK(ev_bf16_to_float(0x0001) == eh_f(0x00010000), "bf16 subnormal");
-    T_CHECK(ev_half_to_float(0x0001) == ldexpf(1, -24), "half subnormal");
-    T_CHECK(ev_half_to_float(0x7bff) == 65504.0f, "half max");
-    T_CHECK(isnan(ev_half_to_float(0x7e00)), "half NaN");
+    T_CHECK(half_bf16_to_f32(0x0001) == eh_f(0x00010000), "bf16 subnormal");
+    T_CHECK(half_f16_to_f32(0x0001) == ldexpf(1, -24), "half subnormal");
+    T_CHECK(half_f16_to_f32(0x7bff) == 65504.0f, "half max");
+    T_CHECK(isnan(half_f16_to_f32(0x7e00)), "half NaN");
     return t_done("eval_half");
 }

@@ -1,16 +1,17 @@
 /*
  * test_families.c - every op's code sits in the files of its one family.
  *
- * The operator table gives each op a family (src/opschema_flags.txt, second
- * column). The op's adapters, inference and kernel must then be registered
- * in adapters/F.c, src/infer/F.c and src/eval/F.c of that same family F, so
- * that a newcomer finds an op's whole story from one name. Checked here:
+ * The operator table gives each op a family (src/schema/opschema_flags.txt,
+ * second column). The op's adapters, inference, kernel and Core ML
+ * lowering must then be registered in adapters/F.c, src/analysis/infer/F.c,
+ * src/eval/F.c and src/coreml/F.c of that same family F, so that a
+ * newcomer finds an op's whole story from one name. Checked here:
  *  - every op of the table has a family;
- *  - every registration (adapter entry, inference function, kernel) of an
- *    op is in the table of the op's family;
+ *  - every registration (adapter entry, inference function, kernel, Core
+ *    ML lowering) of an op is in the table of the op's family;
  *  - each family table is defined in the file named after it (the source
  *    is read, from the project root, where `make check` runs the tests);
- *  - every .c file of the three folders is a family of the table or one of
+ *  - every .c file of the four folders is a family of the table or one of
  *    the helper files listed below;
  *  - every op of the table has a kernel and inference (the evaluator and
  *    inference cover every op).
@@ -21,17 +22,24 @@
 #include <string.h>
 #include <dirent.h>
 
-#include "../adapters/adapters.h"
-#include "eval.h"
-#include "infer.h"
-#include "opschema.h"
+#include "adapters/adapters.h"
+#include "eval/eval.h"
+#include "analysis/infer.h"
+#include "coreml/rules.h"
+#include "schema/opschema.h"
 #include "t.h"
 
-/* Files in the three folders that hold shared code, not one family's. */
+/* Files in the four folders that hold shared code, not one family's. */
 static const char *const tf_helpers[] = {
     "adapters/common.c", "adapters/table.c", "adapters/impossible.c",
-    "adapters/resize_lower.c", "src/eval/value.c", "src/eval/io.c",
-    "src/eval/dtype.c", "src/eval/dtype_f8.c", "src/infer/common.c",
+    "adapters/resize_lower.c", "src/eval/eval.c", "src/eval/value.c", "src/eval/io.c",
+    "src/eval/dtype_f8.c", "src/eval/verify.c", "src/analysis/infer/common.c",
+    "src/coreml/coreml.c", "src/coreml/rules.c", "src/coreml/lower.c",
+    "src/coreml/export.c", "src/coreml/import.c", "src/coreml/constexpr.c",
+    "src/coreml/mil.c", "src/coreml/milcheck.c", "src/coreml/milops.c",
+    "src/coreml/milops_table.c", "src/coreml/mlpackage.c",
+    "src/coreml/mlpackage_read.c", "src/coreml/mlpackage_manifest.c",
+    "src/coreml/info_mil.c",
 };
 
 static const char *tf_family(const char *domain, const char *op)
@@ -74,6 +82,20 @@ static bool tf_defines(const char *path, const char *decl_type, const char *sym)
         if (p && (p[strlen(want)] == '[' || p[strlen(want)] == ' '))
             hit = true;
     }
+    fclose(f);
+    return hit;
+}
+
+/* Whether a line of the file `path` contains `needle`. */
+static bool tf_contains(const char *path, const char *needle)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return false;
+    char line[512];
+    bool hit = false;
+    while (!hit && fgets(line, sizeof line, f))
+        hit = strstr(line, needle) != NULL;
     fclose(f);
     return hit;
 }
@@ -140,7 +162,7 @@ static void tf_check_infer(void)
     for (size_t f = 0; f < inf_families_n; f++) {
         const InfFamily *fam = &inf_families[f];
         char path[200], sym[200];
-        snprintf(path, sizeof path, "src/infer/%s.c", fam->name);
+        snprintf(path, sizeof path, "src/analysis/infer/%s.c", fam->name);
         snprintf(sym, sizeof sym, "inf_ops_%s", fam->name);
         T_CHECK(tf_defines(path, "InfOp", sym), "%s does not define %s", path, sym);
         for (const InfOp *o = fam->ops; o->op; o++)
@@ -161,6 +183,24 @@ static void tf_check_eval(void)
     }
 }
 
+/* The Core ML lowerings: family F's table cm_family_F is defined in
+ * src/coreml/F.c and lowers only ops of family F. (Its raisings read MIL
+ * ops, which the operator table does not know.) */
+static void tf_check_coreml(void)
+{
+    for (size_t f = 0; f < cm_families_n; f++) {
+        const CmFamily *fam = cm_families[f];
+        char path[200], sym[200];
+        snprintf(path, sizeof path, "src/coreml/%s.c", fam->name);
+        snprintf(sym, sizeof sym, "CM_FAMILY(cm_family_%s,", fam->name);
+        T_CHECK(tf_is_family(fam->name), "Core ML family %s is not a family of the table",
+                fam->name);
+        T_CHECK(tf_contains(path, sym), "%s does not define cm_family_%s", path, fam->name);
+        for (size_t i = 0; i < fam->n_lower; i++)
+            tf_check_op("Core ML lowering", fam->name, "", fam->lower[i].op);
+    }
+}
+
 /* Every op of the table has a kernel and an inference function. */
 static void tf_check_coverage(void)
 {
@@ -172,11 +212,11 @@ static void tf_check_coverage(void)
         for (size_t f = 0; f < ev_families_n && !kernel; f++)
             for (const EvOp *o = ev_families[f].ops; o->op && !kernel; o++)
                 kernel = strcmp(o->op, s->op) == 0 &&
-                         strcmp(os_domain_norm(o->domain), os_domain_norm(s->domain)) == 0;
+                         strcmp(ir_domain_norm(o->domain), ir_domain_norm(s->domain)) == 0;
         for (size_t f = 0; f < inf_families_n && !infer; f++)
             for (const InfOp *o = inf_families[f].ops; o->op && !infer; o++)
                 infer = strcmp(o->op, s->op) == 0 &&
-                        strcmp(os_domain_norm(o->domain), os_domain_norm(s->domain)) == 0;
+                        strcmp(ir_domain_norm(o->domain), ir_domain_norm(s->domain)) == 0;
         T_CHECK(kernel, "%s:%s has no kernel", s->domain, s->op);
         T_CHECK(infer, "%s:%s has no inference function", s->domain, s->op);
     }
@@ -188,9 +228,11 @@ int main(void)
     tf_check_adapters();
     tf_check_infer();
     tf_check_eval();
+    tf_check_coreml();
     tf_check_coverage();
     tf_check_dir("adapters");
-    tf_check_dir("src/infer");
+    tf_check_dir("src/analysis/infer");
     tf_check_dir("src/eval");
+    tf_check_dir("src/coreml");
     return t_done("test_families");
 }

@@ -2,7 +2,7 @@
  * test_fconv.c - float-to-integer conversions without undefined behaviour
  * (prefix fx_).
  *
- * The helpers of src/fconv.h at the edges of int64_t; then the row of
+ * The helpers of src/base/fconv.h at the edges of int64_t; then the row of
  * issue 18: SoftmaxCrossEntropyLoss with ignore_index INT64_MAX (and
  * 2^53 + 1, which double cannot hold either) converted to opset 8 must be
  * refused or give the outputs the original gives, a target at the ignored
@@ -15,11 +15,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "check.h"
-#include "convert.h"
-#include "eval.h"
-#include "fconv.h"
-#include "ir.h"
+#include "analysis/check.h"
+#include "convert/convert.h"
+#include "eval/eval.h"
+#include "base/fconv.h"
+#include "ir/ir.h"
 #include "t.h"
 
 

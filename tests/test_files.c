@@ -25,10 +25,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "guard.h"
-#include "ir.h"
-#include "load.h"
-#include "save.h"
+#include "base/guard.h"
+#include "ir/ir.h"
+#include "io/load.h"
+#include "io/save.h"
 #include "t.h"
 #include "wire.h"
 

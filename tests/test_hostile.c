@@ -25,11 +25,11 @@
 #include <unistd.h>
 
 #include "corpus.h"
-#include "check.h"
-#include "ir.h"
-#include "load.h"
+#include "analysis/check.h"
+#include "ir/ir.h"
+#include "io/load.h"
 #include "onnx.pb-c.h"
-#include "save.h"
+#include "io/save.h"
 #include "t.h"
 #include "wire.h"
 

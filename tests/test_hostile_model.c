@@ -21,14 +21,14 @@
 #include <string.h>
 #include <strings.h>
 
-#include "check.h"
-#include "convert.h"
-#include "eval.h"
+#include "analysis/check.h"
+#include "convert/convert.h"
+#include "eval/eval.h"
 #include "hostile_models.h"
-#include "ir.h"
-#include "load.h"
-#include "../passes/passes.h"
-#include "save.h"
+#include "ir/ir.h"
+#include "io/load.h"
+#include "passes/passes.h"
+#include "io/save.h"
 #include "t.h"
 #include "wire.h"
 
@@ -140,7 +140,7 @@ static bool hm_feeds(IrModel *m, EvValue ***in, size_t *n_in)
 {
     IrValueInfo **feeds = NULL;
     size_t n = ev_model_feeds(m, &feeds);
-    *in = ir_alloc_array(n + 1, sizeof **in);
+    *in = mem_array(n + 1, sizeof **in);
     *n_in = 0;
     bool ok = true;
     for (size_t i = 0; i < n && ok; i++) {
@@ -335,7 +335,7 @@ static IrModel *hm_ranked(size_t rank, bool input)
     IrTensor *t = hm_init(m, "W");
     free(t->dims);
     t->ndims = rank;
-    t->dims = ir_alloc_array(rank, sizeof *t->dims);
+    t->dims = mem_array(rank, sizeof *t->dims);
     for (size_t k = 0; k < rank; k++)
         t->dims[k] = k == 0 ? 6 : 1;
     return m;

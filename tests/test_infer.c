@@ -11,8 +11,8 @@
 #include <string.h>
 
 #include "dims.h"
-#include "infer.h"
-#include "ir.h"
+#include "analysis/infer.h"
+#include "ir/ir.h"
 #include "t.h"
 
 enum { F32 = 1, I32 = 6, I64 = 7, BOOL = 9 };
@@ -35,7 +35,7 @@ static IrType *ty(int32_t elem, const char *dims)
             inf_dim_set(&t->shape->dims[k], atoll(tok));
         else if (tok[0] != '?') {
             t->shape->dims[k].kind = IR_DIM_PARAM;
-            t->shape->dims[k].param = ir_strdup(tok);
+            t->shape->dims[k].param = mem_strdup(tok);
         }
     }
     return t;
@@ -179,7 +179,7 @@ static void test_shape_arithmetic(void)
     op(m, "Unsqueeze", "g,ax", "u");
     op(m, "Concat", "u,m1", "target")->attr = NULL;
     IrNode *cat = m->graph->last;
-    cat->attr = ir_alloc_array(1, sizeof *cat->attr);
+    cat->attr = mem_array(1, sizeof *cat->attr);
     cat->n_attr = 0;
     ir_node_set_attr(cat, ir_attr_int("axis", 0));
     op(m, "Reshape", "X,target", "r");
@@ -248,26 +248,26 @@ static void test_function_call(void)
 {
     IrModel *m = model(13);
     ir_model_set_opset(m, "local", 1);
-    IrFunction *f = ir_alloc(sizeof *f);
+    IrFunction *f = mem_alloc(sizeof *f);
     IrError err;
-    f->name = ir_strdup("Twice");
-    f->domain = ir_strdup("local");
+    f->name = mem_strdup("Twice");
+    f->domain = mem_strdup("local");
     f->body = ir_graph_new(NULL);
     f->body->is_function = true;
     f->n_opsets = 1;
-    f->opsets = ir_alloc(sizeof *f->opsets);
-    f->opsets[0] = (IrOpset){.domain = ir_strdup(""), .has_version = true, .version = 13};
+    f->opsets = mem_alloc(sizeof *f->opsets);
+    f->opsets[0] = (IrOpset){.domain = mem_strdup(""), .has_version = true, .version = 13};
     ir_graph_add_input(f->body, "x", NULL);
     ir_node_new(f->body, NULL, "Concat", "", NULL, 2, (const char *[]){"x", "x"}, 1,
                 (const char *[]){"y"}, &err);
     ir_node_set_attr(f->body->last, ir_attr_int("axis", 0));
     ir_graph_add_output(f->body, ir_graph_find_local(f->body, "y"), NULL);
-    m->functions = ir_alloc(sizeof *m->functions);
+    m->functions = mem_alloc(sizeof *m->functions);
     m->functions[m->n_functions++] = f;
     input(m, "X", F32, "N,3");
     IrNode *call = op(m, "Twice", "X", "out");
     free(call->domain);
-    call->domain = ir_strdup("local");
+    call->domain = mem_strdup("local");
     infer(m, NULL, "function call");
     EXPECT_SHAPE(m, "out", "?,3");
     T_CHECK(elem_of(m, "out") == F32, "function output type");

@@ -24,9 +24,9 @@
 
 #include "corpus.h"
 #include "dims.h"
-#include "infer.h"
-#include "ir.h"
-#include "load.h"
+#include "analysis/infer.h"
+#include "ir/ir.h"
+#include "io/load.h"
 #include "t.h"
 #include "xfail.h"
 

@@ -10,9 +10,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "infer.h"
-#include "ir.h"
-#include "opschema.h"
+#include "analysis/infer.h"
+#include "ir/ir.h"
+#include "schema/opschema.h"
 #include "t.h"
 
 /* Counts the tables that register (domain, op). */

@@ -24,9 +24,9 @@
 #include <sys/stat.h>
 
 #include "corpus.h"
-#include "info.h"
-#include "ir.h"
-#include "load.h"
+#include "driver/info.h"
+#include "ir/ir.h"
+#include "io/load.h"
 #include "onnx.pb-c.h"
 #include "t.h"
 
@@ -683,7 +683,7 @@ static void check_shape(const JVal *root, const char *what)
 
 static IrType *type_new(IrTypeKind k, IrType *elem)
 {
-    IrType *t = ir_alloc(sizeof *t);
+    IrType *t = mem_alloc(sizeof *t);
     t->kind = k;
     t->elem = elem;
     return t;
@@ -704,7 +704,7 @@ static IrType *type_hostile_shape(void)
     IrType *t = ir_type_tensor(1, 3, dims);
     if (t && t->shape && t->shape->rank == 3) {
         t->shape->dims[1].kind = IR_DIM_PARAM;
-        t->shape->dims[1].param = ir_strdup(HOSTILE);
+        t->shape->dims[1].param = mem_strdup(HOSTILE);
         t->shape->dims[2].kind = IR_DIM_UNSET;
     }
     return t;
@@ -724,13 +724,13 @@ static IrNode *add_node(IrGraph *g, const char *op, const char *domain,
 /* A graph-valued attribute holding a subgraph of `g` with one node. */
 static void add_subgraph_attr(IrNode *n, const char *name)
 {
-    IrAttr *a = ir_alloc(sizeof *a);
-    a->name = ir_strdup(name);
+    IrAttr *a = mem_alloc(sizeof *a);
+    a->name = mem_strdup(name);
     a->has_type = true;
     a->type = 5; /* GRAPH */
     a->g = ir_graph_new(n->graph);
     a->g->owner = n;
-    a->g->name = ir_strdup(name);
+    a->g->name = mem_strdup(name);
     add_node(a->g, "Constant", "", NULL, "c_sub");
     ir_node_set_attr(n, a);
 }
@@ -740,13 +740,13 @@ static IrModel *build_hostile(void)
     IrModel *m = ir_model_new();
     m->has_ir_version = true;
     m->ir_version = 0x103;
-    m->producer_name = ir_strdup(HOSTILE);
-    m->domain = ir_strdup("");
+    m->producer_name = mem_strdup(HOSTILE);
+    m->domain = mem_strdup("");
     ir_model_set_opset(m, "", 9);
     ir_model_set_opset(m, "com.example", 2);
 
     IrGraph *g = m->graph = ir_graph_new(NULL);
-    g->name = ir_strdup(HOSTILE);
+    g->name = mem_strdup(HOSTILE);
     ir_graph_add_input(g, "x", type_hostile_shape());
     ir_graph_add_input(g, "s", type_new(IR_TYPE_SEQUENCE,
                               type_tensor_noshape(IR_TYPE_TENSOR, 1)));
@@ -759,8 +759,8 @@ static IrModel *build_hostile(void)
                                        type_tensor_noshape(IR_TYPE_TENSOR, 6))));
     ir_graph_add_input(g, "sp", type_tensor_noshape(IR_TYPE_SPARSE_TENSOR, 1));
     IrType *opq = type_new(IR_TYPE_OPAQUE, NULL);
-    opq->opaque_domain = ir_strdup("d");
-    opq->opaque_name = ir_strdup("n\x02");
+    opq->opaque_domain = mem_strdup("d");
+    opq->opaque_name = mem_strdup("n\x02");
     ir_graph_add_input(g, HOSTILE, opq);
     ir_graph_add_input(g, "u", type_tensor_noshape(IR_TYPE_TENSOR, 1));
     ir_graph_add_input(g, "w", type_tensor_noshape(IR_TYPE_TENSOR, 9999));
@@ -780,32 +780,32 @@ static IrModel *build_hostile(void)
     float w[4] = {1, 2, 3, 4};
     int64_t d4[1] = {4}, d2[1] = {2};
     ir_graph_add_init(g, ir_tensor_new("w", 1, 1, d4, w, sizeof w));
-    IrSparse *sp = ir_alloc(sizeof *sp);
+    IrSparse *sp = mem_alloc(sizeof *sp);
     int64_t idx[2] = {0, 3};
     sp->values = ir_tensor_new("sv", 1, 1, d2, w, 2 * sizeof(float));
     sp->indices = ir_tensor_new("si", 7, 1, d2, idx, sizeof idx);
     sp->ndims = 1;
-    sp->dims = ir_alloc_array(1, sizeof *sp->dims);
+    sp->dims = mem_array(1, sizeof *sp->dims);
     sp->dims[0] = 4;
     ir_ptrlist_push(&g->sparse_inits, sp);
 
     m->n_functions = 1;
-    m->functions = ir_alloc_array(1, sizeof *m->functions);
-    IrFunction *fn = m->functions[0] = ir_alloc(sizeof *fn);
-    fn->name = ir_strdup(HOSTILE);
-    fn->domain = ir_strdup("local");
+    m->functions = mem_array(1, sizeof *m->functions);
+    IrFunction *fn = m->functions[0] = mem_alloc(sizeof *fn);
+    fn->name = mem_strdup(HOSTILE);
+    fn->domain = mem_strdup("local");
     fn->body = ir_graph_new(NULL);
     fn->body->is_function = true;
     add_node(fn->body, "Neg", "", "a", "b");
     add_node(fn->body, "Neg", "", "b", "c");
 
     m->meta.n = 1;
-    m->meta.p = ir_alloc_array(1, sizeof *m->meta.p);
-    m->meta.p[0].key = ir_strdup(HOSTILE);
-    m->meta.p[0].value = ir_strdup("v");
+    m->meta.p = mem_array(1, sizeof *m->meta.p);
+    m->meta.p[0].key = mem_strdup(HOSTILE);
+    m->meta.p[0].value = mem_strdup("v");
 
     m->n_training = 1;
-    m->training = ir_alloc_array(1, sizeof *m->training);
+    m->training = mem_array(1, sizeof *m->training);
     m->training[0].algorithm = ir_graph_new(NULL);
     add_node(m->training[0].algorithm, "Sub", "", "p", "q");
     return m;
@@ -1008,7 +1008,7 @@ static Onnx__ModelProto *unpack_file(const char *path, uint8_t **buf)
 }
 
 /* Compares the JSON with protobuf-c's own decoding of the file (a reader
- * that shares nothing with src/load.c). */
+ * that shares nothing with src/io/load.c). */
 static void crosscheck_proto(const char *path, const JVal *r)
 {
     uint8_t *buf;

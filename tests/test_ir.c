@@ -1,5 +1,5 @@
 /*
- * test_ir.c - unit tests of the mutable IR (src/ir.h) and of a save/load
+ * test_ir.c - unit tests of the mutable IR (src/ir/ir.h) and of a save/load
  * round trip of a small model built through it.
  *
  * Every check compares real values (pointers, counts, names, bytes), so a
@@ -11,9 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ir.h"
-#include "load.h"
-#include "save.h"
+#include "ir/ir.h"
+#include "io/load.h"
+#include "io/save.h"
 #include "t.h"
 
 /* AttributeProto.AttributeType codes used here. */
@@ -101,8 +101,8 @@ static IrValue *add_input(IrGraph *g, const char *name)
  * the attribute is built by hand; ir_node_set_attr must set sub->owner. */
 static void attach_graph(IrNode *n, const char *name, IrGraph *sub)
 {
-    IrAttr *a = ir_alloc(sizeof *a);
-    a->name = ir_strdup(name);
+    IrAttr *a = mem_alloc(sizeof *a);
+    a->name = mem_strdup(name);
     a->has_type = true;
     a->type = AT_GRAPH;
     a->g = sub;
@@ -849,12 +849,12 @@ static void test_numel(void)
 static void test_size_math(void)
 {
     size_t out = 0;
-    T_CHECK(ir_mul_size(3, 5, &out) && out == 15, "3*5");
-    T_CHECK(ir_mul_size(0, SIZE_MAX, &out) && out == 0, "0*SIZE_MAX");
-    T_CHECK(!ir_mul_size(SIZE_MAX / 2 + 1, 2, &out), "mul overflow missed");
-    T_CHECK(!ir_mul_size(SIZE_MAX, SIZE_MAX, &out), "max*max accepted");
-    T_CHECK(ir_add_size(SIZE_MAX - 1, 1, &out) && out == SIZE_MAX, "add");
-    T_CHECK(!ir_add_size(SIZE_MAX, 1, &out), "add overflow missed");
+    T_CHECK(mem_mul_size(3, 5, &out) && out == 15, "3*5");
+    T_CHECK(mem_mul_size(0, SIZE_MAX, &out) && out == 0, "0*SIZE_MAX");
+    T_CHECK(!mem_mul_size(SIZE_MAX / 2 + 1, 2, &out), "mul overflow missed");
+    T_CHECK(!mem_mul_size(SIZE_MAX, SIZE_MAX, &out), "max*max accepted");
+    T_CHECK(mem_add_size(SIZE_MAX - 1, 1, &out) && out == SIZE_MAX, "add");
+    T_CHECK(!mem_add_size(SIZE_MAX, 1, &out), "add overflow missed");
     T_CHECK(ir_dtype_bits(IR_FLOAT) == 32 && ir_dtype_bits(IR_INT64) == 64 &&
                 ir_dtype_bits(IR_STRING) == 0,
             "dtype bits");
@@ -874,9 +874,9 @@ static IrModel *roundtrip_model(void)
     m->has_ir_version = true;
     m->ir_version = 7;
     ir_model_set_opset(m, "", 13);
-    m->producer_name = ir_strdup("test_ir");
+    m->producer_name = mem_strdup("test_ir");
     IrGraph *g = m->graph = ir_graph_new(NULL);
-    g->name = ir_strdup("roundtrip");
+    g->name = mem_strdup("roundtrip");
 
     static const int64_t xd[2] = {2, 3}, zd[2] = {3, 2};
     ir_graph_add_input(g, "x", ftype(2, xd));

@@ -13,10 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "check.h"
-#include "convert.h"
-#include "eval.h"
-#include "ir.h"
+#include "analysis/check.h"
+#include "convert/convert.h"
+#include "eval/eval.h"
+#include "ir/ir.h"
 #include "t.h"
 
 static void die(const char *what)
@@ -37,9 +37,9 @@ static IrNode *node(IrGraph *g, const char *op, const char *domain, const char *
 
 static IrAttr *ref(const char *name, const char *to)
 {
-    IrAttr *a = ir_alloc(sizeof *a);
-    a->name = ir_strdup(name);
-    a->ref_attr_name = ir_strdup(to);
+    IrAttr *a = mem_alloc(sizeof *a);
+    a->name = mem_strdup(name);
+    a->ref_attr_name = mem_strdup(to);
     a->has_type = true;
     a->type = 1;  /* FLOAT */
     return a;
@@ -47,14 +47,14 @@ static IrAttr *ref(const char *name, const char *to)
 
 static IrFunction *function(const char *name, IrGraph *body)
 {
-    IrFunction *f = ir_alloc(sizeof *f);
-    f->name = ir_strdup(name);
-    f->domain = ir_strdup("local");
+    IrFunction *f = mem_alloc(sizeof *f);
+    f->name = mem_strdup(name);
+    f->domain = mem_strdup("local");
     f->body = body;
     f->n_opsets = 2;
-    f->opsets = ir_alloc_array(2, sizeof *f->opsets);
-    f->opsets[0] = (IrOpset){.domain = ir_strdup(""), .has_version = true, .version = 13};
-    f->opsets[1] = (IrOpset){.domain = ir_strdup("local"), .has_version = true, .version = 1};
+    f->opsets = mem_array(2, sizeof *f->opsets);
+    f->opsets[0] = (IrOpset){.domain = mem_strdup(""), .has_version = true, .version = 13};
+    f->opsets[1] = (IrOpset){.domain = mem_strdup("local"), .has_version = true, .version = 1};
     return f;
 }
 
@@ -79,11 +79,11 @@ static IrFunction *scale(void)
     ir_graph_add_output(b, ir_graph_find_local(b, "X"), NULL);
     IrFunction *f = function("Scale", b);
     f->n_attr = 1;
-    f->attr = ir_alloc_array(1, sizeof *f->attr);
+    f->attr = mem_array(1, sizeof *f->attr);
     f->attr[0] = ir_attr_float("alpha", 2.0f);
     f->n_attr_names = 1;
-    f->attr_names = ir_alloc_array(1, sizeof *f->attr_names);
-    f->attr_names[0] = ir_strdup("beta");
+    f->attr_names = mem_array(1, sizeof *f->attr_names);
+    f->attr_names[0] = mem_strdup("beta");
     return f;
 }
 
@@ -98,8 +98,8 @@ static IrFunction *twice(void)
     ir_graph_add_output(b, ir_graph_find_local(b, "W"), NULL);
     IrFunction *f = function("Twice", b);
     f->n_attr_names = 1;
-    f->attr_names = ir_alloc_array(1, sizeof *f->attr_names);
-    f->attr_names[0] = ir_strdup("k");
+    f->attr_names = mem_array(1, sizeof *f->attr_names);
+    f->attr_names[0] = mem_strdup("k");
     return f;
 }
 
@@ -114,7 +114,7 @@ static IrModel *build(void)
     ir_model_set_opset(m, "", 13);
     ir_model_set_opset(m, "local", 1);
     IrGraph *g = m->graph = ir_graph_new(NULL);
-    g->name = ir_strdup("main");
+    g->name = mem_strdup("main");
     int64_t d[1] = {3};
     ir_graph_add_input(g, "x", ir_type_tensor(1, 1, d));
     ir_graph_add_input(g, "c", ir_type_tensor(9, 0, NULL));
@@ -125,8 +125,8 @@ static IrModel *build(void)
     node(g, "Identity", "", "clash", 1, x, 1, clash);
     IrNode *iff = node(g, "If", "", "if", 1, c, 1, y);
     IrGraph *th = ir_graph_new(g), *el = ir_graph_new(g);
-    th->name = ir_strdup("then");
-    el->name = ir_strdup("else");
+    th->name = mem_strdup("then");
+    el->name = mem_strdup("else");
     const char *t[2] = {"t", ""}, *e[1] = {"e"};
     node(th, "Scale", "local", "n3", 1, w, 2, t);
     node(el, "Neg", "", "neg", 1, w, 1, e);
@@ -138,7 +138,7 @@ static IrModel *build(void)
     ir_graph_add_output(g, ir_graph_find_local(g, "p1"), ir_type_tensor(1, 1, d));
     ir_graph_add_output(g, ir_graph_find_local(g, "n1/Y"), ir_type_tensor(1, 1, d));
     m->n_functions = 2;
-    m->functions = ir_alloc_array(2, sizeof *m->functions);
+    m->functions = mem_array(2, sizeof *m->functions);
     m->functions[0] = scale();
     m->functions[1] = twice();
     return m;
@@ -236,7 +236,7 @@ static void test_subgraph_refused(void)
     IrGraph *b = m->functions[0]->body;
     IrNode *k = b->last;
     IrGraph *sub = ir_graph_new(b);
-    sub->name = ir_strdup("loopbody");
+    sub->name = mem_strdup("loopbody");
     ir_node_set_attr(k, ir_attr_graph("extra", sub));
     CvOptions o = {.opset = 13, .ir_version = 7};
     CvReport r = {0};

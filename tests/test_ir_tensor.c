@@ -1,6 +1,6 @@
 /*
  * test_ir_tensor.c - unit tests of the IR's one tensor decoder
- * (src/ir_tensor.c): element access and bulk decode of raw_data, external
+ * (src/ir/ir_tensor.c): element access and bulk decode of raw_data, external
  * data and the typed lists, for every type of IR_DTYPES.
  *
  * Expected values are written by hand from the TensorProto encoding rules
@@ -13,7 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ir.h"
+#include "base/half.h"
+#include "ir/ir.h"
 #include "t.h"
 
 /* A tensor of the given type and dims whose raw_data is the given bytes. */
@@ -140,12 +141,12 @@ static void test_scalar_values(void)
         ir_tensor_free(t);
     }
     /* float16 Inf and NaN, bfloat16 and float16 negative zero */
-    T_CHECK(isinf(ir_half_to_float(0x7c00)) && ir_half_to_float(0x7c00) > 0,
+    T_CHECK(isinf(half_f16_to_f32(0x7c00)) && half_f16_to_f32(0x7c00) > 0,
             "0x7C00 is +Inf");
-    T_CHECK(isnan(ir_half_to_float(0x7e00)), "0x7E00 is NaN");
-    T_CHECK(signbit(ir_half_to_float(0x8000)) && ir_half_to_float(0x8000) == 0,
+    T_CHECK(isnan(half_f16_to_f32(0x7e00)), "0x7E00 is NaN");
+    T_CHECK(signbit(half_f16_to_f32(0x8000)) && half_f16_to_f32(0x8000) == 0,
             "0x8000 is -0");
-    T_CHECK(ir_bf16_to_float(0x4049) == 3.140625f, "bf16 0x4049 is 3.140625");
+    T_CHECK(half_bf16_to_f32(0x4049) == 3.140625f, "bf16 0x4049 is 3.140625");
 }
 
 /* Types without an int64 or double reading. */
@@ -167,7 +168,7 @@ static void test_refused_types(void)
     }
     IrTensor *s = typed_tensor(IR_STRING, 1);
     s->n_string = 1;
-    s->string_data = ir_alloc(sizeof *s->string_data);
+    s->string_data = mem_alloc(sizeof *s->string_data);
     uint64_t bits;
     T_CHECK(!ir_tensor_get_bits(s, 0, &bits), "a string has no bit pattern");
     int64_t *v;
@@ -282,7 +283,7 @@ static void test_typed_lists(void)
 
     IrTensor *t = typed_tensor(IR_FLOAT, 2);
     t->n_float = 2;
-    t->float_data = ir_alloc_array(2, sizeof(float));
+    t->float_data = mem_array(2, sizeof(float));
     t->float_data[0] = 0.5f;
     t->float_data[1] = -3.0f;
     T_CHECK(ir_tensor_to_f64s(t, 8, &d, &n) && n == 2 && d[0] == 0.5 &&
@@ -292,7 +293,7 @@ static void test_typed_lists(void)
 
     t = typed_tensor(IR_DOUBLE, 1);
     t->n_double = 1;
-    t->double_data = ir_alloc(sizeof(double));
+    t->double_data = mem_alloc(sizeof(double));
     t->double_data[0] = 0.1;
     double one;
     T_CHECK(ir_tensor_get_f64(t, 0, &one) && one == 0.1, "double_data 0.1");
@@ -300,7 +301,7 @@ static void test_typed_lists(void)
 
     t = typed_tensor(IR_INT64, 2);
     t->n_int64 = 2;
-    t->int64_data = ir_alloc_array(2, sizeof(int64_t));
+    t->int64_data = mem_array(2, sizeof(int64_t));
     t->int64_data[0] = INT64_MIN;
     t->int64_data[1] = 42;
     T_CHECK(ir_tensor_to_i64s(t, 8, &v, &n) && n == 2 && v[0] == INT64_MIN &&
@@ -310,7 +311,7 @@ static void test_typed_lists(void)
 
     t = typed_tensor(IR_UINT32, 1);
     t->n_uint64 = 1;
-    t->uint64_data = ir_alloc(sizeof(uint64_t));
+    t->uint64_data = mem_alloc(sizeof(uint64_t));
     t->uint64_data[0] = 0x100000005ull;   /* wraps to the 32-bit width */
     int64_t x;
     uint32_t u32;
@@ -321,7 +322,7 @@ static void test_typed_lists(void)
 
     t = typed_tensor(IR_INT8, 3);
     t->n_int32 = 3;
-    t->int32_data = ir_alloc_array(3, sizeof(int32_t));
+    t->int32_data = mem_array(3, sizeof(int32_t));
     t->int32_data[0] = -1;
     t->int32_data[1] = 300;   /* wraps: 300 - 256 */
     t->int32_data[2] = 127;
@@ -335,7 +336,7 @@ static void test_typed_lists(void)
 
     t = typed_tensor(IR_BOOL, 2);
     t->n_int32 = 2;
-    t->int32_data = ir_alloc_array(2, sizeof(int32_t));
+    t->int32_data = mem_array(2, sizeof(int32_t));
     t->int32_data[0] = 0;
     t->int32_data[1] = 2;
     T_CHECK(ir_tensor_to_i64s(t, 8, &v, &n) && n == 2 && v[0] == 0 && v[1] == 1,
@@ -345,7 +346,7 @@ static void test_typed_lists(void)
 
     t = typed_tensor(IR_FLOAT16, 2);
     t->n_int32 = 2;
-    t->int32_data = ir_alloc_array(2, sizeof(int32_t));
+    t->int32_data = mem_array(2, sizeof(int32_t));
     t->int32_data[0] = 0x3c00;
     t->int32_data[1] = 0xbc00;
     uint16_t h[2];
@@ -358,7 +359,7 @@ static void test_typed_lists(void)
 
     t = typed_tensor(IR_FLOAT8E5M2, 1);
     t->n_int32 = 1;
-    t->int32_data = ir_alloc(sizeof(int32_t));
+    t->int32_data = mem_alloc(sizeof(int32_t));
     t->int32_data[0] = 0x3c;
     uint64_t bits;
     T_CHECK(ir_tensor_get_bits(t, 0, &bits) && bits == 0x3c, "float8 code");
@@ -367,7 +368,7 @@ static void test_typed_lists(void)
     /* int4, one element per entry: 13 and -3 are both the code 0xD = -3 */
     t = typed_tensor(IR_INT4, 3);
     t->n_int32 = 3;
-    t->int32_data = ir_alloc_array(3, sizeof(int32_t));
+    t->int32_data = mem_array(3, sizeof(int32_t));
     t->int32_data[0] = -3;
     t->int32_data[1] = 13;
     t->int32_data[2] = 7;
@@ -379,7 +380,7 @@ static void test_typed_lists(void)
     /* int4 packed two per int32 entry (3 elements, 2 entries) */
     t = typed_tensor(IR_INT4, 3);
     t->n_int32 = 2;
-    t->int32_data = ir_alloc_array(2, sizeof(int32_t));
+    t->int32_data = mem_array(2, sizeof(int32_t));
     t->int32_data[0] = 0x9f;
     t->int32_data[1] = 0x03;
     v = NULL;
@@ -394,7 +395,7 @@ static void test_typed_lists(void)
     /* a typed list shorter than the dims */
     t = typed_tensor(IR_INT64, 3);
     t->n_int64 = 2;
-    t->int64_data = ir_alloc_array(2, sizeof(int64_t));
+    t->int64_data = mem_array(2, sizeof(int64_t));
     T_CHECK(!ir_tensor_to_i64s(t, 8, &v, &n), "2 int64 for 3 refused");
     T_CHECK(ir_tensor_check_declared(t, &err) != 0, "declared 3, held 2");
     ir_tensor_free(t);

@@ -5,7 +5,7 @@
  * a subgraph), every flag combination visits exactly the expected graphs
  * in the expected order, reports where each sits, and stops when asked.
  */
-#include "ir.h"
+#include "ir/ir.h"
 #include "t.h"
 
 #include <stdlib.h>
@@ -15,7 +15,7 @@
 static IrGraph *tw_graph(IrGraph *parent, const char *name)
 {
     IrGraph *g = ir_graph_new(parent);
-    g->name = ir_strdup(name);
+    g->name = mem_strdup(name);
     return g;
 }
 
@@ -54,28 +54,28 @@ static IrModel *tw_model(void)
     tw_node(m->graph, "Relu", "r");
     tw_sub(tw_node(m->graph, "Loop", "k"), "body", "m.loop");
     IrNode *x = tw_node(m->graph, "X", "x");
-    IrAttr *a = ir_alloc(sizeof *a);
-    a->name = ir_strdup("gs");
+    IrAttr *a = mem_alloc(sizeof *a);
+    a->name = mem_strdup("gs");
     a->has_type = true;
     a->type = 10; /* GRAPHS */
     a->n_graphs = 2;
-    a->graphs = ir_alloc_array(2, sizeof *a->graphs);
+    a->graphs = mem_array(2, sizeof *a->graphs);
     a->graphs[0] = tw_graph(m->graph, "x.0");
     a->graphs[1] = tw_graph(m->graph, "x.1");
     ir_node_set_attr(x, a);
 
     m->n_training = 2;
-    m->training = ir_alloc_array(2, sizeof *m->training);
+    m->training = mem_array(2, sizeof *m->training);
     m->training[0].initialization = tw_graph(NULL, "t0.init");
     m->training[0].algorithm = tw_graph(NULL, "t0.algo");
     tw_sub(tw_node(m->training[0].algorithm, "If", "ti"), "then_branch", "t0.algo.then");
     m->training[1].algorithm = tw_graph(NULL, "t1.algo");
 
     m->n_functions = 2;
-    m->functions = ir_alloc_array(2, sizeof *m->functions);
+    m->functions = mem_array(2, sizeof *m->functions);
     for (int f = 0; f < 2; f++) {
-        m->functions[f] = ir_alloc(sizeof **m->functions);
-        m->functions[f]->name = ir_strdup(f ? "f1" : "f0");
+        m->functions[f] = mem_alloc(sizeof **m->functions);
+        m->functions[f]->name = mem_strdup(f ? "f1" : "f0");
         m->functions[f]->body = tw_graph(NULL, f ? "f1" : "f0");
         m->functions[f]->body->is_function = true;
     }

@@ -1,6 +1,6 @@
 /*
  * test_known - the one rule for "is this value known, and what is it"
- * (src/known.h), as inference, the adapters and the passes read it.
+ * (src/analysis/known.h), as inference, the adapters and the passes read it.
  *
  * Each model is built as text (passes_build.h), inferred, and kv_value is
  * asked about its values; the expected values are worked out by hand from
@@ -9,18 +9,19 @@
 #include <stdio.h>
 #include <unistd.h>
 
-#include "infer.h"
-#include "convert.h"
-#include "job.h"
-#include "known.h"
+#include "analysis/infer.h"
+#include "convert/convert.h"
+#include "driver/job.h"
+#include "analysis/known.h"
 #include "passes_build.h"
-#include "../adapters/adapters.h"
+#include "adapters/adapters.h"
 
 /* Infers m; the value named `name` of its main graph. */
 static const IrValue *kn_value(IrModel *m, const char *name)
 {
     IrError err;
-    T_CHECK(inf_model(m, NULL, &err) == 0, "inference: %s", err.msg);
+    InfOptions opt = {.use_value_info = true, .run = ev_prove_node};
+    T_CHECK(inf_model(m, &opt, &err) == 0, "inference: %s", err.msg);
     return ir_graph_lookup(m->graph, name);
 }
 
@@ -117,7 +118,7 @@ static void test_shape_chain(void)
 /* PyTorch's size 15 on width 7 at opset 9: Upsample by 15/7 = 2.142857f.
  * 7 x 2.142857f is 15 in float32, as onnx's shape inference and ONNX
  * Runtime compute it (14.9999995 exactly); the length is float32's
- * (src/resize.h), so the shape is known. */
+ * (src/schema/resize.h), so the shape is known. */
 static void test_resize_len_f32(void)
 {
     IrModel *m = tb_model("opset 9\n"

@@ -1,6 +1,6 @@
 /*
- * test_large.c - how weights travel through load and save (src/load_borrow.c,
- * src/save_out.c) and the 2 GiB message limit.
+ * test_large.c - how weights travel through load and save (src/io/load_borrow.c,
+ * src/io/save_out.c) and the 2 GiB message limit.
  *
  * - raw_data of a model file is borrowed from the file's mapping, not
  *   copied: in initializers and in attribute tensors; small payloads are
@@ -18,9 +18,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "load.h"
-#include "load_borrow.h"
-#include "save.h"
+#include "io/load.h"
+#include "io/load_borrow.h"
+#include "io/save.h"
 #include "t.h"
 #include "wire.h"
 

@@ -1,6 +1,6 @@
 /*
- * test_milops.c - the MIL operator table (src/milops.h) and the MIL
- * checker (src/milcheck.h): facts of the table read from coremltools'
+ * test_milops.c - the MIL operator table (src/coreml/milops.h) and the MIL
+ * checker (src/coreml/milcheck.h): facts of the table read from coremltools'
  * op definitions, and mck_model on programs built here, one valid and
  * one breaking each rule, whose message must name the rule's element.
  */
@@ -8,10 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ir.h"
-#include "mil.h"
-#include "milcheck.h"
-#include "milops.h"
+#include "ir/ir.h"
+#include "coreml/mil.h"
+#include "coreml/milcheck.h"
+#include "coreml/milops.h"
 #include "t.h"
 
 /* ---- the table ------------------------------------------------------------ */
@@ -192,14 +192,14 @@ static MilType ty(int32_t dtype, int rank, ...)
 
 static void attach(MilOp *op, MilBlock *b)
 {
-    op->blocks = ir_grow(op->blocks, op->n_blocks + 1, sizeof *op->blocks);
+    op->blocks = mem_grow(op->blocks, op->n_blocks + 1, sizeof *op->blocks);
     op->blocks[op->n_blocks++] = b;
 }
 
 static void block_input(MilBlock *b, const char *name, const MilType *t)
 {
-    b->in = ir_grow(b->in, b->n_in + 1, sizeof *b->in);
-    b->in[b->n_in++] = (MilNamedType){.name = ir_strdup(name), .type = mil_type_copy(t)};
+    b->in = mem_grow(b->in, b->n_in + 1, sizeof *b->in);
+    b->in[b->n_in++] = (MilNamedType){.name = mem_strdup(name), .type = mil_type_copy(t)};
 }
 
 /* One op with a single value input `x` and one output. */
@@ -352,7 +352,7 @@ static void test_targets(void)
     refuses(m, "opset above spec", "function main", "CoreML7", "specificationVersion 8", NULL);
     m = conv_model("iOS15");
     free(m->fn[0]->opset);
-    m->fn[0]->opset = ir_strdup("CoreML99");
+    m->fn[0]->opset = mem_strdup("CoreML99");
     refuses(m, "unknown opset", "function main", "CoreML99", NULL);
     m = conv_model("iOS15");
     mil_function_add(m, "main", "CoreML5");
@@ -366,7 +366,7 @@ static void test_ops(void)
     MilModel *m = conv_model("iOS15");
     MilOp *relu = find_op(m, "relu");
     free(relu->type);
-    relu->type = ir_strdup("frobnicate");
+    relu->type = mem_strdup("frobnicate");
     refuses(m, "unknown op", "function main", "frobnicate 'relu_0'", "unknown op type", NULL);
 
     /* resize exists from iOS17: at iOS16 the message names the first target */
@@ -383,7 +383,7 @@ static void test_params(void)
     MilModel *m = conv_model("iOS15");
     MilOp *c = find_op(m, "conv");
     free(c->in[1].param);
-    c->in[1].param = ir_strdup("bias");
+    c->in[1].param = mem_strdup("bias");
     refuses(m, "required param", "function main", "conv 'conv_0'", "param weight", "required", NULL);
 
     /* an unknown parameter */
@@ -398,7 +398,7 @@ static void test_params(void)
     mil_type_clear(&st);
     c = find_op(m, "conv");
     free(c->in[2].args[0].name);
-    c->in[2].args[0].name = ir_strdup("s_rt");
+    c->in[2].args[0].name = mem_strdup("s_rt");
     refuses(m, "const param", "conv 'conv_0'", "param strides", "constant", "s_rt", NULL);
 
     /* ... while the same value is fine where no constant is needed */
@@ -432,21 +432,21 @@ static void test_ssa(void)
     MilModel *m = conv_model("iOS15");
     MilOp *relu = find_op(m, "relu");
     free(relu->in[0].args[0].name);
-    relu->in[0].args[0].name = ir_strdup("out");
+    relu->in[0].args[0].name = mem_strdup("out");
     refuses(m, "use before def", "relu 'relu_0'", "param x", "'out'", "not defined", NULL);
 
     /* a name defined twice */
     m = conv_model("iOS15");
     relu = find_op(m, "relu");
     free(relu->out[0].name);
-    relu->out[0].name = ir_strdup("y");
+    relu->out[0].name = mem_strdup("y");
     refuses(m, "defined twice", "function main", "relu 'relu_0'", "'y'", "defined twice", NULL);
 
     /* an output that shadows a function input */
     m = conv_model("iOS15");
     relu = find_op(m, "relu");
     free(relu->out[0].name);
-    relu->out[0].name = ir_strdup("x");
+    relu->out[0].name = mem_strdup("x");
     refuses(m, "shadowing an input", "'x'", "defined twice", NULL);
 
     /* a block output nobody defines */
@@ -465,14 +465,14 @@ static void test_ssa(void)
     m = control_model();
     MilOp *cond = find_op(m, "cond");
     free(cond->blocks[0]->ops[0]->in[0].args[0].name);
-    cond->blocks[0]->ops[0]->in[0].args[0].name = ir_strdup("co");
+    cond->blocks[0]->ops[0]->in[0].args[0].name = mem_strdup("co");
     refuses(m, "block reads its op's output", "relu 'relu_t'", "'co'", NULL);
 
     /* a block input that redefines an outer value */
     m = control_model();
     MilOp *wl = find_op(m, "while_loop");
     free(wl->blocks[1]->in[0].name);
-    wl->blocks[1]->in[0].name = ir_strdup("x");
+    wl->blocks[1]->in[0].name = mem_strdup("x");
     refuses(m, "block input shadows", "block input", "'x'", "defined twice", NULL);
 
     /* nesting beyond the limit is refused, not walked */
@@ -595,7 +595,7 @@ static void test_constness(void)
     b->ops[3] = add;
     MilOp *c = find_op(m, "conv");
     free(c->in[2].args[0].name);
-    c->in[2].args[0].name = ir_strdup("s_sum");
+    c->in[2].args[0].name = mem_strdup("s_sum");
     accepts(m, "strides computed from consts");
 
     /* ... but not when one operand is a function input */
@@ -610,7 +610,7 @@ static void test_constness(void)
     b->ops[2] = add;
     c = find_op(m, "conv");
     free(c->in[2].args[0].name);
-    c->in[2].args[0].name = ir_strdup("s_sum");
+    c->in[2].args[0].name = mem_strdup("s_sum");
     refuses(m, "strides from a runtime value", "param strides", "constant", "s_sum", NULL);
     mil_type_clear(&st);
 }
@@ -647,8 +647,8 @@ static void test_type_vars(void)
 
 static void feature(MilFeature **list, size_t *n, const char *name)
 {
-    *list = ir_grow(*list, *n + 1, sizeof **list);
-    (*list)[*n] = (MilFeature){.name = ir_strdup(name), .type = mil_type(MIL_FP32, 0, NULL)};
+    *list = mem_grow(*list, *n + 1, sizeof **list);
+    (*list)[*n] = (MilFeature){.name = mem_strdup(name), .type = mil_type(MIL_FP32, 0, NULL)};
     (*n)++;
 }
 
@@ -668,7 +668,7 @@ static void test_names(void)
     MilModel *m = conv_model("iOS15");
     MilOp *relu = find_op(m, "relu");
     free(relu->name);
-    relu->name = ir_strdup("relu/0");
+    relu->name = mem_strdup("relu/0");
     refuses(m, "op name", "relu 'relu/0'", "name is not a MIL identifier", NULL);
 
     m = conv_model("iOS15");
@@ -720,33 +720,33 @@ static void test_scale(void)
     MilBlock *b = f->block;
     MilType t = ty(MIL_FP32, 1, 4);
     char in[32], out[32];
-    f->in = ir_alloc_array(N, sizeof *f->in);
-    m->in = ir_alloc_array(N, sizeof *m->in);
+    f->in = mem_array(N, sizeof *f->in);
+    m->in = mem_array(N, sizeof *m->in);
     for (int i = 0; i < N; i++) {
         snprintf(in, sizeof in, "x%d", i);
-        f->in[f->n_in++] = (MilNamedType){.name = ir_strdup(in), .type = mil_type_copy(&t)};
-        m->in[m->n_in++] = (MilFeature){.name = ir_strdup(in), .type = mil_type_copy(&t)};
+        f->in[f->n_in++] = (MilNamedType){.name = mem_strdup(in), .type = mil_type_copy(&t)};
+        m->in[m->n_in++] = (MilFeature){.name = mem_strdup(in), .type = mil_type_copy(&t)};
     }
-    b->ops = ir_alloc_array(N + 1, sizeof *b->ops);
+    b->ops = mem_array(N + 1, sizeof *b->ops);
     for (int i = 0; i < N; i++) {
-        MilOp *op = ir_alloc(sizeof *op);
-        op->type = ir_strdup("relu");
+        MilOp *op = mem_alloc(sizeof *op);
+        op->type = mem_strdup("relu");
         snprintf(in, sizeof in, i ? "v%d" : "x0", i - 1);
         snprintf(out, sizeof out, "v%d", i);
         mil_op_in(op, "x", in);
         mil_op_out(op, out, &t);
         b->ops[b->n_ops++] = op;
     }
-    MilOp *cat = ir_alloc(sizeof *cat);
-    cat->type = ir_strdup("concat");
-    cat->name = ir_strdup("cat");
+    MilOp *cat = mem_alloc(sizeof *cat);
+    cat->type = mem_strdup("concat");
+    cat->name = mem_strdup("cat");
     mil_op_in_const(cat, "axis", mil_tensor_scalar_i32(0));
     mil_op_in(cat, "values", "x0");
     MilInput *vals = &cat->in[1];
-    vals->args = ir_grow(vals->args, N, sizeof *vals->args);
+    vals->args = mem_grow(vals->args, N, sizeof *vals->args);
     for (int i = 1; i < N; i++) {
         snprintf(in, sizeof in, "x%d", i);
-        vals->args[vals->n_args++] = (MilArg){.name = ir_strdup(in)};
+        vals->args[vals->n_args++] = (MilArg){.name = mem_strdup(in)};
     }
     mil_op_out(cat, "all", &t);
     b->ops[b->n_ops++] = cat;

@@ -23,7 +23,7 @@
 
 #include "coreml.pb-c.h"
 #include "mlp_models.h"
-#include "mlpackage.h"
+#include "coreml/mlpackage.h"
 #include "t.h"
 
 static char tmpdir[] = "/tmp/test_mlpackage.XXXXXX";
@@ -628,7 +628,7 @@ static void test_deep(void)
         MilOp *op = mil_op_add(b, "cond", name);
         mil_op_in(op, "pred", "p");
         mil_op_out(op, i ? name : "y", &t);
-        op->blocks = ir_alloc_array(1, sizeof *op->blocks);
+        op->blocks = mem_array(1, sizeof *op->blocks);
         op->blocks[0] = mil_block_new();
         op->n_blocks = 1;
         b = op->blocks[0];
@@ -713,7 +713,7 @@ static void test_write_refusals(void)
     /* an op without a type, named in the error */
     m = mm_relu();
     free(m->fn[0]->block->ops[0]->type);
-    m->fn[0]->block->ops[0]->type = ir_strdup("");
+    m->fn[0]->block->ops[0]->type = mem_strdup("");
     pkg = path_of("notype.mlpackage");
     T_CHECK(mlp_write(m, pkg, NULL, &err) == -1 && strstr(err.msg, "op 'y'"),
             "an op without a type should be refused naming it: %s", err.msg);

@@ -14,11 +14,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "check.h"
-#include "convert.h"
+#include "analysis/check.h"
+#include "convert/convert.h"
 #include "corpus.h"
-#include "ir.h"
-#include "load.h"
+#include "ir/ir.h"
+#include "io/load.h"
 #include "t.h"
 
 /* The first node name used twice in g or a graph below it, or NULL. */

@@ -23,12 +23,12 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "check.h"
+#include "analysis/check.h"
 #include "corpus.h"
-#include "eval.h"
-#include "load.h"
-#include "../passes/passes.h"
-#include "save.h"
+#include "eval/eval.h"
+#include "io/load.h"
+#include "passes/passes.h"
+#include "io/save.h"
 #include "t.h"
 #include "xfail.h"
 

@@ -2,7 +2,7 @@
  * fuse_conv_add, fuse_conv_mul and fuse_pad apply where they are exact
  * (outputs checked by tb_run on random inputs) and leave alone the models
  * where they are not. */
-#include "eval.h"
+#include "eval/eval.h"
 #include "passes_build.h"
 
 /* Runs `passes` on the model `text`; checks the change count and that the
@@ -271,7 +271,7 @@ static IrGraph *fc_branch(IrGraph *parent, const char *tag, bool bn)
 {
     IrError e;
     IrGraph *g = ir_graph_new(parent);
-    g->name = ir_strdup(tag);
+    g->name = mem_strdup(tag);
     int64_t wd[4] = {4, 3, 3, 3}, c4 = 4;
     char nm[6][32];
     const char *roles[6] = {"W", "s", "bb", "mu", "var", "y"};

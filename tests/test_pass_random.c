@@ -18,10 +18,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ir.h"
-#include "known.h"
-#include "opschema.h"
-#include "../passes/passes.h"
+#include "ir/ir.h"
+#include "analysis/known.h"
+#include "schema/opschema.h"
+#include "passes/passes.h"
 #include "t.h"
 
 /* A constant input for formal input p of s: a bool true for Dropout's
@@ -67,7 +67,7 @@ static IrModel *build(const OsSchema *s, IrError *err)
     m->ir_version = 10;
     ir_model_set_opset(m, "", s->since);
     IrGraph *g = m->graph = ir_graph_new(NULL);
-    g->name = ir_strdup("g");
+    g->name = mem_strdup("g");
     const char *in[8];
     char names[8][32];
     size_t n_in = 0;
@@ -113,7 +113,7 @@ static size_t dropout_left(int since, int tm, int is_test)
     m->ir_version = since >= 12 ? 10 : 3;
     ir_model_set_opset(m, "", since);
     IrGraph *g = m->graph = ir_graph_new(NULL);
-    g->name = ir_strdup("g");
+    g->name = mem_strdup("g");
     int64_t dims[2] = {2, 3};
     float v[6] = {1, 2, 3, 4, 5, 6}, r = 0.5f;
     uint8_t t = (uint8_t)(tm > 0);

@@ -8,8 +8,8 @@
  * and an If whose condition is a constant becomes the branch it takes.
  * Each case builds its model here; tb_run checks the
  * outputs before and after on seeded inputs. */
-#include "check.h"
-#include "convert.h"
+#include "analysis/check.h"
+#include "convert/convert.h"
 #include "corpus.h"
 #include "passes_build.h"
 
@@ -17,8 +17,8 @@
 static IrGraph *ts_sub(IrGraph *parent, const char *name, const char *text)
 {
     IrGraph *g = ir_graph_new(parent);
-    g->name = ir_strdup(name);
-    char *copy = ir_strdup(text), *save = NULL;
+    g->name = mem_strdup(name);
+    char *copy = mem_strdup(text), *save = NULL;
     int idx = 100;
     for (char *line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
         char *w[24];
@@ -133,21 +133,21 @@ static void ts_function_constant(void)
     IrModel *m = tb_model("input x float 2,3\ny = AddOne x\noutput y\n");
     IrNode *call = m->graph->last;
     free(call->domain);
-    call->domain = ir_strdup("local");
+    call->domain = mem_strdup("local");
     ir_model_set_opset(m, "local", 1);
-    IrFunction *f = ir_alloc(sizeof *f);
-    f->name = ir_strdup("AddOne");
-    f->domain = ir_strdup("local");
+    IrFunction *f = mem_alloc(sizeof *f);
+    f->name = mem_strdup("AddOne");
+    f->domain = mem_strdup("local");
     f->n_opsets = 1;
-    f->opsets = ir_alloc(sizeof *f->opsets);
-    f->opsets[0].domain = ir_strdup("");
+    f->opsets = mem_alloc(sizeof *f->opsets);
+    f->opsets[0].domain = mem_strdup("");
     f->opsets[0].has_version = true;
     f->opsets[0].version = 13;
     f->body = ts_sub(NULL, "AddOne", "one = Constant value_float=1.0\nr = Add a,one\n");
     f->body->is_function = true;
     ir_graph_add_input(f->body, "a", NULL);
     ir_graph_add_output(f->body, ir_graph_value(f->body, "r"), NULL);
-    m->functions = ir_alloc(sizeof *m->functions);
+    m->functions = mem_alloc(sizeof *m->functions);
     m->functions[m->n_functions++] = f;
     m = ts_reload(m);
     long ch = -1;

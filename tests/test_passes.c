@@ -24,7 +24,7 @@ static IrModel *tp_build(int64_t ir, const char *const *nodes, size_t n_nodes,
     m->ir_version = ir;
     ir_model_set_opset(m, "", 13);
     IrGraph *g = m->graph = ir_graph_new(NULL);
-    g->name = ir_strdup("g");
+    g->name = mem_strdup("g");
     int64_t d[2] = {2, 3}, d3 = 3;
     ir_graph_add_input(g, "x", ir_type_tensor(1, 2, d));
     char buf[256];

@@ -1,5 +1,5 @@
 /*
- * test_precision.c - src/precision.c: --dtype and --store on models built
+ * test_precision.c - src/precision/precision.c: --dtype and --store on models built
  * here. Every result must pass the checker, be in topological order and
  * have no Cast reading a Cast.
  */
@@ -9,15 +9,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "eval.h"
-#include "infer.h"
-#include "job.h"
+#include "eval/eval.h"
+#include "analysis/infer.h"
+#include "driver/job.h"
 #include "passes_build.h"
-#include "precision.h"
-#include "save.h"
-#include "verify.h"
+#include "precision/precision.h"
+#include "io/save.h"
+#include "eval/verify.h"
 #include "t.h"
-#include "topo.h"
+#include "ir/topo.h"
 #include "precision_sane.h"
 
 /* The chain of the issue: Conv -> Relu -> MatMul -> Softmax. */
@@ -353,9 +353,9 @@ static void test_attrs_follow(void)
 static IrGraph *pc_body(IrGraph *parent, const char *name, const char *text, int base)
 {
     IrGraph *b = ir_graph_new(parent);
-    b->name = ir_strdup(name);
+    b->name = mem_strdup(name);
     b->is_function = parent == NULL;
-    char *copy = ir_strdup(text), *save = NULL;
+    char *copy = mem_strdup(text), *save = NULL;
     int idx = base;
     for (char *line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
         char *w[24];
@@ -388,7 +388,7 @@ static IrGraph *pc_body(IrGraph *parent, const char *name, const char *text, int
 static IrNode *pc_add(IrGraph *g, const char *op, const char *name, const char *ins,
                       const char *outs)
 {
-    char *ci = ir_strdup(ins), *co = ir_strdup(outs), *in[8], *out[8];
+    char *ci = mem_strdup(ins), *co = mem_strdup(outs), *in[8], *out[8];
     size_t ni = *ins ? tb_names(ci, in, 8) : 0, no = tb_names(co, out, 8);
     IrError err;
     IrNode *n = ir_node_new(g, NULL, op, NULL, name, ni, (const char *const *)in, no,
@@ -402,7 +402,7 @@ static IrNode *pc_add(IrGraph *g, const char *op, const char *name, const char *
 /* Lists the comma-separated values as m's outputs, typed by inference. */
 static void pc_outputs(IrModel *m, const char *names)
 {
-    char *c = ir_strdup(names), *w[8];
+    char *c = mem_strdup(names), *w[8];
     size_t n = tb_names(c, w, 8);
     for (size_t i = 0; i < n; i++)
         ir_graph_add_output(m->graph, ir_graph_find_local(m->graph, w[i]), NULL);
@@ -616,7 +616,7 @@ static void test_nested(void)
                                 "a = Relu x\n");
     IrGraph *g = m->graph;
     IrGraph *body = ir_graph_new(g);
-    body->name = ir_strdup("body");
+    body->name = mem_strdup("body");
     tb_input(body, "i", "int64", "-");
     tb_input(body, "c", "bool", "-");
     tb_input(body, "s", "float", "4");
@@ -678,15 +678,15 @@ static IrModel *pc_fn_model(void)
     IrNode *k = b->first->next->next;
     ir_node_set_attr(k, ir_attr_tensor("value", ir_tensor_new("value", IR_FLOAT, 1, &four,
                                                                kv, sizeof kv)));
-    IrFunction *f = ir_alloc(sizeof *f);
-    f->name = ir_strdup("F");
-    f->domain = ir_strdup("local");
+    IrFunction *f = mem_alloc(sizeof *f);
+    f->name = mem_strdup("F");
+    f->domain = mem_strdup("local");
     f->body = b;
     f->n_opsets = 1;
-    f->opsets = ir_alloc_array(1, sizeof *f->opsets);
-    f->opsets[0] = (IrOpset){.domain = ir_strdup(""), .has_version = true, .version = 13};
+    f->opsets = mem_array(1, sizeof *f->opsets);
+    f->opsets[0] = (IrOpset){.domain = mem_strdup(""), .has_version = true, .version = 13};
     m->n_functions = 1;
-    m->functions = ir_alloc_array(1, sizeof *m->functions);
+    m->functions = mem_array(1, sizeof *m->functions);
     m->functions[0] = f;
     IrError err;
     const char *in1[2] = {"x", "W1"}, *out1[1] = {"a"}, *in2[2] = {"a", "W2"}, *out2[1] = {"b"};
@@ -766,14 +766,14 @@ static void test_function_split(void)
 static void test_function_mixed(void)
 {
     IrModel *m = pc_fn_model();
-    IrFunction *g = ir_alloc(sizeof *g);
-    g->name = ir_strdup("G");
+    IrFunction *g = mem_alloc(sizeof *g);
+    g->name = mem_strdup("G");
     g->n_opsets = 1;
-    g->domain = ir_strdup("local");
+    g->domain = mem_strdup("local");
     g->body = pc_body(NULL, "G", "input X\ny = Relu X\noutput y\n", 600);
-    g->opsets = ir_alloc_array(1, sizeof *g->opsets);
-    g->opsets[0] = (IrOpset){.domain = ir_strdup(""), .has_version = true, .version = 13};
-    m->functions = ir_grow(m->functions, 2, sizeof *m->functions);
+    g->opsets = mem_array(1, sizeof *g->opsets);
+    g->opsets[0] = (IrOpset){.domain = mem_strdup(""), .has_version = true, .version = 13};
+    m->functions = mem_grow(m->functions, 2, sizeof *m->functions);
     m->functions[m->n_functions++] = g;
     int64_t d[2] = {2, 4};
     ir_graph_add_input(m->graph, "xd", ir_type_tensor(IR_DOUBLE, 2, d));
@@ -806,19 +806,19 @@ static void test_function_nested(void)
     IrNode *c1 = (IrNode *)pc_node(m, "F", 0), *c2 = (IrNode *)pc_node(m, "F", 1);
     free(c1->op_type);
     free(c2->op_type);
-    c1->op_type = ir_strdup("H");
-    c2->op_type = ir_strdup("H");
-    IrFunction *h = ir_alloc(sizeof *h);
-    h->name = ir_strdup("H");
-    h->domain = ir_strdup("local");
+    c1->op_type = mem_strdup("H");
+    c2->op_type = mem_strdup("H");
+    IrFunction *h = mem_alloc(sizeof *h);
+    h->name = mem_strdup("H");
+    h->domain = mem_strdup("local");
     h->body = pc_body(NULL, "H", "input X\ninput W\nf = F X,W\nz = Neg f\noutput z\n", 700);
     free(h->body->first->domain);
-    h->body->first->domain = ir_strdup("local");
+    h->body->first->domain = mem_strdup("local");
     h->n_opsets = 2;
-    h->opsets = ir_alloc_array(2, sizeof *h->opsets);
-    h->opsets[0] = (IrOpset){.domain = ir_strdup(""), .has_version = true, .version = 13};
-    h->opsets[1] = (IrOpset){.domain = ir_strdup("local"), .has_version = true, .version = 1};
-    m->functions = ir_grow(m->functions, 2, sizeof *m->functions);
+    h->opsets = mem_array(2, sizeof *h->opsets);
+    h->opsets[0] = (IrOpset){.domain = mem_strdup(""), .has_version = true, .version = 13};
+    h->opsets[1] = (IrOpset){.domain = mem_strdup("local"), .has_version = true, .version = 1};
+    m->functions = mem_grow(m->functions, 2, sizeof *m->functions);
     m->functions[m->n_functions++] = h;
     PcOptions o = {.dtype = IR_FLOAT16, .keep_nodes = "call2"};
     PcReport r;
@@ -847,24 +847,24 @@ static void test_function_ref_attr(void)
     IrModel *m = tb_model_typed("opset 13\ninput x float 2,4\n");
     ir_model_set_opset(m, "local", 1);
     IrGraph *b = pc_body(NULL, "R", "input X\ny = Cast X\nz = Relu y\noutput z\n", 800);
-    IrAttr *to = ir_alloc(sizeof *to);
-    to->name = ir_strdup("to");
-    to->ref_attr_name = ir_strdup("t");
+    IrAttr *to = mem_alloc(sizeof *to);
+    to->name = mem_strdup("to");
+    to->ref_attr_name = mem_strdup("t");
     to->has_type = true;
     to->type = IR_AT_INT;
     ir_node_set_attr(b->first, to);
-    IrFunction *f = ir_alloc(sizeof *f);
-    f->name = ir_strdup("R");
-    f->domain = ir_strdup("local");
+    IrFunction *f = mem_alloc(sizeof *f);
+    f->name = mem_strdup("R");
+    f->domain = mem_strdup("local");
     f->body = b;
     f->n_attr_names = 1;
-    f->attr_names = ir_alloc_array(1, sizeof *f->attr_names);
-    f->attr_names[0] = ir_strdup("t");
+    f->attr_names = mem_array(1, sizeof *f->attr_names);
+    f->attr_names[0] = mem_strdup("t");
     f->n_opsets = 1;
-    f->opsets = ir_alloc_array(1, sizeof *f->opsets);
-    f->opsets[0] = (IrOpset){.domain = ir_strdup(""), .has_version = true, .version = 13};
+    f->opsets = mem_array(1, sizeof *f->opsets);
+    f->opsets[0] = (IrOpset){.domain = mem_strdup(""), .has_version = true, .version = 13};
     m->n_functions = 1;
-    m->functions = ir_alloc_array(1, sizeof *m->functions);
+    m->functions = mem_array(1, sizeof *m->functions);
     m->functions[0] = f;
     const char *in[1] = {"x"}, *out[1] = {"r"};
     IrError err;

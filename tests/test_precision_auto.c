@@ -1,5 +1,5 @@
 /*
- * test_precision_auto.c - src/precision_auto.c (--auto) on models built
+ * test_precision_auto.c - src/precision/precision_auto.c (--auto) on models built
  * here: where one node must stay float32 (a sum that overflows float16, an
  * Exp that does) --auto keeps exactly that node; where none must, none.
  * Every result passes the checker, is in topological order and has no
@@ -10,13 +10,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "eval.h"
-#include "infer.h"
-#include "job.h"
+#include "eval/eval.h"
+#include "analysis/infer.h"
+#include "driver/job.h"
 #include "passes_build.h"
-#include "precision_auto.h"
+#include "precision/precision_auto.h"
 #include "t.h"
-#include "topo.h"
+#include "ir/topo.h"
 #include "precision_sane.h"
 
 /* x + 1 is ~1 everywhere (random inputs are in [-1, 1)): the sum of

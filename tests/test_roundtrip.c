@@ -18,9 +18,9 @@
 #include <time.h>
 
 #include "corpus.h"
-#include "load.h"
+#include "io/load.h"
 #include "onnx.pb-c.h"
-#include "save.h"
+#include "io/save.h"
 #include "t.h"
 #include "wire.h"
 

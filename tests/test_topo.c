@@ -1,5 +1,5 @@
 /*
- * test_topo.c - the topological sort (src/topo.c) and what uses it.
+ * test_topo.c - the topological sort (src/ir/topo.c) and what uses it.
  *
  * Graphs are built here through the IR API in a correct order, then put
  * out of order with ir_node_move_before, so that the expected order is
@@ -21,15 +21,15 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "check.h"
-#include "ir.h"
-#include "job.h"
-#include "json.h"
-#include "load.h"
+#include "analysis/check.h"
+#include "ir/ir.h"
+#include "driver/job.h"
+#include "base/json.h"
+#include "io/load.h"
 #include "onnxconvert.h"
-#include "save.h"
+#include "io/save.h"
 #include "t.h"
-#include "topo.h"
+#include "ir/topo.h"
 
 static void die(const char *what)
 {
@@ -96,7 +96,7 @@ static IrModel *model_new(void)
     m->ir_version = 8;
     ir_model_set_opset(m, "", 13);
     m->graph = ir_graph_new(NULL);
-    m->graph->name = ir_strdup("main");
+    m->graph->name = mem_strdup("main");
     int64_t d[2] = {2, 3};
     ir_graph_add_input(m->graph, "X", ir_type_tensor(IR_FLOAT, 2, d));
     return m;
@@ -194,7 +194,7 @@ static void t_fp16(void)
 static IrGraph *branch(IrGraph *parent, const char *name)
 {
     IrGraph *b = ir_graph_new(parent);
-    b->name = ir_strdup(name);
+    b->name = mem_strdup(name);
     return b;
 }
 
@@ -257,9 +257,9 @@ static void t_subgraphs(void)
 static void t_functions_training(void)
 {
     IrModel *m = model_new();
-    IrFunction *f = ir_alloc(sizeof *f);
-    f->name = ir_strdup("F");
-    f->domain = ir_strdup("local");
+    IrFunction *f = mem_alloc(sizeof *f);
+    f->name = mem_strdup("F");
+    f->domain = mem_strdup("local");
     f->body = ir_graph_new(NULL);
     f->body->is_function = true;
     ir_graph_add_input(f->body, "fx", NULL);
@@ -267,16 +267,16 @@ static void t_functions_training(void)
     ND(f->body, "Neg", "f2", "F2", "F1");
     ND(f->body, "Abs", "f3", "fy", "F2");
     ir_graph_add_output(f->body, ir_graph_value(f->body, "fy"), NULL);
-    m->functions = ir_alloc_array(1, sizeof *m->functions);
+    m->functions = mem_array(1, sizeof *m->functions);
     m->functions[m->n_functions++] = f;
     ir_node_move_before(find(f->body, "f3"), find(f->body, "f1"));
     ir_node_move_before(find(f->body, "f1"), NULL);
     T_CHECK(!strcmp(order(f->body), "f3,f2,f1"), "set-up: %s", order(f->body));
 
-    m->training = ir_alloc_array(1, sizeof *m->training);
+    m->training = mem_array(1, sizeof *m->training);
     m->n_training = 1;
     IrGraph *alg = m->training[0].algorithm = ir_graph_new(NULL);
-    alg->name = ir_strdup("alg");
+    alg->name = mem_strdup("alg");
     int64_t d[2] = {2, 3};
     ir_graph_add_input(alg, "AX", ir_type_tensor(IR_FLOAT, 2, d));
     ND(alg, "Relu", "a1", "A1", "AX");
@@ -327,13 +327,13 @@ static void t_cycles(void)
     ND(g, "Abs", "reader", "Y", "L");
     ir_node_move_before(find(g, "late"), NULL);
     output(g, "Y", IR_FLOAT);
-    IrFunction *f = ir_alloc(sizeof *f);
-    f->name = ir_strdup("F");
+    IrFunction *f = mem_alloc(sizeof *f);
+    f->name = mem_strdup("F");
     f->body = ir_graph_new(NULL);
     f->body->is_function = true;
     ND(f->body, "Add", "fp", "FP", "FQ", "FQ");
     ND(f->body, "Neg", "fq", "FQ", "FP");
-    m->functions = ir_alloc_array(1, sizeof *m->functions);
+    m->functions = mem_array(1, sizeof *m->functions);
     m->functions[m->n_functions++] = f;
     rc = topo_sort_model(m, NULL, &err);
     T_CHECK(rc < 0 && strstr(err.msg, "function 'F': node 'f"), "cycle in a function: %s",

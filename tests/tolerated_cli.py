@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """The defects other exporters write that ONNX Runtime runs
-(src/tolerate.h, docs/tolerated.md), end to end through the command line.
+(src/analysis/tolerate.h, docs/tolerated.md), end to end through the command line.
 
     tests/tolerated_cli.py ONNX_CONVERT   (from the project root)
 

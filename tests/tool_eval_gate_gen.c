@@ -19,9 +19,9 @@
 
 #include <sys/stat.h>
 
-#include "eval.h"
+#include "eval/eval.h"
 #include "eval_gate.h"
-#include "save.h"
+#include "io/save.h"
 
 static int gen_write(const char *path, const uint8_t *buf, size_t len)
 {

@@ -15,8 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ir.h"
-#include "save.h"
+#include "ir/ir.h"
+#include "io/save.h"
 
 #define MAX_NAMES 8
 
@@ -82,7 +82,7 @@ static void add_floats(IrGraph *g, const char *name, size_t rank,
                        const int64_t *dims, const float *v)
 {
     size_t n = shape_numel(rank, dims);
-    uint8_t *buf = ir_alloc_array(n, 4);
+    uint8_t *buf = mem_array(n, 4);
     pack_floats(buf, v, n);
     IrTensor *t = ir_tensor_new(name, IR_FLOAT, rank, dims, buf, n * 4);
     free(buf);
@@ -95,7 +95,7 @@ static void add_random(IrGraph *g, const char *name, size_t rank,
                        const int64_t *dims, float lo, float hi)
 {
     size_t n = shape_numel(rank, dims);
-    float *v = ir_alloc_array(n, sizeof *v);
+    float *v = mem_array(n, sizeof *v);
     for (size_t i = 0; i < n; i++)
         v[i] = rng_uniform(lo, hi);
     add_floats(g, name, rank, dims, v);
@@ -113,7 +113,7 @@ static void add_int64s(IrGraph *g, const char *name, size_t n,
                        const int64_t *v)
 {
     int64_t dim = (int64_t)n;
-    uint8_t *buf = ir_alloc_array(n, 8);
+    uint8_t *buf = mem_array(n, 8);
     pack_int64s(buf, v, n);
     IrTensor *t = ir_tensor_new(name, IR_INT64, 1, &dim, buf, n * 8);
     free(buf);
@@ -166,7 +166,7 @@ static IrNode *node(IrGraph *g, const char *op, const char *name,
 static void set_doc(IrNode *n, const char *doc)
 {
     free(n->doc_string);
-    n->doc_string = ir_strdup(doc);
+    n->doc_string = mem_strdup(doc);
 }
 
 static IrType *ftype(size_t rank, const int64_t *dims)
@@ -201,11 +201,11 @@ static IrModel *new_model(int64_t ir_version, int64_t opset,
     m->has_ir_version = true;
     m->ir_version = ir_version;
     ir_model_set_opset(m, "", opset);
-    m->producer_name = ir_strdup("onnx-convert testdata");
-    m->producer_version = ir_strdup("1");
-    m->doc_string = ir_strdup(doc);
+    m->producer_name = mem_strdup("onnx-convert testdata");
+    m->producer_version = mem_strdup("1");
+    m->doc_string = mem_strdup(doc);
     m->graph = ir_graph_new(NULL);
-    m->graph->name = ir_strdup(graph_name);
+    m->graph->name = mem_strdup(graph_name);
     return m;
 }
 
@@ -431,7 +431,7 @@ static IrModel *build_tiny_transformer(void)
                            "self-attention and a Gelu MLP) written with "
                            "standard ai.onnx ops, for onnx-convert's tests.");
     IrGraph *g = m->graph;
-    g->doc_string = ir_strdup("tokens [batch 1, seq 8, hidden 16] -> "
+    g->doc_string = mem_strdup("tokens [batch 1, seq 8, hidden 16] -> "
                               "hidden [1, 8, 16]");
     ir_strmap_set(&m->meta, "source", "tests/tool_gen_models.c");
     rng_seed(0x5eed0002u);

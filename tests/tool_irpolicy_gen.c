@@ -22,9 +22,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "infer.h"
-#include "load.h"
-#include "save.h"
+#include "analysis/infer.h"
+#include "io/load.h"
+#include "io/save.h"
 
 static int gen_fail(const char *what, const IrError *err)
 {
@@ -66,9 +66,9 @@ static int gen_meta_model(IrModel *m)
 /* An attribute that refers to the calling node's attribute `name`. */
 static IrAttr *gen_ref(const char *name, int type)
 {
-    IrAttr *a = ir_alloc(sizeof *a);
-    a->name = ir_strdup(name);
-    a->ref_attr_name = ir_strdup(name);
+    IrAttr *a = mem_alloc(sizeof *a);
+    a->name = mem_strdup(name);
+    a->ref_attr_name = mem_strdup(name);
     a->has_type = true;
     a->type = type;
     return a;
@@ -76,14 +76,14 @@ static IrAttr *gen_ref(const char *name, int type)
 
 static IrFunction *gen_function(const char *name, IrGraph *body, int64_t opset)
 {
-    IrFunction *f = ir_alloc(sizeof *f);
-    f->name = ir_strdup(name);
-    f->domain = ir_strdup("local");
+    IrFunction *f = mem_alloc(sizeof *f);
+    f->name = mem_strdup(name);
+    f->domain = mem_strdup("local");
     f->body = body;
     f->n_opsets = 2;
-    f->opsets = ir_alloc_array(2, sizeof *f->opsets);
-    f->opsets[0] = (IrOpset){.domain = ir_strdup(""), .has_version = true, .version = opset};
-    f->opsets[1] = (IrOpset){.domain = ir_strdup("local"), .has_version = true, .version = 1};
+    f->opsets = mem_array(2, sizeof *f->opsets);
+    f->opsets[0] = (IrOpset){.domain = mem_strdup(""), .has_version = true, .version = opset};
+    f->opsets[1] = (IrOpset){.domain = mem_strdup("local"), .has_version = true, .version = 1};
     return f;
 }
 
@@ -121,10 +121,10 @@ static IrFunction *gen_convrelu(int64_t opset, IrError *err)
     ir_graph_add_output(b, r->out[0], NULL);
     IrFunction *f = gen_function("ConvRelu", b, opset);
     f->n_attr_names = 5;
-    f->attr_names = ir_alloc_array(5, sizeof *f->attr_names);
+    f->attr_names = mem_array(5, sizeof *f->attr_names);
     for (size_t i = 0; i < 4; i++)
-        f->attr_names[i] = ir_strdup(ints[i]);
-    f->attr_names[4] = ir_strdup("group");
+        f->attr_names[i] = mem_strdup(ints[i]);
+    f->attr_names[4] = mem_strdup("group");
     return f;
 }
 
@@ -179,7 +179,7 @@ static int gen_func_model(IrModel *m)
     }
     ir_graph_collect(g);
     ir_graph_drop_stale_info(g);
-    m->functions = ir_alloc_array(2, sizeof *m->functions);
+    m->functions = mem_array(2, sizeof *m->functions);
     m->functions[0] = cr;
     m->functions[1] = act;
     m->n_functions = 2;
@@ -199,7 +199,7 @@ static int gen_cast8(IrModel **out, int64_t ir)
     m->ir_version = ir;
     ir_model_set_opset(m, "", 19);
     m->graph = ir_graph_new(NULL);
-    m->graph->name = ir_strdup("cast8");
+    m->graph->name = mem_strdup("cast8");
     int64_t dims[1] = {4};
     ir_graph_add_input(m->graph, "X", ir_type_tensor(1, 1, dims));
     const char *x[1] = {"X"}, *h[1] = {"H"}, *y[1] = {"Y"};
@@ -225,7 +225,7 @@ static int gen_ml(IrModel **out)
     ir_model_set_opset(m, "", 13);
     ir_model_set_opset(m, "ai.onnx.ml", 2);
     m->graph = ir_graph_new(NULL);
-    m->graph->name = ir_strdup("ml");
+    m->graph->name = mem_strdup("ml");
     int64_t dims[1] = {4};
     ir_graph_add_input(m->graph, "X", ir_type_tensor(1, 1, dims));
     const char *x[1] = {"X"}, *y[1] = {"Y"};

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "mlp_models.h"
-#include "mlpackage.h"
+#include "coreml/mlpackage.h"
 
 static size_t count_ops(const MilBlock *b, size_t *consts)
 {

@@ -32,10 +32,10 @@
 
 #include <sys/stat.h>
 
-#include "eval.h"
-#include "ir.h"
-#include "load.h"
-#include "save.h"
+#include "eval/eval.h"
+#include "ir/ir.h"
+#include "io/load.h"
+#include "io/save.h"
 
 
 static void gen_die(const char *what)
@@ -60,10 +60,10 @@ static void gen_init(IrGraph *g, const char *name, size_t rank, const int64_t *d
     size_t n = 1;
     for (size_t i = 0; i < rank; i++)
         n *= (size_t)dims[i];
-    uint16_t *h = ir_alloc_array(n, sizeof *h);
+    uint16_t *h = mem_array(n, sizeof *h);
     for (size_t i = 0; i < n; i++)
-        h[i] = ev_float_to_half(gen_rand() * scale);
-    uint8_t *raw = ir_alloc_array(n, 2);
+        h[i] = half_f32_to_f16(gen_rand() * scale);
+    uint8_t *raw = mem_array(n, 2);
     for (size_t i = 0; i < n; i++) {
         raw[2 * i] = (uint8_t)(h[i] & 0xff);
         raw[2 * i + 1] = (uint8_t)(h[i] >> 8);
@@ -103,10 +103,10 @@ static IrModel *gen_model(bool unsorted)
     IrModel *m = ir_model_new();
     m->has_ir_version = true;
     m->ir_version = 7;
-    m->producer_name = ir_strdup("onnxconverter-common layout (test)");
+    m->producer_name = mem_strdup("onnxconverter-common layout (test)");
     ir_model_set_opset(m, "", 13);
     IrGraph *g = m->graph = ir_graph_new(NULL);
-    g->name = ir_strdup("fp16");
+    g->name = mem_strdup("fp16");
     int64_t xd[4] = {1, 3, 8, 8}, yd[2] = {1, 5}, zd[4] = {1, 4, 4, 4};
     ir_graph_add_input(g, "X", ir_type_tensor(IR_FLOAT, 4, xd));
     gen_init(g, "W", 4, (int64_t[]){4, 3, 3, 3}, 0.5f);
@@ -166,7 +166,7 @@ static float *gen_floats(const IrTensor *t, size_t *n)
     if (!ir_tensor_numel(t, &numel) || numel > ((size_t)1 << 28))
         gen_die("a float initializer too big or with bad dims");
     *n = (size_t)numel;
-    float *f = ir_alloc_array(*n + 1, sizeof *f);
+    float *f = mem_array(*n + 1, sizeof *f);
     for (size_t i = 0; i < *n; i++) {
         if (t->has_raw && t->raw.len >= 4 * *n) {
             const uint8_t *b = t->raw.data + 4 * i;
@@ -191,9 +191,9 @@ static void gen_inits_half(IrGraph *g)
             continue;
         size_t n;
         float *f = gen_floats(t, &n);
-        uint8_t *raw = ir_alloc_array(n + 1, 2);
+        uint8_t *raw = mem_array(n + 1, 2);
         for (size_t i = 0; i < n; i++) {
-            uint16_t h = ev_float_to_half(f[i]);
+            uint16_t h = half_f32_to_f16(f[i]);
             raw[2 * i] = (uint8_t)(h & 0xff);
             raw[2 * i + 1] = (uint8_t)(h >> 8);
         }
@@ -242,7 +242,7 @@ static void gen_output_casts(IrGraph *g)
         IrValueInfo *vi = g->outputs.p[k];
         if (!gen_is_float(vi))
             continue;
-        char name[64], *out = ir_strdup(vi->value->name);
+        char name[64], *out = mem_strdup(vi->value->name);
         snprintf(name, sizeof name, "graph_output_cast_%zu", k);
         IrError err;
         if (ir_value_rename(vi->value, name, &err))

@@ -24,7 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "cli/cli.h"
 #include "onnxconvert.h"
 
 /* Folders deeper than this below a named folder are not searched: each
@@ -65,9 +65,9 @@ typedef struct CliList {
 static char *cli_join(const char *a, const char *b)
 {
     size_t la = strlen(a), lb = strlen(b), n;
-    if (!ir_add_size(la, lb, &n) || !ir_add_size(n, 2, &n))
+    if (!mem_add_size(la, lb, &n) || !mem_add_size(n, 2, &n))
         abort();
-    char *p = ir_alloc(n);
+    char *p = mem_alloc(n);
     memcpy(p, a, la);
     p[la] = '/';
     memcpy(p + la + 1, b, lb + 1);
@@ -78,7 +78,7 @@ static void cli_list_add(CliList *l, char *in, char *out)
 {
     if (l->n == l->cap) {
         l->cap = l->cap ? l->cap * 2 : 64;
-        l->items = ir_grow(l->items, l->cap, sizeof *l->items);
+        l->items = mem_grow(l->items, l->cap, sizeof *l->items);
     }
     l->items[l->n++] = (CliItem){.in = in, .out = out};
 }
@@ -145,9 +145,9 @@ static char **cli_read_dir(const char *dir, size_t *n)
             continue;
         if (*n == cap) {
             cap = cap ? cap * 2 : 32;
-            names = ir_grow(names, cap, sizeof *names);
+            names = mem_grow(names, cap, sizeof *names);
         }
-        names[(*n)++] = ir_strdup(e->d_name);
+        names[(*n)++] = mem_strdup(e->d_name);
     }
     closedir(d);
     qsort(names, *n, sizeof *names, cli_strcmp_p);
@@ -176,13 +176,13 @@ static void cli_walk(CliWalk *w, const char *dir, const char *rel, int depth)
     size_t n;
     char **names = cli_read_dir(dir, &n);
     if (!names) {   /* its job will fail to load it and say why */
-        cli_list_add(w->list, ir_strdup(dir),
+        cli_list_add(w->list, mem_strdup(dir),
                      w->o->out_dir ? cli_join(w->o->out_dir, rel ? rel : ".") : NULL);
         return;
     }
     for (size_t i = 0; i < n; i++) {
         char *path = cli_join(dir, names[i]);
-        char *sub = rel ? cli_join(rel, names[i]) : ir_strdup(names[i]);
+        char *sub = rel ? cli_join(rel, names[i]) : mem_strdup(names[i]);
         struct stat st;
         bool seen = lstat(path, &st) == 0;
         bool dir_here = seen && S_ISDIR(st.st_mode);
@@ -228,10 +228,10 @@ static void cli_collect(const CliOpts *o, CliList *l)
         size_t len = strlen(a);
         while (len > 1 && a[len - 1] == '/')
             len--;
-        char *name = ir_strdup(a);
+        char *name = mem_strdup(a);
         name[len] = '\0';
         const char *base = strrchr(name, '/') ? strrchr(name, '/') + 1 : name;
-        cli_list_add(l, ir_strdup(a), o->out_dir ? cli_out_path(o, base) : NULL);
+        cli_list_add(l, mem_strdup(a), o->out_dir ? cli_out_path(o, base) : NULL);
         free(name);
     }
 }
@@ -248,7 +248,7 @@ static int cli_check_outputs(const CliOpts *o, const CliList *l)
 {
     if (!o->out_dir || l->n < 2)
         return 0;
-    CliItem **by = ir_alloc_array(l->n, sizeof *by);
+    CliItem **by = mem_array(l->n, sizeof *by);
     for (size_t i = 0; i < l->n; i++)
         by[i] = &l->items[i];
     qsort(by, l->n, sizeof *by, cli_item_cmp_out);
@@ -448,7 +448,7 @@ static void cli_item_done(CliRun *run, CliSlot *s)
         memcpy(&it->brief, s->buf, sizeof(CliBrief));
         it->brief.msg[sizeof it->brief.msg - 1] = '\0';
         size_t jl = s->len - sizeof(CliBrief);
-        it->json = ir_alloc(jl + 1);
+        it->json = mem_alloc(jl + 1);
         memcpy(it->json, s->buf + sizeof(CliBrief), jl);
     }
     free(s->buf);

@@ -2,6 +2,7 @@
  * cli.h - what the command line's files share (prefix cli_).
  *
  * onnx-convert.c parses the command and runs the one-model commands,
+ * cli.c holds the helpers they all share (option values, reports),
  * convert.c runs convert and optimize on one model, batch.c runs a command
  * over many models in worker processes, targets.c runs info --targets,
  * help.c holds every --help text
@@ -18,9 +19,9 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "eval.h"
-#include "ir.h"
-#include "job.h"
+#include "eval/eval.h"
+#include "ir/ir.h"
+#include "driver/job.h"
 
 #define CLI_OK 0
 #define CLI_FAIL 1
@@ -48,7 +49,7 @@ int cli_usage(const char *command, const char *msg);
 /* --version. */
 void cli_version(FILE *f);
 
-/* onnx-convert.c: parses a non-negative decimal size. */
+/* cli.c: parses a non-negative decimal size. */
 bool cli_parse_size(const char *s, size_t *out);
 /* Parses a byte count with an optional suffix K, M, G or T (powers of
  * 1024): --max-memory. */

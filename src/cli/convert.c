@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "cli/cli.h"
 
 /* Options with a value that only the command line has; 1, 0 or -1. */
 static int cli_shared_value(CliOpts *o, char **argv, int *i, int argc)

@@ -10,49 +10,20 @@
 #include <errno.h>
 #include <sys/stat.h>
 
-#include "check.h"
-#include "cli.h"
-#include "convert.h"
-#include "eval.h"
-#include "infer.h"
-#include "info.h"
-#include "ir.h"
-#include "load.h"
-#include "opschema.h"
-#include "../../passes/passes.h"
-#include "save.h"
-#include "topo.h"
-#include "verify.h"
-
-bool cli_parse_size(const char *s, size_t *out)
-{
-    return job_parse_size(s, out);
-}
-
-bool cli_parse_bytes(const char *s, uint64_t *out)
-{
-    return job_parse_bytes(s, out);
-}
-
-int cli_limit_opt(EvOptions *e, char **argv, int *i, int argc)
-{
-    size_t k = (size_t)*i;
-    char why[200];
-    int got = job_parse_limit(e, (const char *const *)argv, &k, (size_t)argc, why, sizeof why);
-    if (got < 0)
-        fprintf(stderr, "onnx-convert: %s\n", why);
-    *i = (int)k;
-    return got;
-}
-
-bool cli_parse_jobs(const char *s, int *out)
-{
-    size_t v;
-    if (!cli_parse_size(s, &v) || v == 0 || v > CLI_MAX_JOBS)
-        return false;
-    *out = (int)v;
-    return true;
-}
+#include "analysis/check.h"
+#include "cli/cli.h"
+#include "convert/convert.h"
+#include "eval/eval.h"
+#include "analysis/infer.h"
+#include "coreml/info_mil.h"
+#include "driver/info.h"
+#include "ir/ir.h"
+#include "io/load.h"
+#include "schema/opschema.h"
+#include "passes/passes.h"
+#include "io/save.h"
+#include "ir/topo.h"
+#include "eval/verify.h"
 
 /* A failure of the model at path: one line naming it. */
 static int cli_error(const char *path, const IrError *err)
@@ -74,41 +45,6 @@ static int cli_runnable(IrModel *m, const char *what, IrError *err)
     if (job_prepare(m, &rule, msg, sizeof msg) < 0)
         return ir_fail(err, "%s: %s", what, msg);
     return 0;
-}
-
-/* Freeing a 100k-node model piece by piece takes a fifth of the whole
- * run; sanitized builds still free it so that the leak checker sees
- * everything. */
-void cli_drop_model(IrModel *m)
-{
-#if defined(__SANITIZE_ADDRESS__)
-    ir_model_free(m);
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-    ir_model_free(m);
-#endif
-#else
-    (void)m;
-#endif
-}
-
-void cli_print_json(FILE *f, const JobReport *r)
-{
-    Js j;
-    js_init(&j, f, 0);
-    job_json(&j, r);
-    fputc('\n', f);
-}
-
-/* Messages of the loader and the checker name the file; the converter's
- * and the evaluator's name the node, so batch output adds the path. */
-void cli_print_failure(const char *path, const char *msg)
-{
-    size_t pl = strlen(path);
-    if (!strncmp(msg, path, pl) && msg[pl] == ':')
-        fprintf(stderr, "onnx-convert: %s\n", msg);
-    else
-        fprintf(stderr, "onnx-convert: %s: %s\n", path, msg);
 }
 
 static int cli_convert_cmd(int argc, char **argv)
@@ -137,9 +73,9 @@ static int cli_info_mlpackage(const char *path, bool json)
         return cli_error(path, &err);
     }
     if (json)
-        info_print_mil_json(stdout, m, &st, path);
+        info_mil_print_json(stdout, m, &st, path);
     else
-        info_print_mil_text(stdout, m, &st, path);
+        info_mil_print_text(stdout, m, &st, path);
     mil_model_free(m);
     if (fflush(stdout) || ferror(stdout)) {
         fputs("onnx-convert: cannot write to standard output\n", stderr);
@@ -186,7 +122,8 @@ static int cli_info(int argc, char **argv)
     /* Inferred types show beside the declared ones; a model inference
      * refuses is still described (check says why). */
     IrError ierr;
-    if (inf_model(m, NULL, &ierr) < 0)
+    InfOptions proving = {.use_value_info = true, .run = ev_prove_node};
+    if (inf_model(m, &proving, &ierr) < 0)
         ir_graph_clear_inferred(m->graph);
     if (json)
         info_print_json(stdout, m, path);
@@ -455,10 +392,10 @@ static char **cli_split_equals(int *argc, char **argv, char **store)
 {
     size_t total = 1;
     for (int i = 0; i < *argc; i++)
-        if (!ir_add_size(total, strlen(argv[i]) + 1, &total))
+        if (!mem_add_size(total, strlen(argv[i]) + 1, &total))
             abort();
-    char **out = ir_alloc_array((size_t)*argc * 2 + 1, sizeof *out);
-    char *next = *store = ir_alloc(total);
+    char **out = mem_array((size_t)*argc * 2 + 1, sizeof *out);
+    char *next = *store = mem_alloc(total);
     int n = 0;
     for (int i = 0; i < *argc; i++) {
         char *a = argv[i], *eq = strchr(a, '=');

@@ -1,13 +1,13 @@
 /*
  * targets.c - `info --targets` as text (prefix cli_); the dry runs and
- * the JSON report are src/targets.c's, shared with the C library.
+ * the JSON report are src/driver/targets.c's, shared with the C library.
  */
 #include <stdio.h>
 #include <string.h>
 
-#include "cli.h"
-#include "opschema.h"
-#include "targets.h"
+#include "cli/cli.h"
+#include "schema/opschema.h"
+#include "driver/targets.h"
 
 /* The text rows of one domain: "yes" or "no" and convert's message. */
 static void cli_tg_text(const char *path, size_t d, int64_t own)

@@ -27,7 +27,7 @@
 #include <stdbool.h>
 #include <string.h>
 
-#include "rules.h"
+#include "coreml/rules.h"
 
 static const CmMap act_plain[] = {
     {"Relu", "relu"}, {"Sigmoid", "sigmoid"}, {"Softplus", "softplus"},
@@ -41,31 +41,34 @@ static const CmMap act_alpha[] = {
 
 #define ACT_N(t) (sizeof t / sizeof t[0])
 
-static float act_alpha_default(const char *op)
+/* The MIL value of n's input 0 and its MIL dtype (*dt), when it is fp32
+ * or fp16, which MIL's activations take; NULL after refusing otherwise. */
+static const char *act_float_in(CmLower *c, const IrNode *n, int32_t *dt)
 {
-    if (!strcmp(op, "LeakyRelu"))
-        return 0.01f;
-    return 1.0f;
+    *dt = cm_dtype_to_mil(cml_elem(n->in[0]));
+    if (*dt != MIL_FP32 && *dt != MIL_FP16) {
+        cml_refuse(c, "MIL's activations take floats");
+        return NULL;
+    }
+    return cml_in(c, n, 0);
 }
 
 static int lower_act(CmLower *c, const IrNode *n)
 {
     const CmMap *p = cm_map_onnx(act_plain, ACT_N(act_plain), n->op_type);
     const CmMap *a = cm_map_onnx(act_alpha, ACT_N(act_alpha), n->op_type);
-    int32_t dt = cm_dtype_to_mil(cml_elem(n->in[0]));
-    if (dt != MIL_FP32 && dt != MIL_FP16)
-        return cml_refuse(c, "MIL's activations take floats");
-    const char *x = cml_in(c, n, 0);
+    int32_t dt;
+    const char *x = act_float_in(c, n, &dt);
     if (!x)
         return -1;
     MilOp *op = cml_op(c, p ? p->mil : a ? a->mil : "sigmoid_hard");
     mil_op_in(op, "x", x);
     if (a)
         mil_op_in_const(op, "alpha",
-                        cml_scalar(dt, cml_attr_f(n, "alpha", act_alpha_default(n->op_type))));
+                        cml_scalar(dt, cml_attr_f(n, "alpha")));
     if (!p && !a) {
-        mil_op_in_const(op, "alpha", cml_scalar(dt, cml_attr_f(n, "alpha", 0.2f)));
-        mil_op_in_const(op, "beta", cml_scalar(dt, cml_attr_f(n, "beta", 0.5f)));
+        mil_op_in_const(op, "alpha", cml_scalar(dt, cml_attr_f(n, "alpha")));
+        mil_op_in_const(op, "beta", cml_scalar(dt, cml_attr_f(n, "beta")));
     }
     return cml_out(c, op, n, 0);
 }
@@ -73,7 +76,7 @@ static int lower_act(CmLower *c, const IrNode *n)
 static int lower_softmax(CmLower *c, const IrNode *n)
 {
     int64_t axis;
-    if (!cml_axis(cml_attr_i(n, "axis", -1), cml_rank(n->in[0]), &axis))
+    if (!cml_axis(cml_attr_i(n, "axis"), cml_rank(n->in[0]), &axis))
         return cml_refuse(c, "axis out of range or rank unknown");
     const char *x = cml_in(c, n, 0);
     if (!x)
@@ -139,15 +142,13 @@ static int lower_prelu(CmLower *c, const IrNode *n)
  * which differs where x equals alpha. */
 static int lower_thresholded(CmLower *c, const IrNode *n)
 {
-    int32_t dt = cm_dtype_to_mil(cml_elem(n->in[0]));
-    if (dt != MIL_FP32 && dt != MIL_FP16)
-        return cml_refuse(c, "MIL's activations take floats");
-    const char *x = cml_in(c, n, 0);
+    int32_t dt;
+    const char *x = act_float_in(c, n, &dt);
     if (!x)
         return -1;
     MilOp *op = cml_op(c, "greater");
     mil_op_in(op, "x", x);
-    mil_op_in_const(op, "y", cml_scalar(dt, cml_attr_f(n, "alpha", 1.0f)));
+    mil_op_in_const(op, "y", cml_scalar(dt, cml_attr_f(n, "alpha")));
     const char *k = cml_tmp(c, op, MIL_BOOL, cml_rank(n->out[0]), NULL);
     op = cml_op(c, "select");
     mil_op_in(op, "cond", k);
@@ -160,10 +161,8 @@ static int lower_thresholded(CmLower *c, const IrNode *n)
  * Mish = x * tanh(softplus(x)). */
 static int lower_composite(CmLower *c, const IrNode *n)
 {
-    int32_t dt = cm_dtype_to_mil(cml_elem(n->in[0]));
-    if (dt != MIL_FP32 && dt != MIL_FP16)
-        return cml_refuse(c, "MIL's activations take floats");
-    const char *x = cml_in(c, n, 0);
+    int32_t dt;
+    const char *x = act_float_in(c, n, &dt);
     if (!x)
         return -1;
     MilType t = cml_type(n->out[0]);
@@ -172,11 +171,11 @@ static int lower_composite(CmLower *c, const IrNode *n)
     if (!strcmp(n->op_type, "Selu")) {
         op = cml_op(c, "elu");
         mil_op_in(op, "x", x);
-        mil_op_in_const(op, "alpha", cml_scalar(dt, cml_attr_f(n, "alpha", 1.67326319217681884765625f)));
+        mil_op_in_const(op, "alpha", cml_scalar(dt, cml_attr_f(n, "alpha")));
         y = cml_tmp(c, op, t.dtype, t.rank, t.dims);
         mil_type_clear(&t);
         return act_bin(c, n, "mul", y, NULL,
-                       cml_scalar(dt, cml_attr_f(n, "gamma", 1.05070102214813232421875f)), true)
+                       cml_scalar(dt, cml_attr_f(n, "gamma")), true)
                    ? 0 : -1;
     }
     if (!strcmp(n->op_type, "HardSwish")) {
@@ -203,7 +202,7 @@ static int lower_celu(CmLower *c, const IrNode *n)
     int32_t dt = cm_dtype_to_mil(cml_elem(n->in[0]));
     if (dt != MIL_FP32 && dt != MIL_FP16)
         return cml_refuse(c, "Celu of a non-float type");
-    double alpha = cml_attr_f(n, "alpha", 1.0f);
+    double alpha = cml_attr_f(n, "alpha");
     if (alpha == 0)
         return cml_refuse(c, "Celu with alpha 0 divides by zero");
     const char *x = cml_in(c, n, 0);
@@ -230,7 +229,7 @@ static int lower_hardmax(CmLower *c, const IrNode *n)
     int64_t dims[64], axis;
     size_t rank;
     if (!cml_dims(n->in[0], dims, 64, &rank) ||
-        !cml_axis(cml_attr_i(n, "axis", -1), (int)rank, &axis) || dims[axis] > INT32_MAX ||
+        !cml_axis(cml_attr_i(n, "axis"), (int)rank, &axis) || dims[axis] > INT32_MAX ||
         dims[axis] < 1)
         return cml_refuse(c, "the shape is not static or the axis is out of range");
     const char *x = cml_in(c, n, 0);

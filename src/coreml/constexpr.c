@@ -32,7 +32,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rules.h"
+#include "base/half.h"
+#include "coreml/rules.h"
 
 #define CX_MAX_RANK 8
 
@@ -48,7 +49,7 @@ static double cx_at(const MilTensor *t, size_t i)
         memcpy(&f, &u, 4);
         return f;
     }
-    case MIL_FP16: return ir_half_to_float((uint16_t)(p[0] | p[1] << 8));
+    case MIL_FP16: return half_f16_to_f32((uint16_t)(p[0] | p[1] << 8));
     case MIL_INT8: case MIL_INT4: return (int8_t)p[0];
     case MIL_INT32: return (int32_t)((uint32_t)p[0] | (uint32_t)p[1] << 8 |
                                      (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24);
@@ -69,7 +70,7 @@ static void cx_put(MilTensor *t, size_t i, double v)
         for (int b = 0; b < 4; b++)
             p[b] = (uint8_t)(u >> 8 * b);
     } else if (t->dtype == MIL_FP16) {
-        uint16_t h = cmr_half(f);
+        uint16_t h = half_f32_to_f16(f);
         p[0] = (uint8_t)h;
         p[1] = (uint8_t)(h >> 8);
     } else {

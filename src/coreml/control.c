@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rules.h"
+#include "coreml/rules.h"
 
 /* A bool or int32 scalar of a one-element value (ONNX takes shape [] or
  * [1] for If's cond and Loop's M and cond; MIL wants scalars). */
@@ -53,7 +53,7 @@ static int lower_if(CmLower *c, const IrNode *n)
     if (rc == 0)
         rc = cml_lower_graph(c, e->g, be);
     MilOp *op = cml_op(c, "cond");
-    op->blocks = ir_alloc_array(2, sizeof *op->blocks);
+    op->blocks = mem_array(2, sizeof *op->blocks);
     op->blocks[0] = bt;
     op->blocks[1] = be;
     op->n_blocks = 2;
@@ -98,10 +98,10 @@ static void ctl_vars_free(CtlVars *lv)
 static MilBlock *ctl_block(const CtlVars *lv)
 {
     MilBlock *b = mil_block_new();
-    b->in = ir_alloc_array(lv->n ? lv->n : 1, sizeof *b->in);
+    b->in = mem_array(lv->n ? lv->n : 1, sizeof *b->in);
     b->n_in = lv->n;
     for (size_t i = 0; i < lv->n; i++) {
-        b->in[i].name = ir_strdup(lv->v[i].name);
+        b->in[i].name = mem_strdup(lv->v[i].name);
         b->in[i].type = mil_type_copy(&lv->v[i].type);
     }
     return b;
@@ -267,7 +267,7 @@ static int ctl_while(CmLower *c, const IrNode *n, MilBlock *cb, MilBlock *bb, co
 {
     c->node = n;
     MilOp *op = cml_op(c, "while_loop");
-    op->blocks = ir_alloc_array(2, sizeof *op->blocks);
+    op->blocks = mem_array(2, sizeof *op->blocks);
     op->blocks[0] = cb;
     op->blocks[1] = bb;
     op->n_blocks = 2;
@@ -338,7 +338,7 @@ static int lower_loop(CmLower *c, const IrNode *n)
         c0 = cml_const(c, mil_tensor_scalar_bool(true));
     }
     CtlVars lv = {0};
-    const char **init = ir_alloc_array(2 + n_carried + n_scan, sizeof *init);
+    const char **init = mem_array(2 + n_carried + n_scan, sizeof *init);
     init[0] = cml_const(c, mil_tensor_scalar_i32(0));
     init[1] = c0;
     int rc = 0;
@@ -414,51 +414,118 @@ static const char *ctl_scan_length(CmLower *c, const IrValue *x, const char *xm,
  * each scan input's slice at i (at L - 1 - i for a reverse one) along its
  * axis (a scalar index drops the axis), then runs the ONNX body; a
  * reverse scan output is prepended. The cond block: i < L. */
-static int lower_scan(CmLower *c, const IrNode *n)
+/* A Scan's shape: state and scan counts, each scan input's axis and
+ * direction, each scan output's (the arrays are owned). */
+typedef struct ScanPlan {
+    size_t n_st, n_m, n_k;
+    int64_t *in_axis, *out_axis;
+    bool *in_rev, *out_rev;
+    bool any_rev;
+} ScanPlan;
+
+static void scan_plan_free(ScanPlan *p)
 {
-    const IrAttr *a = ir_node_attr(n, "body");
-    const IrGraph *body = a ? a->g : NULL;
-    int64_t m_in = cml_attr_i(n, "num_scan_inputs", 0);
+    free(p->in_axis);
+    free(p->out_axis);
+    free(p->in_rev);
+    free(p->out_rev);
+}
+
+/* Reads the scan axes and directions of n into p (arrays allocated here,
+ * freed by scan_plan_free whatever the result). 0, or -1 after refusing. */
+static int scan_plan(CmLower *c, const IrNode *n, ScanPlan *p)
+{
+    p->in_axis = mem_array(p->n_m, sizeof *p->in_axis);
+    p->out_axis = mem_array(p->n_k ? p->n_k : 1, sizeof *p->out_axis);
+    p->in_rev = mem_array(p->n_m, sizeof *p->in_rev);
+    p->out_rev = mem_array(p->n_k ? p->n_k : 1, sizeof *p->out_rev);
+    bool ok = true;
+    for (size_t j = 0; j < p->n_m; j++) {
+        int64_t ax = ctl_scan_attr(n, "scan_input_axes", j, &ok);
+        p->in_rev[j] = ctl_scan_attr(n, "scan_input_directions", j, &ok) != 0;
+        p->any_rev |= p->in_rev[j];
+        int r = cml_rank(n->in[p->n_st + j]);
+        if (!ok || r > 64 || !cml_axis(ax, r, &p->in_axis[j]))
+            return cml_refuse(c, "scan input %zu: axis out of range, or rank unknown or "
+                              "above 64", j);
+    }
+    for (size_t j = 0; j < p->n_k; j++) {
+        p->out_axis[j] = ctl_scan_attr(n, "scan_output_axes", j, &ok);
+        p->out_rev[j] = ctl_scan_attr(n, "scan_output_directions", j, &ok) != 0;
+        if (!ok)
+            return cml_refuse(c, "scan_output_axes or directions shorter than the outputs");
+    }
+    return 0;
+}
+
+/* The body block's first ops: each scan input's slice at the iteration
+ * (counted from the end for a reversed one: last - i), bound to the
+ * body's input names. */
+static void scan_slices(CmLower *c, const IrNode *n, const IrGraph *body, MilBlock *bb,
+                        const ScanPlan *p, const CtlVars *lv, const char *const *xs,
+                        const char *last)
+{
+    MilBlock *outer = c->b;
+    c->b = bb;
+    const char *ri = NULL;
+    if (p->any_rev) {
+        MilOp *op = cml_op(c, "sub");
+        mil_op_in(op, "x", last);
+        mil_op_in(op, "y", lv->v[0].name);
+        ri = cml_tmp(c, op, MIL_INT32, 0, NULL);
+    }
+    for (size_t j = 0; j < p->n_m; j++) {
+        MilType t = cml_type(n->in[p->n_st + j]);
+        int64_t sd[64];
+        for (int d = 0, k = 0; d < t.rank && k < 64; d++)
+            if (d != p->in_axis[j])
+                sd[k++] = t.dims[d];
+        MilOp *op = cml_op(c, "gather");
+        mil_op_in(op, "x", xs[j]);
+        mil_op_in(op, "indices", p->in_rev[j] ? ri : lv->v[0].name);
+        mil_op_in_const(op, "axis", mil_tensor_scalar_i32((int32_t)p->in_axis[j]));
+        const char *sl = cml_tmp(c, op, t.dtype, t.rank - 1, sd);
+        mil_type_clear(&t);
+        cml_bind(c, ((const IrValueInfo *)body->inputs.p[p->n_st + j])->value->name, sl);
+    }
+    c->b = outer;
+}
+
+/* Whether Scan n and its body agree on counts, and every value it carries
+ * is a tensor; 0, or -1 after refusing. p gets the counts. */
+static int scan_check(CmLower *c, const IrNode *n, const IrGraph *body, ScanPlan *p)
+{
+    int64_t m_in = cml_attr_i(n, "num_scan_inputs");
     if (!body || m_in < 1 || (size_t)m_in > n->n_in)
         return cml_refuse(c, "the body or num_scan_inputs is missing or out of range");
-    size_t n_m = (size_t)m_in, n_st = n->n_in - n_m;
-    if (body->inputs.n != n->n_in || body->outputs.n != n->n_out || n->n_out < n_st)
+    p->n_m = (size_t)m_in;
+    p->n_st = n->n_in - p->n_m;
+    if (body->inputs.n != n->n_in || body->outputs.n != n->n_out || n->n_out < p->n_st)
         return cml_refuse(c, "the body takes %zu and returns %zu values for %zu inputs and %zu "
                           "outputs", body->inputs.n, body->outputs.n, n->n_in, n->n_out);
-    size_t n_k = n->n_out - n_st;
+    p->n_k = n->n_out - p->n_st;
     for (size_t k = 0; k < n->n_in; k++)
         if (!cml_has(n, k))
             return cml_refuse(c, "input %zu is left out", k);
     for (size_t k = 0; k < n->n_out; k++)
-        if (ctl_tensor_only(c, n->out[k], k < n_st ? "state" : "scan output") < 0 ||
-            (k < n_st && ctl_tensor_only(c, n->in[k], "state") < 0))
+        if (ctl_tensor_only(c, n->out[k], k < p->n_st ? "state" : "scan output") < 0 ||
+            (k < p->n_st && ctl_tensor_only(c, n->in[k], "state") < 0))
             return -1;
-    int64_t *in_axis = ir_alloc_array(n_m, sizeof *in_axis);
-    int64_t *out_axis = ir_alloc_array(n_k ? n_k : 1, sizeof *out_axis);
-    bool *in_rev = ir_alloc_array(n_m, sizeof *in_rev);
-    bool *out_rev = ir_alloc_array(n_k ? n_k : 1, sizeof *out_rev);
-    const char **xs = ir_alloc_array(n_m, sizeof *xs);
-    const char **init = ir_alloc_array(1 + n_st + n_k, sizeof *init);
+    return 0;
+}
+
+static int lower_scan(CmLower *c, const IrNode *n)
+{
+    const IrAttr *a = ir_node_attr(n, "body");
+    const IrGraph *body = a ? a->g : NULL;
+    ScanPlan p = {0};
+    if (scan_check(c, n, body, &p) < 0)
+        return -1;
+    size_t n_st = p.n_st, n_m = p.n_m, n_k = p.n_k;
+    const char **xs = mem_array(n_m, sizeof *xs);
+    const char **init = mem_array(1 + n_st + n_k, sizeof *init);
     CtlVars lv = {0};
-    bool ok = true;
-    int rc = 0, any_rev = 0;
-    for (size_t j = 0; j < n_m; j++) {
-        int64_t ax = ctl_scan_attr(n, "scan_input_axes", j, &ok);
-        in_rev[j] = ctl_scan_attr(n, "scan_input_directions", j, &ok) != 0;
-        any_rev |= in_rev[j];
-        int r = cml_rank(n->in[n_st + j]);
-        if (!ok || r > 64 || !cml_axis(ax, r, &in_axis[j])) {
-            rc = cml_refuse(c, "scan input %zu: axis out of range, or rank unknown or above 64",
-                            j);
-            break;
-        }
-    }
-    for (size_t j = 0; rc == 0 && j < n_k; j++) {
-        out_axis[j] = ctl_scan_attr(n, "scan_output_axes", j, &ok);
-        out_rev[j] = ctl_scan_attr(n, "scan_output_directions", j, &ok) != 0;
-        if (!ok)
-            rc = cml_refuse(c, "scan_output_axes or directions shorter than the outputs");
-    }
+    int rc = scan_plan(c, n, &p);
     /* outside the loop: the initial states, the scan inputs, L (and L-1) */
     init[0] = rc == 0 ? cml_const(c, mil_tensor_scalar_i32(0)) : NULL;
     ctl_vars_add(&lv, cml_name(c, "scan_i"), mil_type(MIL_INT32, 0, NULL));
@@ -476,53 +543,27 @@ static int lower_scan(CmLower *c, const IrNode *n)
     for (size_t j = 0; rc == 0 && j < n_m; j++)
         if (!(xs[j] = cml_in(c, n, n_st + j)))
             rc = -1;
-    const char *len = rc == 0 ? ctl_scan_length(c, n->in[n_st], xs[0], in_axis[0]) : NULL;
+    const char *len = rc == 0 ? ctl_scan_length(c, n->in[n_st], xs[0], p.in_axis[0]) : NULL;
     const char *last = NULL;
-    if (rc == 0 && any_rev) {
+    if (rc == 0 && p.any_rev) {
         MilOp *op = cml_op(c, "sub");
         mil_op_in(op, "x", len);
         mil_op_in_const(op, "y", mil_tensor_scalar_i32(1));
         last = cml_tmp(c, op, MIL_INT32, 0, NULL);
     }
     for (size_t j = 0; rc == 0 && j < n_k; j++)
-        rc = ctl_acc(c, &lv, body->outputs.p[n_st + j], n->out[n_st + j], out_axis[j],
-                     &init[1 + n_st + j], &out_axis[j]);
+        rc = ctl_acc(c, &lv, body->outputs.p[n_st + j], n->out[n_st + j], p.out_axis[j],
+                     &init[1 + n_st + j], &p.out_axis[j]);
     MilBlock *cb = rc == 0 ? ctl_block(&lv) : mil_block_new();
     MilBlock *bb = rc == 0 ? ctl_block(&lv) : mil_block_new();
     if (rc == 0)
         rc = ctl_cond_block(c, cb, &lv, len, false);
-    /* the slices, first in the body block */
-    MilBlock *outer = c->b;
-    c->b = bb;
-    const char *ri = NULL;
-    if (rc == 0 && any_rev) {
-        MilOp *op = cml_op(c, "sub");
-        mil_op_in(op, "x", last);
-        mil_op_in(op, "y", lv.v[0].name);
-        ri = cml_tmp(c, op, MIL_INT32, 0, NULL);
-    }
-    for (size_t j = 0; rc == 0 && j < n_m; j++) {
-        MilType t = cml_type(n->in[n_st + j]);
-        int64_t sd[64];
-        for (int d = 0, k = 0; d < t.rank && k < 64; d++)
-            if (d != in_axis[j])
-                sd[k++] = t.dims[d];
-        MilOp *op = cml_op(c, "gather");
-        mil_op_in(op, "x", xs[j]);
-        mil_op_in(op, "indices", in_rev[j] ? ri : lv.v[0].name);
-        mil_op_in_const(op, "axis", mil_tensor_scalar_i32((int32_t)in_axis[j]));
-        const char *sl = cml_tmp(c, op, t.dtype, t.rank - 1, sd);
-        mil_type_clear(&t);
-        cml_bind(c, ((const IrValueInfo *)body->inputs.p[n_st + j])->value->name, sl);
-    }
-    c->b = outer;
     if (rc == 0)
-        rc = ctl_body_block(c, bb, body, &lv, n_st, n_k, out_axis, out_rev);
+        scan_slices(c, n, body, bb, &p, &lv, xs, last);
+    if (rc == 0)
+        rc = ctl_body_block(c, bb, body, &lv, n_st, n_k, p.out_axis, p.out_rev);
     rc = ctl_while(c, n, cb, bb, &lv, init, 1, rc);
-    free(in_axis);
-    free(out_axis);
-    free(in_rev);
-    free(out_rev);
+    scan_plan_free(&p);
     free(xs);
     free(init);
     ctl_vars_free(&lv);
@@ -544,7 +585,7 @@ static int raise_cond(CmRaise *r, const MilOp *op)
             return cmr_fail(r, "block %zu returns %zu values for %zu outputs", k,
                             op->blocks[k]->n_out, op->n_out);
     const char *pred = cmr_in(r, op, "pred", 0);
-    const char **out = ir_alloc_array(op->n_out, sizeof *out);
+    const char **out = mem_array(op->n_out, sizeof *out);
     for (size_t i = 0; i < op->n_out; i++)
         out[i] = op->out[i].name;
     IrNode *node;
@@ -552,7 +593,7 @@ static int raise_cond(CmRaise *r, const MilOp *op)
     free(out);
     for (size_t k = 0; rc == 0 && k < 2; k++) {
         IrGraph *g = ir_graph_new(r->g);
-        g->name = ir_strdup(k ? "else_branch" : "then_branch");
+        g->name = mem_strdup(k ? "else_branch" : "then_branch");
         /* attached first: fresh names made inside (a while_loop's) must see
          * the names the branch holds */
         ir_node_set_attr(node, ir_attr_graph(k ? "else_branch" : "then_branch", g));
@@ -620,7 +661,7 @@ static int ctl_raise_body(CmRaise *r, const MilOp *op, IrGraph *g)
             const char *in[1] = {cb->in[k].name}, *out[1] = {bb->in[k].name};
             rc = cmr_node(r, "Identity", 1, in, 1, out, NULL);
         }
-    const char **outs = ir_alloc_array(nv, sizeof *outs);
+    const char **outs = mem_array(nv, sizeof *outs);
     for (size_t k = 0; k < nv; k++)
         outs[k] = cmr_tmp(r, cb->in[k].name);
     const char *pred = cb->out[0];
@@ -629,8 +670,8 @@ static int ctl_raise_body(CmRaise *r, const MilOp *op, IrGraph *g)
         rc = cmr_node(r, "If", 1, &pred, nv, outs, &ifn);
     if (rc == 0) {
         IrGraph *tg = ir_graph_new(g), *eg = ir_graph_new(g);
-        tg->name = ir_strdup("then_branch");
-        eg->name = ir_strdup("else_branch");
+        tg->name = mem_strdup("then_branch");
+        eg->name = mem_strdup("else_branch");
         ir_node_set_attr(ifn, ir_attr_graph("then_branch", tg));
         ir_node_set_attr(ifn, ir_attr_graph("else_branch", eg));
         rc = cmr_block(r, bb, tg, cb->in);
@@ -656,14 +697,14 @@ static int raise_while(CmRaise *r, const MilOp *op)
     if (cb->n_in != nv || bb->n_in != nv || cb->n_out != 1 || bb->n_out != nv)
         return cmr_fail(r, "the cond block must take the %zu loop variables and return one "
                         "bool, the body block take and return them", nv);
-    const char **in = ir_alloc_array(nv + 2, sizeof *in), **out;
+    const char **in = mem_array(nv + 2, sizeof *in), **out;
     in[0] = "";
     MilTensor *t = mil_tensor_scalar_bool(true);
     in[1] = cmr_init_tensor(r, t);
     mil_tensor_free(t);
     for (size_t k = 0; k < nv; k++)
         in[2 + k] = cmr_in(r, op, "loop_vars", k);
-    out = ir_alloc_array(nv, sizeof *out);
+    out = mem_array(nv, sizeof *out);
     for (size_t k = 0; k < nv; k++)
         out[k] = op->out[k].name;
     IrNode *node = NULL;
@@ -673,7 +714,7 @@ static int raise_while(CmRaise *r, const MilOp *op)
     if (rc < 0)
         return -1;
     IrGraph *g = ir_graph_new(r->g);
-    g->name = ir_strdup("body");
+    g->name = mem_strdup("body");
     ir_node_set_attr(node, ir_attr_graph("body", g));
     return ctl_raise_body(r, op, g);
 }

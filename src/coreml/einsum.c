@@ -37,7 +37,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "rules.h"
+#include "coreml/rules.h"
 
 #define ES_MAX 16       /* letters per term (ellipsis dims included) */
 #define ES_ELL 52       /* ids: 0-25 'A'-'Z', 26-51 'a'-'z', then the ellipsis dims */
@@ -664,7 +664,7 @@ static int es_lower_general(CmLower *c, const IrNode *n, const EsEq *e, int32_t 
 static int lower_einsum(CmLower *c, const IrNode *n)
 {
     char buf[160], why[200];
-    const char *eq = cml_attr_s(n, "equation", buf, sizeof buf, "");
+    const char *eq = cml_attr_s(n, "equation", buf, sizeof buf);
     if (strlen(eq) + 1 >= sizeof buf)
         return cml_refuse(c, "equation longer than %zu characters", sizeof buf - 2);
     if (n->n_in < 1 || n->n_in > 2)

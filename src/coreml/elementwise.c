@@ -38,7 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rules.h"
+#include "coreml/rules.h"
 
 static const CmMap ew_unary[] = {
     {"Sqrt", "sqrt"}, {"Exp", "exp"}, {"Log", "log"}, {"Abs", "abs"}, {"Erf", "erf"},
@@ -151,7 +151,7 @@ static const char *ew_trunc(CmLower *c, const IrValue *o, const char *v, int32_t
 static int lower_mod(CmLower *c, const IrNode *n)
 {
     int32_t dt = cm_dtype_to_mil(cml_elem(n->in[0]));
-    bool fmod = cml_attr_i(n, "fmod", 0) != 0;
+    bool fmod = cml_attr_i(n, "fmod") != 0;
     if (ew_is_float(dt) && !fmod)
         return cml_refuse(c, "Mod of floats needs fmod 1");
     if (!ew_is_float(dt) && dt != MIL_INT32)
@@ -262,8 +262,8 @@ static int lower_isinf_nan(CmLower *c, const IrNode *n)
         return -1;
     if (!strcmp(n->op_type, "IsNaN"))
         return cml_out(c, ew_op(c, "not_equal", x, x, NULL), n, 0);
-    bool pos = cml_attr_i(n, "detect_positive", 1) != 0;
-    bool neg = cml_attr_i(n, "detect_negative", 1) != 0;
+    bool pos = cml_attr_i(n, "detect_positive") != 0;
+    bool neg = cml_attr_i(n, "detect_negative") != 0;
     if (pos && neg)
         return cml_out(c, ew_op(c, "equal", ew_t(c, n->in[0], 0, "abs", x, NULL, NULL), NULL,
                                 cml_scalar(dt, INFINITY)),
@@ -293,7 +293,7 @@ static int lower_shrink(CmLower *c, const IrNode *n)
     if (!x)
         return -1;
     const IrValue *o = n->out[0];
-    double l = cml_attr_f(n, "lambd", 0.5f), b = cml_attr_f(n, "bias", 0.0f);
+    double l = cml_attr_f(n, "lambd"), b = cml_attr_f(n, "bias");
     const char *lo = ew_t(c, o, MIL_BOOL, "less", x, NULL, cml_scalar(dt, -l));
     const char *hi = ew_t(c, o, MIL_BOOL, "greater", x, NULL, cml_scalar(dt, l));
     const char *xl = ew_t(c, o, 0, "add", x, NULL, cml_scalar(dt, b));
@@ -428,7 +428,7 @@ static const char *ew_cast_name(int32_t onnx)
 /* Cast, and CastLike (the type of its second input: a cast as well). */
 static int lower_cast(CmLower *c, const IrNode *n)
 {
-    int64_t to = strcmp(n->op_type, "CastLike") ? cml_attr_i(n, "to", 0)
+    int64_t to = strcmp(n->op_type, "CastLike") ? cml_attr_i(n, "to")
                                                 : cml_elem(cml_has(n, 1) ? n->in[1] : NULL);
     const char *dn = ew_cast_name((int32_t)to);
     if (!dn)

@@ -29,7 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rules.h"
+#include "coreml/rules.h"
 
 /* Binds output i of TopK node n to output i of op, or gives op a
  * temporary output there when the node leaves it out (typed as the
@@ -83,7 +83,7 @@ static int lower_topk_dyn(CmLower *c, const IrNode *n, int64_t axis, int rank)
     MilOp *op = cml_op(c, "argsort");
     mil_op_in(op, "x", x);
     mil_op_in_const(op, "axis", mil_tensor_scalar_i32((int32_t)axis));
-    mil_op_in_const(op, "ascending", mil_tensor_scalar_bool(!cml_attr_i(n, "largest", 1)));
+    mil_op_in_const(op, "ascending", mil_tensor_scalar_bool(!cml_attr_i(n, "largest")));
     const char *order = cml_tmp(c, op, MIL_INT32, rank, t.dims);
     mil_type_clear(&t);
     const char *end = ix_first_k_end(c, k, axis, rank);
@@ -113,7 +113,7 @@ static int lower_topk(CmLower *c, const IrNode *n)
     int64_t *k, axis;
     size_t nk;
     int rank = cml_rank(n->in[0]);
-    if (rank < 1 || rank > 64 || !cml_axis(cml_attr_i(n, "axis", -1), rank, &axis))
+    if (rank < 1 || rank > 64 || !cml_axis(cml_attr_i(n, "axis"), rank, &axis))
         return cml_refuse(c, "axis out of range, or rank unknown");
     if (!cml_const_ints(n, 1, &k, &nk))
         return lower_topk_dyn(c, n, axis, rank);
@@ -128,7 +128,7 @@ static int lower_topk(CmLower *c, const IrNode *n)
     mil_op_in(op, "x", x);
     mil_op_in_const(op, "k", mil_tensor_scalar_i32((int32_t)kv));
     mil_op_in_const(op, "axis", mil_tensor_scalar_i32((int32_t)axis));
-    mil_op_in_const(op, "ascending", mil_tensor_scalar_bool(!cml_attr_i(n, "largest", 1)));
+    mil_op_in_const(op, "ascending", mil_tensor_scalar_bool(!cml_attr_i(n, "largest")));
     for (size_t i = 0; i < 2; i++)
         if (ix_topk_out(c, n, op, i) < 0)
             return -1;
@@ -238,10 +238,10 @@ static const char *ix_wrapped(CmLower *c, const IrNode *n, const char *x, const 
 static int lower_gather(CmLower *c, const IrNode *n)
 {
     bool nd = !strcmp(n->op_type, "GatherND");
-    if (nd && cml_attr_i(n, "batch_dims", 0))
+    if (nd && cml_attr_i(n, "batch_dims"))
         return cml_refuse(c, "batch_dims is not lowered");
     int64_t axis = 0;
-    if (!nd && !cml_axis(cml_attr_i(n, "axis", 0), cml_rank(n->in[0]), &axis))
+    if (!nd && !cml_axis(cml_attr_i(n, "axis"), cml_rank(n->in[0]), &axis))
         return cml_refuse(c, "axis out of range or rank unknown");
     const char *x = cml_in(c, n, 0), *i = x ? cml_in(c, n, 1) : NULL;
     if (i)
@@ -266,7 +266,7 @@ static int lower_scatter(CmLower *c, const IrNode *n)
 {
     bool nd = !strcmp(n->op_type, "ScatterND");
     char buf[16];
-    const char *red = cml_attr_s(n, "reduction", buf, sizeof buf, "none");
+    const char *red = cml_attr_s(n, "reduction", buf, sizeof buf);
     const CmMap *mode = cm_map_onnx(ix_modes, sizeof ix_modes / sizeof ix_modes[0], red);
     if (!mode)
         return cml_refuse(c, "reduction '%s' unknown", red);
@@ -275,7 +275,7 @@ static int lower_scatter(CmLower *c, const IrNode *n)
         return cml_refuse(c, "MIL's scatters take fp16, fp32 and int32 data only");
     int rank = cml_rank(n->in[0]);
     int64_t axis = 0;
-    if (!nd && !cml_axis(cml_attr_i(n, "axis", 0), rank, &axis))
+    if (!nd && !cml_axis(cml_attr_i(n, "axis"), rank, &axis))
         return cml_refuse(c, "axis out of range or rank unknown");
     const char *x = cml_in(c, n, 0), *i = x ? cml_in(c, n, 1) : NULL;
     const char *u = i ? cml_in(c, n, 2) : NULL;
@@ -323,7 +323,7 @@ static int lower_compress(CmLower *c, const IrNode *n)
     int rank = cml_rank(n->in[0]);
     bool has_axis = ir_node_attr(n, "axis") != NULL;
     int64_t axis = 0;
-    if (rank < 0 || (has_axis && !cml_axis(cml_attr_i(n, "axis", 0), rank, &axis)))
+    if (rank < 0 || (has_axis && !cml_axis(cml_attr_i(n, "axis"), rank, &axis)))
         return cml_refuse(c, "axis out of range or rank unknown");
     if (cml_rank(n->in[1]) != 1)
         return cml_refuse(c, "the condition is not 1-D");
@@ -360,8 +360,8 @@ static int lower_revseq(CmLower *c, const IrNode *n)
         return cml_refuse(c, "MIL's reverse_sequence takes fp16, fp32, int32 and bool only");
     int rank = cml_rank(n->in[0]);
     int64_t ta, ba;
-    if (!cml_axis(cml_attr_i(n, "time_axis", 0), rank, &ta) ||
-        !cml_axis(cml_attr_i(n, "batch_axis", 1), rank, &ba))
+    if (!cml_axis(cml_attr_i(n, "time_axis"), rank, &ta) ||
+        !cml_axis(cml_attr_i(n, "batch_axis"), rank, &ba))
         return cml_refuse(c, "axes out of range or rank unknown");
     const char *x = cml_in(c, n, 0), *l = x ? cml_in(c, n, 1) : NULL;
     if (!l)

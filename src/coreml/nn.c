@@ -39,7 +39,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rules.h"
+#include "coreml/rules.h"
 
 #define NN_MAX_RANK 8
 
@@ -52,7 +52,7 @@ static int nn_pads(CmLower *c, const IrNode *n, size_t ns, const int64_t *k,
                    const int64_t *s, const int64_t *d, int64_t *pads)
 {
     char buf[32];
-    const char *ap = cml_attr_s(n, "auto_pad", buf, sizeof buf, "NOTSET");
+    const char *ap = cml_attr_s(n, "auto_pad", buf, sizeof buf);
     memset(pads, 0, 2 * ns * sizeof *pads);
     if (!strcmp(ap, "NOTSET")) {
         const int64_t *p;
@@ -175,7 +175,7 @@ static MilOp *nn_conv_mil(CmLower *c, const IrNode *n, const char *type, size_t 
     mil_op_in_const(op, "strides", cml_ints(s, ns));
     nn_pad_in(op, same, pads, ns);
     mil_op_in_const(op, "dilations", cml_ints(d, ns));
-    mil_op_in_const(op, "groups", mil_tensor_scalar_i32((int32_t)cml_attr_i(n, "group", 1)));
+    mil_op_in_const(op, "groups", mil_tensor_scalar_i32((int32_t)cml_attr_i(n, "group")));
     return op;
 }
 
@@ -235,10 +235,10 @@ static int lower_pool(CmLower *c, const IrNode *n)
     mil_op_in_const(op, "kernel_sizes", cml_ints(k, ns));
     mil_op_in_const(op, "strides", cml_ints(s, ns));
     nn_pad_in(op, same, pads, ns);
-    mil_op_in_const(op, "ceil_mode", mil_tensor_scalar_bool(cml_attr_i(n, "ceil_mode", 0)));
+    mil_op_in_const(op, "ceil_mode", mil_tensor_scalar_bool(cml_attr_i(n, "ceil_mode")));
     if (!is_max)
         mil_op_in_const(op, "exclude_padding_from_average",
-                        mil_tensor_scalar_bool(!cml_attr_i(n, "count_include_pad", 0)));
+                        mil_tensor_scalar_bool(!cml_attr_i(n, "count_include_pad")));
     return cml_out(c, op, n, 0);
 }
 
@@ -291,11 +291,11 @@ static int gemm_linear(CmLower *c, const IrNode *n, bool *done)
     *done = false;
     const IrTensor *bt = cml_const_tensor(n, 1);
     const IrTensor *ct = cml_has(n, 2) ? cml_const_tensor(n, 2) : NULL;
-    if (cml_attr_i(n, "transA", 0) || cml_attr_f(n, "alpha", 1) != 1 || !bt ||
-        bt->ndims != 2 || (cml_has(n, 2) && (!ct || cml_attr_f(n, "beta", 1) != 1)))
+    if (cml_attr_i(n, "transA") || cml_attr_f(n, "alpha") != 1 || !bt ||
+        bt->ndims != 2 || (cml_has(n, 2) && (!ct || cml_attr_f(n, "beta") != 1)))
         return 0;
     uint64_t cn = 0;
-    int64_t nout = cml_attr_i(n, "transB", 0) ? bt->dims[0] : bt->dims[1];
+    int64_t nout = cml_attr_i(n, "transB") ? bt->dims[0] : bt->dims[1];
     if (ct && (!ir_tensor_numel(ct, &cn) || cn != (uint64_t)nout || ct->ndims > 2))
         return 0;
     const char *x = cml_in(c, n, 0);
@@ -304,7 +304,7 @@ static int gemm_linear(CmLower *c, const IrNode *n, bool *done)
     MilTensor *w = cml_tensor(c, bt);
     if (!w)
         return -1;
-    if (!cml_attr_i(n, "transB", 0)) {
+    if (!cml_attr_i(n, "transB")) {
         MilTensor *t = nn_transpose2(w);
         mil_tensor_free(w);
         w = t;
@@ -346,11 +346,11 @@ static int lower_gemm(CmLower *c, const IrNode *n)
     int32_t dt = cm_dtype_to_mil(cml_elem(n->out[0]));
     if (dt != MIL_FP32 && dt != MIL_FP16)
         return cml_refuse(c, "Gemm of a non-float type");
-    if (cml_attr_i(n, "transA", 0))
+    if (cml_attr_i(n, "transA"))
         a = nn_transpose_val(c, a, dt);
-    if (cml_attr_i(n, "transB", 0))
+    if (cml_attr_i(n, "transB"))
         b = nn_transpose_val(c, b, dt);
-    float alpha = cml_attr_f(n, "alpha", 1), beta = cml_attr_f(n, "beta", 1);
+    float alpha = cml_attr_f(n, "alpha"), beta = cml_attr_f(n, "beta");
     bool has_c = cml_has(n, 2);
     bool scale = alpha != 1;
     MilOp *op = cml_op(c, "matmul");
@@ -396,7 +396,7 @@ static int lower_conv_transpose(CmLower *c, const IrNode *n)
         if (v[i])
             return cml_refuse(c, "output_padding is not lowered");
     char buf[32];
-    const char *ap = cml_attr_s(n, "auto_pad", buf, sizeof buf, "NOTSET");
+    const char *ap = cml_attr_s(n, "auto_pad", buf, sizeof buf);
     if (ir_node_attr(n, "output_shape") || (strcmp(ap, "NOTSET") && strcmp(ap, "VALID")))
         return cml_refuse(c, "output_shape and auto_pad SAME_* are not lowered");
     return nn_conv_op(c, n, "conv_transpose", ns);
@@ -480,7 +480,7 @@ static int nn_root(CmLower *c, const IrNode *n, const char *s, double p)
 static int nn_lp_p(CmLower *c, const IrNode *n, double *p)
 {
     int32_t dt = cm_dtype_to_mil(cml_elem(n->in[0]));
-    *p = (double)cml_attr_i(n, "p", 2);
+    *p = (double)cml_attr_i(n, "p");
     if (dt != MIL_FP32 && dt != MIL_FP16)
         return cml_refuse(c, "a non-float input");
     if (*p < 1)
@@ -498,7 +498,7 @@ static int lower_lp_pool(CmLower *c, const IrNode *n)
         return -1;
     if (ns > 3)
         return cml_refuse(c, "%zu spatial dims: MIL's avg_pool takes 1 to 3", ns);
-    if (cml_attr_i(n, "ceil_mode", 0))
+    if (cml_attr_i(n, "ceil_mode"))
         return cml_refuse(c, "ceil_mode: a window past the padded edge sums fewer elements "
                              "than avg_pool's count");
     double count = 1;

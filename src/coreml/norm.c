@@ -32,7 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rules.h"
+#include "coreml/rules.h"
 
 #define NM_MAX_RANK 16
 
@@ -58,7 +58,7 @@ static MilTensor *nm_const(CmLower *c, const IrNode *n, size_t i, const int64_t 
         return NULL;
     }
     free(m->dims);
-    m->dims = ir_alloc_array(rank ? rank : 1, sizeof *m->dims);
+    m->dims = mem_array(rank ? rank : 1, sizeof *m->dims);
     memcpy(m->dims, dims, rank * sizeof *dims);
     m->rank = (int)rank;
     return m;
@@ -66,7 +66,7 @@ static MilTensor *nm_const(CmLower *c, const IrNode *n, size_t i, const int64_t 
 
 static int lower_batch_norm(CmLower *c, const IrNode *n)
 {
-    if (cml_attr_i(n, "training_mode", 0) || (n->n_out > 1 && (n->out[1] || n->out[2])))
+    if (cml_attr_i(n, "training_mode") || (n->n_out > 1 && (n->out[1] || n->out[2])))
         return cml_refuse(c, "training mode and running statistics have no MIL equivalent");
     const char *x = cml_in(c, n, 0);
     if (!x)
@@ -86,7 +86,7 @@ static int lower_batch_norm(CmLower *c, const IrNode *n)
     mil_op_in_const(op, "gamma", p[2]);
     mil_op_in_const(op, "beta", p[3]);
     int32_t dt = cm_dtype_to_mil(cml_elem(n->in[0]));
-    mil_op_in_const(op, "epsilon", cml_scalar(dt, cml_attr_f(n, "epsilon", 1e-5f)));
+    mil_op_in_const(op, "epsilon", cml_scalar(dt, cml_attr_f(n, "epsilon")));
     return cml_out(c, op, n, 0);
 }
 
@@ -105,7 +105,7 @@ static int lower_instance_norm(CmLower *c, const IrNode *n)
     mil_op_in_const(op, "gamma", g);
     mil_op_in_const(op, "beta", b);
     int32_t dt = cm_dtype_to_mil(cml_elem(n->in[0]));
-    mil_op_in_const(op, "epsilon", cml_scalar(dt, cml_attr_f(n, "epsilon", 1e-5f)));
+    mil_op_in_const(op, "epsilon", cml_scalar(dt, cml_attr_f(n, "epsilon")));
     return cml_out(c, op, n, 0);
 }
 
@@ -162,7 +162,7 @@ static int lower_layer_norm(CmLower *c, const IrNode *n)
     int64_t dims[NM_MAX_RANK], axis;
     size_t rank;
     if (!cml_dims_open(n->in[0], dims, NM_MAX_RANK, &rank) ||
-        !cml_axis(cml_attr_i(n, "axis", -1), (int)rank, &axis))
+        !cml_axis(cml_attr_i(n, "axis"), (int)rank, &axis))
         return cml_refuse(c, "input rank unknown or axis out of range");
     /* gamma and beta are consts of the normalized dims; the others may
      * be unknown */
@@ -189,7 +189,7 @@ static int lower_layer_norm(CmLower *c, const IrNode *n)
     if (b)
         mil_op_in_const(op, "beta", b);
     int32_t dt = cm_dtype_to_mil(cml_elem(n->in[0]));
-    float eps = cml_attr_f(n, "epsilon", 1e-5f);
+    float eps = cml_attr_f(n, "epsilon");
     mil_op_in_const(op, "epsilon", cml_scalar(dt, eps));
     if (cml_out(c, op, n, 0) < 0)
         return -1;
@@ -234,7 +234,7 @@ static const char *nm_reduce(CmLower *c, const char *type, const char *x, const 
 static int lower_lrn(CmLower *c, const IrNode *n)
 {
     int rank = cml_rank(n->in[0]);
-    int64_t size = cml_attr_i(n, "size", 0);
+    int64_t size = cml_attr_i(n, "size");
     int32_t dt = cm_dtype_to_mil(cml_elem(n->in[0]));
     if (rank != 3 && rank != 4)
         return cml_refuse(c, "input rank %d: local_response_norm takes rank 3 or 4", rank);
@@ -251,22 +251,22 @@ static int lower_lrn(CmLower *c, const IrNode *n)
     MilOp *op = cml_op(c, "local_response_norm");
     mil_op_in(op, "x", x);
     mil_op_in_const(op, "size", mil_tensor_scalar_i32((int32_t)size));
-    mil_op_in_const(op, "alpha", cml_scalar(dt, cml_attr_f(n, "alpha", 1e-4f)));
-    mil_op_in_const(op, "beta", cml_scalar(dt, cml_attr_f(n, "beta", 0.75f)));
-    mil_op_in_const(op, "k", cml_scalar(dt, cml_attr_f(n, "bias", 1.0f)));
+    mil_op_in_const(op, "alpha", cml_scalar(dt, cml_attr_f(n, "alpha")));
+    mil_op_in_const(op, "beta", cml_scalar(dt, cml_attr_f(n, "beta")));
+    mil_op_in_const(op, "k", cml_scalar(dt, cml_attr_f(n, "bias")));
     return cml_out(c, op, n, 0);
 }
 
 static int lower_lp_norm(CmLower *c, const IrNode *n)
 {
     int rank = cml_rank(n->in[0]);
-    int64_t p = cml_attr_i(n, "p", 2), axis;
+    int64_t p = cml_attr_i(n, "p"), axis;
     int32_t dt = cm_dtype_to_mil(cml_elem(n->in[0]));
     if (p != 1 && p != 2)
         return cml_refuse(c, "p %lld: ONNX defines 1 and 2 only", (long long)p);
     if (dt != MIL_FP32 && dt != MIL_FP16)
         return cml_refuse(c, "a non-float input");
-    if (!cml_axis(cml_attr_i(n, "axis", -1), rank, &axis))
+    if (!cml_axis(cml_attr_i(n, "axis"), rank, &axis))
         return cml_refuse(c, "axis out of range or rank unknown");
     const char *x = cml_in(c, n, 0);
     if (!x)
@@ -341,7 +341,7 @@ static const char *nm_fill(CmRaise *r, const MilTensor *like, float v)
     uint64_t n;
     if (!like || !mil_tensor_numel(like, &n) || n > (1u << 24))
         return NULL;
-    float *f = ir_alloc_array(n ? (size_t)n : 1, sizeof *f);
+    float *f = mem_array(n ? (size_t)n : 1, sizeof *f);
     for (uint64_t i = 0; i < n; i++)
         f[i] = v;
     const char *name = cmr_init_f32(r, f, (size_t)n, false);

@@ -24,7 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rules.h"
+#include "coreml/rules.h"
 
 static int lower_dequant_const(CmLower *c, const IrNode *n, const IrTensor *zt);
 
@@ -57,7 +57,7 @@ static int lower_quant(CmLower *c, const IrNode *n)
         mil_op_in_const(op, "zero_point", z);
     if (s->rank == 1) {
         int64_t axis;
-        if (!cml_axis(cml_attr_i(n, "axis", 1), cml_rank(n->in[0]), &axis)) {
+        if (!cml_axis(cml_attr_i(n, "axis"), cml_rank(n->in[0]), &axis)) {
             return cml_refuse(c, "axis out of range or rank unknown");
         }
         mil_op_in_const(op, "axis", mil_tensor_scalar_i32((int32_t)axis));
@@ -479,7 +479,7 @@ static int lower_dequant_const(CmLower *c, const IrNode *n, const IrTensor *zt)
     int64_t axis = 0;
     uint64_t inner = 1;
     if (ns > 1) {
-        if (!cml_axis(cml_attr_i(n, "axis", 1), (int)xt->ndims, &axis) ||
+        if (!cml_axis(cml_attr_i(n, "axis"), (int)xt->ndims, &axis) ||
             xt->dims[axis] != (int64_t)ns) {
             cml_refuse(c, "axis out of range or the scale's length is not the axis' dim");
             goto done;

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rules.h"
+#include "coreml/rules.h"
 
 static const CmMap rd_ops[] = {
     {"ReduceMean", "reduce_mean"}, {"ReduceSum", "reduce_sum"}, {"ReduceMax", "reduce_max"},
@@ -34,15 +34,15 @@ static int lower_reduce(CmLower *c, const IrNode *n)
 {
     const CmMap *m = cm_map_onnx(rd_ops, RD_N, n->op_type);
     int r = cml_rank(n->in[0]);
-    bool keep = cml_attr_i(n, "keepdims", 1) != 0;
+    bool keep = cml_attr_i(n, "keepdims") != 0;
     const char *x = cml_in(c, n, 0);
     if (!x)
         return -1;
     if (rd_is_arg(n->op_type)) {
         int64_t axis;
-        if (cml_attr_i(n, "select_last_index", 0))
+        if (cml_attr_i(n, "select_last_index"))
             return cml_refuse(c, "select_last_index: MIL returns the first index");
-        if (!cml_axis(cml_attr_i(n, "axis", 0), r, &axis))
+        if (!cml_axis(cml_attr_i(n, "axis"), r, &axis))
             return cml_refuse(c, "axis out of range or rank unknown");
         MilOp *op = cml_op(c, m->mil);
         mil_op_in(op, "x", x);
@@ -59,10 +59,10 @@ static int lower_reduce(CmLower *c, const IrNode *n)
             return cml_refuse(c, "axes are not constant");
     } else if (nattr > 0) {
         na = (size_t)nattr;
-        ax = ir_alloc_array(na, sizeof *ax);
+        ax = mem_array(na, sizeof *ax);
         memcpy(ax, aa, na * sizeof *ax);
     }
-    if (!na && cml_attr_i(n, "noop_with_empty_axes", 0)) {
+    if (!na && cml_attr_i(n, "noop_with_empty_axes")) {
         free(ax);
         return cml_refuse(c, "noop_with_empty_axes is not lowered");
     }
@@ -97,8 +97,8 @@ static int lower_cumsum(CmLower *c, const IrNode *n)
     MilOp *op = cml_op(c, "cumsum");
     mil_op_in(op, "x", x);
     mil_op_in_const(op, "axis", mil_tensor_scalar_i32((int32_t)axis));
-    mil_op_in_const(op, "exclusive", mil_tensor_scalar_bool(cml_attr_i(n, "exclusive", 0)));
-    mil_op_in_const(op, "reverse", mil_tensor_scalar_bool(cml_attr_i(n, "reverse", 0)));
+    mil_op_in_const(op, "exclusive", mil_tensor_scalar_bool(cml_attr_i(n, "exclusive")));
+    mil_op_in_const(op, "reverse", mil_tensor_scalar_bool(cml_attr_i(n, "reverse")));
     return cml_out(c, op, n, 0);
 }
 

@@ -78,16 +78,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../eval.h"
-#include "../resize.h"
-#include "rules.h"
+#include "eval/eval.h"
+#include "schema/resize.h"
+#include "coreml/rules.h"
 
 #define RS_MAX_RANK 8
 #define RS_MAX_CHECK ((int64_t)1 << 22)
 #define RS_MAX_MATRIX ((int64_t)1 << 24)
 
 
-/* One resized axis as ONNX sees it (src/resize.h): sizes, the scale its
+/* One resized axis as ONNX sees it (src/schema/resize.h): sizes, the scale its
  * formulas divide by and the output length as a real number (scale * in
  * when scales are given). */
 typedef RszAxis RsAxis;
@@ -163,15 +163,14 @@ static int rs_enum(const char *s, const char *const *names, size_t n)
 static int rs_spec(CmLower *c, const IrNode *n, RsSpec *s, bool quiet)
 {
     char mb[32], cb[32], nb[32];
-    const char *mode = cml_attr_s(n, "mode", mb, sizeof mb, "nearest");
-    const char *ctm = cml_attr_s(n, "coordinate_transformation_mode", cb, sizeof cb,
-                                 "half_pixel");
-    const char *nm = cml_attr_s(n, "nearest_mode", nb, sizeof nb, "round_prefer_floor");
+    const char *mode = cml_attr_s(n, "mode", mb, sizeof mb);
+    const char *ctm = cml_attr_s(n, "coordinate_transformation_mode", cb, sizeof cb);
+    const char *nm = cml_attr_s(n, "nearest_mode", nb, sizeof nb);
     if (!strcmp(mode, "cubic"))
         return RS_NO(c, quiet, "mode cubic: MIL has no bicubic resize");
     if (strcmp(mode, "nearest") && strcmp(mode, "linear"))
         return RS_NO(c, quiet, "mode '%s' unknown", mode);
-    if (cml_attr_i(n, "antialias", 0))
+    if (cml_attr_i(n, "antialias"))
         return RS_NO(c, quiet, "antialias: MIL's resize ops do not filter");
     if (ir_node_attr(n, "axes"))
         return RS_NO(c, quiet, "axes is not lowered");
@@ -270,11 +269,9 @@ static int rs_refuse_mismatch(CmLower *c, const IrNode *n, const RsSpec *spec, c
     return cml_refuse(c, "%s with coordinate_transformation_mode %s%s%s %s samples other %s "
                          "than every MIL resize op",
                       spec->nearest ? "nearest" : "linear",
-                      cml_attr_s(n, "coordinate_transformation_mode", cb, sizeof cb,
-                                 "half_pixel"),
+                      cml_attr_s(n, "coordinate_transformation_mode", cb, sizeof cb),
                       spec->nearest ? " and nearest_mode " : "",
-                      spec->nearest ? cml_attr_s(n, "nearest_mode", nb, sizeof nb,
-                                                 "round_prefer_floor")
+                      spec->nearest ? cml_attr_s(n, "nearest_mode", nb, sizeof nb)
                                     : "",
                       at, spec->nearest ? "pixels" : "coordinates");
 }
@@ -344,7 +341,7 @@ static const char *rs_float_const(CmLower *c, int32_t dt, const double *v, int64
         size_t r = k / (size_t)cols, q = k % (size_t)cols;
         double x = tr ? v[q * (size_t)rows + r] : v[k];
         if (dt == MIL_FP16) {
-            uint16_t h = ev_float_to_half((float)x);
+            uint16_t h = half_f32_to_f16((float)x);
             memcpy(t->data + 2 * k, &h, 2);
         } else {
             float f = (float)x;
@@ -385,7 +382,7 @@ static const char *rs_apply(CmLower *c, const IrNode *n, const char *x, const Rs
 {
     size_t a = m->axis;
     if (rs_is_pick(m)) {
-        int64_t *idx = ir_alloc_array((size_t)m->out, sizeof *idx);
+        int64_t *idx = mem_array((size_t)m->out, sizeof *idx);
         for (int64_t o = 0; o < m->out; o++)
             for (int64_t i = 0; i < m->in; i++)
                 if (m->w[o * m->in + i] == 1)
@@ -455,11 +452,11 @@ static int rs_mats(CmLower *c, const IrNode *n, const RsAxis *ax, size_t rank, R
 {
     char mb[32], cb[32], nb[32];
     EvResizeSpec sp = {
-        cml_attr_s(n, "mode", mb, sizeof mb, "nearest"),
-        cml_attr_s(n, "coordinate_transformation_mode", cb, sizeof cb, "half_pixel"),
-        cml_attr_s(n, "nearest_mode", nb, sizeof nb, "round_prefer_floor"),
-        cml_attr_f(n, "cubic_coeff_a", -0.75f), cml_attr_f(n, "extrapolation_value", 0),
-        cml_attr_i(n, "exclude_outside", 0) != 0, cml_attr_i(n, "antialias", 0) != 0};
+        cml_attr_s(n, "mode", mb, sizeof mb),
+        cml_attr_s(n, "coordinate_transformation_mode", cb, sizeof cb),
+        cml_attr_s(n, "nearest_mode", nb, sizeof nb),
+        cml_attr_f(n, "cubic_coeff_a"), cml_attr_f(n, "extrapolation_value"),
+        cml_attr_i(n, "exclude_outside") != 0, cml_attr_i(n, "antialias") != 0};
     double *roi = NULL;
     size_t nroi = 0;
     if (!strcmp(sp.ctm, "tf_crop_and_resize") &&
@@ -484,8 +481,8 @@ static int rs_mats(CmLower *c, const IrNode *n, const RsAxis *ax, size_t rank, R
                                   (long long)ax[i].out, (long long)RS_MAX_MATRIX);
             }
             *m = (RsMat){i, ax[i].in, ax[i].out,
-                         ir_alloc_array((size_t)(ax[i].in * ax[i].out), sizeof(double)),
-                         ir_alloc_array((size_t)ax[i].out, sizeof(double))};
+                         mem_array((size_t)(ax[i].in * ax[i].out), sizeof(double)),
+                         mem_array((size_t)ax[i].out, sizeof(double))};
             if (ev_resize_axis_weights(&sp, &len, m->w, m->bias) < 0) {
                 free(roi);
                 rs_mats_free(mats, cnt + 1);

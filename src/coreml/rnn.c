@@ -56,7 +56,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rules.h"
+#include "coreml/rules.h"
 
 #define RNN_MAX_ELEMS (1u << 24)
 #define RNN_MAX_ACT 3
@@ -111,7 +111,7 @@ static void rnn_reorder(const RnnKind *k, const float *src, float *dst, size_t h
 static MilTensor *rnn_weight(const RnnKind *k, const double *v, size_t d, size_t h, size_t cols)
 {
     size_t n = k->gates * h * cols;
-    float *src = ir_alloc_array(n, sizeof *src), *dst = ir_alloc_array(n, sizeof *dst);
+    float *src = mem_array(n, sizeof *src), *dst = mem_array(n, sizeof *dst);
     for (size_t i = 0; i < n; i++)
         src[i] = (float)v[d * n + i];
     rnn_reorder(k, src, dst, h, cols, true);
@@ -126,7 +126,7 @@ static MilTensor *rnn_weight(const RnnKind *k, const double *v, size_t d, size_t
 static MilTensor *rnn_bias(const RnnKind *k, const double *v, size_t d, size_t h)
 {
     size_t gh = k->gates * h;
-    float *src = ir_alloc_array(gh, sizeof *src), *dst = ir_alloc_array(gh, sizeof *dst);
+    float *src = mem_array(gh, sizeof *src), *dst = mem_array(gh, sizeof *dst);
     for (size_t i = 0; v && i < gh; i++)
         src[i] = (float)(v[d * 2 * gh + i] + v[d * 2 * gh + gh + i]);
     rnn_reorder(k, src, dst, h, 1, true);
@@ -140,7 +140,7 @@ static MilTensor *rnn_bias(const RnnKind *k, const double *v, size_t d, size_t h
 /* Peephole of direction d of a const [D, 3H] P as MIL's [3H]. */
 static MilTensor *rnn_peephole(const double *v, size_t d, size_t h)
 {
-    float *dst = ir_alloc_array(3 * h, sizeof *dst);
+    float *dst = mem_array(3 * h, sizeof *dst);
     for (size_t g = 0; g < 3; g++)
         for (size_t j = 0; j < h; j++)
             dst[g * h + j] = (float)v[d * 3 * h + (size_t)rnn_peep_perm[g] * h + j];
@@ -189,7 +189,7 @@ static int rnn_check(CmLower *c, const IrNode *n, int64_t t, int64_t b)
     if (ir_node_attr(n, "clip"))
         return cml_refuse(c, "clip is not lowered (ONNX clips the gates' inputs, MIL's lstm "
                           "the cell)");
-    if (cml_attr_i(n, "input_forget", 0))
+    if (cml_attr_i(n, "input_forget"))
         return cml_refuse(c, "input_forget is not lowered (MIL has no coupled gates)");
     if (cml_elem(n->in[0]) != IR_FLOAT)
         return cml_refuse(c, "only float32 %ss are lowered", n->op_type);
@@ -491,7 +491,7 @@ static int rnn_lower_dirs(CmLower *c, const IrNode *n, const RnnKind *k, const R
 static MilTensor *rnn_rows(const double *v, size_t d, size_t total_rows, size_t r0,
                            size_t rows, size_t cols)
 {
-    float *dst = ir_alloc_array(rows * cols, sizeof *dst);
+    float *dst = mem_array(rows * cols, sizeof *dst);
     for (size_t i = 0; i < rows * cols; i++)
         dst[i] = v ? (float)v[(d * total_rows + r0) * cols + i] : 0.0f;
     int64_t dims[2] = {(int64_t)rows, (int64_t)cols};
@@ -570,7 +570,7 @@ static const char *rnn_gru_dir(CmLower *c, const RnnParams *p, const RnnShape *s
     int64_t xw_d[3] = {s->t, s->b, 3 * s->h}, h1[3] = {1, s->b, s->h};
     int64_t zr1[3] = {1, s->b, 2 * s->h}, sz[2] = {2 * s->h, s->h};
     /* input bias: Wb, plus Rb for z and r (Rb_h stays inside the reset) */
-    double *bin = ir_alloc_array(3 * H, sizeof *bin);
+    double *bin = mem_array(3 * H, sizeof *bin);
     for (size_t i = 0; i < 3 * H; i++)
         bin[i] = p->v[2] ? p->v[2][dir * 6 * H + i] + (i < 2 * H ? p->v[2][dir * 6 * H + 3 * H + i]
                                                                    : 0)
@@ -584,7 +584,7 @@ static const char *rnn_gru_dir(CmLower *c, const RnnParams *p, const RnnShape *s
     const char *xw = rnn_linear(c, x, wx, bt, 3, xw_d);
     const char *parts[2];
     rnn_split(c, xw, 2, 2, sz, 3, xw_d, parts);
-    const char **xzr = ir_alloc_array(T, sizeof *xzr), **xh = ir_alloc_array(T, sizeof *xh);
+    const char **xzr = mem_array(T, sizeof *xzr), **xh = mem_array(T, sizeof *xh);
     int64_t zr_d[3] = {s->t, s->b, 2 * s->h}, h_d[3] = {s->t, s->b, s->h};
     rnn_split(c, parts[0], 0, T, NULL, 3, zr_d, xzr);
     rnn_split(c, parts[1], 0, T, NULL, 3, h_d, xh);
@@ -629,9 +629,9 @@ static int rnn_lower_gru_unrolled(CmLower *c, const IrNode *n, const RnnParams *
     } else {
         h0s[0] = h0s[1] = cml_const(c, mil_tensor_new(MIL_FP32, 3, h1, NULL));
     }
-    const char **ys = ir_alloc_array(T * D, sizeof *ys), *last[2];
+    const char **ys = mem_array(T * D, sizeof *ys), *last[2];
     for (size_t d = 0; d < D; d++) {
-        const char **yd = ir_alloc_array(T, sizeof *yd);
+        const char **yd = mem_array(T, sizeof *yd);
         last[d] = rnn_gru_dir(c, p, s, d, x, h0s[d], acts, yd);
         for (size_t t = 0; t < T; t++)
             ys[t * D + d] = yd[t];
@@ -669,14 +669,14 @@ static int lower_rnn(CmLower *c, const IrNode *n)
 {
     const RnnKind *k = rnn_kind(n->op_type, false);
     char dbuf[32];
-    const char *dir = cml_attr_s(n, "direction", dbuf, sizeof dbuf, "forward");
-    RnnShape s = {.rev = !strcmp(dir, "reverse"), .batch_first = cml_attr_i(n, "layout", 0) != 0};
+    const char *dir = cml_attr_s(n, "direction", dbuf, sizeof dbuf);
+    RnnShape s = {.rev = !strcmp(dir, "reverse"), .batch_first = cml_attr_i(n, "layout") != 0};
     bool bi = !strcmp(dir, "bidirectional");
     if (!bi && !s.rev && strcmp(dir, "forward"))
         return cml_refuse(c, "direction '%s'", dir);
     int64_t xd[3];
     size_t xr;
-    s.h = cml_attr_i(n, "hidden_size", 0);
+    s.h = cml_attr_i_or(n, "hidden_size", 0);
     if (!cml_dims_open(n->in[0], xd, 3, &xr) || xr != 3 || xd[2] < 0 || s.h <= 0 ||
         s.h > (1 << 20))
         return cml_refuse(c, "input rank, input size or hidden_size unknown");
@@ -698,7 +698,7 @@ static int lower_rnn(CmLower *c, const IrNode *n)
     int64_t perm3[3] = {1, 0, 2}, tdims[3] = {s.t, s.b, s.in};
     if (x && s.batch_first)
         x = rnn_op1(c, "transpose", x, "perm", perm3, 3, 3, tdims);
-    if (x && !k->both && k->gates == 3 && cml_attr_i(n, "linear_before_reset", 0)) {
+    if (x && !k->both && k->gates == 3 && cml_attr_i(n, "linear_before_reset")) {
         int urc = rnn_lower_gru_unrolled(c, n, &p, &s, x, acts);
         rnn_params_free(&p);
         return urc;
@@ -745,7 +745,7 @@ static bool rnn_read(CmRaise *r, const MilOp *op, const RnnKind *k, const char *
     size_t n = k->gates * h * cols;
     if (!t || t->dtype != MIL_FP32 || t->nbytes != n * sizeof(float))
         return false;
-    float *src = ir_alloc_array(n, sizeof *src);
+    float *src = mem_array(n, sizeof *src);
     memcpy(src, t->data, t->nbytes);
     rnn_reorder(k, src, v, h, cols, false);
     free(src);
@@ -798,9 +798,9 @@ static int rnn_raise_params(CmRaise *r, const MilOp *op, const RnnKind *k, size_
                             size_t in, const char **names)
 {
     size_t g = k->gates;
-    float *w = ir_alloc_array(d * g * h * in, sizeof *w), *rr = ir_alloc_array(d * g * h * h,
+    float *w = mem_array(d * g * h * in, sizeof *w), *rr = mem_array(d * g * h * h,
                                                                                sizeof *rr);
-    float *bb = ir_alloc_array(d * 2 * g * h, sizeof *bb), *pp = ir_alloc_array(d * 3 * h,
+    float *bb = mem_array(d * 2 * g * h, sizeof *bb), *pp = mem_array(d * 3 * h,
                                                                                sizeof *pp);
     bool peep = cmr_const(r, op, "peephole") != NULL;
     static const char *sfx[2] = {"", "_back"};
@@ -918,11 +918,11 @@ static int raise_reverse(CmRaise *r, const MilOp *op)
         return cmr_fail(r, "axes are not constant ints, nor is the rank known");
     if (!t) {
         na = (size_t)rank;
-        axes = ir_alloc_array(na ? na : 1, sizeof *axes);
+        axes = mem_array(na ? na : 1, sizeof *axes);
         for (size_t i = 0; i < na; i++)
             axes[i] = (int64_t)i;
     }
-    int64_t *st = ir_alloc_array(na ? na : 1, sizeof *st), *en = ir_alloc_array(na ? na : 1,
+    int64_t *st = mem_array(na ? na : 1, sizeof *st), *en = mem_array(na ? na : 1,
                                                                                sizeof *en);
     for (size_t i = 0; i < na; i++) {
         st[i] = -1;

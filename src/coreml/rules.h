@@ -1,8 +1,9 @@
 /*
  * coreml/rules.h - what the family files of the Core ML export and import
- * share with the driver (src/coreml.c): the lowering context (ONNX node ->
- * MIL ops) and the raising context (MIL op -> ONNX nodes), their helpers,
- * and the rule tables each family exports.
+ * share with the drivers (coreml/export.c, coreml/import.c): the lowering
+ * context (ONNX node -> MIL ops, its kit in coreml/lower.c) and the
+ * raising context (MIL op -> ONNX nodes, its kit in coreml/import.c), and
+ * the rule tables each family exports (found through coreml/rules.c).
  *
  * A lowering rule reads the node's inputs (cml_in: the MIL value of an ONNX
  * value, consts emitted on first use), attributes and inferred types, adds
@@ -21,10 +22,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../coreml.h"
-#include "../ir.h"
-#include "../keyset.h"
-#include "../mil.h"
+#include "coreml/coreml.h"
+#include "ir/ir.h"
+#include "base/keyset.h"
+#include "coreml/mil.h"
+
+/* The metadata key prefix under which the export records an ONNX name
+ * the package had to change (KEY + MIL name -> ONNX name); the import
+ * reads it back. */
+#define CM_NAME_KEY "onnx-convert.onnx_name."
 
 /* ---- lowering ------------------------------------------------------------ */
 
@@ -48,6 +54,22 @@ typedef struct CmLower {
 } CmLower;
 
 typedef int (*CmLowerFn)(CmLower *c, const IrNode *n);
+
+/* The rule lowering ai.onnx op `op`, or NULL (coreml/rules.c). */
+CmLowerFn cm_lower_rule(const char *op);
+
+/* What the export (coreml/export.c) takes from the kit (coreml/lower.c):
+ * a fresh MIL identifier from `base` (recorded as taken; caller frees),
+ * the MIL value an ONNX value is bound to (NULL: none yet), the const op
+ * of a known value, the node's op version, a refusal's fields in the
+ * report, and the name tables' release. */
+char *cml_fresh(CmLower *c, const char *base);
+const char *cml_lookup(const CmLower *c, const char *onnx);
+const char *cml_const_value(CmLower *c, const IrValue *v, const IrTensor *t);
+int cml_onnx_version(const IrNode *n);
+void cml_note_failure(CmReport *r, const IrNode *n, const char *mil_op, int first,
+                      const char *kind);
+void cml_free_names(CmLower *c);
 
 typedef struct CmLowerRule {
     const char *op;         /* ONNX op (ai.onnx) */
@@ -131,11 +153,16 @@ const IrTensor *cml_const_tensor(const IrNode *n, size_t i);
  * when a value does not fit); NULL on refusal. */
 MilTensor *cml_tensor(CmLower *c, const IrTensor *t);
 /* Attribute readers: the node's value, else the operator table's default
- * at CM_ONNX_OPSET, else `dflt` (for attributes the table has none). */
-int64_t cml_attr_i(const IrNode *n, const char *name, int64_t dflt);
-float cml_attr_f(const IrNode *n, const char *name, float dflt);
-const char *cml_attr_s(const IrNode *n, const char *name, char *buf, size_t cap,
-                       const char *dflt);
+ * at CM_ONNX_OPSET, else 0 or "" (a required attribute, which the checker
+ * made sure is there). The _or forms take the caller's `dflt` instead, for
+ * an optional attribute the table gives no default; each such call is
+ * listed in tests/attr_defaults_exceptions.txt. */
+int64_t cml_attr_i(const IrNode *n, const char *name);
+int64_t cml_attr_i_or(const IrNode *n, const char *name, int64_t dflt);
+float cml_attr_f(const IrNode *n, const char *name);
+const char *cml_attr_s(const IrNode *n, const char *name, char *buf, size_t cap);
+const char *cml_attr_s_or(const IrNode *n, const char *name, char *buf, size_t cap,
+                          const char *dflt);
 /* An INTS attribute (borrowed), -1 when absent. */
 long cml_attr_ints(const IrNode *n, const char *name, const int64_t **v);
 /* rank-1 int32 tensor from int64s (values must fit: callers clamp). */
@@ -176,6 +203,9 @@ typedef struct CmRaise {
 
 typedef int (*CmRaiseFn)(CmRaise *r, const MilOp *op);
 
+/* The rule raising MIL op `op`, or NULL (coreml/rules.c). */
+CmRaiseFn cm_raise_rule(const char *op);
+
 typedef struct CmRaiseRule {
     const char *op;         /* MIL op */
     CmRaiseFn fn;
@@ -205,8 +235,6 @@ const char *cmr_tmp(CmRaise *r, const char *base);
  * a const op's: the rules read it with cmr_const, and it becomes an
  * initializer where its type is ONNX's. */
 int cmr_const_value(CmRaise *r, const MilOp *op, MilTensor *t);
-/* float -> float16 bits, to nearest even. */
-uint16_t cmr_half(float f);
 /* Folds a constexpr_* op (coreml/constexpr.c). */
 int cmx_fold(CmRaise *r, const MilOp *op);
 /* The ONNX element type of op's input param (a const, an op's output or
@@ -257,6 +285,10 @@ extern const CmFamily cm_family_nn, cm_family_activation, cm_family_elementwise,
     cm_family_shape, cm_family_tensor, cm_family_index, cm_family_norm,
     cm_family_reduce, cm_family_resize, cm_family_rnn, cm_family_quant, cm_family_control,
     cm_family_einsum, cm_family_sample;
+
+/* Every family (coreml/rules.c), for the rule look-ups and the tests. */
+extern const CmFamily *const cm_families[];
+extern const size_t cm_families_n;
 
 #define CM_FAMILY(var, fname, lower, raise) \
     const CmFamily var = {fname, lower, sizeof lower / sizeof lower[0], \

@@ -27,7 +27,7 @@
 #include <stdbool.h>
 #include <string.h>
 
-#include "rules.h"
+#include "coreml/rules.h"
 
 static const CmMap sp_modes[] = {
     {"bilinear", "bilinear"}, {"linear", "bilinear"}, {"nearest", "nearest"},
@@ -36,9 +36,9 @@ static const CmMap sp_modes[] = {
 static int lower_grid_sample(CmLower *c, const IrNode *n)
 {
     char mbuf[32], pbuf[32];
-    const char *mode = cml_attr_s(n, "mode", mbuf, sizeof mbuf, "bilinear");
-    const char *pad = cml_attr_s(n, "padding_mode", pbuf, sizeof pbuf, "zeros");
-    bool align = cml_attr_i(n, "align_corners", 0) != 0;
+    const char *mode = cml_attr_s(n, "mode", mbuf, sizeof mbuf);
+    const char *pad = cml_attr_s(n, "padding_mode", pbuf, sizeof pbuf);
+    bool align = cml_attr_i(n, "align_corners") != 0;
     const CmMap *m = cm_map_onnx(sp_modes, sizeof sp_modes / sizeof sp_modes[0], mode);
     if (!m)
         return cml_refuse(c, "mode '%s': MIL's resample samples bilinear or nearest only",

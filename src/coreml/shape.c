@@ -33,7 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rules.h"
+#include "coreml/rules.h"
 
 #define SH_MAX_RANK 16
 
@@ -132,12 +132,12 @@ static int lower_reshape(CmLower *c, const IrNode *n)
         bool zero = false;
         for (size_t i = 0; i < ns; i++)
             zero |= s[i] == 0;
-        if (zero && !cml_attr_i(n, "allowzero", 0) && (int)ns != cml_rank(n->in[0]))
+        if (zero && !cml_attr_i(n, "allowzero") && (int)ns != cml_rank(n->in[0]))
             return sh_reshape_zeros(c, n, x, s, ns);
         free(s);
-        if (zero && ((int)ns != cml_rank(n->in[0]) || cml_attr_i(n, "allowzero", 0)))
+        if (zero && ((int)ns != cml_rank(n->in[0]) || cml_attr_i(n, "allowzero")))
             return cml_refuse(c, "a 0 in the shape that MIL reads differently");
-    } else if (cml_attr_i(n, "allowzero", 0)) {
+    } else if (cml_attr_i(n, "allowzero")) {
         return cml_refuse(c, "allowzero with a computed shape: MIL's reshape reads a 0 as "
                           "'copy the input dim'");
     }
@@ -177,7 +177,7 @@ static int lower_flatten(CmLower *c, const IrNode *n)
     if (!cml_dims_open(n->in[0], dims, SH_MAX_RANK, &rank))
         return cml_refuse(c, "input rank unknown or above %d", SH_MAX_RANK);
     /* Flatten's axis is in [-r, r] */
-    axis = cml_attr_i(n, "axis", 1);
+    axis = cml_attr_i(n, "axis");
     axis += axis < 0 ? (int64_t)rank : 0;
     if (axis < 0 || axis > (int64_t)rank)
         return cml_refuse(c, "axis out of range");
@@ -238,12 +238,12 @@ static int lower_transpose(CmLower *c, const IrNode *n)
 static int lower_concat(CmLower *c, const IrNode *n)
 {
     int64_t axis;
-    if (!cml_axis(cml_attr_i(n, "axis", 0), cml_rank(n->out[0]), &axis))
+    if (!cml_axis(cml_attr_i(n, "axis"), cml_rank(n->out[0]), &axis))
         return cml_refuse(c, "axis out of range or rank unknown");
     if (!n->n_in)
         return cml_refuse(c, "no inputs");
     /* every input first: a const they need must precede the concat */
-    const char **xs = ir_alloc_array(n->n_in, sizeof *xs);
+    const char **xs = mem_array(n->n_in, sizeof *xs);
     for (size_t i = 0; i < n->n_in; i++)
         if (!(xs[i] = cml_in(c, n, i))) {
             free(xs);
@@ -261,7 +261,7 @@ static int lower_concat(CmLower *c, const IrNode *n)
 static int lower_split(CmLower *c, const IrNode *n)
 {
     int64_t axis;
-    if (!cml_axis(cml_attr_i(n, "axis", 0), cml_rank(n->in[0]), &axis))
+    if (!cml_axis(cml_attr_i(n, "axis"), cml_rank(n->in[0]), &axis))
         return cml_refuse(c, "axis out of range or rank unknown");
     int64_t *s = NULL;
     size_t ns = 0;
@@ -613,7 +613,7 @@ static int lower_tile(CmLower *c, const IrNode *n)
 static int lower_pad(CmLower *c, const IrNode *n)
 {
     char buf[32];
-    const char *mode = cml_attr_s(n, "mode", buf, sizeof buf, "constant");
+    const char *mode = cml_attr_s(n, "mode", buf, sizeof buf);
     const char *mm = !strcmp(mode, "constant") ? "constant" : !strcmp(mode, "reflect")
                          ? "reflect" : !strcmp(mode, "edge") ? "replicate" : NULL;
     if (!mm)
@@ -784,7 +784,7 @@ static int raise_concat(CmRaise *r, const MilOp *op)
     const MilInput *vals = mil_op_input(op, "values");
     if (!vals || !vals->n_args || vals->n_args > 4096)
         return cmr_fail(r, "values missing");
-    const char **in = ir_alloc_array(vals->n_args, sizeof *in);
+    const char **in = mem_array(vals->n_args, sizeof *in);
     int64_t zero = 0;
     for (size_t i = 0; i < vals->n_args; i++) {
         in[i] = cmr_in(r, op, "values", i);
@@ -812,7 +812,7 @@ static int raise_split(CmRaise *r, const MilOp *op)
     const char *in[2] = {cmr_in(r, op, "x", 0), NULL};
     if (cmr_const(r, op, "split_sizes"))
         in[1] = sh_i64_input(r, op, "split_sizes");
-    const char **out = ir_alloc_array(op->n_out, sizeof *out);
+    const char **out = mem_array(op->n_out, sizeof *out);
     for (size_t i = 0; i < op->n_out; i++)
         out[i] = op->out[i].name;
     IrNode *node;
@@ -872,7 +872,7 @@ static int sh_slice_dyn(CmRaise *r, const MilOp *op, const char *x, const char *
             ir_node_set_attr(node, ir_attr_int("to", IR_INT64));
         be[k] = out[0];
     }
-    int64_t *axes = ir_alloc_array(ns, sizeof *axes);
+    int64_t *axes = mem_array(ns, sizeof *axes);
     for (size_t i = 0; i < ns; i++)
         axes[i] = (int64_t)i;
     if (rc == 0) {
@@ -906,7 +906,7 @@ static int sh_slice(CmRaise *r, const MilOp *op, const char *x, const char *y)
         (emt && (!cmr_ints(emt, &em, &nem) || nem != nb)) ||
         (smt && (!cmr_ints(smt, &sm, &nsm) || nsm != nb)))
         rc = cmr_fail(r, "begin/end/stride/masks are not constant lists of one length");
-    int64_t *axes = ir_alloc_array(nb ? nb : 1, sizeof *axes);
+    int64_t *axes = mem_array(nb ? nb : 1, sizeof *axes);
     for (size_t i = 0; rc == 0 && i < nb; i++) {
         int64_t step = s ? s[i] : 1;
         axes[i] = (int64_t)i;
@@ -929,7 +929,7 @@ static int sh_slice(CmRaise *r, const MilOp *op, const char *x, const char *y)
         squeeze |= sm[i] != 0;
     if (rc == 0) {
         const char *sliced = squeeze ? cmr_tmp(r, "sl") : y;
-        int64_t *ones = ir_alloc_array(nb ? nb : 1, sizeof *ones);
+        int64_t *ones = mem_array(nb ? nb : 1, sizeof *ones);
         for (size_t i = 0; i < nb; i++)
             ones[i] = 1;
         const char *in[5] = {x, cmr_init_i64(r, b, nb, false),
@@ -1002,7 +1002,7 @@ static int raise_slice_by_size(CmRaise *r, const MilOp *op)
     int64_t *b = NULL, *sz = NULL;
     size_t nb = 0, ns = 0;
     if (bt && st && cmr_ints(bt, &b, &nb) && cmr_ints(st, &sz, &ns) && nb == ns) {
-        int64_t *e = ir_alloc_array(nb ? nb : 1, sizeof *e);
+        int64_t *e = mem_array(nb ? nb : 1, sizeof *e);
         int rc = 0;
         for (size_t i = 0; rc == 0 && i < nb; i++) {
             if (sz[i] < -1)
@@ -1121,7 +1121,7 @@ static int raise_stack(CmRaise *r, const MilOp *op)
     int64_t axis = a[0];
     free(a);
     const char *ax = cmr_init_i64(r, &axis, 1, false);
-    const char **in = ir_alloc_array(vals->n_args, sizeof *in);
+    const char **in = mem_array(vals->n_args, sizeof *in);
     for (size_t i = 0; i < vals->n_args; i++)
         in[i] = cmr_tnode(r, "Unsqueeze", 2, cmr_in(r, op, "values", i), ax, NULL);
     IrNode *node;

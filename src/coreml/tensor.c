@@ -38,7 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rules.h"
+#include "coreml/rules.h"
 
 /* Shape; with start/end (opset 15), shape(x) sliced to [start, end),
  * both made non-negative and clamped to [0, rank] as ONNX says, which
@@ -47,7 +47,7 @@ static int lower_shape(CmLower *c, const IrNode *n)
 {
     bool part = ir_node_attr(n, "start") || ir_node_attr(n, "end");
     int rank = cml_rank(n->in[0]);
-    int64_t b = cml_attr_i(n, "start", 0), e = cml_attr_i(n, "end", rank);
+    int64_t b = cml_attr_i(n, "start"), e = cml_attr_i_or(n, "end", rank);
     if (part && rank < 0)
         return cml_refuse(c, "start/end on an input of unknown rank");
     b = b < 0 ? b + rank : b;
@@ -107,7 +107,7 @@ static int lower_range(CmLower *c, const IrNode *n)
 /* DepthToSpace/SpaceToDepth: rank 4, fp16/fp32; -1 refused. */
 static int tn_block_args(CmLower *c, const IrNode *n, int32_t *bs)
 {
-    int64_t b = cml_attr_i(n, "blocksize", 0);
+    int64_t b = cml_attr_i(n, "blocksize");
     int32_t dt = cm_dtype_to_mil(cml_elem(n->in[0]));
     if (cml_rank(n->in[0]) != 4)
         return cml_refuse(c, "input rank %d: the MIL op takes rank 4", cml_rank(n->in[0]));
@@ -126,7 +126,7 @@ static int lower_depth_space(CmLower *c, const IrNode *n)
         return -1;
     char buf[8];
     bool to_space = !strcmp(n->op_type, "DepthToSpace");
-    const char *mode = cml_attr_s(n, "mode", buf, sizeof buf, "DCR");
+    const char *mode = cml_attr_s(n, "mode", buf, sizeof buf);
     bool crd = to_space && !strcmp(mode, "CRD");
     if (to_space && !crd && strcmp(mode, "DCR"))
         return cml_refuse(c, "mode '%s' unknown", mode);
@@ -142,98 +142,92 @@ static int lower_depth_space(CmLower *c, const IrNode *n)
 /* OneHot: one_hot with the constant values pair as on/off values (or a
  * one_hot mask and select between computed values), the indices cast to
  * int32 when ONNX gives floats, negative ones wrapped by depth first. */
-static int lower_onehot(CmLower *c, const IrNode *n)
+/* OneHot's depth as an int32 scalar: a constant, or the computed input
+ * cast (ONNX truncates a float depth) and reshaped to rank 0. NULL after
+ * refusing. */
+static const char *oh_depth(CmLower *c, const IrNode *n)
 {
-    double *vals, *dv;
-    size_t nv = 2, nd;
-    bool v_const = cml_const_floats(n, 2, &vals, &nv);
-    double off = v_const && nv == 2 ? vals[0] : 0, on = v_const && nv == 2 ? vals[1] : 0;
-    if (v_const)
-        free(vals);
-    int64_t vd[64];
-    size_t vr;
-    if (!v_const && (!cml_dims(n->in[2], vd, 64, &vr) || vr != 1 || vd[0] != 2))
-        nv = 0;
-    int32_t dt = cm_dtype_to_mil(cml_elem(n->out[0]));
-    if (nv != 2 || (dt != MIL_FP32 && dt != MIL_FP16 && dt != MIL_INT32 && dt != MIL_BOOL))
-        return cml_refuse(c, "values must be a pair of fp16, fp32, int32 or bool");
-    int rank = cml_rank(n->in[0]);
-    int64_t axis;
-    if (rank < 0 || !cml_axis(cml_attr_i(n, "axis", -1), rank + 1, &axis))
-        return cml_refuse(c, "axis out of range or rank unknown");
-    const char *x = cml_in(c, n, 0);
-    if (!x)
-        return -1;
-    int32_t it = cm_dtype_to_mil(cml_elem(n->in[0]));
-    if (it != MIL_INT32) {
-        /* ONNX casts non-integer indices to integers (truncating) */
-        MilOp *op = cml_op(c, "cast");
-        mil_op_in(op, "x", x);
-        mil_op_in_const(op, "dtype", mil_tensor_string("int32"));
-        MilType t = cml_type(n->in[0]);
-        x = cml_tmp(c, op, MIL_INT32, t.rank, t.dims);
-        mil_type_clear(&t);
-    }
-    const char *depth;
+    double *dv;
+    size_t nd;
     if (cml_const_floats(n, 1, &dv, &nd)) {
         double d = nd == 1 ? dv[0] : -1;
         free(dv);
-        if (d < 1 || d > INT32_MAX)
-            return cml_refuse(c, "depth is not a positive int32 scalar");
-        depth = cml_const(c, mil_tensor_scalar_i32((int32_t)d));
-    } else {
-        int32_t ddt = cm_dtype_to_mil(cml_elem(n->in[1]));
-        if ((ddt != MIL_INT32 && ddt != MIL_FP32 && ddt != MIL_FP16) ||
-            cml_rank(n->in[1]) < 0 || cml_rank(n->in[1]) > 1)
-            return cml_refuse(c, "a computed depth must be a one-element int or float");
-        depth = cml_in(c, n, 1);
-        if (!depth)
-            return -1;
-        if (ddt != MIL_INT32) {
-            /* ONNX casts a float depth to an integer (truncating) */
-            MilOp *op = cml_op(c, "cast");
-            mil_op_in(op, "x", depth);
-            mil_op_in_const(op, "dtype", mil_tensor_string("int32"));
-            int r = cml_rank(n->in[1]);
-            depth = cml_tmp(c, op, MIL_INT32, r, (int64_t[]){1});
+        if (d < 1 || d > INT32_MAX) {
+            cml_refuse(c, "depth is not a positive int32 scalar");
+            return NULL;
         }
-        if (cml_rank(n->in[1]) != 0) {
-            MilOp *op = cml_op(c, "reshape");
-            mil_op_in(op, "x", depth);
-            mil_op_in_const(op, "shape", mil_tensor_new(MIL_INT32, 1, (int64_t[]){0}, NULL));
-            depth = cml_tmp(c, op, MIL_INT32, 0, NULL);
-        }
+        return cml_const(c, mil_tensor_scalar_i32((int32_t)d));
     }
+    int32_t ddt = cm_dtype_to_mil(cml_elem(n->in[1]));
+    if ((ddt != MIL_INT32 && ddt != MIL_FP32 && ddt != MIL_FP16) ||
+        cml_rank(n->in[1]) < 0 || cml_rank(n->in[1]) > 1) {
+        cml_refuse(c, "a computed depth must be a one-element int or float");
+        return NULL;
+    }
+    const char *depth = cml_in(c, n, 1);
+    if (!depth)
+        return NULL;
+    if (ddt != MIL_INT32) {
+        /* ONNX casts a float depth to an integer (truncating) */
+        MilOp *op = cml_op(c, "cast");
+        mil_op_in(op, "x", depth);
+        mil_op_in_const(op, "dtype", mil_tensor_string("int32"));
+        int r = cml_rank(n->in[1]);
+        depth = cml_tmp(c, op, MIL_INT32, r, (int64_t[]){1});
+    }
+    if (cml_rank(n->in[1]) != 0) {
+        MilOp *op = cml_op(c, "reshape");
+        mil_op_in(op, "x", depth);
+        mil_op_in_const(op, "shape", mil_tensor_new(MIL_INT32, 1, (int64_t[]){0}, NULL));
+        depth = cml_tmp(c, op, MIL_INT32, 0, NULL);
+    }
+    return depth;
+}
+
+/* OneHot's indices as int32: ONNX truncates non-integer ones. NULL on
+ * failure. */
+static const char *oh_indices(CmLower *c, const IrNode *n)
+{
+    const char *x = cml_in(c, n, 0);
+    if (!x || cm_dtype_to_mil(cml_elem(n->in[0])) == MIL_INT32)
+        return x;
+    MilOp *op = cml_op(c, "cast");
+    mil_op_in(op, "x", x);
+    mil_op_in_const(op, "dtype", mil_tensor_string("int32"));
+    MilType t = cml_type(n->in[0]);
+    x = cml_tmp(c, op, MIL_INT32, t.rank, t.dims);
+    mil_type_clear(&t);
+    return x;
+}
+
+/* x wrapped into [0, depth); an index below -depth stays out of range
+ * (ONNX: all off values), not wrapped a second time by the import's
+ * OneHot: it becomes depth. */
+static const char *oh_wrap(CmLower *c, const IrNode *n, const char *x, const char *depth)
+{
     const char *w = cml_wrap_index(c, n, 0, x, depth);
-    if (w != x) {
-        /* an index below -depth stays out of range (ONNX: all off values),
-         * not wrapped a second time by the import's OneHot: it becomes depth */
-        MilType t = cml_type(n->in[0]);
-        MilOp *op = cml_op(c, "less");
-        mil_op_in(op, "x", w);
-        mil_op_in_const(op, "y", mil_tensor_scalar_i32(0));
-        const char *neg = cml_tmp(c, op, MIL_BOOL, t.rank, t.dims);
-        op = cml_op(c, "select");
-        mil_op_in(op, "cond", neg);
-        mil_op_in(op, "a", depth);
-        mil_op_in(op, "b", w);
-        w = cml_tmp(c, op, MIL_INT32, t.rank, t.dims);
-        mil_type_clear(&t);
-    }
-    x = w;
-    MilOp *op = cml_op(c, "one_hot");
-    mil_op_in(op, "indices", x);
-    mil_op_in(op, "one_hot_vector_size", depth);
-    mil_op_in_const(op, "axis", mil_tensor_scalar_i32((int32_t)axis));
-    if (v_const) {
-        mil_op_in_const(op, "on_value", cml_scalar(dt, on));
-        mil_op_in_const(op, "off_value", cml_scalar(dt, off));
-        return cml_out(c, op, n, 0);
-    }
-    /* computed values: inv = one_hot(on 0, off 1) marks where off goes;
-     * select(inv, inv * off, on) is exact where off + (on - off) * onehot
-     * would round. One select arm must have the full shape: coremltools
-     * types select by its arms alone. */
+    if (!w || w == x)
+        return w;
+    MilType t = cml_type(n->in[0]);
+    MilOp *op = cml_op(c, "less");
+    mil_op_in(op, "x", w);
+    mil_op_in_const(op, "y", mil_tensor_scalar_i32(0));
+    const char *neg = cml_tmp(c, op, MIL_BOOL, t.rank, t.dims);
+    op = cml_op(c, "select");
+    mil_op_in(op, "cond", neg);
+    mil_op_in(op, "a", depth);
+    mil_op_in(op, "b", w);
+    w = cml_tmp(c, op, MIL_INT32, t.rank, t.dims);
+    mil_type_clear(&t);
+    return w;
+}
+
+/* Computed on/off values: op (a one_hot) gets on 0, off 1, so that its
+ * output inv marks where off goes; select(inv, inv * off, on) is exact
+ * where off + (on - off) * onehot would round. One select arm must have
+ * the full shape: coremltools types select by its arms alone. */
+static int oh_values(CmLower *c, const IrNode *n, MilOp *op, int32_t dt)
+{
     mil_op_in_const(op, "on_value", cml_scalar(dt, 0));
     mil_op_in_const(op, "off_value", cml_scalar(dt, 1));
     MilType ot = cml_type(n->out[0]);
@@ -263,6 +257,41 @@ static int lower_onehot(CmLower *c, const IrNode *n)
     mil_op_in(op, "cond", is_off);
     mil_op_in(op, "a", offs);
     mil_op_in(op, "b", pick[1]);
+    return cml_out(c, op, n, 0);
+}
+
+static int lower_onehot(CmLower *c, const IrNode *n)
+{
+    double *vals;
+    size_t nv = 2;
+    bool v_const = cml_const_floats(n, 2, &vals, &nv);
+    double off = v_const && nv == 2 ? vals[0] : 0, on = v_const && nv == 2 ? vals[1] : 0;
+    if (v_const)
+        free(vals);
+    int64_t vd[64];
+    size_t vr;
+    if (!v_const && (!cml_dims(n->in[2], vd, 64, &vr) || vr != 1 || vd[0] != 2))
+        nv = 0;
+    int32_t dt = cm_dtype_to_mil(cml_elem(n->out[0]));
+    if (nv != 2 || (dt != MIL_FP32 && dt != MIL_FP16 && dt != MIL_INT32 && dt != MIL_BOOL))
+        return cml_refuse(c, "values must be a pair of fp16, fp32, int32 or bool");
+    int rank = cml_rank(n->in[0]);
+    int64_t axis;
+    if (rank < 0 || !cml_axis(cml_attr_i(n, "axis"), rank + 1, &axis))
+        return cml_refuse(c, "axis out of range or rank unknown");
+    const char *x = oh_indices(c, n);
+    const char *depth = x ? oh_depth(c, n) : NULL;
+    x = depth ? oh_wrap(c, n, x, depth) : NULL;
+    if (!x)
+        return -1;
+    MilOp *op = cml_op(c, "one_hot");
+    mil_op_in(op, "indices", x);
+    mil_op_in(op, "one_hot_vector_size", depth);
+    mil_op_in_const(op, "axis", mil_tensor_scalar_i32((int32_t)axis));
+    if (!v_const)
+        return oh_values(c, n, op, dt);
+    mil_op_in_const(op, "on_value", cml_scalar(dt, on));
+    mil_op_in_const(op, "off_value", cml_scalar(dt, off));
     return cml_out(c, op, n, 0);
 }
 
@@ -300,7 +329,7 @@ static int trilu_dynamic(CmLower *c, const IrNode *n, const char *x, int32_t dt,
     if (!k)
         return -1;
     int64_t R = dims[rank - 2], C = dims[rank - 1];
-    int32_t *d = ir_alloc_array(R * C > 0 ? (size_t)(R * C) : 1, sizeof *d);
+    int32_t *d = mem_array(R * C > 0 ? (size_t)(R * C) : 1, sizeof *d);
     for (int64_t i = 0; i < R; i++)
         for (int64_t j = 0; j < C; j++)
             d[i * C + j] = (int32_t)(j - i);
@@ -323,7 +352,7 @@ static int trilu_dynamic(CmLower *c, const IrNode *n, const char *x, int32_t dt,
  * select; a computed k: trilu_dynamic. */
 static int lower_trilu(CmLower *c, const IrNode *n)
 {
-    bool upper = cml_attr_i(n, "upper", 1) != 0;
+    bool upper = cml_attr_i(n, "upper") != 0;
     int32_t dt = cm_dtype_to_mil(cml_elem(n->in[0]));
     if (dt != MIL_FP32 && dt != MIL_FP16 && dt != MIL_INT32 && dt != MIL_BOOL)
         return cml_refuse(c, "MIL's band_part and select take fp16, fp32, int32 and bool");
@@ -356,7 +385,7 @@ static int lower_trilu(CmLower *c, const IrNode *n)
         return cml_refuse(c, "k out of band_part's reach and the last two dims are not "
                           "static (up to 4096) for a mask");
     int64_t R = dims[rank - 2], C = dims[rank - 1];
-    uint8_t *m = ir_alloc_array(R * C > 0 ? (size_t)(R * C) : 1, 1);
+    uint8_t *m = mem_array(R * C > 0 ? (size_t)(R * C) : 1, 1);
     for (int64_t i = 0; i < R; i++)
         for (int64_t j = 0; j < C; j++)
             m[i * C + j] = upper ? j - i >= k : j - i <= k;

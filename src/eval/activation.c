@@ -17,8 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "eval.h"
-#include "kernels.h"
+#include "eval/eval.h"
+#include "eval/kernels.h"
 
 /* ---- pointwise ----------------------------------------------------------- */
 

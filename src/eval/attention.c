@@ -29,8 +29,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "eval.h"
-#include "kernels.h"
+#include "eval/eval.h"
+#include "eval/kernels.h"
 
 static bool ev_at_same_shape(const EvValue *a, const EvValue *b)
 {

@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "eval.h"
+#include "eval/eval.h"
 
 /* ---- helpers ---------------------------------------------------------- */
 
@@ -34,7 +34,7 @@ static void ev_list_push(EvList *l, EvValue *v)
 {
     if (l->n == l->cap) {
         l->cap = l->cap ? 2 * l->cap : 8;
-        l->v = ir_grow(l->v, l->cap, sizeof *l->v);
+        l->v = mem_grow(l->v, l->cap, sizeof *l->v);
     }
     l->v[l->n++] = v;
 }
@@ -671,9 +671,9 @@ static int ev_scan8(EvCtx *c)
     /* The step tables are bounded like a tensor, so that empty inputs
      * with huge batch or time dims fail instead of exhausting memory. */
     size_t steps, nfin, cap = EV_MAX_TENSOR_BYTES / sizeof(EvValue *);
-    if (!ir_mul_size(S.batch, S.max_len, &steps) ||
-        !ir_mul_size(steps, S.n_so, &steps) || steps > cap ||
-        !ir_mul_size(S.batch, S.n_st, &nfin) || nfin > cap)
+    if (!mem_mul_size(S.batch, S.max_len, &steps) ||
+        !mem_mul_size(steps, S.n_so, &steps) || steps > cap ||
+        !mem_mul_size(S.batch, S.n_st, &nfin) || nfin > cap)
         return ev_fail(c, "too many scan steps");
     S.fin = ev_tmp(c, nfin + 1, sizeof *S.fin);
     S.outs = ev_tmp(c, steps + 1, sizeof *S.outs);

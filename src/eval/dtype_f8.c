@@ -19,7 +19,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "eval.h"
+#include "eval/eval.h"
 
 /* Layout of one sign/exponent/mantissa small float. */
 typedef struct EvF8Fmt {

@@ -43,8 +43,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include "eval.h"
-#include "kernels.h"
+#include "eval/eval.h"
+#include "eval/kernels.h"
 
 /* ---- element classes ---------------------------------------------------- */
 
@@ -1119,8 +1119,8 @@ static double ev_round_to(int32_t dt, double v)
     switch (dt) {
     case IR_DOUBLE: return v;
     case IR_FLOAT: return (float)v;
-    case IR_FLOAT16: return ev_half_to_float(ev_float_to_half((float)v));
-    case IR_BFLOAT16: return ev_bf16_to_float(ev_float_to_bf16((float)v));
+    case IR_FLOAT16: return half_f16_to_f32(half_f32_to_f16((float)v));
+    case IR_BFLOAT16: return half_bf16_to_f32(half_f32_to_bf16((float)v));
     default: return ev_f8_to_float(dt, ev_float_to_f8(dt, (float)v, true));
     }
 }

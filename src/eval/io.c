@@ -10,10 +10,10 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "eval.h"
-#include "load.h"
+#include "eval/eval.h"
+#include "io/load.h"
 #include "onnx.pb-c.h"
-#include "save.h"
+#include "io/save.h"
 
 /* ---- reading ------------------------------------------------------------ */
 
@@ -104,7 +104,7 @@ static EvValue *ev_pb_map_keys(const Onnx__MapProto *mp, IrError *err)
         }
         EvStr *s = &((EvStr *)keys->data)[k];
         s->len = mp->string_keys[k].len;
-        s->p = ir_alloc(s->len + 1);
+        s->p = mem_alloc(s->len + 1);
         if (s->len)
             memcpy(s->p, mp->string_keys[k].data, s->len);
     }
@@ -164,7 +164,7 @@ static EvValue *ev_pb_map(Onnx__MapProto *mp, const IrType *type,
         ev_unref(keys);
         return NULL;
     }
-    EvValue *m = ir_alloc(sizeof *m);
+    EvValue *m = mem_alloc(sizeof *m);
     m->kind = EV_MAP;
     m->refs = 1;
     m->keys = keys;
@@ -251,7 +251,7 @@ typedef struct EvPb {
 
 static void *ev_pb_alloc(EvPb *pb, size_t size)
 {
-    void *p = ir_alloc(size ? size : 1);
+    void *p = mem_alloc(size ? size : 1);
     ir_ptrlist_push(&pb->msgs, p);
     return p;
 }
@@ -434,7 +434,7 @@ int ev_value_write_mem(const EvValue *v, const char *name, uint8_t **buf,
         rc = ir_fail(err, "value '%s': %zu bytes serialized, past protobuf's 2 "
                      "GiB limit", nm, n);
     if (!rc) {
-        *buf = ir_alloc(n + 1);
+        *buf = mem_alloc(n + 1);
         protobuf_c_message_pack(msg, *buf);
         *len = n;
     }
@@ -617,8 +617,8 @@ static size_t ev_list_sets(const char *dir, char ***out)
         while ((e = readdir(d))) {
             if (strncmp(e->d_name, "test_data_set_", 14) != 0)
                 continue;
-            names = ir_grow(names, n + 1, sizeof *names);
-            names[n++] = ir_strdup(e->d_name);
+            names = mem_grow(names, n + 1, sizeof *names);
+            names[n++] = mem_strdup(e->d_name);
         }
         closedir(d);
     }
@@ -669,7 +669,7 @@ int ev_inputs_read(IrModel *m, const char *dir, EvValue ***in,
     else if (!all && n > n_feeds)
         rc = ir_fail(err, "%s: %zu input files, the model has %zu inputs to "
                      "feed", dir, n, n_feeds);
-    EvValue **v = ir_alloc_array(n + 1, sizeof *v);
+    EvValue **v = mem_array(n + 1, sizeof *v);
     for (size_t k = 0; k < n && !rc; k++) {
         ev_join(path, sizeof path, dir, "input_%zu.pb", k);
         IrValueInfo *vi = all ? m->graph->inputs.p[k] : feeds[k];

@@ -5,7 +5,7 @@
 #ifndef OC_EVAL_KERNELS_H
 #define OC_EVAL_KERNELS_H
 
-#include "eval.h"
+#include "eval/eval.h"
 
 /* ---- elementwise.c: element classes and the unary map ---------------- */
 
@@ -188,9 +188,9 @@ static inline double ev_at_round(int32_t dt, double v)
     case IR_FLOAT:
         return (float)v;
     case IR_FLOAT16:
-        return ev_half_to_float(ev_float_to_half((float)v));
+        return half_f16_to_f32(half_f32_to_f16((float)v));
     case IR_BFLOAT16:
-        return ev_bf16_to_float(ev_float_to_bf16((float)v));
+        return half_bf16_to_f32(half_f32_to_bf16((float)v));
     default:
         return v;
     }

@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "eval.h"
+#include "eval/eval.h"
 
 /* ---- NonMaxSuppression ------------------------------------------------ */
 
@@ -121,7 +121,7 @@ static int ev_non_max_suppression(EvCtx *c)
         return ev_out_tensor(c, 0, IR_INT64, 2, none) ? 0 : -1;
     }
     size_t cap;
-    if (!ir_mul_size(nb, nc, &cap) || !ir_mul_size(cap, per_class, &cap))
+    if (!mem_mul_size(nb, nc, &cap) || !mem_mul_size(cap, per_class, &cap))
         return ev_fail(c, "too many boxes");
     size_t *sel = ev_tmp(c, cap ? cap : 1, sizeof *sel);
     size_t *count = ev_tmp(c, nb * nc, sizeof *count);

@@ -30,8 +30,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "eval.h"
-#include "fconv.h"
+#include "eval/eval.h"
+#include "base/fconv.h"
 
 /* ---- shared helpers ------------------------------------------------- */
 
@@ -40,7 +40,7 @@ static void ev_put_str(EvValue *t, size_t k, const void *p, size_t len)
 {
     EvStr *s = (EvStr *)t->data + k;
     free(s->p);
-    s->p = ir_alloc(len + 1);
+    s->p = mem_alloc(len + 1);
     if (len)
         memcpy(s->p, p, len);
     s->len = len;
@@ -576,7 +576,7 @@ static int ev_zip_map(EvCtx *c)
         ev_label_set(keys, &L, j, j);
     EvValue *seq = ev_sequence_new();   /* handed over once filled */
     for (size_t i = 0; i < n; i++) {
-        EvValue *mp = ir_alloc(sizeof *mp);
+        EvValue *mp = mem_alloc(sizeof *mp);
         mp->kind = EV_MAP;
         mp->refs = 1;
         mp->keys = ev_ref(keys);
@@ -821,7 +821,7 @@ static int ev_feature_vectorizer(EvCtx *c)
             return -1;
         if (i && r != n)
             return ev_fail(c, "input %zu has %zu rows, input 0 has %zu", i, r, n);
-        if (dims[i] < 0 || !ir_add_size(total, (size_t)dims[i], &total))
+        if (dims[i] < 0 || !mem_add_size(total, (size_t)dims[i], &total))
             return ev_fail(c, "inputdimensions[%zu] is invalid", i);
         n = r;
     }
@@ -945,7 +945,7 @@ static double *ev_linear_scores(EvCtx *c, const EvValue *x, size_t n, size_t f,
                                 long nb)
 {
     size_t cells;
-    if (!ir_mul_size(n, e, &cells)) {
+    if (!mem_mul_size(n, e, &cells)) {
         ev_fail(c, "too many scores");
         return NULL;
     }
@@ -975,7 +975,7 @@ static int ev_linear_regressor(EvCtx *c)
         return -1;
     int64_t t = ev_attr_i(c, "targets");
     size_t want;
-    if (t < 1 || nw < 0 || !ir_mul_size((size_t)t, f, &want) ||
+    if (t < 1 || nw < 0 || !mem_mul_size((size_t)t, f, &want) ||
         (size_t)nw != want)
         return ev_fail(c, "coefficients must hold targets x %zu values", f);
     if (nb > 0 && nb != t && nb != 1)

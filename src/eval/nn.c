@@ -45,9 +45,9 @@
  *   training_mode=true from 12) draws its mask from ev_random, so outputs
  *   of training runs cannot match other implementations' random masks.
  */
-#include "eval.h"
-#include "fconv.h"
-#include "kernels.h"
+#include "eval/eval.h"
+#include "base/fconv.h"
+#include "eval/kernels.h"
 
 #include <cblas.h>
 #include <limits.h>
@@ -168,10 +168,10 @@ static const void *ev_real_in(EvCtx *c, const EvValue *t, bool dbl)
         return NULL;
     if (t->dtype == IR_FLOAT16)
         for (size_t k = 0; k < t->numel; k++)
-            v[k] = ev_half_to_float(h[k]);
+            v[k] = half_f16_to_f32(h[k]);
     else if (t->dtype == IR_BFLOAT16)
         for (size_t k = 0; k < t->numel; k++)
-            v[k] = ev_bf16_to_float(h[k]);
+            v[k] = half_bf16_to_f32(h[k]);
     else
         for (size_t k = 0; k < t->numel; k++)
             v[k] = (float)ev_get_f(t, k);
@@ -204,10 +204,10 @@ static void ev_real_store(EvValue *y, const void *buf, bool dbl)
     uint16_t *h = y->data;
     if (y->dtype == IR_FLOAT16)
         for (size_t k = 0; k < y->numel; k++)
-            h[k] = ev_float_to_half(v[k]);
+            h[k] = half_f32_to_f16(v[k]);
     else if (y->dtype == IR_BFLOAT16)
         for (size_t k = 0; k < y->numel; k++)
-            h[k] = ev_float_to_bf16(v[k]);
+            h[k] = half_f32_to_bf16(v[k]);
     else
         for (size_t k = 0; k < y->numel; k++)
             ev_set_f(y, k, v[k]);
@@ -430,9 +430,9 @@ static int ev_geom_finish(EvCtx *c, EvGeom *g)
         int64_t t1, t2, span;
         if (g->k[a] < 0 || g->img[a] < 0 || g->grid[a] < 0)
             return ev_fail(c, "negative extent on spatial axis %zu", a);
-        if (!ir_mul_size(g->k_sz, (size_t)g->k[a], &g->k_sz) ||
-            !ir_mul_size(g->img_sz, (size_t)g->img[a], &g->img_sz) ||
-            !ir_mul_size(g->grid_sz, (size_t)g->grid[a], &g->grid_sz))
+        if (!mem_mul_size(g->k_sz, (size_t)g->k[a], &g->k_sz) ||
+            !mem_mul_size(g->img_sz, (size_t)g->img[a], &g->img_sz) ||
+            !mem_mul_size(g->grid_sz, (size_t)g->grid[a], &g->grid_sz))
             return ev_fail(c, "window sizes overflow");
         if (!ev_mul64(g->grid[a], g->s[a], &t1) || !ev_mul64(g->k[a], g->d[a], &t2) ||
             !ev_add64(t1, t2, &span) || span > lim || g->img[a] > lim ||
@@ -659,7 +659,7 @@ static int ev_conv_gemm(EvCtx *c, bool dbl, const EvGeom *g, size_t nb, size_t c
     size_t cg = ci / groups, mg = co / groups, kdim, ncol;
     bool direct = ev_geom_pointwise(g);
     void *col = NULL;
-    if (!ir_mul_size(cg, g->k_sz, &kdim) || !ir_mul_size(kdim, g->grid_sz, &ncol))
+    if (!mem_mul_size(cg, g->k_sz, &kdim) || !mem_mul_size(kdim, g->grid_sz, &ncol))
         return ev_fail(c, "im2col buffer size overflows");
     if (!direct && !(col = ev_tmp(c, ncol ? ncol : 1, esz)))
         return -1;
@@ -815,7 +815,7 @@ static int ev_convt_core(EvCtx *c, bool dbl, const EvGeom *g, size_t nb, size_t 
     size_t esz = dbl ? sizeof(double) : sizeof(float);
     size_t cg = ci / groups, mg = co / groups, kdim, ncol;
     void *col;
-    if (!ir_mul_size(mg, g->k_sz, &kdim) || !ir_mul_size(kdim, g->grid_sz, &ncol))
+    if (!mem_mul_size(mg, g->k_sz, &kdim) || !mem_mul_size(kdim, g->grid_sz, &ncol))
         return ev_fail(c, "col2im buffer size overflows");
     if (!(col = ev_tmp(c, ncol ? ncol : 1, esz)))
         return -1;
@@ -974,7 +974,7 @@ static int ev_deformconv(EvCtx *c)
         return ev_fail(c, "%zu spatial axes; at most %d supported", g.n,
                        EV_DEFORM_MAX_AXES);
     size_t per;
-    if (!ir_mul_size((size_t)og, g.k_sz, &per) ||
+    if (!mem_mul_size((size_t)og, g.k_sz, &per) ||
         ev_deform_check(c, off, x, per * g.n, &g, "offset") < 0 ||
         (mask && ev_deform_check(c, mask, x, per, &g, "mask") < 0) ||
         !(y = ev_conv_out(c, x->dtype, x, w->dims[0], &g)))
@@ -987,7 +987,7 @@ static int ev_deformconv(EvCtx *c)
                    mask ? ev_real_in(c, mask, true) : NULL};
     const double *wv = ev_real_in(c, w, true), *bv = b ? ev_real_in(c, b, true) : NULL;
     double *yv = ev_real_out(c, y, true), *col;
-    if (!ir_mul_size(kdim, g.grid_sz, &ncol) || !(col = ev_tmp(c, ncol ? ncol : 1, sizeof *col)))
+    if (!mem_mul_size(kdim, g.grid_sz, &ncol) || !(col = ev_tmp(c, ncol ? ncol : 1, sizeof *col)))
         return ev_fail(c, "sampling buffer too large");
     if (!df.x || !df.off || (mask && !df.mask) || !wv || (b && !bv) || !yv)
         return -1;
@@ -1414,7 +1414,7 @@ static int ev_maxunpool(EvCtx *c)
     if (ev_unpool_dims(c, x, def) < 0)
         return -1;
     for (size_t a = 0; a < x->rank; a++)
-        if (!ir_mul_size(def_numel, (size_t)def[a], &def_numel))
+        if (!mem_mul_size(def_numel, (size_t)def[a], &def_numel))
             return ev_fail(c, "default output size overflows");
     int64_t *os = ev_in(c, 2) ? ev_in_ints(c, 2, &nos) : NULL;
     if (ev_in(c, 2) && !os)
@@ -1730,7 +1730,7 @@ int ev_mm_shape(EvCtx *c, const EvValue *a, const EvValue *b, EvMM *mm,
         mm->bstr[i] = db == 1 ? 0 : sb;
         sa *= (size_t)da;
         sb *= (size_t)db;
-        if (!ir_mul_size(mm->nb, (size_t)mm->bdims[i], &mm->nb))
+        if (!mem_mul_size(mm->nb, (size_t)mm->bdims[i], &mm->nb))
             return ev_fail(c, "batch size overflows");
     }
     *rank = mm->brank;

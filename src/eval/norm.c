@@ -18,7 +18,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "eval.h"
+#include "eval/eval.h"
 
 /* ---- shared helpers ------------------------------------------------------ */
 

@@ -32,9 +32,9 @@
 #include <math.h>
 #include <string.h>
 
-#include "eval.h"
-#include "fconv.h"
-#include "kernels.h"
+#include "eval/eval.h"
+#include "base/fconv.h"
+#include "eval/kernels.h"
 
 /* ---- element helpers ------------------------------------------------- */
 
@@ -113,9 +113,9 @@ static double ev_q_round_to(int32_t dt, double v)
     if (dt == IR_DOUBLE)
         return v;
     if (dt == IR_FLOAT16)
-        return ev_half_to_float(ev_float_to_half(f));
+        return half_f16_to_f32(half_f32_to_f16(f));
     if (dt == IR_BFLOAT16)
-        return ev_bf16_to_float(ev_float_to_bf16(f));
+        return half_bf16_to_f32(half_f32_to_bf16(f));
     return f;
 }
 

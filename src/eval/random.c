@@ -17,7 +17,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "eval.h"
+#include "eval/eval.h"
 
 /* One node's source of uniform doubles in [0, 1). */
 typedef struct EvRng {

@@ -14,7 +14,7 @@
  *   indices nearest to it, preferring the smaller ones, read with edge
  *   clamping; so the coefficient of ratio 0 always sits on the right tap.
  * - Output lengths from scales and nearest coordinates are computed in
- *   float32, linear and cubic coordinates in double (src/resize.h says
+ *   float32, linear and cubic coordinates in double (src/schema/resize.h says
  *   why; the formulas themselves live there).
  * - The "output length" in the coordinate formulas is scale * input_length
  *   as a real number when scales are given (align_corners with scale 0.6 on
@@ -30,7 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "eval.h"
+#include "eval/eval.h"
 
 enum { EV_RS_NEAREST, EV_RS_LINEAR, EV_RS_CUBIC };
 
@@ -64,7 +64,7 @@ static int64_t ev_rs_clamp(int64_t i, int64_t len)
     return i < 0 ? 0 : i >= len ? len - 1 : i;
 }
 
-/* Axis ax of r as the shared formulas (src/resize.h) take it. */
+/* Axis ax of r as the shared formulas (src/schema/resize.h) take it. */
 static RszAxis ev_rs_axis_of(const EvResize *r, size_t ax)
 {
     return (RszAxis){r->in[ax], r->out[ax], r->scale[ax], r->outf[ax],
@@ -280,8 +280,8 @@ static double *ev_rs_axis(EvCtx *c, const EvResize *r, size_t ax,
         ev_fail(c, "antialias filter too wide for scale %g", r->scale[ax]);
         return NULL;
     }
-    if (!ir_mul_size(out, n, &nw) || !ir_mul_size(outer, out, &total) ||
-        !ir_mul_size(total, inner, &total)) {
+    if (!mem_mul_size(out, n, &nw) || !mem_mul_size(outer, out, &total) ||
+        !mem_mul_size(total, inner, &total)) {
         ev_fail(c, "resize buffer too large");
         return NULL;
     }
@@ -329,7 +329,7 @@ static int ev_rs_run_interp(EvCtx *c, const EvResize *r, const EvValue *x,
 
     if (x->dtype == IR_STRING)
         return ev_fail(c, "linear and cubic modes cannot interpolate strings");
-    if (!ir_mul_size(x->numel, nc, &total) ||
+    if (!mem_mul_size(x->numel, nc, &total) ||
         !(buf = ev_tmp(c, total, sizeof *buf)))
         return ev_fail(c, "resize buffer too large");
     for (size_t k = 0; k < x->numel; k++)
@@ -371,7 +371,7 @@ static int ev_rs_run(EvCtx *c, const EvResize *r, EvValue *x)
 /* Sets out/scale/outf of axis ax from a scale factor. */
 static int ev_rs_set_scale(EvCtx *c, EvResize *r, size_t ax, double s)
 {
-    int64_t o = rsz_len(r->in[ax], s);   /* in float32: src/resize.h */
+    int64_t o = rsz_len(r->in[ax], s);   /* in float32: src/schema/resize.h */
     if (!(s > 0) || !isfinite(s))
         return ev_fail(c, "scale %g of axis %zu is not a positive number", s, ax);
     if (o < 0)

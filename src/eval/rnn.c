@@ -28,7 +28,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "eval.h"
+#include "eval/eval.h"
 
 enum { EV_RNN_SIMPLE, EV_RNN_GRU, EV_RNN_LSTM };
 
@@ -273,7 +273,7 @@ static int ev_rnn_setup(EvCtx *c, EvRnn *r)
                            (long long)hs);
     }
     size_t gh;
-    if (!ir_mul_size(r->gates, r->hid, &gh))
+    if (!mem_mul_size(r->gates, r->hid, &gh))
         return ev_fail(c, "hidden_size too large");
     if (ev_rnn_shape(c, r->w, "W", 3, r->nd, gh, r->in) ||
         ev_rnn_shape(c, r->r, "R", 3, r->nd, gh, r->hid))
@@ -372,7 +372,7 @@ static double *ev_rnn_doubles(EvCtx *c, const EvValue *t, size_t off,
 static double *ev_rnn_project(EvCtx *c, const EvRnn *r, size_t d)
 {
     size_t gh = r->gates * r->hid, rows = r->seq * r->batch, n;
-    if (!ir_mul_size(rows, gh, &n)) {
+    if (!mem_mul_size(rows, gh, &n)) {
         ev_fail(c, "input projection too large");
         return NULL;
     }
@@ -596,7 +596,7 @@ static int ev_rnn_common(EvCtx *c, int kind)
         return -1;
     /* BLAS takes int sizes */
     size_t lim = (size_t)1 << 31, rows;
-    if (!ir_mul_size(r.seq, r.batch, &rows) || rows >= lim ||
+    if (!mem_mul_size(r.seq, r.batch, &rows) || rows >= lim ||
         r.gates * r.hid >= lim || r.in >= lim)
         return ev_fail(c, "dimensions too large for BLAS");
     for (size_t d = 0; d < r.nd; d++)

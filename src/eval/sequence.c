@@ -13,14 +13,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "eval.h"
+#include "eval/eval.h"
 
 /* ---- helpers ---------------------------------------------------------- */
 
 /* A tensor type of elem type dtype and unknown shape, for elem_type. */
 static IrType *ev_tensor_type(int32_t dtype)
 {
-    IrType *t = ir_alloc(sizeof *t);
+    IrType *t = mem_alloc(sizeof *t);
     t->kind = IR_TYPE_TENSOR;
     t->has_elem_type = true;
     t->elem_type = dtype;

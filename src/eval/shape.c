@@ -28,8 +28,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "eval.h"
-#include "kernels.h"
+#include "eval/eval.h"
+#include "eval/kernels.h"
 
 /* ---- element copies -------------------------------------------------- */
 
@@ -38,7 +38,7 @@ void ev_str_set(EvStr *d, const EvStr *s)
 {
     free(d->p);
     d->len = s->len;
-    d->p = ir_alloc(s->len + 1);
+    d->p = mem_alloc(s->len + 1);
     if (s->len)
         memcpy(d->p, s->p, s->len);
 }
@@ -354,7 +354,7 @@ static int ev_reshape(EvCtx *c)
             return ev_fail(c, "shape[%zu] = %lld", i, (long long)s);
         }
         dims[i] = s;
-        if (!ir_mul_size(known, (size_t)s, &known))
+        if (!mem_mul_size(known, (size_t)s, &known))
             return ev_fail(c, "shape overflows");
     }
     if (infer != n) {

@@ -22,7 +22,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "eval.h"
+#include "eval/eval.h"
 
 static const double ev_sig_pi = 3.14159265358979323846;
 

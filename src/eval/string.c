@@ -28,7 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "eval.h"
+#include "eval/eval.h"
 
 /* A NUL-terminated malloc'ed copy of n bytes (the tensor will own it). */
 static int ev_str_set(EvCtx *c, EvStr *dst, const char *p, size_t n)
@@ -76,7 +76,7 @@ static int ev_string_concat(EvCtx *c)
     for (size_t k = 0; k < z->numel; k++) {
         const EvStr *x = &xs[b.off[0]], *y = &ys[b.off[1]];
         size_t n;
-        if (!ir_add_size(x->len, y->len, &n) || n == SIZE_MAX)
+        if (!mem_add_size(x->len, y->len, &n) || n == SIZE_MAX)
             return ev_fail(c, "string too long");
         char *s = malloc(n + 1);
         if (!s)
@@ -687,7 +687,7 @@ static int ev_regex_full_match(EvCtx *c)
     EvRe r = {.c = c, .p = pa->s.data ? (const char *)pa->s.data : "",
               .n = pa->s.len};
     size_t cap;
-    if (!ir_mul_size(r.n, 96, &cap) || !ir_add_size(cap, 64, &cap))
+    if (!mem_mul_size(r.n, 96, &cap) || !mem_add_size(cap, 64, &cap))
         return ev_fail(c, "pattern too long");
     r.cap = cap;
     r.out = ev_tmp(c, cap, 1);

@@ -26,7 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "eval.h"
+#include "eval/eval.h"
 
 /* The n optimized tensors with `groups` input groups (X, G, states...),
  * checked: float/double tensors, each group member shaped like its X. */
@@ -256,7 +256,7 @@ static const EvGOp ev_gops[] = {
 
 static const EvGOp *ev_gop(const IrNode *n)
 {
-    if (*os_domain_norm(n->domain) || !n->op_type)
+    if (*ir_domain_norm(n->domain) || !n->op_type)
         return NULL;
     for (size_t i = 0; i < sizeof ev_gops / sizeof *ev_gops; i++)
         if (!strcmp(ev_gops[i].op, n->op_type))
@@ -287,7 +287,7 @@ static EvValue *ev_g_tensor(EvCtx *c, size_t rank, const int64_t *dims)
 {
     size_t n = 1;
     for (size_t d = 0; d < rank; d++)
-        if (dims[d] < 0 || !ir_mul_size(n, (size_t)dims[d], &n)) {
+        if (dims[d] < 0 || !mem_mul_size(n, (size_t)dims[d], &n)) {
             ev_fail(c, "a tensor of Gradient's graph is too large");
             return NULL;
         }

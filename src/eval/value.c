@@ -9,8 +9,8 @@
 
 #include <unistd.h>
 
-#include "eval.h"
-#include "fconv.h"
+#include "eval/eval.h"
+#include "base/fconv.h"
 
 /* The evaluator reads raw_data by memcpy: TensorProto is little-endian. */
 _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
@@ -158,7 +158,7 @@ EvValue *ev_tensor_new(int32_t dtype, size_t rank, const int64_t *dims,
         if (dims[i] == 0)
             numel = 0;
     for (size_t i = 0; i < rank && numel; i++) {
-        if (dims[i] < 0 || !ir_mul_size(numel, (size_t)dims[i], &numel)) {
+        if (dims[i] < 0 || !mem_mul_size(numel, (size_t)dims[i], &numel)) {
             ir_fail(err, "tensor dims overflow or are negative");
             return NULL;
         }
@@ -170,7 +170,7 @@ EvValue *ev_tensor_new(int32_t dtype, size_t rank, const int64_t *dims,
         }
     }
     size_t bytes;
-    if (!ir_mul_size(numel, esize, &bytes) || bytes > EV_MAX_TENSOR_BYTES) {
+    if (!mem_mul_size(numel, esize, &bytes) || bytes > EV_MAX_TENSOR_BYTES) {
         ir_fail(err, "a tensor of %zu elements is above the evaluator's "
                 "limit of %llu bytes", numel, EV_MAX_TENSOR_BYTES);
         return NULL;
@@ -182,7 +182,7 @@ EvValue *ev_tensor_new(int32_t dtype, size_t rank, const int64_t *dims,
     size_t cost = bytes + sizeof(EvValue) + rank * sizeof(int64_t);
     if (ev_budget_take(cost, &id, err))
         return NULL;
-    EvValue *v = ir_alloc(sizeof *v);
+    EvValue *v = mem_alloc(sizeof *v);
     v->budget = id;
     v->charged = cost;
     v->kind = EV_TENSOR;
@@ -190,13 +190,13 @@ EvValue *ev_tensor_new(int32_t dtype, size_t rank, const int64_t *dims,
     v->dtype = dtype;
     v->rank = rank;
     if (rank) {
-        v->dims = ir_alloc_array(rank, sizeof *v->dims);
+        v->dims = mem_array(rank, sizeof *v->dims);
         memcpy(v->dims, dims, rank * sizeof *dims);
     }
     v->numel = numel;
     /* An empty tensor still gets a block: kernels compute `data + offset`
      * with offset 0, which is undefined on a NULL pointer. */
-    v->data = ir_alloc(numel ? bytes : sizeof(max_align_t));
+    v->data = mem_alloc(numel ? bytes : sizeof(max_align_t));
     return v;
 }
 
@@ -210,7 +210,7 @@ EvValue *ev_scalar_new(int32_t dtype, double x)
 
 EvValue *ev_sequence_new(void)
 {
-    EvValue *v = ir_alloc(sizeof *v);
+    EvValue *v = mem_alloc(sizeof *v);
     v->kind = EV_SEQUENCE;
     v->refs = 1;
     return v;
@@ -224,15 +224,15 @@ void ev_sequence_push(EvValue *seq, EvValue *item)
 {
     size_t n = seq->n_items;
     if (n == 0)
-        seq->items = ir_grow(seq->items, 4, sizeof *seq->items);
+        seq->items = mem_grow(seq->items, 4, sizeof *seq->items);
     else if (n >= 4 && (n & (n - 1)) == 0)
-        seq->items = ir_grow(seq->items, 2 * n, sizeof *seq->items);
+        seq->items = mem_grow(seq->items, 2 * n, sizeof *seq->items);
     seq->items[seq->n_items++] = item;
 }
 
 EvValue *ev_optional_new(EvValue *item)
 {
-    EvValue *v = ir_alloc(sizeof *v);
+    EvValue *v = mem_alloc(sizeof *v);
     v->kind = EV_OPTIONAL;
     v->refs = 1;
     if (item)
@@ -250,7 +250,7 @@ void ev_copy_elems(EvValue *dst, size_t doff, const EvValue *src, size_t soff,
         EvStr *d = (EvStr *)dst->data + doff;
         for (size_t k = 0; k < n; k++) {
             d[k].len = s[k].len;
-            d[k].p = ir_alloc(s[k].len + 1);
+            d[k].p = mem_alloc(s[k].len + 1);
             if (s[k].len)
                 memcpy(d[k].p, s[k].p, s[k].len);
         }
@@ -322,8 +322,8 @@ double ev_get_f(const EvValue *t, size_t k)
     switch (t->dtype) {
     case IR_FLOAT: return ((const float *)d)[k];
     case IR_DOUBLE: return ((const double *)d)[k];
-    case IR_FLOAT16: return ev_half_to_float(((const uint16_t *)d)[k]);
-    case IR_BFLOAT16: return ev_bf16_to_float(((const uint16_t *)d)[k]);
+    case IR_FLOAT16: return half_f16_to_f32(((const uint16_t *)d)[k]);
+    case IR_BFLOAT16: return half_bf16_to_f32(((const uint16_t *)d)[k]);
     case IR_INT8: case IR_INT4: case IR_INT2: return ((const int8_t *)d)[k];
     case IR_UINT8: case IR_BOOL: case IR_UINT4: case IR_UINT2:
         return ((const uint8_t *)d)[k];
@@ -437,8 +437,8 @@ void ev_set_f(EvValue *t, size_t k, double v)
     switch (t->dtype) {
     case IR_FLOAT: ((float *)d)[k] = (float)v; return;
     case IR_DOUBLE: ((double *)d)[k] = v; return;
-    case IR_FLOAT16: ((uint16_t *)d)[k] = ev_float_to_half((float)v); return;
-    case IR_BFLOAT16: ((uint16_t *)d)[k] = ev_float_to_bf16((float)v); return;
+    case IR_FLOAT16: ((uint16_t *)d)[k] = half_f32_to_f16((float)v); return;
+    case IR_BFLOAT16: ((uint16_t *)d)[k] = half_f32_to_bf16((float)v); return;
     case IR_BOOL: ((uint8_t *)d)[k] = v != 0; return;
     case IR_COMPLEX64:
         ((float *)d)[2 * k] = (float)v;
@@ -467,7 +467,7 @@ void ev_set_f(EvValue *t, size_t k, double v)
 /* ---- TensorProto <-> value --------------------------------------------- */
 
 /* Strings are the evaluator's own (EvStr); every other type is decoded by
- * the IR's one tensor decoder (src/ir_tensor.c). */
+ * the IR's one tensor decoder (src/ir/ir_tensor.c). */
 static int ev_decode_strings(EvValue *v, const IrTensor *t, const char *name,
                              IrError *err)
 {
@@ -477,7 +477,7 @@ static int ev_decode_strings(EvValue *v, const IrTensor *t, const char *name,
     EvStr *s = v->data;
     for (size_t k = 0; k < v->numel; k++) {
         s[k].len = t->string_data[k].len;
-        s[k].p = ir_alloc(s[k].len + 1);
+        s[k].p = mem_alloc(s[k].len + 1);
         if (s[k].len)
             memcpy(s[k].p, t->string_data[k].data, s[k].len);
     }
@@ -514,23 +514,23 @@ EvValue *ev_from_ir_tensor(const IrTensor *t, IrError *err)
 
 IrTensor *ev_to_ir_tensor(const EvValue *v, const char *name)
 {
-    IrTensor *t = ir_alloc(sizeof *t);
-    t->name = ir_strdup(name);
+    IrTensor *t = mem_alloc(sizeof *t);
+    t->name = mem_strdup(name);
     t->has_data_type = true;
     t->data_type = v->dtype;
     t->ndims = v->rank;
     if (v->rank) {
-        t->dims = ir_alloc_array(v->rank, sizeof *t->dims);
+        t->dims = mem_array(v->rank, sizeof *t->dims);
         memcpy(t->dims, v->dims, v->rank * sizeof *t->dims);
     }
     if (v->dtype == IR_STRING) {
         const EvStr *s = v->data;
         t->n_string = v->numel;
-        t->string_data = ir_alloc_array(v->numel ? v->numel : 1,
+        t->string_data = mem_array(v->numel ? v->numel : 1,
                                         sizeof *t->string_data);
         for (size_t k = 0; k < v->numel; k++) {
             t->string_data[k].len = s[k].len;
-            t->string_data[k].data = ir_alloc(s[k].len + 1);
+            t->string_data[k].data = mem_alloc(s[k].len + 1);
             if (s[k].len)
                 memcpy(t->string_data[k].data, s[k].p, s[k].len);
         }
@@ -541,7 +541,7 @@ IrTensor *ev_to_ir_tensor(const EvValue *v, const char *name)
                          : v->numel * ev_dtype_size(v->dtype);
     t->has_raw = true;
     t->raw.len = len;
-    t->raw.data = ir_alloc(len + 1);
+    t->raw.data = mem_alloc(len + 1);
     if (per > 1) {
         unsigned bits = 8 / per;
         uint8_t mask = (uint8_t)((1u << bits) - 1);

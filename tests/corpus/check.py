@@ -82,7 +82,7 @@ FEATURES = ["convert", "back", "optimize", "float16", "float16-io", "bfloat16", 
 PACKAGE_FEATURES = ("import",)
 # the features whose result is one cell per target
 PER_TARGET = ("convert", "back")
-# --verify's and --auto's tolerances for the half types (src/verify.h,
+# --verify's and --auto's tolerances for the half types (src/eval/verify.h,
 # docs/evaluator.md): |got - want| <= atol * scale + rtol * |want|
 HALF_TOL = {"float16": (1e-2, 3e-2), "bfloat16": (5e-2, 1.25e-1)}
 TIMEOUT = 900       # seconds for one command of ours

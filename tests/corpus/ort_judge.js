@@ -168,7 +168,7 @@ function lacks(msg) {
 
 const caseDir = process.argv[2], expectedBy = process.argv[3] || 'pytorch';
 const sourceDir = process.argv[6] || null;
-// float16 against float32, as --verify judges it (src/verify.h)
+// float16 against float32, as --verify judges it (src/eval/verify.h)
 const halfTol = { rtol: 1e-2, atol: 3e-2, scaled: true };
 // the original is held to PyTorch's outputs at the case's own tolerance
 const caseTol = { rtol: parseFloat(process.argv[4] || '1e-3'), atol: parseFloat(process.argv[5] || '1e-4') };

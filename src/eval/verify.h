@@ -1,0 +1,85 @@
+/*
+ * verify.h - proving that two models compute the same thing (prefix vf_).
+ *
+ * Used by `convert --verify` (and later `optimize --verify`): both models
+ * are evaluated on the same inputs, the case's own (DIR/test_data_set_0 when
+ * the model sits in a backend-test case folder) or seeded random values of
+ * the declared types and shapes, and every output is compared.
+ */
+#ifndef OC_VERIFY_H
+#define OC_VERIFY_H
+
+#include <stdint.h>
+
+#include "eval/eval.h"
+#include "ir/ir.h"
+
+/* Another model judged against the same run of the original, on the
+ * same numbers as `after` (each in its own input types): a half result
+ * widened. Saves running the original again. */
+typedef struct VfAlso {
+    IrModel *model;
+    int32_t narrow;          /* as VfOptions.narrow, for this one */
+    const char *note;        /* appended to the message when it differs */
+} VfAlso;
+
+typedef struct VfOptions {
+    const char *inputs_dir;  /* folder of input_K.pb, or NULL: random */
+    uint64_t seed;           /* for random inputs and random ops */
+    int64_t dim_default;     /* size given to symbolic dims; 0: 2, then 8
+                                and 32 while the original model refuses
+                                to run on random inputs */
+    int64_t *dim_used;       /* out (may be NULL): the size open dims of
+                                random inputs got, 0 when none had one */
+    double rtol, atol;       /* 0 = 1e-3 and 1e-5 */
+    int32_t narrow;          /* judge within this half type's tolerance, as
+                                if one model computed in it (0: when one
+                                does); for a half model widened to float32,
+                                whose weights keep the half rounding */
+    EvOptions eval;          /* budgets of both runs (seed: from `seed`;
+                                jitter: none) */
+    const VfAlso *also;      /* n_also more models, judged after `after` */
+    size_t n_also;
+    uint64_t max_input_bytes; /* random inputs, all together; 0 = a quarter
+                                 of eval.max_memory, or when that is 0 of the
+                                 default budget but at most VF_MAX_INPUT_BYTES */
+} VfOptions;
+
+/* Random inputs are made at most this large by default: a model declaring
+ * a [100000,3,32,32] input is refused, naming --input-shape, rather than
+ * fed 1.2 GB. */
+#define VF_MAX_INPUT_BYTES (256ull << 20)
+
+/* The tolerance of --verify when one model computes in float16 or
+ * bfloat16 and the other in a wider float type (the narrower type
+ * decides): outputs compare in double as |a - b| <= atol * scale +
+ * rtol * |b|, scale being the largest |b| of that output (at least 1), since
+ * a half model's error grows with the size of the values it sums, not
+ * with each element. Measured on the shared models made half by hand
+ * (docs/evaluator.md, "Verifying across float types"): MobileNetV2's
+ * logits move by 1.9% of their range in float16 (ONNX Runtime's own
+ * float16 run: 1.4%) and 10% in bfloat16; these leave ~1.3x room. */
+#define VF_FLOAT16_RTOL  1e-2
+#define VF_FLOAT16_ATOL  3e-2
+#define VF_BFLOAT16_RTOL 5e-2
+#define VF_BFLOAT16_ATOL 1.25e-1
+
+/* Evaluates `before` and `after` on the same inputs and compares their
+ * outputs. Where a float input's type differs between them (float32 in
+ * one, float16 or bfloat16 in the other), both get the same numbers,
+ * rounded to both types. Same-type models compare within o's rtol/atol;
+ * when one computes in a narrower float type (see VF_FLOAT16_RTOL), float
+ * outputs compare in double within that type's tolerance. Then each of
+ * o->also, in turn, as `after` was. 0 when all are equal; -2 with err naming the first output that
+ * differs; -1 with err saying why a model could not run. The evaluator
+ * trusts what the checker checks: callers pass checked models
+ * (chk_require), as job.c does. */
+int vf_compare(IrModel *before, IrModel *after, const VfOptions *o, IrError *err);
+
+/* The inputs vf_compare feeds `m` with options o (its own or seeded random
+ * ones): *in is an array of *n new values (ev_values_free). 0, or -1 with
+ * err. For handing the same inputs to another judge (ONNX Runtime). */
+int vf_make_inputs(IrModel *m, const VfOptions *o, EvValue ***in, size_t *n,
+                   IrError *err);
+
+#endif
