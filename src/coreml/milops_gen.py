@@ -343,7 +343,7 @@ def write(ops, out_path):
         " * defs/iOS15..iOS18, read as source); do not edit. One entry per op",
         " * version, sorted by name then first target; see src/coreml/milops.h.",
         " */",
-        "#include \"milops.h\"",
+        "#include \"coreml/milops.h\"",
         "",
     ]
     for i, (name, since, params) in enumerate(ops):

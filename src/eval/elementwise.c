@@ -1095,7 +1095,7 @@ static bool ev_is_small_float(int32_t dt)
 static uint8_t ev_to_e8m0(float x, int mode, bool sat)
 {
     if (mode == EV_RM_UP)
-        return ev_float_to_f8(IR_FLOAT8E8M0, x, sat);
+        return tk_f8_from_float(IR_FLOAT8E8M0, x, sat);
     if (isnan(x))
         return 0xFF;
     if (isinf(x))
@@ -1121,7 +1121,7 @@ static double ev_round_to(int32_t dt, double v)
     case IR_FLOAT: return (float)v;
     case IR_FLOAT16: return half_f16_to_f32(half_f32_to_f16((float)v));
     case IR_BFLOAT16: return half_bf16_to_f32(half_f32_to_bf16((float)v));
-    default: return ev_f8_to_float(dt, ev_float_to_f8(dt, (float)v, true));
+    default: return tk_f8_to_float(dt, tk_f8_from_float(dt, (float)v, true));
     }
 }
 
@@ -1305,7 +1305,7 @@ static void ev_store_float(EvValue *y, size_t k, double v, bool sat, int rm)
     if (y->dtype == IR_FLOAT8E8M0)
         o[k] = ev_to_e8m0((float)v, rm, sat);
     else if (ev_is_small_float(y->dtype))
-        o[k] = ev_float_to_f8(y->dtype, (float)v, sat);
+        o[k] = tk_f8_from_float(y->dtype, (float)v, sat);
     else
         ev_set_f(y, k, v);
 }

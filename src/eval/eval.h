@@ -13,8 +13,8 @@
  * eval.c registers through ev_families; helpers two families share are
  * declared in src/eval/kernels.h. src/eval/io.c
  * reads and writes values (TensorProto, SequenceProto, OptionalProto,
- * MapProto) and compares them; src/eval/dtype_f8.c converts the 8- and
- * 4-bit float types (float16 and bfloat16: base/half.h). */
+ * MapProto) and compares them. Element access and the small float types
+ * are the IR's tensor kit's (ir/tensor_kit.h). */
 #ifndef OC_EVAL_H
 #define OC_EVAL_H
 
@@ -24,6 +24,7 @@
 
 #include "base/half.h"
 #include "ir/ir.h"
+#include "ir/tensor_kit.h"
 #include "schema/opschema.h"
 #include "schema/resize.h"
 
@@ -157,13 +158,8 @@ void ev_set_f(EvValue *t, size_t k, double v);
 void ev_set_i(EvValue *t, size_t k, int64_t v);
 void ev_set_u(EvValue *t, size_t k, uint64_t v);
 
-/* float16 and bfloat16: base/half.h. */
-/* The float8 types (EV_FLOAT8E4M3FN .. EV_FLOAT8E5M2FNUZ), FLOAT4E2M1 and
- * FLOAT8E8M0: bits -> float, and float -> bits with round to nearest even;
- * `saturate` as Cast-19's attribute (out of range -> the largest finite
- * value instead of Inf/NaN). */
-float ev_f8_to_float(int32_t dtype, uint8_t bits);
-uint8_t ev_float_to_f8(int32_t dtype, float f, bool saturate);
+/* float16 and bfloat16: base/half.h; the float8 and float4 types:
+ * tk_f8_to_float and tk_f8_from_float (ir/tensor_kit.h). */
 
 /* ---- running a model ------------------------------------------------- */
 

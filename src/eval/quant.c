@@ -127,7 +127,7 @@ static void ev_q_store(EvValue *y, size_t k, double q, double zp, bool saturate)
     if (ev_q_is_small_float(y->dtype)) {
         float v = (float)(q + zp);
         bool sat = saturate || y->dtype == IR_FLOAT4E2M1;
-        ((uint8_t *)y->data)[k] = ev_float_to_f8(y->dtype, v, sat);
+        ((uint8_t *)y->data)[k] = tk_f8_from_float(y->dtype, v, sat);
         return;
     }
     if (!ev_q_range(y->dtype, &lo, &hi))

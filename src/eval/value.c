@@ -310,158 +310,37 @@ void ev_values_free(EvValue **v, size_t n)
 
 /* ---- element access -------------------------------------------------- */
 
-/* The float8/float4 codecs live in dtype_f8.c. */
-static double ev_get_small_float(const EvValue *t, size_t k)
-{
-    return ev_f8_to_float(t->dtype, ((const uint8_t *)t->data)[k]);
-}
+/* The layout and the conversions are the kit's (ir/tensor_kit.c), the one
+ * element access of the product. */
 
 double ev_get_f(const EvValue *t, size_t k)
 {
-    const void *d = t->data;
-    switch (t->dtype) {
-    case IR_FLOAT: return ((const float *)d)[k];
-    case IR_DOUBLE: return ((const double *)d)[k];
-    case IR_FLOAT16: return half_f16_to_f32(((const uint16_t *)d)[k]);
-    case IR_BFLOAT16: return half_bf16_to_f32(((const uint16_t *)d)[k]);
-    case IR_INT8: case IR_INT4: case IR_INT2: return ((const int8_t *)d)[k];
-    case IR_UINT8: case IR_BOOL: case IR_UINT4: case IR_UINT2:
-        return ((const uint8_t *)d)[k];
-    case IR_INT16: return ((const int16_t *)d)[k];
-    case IR_UINT16: return ((const uint16_t *)d)[k];
-    case IR_INT32: return ((const int32_t *)d)[k];
-    case IR_UINT32: return ((const uint32_t *)d)[k];
-    case IR_INT64: return (double)((const int64_t *)d)[k];
-    case IR_UINT64: return (double)((const uint64_t *)d)[k];
-    case IR_COMPLEX64: return ((const float *)d)[2 * k];
-    case IR_COMPLEX128: return ((const double *)d)[2 * k];
-    case IR_FLOAT8E4M3FN: case IR_FLOAT8E4M3FNUZ: case IR_FLOAT8E5M2:
-    case IR_FLOAT8E5M2FNUZ: case IR_FLOAT4E2M1: case IR_FLOAT8E8M0:
-        return ev_get_small_float(t, k);
-    default: return 0;
-    }
+    return tk_load_f(t->dtype, t->data, k);
 }
 
 int64_t ev_get_i(const EvValue *t, size_t k)
 {
-    const void *d = t->data;
-    switch (t->dtype) {
-    case IR_INT8: case IR_INT4: case IR_INT2: return ((const int8_t *)d)[k];
-    case IR_UINT8: case IR_BOOL: case IR_UINT4: case IR_UINT2:
-        return ((const uint8_t *)d)[k];
-    case IR_INT16: return ((const int16_t *)d)[k];
-    case IR_UINT16: return ((const uint16_t *)d)[k];
-    case IR_INT32: return ((const int32_t *)d)[k];
-    case IR_UINT32: return ((const uint32_t *)d)[k];
-    case IR_INT64: return ((const int64_t *)d)[k];
-    case IR_UINT64: return (int64_t)((const uint64_t *)d)[k];
-    case IR_STRING: return 0;
-    default: {
-        /* Floats truncate toward zero; out-of-range and NaN give INT64_MIN
-         * rather than undefined behaviour. */
-        double x = ev_get_f(t, k);
-        if (!(x > -9223372036854775808.0 && x < 9223372036854775808.0))
-            return INT64_MIN;
-        return (int64_t)x;
-    }
-    }
+    return tk_load_i(t->dtype, t->data, k);
 }
 
 uint64_t ev_get_u(const EvValue *t, size_t k)
 {
-    if (t->dtype == IR_UINT64)
-        return ((const uint64_t *)t->data)[k];
-    if (ev_dtype_is_float(t->dtype)) {
-        double x = ev_get_f(t, k);
-        if (x >= 0 && x < 18446744073709551616.0)
-            return (uint64_t)x;
-        return (uint64_t)ev_get_i(t, k);
-    }
-    return (uint64_t)ev_get_i(t, k);
+    return tk_load_u(t->dtype, t->data, k);
 }
 
-/* Integer stores: the int64 value wraps to the element width like a C
- * conversion to the unsigned type; 4- and 2-bit types keep their low bits
- * (sign-extended for the signed ones). */
 void ev_set_i(EvValue *t, size_t k, int64_t v)
 {
-    void *d = t->data;
-    uint64_t u = (uint64_t)v;
-    switch (t->dtype) {
-    case IR_INT8: ((int8_t *)d)[k] = (int8_t)(uint8_t)u; return;
-    case IR_UINT8: ((uint8_t *)d)[k] = (uint8_t)u; return;
-    case IR_BOOL: ((uint8_t *)d)[k] = v != 0; return;
-    case IR_INT16: ((int16_t *)d)[k] = (int16_t)(uint16_t)u; return;
-    case IR_UINT16: ((uint16_t *)d)[k] = (uint16_t)u; return;
-    case IR_INT32: ((int32_t *)d)[k] = (int32_t)(uint32_t)u; return;
-    case IR_UINT32: ((uint32_t *)d)[k] = (uint32_t)u; return;
-    case IR_INT64: ((int64_t *)d)[k] = v; return;
-    case IR_UINT64: ((uint64_t *)d)[k] = u; return;
-    case IR_UINT4: ((uint8_t *)d)[k] = (uint8_t)(u & 0xf); return;
-    case IR_UINT2: ((uint8_t *)d)[k] = (uint8_t)(u & 0x3); return;
-    case IR_INT4: {
-        int x = (int)(u & 0xf);
-        ((int8_t *)d)[k] = (int8_t)(x >= 8 ? x - 16 : x);
-        return;
-    }
-    case IR_INT2: {
-        int x = (int)(u & 0x3);
-        ((int8_t *)d)[k] = (int8_t)(x >= 2 ? x - 4 : x);
-        return;
-    }
-    case IR_STRING: return;
-    default: ev_set_f(t, k, (double)v); return;
-    }
+    tk_store_i(t->dtype, t->data, k, v);
 }
 
 void ev_set_u(EvValue *t, size_t k, uint64_t v)
 {
-    if (t->dtype == IR_UINT64)
-        ((uint64_t *)t->data)[k] = v;
-    else if (ev_dtype_is_float(t->dtype))
-        ev_set_f(t, k, (double)v);
-    else
-        ev_set_i(t, k, (int64_t)v);
-}
-
-/* double -> int64 for integer stores: truncate toward zero; NaN and
- * out-of-range values (undefined in C) become 0 and the type's limit. */
-static int64_t ev_double_to_i64(double v)
-{
-    return fc_i64_sat(v);
+    tk_store_u(t->dtype, t->data, k, v);
 }
 
 void ev_set_f(EvValue *t, size_t k, double v)
 {
-    void *d = t->data;
-    switch (t->dtype) {
-    case IR_FLOAT: ((float *)d)[k] = (float)v; return;
-    case IR_DOUBLE: ((double *)d)[k] = v; return;
-    case IR_FLOAT16: ((uint16_t *)d)[k] = half_f32_to_f16((float)v); return;
-    case IR_BFLOAT16: ((uint16_t *)d)[k] = half_f32_to_bf16((float)v); return;
-    case IR_BOOL: ((uint8_t *)d)[k] = v != 0; return;
-    case IR_COMPLEX64:
-        ((float *)d)[2 * k] = (float)v;
-        ((float *)d)[2 * k + 1] = 0;
-        return;
-    case IR_COMPLEX128:
-        ((double *)d)[2 * k] = v;
-        ((double *)d)[2 * k + 1] = 0;
-        return;
-    case IR_FLOAT8E4M3FN: case IR_FLOAT8E4M3FNUZ: case IR_FLOAT8E5M2:
-    case IR_FLOAT8E5M2FNUZ: case IR_FLOAT4E2M1: case IR_FLOAT8E8M0:
-        ((uint8_t *)d)[k] = ev_float_to_f8(t->dtype, (float)v, true);
-        return;
-    case IR_UINT64:
-        if (v >= 0) {
-            ((uint64_t *)d)[k] = fc_u64_sat(v);
-            return;
-        }
-        ev_set_i(t, k, ev_double_to_i64(v));
-        return;
-    case IR_STRING: return;
-    default: ev_set_i(t, k, ev_double_to_i64(v)); return;
-    }
+    tk_store_f(t->dtype, t->data, k, v);
 }
 
 /* ---- TensorProto <-> value --------------------------------------------- */

@@ -22,11 +22,8 @@ size_t tk_elem_size(int32_t dtype)
 bool tk_computes(int32_t dtype)
 {
     switch (ir_dtype_class(dtype)) {
-    case IR_DC_SINT: case IR_DC_UINT: case IR_DC_BOOL:
+    case IR_DC_SINT: case IR_DC_UINT: case IR_DC_BOOL: case IR_DC_FLOAT:
         return true;
-    case IR_DC_FLOAT:
-        return dtype == IR_FLOAT || dtype == IR_DOUBLE || dtype == IR_FLOAT16 ||
-               dtype == IR_BFLOAT16;
     default:
         return false;
     }
@@ -220,10 +217,13 @@ IrTensor *tk_to_ir(const TkTensor *t, const char *name)
 
 /* ---- element access ---------------------------------------------------------- */
 
-double tk_get_f(const TkTensor *t, size_t k)
+/* The one element access of the product: the kit's tensors and the
+ * evaluator's values (eval/value.c) share this layout and these
+ * conversions. */
+
+double tk_load_f(int32_t dtype, const void *d, size_t k)
 {
-    const void *d = t->data;
-    switch (t->dtype) {
+    switch (dtype) {
     case IR_FLOAT: return ((const float *)d)[k];
     case IR_DOUBLE: return ((const double *)d)[k];
     case IR_FLOAT16: return half_f16_to_f32(((const uint16_t *)d)[k]);
@@ -237,14 +237,18 @@ double tk_get_f(const TkTensor *t, size_t k)
     case IR_UINT32: return ((const uint32_t *)d)[k];
     case IR_INT64: return (double)((const int64_t *)d)[k];
     case IR_UINT64: return (double)((const uint64_t *)d)[k];
-    default: return NAN;   /* carried, not computed on */
+    case IR_COMPLEX64: return ((const float *)d)[2 * k];
+    case IR_COMPLEX128: return ((const double *)d)[2 * k];
+    case IR_FLOAT8E4M3FN: case IR_FLOAT8E4M3FNUZ: case IR_FLOAT8E5M2:
+    case IR_FLOAT8E5M2FNUZ: case IR_FLOAT4E2M1: case IR_FLOAT8E8M0:
+        return tk_f8_to_float(dtype, ((const uint8_t *)d)[k]);
+    default: return 0;
     }
 }
 
-int64_t tk_get_i(const TkTensor *t, size_t k)
+int64_t tk_load_i(int32_t dtype, const void *d, size_t k)
 {
-    const void *d = t->data;
-    switch (t->dtype) {
+    switch (dtype) {
     case IR_INT8: case IR_INT4: case IR_INT2: return ((const int8_t *)d)[k];
     case IR_UINT8: case IR_BOOL: case IR_UINT4: case IR_UINT2:
         return ((const uint8_t *)d)[k];
@@ -254,35 +258,37 @@ int64_t tk_get_i(const TkTensor *t, size_t k)
     case IR_UINT32: return ((const uint32_t *)d)[k];
     case IR_INT64: return ((const int64_t *)d)[k];
     case IR_UINT64: return (int64_t)((const uint64_t *)d)[k];
+    case IR_STRING: return 0;
     default: {
-        /* Cast truncates toward zero; NaN and out of range are undefined
-         * there, INT64_MIN here rather than undefined behaviour in C. */
-        int64_t v;
-        return fc_i64(tk_get_f(t, k), &v) ? v : INT64_MIN;
+        /* Floats truncate toward zero; out-of-range and NaN give INT64_MIN
+         * rather than undefined behaviour. */
+        double x = tk_load_f(dtype, d, k);
+        if (!(x > -9223372036854775808.0 && x < 9223372036854775808.0))
+            return INT64_MIN;
+        return (int64_t)x;
     }
     }
 }
 
-uint64_t tk_get_u(const TkTensor *t, size_t k)
+uint64_t tk_load_u(int32_t dtype, const void *d, size_t k)
 {
-    if (t->dtype == IR_UINT64)
-        return ((const uint64_t *)t->data)[k];
-    if (ir_dtype_is_float(t->dtype)) {
-        double x = tk_get_f(t, k);
+    if (dtype == IR_UINT64)
+        return ((const uint64_t *)d)[k];
+    if (ir_dtype_is_float(dtype)) {
+        double x = tk_load_f(dtype, d, k);
         if (x >= 0 && x < 18446744073709551616.0)
             return (uint64_t)x;
     }
-    return (uint64_t)tk_get_i(t, k);
+    return (uint64_t)tk_load_i(dtype, d, k);
 }
 
-/* Integer stores: v wraps to the element width like a C conversion to the
- * unsigned type; 4- and 2-bit types keep their low bits, sign-extended for
- * the signed ones (the layout ir_tensor_decode writes). */
-static void tk_store_int(TkTensor *t, size_t k, int64_t v)
+/* Integer stores: the int64 value wraps to the element width like a C
+ * conversion to the unsigned type; 4- and 2-bit types keep their low bits
+ * (sign-extended for the signed ones). */
+void tk_store_i(int32_t dtype, void *d, size_t k, int64_t v)
 {
-    void *d = t->data;
     uint64_t u = (uint64_t)v;
-    switch (t->dtype) {
+    switch (dtype) {
     case IR_INT8: ((int8_t *)d)[k] = (int8_t)(uint8_t)u; return;
     case IR_UINT8: ((uint8_t *)d)[k] = (uint8_t)u; return;
     case IR_BOOL: ((uint8_t *)d)[k] = v != 0; return;
@@ -296,47 +302,79 @@ static void tk_store_int(TkTensor *t, size_t k, int64_t v)
     case IR_UINT2: ((uint8_t *)d)[k] = (uint8_t)(u & 0x3); return;
     case IR_INT4: ((int8_t *)d)[k] = (int8_t)(((int)(u & 0xf) ^ 8) - 8); return;
     case IR_INT2: ((int8_t *)d)[k] = (int8_t)(((int)(u & 0x3) ^ 2) - 2); return;
-    default: return;
+    case IR_STRING: return;
+    default: tk_store_f(dtype, d, k, (double)v); return;
     }
 }
 
-void tk_set_i(TkTensor *t, size_t k, int64_t v)
+void tk_store_u(int32_t dtype, void *d, size_t k, uint64_t v)
 {
-    if (ir_dtype_is_float(t->dtype))
-        tk_set_f(t, k, (double)v);
+    if (dtype == IR_UINT64)
+        ((uint64_t *)d)[k] = v;
+    else if (ir_dtype_is_float(dtype))
+        tk_store_f(dtype, d, k, (double)v);
     else
-        tk_store_int(t, k, v);
+        tk_store_i(dtype, d, k, (int64_t)v);
 }
 
-void tk_set_u(TkTensor *t, size_t k, uint64_t v)
+void tk_store_f(int32_t dtype, void *d, size_t k, double v)
 {
-    if (t->dtype == IR_UINT64)
-        ((uint64_t *)t->data)[k] = v;
-    else if (ir_dtype_is_float(t->dtype))
-        tk_set_f(t, k, (double)v);
-    else
-        tk_store_int(t, k, (int64_t)v);
-}
-
-void tk_set_f(TkTensor *t, size_t k, double v)
-{
-    void *d = t->data;
-    switch (t->dtype) {
+    switch (dtype) {
     case IR_FLOAT: ((float *)d)[k] = (float)v; return;
     case IR_DOUBLE: ((double *)d)[k] = v; return;
     case IR_FLOAT16: ((uint16_t *)d)[k] = half_f32_to_f16((float)v); return;
     case IR_BFLOAT16: ((uint16_t *)d)[k] = half_f32_to_bf16((float)v); return;
     case IR_BOOL: ((uint8_t *)d)[k] = v != 0; return;
+    case IR_COMPLEX64:
+        ((float *)d)[2 * k] = (float)v;
+        ((float *)d)[2 * k + 1] = 0;
+        return;
+    case IR_COMPLEX128:
+        ((double *)d)[2 * k] = v;
+        ((double *)d)[2 * k + 1] = 0;
+        return;
+    case IR_FLOAT8E4M3FN: case IR_FLOAT8E4M3FNUZ: case IR_FLOAT8E5M2:
+    case IR_FLOAT8E5M2FNUZ: case IR_FLOAT4E2M1: case IR_FLOAT8E8M0:
+        ((uint8_t *)d)[k] = tk_f8_from_float(dtype, (float)v, true);
+        return;
     case IR_UINT64:
         /* the whole unsigned range, which int64 would cut in half */
         if (v >= 0)
             ((uint64_t *)d)[k] = fc_u64_sat(v);
         else
-            tk_store_int(t, k, fc_i64_sat(v));
+            tk_store_i(dtype, d, k, fc_i64_sat(v));
         return;
-    default:
-        if (tk_computes(t->dtype))
-            tk_store_int(t, k, fc_i64_sat(v));
-        return;
+    case IR_STRING: return;
+    default: tk_store_i(dtype, d, k, fc_i64_sat(v)); return;
     }
+}
+
+double tk_get_f(const TkTensor *t, size_t k)
+{
+    return tk_load_f(t->dtype, t->data, k);
+}
+
+int64_t tk_get_i(const TkTensor *t, size_t k)
+{
+    return tk_load_i(t->dtype, t->data, k);
+}
+
+uint64_t tk_get_u(const TkTensor *t, size_t k)
+{
+    return tk_load_u(t->dtype, t->data, k);
+}
+
+void tk_set_f(TkTensor *t, size_t k, double v)
+{
+    tk_store_f(t->dtype, t->data, k, v);
+}
+
+void tk_set_i(TkTensor *t, size_t k, int64_t v)
+{
+    tk_store_i(t->dtype, t->data, k, v);
+}
+
+void tk_set_u(TkTensor *t, size_t k, uint64_t v)
+{
+    tk_store_u(t->dtype, t->data, k, v);
 }

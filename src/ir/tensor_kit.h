@@ -11,13 +11,13 @@
  * from an IrTensor (any storage the IR's decoder reads) or zeroed, and
  * goes back to a new IrTensor.
  *
- * Element access computes on the real types (float, double, float16,
- * bfloat16), the integers and bool, converting as ONNX's Cast does:
- * floats round to nearest even, float to integer truncates toward zero,
- * integer to narrower integer wraps. The other types (complex, the 8/4-bit
- * float types, strings) are carried, copied and written back, not
- * computed on: their elements read as NaN (INT64_MIN as an integer) and
- * writes to them are ignored; tk_computes says which is which.
+ * Element access (the one of the product: the evaluator's values have
+ * this layout and use tk_load_* / tk_store_*) converts as ONNX's Cast
+ * does: floats round to nearest even (the 8- and 4-bit float types
+ * through tensor_f8.c, saturating), float to integer truncates toward
+ * zero, integer to narrower integer wraps. A complex element reads as its
+ * real part and is written with a zero imaginary one; strings read as 0
+ * and are not written; tk_computes says which types compute.
  */
 #ifndef OC_TENSOR_KIT_H
 #define OC_TENSOR_KIT_H
@@ -44,7 +44,8 @@ typedef struct TkTensor {
 /* Bytes one element takes (sizeof(IrBytes) for strings); 0 for UNDEFINED
  * and unknown codes, which no tensor can have. */
 size_t tk_elem_size(int32_t dtype);
-/* Whether tk_get_* / tk_set_* compute on elements of dtype (see above). */
+/* Whether tk_get_* / tk_set_* compute on elements of dtype: the real,
+ * integer and bool types (not complex, not strings; see above). */
 bool tk_computes(int32_t dtype);
 
 /* A new tensor of zeroed elements (empty strings), owned by the caller
@@ -65,6 +66,21 @@ void tk_free(TkTensor *t);   /* NULL ok */
  * raw_data (4- and 2-bit types packed, first element in the low bits) or
  * string_data. */
 IrTensor *tk_to_ir(const TkTensor *t, const char *name);
+
+/* Element k of `dtype` elements at d as double / int64 / uint64 (as
+ * tk_get_*), and stores into element k (as tk_set_*). */
+double tk_load_f(int32_t dtype, const void *d, size_t k);
+int64_t tk_load_i(int32_t dtype, const void *d, size_t k);
+uint64_t tk_load_u(int32_t dtype, const void *d, size_t k);
+void tk_store_f(int32_t dtype, void *d, size_t k, double v);
+void tk_store_i(int32_t dtype, void *d, size_t k, int64_t v);
+void tk_store_u(int32_t dtype, void *d, size_t k, uint64_t v);
+
+/* The small float types (tensor_f8.c): bits -> float, float -> bits
+ * rounding to nearest even at the type's width, saturating or not as
+ * Cast-19+'s tables say. */
+float tk_f8_to_float(int32_t dtype, uint8_t bits);
+uint8_t tk_f8_from_float(int32_t dtype, float f, bool saturate);
 
 /* Element k as double / int64 / uint64. Integers read exactly (uint64
  * above INT64_MAX wraps in tk_get_i); floats truncate toward zero, and

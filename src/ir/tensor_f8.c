@@ -1,6 +1,7 @@
-/* The small float types of the evaluator: FLOAT8E4M3FN, FLOAT8E4M3FNUZ,
+/* tensor_f8.c - the small float types: FLOAT8E4M3FN, FLOAT8E4M3FNUZ,
  * FLOAT8E5M2, FLOAT8E5M2FNUZ, FLOAT4E2M1 and FLOAT8E8M0, decoded to float
- * and encoded from float (ev_f8_to_float, ev_float_to_f8 in eval.h).
+ * and encoded from float (tk_f8_to_float, tk_f8_from_float in
+ * ir/tensor_kit.h), for the kit's element access and the evaluator.
  *
  * Encoding rounds to nearest even at the target's mantissa width and
  * follows Cast-19+'s saturate tables:
@@ -19,24 +20,24 @@
 #include <math.h>
 #include <string.h>
 
-#include "eval/eval.h"
+#include "ir/tensor_kit.h"
 
 /* Layout of one sign/exponent/mantissa small float. */
-typedef struct EvF8Fmt {
+typedef struct TkF8Fmt {
     int ebits, mbits, bias;
     bool has_inf;   /* E5M2: the top exponent holds Inf/NaN like IEEE */
     bool uz;        /* FNUZ: 0x80 is the only NaN, no -0 */
     bool no_nan;    /* FLOAT4E2M1 */
     uint8_t max;    /* code of the largest finite value (positive) */
-} EvF8Fmt;
+} TkF8Fmt;
 
-static const EvF8Fmt ev_fmt_e4m3fn = { 4, 3, 7, false, false, false, 0x7E };
-static const EvF8Fmt ev_fmt_e4m3fnuz = { 4, 3, 8, false, true, false, 0x7F };
-static const EvF8Fmt ev_fmt_e5m2 = { 5, 2, 15, true, false, false, 0x7B };
-static const EvF8Fmt ev_fmt_e5m2fnuz = { 5, 2, 16, false, true, false, 0x7F };
-static const EvF8Fmt ev_fmt_e2m1 = { 2, 1, 1, false, false, true, 0x7 };
+static const TkF8Fmt ev_fmt_e4m3fn = { 4, 3, 7, false, false, false, 0x7E };
+static const TkF8Fmt ev_fmt_e4m3fnuz = { 4, 3, 8, false, true, false, 0x7F };
+static const TkF8Fmt ev_fmt_e5m2 = { 5, 2, 15, true, false, false, 0x7B };
+static const TkF8Fmt ev_fmt_e5m2fnuz = { 5, 2, 16, false, true, false, 0x7F };
+static const TkF8Fmt ev_fmt_e2m1 = { 2, 1, 1, false, false, true, 0x7 };
 
-static const EvF8Fmt *ev_f8_fmt(int32_t dtype)
+static const TkF8Fmt *tk_f8_fmt(int32_t dtype)
 {
     switch (dtype) {
     case IR_FLOAT8E4M3FN: return &ev_fmt_e4m3fn;
@@ -49,7 +50,7 @@ static const EvF8Fmt *ev_f8_fmt(int32_t dtype)
 }
 
 /* Magnitude of a code without its sign bit (finite codes only). */
-static double ev_f8_mag(const EvF8Fmt *f, unsigned code)
+static double tk_f8_mag(const TkF8Fmt *f, unsigned code)
 {
     unsigned e = code >> f->mbits, m = code & ((1u << f->mbits) - 1);
     if (e == 0)
@@ -57,7 +58,7 @@ static double ev_f8_mag(const EvF8Fmt *f, unsigned code)
     return ldexp((double)((1u << f->mbits) | m), (int)e - f->bias - f->mbits);
 }
 
-static float ev_small_to_float(const EvF8Fmt *f, uint8_t bits)
+static float tk_small_to_float(const TkF8Fmt *f, uint8_t bits)
 {
     unsigned nbits = 1u + (unsigned)f->ebits + (unsigned)f->mbits;
     unsigned sign = (bits >> (nbits - 1)) & 1u;
@@ -75,12 +76,12 @@ static float ev_small_to_float(const EvF8Fmt *f, uint8_t bits)
     } else if (!f->no_nan && code == ((1u << (nbits - 1)) - 1)) {
         return sign ? -NAN : NAN;  /* E4M3FN: S.1111.111 */
     }
-    double v = ev_f8_mag(f, code);
+    double v = tk_f8_mag(f, code);
     return (float)(sign ? -v : v);
 }
 
 /* The code of the largest finite value (sign applied) or of overflow. */
-static uint8_t ev_f8_overflow(const EvF8Fmt *f, unsigned sign, bool saturate)
+static uint8_t tk_f8_overflow(const TkF8Fmt *f, unsigned sign, bool saturate)
 {
     unsigned sbit = sign << (f->ebits + f->mbits);
     if (saturate || f->no_nan)
@@ -92,7 +93,7 @@ static uint8_t ev_f8_overflow(const EvF8Fmt *f, unsigned sign, bool saturate)
     return (uint8_t)(0x7F | sbit);  /* E4M3FN NaN */
 }
 
-static uint8_t ev_float_to_small(const EvF8Fmt *f, float x, bool saturate)
+static uint8_t tk_float_to_small(const TkF8Fmt *f, float x, bool saturate)
 {
     unsigned sign = signbit(x) ? 1u : 0u;
     unsigned sbit = sign << (f->ebits + f->mbits);
@@ -106,7 +107,7 @@ static uint8_t ev_float_to_small(const EvF8Fmt *f, float x, bool saturate)
     if (isinf(x)) {
         if (f->has_inf && !saturate)
             return (uint8_t)(((((1u << f->ebits) - 1) << f->mbits)) | sbit);
-        return ev_f8_overflow(f, sign, saturate);
+        return tk_f8_overflow(f, sign, saturate);
     }
     double a = fabs((double)x);
     int emin = 1 - f->bias;     /* exponent of the smallest normal */
@@ -120,8 +121,8 @@ static uint8_t ev_float_to_small(const EvF8Fmt *f, float x, bool saturate)
     double r = ldexp(q, e - f->mbits);
     if (r == 0)
         return (uint8_t)(f->uz ? 0 : sbit);
-    if (r > ev_f8_mag(f, f->max))
-        return ev_f8_overflow(f, sign, saturate);
+    if (r > tk_f8_mag(f, f->max))
+        return tk_f8_overflow(f, sign, saturate);
     unsigned code;
     int re;
     frexp(r, &re);
@@ -140,7 +141,7 @@ static uint8_t ev_float_to_small(const EvF8Fmt *f, float x, bool saturate)
 /* E8M0 from float's own exponent field, rounding up when any mantissa
  * bit is set; zero (and subnormals that stay below 2^-127) gives 2^-127 when
  * saturating, NaN otherwise. */
-static uint8_t ev_float_to_e8m0_up(float x, bool saturate)
+static uint8_t tk_float_to_e8m0_up(float x, bool saturate)
 {
     if (isnan(x))
         return 0xFF;
@@ -158,27 +159,27 @@ static uint8_t ev_float_to_e8m0_up(float x, bool saturate)
     return (uint8_t)e;
 }
 
-float ev_f8_to_float(int32_t dtype, uint8_t bits)
+float tk_f8_to_float(int32_t dtype, uint8_t bits)
 {
     if (dtype == IR_FLOAT8E8M0) {
         if (bits == 0xFF)
             return NAN;
         return ldexpf(1.0f, (int)bits - 127);
     }
-    const EvF8Fmt *f = ev_f8_fmt(dtype);
+    const TkF8Fmt *f = tk_f8_fmt(dtype);
     if (!f)
         return 0;
     if (f->no_nan)
         bits &= 0xF;
-    return ev_small_to_float(f, bits);
+    return tk_small_to_float(f, bits);
 }
 
-uint8_t ev_float_to_f8(int32_t dtype, float f, bool saturate)
+uint8_t tk_f8_from_float(int32_t dtype, float f, bool saturate)
 {
     if (dtype == IR_FLOAT8E8M0)
-        return ev_float_to_e8m0_up(f, saturate);
-    const EvF8Fmt *fmt = ev_f8_fmt(dtype);
+        return tk_float_to_e8m0_up(f, saturate);
+    const TkF8Fmt *fmt = tk_f8_fmt(dtype);
     if (!fmt)
         return 0;
-    return ev_float_to_small(fmt, f, saturate);
+    return tk_float_to_small(fmt, f, saturate);
 }
