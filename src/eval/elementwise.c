@@ -1024,6 +1024,20 @@ static int ev_clip_float(EvCtx *c, const EvValue *x, EvValue *y, double lo,
     /* a NaN bound makes every element NaN: ONNX's reference clips with
      * numpy.clip, whose maximum/minimum propagate NaN (the text is silent) */
     bool nan_bound = isnan(lo) || isnan(hi);
+    if (x->dtype == IR_FLOAT && !nan_bound) {   /* the common case, vectorized */
+        const float *xs = x->data;
+        float *ys = y->data;
+        float l = (float)lo, h = (float)hi;
+        /* a bound that rounds inward in float would clip differently:
+         * only bounds exact in float take this path */
+        if ((double)l == lo && (double)h == hi) {
+            for (size_t k = 0; k < x->numel; k++) {
+                float v = xs[k] < l ? l : xs[k];
+                ys[k] = v > h ? h : v;
+            }
+            return 0;
+        }
+    }
     for (size_t k = 0; k < x->numel; k++) {
         double v = nan_bound ? NAN : ev_get_f(x, k);
         if (v < lo)

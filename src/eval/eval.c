@@ -160,7 +160,7 @@ static EvValue *ev_init_value(EvRun *r, const IrValue *iv, IrError *err)
     HASH_FIND_PTR(r->inits, &iv->init, e);
     if (e)
         return e->v;
-    EvValue *v = ev_from_ir_tensor(iv->init, err);
+    EvValue *v = ev_from_ir_tensor_borrow(iv->init, err);
     if (!v)
         return NULL;
     e = mem_alloc(sizeof *e);
@@ -196,7 +196,7 @@ typedef struct EvTmp {
     max_align_t data[];
 } EvTmp;
 
-void *ev_tmp(EvCtx *c, size_t n, size_t size)
+static void *ev_tmp_get(EvCtx *c, size_t n, size_t size, bool zero)
 {
     size_t bytes;
     if (!mem_mul_size(n, size, &bytes) ||
@@ -211,7 +211,7 @@ void *ev_tmp(EvCtx *c, size_t n, size_t size)
         ev_fail(c, "scratch memory %s", sub.msg);
         return NULL;
     }
-    EvTmp *t = mem_alloc(bytes);
+    EvTmp *t = ev_block_get(bytes, zero);
     t->budget = id;
     t->charged = bytes;
     t->next = c->tmp;
@@ -219,12 +219,22 @@ void *ev_tmp(EvCtx *c, size_t n, size_t size)
     return t->data;
 }
 
+void *ev_tmp(EvCtx *c, size_t n, size_t size)
+{
+    return ev_tmp_get(c, n, size, true);
+}
+
+void *ev_tmp_raw(EvCtx *c, size_t n, size_t size)
+{
+    return ev_tmp_get(c, n, size, false);
+}
+
 static void ev_tmp_free(EvCtx *c)
 {
     for (EvTmp *t = c->tmp, *next; t; t = next) {
         next = t->next;
         ev_budget_give(t->budget, t->charged);
-        free(t);
+        ev_block_put(t, t->charged);
     }
     c->tmp = NULL;
 }
@@ -1189,6 +1199,20 @@ int ev_model_run(IrModel *m, const EvOptions *opt, size_t n_in,
         rc = ev_graph(&r, &f, NULL, NULL, g, err);
     if (!rc)
         rc = ev_collect_outputs(&r, &f, g, n, res, err);
+    /* An output that is an initializer borrows the model's bytes; the
+     * caller may free the model before the outputs. */
+    for (size_t k = 0; !rc && k < n; k++) {
+        EvValue *own = ev_value_own(res[k], err);
+        ev_unref(res[k]);
+        res[k] = own;
+        if (!own && k < g->outputs.n) {
+            for (size_t j = 0; j < n; j++) {
+                ev_unref(res[j]);
+                res[j] = NULL;
+            }
+            rc = -1;
+        }
+    }
     ev_frame_clear(&f);
     ev_run_free(&r);
     if (rc) {

@@ -75,6 +75,8 @@ struct EvValue {
     size_t numel;
     void *data;          /* numel elements (never NULL: a small block when
                             numel is 0) */
+    size_t data_bytes;   /* what data was allocated with (ev_block_get);
+                            0: borrowed from an initializer, read-only */
     /* sequence (n_items elements) or optional (n_items 0 = none, or 1) */
     size_t n_items;
     EvValue **items;
@@ -82,6 +84,17 @@ struct EvValue {
     /* map: keys (a 1-D tensor) and values (a tensor or sequence) */
     EvValue *keys, *vals;
 };
+
+/* ---- memory blocks (block.c) ------------------------------------------ */
+
+/* A block of `bytes` (zeroed when asked), from the per-thread cache of
+ * freed big blocks when one fits; aborts only when memory is out even
+ * after the cache is emptied. */
+void *ev_block_get(size_t bytes, bool zero);
+/* Gives back a block from ev_block_get with the same `bytes`. */
+void ev_block_put(void *p, size_t bytes);
+/* Frees the calling thread's cached blocks (the end of a run). */
+void ev_block_trim(void);
 
 /* ---- values ---------------------------------------------------------- */
 
@@ -252,6 +265,8 @@ int ev_fail(EvCtx *c, const char *fmt, ...)
 /* Zeroed scratch memory freed when the kernel returns (abort on OOM,
  * NULL with an error when n*size overflows). */
 void *ev_tmp(EvCtx *c, size_t n, size_t size);
+/* The same, not zeroed: for buffers the kernel writes in full. */
+void *ev_tmp_raw(EvCtx *c, size_t n, size_t size);
 
 /* Input i (NULL when absent or past the end). */
 EvValue *ev_in(const EvCtx *c, size_t i);
@@ -344,6 +359,11 @@ uint64_t ev_max_loop_iters(const EvCtx *c);
 /* Decodes a TensorProto (raw, typed fields or external bytes) into a new
  * tensor. NULL with err set when the data does not match the dims. */
 EvValue *ev_from_ir_tensor(const IrTensor *t, IrError *err);
+/* The same, using t's bytes in place where their layout is the
+ * evaluator's (no copy): the value must not outlive t. */
+EvValue *ev_from_ir_tensor_borrow(const IrTensor *t, IrError *err);
+/* v, or a copy of it where it (or an item) borrows: what may leave a run. */
+EvValue *ev_value_own(EvValue *v, IrError *err);
 /* Encodes a tensor as a new TensorProto named `name` (raw_data, or
  * string_data for strings; 4- and 2-bit types packed). */
 IrTensor *ev_to_ir_tensor(const EvValue *v, const char *name);

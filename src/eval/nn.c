@@ -152,7 +152,7 @@ static const void *ev_real_in(EvCtx *c, const EvValue *t, bool dbl)
     if (t->dtype == (dbl ? IR_DOUBLE : IR_FLOAT))
         return t->data;
     if (dbl) {
-        double *v = ev_tmp(c, t->numel, sizeof *v);
+        double *v = ev_tmp_raw(c, t->numel, sizeof *v);
         const float *f = t->data;
         if (v && t->dtype == IR_FLOAT)   /* the common case, vectorized */
             for (size_t k = 0; k < t->numel; k++)
@@ -162,7 +162,7 @@ static const void *ev_real_in(EvCtx *c, const EvValue *t, bool dbl)
                 v[k] = ev_get_f(t, k);
         return v;
     }
-    float *v = ev_tmp(c, t->numel, sizeof *v);
+    float *v = ev_tmp_raw(c, t->numel, sizeof *v);
     const uint16_t *h = t->data;
     if (!v)
         return NULL;
@@ -189,11 +189,26 @@ static void *ev_real_out(EvCtx *c, EvValue *y, bool dbl)
     return ev_tmp(c, y->numel, dbl ? sizeof(double) : sizeof(float));
 }
 
+/* The same for a kernel that writes every element: scratch not zeroed. */
+static void *ev_real_out_raw(EvCtx *c, EvValue *y, bool dbl)
+{
+    if (y->numel == 0 || y->dtype == (dbl ? IR_DOUBLE : IR_FLOAT))
+        return ev_real_out(c, y, dbl);
+    return ev_tmp_raw(c, y->numel, dbl ? sizeof(double) : sizeof(float));
+}
+
 /* Converts a compute-type buffer into y (nothing when it is y's data). */
 static void ev_real_store(EvValue *y, const void *buf, bool dbl)
 {
     if (buf == y->data || y->numel == 0)
         return;
+    if (dbl && y->dtype == IR_FLOAT) {   /* the common case, vectorized */
+        const double *v = buf;
+        float *f = y->data;
+        for (size_t k = 0; k < y->numel; k++)
+            f[k] = (float)v[k];
+        return;
+    }
     if (dbl) {
         const double *v = buf;
         for (size_t k = 0; k < y->numel; k++)
@@ -245,13 +260,17 @@ static int ev_gemm_r(EvCtx *c, bool dbl, bool ta, bool tb, size_t m, size_t n,
         return ev_fail(c, "matrix product %zu x %zu x %zu is too large for BLAS", m,
                        n, k);
     if (k == 0) {
-        /* op(a) * op(b) is all zeros; BLAS wants leading dims >= 1 here */
+        /* op(a) * op(b) is all zeros; BLAS wants leading dims >= 1 here.
+         * beta 0 overwrites, as BLAS does (y may be unwritten scratch). */
         for (size_t i = 0; i < m; i++)
             for (size_t j = 0; j < n; j++) {
-                if (dbl)
-                    ((double *)y)[i * ldy + j] *= beta;
-                else
-                    ((float *)y)[i * ldy + j] *= (float)beta;
+                if (dbl) {
+                    double *p = (double *)y + i * ldy + j;
+                    *p = beta == 0 ? 0 : *p * beta;
+                } else {
+                    float *p = (float *)y + i * ldy + j;
+                    *p = beta == 0 ? 0 : *p * (float)beta;
+                }
             }
         return 0;
     }
@@ -483,28 +502,53 @@ static bool ev_geom_row(const EvGeom *g, const int64_t *tap, const int64_t *o,
 /* im2col: col[(ch * k_sz + tap) * grid_sz + q] = the image value tap `tap`
  * of grid position q reads in channel ch (0 off the image).
  * col2im: the transpose, adding col back onto the image. */
+/* The positions j of a line whose tap p = j * s + off falls inside
+ * [0, w): [*lo, *hi), clipped to [j0, j1). */
+static void ev_line_span(int64_t s, int64_t off, int64_t w, size_t j0, size_t j1, size_t *lo,
+                         size_t *hi)
+{
+    int64_t a = off >= 0 ? 0 : (-off + s - 1) / s;          /* first j with p >= 0 */
+    int64_t b = w - 1 - off < 0 ? 0 : (w - 1 - off) / s + 1; /* first j with p >= w */
+    *lo = a < (int64_t)j0 ? j0 : (size_t)a > j1 ? j1 : (size_t)a;
+    *hi = b < (int64_t)*lo ? *lo : (size_t)b > j1 ? j1 : (size_t)b;
+}
+
+/* im2col of grid columns [q0, q1): col[(ch * k_sz + tap) * (q1 - q0) + q - q0]
+ * = the image value tap `tap` of grid position q reads in channel ch (0
+ * off the image). Tiles of columns keep the buffer small: the whole grid
+ * of a 224 x 224 layer with 64 channels is 231 MB of doubles.
+ * col2im: the transpose over the whole grid, adding col onto the image. */
 #define EV_DEF_IM2COL(T, SFX)                                                   \
-    static void ev_im2col_##SFX(const EvGeom *g, size_t nch, const T *img, T *col) \
+    static void ev_im2col_##SFX(const EvGeom *g, size_t nch, const T *img, T *col, \
+                                size_t q0, size_t q1)                           \
     {                                                                           \
         size_t n = g->n, inner = (size_t)g->grid[n - 1];                        \
-        size_t outer = g->grid_sz / inner;                                      \
         int64_t tap[EV_MAX_RANK], o[EV_MAX_RANK], s = g->s[n - 1], w = g->img[n - 1]; \
         for (size_t r = 0; r < nch * g->k_sz; r++) {                            \
             const T *src = img + r / g->k_sz * g->img_sz;                       \
-            T *dst = col + r * g->grid_sz;                                      \
+            T *dst = col + r * (q1 - q0);                                       \
             ev_unravel(r % g->k_sz, g->k, n, tap);                              \
             int64_t off = tap[n - 1] * g->d[n - 1] - g->pb[n - 1], row;         \
-            memset(o, 0, n * sizeof *o);                                        \
-            for (size_t q = 0; q < outer; q++, dst += inner) {                  \
-                if (!ev_geom_row(g, tap, o, &row)) {                            \
-                    memset(dst, 0, inner * sizeof *dst);                        \
-                } else {                                                        \
-                    const T *line = src + row * w;                              \
-                    for (size_t j = 0; j < inner; j++) {                        \
-                        int64_t p = (int64_t)j * s + off;                       \
-                        dst[j] = p >= 0 && p < w ? line[p] : 0;                 \
-                    }                                                           \
+            ev_unravel(q0 / inner, g->grid, n - 1, o);                          \
+            for (size_t q = q0; q < q1;) {                                      \
+                size_t j0 = q % inner, j1 = j0 + (q1 - q) < inner ? j0 + (q1 - q) : inner; \
+                size_t lo = j1, hi = j1;                                        \
+                const T *line = NULL;                                           \
+                if (ev_geom_row(g, tap, o, &row)) {                             \
+                    line = src + row * w;                                       \
+                    ev_line_span(s, off, w, j0, j1, &lo, &hi);                  \
                 }                                                               \
+                for (size_t j = j0; j < lo; j++)                                \
+                    dst[j - j0] = 0;                                            \
+                if (s == 1 && hi > lo)                                          \
+                    memcpy(dst + lo - j0, line + (int64_t)lo + off, (hi - lo) * sizeof *dst); \
+                else                                                            \
+                    for (size_t j = lo; j < hi; j++)                            \
+                        dst[j - j0] = line[(int64_t)j * s + off];               \
+                for (size_t j = hi; j < j1; j++)                                \
+                    dst[j - j0] = 0;                                            \
+                dst += j1 - j0;                                                 \
+                q += j1 - j0;                                                   \
                 ev_next_index(o, g->grid, n - 1);                               \
             }                                                                   \
         }                                                                       \
@@ -568,12 +612,13 @@ EV_DEF_COL2IM(float, f32)
 EV_DEF_COL2IM(double, f64)
 EV_DEF_COL2IM(uint64_t, u64)
 
-static void ev_im2col(bool dbl, const EvGeom *g, size_t nch, const void *img, void *col)
+static void ev_im2col(bool dbl, const EvGeom *g, size_t nch, const void *img, void *col,
+                      size_t q0, size_t q1)
 {
     if (dbl)
-        ev_im2col_f64(g, nch, img, col);
+        ev_im2col_f64(g, nch, img, col, q0, q1);
     else
-        ev_im2col_f32(g, nch, img, col);
+        ev_im2col_f32(g, nch, img, col, q0, q1);
 }
 
 static void ev_col2im(bool dbl, const EvGeom *g, size_t nch, const void *col, void *img)
@@ -649,33 +694,52 @@ static void ev_conv_depthwise(bool dbl, const EvGeom *g, size_t nb, size_t ci,
         }
 }
 
-/* Per (image, group): im2col (skipped for a pointwise kernel, which
- * reads the input in place), then one gemm. */
+/* Columns per im2col tile: about EV_TILE_BYTES of buffer, never fewer
+ * than EV_TILE_MIN_COLS (below that dgemm runs short rows). */
+enum { EV_TILE_BYTES = 2 << 20, EV_TILE_MIN_COLS = 256 };
+
+static size_t ev_tile_cols(size_t kdim, size_t esz, size_t grid_sz)
+{
+    size_t per = kdim > 0 ? kdim * esz : 1, cols = EV_TILE_BYTES / per;
+    if (cols < EV_TILE_MIN_COLS)
+        cols = EV_TILE_MIN_COLS;
+    return cols < grid_sz ? cols : grid_sz;
+}
+
+/* Per (image, group): one gemm on the input in place for a pointwise
+ * kernel, else per tile of grid columns im2col then gemm into y's
+ * columns. */
 static int ev_conv_gemm(EvCtx *c, bool dbl, const EvGeom *g, size_t nb, size_t ci,
                         size_t co, size_t groups, const void *x, const void *w,
                         void *y)
 {
     size_t esz = dbl ? sizeof(double) : sizeof(float);
     size_t cg = ci / groups, mg = co / groups, kdim, ncol;
-    bool direct = ev_geom_pointwise(g);
+    bool direct = ev_geom_pointwise(g) || cg == 0;
+    size_t tile = ev_tile_cols(cg * g->k_sz, esz, g->grid_sz);
     void *col = NULL;
-    if (!mem_mul_size(cg, g->k_sz, &kdim) || !mem_mul_size(kdim, g->grid_sz, &ncol))
+    if (!mem_mul_size(cg, g->k_sz, &kdim) || !mem_mul_size(kdim, tile, &ncol))
         return ev_fail(c, "im2col buffer size overflows");
-    if (!direct && !(col = ev_tmp(c, ncol ? ncol : 1, esz)))
+    if (!direct && !(col = ev_tmp_raw(c, ncol ? ncol : 1, esz)))
         return -1;
     for (size_t i = 0; i < nb; i++)
         for (size_t gi = 0; gi < groups; gi++) {
             const char *xg = (const char *)x + (i * ci + gi * cg) * g->img_sz * esz;
             const char *wg = (const char *)w + gi * mg * kdim * esz;
             char *yg = (char *)y + (i * co + gi * mg) * g->grid_sz * esz;
-            const void *src = xg;
-            if (!direct && cg > 0) {
-                ev_im2col(dbl, g, cg, xg, col);
-                src = col;
+            if (direct) {
+                if (ev_gemm_r(c, dbl, false, false, mg, g->grid_sz, kdim, 1.0, wg, kdim,
+                              xg, g->grid_sz, 0.0, yg, g->grid_sz) < 0)
+                    return -1;
+                continue;
             }
-            if (ev_gemm_r(c, dbl, false, false, mg, g->grid_sz, kdim, 1.0, wg, kdim,
-                          src, g->grid_sz, 0.0, yg, g->grid_sz) < 0)
-                return -1;
+            for (size_t q0 = 0; q0 < g->grid_sz; q0 += tile) {
+                size_t q1 = q0 + tile < g->grid_sz ? q0 + tile : g->grid_sz;
+                ev_im2col(dbl, g, cg, xg, col, q0, q1);
+                if (ev_gemm_r(c, dbl, false, false, mg, q1 - q0, kdim, 1.0, wg, kdim, col,
+                              q1 - q0, 0.0, yg + q0 * esz, g->grid_sz) < 0)
+                    return -1;
+            }
         }
     return 0;
 }
@@ -721,7 +785,7 @@ static int ev_conv(EvCtx *c)
     bool dbl = ev_in_double(x->dtype);
     const void *xv = ev_real_in(c, x, dbl), *wv = ev_real_in(c, w, dbl);
     const void *bv = b ? ev_real_in(c, b, dbl) : NULL;
-    void *yv = ev_real_out(c, y, dbl);
+    void *yv = ev_real_out_raw(c, y, dbl);
     if (!xv || !wv || (b && !bv) || !yv ||
         ev_conv_core(c, dbl, &g, (size_t)x->dims[0], (size_t)x->dims[1],
                      (size_t)w->dims[0], groups, xv, wv, bv, yv) < 0)
@@ -1320,7 +1384,7 @@ static int ev_pool(EvCtx *c, int mode)
     if (y->numel == 0)
         return 0;
     const double *xv = ev_real_in(c, x, true);
-    double *yv = ev_tmp(c, y->numel, sizeof *yv);
+    double *yv = ev_tmp_raw(c, y->numel, sizeof *yv);
     if (!xv || !yv || ev_taps_build(c, &g, &taps) < 0)
         return -1;
     ev_pool_run(&g, &pp, &taps, y->numel / g.grid_sz, xv, yv, ind ? ind->data : NULL);
@@ -1873,10 +1937,70 @@ typedef struct EvGemmArgs {
     int64_t cm, cn;
 } EvGemmArgs;
 
+/* A few rows of float A times a big float B, summed in double straight
+ * from the float data: for a fully connected layer at batch 1, converting
+ * B to double for dgemm cost more than the product (light_vgg19's first
+ * one is 25088 x 4096). Each product of two floats is exact in double. */
+enum { EV_GEMM_FEW_ROWS = 4 };
+
+/* p [m, n] = op(a) op(b), summed in double. */
+static void ev_gemm_few(const EvGemmArgs *ga, const float *a, const float *b, double *p)
+{
+    size_t m = ga->m, n = ga->n, k = ga->k;
+    for (size_t i = 0; i < m; i++) {
+        double *pr = p + i * n;
+        if (ga->tb) {
+            for (size_t j = 0; j < n; j++) {
+                const float *br = b + j * k;
+                double s[4] = {0, 0, 0, 0};
+                size_t kk = 0;
+                for (; kk + 4 <= k; kk += 4)
+                    for (size_t u = 0; u < 4; u++)
+                        s[u] += (double)(ga->ta ? a[(kk + u) * m + i] : a[i * k + kk + u]) *
+                                (double)br[kk + u];
+                for (; kk < k; kk++)
+                    s[0] += (double)(ga->ta ? a[kk * m + i] : a[i * k + kk]) * (double)br[kk];
+                pr[j] = (s[0] + s[1]) + (s[2] + s[3]);
+            }
+            continue;
+        }
+        memset(pr, 0, n * sizeof *pr);
+        for (size_t kk = 0; kk < k; kk++) {
+            double av = ga->ta ? a[kk * m + i] : a[i * k + kk];
+            const float *br = b + kk * n;
+            for (size_t j = 0; j < n; j++)
+                pr[j] += av * (double)br[j];
+        }
+    }
+}
+
+/* Gemm of float A and B with few rows, through ev_gemm_few. */
+static int ev_gemm_few_run(EvCtx *c, const EvGemmArgs *ga, const EvValue *a,
+                           const EvValue *b, const EvValue *cv, EvValue *y)
+{
+    bool use_c = cv && ga->beta != 0.0;
+    const double *cd = use_c ? ev_real_in(c, cv, true) : NULL;
+    double *p = ev_tmp_raw(c, y->numel, sizeof *p);
+    if (!p || (use_c && !cd))
+        return -1;
+    ev_gemm_few(ga, a->data, b->data, p);
+    float *yf = y->data;
+    for (size_t i = 0; i < ga->m; i++)
+        for (size_t j = 0; j < ga->n; j++) {
+            double v = ga->alpha * p[i * ga->n + j];
+            if (use_c)
+                v += ga->beta * cd[ev_gemm_c_at(ga->cm, ga->cn, i, j)];
+            yf[i * ga->n + j] = (float)v;
+        }
+    return 0;
+}
+
 static int ev_gemm_real(EvCtx *c, const EvGemmArgs *ga, const EvValue *a,
                         const EvValue *b, const EvValue *cv, EvValue *y)
 {
     bool dbl = ev_in_double(a->dtype), use_c = cv && ga->beta != 0.0;
+    if (dbl && a->dtype == IR_FLOAT && y->dtype == IR_FLOAT && ga->m <= EV_GEMM_FEW_ROWS)
+        return ev_gemm_few_run(c, ga, a, b, cv, y);
     const void *av = ev_real_in(c, a, dbl), *bv = ev_real_in(c, b, dbl);
     const void *cd = use_c ? ev_real_in(c, cv, dbl) : NULL;
     void *yv = ev_real_out(c, y, dbl);

@@ -138,8 +138,10 @@ uint64_t ev_default_max_memory(void)
 
 /* ---- creation and lifetime ---------------------------------------------- */
 
-EvValue *ev_tensor_new(int32_t dtype, size_t rank, const int64_t *dims,
-                       IrError *err)
+/* A tensor whose data is `borrow` (not owned, not charged) when given,
+ * else a new block, zeroed when asked. */
+static EvValue *ev_tensor_make(int32_t dtype, size_t rank, const int64_t *dims,
+                               const void *borrow, bool zero, IrError *err)
 {
     size_t esize = ev_dtype_size(dtype);
     if (!esize) {
@@ -179,7 +181,7 @@ EvValue *ev_tensor_new(int32_t dtype, size_t rank, const int64_t *dims,
      * cost counts the bookkeeping too, so that a sequence of a million
      * scalars is not free. */
     uint64_t id;
-    size_t cost = bytes + sizeof(EvValue) + rank * sizeof(int64_t);
+    size_t cost = (borrow ? 0 : bytes) + sizeof(EvValue) + rank * sizeof(int64_t);
     if (ev_budget_take(cost, &id, err))
         return NULL;
     EvValue *v = mem_alloc(sizeof *v);
@@ -196,8 +198,19 @@ EvValue *ev_tensor_new(int32_t dtype, size_t rank, const int64_t *dims,
     v->numel = numel;
     /* An empty tensor still gets a block: kernels compute `data + offset`
      * with offset 0, which is undefined on a NULL pointer. */
-    v->data = mem_alloc(numel ? bytes : sizeof(max_align_t));
+    if (borrow) {
+        v->data = (void *)borrow;   /* kernels never write their inputs */
+        return v;
+    }
+    v->data_bytes = numel ? bytes : sizeof(max_align_t);
+    v->data = ev_block_get(v->data_bytes, zero || dtype == IR_STRING);
     return v;
+}
+
+EvValue *ev_tensor_new(int32_t dtype, size_t rank, const int64_t *dims,
+                       IrError *err)
+{
+    return ev_tensor_make(dtype, rank, dims, NULL, true, err);
 }
 
 EvValue *ev_scalar_new(int32_t dtype, double x)
@@ -291,7 +304,8 @@ static void ev_value_free(EvValue *v)
     ir_type_free(v->elem_type);
     free(v->items);
     free(v->dims);
-    free(v->data);
+    if (v->data_bytes)
+        ev_block_put(v->data, v->data_bytes);
     free(v);
 }
 
@@ -374,7 +388,8 @@ EvValue *ev_from_ir_tensor(const IrTensor *t, IrError *err)
     if (ir_tensor_check_declared(t, err))
         return NULL;
     IrError sub;
-    EvValue *v = ev_tensor_new(t->data_type, t->ndims, t->dims, &sub);
+    /* not zeroed: the decode writes every element (strings excepted) */
+    EvValue *v = ev_tensor_make(t->data_type, t->ndims, t->dims, NULL, false, &sub);
     if (!v) {
         ir_fail(err, "tensor '%s': %s", name, sub.msg);
         return NULL;
@@ -389,6 +404,61 @@ EvValue *ev_from_ir_tensor(const IrTensor *t, IrError *err)
         return NULL;
     }
     return v;
+}
+
+/* The bytes of t when the evaluator can use them in place: a fixed-size
+ * type stored one element per host element (not bool, whose raw bytes
+ * may be other than 0 and 1), the exact length, aligned. NULL otherwise. */
+static const void *ev_borrowable(const IrTensor *t, size_t numel)
+{
+    int32_t dt = t->data_type;
+    size_t len, es = ev_dtype_size(dt);
+    const uint8_t *p = ir_tensor_bytes(t, &len);
+    if (!p || !numel || dt == IR_STRING || dt == IR_BOOL || ir_dtype_per_byte(dt) != 1 ||
+        es != ir_dtype_host_size(dt) || len / es != numel || len % es ||
+        (uintptr_t)p % es)
+        return NULL;
+    return p;
+}
+
+EvValue *ev_from_ir_tensor_borrow(const IrTensor *t, IrError *err)
+{
+    size_t numel = 1;
+    if (!t->has_data_type || !ev_dtype_size(t->data_type) ||
+        ir_tensor_check_declared(t, err))
+        return ev_from_ir_tensor(t, err);
+    for (size_t i = 0; i < t->ndims; i++)
+        if (t->dims[i] < 0 || !mem_mul_size(numel, (size_t)t->dims[i], &numel))
+            return ev_from_ir_tensor(t, err);
+    const void *p = ev_borrowable(t, numel);
+    IrError sub;
+    EvValue *v = p ? ev_tensor_make(t->data_type, t->ndims, t->dims, p, false, &sub) : NULL;
+    return v ? v : ev_from_ir_tensor(t, err);
+}
+
+EvValue *ev_value_own(EvValue *v, IrError *err)
+{
+    if (!v)
+        return NULL;
+    if (v->kind == EV_TENSOR)
+        return v->data_bytes || v->dtype == IR_STRING ? ev_ref(v) : ev_tensor_copy(v, err);
+    bool borrowed = false;
+    for (size_t i = 0; i < v->n_items; i++)
+        borrowed |= v->items[i]->kind == EV_TENSOR && v->items[i]->dtype != IR_STRING &&
+                    !v->items[i]->data_bytes;
+    if (!borrowed || (v->kind != EV_SEQUENCE && v->kind != EV_OPTIONAL))
+        return ev_ref(v);
+    EvValue *o = v->kind == EV_SEQUENCE ? ev_sequence_new() : ev_optional_new(NULL);
+    o->elem_type = v->elem_type ? ir_type_copy(v->elem_type) : NULL;
+    for (size_t i = 0; i < v->n_items; i++) {
+        EvValue *item = ev_value_own(v->items[i], err);
+        if (!item) {
+            ev_unref(o);
+            return NULL;
+        }
+        ev_sequence_push(o, item);
+    }
+    return o;
 }
 
 IrTensor *ev_to_ir_tensor(const EvValue *v, const char *name)
