@@ -116,6 +116,8 @@ static const char cli_help_convert[] =
     "                          given)\n"
     "  --max-steps N           --verify: at most N node runs, every Loop and\n"
     "                          Scan iteration counted (default 1073741824)\n"
+    "  --threads N             --verify: the evaluator's threads (default: the\n"
+    "                          machine's cores); outputs do not depend on it\n"
     "  --timeout SECONDS       --verify: at most this long per run (default\n"
     "                          600); batch mode: a model's worker past it is\n"
     "                          stopped and reported (error, stage run, timeout)\n"
@@ -179,6 +181,8 @@ static const char cli_help_optimize[] =
     "                          given)\n"
     "  --max-steps N           --verify: at most N node runs, every Loop and\n"
     "                          Scan iteration counted (default 1073741824)\n"
+    "  --threads N             --verify: the evaluator's threads (default: the\n"
+    "                          machine's cores); outputs do not depend on it\n"
     "  --timeout SECONDS       --verify: at most this long per run (default\n"
     "                          600); batch mode: a model's worker past it is\n"
     "                          stopped and reported (error, stage run, timeout)\n"
@@ -239,6 +243,8 @@ static const char cli_help_run[] =
     "                          (suffix K, M, G; default 3/4 of physical memory)\n"
     "  --max-steps N           at most N node runs, every Loop and Scan\n"
     "                          iteration counted (default 1073741824)\n"
+    "  --threads N             the evaluator's threads (default: the machine's\n"
+    "                          cores); outputs do not depend on it\n"
     "  --timeout SECONDS       stop after this long (default: no limit)\n"
     "  -h, --help              this help\n";
 
@@ -257,6 +263,8 @@ static const char cli_help_test[] =
     "                          (suffix K, M, G; default 3/4 of physical memory)\n"
     "  --max-steps N           at most N node runs, every Loop and Scan\n"
     "                          iteration counted (default 1073741824)\n"
+    "  --threads N             the evaluator's threads (default: the machine's\n"
+    "                          cores); outputs do not depend on it\n"
     "  --timeout SECONDS       stop each run after this long (default: no limit)\n"
     "  -h, --help              this help\n";
 

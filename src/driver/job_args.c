@@ -92,6 +92,10 @@ int job_parse_limit(EvOptions *e, const char *const *argv, size_t *i, size_t arg
         if (!job_parse_size(v, &n) || n == 0)
             return job_why(why, cap, "%s takes a positive number", a);
         e->max_steps = n;
+    } else if (!strcmp(a, "--threads")) {
+        if (!job_parse_size(v, &n) || n == 0 || n > 64)
+            return job_why(why, cap, "%s takes a number of threads from 1 to 64", a);
+        e->threads = n;
     } else if (!strcmp(a, "--timeout")) {
         char *end;
         double t = strtod(v, &end);

@@ -18,6 +18,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "base/mem.h"
 #include "eval/eval.h"
@@ -40,6 +41,7 @@ enum {
     EV_BLOCK_SLOTS = 64
 };
 #define EV_BLOCK_CAP (1ull << 30)
+#define EV_HUGE ((size_t)2 << 20)
 
 typedef struct {
     void *p[EV_BLOCK_SLOTS];
@@ -88,6 +90,26 @@ static void *ev_block_take(size_t bytes)
     return p;
 }
 
+/* A new block. One of EV_HUGE bytes or more is aligned to that and asks
+ * for huge pages: on this project's machines (a virtual machine) a page
+ * fault costs about 15 us of wall time, and a 2 MB page takes one fault
+ * where 4 KB pages take 512. */
+static void *ev_block_fresh(size_t size, bool zero)
+{
+    if (size < EV_HUGE)
+        return zero ? calloc(1, size) : malloc(size);
+    void *p = NULL;
+    size_t whole = (size + EV_HUGE - 1) / EV_HUGE * EV_HUGE;
+    if (whole < size || posix_memalign(&p, EV_HUGE, whole))
+        return NULL;
+#ifdef MADV_HUGEPAGE
+    madvise(p, whole, MADV_HUGEPAGE);   /* advice only: failure is harmless */
+#endif
+    if (zero)
+        memset(p, 0, size);
+    return p;
+}
+
 void *ev_block_get(size_t bytes, bool zero)
 {
     size_t size = ev_block_round(bytes);
@@ -99,10 +121,10 @@ void *ev_block_get(size_t bytes, bool zero)
     }
     /* A cached block's size is its request rounded; a fresh one is
      * allocated at that size so that ev_block_put's size is the truth. */
-    p = zero ? calloc(1, size) : malloc(size);
+    p = ev_block_fresh(size, zero);
     if (!p) {
         ev_block_trim();
-        p = zero ? calloc(1, size) : malloc(size);
+        p = ev_block_fresh(size, zero);
     }
     if (!p)
         mem_oom();

@@ -44,6 +44,7 @@ struct EvRun {
     EvBudget budget;
     EvInit *inits;
     EvDrops *drops;
+    int blas_was;             /* OpenBLAS's threads before the run */
 };
 
 typedef struct EvSlot {
@@ -607,7 +608,15 @@ static void ev_limits_start(EvRun *r)
     if (!r->opt.max_memory)
         r->opt.max_memory = ev_default_max_memory();
     r->deadline = r->opt.timeout > 0 ? ev_now() + r->opt.timeout : 0;
+    if (!r->opt.threads)
+        r->opt.threads = ev_threads_default();
+    r->blas_was = ev_blas_hold();
     ev_budget_push(&r->budget, r->opt.max_memory);
+}
+
+size_t ev_ctx_threads(const EvCtx *c)
+{
+    return c->run->opt.threads;
 }
 
 /* Counts one node or subgraph run of n: 0, or -1 with err naming n when
@@ -1028,6 +1037,7 @@ static void ev_run_free(EvRun *r)
         ev_unref(e->v);
         free(e);
     }
+    ev_blas_release(r->blas_was);
     EvDrops *d, *dtmp;
     HASH_ITER(hh, r->drops, d, dtmp) {
         HASH_DEL(r->drops, d);

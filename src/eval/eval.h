@@ -96,6 +96,20 @@ void ev_block_put(void *p, size_t bytes);
 /* Frees the calling thread's cached blocks (the end of a run). */
 void ev_block_trim(void);
 
+/* ---- threads (parallel.c) ---------------------------------------------- */
+
+/* One task of ev_parallel: `worker` (below the thread count) names the
+ * thread, for per-thread scratch. A task allocates nothing through the
+ * evaluator and cannot fail: kernels check sizes and take scratch first. */
+typedef void (*EvTaskFn)(void *ctx, size_t task, size_t worker);
+/* Runs fn on tasks 0..n_tasks-1 over at most `threads` threads (the
+ * caller's among them), returning when all are done. */
+void ev_parallel(size_t threads, size_t n_tasks, EvTaskFn fn, void *ctx);
+size_t ev_threads_default(void);   /* the machine's online cores, 1..64 */
+/* Holds OpenBLAS to one thread (returns what it had) / gives it back. */
+int ev_blas_hold(void);
+void ev_blas_release(int was);
+
 /* ---- values ---------------------------------------------------------- */
 
 /* Bytes one element takes in memory (see above); 0 for an unknown code. */
@@ -194,6 +208,9 @@ typedef struct EvOptions {
      * one rounding (--auto). Copies and picks (Reshape, Gather, Max, ...)
      * stay. */
     uint64_t jitter;
+    /* Threads for the kernels that split their work (parallel.c); 0 = the
+     * machine's cores. Outputs do not depend on it. */
+    size_t threads;
 } EvOptions;
 
 /* Runs m's main graph. `in` holds n_in values for the graph inputs that
@@ -255,6 +272,8 @@ typedef struct EvOp {
     EvKernel fn;
 } EvOp;
 
+/* The threads a kernel may use: EvOptions.threads, resolved. */
+size_t ev_ctx_threads(const EvCtx *c);
 /* Counts units of work beyond the node's own run against the run's
  * --max-steps budget: 0, or -1 (err set, naming the node) past it. */
 int ev_charge(EvCtx *c, uint64_t units);

@@ -247,18 +247,24 @@ static void ev_u64_store(EvValue *y, const uint64_t *v)
 
 /* ---- BLAS ------------------------------------------------------------ */
 
-/* y[m x n] = alpha * op(a) * op(b) + beta * y, row-major, in float or
- * double. BLAS takes int sizes, so larger matrices fail. */
-static int ev_gemm_r(EvCtx *c, bool dbl, bool ta, bool tb, size_t m, size_t n,
-                     size_t k, double alpha, const void *a, size_t lda,
-                     const void *b, size_t ldb, double beta, void *y, size_t ldy)
+/* Whether BLAS, which takes int sizes, can hold the product. */
+static int ev_gemm_fits(EvCtx *c, size_t m, size_t n, size_t k, size_t lda, size_t ldb,
+                        size_t ldy)
 {
-    if (m == 0 || n == 0)
-        return 0;
     if (m > INT_MAX || n > INT_MAX || k > INT_MAX || lda > INT_MAX ||
         ldb > INT_MAX || ldy > INT_MAX)
         return ev_fail(c, "matrix product %zu x %zu x %zu is too large for BLAS", m,
                        n, k);
+    return 0;
+}
+
+/* ev_gemm_r once ev_gemm_fits holds: cannot fail, so tasks call it. */
+static void ev_gemm_do(bool dbl, bool ta, bool tb, size_t m, size_t n, size_t k,
+                       double alpha, const void *a, size_t lda, const void *b, size_t ldb,
+                       double beta, void *y, size_t ldy)
+{
+    if (m == 0 || n == 0)
+        return;
     if (k == 0) {
         /* op(a) * op(b) is all zeros; BLAS wants leading dims >= 1 here.
          * beta 0 overwrites, as BLAS does (y may be unwritten scratch). */
@@ -272,7 +278,7 @@ static int ev_gemm_r(EvCtx *c, bool dbl, bool ta, bool tb, size_t m, size_t n,
                     *p = beta == 0 ? 0 : *p * (float)beta;
                 }
             }
-        return 0;
+        return;
     }
     enum CBLAS_TRANSPOSE xa = ta ? CblasTrans : CblasNoTrans;
     enum CBLAS_TRANSPOSE xb = tb ? CblasTrans : CblasNoTrans;
@@ -282,6 +288,19 @@ static int ev_gemm_r(EvCtx *c, bool dbl, bool ta, bool tb, size_t m, size_t n,
     else
         cblas_sgemm(CblasRowMajor, xa, xb, (int)m, (int)n, (int)k, (float)alpha, a,
                     (int)lda, b, (int)ldb, (float)beta, y, (int)ldy);
+}
+
+/* y[m x n] = alpha * op(a) * op(b) + beta * y, row-major, in float or
+ * double. BLAS takes int sizes, so larger matrices fail. */
+static int ev_gemm_r(EvCtx *c, bool dbl, bool ta, bool tb, size_t m, size_t n,
+                     size_t k, double alpha, const void *a, size_t lda,
+                     const void *b, size_t ldb, double beta, void *y, size_t ldy)
+{
+    if (m == 0 || n == 0)
+        return 0;
+    if (ev_gemm_fits(c, m, n, k, lda, ldb, ldy) < 0)
+        return -1;
+    ev_gemm_do(dbl, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, y, ldy);
     return 0;
 }
 
@@ -677,21 +696,44 @@ static bool ev_geom_pointwise(const EvGeom *g)
     return true;
 }
 
-/* Depthwise 2-D convs (one input channel per group) skip im2col. */
-static void ev_conv_depthwise(bool dbl, const EvGeom *g, size_t nb, size_t ci,
-                              size_t co, const void *x, const void *w, void *y)
+/* Work below this many multiply-adds runs on the calling thread alone:
+ * starting threads costs more. */
+#define EV_PAR_MIN_MACS (1u << 21)
+
+static size_t ev_par_threads(EvCtx *c, double macs)
 {
-    size_t mg = co / ci, esz = dbl ? sizeof(double) : sizeof(float);
-    for (size_t i = 0; i < nb; i++)
-        for (size_t m = 0; m < co; m++) {
-            const char *xc = (const char *)x + (i * ci + m / mg) * g->img_sz * esz;
-            const char *wm = (const char *)w + m * g->k_sz * esz;
-            char *ym = (char *)y + (i * co + m) * g->grid_sz * esz;
-            if (dbl)
-                ev_dw2d_f64(g, (const double *)xc, (const double *)wm, (double *)ym);
-            else
-                ev_dw2d_f32(g, (const float *)xc, (const float *)wm, (float *)ym);
-        }
+    return macs < EV_PAR_MIN_MACS ? 1 : ev_ctx_threads(c);
+}
+
+/* Depthwise 2-D convs (one input channel per group) skip im2col; one
+ * task per (image, output channel). */
+typedef struct EvDwJob {
+    const EvGeom *g;
+    bool dbl;
+    size_t ci, co;
+    const void *x, *w;
+    void *y;
+} EvDwJob;
+
+static void ev_dw_task(void *ctx, size_t t, size_t worker)
+{
+    const EvDwJob *j = ctx;
+    size_t i = t / j->co, m = t % j->co, mg = j->co / j->ci;
+    size_t esz = j->dbl ? sizeof(double) : sizeof(float);
+    const char *xc = (const char *)j->x + (i * j->ci + m / mg) * j->g->img_sz * esz;
+    const char *wm = (const char *)j->w + m * j->g->k_sz * esz;
+    char *ym = (char *)j->y + (i * j->co + m) * j->g->grid_sz * esz;
+    if (j->dbl)
+        ev_dw2d_f64(j->g, (const double *)xc, (const double *)wm, (double *)ym);
+    else
+        ev_dw2d_f32(j->g, (const float *)xc, (const float *)wm, (float *)ym);
+}
+
+static void ev_conv_depthwise(size_t threads, bool dbl, const EvGeom *g, size_t nb,
+                              size_t ci, size_t co, const void *x, const void *w, void *y)
+{
+    EvDwJob j = {g, dbl, ci, co, x, w, y};
+    ev_parallel(threads, nb * co, ev_dw_task, &j);
 }
 
 /* Columns per im2col tile: about EV_TILE_BYTES of buffer, never fewer
@@ -706,41 +748,74 @@ static size_t ev_tile_cols(size_t kdim, size_t esz, size_t grid_sz)
     return cols < grid_sz ? cols : grid_sz;
 }
 
-/* Per (image, group): one gemm on the input in place for a pointwise
- * kernel, else per tile of grid columns im2col then gemm into y's
- * columns. */
+/* One conv as tasks: (image, group, tile of grid columns, block of
+ * EV_CONV_ROWS output channels). A block redoes its tile's im2col, which
+ * costs 1/EV_CONV_ROWS of its gemm; the blocks let a late layer (7 x 7
+ * grid, one tile, 512 channels) use more than one thread. */
+enum { EV_CONV_ROWS = 128 };
+
+typedef struct EvConvJob {
+    const EvGeom *g;
+    bool dbl, direct;
+    size_t esz, ci, co, cg, mg, kdim, groups, tile, n_tiles, n_rows;
+    const char *x, *w;
+    char *y, *col;            /* col: one tile buffer per worker */
+    size_t col_bytes;
+} EvConvJob;
+
+static void ev_conv_task(void *ctx, size_t t, size_t worker)
+{
+    const EvConvJob *j = ctx;
+    const EvGeom *g = j->g;
+    size_t r0 = t % j->n_rows * EV_CONV_ROWS, rest = t / j->n_rows;
+    size_t q0 = rest % j->n_tiles * j->tile, ig = rest / j->n_tiles;
+    size_t gi = ig % j->groups, i = ig / j->groups;
+    size_t q1 = q0 + j->tile < g->grid_sz ? q0 + j->tile : g->grid_sz;
+    size_t rows = r0 + EV_CONV_ROWS < j->mg ? EV_CONV_ROWS : j->mg - r0;
+    const char *xg = j->x + (i * j->ci + gi * j->cg) * g->img_sz * j->esz;
+    const char *wg = j->w + (gi * j->mg + r0) * j->kdim * j->esz;
+    char *yg = j->y + (i * j->co + gi * j->mg + r0) * g->grid_sz * j->esz;
+    const void *src = xg + q0 * j->esz;
+    size_t ldb = g->grid_sz;
+    if (!j->direct) {
+        char *col = j->col + worker * j->col_bytes;
+        ev_im2col(j->dbl, g, j->cg, xg, col, q0, q1);
+        src = col;
+        ldb = q1 - q0;
+    }
+    ev_gemm_do(j->dbl, false, false, rows, q1 - q0, j->kdim, 1.0, wg, j->kdim, src, ldb,
+               0.0, yg + q0 * j->esz, g->grid_sz);
+}
+
+/* Per (image, group, tile of grid columns): im2col of the tile (none for
+ * a pointwise kernel, which reads the input in place), then a gemm into
+ * y's columns. The tiles are the same at any thread count. */
 static int ev_conv_gemm(EvCtx *c, bool dbl, const EvGeom *g, size_t nb, size_t ci,
                         size_t co, size_t groups, const void *x, const void *w,
                         void *y)
 {
-    size_t esz = dbl ? sizeof(double) : sizeof(float);
-    size_t cg = ci / groups, mg = co / groups, kdim, ncol;
-    bool direct = ev_geom_pointwise(g) || cg == 0;
-    size_t tile = ev_tile_cols(cg * g->k_sz, esz, g->grid_sz);
-    void *col = NULL;
-    if (!mem_mul_size(cg, g->k_sz, &kdim) || !mem_mul_size(kdim, tile, &ncol))
+    EvConvJob j = {g, dbl, ev_geom_pointwise(g) || ci / groups == 0,
+                   dbl ? sizeof(double) : sizeof(float), ci, co, ci / groups, co / groups,
+                   0, groups, 0, 0, 0, x, w, y, NULL, 0};
+    size_t ncol, n_tasks;
+    if (!mem_mul_size(j.cg, g->k_sz, &j.kdim))
         return ev_fail(c, "im2col buffer size overflows");
-    if (!direct && !(col = ev_tmp_raw(c, ncol ? ncol : 1, esz)))
+    j.tile = ev_tile_cols(j.kdim, j.esz, g->grid_sz);
+    if (g->grid_sz == 0 || j.mg == 0 || nb == 0)
+        return 0;
+    j.n_tiles = (g->grid_sz + j.tile - 1) / j.tile;
+    j.n_rows = (j.mg + EV_CONV_ROWS - 1) / EV_CONV_ROWS;
+    if (!mem_mul_size(nb * groups, j.n_tiles * j.n_rows, &n_tasks) ||
+        !mem_mul_size(j.kdim, j.tile, &ncol) || !mem_mul_size(ncol, j.esz, &j.col_bytes) ||
+        ev_gemm_fits(c, j.mg, j.tile, j.kdim, j.kdim, g->grid_sz, g->grid_sz) < 0)
+        return ev_fail(c, "im2col buffer size overflows");
+    size_t threads = ev_par_threads(c, (double)nb * (double)co * (double)j.kdim *
+                                           (double)g->grid_sz);
+    if (threads > n_tasks)
+        threads = n_tasks;
+    if (!j.direct && !(j.col = ev_tmp_raw(c, threads * (ncol ? ncol : 1), j.esz)))
         return -1;
-    for (size_t i = 0; i < nb; i++)
-        for (size_t gi = 0; gi < groups; gi++) {
-            const char *xg = (const char *)x + (i * ci + gi * cg) * g->img_sz * esz;
-            const char *wg = (const char *)w + gi * mg * kdim * esz;
-            char *yg = (char *)y + (i * co + gi * mg) * g->grid_sz * esz;
-            if (direct) {
-                if (ev_gemm_r(c, dbl, false, false, mg, g->grid_sz, kdim, 1.0, wg, kdim,
-                              xg, g->grid_sz, 0.0, yg, g->grid_sz) < 0)
-                    return -1;
-                continue;
-            }
-            for (size_t q0 = 0; q0 < g->grid_sz; q0 += tile) {
-                size_t q1 = q0 + tile < g->grid_sz ? q0 + tile : g->grid_sz;
-                ev_im2col(dbl, g, cg, xg, col, q0, q1);
-                if (ev_gemm_r(c, dbl, false, false, mg, q1 - q0, kdim, 1.0, wg, kdim, col,
-                              q1 - q0, 0.0, yg + q0 * esz, g->grid_sz) < 0)
-                    return -1;
-            }
-        }
+    ev_parallel(threads, n_tasks, ev_conv_task, &j);
     return 0;
 }
 
@@ -750,7 +825,9 @@ int ev_conv_core(EvCtx *c, bool dbl, const EvGeom *g, size_t nb, size_t ci,
                  const void *b, void *y)
 {
     if (ci == groups && groups > 1 && g->n == 2)
-        ev_conv_depthwise(dbl, g, nb, ci, co, x, w, y);
+        ev_conv_depthwise(ev_par_threads(c, (double)nb * (double)co * (double)g->k_sz *
+                                               (double)g->grid_sz),
+                          dbl, g, nb, ci, co, x, w, y);
     else if (ev_conv_gemm(c, dbl, g, nb, ci, co, groups, x, w, y) < 0)
         return -1;
     if (b)
@@ -1328,11 +1405,51 @@ static int64_t ev_pool_index(const EvGeom *g, bool col_major, size_t plane, int6
     return (int64_t)(plane * g->img_sz) + idx;
 }
 
+/* One 2-D window of ev_pool_window without its odometer: the same taps
+ * in the same order, so the same result (a profile of squeezenet1_1 put
+ * 18% of a run in the general window). */
+static double ev_pool_window2(const EvGeom *g, const EvPool *pp, const EvTaps *t,
+                              size_t oh, size_t ow, const double *x, int64_t *arg)
+{
+    int64_t lo0 = t->lo[0][oh], hi0 = t->hi[0][oh], lo1 = t->lo[1][ow], hi1 = t->hi[1][ow];
+    int64_t h0 = (int64_t)oh * g->s[0] - g->pb[0], w0 = (int64_t)ow * g->s[1] - g->pb[1];
+    double acc = pp->mode == EV_POOL_MAX ? -INFINITY : 0.0;
+    *arg = -1;
+    for (int64_t a = lo0; a < hi0 && lo1 < hi1; a++) {
+        const double *row = x + (h0 + a * g->d[0]) * g->img[1];
+        for (int64_t b = lo1; b < hi1; b++) {
+            int64_t col = w0 + b * g->d[1];
+            double v = row[col];
+            if (pp->mode == EV_POOL_AVG) {
+                acc += v;
+            } else if (*arg < 0 || v > acc) {
+                acc = v;
+                *arg = (h0 + a * g->d[0]) * g->img[1] + col;
+            }
+        }
+    }
+    if (pp->mode == EV_POOL_MAX)
+        return acc;
+    double cnt = (double)(hi0 - lo0) * (double)(hi1 - lo1);
+    double padded = (double)t->padded[0][oh] * (double)t->padded[1][ow];
+    return acc / (pp->with_pad ? padded : cnt);
+}
+
 /* Pools nplanes image planes of x into y (and Indices into ind). */
 static void ev_pool_run(const EvGeom *g, const EvPool *pp, const EvTaps *t,
                         size_t nplanes, const double *x, double *y, int64_t *ind)
 {
     int64_t o[EV_MAX_RANK], arg;
+    if (g->n == 2 && pp->mode != EV_POOL_LP) {
+        for (size_t pl = 0; pl < nplanes; pl++)
+            for (size_t oh = 0, at = pl * g->grid_sz; oh < (size_t)g->grid[0]; oh++)
+                for (size_t ow = 0; ow < (size_t)g->grid[1]; ow++, at++) {
+                    y[at] = ev_pool_window2(g, pp, t, oh, ow, x + pl * g->img_sz, &arg);
+                    if (ind)
+                        ind[at] = arg < 0 ? -1 : ev_pool_index(g, pp->col_major, pl, arg);
+                }
+        return;
+    }
     for (size_t pl = 0; pl < nplanes; pl++) {
         memset(o, 0, g->n * sizeof *o);
         for (size_t q = 0; q < g->grid_sz; q++) {
