@@ -167,6 +167,26 @@ static void cli_precision_text(FILE *f, const PcReport *p)
 }
 
 /* The Core ML export's line: the target and what forced it. */
+/* One output's verification figures: "  output 'y': largest error 3e-07
+ * (tolerance 1e-05), own rounding noise 2e-07". */
+static void cli_figure_text(FILE *f, const VfFigure *g)
+{
+    if (!g->floats) {
+        fprintf(f, "  output '%s': exact\n", g->name);
+        return;
+    }
+    fprintf(f, "  output '%s': largest error %.3g (tolerance %.3g)", g->name, g->max_err,
+            g->tol);
+    if (g->floor >= 0)
+        fprintf(f, ", the original's own rounding noise %.3g", g->floor);
+    if (g->wide_err >= 0)
+        fprintf(f, ", both in float64 %.2g apart", g->wide_err);
+    if (g->beyond)
+        fprintf(f, "; %zu of %zu elements past the tolerance, within the noise", g->beyond,
+                g->numel);
+    fputc('\n', f);
+}
+
 /* " (open dims at N)": the size --verify gave the inputs' symbolic and
  * unknown dims, which a dynamic model is verified at (static buffer). */
 static const char *cli_open_dims(const JobReport *r)
@@ -270,6 +290,8 @@ void cli_convert_text(FILE *f, const CliOpts *o, const JobReport *r)
         fprintf(f, "verified: outputs equal on %s inputs%s%s\n",
                 r->verify_case ? "the case's" : "random", cli_open_dims(r),
                 r->coreml_done ? " after the round trip ONNX -> Core ML -> ONNX" : "");
+    for (size_t i = 0; r->verified == 1 && i < r->n_verify_figs; i++)
+        cli_figure_text(f, &r->verify_figs[i]);
 }
 
 /* `optimize --list-passes`. */

@@ -474,7 +474,18 @@ static int job_run_verify(const JobOptions *o, const JobInput *in, JobReport *r,
             ir_model_free(orig);
             return job_end(r, JOB_ERROR, DG_STAGE_INPUT_SHAPE, DG_INPUT_SHAPE, err.msg);
         }
-    VfOptions vo = {.seed = 1, .eval = o->eval, .dim_used = &r->verify_dim};
+    VfOptions vo = {.seed = 1, .eval = o->eval, .dim_used = &r->verify_dim,
+                    .figures = &r->verify_figs, .n_figures = &r->n_verify_figs};
+    /* the original in float64: its difference from the original's own run
+     * is the rounding noise a conversion is judged against (none when the
+     * copy cannot be made: the tolerance alone judges) */
+    IrModel *floor = NULL, *floor_b = NULL;
+    if (pc_wide_copy(orig, &floor, &err) < 0)
+        floor = NULL;
+    if (floor && pc_wide_copy(m, &floor_b, &err) < 0)
+        floor_b = NULL;
+    vo.wide = floor;
+    vo.wide_after = floor_b;
     if (vo.eval.timeout <= 0)
         vo.eval.timeout = JOB_VERIFY_TIMEOUT;
     char *dir = !in->buf || in->file ? job_case_inputs(in->path) : NULL;
@@ -489,6 +500,8 @@ static int job_run_verify(const JobOptions *o, const JobInput *in, JobReport *r,
     if (rc == 0)
         rc = vf_compare(orig, m, &vo, &err);
     ir_model_free(wide);
+    ir_model_free(floor);
+    ir_model_free(floor_b);
     r->verified = rc == 0 ? 1 : rc;
     free(dir);
     ir_model_free(orig);
@@ -724,6 +737,7 @@ void job_report_free(JobReport *r)
         free(r->adapt[i].op);
     }
     free(r->adapt);
+    free(r->verify_figs);
     cv_report_free(&r->cv);
     opt_stats_free(&r->opt);
     pc_report_free(&r->pc);
@@ -909,6 +923,43 @@ static void job_json_precision(Js *j, const JobReport *r)
 
 
 
+/* One output's figures: {name, max_error, tolerance, floor, beyond,
+ * noisy, elements, float64_difference}; floor null where the wide run was not had, the
+ * numbers null for an output compared exactly (not a float tensor). */
+static void job_json_figure(Js *j, const VfFigure *f)
+{
+    js_open(j, '{', false);
+    js_key(j, "name");
+    js_string(j, f->name);
+    js_key(j, "max_error");
+    if (f->floats)
+        js_double(j, f->max_err);
+    else
+        js_null(j);
+    js_key(j, "tolerance");
+    if (f->floats)
+        js_double(j, f->tol);
+    else
+        js_null(j);
+    js_key(j, "floor");
+    if (f->floats && f->floor >= 0)
+        js_double(j, f->floor);
+    else
+        js_null(j);
+    js_key(j, "float64_difference");
+    if (f->floats && f->wide_err >= 0)
+        js_double(j, f->wide_err);
+    else
+        js_null(j);
+    js_key(j, "beyond_tolerance");
+    js_int(j, (int64_t)f->beyond);
+    js_key(j, "noisy");
+    js_int(j, (int64_t)f->noisy);
+    js_key(j, "elements");
+    js_int(j, (int64_t)f->numel);
+    js_close(j, '}');
+}
+
 static void job_json_verification(Js *j, const JobReport *r)
 {
     if (!r->verify_asked) {
@@ -924,6 +975,11 @@ static void job_json_verification(Js *j, const JobReport *r)
         js_key(j, "open_dims");
         js_int(j, r->verify_dim);
     }
+    js_key(j, "outputs");
+    js_open(j, '[', true);
+    for (size_t i = 0; i < r->n_verify_figs; i++)
+        job_json_figure(j, &r->verify_figs[i]);
+    js_close(j, ']');
     js_close(j, '}');
 }
 

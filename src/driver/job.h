@@ -19,6 +19,7 @@
 #include "coreml/coreml.h"
 #include "ir/diag.h"
 #include "eval/eval.h"
+#include "eval/verify.h"
 #include "base/json.h"
 #include "io/load.h"
 #include "coreml/mlpackage.h"
@@ -120,6 +121,9 @@ typedef struct JobReport {
                                     (0: none had one) */
     int verified;                /* 1 equal, -2 differs, -1 could not run,
                                     0 not reached */
+    VfFigure *verify_figs;       /* per output: largest error, tolerance,
+                                    the original's own noise (owned) */
+    size_t n_verify_figs;
     bool coreml;                 /* --to coreml was asked: cm says what the
                                     export did, or why it refused */
     bool coreml_done;            /* the export succeeded */

@@ -389,6 +389,8 @@ IrTensor *ev_to_ir_tensor(const EvValue *v, const char *name);
 
 /* ---- values in files, and comparing them (src/eval/io.c) ------------- */
 
+/* Element k of tensor t as "[i,j,...]" into buf. */
+void ev_index_text(const EvValue *t, size_t k, char *buf, size_t cap);
 /* Decodes `len` bytes at buf: a serialized TensorProto, SequenceProto,
  * OptionalProto or MapProto; `type` (the graph input's declared type, may
  * be NULL = tensor) says which, and gives empty sequences and maps their

@@ -457,7 +457,7 @@ int ev_value_write(const EvValue *v, const char *name, const char *path,
 
 /* ---- comparing -------------------------------------------------------- */
 
-static void ev_index_text(const EvValue *t, size_t k, char *buf, size_t cap)
+void ev_index_text(const EvValue *t, size_t k, char *buf, size_t cap)
 {
     size_t used = 0;
     size_t rem = k, idx[EV_MAX_RANK];

@@ -315,21 +315,12 @@ static int32_t vf_narrowest(const IrModel *m)
     return dt;
 }
 
-/* A double tensor of t's values (a new reference). */
-static EvValue *vf_as_double(const EvValue *t, IrError *err)
-{
-    EvValue *v = ev_tensor_new(IR_DOUBLE, t->rank, t->dims, err);
-    for (size_t k = 0; v && k < v->numel; k++)
-        ((double *)v->data)[k] = ev_get_f(t, k);
-    return v;
-}
-
 /* got against want, where one model computes in float type `narrow`
  * and the other does not (0: both compute alike): float tensors compare
  * in double, within narrow's tolerance (or the caller's, if looser);
  * everything else exactly as ev_value_equal with rtol/atol. */
-static bool vf_output_equal(const EvValue *got, const EvValue *want,
-                            int32_t narrow, double rtol, double atol,
+static bool vf_output_equal(const EvValue *got, const EvValue *want, const EvValue *wide,
+                            int32_t narrow, double rtol, double atol, VfFigure *fig,
                             char *why, size_t cap)
 {
     /* a sequence or optional of float tensors (a SequenceMap's result):
@@ -338,8 +329,9 @@ static bool vf_output_equal(const EvValue *got, const EvValue *want,
         got->kind != EV_MAP && got->n_items == want->n_items) {
         for (size_t i = 0; i < got->n_items; i++) {
             char sub[200];
-            if (!vf_output_equal(got->items[i], want->items[i], narrow, rtol, atol, sub,
-                                 sizeof sub)) {
+            VfFigure item = {0};
+            if (!vf_output_equal(got->items[i], want->items[i], NULL, narrow, rtol, atol,
+                                 &item, sub, sizeof sub)) {
                 snprintf(why, cap, "item %zu: %s", i, sub);
                 return false;
             }
@@ -355,26 +347,16 @@ static bool vf_output_equal(const EvValue *got, const EvValue *want,
     int32_t io = floats ? vf_narrower(got->dtype, want->dtype) : 0;
     if (!narrow && got->dtype != want->dtype && (io == IR_FLOAT16 || io == IR_BFLOAT16))
         narrow = io;
-    if (!narrow || !floats)
+    if (!floats || (!narrow && got->dtype != want->dtype))
         return ev_value_equal(got, want, rtol, atol, why, cap);
-    double tr = rtol, ta = atol, scale = 1;
-    vf_type_tol(vf_narrower(narrow, vf_narrower(got->dtype, want->dtype)),
-                &tr, &ta);
-    IrError e;
-    EvValue *g = vf_as_double(got, &e), *w = vf_as_double(want, &e);
-    for (size_t k = 0; w && k < w->numel; k++) {
-        double x = fabs(((const double *)w->data)[k]);
-        if (isfinite(x) && x > scale)
-            scale = x;
-    }
-    ta *= scale;
-    bool eq = g && w && ev_value_equal(g, w, tr > rtol ? tr : rtol,
-                                       ta > atol ? ta : atol, why, cap);
-    if (!g || !w)
-        snprintf(why, cap, "%.200s", e.msg);
-    ev_unref(g);
-    ev_unref(w);
-    return eq;
+    if (wide && (wide->kind != EV_TENSOR || !ev_dtype_is_float(wide->dtype)))
+        wide = NULL;
+    if (!narrow)
+        return vf_floor_judge(got, want, wide, rtol, atol, false, fig, why, cap);
+    double tr = rtol, ta = atol;
+    vf_type_tol(vf_narrower(narrow, vf_narrower(got->dtype, want->dtype)), &tr, &ta);
+    return vf_floor_judge(got, want, wide, tr > rtol ? tr : rtol, ta > atol ? ta : atol,
+                          true, fig, why, cap);
 }
 
 /* Whether an input of m that --verify fills at random has an open
@@ -422,20 +404,37 @@ static int vf_inputs_as(IrModel *m, EvValue **in, size_t n, EvValue ***out,
     return rc;
 }
 
-/* Outputs `got` of model m against the original's `want`: 0, or -2
- * with err naming the first that differs (note, if any, appended). */
+/* Whether a and b are both float tensors. */
+static bool vf_float_tensors(const EvValue *a, const EvValue *b)
+{
+    return a && b && a->kind == EV_TENSOR && b->kind == EV_TENSOR &&
+           ev_dtype_is_float(a->dtype) && ev_dtype_is_float(b->dtype);
+}
+
+/* Outputs `got` of model m against the original's `want` (and its wide
+ * run's, NULL when not had), figures into figs (n of them, may be NULL):
+ * 0, or -2 with err naming the first that differs (note, if any,
+ * appended). */
 static int vf_judge(const IrModel *before, const IrModel *m, int32_t narrow_opt,
-                    const VfOptions *d, EvValue **want, EvValue **got, size_t n,
-                    const char *note, IrError *err)
+                    const VfOptions *d, EvValue **want, EvValue **got, EvValue **wide,
+                    EvValue **wide_b, size_t n, VfFigure *figs, const char *note,
+                    IrError *err)
 {
     /* a model computing in a narrower float type than the other is
      * judged within that type's tolerance */
     int32_t na = vf_narrowest(before), nb = vf_narrowest(m);
     int32_t narrow = narrow_opt ? narrow_opt : na != nb ? vf_narrower(na, nb) : 0;
     for (size_t i = 0; i < n; i++) {
-        char why[256];
-        if (!vf_output_equal(got[i], want[i], narrow, d->rtol, d->atol, why,
-                             sizeof why)) {
+        char why[400];
+        VfFigure scratch = {0}, *fig = figs ? &figs[i] : &scratch;
+        const IrValueInfo *vo = i < m->graph->outputs.n ? m->graph->outputs.p[i] : NULL;
+        *fig = (VfFigure){.floor = -1};
+        snprintf(fig->name, sizeof fig->name, "%s", vo ? vo->value->name : "");
+        fig->wide_err = -1;
+        if (wide && wide_b && vf_float_tensors(wide[i], wide_b[i]))
+            fig->wide_err = vf_wide_diff(wide_b[i], wide[i]);
+        if (!vf_output_equal(got[i], want[i], wide ? wide[i] : NULL, narrow, d->rtol,
+                             d->atol, fig, why, sizeof why)) {
             const IrValueInfo *vi = m->graph->outputs.p[i];
             return ir_fail(err, "verify: output '%s' differs after conversion: %s%s%s%s",
                            vi->value->name, why, note ? " (" : "", note ? note : "",
@@ -461,10 +460,27 @@ static int vf_also(IrModel *before, const VfAlso *x, const VfOptions *d,
     else if (rc == 0 && n_out != n_a)
         rc = ir_fail(err, "verify: %zu outputs before, %zu after", n_a, n_out) - 1;
     if (rc == 0)
-        rc = vf_judge(before, x->model, x->narrow, d, out_a, out, n_a, x->note, err);
+        rc = vf_judge(before, x->model, x->narrow, d, out_a, out, NULL, NULL, n_a, NULL,
+                      x->note, err);
     ev_values_free(in, in ? n_in : 0);
     ev_values_free(out, n_out);
     return rc;
+}
+
+/* The wide copy of the original on the original's inputs (each in the
+ * copy's own type): its outputs, or NULL when it cannot run (no floor
+ * then: the verdict falls back to the tolerance alone). */
+static EvValue **vf_wide_run(IrModel *wide, const EvOptions *eo, EvValue **in_a,
+                             size_t n_in)
+{
+    EvValue **in = NULL, **out = NULL;
+    size_t n_out = 0;
+    IrError e;
+    if (vf_inputs_as(wide, in_a, n_in, &in, &e) < 0 ||
+        ev_model_run(wide, eo, n_in, in, &out, &n_out, &e) < 0)
+        out = NULL;
+    ev_values_free(in, in ? n_in : 0);
+    return out;
 }
 
 int vf_compare(IrModel *before, IrModel *after, const VfOptions *o, IrError *err)
@@ -507,8 +523,19 @@ int vf_compare(IrModel *before, IrModel *after, const VfOptions *o, IrError *err
         rc = ir_fail(err, "verify: the converted model does not run: %s", e.msg);
     else if (rc == 0 && n_a != n_b)
         rc = ir_fail(err, "verify: %zu outputs before, %zu after", n_a, n_b) - 1;
+    EvValue **out_w = rc == 0 && o->wide ? vf_wide_run(o->wide, &eo, in_a, n_in) : NULL;
+    EvValue **out_wb = out_w && o->wide_after ? vf_wide_run(o->wide_after, &eo, in_b, n_in)
+                                              : NULL;
+    VfFigure *figs = rc == 0 && o->figures ? mem_array(n_a ? n_a : 1, sizeof *figs) : NULL;
     if (rc == 0)
-        rc = vf_judge(before, after, o->narrow, &d, out_a, out_b, n_a, NULL, err);
+        rc = vf_judge(before, after, o->narrow, &d, out_a, out_b, out_w, out_wb, n_a, figs,
+                      NULL, err);
+    ev_values_free(out_wb, out_wb ? n_a : 0);
+    if (o->figures) {
+        *o->figures = figs;
+        *o->n_figures = figs ? n_a : 0;
+    }
+    ev_values_free(out_w, out_w ? n_a : 0);
     for (size_t k = 0; rc == 0 && k < o->n_also; k++)
         rc = vf_also(before, &o->also[k], &d, eo, in_b, n_in, out_a, n_a, err);
     ev_values_free(in, n_in);

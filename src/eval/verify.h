@@ -23,6 +23,42 @@ typedef struct VfAlso {
     const char *note;        /* appended to the message when it differs */
 } VfAlso;
 
+/* What verification measured on one output. Float tensors are judged
+ * element by element (see VF_FLOOR_MULT); the rest compare exactly and
+ * carry only the name. */
+typedef struct VfFigure {
+    char name[160];
+    bool floats;             /* a float tensor, judged with the figures */
+    size_t numel;
+    double max_err;          /* largest |after - before| (finite ones) */
+    double tol;              /* the tolerance at that element */
+    double floor;            /* the original's largest own rounding noise,
+                                |before - before computed in float64|; -1
+                                when the wide run was not had */
+    size_t beyond;           /* elements past the tolerance */
+    size_t noisy;            /* elements where the noise itself is past it */
+    double wide_err;         /* largest difference of the two models both
+                                computed in float64, relative to the
+                                output's scale; -1 when not had */
+} VfFigure;
+
+/* Both models computed in float64 (pc_wide_copy of each) lose the
+ * rounding of their own types: what still differs there is the
+ * computation, and the constants a rewrite rounded to the model's type
+ * (a folded or fused weight of a float16 model). Reported as
+ * VfFigure.wide_err, not judged yet: a float16 model's fused weights move
+ * its float64 outputs by about as much as its own noise. */
+
+/* The judging rule against the noise floor: element k (error e, tolerance
+ * t, the original's own noise f) passes when e <= t + VF_FLOOR_MULT * f;
+ * the others are "unexplained", and the output still passes when there
+ * are at most VF_FLOOR_MULT times as many of them as noisy elements
+ * (f > t) and each is within t + VF_FLOOR_MULT times the largest noise:
+ * rounding that flips a quantization step or a float16 rounding lands on
+ * other elements in another computation, not on more of them. Chosen in
+ * docs/evaluator.md ("The noise floor"). */
+#define VF_FLOOR_MULT 4.0
+
 typedef struct VfOptions {
     const char *inputs_dir;  /* folder of input_K.pb, or NULL: random */
     uint64_t seed;           /* for random inputs and random ops */
@@ -43,6 +79,14 @@ typedef struct VfOptions {
     uint64_t max_input_bytes; /* random inputs, all together; 0 = a quarter
                                  of eval.max_memory, or when that is 0 of the
                                  default budget but at most VF_MAX_INPUT_BYTES */
+    IrModel *wide;           /* `before` computed in float64 (pc_wide_copy),
+                                run on the same inputs for the noise floor;
+                                NULL: judged by the tolerance alone */
+    IrModel *wide_after;     /* `after` computed in float64: with `wide`,
+                                VfFigure.wide_err; NULL: not had */
+    VfFigure **figures;      /* out (may be NULL): one per output of `after`,
+                                *n_figures of them (the caller frees) */
+    size_t *n_figures;
 } VfOptions;
 
 /* Random inputs are made at most this large by default: a model declaring
@@ -75,6 +119,21 @@ typedef struct VfOptions {
  * trusts what the checker checks: callers pass checked models
  * (chk_require), as job.c does. */
 int vf_compare(IrModel *before, IrModel *after, const VfOptions *o, IrError *err);
+
+/* One float tensor output: got (after) against want (before), each
+ * element within atol * scale + rtol * |want| (scale: 1, or the largest
+ * |want| when `scaled`, as for a half model) or within the original's own
+ * noise |want - wide| by the rule of VF_FLOOR_MULT (wide NULL: none).
+ * Fills fig; false with why naming the worst unexplained element.
+ * (verify_floor.c) */
+bool vf_floor_judge(const EvValue *got, const EvValue *want, const EvValue *wide,
+                    double rtol, double atol, bool scaled, VfFigure *fig, char *why,
+                    size_t cap);
+/* The largest difference of the two models' float64 runs of one output
+ * (wa: the original's, wb: the converted one's) relative to the output's
+ * largest |wa| (at least 1); -1 when they do not compare (shapes, NaN in
+ * one only). (verify_floor.c) */
+double vf_wide_diff(const EvValue *wb, const EvValue *wa);
 
 /* The inputs vf_compare feeds `m` with options o (its own or seeded random
  * ones): *in is an array of *n new values (ev_values_free). 0, or -1 with

@@ -96,8 +96,15 @@ const char *pc_dtype_word(int32_t dtype)
     case IR_FLOAT16: return "float16";
     case IR_BFLOAT16: return "bfloat16";
     case IR_FLOAT: return "float32";
+    case IR_DOUBLE: return "float64";
     default: return NULL;
     }
+}
+
+/* The type as tensor(...) spells it: "float", "double", "float16". */
+static const char *pc_tensor_word(int32_t dtype)
+{
+    return dtype == IR_FLOAT ? "float" : dtype == IR_DOUBLE ? "double" : pc_dtype_word(dtype);
 }
 
 bool pc_wanted(const PcOptions *o)
@@ -106,11 +113,14 @@ bool pc_wanted(const PcOptions *o)
 }
 
 /* Whether t is a type the conversion changes: float32 for a half target,
- * float16 and bfloat16 for float32. Only these; double never. */
+ * float16 and bfloat16 for float32, all three for float64 (the wide copy
+ * verification measures a model's rounding noise with). */
 static bool pc_is_source(const PcCtx *c, int32_t t)
 {
     if (c->o->dtype == IR_FLOAT)
         return t == IR_FLOAT16 || t == IR_BFLOAT16;
+    if (c->o->dtype == IR_DOUBLE)
+        return t == IR_FLOAT || t == IR_FLOAT16 || t == IR_BFLOAT16;
     return t == IR_FLOAT;
 }
 
@@ -386,7 +396,7 @@ static void pc_hint(PcCtx *c)
     }
     if (!at || (!c->n_blocked && c->cast_ok))
         return;
-    const char *t = c->o->dtype == IR_FLOAT ? "float" : pc_dtype_word(c->o->dtype);
+    const char *t = pc_tensor_word(c->o->dtype);
     size_t can = c->n_blocked - c->n_never;
     if (!c->cast_ok)
         snprintf(c->r->hint, sizeof c->r->hint, "nothing can change type at opset %lld (%s); "
@@ -721,7 +731,7 @@ static bool pc_decide(PcCtx *c, const IrNode *n, size_t idx, char *why, size_t c
             pc_note_blocked(c, n, s->since);
         if (blocked)
             snprintf(why, cap, "%s-%d has no type tensor(%s)", n->op_type, s->since,
-                     c->o->dtype == IR_FLOAT ? "float" : pc_dtype_word(c->o->dtype));
+                     pc_tensor_word(c->o->dtype));
         else
             snprintf(why, cap, "%s", attr);
         *report = true;
@@ -862,11 +872,17 @@ static double pc_src_get(const PcSrc *src, size_t i)
 }
 
 /* Element x as `to`'s bit pattern into *bits; -1 when strict refuses it. */
-static int pc_encode(PcCtx *c, double x, int32_t to, uint32_t *bits, const char *what)
+static int pc_encode(PcCtx *c, double x, int32_t to, uint64_t *bits, const char *what)
 {
+    if (to == IR_DOUBLE) {
+        memcpy(bits, &x, 8);
+        return 0;
+    }
     if (to == IR_FLOAT) {
         float f = (float)x;
-        memcpy(bits, &f, 4);
+        uint32_t u;
+        memcpy(&u, &f, 4);
+        *bits = u;
         return 0;
     }
     bool cl;
@@ -891,10 +907,10 @@ static int pc_tensor_retype(PcCtx *c, IrTensor *t, int32_t to, const char *what)
         free(src.v);
         return ir_fail(c->err, "precision: %s: the data cannot be read", what);
     }
-    size_t n = (size_t)numel, es = to == IR_FLOAT ? 4 : 2;
+    size_t n = (size_t)numel, es = ir_dtype_host_size(to);
     uint8_t *raw = mem_array(n ? n : 1, es);
     for (size_t i = 0; i < n; i++) {
-        uint32_t bits;
+        uint64_t bits;
         if (pc_encode(c, pc_src_get(&src, i), to, &bits, what) < 0) {
             free(src.v);
             free(raw);
@@ -963,10 +979,10 @@ static int pc_fix_attrs(PcCtx *c, IrNode *n)
             if (pc_tensor_retype(c, a->t, c->o->dtype, what) < 0)
                 return -1;
         } else {   /* ConstantOfShape's default: one 0 of float32 */
-            uint8_t zero[4] = {0};
+            uint8_t zero[8] = {0};
             int64_t one = 1;
             ir_node_set_attr(n, ir_attr_tensor("value", ir_tensor_new(
-                "value", c->o->dtype, 1, &one, zero, c->o->dtype == IR_FLOAT ? 4 : 2)));
+                "value", c->o->dtype, 1, &one, zero, ir_dtype_host_size(c->o->dtype))));
         }
     }
     return 0;
@@ -1375,7 +1391,7 @@ static void pc_check_cast(PcCtx *c)
     c->cast_ok = s && os_param_allows(s, os_in_param(s, 0), &t) &&
                  os_param_allows(s, os_out_param(s, 0), &t);
     snprintf(c->no_cast, sizeof c->no_cast, "Cast-%d has no type tensor(%s)",
-             s ? s->since : 0, c->o->dtype == IR_FLOAT ? "float" : pc_dtype_word(c->o->dtype));
+             s ? s->since : 0, pc_tensor_word(c->o->dtype));
 }
 
 /* ---- model-local functions -------------------------------------------- */
@@ -1709,10 +1725,10 @@ void pc_report_free(PcReport *r)
     memset(r, 0, sizeof *r);
 }
 
-int pc_widen_copy(const IrModel *m, IrModel **out, IrError *err)
+static int pc_copy_as(const IrModel *m, int32_t dtype, IrModel **out, IrError *err)
 {
     IrModel *w = ir_model_clone(m);
-    PcOptions po = {.dtype = IR_FLOAT};
+    PcOptions po = {.dtype = dtype};
     PcReport pr = {0};
     int rc = pc_convert(w, &po, &pr, err);
     pc_report_free(&pr);
@@ -1722,4 +1738,14 @@ int pc_widen_copy(const IrModel *m, IrModel **out, IrError *err)
     }
     *out = w;
     return 0;
+}
+
+int pc_widen_copy(const IrModel *m, IrModel **out, IrError *err)
+{
+    return pc_copy_as(m, IR_FLOAT, out, err);
+}
+
+int pc_wide_copy(const IrModel *m, IrModel **out, IrError *err)
+{
+    return pc_copy_as(m, IR_DOUBLE, out, err);
 }

@@ -121,6 +121,12 @@ int pc_convert(IrModel *m, const PcOptions *o, PcReport *r, IrError *err);
  * computes, only the weights' and Casts' half rounding left. 0 and *out
  * (the caller frees), or -1 with err. */
 int pc_widen_copy(const IrModel *m, IrModel **out, IrError *err);
+/* A copy of m with every float32, float16 and bfloat16 value float64
+ * where its node takes double (the others keep their type between
+ * Casts, as --dtype does), inputs and outputs too: the original run in a
+ * wider type, whose difference from m's own run is m's rounding noise
+ * (verification's floor). 0 and *out, or -1 with err. */
+int pc_wide_copy(const IrModel *m, IrModel **out, IrError *err);
 
 /* Whether o asks for anything. */
 bool pc_wanted(const PcOptions *o);
