@@ -155,6 +155,8 @@ run ir_policy /usr/bin/python3 tests/ir_policy.py "$build/onnx-convert" "$build/
 run asan/ir_policy /usr/bin/python3 tests/ir_policy.py "$asan/onnx-convert" "$build/tests/tool_irpolicy_gen"
 # the evaluator's budgets: memory, steps, time, --verify's inputs (issue 18)
 run budgets_cli /usr/bin/python3 tests/budgets_cli.py "$build/onnx-convert"
+# verification by default: figures, exact by construction, budget, sizes
+run verify_cli /usr/bin/python3 tests/verify_cli.py "$build/onnx-convert"
 run asan/budgets_cli /usr/bin/python3 tests/budgets_cli.py "$asan/onnx-convert"
 # convert --expand OP, and Einsum below 12 on symbolic dims (issue 20)
 run expand_cli /usr/bin/python3 tests/expand_cli.py "$build/onnx-convert"

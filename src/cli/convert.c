@@ -145,7 +145,13 @@ static int cli_convert_args(int argc, char **argv, CliOpts *o)
         o->inputs[o->n_inputs++] = argv[i];
     }
     cli_format_of_output(o);
-    return cli_convert_consistent(o);
+    int rc = cli_convert_consistent(o);
+    /* the command line verifies unless told not to (JobOptions.verify_soft) */
+    if (!rc && !o->job.verify && !o->job.no_verify) {
+        o->job.verify = true;
+        o->job.verify_soft = true;
+    }
+    return rc;
 }
 
 /* The precision stage's line, and one line per node kept in float32. */
@@ -292,6 +298,10 @@ void cli_convert_text(FILE *f, const CliOpts *o, const JobReport *r)
                 r->coreml_done ? " after the round trip ONNX -> Core ML -> ONNX" : "");
     for (size_t i = 0; r->verified == 1 && i < r->n_verify_figs; i++)
         cli_figure_text(f, &r->verify_figs[i]);
+    if (r->verify_state == JOB_VERIFY_EXACT)
+        fprintf(f, "%s\n", r->verify_note);
+    if (r->verify_state == JOB_VERIFY_SKIPPED)
+        fprintf(f, "not verified: %s\n", r->verify_note);
 }
 
 /* `optimize --list-passes`. */

@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "adapters/adapters.h"
 #include "analysis/infer.h"
 #include "ir/topo.h"
 
@@ -438,6 +439,45 @@ static int job_verify_half(IrModel *m, int32_t half, IrModel **w, VfAlso *also,
     return 0;
 }
 
+/* Whether verification by default may skip evaluating: the conversion
+ * only bumped versions, moved attributes to inputs and back, or added
+ * and removed attributes whose defaults keep the meaning (AdKind); no
+ * rewrite, expansion, optimization or precision change. */
+static bool job_exact_by_construction(const JobOptions *o, const JobReport *r)
+{
+    if (!o->verify_soft || o->optimize || o->pc.dtype || o->to_coreml)
+        return false;
+    return r->cv.by_kind[AD_SEMANTIC] + r->cv.by_kind[AD_RENAME] +
+           r->cv.by_kind[AD_EXPAND] == 0;
+}
+
+/* Verification by default that could not be had: reported, not failed. */
+static int job_verify_skipped(JobReport *r, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static int job_verify_skipped(JobReport *r, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r->verify_note, sizeof r->verify_note, fmt, ap);
+    va_end(ap);
+    r->verify_state = JOB_VERIFY_SKIPPED;
+    return 0;
+}
+
+/* What a stopped verification by default reports (stop from vf_compare,
+ * msg its error). */
+static int job_verify_stopped(const JobOptions *o, JobReport *r, VfStop stop, double needed,
+                              const char *msg)
+{
+    double budget = o->verify_budget > 0 ? o->verify_budget : JOB_VERIFY_BUDGET;
+    if (stop == VF_NO_TIME)
+        return job_verify_skipped(r, "about %.0f s of evaluation needed, over the budget of "
+                                  "%g s; --verify-budget SECONDS allows more, --verify "
+                                  "forces it", needed > budget ? needed : budget, budget);
+    return job_verify_skipped(r, "%s; give the inputs' sizes with --input-shape NAME=DIMS "
+                              "(or a case folder's test_data_set_0)", msg);
+}
+
 /* Evaluates a fresh load of the input and m on the same inputs. */
 static int job_run_verify(const JobOptions *o, const JobInput *in, JobReport *r,
                           IrModel *m)
@@ -445,6 +485,18 @@ static int job_run_verify(const JobOptions *o, const JobInput *in, JobReport *r,
     IrError err;
     IrModel *orig;
     r->verify_asked = true;
+    /* --store float16 rounds the weights as asked and computes in float32
+     * on them: what it changes is the request, not a rewrite to judge
+     * against the original's outputs (a detector's boxes move with it) */
+    if (job_exact_by_construction(o, r)) {
+        r->verify_state = JOB_VERIFY_EXACT;
+        snprintf(r->verify_note, sizeof r->verify_note, "exact by construction: only "
+                 "version bumps, attributes moved to inputs and attribute defaults%s; not "
+                 "evaluated (--verify evaluates)",
+                 o->pc.store ? ", weights stored in float16 as asked (--store)" : "");
+        return 0;
+    }
+    r->verify_state = JOB_VERIFY_EVALUATED;
     if (job_input_load(in, NULL, &orig, &err) < 0)
         return job_end(r, JOB_ERROR, DG_STAGE_VERIFY, DG_LOAD, err.msg);
     /* the input was sorted and its tolerated defects repaired before it
@@ -474,8 +526,13 @@ static int job_run_verify(const JobOptions *o, const JobInput *in, JobReport *r,
             ir_model_free(orig);
             return job_end(r, JOB_ERROR, DG_STAGE_INPUT_SHAPE, DG_INPUT_SHAPE, err.msg);
         }
+    VfStop stop = VF_JUDGED;
+    double needed = 0;
     VfOptions vo = {.seed = 1, .eval = o->eval, .dim_used = &r->verify_dim,
-                    .figures = &r->verify_figs, .n_figures = &r->n_verify_figs};
+                    .figures = &r->verify_figs, .n_figures = &r->n_verify_figs,
+                    .stop = &stop, .needed = &needed};
+    if (o->verify_soft)
+        vo.deadline = vf_now() + (o->verify_budget > 0 ? o->verify_budget : JOB_VERIFY_BUDGET);
     /* the original in float64: its difference from the original's own run
      * is the rounding noise a conversion is judged against (none when the
      * copy cannot be made: the tolerance alone judges) */
@@ -505,6 +562,10 @@ static int job_run_verify(const JobOptions *o, const JobInput *in, JobReport *r,
     r->verified = rc == 0 ? 1 : rc;
     free(dir);
     ir_model_free(orig);
+    if (rc < 0 && o->verify_soft && stop != VF_JUDGED) {
+        r->verified = 0;
+        return job_verify_stopped(o, r, stop, needed, err.msg);
+    }
     if (rc < 0)
         return job_end(r, JOB_ERROR, DG_STAGE_VERIFY, rc == -2 ? DG_DIFFERS : DG_EVAL, err.msg);
     return 0;
@@ -536,7 +597,9 @@ static int job_stages(const JobOptions *o, const JobInput *in, JobReport *r, IrM
     /* a model to change or to run (--verify) must pass the checker; the
      * defects it tolerates are repaired before anything reads the model */
     bool changes = r->converting || o->optimize || pc_wanted(&o->pc);
-    bool gate = changes || o->verify || o->infer_shapes;
+    /* verification by default has nothing to prove when nothing changes */
+    bool verify = o->verify && (changes || !o->verify_soft);
+    bool gate = changes || verify || o->infer_shapes;
     if (gate && (job_sort(r, m) < 0 || job_require_valid(r, m) < 0 ||
                  job_repair(r, m) < 0))
         return -1;
@@ -557,7 +620,7 @@ static int job_stages(const JobOptions *o, const JobInput *in, JobReport *r, IrM
     /* what the IR version written asks (IR 3: initializers are inputs) */
     if (gate)
         tol_fit_ir(m, &r->tol);
-    if (o->verify && job_run_verify(o, in, r, m) < 0)
+    if (verify && job_run_verify(o, in, r, m) < 0)
         return -1;
     if (o->infer_shapes) {
         if (job_require_valid(r, m) < 0)
@@ -968,6 +1031,13 @@ static void job_json_verification(Js *j, const JobReport *r)
     }
     js_open(j, '{', true);
     js_key(j, "result");
+    if (r->verify_state == JOB_VERIFY_EXACT || r->verify_state == JOB_VERIFY_SKIPPED) {
+        js_string(j, r->verify_state == JOB_VERIFY_EXACT ? "exact" : "not verified");
+        js_key(j, "reason");
+        js_string(j, r->verify_note);
+        js_close(j, '}');
+        return;
+    }
     js_string(j, r->verified == 1 ? "equal" : r->verified == -2 ? "differs" : "error");
     js_key(j, "inputs");
     js_string(j, r->verify_case ? "case" : "random");

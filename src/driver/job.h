@@ -58,6 +58,14 @@ typedef struct JobOptions {
     double rtol, atol;           /* --rtol, --atol of --auto (0: defaults) */
     const char *inputs;          /* --inputs DIR of --auto (NULL: random) */
     bool verify, infer_shapes;
+    /* Verification by default (the command line's convert and optimize):
+     * verify is set with it. A rewrite exact by construction is not
+     * evaluated; evaluation stops at verify_budget seconds; what cannot be
+     * verified (no time, inputs the original refuses) is reported and the
+     * model written. A result that differs still fails. */
+    bool verify_soft;
+    bool no_verify;              /* --no-verify */
+    double verify_budget;        /* --verify-budget SECONDS (0: JOB_VERIFY_BUDGET) */
     SaveOptions save;
     const char *input_shape[JOB_MAX_SHAPES];  /* --input-shape NAME=DIMS */
     size_t n_input_shape;
@@ -78,6 +86,17 @@ typedef struct JobOptions {
 /* Seconds --verify runs each model at most unless --timeout says: a
  * runaway Loop in a model to convert must not hang a script. */
 #define JOB_VERIFY_TIMEOUT 600
+
+/* Seconds verification by default may take in all (--verify-budget). */
+#define JOB_VERIFY_BUDGET 30
+
+/* What verification did with a job's result. */
+typedef enum {
+    JOB_VERIFY_NONE = 0,         /* not asked (--no-verify, nothing to do) */
+    JOB_VERIFY_EVALUATED,        /* both models ran: JobReport.verified says how */
+    JOB_VERIFY_EXACT,            /* not evaluated: exact by construction */
+    JOB_VERIFY_SKIPPED           /* not verified: verify_note says why */
+} JobVerify;
 
 /* What a job did; every string is owned (job_report_free). */
 typedef struct JobReport {
@@ -121,6 +140,8 @@ typedef struct JobReport {
                                     (0: none had one) */
     int verified;                /* 1 equal, -2 differs, -1 could not run,
                                     0 not reached */
+    JobVerify verify_state;
+    char verify_note[600];       /* why not verified, or why exact */
     VfFigure *verify_figs;       /* per output: largest error, tolerance,
                                     the original's own noise (owned) */
     size_t n_verify_figs;

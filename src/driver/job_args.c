@@ -77,6 +77,17 @@ static int job_whyf(char *why, size_t cap, const char *fmt, ...)
     return -1;
 }
 
+/* A positive number of seconds (at most 1e9) into *out; false otherwise. */
+static bool job_parse_seconds(const char *v, double *out)
+{
+    char *end;
+    double t = strtod(v, &end);
+    if (!*v || *end || !(t > 0) || t > 1e9)
+        return false;
+    *out = t;
+    return true;
+}
+
 int job_parse_limit(EvOptions *e, const char *const *argv, size_t *i, size_t argc,
                     char *why, size_t cap)
 {
@@ -97,11 +108,8 @@ int job_parse_limit(EvOptions *e, const char *const *argv, size_t *i, size_t arg
             return job_why(why, cap, "%s takes a number of threads from 1 to 64", a);
         e->threads = n;
     } else if (!strcmp(a, "--timeout")) {
-        char *end;
-        double t = strtod(v, &end);
-        if (!*v || *end || !(t > 0) || t > 1e9)
+        if (!job_parse_seconds(v, &e->timeout))
             return job_why(why, cap, "%s takes a positive number of seconds", a);
-        e->timeout = t;
     } else {
         return 0;
     }
@@ -176,6 +184,9 @@ static int job_shared_value(JobOptions *o, const char *const *argv, size_t *i, s
     if (!strcmp(a, "--passes")) {
         o->optimize = true;
         o->opt.passes = v;
+    } else if (!strcmp(a, "--verify-budget")) {
+        if (!job_parse_seconds(v, &o->verify_budget))
+            return job_why(why, cap, "%s takes a positive number of seconds", a);
     } else if (!strcmp(a, "--input-shape")) {
         if (o->n_input_shape == JOB_MAX_SHAPES)
             return job_why(why, cap, "%s: too many inputs", a);
@@ -259,6 +270,8 @@ static bool job_shared_flag(JobOptions *o, const char *a)
 {
     if (!strcmp(a, "--verify"))
         o->verify = true;
+    else if (!strcmp(a, "--no-verify"))
+        o->no_verify = true;
     else if (!strcmp(a, "--infer-shapes"))
         o->infer_shapes = true;
     else if (!strcmp(a, "--keep-metadata"))
@@ -310,6 +323,10 @@ int job_options_check(const JobOptions *o, char *why, size_t cap)
         char ops[4096];
         cv_expandable(ops, sizeof ops);
         snprintf(why, cap, "--expand: %s; these have one: %s", err.msg, ops);
+        return -1;
+    }
+    if (o->verify && o->no_verify && !o->verify_soft) {
+        snprintf(why, cap, "--verify and --no-verify contradict each other");
         return -1;
     }
     if (o->pc.dtype && o->pc.store) {

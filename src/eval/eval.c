@@ -1023,6 +1023,8 @@ static int ev_graph(EvRun *r, EvFrame *f, EvScope *s, const IrFunction *fn,
     int rc = 0;
     for (IrNode *n = g->first; n && !rc; n = n->next, i++) {
         rc = ev_node(r, f, s, fn, n, err);
+        if (!rc && r->opt.progress && g == r->m->graph)
+            ++*r->opt.progress;
         for (size_t k = 0; !rc && i < d->n_nodes && k < d->at[i].n; k++)
             ev_frame_drop(f, d->at[i].p[k]);
     }

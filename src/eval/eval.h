@@ -211,6 +211,9 @@ typedef struct EvOptions {
     /* Threads for the kernels that split their work (parallel.c); 0 = the
      * machine's cores. Outputs do not depend on it. */
     size_t threads;
+    /* Not NULL: counts the main graph's nodes run so far (how far a run
+     * stopped by its timeout got, for an estimate of the whole). */
+    size_t *progress;
 } EvOptions;
 
 /* Runs m's main graph. `in` holds n_in values for the graph inputs that

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "eval/eval.h"
 #include "schema/opschema.h"
@@ -377,8 +378,9 @@ static bool vf_open_inputs(IrModel *m)
 
 /* The sizes random inputs give open dims, tried in turn while the
  * original model refuses to run on them (a 2 x 2 image is smaller than
- * most convolution windows; an index table may reach past 2). */
-static const int64_t vf_open_sizes[] = {2, 8, 32};
+ * most convolution windows; an index table may reach past 2; a short
+ * speech window needs 256 samples or more). */
+static const int64_t vf_open_sizes[] = {2, 8, 32, 128, 512};
 
 /* in (the numbers `after` was fed) in m's own input types: a float
  * feed of another float type gets the same values (exact: they are
@@ -467,81 +469,173 @@ static int vf_also(IrModel *before, const VfAlso *x, const VfOptions *d,
     return rc;
 }
 
+double vf_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Whether the deadline of o (0: none) has come. */
+static bool vf_late(const VfOptions *o)
+{
+    return o->deadline > 0 && vf_now() >= o->deadline;
+}
+
+/* eo with its timeout cut to what is left before o's deadline. */
+static EvOptions vf_eval_opts(const VfOptions *o, EvOptions eo)
+{
+    double left = o->deadline > 0 ? o->deadline - vf_now() : 0;
+    if (o->deadline > 0 && (eo.timeout <= 0 || left < eo.timeout))
+        eo.timeout = left > 1e-3 ? left : 1e-3;
+    return eo;
+}
+
+/* A run of m that the deadline stopped: about how long the whole
+ * verification (four runs of about this one's length) would take, from
+ * how far it got through m's main graph. */
+static double vf_estimate(const IrModel *m, double took, size_t done)
+{
+    size_t total = 0;
+    IR_FOR_NODES(m->graph, n)
+        total++;
+    return 4 * took * (double)(total ? total : 1) / (double)(done ? done : 1);
+}
+
+static void vf_set_stop(const VfOptions *o, VfStop s, double needed)
+{
+    if (o->stop)
+        *o->stop = s;
+    if (o->needed && s == VF_NO_TIME)
+        *o->needed = needed;
+}
+
 /* The wide copy of the original on the original's inputs (each in the
  * copy's own type): its outputs, or NULL when it cannot run (no floor
  * then: the verdict falls back to the tolerance alone). */
-static EvValue **vf_wide_run(IrModel *wide, const EvOptions *eo, EvValue **in_a,
-                             size_t n_in)
+static EvValue **vf_wide_run(IrModel *wide, const VfOptions *o, EvOptions eo,
+                             EvValue **in_a, size_t n_in)
 {
     EvValue **in = NULL, **out = NULL;
     size_t n_out = 0;
     IrError e;
+    if (vf_late(o))
+        return NULL;
+    eo = vf_eval_opts(o, eo);
     if (vf_inputs_as(wide, in_a, n_in, &in, &e) < 0 ||
-        ev_model_run(wide, eo, n_in, in, &out, &n_out, &e) < 0)
+        ev_model_run(wide, &eo, n_in, in, &out, &n_out, &e) < 0)
         out = NULL;
     ev_values_free(in, in ? n_in : 0);
     return out;
 }
 
+/* The inputs and the original's run, trying the ladder of open-dim
+ * sizes while it refuses them: 0 with v's inputs and out_a set, or -1
+ * with err (and the stop of o set: no run, or no time). */
+typedef struct VfRun {
+    EvValue **in, **in_a, **in_b, **out_a;
+    size_t n_in, n_a;
+} VfRun;
+
+static void vf_run_free(VfRun *v)
+{
+    ev_values_free(v->in, v->n_in);
+    ev_values_free(v->in_a, v->in_a ? v->n_in : 0);
+    ev_values_free(v->in_b, v->in_b ? v->n_in : 0);
+    ev_values_free(v->out_a, v->n_a);
+    *v = (VfRun){0};
+}
+
+static int vf_run_original(IrModel *before, IrModel *after, VfOptions *d, const VfOptions *o,
+                           EvOptions eo, VfRun *v, IrError *err)
+{
+    bool retry = !o->inputs_dir && o->dim_default <= 0 && vf_open_inputs(after);
+    size_t n_try = retry ? sizeof vf_open_sizes / sizeof vf_open_sizes[0] : 1;
+    IrError e;
+    for (size_t k = 0; k < n_try; k++) {
+        if (retry)
+            d->dim_default = vf_open_sizes[k];
+        /* `after` may declare more specific input shapes (--input-shape) */
+        if (vf_inputs(after, d, &v->in, &v->n_in, err) < 0) {
+            vf_set_stop(o, VF_NO_RUN, 0);
+            return -1;
+        }
+        int rc = vf_split_inputs(before, after, v->in, v->n_in, &v->in_a, &v->in_b, err);
+        size_t done = 0;
+        EvOptions ek = vf_eval_opts(o, eo);
+        ek.progress = &done;
+        double t0 = vf_now();
+        if (rc == 0 && ev_model_run(before, &ek, v->n_in, v->in_a, &v->out_a, &v->n_a, &e) == 0)
+            return 0;
+        if (rc == 0 && vf_late(o)) {
+            vf_set_stop(o, VF_NO_TIME, vf_estimate(before, vf_now() - t0, done));
+            vf_run_free(v);
+            return ir_fail(err, "verify: the original model did not finish in time: %s", e.msg);
+        }
+        if (rc == 0)
+            rc = ir_fail(err, "verify: the original model does not run%s: %s",
+                         retry ? " with its open dims at 2, 8, 32, 128 or 512" : "", e.msg);
+        else
+            k = n_try - 1;          /* not a matter of size */
+        vf_run_free(v);
+        if (k + 1 == n_try) {
+            vf_set_stop(o, VF_NO_RUN, 0);
+            return rc;
+        }
+    }
+    return -1;
+}
+
 int vf_compare(IrModel *before, IrModel *after, const VfOptions *o, IrError *err)
 {
     VfOptions d = vf_defaults(o);
-    EvValue **in = NULL, **in_a = NULL, **in_b = NULL, **out_a = NULL, **out_b = NULL;
-    size_t n_in = 0, n_a = 0, n_b = 0;
-    bool retry = !o->inputs_dir && o->dim_default <= 0 && vf_open_inputs(after);
-    size_t n_try = retry ? sizeof vf_open_sizes / sizeof vf_open_sizes[0] : 1;
+    VfRun v = {0};
+    EvValue **out_b = NULL;
+    size_t n_b = 0;
     EvOptions eo = d.eval;
     eo.seed = d.seed;
     eo.jitter = 0;
     IrError e;
-    int rc = 0;
-    for (size_t k = 0; k < n_try; k++) {
-        if (retry)
-            d.dim_default = vf_open_sizes[k];
-        /* `after` may declare more specific input shapes (--input-shape) */
-        if (vf_inputs(after, &d, &in, &n_in, err) < 0)
-            return -1;
-        rc = vf_split_inputs(before, after, in, n_in, &in_a, &in_b, err);
-        if (rc == 0 && ev_model_run(before, &eo, n_in, in_a, &out_a, &n_a, &e) == 0)
-            break;
-        if (rc == 0)
-            rc = ir_fail(err, "verify: the original model does not run%s: %s",
-                         retry ? " with its open dims at 2, 8 or 32" : "", e.msg);
-        else
-            k = n_try - 1;          /* not a matter of size */
-        ev_values_free(in, n_in);
-        ev_values_free(in_a, in_a ? n_in : 0);
-        ev_values_free(in_b, in_b ? n_in : 0);
-        in = in_a = in_b = NULL;
-        n_in = 0;
-        if (k + 1 == n_try)
-            return rc;
+    vf_set_stop(o, VF_JUDGED, 0);
+    if (o->figures) {
+        *o->figures = NULL;
+        *o->n_figures = 0;
     }
+    double t0 = vf_now();
+    if (vf_run_original(before, after, &d, o, eo, &v, err) < 0)
+        return -1;
     if (o->dim_used)
-        *o->dim_used = retry ? d.dim_default : 0;
-    if (rc == 0 && ev_model_run(after, &eo, n_in, in_b, &out_b, &n_b, &e) < 0)
+        *o->dim_used = !o->inputs_dir && o->dim_default <= 0 && vf_open_inputs(after)
+                           ? d.dim_default : 0;
+    EvOptions eb = vf_eval_opts(o, eo);
+    int rc = 0;
+    if (ev_model_run(after, &eb, v.n_in, v.in_b, &out_b, &n_b, &e) < 0) {
+        if (vf_late(o))
+            vf_set_stop(o, VF_NO_TIME, 2 * (vf_now() - t0));
         rc = ir_fail(err, "verify: the converted model does not run: %s", e.msg);
-    else if (rc == 0 && n_a != n_b)
-        rc = ir_fail(err, "verify: %zu outputs before, %zu after", n_a, n_b) - 1;
-    EvValue **out_w = rc == 0 && o->wide ? vf_wide_run(o->wide, &eo, in_a, n_in) : NULL;
-    EvValue **out_wb = out_w && o->wide_after ? vf_wide_run(o->wide_after, &eo, in_b, n_in)
-                                              : NULL;
-    VfFigure *figs = rc == 0 && o->figures ? mem_array(n_a ? n_a : 1, sizeof *figs) : NULL;
+    } else if (v.n_a != n_b) {
+        rc = ir_fail(err, "verify: %zu outputs before, %zu after", v.n_a, n_b) - 1;
+    }
+    EvValue **out_w = rc == 0 && o->wide ? vf_wide_run(o->wide, o, eo, v.in_a, v.n_in) : NULL;
+    EvValue **out_wb = out_w && o->wide_after
+                           ? vf_wide_run(o->wide_after, o, eo, v.in_b, v.n_in) : NULL;
+    VfFigure *figs = rc == 0 && o->figures ? mem_array(v.n_a ? v.n_a : 1, sizeof *figs) : NULL;
     if (rc == 0)
-        rc = vf_judge(before, after, o->narrow, &d, out_a, out_b, out_w, out_wb, n_a, figs,
+        rc = vf_judge(before, after, o->narrow, &d, v.out_a, out_b, out_w, out_wb, v.n_a, figs,
                       NULL, err);
-    ev_values_free(out_wb, out_wb ? n_a : 0);
+    /* a difference the noise floor might have explained, had there been
+     * time for it, is not a verdict */
+    if (rc == -2 && o->wide && !out_w && vf_late(o))
+        vf_set_stop(o, VF_NO_TIME, 2 * (vf_now() - t0));
+    ev_values_free(out_wb, out_wb ? v.n_a : 0);
+    ev_values_free(out_w, out_w ? v.n_a : 0);
     if (o->figures) {
         *o->figures = figs;
-        *o->n_figures = figs ? n_a : 0;
+        *o->n_figures = figs ? v.n_a : 0;
     }
-    ev_values_free(out_w, out_w ? n_a : 0);
     for (size_t k = 0; rc == 0 && k < o->n_also; k++)
-        rc = vf_also(before, &o->also[k], &d, eo, in_b, n_in, out_a, n_a, err);
-    ev_values_free(in, n_in);
-    ev_values_free(in_a, in_a ? n_in : 0);
-    ev_values_free(in_b, in_b ? n_in : 0);
-    ev_values_free(out_a, n_a);
+        rc = vf_also(before, &o->also[k], &d, eo, v.in_b, v.n_in, v.out_a, v.n_a, err);
     ev_values_free(out_b, n_b);
+    vf_run_free(&v);
     return rc;
 }

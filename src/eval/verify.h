@@ -59,6 +59,14 @@ typedef struct VfFigure {
  * docs/evaluator.md ("The noise floor"). */
 #define VF_FLOOR_MULT 4.0
 
+/* Why vf_compare returned without a verdict it could stand by. */
+typedef enum {
+    VF_JUDGED = 0,           /* ran and judged (or failed on the result) */
+    VF_NO_RUN,               /* the original does not run on the inputs */
+    VF_NO_TIME               /* the deadline came first (*needed: about how
+                                many seconds the whole would take) */
+} VfStop;
+
 typedef struct VfOptions {
     const char *inputs_dir;  /* folder of input_K.pb, or NULL: random */
     uint64_t seed;           /* for random inputs and random ops */
@@ -87,7 +95,15 @@ typedef struct VfOptions {
     VfFigure **figures;      /* out (may be NULL): one per output of `after`,
                                 *n_figures of them (the caller frees) */
     size_t *n_figures;
+    double deadline;         /* vf_now() past which no run goes on; 0 none.
+                                The float64 runs come last and are dropped
+                                first (no floor then) */
+    VfStop *stop;            /* out (may be NULL) */
+    double *needed;          /* out with VF_NO_TIME (may be NULL) */
 } VfOptions;
+
+/* Seconds on a monotonic clock, for VfOptions.deadline. */
+double vf_now(void);
 
 /* Random inputs are made at most this large by default: a model declaring
  * a [100000,3,32,32] input is refused, naming --input-shape, rather than
