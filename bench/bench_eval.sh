@@ -1,15 +1,23 @@
 #!/bin/sh
 # bench_eval.sh - the evaluator against ONNX Runtime, both single-threaded,
 # on the largest shared models; prints a Markdown table for bench/README.md.
-# Usage: sh bench/bench_eval.sh [RUNS]   (from the project root; `make
+# Usage: sh bench/bench_eval.sh [RUNS [THREADS]]   (from the project root; `make
 # bench-eval` builds and runs it). Needs ../shared/tools/ort/setup.sh done.
+# Both run pinned to the first core where taskset exists: on the project's
+# machines the two cores run this memory-bound work at different speeds
+# (mobilenet_v2: 4.6 ms on cpu 0, 8.6 ms on cpu 1), which made unpinned
+# medians jump between the two. The last column is ours on THREADS (default
+# 2) threads, unpinned.
 runs=${1:-5}
+threads=${2:-2}
 ort=${OC_ORT_DIR:-../shared/tools/ort}
 bin=build/bench/bench_eval
 OPENBLAS_NUM_THREADS=1
 export OPENBLAS_NUM_THREADS
-echo "| model | onnx-convert ms | ONNX Runtime ms | ratio | ONNX Runtime, no graph optimization, ms | ratio |"
-echo "|---|---:|---:|---:|---:|---:|"
+pin=""
+command -v taskset >/dev/null 2>&1 && pin="taskset -c 0"
+echo "| model | onnx-convert ms | ONNX Runtime ms | ratio | ONNX Runtime, no graph optimization, ms | ratio | onnx-convert, $threads threads, ms |"
+echo "|---|---:|---:|---:|---:|---:|---:|"
 ratio() {
     awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0 && a > 0) printf "%.1f", a / b; else print "-" }'
 }
@@ -21,8 +29,9 @@ for c in ../shared/models/mobilenet_v2_opset17 ../shared/models/shufflenet_v2_op
          ../shared/testdata/onnx-backend/light/light_inception_v2 \
          ../shared/testdata/onnx-backend/light/light_vgg19; do
     [ -d "$c" ] || continue
-    ours=$($bin "$c" "$runs" 2>/dev/null | tail -n 1 | awk '{print $2}')
-    theirs=$(node bench/ort_time.js "$ort" "$c" "$runs" all 2>/dev/null | tail -n 1 | awk '{print $2}')
-    plain=$(node bench/ort_time.js "$ort" "$c" "$runs" disabled 2>/dev/null | tail -n 1 | awk '{print $2}')
-    echo "| $(basename "$c") | $ours | $theirs | $(ratio "$ours" "$theirs") | $plain | $(ratio "$ours" "$plain") |"
+    ours=$($pin $bin "$c" "$runs" 1 2>/dev/null | tail -n 1 | awk '{print $2}')
+    theirs=$($pin node bench/ort_time.js "$ort" "$c" "$runs" all 2>/dev/null | tail -n 1 | awk '{print $2}')
+    plain=$($pin node bench/ort_time.js "$ort" "$c" "$runs" disabled 2>/dev/null | tail -n 1 | awk '{print $2}')
+    more=$($bin "$c" "$runs" "$threads" 2>/dev/null | tail -n 1 | awk '{print $2}')
+    echo "| $(basename "$c") | $ours | $theirs | $(ratio "$ours" "$theirs") | $plain | $(ratio "$ours" "$plain") | $more |"
 done
