@@ -81,10 +81,19 @@ def half_model(path):
     save(m, path)
 
 
+def model_or_skip(folder, name):
+    """folder/name/model.onnx, or None after saying it is not here (a
+    user's clone has no ../shared)."""
+    src = os.path.join(folder, name, "model.onnx")
+    if os.path.isfile(src):
+        return src
+    skip("verify_cli: %s not found" % src)
+    return None
+
+
 def shared(tmp):
-    src = os.path.join(MODELS, "mobilenet_v2_opset17", "model.onnx")
-    if not os.path.isfile(src):
-        skip("verify_cli: %s not found" % src)
+    src = model_or_skip(MODELS, "mobilenet_v2_opset17")
+    if not src:
         return
     out = os.path.join(tmp, "m11.onnx")
     rc, rep, err = run("convert", src, "--opset", 11, "-o", out)
@@ -109,9 +118,8 @@ def shared(tmp):
 
 
 def budget(tmp):
-    src = os.path.join(LIGHT, "light_vgg19", "model.onnx")
-    if not os.path.isfile(src):
-        skip("verify_cli: %s not found" % src)
+    src = model_or_skip(LIGHT, "light_vgg19")
+    if not src:
         return
     out = os.path.join(tmp, "v10.onnx")
     if os.path.exists(out):

@@ -95,7 +95,7 @@ bool vf_floor_judge(const EvValue *got, const EvValue *want, const EvValue *wide
             continue;
         }
         double e = fabs(g - w), t = a + rtol * fabs(w), f = vf_noise(want, wide, k);
-        if (e > fig->max_err || (k == 0 && e == 0)) {
+        if (e > fig->max_err || !fig->tol) {   /* the tolerance where the error peaks */
             fig->max_err = e;
             fig->tol = t;
         }
