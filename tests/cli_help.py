@@ -26,7 +26,7 @@ import re
 import shutil
 import sys
 
-COMMANDS = ["convert", "optimize", "check", "info", "run", "test"]
+COMMANDS = ["convert", "optimize", "check", "info", "run", "test", "compare"]
 MAN = "src/cli/onnx-convert.1"
 from clitest import check, report, run, skip
 

@@ -28,6 +28,18 @@ def run(*args, env=None):
     return subprocess.run(list(args), capture_output=True, text=True, env=env)
 
 
+def run_json(bin_, *args, timeout=600):
+    """Runs the tool with --json added: (exit status, the JSON report or
+    {} when stdout holds none, stderr)."""
+    p = subprocess.run([bin_] + [str(a) for a in args] + ["--json"], capture_output=True,
+                       text=True, timeout=timeout)
+    try:
+        rep = json.loads(p.stdout)
+    except ValueError:
+        rep = {}
+    return p.returncode, rep, p.stderr
+
+
 def report(name):
     line = "%s: %d passed, %d failed" % (name, counts["passed"], counts["failed"])
     if counts["skipped"]:

@@ -17,13 +17,12 @@
 Usage: verify_cli.py ONNX_CONVERT   (from the project root). Prints
 "verify_cli: N passed, N failed".
 """
-import json
 import os
-import subprocess
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import clitest  # noqa: E402
 from clitest import check, report, skip  # noqa: E402
 
 BIN = sys.argv[1] if len(sys.argv) > 1 else "build/onnx-convert"
@@ -33,13 +32,7 @@ LIGHT = "../shared/testdata/onnx-backend/light"
 
 def run(*args):
     """(exit status, the JSON report or {}, stderr)."""
-    p = subprocess.run([BIN] + [str(a) for a in args] + ["--json"], capture_output=True,
-                       text=True, timeout=300)
-    try:
-        rep = json.loads(p.stdout)
-    except ValueError:
-        rep = {}
-    return p.returncode, rep, p.stderr
+    return clitest.run_json(BIN, *args, timeout=300)
 
 
 def verification(rep):

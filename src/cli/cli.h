@@ -3,7 +3,8 @@
  *
  * onnx-convert.c parses the command and runs the one-model commands,
  * cli.c holds the helpers they all share (option values, reports),
- * convert.c runs convert and optimize on one model, batch.c runs a command
+ * convert.c runs convert and optimize on one model, compare.c compares
+ * two models, batch.c runs a command
  * over many models in worker processes, targets.c runs info --targets,
  * help.c holds every --help text
  * (the man page onnx-convert.1 names the same options; a test compares).
@@ -70,6 +71,10 @@ void cli_print_failure(const char *path, const char *msg);
 
 /* convert.c */
 int cli_convert(int argc, char **argv, const char *command);
+/* One output's verification figures, as a text line. */
+void cli_figure_text(FILE *f, const VfFigure *g);
+/* compare.c: `compare A B`. */
+int cli_compare(int argc, char **argv);
 /* The text lines a successful convert or optimize prints. */
 void cli_convert_text(FILE *f, const CliOpts *o, const JobReport *r);
 

@@ -175,10 +175,10 @@ static void cli_precision_text(FILE *f, const PcReport *p)
 /* The Core ML export's line: the target and what forced it. */
 /* One output's verification figures: "  output 'y': largest error 3e-07
  * (tolerance 1e-05), own rounding noise 2e-07". */
-static void cli_figure_text(FILE *f, const VfFigure *g)
+void cli_figure_text(FILE *f, const VfFigure *g)
 {
     if (!g->floats) {
-        fprintf(f, "  output '%s': exact\n", g->name);
+        fprintf(f, "  output '%s': %s\n", g->name, g->differs ? "differs" : "exact");
         return;
     }
     fprintf(f, "  output '%s': largest error %.3g (tolerance %.3g)", g->name, g->max_err,
@@ -188,8 +188,10 @@ static void cli_figure_text(FILE *f, const VfFigure *g)
     if (g->wide_err >= 0)
         fprintf(f, ", both in float64 %.2g apart", g->wide_err);
     if (g->beyond)
-        fprintf(f, "; %zu of %zu elements past the tolerance, within the noise", g->beyond,
-                g->numel);
+        fprintf(f, "; %zu of %zu elements past the tolerance%s", g->beyond, g->numel,
+                g->differs ? "" : ", within the noise");
+    if (g->differs)
+        fprintf(f, ": differs");
     fputc('\n', f);
 }
 

@@ -24,6 +24,8 @@ static const char cli_help_overview[] =
     "  info      describe a model\n"
     "  run       evaluate a model on input files\n"
     "  test      run an ONNX backend-test case folder and compare its outputs\n"
+    "  compare   run two models on the same inputs, judge them, and name the\n"
+    "            first node where they part\n"
     "\n"
     "  onnx-convert COMMAND --help   the options of one command\n"
     "  onnx-convert help COMMAND     the same\n"
@@ -242,6 +244,18 @@ static const char cli_help_info[] =
     "                          and convert's error object)\n"
     "  -h, --help              this help\n";
 
+/* The evaluator's budgets, the same for run, test and compare; `timeout`
+ * says what --timeout stops. */
+#define CLI_HELP_BUDGETS(timeout) \
+    "  --max-memory BYTES      evaluate within BYTES of values alive at once\n" \
+    "                          (suffix K, M, G; default 3/4 of physical memory)\n" \
+    "  --max-steps N           at most N node runs, every Loop and Scan\n" \
+    "                          iteration counted (default 1073741824)\n" \
+    "  --threads N             the evaluator's threads (default: the machine's\n" \
+    "                          cores); outputs do not depend on it\n" \
+    "  --timeout SECONDS       " timeout "\n" \
+    "  -h, --help              this help\n";
+
 static const char cli_help_run[] =
     "usage: onnx-convert run MODEL.onnx --inputs DIR -o OUTDIR [--seed N]\n"
     "\n"
@@ -251,14 +265,7 @@ static const char cli_help_run[] =
     "  --inputs DIR            the folder of input_0.pb, input_1.pb, ...\n"
     "  -o OUTDIR               the folder to write output_K.pb into\n"
     "  --seed N                the seed of random ops (default 0)\n"
-    "  --max-memory BYTES      evaluate within BYTES of values alive at once\n"
-    "                          (suffix K, M, G; default 3/4 of physical memory)\n"
-    "  --max-steps N           at most N node runs, every Loop and Scan\n"
-    "                          iteration counted (default 1073741824)\n"
-    "  --threads N             the evaluator's threads (default: the machine's\n"
-    "                          cores); outputs do not depend on it\n"
-    "  --timeout SECONDS       stop after this long (default: no limit)\n"
-    "  -h, --help              this help\n";
+    CLI_HELP_BUDGETS("stop after this long (default: no limit)")
 
 static const char cli_help_test[] =
     "usage: onnx-convert test CASE_DIR [--model OTHER.onnx] [--rtol R]\n"
@@ -271,14 +278,30 @@ static const char cli_help_test[] =
     "  --model OTHER.onnx      run this model instead (a converted one)\n"
     "  --rtol R                relative tolerance (default 1e-3)\n"
     "  --atol A                absolute tolerance (default 1e-7)\n"
-    "  --max-memory BYTES      evaluate within BYTES of values alive at once\n"
-    "                          (suffix K, M, G; default 3/4 of physical memory)\n"
-    "  --max-steps N           at most N node runs, every Loop and Scan\n"
-    "                          iteration counted (default 1073741824)\n"
-    "  --threads N             the evaluator's threads (default: the machine's\n"
-    "                          cores); outputs do not depend on it\n"
-    "  --timeout SECONDS       stop each run after this long (default: no limit)\n"
-    "  -h, --help              this help\n";
+    CLI_HELP_BUDGETS("stop each run after this long (default: no limit)")
+
+static const char cli_help_compare[] =
+    "usage: onnx-convert compare A.onnx B.onnx [--inputs DIR] [--json]\n"
+    "\n"
+    "Runs both models on the same inputs (paired by position) and judges B\n"
+    "against A as convert's verification judges a conversion: each float\n"
+    "output within the tolerance or within a few times A's own rounding\n"
+    "noise (A computed again in float64), the rest exactly. When they differ,\n"
+    "both are run again and the first node of A, in its order, whose output\n"
+    "(a value of the same name in B) leaves that floor is named, with the\n"
+    "nodes before it that B does not have. Exit 0 equal, 1 differ or\n"
+    "could not run (the reason on stderr).\n"
+    "\n"
+    "  --inputs DIR            evaluate on DIR's input_K.pb (default: seeded\n"
+    "                          random inputs; open dims 2, or 8, 32, 128, 512\n"
+    "                          while A refuses them)\n"
+    "  --input-shape NAME=DIMS fix the open dims of input NAME in both\n"
+    "  --rtol R, --atol A      the tolerance (default 1e-3 and 1e-5; a model\n"
+    "                          in float16 or bfloat16 against a wider one:\n"
+    "                          that type's)\n"
+    "  --seed N                the seed of random inputs and ops (default 1)\n"
+    "  --json                  the report as one JSON object (docs/json.md)\n"
+    CLI_HELP_BUDGETS("stop each run after this long (default: no limit)")
 
 static const struct {
     const char *command, *text;
@@ -286,6 +309,7 @@ static const struct {
     {"convert", cli_help_convert}, {"optimize", cli_help_optimize},
     {"check", cli_help_check},     {"info", cli_help_info},
     {"run", cli_help_run},         {"test", cli_help_test},
+    {"compare", cli_help_compare},
 };
 
 /* The ops --expand takes, from the adapter table, wrapped at 72 columns. */

@@ -421,6 +421,7 @@ static const struct {
     {"convert", cli_convert_cmd}, {"optimize", cli_optimize_cmd},
     {"info", cli_info},           {"check", cli_check},
     {"run", cli_run},             {"test", cli_test},
+    {"compare", cli_compare},
 };
 
 /* Runs the command argv[1] names. */
@@ -457,7 +458,7 @@ int main(int argc, char **argv)
 {
     if (argc < 2)
         return cli_usage(NULL, "a command is needed: convert, optimize, check, info, "
-                               "run or test");
+                               "run, test or compare");
     char *store;
     char **args = cli_split_equals(&argc, argv, &store);
     int rc = cli_dispatch(argc, args);

@@ -530,7 +530,7 @@ static int job_run_verify(const JobOptions *o, const JobInput *in, JobReport *r,
     double needed = 0;
     VfOptions vo = {.seed = 1, .eval = o->eval, .dim_used = &r->verify_dim,
                     .figures = &r->verify_figs, .n_figures = &r->n_verify_figs,
-                    .stop = &stop, .needed = &needed};
+                    .stop = &stop, .needed = &needed, .where = &r->verify_where};
     if (o->verify_soft)
         vo.deadline = vf_now() + (o->verify_budget > 0 ? o->verify_budget : JOB_VERIFY_BUDGET);
     /* the original in float64: its difference from the original's own run
@@ -989,7 +989,7 @@ static void job_json_precision(Js *j, const JobReport *r)
 /* One output's figures: {name, max_error, tolerance, floor, beyond,
  * noisy, elements, float64_difference}; floor null where the wide run was not had, the
  * numbers null for an output compared exactly (not a float tensor). */
-static void job_json_figure(Js *j, const VfFigure *f)
+void job_json_figure(Js *j, const VfFigure *f)
 {
     js_open(j, '{', false);
     js_key(j, "name");
@@ -1020,6 +1020,44 @@ static void job_json_figure(Js *j, const VfFigure *f)
     js_int(j, (int64_t)f->noisy);
     js_key(j, "elements");
     js_int(j, (int64_t)f->numel);
+    js_key(j, "differs");
+    js_bool(j, f->differs);
+    js_close(j, '}');
+}
+
+void job_json_where(Js *j, const VfWhere *w)
+{
+    if (!w->found) {
+        js_null(j);
+        return;
+    }
+    js_open(j, '{', false);
+    js_key(j, "node");
+    js_string(j, w->node);
+    js_key(j, "value");
+    js_string(j, w->value);
+    js_key(j, "op");
+    js_string(j, w->op_before);
+    js_key(j, "became");
+    js_string(j, w->op_after);
+    js_key(j, "became_node");
+    js_string(j, w->node_after);
+    js_key(j, "max_error");
+    js_double(j, w->max_err);
+    js_key(j, "floor");
+    if (w->floor >= 0)
+        js_double(j, w->floor);
+    else
+        js_null(j);
+    js_key(j, "region");
+    js_open(j, '[', true);
+    for (size_t i = 0; i < w->n_region && i < VF_REGION_KEEP; i++)
+        js_string(j, w->region[i]);
+    js_close(j, ']');
+    js_key(j, "region_size");
+    js_int(j, (int64_t)w->n_region);
+    js_key(j, "partial");
+    js_bool(j, w->partial);
     js_close(j, '}');
 }
 
@@ -1050,6 +1088,8 @@ static void job_json_verification(Js *j, const JobReport *r)
     for (size_t i = 0; i < r->n_verify_figs; i++)
         job_json_figure(j, &r->verify_figs[i]);
     js_close(j, ']');
+    js_key(j, "first_difference");
+    job_json_where(j, &r->verify_where);
     js_close(j, '}');
 }
 

@@ -145,6 +145,8 @@ typedef struct JobReport {
     VfFigure *verify_figs;       /* per output: largest error, tolerance,
                                     the original's own noise (owned) */
     size_t n_verify_figs;
+    VfWhere verify_where;        /* on a difference: the first node that made
+                                    it (found false: not located) */
     bool coreml;                 /* --to coreml was asked: cm says what the
                                     export did, or why it refused */
     bool coreml_done;            /* the export succeeded */
@@ -220,6 +222,8 @@ int job_options_check(const JobOptions *o, char *why, size_t cap);
 /* A non-negative decimal; a byte count with an optional suffix K, M, G or
  * T (powers of 1024). */
 bool job_parse_size(const char *s, size_t *out);
+/* A tolerance (--rtol, --atol): a positive finite number. */
+bool job_parse_tol(const char *s, double *out);
 bool job_parse_bytes(const char *s, uint64_t *out);
 
 /* Loads the model `in` (load_model_file), or for "-" the model on
@@ -282,6 +286,12 @@ void job_json(Js *j, const JobReport *r);
 /* Writes the report's "error" value alone: null when ok, else the object
  * of stage, reason, node, op, domain, step and message. */
 void job_json_error(Js *j, const JobReport *r);
+/* Writes where two models first part: null when not located, else
+ * {node, value, op, became, max_error, floor, partial} (docs/json.md;
+ * also `compare`'s). */
+void job_json_where(Js *j, const VfWhere *w);
+/* Writes one output's verification figures (docs/json.md). */
+void job_json_figure(Js *j, const VfFigure *f);
 
 /* The folder of a backend-test case's first inputs when `in` sits in one
  * (IN's folder/test_data_set_0/input_0.pb exists), else NULL; owned. */

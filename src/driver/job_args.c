@@ -198,8 +198,7 @@ static int job_shared_value(JobOptions *o, const char *const *argv, size_t *i, s
     return 1;
 }
 
-/* A tolerance: a positive finite number. */
-static bool job_parse_tol(const char *s, double *out)
+bool job_parse_tol(const char *s, double *out)
 {
     char *end;
     double t = strtod(s, &end);

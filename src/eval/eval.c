@@ -915,6 +915,9 @@ static int ev_node(EvRun *r, EvFrame *f, EvScope *s, const IrFunction *fn,
                     : ev_call_kernel(r, f, s, fn, n, in, out, err);
     if (!rc && !callee)
         rc = ev_jitter(r, n, out, err);
+    if (!rc && r->opt.watch && !fn && n->graph == r->m->graph &&
+        r->opt.watch(r->opt.watch_arg, n, out))
+        rc = ir_fail(err, "node '%s': the run was stopped after it", n->name ? n->name : "");
     for (size_t i = 0; i < n->n_out; i++) {
         if (!rc && n->out[i])
             ev_frame_set(f, n->out[i], out[i]);

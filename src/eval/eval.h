@@ -214,6 +214,12 @@ typedef struct EvOptions {
     /* Not NULL: counts the main graph's nodes run so far (how far a run
      * stopped by its timeout got, for an estimate of the whole). */
     size_t *progress;
+    /* Not NULL: called after each node of the main graph with its outputs
+     * (n->n_out of them, NULL for left-out ones; take a reference with
+     * ev_ref to keep one). Not 0 stops the run there (-1, err saying so):
+     * how verification finds the first node whose value moved. */
+    int (*watch)(void *arg, const IrNode *n, EvValue *const *out);
+    void *watch_arg;
 } EvOptions;
 
 /* Runs m's main graph. `in` holds n_in values for the graph inputs that

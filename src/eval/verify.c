@@ -320,9 +320,9 @@ static int32_t vf_narrowest(const IrModel *m)
  * and the other does not (0: both compute alike): float tensors compare
  * in double, within narrow's tolerance (or the caller's, if looser);
  * everything else exactly as ev_value_equal with rtol/atol. */
-static bool vf_output_equal(const EvValue *got, const EvValue *want, const EvValue *wide,
-                            int32_t narrow, double rtol, double atol, VfFigure *fig,
-                            char *why, size_t cap)
+bool vf_output_equal(const EvValue *got, const EvValue *want, const EvValue *wide,
+                     int32_t narrow, double rtol, double atol, VfFigure *fig, char *why,
+                     size_t cap)
 {
     /* a sequence or optional of float tensors (a SequenceMap's result):
      * item by item, each within the same tolerance */
@@ -413,6 +413,15 @@ static bool vf_float_tensors(const EvValue *a, const EvValue *b)
            ev_dtype_is_float(a->dtype) && ev_dtype_is_float(b->dtype);
 }
 
+/* The half type `before` and m are judged in: narrow_opt when given,
+ * else the narrower one's when one computes in a narrower float type
+ * than the other (its tolerance then), else 0. */
+static int32_t vf_judge_narrow(const IrModel *before, const IrModel *m, int32_t narrow_opt)
+{
+    int32_t na = vf_narrowest(before), nb = vf_narrowest(m);
+    return narrow_opt ? narrow_opt : na != nb ? vf_narrower(na, nb) : 0;
+}
+
 /* Outputs `got` of model m against the original's `want` (and its wide
  * run's, NULL when not had), figures into figs (n of them, may be NULL):
  * 0, or -2 with err naming the first that differs (note, if any,
@@ -422,10 +431,8 @@ static int vf_judge(const IrModel *before, const IrModel *m, int32_t narrow_opt,
                     EvValue **wide_b, size_t n, VfFigure *figs, const char *note,
                     IrError *err)
 {
-    /* a model computing in a narrower float type than the other is
-     * judged within that type's tolerance */
-    int32_t na = vf_narrowest(before), nb = vf_narrowest(m);
-    int32_t narrow = narrow_opt ? narrow_opt : na != nb ? vf_narrower(na, nb) : 0;
+    int32_t narrow = vf_judge_narrow(before, m, narrow_opt);
+    int rc = 0;
     for (size_t i = 0; i < n; i++) {
         char why[400];
         VfFigure scratch = {0}, *fig = figs ? &figs[i] : &scratch;
@@ -435,15 +442,18 @@ static int vf_judge(const IrModel *before, const IrModel *m, int32_t narrow_opt,
         fig->wide_err = -1;
         if (wide && wide_b && vf_float_tensors(wide[i], wide_b[i]))
             fig->wide_err = vf_wide_diff(wide_b[i], wide[i]);
-        if (!vf_output_equal(got[i], want[i], wide ? wide[i] : NULL, narrow, d->rtol,
-                             d->atol, fig, why, sizeof why)) {
+        /* every output is judged, for its figures; the first that
+         * differs is the message */
+        fig->differs = !vf_output_equal(got[i], want[i], wide ? wide[i] : NULL, narrow,
+                                        d->rtol, d->atol, fig, why, sizeof why);
+        if (fig->differs && rc == 0) {
             const IrValueInfo *vi = m->graph->outputs.p[i];
-            return ir_fail(err, "verify: output '%s' differs after conversion: %s%s%s%s",
-                           vi->value->name, why, note ? " (" : "", note ? note : "",
-                           note ? ")" : "") - 1;
+            rc = ir_fail(err, "verify: output '%s' differs after conversion: %s%s%s%s",
+                         vi->value->name, why, note ? " (" : "", note ? note : "",
+                         note ? ")" : "") - 1;
         }
     }
-    return 0;
+    return rc;
 }
 
 /* Runs o->also[k] on in_b (the numbers `after` got) and judges it
@@ -586,6 +596,29 @@ static int vf_run_original(IrModel *before, IrModel *after, VfOptions *d, const 
     return -1;
 }
 
+/* After a difference: the first node that made it, into d->where and
+ * appended to err's message (nothing when the deadline has come or none
+ * is found). */
+static void vf_compare_locate(IrModel *before, IrModel *after, const VfOptions *d,
+                              EvOptions eo, const VfRun *v, IrError *err)
+{
+    if (vf_late(d))
+        return;
+    VfLocateIn x = {.before = before, .after = after, .wide = d->wide, .in_a = v->in_a,
+                    .in_b = v->in_b, .n_in = v->n_in,
+                    .narrow = vf_judge_narrow(before, after, d->narrow), .rtol = d->rtol,
+                    .atol = d->atol, .eval = vf_eval_opts(d, eo)};
+    IrError e;
+    if (d->wide && vf_inputs_as(d->wide, v->in_a, v->n_in, &x.in_wide, &e) < 0)
+        x.in_wide = NULL;
+    char text[700];
+    size_t len = strlen(err->msg);
+    if (vf_locate(&x, d->where) == 0 && len < sizeof err->msg)
+        snprintf(err->msg + len, sizeof err->msg - len, "; %s",
+                 vf_where_text(d->where, text, sizeof text));
+    ev_values_free(x.in_wide, x.in_wide ? v->n_in : 0);
+}
+
 int vf_compare(IrModel *before, IrModel *after, const VfOptions *o, IrError *err)
 {
     VfOptions d = vf_defaults(o);
@@ -609,9 +642,12 @@ int vf_compare(IrModel *before, IrModel *after, const VfOptions *o, IrError *err
                            ? d.dim_default : 0;
     EvOptions eb = vf_eval_opts(o, eo);
     int rc = 0;
+    bool failed = false;    /* the converted model fails where the original ran */
     if (ev_model_run(after, &eb, v.n_in, v.in_b, &out_b, &n_b, &e) < 0) {
         if (vf_late(o))
             vf_set_stop(o, VF_NO_TIME, 2 * (vf_now() - t0));
+        else
+            failed = true;
         rc = ir_fail(err, "verify: the converted model does not run: %s", e.msg);
     } else if (v.n_a != n_b) {
         rc = ir_fail(err, "verify: %zu outputs before, %zu after", v.n_a, n_b) - 1;
@@ -627,6 +663,8 @@ int vf_compare(IrModel *before, IrModel *after, const VfOptions *o, IrError *err
      * time for it, is not a verdict */
     if (rc == -2 && o->wide && !out_w && vf_late(o))
         vf_set_stop(o, VF_NO_TIME, 2 * (vf_now() - t0));
+    else if ((rc == -2 || failed) && o->where)
+        vf_compare_locate(before, after, &d, eo, &v, err);
     ev_values_free(out_wb, out_wb ? v.n_a : 0);
     ev_values_free(out_w, out_w ? v.n_a : 0);
     if (o->figures) {

@@ -29,6 +29,7 @@ typedef struct VfAlso {
 typedef struct VfFigure {
     char name[160];
     bool floats;             /* a float tensor, judged with the figures */
+    bool differs;            /* judged to differ */
     size_t numel;
     double max_err;          /* largest |after - before| (finite ones) */
     double tol;              /* the tolerance at that element */
@@ -58,6 +59,30 @@ typedef struct VfFigure {
  * other elements in another computation, not on more of them. Chosen in
  * docs/evaluator.md ("The noise floor"). */
 #define VF_FLOOR_MULT 4.0
+
+/* Where two models' values first part (vf_locate): the original's node
+ * whose output, under the same name in both, leaves the tolerance and its
+ * floor first, in the original's order. */
+#define VF_REGION_KEEP 24
+typedef struct VfWhere {
+    bool found;
+    bool partial;            /* some values were not kept (memory): a
+                                later node may have been named */
+    char node[160];          /* the original's node ("" when unnamed) */
+    char value[160];         /* its output that moved */
+    char op_before[64];      /* "Resize-11": its op and version */
+    char op_after[64];       /* the op computing that value after */
+    char node_after[160];    /* and its node's name */
+    double max_err, floor;   /* as VfFigure (floor -1: not had) */
+    char why[400];           /* the judge's words */
+    /* The original's nodes upstream of `node` whose values the other
+     * model does not compute under the same name (a rewritten, fused or
+     * dropped region): the difference may start in any of them. The
+     * first VF_REGION_KEEP names, in the order found walking back, and
+     * how many in all. */
+    char region[VF_REGION_KEEP][160];
+    size_t n_region;
+} VfWhere;
 
 /* Why vf_compare returned without a verdict it could stand by. */
 typedef enum {
@@ -99,6 +124,9 @@ typedef struct VfOptions {
                                 The float64 runs come last and are dropped
                                 first (no floor then) */
     VfStop *stop;            /* out (may be NULL) */
+    VfWhere *where;          /* out (may be NULL): on a difference, the
+                                first node that made it (vf_locate; runs
+                                each model again) */
     double *needed;          /* out with VF_NO_TIME (may be NULL) */
 } VfOptions;
 
@@ -150,6 +178,36 @@ bool vf_floor_judge(const EvValue *got, const EvValue *want, const EvValue *wide
  * largest |wa| (at least 1); -1 when they do not compare (shapes, NaN in
  * one only). (verify_floor.c) */
 double vf_wide_diff(const EvValue *wb, const EvValue *wa);
+
+/* What vf_locate runs: the models and each one's inputs (the same
+ * numbers in each model's own types), and the judge's settings as
+ * vf_compare had them for the outputs. */
+typedef struct VfLocateIn {
+    IrModel *before, *after, *wide;   /* wide may be NULL */
+    EvValue **in_a, **in_b, **in_wide;
+    size_t n_in;
+    int32_t narrow;
+    double rtol, atol;
+    EvOptions eval;
+} VfLocateIn;
+
+/* The first node of x->before, in its order, whose output (a value of
+ * the same name computed by x->after too) differs by vf_output_equal:
+ * 0 with *where filled, -1 when none was found (or a run failed).
+ * Values kept are bounded by a quarter of the memory budget.
+ * (verify_locate.c) */
+int vf_locate(const VfLocateIn *x, VfWhere *where);
+
+/* got against want (and the original's float64 run `wide`, NULL: none),
+ * as vf_compare judges an output: narrow is the half type one model
+ * computes in (0: none). Fills fig; false with why. (verify.c) */
+bool vf_output_equal(const EvValue *got, const EvValue *want, const EvValue *wide,
+                     int32_t narrow, double rtol, double atol, VfFigure *fig,
+                     char *why, size_t cap);
+
+/* "first difference at node 'x' (Conv-11 -> Conv-10): max error e, floor
+ * f" in buf. Returns buf. */
+const char *vf_where_text(const VfWhere *w, char *buf, size_t cap);
 
 /* The inputs vf_compare feeds `m` with options o (its own or seeded random
  * ones): *in is an array of *n new values (ev_values_free). 0, or -1 with
