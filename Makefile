@@ -334,6 +334,12 @@ bench: $(BUILD)/bench/bench_loadsave
 bench-eval: $(BUILD)/bench/bench_eval
 	sh bench/bench_eval.sh
 
+# What verification by default costs and says on the corpus (issue 36):
+# every file with and without --no-verify, per feature (bench/verify_cost.py).
+.PHONY: bench-verify
+bench-verify: all
+	/usr/bin/python3 bench/verify_cost.py $(BUILD)/onnx-convert $(CORPUS_DIR)
+
 # The Python package against onnx.version_converter and ONNX Runtime's session.
 .PHONY: bench-python bench-precision
 bench-python: all

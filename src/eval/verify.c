@@ -607,7 +607,7 @@ static void vf_compare_locate(IrModel *before, IrModel *after, const VfOptions *
     VfLocateIn x = {.before = before, .after = after, .wide = d->wide, .in_a = v->in_a,
                     .in_b = v->in_b, .n_in = v->n_in,
                     .narrow = vf_judge_narrow(before, after, d->narrow), .rtol = d->rtol,
-                    .atol = d->atol, .eval = vf_eval_opts(d, eo)};
+                    .atol = d->atol, .eval = eo, .deadline = d->deadline};
     IrError e;
     if (d->wide && vf_inputs_as(d->wide, v->in_a, v->n_in, &x.in_wide, &e) < 0)
         x.in_wide = NULL;

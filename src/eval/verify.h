@@ -189,6 +189,7 @@ typedef struct VfLocateIn {
     int32_t narrow;
     double rtol, atol;
     EvOptions eval;
+    double deadline;                  /* vf_now() past which no run goes on; 0 none */
 } VfLocateIn;
 
 /* The first node of x->before, in its order, whose output (a value of

@@ -196,21 +196,26 @@ static void vf_locate_free(VfLocate *l)
     }
 }
 
-/* Runs m on in (n_in values) with watch; the outputs are dropped. 0 when
- * it ran to the end, 1 when the watch stopped it, -1 when it failed. */
-static int vf_watched_run(IrModel *m, EvOptions eo, EvValue **in, size_t n_in,
-                          int (*watch)(void *, const IrNode *, EvValue *const *), VfLocate *l)
+/* Runs m on in (n_in values) with watch, within what is left before the
+ * deadline; the outputs are dropped (the watch keeps what it needs). */
+static void vf_watched_run(IrModel *m, EvOptions eo, double deadline, EvValue **in,
+                           size_t n_in,
+                           int (*watch)(void *, const IrNode *, EvValue *const *),
+                           VfLocate *l)
 {
     EvValue **out = NULL;
     size_t n_out = 0;
     IrError e;
+    /* each run gets what is left of the time, not the whole of it again */
+    double left = deadline > 0 ? deadline - vf_now() : 0;
+    if (deadline > 0 && left <= 0)
+        return;
+    if (deadline > 0 && (eo.timeout <= 0 || left < eo.timeout))
+        eo.timeout = left;
     eo.watch = watch;
     eo.watch_arg = l;
-    int rc = ev_model_run(m, &eo, n_in, in, &out, &n_out, &e);
-    ev_values_free(out, n_out);
-    if (rc == 0)
-        return 0;
-    return l->where && l->where->found ? 1 : -1;
+    if (ev_model_run(m, &eo, n_in, in, &out, &n_out, &e) == 0)
+        ev_values_free(out, n_out);
 }
 
 int vf_locate(const VfLocateIn *x, VfWhere *where)
@@ -221,17 +226,17 @@ int vf_locate(const VfLocateIn *x, VfWhere *where)
     l.cap = mem / 4;
     *where = (VfWhere){.floor = -1};
     vf_locate_names(&l, x->before, x->after);
-    VfLocate *lp = &l;
-    int rc = vf_watched_run(x->after, x->eval, x->in_b, x->n_in, vf_locate_keep, lp);
-    if (rc == 0 && x->wide && x->in_wide) {
+    /* a converted model that fails part-way keeps what it computed before
+     * the failure; without the float64 run the tolerance alone judges */
+    vf_watched_run(x->after, x->eval, x->deadline, x->in_b, x->n_in, vf_locate_keep, &l);
+    if (x->wide && x->in_wide) {
         l.wide_pass = true;
-        rc = vf_watched_run(x->wide, x->eval, x->in_wide, x->n_in, vf_locate_keep, lp);
+        vf_watched_run(x->wide, x->eval, x->deadline, x->in_wide, x->n_in, vf_locate_keep,
+                       &l);
         l.wide_pass = false;
-        rc = 0;   /* without the float64 run, the tolerance alone judges */
     }
     /* the walk stops at the first value judged to differ */
-    if (rc == 0)
-        rc = vf_watched_run(x->before, x->eval, x->in_a, x->n_in, vf_locate_judge, lp);
+    vf_watched_run(x->before, x->eval, x->deadline, x->in_a, x->n_in, vf_locate_judge, &l);
     where->partial = l.full;
     vf_locate_free(&l);
     return where->found ? 0 : -1;
