@@ -163,6 +163,40 @@ def check_version(bin_):
         skip("cli_help: %s not found: --version's opsets not compared" % spec)
 
 
+def cpu_flags():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    return set(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return set()
+
+
+def blas_kernels(bin_, env=None):
+    """The kernels --version says OpenBLAS computes with, or None."""
+    p = run(bin_, "--version", env=env)
+    m = re.search(r"^evaluator products: OpenBLAS, (\S+) kernels", p.stdout, re.M)
+    return m.group(1) if m else None
+
+
+def check_blas(bin_):
+    """OpenBLAS's oldest kernels (Prescott) are not used on a machine with
+    AVX2 and FMA (issue 36: OpenBLAS 0.3.21 gives them to CPUs it does not
+    know), and a user's OPENBLAS_CORETYPE is respected."""
+    got = blas_kernels(bin_)
+    if got is None:
+        skip("cli_help: --version names no OpenBLAS kernels (another BLAS)")
+        return
+    if {"avx2", "fma"} <= cpu_flags():
+        check(got != "Prescott", "--version: OpenBLAS computes with Prescott's kernels on a "
+              "machine with AVX2 and FMA")
+    env = dict(os.environ, OPENBLAS_CORETYPE="Prescott")
+    check(blas_kernels(bin_, env) == "Prescott",
+          "--version: OPENBLAS_CORETYPE=Prescott given, kernels %s" % blas_kernels(bin_, env))
+
+
 def main():
     bin_ = sys.argv[1]
     helptexts = helps(bin_)
@@ -172,6 +206,7 @@ def main():
     check(len(options) >= 25, "only %d options found in the help texts" % len(options))
     check_render()
     check_version(bin_)
+    check_blas(bin_)
     return report("cli_help")
 
 

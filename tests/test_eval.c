@@ -463,8 +463,72 @@ static void t_jitter(void)
     ir_model_free(max);
 }
 
+/* ---- broadcasting ------------------------------------------------------ */
+
+/* The element of a tensor of dims `bd` (rank br, right-aligned) that output
+ * element k of dims yd (rank 4) reads under numpy broadcasting. */
+static size_t bc_index(size_t k, const int64_t *yd, const int64_t *bd, size_t br)
+{
+    size_t idx[4], off = 0;
+    for (size_t a = 4; a-- > 0;) {
+        idx[a] = k % (size_t)yd[a];
+        k /= (size_t)yd[a];
+    }
+    for (size_t a = 0; a < br; a++) {
+        size_t ya = 4 - br + a;
+        off = off * (size_t)bd[a] + (bd[a] == 1 ? 0 : idx[ya]);
+    }
+    return off;
+}
+
+/* Sub(X, B) and Sub(B, X) for X [2, 3, 4, 5] and B of each shape: the
+ * fast loops over runs of a per-channel or trailing operand (and the
+ * general walk, for a shape with a 1 inside) give numpy's values. */
+static void t_broadcast_runs(void)
+{
+    static const int64_t yd[4] = {2, 3, 4, 5};
+    static const struct { size_t rank; int64_t d[4]; } shapes[] = {
+        {3, {3, 1, 1}}, {4, {1, 3, 4, 1}}, {2, {4, 5}}, {1, {5}}, {4, {2, 1, 1, 1}},
+        {1, {1}}, {3, {3, 1, 5}}, {4, {2, 3, 4, 5}}, {2, {4, 1}},
+    };
+    float xv[120];
+    for (size_t k = 0; k < 120; k++)
+        xv[k] = (float)k * 0.25f - 7.0f;
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        for (int flip = 0; flip < 2; flip++) {
+            IrModel *m = model(13);
+            IrGraph *g = m->graph;
+            ir_graph_add_input(g, "X", ir_type_tensor(IR_FLOAT, 4, yd));
+            ir_graph_add_input(g, "B", ir_type_tensor(IR_FLOAT, shapes[s].rank, shapes[s].d));
+            const char *in[2] = {flip ? "B" : "X", flip ? "X" : "B"};
+            node(g, "Sub", "sub0", 2, in, 1, (const char *[]){"Y"});
+            output(g, "Y");
+            EvValue *x = floats(4, yd, xv);
+            EvValue *b = ev_tensor_new(IR_FLOAT, shapes[s].rank, shapes[s].d, NULL);
+            for (size_t k = 0; b && k < b->numel; k++)
+                ((float *)b->data)[k] = (float)k * 1.5f + 0.5f;
+            EvValue *ins[2] = {x, b}, *y;
+            const char *e = run(m, NULL, 2, ins, &y);
+            size_t bad = y ? 0 : 1;
+            for (size_t k = 0; y && k < 120; k++) {
+                float bk = ((float *)b->data)[bc_index(k, yd, shapes[s].d, shapes[s].rank)];
+                float want = flip ? bk - xv[k] : xv[k] - bk;
+                bad += ((float *)y->data)[k] != want;
+            }
+            T_CHECK(y && y->numel == 120 && bad == 0,
+                    "Sub over B of rank %zu (shape %zu), flipped %d: %zu wrong: %s",
+                    shapes[s].rank, s, flip, bad, e);
+            ev_unref(y);
+            ev_unref(x);
+            ev_unref(b);
+            ir_model_free(m);
+        }
+    }
+}
+
 int main(void)
 {
+    t_broadcast_runs();
     t_budget();
     t_half();
     t_decode();

@@ -361,4 +361,10 @@ void cli_version(FILE *f)
     fprintf(f, "newest opsets: ai.onnx %lld, ai.onnx.ml %lld\n",
             (long long)oc_newest_opset(""), (long long)oc_newest_opset("ai.onnx.ml"));
     fprintf(f, "newest IR version: %lld\n", (long long)oc_newest_ir_version());
+    bool repicked;
+    const char *kernels = ev_blas_kernels(&repicked);
+    if (kernels)
+        fprintf(f, "evaluator products: OpenBLAS, %s kernels%s\n", kernels,
+                repicked ? " (chosen by the CPU's features: the library does not know "
+                           "this CPU model)" : "");
 }

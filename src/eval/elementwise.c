@@ -443,35 +443,59 @@ static int ev_legacy_view(EvCtx *c, const EvValue *a, const EvValue *b,
 }
 
 /* Float32 Add/Sub/Mul/Div/Pow when each input is laid out like the output
- * (FULL), is a single element (ONE), or repeats along the output's
- * trailing dims (ROW: a bias of shape [C] added to [N, C], ...). */
-enum { EV_L_FULL, EV_L_ONE, EV_L_ROW };
+ * (FULL), is a single element (ONE), or repeats around one block of the
+ * output's axes (MID: a bias [C] added to [N, C], a per-channel scale
+ * [C, 1, 1] times [N, C, H, W]): its elements then each cover a run of
+ * `inner` contiguous output elements, and the whole repeats. */
+enum { EV_L_FULL, EV_L_ONE, EV_L_MID };
 
-/* t's dims, leading 1s dropped, equal the output's trailing dims. */
-static bool ev_is_row(const EvValue *t, const EvValue *y)
+/* t's dims, right-aligned with y's, are 1 except on one block of axes
+ * where they equal y's; *inner gets the product of y's dims after it. */
+static bool ev_is_mid(const EvValue *t, const EvValue *y, size_t *inner)
 {
-    size_t lead = 0;
-    while (lead < t->rank && t->dims[lead] == 1)
-        lead++;
-    size_t r = t->rank - lead;
-    if (r > y->rank)
+    if (t->rank > y->rank)
         return false;
-    for (size_t i = 0; i < r; i++)
-        if (t->dims[lead + i] != y->dims[y->rank - r + i])
+    size_t off = y->rank - t->rank, first = t->rank, last = 0;
+    for (size_t i = 0; i < t->rank; i++) {
+        if (t->dims[i] == 1)
+            continue;
+        if (t->dims[i] != y->dims[off + i])
             return false;
+        first = first < i ? first : i;
+        last = i;
+    }
+    for (size_t i = first; i <= last && first < t->rank; i++)
+        if (t->dims[i] != y->dims[off + i])
+            return false;   /* a 1 inside the block: not one run */
+    *inner = 1;
+    for (size_t i = off + last + 1; i < y->rank; i++)
+        *inner *= (size_t)y->dims[i];
     return true;
 }
 
-static int ev_layout(const EvValue *t, const EvValue *y)
+static int ev_layout(const EvValue *t, const EvValue *y, size_t *inner)
 {
     if (t->numel == y->numel)
         return EV_L_FULL;
     if (t->numel == 1)
         return EV_L_ONE;
-    if (t->numel && ev_is_row(t, y))
-        return EV_L_ROW;
+    if (t->numel && ev_is_mid(t, y, inner))
+        return EV_L_MID;
     return -1;
 }
+
+/* The MID loops: x_mid's element j meets `inner` elements of x_full, the
+ * pattern repeating every m * inner elements. */
+#define EV_FAST_MID(EXPR, U, V)                                           \
+    for (size_t r = 0; r < n; r += m * inner) {                           \
+        for (size_t j = 0; j < m; j++) {                                  \
+            size_t at = r + j * inner;                                    \
+            for (size_t i = 0; i < inner; i++) {                          \
+                float u = (U), v = (V);                                   \
+                o[at + i] = (EXPR);                                       \
+            }                                                             \
+        }                                                                 \
+    }
 
 #define EV_FAST2(EXPR)                                                    \
     do {                                                                  \
@@ -492,20 +516,10 @@ static int ev_layout(const EvValue *t, const EvValue *y)
                 float v = x1[k];                                          \
                 o[k] = (EXPR);                                            \
             }                                                             \
-        } else if (l1 == EV_L_ROW) {                                      \
-            for (size_t r = 0; r < n; r += m) {                           \
-                for (size_t j = 0; j < m; j++) {                          \
-                    float u = x0[r + j], v = x1[j];                       \
-                    o[r + j] = (EXPR);                                    \
-                }                                                         \
-            }                                                             \
+        } else if (l1 == EV_L_MID) {                                      \
+            EV_FAST_MID(EXPR, x0[at + i], x1[j])                          \
         } else {                                                          \
-            for (size_t r = 0; r < n; r += m) {                           \
-                for (size_t j = 0; j < m; j++) {                          \
-                    float u = x0[j], v = x1[r + j];                       \
-                    o[r + j] = (EXPR);                                    \
-                }                                                         \
-            }                                                             \
+            EV_FAST_MID(EXPR, x0[j], x1[at + i])                          \
         }                                                                 \
     } while (0)
 
@@ -514,14 +528,14 @@ static bool ev_bin_fast(EvBinOp op, const EvValue *a, const EvValue *b,
 {
     if (a->dtype != IR_FLOAT || b->dtype != IR_FLOAT || op > EV_POW)
         return false;
-    size_t n = y->numel;
-    int l0 = ev_layout(a, y), l1 = ev_layout(b, y);
-    /* one side full, the other full, single or a row */
+    size_t n = y->numel, inner = 1;
+    int l0 = ev_layout(a, y, &inner), l1 = ev_layout(b, y, &inner);
+    /* one side full, the other full, single or repeated */
     if (l0 < 0 || l1 < 0 || (l0 != EV_L_FULL && l1 != EV_L_FULL))
         return false;
     if (n == 0)
         return true;
-    size_t m = l0 == EV_L_ROW ? a->numel : b->numel;
+    size_t m = l0 == EV_L_MID ? a->numel : b->numel;
     const float *x0 = a->data, *x1 = b->data;
     float *o = y->data;
     switch (op) {

@@ -109,6 +109,10 @@ size_t ev_threads_default(void);   /* the machine's online cores, 1..64 */
 /* Holds OpenBLAS to one thread (returns what it had) / gives it back. */
 int ev_blas_hold(void);
 void ev_blas_release(int was);
+/* The kernels OpenBLAS computes products with ("SkylakeX", "Haswell",
+ * ...; NULL for another BLAS); *repicked when the evaluator chose them by
+ * the CPU's features because OpenBLAS did not know the CPU (parallel.c). */
+const char *ev_blas_kernels(bool *repicked);
 
 /* ---- values ---------------------------------------------------------- */
 

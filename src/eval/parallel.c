@@ -11,6 +11,8 @@
  */
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "eval/eval.h"
@@ -19,6 +21,57 @@
  * header; the library linked is OpenBLAS). */
 void openblas_set_num_threads(int num_threads);
 int openblas_get_num_threads(void);
+/* Its choice of kernels, in a build for every CPU (DYNAMIC_ARCH, as
+ * Debian's): weak, so that another build, which lacks them, links too. */
+char *openblas_get_corename(void) __attribute__((weak));
+void gotoblas_dynamic_init(void) __attribute__((weak));
+void gotoblas_dynamic_quit(void) __attribute__((weak));
+
+/* The kernels a machine's features allow, by OpenBLAS's names: NULL when
+ * nothing better than its oldest ones. */
+static const char *ev_blas_core_for_cpu(void)
+{
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+        __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq"))
+        return "SkylakeX";
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+        return "Haswell";
+    return NULL;
+}
+
+/* OpenBLAS picks its kernels by CPU model, and a model newer than the
+ * library (0.3.21 in Debian 12 does not know family 6 model 207, a 2023
+ * Xeon) gets its oldest, Prescott's SSE3 ones: dgemm, most of the
+ * evaluator's time on convolution networks, ran several times slower
+ * than the machine can (bench/README.md). When the user has not chosen
+ * (OPENBLAS_CORETYPE unset) and OpenBLAS says Prescott on a machine with
+ * AVX2 or AVX-512, its selection is run again with the kernels the
+ * features allow, before main and so before any product; the environment
+ * is left as it was. */
+static bool ev_blas_repicked;    /* set once, before main */
+
+__attribute__((constructor)) static void ev_blas_pick_core(void)
+{
+    if (!openblas_get_corename || !gotoblas_dynamic_init || !gotoblas_dynamic_quit ||
+        getenv("OPENBLAS_CORETYPE"))
+        return;
+    const char *core = openblas_get_corename(), *pick = ev_blas_core_for_cpu();
+    if (!core || strcmp(core, "Prescott") != 0 || !pick)
+        return;
+    if (setenv("OPENBLAS_CORETYPE", pick, 0) != 0)
+        return;
+    gotoblas_dynamic_quit();
+    gotoblas_dynamic_init();
+    unsetenv("OPENBLAS_CORETYPE");
+    ev_blas_repicked = true;
+}
+
+const char *ev_blas_kernels(bool *repicked)
+{
+    *repicked = ev_blas_repicked;
+    return openblas_get_corename ? openblas_get_corename() : NULL;
+}
 
 enum { EV_MAX_THREADS = 64 };
 
