@@ -478,6 +478,28 @@ static int job_verify_stopped(const JobOptions *o, JobReport *r, VfStop stop, do
                               "(or a case folder's test_data_set_0)", msg);
 }
 
+/* A half model whose outputs moved past rounding: the message a user
+ * can act on (which output, the first node that moved, and --auto, which
+ * keeps in float32 the nodes that need it) in place of the element
+ * detail, which would crowd the hint out of the line. */
+static void job_half_differs(const JobOptions *o, const JobReport *r, char *msg, size_t cap)
+{
+    const VfFigure *f = NULL;
+    for (size_t i = 0; i < r->n_verify_figs && !f; i++)
+        if (r->verify_figs[i].differs)
+            f = &r->verify_figs[i];
+    if (!f || !r->verify_where.found)
+        return;
+    char where[700], size[120];
+    if (f->floats && f->max_err > f->tol)
+        snprintf(size, sizeof size, "largest error %.3g, tolerance %.3g", f->max_err, f->tol);
+    else
+        snprintf(size, sizeof size, "NaN or infinity where the original is finite");
+    snprintf(msg, cap, "verify: output '%s' moves past %s rounding (%s); %s; --auto keeps in "
+             "float32 the nodes that need it", f->name, pc_dtype_word(o->pc.dtype), size,
+             vf_where_text(&r->verify_where, where, sizeof where));
+}
+
 /* Evaluates a fresh load of the input and m on the same inputs. */
 static int job_run_verify(const JobOptions *o, const JobInput *in, JobReport *r,
                           IrModel *m)
@@ -566,6 +588,8 @@ static int job_run_verify(const JobOptions *o, const JobInput *in, JobReport *r,
         r->verified = 0;
         return job_verify_stopped(o, r, stop, needed, err.msg);
     }
+    if (rc == -2 && half)
+        job_half_differs(o, r, err.msg, sizeof err.msg);
     if (rc < 0)
         return job_end(r, JOB_ERROR, DG_STAGE_VERIFY, rc == -2 ? DG_DIFFERS : DG_EVAL, err.msg);
     return 0;

@@ -894,11 +894,21 @@ static bool ev_variadic_plain(EvCtx *c, int op, EvValue *y)
         if (!ev_same_shape(c->in[i], y))
             return false;
     float *ys = y->data;
+    /* a sum needs no NaN test: NaN and inf - inf come out of the adds */
+    if (op == EV_V_SUM || op == EV_V_MEAN) {
+        for (size_t k = 0; k < y->numel; k++) {
+            double acc = ((const float *)c->in[0]->data)[k];
+            for (size_t i = 1; i < c->n_in; i++)
+                acc += ((const float *)c->in[i]->data)[k];
+            ys[k] = (float)(op == EV_V_MEAN ? acc / (double)c->n_in : acc);
+        }
+        return true;
+    }
     for (size_t k = 0; k < y->numel; k++) {
         double acc = 0;
         for (size_t i = 0; i < c->n_in; i++)
             ev_acc_f(op, &acc, ((const float *)c->in[i]->data)[k], i == 0);
-        ys[k] = (float)(op == EV_V_MEAN ? acc / (double)c->n_in : acc);
+        ys[k] = (float)acc;
     }
     return true;
 }
