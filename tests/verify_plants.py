@@ -420,6 +420,20 @@ def check_plants(name, original, converted, tmp):
     print("%s: planted node named in %d of %d" % (name, named_count, len(PLANTS)))
 
 
+def check_compare_basics(original, tmp):
+    """A model against itself is equal, with no first difference; a
+    missing file is an error naming it, exit 1."""
+    rc, rep, err = run_json("compare", original, original)
+    check(rc == 0 and rep.get("result") == "equal" and rep.get("first_difference") is None
+          and all(o.get("max_error") == 0 for o in rep.get("outputs") or [{}]),
+          "compare of a model with itself: rc %d %s %s" % (rc, rep.get("result"), err))
+    missing = os.path.join(tmp, "absent.onnx")
+    rc, rep, err = run_json("compare", original, missing)
+    check(rc == 1 and rep.get("result") == "error" and
+          (rep.get("message") or "").count(missing) == 1,
+          "compare with a missing file: rc %d %s" % (rc, rep.get("message")))
+
+
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         models = make_models(tmp)
@@ -427,6 +441,7 @@ def main():
             skip("../shared/models lacks tinybert_opset14 or vit_tiny_opset17")
             return report("verify_plants")
         q, h = models["quantized"], models["float16"]
+        check_compare_basics(q, tmp)
         q20, h20 = os.path.join(tmp, "q20.onnx"), os.path.join(tmp, "h20.onnx")
         ok_q = check_conversion("quantized", q, q20, ["--opset", "20", "--optimize"], False)
         check_conversion("quantized", q, os.path.join(tmp, "q10.onnx"), ["--opset", "10"],

@@ -21,12 +21,8 @@ static void cli_compare_text(const char *a, const char *b, const CmpReport *r)
     printf("\n");
     for (size_t i = 0; i < r->n_figs; i++)
         cli_figure_text(stdout, &r->figs[i]);
-    /* the verifier's words, less the prefix that names it */
-    const char *msg = r->msg;
-    if (!strncmp(msg, "verify: ", 8))
-        msg += 8;
     if (r->result == -2)
-        fprintf(stderr, "onnx-convert: %s: %s\n", b, msg);
+        fprintf(stderr, "onnx-convert: %s: %s\n", b, r->msg);
 }
 
 int cli_compare(int argc, char **argv)

@@ -49,7 +49,7 @@ static int cmp_load(const char *path, const CmpOptions *o, IrModel **m, CmpRepor
     const char *rule;
     char msg[600];
     if (load_model_file(path, NULL, m, &err) < 0) {
-        snprintf(r->msg, sizeof r->msg, "%s: %s", path, err.msg);
+        snprintf(r->msg, sizeof r->msg, "%s", err.msg);   /* it names the file */
         return -1;
     }
     int rc = job_prepare(*m, &rule, msg, sizeof msg);
@@ -65,6 +65,23 @@ static int cmp_load(const char *path, const CmpOptions *o, IrModel **m, CmpRepor
         *m = NULL;
     }
     return rc;
+}
+
+/* The verifier's message in compare's words: without its "verify: "
+ * prefix, and a model that does not run named by its path. */
+static void cmp_message(const char *a, const char *b, const char *msg, CmpReport *r)
+{
+    static const char *const whose[2] = {"the original model ", "the converted model "};
+    if (!strncmp(msg, "verify: ", 8))
+        msg += 8;
+    for (int k = 0; k < 2; k++) {
+        size_t len = strlen(whose[k]);
+        if (!strncmp(msg, whose[k], len)) {
+            snprintf(r->msg, sizeof r->msg, "%s %s", k ? b : a, msg + len);
+            return;
+        }
+    }
+    snprintf(r->msg, sizeof r->msg, "%s", msg);
 }
 
 int cmp_models(const char *a, const char *b, const CmpOptions *o, CmpReport *r)
@@ -90,7 +107,7 @@ int cmp_models(const char *a, const char *b, const CmpOptions *o, CmpReport *r)
     int rc = vf_compare(ma, mb, &vo, &err);
     r->result = rc == 0 ? 1 : rc;
     if (rc < 0)
-        snprintf(r->msg, sizeof r->msg, "%s", err.msg);
+        cmp_message(a, b, err.msg, r);
     ir_model_free(wa);
     ir_model_free(wb);
     ir_model_free(ma);
