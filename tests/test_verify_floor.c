@@ -50,7 +50,7 @@ static void tf_rule(const char *what, double (*after)(size_t), bool with_wide, b
     EvValue *wide = with_wide ? tf_vec(1000, tf_wide) : NULL;
     VfFigure fig = {0};
     char why[400] = "";
-    bool ok = vf_floor_judge(g, w, wide, 1e-3, 1e-5, false, &fig, why, sizeof why);
+    bool ok = vf_floor_judge(g, w, wide, NULL, 1e-3, 1e-5, false, &fig, why, sizeof why);
     T_CHECK(ok == want_ok, "%s: judged %s (%s)", what, ok ? "equal" : "different", why);
     T_CHECK(!with_wide || fabs(fig.floor - 0.01) < 1e-6, "%s: floor %g, expected 0.01", what,
             fig.floor);
@@ -130,8 +130,41 @@ static void tf_models(void)
     ir_model_free(wide);
 }
 
+/* The two-sided rule: the converted model's own float64 run known.
+ * after = tf_elsewhere (off by 0.02 on every 20th element, k % 20 == 5,
+ * where the original is quiet). */
+/* the converted model's own noise lands there: its float64 run is the
+ * original's (the two agree where rounding is gone) */
+static double tf_wide_same(size_t k) { return tf_wide(k); }
+/* the converted model computes something else: its float64 run is its
+ * own output (no noise of its own to explain the moves) */
+static double tf_wide_moved(size_t k) { return tf_elsewhere(k); }
+/* both: noise of its own at those elements, and in float64 it is off by
+ * 0.02 where the original is quiet (a planted change under the noise) */
+static double tf_wide_planted(size_t k) { return tf_want(k) + (k % 20 == 5 ? 0.04 : 0); }
+
+static void tf_two_sided(const char *what, double (*wide_got)(size_t), bool want_ok)
+{
+    EvValue *w = tf_vec(1000, tf_want), *g = tf_vec(1000, tf_elsewhere);
+    EvValue *wide = tf_vec(1000, tf_wide), *wg = tf_vec(1000, wide_got);
+    VfFigure fig = {0};
+    char why[400] = "";
+    bool ok = vf_floor_judge(g, w, wide, wg, 1e-3, 1e-5, false, &fig, why, sizeof why);
+    T_CHECK(ok == want_ok, "two-sided, %s: judged %s (%s)", what, ok ? "equal" : "different",
+            why);
+    ev_unref(w);
+    ev_unref(g);
+    ev_unref(wide);
+    ev_unref(wg);
+}
+
 int main(void)
 {
+    /* flips elsewhere that the count of noisy elements let pass: the
+     * converted model's own noise explains them, or they are refused */
+    tf_two_sided("its own noise there, the same in float64", tf_wide_same, true);
+    tf_two_sided("no noise of its own there", tf_wide_moved, false);
+    tf_two_sided("noise there but off in float64", tf_wide_planted, false);
     tf_rule("within the tolerance", tf_close, true, true);
     tf_rule("within the tolerance, no wide run", tf_close, false, true);
     tf_rule("within 4x the noise where it is noisy", tf_at_noise, true, true);

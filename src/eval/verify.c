@@ -321,8 +321,8 @@ static int32_t vf_narrowest(const IrModel *m)
  * in double, within narrow's tolerance (or the caller's, if looser);
  * everything else exactly as ev_value_equal with rtol/atol. */
 bool vf_output_equal(const EvValue *got, const EvValue *want, const EvValue *wide,
-                     int32_t narrow, double rtol, double atol, VfFigure *fig, char *why,
-                     size_t cap)
+                     const EvValue *wide_got, int32_t narrow, double rtol, double atol,
+                     VfFigure *fig, char *why, size_t cap)
 {
     /* a sequence or optional of float tensors (a SequenceMap's result):
      * item by item, each within the same tolerance */
@@ -331,7 +331,7 @@ bool vf_output_equal(const EvValue *got, const EvValue *want, const EvValue *wid
         for (size_t i = 0; i < got->n_items; i++) {
             char sub[200];
             VfFigure item = {0};
-            if (!vf_output_equal(got->items[i], want->items[i], NULL, narrow, rtol, atol,
+            if (!vf_output_equal(got->items[i], want->items[i], NULL, NULL, narrow, rtol, atol,
                                  &item, sub, sizeof sub)) {
                 snprintf(why, cap, "item %zu: %s", i, sub);
                 return false;
@@ -352,11 +352,15 @@ bool vf_output_equal(const EvValue *got, const EvValue *want, const EvValue *wid
         return ev_value_equal(got, want, rtol, atol, why, cap);
     if (wide && (wide->kind != EV_TENSOR || !ev_dtype_is_float(wide->dtype)))
         wide = NULL;
+    if (wide_got && (wide_got->kind != EV_TENSOR || !ev_dtype_is_float(wide_got->dtype)))
+        wide_got = NULL;
+    /* the converted model's own noise vouches within one model's types; a
+     * half model against a wider one answers to its type's tolerance */
     if (!narrow)
-        return vf_floor_judge(got, want, wide, rtol, atol, false, fig, why, cap);
+        return vf_floor_judge(got, want, wide, wide_got, rtol, atol, false, fig, why, cap);
     double tr = rtol, ta = atol;
     vf_type_tol(vf_narrower(narrow, vf_narrower(got->dtype, want->dtype)), &tr, &ta);
-    return vf_floor_judge(got, want, wide, tr > rtol ? tr : rtol, ta > atol ? ta : atol,
+    return vf_floor_judge(got, want, wide, NULL, tr > rtol ? tr : rtol, ta > atol ? ta : atol,
                           true, fig, why, cap);
 }
 
@@ -444,7 +448,8 @@ static int vf_judge(const IrModel *before, const IrModel *m, int32_t narrow_opt,
             fig->wide_err = vf_wide_diff(wide_b[i], wide[i]);
         /* every output is judged, for its figures; the first that
          * differs is the message */
-        fig->differs = !vf_output_equal(got[i], want[i], wide ? wide[i] : NULL, narrow,
+        fig->differs = !vf_output_equal(got[i], want[i], wide ? wide[i] : NULL,
+                                        wide && wide_b ? wide_b[i] : NULL, narrow,
                                         d->rtol, d->atol, fig, why, sizeof why);
         if (fig->differs && rc == 0) {
             const IrValueInfo *vi = m->graph->outputs.p[i];
@@ -604,19 +609,23 @@ static void vf_compare_locate(IrModel *before, IrModel *after, const VfOptions *
 {
     if (vf_late(d))
         return;
-    VfLocateIn x = {.before = before, .after = after, .wide = d->wide, .in_a = v->in_a,
+    VfLocateIn x = {.before = before, .after = after, .wide = d->wide,
+                    .wide_after = d->wide_after, .in_a = v->in_a,
                     .in_b = v->in_b, .n_in = v->n_in,
                     .narrow = vf_judge_narrow(before, after, d->narrow), .rtol = d->rtol,
                     .atol = d->atol, .eval = eo, .deadline = d->deadline};
     IrError e;
     if (d->wide && vf_inputs_as(d->wide, v->in_a, v->n_in, &x.in_wide, &e) < 0)
         x.in_wide = NULL;
+    if (d->wide_after && vf_inputs_as(d->wide_after, v->in_b, v->n_in, &x.in_wide_b, &e) < 0)
+        x.in_wide_b = NULL;
     char text[700];
     size_t len = strlen(err->msg);
     if (vf_locate(&x, d->where) == 0 && len < sizeof err->msg)
         snprintf(err->msg + len, sizeof err->msg - len, "; %s",
                  vf_where_text(d->where, text, sizeof text));
     ev_values_free(x.in_wide, x.in_wide ? v->n_in : 0);
+    ev_values_free(x.in_wide_b, x.in_wide_b ? v->n_in : 0);
 }
 
 int vf_compare(IrModel *before, IrModel *after, const VfOptions *o, IrError *err)

@@ -68,9 +68,21 @@ typedef struct VfWorst {
     bool any;
 } VfWorst;
 
+/* Element k's case by the two-sided rule (see VF_FLOOR_MULT): error e
+ * past tolerance t and the original's own noise, explained when the
+ * converted model's own noise there covers it too and the two models
+ * computed in float64 agree there within t and the original's noise. */
+static bool vf_two_sided(const EvValue *got, const EvValue *wide_got, const EvValue *wide,
+                         size_t k, double e, double t, double f)
+{
+    double gn = fabs(ev_get_f(got, k) - ev_get_f(wide_got, k));
+    double d = fabs(ev_get_f(wide_got, k) - ev_get_f(wide, k));
+    return isfinite(gn) && isfinite(d) && e <= t + VF_FLOOR_MULT * gn && d <= t + f;
+}
+
 bool vf_floor_judge(const EvValue *got, const EvValue *want, const EvValue *wide,
-                    double rtol, double atol, bool scaled, VfFigure *fig, char *why,
-                    size_t cap)
+                    const EvValue *wide_got, double rtol, double atol, bool scaled,
+                    VfFigure *fig, char *why, size_t cap)
 {
     fig->floats = true;
     fig->numel = want->numel;
@@ -79,6 +91,8 @@ bool vf_floor_judge(const EvValue *got, const EvValue *want, const EvValue *wide
         return false;
     if (wide && wide->numel != want->numel)
         wide = NULL;
+    if (!wide || (wide_got && wide_got->numel != want->numel))
+        wide_got = NULL;
     double a = atol * (scaled ? vf_scale(want) : 1);
     for (size_t k = 0; wide && k < want->numel; k++) {
         double f = vf_noise(want, wide, k);
@@ -103,15 +117,19 @@ bool vf_floor_judge(const EvValue *got, const EvValue *want, const EvValue *wide
         if (e <= t)
             continue;
         fig->beyond++;
-        if (e <= t + VF_FLOOR_MULT * f)
+        if (e <= t + VF_FLOOR_MULT * f ||
+            (wide_got && vf_two_sided(got, wide_got, wide, k, e, t, f)))
             continue;
         unexplained++;
         beyond_floor |= e > t + VF_FLOOR_MULT * fig->floor;
         if (!worst.any || e - t - VF_FLOOR_MULT * f > worst.over)
             worst = (VfWorst){k, e - t - VF_FLOOR_MULT * f, true};
     }
+    /* with the converted model's own noise known, every element stands
+     * on its own; without, the count of noisy elements vouches */
     bool ok = special == 0 && (unexplained == 0 ||
-              (!beyond_floor && unexplained <= VF_FLOOR_MULT * (double)fig->noisy));
+              (!wide_got && !beyond_floor &&
+               unexplained <= VF_FLOOR_MULT * (double)fig->noisy));
     if (ok)
         return true;
     if (special) {

@@ -5,10 +5,10 @@
  * made them differ, not the output where it showed. Both models are run
  * again, watching every node of the main graph: the values that survive
  * a conversion under the same name (the outputs of unchanged nodes and
- * the boundaries of each rewritten region) are compared, in the
- * original's order, by the same rule as the outputs, against the
- * original's own noise from its float64 run. The first that leaves it is
- * named.
+ * the boundaries of each rewritten region) are kept from the converted
+ * model and from both models' float64 runs, then compared, in the
+ * original's order, by the outputs' rule against the original's own
+ * noise. The first that leaves it is named.
  */
 #include <math.h>
 #include <stdio.h>
@@ -23,14 +23,20 @@ typedef struct VfKept {
     char *name;              /* the hash key (the value's) */
     const IrNode *after;     /* its producer in the converted model */
     EvValue *got, *wide;     /* the converted model's, the original's in float64 */
+    EvValue *wide_got;       /* the converted model's in float64 */
     UT_hash_handle hh;
 } VfKept;
+
+/* The runs that keep values, in turn. */
+enum { VF_PASS_AFTER, VF_PASS_WIDE, VF_PASS_WIDE_AFTER };
 
 typedef struct VfLocate {
     VfKept *kept;
     uint64_t bytes, cap;     /* values held, and at most */
     bool full;               /* some were not kept: the cap came first */
-    bool wide_pass;          /* the run watched is the float64 one */
+    int pass;                /* the run watched: VF_PASS_* */
+    bool two_sided;          /* the judging pass uses the converted model's
+                                own noise (vf_floor_judge's element rule) */
     /* the original's pass */
     int32_t narrow;
     double rtol, atol;
@@ -70,7 +76,7 @@ static int vf_locate_keep(void *arg, const IrNode *n, EvValue *const *out)
         if (!n->out[i] || !out[i])
             continue;
         HASH_FIND_STR(l->kept, n->out[i]->name, k);
-        if (!k || (l->wide_pass && !k->got))
+        if (!k || (l->pass != VF_PASS_AFTER && !k->got))
             continue;
         uint64_t b = ev_value_bytes(out[i]);
         if (l->bytes + b > l->cap) {
@@ -78,10 +84,9 @@ static int vf_locate_keep(void *arg, const IrNode *n, EvValue *const *out)
             continue;
         }
         l->bytes += b;
-        if (l->wide_pass)
-            k->wide = ev_ref(out[i]);
-        else
-            k->got = ev_ref(out[i]);
+        EvValue **slot = l->pass == VF_PASS_WIDE ? &k->wide
+                         : l->pass == VF_PASS_WIDE_AFTER ? &k->wide_got : &k->got;
+        *slot = ev_ref(out[i]);
     }
     return 0;
 }
@@ -164,7 +169,8 @@ static int vf_locate_judge(void *arg, const IrNode *n, EvValue *const *out)
             continue;
         VfFigure fig = {.floor = -1};
         char why[400];
-        if (vf_output_equal(k->got, out[i], k->wide, l->narrow, l->rtol,
+        if (vf_output_equal(k->got, out[i], k->wide, l->two_sided ? k->wide_got : NULL,
+                            l->narrow, l->rtol,
                             l->atol * vf_locate_scale(out[i]), &fig, why, sizeof why))
             continue;
         VfWhere *w = l->where;
@@ -191,6 +197,7 @@ static void vf_locate_free(VfLocate *l)
         HASH_DEL(l->kept, k);
         ev_unref(k->got);
         ev_unref(k->wide);
+        ev_unref(k->wide_got);
         free(k->name);
         free(k);
     }
@@ -230,13 +237,27 @@ int vf_locate(const VfLocateIn *x, VfWhere *where)
      * the failure; without the float64 run the tolerance alone judges */
     vf_watched_run(x->after, x->eval, x->deadline, x->in_b, x->n_in, vf_locate_keep, &l);
     if (x->wide && x->in_wide) {
-        l.wide_pass = true;
+        l.pass = VF_PASS_WIDE;
         vf_watched_run(x->wide, x->eval, x->deadline, x->in_wide, x->n_in, vf_locate_keep,
                        &l);
-        l.wide_pass = false;
     }
-    /* the walk stops at the first value judged to differ */
+    /* the converted model's own noise, for the two-sided rule */
+    if (x->wide && x->in_wide && x->wide_after && x->in_wide_b) {
+        l.pass = VF_PASS_WIDE_AFTER;
+        vf_watched_run(x->wide_after, x->eval, x->deadline, x->in_wide_b, x->n_in,
+                       vf_locate_keep, &l);
+    }
+    l.pass = VF_PASS_AFTER;
+    /* the walk stops at the first value judged to differ: by the rule
+     * the count of noisy elements vouches for, then, when that finds
+     * none (a model so noisy that the count excuses anything), element
+     * by element with the converted model's own noise */
     vf_watched_run(x->before, x->eval, x->deadline, x->in_a, x->n_in, vf_locate_judge, &l);
+    if (!where->found && x->wide_after && x->in_wide_b) {
+        l.two_sided = true;
+        vf_watched_run(x->before, x->eval, x->deadline, x->in_a, x->n_in, vf_locate_judge,
+                       &l);
+    }
     where->partial = l.full;
     vf_locate_free(&l);
     return where->found ? 0 : -1;
