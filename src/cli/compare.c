@@ -21,8 +21,8 @@ static void cli_compare_text(const char *a, const char *b, const CmpReport *r)
     printf("\n");
     for (size_t i = 0; i < r->n_figs; i++)
         cli_figure_text(stdout, &r->figs[i]);
-    if (r->result == -2)
-        fprintf(stderr, "onnx-convert: %s: %s\n", b, r->msg);
+    if (r->result == -2)   /* the message names B */
+        fprintf(stderr, "onnx-convert: %s\n", r->msg);
 }
 
 int cli_compare(int argc, char **argv)

@@ -67,23 +67,6 @@ static int cmp_load(const char *path, const CmpOptions *o, IrModel **m, CmpRepor
     return rc;
 }
 
-/* The verifier's message in compare's words: without its "verify: "
- * prefix, and a model that does not run named by its path. */
-static void cmp_message(const char *a, const char *b, const char *msg, CmpReport *r)
-{
-    static const char *const whose[2] = {"the original model ", "the converted model "};
-    if (!strncmp(msg, "verify: ", 8))
-        msg += 8;
-    for (int k = 0; k < 2; k++) {
-        size_t len = strlen(whose[k]);
-        if (!strncmp(msg, whose[k], len)) {
-            snprintf(r->msg, sizeof r->msg, "%s %s", k ? b : a, msg + len);
-            return;
-        }
-    }
-    snprintf(r->msg, sizeof r->msg, "%s", msg);
-}
-
 int cmp_models(const char *a, const char *b, const CmpOptions *o, CmpReport *r)
 {
     *r = (CmpReport){.result = -1, .case_inputs = o->inputs_dir != NULL};
@@ -103,11 +86,14 @@ int cmp_models(const char *a, const char *b, const CmpOptions *o, CmpReport *r)
     VfOptions vo = {.inputs_dir = o->inputs_dir, .seed = o->seed ? o->seed : 1,
                     .rtol = o->rtol, .atol = o->atol, .eval = o->eval,
                     .dim_used = &r->dim_used, .wide = wa, .wide_after = wb,
-                    .figures = &r->figs, .n_figures = &r->n_figs, .where = &r->where};
+                    .figures = &r->figs, .n_figures = &r->n_figs, .where = &r->where,
+                    .names = {a, b}};
     int rc = vf_compare(ma, mb, &vo, &err);
     r->result = rc == 0 ? 1 : rc;
+    /* the verifier's words, less the prefix that names it */
     if (rc < 0)
-        cmp_message(a, b, err.msg, r);
+        snprintf(r->msg, sizeof r->msg, "%s",
+                 err.msg + (strncmp(err.msg, "verify: ", 8) ? 0 : 8));
     ir_model_free(wa);
     ir_model_free(wb);
     ir_model_free(ma);

@@ -287,8 +287,8 @@ void job_json(Js *j, const JobReport *r);
  * of stage, reason, node, op, domain, step and message. */
 void job_json_error(Js *j, const JobReport *r);
 /* Writes where two models first part: null when not located, else
- * {node, value, op, became, max_error, floor, partial} (docs/json.md;
- * also `compare`'s). */
+ * {node, value, op, became, became_node, max_error, floor, region,
+ * region_size, partial} (docs/json.md; also `compare`'s). */
 void job_json_where(Js *j, const VfWhere *w);
 /* Writes one output's verification figures (docs/json.md). */
 void job_json_figure(Js *j, const VfFigure *f);

@@ -417,6 +417,13 @@ static bool vf_float_tensors(const EvValue *a, const EvValue *b)
            ev_dtype_is_float(a->dtype) && ev_dtype_is_float(b->dtype);
 }
 
+/* What messages call model k of d (0 the original, 1 the converted). */
+static const char *vf_name(const VfOptions *d, int k)
+{
+    static const char *const dflt[2] = {"the original model", "the converted model"};
+    return d->names[k] ? d->names[k] : dflt[k];
+}
+
 /* The half type `before` and m are judged in: narrow_opt when given,
  * else the narrower one's when one computes in a narrower float type
  * than the other (its tolerance then), else 0. */
@@ -453,9 +460,10 @@ static int vf_judge(const IrModel *before, const IrModel *m, int32_t narrow_opt,
                                         d->rtol, d->atol, fig, why, sizeof why);
         if (fig->differs && rc == 0) {
             const IrValueInfo *vi = m->graph->outputs.p[i];
-            rc = ir_fail(err, "verify: output '%s' differs after conversion: %s%s%s%s",
-                         vi->value->name, why, note ? " (" : "", note ? note : "",
-                         note ? ")" : "") - 1;
+            rc = ir_fail(err, "verify: output '%s' differs %s%s: %s%s%s%s",
+                         vi->value->name, d->names[1] ? "in " : "after conversion",
+                         d->names[1] ? d->names[1] : "", why, note ? " (" : "",
+                         note ? note : "", note ? ")" : "") - 1;
         }
     }
     return rc;
@@ -472,7 +480,7 @@ static int vf_also(IrModel *before, const VfAlso *x, const VfOptions *d,
     IrError e;
     int rc = vf_inputs_as(x->model, in_b, n_in, &in, err);
     if (rc == 0 && ev_model_run(x->model, &eo, n_in, in, &out, &n_out, &e) < 0)
-        rc = ir_fail(err, "verify: the converted model does not run (%s): %s",
+        rc = ir_fail(err, "verify: %s does not run (%s): %s", vf_name(d, 1),
                      x->note ? x->note : "again", e.msg);
     else if (rc == 0 && n_out != n_a)
         rc = ir_fail(err, "verify: %zu outputs before, %zu after", n_a, n_out) - 1;
@@ -585,10 +593,11 @@ static int vf_run_original(IrModel *before, IrModel *after, VfOptions *d, const 
         if (rc == 0 && vf_late(o)) {
             vf_set_stop(o, VF_NO_TIME, vf_estimate(before, vf_now() - t0, done));
             vf_run_free(v);
-            return ir_fail(err, "verify: the original model did not finish in time: %s", e.msg);
+            return ir_fail(err, "verify: %s did not finish in time: %s", vf_name(o, 0),
+                           e.msg);
         }
         if (rc == 0)
-            rc = ir_fail(err, "verify: the original model does not run%s: %s",
+            rc = ir_fail(err, "verify: %s does not run%s: %s", vf_name(o, 0),
                          retry ? " with its open dims at 2, 8, 32, 128 or 512" : "", e.msg);
         else
             k = n_try - 1;          /* not a matter of size */
@@ -657,7 +666,7 @@ int vf_compare(IrModel *before, IrModel *after, const VfOptions *o, IrError *err
             vf_set_stop(o, VF_NO_TIME, 2 * (vf_now() - t0));
         else
             failed = true;
-        rc = ir_fail(err, "verify: the converted model does not run: %s", e.msg);
+        rc = ir_fail(err, "verify: %s does not run: %s", vf_name(o, 1), e.msg);
     } else if (v.n_a != n_b) {
         rc = ir_fail(err, "verify: %zu outputs before, %zu after", v.n_a, n_b) - 1;
     }

@@ -131,6 +131,9 @@ typedef struct VfOptions {
                                 The float64 runs come last and are dropped
                                 first (no floor then) */
     VfStop *stop;            /* out (may be NULL) */
+    const char *names[2];    /* what messages call the two models; NULL:
+                                "the original model", "the converted model"
+                                (compare gives their paths) */
     VfWhere *where;          /* out (may be NULL): on a difference, the
                                 first node that made it (vf_locate; runs
                                 each model again) */
