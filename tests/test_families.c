@@ -34,7 +34,7 @@ static const char *const tf_helpers[] = {
     "adapters/common.c", "adapters/table.c", "adapters/impossible.c",
     "adapters/resize_lower.c", "src/eval/eval.c", "src/eval/value.c", "src/eval/io.c",
     "src/eval/block.c", "src/eval/parallel.c", "src/eval/verify_floor.c",
-    "src/eval/verify_locate.c",
+    "src/eval/verify_locate.c", "src/eval/sgemm.c",
     "src/eval/verify.c", "src/analysis/infer/common.c",
     "src/coreml/coreml.c", "src/coreml/rules.c", "src/coreml/lower.c",
     "src/coreml/export.c", "src/coreml/import.c", "src/coreml/constexpr.c",

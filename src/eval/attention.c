@@ -16,7 +16,7 @@
  * window attributes of 25 are taken as: a key j is masked when
  * j < i - left_window_size or j > i + right_window_size (i the query's
  * absolute position, as for is_causal); no test data covers them.
- * The products run through cblas_sgemm (cblas_dgemm for double); scores
+ * The products run through ev_sgemm (cblas_dgemm for double); scores
  * are rounded to the input type where the function body computes in it
  * (float16/bfloat16), and the softmax runs in double.
  *
@@ -101,10 +101,8 @@ static void ev_at_gemm(const EvAtBuf *a, size_t ao, const EvAtBuf *b,
                     (const double *)b->p + bo, ldb, 0.0,
                     (double *)out->p + oo, (blasint)n);
     else
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, tb, (blasint)m, (blasint)n,
-                    (blasint)k, (float)alpha, (const float *)a->p + ao,
-                    (blasint)k, (const float *)b->p + bo, ldb, 0.0f,
-                    (float *)out->p + oo, (blasint)n);
+        ev_sgemm(false, bt, m, n, k, (float)alpha, (const float *)a->p + ao, k,
+                 (const float *)b->p + bo, (size_t)ldb, 0.0f, (float *)out->p + oo, n);
 }
 
 /* Copies a [B, H, S, D] (4-D) or [B, S, H*D] (3-D) tensor into dst at

@@ -175,7 +175,7 @@ int ev_map1(EvCtx *c, EvFn1 f, const double *p, unsigned mask,
     EvValue *x = ev_in_tensor(c, 0);
     if (!x || ev_need(c, x, mask))
         return -1;
-    EvValue *y = ev_out_tensor(c, 0, x->dtype, x->rank, x->dims);
+    EvValue *y = ev_out_tensor_raw(c, 0, x->dtype, x->rank, x->dims);   /* all written */
     if (!y)
         return -1;
     unsigned cl = ev_class(x->dtype);
@@ -543,7 +543,15 @@ static bool ev_bin_fast(EvBinOp op, const EvValue *a, const EvValue *b,
     case EV_SUB: EV_FAST2(u - v); break;
     case EV_MUL: EV_FAST2(u * v); break;
     case EV_DIV: EV_FAST2(u / v); break;
-    default: EV_FAST2((float)pow(u, v)); break;
+    default:
+        /* x^2 (LayerNorm written out): the float product is the square
+         * rounded once, as pow's exact double square rounded to float is */
+        if (l1 == EV_L_ONE && x1[0] == 2.0f && l0 == EV_L_FULL)
+            for (size_t k = 0; k < n; k++)
+                o[k] = x0[k] * x0[k];
+        else
+            EV_FAST2((float)pow(u, v));
+        break;
     }
     return true;
 }
@@ -773,8 +781,8 @@ static int ev_binary(EvCtx *c, EvBinOp op)
     int64_t dims[EV_MAX_RANK];
     if (ev_broadcast_shape(c, 2, ts, &rank, dims))
         return -1;
-    EvValue *y = ev_out_tensor(c, 0, ev_bin_bool_out(op) ? IR_BOOL : a->dtype,
-                               rank, dims);
+    EvValue *y = ev_out_tensor_raw(c, 0, ev_bin_bool_out(op) ? IR_BOOL : a->dtype,
+                                   rank, dims);   /* every element written below */
     if (!y)
         return -1;
     if (ev_bin_fast(op, a, &bv, y))

@@ -469,11 +469,12 @@ void ev_out_set(EvCtx *c, size_t i, EvValue *v)
     c->out[i] = v;
 }
 
-EvValue *ev_out_tensor(EvCtx *c, size_t i, int32_t dtype, size_t rank,
-                       const int64_t *dims)
+static EvValue *ev_out_make(EvCtx *c, size_t i, int32_t dtype, size_t rank,
+                            const int64_t *dims, bool zero)
 {
     IrError sub;
-    EvValue *v = ev_tensor_new(dtype, rank, dims, &sub);
+    EvValue *v = zero ? ev_tensor_new(dtype, rank, dims, &sub)
+                      : ev_tensor_new_raw(dtype, rank, dims, &sub);
     if (!v) {
         ev_fail(c, "output %zu: %s", i, sub.msg);
         return NULL;
@@ -486,6 +487,18 @@ EvValue *ev_out_tensor(EvCtx *c, size_t i, int32_t dtype, size_t rank,
     }
     ev_out_set(c, i, v);
     return v;
+}
+
+EvValue *ev_out_tensor(EvCtx *c, size_t i, int32_t dtype, size_t rank,
+                       const int64_t *dims)
+{
+    return ev_out_make(c, i, dtype, rank, dims, true);
+}
+
+EvValue *ev_out_tensor_raw(EvCtx *c, size_t i, int32_t dtype, size_t rank,
+                           const int64_t *dims)
+{
+    return ev_out_make(c, i, dtype, rank, dims, false);
 }
 
 int ev_axis(EvCtx *c, const char *what, int64_t axis, size_t rank,

@@ -133,6 +133,11 @@ bool ev_dtype_is_real(int32_t dtype);
  * is 0. */
 EvValue *ev_tensor_new(int32_t dtype, size_t rank, const int64_t *dims,
                        IrError *err);
+/* The same with elements left unset (strings still zeroed), for a kernel
+ * that writes every element: zeroing an output costs as much as a fast
+ * kernel writing it. */
+EvValue *ev_tensor_new_raw(int32_t dtype, size_t rank, const int64_t *dims,
+                           IrError *err);
 /* A rank-0 tensor holding v (converted to dtype). */
 EvValue *ev_scalar_new(int32_t dtype, double v);
 EvValue *ev_sequence_new(void);
@@ -342,6 +347,9 @@ IrGraph *ev_attr_graph(const EvCtx *c, const char *name);
  * NULL with failure set on a size error. */
 EvValue *ev_out_tensor(EvCtx *c, size_t i, int32_t dtype, size_t rank,
                        const int64_t *dims);
+/* The same, elements unset: only for kernels that write every one. */
+EvValue *ev_out_tensor_raw(EvCtx *c, size_t i, int32_t dtype, size_t rank,
+                           const int64_t *dims);
 /* Sets output i to v (takes the reference). */
 void ev_out_set(EvCtx *c, size_t i, EvValue *v);
 

@@ -196,4 +196,19 @@ static inline double ev_at_round(int32_t dt, double v)
     }
 }
 
+/* ---- sgemm.c: the float32 matrix product ------------------------------ */
+
+/* y[m x n] = alpha * op(a) * op(b) + beta * y, row-major (op transposes
+ * when ta/tb). Every sum is one chain of fused multiply-adds in k order,
+ * so an element does not depend on its position, the blocking, the
+ * thread count or the CPU; y is not read when beta is 0. */
+void ev_sgemm(bool ta, bool tb, size_t m, size_t n, size_t k, float alpha,
+              const float *a, size_t lda, const float *b, size_t ldb, float beta,
+              float *y, size_t ldy);
+/* Its kernels: plain C, AVX2 + FMA, AVX-512. */
+enum { EV_SGEMM_C, EV_SGEMM_AVX2, EV_SGEMM_AVX512 };
+/* Holds ev_sgemm to kernels up to isa (for tests, which compare their
+ * bits); false when this CPU cannot run isa's own kernel. */
+int ev_sgemm_limit(int isa);
+
 #endif

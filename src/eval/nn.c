@@ -8,9 +8,10 @@
  *   GlobalLpPool 1/2/22, MaxUnpool 9/11/22, MaxRoiPool 1/22,
  *   RoiAlign 10/16/22, Dropout 1/6/7/10/12/13/22.
  *
- * Products go through OpenBLAS. Every floating type computes in double
- * (dgemm) and rounds once at the end; EV_FLOAT_VIA_DOUBLE says why and
- * switches float, float16 and bfloat16 to sgemm. Convolutions are im2col +
+ * Double products go through OpenBLAS's dgemm; float, float16 and bfloat16
+ * ones through ev_sgemm (sgemm.c), whose sums do not depend on a row's
+ * place, the blocking, the threads or the CPU (EV_FLOAT_VIA_DOUBLE says
+ * why not OpenBLAS's sgemm). Convolutions are im2col +
  * gemm per (batch, group), with a 1x1/stride-1/no-pad kernel reading the
  * input in place and depthwise 2-D kernels looping directly;
  * ConvTranspose is gemm + col2im. The geometry and the products are
@@ -127,15 +128,16 @@ static void ev_next_index(int64_t *idx, const int64_t *dims, size_t n)
 
 /* ---- compute-type buffers -------------------------------------------- */
 
-/* Float, float16 and bfloat16 products run in double too (dgemm), rounded
- * once at the end. sgemm would be 2-3x faster, but its rounding depends on
- * where a row falls in OpenBLAS's blocking and on the thread count: output
- * channels with identical weights then differ, which a model with huge
- * activations (the backend's light_squeezenet, logits near 1e10) turns into
- * a different softmax, and results change with OPENBLAS_NUM_THREADS. The
- * reference evaluator wants reproducible, correctly rounded results more
- * than speed; set 0 here for sgemm. */
-enum { EV_FLOAT_VIA_DOUBLE = 1 };
+/* Float, float16 and bfloat16 products run in float32 through ev_sgemm.
+ * They once ran in double (dgemm, rounded once at the end), because
+ * OpenBLAS's sgemm rounds a row by where it falls in its blocking, and
+ * differently per CPU kernel: output channels with identical weights then
+ * differ, which a model with huge activations (the backend's
+ * light_squeezenet, logits near 1e10) turns into a different softmax.
+ * ev_sgemm sums every element in one fixed order, which keeps that
+ * promise at twice dgemm's speed (light_resnet50: 346 -> 206 ms); set 1
+ * here to sum in double again. */
+enum { EV_FLOAT_VIA_DOUBLE = 0 };
 
 static bool ev_in_double(int32_t dtype)
 {
@@ -286,8 +288,7 @@ static void ev_gemm_do(bool dbl, bool ta, bool tb, size_t m, size_t n, size_t k,
         cblas_dgemm(CblasRowMajor, xa, xb, (int)m, (int)n, (int)k, alpha, a, (int)lda,
                     b, (int)ldb, beta, y, (int)ldy);
     else
-        cblas_sgemm(CblasRowMajor, xa, xb, (int)m, (int)n, (int)k, (float)alpha, a,
-                    (int)lda, b, (int)ldb, (float)beta, y, (int)ldy);
+        ev_sgemm(ta, tb, m, n, k, (float)alpha, a, lda, b, ldb, (float)beta, y, ldy);
 }
 
 /* y[m x n] = alpha * op(a) * op(b) + beta * y, row-major, in float or
@@ -835,15 +836,22 @@ int ev_conv_core(EvCtx *c, bool dbl, const EvGeom *g, size_t nb, size_t ci,
     return 0;
 }
 
-/* The output [N, M, grid...] of a conv. */
-EvValue *ev_conv_out(EvCtx *c, int32_t dtype, const EvValue *x, int64_t m,
-                     const EvGeom *g)
+static EvValue *ev_conv_out_as(EvCtx *c, int32_t dtype, const EvValue *x, int64_t m,
+                               const EvGeom *g, bool zero)
 {
     int64_t dims[EV_MAX_RANK];
     dims[0] = x->dims[0];
     dims[1] = m;
     memcpy(dims + 2, g->grid, g->n * sizeof *dims);
-    return ev_out_tensor(c, 0, dtype, x->rank, dims);
+    return zero ? ev_out_tensor(c, 0, dtype, x->rank, dims)
+                : ev_out_tensor_raw(c, 0, dtype, x->rank, dims);
+}
+
+/* The output [N, M, grid...] of a conv. */
+EvValue *ev_conv_out(EvCtx *c, int32_t dtype, const EvValue *x, int64_t m,
+                     const EvGeom *g)
+{
+    return ev_conv_out_as(c, dtype, x, m, g, true);
 }
 
 static int ev_conv(EvCtx *c)
@@ -855,7 +863,7 @@ static int ev_conv(EvCtx *c)
         ev_conv_shapes(c, x, w, false, &groups) < 0 ||
         ev_conv_bias(c, 2, x, w->dims[0], &b) < 0 ||
         ev_win_read(c, x, w->dims + 2, false, &g) < 0 ||
-        !(y = ev_conv_out(c, x->dtype, x, w->dims[0], &g)))
+        !(y = ev_conv_out_as(c, x->dtype, x, w->dims[0], &g, false)))   /* all written */
         return -1;
     if (y->numel == 0)
         return 0;
@@ -1988,7 +1996,7 @@ static int ev_matmul(EvCtx *c)
     if (!ints && ev_need_real(c, a, "A") < 0)
         return -1;
     if (ev_mm_shape(c, a, b, &mm, &rank, dims) < 0 ||
-        !(y = ev_out_tensor(c, 0, a->dtype, rank, dims)))
+        !(y = ev_out_tensor_raw(c, 0, a->dtype, rank, dims)))   /* all written */
         return -1;
     if (y->numel == 0)
         return 0;
@@ -2003,7 +2011,7 @@ static int ev_matmul(EvCtx *c)
     }
     bool dbl = ev_in_double(a->dtype);
     const void *av = ev_real_in(c, a, dbl), *bv = ev_real_in(c, b, dbl);
-    void *yv = ev_real_out(c, y, dbl);
+    void *yv = ev_real_out_raw(c, y, dbl);
     if (!av || !bv || !yv || ev_mm_real(c, &mm, dbl, av, bv, yv) < 0)
         return -1;
     ev_real_store(y, yv, dbl);
@@ -2054,70 +2062,10 @@ typedef struct EvGemmArgs {
     int64_t cm, cn;
 } EvGemmArgs;
 
-/* A few rows of float A times a big float B, summed in double straight
- * from the float data: for a fully connected layer at batch 1, converting
- * B to double for dgemm cost more than the product (light_vgg19's first
- * one is 25088 x 4096). Each product of two floats is exact in double. */
-enum { EV_GEMM_FEW_ROWS = 4 };
-
-/* p [m, n] = op(a) op(b), summed in double. */
-static void ev_gemm_few(const EvGemmArgs *ga, const float *a, const float *b, double *p)
-{
-    size_t m = ga->m, n = ga->n, k = ga->k;
-    for (size_t i = 0; i < m; i++) {
-        double *pr = p + i * n;
-        if (ga->tb) {
-            for (size_t j = 0; j < n; j++) {
-                const float *br = b + j * k;
-                double s[4] = {0, 0, 0, 0};
-                size_t kk = 0;
-                for (; kk + 4 <= k; kk += 4)
-                    for (size_t u = 0; u < 4; u++)
-                        s[u] += (double)(ga->ta ? a[(kk + u) * m + i] : a[i * k + kk + u]) *
-                                (double)br[kk + u];
-                for (; kk < k; kk++)
-                    s[0] += (double)(ga->ta ? a[kk * m + i] : a[i * k + kk]) * (double)br[kk];
-                pr[j] = (s[0] + s[1]) + (s[2] + s[3]);
-            }
-            continue;
-        }
-        memset(pr, 0, n * sizeof *pr);
-        for (size_t kk = 0; kk < k; kk++) {
-            double av = ga->ta ? a[kk * m + i] : a[i * k + kk];
-            const float *br = b + kk * n;
-            for (size_t j = 0; j < n; j++)
-                pr[j] += av * (double)br[j];
-        }
-    }
-}
-
-/* Gemm of float A and B with few rows, through ev_gemm_few. */
-static int ev_gemm_few_run(EvCtx *c, const EvGemmArgs *ga, const EvValue *a,
-                           const EvValue *b, const EvValue *cv, EvValue *y)
-{
-    bool use_c = cv && ga->beta != 0.0;
-    const double *cd = use_c ? ev_real_in(c, cv, true) : NULL;
-    double *p = ev_tmp_raw(c, y->numel, sizeof *p);
-    if (!p || (use_c && !cd))
-        return -1;
-    ev_gemm_few(ga, a->data, b->data, p);
-    float *yf = y->data;
-    for (size_t i = 0; i < ga->m; i++)
-        for (size_t j = 0; j < ga->n; j++) {
-            double v = ga->alpha * p[i * ga->n + j];
-            if (use_c)
-                v += ga->beta * cd[ev_gemm_c_at(ga->cm, ga->cn, i, j)];
-            yf[i * ga->n + j] = (float)v;
-        }
-    return 0;
-}
-
 static int ev_gemm_real(EvCtx *c, const EvGemmArgs *ga, const EvValue *a,
                         const EvValue *b, const EvValue *cv, EvValue *y)
 {
     bool dbl = ev_in_double(a->dtype), use_c = cv && ga->beta != 0.0;
-    if (dbl && a->dtype == IR_FLOAT && y->dtype == IR_FLOAT && ga->m <= EV_GEMM_FEW_ROWS)
-        return ev_gemm_few_run(c, ga, a, b, cv, y);
     const void *av = ev_real_in(c, a, dbl), *bv = ev_real_in(c, b, dbl);
     const void *cd = use_c ? ev_real_in(c, cv, dbl) : NULL;
     void *yv = ev_real_out(c, y, dbl);

@@ -2,7 +2,7 @@
  *
  * All three share one driver: the attributes and shapes are read into an
  * EvRnn, the input projection X*W^T + Wb of every time step is computed
- * once per direction (cblas_sgemm for float, cblas_dgemm otherwise), then
+ * once per direction (ev_sgemm for float, cblas_dgemm otherwise), then
  * the recurrence runs step by step in double, with H*R^T + Rb as one dgemm
  * over the batch per step.
  *
@@ -29,6 +29,7 @@
 #include <strings.h>
 
 #include "eval/eval.h"
+#include "eval/kernels.h"
 
 enum { EV_RNN_SIMPLE, EV_RNN_GRU, EV_RNN_LSTM };
 
@@ -384,10 +385,8 @@ static double *ev_rnn_project(EvCtx *c, const EvRnn *r, size_t d)
             float *f = ev_tmp(c, n, sizeof *f);
             if (!f)
                 return NULL;
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)rows,
-                        (int)gh, (int)r->in, 1.0f, r->x->data, (int)r->in,
-                        (const float *)r->w->data + d * gh * r->in,
-                        (int)r->in, 0.0f, f, (int)gh);
+            ev_sgemm(false, true, rows, gh, r->in, 1.0f, r->x->data, r->in,
+                     (const float *)r->w->data + d * gh * r->in, r->in, 0.0f, f, gh);
             for (size_t k = 0; k < n; k++)
                 out[k] = f[k];
         } else {

@@ -213,6 +213,12 @@ EvValue *ev_tensor_new(int32_t dtype, size_t rank, const int64_t *dims,
     return ev_tensor_make(dtype, rank, dims, NULL, true, err);
 }
 
+EvValue *ev_tensor_new_raw(int32_t dtype, size_t rank, const int64_t *dims,
+                           IrError *err)
+{
+    return ev_tensor_make(dtype, rank, dims, NULL, false, err);
+}
+
 EvValue *ev_scalar_new(int32_t dtype, double x)
 {
     EvValue *v = ev_tensor_new(dtype, 0, NULL, NULL);
