@@ -34,6 +34,10 @@ static const TsCase ts_cases[] = {
     {12, 50, 600, false, false, 0.5f, 2.0f},      /* beta over several blocks */
     {12, 50, 200, false, false, -1.5f, 1.0f},     /* beta in one block */
     {6, 7, 0, false, false, 1.0f, 3.0f},          /* an empty sum */
+    {128, 9, 576, false, false, 1.0f, 0.0f},      /* computed as y^T: few columns */
+    {100, 5, 300, true, false, 0.5f, 2.0f},       /* y^T with beta, several blocks */
+    {64, 7, 100, false, true, 1.0f, 0.0f},
+    {40, 3, 50, true, true, -2.0f, 1.0f},
 };
 
 static float ts_rand(unsigned *s)

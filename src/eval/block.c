@@ -38,7 +38,9 @@
 
 enum {
     EV_BLOCK_MIN = 64 * 1024,   /* below: malloc's own bins do well */
-    EV_BLOCK_SLOTS = 64
+    EV_BLOCK_SLOTS = 256        /* 64 left light_densenet121, whose concats
+                                   grow by a size class at every layer,
+                                   90 fresh blocks a run */
 };
 #define EV_BLOCK_CAP (1ull << 30)
 #define EV_HUGE ((size_t)2 << 20)

@@ -145,6 +145,18 @@ static void ev_fast1(int fast, const float *x, float *y, size_t n)
     }
 }
 
+typedef struct EvFast1Job {
+    int fast;
+    const float *x;
+    float *y;
+} EvFast1Job;
+
+static void ev_fast1_part(void *ctx, size_t lo, size_t hi)
+{
+    const EvFast1Job *j = ctx;
+    ev_fast1(j->fast, j->x + lo, j->y + lo, hi - lo);
+}
+
 static int64_t ev_iunary(int op, int64_t v)
 {
     switch (op) {
@@ -187,7 +199,8 @@ int ev_map1(EvCtx *c, EvFn1 f, const double *p, unsigned mask,
         for (size_t k = 0; k < n; k++)
             ev_set_u(y, k, ev_uunary(iop, ev_get_u(x, k)));
     } else if (x->dtype == IR_FLOAT && fast != EV_FAST_NONE) {
-        ev_fast1(fast, x->data, y->data, n);
+        EvFast1Job j = {fast, x->data, y->data};
+        ev_par_range(c, n, EV_PAR_GRAIN, ev_fast1_part, &j);
     } else if (x->dtype == IR_FLOAT) {
         const float *xs = x->data;
         float *ys = y->data;
@@ -484,35 +497,34 @@ static int ev_layout(const EvValue *t, const EvValue *y, size_t *inner)
     return -1;
 }
 
-/* The MID loops: x_mid's element j meets `inner` elements of x_full, the
- * pattern repeating every m * inner elements. */
+/* The MID loops over runs [lo, hi): run q of `inner` contiguous output
+ * elements meets x_mid's element q % m. */
 #define EV_FAST_MID(EXPR, U, V)                                           \
-    for (size_t r = 0; r < n; r += m * inner) {                           \
-        for (size_t j = 0; j < m; j++) {                                  \
-            size_t at = r + j * inner;                                    \
-            for (size_t i = 0; i < inner; i++) {                          \
-                float u = (U), v = (V);                                   \
-                o[at + i] = (EXPR);                                       \
-            }                                                             \
+    for (size_t q = lo; q < hi; q++) {                                    \
+        size_t j = q % m, at = q * inner;                                 \
+        for (size_t i = 0; i < inner; i++) {                              \
+            float u = (U), v = (V);                                       \
+            o[at + i] = (EXPR);                                           \
         }                                                                 \
     }
 
+/* Elements [lo, hi) (runs, for MID) of one layout pair. */
 #define EV_FAST2(EXPR)                                                    \
     do {                                                                  \
         if (l0 == EV_L_FULL && l1 == EV_L_FULL) {                         \
-            for (size_t k = 0; k < n; k++) {                              \
+            for (size_t k = lo; k < hi; k++) {                            \
                 float u = x0[k], v = x1[k];                               \
                 o[k] = (EXPR);                                            \
             }                                                             \
         } else if (l0 == EV_L_FULL && l1 == EV_L_ONE) {                   \
             float v = x1[0];                                              \
-            for (size_t k = 0; k < n; k++) {                              \
+            for (size_t k = lo; k < hi; k++) {                            \
                 float u = x0[k];                                          \
                 o[k] = (EXPR);                                            \
             }                                                             \
         } else if (l0 == EV_L_ONE) {                                      \
             float u = x0[0];                                              \
-            for (size_t k = 0; k < n; k++) {                              \
+            for (size_t k = lo; k < hi; k++) {                            \
                 float v = x1[k];                                          \
                 o[k] = (EXPR);                                            \
             }                                                             \
@@ -523,7 +535,39 @@ static int ev_layout(const EvValue *t, const EvValue *y, size_t *inner)
         }                                                                 \
     } while (0)
 
-static bool ev_bin_fast(EvBinOp op, const EvValue *a, const EvValue *b,
+typedef struct EvBinJob {
+    EvBinOp op;
+    int l0, l1;
+    size_t m, inner;
+    const float *x0, *x1;
+    float *o;
+} EvBinJob;
+
+static void ev_bin_part(void *ctx, size_t lo, size_t hi)
+{
+    const EvBinJob *jb = ctx;
+    int l0 = jb->l0, l1 = jb->l1;
+    size_t m = jb->m, inner = jb->inner;
+    const float *x0 = jb->x0, *x1 = jb->x1;
+    float *o = jb->o;
+    switch (jb->op) {
+    case EV_ADD: EV_FAST2(u + v); break;
+    case EV_SUB: EV_FAST2(u - v); break;
+    case EV_MUL: EV_FAST2(u * v); break;
+    case EV_DIV: EV_FAST2(u / v); break;
+    default:
+        /* x^2 (LayerNorm written out): the float product is the square
+         * rounded once, as pow's exact double square rounded to float is */
+        if (l1 == EV_L_ONE && x1[0] == 2.0f && l0 == EV_L_FULL)
+            for (size_t k = lo; k < hi; k++)
+                o[k] = x0[k] * x0[k];
+        else
+            EV_FAST2((float)pow(u, v));
+        break;
+    }
+}
+
+static bool ev_bin_fast(EvCtx *c, EvBinOp op, const EvValue *a, const EvValue *b,
                         EvValue *y)
 {
     if (a->dtype != IR_FLOAT || b->dtype != IR_FLOAT || op > EV_POW)
@@ -535,24 +579,11 @@ static bool ev_bin_fast(EvBinOp op, const EvValue *a, const EvValue *b,
         return false;
     if (n == 0)
         return true;
-    size_t m = l0 == EV_L_MID ? a->numel : b->numel;
-    const float *x0 = a->data, *x1 = b->data;
-    float *o = y->data;
-    switch (op) {
-    case EV_ADD: EV_FAST2(u + v); break;
-    case EV_SUB: EV_FAST2(u - v); break;
-    case EV_MUL: EV_FAST2(u * v); break;
-    case EV_DIV: EV_FAST2(u / v); break;
-    default:
-        /* x^2 (LayerNorm written out): the float product is the square
-         * rounded once, as pow's exact double square rounded to float is */
-        if (l1 == EV_L_ONE && x1[0] == 2.0f && l0 == EV_L_FULL)
-            for (size_t k = 0; k < n; k++)
-                o[k] = x0[k] * x0[k];
-        else
-            EV_FAST2((float)pow(u, v));
-        break;
-    }
+    bool mid = l0 == EV_L_MID || l1 == EV_L_MID;
+    EvBinJob jb = {op, l0, l1, mid ? (l0 == EV_L_MID ? a->numel : b->numel) : 0,
+                   mid ? inner : 1, a->data, b->data, y->data};
+    size_t grain = EV_PAR_GRAIN / jb.inner;
+    ev_par_range(c, mid ? n / jb.inner : n, grain ? grain : 1, ev_bin_part, &jb);
     return true;
 }
 
@@ -785,7 +816,7 @@ static int ev_binary(EvCtx *c, EvBinOp op)
                                    rank, dims);   /* every element written below */
     if (!y)
         return -1;
-    if (ev_bin_fast(op, a, &bv, y))
+    if (ev_bin_fast(c, op, a, &bv, y))
         return 0;
     EvBcast bc;
     ev_bcast_init(&bc, 2, ts, rank, dims);
@@ -894,6 +925,35 @@ static int ev_variadic_shape(EvCtx *c, size_t *rank, int64_t *dims)
 /* Float inputs all of y's shape: the same sums element by element,
  * without broadcasting's odometer (resnet50's residual Sum spent more
  * time stepping it than adding). */
+typedef struct EvVarJob {
+    const EvCtx *c;
+    int op;
+    float *y;
+} EvVarJob;
+
+static void ev_variadic_part(void *ctx, size_t lo, size_t hi)
+{
+    const EvVarJob *j = ctx;
+    const EvCtx *c = j->c;
+    float *ys = j->y;
+    /* a sum needs no NaN test: NaN and inf - inf come out of the adds */
+    if (j->op == EV_V_SUM || j->op == EV_V_MEAN) {
+        for (size_t k = lo; k < hi; k++) {
+            double acc = ((const float *)c->in[0]->data)[k];
+            for (size_t i = 1; i < c->n_in; i++)
+                acc += ((const float *)c->in[i]->data)[k];
+            ys[k] = (float)(j->op == EV_V_MEAN ? acc / (double)c->n_in : acc);
+        }
+        return;
+    }
+    for (size_t k = lo; k < hi; k++) {
+        double acc = 0;
+        for (size_t i = 0; i < c->n_in; i++)
+            ev_acc_f(j->op, &acc, ((const float *)c->in[i]->data)[k], i == 0);
+        ys[k] = (float)acc;
+    }
+}
+
 static bool ev_variadic_plain(EvCtx *c, int op, EvValue *y)
 {
     if (y->dtype != IR_FLOAT)
@@ -901,23 +961,8 @@ static bool ev_variadic_plain(EvCtx *c, int op, EvValue *y)
     for (size_t i = 0; i < c->n_in; i++)
         if (!ev_same_shape(c->in[i], y))
             return false;
-    float *ys = y->data;
-    /* a sum needs no NaN test: NaN and inf - inf come out of the adds */
-    if (op == EV_V_SUM || op == EV_V_MEAN) {
-        for (size_t k = 0; k < y->numel; k++) {
-            double acc = ((const float *)c->in[0]->data)[k];
-            for (size_t i = 1; i < c->n_in; i++)
-                acc += ((const float *)c->in[i]->data)[k];
-            ys[k] = (float)(op == EV_V_MEAN ? acc / (double)c->n_in : acc);
-        }
-        return true;
-    }
-    for (size_t k = 0; k < y->numel; k++) {
-        double acc = 0;
-        for (size_t i = 0; i < c->n_in; i++)
-            ev_acc_f(op, &acc, ((const float *)c->in[i]->data)[k], i == 0);
-        ys[k] = (float)acc;
-    }
+    EvVarJob j = {c, op, y->data};
+    ev_par_range(c, y->numel, EV_PAR_GRAIN, ev_variadic_part, &j);
     return true;
 }
 
@@ -939,7 +984,7 @@ static int ev_variadic(EvCtx *c, int op)
     if (ev_variadic_shape(c, &rank, dims))
         return -1;
     int32_t dt = c->in[0]->dtype;
-    EvValue *y = ev_out_tensor(c, 0, dt, rank, dims);
+    EvValue *y = ev_out_tensor_raw(c, 0, dt, rank, dims);   /* all written */
     if (!y)
         return -1;
     if (ev_variadic_plain(c, op, y))

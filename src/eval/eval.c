@@ -632,6 +632,30 @@ size_t ev_ctx_threads(const EvCtx *c)
     return c->run->opt.threads;
 }
 
+typedef struct EvRange {
+    EvRangeFn fn;
+    void *ctx;
+    size_t n, grain;
+} EvRange;
+
+static void ev_range_task(void *ctx, size_t t, size_t worker)
+{
+    const EvRange *r = ctx;
+    size_t lo = t * r->grain, hi = lo + r->grain < r->n ? lo + r->grain : r->n;
+    r->fn(r->ctx, lo, hi);
+}
+
+void ev_par_range(const EvCtx *c, size_t n, size_t grain, EvRangeFn fn, void *ctx)
+{
+    size_t tasks = grain ? (n + grain - 1) / grain : 1;
+    if (tasks <= 1 || ev_ctx_threads(c) <= 1) {
+        fn(ctx, 0, n);
+        return;
+    }
+    EvRange r = {fn, ctx, n, grain};
+    ev_parallel(ev_ctx_threads(c), tasks, ev_range_task, &r);
+}
+
 /* Counts one node or subgraph run of n: 0, or -1 with err naming n when
  * the run has used up its steps or its time. */
 static int ev_tick(EvRun *r, const IrNode *n, IrError *err)
@@ -807,6 +831,47 @@ static void ev_strings_fill(EvValue *v)
         }
 }
 
+/* The schema and kernel of (domain, op, opset), found once: the lookups
+ * (a formatted key, a binary search of the operator table) cost a tenth
+ * of a small model's run. A per-thread table indexed by the node's
+ * address; an entry is used only when domain, op and opset are equal, so
+ * a node freed and another made at its address can never take a wrong
+ * one. */
+enum { EV_DISPATCH_SLOTS = 256 };
+
+typedef struct EvDispatch {
+    char op[32], domain[32];
+    int64_t opset;
+    const OsSchema *sc;
+    EvKernel k;
+    bool used;
+} EvDispatch;
+
+static _Thread_local EvDispatch ev_dispatch[EV_DISPATCH_SLOTS];
+
+static void ev_dispatch_find(const IrNode *n, int64_t opset, const OsSchema **sc,
+                             EvKernel *k)
+{
+    const char *dom = ir_domain_norm(n->domain);
+    EvDispatch *e = &ev_dispatch[((uintptr_t)n >> 4) % EV_DISPATCH_SLOTS];
+    if (e->used && e->opset == opset && strcmp(e->op, n->op_type) == 0 &&
+        strcmp(e->domain, dom) == 0) {
+        *sc = e->sc;
+        *k = e->k;
+        return;
+    }
+    *sc = os_find(n->domain, n->op_type, opset);
+    *k = ev_kernel(dom, n->op_type);
+    if (strlen(n->op_type) >= sizeof e->op || strlen(dom) >= sizeof e->domain)
+        return;   /* not kept: names this long are rare */
+    strcpy(e->op, n->op_type);
+    strcpy(e->domain, dom);
+    e->opset = opset;
+    e->sc = *sc;
+    e->k = *k;
+    e->used = true;
+}
+
 static int ev_call_kernel(EvRun *r, EvFrame *f, EvScope *s,
                           const IrFunction *fn, IrNode *n, EvValue **in,
                           EvValue **out, IrError *err)
@@ -814,7 +879,9 @@ static int ev_call_kernel(EvRun *r, EvFrame *f, EvScope *s,
     if (!n->op_type || !n->op_type[0])
         return ir_fail(err, "a node has no op_type");
     int64_t opset = ir_scope_opset(r->m, fn, n->domain);
-    const OsSchema *sc = os_find(n->domain, n->op_type, opset);
+    const OsSchema *sc;
+    EvKernel k;
+    ev_dispatch_find(n, opset, &sc, &k);
     EvCtx c = {.run = r, .frame = f, .scope = s, .node = n, .schema = sc,
                .ver = sc ? sc->since : opset, .opset = opset,
                .n_in = n->n_in, .in = in, .n_out = n->n_out, .out = out,
@@ -824,7 +891,6 @@ static int ev_call_kernel(EvRun *r, EvFrame *f, EvScope *s,
                        n->op_type, (long long)opset);
     if (sc && ev_node_fits(&c, sc))
         return -1;
-    EvKernel k = ev_kernel(n->domain ? n->domain : "", n->op_type);
     if (!k)
         return ev_fail(&c, "the evaluator has no kernel for %s%s%s",
                        n->domain && n->domain[0] ? n->domain : "",

@@ -737,13 +737,23 @@ static void ev_conv_depthwise(size_t threads, bool dbl, const EvGeom *g, size_t 
     ev_parallel(threads, nb * co, ev_dw_task, &j);
 }
 
-/* Columns per im2col tile: about EV_TILE_BYTES of buffer, never fewer
- * than EV_TILE_MIN_COLS (below that dgemm runs short rows). */
-enum { EV_TILE_BYTES = 2 << 20, EV_TILE_MIN_COLS = 256 };
+/* Columns per im2col tile: about EV_TILE_BYTES of buffer, a share of at
+ * most 1/EV_CONV_TILES of the grid, never fewer than EV_TILE_MIN_COLS
+ * (two whole tiles of ev_sgemm). Sizes, never the thread count, decide
+ * the tiles: light_densenet121's 14 x 14 layers were one task each at
+ * the former 256 columns, and its second thread idle. */
+enum { EV_TILE_BYTES = 2 << 20, EV_TILE_MIN_COLS = 64, EV_CONV_TILES = 8 };
 
 static size_t ev_tile_cols(size_t kdim, size_t esz, size_t grid_sz)
 {
     size_t per = kdim > 0 ? kdim * esz : 1, cols = EV_TILE_BYTES / per;
+    /* at least EV_CONV_TILES tiles of a large grid, so that a pointwise
+     * conv, whose whole grid fits the buffer, still gives each thread
+     * work (a multiple of 32 columns: whole tiles of ev_sgemm) */
+    size_t share = (grid_sz + EV_CONV_TILES - 1) / EV_CONV_TILES;
+    share = (share + 31) / 32 * 32;
+    if (cols > share)
+        cols = share;
     if (cols < EV_TILE_MIN_COLS)
         cols = EV_TILE_MIN_COLS;
     return cols < grid_sz ? cols : grid_sz;
@@ -1416,31 +1426,70 @@ static int64_t ev_pool_index(const EvGeom *g, bool col_major, size_t plane, int6
 /* One 2-D window of ev_pool_window without its odometer: the same taps
  * in the same order, so the same result (a profile of squeezenet1_1 put
  * 18% of a run in the general window). */
-static double ev_pool_window2(const EvGeom *g, const EvPool *pp, const EvTaps *t,
-                              size_t oh, size_t ow, const double *x, int64_t *arg)
-{
-    int64_t lo0 = t->lo[0][oh], hi0 = t->hi[0][oh], lo1 = t->lo[1][ow], hi1 = t->hi[1][ow];
-    int64_t h0 = (int64_t)oh * g->s[0] - g->pb[0], w0 = (int64_t)ow * g->s[1] - g->pb[1];
-    double acc = pp->mode == EV_POOL_MAX ? -INFINITY : 0.0;
-    *arg = -1;
-    for (int64_t a = lo0; a < hi0 && lo1 < hi1; a++) {
-        const double *row = x + (h0 + a * g->d[0]) * g->img[1];
-        for (int64_t b = lo1; b < hi1; b++) {
-            int64_t col = w0 + b * g->d[1];
-            double v = row[col];
-            if (pp->mode == EV_POOL_AVG) {
-                acc += v;
-            } else if (*arg < 0 || v > acc) {
-                acc = v;
-                *arg = (h0 + a * g->d[0]) * g->img[1] + col;
-            }
-        }
+#define EV_DEF_POOL_WINDOW2(T, SFX)                                             \
+    static double ev_pool_window2_##SFX(const EvGeom *g, const EvPool *pp,      \
+                                        const EvTaps *t, size_t oh, size_t ow,   \
+                                        const T *x, int64_t *arg)                \
+    {                                                                           \
+        int64_t lo0 = t->lo[0][oh], hi0 = t->hi[0][oh];                         \
+        int64_t lo1 = t->lo[1][ow], hi1 = t->hi[1][ow];                         \
+        int64_t h0 = (int64_t)oh * g->s[0] - g->pb[0];                          \
+        int64_t w0 = (int64_t)ow * g->s[1] - g->pb[1];                          \
+        double acc = pp->mode == EV_POOL_MAX ? -INFINITY : 0.0;                 \
+        *arg = -1;                                                              \
+        for (int64_t a = lo0; a < hi0 && lo1 < hi1; a++) {                      \
+            const T *row = x + (h0 + a * g->d[0]) * g->img[1];                  \
+            for (int64_t b = lo1; b < hi1; b++) {                               \
+                int64_t col = w0 + b * g->d[1];                                 \
+                double v = row[col];                                            \
+                if (pp->mode == EV_POOL_AVG) {                                  \
+                    acc += v;                                                   \
+                } else if (*arg < 0 || v > acc) {                               \
+                    acc = v;                                                    \
+                    *arg = (h0 + a * g->d[0]) * g->img[1] + col;                \
+                }                                                               \
+            }                                                                   \
+        }                                                                       \
+        if (pp->mode == EV_POOL_MAX)                                            \
+            return acc;                                                         \
+        double cnt = (double)(hi0 - lo0) * (double)(hi1 - lo1);                 \
+        double padded = (double)t->padded[0][oh] * (double)t->padded[1][ow];   \
+        return acc / (pp->with_pad ? padded : cnt);                             \
     }
-    if (pp->mode == EV_POOL_MAX)
-        return acc;
-    double cnt = (double)(hi0 - lo0) * (double)(hi1 - lo1);
-    double padded = (double)t->padded[0][oh] * (double)t->padded[1][ow];
-    return acc / (pp->with_pad ? padded : cnt);
+
+/* The window of 2-D pools, read from double or, for float inputs, straight
+ * from the floats: converting a whole activation to double first was a
+ * quarter of squeezenet's run. The sum is in double either way. */
+EV_DEF_POOL_WINDOW2(double, f64)
+EV_DEF_POOL_WINDOW2(float, f32)
+
+typedef struct EvPool2Job {
+    const EvGeom *g;
+    const EvPool *pp;
+    const EvTaps *t;
+    const float *x;
+    float *y;
+    int64_t *ind;
+} EvPool2Job;
+
+/* A 2-D AveragePool or MaxPool of float planes [lo, hi) into float y. */
+static void ev_pool2_f32(void *ctx, size_t lo, size_t hi)
+{
+    const EvPool2Job *j = ctx;
+    const EvGeom *g = j->g;
+    const EvPool *pp = j->pp;
+    const EvTaps *t = j->t;
+    const float *x = j->x;
+    float *y = j->y;
+    int64_t *ind = j->ind, arg;
+    for (size_t pl = lo; pl < hi; pl++)
+        for (size_t oh = 0, at = pl * g->grid_sz; oh < (size_t)g->grid[0]; oh++)
+            for (size_t ow = 0; ow < (size_t)g->grid[1]; ow++, at++) {
+                y[at] = (float)ev_pool_window2_f32(g, pp, t, oh, ow,
+                                                   x + pl * g->img_sz, &arg);
+                if (ind)
+                    ind[at] = arg < 0 ? -1 : ev_pool_index(g, pp->col_major, pl, arg);
+            }
 }
 
 /* Pools nplanes image planes of x into y (and Indices into ind). */
@@ -1452,7 +1501,7 @@ static void ev_pool_run(const EvGeom *g, const EvPool *pp, const EvTaps *t,
         for (size_t pl = 0; pl < nplanes; pl++)
             for (size_t oh = 0, at = pl * g->grid_sz; oh < (size_t)g->grid[0]; oh++)
                 for (size_t ow = 0; ow < (size_t)g->grid[1]; ow++, at++) {
-                    y[at] = ev_pool_window2(g, pp, t, oh, ow, x + pl * g->img_sz, &arg);
+                    y[at] = ev_pool_window2_f64(g, pp, t, oh, ow, x + pl * g->img_sz, &arg);
                     if (ind)
                         ind[at] = arg < 0 ? -1 : ev_pool_index(g, pp->col_major, pl, arg);
                 }
@@ -1501,13 +1550,21 @@ static int ev_pool(EvCtx *c, int mode)
         return -1;
     memcpy(dims, x->dims, 2 * sizeof *dims);
     memcpy(dims + 2, g.grid, g.n * sizeof *dims);
-    if (!(y = ev_out_tensor(c, 0, x->dtype, x->rank, dims)))
+    if (!(y = ev_out_tensor_raw(c, 0, x->dtype, x->rank, dims)))   /* all written */
         return -1;
     if (mode == EV_POOL_MAX && c->ver >= 8 && ev_has_out(c, 1) &&
         !(ind = ev_out_tensor(c, 1, IR_INT64, x->rank, dims)))
         return -1;
     if (y->numel == 0)
         return 0;
+    if (x->dtype == IR_FLOAT && g.n == 2 && mode != EV_POOL_LP) {
+        if (ev_taps_build(c, &g, &taps) < 0)
+            return -1;
+        EvPool2Job j = {&g, &pp, &taps, x->data, y->data, ind ? ind->data : NULL};
+        size_t grain = EV_PAR_GRAIN / (g.grid_sz * (size_t)g.k_sz);
+        ev_par_range(c, y->numel / g.grid_sz, grain ? grain : 1, ev_pool2_f32, &j);
+        return 0;
+    }
     const double *xv = ev_real_in(c, x, true);
     double *yv = ev_tmp_raw(c, y->numel, sizeof *yv);
     if (!xv || !yv || ev_taps_build(c, &g, &taps) < 0)

@@ -541,6 +541,48 @@ static int ev_bn_train(EvCtx *c, EvValue *const *t, const double *v,
     return 0;
 }
 
+
+/* Inference BatchNormalization of a float tensor, element by element in
+ * double as the general path computes it, without a double copy of the
+ * whole activation (which, with the zeroing of the output, was a tenth
+ * of light_resnet50's run). */
+typedef struct EvBnJob {
+    double *const *p;
+    size_t np, inner;
+    double eps;
+    const float *x;
+    float *y;
+} EvBnJob;
+
+/* Planes [lo, hi), plane q being channel q % np of image q / np. */
+static void ev_bn_part(void *ctx, size_t lo, size_t hi)
+{
+    const EvBnJob *j = ctx;
+    for (size_t q = lo; q < hi; q++) {
+        size_t k = q % j->np, at = q * j->inner;
+        double inv = 1.0 / sqrt(j->p[4][k] + j->eps), mean = j->p[3][k];
+        double sc = j->p[1][k], b = j->p[2][k];
+        for (size_t i = 0; i < j->inner; i++)
+            j->y[at + i] = (float)(((double)j->x[at + i] - mean) * inv * sc + b);
+    }
+}
+
+static int ev_bn_float(EvCtx *c, EvValue *const *t, double *const *p, size_t outer,
+                       size_t np, size_t inner, double eps)
+{
+    const EvValue *x = t[0];
+    EvValue *y = ev_out_tensor_raw(c, 0, x->dtype, x->rank, x->dims);   /* all written */
+    if (!y)
+        return -1;
+    for (size_t i = 1; i < 5; i++)   /* the statistics outputs pass through */
+        if (ev_has_out(c, i))
+            ev_out_set(c, i, ev_ref(t[i % 2 ? 3 : 4]));
+    EvBnJob j = {p, np, inner, eps, x->data, y->data};
+    size_t grain = inner ? EV_PAR_GRAIN / inner : 1;
+    if (x->numel)
+        ev_par_range(c, outer * np, grain ? grain : 1, ev_bn_part, &j);
+    return 0;
+}
 /* X, scale, B, mean, var: floating point, typed as the version says. */
 static int ev_bn_inputs(EvCtx *c, EvValue **t)
 {
@@ -578,12 +620,15 @@ static int ev_batchnorm(EvCtx *c)
     for (size_t i = 1; i < 5; i++)
         if (!(p[i] = ev_nm_vec(c, t[i], np, names[i])))
             return -1;
+    bool train = ev_bn_training(c);
+    if (!train && x->dtype == IR_FLOAT)
+        return ev_bn_float(c, t, p, outer, np, inner, eps);
     double *v = ev_nm_load(c, x);
     EvValue *y = ev_out_tensor(c, 0, x->dtype, x->rank, x->dims);
     if (!v || !y)
         return -1;
     double *mean = p[3], *var = p[4];
-    if (ev_bn_training(c)) {
+    if (train) {
         if (ev_bn_train(c, t, v, outer, np, inner, &mean, &var))
             return -1;
     } else {

@@ -11,6 +11,8 @@
  */
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -117,6 +119,92 @@ static void ev_par_loop(EvPar *p, size_t worker)
     }
 }
 
+/* ---- the pool ----------------------------------------------------------- */
+
+/* Workers live for the process, started as runs first ask for them:
+ * starting threads for every node cost more than two-thread convolution
+ * gained (light_densenet121 ran slower on 2 threads than on 1), and each
+ * new thread began with an empty block cache (block.c), so it faulted its
+ * scratch in again and left it behind when it ended. One run at a time
+ * uses the pool; another thread's run meanwhile, or a task that asks for
+ * threads itself, gets threads of its own as before. */
+static struct {
+    pthread_mutex_t mu;
+    pthread_cond_t go, done;
+    size_t started;      /* workers 1..started exist */
+    _Atomic uint64_t gen;   /* bumped for every job (under mu) */
+    EvPar *job;
+    size_t job_threads;  /* workers 1..job_threads-1 take part */
+    atomic_size_t busy;  /* of those, still working (changed under mu) */
+    atomic_flag owned;
+    uint64_t born[EV_MAX_THREADS];   /* gen when worker i was started */
+} ev_pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER,
+             PTHREAD_COND_INITIALIZER, 0, 0, NULL, 0, 0, ATOMIC_FLAG_INIT, {0}};
+
+/* Whether this thread is running a pool task (then it must not wait for
+ * the pool itself). */
+static _Thread_local bool ev_in_pool;
+
+/* Spins of a thread waiting for the next job or for its workers before
+ * it sleeps on the condition: a node's job is often a few hundred
+ * microseconds, and waking a sleeping thread took tens of them here. */
+enum { EV_POOL_SPIN = 1 << 14 };
+
+static void ev_pool_pause(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+}
+
+static void *ev_pool_main(void *arg)
+{
+    size_t id = (size_t)(uintptr_t)arg;
+    ev_in_pool = true;
+    pthread_mutex_lock(&ev_pool.mu);
+    /* the job it was started for, if any, is still to do */
+    uint64_t seen = ev_pool.born[id];
+    for (;;) {
+        pthread_mutex_unlock(&ev_pool.mu);
+        for (int i = 0; i < EV_POOL_SPIN && atomic_load(&ev_pool.gen) == seen; i++)
+            ev_pool_pause();
+        pthread_mutex_lock(&ev_pool.mu);
+        while (ev_pool.gen == seen)
+            pthread_cond_wait(&ev_pool.go, &ev_pool.mu);
+        seen = ev_pool.gen;
+        if (id >= ev_pool.job_threads)
+            continue;
+        EvPar *p = ev_pool.job;
+        pthread_mutex_unlock(&ev_pool.mu);
+        ev_par_loop(p, id);
+        pthread_mutex_lock(&ev_pool.mu);
+        if (--ev_pool.busy == 0)
+            pthread_cond_signal(&ev_pool.done);
+    }
+    return NULL;
+}
+
+/* Starts workers up to n - 1; the number of workers there are. */
+static size_t ev_pool_grow(size_t n)
+{
+    while (ev_pool.started + 1 < n) {
+        pthread_t th;
+        pthread_attr_t at;
+        if (pthread_attr_init(&at) != 0)
+            break;
+        pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+        ev_pool.born[ev_pool.started + 1] = ev_pool.gen;
+        int rc = pthread_create(&th, &at, ev_pool_main,
+                                (void *)(uintptr_t)(ev_pool.started + 1));
+        pthread_attr_destroy(&at);
+        if (rc != 0)
+            break;   /* the workers there are take the tasks */
+        ev_pool.started++;
+    }
+    return ev_pool.started;
+}
+
+/* Threads started for this call only, as before the pool. */
 static void *ev_par_main(void *arg)
 {
     EvWorker *w = arg;
@@ -124,20 +212,53 @@ static void *ev_par_main(void *arg)
     return NULL;
 }
 
-void ev_parallel(size_t threads, size_t n_tasks, EvTaskFn fn, void *ctx)
+static void ev_parallel_own(EvPar *p, size_t n)
 {
-    EvPar p = {fn, ctx, n_tasks, 0};
     EvWorker w[EV_MAX_THREADS];
-    size_t n = threads < n_tasks ? threads : n_tasks, started = 1;
-    if (n > EV_MAX_THREADS)
-        n = EV_MAX_THREADS;
+    size_t started = 1;
     /* a thread that cannot be started leaves its tasks to the others */
     for (size_t i = 1; i < n; i++) {
-        w[started] = (EvWorker){&p, started, 0};
+        w[started] = (EvWorker){p, started, 0};
         if (pthread_create(&w[started].th, NULL, ev_par_main, &w[started]) == 0)
             started++;
     }
-    ev_par_loop(&p, 0);
+    ev_par_loop(p, 0);
     for (size_t i = 1; i < started; i++)
         pthread_join(w[i].th, NULL);
+}
+
+void ev_parallel(size_t threads, size_t n_tasks, EvTaskFn fn, void *ctx)
+{
+    EvPar p = {fn, ctx, n_tasks, 0};
+    size_t n = threads < n_tasks ? threads : n_tasks;
+    if (n > EV_MAX_THREADS)
+        n = EV_MAX_THREADS;
+    if (n <= 1) {
+        ev_par_loop(&p, 0);
+        return;
+    }
+    if (ev_in_pool || atomic_flag_test_and_set(&ev_pool.owned)) {
+        ev_parallel_own(&p, n);
+        return;
+    }
+    pthread_mutex_lock(&ev_pool.mu);
+    size_t have = ev_pool_grow(n);
+    n = have + 1 < n ? have + 1 : n;
+    ev_pool.job = &p;
+    ev_pool.job_threads = n;
+    ev_pool.busy = n - 1;
+    ev_pool.gen++;
+    pthread_cond_broadcast(&ev_pool.go);
+    pthread_mutex_unlock(&ev_pool.mu);
+    ev_in_pool = true;
+    ev_par_loop(&p, 0);
+    ev_in_pool = false;
+    for (int i = 0; i < EV_POOL_SPIN && atomic_load(&ev_pool.busy) > 0; i++)
+        ev_pool_pause();
+    pthread_mutex_lock(&ev_pool.mu);
+    while (ev_pool.busy > 0)
+        pthread_cond_wait(&ev_pool.done, &ev_pool.mu);
+    ev_pool.job = NULL;
+    pthread_mutex_unlock(&ev_pool.mu);
+    atomic_flag_clear(&ev_pool.owned);
 }

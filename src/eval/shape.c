@@ -531,7 +531,8 @@ static int ev_concat(EvCtx *c)
             return ev_fail(c, "concatenated dim overflows");
         dims[a] += x->dims[a];
     }
-    EvValue *y = ev_out_tensor(c, 0, x0->dtype, r, dims);
+    /* every element is some input's (strings still start empty) */
+    EvValue *y = ev_out_tensor_raw(c, 0, x0->dtype, r, dims);
     if (!y)
         return -1;
     if (!y->numel)
