@@ -498,13 +498,26 @@ static int ev_layout(const EvValue *t, const EvValue *y, size_t *inner)
 }
 
 /* The MID loops over runs [lo, hi): run q of `inner` contiguous output
- * elements meets x_mid's element q % m. */
+ * elements meets x_mid's element q % m. Runs of one element (a bias over
+ * the last axis) go as stretches of x_mid, which vectorize. */
 #define EV_FAST_MID(EXPR, U, V)                                           \
-    for (size_t q = lo; q < hi; q++) {                                    \
-        size_t j = q % m, at = q * inner;                                 \
-        for (size_t i = 0; i < inner; i++) {                              \
-            float u = (U), v = (V);                                       \
-            o[at + i] = (EXPR);                                           \
+    if (inner == 1) {                                                     \
+        for (size_t q = lo; q < hi;) {                                    \
+            size_t j0 = q % m, len = m - j0 < hi - q ? m - j0 : hi - q;   \
+            for (size_t t = 0; t < len; t++) {                            \
+                size_t at = q + t, j = j0 + t, i = 0;                     \
+                float u = (U), v = (V);                                   \
+                o[at] = (EXPR);                                           \
+            }                                                             \
+            q += len;                                                     \
+        }                                                                 \
+    } else {                                                              \
+        for (size_t q = lo, j = lo % m; q < hi; q++, j = j + 1 == m ? 0 : j + 1) { \
+            size_t at = q * inner;                                        \
+            for (size_t i = 0; i < inner; i++) {                          \
+                float u = (U), v = (V);                                   \
+                o[at + i] = (EXPR);                                       \
+            }                                                             \
         }                                                                 \
     }
 

@@ -1463,6 +1463,34 @@ static int64_t ev_pool_index(const EvGeom *g, bool col_major, size_t plane, int6
 EV_DEF_POOL_WINDOW2(double, f64)
 EV_DEF_POOL_WINDOW2(float, f32)
 
+/* One plane of a 2-D MaxPool without Indices: the window's first tap,
+ * then any later one strictly greater, as ev_pool_window2 takes them (so
+ * a NaN first tap stays and a later NaN is passed over), without its
+ * index bookkeeping: a quarter of squeezenet1_1's run was that loop. */
+static void ev_pool_max2_f32(const EvGeom *g, const EvTaps *t, const float *x, float *y)
+{
+    for (int64_t oh = 0; oh < g->grid[0]; oh++) {
+        int64_t lo0 = t->lo[0][oh], hi0 = t->hi[0][oh];
+        int64_t h0 = oh * g->s[0] - g->pb[0];
+        for (int64_t ow = 0; ow < g->grid[1]; ow++) {
+            int64_t lo1 = t->lo[1][ow], hi1 = t->hi[1][ow];
+            int64_t w0 = ow * g->s[1] - g->pb[1];
+            float best = -INFINITY;
+            bool any = false;
+            for (int64_t a = lo0; a < hi0 && lo1 < hi1; a++) {
+                const float *row = x + (h0 + a * g->d[0]) * g->img[1] + w0;
+                for (int64_t b = lo1; b < hi1; b++) {
+                    float v = row[b * g->d[1]];
+                    if (!any || v > best)
+                        best = v;
+                    any = true;
+                }
+            }
+            y[oh * g->grid[1] + ow] = best;
+        }
+    }
+}
+
 typedef struct EvPool2Job {
     const EvGeom *g;
     const EvPool *pp;
@@ -1482,6 +1510,11 @@ static void ev_pool2_f32(void *ctx, size_t lo, size_t hi)
     const float *x = j->x;
     float *y = j->y;
     int64_t *ind = j->ind, arg;
+    if (pp->mode == EV_POOL_MAX && !ind) {
+        for (size_t pl = lo; pl < hi; pl++)
+            ev_pool_max2_f32(g, t, x + pl * g->img_sz, y + pl * g->grid_sz);
+        return;
+    }
     for (size_t pl = lo; pl < hi; pl++)
         for (size_t oh = 0, at = pl * g->grid_sz; oh < (size_t)g->grid[0]; oh++)
             for (size_t ow = 0; ow < (size_t)g->grid[1]; ow++, at++) {

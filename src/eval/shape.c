@@ -309,7 +309,7 @@ EvValue *ev_attr_value(EvCtx *c, const char *name)
 static int ev_out_reshaped(EvCtx *c, const EvValue *x, size_t rank,
                            const int64_t *dims)
 {
-    EvValue *y = ev_out_tensor(c, 0, x->dtype, rank, dims);
+    EvValue *y = ev_out_tensor_raw(c, 0, x->dtype, rank, dims);   /* all copied below */
     if (!y)
         return -1;
     if (y->numel != x->numel)
@@ -488,7 +488,7 @@ static int ev_transpose(EvCtx *c)
     ev_istrides(r, x->dims, xs);
     for (size_t i = 0; i < r; i++)
         dims[i] = x->dims[p[i]];
-    EvValue *y = ev_out_tensor(c, 0, x->dtype, r, dims);
+    EvValue *y = ev_out_tensor_raw(c, 0, x->dtype, r, dims);   /* a permutation: all written */
     if (!y)
         return -1;
     if (!y->numel)
