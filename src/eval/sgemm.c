@@ -172,6 +172,35 @@ static void ev_sg_few_c(size_t m, size_t k, const float *a, size_t lda, const fl
 }
 
 #if EV_SG_X86
+/* col[c][r] = b[r * ldb + c] for r, c < 16: the usual four rounds of
+ * shuffles (pairs of floats, of doubles, of 128-bit lanes twice). */
+__attribute__((target("avx512f")))
+static void ev_sg_t16(const float *b, size_t ldb, __m512 *col)
+{
+    __m512 r[16], t[16];
+    for (size_t i = 0; i < 16; i++)
+        r[i] = _mm512_loadu_ps(b + i * ldb);
+    for (size_t i = 0; i < 16; i += 2) {
+        t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
+        t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
+    }
+    for (size_t i = 0; i < 16; i += 4) {
+        r[i] = _mm512_shuffle_ps(t[i], t[i + 2], 0x44);
+        r[i + 1] = _mm512_shuffle_ps(t[i], t[i + 2], 0xee);
+        r[i + 2] = _mm512_shuffle_ps(t[i + 1], t[i + 3], 0x44);
+        r[i + 3] = _mm512_shuffle_ps(t[i + 1], t[i + 3], 0xee);
+    }
+    for (size_t h = 0; h < 16; h += 8)
+        for (size_t i = 0; i < 4; i++) {
+            t[h + i] = _mm512_shuffle_f32x4(r[h + i], r[h + i + 4], 0x88);
+            t[h + i + 4] = _mm512_shuffle_f32x4(r[h + i], r[h + i + 4], 0xdd);
+        }
+    for (size_t i = 0; i < 8; i++) {
+        col[i] = _mm512_shuffle_f32x4(t[i], t[i + 8], 0x88);
+        col[i + 8] = _mm512_shuffle_f32x4(t[i], t[i + 8], 0xdd);
+    }
+}
+
 __attribute__((target("avx512f")))
 static void ev_sg_few_512(size_t m, size_t k, const float *a, size_t lda, const float *b,
                           size_t ldb, size_t j, float *s)
@@ -184,7 +213,18 @@ static void ev_sg_few_512(size_t m, size_t k, const float *a, size_t lda, const 
     for (size_t i = 0; i < EV_SG_FEW; i++)
         acc[i] = _mm512_setzero_ps();
     const float *bj = b + j * ldb;
-    for (size_t kk = 0; kk < k; kk++) {
+    size_t kk = 0;
+    /* 16 x 16 blocks of B read as rows and turned into columns in
+     * registers: a quarter of a shuffle per element where the gather
+     * below takes one load per element */
+    for (; kk + 16 <= k; kk += 16) {
+        __m512 col[16];
+        ev_sg_t16(bj + kk, ldb, col);
+        for (size_t c = 0; c < 16; c++)
+            for (size_t i = 0; i < m; i++)
+                acc[i] = _mm512_fmadd_ps(_mm512_set1_ps(a[i * lda + kk + c]), col[c], acc[i]);
+    }
+    for (; kk < k; kk++) {
         __m512 bv = _mm512_i32gather_ps(idx, bj + kk, 4);
         for (size_t i = 0; i < m; i++)
             acc[i] = _mm512_fmadd_ps(_mm512_set1_ps(a[i * lda + kk]), bv, acc[i]);
