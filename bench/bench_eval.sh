@@ -21,6 +21,18 @@ pin=""
 command -v taskset >/dev/null 2>&1 && pin="taskset -c 0"
 echo "| model | onnx-convert ms | ONNX Runtime ms | ratio | ONNX Runtime, no graph optimization, ms | ratio | onnx-convert, $threads threads, ms |"
 echo "|---|---:|---:|---:|---:|---:|---:|"
+# The smallest of three medians, each from its own process: on the
+# project's virtual machines one process can run a quarter slower
+# throughout (light_inception_v2: 88 then 119 ms, minutes apart), and the
+# other side of a ratio does not share that luck.
+best3() {
+    b=""
+    for i in 1 2 3; do
+        v=$("$@" 2>/dev/null | tail -n 1 | awk '{print $2}')
+        b=$(printf '%s\n%s\n' "$b" "$v" | grep -E '^[0-9.]+$' | sort -n | head -n 1)
+    done
+    echo "$b"
+}
 ratio() {
     awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0 && a > 0) printf "%.1f", a / b; else print "-" }'
 }
@@ -34,9 +46,9 @@ for c in ../shared/models/mobilenet_v2_opset17 ../shared/models/shufflenet_v2_op
     [ -d "$c" ] || continue
     n=$runs
     case $c in ../shared/models/*) n=$few ;; esac
-    ours=$($pin $bin "$c" "$n" 1 2>/dev/null | tail -n 1 | awk '{print $2}')
-    theirs=$($pin node bench/ort_time.js "$ort" "$c" "$n" all 2>/dev/null | tail -n 1 | awk '{print $2}')
-    plain=$($pin node bench/ort_time.js "$ort" "$c" "$n" disabled 2>/dev/null | tail -n 1 | awk '{print $2}')
-    more=$($bin "$c" "$n" "$threads" 2>/dev/null | tail -n 1 | awk '{print $2}')
+    ours=$(best3 $pin $bin "$c" "$n" 1)
+    theirs=$(best3 $pin node bench/ort_time.js "$ort" "$c" "$n" all)
+    plain=$(best3 $pin node bench/ort_time.js "$ort" "$c" "$n" disabled)
+    more=$(best3 $bin "$c" "$n" "$threads")
     echo "| $(basename "$c") | $ours | $theirs | $(ratio "$ours" "$theirs") | $plain | $(ratio "$ours" "$plain") | $more |"
 done

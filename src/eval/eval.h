@@ -298,8 +298,8 @@ size_t ev_ctx_threads(const EvCtx *c);
 typedef void (*EvRangeFn)(void *ctx, size_t lo, size_t hi);
 void ev_par_range(const EvCtx *c, size_t n, size_t grain, EvRangeFn fn, void *ctx);
 /* Elements per piece of a plain elementwise loop: below two of them a
- * node runs on its own thread (waking another costs more). */
-#define EV_PAR_GRAIN 65536
+ * node runs on its own thread (handing work to the pool costs more). */
+#define EV_PAR_GRAIN 16384
 /* Counts units of work beyond the node's own run against the run's
  * --max-steps budget: 0, or -1 (err set, naming the node) past it. */
 int ev_charge(EvCtx *c, uint64_t units);

@@ -698,8 +698,9 @@ static bool ev_geom_pointwise(const EvGeom *g)
 }
 
 /* Work below this many multiply-adds runs on the calling thread alone:
- * starting threads costs more. */
-#define EV_PAR_MIN_MACS (1u << 21)
+ * handing it to the pool costs more. Measured against 2^21 on two
+ * threads: squeezenet1_1 2.43 -> 1.87 ms, light_resnet50 104 -> 94. */
+#define EV_PAR_MIN_MACS (1u << 18)
 
 static size_t ev_par_threads(EvCtx *c, double macs)
 {
@@ -716,6 +717,65 @@ typedef struct EvDwJob {
     void *y;
 } EvDwJob;
 
+/* The float depthwise conv of ev_dw2d_f32, with the columns whose taps
+ * all fall inside the image (the interior) computed a row at a time: for
+ * each tap in the same row-major order, every interior column adds its
+ * product, so each element takes the same sums in the same order as the
+ * plain loop, and the column loop vectorizes (depthwise convs were a
+ * third of mobilenet_v2's run). Border columns go through the plain loop's
+ * body. */
+enum { EV_DW_ROW = 1024 };
+
+static void ev_dw2d_rows_f32(const EvGeom *g, const float *img, const float *w, float *y)
+{
+    int64_t ih = g->img[0], iw = g->img[1], kh = g->k[0], kw = g->k[1];
+    int64_t s1 = g->s[1], d1 = g->d[1], p1 = g->pb[1], gw = g->grid[1];
+    /* interior columns: ow * s1 - p1 >= 0 and ow * s1 - p1 + (kw-1) * d1 < iw */
+    int64_t c0 = (p1 + s1 - 1) / s1, last = iw - 1 - (kw - 1) * d1 + p1;
+    int64_t c1 = last < 0 ? 0 : last / s1 + 1;
+    if (c1 > gw)
+        c1 = gw;
+    if (c0 > c1)
+        c0 = c1;
+    float acc[EV_DW_ROW];
+    for (int64_t oh = 0; oh < g->grid[0]; oh++) {
+        float *yr = y + oh * gw;
+        for (int64_t ow = c0; ow < c1; ow++)
+            acc[ow - c0] = 0;
+        for (int64_t a = 0; a < kh; a++) {
+            int64_t h = oh * g->s[0] - g->pb[0] + a * g->d[0];
+            if (h < 0 || h >= ih)
+                continue;
+            for (int64_t b = 0; b < kw; b++) {
+                float wv = w[a * kw + b];
+                const float *xr = img + h * iw + b * d1 - p1;
+                for (int64_t ow = c0; ow < c1; ow++)
+                    acc[ow - c0] += wv * xr[ow * s1];
+            }
+        }
+        for (int64_t ow = c0; ow < c1; ow++)
+            yr[ow] = acc[ow - c0];
+        for (int64_t ow = 0; ow < gw; ow++) {
+            if (ow == c0)
+                ow = c1;
+            if (ow >= gw)
+                break;
+            float sum = 0;
+            for (int64_t a = 0; a < kh; a++) {
+                int64_t h = oh * g->s[0] - g->pb[0] + a * g->d[0];
+                if (h < 0 || h >= ih)
+                    continue;
+                for (int64_t b = 0; b < kw; b++) {
+                    int64_t x = ow * s1 - p1 + b * d1;
+                    if (x >= 0 && x < iw)
+                        sum += w[a * kw + b] * img[h * iw + x];
+                }
+            }
+            yr[ow] = sum;
+        }
+    }
+}
+
 static void ev_dw_task(void *ctx, size_t t, size_t worker)
 {
     const EvDwJob *j = ctx;
@@ -726,6 +786,8 @@ static void ev_dw_task(void *ctx, size_t t, size_t worker)
     char *ym = (char *)j->y + (i * j->co + m) * j->g->grid_sz * esz;
     if (j->dbl)
         ev_dw2d_f64(j->g, (const double *)xc, (const double *)wm, (double *)ym);
+    else if (j->g->grid[1] <= EV_DW_ROW)
+        ev_dw2d_rows_f32(j->g, (const float *)xc, (const float *)wm, (float *)ym);
     else
         ev_dw2d_f32(j->g, (const float *)xc, (const float *)wm, (float *)ym);
 }
