@@ -501,6 +501,35 @@ static int ev_transpose(EvCtx *c)
     return 0;
 }
 
+enum { EV_CONCAT_PAR = 256 };
+
+typedef struct EvConcatJob {
+    const EvCtx *c;
+    EvValue *y;
+    size_t axis;
+    int64_t ys[EV_MAX_RANK];
+    int64_t at[EV_CONCAT_PAR];   /* where input i starts on the axis */
+} EvConcatJob;
+
+/* Copies input i into y from position `at` of the axis on. */
+static void ev_concat_one(const EvConcatJob *j, size_t i, int64_t at)
+{
+    const EvValue *x = j->c->in[i];
+    size_t r = x->rank;
+    EvView v;
+    ev_view_init(&v, r, x->dims);
+    memcpy(v.ss, v.ds, r * sizeof *v.ss);
+    memcpy(v.ds, j->ys, r * sizeof *v.ds);
+    v.doff = at * j->ys[j->axis];
+    ev_view_copy(j->y, x, &v);
+}
+
+static void ev_concat_task(void *ctx, size_t t, size_t worker)
+{
+    const EvConcatJob *j = ctx;
+    ev_concat_one(j, t, j->at[t]);
+}
+
 static int ev_concat(EvCtx *c)
 {
     if (!c->n_in)
@@ -537,17 +566,26 @@ static int ev_concat(EvCtx *c)
         return -1;
     if (!y->numel)
         return 0;
-    int64_t ys[EV_MAX_RANK], at = 0;
-    ev_istrides(r, dims, ys);
+    EvConcatJob j = {c, y, a, {0}, {0}};
+    ev_istrides(r, dims, j.ys);
+    int64_t at = 0;
+    for (size_t i = 0; i < c->n_in && i < EV_CONCAT_PAR; i++) {
+        j.at[i] = at;
+        at += c->in[i]->dims[a];
+    }
+    /* the inputs' copies go to disjoint parts of y: one task each when
+     * there are few enough and they are worth a thread (densenet's
+     * concats of every earlier layer were its largest serial part) */
+    bool par = c->n_in <= EV_CONCAT_PAR && x0->dtype != IR_STRING &&
+               y->numel >= 4 * (size_t)EV_PAR_GRAIN;
+    if (par) {
+        ev_parallel(ev_ctx_threads(c), c->n_in, ev_concat_task, &j);
+        return 0;
+    }
+    at = 0;
     for (size_t i = 0; i < c->n_in; i++) {
-        EvValue *x = c->in[i];
-        EvView v;
-        ev_view_init(&v, r, x->dims);
-        memcpy(v.ss, v.ds, r * sizeof *v.ss);
-        memcpy(v.ds, ys, r * sizeof *v.ds);
-        v.doff = at * ys[a];
-        ev_view_copy(y, x, &v);
-        at += x->dims[a];
+        ev_concat_one(&j, i, at);
+        at += c->in[i]->dims[a];
     }
     return 0;
 }
