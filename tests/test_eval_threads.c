@@ -2,11 +2,17 @@
  * every shared model and the backend's light_resnet50 run on 1, 2 and 3
  * threads give the same bits. The kernels cut their work into tasks of a
  * fixed size; a cut that dropped or repeated work under more threads, or
- * two tasks writing one output, fails here (checked by planting one). A
- * sum regrouped by thread count would rarely show: the evaluator sums in
- * double and rounds once. */
+ * two tasks writing one output, fails here (checked by planting one); so
+ * would a float sum regrouped by thread count, since ev_sgemm sums in
+ * float32. The pool of workers also survives fork(): a child (batch mode
+ * forks one per model) runs parallel work without the parent's threads. */
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "corpus.h"
 #include "eval/eval.h"
@@ -71,8 +77,37 @@ static void te_case(const char *dir)
     ir_model_free(m);
 }
 
+static atomic_size_t te_done;
+
+static void te_task(void *ctx, size_t t, size_t worker)
+{
+    atomic_fetch_add(&te_done, 1);
+}
+
+/* Parallel work in the parent starts the pool; a forked child then runs
+ * parallel work of its own and must finish (it waited forever on workers
+ * it does not have before the pool reset itself after fork). */
+static void te_fork(void)
+{
+    ev_parallel(2, 64, te_task, NULL);
+    T_CHECK(te_done == 64, "parent: %zu of 64 tasks ran", (size_t)te_done);
+    pid_t pid = fork();
+    if (pid == 0) {
+        alarm(20);   /* a hang ends the child with SIGALRM */
+        atomic_store(&te_done, 0);
+        ev_parallel(2, 64, te_task, NULL);
+        _exit(te_done == 64 ? 0 : 1);
+    }
+    int st = 0;
+    T_CHECK(pid > 0 && waitpid(pid, &st, 0) == pid, "fork or wait failed");
+    T_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+            "the forked child's parallel work %s",
+            WIFSIGNALED(st) ? "hung or crashed" : "lost tasks");
+}
+
 int main(void)
 {
+    te_fork();
     CorpusList l = {0};
     corpus_cases_in("../shared/models", &l);
     if (!l.n)

@@ -184,9 +184,34 @@ static void *ev_pool_main(void *arg)
     return NULL;
 }
 
+/* A child of fork() has none of the parent's workers (batch mode forks
+ * one process per model): it starts with an empty pool. */
+static void ev_pool_after_fork(void)
+{
+    pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+    pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
+    ev_pool.mu = mu;
+    ev_pool.go = cv;
+    ev_pool.done = cv;
+    ev_pool.started = 0;
+    ev_pool.job = NULL;
+    ev_pool.job_threads = 0;
+    atomic_store(&ev_pool.busy, 0);
+    atomic_flag_clear(&ev_pool.owned);
+    ev_in_pool = false;
+}
+
+static pthread_once_t ev_pool_once = PTHREAD_ONCE_INIT;
+
+static void ev_pool_init(void)
+{
+    pthread_atfork(NULL, NULL, ev_pool_after_fork);
+}
+
 /* Starts workers up to n - 1; the number of workers there are. */
 static size_t ev_pool_grow(size_t n)
 {
+    pthread_once(&ev_pool_once, ev_pool_init);
     while (ev_pool.started + 1 < n) {
         pthread_t th;
         pthread_attr_t at;
